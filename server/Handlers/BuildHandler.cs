@@ -1,0 +1,31 @@
+using System.Text.Json;
+using Jackdaw.Server.Hosting;
+using Jackdaw.Server.Http;
+using Jackdaw.Server.Routing;
+
+namespace Jackdaw.Server.Handlers;
+
+/// <summary><c>/build/version</c>: the body never changes, so it is serialized once.</summary>
+public sealed class BuildHandler : HandlerBase
+{
+    private readonly byte[] _versionBody;
+
+    public BuildHandler(ServerContext server)
+        : base(server)
+    {
+        var build = server.Build;
+        var buffer = new System.Buffers.ArrayBufferWriter<byte>();
+        using (var writer = new Utf8JsonWriter(buffer, JsonDefaults.WriterOptions))
+        {
+            writer.WriteStartObject();
+            writer.WriteString("Version", build.Version);
+            writer.WriteString("FullVersion", build.FullVersion);
+            writer.WriteString("CommitHash", build.CommitHash);
+            writer.WriteEndObject();
+        }
+        _versionBody = buffer.WrittenSpan.ToArray();
+    }
+
+    [Route("/build/version", "GET")]
+    public ValueTask GetVersion(RequestContext context) => context.WriteBytesAsync(_versionBody, JsonErrors.JsonContentType);
+}

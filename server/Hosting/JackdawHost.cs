@@ -1,0 +1,88 @@
+using System.Diagnostics;
+using Jackdaw.Server.Routing;
+using Microsoft.AspNetCore.Hosting.Server;
+using Microsoft.AspNetCore.Hosting.Server.Features;
+
+namespace Jackdaw.Server.Hosting;
+
+/// <summary>
+/// Builds and runs the server: configuration, Kestrel, logging, the router and the one
+/// <see cref="RequestDelegate"/>. Used by <see cref="Program"/> and, in-process, by tests.
+/// </summary>
+public sealed partial class JackdawHost : IAsyncDisposable
+{
+    private static readonly Dictionary<string, string> SwitchMappings = new(StringComparer.OrdinalIgnoreCase)
+    {
+        ["--urls"] = "Urls",
+        ["--data-dir"] = "DataDir",
+        ["--max-body-size"] = "MaxRequestBodySize",
+    };
+
+    private readonly WebApplication _app;
+
+    private JackdawHost(WebApplication app, ServerContext server)
+    {
+        _app = app;
+        Server = server;
+    }
+
+    public ServerContext Server { get; }
+
+    /// <summary>The addresses Kestrel is bound to (with the real port when 0 was asked for).</summary>
+    public IReadOnlyList<string> Urls =>
+        _app.Services.GetRequiredService<IServer>().Features.Get<IServerAddressesFeature>()?.Addresses.ToList() ?? [];
+
+    /// <param name="args">Command-line arguments (<c>--urls</c>, <c>--data-dir</c>, ...).</param>
+    /// <param name="configure">Extra configuration of the builder (tests add logging providers).</param>
+    /// <param name="handlerAssemblies">Assemblies searched for handler classes besides the server's own.</param>
+    public static JackdawHost Create(string[] args, Action<WebApplicationBuilder>? configure = null, IEnumerable<System.Reflection.Assembly>? handlerAssemblies = null)
+    {
+        var builder = WebApplication.CreateSlimBuilder(new WebApplicationOptions
+        {
+            Args = args,
+            ContentRootPath = AppContext.BaseDirectory,
+        });
+        builder.Configuration.AddEnvironmentVariables("JACKDAW_");
+        builder.Configuration.AddCommandLine(args, SwitchMappings);
+
+        var options = ServerOptions.FromConfiguration(builder.Configuration);
+        builder.WebHost.UseUrls(options.Urls.Split(';', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries));
+        builder.WebHost.ConfigureKestrel(kestrel =>
+        {
+            kestrel.AddServerHeader = false;
+            kestrel.Limits.MaxRequestBodySize = options.MaxRequestBodySize;
+        });
+        builder.Services.Configure<HostOptions>(host => host.ShutdownTimeout = TimeSpan.FromSeconds(30));
+        configure?.Invoke(builder);
+
+        var app = builder.Build();
+        Directory.CreateDirectory(options.DataDir);
+        var server = new ServerContext(options, app.Services.GetRequiredService<ILoggerFactory>());
+        var pipeline = new RequestPipeline(RouteDiscovery.BuildRouter(server, [typeof(JackdawHost).Assembly, .. handlerAssemblies ?? []]), server);
+        app.Run(pipeline.InvokeAsync);
+        return new JackdawHost(app, server);
+    }
+
+    /// <summary>Starts listening; returns once Kestrel is bound.</summary>
+    public async Task StartAsync(CancellationToken cancellationToken = default)
+    {
+        await _app.StartAsync(cancellationToken).ConfigureAwait(false);
+        var logger = Server.LoggerFactory.CreateLogger("Jackdaw");
+        var sinceProcessStart = DateTime.Now - Process.GetCurrentProcess().StartTime;
+        LogStarted(logger, string.Join(", ", Urls), Server.Options.DataDir, Server.Build.FullVersion, sinceProcessStart.TotalMilliseconds);
+    }
+
+    /// <summary>Runs until SIGTERM / Ctrl+C, then shuts down gracefully (in-flight requests finish).</summary>
+    public Task WaitForShutdownAsync() => _app.WaitForShutdownAsync();
+
+    public Task StopAsync(CancellationToken cancellationToken = default) => _app.StopAsync(cancellationToken);
+
+    public async ValueTask DisposeAsync()
+    {
+        await _app.StopAsync().ConfigureAwait(false);
+        await _app.DisposeAsync().ConfigureAwait(false);
+    }
+
+    [LoggerMessage(EventId = 100, Level = LogLevel.Information, Message = "Jackdaw listening on {Urls}, data in {DataDir}, version {Version}; {StartupMs:0} ms since process start")]
+    private static partial void LogStarted(ILogger logger, string urls, string dataDir, string version, double startupMs);
+}

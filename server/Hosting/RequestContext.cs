@@ -1,0 +1,91 @@
+using System.Text.Json;
+using Jackdaw.Server.Http;
+using Jackdaw.Server.Routing;
+
+namespace Jackdaw.Server.Hosting;
+
+/// <summary>A handler: one method of a handler class, bound once at startup.</summary>
+public delegate ValueTask RequestHandler(RequestContext context);
+
+/// <summary>
+/// What a handler sees of a request: the <see cref="HttpContext"/>, the raw path and the route
+/// captures. Pooled by the pipeline and reset between requests, along with its JSON writer.
+/// </summary>
+public sealed class RequestContext
+{
+    private RouteMatch<RequestHandler> _match;
+    private Utf8JsonWriter? _json;
+
+    internal RequestContext(ServerContext server) => Server = server;
+
+    public ServerContext Server { get; }
+
+    public HttpContext HttpContext { get; private set; } = null!;
+
+    public HttpRequest Request => HttpContext.Request;
+
+    public HttpResponse Response => HttpContext.Response;
+
+    public CancellationToken RequestAborted => HttpContext.RequestAborted;
+
+    /// <summary>The raw path as Kestrel gave it (<c>Request.Path.Value</c>).</summary>
+    public string Path { get; private set; } = string.Empty;
+
+    public string RouteTemplate => _match.Endpoint?.Template ?? string.Empty;
+
+    public int CaptureCount => _match.CaptureCount;
+
+    /// <summary>The text of capture <paramref name="index"/> (a <c>*</c> segment or the <c>$</c> rest), without copying.</summary>
+    public ReadOnlySpan<char> GetCapture(int index) => Path.AsSpan()[_match.GetCapture(index)];
+
+    /// <summary>
+    /// Starts a JSON response: sets status and content type and returns a writer over the response
+    /// body. Finish with <see cref="CompleteJsonAsync"/>.
+    /// </summary>
+    public Utf8JsonWriter StartJson(int statusCode = StatusCodes.Status200OK)
+    {
+        Response.StatusCode = statusCode;
+        Response.ContentType = JsonErrors.JsonContentType;
+        if (_json is null)
+            _json = new Utf8JsonWriter(Response.BodyWriter, JsonDefaults.WriterOptions);
+        else
+            _json.Reset(Response.BodyWriter);
+        return _json;
+    }
+
+    public ValueTask CompleteJsonAsync()
+    {
+        _json!.Flush();
+        var flush = Response.BodyWriter.FlushAsync(RequestAborted);
+        return flush.IsCompletedSuccessfully ? ValueTask.CompletedTask : AwaitFlush(flush);
+
+        static async ValueTask AwaitFlush(ValueTask<System.IO.Pipelines.FlushResult> pending) => await pending.ConfigureAwait(false);
+    }
+
+    /// <summary>Writes a body prepared in advance (constant responses), with its length.</summary>
+    public ValueTask WriteBytesAsync(ReadOnlyMemory<byte> body, string contentType, int statusCode = StatusCodes.Status200OK)
+    {
+        Response.StatusCode = statusCode;
+        Response.ContentType = contentType;
+        Response.ContentLength = body.Length;
+        var write = Response.BodyWriter.WriteAsync(body, RequestAborted);
+        return write.IsCompletedSuccessfully ? ValueTask.CompletedTask : AwaitWrite(write);
+
+        static async ValueTask AwaitWrite(ValueTask<System.IO.Pipelines.FlushResult> pending) => await pending.ConfigureAwait(false);
+    }
+
+    internal void Initialize(HttpContext httpContext, string path, in RouteMatch<RequestHandler> match)
+    {
+        HttpContext = httpContext;
+        Path = path;
+        _match = match;
+    }
+
+    internal void Reset()
+    {
+        HttpContext = null!;
+        Path = string.Empty;
+        _match = default;
+        _json?.Reset(Stream.Null);
+    }
+}

@@ -1,0 +1,140 @@
+using System.Diagnostics;
+using Jackdaw.Server.Http;
+using Jackdaw.Server.Routing;
+using Microsoft.Extensions.ObjectPool;
+
+namespace Jackdaw.Server.Hosting;
+
+/// <summary>
+/// The server's single terminal <see cref="RequestDelegate"/>: route, dispatch, and turn every
+/// failure into a JSON error. A handler that completes synchronously costs no state machine.
+/// </summary>
+public sealed partial class RequestPipeline
+{
+    private readonly TrieRouter<RequestHandler> _router;
+    private readonly ServerContext _server;
+    private readonly ILogger _logger;
+    private readonly ObjectPool<RequestContext> _contexts;
+
+    public RequestPipeline(TrieRouter<RequestHandler> router, ServerContext server)
+    {
+        _router = router;
+        _server = server;
+        _logger = server.LoggerFactory.CreateLogger("Jackdaw.Requests");
+        _contexts = new DefaultObjectPool<RequestContext>(new ContextPolicy(server), Environment.ProcessorCount * 16);
+    }
+
+    public Task InvokeAsync(HttpContext http)
+    {
+        var started = Stopwatch.GetTimestamp();
+        _server.Statistics.RequestStarted();
+        var path = http.Request.Path.Value;
+        if (string.IsNullOrEmpty(path))
+            path = "/";
+
+        if (!_router.TryMatch(path, out var match))
+            return Finish(http, started, JsonErrors.WriteAsync(http, StatusCodes.Status404NotFound, ErrorTypes.RouteNotFound, $"No route matches '{http.Request.Method} {path}'."), failed: true);
+
+        var handler = match.Endpoint!.GetHandler(HttpMethodKinds.Parse(http.Request.Method));
+        if (handler is null)
+        {
+            var endpoint = match.Endpoint;
+            http.Response.Headers.Allow = endpoint.Allow;
+            return Finish(http, started, JsonErrors.WriteAsync(http, StatusCodes.Status405MethodNotAllowed, ErrorTypes.MethodNotAllowed, $"'{endpoint.Template}' does not support {http.Request.Method}; allowed: {endpoint.Allow}."), failed: true);
+        }
+
+        var context = _contexts.Get();
+        context.Initialize(http, path, match);
+        ValueTask pending;
+        try
+        {
+            pending = handler(context);
+        }
+        catch (Exception e)
+        {
+            pending = ValueTask.FromException(e);
+        }
+
+        if (pending.IsCompletedSuccessfully)
+        {
+            _contexts.Return(context);
+            Completed(http, started, failed: false);
+            return Task.CompletedTask;
+        }
+        return AwaitHandler(http, context, pending, started);
+    }
+
+    private async Task AwaitHandler(HttpContext http, RequestContext context, ValueTask pending, long started)
+    {
+        var failed = false;
+        try
+        {
+            await pending.ConfigureAwait(false);
+        }
+        catch (Exception e)
+        {
+            failed = true;
+            await WriteFailureAsync(http, e).ConfigureAwait(false);
+        }
+        finally
+        {
+            _contexts.Return(context);
+        }
+        Completed(http, started, failed);
+    }
+
+    private async Task Finish(HttpContext http, long started, ValueTask pending, bool failed)
+    {
+        await pending.ConfigureAwait(false);
+        Completed(http, started, failed);
+    }
+
+    private async ValueTask WriteFailureAsync(HttpContext http, Exception e)
+    {
+        switch (e)
+        {
+            case HttpErrorException error:
+                await JsonErrors.WriteAsync(http, error.StatusCode, error.Type, error.Message).ConfigureAwait(false);
+                break;
+            case BadHttpRequestException bad:
+                var type = bad.StatusCode == StatusCodes.Status413PayloadTooLarge ? ErrorTypes.PayloadTooLarge : ErrorTypes.BadRequest;
+                await JsonErrors.WriteAsync(http, bad.StatusCode, type, bad.Message).ConfigureAwait(false);
+                break;
+            case OperationCanceledException when http.RequestAborted.IsCancellationRequested:
+                // The client went away: nobody to answer.
+                break;
+            default:
+                LogHandlerFailure(_logger, e, http.Request.Method, http.Request.Path.Value ?? "/", http.TraceIdentifier);
+                await JsonErrors.WriteAsync(
+                    http,
+                    StatusCodes.Status500InternalServerError,
+                    ErrorTypes.InternalServerError,
+                    $"{e.GetType().Name}: {e.Message} (trace id {http.TraceIdentifier}; details are in the server log).").ConfigureAwait(false);
+                break;
+        }
+    }
+
+    private void Completed(HttpContext http, long started, bool failed)
+    {
+        _server.Statistics.RequestFinished(failed);
+        if (_logger.IsEnabled(LogLevel.Debug))
+            LogRequest(_logger, http.Request.Method, http.Request.Path.Value ?? "/", http.Response.StatusCode, Stopwatch.GetElapsedTime(started).TotalMilliseconds);
+    }
+
+    [LoggerMessage(EventId = 1, Level = LogLevel.Debug, Message = "{Method} {Path} -> {StatusCode} in {ElapsedMs:0.000} ms")]
+    private static partial void LogRequest(ILogger logger, string method, string path, int statusCode, double elapsedMs);
+
+    [LoggerMessage(EventId = 2, Level = LogLevel.Error, Message = "Request {Method} {Path} failed (trace id {TraceId})")]
+    private static partial void LogHandlerFailure(ILogger logger, Exception exception, string method, string path, string traceId);
+
+    private sealed class ContextPolicy(ServerContext server) : IPooledObjectPolicy<RequestContext>
+    {
+        public RequestContext Create() => new(server);
+
+        public bool Return(RequestContext obj)
+        {
+            obj.Reset();
+            return true;
+        }
+    }
+}

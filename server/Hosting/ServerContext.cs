@@ -1,0 +1,30 @@
+using System.Reflection;
+
+namespace Jackdaw.Server.Hosting;
+
+/// <summary>Server-wide state handed to every handler class when it is created at startup.</summary>
+public sealed class ServerContext(ServerOptions options, ILoggerFactory loggerFactory)
+{
+    public ServerOptions Options { get; } = options;
+
+    public ILoggerFactory LoggerFactory { get; } = loggerFactory;
+
+    public ServerStatistics Statistics { get; } = new();
+
+    public BuildInfo Build { get; } = BuildInfo.FromAssembly(typeof(ServerContext).Assembly);
+}
+
+/// <summary>Version and commit of this build, read once from assembly attributes.</summary>
+public sealed record BuildInfo(string Version, string FullVersion, string CommitHash)
+{
+    public static BuildInfo FromAssembly(Assembly assembly)
+    {
+        var informational = assembly.GetCustomAttribute<AssemblyInformationalVersionAttribute>()?.InformationalVersion
+            ?? assembly.GetName().Version?.ToString()
+            ?? "0.0.0";
+        var plus = informational.IndexOf('+', StringComparison.Ordinal);
+        var version = plus < 0 ? informational : informational[..plus];
+        var commit = plus < 0 ? "unknown" : informational[(plus + 1)..];
+        return new BuildInfo(version, informational, commit);
+    }
+}

@@ -1,0 +1,37 @@
+namespace Jackdaw.Server.Hosting;
+
+/// <summary>
+/// Server settings. Sources, later ones winning: <c>appsettings.json</c> beside the executable,
+/// environment variables prefixed <c>JACKDAW_</c> (e.g. <c>JACKDAW_DATADIR</c>, <c>JACKDAW_URLS</c>;
+/// <c>ASPNETCORE_URLS</c> works too), then the command line (<c>--urls</c>, <c>--data-dir</c>,
+/// <c>--max-body-size</c>).
+/// </summary>
+public sealed class ServerOptions
+{
+    public const string DefaultUrls = "http://127.0.0.1:8080";
+    public const string DefaultDataDir = "./data";
+    public const long DefaultMaxRequestBodySize = 256L * 1024 * 1024;
+
+    public string Urls { get; set; } = DefaultUrls;
+
+    /// <summary>The data folder, as an absolute path (resolved against the working directory).</summary>
+    public string DataDir { get; set; } = Path.GetFullPath(DefaultDataDir);
+
+    public long MaxRequestBodySize { get; set; } = DefaultMaxRequestBodySize;
+
+    public static ServerOptions FromConfiguration(IConfiguration configuration)
+    {
+        var options = new ServerOptions();
+        if (configuration["Urls"] is { Length: > 0 } urls)
+            options.Urls = urls;
+        if (configuration["DataDir"] is { Length: > 0 } dataDir)
+            options.DataDir = Path.GetFullPath(dataDir);
+        if (configuration["MaxRequestBodySize"] is { Length: > 0 } max)
+        {
+            if (!long.TryParse(max, System.Globalization.NumberStyles.None, System.Globalization.CultureInfo.InvariantCulture, out var bytes) || bytes <= 0)
+                throw new InvalidOperationException($"MaxRequestBodySize '{max}' is not a positive number of bytes; set it with --max-body-size 268435456 or JACKDAW_MAXREQUESTBODYSIZE.");
+            options.MaxRequestBodySize = bytes;
+        }
+        return options;
+    }
+}

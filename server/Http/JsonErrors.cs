@@ -1,0 +1,32 @@
+using System.Text.Json;
+
+namespace Jackdaw.Server.Http;
+
+/// <summary>Writes the <c>{"Type": ..., "Message": ...}</c> error body every error response uses.</summary>
+public static class JsonErrors
+{
+    public const string JsonContentType = "application/json; charset=utf-8";
+
+    private static readonly JsonEncodedText TypeName = JsonEncodedText.Encode("Type");
+    private static readonly JsonEncodedText MessageName = JsonEncodedText.Encode("Message");
+
+    public static async ValueTask WriteAsync(HttpContext context, int statusCode, string type, string message)
+    {
+        var response = context.Response;
+        if (response.HasStarted)
+            return;
+        response.StatusCode = statusCode;
+        response.ContentType = JsonContentType;
+        Write(response.BodyWriter, type, message);
+        await response.BodyWriter.FlushAsync(context.RequestAborted).ConfigureAwait(false);
+    }
+
+    public static void Write(System.Buffers.IBufferWriter<byte> output, string type, string message)
+    {
+        using var writer = new Utf8JsonWriter(output, JsonDefaults.WriterOptions);
+        writer.WriteStartObject();
+        writer.WriteString(TypeName, type);
+        writer.WriteString(MessageName, message);
+        writer.WriteEndObject();
+    }
+}
