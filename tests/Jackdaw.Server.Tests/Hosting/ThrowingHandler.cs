@@ -1,0 +1,55 @@
+using Jackdaw.Server.Handlers;
+using Jackdaw.Server.Hosting;
+using Jackdaw.Server.Http;
+using Jackdaw.Server.Routing;
+
+namespace Jackdaw.Server.Tests.Hosting;
+
+/// <summary>Routes that exist only in tests, to exercise the pipeline's failure paths.</summary>
+public sealed class ThrowingHandler(ServerContext server) : HandlerBase(server)
+{
+    [Route("/test/throw", "GET")]
+    public ValueTask ThrowSynchronously(RequestContext context) =>
+        throw new InvalidOperationException("the test handler failed on purpose");
+
+    [Route("/test/throw-async", "GET")]
+    public async ValueTask ThrowAsynchronously(RequestContext context)
+    {
+        await Task.Yield();
+        throw new InvalidOperationException("the async test handler failed on purpose");
+    }
+
+    [Route("/test/bad-request", "POST")]
+    public ValueTask BadRequest(RequestContext context) =>
+        throw HttpErrorException.BadRequest("the body was not acceptable");
+
+    [Route("/test/echo/*/$", "GET")]
+    public ValueTask Echo(RequestContext context)
+    {
+        var json = context.StartJson();
+        json.WriteStartObject();
+        json.WriteString("Segment", context.GetCapture(0));
+        json.WriteString("Rest", context.GetCapture(1));
+        json.WriteEndObject();
+        return context.CompleteJsonAsync();
+    }
+
+    [Route("/test/body", "POST")]
+    public async ValueTask ReadBody(RequestContext context)
+    {
+        long total = 0;
+        while (true)
+        {
+            var result = await context.Request.BodyReader.ReadAsync(context.RequestAborted);
+            total += result.Buffer.Length;
+            context.Request.BodyReader.AdvanceTo(result.Buffer.End);
+            if (result.IsCompleted)
+                break;
+        }
+        var json = context.StartJson();
+        json.WriteStartObject();
+        json.WriteNumber("Bytes", total);
+        json.WriteEndObject();
+        await context.CompleteJsonAsync();
+    }
+}

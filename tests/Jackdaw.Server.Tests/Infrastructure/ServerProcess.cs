@@ -1,0 +1,102 @@
+using System.Diagnostics;
+using System.Runtime.InteropServices;
+using System.Text.RegularExpressions;
+
+namespace Jackdaw.Server.Tests.Infrastructure;
+
+/// <summary>
+/// The real server as a child process (<c>dotnet Jackdaw.Server.dll</c> from the test output),
+/// for shutdown and crash tests. The bound address is read from its startup log line.
+/// </summary>
+public sealed partial class ServerProcess : IDisposable
+{
+    private readonly Process _process;
+    private readonly TaskCompletionSource<Uri> _address = new(TaskCreationOptions.RunContinuationsAsynchronously);
+    private readonly System.Text.StringBuilder _output = new();
+
+    private ServerProcess(Process process)
+    {
+        _process = process;
+        _process.OutputDataReceived += OnOutput;
+        _process.ErrorDataReceived += OnOutput;
+        _process.BeginOutputReadLine();
+        _process.BeginErrorReadLine();
+    }
+
+    public int Id => _process.Id;
+
+    public string Output
+    {
+        get
+        {
+            lock (_output)
+                return _output.ToString();
+        }
+    }
+
+    public static ServerProcess Start(string arguments, IReadOnlyDictionary<string, string>? environment = null, string? workingDirectory = null)
+    {
+        var serverDll = Path.Combine(AppContext.BaseDirectory, "Jackdaw.Server.dll");
+        var info = new ProcessStartInfo("dotnet", $"\"{serverDll}\" {arguments}")
+        {
+            RedirectStandardOutput = true,
+            RedirectStandardError = true,
+            UseShellExecute = false,
+            WorkingDirectory = workingDirectory ?? AppContext.BaseDirectory,
+        };
+        info.Environment["Logging__Console__FormatterName"] = "simple";
+        foreach (var (key, value) in environment ?? new Dictionary<string, string>())
+            info.Environment[key] = value;
+        return new ServerProcess(Process.Start(info)!);
+    }
+
+    /// <summary>Waits for the "listening on" line and returns the base address.</summary>
+    public async Task<Uri> WaitForAddressAsync(TimeSpan timeout)
+    {
+        var exited = _process.WaitForExitAsync();
+        var done = await Task.WhenAny(_address.Task, exited, Task.Delay(timeout));
+        if (done != _address.Task)
+            throw new TimeoutException($"The server did not report its address (exited: {_process.HasExited}). Output:\n{Output}");
+        return await _address.Task;
+    }
+
+    public void SendSigterm()
+    {
+        if (kill(_process.Id, 15) != 0)
+            throw new InvalidOperationException($"kill -TERM {_process.Id} failed: errno {Marshal.GetLastPInvokeError()}");
+    }
+
+    public void KillHard() => _process.Kill(entireProcessTree: true);
+
+    public async Task<int> WaitForExitAsync(TimeSpan timeout)
+    {
+        using var cts = new CancellationTokenSource(timeout);
+        await _process.WaitForExitAsync(cts.Token);
+        return _process.ExitCode;
+    }
+
+    public void Dispose()
+    {
+        if (!_process.HasExited)
+            _process.Kill(entireProcessTree: true);
+        _process.WaitForExit();
+        _process.Dispose();
+    }
+
+    private void OnOutput(object sender, DataReceivedEventArgs e)
+    {
+        if (e.Data is null)
+            return;
+        lock (_output)
+            _output.AppendLine(e.Data);
+        var match = ListeningLine().Match(e.Data);
+        if (match.Success)
+            _address.TrySetResult(new Uri(match.Groups[1].Value));
+    }
+
+    [GeneratedRegex(@"Jackdaw listening on (http://[^, ]+)")]
+    private static partial Regex ListeningLine();
+
+    [DllImport("libc", SetLastError = true)]
+    private static extern int kill(int pid, int sig);
+}
