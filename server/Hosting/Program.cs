@@ -4,6 +4,9 @@ public static class Program
 {
     public static async Task<int> Main(string[] args)
     {
+        if (args is ["healthcheck", ..])
+            return await HealthCheck.RunAsync(args.Length > 1 ? args[1] : "http://127.0.0.1:8080/build/version").ConfigureAwait(false);
+
         JackdawHost host;
         try
         {
