@@ -1,0 +1,140 @@
+using System.Threading.Channels;
+
+namespace Jackdaw.Server.Documents;
+
+/// <summary>
+/// A write operation queued to a <see cref="TransactionMerger{TTransaction}"/>. It may run more
+/// than once: if another command of the same merged transaction fails, the transaction is rolled
+/// back and the survivors are executed again in a fresh one. So <see cref="Execute"/> must read
+/// everything it depends on from the transaction, and keep its results in fields it overwrites.
+/// </summary>
+public interface IMergedCommand<in TTransaction>
+{
+    /// <summary>Applies the command. Throwing fails this command only.</summary>
+    void Execute(TTransaction transaction);
+}
+
+/// <summary>
+/// One writer per database. Requests enqueue commands; a dedicated thread takes whatever is
+/// waiting, executes it in a single write transaction and commits it with a single durable
+/// journal write, then completes each request. A request's task completes only after its
+/// transaction is durable. A command that throws fails only its own request: the transaction is
+/// rolled back and retried without it.
+/// </summary>
+public sealed class TransactionMerger<TTransaction> : IAsyncDisposable
+    where TTransaction : IDisposable
+{
+    private readonly Channel<Pending> _queue = Channel.CreateUnbounded<Pending>(new UnboundedChannelOptions { SingleReader = true });
+    private readonly Func<TTransaction> _begin;
+    private readonly Action<TTransaction> _commit;
+    private readonly ILogger _logger;
+    private readonly int _maxBatch;
+    private readonly Task _loop;
+    private long _transactions;
+    private long _commands;
+
+    /// <param name="begin">Starts a write transaction.</param>
+    /// <param name="commit">Commits it durably; returns only once the journal write is on disk.</param>
+    /// <param name="logger">Where failures of the merger itself are reported.</param>
+    /// <param name="maxBatch">The most commands merged into one transaction.</param>
+    public TransactionMerger(Func<TTransaction> begin, Action<TTransaction> commit, ILogger logger, int maxBatch = 1024)
+    {
+        _begin = begin;
+        _commit = commit;
+        _logger = logger;
+        _maxBatch = maxBatch;
+        _loop = Task.Factory.StartNew(RunAsync, CancellationToken.None, TaskCreationOptions.LongRunning, TaskScheduler.Default).Unwrap();
+    }
+
+    /// <summary>Transactions committed so far (each may hold many commands).</summary>
+    public long Transactions => Volatile.Read(ref _transactions);
+
+    /// <summary>Commands committed so far.</summary>
+    public long Commands => Volatile.Read(ref _commands);
+
+    /// <summary>Queues <paramref name="command"/>; the task completes once it is durable, or faults with its exception.</summary>
+    public Task EnqueueAsync(IMergedCommand<TTransaction> command)
+    {
+        var pending = new Pending(command);
+        if (!_queue.Writer.TryWrite(pending))
+            return Task.FromException(new ObjectDisposedException(nameof(TransactionMerger<TTransaction>), "The database is shutting down; the write was not applied."));
+        return pending.Completion.Task;
+    }
+
+    /// <summary>Stops taking commands, finishes those already queued, then returns.</summary>
+    public async ValueTask DisposeAsync()
+    {
+        _queue.Writer.TryComplete();
+        await _loop.ConfigureAwait(false);
+    }
+
+    private async Task RunAsync()
+    {
+        var batch = new List<Pending>(_maxBatch);
+        var reader = _queue.Reader;
+        while (await reader.WaitToReadAsync().ConfigureAwait(false))
+        {
+            while (batch.Count < _maxBatch && reader.TryRead(out var next))
+                batch.Add(next);
+            try
+            {
+                CommitBatch(batch);
+            }
+            catch (Exception e)
+            {
+                // Begin or commit failed: nothing of this batch is durable.
+                LogCommitFailure(e, batch.Count);
+                foreach (var pending in batch)
+                    pending.Completion.TrySetException(e);
+            }
+            batch.Clear();
+        }
+    }
+
+    private void CommitBatch(List<Pending> batch)
+    {
+        while (batch.Count > 0)
+        {
+            using var transaction = _begin();
+            Pending? failed = null;
+            Exception? failure = null;
+            foreach (var pending in batch)
+            {
+                try
+                {
+                    pending.Command.Execute(transaction);
+                }
+                catch (Exception e)
+                {
+                    failed = pending;
+                    failure = e;
+                    break;
+                }
+            }
+
+            if (failed is null)
+            {
+                _commit(transaction);
+                Interlocked.Increment(ref _transactions);
+                Interlocked.Add(ref _commands, batch.Count);
+                foreach (var pending in batch)
+                    pending.Completion.TrySetResult();
+                return;
+            }
+
+            // Roll back (dispose without commit) and retry the others without the failed one.
+            failed.Completion.TrySetException(failure!);
+            batch.Remove(failed);
+        }
+    }
+
+    private void LogCommitFailure(Exception e, int count) =>
+        _logger.LogError(e, "A merged transaction of {Count} command(s) failed to commit; the requests were answered with the error", count);
+
+    private sealed class Pending(IMergedCommand<TTransaction> command)
+    {
+        public IMergedCommand<TTransaction> Command { get; } = command;
+
+        public TaskCompletionSource Completion { get; } = new(TaskCreationOptions.RunContinuationsAsynchronously);
+    }
+}

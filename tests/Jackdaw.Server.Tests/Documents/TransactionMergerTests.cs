@@ -1,0 +1,170 @@
+using System.Collections.Concurrent;
+using Jackdaw.Server.Documents;
+using Microsoft.Extensions.Logging.Abstractions;
+
+namespace Jackdaw.Server.Tests.Documents;
+
+public class TransactionMergerTests
+{
+    /// <summary>A store whose transactions buffer writes and apply them only on commit.</summary>
+    private sealed class FakeStore
+    {
+        public ConcurrentDictionary<string, int> Committed { get; } = new();
+
+        public int Commits;
+
+        public int Rollbacks;
+
+        public Func<bool> FailCommit { get; set; } = () => false;
+
+        public ManualResetEventSlim CommitOpen { get; } = new(initialState: true);
+
+        public FakeTransaction Begin() => new(this);
+
+        public void Commit(FakeTransaction transaction)
+        {
+            CommitOpen.Wait();
+            if (FailCommit())
+                throw new IOException("disk full (simulated)");
+            foreach (var (key, value) in transaction.Writes)
+                Committed[key] = value;
+            transaction.Committed = true;
+            Interlocked.Increment(ref Commits);
+        }
+    }
+
+    private sealed class FakeTransaction(FakeStore store) : IDisposable
+    {
+        public Dictionary<string, int> Writes { get; } = [];
+
+        public bool Committed { get; set; }
+
+        public void Dispose()
+        {
+            if (!Committed)
+                Interlocked.Increment(ref store.Rollbacks);
+        }
+    }
+
+    private sealed class PutCommand(string key, int value, bool fail = false) : IMergedCommand<FakeTransaction>
+    {
+        public int Executions;
+
+        public void Execute(FakeTransaction transaction)
+        {
+            Executions++;
+            transaction.Writes[key] = value;
+            if (fail)
+                throw new InvalidOperationException($"command {key} refused");
+        }
+    }
+
+    private static TransactionMerger<FakeTransaction> CreateMerger(FakeStore store) =>
+        new(store.Begin, store.Commit, NullLogger.Instance);
+
+    [Fact]
+    public async Task CommandIsDurableWhenItsTaskCompletes()
+    {
+        var store = new FakeStore();
+        await using var merger = CreateMerger(store);
+        await merger.EnqueueAsync(new PutCommand("a", 1));
+        Assert.Equal(1, store.Committed["a"]);
+        Assert.Equal(1, store.Commits);
+    }
+
+    [Fact]
+    public async Task ConcurrentCommandsAreMergedIntoFewerTransactions()
+    {
+        var store = new FakeStore();
+        await using var merger = CreateMerger(store);
+
+        // Hold the first commit so the rest pile up behind it, as they do behind a slow fsync.
+        store.CommitOpen.Reset();
+        var first = merger.EnqueueAsync(new PutCommand("first", 0));
+        var tasks = Enumerable.Range(0, 200).Select(i => merger.EnqueueAsync(new PutCommand($"k{i}", i))).ToList();
+        store.CommitOpen.Set();
+        await first;
+        await Task.WhenAll(tasks);
+
+        Assert.Equal(201, store.Committed.Count);
+        Assert.Equal(201, merger.Commands);
+        Assert.True(merger.Transactions < 20, $"{merger.Transactions} transactions for 201 commands");
+    }
+
+    [Fact]
+    public async Task FailingCommandFailsOnlyItsOwnRequest()
+    {
+        var store = new FakeStore();
+        await using var merger = CreateMerger(store);
+        store.CommitOpen.Reset();
+        var blocker = merger.EnqueueAsync(new PutCommand("blocker", 0));
+
+        var good1 = new PutCommand("good1", 1);
+        var bad = new PutCommand("bad", 2, fail: true);
+        var good2 = new PutCommand("good2", 3);
+        var t1 = merger.EnqueueAsync(good1);
+        var tb = merger.EnqueueAsync(bad);
+        var t2 = merger.EnqueueAsync(good2);
+        store.CommitOpen.Set();
+
+        await blocker;
+        await t1;
+        await t2;
+        var error = await Assert.ThrowsAsync<InvalidOperationException>(() => tb);
+        Assert.Contains("bad", error.Message, StringComparison.Ordinal);
+        Assert.False(store.Committed.ContainsKey("bad"));
+        Assert.Equal(1, store.Committed["good1"]);
+        Assert.Equal(3, store.Committed["good2"]);
+    }
+
+    [Fact]
+    public async Task FailedTransactionIsRolledBackAndRetriedWithoutTheFailure()
+    {
+        var store = new FakeStore();
+        await using var merger = CreateMerger(store);
+        var commands = new List<PutCommand>();
+        var tasks = new List<Task>();
+        for (var i = 0; i < 50; i++)
+        {
+            var command = new PutCommand($"k{i}", i, fail: i % 10 == 3);
+            commands.Add(command);
+            tasks.Add(merger.EnqueueAsync(command));
+        }
+        for (var i = 0; i < 50; i++)
+        {
+            if (i % 10 == 3)
+                await Assert.ThrowsAsync<InvalidOperationException>(() => tasks[i]);
+            else
+                await tasks[i];
+        }
+        Assert.Equal(45, store.Committed.Count);
+        Assert.All(Enumerable.Range(0, 50).Where(i => i % 10 != 3), i => Assert.Equal(i, store.Committed[$"k{i}"]));
+        Assert.DoesNotContain(store.Committed.Keys, k => int.Parse(k[1..], System.Globalization.CultureInfo.InvariantCulture) % 10 == 3);
+    }
+
+    [Fact]
+    public async Task CommitFailureFaultsEveryRequestOfThatTransactionAndTheMergerGoesOn()
+    {
+        var store = new FakeStore();
+        await using var merger = CreateMerger(store);
+        store.FailCommit = () => true;
+        await Assert.ThrowsAsync<IOException>(() => merger.EnqueueAsync(new PutCommand("lost", 1)));
+        Assert.Empty(store.Committed);
+
+        store.FailCommit = () => false;
+        await merger.EnqueueAsync(new PutCommand("kept", 2));
+        Assert.Equal(2, store.Committed["kept"]);
+    }
+
+    [Fact]
+    public async Task DisposeFinishesQueuedCommandsThenRefusesNewOnes()
+    {
+        var store = new FakeStore();
+        var merger = CreateMerger(store);
+        var tasks = Enumerable.Range(0, 100).Select(i => merger.EnqueueAsync(new PutCommand($"k{i}", i))).ToList();
+        await merger.DisposeAsync();
+        await Task.WhenAll(tasks);
+        Assert.Equal(100, store.Committed.Count);
+        await Assert.ThrowsAsync<ObjectDisposedException>(() => merger.EnqueueAsync(new PutCommand("late", 1)));
+    }
+}
