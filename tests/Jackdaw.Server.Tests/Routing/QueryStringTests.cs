@@ -1,0 +1,57 @@
+using Jackdaw.Server.Http;
+
+namespace Jackdaw.Server.Tests.Routing;
+
+public class QueryStringTests
+{
+    [Fact]
+    public void FindsParametersByNameIgnoringCase()
+    {
+        var query = new QueryString("?id=users/1&pageSize=10&ID=users/2");
+        Assert.Equal("users/1", query.GetString("id"));
+        Assert.Equal(10, query.GetInt32("PAGESIZE", 25));
+        Assert.Null(query.GetString("start"));
+        Assert.Equal(25, query.GetInt32("start", 25));
+    }
+
+    [Fact]
+    public void EnumeratesEveryParameterInOrderSkippingEmptyPairs()
+    {
+        var names = new List<string>();
+        var values = new List<string>();
+        foreach (var p in new QueryString("a=1&&id=x&id=y&flag&"))
+        {
+            names.Add(p.RawName.ToString());
+            values.Add(p.RawValue.ToString());
+        }
+        Assert.Equal(["a", "id", "id", "flag"], names);
+        Assert.Equal(["1", "x", "y", ""], values);
+    }
+
+    [Theory]
+    [InlineData("users%2F1", "users/1")]
+    [InlineData("a+b", "a b")]
+    [InlineData("caf%C3%A9", "caf\u00e9")]
+    [InlineData("%E6%97%A5%E6%9C%AC", "\u65e5\u672c")]
+    [InlineData("%F0%9F%98%80", "\ud83d\ude00")]
+    [InlineData("100%", "100%")]
+    [InlineData("%zz", "%zz")]
+    [InlineData("%4", "%4")]
+    [InlineData("caf\u00e9", "caf\u00e9")]
+    [InlineData("%C3", "\ufffd")]
+    [InlineData("invoices%7C", "invoices|")]
+    public void DecodesPercentEscapesAsUtf8(string raw, string expected) => Assert.Equal(expected, QueryString.Decode(raw));
+
+    [Theory]
+    [InlineData("pageSize=-1")]
+    [InlineData("pageSize=abc")]
+    [InlineData("pageSize=99999999999")]
+    [InlineData("pageSize=")]
+    [InlineData("pageSize=1024000")]
+    public void BadIntegerIsA400NamingTheParameter(string raw)
+    {
+        var error = Assert.Throws<HttpErrorException>(() => new QueryString(raw).GetInt32("pageSize", 25, max: 1024));
+        Assert.Equal(400, error.StatusCode);
+        Assert.Contains("pageSize", error.Message, StringComparison.Ordinal);
+    }
+}
