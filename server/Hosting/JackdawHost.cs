@@ -79,7 +79,9 @@ public sealed partial class JackdawHost : IAsyncDisposable
 
     public async ValueTask DisposeAsync()
     {
+        // Kestrel first (in-flight requests finish), then the databases (queued writes commit).
         await _app.StopAsync().ConfigureAwait(false);
+        await Server.DisposeAsync().ConfigureAwait(false);
         await _app.DisposeAsync().ConfigureAwait(false);
     }
 

@@ -3,8 +3,10 @@ using System.Reflection;
 namespace Jackdaw.Server.Hosting;
 
 /// <summary>Server-wide state handed to every handler class when it is created at startup.</summary>
-public sealed class ServerContext(ServerOptions options, ILoggerFactory loggerFactory)
+public sealed class ServerContext(ServerOptions options, ILoggerFactory loggerFactory) : IAsyncDisposable
 {
+    private Documents.DatabasesLandlord? _databases;
+
     public ServerOptions Options { get; } = options;
 
     public ILoggerFactory LoggerFactory { get; } = loggerFactory;
@@ -12,6 +14,16 @@ public sealed class ServerContext(ServerOptions options, ILoggerFactory loggerFa
     public ServerStatistics Statistics { get; } = new();
 
     public BuildInfo Build { get; } = BuildInfo.FromAssembly(typeof(ServerContext).Assembly);
+
+    /// <summary>The databases under the data folder (created on first access).</summary>
+    public Documents.DatabasesLandlord Databases => LazyInitializer.EnsureInitialized(ref _databases, () => new Documents.DatabasesLandlord(this));
+
+    /// <summary>Closes every open database: queued writes finish, storage is closed cleanly.</summary>
+    public async ValueTask DisposeAsync()
+    {
+        if (_databases is not null)
+            await _databases.DisposeAsync().ConfigureAwait(false);
+    }
 }
 
 /// <summary>Version and commit of this build, read once from assembly attributes.</summary>

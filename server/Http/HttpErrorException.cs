@@ -31,4 +31,10 @@ public static class ErrorTypes
     public const string PayloadTooLarge = "PayloadTooLarge";
     public const string InternalServerError = "InternalServerError";
     public const string ServiceUnavailable = "ServiceUnavailable";
+
+    // Types that name a condition a client SDK maps to its own exception type.
+    public const string Concurrency = "ConcurrencyException";
+    public const string DatabaseDoesNotExist = "DatabaseDoesNotExistException";
+    public const string DatabaseAlreadyExists = "DatabaseAlreadyExistsException";
+    public const string DocumentDoesNotExist = "DocumentDoesNotExistException";
 }

@@ -8,11 +8,11 @@ namespace Jackdaw.Server.Http;
 /// found by name on demand and values are percent-decoded (UTF-8, <c>+</c> as space) into a
 /// caller-provided buffer. Names compare ordinally, case-insensitively (<c>?ID=</c> = <c>?id=</c>).
 /// </summary>
-public readonly ref struct QueryString
+public readonly ref struct QueryParameters
 {
     private readonly ReadOnlySpan<char> _raw;
 
-    public QueryString(ReadOnlySpan<char> raw) => _raw = raw.StartsWith('?') ? raw[1..] : raw;
+    public QueryParameters(ReadOnlySpan<char> raw) => _raw = raw.StartsWith('?') ? raw[1..] : raw;
 
     public bool IsEmpty => _raw.IsEmpty;
 

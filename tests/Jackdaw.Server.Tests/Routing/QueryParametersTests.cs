@@ -7,7 +7,7 @@ public class QueryStringTests
     [Fact]
     public void FindsParametersByNameIgnoringCase()
     {
-        var query = new QueryString("?id=users/1&pageSize=10&ID=users/2");
+        var query = new QueryParameters("?id=users/1&pageSize=10&ID=users/2");
         Assert.Equal("users/1", query.GetString("id"));
         Assert.Equal(10, query.GetInt32("PAGESIZE", 25));
         Assert.Null(query.GetString("start"));
@@ -19,7 +19,7 @@ public class QueryStringTests
     {
         var names = new List<string>();
         var values = new List<string>();
-        foreach (var p in new QueryString("a=1&&id=x&id=y&flag&"))
+        foreach (var p in new QueryParameters("a=1&&id=x&id=y&flag&"))
         {
             names.Add(p.RawName.ToString());
             values.Add(p.RawValue.ToString());
@@ -40,7 +40,7 @@ public class QueryStringTests
     [InlineData("caf\u00e9", "caf\u00e9")]
     [InlineData("%C3", "\ufffd")]
     [InlineData("invoices%7C", "invoices|")]
-    public void DecodesPercentEscapesAsUtf8(string raw, string expected) => Assert.Equal(expected, QueryString.Decode(raw));
+    public void DecodesPercentEscapesAsUtf8(string raw, string expected) => Assert.Equal(expected, QueryParameters.Decode(raw));
 
     [Theory]
     [InlineData("pageSize=-1")]
@@ -50,7 +50,7 @@ public class QueryStringTests
     [InlineData("pageSize=1024000")]
     public void BadIntegerIsA400NamingTheParameter(string raw)
     {
-        var error = Assert.Throws<HttpErrorException>(() => new QueryString(raw).GetInt32("pageSize", 25, max: 1024));
+        var error = Assert.Throws<HttpErrorException>(() => new QueryParameters(raw).GetInt32("pageSize", 25, max: 1024));
         Assert.Equal(400, error.StatusCode);
         Assert.Contains("pageSize", error.Message, StringComparison.Ordinal);
     }
