@@ -193,13 +193,14 @@ public sealed partial class StorageEnvironment : IDisposable
     public EnvironmentStats GetStats()
     {
         ThrowIfDisposed();
-        using var tx = BeginRead();
-        var state = tx.ReadState();
         long oldest;
         lock (_readersLock)
         {
             oldest = OldestReaderLocked();
         }
+
+        using var tx = BeginRead();
+        var state = tx.ReadState();
 
         return new EnvironmentStats
         {
@@ -229,6 +230,22 @@ public sealed partial class StorageEnvironment : IDisposable
         }
 
         return oldest;
+    }
+
+    /// <summary>
+    /// Tests only: stops like a killed process would, without flushing: the journal stays the only
+    /// copy of recent transactions and the headers stay as they were.
+    /// </summary>
+    internal void DisposeWithoutFlush()
+    {
+        _writeLock.Wait();
+        _disposed = true;
+        _stop.Cancel();
+        _flushSignal.Set();
+        _flusher.Join();
+        Journal.Dispose();
+        DataFile.Dispose();
+        _lockFile.Dispose();
     }
 
     public void Dispose()
