@@ -1,0 +1,320 @@
+using System.Buffers.Binary;
+using System.Diagnostics.CodeAnalysis;
+using System.Runtime.CompilerServices;
+using System.Runtime.InteropServices;
+
+namespace Jackdaw.Storage.Blittable;
+
+// A blittable document, version 1. All integers are little-endian; "varint" is unsigned LEB128
+// (7 bits per byte, high bit = more follows, at most 5 bytes for 32-bit values, 10 for 64-bit).
+//
+//   +--------------------+ 0
+//   | BlittableHeader    |   12 bytes, see below
+//   +--------------------+ 12
+//   | values and names   |   written depth-first in input order: each value is written before the
+//   | ...                |   table of the object or array that holds it, each property name the
+//   |                    |   first time it appears (so names are stored once per document)
+//   | root object table  |   the root table is the last thing written
+//   +--------------------+ TotalLength
+//
+// Every reference is a *backward* distance from the table that holds it, so any value lies at a
+// lower position than its container: a reader can never loop, and the depth is bounded separately.
+//
+// Values (the type lives in the container's entry, not beside the value):
+//   Null, True, False    no bytes (back distance 0)
+//   Integer              varint of the zig-zag encoded long
+//   Double               varint length, ASCII number text exactly as given in the input
+//   String               varint length, UTF-8 bytes (unescaped), EscapeList
+//   StringDictionary     varint compressed length, varint decoded length, bytes (ShortStringCodec), EscapeList
+//   StringLz4            varint compressed length, varint decoded length, bytes (LZ4 block), EscapeList
+//   Object               an ObjectTable (below)
+//   Array                an ArrayTable (below)
+//   EscapeList           varint count, then count varints: distance of each byte that must be escaped
+//                        when written as JSON (< 0x20, '"', '\') from the previous one (first: from 0)
+//   Property name        encoded exactly as a String value
+//
+// ObjectTable:
+//   +-------+---------+---------------------------------------------+-----------------------+
+//   | flags | count   | count entries, insertion order              | count sorted indexes  |
+//   | 1 B   | varint  | nameBack(W) valueBack(W) type(1)            | (P bytes each)        |
+//   +-------+---------+---------------------------------------------+-----------------------+
+//   flags: bits 0-1 W code, bits 2-3 P code (code 0 = 1 byte, 1 = 2 bytes, 2 = 4 bytes),
+//          bits 4-7 = 0101 (ObjectTag) so a stray offset is caught.
+//   The sorted indexes list the entries by name (ordinal UTF-8 byte order) for binary search.
+//
+// ArrayTable:
+//   +-------+---------+---------------------------------------------+
+//   | flags | count   | count entries: valueBack(W) type(1)         |
+//   +-------+---------+---------------------------------------------+
+//   flags: bits 0-1 W code, bits 2-3 zero, bits 4-7 = 1010 (ArrayTag).
+
+//  Offset  Size  Field
+//  ------  ----  -----------------------------------------------------------
+//   0      1     Magic       0xB7
+//   1      1     Version     1 (bumped on any layout change)
+//   2      1     Flags       bit 0: built in Disk mode (strings may be compressed)
+//   3      1     Reserved    0
+//   4      4     TotalLength int32, bytes of the whole document including this header
+//   8      4     RootOffset  int32, position of the root ObjectTable
+[StructLayout(LayoutKind.Explicit, Size = Size)]
+internal struct BlittableHeader
+{
+    public const int Size = 12;
+    public const byte MagicValue = 0xB7;
+    public const byte CurrentVersion = 1;
+    public const byte DiskModeFlag = 1;
+
+    [FieldOffset(0)] public byte Magic;
+    [FieldOffset(1)] public byte Version;
+    [FieldOffset(2)] public byte Flags;
+    [FieldOffset(3)] public byte Reserved;
+    [FieldOffset(4)] public int TotalLength;
+    [FieldOffset(8)] public int RootOffset;
+
+    public static void Write(Span<byte> destination, byte flags, int totalLength, int rootOffset)
+    {
+        destination[0] = MagicValue;
+        destination[1] = CurrentVersion;
+        destination[2] = flags;
+        destination[3] = 0;
+        BinaryPrimitives.WriteInt32LittleEndian(destination.Slice(4), totalLength);
+        BinaryPrimitives.WriteInt32LittleEndian(destination.Slice(8), rootOffset);
+    }
+
+    public static BlittableHeader Read(ReadOnlySpan<byte> document)
+    {
+        if (document.Length < Size)
+        {
+            BlittableFormat.ThrowFormat($"A blittable document has at least {Size} bytes; got {document.Length}.");
+        }
+
+        return new BlittableHeader
+        {
+            Magic = document[0],
+            Version = document[1],
+            Flags = document[2],
+            Reserved = document[3],
+            TotalLength = BinaryPrimitives.ReadInt32LittleEndian(document.Slice(4)),
+            RootOffset = BinaryPrimitives.ReadInt32LittleEndian(document.Slice(8)),
+        };
+    }
+}
+
+/// <summary>Type byte of an entry in an object or array table.</summary>
+internal enum BlittableType : byte
+{
+    Null = 0,
+    True = 1,
+    False = 2,
+    Integer = 3,
+    Double = 4,
+    String = 5,
+    StringDictionary = 6,
+    StringLz4 = 7,
+    Object = 8,
+    Array = 9,
+}
+
+internal static class BlittableFormat
+{
+    public const int MaxDepth = 256;
+    public const byte ObjectTag = 0x50;
+    public const byte ArrayTag = 0xA0;
+    public const byte TagMask = 0xF0;
+    public const int MaxTypeValue = (int)BlittableType.Array;
+
+    public static BlittableToken ToToken(BlittableType type) => type switch
+    {
+        BlittableType.Null => BlittableToken.Null,
+        BlittableType.True => BlittableToken.True,
+        BlittableType.False => BlittableToken.False,
+        BlittableType.Integer => BlittableToken.Integer,
+        BlittableType.Double => BlittableToken.Double,
+        BlittableType.Object => BlittableToken.Object,
+        BlittableType.Array => BlittableToken.Array,
+        _ => BlittableToken.String,
+    };
+
+    public static int WidthOf(int code) => code switch
+    {
+        0 => 1,
+        1 => 2,
+        2 => 4,
+        _ => ThrowBadWidth(code),
+    };
+
+    public static int WidthCodeFor(uint maxValue) => maxValue <= 0xFF ? 0 : maxValue <= 0xFFFF ? 1 : 2;
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public static int ReadWidth(ReadOnlySpan<byte> span, int position, int width)
+    {
+        // Callers have checked position + width <= span.Length.
+        if (width == 1)
+        {
+            return span[position];
+        }
+
+        if (width == 2)
+        {
+            return BinaryPrimitives.ReadUInt16LittleEndian(span.Slice(position, 2));
+        }
+
+        var value = BinaryPrimitives.ReadInt32LittleEndian(span.Slice(position, 4));
+        if (value < 0)
+        {
+            ThrowFormat($"Negative offset {value} at position {position}.");
+        }
+
+        return value;
+    }
+
+    public static void WriteWidth(Span<byte> span, int position, int width, int value)
+    {
+        if (width == 1)
+        {
+            span[position] = (byte)value;
+        }
+        else if (width == 2)
+        {
+            BinaryPrimitives.WriteUInt16LittleEndian(span.Slice(position, 2), (ushort)value);
+        }
+        else
+        {
+            BinaryPrimitives.WriteInt32LittleEndian(span.Slice(position, 4), value);
+        }
+    }
+
+    /// <summary>Reads a varint of at most 32 bits, checking bounds; throws <see cref="BlittableFormatException"/>.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public static int ReadVarInt32(ReadOnlySpan<byte> span, scoped ref int position)
+    {
+        var p = position;
+        if ((uint)p < (uint)span.Length)
+        {
+            var b = span[p];
+            if (b < 0x80)
+            {
+                position = p + 1;
+                return b;
+            }
+        }
+
+        return ReadVarInt32Slow(span, ref position);
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static int ReadVarInt32Slow(ReadOnlySpan<byte> span, scoped ref int position)
+    {
+        uint result = 0;
+        var shift = 0;
+        var p = position;
+        while (true)
+        {
+            if ((uint)p >= (uint)span.Length)
+            {
+                ThrowFormat($"A length runs past the end of the document at position {p}.");
+            }
+
+            var b = span[p++];
+            result |= (uint)(b & 0x7F) << shift;
+            if (b < 0x80)
+            {
+                break;
+            }
+
+            shift += 7;
+            if (shift > 28)
+            {
+                ThrowFormat($"A length at position {position} is longer than 5 bytes.");
+            }
+        }
+
+        if (result > int.MaxValue)
+        {
+            ThrowFormat($"A length at position {position} is out of range ({result}).");
+        }
+
+        position = p;
+        return (int)result;
+    }
+
+    public static ulong ReadVarInt64(ReadOnlySpan<byte> span, scoped ref int position)
+    {
+        ulong result = 0;
+        var shift = 0;
+        var p = position;
+        while (true)
+        {
+            if ((uint)p >= (uint)span.Length)
+            {
+                ThrowFormat($"An integer runs past the end of the document at position {p}.");
+            }
+
+            var b = span[p++];
+            result |= (ulong)(b & 0x7F) << shift;
+            if (b < 0x80)
+            {
+                break;
+            }
+
+            shift += 7;
+            if (shift > 63)
+            {
+                ThrowFormat($"An integer at position {position} is longer than 10 bytes.");
+            }
+        }
+
+        position = p;
+        return result;
+    }
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public static int WriteVarInt(Span<byte> span, int position, uint value)
+    {
+        while (value >= 0x80)
+        {
+            span[position++] = (byte)(value | 0x80);
+            value >>= 7;
+        }
+
+        span[position++] = (byte)value;
+        return position;
+    }
+
+    public static int WriteVarInt64(Span<byte> span, int position, ulong value)
+    {
+        while (value >= 0x80)
+        {
+            span[position++] = (byte)(value | 0x80);
+            value >>= 7;
+        }
+
+        span[position++] = (byte)value;
+        return position;
+    }
+
+    public static ulong ZigZag(long value) => (ulong)((value << 1) ^ (value >> 63));
+
+    public static long UnZigZag(ulong value) => (long)(value >> 1) ^ -(long)(value & 1);
+
+    /// <summary>Reads the (length, data position) of a length-prefixed byte run, checking bounds.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public static ReadOnlySpan<byte> ReadLengthPrefixed(ReadOnlySpan<byte> span, scoped ref int position)
+    {
+        var length = ReadVarInt32(span, ref position);
+        var start = position;
+        if ((uint)length > (uint)(span.Length - start))
+        {
+            ThrowFormat($"A run of {length} bytes at position {start} exceeds the document ({span.Length} bytes).");
+        }
+
+        position = start + length;
+        return span.Slice(start, length);
+    }
+
+    [DoesNotReturn]
+    public static void ThrowFormat(string message) => throw new BlittableFormatException(message);
+
+    [DoesNotReturn]
+    private static int ThrowBadWidth(int code) => throw new BlittableFormatException($"Invalid width code {code} in a table header.");
+}
