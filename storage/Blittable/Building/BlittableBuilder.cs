@@ -45,6 +45,8 @@ public sealed partial class BlittableBuilder
     private int[] _escapes = new int[16];
     private int _escapeCount;
     private byte[] _scratch = new byte[256];
+    private byte[] _nameBuffer = new byte[1024];  // the names area, appended to the document at the end
+    private int _namePos;
     private int _pendingName = -1;
     private long _pendingNameInput;
     private int _rootOffset;
@@ -79,6 +81,7 @@ public sealed partial class BlittableBuilder
         _rootDone = false;
         _active = true;
         _names.Clear();
+        _namePos = 0;
         ResetReaderState();
     }
 
@@ -101,9 +104,13 @@ public sealed partial class BlittableBuilder
             ThrowParse(BlittableParseError.Truncated, 0, "The document ended before its root object was closed.");
         }
 
+        Ensure(_namePos);
+        var namesOffset = Relative;
+        _nameBuffer.AsSpan(0, _namePos).CopyTo(_buffer.AsSpan(_pos));
+        _pos += _namePos;
         var length = _pos - _start;
         var flags = _mode == BlittableMode.Disk ? BlittableHeader.DiskModeFlag : (byte)0;
-        BlittableHeader.Write(_buffer.AsSpan(_start), flags, length, _rootOffset);
+        BlittableHeader.Write(_buffer.AsSpan(_start), flags, length, _rootOffset, namesOffset);
         var document = new BlittableDocument(_buffer, _start, length);
         _context.EndDocument(_buffer, _start, length);
         _active = false;
@@ -182,7 +189,7 @@ public sealed partial class BlittableBuilder
     internal void PropertyName(ReadOnlySpan<byte> name, bool mayNeedEscapes, long inputPosition)
     {
         var hash = NameTable.HashOf(name);
-        var found = _names.Find(name, hash, _buffer.AsSpan(_start));
+        var found = _names.Find(name, hash, _nameBuffer);
         if (found < 0)
         {
             found = AddName(name, mayNeedEscapes, hash, ~found);
@@ -194,14 +201,23 @@ public sealed partial class BlittableBuilder
 
     private int AddName(ReadOnlySpan<byte> name, bool mayNeedEscapes, uint hash, int slot)
     {
-        var position = Relative;
         FindEscapes(name, mayNeedEscapes);
-        Ensure(5 + name.Length + 5 + (_escapeCount * 5));
-        _pos = BlittableFormat.WriteVarInt(_buffer, _pos, (uint)name.Length);
-        var dataPosition = Relative;
-        name.CopyTo(_buffer.AsSpan(_pos));
-        _pos += name.Length;
-        WriteEscapes();
+        var needed = (long)_namePos + 5 + name.Length + 5 + (_escapeCount * 5L);
+        if (needed > _nameBuffer.Length)
+        {
+            if (needed > Array.MaxLength / 2)
+            {
+                ThrowParse(BlittableParseError.TooLarge, 0, "The property names of one document exceed 1 GiB.");
+            }
+
+            Array.Resize(ref _nameBuffer, (int)Math.Max(needed, _nameBuffer.Length * 2L));
+        }
+
+        var position = _namePos;
+        var pos = BlittableFormat.WriteVarInt(_nameBuffer, _namePos, StringHeader(name.Length));
+        var dataPosition = pos;
+        name.CopyTo(_nameBuffer.AsSpan(pos));
+        _namePos = WriteEscapeList(_nameBuffer, pos + name.Length);
         var entry = new NameTable.Name
         {
             Position = position,
@@ -265,10 +281,9 @@ public sealed partial class BlittableBuilder
         }
 
         Ensure(5 + value.Length + 5 + (_escapeCount * 5));
-        _pos = BlittableFormat.WriteVarInt(_buffer, _pos, (uint)value.Length);
+        _pos = BlittableFormat.WriteVarInt(_buffer, _pos, StringHeader(value.Length));
         value.CopyTo(_buffer.AsSpan(_pos));
-        _pos += value.Length;
-        WriteEscapes();
+        _pos = WriteEscapeList(_buffer, _pos + value.Length);
         AddEntry(BlittableType.String, position);
     }
 
@@ -287,18 +302,21 @@ public sealed partial class BlittableBuilder
         }
 
         // compressed length + decoded length + bytes must beat length + bytes.
-        var rawSize = VarIntSize((uint)value.Length) + value.Length;
-        var compressedSize = VarIntSize((uint)written) + VarIntSize((uint)value.Length) + written;
+        var rawSize = VarIntSize(StringHeader(value.Length)) + value.Length;
+        var compressedSize = VarIntSize(StringHeader(written)) + (type == BlittableType.StringLz4 ? VarIntSize((uint)value.Length) : 0) + written;
         if (compressedSize >= rawSize)
         {
             return false;
         }
 
-        var headerPos = BlittableFormat.WriteVarInt(_buffer, _pos, (uint)written);
-        headerPos = BlittableFormat.WriteVarInt(_buffer, headerPos, (uint)value.Length);
+        var headerPos = BlittableFormat.WriteVarInt(_buffer, _pos, StringHeader(written));
+        if (type == BlittableType.StringLz4)
+        {
+            headerPos = BlittableFormat.WriteVarInt(_buffer, headerPos, (uint)value.Length);
+        }
+
         _buffer.AsSpan(_pos + headerRoom, written).CopyTo(_buffer.AsSpan(headerPos));
-        _pos = headerPos + written;
-        WriteEscapes();
+        _pos = WriteEscapeList(_buffer, headerPos + written);
         _lastCompressedType = type;
         return true;
     }
@@ -346,27 +364,32 @@ public sealed partial class BlittableBuilder
         }
     }
 
+    /// <summary>String length header: length shifted left, low bit set when an escape list follows.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private void WriteEscapes()
+    private uint StringHeader(int length) => ((uint)length << 1) | (_escapeCount > 0 ? 1u : 0u);
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private int WriteEscapeList(byte[] buffer, int pos)
     {
         if (_escapeCount == 0)
         {
-            _buffer[_pos++] = 0;
-            return;
+            return pos;
         }
 
-        WriteEscapesSlow();
+        return WriteEscapeListSlow(buffer, pos);
     }
 
-    private void WriteEscapesSlow()
+    private int WriteEscapeListSlow(byte[] buffer, int pos)
     {
-        _pos = BlittableFormat.WriteVarInt(_buffer, _pos, (uint)_escapeCount);
+        pos = BlittableFormat.WriteVarInt(buffer, pos, (uint)_escapeCount);
         var previous = 0;
         for (var i = 0; i < _escapeCount; i++)
         {
-            _pos = BlittableFormat.WriteVarInt(_buffer, _pos, (uint)(_escapes[i] - previous));
+            pos = BlittableFormat.WriteVarInt(buffer, pos, (uint)(_escapes[i] - previous));
             previous = _escapes[i];
         }
+
+        return pos;
     }
 
     internal void EndObject()
@@ -378,15 +401,16 @@ public sealed partial class BlittableBuilder
         var nameIndex = frame.NameIndex;
         var nameInput = frame.NameInputPosition;
 
-        // Widest back distance decides the entry width.
+        // The widest offsets decide the entry widths.
         var maxBack = 0;
+        var maxName = 0;
         for (var i = start; i < _entryCount; i++)
         {
             ref var entry = ref _entries[i];
-            var nameBack = tablePosition - _names[entry.NameIndex].Position;
-            if (nameBack > maxBack)
+            var nameOffset = _names[entry.NameIndex].Position;
+            if (nameOffset > maxName)
             {
-                maxBack = nameBack;
+                maxName = nameOffset;
             }
 
             if (entry.ValuePosition >= 0 && tablePosition - entry.ValuePosition > maxBack)
@@ -395,22 +419,24 @@ public sealed partial class BlittableBuilder
             }
         }
 
-        var widthCode = BlittableFormat.WidthCodeFor((uint)maxBack);
-        var width = BlittableFormat.WidthOf(widthCode);
+        var valueCode = BlittableFormat.WidthCodeFor((uint)maxBack);
+        var valueWidth = BlittableFormat.WidthOf(valueCode);
+        var nameCode = BlittableFormat.WidthCodeFor((uint)maxName);
+        var nameWidth = BlittableFormat.WidthOf(nameCode);
         var orderCode = BlittableFormat.WidthCodeFor((uint)Math.Max(count - 1, 0));
         var orderWidth = BlittableFormat.WidthOf(orderCode);
-        Ensure(6 + (count * ((2 * width) + 1 + orderWidth)));
+        Ensure(6 + (count * (nameWidth + valueWidth + 1 + orderWidth)));
         var buffer = _buffer;
         var pos = _pos;
-        buffer[pos++] = (byte)(BlittableFormat.ObjectTag | (orderCode << 2) | widthCode);
+        buffer[pos++] = (byte)(BlittableFormat.ObjectTag | (orderCode << 4) | (nameCode << 2) | valueCode);
         pos = BlittableFormat.WriteVarInt(buffer, pos, (uint)count);
         for (var i = start; i < _entryCount; i++)
         {
             ref var entry = ref _entries[i];
-            BlittableFormat.WriteWidth(buffer, pos, width, tablePosition - _names[entry.NameIndex].Position);
-            pos += width;
-            BlittableFormat.WriteWidth(buffer, pos, width, entry.ValuePosition < 0 ? 0 : tablePosition - entry.ValuePosition);
-            pos += width;
+            BlittableFormat.WriteWidth(buffer, pos, nameWidth, _names[entry.NameIndex].Position);
+            pos += nameWidth;
+            BlittableFormat.WriteWidth(buffer, pos, valueWidth, entry.ValuePosition < 0 ? 0 : tablePosition - entry.ValuePosition);
+            pos += valueWidth;
             buffer[pos++] = (byte)entry.Type;
         }
 
@@ -492,7 +518,7 @@ public sealed partial class BlittableBuilder
             order[i] = i;
         }
 
-        var comparer = new EntryComparer(_entries, start, _names, _buffer, _start);
+        var comparer = new EntryComparer(_entries, start, _names, _nameBuffer, 0);
         if (count <= 24)
         {
             for (var i = 1; i < count; i++)
@@ -530,7 +556,7 @@ public sealed partial class BlittableBuilder
     {
         ref var entry = ref _entries[entryIndex];
         ref var name = ref _names[entry.NameIndex];
-        var text = System.Text.Encoding.UTF8.GetString(_buffer, _start + name.DataPosition, name.Length);
+        var text = System.Text.Encoding.UTF8.GetString(_nameBuffer, name.DataPosition, name.Length);
         ThrowParse(BlittableParseError.DuplicateProperty, entry.InputPosition, $"The property \"{text}\" appears twice in one object");
     }
 

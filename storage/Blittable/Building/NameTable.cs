@@ -13,8 +13,8 @@ internal sealed class NameTable
 {
     internal struct Name
     {
-        public int Position;      // of the encoded name (relative to the document start)
-        public int DataPosition;  // of its UTF-8 bytes
+        public int Position;      // of the encoded name in the names area
+        public int DataPosition;  // of its UTF-8 bytes in the names area
         public int Length;
         public ulong SortKey;     // first 8 bytes, big-endian, zero padded: cheap first comparison
         public uint Hash;

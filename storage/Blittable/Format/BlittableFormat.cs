@@ -9,44 +9,46 @@ namespace Jackdaw.Storage.Blittable;
 // (7 bits per byte, high bit = more follows, at most 5 bytes for 32-bit values, 10 for 64-bit).
 //
 //   +--------------------+ 0
-//   | BlittableHeader    |   12 bytes, see below
-//   +--------------------+ 12
-//   | values and names   |   written depth-first in input order: each value is written before the
-//   | ...                |   table of the object or array that holds it, each property name the
-//   |                    |   first time it appears (so names are stored once per document)
-//   | root object table  |   the root table is the last thing written
+//   | BlittableHeader    |   16 bytes, see below
+//   +--------------------+ 16
+//   | values             |   written depth-first in input order: each value is written before the
+//   | ...                |   table of the object or array that holds it
+//   | root object table  |   the root table is the last value written
+//   +--------------------+ NamesOffset
+//   | property names     |   each distinct name once, as a String (below), in order of first use
 //   +--------------------+ TotalLength
 //
-// Every reference is a *backward* distance from the table that holds it, so any value lies at a
-// lower position than its container: a reader can never loop, and the depth is bounded separately.
+// A table refers to its values by *backward* distance, so a value always lies at a lower position
+// than its container: a reader can never loop. Names are referred to by their offset in the names
+// area, which keeps those offsets (and so the table entries) small.
 //
 // Values (the type lives in the container's entry, not beside the value):
 //   Null, True, False    no bytes (back distance 0)
 //   Integer              varint of the zig-zag encoded long
 //   Double               varint length, ASCII number text exactly as given in the input
-//   String               varint length, UTF-8 bytes (unescaped), EscapeList
-//   StringDictionary     varint compressed length, varint decoded length, bytes (ShortStringCodec), EscapeList
-//   StringLz4            varint compressed length, varint decoded length, bytes (LZ4 block), EscapeList
+//   String               varint (length << 1 | E), UTF-8 bytes (unescaped), EscapeList if E
+//   StringDictionary     varint (compressed length << 1 | E), bytes (ShortStringCodec), EscapeList if E
+//                        (the decoded length is a cheap scan of the codes, so it is not stored)
+//   StringLz4            varint (compressed length << 1 | E), varint decoded length, bytes (LZ4 block), EscapeList if E
 //   Object               an ObjectTable (below)
 //   Array                an ArrayTable (below)
 //   EscapeList           varint count, then count varints: distance of each byte that must be escaped
 //                        when written as JSON (< 0x20, '"', '\') from the previous one (first: from 0)
-//   Property name        encoded exactly as a String value
 //
 // ObjectTable:
-//   +-------+---------+---------------------------------------------+-----------------------+
-//   | flags | count   | count entries, insertion order              | count sorted indexes  |
-//   | 1 B   | varint  | nameBack(W) valueBack(W) type(1)            | (P bytes each)        |
-//   +-------+---------+---------------------------------------------+-----------------------+
-//   flags: bits 0-1 W code, bits 2-3 P code (code 0 = 1 byte, 1 = 2 bytes, 2 = 4 bytes),
-//          bits 4-7 = 0101 (ObjectTag) so a stray offset is caught.
-//   The sorted indexes list the entries by name (ordinal UTF-8 byte order) for binary search.
+//   +-------+---------+------------------------------------------------+----------------------+
+//   | flags | count   | count entries, insertion order                 | count sorted indexes |
+//   | 1 B   | varint  | nameOffset(N) valueBack(V) type(1)             | (P bytes each)       |
+//   +-------+---------+------------------------------------------------+----------------------+
+//   flags: bits 0-1 V code, bits 2-3 N code, bits 4-5 P code (code 0 = 1 byte, 1 = 2, 2 = 4),
+//          bits 6-7 = 01 (ObjectTag). The sorted indexes list the entries by name (ordinal UTF-8
+//          byte order) for binary search; the entries themselves stay in insertion order.
 //
 // ArrayTable:
 //   +-------+---------+---------------------------------------------+
-//   | flags | count   | count entries: valueBack(W) type(1)         |
+//   | flags | count   | count entries: valueBack(V) type(1)         |
 //   +-------+---------+---------------------------------------------+
-//   flags: bits 0-1 W code, bits 2-3 zero, bits 4-7 = 1010 (ArrayTag).
+//   flags: bits 0-1 V code, bits 2-5 zero, bits 6-7 = 10 (ArrayTag).
 
 //  Offset  Size  Field
 //  ------  ----  -----------------------------------------------------------
@@ -56,10 +58,11 @@ namespace Jackdaw.Storage.Blittable;
 //   3      1     Reserved    0
 //   4      4     TotalLength int32, bytes of the whole document including this header
 //   8      4     RootOffset  int32, position of the root ObjectTable
+//  12      4     NamesOffset int32, position of the names area
 [StructLayout(LayoutKind.Explicit, Size = Size)]
 internal struct BlittableHeader
 {
-    public const int Size = 12;
+    public const int Size = 16;
     public const byte MagicValue = 0xB7;
     public const byte CurrentVersion = 1;
     public const byte DiskModeFlag = 1;
@@ -70,8 +73,9 @@ internal struct BlittableHeader
     [FieldOffset(3)] public byte Reserved;
     [FieldOffset(4)] public int TotalLength;
     [FieldOffset(8)] public int RootOffset;
+    [FieldOffset(12)] public int NamesOffset;
 
-    public static void Write(Span<byte> destination, byte flags, int totalLength, int rootOffset)
+    public static void Write(Span<byte> destination, byte flags, int totalLength, int rootOffset, int namesOffset)
     {
         destination[0] = MagicValue;
         destination[1] = CurrentVersion;
@@ -79,6 +83,7 @@ internal struct BlittableHeader
         destination[3] = 0;
         BinaryPrimitives.WriteInt32LittleEndian(destination.Slice(4), totalLength);
         BinaryPrimitives.WriteInt32LittleEndian(destination.Slice(8), rootOffset);
+        BinaryPrimitives.WriteInt32LittleEndian(destination.Slice(12), namesOffset);
     }
 
     public static BlittableHeader Read(ReadOnlySpan<byte> document)
@@ -96,6 +101,7 @@ internal struct BlittableHeader
             Reserved = document[3],
             TotalLength = BinaryPrimitives.ReadInt32LittleEndian(document.Slice(4)),
             RootOffset = BinaryPrimitives.ReadInt32LittleEndian(document.Slice(8)),
+            NamesOffset = BinaryPrimitives.ReadInt32LittleEndian(document.Slice(12)),
         };
     }
 }
@@ -118,9 +124,9 @@ internal enum BlittableType : byte
 internal static class BlittableFormat
 {
     public const int MaxDepth = 256;
-    public const byte ObjectTag = 0x50;
-    public const byte ArrayTag = 0xA0;
-    public const byte TagMask = 0xF0;
+    public const byte ObjectTag = 0x40;
+    public const byte ArrayTag = 0x80;
+    public const byte TagMask = 0xC0;
     public const int MaxTypeValue = (int)BlittableType.Array;
 
     public static BlittableToken ToToken(BlittableType type) => type switch
@@ -310,6 +316,41 @@ internal static class BlittableFormat
 
         position = start + length;
         return span.Slice(start, length);
+    }
+
+    /// <summary>Reads a String header: length and whether an escape list follows the bytes.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public static ReadOnlySpan<byte> ReadStringBytes(ReadOnlySpan<byte> span, scoped ref int position, out bool hasEscapes)
+    {
+        var header = ReadVarInt32(span, ref position);
+        hasEscapes = (header & 1) != 0;
+        var length = header >> 1;
+        var start = position;
+        if ((uint)length > (uint)(span.Length - start))
+        {
+            ThrowFormat($"A string of {length} bytes at position {start} exceeds the document ({span.Length} bytes).");
+        }
+
+        position = start + length;
+        return span.Slice(start, length);
+    }
+
+    /// <summary>Names-area position from the header, checked.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public static int NamesOffset(ReadOnlySpan<byte> document)
+    {
+        if (document.Length < BlittableHeader.Size)
+        {
+            ThrowFormat($"A blittable document has at least {BlittableHeader.Size} bytes; got {document.Length}.");
+        }
+
+        var offset = BinaryPrimitives.ReadInt32LittleEndian(document.Slice(12));
+        if (offset < BlittableHeader.Size || offset > document.Length)
+        {
+            ThrowFormat($"Names offset {offset} is outside the document ({document.Length} bytes).");
+        }
+
+        return offset;
     }
 
     [DoesNotReturn]

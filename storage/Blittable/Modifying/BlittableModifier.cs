@@ -227,7 +227,7 @@ internal static class BlittableModifier
         {
             // Already compressed: copy the encoded bytes (header, payload, escape list) as they are.
             var p = str.EscapesPosition;
-            var escapes = BlittableFormat.ReadVarInt32(document, ref p);
+            var escapes = str.HasEscapes ? BlittableFormat.ReadVarInt32(document, ref p) : 0;
             for (var i = 0; i < escapes; i++)
             {
                 BlittableFormat.ReadVarInt32(document, ref p);

@@ -26,9 +26,9 @@ public static class BlittableReader
             BlittableFormat.ThrowFormat($"The header says {header.TotalLength} bytes but the document has {blittable.Length}.");
         }
 
-        if (header.RootOffset < BlittableHeader.Size || header.RootOffset >= blittable.Length)
+        if (header.RootOffset < BlittableHeader.Size || header.RootOffset >= header.NamesOffset || header.NamesOffset > blittable.Length)
         {
-            BlittableFormat.ThrowFormat($"Root offset {header.RootOffset} is outside the document ({blittable.Length} bytes).");
+            BlittableFormat.ThrowFormat($"Root offset {header.RootOffset} or names offset {header.NamesOffset} is outside the document ({blittable.Length} bytes).");
         }
 
         return new BlittableObject(blittable, header.RootOffset);
@@ -70,10 +70,13 @@ public readonly ref struct BlittableObject
     private readonly ReadOnlySpan<byte> _document;
     private readonly int _position;
     private readonly int _count;
-    private readonly int _width;
+    private readonly int _valueWidth;
+    private readonly int _nameWidth;
+    private readonly int _entrySize;
     private readonly int _entries;
     private readonly int _orderWidth;
     private readonly int _order;
+    private readonly int _names;
 
     internal BlittableObject(ReadOnlySpan<byte> document, int position)
     {
@@ -83,25 +86,28 @@ public readonly ref struct BlittableObject
         }
 
         var flags = document[position];
-        if ((flags & BlittableFormat.TagMask) != BlittableFormat.ObjectTag || (flags & 3) == 3 || ((flags >> 2) & 3) == 3)
+        if ((flags & BlittableFormat.TagMask) != BlittableFormat.ObjectTag || (flags & 3) == 3 || ((flags >> 2) & 3) == 3 || ((flags >> 4) & 3) == 3)
         {
             BlittableFormat.ThrowFormat($"No object table at position {position} (flags 0x{flags:X2}).");
         }
 
         _document = document;
         _position = position;
-        _width = BlittableFormat.WidthOf(flags & 3);
-        _orderWidth = BlittableFormat.WidthOf((flags >> 2) & 3);
+        _names = BlittableFormat.NamesOffset(document);
+        _valueWidth = BlittableFormat.WidthOf(flags & 3);
+        _nameWidth = BlittableFormat.WidthOf((flags >> 2) & 3);
+        _orderWidth = BlittableFormat.WidthOf((flags >> 4) & 3);
+        _entrySize = _valueWidth + _nameWidth + 1;
         var p = position + 1;
         _count = BlittableFormat.ReadVarInt32(document, ref p);
         _entries = p;
-        var end = (long)p + ((long)_count * ((2 * _width) + 1)) + ((long)_count * _orderWidth);
+        var end = (long)p + ((long)_count * _entrySize) + ((long)_count * _orderWidth);
         if (end > document.Length)
         {
             BlittableFormat.ThrowFormat($"The object table at {position} ({_count} properties) runs past the end of the document.");
         }
 
-        _order = p + (_count * ((2 * _width) + 1));
+        _order = p + (_count * _entrySize);
     }
 
     /// <summary>Number of properties.</summary>
@@ -110,8 +116,6 @@ public readonly ref struct BlittableObject
     internal ReadOnlySpan<byte> Document => _document;
 
     internal int Position => _position;
-
-    private int EntrySize => (2 * _width) + 1;
 
     public bool TryGet(scoped ReadOnlySpan<byte> utf8Name, out BlittableValue value)
     {
@@ -208,26 +212,18 @@ public readonly ref struct BlittableObject
             ThrowIndex(index);
         }
 
-        var entry = _entries + (index * EntrySize);
-        var back = BlittableFormat.ReadWidth(_document, entry, _width);
-        var namePosition = _position - back;
-        if (back <= 0 || namePosition < BlittableHeader.Size)
-        {
-            BlittableFormat.ThrowFormat($"Property {index} of the object at {_position} has an invalid name offset {back}.");
-        }
-
-        return BlittableFormat.ReadLengthPrefixed(_document, ref namePosition);
+        var namePosition = GetNamePositionChecked(index);
+        return BlittableFormat.ReadStringBytes(_document, ref namePosition, out _);
     }
 
     /// <summary>Position of the encoded name (for copying names with their escape list), checked.</summary>
     internal int GetNamePositionChecked(int index)
     {
-        var entry = _entries + (index * EntrySize);
-        var back = BlittableFormat.ReadWidth(_document, entry, _width);
-        var namePosition = _position - back;
-        if (back <= 0 || namePosition < BlittableHeader.Size)
+        var entry = _entries + (index * _entrySize);
+        var namePosition = _names + BlittableFormat.ReadWidth(_document, entry, _nameWidth);
+        if (namePosition >= _document.Length)
         {
-            BlittableFormat.ThrowFormat($"Property {index} of the object at {_position} has an invalid name offset {back}.");
+            BlittableFormat.ThrowFormat($"Property {index} of the object at {_position} has a name offset outside the names area.");
         }
 
         return namePosition;
@@ -241,9 +237,9 @@ public readonly ref struct BlittableObject
             ThrowIndex(index);
         }
 
-        var entry = _entries + (index * EntrySize) + _width;
-        var back = BlittableFormat.ReadWidth(_document, entry, _width);
-        var type = _document[entry + _width];
+        var entry = _entries + (index * _entrySize) + _nameWidth;
+        var back = BlittableFormat.ReadWidth(_document, entry, _valueWidth);
+        var type = _document[entry + _valueWidth];
         return BlittableValue.Create(_document, _position, back, type);
     }
 
@@ -308,7 +304,7 @@ public readonly ref struct BlittableArray
         }
 
         var flags = document[position];
-        if ((flags & BlittableFormat.TagMask) != BlittableFormat.ArrayTag || (flags & 0x0F) > 2)
+        if ((flags & BlittableFormat.TagMask) != BlittableFormat.ArrayTag || (flags & 0x3F) > 2)
         {
             BlittableFormat.ThrowFormat($"No array table at position {position} (flags 0x{flags:X2}).");
         }

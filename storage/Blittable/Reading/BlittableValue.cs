@@ -159,7 +159,7 @@ public readonly ref struct BlittableValue
         if (_type == BlittableType.String)
         {
             var p = _position;
-            utf8 = BlittableFormat.ReadLengthPrefixed(_document, ref p);
+            utf8 = BlittableFormat.ReadStringBytes(_document, ref p, out _);
             return true;
         }
 
@@ -266,14 +266,16 @@ internal readonly ref struct StringValue
 {
     public readonly ReadOnlySpan<byte> Payload;
     public readonly int DecodedLength;
-    public readonly int EscapesPosition;
+    public readonly int EscapesPosition;   // just after the payload: where the escape list is, if any
+    public readonly bool HasEscapes;
     public readonly BlittableType Type;
 
-    private StringValue(ReadOnlySpan<byte> payload, int decodedLength, int escapesPosition, BlittableType type)
+    private StringValue(ReadOnlySpan<byte> payload, int decodedLength, int escapesPosition, bool hasEscapes, BlittableType type)
     {
         Payload = payload;
         DecodedLength = decodedLength;
         EscapesPosition = escapesPosition;
+        HasEscapes = hasEscapes;
         Type = type;
     }
 
@@ -285,8 +287,8 @@ internal readonly ref struct StringValue
         var p = position;
         if (type == BlittableType.String)
         {
-            var raw = BlittableFormat.ReadLengthPrefixed(document, ref p);
-            return new StringValue(raw, raw.Length, p, type);
+            var raw = BlittableFormat.ReadStringBytes(document, ref p, out var escaped);
+            return new StringValue(raw, raw.Length, p, escaped, type);
         }
 
         if (type is not (BlittableType.StringDictionary or BlittableType.StringLz4))
@@ -294,11 +296,21 @@ internal readonly ref struct StringValue
             throw new InvalidOperationException($"The value is {BlittableFormat.ToToken(type)}, not a string.");
         }
 
-        var compressedLength = BlittableFormat.ReadVarInt32(document, ref p);
-        var decodedLength = BlittableFormat.ReadVarInt32(document, ref p);
+        var header = BlittableFormat.ReadVarInt32(document, ref p);
+        var compressedLength = header >> 1;
+        var decodedLength = type == BlittableType.StringLz4 ? BlittableFormat.ReadVarInt32(document, ref p) : 0;
         if ((uint)compressedLength > (uint)(document.Length - p))
         {
             BlittableFormat.ThrowFormat($"A compressed string of {compressedLength} bytes at {position} runs past the end of the document.");
+        }
+
+        if (type == BlittableType.StringDictionary)
+        {
+            decodedLength = ShortStringCodec.DecodedLength(document.Slice(p, compressedLength));
+            if (decodedLength < 0)
+            {
+                BlittableFormat.ThrowFormat($"A dictionary-coded string at {position} holds an invalid code.");
+            }
         }
 
         if (decodedLength > StringCompression.MaxExpansion * (long)Math.Max(compressedLength, 1))
@@ -306,7 +318,7 @@ internal readonly ref struct StringValue
             BlittableFormat.ThrowFormat($"A compressed string at {position} claims {decodedLength} bytes from {compressedLength}.");
         }
 
-        return new StringValue(document.Slice(p, compressedLength), decodedLength, p + compressedLength, type);
+        return new StringValue(document.Slice(p, compressedLength), decodedLength, p + compressedLength, (header & 1) != 0, type);
     }
 
     /// <summary>Writes the UTF-8 text into <paramref name="destination"/> (at least DecodedLength bytes).</summary>

@@ -126,7 +126,7 @@ public static class BlittableJsonWriter
     {
         var str = StringValue.Read(document, position, type);
         var p = str.EscapesPosition;
-        var escapes = BlittableFormat.ReadVarInt32(document, ref p);
+        var escapes = str.HasEscapes ? BlittableFormat.ReadVarInt32(document, ref p) : 0;
         if (!str.IsCompressed)
         {
             WriteStringText(ref writer, str.Payload, escapes, document, p);
