@@ -32,7 +32,7 @@ cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait 
 trap cleanup EXIT
 
 python3 perf/load/gen-docs.py "$DOCS" "$DATA/docs"
-DOC_BYTES=$(head -c 100000 "$DATA/docs/jackdaw.ndjson" | head -1 | wc -c)
+DOC_BYTES=$(awk 'NR==1 {print length($0); exit}' "$DATA/docs/jackdaw.ndjson")
 
 dotnet server/bin/Release/net10.0/Jackdaw.Server.dll --urls "http://127.0.0.1:$J_PORT" --data-dir "$DATA/jackdaw" \
   --Logging:LogLevel:Default=Warning >"$DATA/jackdaw.log" 2>&1 &
