@@ -21,6 +21,7 @@ public sealed partial class BlittableBuilder
     private JsonReaderState _readerState;
     private long _consumed;        // input bytes consumed by earlier Feed calls
     private bool _sawToken;
+    private bool _validateStrings = true;
 
     private void ResetReaderState()
     {
@@ -31,6 +32,14 @@ public sealed partial class BlittableBuilder
 
     internal BlittableDocument ParseWhole(ReadOnlySpan<byte> utf8Json)
     {
+        // One vectorized pass over the whole input is cheaper than one call per string.
+        if (!Utf8.IsValid(utf8Json))
+        {
+            Abandon();
+            ThrowParse(BlittableParseError.InvalidUtf8, FirstInvalidUtf8(utf8Json), "The input is not valid UTF-8");
+        }
+
+        _validateStrings = false;
         var reader = new Utf8JsonReader(utf8Json, isFinalBlock: true, _readerState);
         try
         {
@@ -95,6 +104,7 @@ public sealed partial class BlittableBuilder
             return data.End;
         }
 
+        _validateStrings = true;
         var reader = new Utf8JsonReader(data, isFinalBlock, _readerState);
         try
         {
@@ -240,7 +250,7 @@ public sealed partial class BlittableBuilder
                     WriteNull();
                     break;
                 default:
-                    ThrowParse(BlittableParseError.InvalidJson, Position(ref reader), $"Unexpected token {reader.TokenType}");
+                    ThrowUnexpected(ref reader);
                     break;
             }
         }
@@ -254,9 +264,21 @@ public sealed partial class BlittableBuilder
     {
         if (_depth == 0)
         {
-            ThrowParse(BlittableParseError.NotAnObject, Position(ref reader), $"A document must be a JSON object, not {reader.TokenType}");
+            ThrowNotAnObject(ref reader);
         }
     }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private void ThrowNotAnObject(ref Utf8JsonReader reader) =>
+        ThrowParse(BlittableParseError.NotAnObject, Position(ref reader), $"A document must be a JSON object, not {reader.TokenType}");
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private void ThrowUnexpected(ref Utf8JsonReader reader) =>
+        ThrowParse(BlittableParseError.InvalidJson, Position(ref reader), $"Unexpected token {reader.TokenType}");
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private void ThrowNotFinite(ref Utf8JsonReader reader, ReadOnlySpan<byte> text) =>
+        ThrowParse(BlittableParseError.NumberOutOfRange, Position(ref reader), $"The number {System.Text.Encoding.ASCII.GetString(text)} is not a finite double");
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private ReadOnlySpan<byte> GetUnescaped(ref Utf8JsonReader reader, out bool escaped)
@@ -287,12 +309,7 @@ public sealed partial class BlittableBuilder
     private void OnPropertyName(ref Utf8JsonReader reader)
     {
         var name = GetUnescaped(ref reader, out var escaped);
-        if (!Utf8.IsValid(name))
-        {
-            ThrowParse(BlittableParseError.InvalidUtf8, Position(ref reader), "A property name is not valid UTF-8");
-        }
-
-        PropertyName(name, escaped, Position(ref reader));
+        PropertyName(name, escaped, Position(ref reader), _validateStrings);
     }
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
@@ -300,7 +317,7 @@ public sealed partial class BlittableBuilder
     {
         CheckInside(ref reader);
         var value = GetUnescaped(ref reader, out var escaped);
-        if (!Utf8.IsValid(value))
+        if (_validateStrings && !Utf8.IsValid(value))
         {
             ThrowParse(BlittableParseError.InvalidUtf8, Position(ref reader), "A string is not valid UTF-8");
         }
@@ -336,7 +353,7 @@ public sealed partial class BlittableBuilder
 
         if (_mode == BlittableMode.Disk && !IsFiniteNumber(text))
         {
-            ThrowParse(BlittableParseError.NumberOutOfRange, Position(ref reader), $"The number {System.Text.Encoding.ASCII.GetString(text)} is not a finite double");
+            ThrowNotFinite(ref reader, text);
         }
 
         WriteNumberText(text);
@@ -392,6 +409,22 @@ public sealed partial class BlittableBuilder
 
     internal static bool IsFiniteNumber(ReadOnlySpan<byte> text) =>
         double.TryParse(text, NumberStyles.Float, CultureInfo.InvariantCulture, out var value) && double.IsFinite(value);
+
+    private static long FirstInvalidUtf8(ReadOnlySpan<byte> span)
+    {
+        var position = 0;
+        while (position < span.Length)
+        {
+            if (System.Text.Rune.DecodeFromUtf8(span.Slice(position), out _, out var consumed) != OperationStatus.Done)
+            {
+                return position;
+            }
+
+            position += consumed;
+        }
+
+        return position;
+    }
 
     private static int IndexOfNonWhitespace(ReadOnlySpan<byte> span)
     {

@@ -14,6 +14,7 @@ namespace Jackdaw.Storage.Blittable;
 /// The encoder picks the cheapest parse (dynamic programming over the string), so it never does
 /// worse than one byte per ASCII character; callers keep the raw string unless this is smaller.
 /// </summary>
+[System.Runtime.CompilerServices.SkipLocalsInit]
 internal static partial class ShortStringCodec
 {
     public const int OneByteCodes = 112;
