@@ -48,7 +48,8 @@ public sealed partial class BlittableBuilder
         catch (JsonException e)
         {
             Abandon();
-            throw Translate(e, ref reader, utf8Json.Length, isFinalBlock: true);
+            var truncated = IsValidPrefix(new ReadOnlySequence<byte>(utf8Json.ToArray()), new JsonReaderState(ReaderOptions));
+            throw Translate(e, ref reader, truncated);
         }
         catch (InvalidOperationException e) when (e is not ObjectDisposedException)
         {
@@ -105,6 +106,7 @@ public sealed partial class BlittableBuilder
         }
 
         _validateStrings = true;
+        var startState = _readerState;
         var reader = new Utf8JsonReader(data, isFinalBlock, _readerState);
         try
         {
@@ -113,7 +115,7 @@ public sealed partial class BlittableBuilder
         catch (JsonException e)
         {
             Abandon();
-            throw Translate(e, ref reader, _consumed + data.Length, isFinalBlock);
+            throw Translate(e, ref reader, isFinalBlock && IsValidPrefix(data, startState));
         }
         catch (InvalidOperationException e) when (e is not ObjectDisposedException)
         {
@@ -169,7 +171,29 @@ public sealed partial class BlittableBuilder
         return CompleteBuilt();
     }
 
-    private BlittableParseException Translate(JsonException e, ref Utf8JsonReader reader, long inputLength, bool isFinalBlock)
+    /// <summary>Cold path: whether the input is a valid beginning of JSON that merely stops too soon.</summary>
+    private static bool IsValidPrefix(ReadOnlySequence<byte> data, JsonReaderState state)
+    {
+        try
+        {
+            var reader = new Utf8JsonReader(data, isFinalBlock: false, state);
+            while (reader.Read())
+            {
+                if (reader.CurrentDepth == 0 && reader.TokenType is JsonTokenType.EndObject or JsonTokenType.EndArray)
+                {
+                    return false;
+                }
+            }
+
+            return true;
+        }
+        catch (JsonException)
+        {
+            return false;
+        }
+    }
+
+    private BlittableParseException Translate(JsonException e, ref Utf8JsonReader reader, bool truncated)
     {
         long position;
         if (e.LineNumber == 0 && e.BytePositionInLine is { } inLine)
@@ -182,7 +206,7 @@ public sealed partial class BlittableBuilder
         }
 
         var error = BlittableParseError.InvalidJson;
-        if (isFinalBlock && position >= inputLength)
+        if (truncated)
         {
             error = BlittableParseError.Truncated;
         }
