@@ -117,15 +117,8 @@ public sealed class BulkInsertOperation : IAsyncDisposable
             return;
         }
 
-        try
-        {
-            await _pipe.Writer.FlushAsync(_token).ConfigureAwait(false);
-        }
-        catch (Exception) when (!_token.IsCancellationRequested)
-        {
-            // The content stopped reading; the response below says why.
-        }
-
+        // Completing commits what is still unflushed and never waits, unlike a flush into a pipe
+        // that is over its pause threshold because the request already failed.
         await _lineWriter.DisposeAsync().ConfigureAwait(false);
         await _pipe.Writer.CompleteAsync().ConfigureAwait(false);
         if (_failureReported)
