@@ -1,6 +1,7 @@
 using System.Text.Json;
 using Jackdaw.Server.Http;
 using Jackdaw.Server.Routing;
+using Jackdaw.Storage.Blittable;
 
 namespace Jackdaw.Server.Hosting;
 
@@ -15,6 +16,7 @@ public sealed class RequestContext
 {
     private RouteMatch<RequestHandler> _match;
     private Utf8JsonWriter? _json;
+    private JsonOperationContext? _documents;
 
     internal RequestContext(ServerContext server) => Server = server;
 
@@ -27,6 +29,12 @@ public sealed class RequestContext
     public HttpResponse Response => HttpContext.Response;
 
     public CancellationToken RequestAborted => HttpContext.RequestAborted;
+
+    /// <summary>
+    /// Where this request builds and reads blittable documents; its buffers are pooled with this
+    /// context and returned in bulk when the request ends.
+    /// </summary>
+    public JsonOperationContext Documents => _documents ??= new JsonOperationContext();
 
     /// <summary>The raw path as Kestrel gave it (<c>Request.Path.Value</c>).</summary>
     public string Path { get; private set; } = string.Empty;
@@ -87,5 +95,6 @@ public sealed class RequestContext
         Path = string.Empty;
         _match = default;
         _json?.Reset(Stream.Null);
+        _documents?.Reset();
     }
 }

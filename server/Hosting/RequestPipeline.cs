@@ -1,6 +1,7 @@
 using System.Diagnostics;
 using Jackdaw.Server.Http;
 using Jackdaw.Server.Routing;
+using Jackdaw.Storage.Blittable;
 using Microsoft.Extensions.ObjectPool;
 
 namespace Jackdaw.Server.Hosting;
@@ -95,6 +96,12 @@ public sealed partial class RequestPipeline
         {
             case HttpErrorException error:
                 await JsonErrors.WriteAsync(http, error.StatusCode, error.Type, error.Message).ConfigureAwait(false);
+                break;
+            case BlittableParseException parse:
+                await JsonErrors.WriteAsync(http, StatusCodes.Status400BadRequest, ErrorTypes.InvalidJson, parse.Message).ConfigureAwait(false);
+                break;
+            case System.Text.Json.JsonException json:
+                await JsonErrors.WriteAsync(http, StatusCodes.Status400BadRequest, ErrorTypes.InvalidJson, $"The request body is not valid JSON: {json.Message}").ConfigureAwait(false);
                 break;
             case BadHttpRequestException bad:
                 var type = bad.StatusCode == StatusCodes.Status413PayloadTooLarge ? ErrorTypes.PayloadTooLarge : ErrorTypes.BadRequest;

@@ -26,6 +26,7 @@ public class HttpErrorException(int statusCode, string type, string message, Exc
 public static class ErrorTypes
 {
     public const string BadRequest = "BadRequest";
+    public const string InvalidJson = "InvalidJson";
     public const string RouteNotFound = "RouteNotFound";
     public const string MethodNotAllowed = "MethodNotAllowed";
     public const string PayloadTooLarge = "PayloadTooLarge";

@@ -1,0 +1,162 @@
+using System.Buffers.Binary;
+using System.Text;
+using Jackdaw.Storage.Engine;
+
+namespace Jackdaw.Server.Documents;
+
+/// <summary>Per-collection document count.</summary>
+public readonly record struct CollectionCount(string Name, long Count);
+
+/// <summary>
+/// A read transaction over a database's trees: a snapshot as of the last commit when it began.
+/// Spans it hands out are valid until it is disposed.
+/// </summary>
+public sealed class DocumentsReader : IDisposable
+{
+    [ThreadStatic]
+    private static byte[]? t_keyBuffer;
+
+    private readonly ReadTransaction _transaction;
+    private readonly Tree? _docs;
+    private readonly Tree? _byEtag;
+
+    internal DocumentsReader(DocumentDatabase database, ReadTransaction transaction)
+    {
+        Database = database;
+        _transaction = transaction;
+        _docs = transaction.OpenTree(DocumentDatabase.DocsTree);
+        _byEtag = transaction.OpenTree(DocumentDatabase.DocsByEtagTree);
+    }
+
+    public DocumentDatabase Database { get; }
+
+    public long DocumentCount => _docs?.Count ?? 0;
+
+    /// <summary>Looks a document up by id (any casing).</summary>
+    internal bool TryGet(ReadOnlySpan<char> id, out DocumentRecord record)
+    {
+        // A heap buffer, not stackalloc: the record handed out may not refer to this frame.
+        var key = t_keyBuffer ??= new byte[DocumentIds.MaxKeyBytes];
+        var length = DocumentIds.GetKey(id, key);
+        if (length < 0 || _docs is null || !_docs.TryGet(key.AsSpan(0, length), out var value))
+        {
+            record = default;
+            return false;
+        }
+        record = new DocumentRecord(value);
+        return true;
+    }
+
+    /// <summary>Looks a document up by its storage key (the lowercased id).</summary>
+    internal bool TryGetByKey(ReadOnlySpan<byte> key, out DocumentRecord record)
+    {
+        if (_docs is null || !_docs.TryGet(key, out var value))
+        {
+            record = default;
+            return false;
+        }
+        record = new DocumentRecord(value);
+        return true;
+    }
+
+    /// <summary>Storage keys of documents whose id starts with <paramref name="prefix"/>, in id order.</summary>
+    internal List<byte[]> KeysStartingWith(string prefix, int start, int pageSize)
+    {
+        var keys = new List<byte[]>(Math.Min(pageSize, 1024));
+        if (_docs is null)
+            return keys;
+        var lowerPrefix = Encoding.UTF8.GetBytes(prefix.ToLowerInvariant());
+        using var iterator = _docs.Iterate();
+        if (!iterator.Seek(lowerPrefix))
+            return keys;
+        do
+        {
+            if (!iterator.Key.StartsWith(lowerPrefix))
+                break;
+            if (start > 0)
+            {
+                start--;
+                continue;
+            }
+            keys.Add(iterator.Key.ToArray());
+        }
+        while (keys.Count < pageSize && iterator.MoveNext());
+        return keys;
+    }
+
+    /// <summary>Storage keys of all documents, newest change first.</summary>
+    internal List<byte[]> KeysByEtagDescending(int start, int pageSize)
+    {
+        var keys = new List<byte[]>(Math.Min(pageSize, 1024));
+        if (_byEtag is null)
+            return keys;
+        using var iterator = _byEtag.Iterate();
+        if (!iterator.SeekLast())
+            return keys;
+        do
+        {
+            if (start > 0)
+            {
+                start--;
+                continue;
+            }
+            keys.Add(iterator.Value.ToArray());
+        }
+        while (keys.Count < pageSize && iterator.MovePrev());
+        return keys;
+    }
+
+    /// <summary>Storage keys of a collection's documents, newest change first.</summary>
+    internal List<byte[]> KeysOfCollection(string collection, int start, int pageSize)
+    {
+        var keys = new List<byte[]>(Math.Min(pageSize, 1024));
+        var tree = _transaction.OpenTree(DocumentDatabase.CollectionsTree);
+        var lower = StorageKeys.LowerCollection(collection);
+        if (tree is null || lower.Length > StorageKeys.MaxCollectionBytes)
+            return keys;
+
+        Span<byte> last = stackalloc byte[1 + StorageKeys.MaxCollectionBytes + StorageKeys.EtagSize];
+        var length = StorageKeys.WriteCollectionEtag(last, lower, long.MaxValue);
+        var prefix = last[..(1 + lower.Length)];
+        using var iterator = tree.Iterate();
+        if (!iterator.SeekLastLessOrEqual(last[..length]))
+            return keys;
+        do
+        {
+            if (!iterator.Key.StartsWith(prefix))
+                break;
+            if (start > 0)
+            {
+                start--;
+                continue;
+            }
+            keys.Add(iterator.Value.ToArray());
+        }
+        while (keys.Count < pageSize && iterator.MovePrev());
+        return keys;
+    }
+
+    /// <summary>Every collection with its document count, in name order.</summary>
+    public List<CollectionCount> GetCollections()
+    {
+        var result = new List<CollectionCount>();
+        var tree = _transaction.OpenTree(DocumentDatabase.CollectionCountsTree);
+        if (tree is null)
+            return result;
+        using var iterator = tree.Iterate();
+        if (!iterator.SeekFirst())
+            return result;
+        do
+        {
+            var value = iterator.Value;
+            result.Add(new CollectionCount(Encoding.UTF8.GetString(value[sizeof(long)..]), BinaryPrimitives.ReadInt64LittleEndian(value)));
+        }
+        while (iterator.MoveNext());
+        return result;
+    }
+
+    /// <summary>The number of tombstones (deletions not yet purged).</summary>
+    public long TombstoneCount => _transaction.OpenTree(DocumentDatabase.TombstonesTree)?.Count ?? 0;
+
+    public void Dispose() => _transaction.Dispose();
+}

@@ -1,0 +1,57 @@
+using Jackdaw.Server.Documents.Commands;
+using Jackdaw.Server.Hosting;
+using Jackdaw.Server.Http;
+using Jackdaw.Server.Routing;
+
+namespace Jackdaw.Server.Handlers;
+
+/// <summary><c>POST /databases/*/bulk_docs</c>: many PUTs and DELETEs in one transaction, all or none.</summary>
+public sealed class BulkDocsHandler(ServerContext server) : HandlerBase(server)
+{
+    [Route("/databases/*/bulk_docs", "POST")]
+    public async ValueTask Post(RequestContext context)
+    {
+        var database = Server.Databases.GetDatabase(context.GetCapture(0));
+        var body = context.Request.BodyReader;
+        var read = await DocumentBodies.BufferAsync(body, context.RequestAborted).ConfigureAwait(false);
+        List<BatchOperation> operations;
+        try
+        {
+            operations = BatchParser.ParseCommands(read.Buffer, context.Documents);
+        }
+        finally
+        {
+            body.AdvanceTo(read.Buffer.End);
+        }
+
+        var command = new BatchCommand(operations, context.Documents);
+        if (operations.Count > 0)
+            await database.Merger.EnqueueAsync(command).ConfigureAwait(false);
+
+        var json = context.StartJson();
+        json.WriteStartObject();
+        json.WriteStartArray("Results");
+        for (var i = 0; i < operations.Count; i++)
+        {
+            var result = command.Results[i];
+            json.WriteStartObject();
+            if (result.Put is { } put)
+            {
+                json.WriteString("Type", "PUT");
+                json.WriteString("Id", put.Id);
+                json.WriteString("ChangeVector", put.ChangeVector);
+                json.WriteString("LastModified", put.LastModified);
+            }
+            else
+            {
+                json.WriteString("Type", "DELETE");
+                json.WriteString("Id", operations[i].Id);
+                json.WriteBoolean("Deleted", result.Deleted);
+            }
+            json.WriteEndObject();
+        }
+        json.WriteEndArray();
+        json.WriteEndObject();
+        await context.CompleteJsonAsync().ConfigureAwait(false);
+    }
+}

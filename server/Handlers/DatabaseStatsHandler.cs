@@ -1,0 +1,38 @@
+using Jackdaw.Server.Hosting;
+using Jackdaw.Server.Routing;
+
+namespace Jackdaw.Server.Handlers;
+
+/// <summary><c>GET /databases/*/stats</c>: counts, etags and sizes of one database.</summary>
+public sealed class DatabaseStatsHandler(ServerContext server) : HandlerBase(server)
+{
+    [Route("/databases/*/stats", "GET")]
+    public ValueTask Get(RequestContext context)
+    {
+        var database = Server.Databases.GetDatabase(context.GetCapture(0));
+        var storage = database.GetStorageStats();
+        using var reader = database.BeginRead();
+        var json = context.StartJson();
+        json.WriteStartObject();
+        json.WriteString("Name", database.Name);
+        json.WriteString("DatabaseId", database.DatabaseId);
+        json.WriteNumber("CountOfDocuments", reader.DocumentCount);
+        json.WriteNumber("CountOfTombstones", reader.TombstoneCount);
+        json.WriteNumber("LastDocEtag", database.LastEtag);
+        json.WriteStartObject("Collections");
+        foreach (var collection in reader.GetCollections())
+            json.WriteNumber(collection.Name, collection.Count);
+        json.WriteEndObject();
+        json.WriteNumber("CountOfIndexes", 0);
+        json.WriteStartArray("Indexes");
+        json.WriteEndArray();
+        json.WriteStartObject("Storage");
+        json.WriteNumber("DataFileBytes", storage.DataFileSize);
+        json.WriteNumber("JournalBytes", storage.JournalSize);
+        json.WriteEndObject();
+        json.WriteNumber("MergedTransactions", database.Merger.Transactions);
+        json.WriteNumber("MergedCommands", database.Merger.Commands);
+        json.WriteEndObject();
+        return context.CompleteJsonAsync();
+    }
+}

@@ -1,0 +1,209 @@
+using System.Buffers;
+using System.IO.Pipelines;
+using Jackdaw.Server.Documents;
+using Jackdaw.Server.Documents.Commands;
+using Jackdaw.Server.Hosting;
+using Jackdaw.Server.Http;
+using Jackdaw.Server.Routing;
+using Jackdaw.Storage.Blittable;
+
+namespace Jackdaw.Server.Handlers;
+
+/// <summary><c>/databases/*/docs</c>: load, page, check, store and delete documents.</summary>
+public sealed class DocsHandler(ServerContext server) : HandlerBase(server)
+{
+    /// <summary>Flush the response once this much is buffered, so large results stream out.</summary>
+    private const int FlushThreshold = 64 * 1024;
+    private const int DefaultPageSize = 25;
+    private const int MaxPageSize = 1024;
+
+    [Route("/databases/*/docs", "GET")]
+    public ValueTask Get(RequestContext context)
+    {
+        var database = Server.Databases.GetDatabase(context.GetCapture(0));
+        var query = new QueryParameters(context.Request.QueryString.Value);
+
+        var ids = new List<string>();
+        foreach (var parameter in query)
+        {
+            if (parameter.NameEquals("id"))
+                ids.Add(DocumentBodies.ValidateId(QueryParameters.Decode(parameter.RawValue)));
+        }
+
+        if (ids.Count == 1)
+            return GetOneAsync(context, database, ids[0]);
+        if (ids.Count > 1)
+            return GetManyAsync(context, database, ids);
+
+        var start = query.GetInt32("start", 0);
+        var pageSize = query.GetInt32("pageSize", DefaultPageSize, 0, MaxPageSize);
+        var startsWith = query.GetString("startsWith");
+        List<byte[]> keys;
+        using (var reader = database.BeginRead())
+        {
+            keys = startsWith is null
+                ? reader.KeysByEtagDescending(start, pageSize)
+                : reader.KeysStartingWith(startsWith, start, pageSize);
+        }
+        return WriteKeysAsync(context, database, keys);
+    }
+
+    [Route("/databases/*/docs", "HEAD")]
+    public ValueTask Head(RequestContext context)
+    {
+        var database = Server.Databases.GetDatabase(context.GetCapture(0));
+        var id = DocumentBodies.ValidateId(new QueryParameters(context.Request.QueryString.Value).GetString("id"));
+        using var reader = database.BeginRead();
+        if (!reader.TryGet(id, out var record))
+        {
+            context.Response.StatusCode = StatusCodes.Status404NotFound;
+            return ValueTask.CompletedTask;
+        }
+        var changeVector = ChangeVectors.Format(record.Etag, database.DatabaseId);
+        context.Response.Headers.ETag = Quote(changeVector);
+        context.Response.StatusCode = NotModified(context, changeVector) ? StatusCodes.Status304NotModified : StatusCodes.Status200OK;
+        return ValueTask.CompletedTask;
+    }
+
+    [Route("/databases/*/docs", "PUT")]
+    public async ValueTask Put(RequestContext context)
+    {
+        var database = Server.Databases.GetDatabase(context.GetCapture(0));
+        var id = DocumentBodies.ValidateId(new QueryParameters(context.Request.QueryString.Value).GetString("id"));
+        var expected = IfMatch(context);
+        var document = await DocumentBodies.ParseAsync(context.Request.BodyReader, context.Documents, context.RequestAborted).ConfigureAwait(false);
+        var put = new DocumentToPut(id, document, DocumentBodies.GetCollection(document), expected);
+
+        var command = new PutDocumentCommand(put, context.Documents);
+        await database.Merger.EnqueueAsync(command).ConfigureAwait(false);
+
+        var result = command.Result;
+        context.Response.Headers.ETag = Quote(result.ChangeVector);
+        var json = context.StartJson(StatusCodes.Status201Created);
+        json.WriteStartObject();
+        json.WriteString("Id", result.Id);
+        json.WriteString("ChangeVector", result.ChangeVector);
+        json.WriteEndObject();
+        await context.CompleteJsonAsync().ConfigureAwait(false);
+    }
+
+    [Route("/databases/*/docs", "DELETE")]
+    public async ValueTask Delete(RequestContext context)
+    {
+        var database = Server.Databases.GetDatabase(context.GetCapture(0));
+        var id = DocumentBodies.ValidateId(new QueryParameters(context.Request.QueryString.Value).GetString("id"));
+        await database.Merger.EnqueueAsync(new DeleteDocumentCommand(id, IfMatch(context))).ConfigureAwait(false);
+        context.Response.StatusCode = StatusCodes.Status204NoContent;
+    }
+
+    private static async ValueTask GetOneAsync(RequestContext context, DocumentDatabase database, string id)
+    {
+        var output = context.Response.BodyWriter;
+        using (var reader = database.BeginRead())
+        {
+            if (!WriteSingle(context, reader, id))
+                return;
+        }
+        await output.FlushAsync(context.RequestAborted).ConfigureAwait(false);
+    }
+
+    /// <summary>Writes <c>{"Results":[doc],"Includes":{}}</c>; false when nothing more is to be sent (304).</summary>
+    private static bool WriteSingle(RequestContext context, DocumentsReader reader, string id)
+    {
+        if (!reader.TryGet(id, out var record))
+            throw HttpErrorException.NotFound(ErrorTypes.DocumentDoesNotExist, $"Document '{id}' does not exist.");
+        var changeVector = ChangeVectors.Format(record.Etag, reader.Database.DatabaseId);
+        var response = context.Response;
+        response.Headers.ETag = Quote(changeVector);
+        if (NotModified(context, changeVector))
+        {
+            response.StatusCode = StatusCodes.Status304NotModified;
+            return false;
+        }
+        response.StatusCode = StatusCodes.Status200OK;
+        response.ContentType = JsonErrors.JsonContentType;
+        var output = response.BodyWriter;
+        output.Write("{\"Results\":["u8);
+        BlittableJsonWriter.WriteTo(record.Document, output);
+        output.Write("],\"Includes\":{}}"u8);
+        return true;
+    }
+
+    private static async ValueTask GetManyAsync(RequestContext context, DocumentDatabase database, List<string> ids)
+    {
+        var response = context.Response;
+        response.StatusCode = StatusCodes.Status200OK;
+        response.ContentType = JsonErrors.JsonContentType;
+        var output = response.BodyWriter;
+        output.Write("{\"Results\":["u8);
+        using (var reader = database.BeginRead())
+        {
+            for (var i = 0; i < ids.Count; i++)
+            {
+                if (i > 0)
+                    output.Write(","u8);
+                WriteById(reader, ids[i], output);
+                if (output.UnflushedBytes >= FlushThreshold)
+                    await output.FlushAsync(context.RequestAborted).ConfigureAwait(false);
+            }
+        }
+        output.Write("],\"Includes\":{}}"u8);
+        await output.FlushAsync(context.RequestAborted).ConfigureAwait(false);
+    }
+
+    private static async ValueTask WriteKeysAsync(RequestContext context, DocumentDatabase database, List<byte[]> keys)
+    {
+        var response = context.Response;
+        response.StatusCode = StatusCodes.Status200OK;
+        response.ContentType = JsonErrors.JsonContentType;
+        var output = response.BodyWriter;
+        output.Write("{\"Results\":["u8);
+        using (var reader = database.BeginRead())
+        {
+            var first = true;
+            foreach (var key in keys)
+            {
+                if (!WriteByKey(reader, key, output, first))
+                    continue;
+                first = false;
+                if (output.UnflushedBytes >= FlushThreshold)
+                    await output.FlushAsync(context.RequestAborted).ConfigureAwait(false);
+            }
+        }
+        output.Write("],\"Includes\":{}}"u8);
+        await output.FlushAsync(context.RequestAborted).ConfigureAwait(false);
+    }
+
+    private static void WriteById(DocumentsReader reader, string id, PipeWriter output)
+    {
+        if (reader.TryGet(id, out var record))
+            BlittableJsonWriter.WriteTo(record.Document, output);
+        else
+            output.Write("null"u8);
+    }
+
+    /// <summary>Writes the document stored under <paramref name="key"/>, preceded by a comma unless first.</summary>
+    internal static bool WriteByKey(DocumentsReader reader, ReadOnlySpan<byte> key, PipeWriter output, bool first)
+    {
+        if (!reader.TryGetByKey(key, out var record))
+            return false;
+        if (!first)
+            output.Write(","u8);
+        BlittableJsonWriter.WriteTo(record.Document, output);
+        return true;
+    }
+
+    private static string? IfMatch(RequestContext context)
+    {
+        var value = context.Request.Headers.IfMatch;
+        return value.Count == 0 ? null : value.ToString();
+    }
+
+    private static bool NotModified(RequestContext context, string changeVector)
+    {
+        var value = context.Request.Headers.IfNoneMatch;
+        return value.Count > 0 && ChangeVectors.Matches(value.ToString(), changeVector);
+    }
+
+    private static string Quote(string changeVector) => string.Concat("\"", changeVector, "\"");
+}

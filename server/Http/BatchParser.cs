@@ -1,0 +1,186 @@
+using System.Buffers;
+using System.Text.Json;
+using Jackdaw.Server.Documents.Commands;
+using Jackdaw.Storage.Blittable;
+
+namespace Jackdaw.Server.Http;
+
+/// <summary>
+/// Reads the commands of a <c>bulk_docs</c> body, <c>{"Commands":[{"Type":"PUT","Id":…,"Document":{…},"ChangeVector":…}, {"Type":"DELETE",…}]}</c>,
+/// and the lines of a <c>bulk_insert</c> stream, <c>{"Id":…,"Document":{…}}</c>. The envelope is
+/// tokenized with <see cref="Utf8JsonReader"/>; each <c>Document</c> is parsed straight from its
+/// slice of the body into a disk-mode blittable, never through a string or <see cref="JsonDocument"/>.
+/// </summary>
+public static class BatchParser
+{
+    private static readonly JsonReaderOptions ReaderOptions = new() { MaxDepth = 512 };
+
+    public static List<BatchOperation> ParseCommands(ReadOnlySequence<byte> body, JsonOperationContext context)
+    {
+        if (body.IsEmpty)
+            throw HttpErrorException.BadRequest("The request body is empty; send {\"Commands\":[...]}.");
+        var reader = new Utf8JsonReader(body, ReaderOptions);
+        Read(ref reader);
+        if (reader.TokenType != JsonTokenType.StartObject)
+            throw HttpErrorException.BadRequest("The body must be a JSON object: {\"Commands\":[...]}.");
+
+        List<BatchOperation>? operations = null;
+        while (Read(ref reader) && reader.TokenType == JsonTokenType.PropertyName)
+        {
+            if (reader.ValueTextEquals("Commands"u8))
+            {
+                Read(ref reader);
+                if (reader.TokenType != JsonTokenType.StartArray)
+                    throw HttpErrorException.BadRequest("'Commands' must be an array.");
+                operations = [];
+                while (Read(ref reader) && reader.TokenType != JsonTokenType.EndArray)
+                    operations.Add(ParseCommand(ref reader, body, context, operations.Count));
+            }
+            else
+            {
+                Read(ref reader);
+                reader.Skip();
+            }
+        }
+        if (Read(ref reader))
+            throw HttpErrorException.BadRequest($"Unexpected data after the end of the body at byte {reader.TokenStartIndex}.");
+        if (operations is null)
+            throw HttpErrorException.BadRequest("The body has no 'Commands' array.");
+        return operations;
+    }
+
+    /// <summary>Parses one <c>bulk_insert</c> line, <c>{"Id":…,"Document":{…}}</c>.</summary>
+    public static DocumentToPut ParseInsertLine(ReadOnlySequence<byte> line, JsonOperationContext context, long lineNumber)
+    {
+        var reader = new Utf8JsonReader(line, ReaderOptions);
+        Read(ref reader);
+        if (reader.TokenType != JsonTokenType.StartObject)
+            throw HttpErrorException.BadRequest($"Line {lineNumber} is not a JSON object {{\"Id\":...,\"Document\":{{...}}}}.");
+        string? id = null;
+        BlittableDocument? document = null;
+        while (Read(ref reader) && reader.TokenType == JsonTokenType.PropertyName)
+        {
+            if (reader.ValueTextEquals("Id"u8))
+            {
+                Read(ref reader);
+                id = reader.TokenType == JsonTokenType.String ? reader.GetString() : throw HttpErrorException.BadRequest($"Line {lineNumber}: 'Id' must be a string.");
+            }
+            else if (reader.ValueTextEquals("Document"u8))
+            {
+                document = ParseDocument(ref reader, line, context, $"Line {lineNumber}");
+            }
+            else
+            {
+                Read(ref reader);
+                reader.Skip();
+            }
+        }
+        if (Read(ref reader))
+            throw HttpErrorException.BadRequest($"Line {lineNumber}: unexpected data after the object.");
+        if (document is not { } doc)
+            throw HttpErrorException.BadRequest($"Line {lineNumber} has no 'Document' object.");
+        id = Validate(id, $"Line {lineNumber}");
+        return new DocumentToPut(id, doc, DocumentBodies.GetCollection(doc), null);
+    }
+
+    private static BatchOperation ParseCommand(ref Utf8JsonReader reader, ReadOnlySequence<byte> body, JsonOperationContext context, int index)
+    {
+        var where = $"Command {index}";
+        if (reader.TokenType != JsonTokenType.StartObject)
+            throw HttpErrorException.BadRequest($"{where} must be a JSON object.");
+        string? type = null, id = null, changeVector = null;
+        BlittableDocument? document = null;
+        while (Read(ref reader) && reader.TokenType == JsonTokenType.PropertyName)
+        {
+            if (reader.ValueTextEquals("Type"u8))
+            {
+                type = ReadString(ref reader, where, "Type");
+            }
+            else if (reader.ValueTextEquals("Id"u8))
+            {
+                id = ReadString(ref reader, where, "Id");
+            }
+            else if (reader.ValueTextEquals("ChangeVector"u8))
+            {
+                changeVector = ReadString(ref reader, where, "ChangeVector");
+            }
+            else if (reader.ValueTextEquals("Document"u8))
+            {
+                document = ParseDocument(ref reader, body, context, where);
+            }
+            else
+            {
+                Read(ref reader);
+                reader.Skip();
+            }
+        }
+
+        id = Validate(id, where);
+        switch (type)
+        {
+            case "PUT":
+                if (document is not { } doc)
+                    throw HttpErrorException.BadRequest($"{where} (PUT '{id}') has no 'Document' object.");
+                return new BatchOperation(id, new DocumentToPut(id, doc, DocumentBodies.GetCollection(doc), changeVector), changeVector);
+            case "DELETE":
+                return new BatchOperation(id, null, changeVector);
+            case null:
+                throw HttpErrorException.BadRequest($"{where} has no 'Type'; use \"PUT\" or \"DELETE\".");
+            default:
+                throw HttpErrorException.BadRequest($"{where} has an unknown Type '{type}'; use \"PUT\" or \"DELETE\".");
+        }
+    }
+
+    private static BlittableDocument ParseDocument(ref Utf8JsonReader reader, ReadOnlySequence<byte> body, JsonOperationContext context, string where)
+    {
+        Read(ref reader);
+        if (reader.TokenType != JsonTokenType.StartObject)
+            throw HttpErrorException.BadRequest($"{where}: 'Document' must be a JSON object.");
+        var start = reader.TokenStartIndex;
+        reader.Skip();
+        var slice = body.Slice(start, reader.BytesConsumed - start);
+        try
+        {
+            return context.Parse(slice, BlittableMode.Disk);
+        }
+        catch (BlittableParseException e)
+        {
+            throw HttpErrorException.BadRequest($"{where}: the document is invalid at byte {start + e.Position}: {e.Message}", e);
+        }
+    }
+
+    private static string? ReadString(ref Utf8JsonReader reader, string where, string property)
+    {
+        Read(ref reader);
+        return reader.TokenType switch
+        {
+            JsonTokenType.String => reader.GetString(),
+            JsonTokenType.Null => null,
+            _ => throw HttpErrorException.BadRequest($"{where}: '{property}' must be a string."),
+        };
+    }
+
+    private static string Validate(string? id, string where)
+    {
+        if (id is null)
+            throw HttpErrorException.BadRequest($"{where} has no 'Id'.");
+        if (Documents.DocumentIds.Validate(id) is { } problem)
+            throw HttpErrorException.BadRequest($"{where}: {problem}");
+        Span<byte> key = stackalloc byte[Documents.DocumentIds.MaxKeyBytes];
+        if (Documents.DocumentIds.GetKey(id, key) < 0)
+            throw HttpErrorException.BadRequest($"{where}: the document id is longer than {Documents.DocumentIds.MaxKeyBytes} bytes in UTF-8.");
+        return id;
+    }
+
+    private static bool Read(ref Utf8JsonReader reader)
+    {
+        try
+        {
+            return reader.Read();
+        }
+        catch (JsonException e)
+        {
+            throw HttpErrorException.BadRequest($"The body is not valid JSON: {e.Message}", e);
+        }
+    }
+}

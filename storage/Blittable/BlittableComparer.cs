@@ -1,0 +1,129 @@
+using System.Buffers;
+
+namespace Jackdaw.Storage.Blittable;
+
+/// <summary>Equality of documents for change detection: walks properties in insertion order, stops at the first difference.</summary>
+public static class BlittableComparer
+{
+    public static bool Equals(ReadOnlySpan<byte> a, ReadOnlySpan<byte> b)
+    {
+        if (a.SequenceEqual(b))
+        {
+            return true;
+        }
+
+        return ObjectsEqual(BlittableReader.Open(a), BlittableReader.Open(b), 0);
+    }
+
+    public static bool Equals(BlittableObject a, BlittableObject b) => ObjectsEqual(a, b, 0);
+
+    private static bool ObjectsEqual(BlittableObject a, BlittableObject b, int depth)
+    {
+        if (depth > BlittableFormat.MaxDepth)
+        {
+            BlittableFormat.ThrowFormat($"The document nests deeper than {BlittableFormat.MaxDepth} levels.");
+        }
+
+        var count = a.Count;
+        if (count != b.Count)
+        {
+            return false;
+        }
+
+        for (var i = 0; i < count; i++)
+        {
+            if (!a.GetNameAt(i).SequenceEqual(b.GetNameAt(i)) || !ValuesEqual(a.GetValueAt(i), b.GetValueAt(i), depth))
+            {
+                return false;
+            }
+        }
+
+        return true;
+    }
+
+    private static bool ValuesEqual(BlittableValue a, BlittableValue b, int depth)
+    {
+        var type = a.Type;
+        if (type != b.Type)
+        {
+            return false;
+        }
+
+        switch (type)
+        {
+            case BlittableToken.Null:
+            case BlittableToken.True:
+            case BlittableToken.False:
+                return true;
+            case BlittableToken.Integer:
+                a.TryGetInt64(out var x);
+                b.TryGetInt64(out var y);
+                return x == y;
+            case BlittableToken.Double:
+                a.TryGetNumberText(out var textA);
+                b.TryGetNumberText(out var textB);
+                return textA.SequenceEqual(textB);
+            case BlittableToken.Object:
+                return ObjectsEqual(a.GetObject(), b.GetObject(), depth + 1);
+            case BlittableToken.Array:
+                {
+                    var arrayA = a.GetArray();
+                    var arrayB = b.GetArray();
+                    if (arrayA.Length != arrayB.Length)
+                    {
+                        return false;
+                    }
+
+                    for (var i = 0; i < arrayA.Length; i++)
+                    {
+                        if (!ValuesEqual(arrayA[i], arrayB[i], depth + 1))
+                        {
+                            return false;
+                        }
+                    }
+
+                    return true;
+                }
+
+            default:
+                return StringsEqual(a, b);
+        }
+    }
+
+    private static bool StringsEqual(BlittableValue a, BlittableValue b)
+    {
+        var strA = StringValue.Read(a.Document, a.Position, a.StoredType);
+        var strB = StringValue.Read(b.Document, b.Position, b.StoredType);
+        if (strA.DecodedLength != strB.DecodedLength)
+        {
+            return false;
+        }
+
+        if (strA.Type == strB.Type)
+        {
+            // Same coder, same input: the same bytes (both coders are deterministic).
+            return strA.Payload.SequenceEqual(strB.Payload);
+        }
+
+        if (!strA.IsCompressed)
+        {
+            return b.ValueEquals(strA.Payload);
+        }
+
+        if (!strB.IsCompressed)
+        {
+            return a.ValueEquals(strB.Payload);
+        }
+
+        var rented = ArrayPool<byte>.Shared.Rent(strA.DecodedLength);
+        try
+        {
+            var n = strA.Decode(rented);
+            return b.ValueEquals(rented.AsSpan(0, n));
+        }
+        finally
+        {
+            ArrayPool<byte>.Shared.Return(rented);
+        }
+    }
+}

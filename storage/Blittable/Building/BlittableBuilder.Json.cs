@@ -1,0 +1,444 @@
+using System.Buffers;
+using System.Buffers.Text;
+using System.Globalization;
+using System.Runtime.CompilerServices;
+using System.Text.Json;
+using System.Text.Unicode;
+
+namespace Jackdaw.Storage.Blittable;
+
+// The JSON side of the builder: a Utf8JsonReader loop feeding the token API, whole or streaming.
+public sealed partial class BlittableBuilder
+{
+    private static readonly JsonReaderOptions ReaderOptions = new()
+    {
+        // Our own limit (BlittableFormat.MaxDepth) is checked first and reports TooDeep.
+        MaxDepth = BlittableFormat.MaxDepth + 8,
+        CommentHandling = JsonCommentHandling.Disallow,
+        AllowTrailingCommas = false,
+    };
+
+    private JsonReaderState _readerState;
+    private long _consumed;        // input bytes consumed by earlier Feed calls
+    private bool _sawToken;
+
+    private void ResetReaderState()
+    {
+        _readerState = new JsonReaderState(ReaderOptions);
+        _consumed = 0;
+        _sawToken = false;
+    }
+
+    internal BlittableDocument ParseWhole(ReadOnlySpan<byte> utf8Json)
+    {
+        var reader = new Utf8JsonReader(utf8Json, isFinalBlock: true, _readerState);
+        try
+        {
+            ReadTokens(ref reader);
+        }
+        catch (JsonException e)
+        {
+            Abandon();
+            throw Translate(e, ref reader, utf8Json.Length, isFinalBlock: true);
+        }
+        catch (InvalidOperationException e) when (e is not ObjectDisposedException)
+        {
+            Abandon();
+            throw new BlittableParseException(BlittableParseError.InvalidUtf8, reader.TokenStartIndex, "A string holds an escaped lone surrogate, which has no UTF-8 form", e);
+        }
+        catch
+        {
+            Abandon();
+            throw;
+        }
+
+        if (!_rootDone)
+        {
+            Abandon();
+            ThrowParse(BlittableParseError.Truncated, utf8Json.Length, "The JSON text ended before its root object was closed");
+        }
+
+        var rest = utf8Json.Slice((int)reader.BytesConsumed);
+        var garbage = IndexOfNonWhitespace(rest);
+        if (garbage >= 0)
+        {
+            Abandon();
+            ThrowParse(BlittableParseError.TrailingData, reader.BytesConsumed + garbage, "Data follows the root object");
+        }
+
+        return CompleteBuilt();
+    }
+
+    /// <summary>
+    /// Feeds the next part of the input. Returns how far the input was consumed: keep the rest and
+    /// pass it again, followed by more data (for a PipeReader: AdvanceTo(consumed, data.End)).
+    /// Pass <paramref name="isFinalBlock"/> true with the last data (possibly empty).
+    /// </summary>
+    public SequencePosition Feed(ReadOnlySequence<byte> data, bool isFinalBlock)
+    {
+        if (!_active)
+        {
+            throw new InvalidOperationException("No document is being built: call JsonOperationContext.StartParse first.");
+        }
+
+        if (_rootDone)
+        {
+            // Only whitespace may follow the root object.
+            var garbage = IndexOfNonWhitespace(data);
+            if (garbage >= 0)
+            {
+                Abandon();
+                ThrowParse(BlittableParseError.TrailingData, _consumed + garbage, "Data follows the root object");
+            }
+
+            _consumed += data.Length;
+            return data.End;
+        }
+
+        var reader = new Utf8JsonReader(data, isFinalBlock, _readerState);
+        try
+        {
+            ReadTokens(ref reader);
+        }
+        catch (JsonException e)
+        {
+            Abandon();
+            throw Translate(e, ref reader, _consumed + data.Length, isFinalBlock);
+        }
+        catch (InvalidOperationException e) when (e is not ObjectDisposedException)
+        {
+            Abandon();
+            throw new BlittableParseException(BlittableParseError.InvalidUtf8, _consumed + reader.TokenStartIndex, "A string holds an escaped lone surrogate, which has no UTF-8 form", e);
+        }
+        catch
+        {
+            Abandon();
+            throw;
+        }
+
+        _readerState = reader.CurrentState;
+        var consumed = reader.BytesConsumed;
+        if (_rootDone)
+        {
+            var rest = data.Slice(consumed);
+            var garbage = IndexOfNonWhitespace(rest);
+            if (garbage >= 0)
+            {
+                Abandon();
+                ThrowParse(BlittableParseError.TrailingData, _consumed + consumed + garbage, "Data follows the root object");
+            }
+
+            _consumed += data.Length;
+            return data.End;
+        }
+
+        if (isFinalBlock)
+        {
+            Abandon();
+            ThrowParse(BlittableParseError.Truncated, _consumed + data.Length, "The JSON text ended before its root object was closed");
+        }
+
+        _consumed += consumed;
+        return data.GetPosition(consumed);
+    }
+
+    /// <summary>Finishes a streaming parse; the root object must have been closed.</summary>
+    public BlittableDocument Complete()
+    {
+        if (!_active)
+        {
+            throw new InvalidOperationException("No document is being built: call JsonOperationContext.StartParse first.");
+        }
+
+        if (!_rootDone)
+        {
+            Abandon();
+            ThrowParse(BlittableParseError.Truncated, _consumed, "The JSON text ended before its root object was closed");
+        }
+
+        return CompleteBuilt();
+    }
+
+    private BlittableParseException Translate(JsonException e, ref Utf8JsonReader reader, long inputLength, bool isFinalBlock)
+    {
+        long position;
+        if (e.LineNumber == 0 && e.BytePositionInLine is { } inLine)
+        {
+            position = inLine;
+        }
+        else
+        {
+            position = _consumed + reader.BytesConsumed;
+        }
+
+        var error = BlittableParseError.InvalidJson;
+        if (isFinalBlock && position >= inputLength)
+        {
+            error = BlittableParseError.Truncated;
+        }
+        else if (e.Message.Contains("depth", StringComparison.OrdinalIgnoreCase) && reader.CurrentDepth >= BlittableFormat.MaxDepth)
+        {
+            error = BlittableParseError.TooDeep;
+        }
+
+        return new BlittableParseException(error, position, e.Message, e);
+    }
+
+    private void ReadTokens(ref Utf8JsonReader reader)
+    {
+        while (reader.Read())
+        {
+            switch (reader.TokenType)
+            {
+                case JsonTokenType.PropertyName:
+                    OnPropertyName(ref reader);
+                    break;
+                case JsonTokenType.String:
+                    OnString(ref reader);
+                    break;
+                case JsonTokenType.Number:
+                    OnNumber(ref reader);
+                    break;
+                case JsonTokenType.StartObject:
+                    if (_depth == 0)
+                    {
+                        if (_sawToken)
+                        {
+                            ThrowParse(BlittableParseError.TrailingData, Position(ref reader), "Data follows the root object");
+                        }
+
+                        _sawToken = true;
+                    }
+
+                    BeginObject(Position(ref reader));
+                    break;
+                case JsonTokenType.EndObject:
+                    EndObject();
+                    if (_depth == 0)
+                    {
+                        return;
+                    }
+
+                    break;
+                case JsonTokenType.StartArray:
+                    CheckInside(ref reader);
+                    BeginArray(Position(ref reader));
+                    break;
+                case JsonTokenType.EndArray:
+                    EndArray();
+                    break;
+                case JsonTokenType.True:
+                    CheckInside(ref reader);
+                    WriteBoolean(true);
+                    break;
+                case JsonTokenType.False:
+                    CheckInside(ref reader);
+                    WriteBoolean(false);
+                    break;
+                case JsonTokenType.Null:
+                    CheckInside(ref reader);
+                    WriteNull();
+                    break;
+                default:
+                    ThrowParse(BlittableParseError.InvalidJson, Position(ref reader), $"Unexpected token {reader.TokenType}");
+                    break;
+            }
+        }
+    }
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private long Position(ref Utf8JsonReader reader) => _consumed + reader.TokenStartIndex;
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private void CheckInside(ref Utf8JsonReader reader)
+    {
+        if (_depth == 0)
+        {
+            ThrowParse(BlittableParseError.NotAnObject, Position(ref reader), $"A document must be a JSON object, not {reader.TokenType}");
+        }
+    }
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private ReadOnlySpan<byte> GetUnescaped(ref Utf8JsonReader reader, out bool escaped)
+    {
+        escaped = reader.ValueIsEscaped;
+        if (!escaped && !reader.HasValueSequence)
+        {
+            return reader.ValueSpan;
+        }
+
+        return CopyUnescaped(ref reader);
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private ReadOnlySpan<byte> CopyUnescaped(ref Utf8JsonReader reader)
+    {
+        var length = reader.HasValueSequence ? reader.ValueSequence.Length : reader.ValueSpan.Length;
+        if (_scratch.Length < length)
+        {
+            _scratch = new byte[Math.Max(length, _scratch.Length * 2)];
+        }
+
+        var written = reader.CopyString(_scratch);
+        return _scratch.AsSpan(0, written);
+    }
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private void OnPropertyName(ref Utf8JsonReader reader)
+    {
+        var name = GetUnescaped(ref reader, out var escaped);
+        if (!Utf8.IsValid(name))
+        {
+            ThrowParse(BlittableParseError.InvalidUtf8, Position(ref reader), "A property name is not valid UTF-8");
+        }
+
+        PropertyName(name, escaped, Position(ref reader));
+    }
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private void OnString(ref Utf8JsonReader reader)
+    {
+        CheckInside(ref reader);
+        var value = GetUnescaped(ref reader, out var escaped);
+        if (!Utf8.IsValid(value))
+        {
+            ThrowParse(BlittableParseError.InvalidUtf8, Position(ref reader), "A string is not valid UTF-8");
+        }
+
+        WriteString(value, escaped);
+    }
+
+    private void OnNumber(ref Utf8JsonReader reader)
+    {
+        CheckInside(ref reader);
+        ReadOnlySpan<byte> text;
+        if (!reader.HasValueSequence)
+        {
+            text = reader.ValueSpan;
+        }
+        else
+        {
+            var sequence = reader.ValueSequence;
+            if (_scratch.Length < sequence.Length)
+            {
+                _scratch = new byte[Math.Max((int)sequence.Length, _scratch.Length * 2)];
+            }
+
+            sequence.CopyTo(_scratch);
+            text = _scratch.AsSpan(0, (int)sequence.Length);
+        }
+
+        if (TryParseCanonicalInteger(text, out var value))
+        {
+            WriteInteger(value);
+            return;
+        }
+
+        if (_mode == BlittableMode.Disk && !IsFiniteNumber(text))
+        {
+            ThrowParse(BlittableParseError.NumberOutOfRange, Position(ref reader), $"The number {System.Text.Encoding.ASCII.GetString(text)} is not a finite double");
+        }
+
+        WriteNumberText(text);
+    }
+
+    /// <summary>True for integer text that formats back to the same bytes (no '-0', fits a long).</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    internal static bool TryParseCanonicalInteger(ReadOnlySpan<byte> text, out long value)
+    {
+        value = 0;
+        var negative = text.Length > 0 && text[0] == (byte)'-';
+        var digits = negative ? text.Slice(1) : text;
+        if (digits.Length is 0 or > 18)
+        {
+            return digits.Length is 19 && TryParseLongSlow(text, out value);
+        }
+
+        long result = 0;
+        foreach (var c in digits)
+        {
+            var d = (uint)(c - '0');
+            if (d > 9)
+            {
+                return false;
+            }
+
+            result = (result * 10) + d;
+        }
+
+        if (negative && result == 0)
+        {
+            return false;
+        }
+
+        // JSON forbids leading zeros, so the text is the canonical form of the value.
+        value = negative ? -result : result;
+        return true;
+    }
+
+    private static bool TryParseLongSlow(ReadOnlySpan<byte> text, out long value)
+    {
+        foreach (var c in text)
+        {
+            if (c is (byte)'.' or (byte)'e' or (byte)'E')
+            {
+                value = 0;
+                return false;
+            }
+        }
+
+        return Utf8Parser.TryParse(text, out value, out var consumed) && consumed == text.Length;
+    }
+
+    internal static bool IsFiniteNumber(ReadOnlySpan<byte> text) =>
+        double.TryParse(text, NumberStyles.Float, CultureInfo.InvariantCulture, out var value) && double.IsFinite(value);
+
+    private static int IndexOfNonWhitespace(ReadOnlySpan<byte> span)
+    {
+        for (var i = 0; i < span.Length; i++)
+        {
+            if (span[i] is not ((byte)' ' or (byte)'\t' or (byte)'\r' or (byte)'\n'))
+            {
+                return i;
+            }
+        }
+
+        return -1;
+    }
+
+    private static long IndexOfNonWhitespace(ReadOnlySequence<byte> sequence)
+    {
+        long offset = 0;
+        foreach (var segment in sequence)
+        {
+            var index = IndexOfNonWhitespace(segment.Span);
+            if (index >= 0)
+            {
+                return offset + index;
+            }
+
+            offset += segment.Length;
+        }
+
+        return -1;
+    }
+    /// <summary>Writes one JSON value given as text (for patches) at the current position.</summary>
+    internal void WriteRawJsonValue(ReadOnlySpan<byte> utf8Json)
+    {
+        var reader = new Utf8JsonReader(utf8Json, isFinalBlock: true, new JsonReaderState(ReaderOptions));
+        var depth = _depth;
+        try
+        {
+            ReadTokens(ref reader);
+        }
+        catch (JsonException e)
+        {
+            throw new BlittableParseException(BlittableParseError.InvalidJson, e.BytePositionInLine ?? 0, "Invalid raw JSON in a patch: " + e.Message, e);
+        }
+
+        if (_depth != depth || reader.BytesConsumed == 0)
+        {
+            ThrowParse(BlittableParseError.InvalidJson, reader.BytesConsumed, "A raw JSON value in a patch is not one complete value");
+        }
+    }
+}

@@ -1,0 +1,604 @@
+using System.Buffers;
+using System.Diagnostics.CodeAnalysis;
+using System.Runtime.CompilerServices;
+
+namespace Jackdaw.Storage.Blittable;
+
+/// <summary>
+/// Writes a blittable document in one pass. Values go straight into the context's pooled buffer;
+/// each object or array keeps its entries on a shared stack until it ends, when its table is
+/// written after its values. Obtained from <see cref="JsonOperationContext"/>; reused.
+/// </summary>
+public sealed partial class BlittableBuilder
+{
+    private struct Frame
+    {
+        public bool IsObject;
+        public int EntryStart;
+        public long InputPosition;
+        public int NameIndex;        // the name keying this container in its parent object (-1 if none)
+        public long NameInputPosition;
+    }
+
+    private struct Entry
+    {
+        public int NameIndex;        // into _names (objects only)
+        public int ValuePosition;    // relative to the document start; -1 for values without bytes
+        public BlittableType Type;
+        public long InputPosition;   // of the property name, for duplicate errors
+    }
+
+    private static readonly SearchValues<byte> CharsToEscape = SearchValues.Create(
+        [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, (byte)'"', (byte)'\\']);
+
+    private readonly JsonOperationContext _context;
+    private readonly NameTable _names = new();
+    private byte[] _buffer = [];
+    private int _start;
+    private int _pos;            // absolute index in _buffer
+    private BlittableMode _mode;
+    private Frame[] _frames = new Frame[16];
+    private int _depth;
+    private Entry[] _entries = new Entry[64];
+    private int _entryCount;
+    private int[] _order = new int[64];
+    private int[] _escapes = new int[16];
+    private int _escapeCount;
+    private byte[] _scratch = new byte[256];
+    private byte[] _nameBuffer = new byte[1024];  // the names area, appended to the document at the end
+    private int _namePos;
+    private int _pendingName = -1;
+    private long _pendingNameInput;
+    private int _rootOffset;
+    private bool _active;
+    private bool _rootDone;
+
+    internal BlittableBuilder(JsonOperationContext context)
+    {
+        _context = context;
+    }
+
+    internal BlittableMode Mode => _mode;
+
+    internal bool RootDone => _rootDone;
+
+    internal int Depth => _depth;
+
+    internal void Start(BlittableMode mode)
+    {
+        if (_active)
+        {
+            Abandon();
+        }
+
+        _mode = mode;
+        _buffer = _context.BeginDocument(out _start);
+        _pos = _start + BlittableHeader.Size;
+        _depth = 0;
+        _entryCount = 0;
+        _pendingName = -1;
+        _rootOffset = 0;
+        _rootDone = false;
+        _active = true;
+        _names.Clear();
+        _namePos = 0;
+        ResetReaderState();
+    }
+
+    /// <summary>Drops a document in progress (its bytes are simply not committed).</summary>
+    internal void Abandon()
+    {
+        _active = false;
+        _buffer = [];
+    }
+
+    internal void ReleaseScratch()
+    {
+        _scratch = [];
+    }
+
+    internal BlittableDocument CompleteBuilt()
+    {
+        if (!_rootDone)
+        {
+            ThrowParse(BlittableParseError.Truncated, 0, "The document ended before its root object was closed.");
+        }
+
+        Ensure(_namePos);
+        var namesOffset = Relative;
+        _nameBuffer.AsSpan(0, _namePos).CopyTo(_buffer.AsSpan(_pos));
+        _pos += _namePos;
+        var length = _pos - _start;
+        var flags = _mode == BlittableMode.Disk ? BlittableHeader.DiskModeFlag : (byte)0;
+        BlittableHeader.Write(_buffer.AsSpan(_start), flags, length, _rootOffset, namesOffset);
+        var document = new BlittableDocument(_buffer, _start, length);
+        _context.EndDocument(_buffer, _start, length);
+        _active = false;
+        _buffer = [];
+        return document;
+    }
+
+    private Span<byte> Document => _buffer.AsSpan(_start, _pos - _start);
+
+    private int Relative => _pos - _start;
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private void Ensure(int bytes)
+    {
+        if (_buffer.Length - _pos < bytes)
+        {
+            Grow(bytes);
+        }
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private void Grow(int bytes)
+    {
+        if (!_active)
+        {
+            throw new InvalidOperationException("The builder is not building a document: start one with JsonOperationContext.StartParse.");
+        }
+
+        var length = _pos - _start;
+        var required = (long)length + bytes;
+        if (required > Array.MaxLength)
+        {
+            ThrowParse(BlittableParseError.TooLarge, 0, $"The document would exceed {Array.MaxLength} bytes.");
+        }
+
+        _buffer = _context.GrowDocument(_buffer, _start, length, (int)required);
+        _start = 0;
+        _pos = length;
+    }
+
+    // ---- token API (used by the JSON parser and by Modify) ----
+
+    internal void BeginObject(long inputPosition)
+    {
+        PushFrame(isObject: true, inputPosition);
+    }
+
+    internal void BeginArray(long inputPosition)
+    {
+        PushFrame(isObject: false, inputPosition);
+    }
+
+    private void PushFrame(bool isObject, long inputPosition)
+    {
+        if (_depth >= BlittableFormat.MaxDepth)
+        {
+            ThrowParse(BlittableParseError.TooDeep, inputPosition, $"Nesting is limited to {BlittableFormat.MaxDepth} levels.");
+        }
+
+        if (_depth == _frames.Length)
+        {
+            Array.Resize(ref _frames, _frames.Length * 2);
+        }
+
+        ref var frame = ref _frames[_depth++];
+        frame.IsObject = isObject;
+        frame.EntryStart = _entryCount;
+        frame.InputPosition = inputPosition;
+        frame.NameIndex = _pendingName;
+        frame.NameInputPosition = _pendingNameInput;
+        _pendingName = -1;
+    }
+
+    /// <summary>Registers the next property name (UTF-8, unescaped; <paramref name="mayNeedEscapes"/> if it came escaped).</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    internal void PropertyName(ReadOnlySpan<byte> name, bool mayNeedEscapes, long inputPosition)
+    {
+        var hash = NameTable.HashOf(name);
+        var found = _names.Find(name, hash, _nameBuffer);
+        if (found < 0)
+        {
+            found = AddName(name, mayNeedEscapes, hash, ~found);
+        }
+
+        _pendingName = found;
+        _pendingNameInput = inputPosition;
+    }
+
+    private int AddName(ReadOnlySpan<byte> name, bool mayNeedEscapes, uint hash, int slot)
+    {
+        FindEscapes(name, mayNeedEscapes);
+        var needed = (long)_namePos + 5 + name.Length + 5 + (_escapeCount * 5L);
+        if (needed > _nameBuffer.Length)
+        {
+            if (needed > Array.MaxLength / 2)
+            {
+                ThrowParse(BlittableParseError.TooLarge, 0, "The property names of one document exceed 1 GiB.");
+            }
+
+            Array.Resize(ref _nameBuffer, (int)Math.Max(needed, _nameBuffer.Length * 2L));
+        }
+
+        var position = _namePos;
+        var pos = BlittableFormat.WriteVarInt(_nameBuffer, _namePos, StringHeader(name.Length));
+        var dataPosition = pos;
+        name.CopyTo(_nameBuffer.AsSpan(pos));
+        _namePos = WriteEscapeList(_nameBuffer, pos + name.Length);
+        var entry = new NameTable.Name
+        {
+            Position = position,
+            DataPosition = dataPosition,
+            Length = name.Length,
+            SortKey = NameTable.SortKeyOf(name),
+            Hash = hash,
+        };
+        return _names.Add(slot, entry);
+    }
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private void AddEntry(BlittableType type, int valuePosition)
+    {
+        if (_entryCount == _entries.Length)
+        {
+            Array.Resize(ref _entries, _entries.Length * 2);
+        }
+
+        ref var entry = ref _entries[_entryCount++];
+        entry.NameIndex = _pendingName;
+        entry.ValuePosition = valuePosition;
+        entry.Type = type;
+        entry.InputPosition = _pendingNameInput;
+        _pendingName = -1;
+    }
+
+    internal void WriteNull() => AddEntry(BlittableType.Null, -1);
+
+    internal void WriteBoolean(bool value) => AddEntry(value ? BlittableType.True : BlittableType.False, -1);
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    internal void WriteInteger(long value)
+    {
+        Ensure(10);
+        var position = Relative;
+        _pos = BlittableFormat.WriteVarInt64(_buffer, _pos, BlittableFormat.ZigZag(value));
+        AddEntry(BlittableType.Integer, position);
+    }
+
+    /// <summary>Writes a non-integer number as its text (validated first in Disk mode by the caller).</summary>
+    internal void WriteNumberText(ReadOnlySpan<byte> text)
+    {
+        Ensure(5 + text.Length);
+        var position = Relative;
+        _pos = BlittableFormat.WriteVarInt(_buffer, _pos, (uint)text.Length);
+        text.CopyTo(_buffer.AsSpan(_pos));
+        _pos += text.Length;
+        AddEntry(BlittableType.Double, position);
+    }
+
+    /// <summary>Writes a string value (UTF-8, unescaped).</summary>
+    internal void WriteString(ReadOnlySpan<byte> value, bool mayNeedEscapes)
+    {
+        FindEscapes(value, mayNeedEscapes);
+        var position = Relative;
+        if (_mode == BlittableMode.Disk && value.Length >= StringCompression.MinLength && TryWriteCompressed(value))
+        {
+            AddEntry(_lastCompressedType, position);
+            return;
+        }
+
+        Ensure(5 + value.Length + 5 + (_escapeCount * 5));
+        _pos = BlittableFormat.WriteVarInt(_buffer, _pos, StringHeader(value.Length));
+        value.CopyTo(_buffer.AsSpan(_pos));
+        _pos = WriteEscapeList(_buffer, _pos + value.Length);
+        AddEntry(BlittableType.String, position);
+    }
+
+    private BlittableType _lastCompressedType;
+
+    private bool TryWriteCompressed(ReadOnlySpan<byte> value)
+    {
+        // Worst case we write the raw form; compressed output must be strictly smaller than that.
+        Ensure(10 + value.Length + 5 + (_escapeCount * 5));
+        var headerRoom = 10;
+        var destination = _buffer.AsSpan(_pos + headerRoom, value.Length);
+        var type = StringCompression.TryCompress(value, destination, out var written);
+        if (type == BlittableType.String)
+        {
+            return false;
+        }
+
+        // compressed length + decoded length + bytes must beat length + bytes.
+        var rawSize = VarIntSize(StringHeader(value.Length)) + value.Length;
+        var compressedSize = VarIntSize(StringHeader(written)) + (type == BlittableType.StringLz4 ? VarIntSize((uint)value.Length) : 0) + written;
+        if (compressedSize >= rawSize)
+        {
+            return false;
+        }
+
+        var headerPos = BlittableFormat.WriteVarInt(_buffer, _pos, StringHeader(written));
+        if (type == BlittableType.StringLz4)
+        {
+            headerPos = BlittableFormat.WriteVarInt(_buffer, headerPos, (uint)value.Length);
+        }
+
+        _buffer.AsSpan(_pos + headerRoom, written).CopyTo(_buffer.AsSpan(headerPos));
+        _pos = WriteEscapeList(_buffer, headerPos + written);
+        _lastCompressedType = type;
+        return true;
+    }
+
+    internal static int VarIntSize(uint value) => value < 0x80 ? 1 : value < 0x4000 ? 2 : value < 0x200000 ? 3 : value < 0x10000000 ? 4 : 5;
+
+    /// <summary>Copies an already encoded string (compressed or not) from another document.</summary>
+    internal void WriteEncodedString(BlittableType type, ReadOnlySpan<byte> encoded)
+    {
+        Ensure(encoded.Length);
+        var position = Relative;
+        encoded.CopyTo(_buffer.AsSpan(_pos));
+        _pos += encoded.Length;
+        AddEntry(type, position);
+    }
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private void FindEscapes(ReadOnlySpan<byte> value, bool mayNeedEscapes)
+    {
+        _escapeCount = 0;
+        if (mayNeedEscapes)
+        {
+            FindEscapesSlow(value);
+        }
+    }
+
+    private void FindEscapesSlow(ReadOnlySpan<byte> value)
+    {
+        var offset = 0;
+        while (true)
+        {
+            var index = value.Slice(offset).IndexOfAny(CharsToEscape);
+            if (index < 0)
+            {
+                return;
+            }
+
+            if (_escapeCount == _escapes.Length)
+            {
+                Array.Resize(ref _escapes, _escapes.Length * 2);
+            }
+
+            _escapes[_escapeCount++] = offset + index;
+            offset += index + 1;
+        }
+    }
+
+    /// <summary>String length header: length shifted left, low bit set when an escape list follows.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private uint StringHeader(int length) => ((uint)length << 1) | (_escapeCount > 0 ? 1u : 0u);
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private int WriteEscapeList(byte[] buffer, int pos)
+    {
+        if (_escapeCount == 0)
+        {
+            return pos;
+        }
+
+        return WriteEscapeListSlow(buffer, pos);
+    }
+
+    private int WriteEscapeListSlow(byte[] buffer, int pos)
+    {
+        pos = BlittableFormat.WriteVarInt(buffer, pos, (uint)_escapeCount);
+        var previous = 0;
+        for (var i = 0; i < _escapeCount; i++)
+        {
+            pos = BlittableFormat.WriteVarInt(buffer, pos, (uint)(_escapes[i] - previous));
+            previous = _escapes[i];
+        }
+
+        return pos;
+    }
+
+    internal void EndObject()
+    {
+        ref var frame = ref _frames[--_depth];
+        var start = frame.EntryStart;
+        var count = _entryCount - start;
+        var tablePosition = Relative;
+        var nameIndex = frame.NameIndex;
+        var nameInput = frame.NameInputPosition;
+
+        // The widest offsets decide the entry widths.
+        var maxBack = 0;
+        var maxName = 0;
+        for (var i = start; i < _entryCount; i++)
+        {
+            ref var entry = ref _entries[i];
+            var nameOffset = _names[entry.NameIndex].Position;
+            if (nameOffset > maxName)
+            {
+                maxName = nameOffset;
+            }
+
+            if (entry.ValuePosition >= 0 && tablePosition - entry.ValuePosition > maxBack)
+            {
+                maxBack = tablePosition - entry.ValuePosition;
+            }
+        }
+
+        var valueCode = BlittableFormat.WidthCodeFor((uint)maxBack);
+        var valueWidth = BlittableFormat.WidthOf(valueCode);
+        var nameCode = BlittableFormat.WidthCodeFor((uint)maxName);
+        var nameWidth = BlittableFormat.WidthOf(nameCode);
+        var orderCode = BlittableFormat.WidthCodeFor((uint)Math.Max(count - 1, 0));
+        var orderWidth = BlittableFormat.WidthOf(orderCode);
+        Ensure(6 + (count * (nameWidth + valueWidth + 1 + orderWidth)));
+        var buffer = _buffer;
+        var pos = _pos;
+        buffer[pos++] = (byte)(BlittableFormat.ObjectTag | (orderCode << 4) | (nameCode << 2) | valueCode);
+        pos = BlittableFormat.WriteVarInt(buffer, pos, (uint)count);
+        for (var i = start; i < _entryCount; i++)
+        {
+            ref var entry = ref _entries[i];
+            BlittableFormat.WriteWidth(buffer, pos, nameWidth, _names[entry.NameIndex].Position);
+            pos += nameWidth;
+            BlittableFormat.WriteWidth(buffer, pos, valueWidth, entry.ValuePosition < 0 ? 0 : tablePosition - entry.ValuePosition);
+            pos += valueWidth;
+            buffer[pos++] = (byte)entry.Type;
+        }
+
+        var order = SortByName(start, count);
+        for (var i = 0; i < count; i++)
+        {
+            BlittableFormat.WriteWidth(buffer, pos, orderWidth, order[i]);
+            pos += orderWidth;
+        }
+
+        _pos = pos;
+        _entryCount = start;
+        CloseContainer(BlittableType.Object, tablePosition, nameIndex, nameInput);
+    }
+
+    internal void EndArray()
+    {
+        ref var frame = ref _frames[--_depth];
+        var start = frame.EntryStart;
+        var count = _entryCount - start;
+        var tablePosition = Relative;
+        var nameIndex = frame.NameIndex;
+        var nameInput = frame.NameInputPosition;
+        var maxBack = 0;
+        for (var i = start; i < _entryCount; i++)
+        {
+            ref var entry = ref _entries[i];
+            if (entry.ValuePosition >= 0 && tablePosition - entry.ValuePosition > maxBack)
+            {
+                maxBack = tablePosition - entry.ValuePosition;
+            }
+        }
+
+        var widthCode = BlittableFormat.WidthCodeFor((uint)maxBack);
+        var width = BlittableFormat.WidthOf(widthCode);
+        Ensure(6 + (count * (width + 1)));
+        var buffer = _buffer;
+        var pos = _pos;
+        buffer[pos++] = (byte)(BlittableFormat.ArrayTag | widthCode);
+        pos = BlittableFormat.WriteVarInt(buffer, pos, (uint)count);
+        for (var i = start; i < _entryCount; i++)
+        {
+            ref var entry = ref _entries[i];
+            BlittableFormat.WriteWidth(buffer, pos, width, entry.ValuePosition < 0 ? 0 : tablePosition - entry.ValuePosition);
+            pos += width;
+            buffer[pos++] = (byte)entry.Type;
+        }
+
+        _pos = pos;
+        _entryCount = start;
+        CloseContainer(BlittableType.Array, tablePosition, nameIndex, nameInput);
+    }
+
+    private void CloseContainer(BlittableType type, int tablePosition, int nameIndex, long nameInput)
+    {
+        if (_depth == 0)
+        {
+            _rootOffset = tablePosition;
+            _rootDone = true;
+            return;
+        }
+
+        _pendingName = nameIndex;
+        _pendingNameInput = nameInput;
+        AddEntry(type, tablePosition);
+    }
+
+    /// <summary>Sorts the object's entries by name; throws on a duplicate name.</summary>
+    private Span<int> SortByName(int start, int count)
+    {
+        if (_order.Length < count)
+        {
+            _order = new int[Math.Max(count, _order.Length * 2)];
+        }
+
+        var order = _order.AsSpan(0, count);
+        for (var i = 0; i < count; i++)
+        {
+            order[i] = i;
+        }
+
+        var comparer = new EntryComparer(_entries, start, _names, _nameBuffer, 0);
+        if (count <= 24)
+        {
+            for (var i = 1; i < count; i++)
+            {
+                var item = order[i];
+                var j = i - 1;
+                while (j >= 0 && comparer.Compare(order[j], item) > 0)
+                {
+                    order[j + 1] = order[j];
+                    j--;
+                }
+
+                order[j + 1] = item;
+            }
+        }
+        else
+        {
+            order.Sort(comparer);
+        }
+
+        for (var i = 1; i < count; i++)
+        {
+            if (_entries[start + order[i]].NameIndex == _entries[start + order[i - 1]].NameIndex)
+            {
+                var later = Math.Max(order[i], order[i - 1]);
+                ThrowDuplicate(start + later);
+            }
+        }
+
+        return order;
+    }
+
+    [DoesNotReturn]
+    private void ThrowDuplicate(int entryIndex)
+    {
+        ref var entry = ref _entries[entryIndex];
+        ref var name = ref _names[entry.NameIndex];
+        var text = System.Text.Encoding.UTF8.GetString(_nameBuffer, name.DataPosition, name.Length);
+        ThrowParse(BlittableParseError.DuplicateProperty, entry.InputPosition, $"The property \"{text}\" appears twice in one object");
+    }
+
+    private readonly struct EntryComparer : IComparer<int>
+    {
+        private readonly Entry[] _entries;
+        private readonly int _start;
+        private readonly NameTable _names;
+        private readonly byte[] _buffer;
+        private readonly int _documentStart;
+
+        public EntryComparer(Entry[] entries, int start, NameTable names, byte[] buffer, int documentStart)
+        {
+            _entries = entries;
+            _start = start;
+            _names = names;
+            _buffer = buffer;
+            _documentStart = documentStart;
+        }
+
+        public int Compare(int x, int y)
+        {
+            var a = _entries[_start + x].NameIndex;
+            var b = _entries[_start + y].NameIndex;
+            if (a == b)
+            {
+                return 0;
+            }
+
+            ref var nameA = ref _names[a];
+            ref var nameB = ref _names[b];
+            if (nameA.SortKey != nameB.SortKey)
+            {
+                return nameA.SortKey < nameB.SortKey ? -1 : 1;
+            }
+
+            return _buffer.AsSpan(_documentStart + nameA.DataPosition, nameA.Length)
+                .SequenceCompareTo(_buffer.AsSpan(_documentStart + nameB.DataPosition, nameB.Length));
+        }
+    }
+
+    [DoesNotReturn]
+    internal static void ThrowParse(BlittableParseError error, long position, string message) =>
+        throw new BlittableParseException(error, position, message);
+}

@@ -1,0 +1,69 @@
+using K4os.Compression.LZ4;
+
+namespace Jackdaw.Storage.Blittable;
+
+/// <summary>
+/// Disk-mode string compression: the shared-dictionary coder for short text, LZ4 for strings of
+/// <see cref="Lz4Threshold"/> bytes or more; the smallest result wins, and the caller keeps the raw
+/// form unless the compressed one is strictly smaller.
+/// </summary>
+internal static class StringCompression
+{
+    /// <summary>Strings shorter than this are never worth a compressed header.</summary>
+    public const int MinLength = 4;
+
+    public const int Lz4Threshold = 128;
+
+    /// <summary>Upper bound of decoded/encoded size for both coders (LZ4 tops out near 255).</summary>
+    public const int MaxExpansion = 256;
+
+    /// <summary>Compresses into <paramref name="destination"/> (as long as the input); returns String when nothing smaller was found.</summary>
+    public static BlittableType TryCompress(ReadOnlySpan<byte> value, Span<byte> destination, out int written)
+    {
+        written = 0;
+        var best = BlittableType.String;
+        var bestSize = value.Length;
+        var dictionarySize = ShortStringCodec.TryEncode(value, destination);
+        if (dictionarySize > 0 && dictionarySize < bestSize)
+        {
+            best = BlittableType.StringDictionary;
+            bestSize = dictionarySize;
+        }
+
+        if (value.Length >= Lz4Threshold)
+        {
+            Span<byte> lz4 = value.Length <= 4096 ? stackalloc byte[value.Length] : new byte[value.Length];
+            var lz4Size = LZ4Codec.Encode(value, lz4, LZ4Level.L00_FAST);
+            if (lz4Size > 0 && lz4Size < bestSize)
+            {
+                lz4.Slice(0, lz4Size).CopyTo(destination);
+                best = BlittableType.StringLz4;
+                bestSize = lz4Size;
+            }
+        }
+
+        written = best == BlittableType.String ? 0 : bestSize;
+        return best;
+    }
+
+    /// <summary>Decodes exactly destination.Length bytes; throws <see cref="BlittableFormatException"/> when the data is corrupt.</summary>
+    public static int Decompress(BlittableType type, ReadOnlySpan<byte> payload, Span<byte> destination)
+    {
+        int decoded;
+        if (type == BlittableType.StringLz4)
+        {
+            decoded = LZ4Codec.Decode(payload, destination);
+        }
+        else
+        {
+            decoded = ShortStringCodec.Decode(payload, destination);
+        }
+
+        if (decoded != destination.Length)
+        {
+            BlittableFormat.ThrowFormat($"A compressed string ({type}, {payload.Length} bytes) does not decode to its stated {destination.Length} bytes.");
+        }
+
+        return decoded;
+    }
+}

@@ -1,0 +1,361 @@
+using System.Buffers.Binary;
+using System.Diagnostics.CodeAnalysis;
+using System.Runtime.CompilerServices;
+using System.Runtime.InteropServices;
+
+namespace Jackdaw.Storage.Blittable;
+
+// A blittable document, version 1. All integers are little-endian; "varint" is unsigned LEB128
+// (7 bits per byte, high bit = more follows, at most 5 bytes for 32-bit values, 10 for 64-bit).
+//
+//   +--------------------+ 0
+//   | BlittableHeader    |   16 bytes, see below
+//   +--------------------+ 16
+//   | values             |   written depth-first in input order: each value is written before the
+//   | ...                |   table of the object or array that holds it
+//   | root object table  |   the root table is the last value written
+//   +--------------------+ NamesOffset
+//   | property names     |   each distinct name once, as a String (below), in order of first use
+//   +--------------------+ TotalLength
+//
+// A table refers to its values by *backward* distance, so a value always lies at a lower position
+// than its container: a reader can never loop. Names are referred to by their offset in the names
+// area, which keeps those offsets (and so the table entries) small.
+//
+// Values (the type lives in the container's entry, not beside the value):
+//   Null, True, False    no bytes (back distance 0)
+//   Integer              varint of the zig-zag encoded long
+//   Double               varint length, ASCII number text exactly as given in the input
+//   String               varint (length << 1 | E), UTF-8 bytes (unescaped), EscapeList if E
+//   StringDictionary     varint (compressed length << 1 | E), bytes (ShortStringCodec), EscapeList if E
+//                        (the decoded length is a cheap scan of the codes, so it is not stored)
+//   StringLz4            varint (compressed length << 1 | E), varint decoded length, bytes (LZ4 block), EscapeList if E
+//   Object               an ObjectTable (below)
+//   Array                an ArrayTable (below)
+//   EscapeList           varint count, then count varints: distance of each byte that must be escaped
+//                        when written as JSON (< 0x20, '"', '\') from the previous one (first: from 0)
+//
+// ObjectTable:
+//   +-------+---------+------------------------------------------------+----------------------+
+//   | flags | count   | count entries, insertion order                 | count sorted indexes |
+//   | 1 B   | varint  | nameOffset(N) valueBack(V) type(1)             | (P bytes each)       |
+//   +-------+---------+------------------------------------------------+----------------------+
+//   flags: bits 0-1 V code, bits 2-3 N code, bits 4-5 P code (code 0 = 1 byte, 1 = 2, 2 = 4),
+//          bits 6-7 = 01 (ObjectTag). The sorted indexes list the entries by name (ordinal UTF-8
+//          byte order) for binary search; the entries themselves stay in insertion order.
+//
+// ArrayTable:
+//   +-------+---------+---------------------------------------------+
+//   | flags | count   | count entries: valueBack(V) type(1)         |
+//   +-------+---------+---------------------------------------------+
+//   flags: bits 0-1 V code, bits 2-5 zero, bits 6-7 = 10 (ArrayTag).
+
+//  Offset  Size  Field
+//  ------  ----  -----------------------------------------------------------
+//   0      1     Magic       0xB7
+//   1      1     Version     1 (bumped on any layout change)
+//   2      1     Flags       bit 0: built in Disk mode (strings may be compressed)
+//   3      1     Reserved    0
+//   4      4     TotalLength int32, bytes of the whole document including this header
+//   8      4     RootOffset  int32, position of the root ObjectTable
+//  12      4     NamesOffset int32, position of the names area
+[StructLayout(LayoutKind.Explicit, Size = Size)]
+internal struct BlittableHeader
+{
+    public const int Size = 16;
+    public const byte MagicValue = 0xB7;
+    public const byte CurrentVersion = 1;
+    public const byte DiskModeFlag = 1;
+
+    [FieldOffset(0)] public byte Magic;
+    [FieldOffset(1)] public byte Version;
+    [FieldOffset(2)] public byte Flags;
+    [FieldOffset(3)] public byte Reserved;
+    [FieldOffset(4)] public int TotalLength;
+    [FieldOffset(8)] public int RootOffset;
+    [FieldOffset(12)] public int NamesOffset;
+
+    public static void Write(Span<byte> destination, byte flags, int totalLength, int rootOffset, int namesOffset)
+    {
+        destination[0] = MagicValue;
+        destination[1] = CurrentVersion;
+        destination[2] = flags;
+        destination[3] = 0;
+        BinaryPrimitives.WriteInt32LittleEndian(destination.Slice(4), totalLength);
+        BinaryPrimitives.WriteInt32LittleEndian(destination.Slice(8), rootOffset);
+        BinaryPrimitives.WriteInt32LittleEndian(destination.Slice(12), namesOffset);
+    }
+
+    public static BlittableHeader Read(ReadOnlySpan<byte> document)
+    {
+        if (document.Length < Size)
+        {
+            BlittableFormat.ThrowFormat($"A blittable document has at least {Size} bytes; got {document.Length}.");
+        }
+
+        return new BlittableHeader
+        {
+            Magic = document[0],
+            Version = document[1],
+            Flags = document[2],
+            Reserved = document[3],
+            TotalLength = BinaryPrimitives.ReadInt32LittleEndian(document.Slice(4)),
+            RootOffset = BinaryPrimitives.ReadInt32LittleEndian(document.Slice(8)),
+            NamesOffset = BinaryPrimitives.ReadInt32LittleEndian(document.Slice(12)),
+        };
+    }
+}
+
+/// <summary>Type byte of an entry in an object or array table.</summary>
+internal enum BlittableType : byte
+{
+    Null = 0,
+    True = 1,
+    False = 2,
+    Integer = 3,
+    Double = 4,
+    String = 5,
+    StringDictionary = 6,
+    StringLz4 = 7,
+    Object = 8,
+    Array = 9,
+}
+
+internal static class BlittableFormat
+{
+    public const int MaxDepth = 256;
+    public const byte ObjectTag = 0x40;
+    public const byte ArrayTag = 0x80;
+    public const byte TagMask = 0xC0;
+    public const int MaxTypeValue = (int)BlittableType.Array;
+
+    public static BlittableToken ToToken(BlittableType type) => type switch
+    {
+        BlittableType.Null => BlittableToken.Null,
+        BlittableType.True => BlittableToken.True,
+        BlittableType.False => BlittableToken.False,
+        BlittableType.Integer => BlittableToken.Integer,
+        BlittableType.Double => BlittableToken.Double,
+        BlittableType.Object => BlittableToken.Object,
+        BlittableType.Array => BlittableToken.Array,
+        _ => BlittableToken.String,
+    };
+
+    public static int WidthOf(int code) => code switch
+    {
+        0 => 1,
+        1 => 2,
+        2 => 4,
+        _ => ThrowBadWidth(code),
+    };
+
+    public static int WidthCodeFor(uint maxValue) => maxValue <= 0xFF ? 0 : maxValue <= 0xFFFF ? 1 : 2;
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public static int ReadWidth(ReadOnlySpan<byte> span, int position, int width)
+    {
+        // Callers have checked position + width <= span.Length.
+        if (width == 1)
+        {
+            return span[position];
+        }
+
+        if (width == 2)
+        {
+            return BinaryPrimitives.ReadUInt16LittleEndian(span.Slice(position, 2));
+        }
+
+        var value = BinaryPrimitives.ReadInt32LittleEndian(span.Slice(position, 4));
+        if (value < 0)
+        {
+            ThrowFormat($"Negative offset {value} at position {position}.");
+        }
+
+        return value;
+    }
+
+    public static void WriteWidth(Span<byte> span, int position, int width, int value)
+    {
+        if (width == 1)
+        {
+            span[position] = (byte)value;
+        }
+        else if (width == 2)
+        {
+            BinaryPrimitives.WriteUInt16LittleEndian(span.Slice(position, 2), (ushort)value);
+        }
+        else
+        {
+            BinaryPrimitives.WriteInt32LittleEndian(span.Slice(position, 4), value);
+        }
+    }
+
+    /// <summary>Reads a varint of at most 32 bits, checking bounds; throws <see cref="BlittableFormatException"/>.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public static int ReadVarInt32(ReadOnlySpan<byte> span, scoped ref int position)
+    {
+        var p = position;
+        if ((uint)p < (uint)span.Length)
+        {
+            var b = span[p];
+            if (b < 0x80)
+            {
+                position = p + 1;
+                return b;
+            }
+        }
+
+        return ReadVarInt32Slow(span, ref position);
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static int ReadVarInt32Slow(ReadOnlySpan<byte> span, scoped ref int position)
+    {
+        uint result = 0;
+        var shift = 0;
+        var p = position;
+        while (true)
+        {
+            if ((uint)p >= (uint)span.Length)
+            {
+                ThrowFormat($"A length runs past the end of the document at position {p}.");
+            }
+
+            var b = span[p++];
+            result |= (uint)(b & 0x7F) << shift;
+            if (b < 0x80)
+            {
+                break;
+            }
+
+            shift += 7;
+            if (shift > 28)
+            {
+                ThrowFormat($"A length at position {position} is longer than 5 bytes.");
+            }
+        }
+
+        if (result > int.MaxValue)
+        {
+            ThrowFormat($"A length at position {position} is out of range ({result}).");
+        }
+
+        position = p;
+        return (int)result;
+    }
+
+    public static ulong ReadVarInt64(ReadOnlySpan<byte> span, scoped ref int position)
+    {
+        ulong result = 0;
+        var shift = 0;
+        var p = position;
+        while (true)
+        {
+            if ((uint)p >= (uint)span.Length)
+            {
+                ThrowFormat($"An integer runs past the end of the document at position {p}.");
+            }
+
+            var b = span[p++];
+            result |= (ulong)(b & 0x7F) << shift;
+            if (b < 0x80)
+            {
+                break;
+            }
+
+            shift += 7;
+            if (shift > 63)
+            {
+                ThrowFormat($"An integer at position {position} is longer than 10 bytes.");
+            }
+        }
+
+        position = p;
+        return result;
+    }
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public static int WriteVarInt(Span<byte> span, int position, uint value)
+    {
+        while (value >= 0x80)
+        {
+            span[position++] = (byte)(value | 0x80);
+            value >>= 7;
+        }
+
+        span[position++] = (byte)value;
+        return position;
+    }
+
+    public static int WriteVarInt64(Span<byte> span, int position, ulong value)
+    {
+        while (value >= 0x80)
+        {
+            span[position++] = (byte)(value | 0x80);
+            value >>= 7;
+        }
+
+        span[position++] = (byte)value;
+        return position;
+    }
+
+    public static ulong ZigZag(long value) => (ulong)((value << 1) ^ (value >> 63));
+
+    public static long UnZigZag(ulong value) => (long)(value >> 1) ^ -(long)(value & 1);
+
+    /// <summary>Reads the (length, data position) of a length-prefixed byte run, checking bounds.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public static ReadOnlySpan<byte> ReadLengthPrefixed(ReadOnlySpan<byte> span, scoped ref int position)
+    {
+        var length = ReadVarInt32(span, ref position);
+        var start = position;
+        if ((uint)length > (uint)(span.Length - start))
+        {
+            ThrowFormat($"A run of {length} bytes at position {start} exceeds the document ({span.Length} bytes).");
+        }
+
+        position = start + length;
+        return span.Slice(start, length);
+    }
+
+    /// <summary>Reads a String header: length and whether an escape list follows the bytes.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public static ReadOnlySpan<byte> ReadStringBytes(ReadOnlySpan<byte> span, scoped ref int position, out bool hasEscapes)
+    {
+        var header = ReadVarInt32(span, ref position);
+        hasEscapes = (header & 1) != 0;
+        var length = header >> 1;
+        var start = position;
+        if ((uint)length > (uint)(span.Length - start))
+        {
+            ThrowFormat($"A string of {length} bytes at position {start} exceeds the document ({span.Length} bytes).");
+        }
+
+        position = start + length;
+        return span.Slice(start, length);
+    }
+
+    /// <summary>Names-area position from the header, checked.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public static int NamesOffset(ReadOnlySpan<byte> document)
+    {
+        if (document.Length < BlittableHeader.Size)
+        {
+            ThrowFormat($"A blittable document has at least {BlittableHeader.Size} bytes; got {document.Length}.");
+        }
+
+        var offset = BinaryPrimitives.ReadInt32LittleEndian(document.Slice(12));
+        if (offset < BlittableHeader.Size || offset > document.Length)
+        {
+            ThrowFormat($"Names offset {offset} is outside the document ({document.Length} bytes).");
+        }
+
+        return offset;
+    }
+
+    [DoesNotReturn]
+    public static void ThrowFormat(string message) => throw new BlittableFormatException(message);
+
+    [DoesNotReturn]
+    private static int ThrowBadWidth(int code) => throw new BlittableFormatException($"Invalid width code {code} in a table header.");
+}

@@ -1,0 +1,163 @@
+using System.Buffers;
+
+namespace Jackdaw.Storage.Blittable;
+
+/// <summary>
+/// Owns the pooled buffers documents are built in. Documents built by a context stay valid until
+/// <see cref="Reset"/> (end of request) or <see cref="Dispose"/>, which return the buffers in bulk.
+/// Not thread-safe: one context per request. One streaming build at a time.
+/// </summary>
+public sealed class JsonOperationContext : IDisposable
+{
+    internal const int ChunkSize = 64 * 1024;
+
+    private readonly List<byte[]> _retired = new();
+    private byte[] _current;
+    private int _used;
+    private BlittableBuilder? _builder;
+    private bool _disposed;
+
+    public JsonOperationContext()
+    {
+        _current = ArrayPool<byte>.Shared.Rent(ChunkSize);
+    }
+
+    /// <summary>Bytes handed out to documents since the last reset (for diagnostics and tests).</summary>
+    public long AllocatedBytes { get; private set; }
+
+    /// <summary>Parses a whole JSON text (one object) into a document.</summary>
+    public BlittableDocument Parse(ReadOnlySpan<byte> utf8Json, BlittableMode mode)
+    {
+        var builder = RentBuilder(mode);
+        return builder.ParseWhole(utf8Json);
+    }
+
+    /// <summary>Parses a whole JSON text held in a sequence (e.g. a completed request body).</summary>
+    public BlittableDocument Parse(ReadOnlySequence<byte> utf8Json, BlittableMode mode)
+    {
+        if (utf8Json.IsSingleSegment)
+        {
+            return Parse(utf8Json.FirstSpan, mode);
+        }
+
+        var builder = RentBuilder(mode);
+        builder.Feed(utf8Json, isFinalBlock: true);
+        return builder.Complete();
+    }
+
+    /// <summary>
+    /// Starts a streaming parse: call <see cref="BlittableBuilder.Feed"/> with each chunk of input
+    /// (keeping the unconsumed tail), then <see cref="BlittableBuilder.Complete"/>.
+    /// </summary>
+    public BlittableBuilder StartParse(BlittableMode mode) => RentBuilder(mode);
+
+    /// <summary>Builds a new document from <paramref name="blittable"/> with the changes in <paramref name="patch"/>.</summary>
+    public BlittableDocument Modify(ReadOnlySpan<byte> blittable, BlittablePatch patch, BlittableMode mode)
+    {
+        ArgumentNullException.ThrowIfNull(patch);
+        var root = BlittableReader.Open(blittable);
+        var builder = RentBuilder(mode);
+        try
+        {
+            BlittableModifier.Apply(builder, root, patch);
+            return builder.CompleteBuilt();
+        }
+        catch
+        {
+            builder.Abandon();
+            throw;
+        }
+    }
+
+    /// <summary>Returns every buffer to the pool; documents built before become invalid.</summary>
+    public void Reset()
+    {
+        ThrowIfDisposed();
+        _builder?.Abandon();
+        foreach (var chunk in _retired)
+        {
+            ArrayPool<byte>.Shared.Return(chunk);
+        }
+
+        _retired.Clear();
+        _used = 0;
+        AllocatedBytes = 0;
+    }
+
+    public void Dispose()
+    {
+        if (_disposed)
+        {
+            return;
+        }
+
+        Reset();
+        _builder?.ReleaseScratch();
+        ArrayPool<byte>.Shared.Return(_current);
+        _current = [];
+        _disposed = true;
+    }
+
+    private BlittableBuilder RentBuilder(BlittableMode mode)
+    {
+        ThrowIfDisposed();
+        _builder ??= new BlittableBuilder(this);
+        _builder.Start(mode);
+        return _builder;
+    }
+
+    /// <summary>Gives the builder the free tail of the current chunk to write a document into.</summary>
+    internal byte[] BeginDocument(out int start)
+    {
+        if (_current.Length - _used < 4096)
+        {
+            _retired.Add(_current);
+            _current = ArrayPool<byte>.Shared.Rent(ChunkSize);
+            _used = 0;
+        }
+
+        start = _used;
+        return _current;
+    }
+
+    /// <summary>Moves a document in progress into a larger buffer; returns the new buffer (document at 0).</summary>
+    internal byte[] GrowDocument(byte[] buffer, int start, int length, int required)
+    {
+        var size = Math.Max(Math.Max(ChunkSize, required), (int)Math.Min(Array.MaxLength, 2L * length));
+        if (required > Array.MaxLength || size < required)
+        {
+            throw new BlittableParseException(BlittableParseError.TooLarge, 0, $"The document needs more than {Array.MaxLength} bytes.");
+        }
+
+        var next = ArrayPool<byte>.Shared.Rent(size);
+        buffer.AsSpan(start, length).CopyTo(next);
+        if (ReferenceEquals(buffer, _current))
+        {
+            if (start == 0)
+            {
+                // The chunk held nothing but this document: hand it back now.
+                ArrayPool<byte>.Shared.Return(buffer);
+            }
+            else
+            {
+                _retired.Add(buffer);
+            }
+        }
+        else
+        {
+            ArrayPool<byte>.Shared.Return(buffer);
+        }
+
+        _current = next;
+        _used = 0;
+        return next;
+    }
+
+    internal void EndDocument(byte[] buffer, int start, int length)
+    {
+        _used = start + length;
+        AllocatedBytes += length;
+    }
+
+    private void ThrowIfDisposed() => ObjectDisposedException.ThrowIf(_disposed, this);
+}

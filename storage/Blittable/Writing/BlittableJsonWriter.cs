@@ -1,0 +1,363 @@
+using System.Buffers;
+using System.Buffers.Text;
+using System.Runtime.CompilerServices;
+
+namespace Jackdaw.Storage.Blittable;
+
+/// <summary>
+/// Writes blittable documents as minified JSON in original property order: strings are copied
+/// between their recorded escape positions, so the common case is one memcpy per string.
+/// Escapes follow JSON.stringify: \" \\ \b \f \n \r \t, other control characters as \u00xx.
+/// </summary>
+public static class BlittableJsonWriter
+{
+    public static void WriteTo(ReadOnlySpan<byte> blittable, IBufferWriter<byte> output)
+    {
+        WriteTo(BlittableReader.Open(blittable), output);
+    }
+
+    public static void WriteTo(BlittableObject obj, IBufferWriter<byte> output)
+    {
+        ArgumentNullException.ThrowIfNull(output);
+        var writer = new JsonOutput(output);
+        try
+        {
+            WriteObject(ref writer, obj, 0);
+        }
+        catch (Exception e) when (e is IndexOutOfRangeException or ArgumentOutOfRangeException)
+        {
+            // Safety net: every offset is checked where it is read, but a corrupt document must never surface as these.
+            throw new BlittableFormatException("The document is corrupt: " + e.Message, e);
+        }
+
+        writer.Flush();
+    }
+
+    /// <summary>Writes one value (for callers composing their own JSON around documents).</summary>
+    public static void WriteValue(BlittableValue value, IBufferWriter<byte> output)
+    {
+        ArgumentNullException.ThrowIfNull(output);
+        var writer = new JsonOutput(output);
+        WriteValue(ref writer, value, 0);
+        writer.Flush();
+    }
+
+    private static void WriteObject(ref JsonOutput writer, BlittableObject obj, int depth)
+    {
+        if (depth > BlittableFormat.MaxDepth)
+        {
+            BlittableFormat.ThrowFormat($"The document nests deeper than {BlittableFormat.MaxDepth} levels.");
+        }
+
+        writer.WriteByte((byte)'{');
+        var count = obj.Count;
+        var document = obj.Document;
+        for (var i = 0; i < count; i++)
+        {
+            if (i > 0)
+            {
+                writer.WriteByte((byte)',');
+            }
+
+            WriteString(ref writer, document, obj.GetNamePositionChecked(i), BlittableType.String);
+            writer.WriteByte((byte)':');
+            WriteValue(ref writer, obj.GetValueAt(i), depth);
+        }
+
+        writer.WriteByte((byte)'}');
+    }
+
+    private static void WriteArray(ref JsonOutput writer, BlittableArray array, int depth)
+    {
+        if (depth > BlittableFormat.MaxDepth)
+        {
+            BlittableFormat.ThrowFormat($"The document nests deeper than {BlittableFormat.MaxDepth} levels.");
+        }
+
+        writer.WriteByte((byte)'[');
+        var count = array.Length;
+        for (var i = 0; i < count; i++)
+        {
+            if (i > 0)
+            {
+                writer.WriteByte((byte)',');
+            }
+
+            WriteValue(ref writer, array[i], depth);
+        }
+
+        writer.WriteByte((byte)']');
+    }
+
+    private static void WriteValue(ref JsonOutput writer, BlittableValue value, int depth)
+    {
+        switch (value.StoredType)
+        {
+            case BlittableType.Null:
+                writer.WriteBytes("null"u8);
+                break;
+            case BlittableType.True:
+                writer.WriteBytes("true"u8);
+                break;
+            case BlittableType.False:
+                writer.WriteBytes("false"u8);
+                break;
+            case BlittableType.Integer:
+                value.TryGetInt64(out var integer);
+                writer.WriteInteger(integer);
+                break;
+            case BlittableType.Double:
+                value.TryGetNumberText(out var text);
+                writer.WriteBytes(text);
+                break;
+            case BlittableType.Object:
+                WriteObject(ref writer, value.GetObject(), depth + 1);
+                break;
+            case BlittableType.Array:
+                WriteArray(ref writer, value.GetArray(), depth + 1);
+                break;
+            default:
+                WriteString(ref writer, value.Document, value.Position, value.StoredType);
+                break;
+        }
+    }
+
+    private static void WriteString(ref JsonOutput writer, ReadOnlySpan<byte> document, int position, BlittableType type)
+    {
+        var str = StringValue.Read(document, position, type);
+        var p = str.EscapesPosition;
+        var escapes = str.HasEscapes ? BlittableFormat.ReadVarInt32(document, ref p) : 0;
+        if (!str.IsCompressed)
+        {
+            WriteStringText(ref writer, str.Payload, escapes, document, p);
+            return;
+        }
+
+        if (str.DecodedLength <= 1024)
+        {
+            Span<byte> buffer = stackalloc byte[1024];
+            var n = str.Decode(buffer);
+            WriteStringText(ref writer, buffer.Slice(0, n), escapes, document, p);
+            return;
+        }
+
+        var rented = ArrayPool<byte>.Shared.Rent(str.DecodedLength);
+        try
+        {
+            var n = str.Decode(rented);
+            WriteStringText(ref writer, rented.AsSpan(0, n), escapes, document, p);
+        }
+        finally
+        {
+            ArrayPool<byte>.Shared.Return(rented);
+        }
+    }
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static void WriteStringText(ref JsonOutput writer, scoped ReadOnlySpan<byte> text, int escapes, ReadOnlySpan<byte> document, int escapePosition)
+    {
+        if (escapes == 0)
+        {
+            writer.WriteQuoted(text);
+            return;
+        }
+
+        WriteEscaped(ref writer, text, escapes, document, escapePosition);
+    }
+
+    private static void WriteEscaped(ref JsonOutput writer, scoped ReadOnlySpan<byte> text, int escapes, ReadOnlySpan<byte> document, int p)
+    {
+        writer.WriteByte((byte)'"');
+        var done = 0;
+        var at = 0;
+        for (var i = 0; i < escapes; i++)
+        {
+            at += BlittableFormat.ReadVarInt32(document, ref p);
+            if (at < done || at >= text.Length)
+            {
+                BlittableFormat.ThrowFormat($"An escape position {at} is outside its string of {text.Length} bytes.");
+            }
+
+            writer.WriteBytes(text.Slice(done, at - done));
+            writer.WriteEscape(text[at]);
+            done = at + 1;
+        }
+
+        writer.WriteBytes(text.Slice(done));
+        writer.WriteByte((byte)'"');
+    }
+
+    /// <summary>Batches small writes into spans obtained from the IBufferWriter.</summary>
+    private ref struct JsonOutput
+    {
+        private const int MinimumBuffer = 4096;
+        private readonly IBufferWriter<byte> _output;
+        private Span<byte> _span;
+        private int _pos;
+
+        public JsonOutput(IBufferWriter<byte> output)
+        {
+            _output = output;
+            _span = default;
+            _pos = 0;
+        }
+
+        [MethodImpl(MethodImplOptions.AggressiveInlining)]
+        public void WriteByte(byte value)
+        {
+            if (_pos >= _span.Length)
+            {
+                Refill(1);
+            }
+
+            _span[_pos++] = value;
+        }
+
+        [MethodImpl(MethodImplOptions.AggressiveInlining)]
+        public void WriteBytes(scoped ReadOnlySpan<byte> bytes)
+        {
+            if (bytes.Length <= _span.Length - _pos)
+            {
+                bytes.CopyTo(_span.Slice(_pos));
+                _pos += bytes.Length;
+                return;
+            }
+
+            WriteBytesSlow(bytes);
+        }
+
+        [MethodImpl(MethodImplOptions.AggressiveInlining)]
+        public void WriteQuoted(scoped ReadOnlySpan<byte> bytes)
+        {
+            if (bytes.Length + 2 <= _span.Length - _pos)
+            {
+                var span = _span;
+                var pos = _pos;
+                span[pos] = (byte)'"';
+                bytes.CopyTo(span.Slice(pos + 1));
+                pos += bytes.Length + 1;
+                span[pos] = (byte)'"';
+                _pos = pos + 1;
+                return;
+            }
+
+            WriteByte((byte)'"');
+            WriteBytesSlow(bytes);
+            WriteByte((byte)'"');
+        }
+
+        private void WriteBytesSlow(scoped ReadOnlySpan<byte> bytes)
+        {
+            while (bytes.Length > 0)
+            {
+                if (_pos >= _span.Length)
+                {
+                    Refill(Math.Min(bytes.Length, 64 * 1024));
+                }
+
+                var n = Math.Min(bytes.Length, _span.Length - _pos);
+                bytes.Slice(0, n).CopyTo(_span.Slice(_pos));
+                _pos += n;
+                bytes = bytes.Slice(n);
+            }
+        }
+
+        public void WriteInteger(long value)
+        {
+            if (_span.Length - _pos < 20)
+            {
+                Refill(20);
+            }
+
+            Utf8Formatter.TryFormat(value, _span.Slice(_pos), out var written);
+            _pos += written;
+        }
+
+        public void WriteEscape(byte c)
+        {
+            if (_span.Length - _pos < 6)
+            {
+                Refill(6);
+            }
+
+            var span = _span.Slice(_pos);
+            switch (c)
+            {
+                case (byte)'"':
+                    span[0] = (byte)'\\';
+                    span[1] = (byte)'"';
+                    _pos += 2;
+                    return;
+                case (byte)'\\':
+                    span[0] = (byte)'\\';
+                    span[1] = (byte)'\\';
+                    _pos += 2;
+                    return;
+                case (byte)'\n':
+                    span[0] = (byte)'\\';
+                    span[1] = (byte)'n';
+                    _pos += 2;
+                    return;
+                case (byte)'\r':
+                    span[0] = (byte)'\\';
+                    span[1] = (byte)'r';
+                    _pos += 2;
+                    return;
+                case (byte)'\t':
+                    span[0] = (byte)'\\';
+                    span[1] = (byte)'t';
+                    _pos += 2;
+                    return;
+                case (byte)'\b':
+                    span[0] = (byte)'\\';
+                    span[1] = (byte)'b';
+                    _pos += 2;
+                    return;
+                case (byte)'\f':
+                    span[0] = (byte)'\\';
+                    span[1] = (byte)'f';
+                    _pos += 2;
+                    return;
+            }
+
+            if (c >= 0x20)
+            {
+                // Not a character that needs escaping (only a corrupt escape list points here).
+                span[0] = c;
+                _pos += 1;
+                return;
+            }
+
+            span[0] = (byte)'\\';
+            span[1] = (byte)'u';
+            span[2] = (byte)'0';
+            span[3] = (byte)'0';
+            span[4] = (byte)"0123456789abcdef"[c >> 4];
+            span[5] = (byte)"0123456789abcdef"[c & 0xF];
+            _pos += 6;
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        private void Refill(int needed)
+        {
+            if (_pos > 0)
+            {
+                _output.Advance(_pos);
+            }
+
+            _span = _output.GetSpan(Math.Max(needed, MinimumBuffer));
+            _pos = 0;
+        }
+
+        public void Flush()
+        {
+            if (_pos > 0)
+            {
+                _output.Advance(_pos);
+            }
+
+            _span = default;
+            _pos = 0;
+        }
+    }
+}

@@ -1,0 +1,280 @@
+using System.Globalization;
+using Jackdaw.Storage.Engine.Native;
+
+namespace Jackdaw.Storage.Engine.Journal;
+
+/// <summary>
+/// Appends records to the current journal file on a dedicated thread. Records queued while a
+/// write is in flight are written together with one gather write and one fdatasync (group
+/// commit), always in transaction order. A record is acknowledged (its handle completed) only
+/// after the fdatasync that covers it has returned.
+/// </summary>
+internal sealed class JournalWriter : IDisposable
+{
+    public const string FilePrefix = "journal.";
+
+    private readonly string _folder;
+    private readonly long _maxFileSize;
+    private readonly Action<long> _onDurable;
+    private readonly object _queueLock = new();
+    private readonly List<(JournalRecord Record, TaskCompletionSource Done)> _queue = [];
+    private readonly List<JournalFile> _files = [];
+    private readonly Thread _thread;
+    private JournalFile? _current;
+    private bool _stopping;
+    private Exception? _failure;
+
+    private sealed class JournalFile(string path, long sequence, FileStream stream, long capacity)
+    {
+        public string Path { get; } = path;
+
+        public long Sequence { get; } = sequence;
+
+        public FileStream Stream { get; } = stream;
+
+        public long Capacity { get; } = capacity;
+
+        public long Position { get; set; }
+
+        public long LastTransactionId { get; set; } = -1;
+
+        public bool Closed { get; set; }
+    }
+
+    public JournalWriter(string folder, long maxFileSize, long nextSequence, Action<long> onDurable)
+    {
+        _folder = folder;
+        _maxFileSize = Math.Max(maxFileSize, 64 * 1024);
+        _onDurable = onDurable;
+        NextSequence = nextSequence;
+        _thread = new Thread(Run) { IsBackground = true, Name = "Jackdaw journal writer" };
+        _thread.Start();
+    }
+
+    public long NextSequence { get; private set; }
+
+    public static string FileNameFor(long sequence) => FilePrefix + sequence.ToString("D10", CultureInfo.InvariantCulture);
+
+    /// <summary>Journal files in the folder, oldest first.</summary>
+    public static List<(long Sequence, string Path)> ListFiles(string folder)
+    {
+        var result = new List<(long, string)>();
+        foreach (var path in Directory.EnumerateFiles(folder, FilePrefix + "*"))
+        {
+            var suffix = System.IO.Path.GetFileName(path).Substring(FilePrefix.Length);
+            if (long.TryParse(suffix, NumberStyles.None, CultureInfo.InvariantCulture, out var seq))
+            {
+                result.Add((seq, path));
+            }
+        }
+
+        result.Sort((a, b) => a.Item1.CompareTo(b.Item1));
+        return result;
+    }
+
+    public Exception? Failure => Volatile.Read(ref _failure);
+
+    public long TotalSize
+    {
+        get
+        {
+            lock (_files)
+            {
+                long total = 0;
+                foreach (var f in _files)
+                {
+                    total += f.Capacity;
+                }
+
+                return total;
+            }
+        }
+    }
+
+    public Task Enqueue(JournalRecord record)
+    {
+        var done = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        lock (_queueLock)
+        {
+            if (_failure is not null)
+            {
+                record.Release();
+                done.SetException(new StorageException("The journal failed earlier; the environment must be reopened.", _failure));
+                return done.Task;
+            }
+
+            _queue.Add((record, done));
+            Monitor.Pulse(_queueLock);
+        }
+
+        return done.Task;
+    }
+
+    private void Run()
+    {
+        var batch = new List<(JournalRecord Record, TaskCompletionSource Done)>();
+        var buffers = new List<ReadOnlyMemory<byte>>();
+        while (true)
+        {
+            lock (_queueLock)
+            {
+                while (_queue.Count == 0 && !_stopping)
+                {
+                    Monitor.Wait(_queueLock);
+                }
+
+                if (_queue.Count == 0)
+                {
+                    return;
+                }
+
+                batch.AddRange(_queue);
+                _queue.Clear();
+            }
+
+            try
+            {
+                WriteBatch(batch, buffers);
+                _onDurable(batch[^1].Record.TransactionId);
+                foreach (var (record, done) in batch)
+                {
+                    record.Release();
+                    done.SetResult();
+                }
+            }
+            catch (Exception e)
+            {
+                lock (_queueLock)
+                {
+                    _failure = e;
+                    batch.AddRange(_queue);
+                    _queue.Clear();
+                }
+
+                foreach (var (record, done) in batch)
+                {
+                    record.Release();
+                    done.TrySetException(new StorageException("Writing the journal failed; the transaction is not durable and the environment must be reopened.", e));
+                }
+            }
+
+            batch.Clear();
+        }
+    }
+
+    private void WriteBatch(List<(JournalRecord Record, TaskCompletionSource Done)> batch, List<ReadOnlyMemory<byte>> buffers)
+    {
+        var i = 0;
+        while (i < batch.Count)
+        {
+            var file = EnsureFile(batch[i].Record.Length);
+            buffers.Clear();
+            long size = 0;
+            while (i < batch.Count && file.Position + size + batch[i].Record.Length <= file.Capacity)
+            {
+                var r = batch[i].Record;
+                buffers.Add(r.Buffer.AsMemory(0, r.Length));
+                size += r.Length;
+                file.LastTransactionId = r.TransactionId;
+                i++;
+            }
+
+            RandomAccess.Write(file.Stream.SafeFileHandle, buffers, file.Position);
+            file.Position += size;
+            Posix.DataSync(file.Stream);
+        }
+    }
+
+    private JournalFile EnsureFile(int recordLength)
+    {
+        if (_current is not null && _current.Position + recordLength <= _current.Capacity)
+        {
+            return _current;
+        }
+
+        if (_current is not null)
+        {
+            lock (_files)
+            {
+                _current.Closed = true;
+            }
+        }
+
+        var sequence = NextSequence++;
+        var path = System.IO.Path.Combine(_folder, FileNameFor(sequence));
+        var capacity = Math.Max(_maxFileSize, (recordLength + 4095L) & ~4095L);
+        var stream = new FileStream(path, FileMode.CreateNew, FileAccess.ReadWrite, FileShare.Read, 1, FileOptions.None);
+        Posix.Preallocate(stream, capacity);
+        Posix.DataSync(stream);
+        SyncFolder();
+        var file = new JournalFile(path, sequence, stream, capacity);
+        lock (_files)
+        {
+            _files.Add(file);
+        }
+
+        _current = file;
+        return file;
+    }
+
+    private void SyncFolder()
+    {
+        // The new file's directory entry must be durable before any record in it is acknowledged.
+        try
+        {
+            using var dir = new FileStream(_folder, FileMode.Open, FileAccess.Read, FileShare.ReadWrite, 1, FileOptions.None);
+            Posix.DataSync(dir);
+        }
+        catch (UnauthorizedAccessException)
+        {
+            // Platforms that cannot open a directory as a file (Windows) make the entry durable with the file.
+        }
+        catch (IOException)
+        {
+        }
+    }
+
+    /// <summary>Deletes closed journal files whose every transaction is at or below <paramref name="flushed"/>.</summary>
+    public void DeleteFlushed(long flushed)
+    {
+        List<JournalFile> doomed = [];
+        lock (_files)
+        {
+            for (var i = 0; i < _files.Count; i++)
+            {
+                var f = _files[i];
+                if (f.Closed && f.LastTransactionId <= flushed)
+                {
+                    doomed.Add(f);
+                    _files.RemoveAt(i--);
+                }
+            }
+        }
+
+        foreach (var f in doomed)
+        {
+            f.Stream.Dispose();
+            File.Delete(f.Path);
+        }
+    }
+
+    public void Dispose()
+    {
+        lock (_queueLock)
+        {
+            _stopping = true;
+            Monitor.PulseAll(_queueLock);
+        }
+
+        _thread.Join();
+        lock (_files)
+        {
+            foreach (var f in _files)
+            {
+                f.Stream.Dispose();
+            }
+
+            _files.Clear();
+        }
+    }
+}

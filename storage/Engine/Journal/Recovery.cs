@@ -1,0 +1,180 @@
+using System.Buffers.Binary;
+using System.IO.Hashing;
+using System.Runtime.InteropServices;
+using Jackdaw.Storage.Engine.Paging;
+using K4os.Compression.LZ4;
+
+namespace Jackdaw.Storage.Engine.Journal;
+
+/// <summary>
+/// Replays journal records after the data file's flushed transaction, in order, straight into the
+/// data file, then syncs it and writes both headers. Replay stops at the first record whose magic,
+/// header hash, size, transaction id (must be the previous + 1) or payload hash does not hold: a
+/// torn tail. That record and everything after it are discarded, never replayed.
+/// </summary>
+internal static class Recovery
+{
+    public readonly record struct Result(long LastTransactionId, long NextJournalSequence, int ReplayedTransactions, bool StoppedAtTornRecord);
+
+    public static Result Run(DataFile dataFile, string folder)
+    {
+        var files = JournalWriter.ListFiles(folder);
+        var flushed = dataFile.FlushedTransactionId;
+        var last = flushed;
+        var replayed = 0;
+        var torn = false;
+        var headerBuffer = new byte[JournalRecordHeader.Size];
+        byte[] stored = [];
+        byte[] raw = [];
+
+        foreach (var (_, path) in files)
+        {
+            if (torn)
+            {
+                break;
+            }
+
+            using var stream = new FileStream(path, FileMode.Open, FileAccess.Read, FileShare.Read, 1, FileOptions.None);
+            var length = stream.Length;
+            long position = 0;
+            while (true)
+            {
+                if (position + JournalRecordHeader.Size > length)
+                {
+                    break;
+                }
+
+                RandomAccess.Read(stream.SafeFileHandle, headerBuffer, position);
+                var h = MemoryMarshal.Read<JournalRecordHeader>(headerBuffer);
+                if (h.Magic != JournalRecordHeader.MagicValue)
+                {
+                    // Zeroed preallocated space (the normal end of a file) or garbage: either way the end.
+                    if (!IsAllZero(headerBuffer))
+                    {
+                        torn = true;
+                    }
+
+                    break;
+                }
+
+                if (h.HeaderHash != JournalRecordHeader.ComputeHeaderHash(headerBuffer) || h.PayloadSize < 0 ||
+                    position + JournalRecordHeader.Size + h.PayloadSize > length || h.UncompressedSize < 0 || h.UncompressedSize > int.MaxValue)
+                {
+                    torn = true;
+                    break;
+                }
+
+                if (h.TransactionId <= flushed)
+                {
+                    // Already in the data file (kept until both headers are past it).
+                    last = Math.Max(last, h.TransactionId);
+                    position += JournalRecordHeader.Size + h.PayloadSize;
+                    continue;
+                }
+
+                if (h.TransactionId != last + 1)
+                {
+                    if (replayed == 0 && h.TransactionId > last + 1)
+                    {
+                        throw new StorageCorruptedException(path, $"The journal continues at transaction {h.TransactionId} but the data file holds transactions up to {flushed} only: transactions in between are missing.");
+                    }
+
+                    torn = true;
+                    break;
+                }
+
+                if (stored.Length < h.PayloadSize)
+                {
+                    stored = new byte[h.PayloadSize];
+                }
+
+                RandomAccess.Read(stream.SafeFileHandle, stored.AsSpan(0, h.PayloadSize), position + JournalRecordHeader.Size);
+                if (XxHash64.HashToUInt64(stored.AsSpan(0, h.PayloadSize)) != h.PayloadHash)
+                {
+                    torn = true;
+                    break;
+                }
+
+                ReadOnlySpan<byte> payload;
+                if ((h.Flags & JournalRecordHeader.Lz4Flag) != 0)
+                {
+                    if (raw.Length < h.UncompressedSize)
+                    {
+                        raw = new byte[h.UncompressedSize];
+                    }
+
+                    var decoded = LZ4Codec.Decode(stored.AsSpan(0, h.PayloadSize), raw.AsSpan(0, (int)h.UncompressedSize));
+                    if (decoded != h.UncompressedSize)
+                    {
+                        torn = true;
+                        break;
+                    }
+
+                    payload = raw.AsSpan(0, decoded);
+                }
+                else
+                {
+                    payload = stored.AsSpan(0, h.PayloadSize);
+                }
+
+                if (!Apply(dataFile, payload, h.PageCount))
+                {
+                    throw new StorageCorruptedException(path, $"Journal record of transaction {h.TransactionId} passed its checksum but its page list is malformed.");
+                }
+
+                last = h.TransactionId;
+                replayed++;
+                position += JournalRecordHeader.Size + h.PayloadSize;
+            }
+        }
+
+        if (last > flushed)
+        {
+            dataFile.Sync();
+        }
+
+        if (last > flushed || dataFile.HeaderA != dataFile.HeaderB)
+        {
+            // Both slots, so that one corrupt header later still leaves a header that needs no journal.
+            dataFile.WriteHeader(last);
+            dataFile.WriteHeader(last);
+        }
+
+        var nextSequence = files.Count == 0 ? 1 : files[^1].Sequence + 1;
+        foreach (var (_, path) in files)
+        {
+            File.Delete(path);
+        }
+
+        return new Result(last, nextSequence, replayed, torn);
+    }
+
+    private static bool Apply(DataFile dataFile, ReadOnlySpan<byte> payload, int pageCount)
+    {
+        var pos = 0;
+        var count = 0;
+        while (pos < payload.Length)
+        {
+            if (pos + 12 > payload.Length)
+            {
+                return false;
+            }
+
+            var number = BinaryPrimitives.ReadInt64LittleEndian(payload.Slice(pos));
+            var length = BinaryPrimitives.ReadInt32LittleEndian(payload.Slice(pos + 8));
+            if (number < Constants.StatePage || length <= 0 || length % Constants.PageSize != 0 || pos + 12 + length > payload.Length)
+            {
+                return false;
+            }
+
+            dataFile.EnsureSize(number + (length / Constants.PageSize));
+            dataFile.Write(number, payload.Slice(pos + 12, length));
+            pos += 12 + length;
+            count++;
+        }
+
+        return count == pageCount;
+    }
+
+    private static bool IsAllZero(ReadOnlySpan<byte> span) => !span.ContainsAnyExcept((byte)0);
+}

@@ -1,0 +1,50 @@
+using System.Runtime.InteropServices;
+using Microsoft.Win32.SafeHandles;
+
+namespace Jackdaw.Storage.Engine.Native;
+
+/// <summary>
+/// Durability primitives. .NET offers only <c>FileStream.Flush(true)</c> (fsync, which also writes
+/// inode metadata such as mtime); on Linux <c>fdatasync</c> skips that metadata and is what a
+/// journal on a preallocated file needs.
+/// </summary>
+internal static partial class Posix
+{
+    private static readonly bool IsLinux = OperatingSystem.IsLinux();
+
+    [LibraryImport("libc", SetLastError = true, EntryPoint = "fdatasync")]
+    private static partial int FDataSync(SafeFileHandle fd);
+
+    [LibraryImport("libc", SetLastError = true, EntryPoint = "posix_fallocate")]
+    private static partial int PosixFAllocate(SafeFileHandle fd, long offset, long length);
+
+    /// <summary>Makes every write to the file so far durable.</summary>
+    public static void DataSync(FileStream file)
+    {
+        if (IsLinux)
+        {
+            if (FDataSync(file.SafeFileHandle) == 0)
+            {
+                return;
+            }
+
+            throw new IOException($"fdatasync failed on '{file.Name}' (errno {Marshal.GetLastPInvokeError()}).");
+        }
+
+        file.Flush(flushToDisk: true);
+    }
+
+    /// <summary>Reserves disk blocks for [0, length) so later writes never change the file size.</summary>
+    public static void Preallocate(FileStream file, long length)
+    {
+        if (IsLinux && PosixFAllocate(file.SafeFileHandle, 0, length) == 0)
+        {
+            return;
+        }
+
+        if (file.Length < length)
+        {
+            file.SetLength(length);
+        }
+    }
+}

@@ -1,0 +1,243 @@
+using System.IO.Hashing;
+using System.IO.MemoryMappedFiles;
+using System.Runtime.InteropServices;
+using Jackdaw.Storage.Engine.Native;
+
+namespace Jackdaw.Storage.Engine.Paging;
+
+/// <summary>
+/// A read-only memory map of the data file. Readers take a pointer from the current mapping on
+/// every data-file page access. A mapping is never unmapped before the environment closes, so a
+/// pointer taken from an older (smaller) mapping stays valid: growth only ever adds mappings.
+/// </summary>
+internal sealed unsafe class Mapping : IDisposable
+{
+    private readonly MemoryMappedFile _file;
+    private readonly MemoryMappedViewAccessor _view;
+
+    public Mapping(FileStream stream, long length)
+    {
+        _file = MemoryMappedFile.CreateFromFile(stream, null, length, MemoryMappedFileAccess.Read, HandleInheritability.None, leaveOpen: true);
+        _view = _file.CreateViewAccessor(0, length, MemoryMappedFileAccess.Read);
+        byte* p = null;
+        _view.SafeMemoryMappedViewHandle.AcquirePointer(ref p);
+        Base = p + _view.PointerOffset;
+        Length = length;
+    }
+
+    public byte* Base { get; }
+
+    public long Length { get; }
+
+    public void Dispose()
+    {
+        _view.SafeMemoryMappedViewHandle.ReleasePointer();
+        _view.Dispose();
+        _file.Dispose();
+    }
+}
+
+/// <summary>
+/// The data file: 8 KiB pages, pages 0/1 the alternating headers. Written only by recovery and
+/// the flusher (pwrite + fdatasync), read through <see cref="Mapping"/>.
+/// </summary>
+internal sealed unsafe class DataFile : IDisposable
+{
+    public const string FileName = "data.jdb";
+    private const long MaxGrowthStep = 64L * 1024 * 1024;
+
+    private readonly FileStream _stream;
+    private readonly List<Mapping> _mappings = [];
+    private readonly long _growthStep;
+    private Mapping _current;
+    private long _lastHeaderSlotWritten;
+
+    private DataFile(string path, FileStream stream, long growthStep)
+    {
+        FilePath = path;
+        _stream = stream;
+        _growthStep = growthStep;
+        _current = new Mapping(stream, stream.Length);
+        _mappings.Add(_current);
+    }
+
+    public string FilePath { get; }
+
+    public long Length => Volatile.Read(ref _current).Length;
+
+    /// <summary>The transaction ids in the two header slots (-1 for an invalid slot).</summary>
+    public long HeaderA { get; private set; } = -1;
+
+    public long HeaderB { get; private set; } = -1;
+
+    public long FlushedTransactionId => Math.Max(HeaderA, HeaderB);
+
+    /// <summary>Opens or creates the file. A new file gets both headers at transaction 0 and an initial state.</summary>
+    public static DataFile Open(string folder, long initialSize, out bool created)
+    {
+        var path = Path.Combine(folder, FileName);
+        created = !File.Exists(path) || new FileInfo(path).Length == 0;
+        var stream = new FileStream(path, FileMode.OpenOrCreate, FileAccess.ReadWrite, FileShare.Read, 1, FileOptions.None);
+        try
+        {
+            var size = Math.Max(initialSize, 16 * Constants.PageSize);
+            size = (size + Constants.PageSize - 1) & ~(long)(Constants.PageSize - 1);
+            if (created)
+            {
+                stream.SetLength(size);
+                WriteInitialPages(stream);
+            }
+            else if (stream.Length < Constants.FirstFreePage * Constants.PageSize || stream.Length % Constants.PageSize != 0)
+            {
+                throw new StorageCorruptedException(path, $"The data file is {stream.Length} bytes long, which is not a whole number of {Constants.PageSize}-byte pages holding at least the headers.");
+            }
+
+            var file = new DataFile(path, stream, Math.Clamp(size, 2 * 1024 * 1024, MaxGrowthStep));
+            file.ReadHeaders();
+            return file;
+        }
+        catch
+        {
+            stream.Dispose();
+            throw;
+        }
+    }
+
+    private static void WriteInitialPages(FileStream stream)
+    {
+        var buffer = new byte[Constants.FirstFreePage * Constants.PageSize + Constants.PageSize];
+        for (var slot = 0; slot < 2; slot++)
+        {
+            WriteHeader(buffer.AsSpan(slot * Constants.PageSize, Constants.PageSize), 0);
+        }
+
+        var state = buffer.AsSpan((int)Constants.StatePage * Constants.PageSize, Constants.PageSize);
+        ref var s = ref StateHeader.Of(state);
+        s.Page.PageNumber = Constants.StatePage;
+        s.Page.Flags = PageFlags.State;
+        s.Magic = StateHeader.MagicValue;
+        s.TransactionId = 0;
+        s.NextPage = Constants.FirstFreePage + 1;
+        s.FreePages = 0;
+        s.RootTree = new TreeHeader { RootPage = Constants.FirstFreePage, Count = 0, Depth = 1, PageCount = 1 };
+        s.BitmapCount = 1;
+        StateHeader.BitmapPages(state)[0] = Constants.FirstBitmapPage;
+
+        ref var bitmap = ref PageHeader.Of(buffer.AsSpan((int)Constants.FirstBitmapPage * Constants.PageSize, Constants.PageSize));
+        bitmap.PageNumber = Constants.FirstBitmapPage;
+        bitmap.Flags = PageFlags.FreeSpaceBitmap;
+
+        Trees.TreePage.InitializeLeaf(buffer.AsSpan((int)Constants.FirstFreePage * Constants.PageSize, Constants.PageSize), Constants.FirstFreePage);
+
+        RandomAccess.Write(stream.SafeFileHandle, buffer, 0);
+        Posix.DataSync(stream);
+    }
+
+    private static void WriteHeader(Span<byte> target, long flushedTransactionId)
+    {
+        ref var h = ref MemoryMarshal.AsRef<FileHeader>(target);
+        h.Magic = FileHeader.MagicValue;
+        h.FormatVersion = FileHeader.CurrentFormatVersion;
+        h.PageSize = Constants.PageSize;
+        h.FlushedTransactionId = flushedTransactionId;
+        h.Checksum = XxHash64.HashToUInt64(target[..24]);
+    }
+
+    private void ReadHeaders()
+    {
+        HeaderA = ReadHeader(Constants.HeaderPageA);
+        HeaderB = ReadHeader(Constants.HeaderPageB);
+        if (HeaderA < 0 && HeaderB < 0)
+        {
+            throw new StorageCorruptedException(FilePath, "Both file headers (pages 0 and 1) are corrupt; the data file cannot be recovered automatically.");
+        }
+
+        _lastHeaderSlotWritten = HeaderA >= HeaderB ? Constants.HeaderPageA : Constants.HeaderPageB;
+    }
+
+    private long ReadHeader(long slot)
+    {
+        var page = new ReadOnlySpan<byte>(_current.Base + (slot * Constants.PageSize), FileHeader.Size);
+        ref readonly var h = ref MemoryMarshal.AsRef<FileHeader>(page);
+        if (h.Magic != FileHeader.MagicValue || h.Checksum != XxHash64.HashToUInt64(page[..24]))
+        {
+            return -1;
+        }
+
+        if (h.FormatVersion != FileHeader.CurrentFormatVersion || h.PageSize != Constants.PageSize)
+        {
+            throw new StorageCorruptedException(FilePath, $"The data file has format version {h.FormatVersion} and page size {h.PageSize}; this build reads version {FileHeader.CurrentFormatVersion} with {Constants.PageSize}-byte pages.");
+        }
+
+        return h.FlushedTransactionId;
+    }
+
+    /// <summary>The page as it is in the data file. Caller guarantees the page is within the file.</summary>
+    public byte* PagePointer(long pageNumber)
+    {
+        var mapping = Volatile.Read(ref _current);
+        var offset = pageNumber << Constants.PageShift;
+        if ((ulong)offset >= (ulong)mapping.Length)
+        {
+            ThrowOutOfRange(pageNumber, mapping.Length);
+        }
+
+        return mapping.Base + offset;
+    }
+
+    private void ThrowOutOfRange(long pageNumber, long length) =>
+        throw new StorageCorruptedException(FilePath, $"Page {pageNumber} is beyond the end of the data file ({length} bytes): a tree refers to a page that was never written.");
+
+    /// <summary>Makes the file at least <paramref name="pages"/> pages long (in large steps) and maps the new length.</summary>
+    public void EnsureSize(long pages)
+    {
+        var needed = pages * Constants.PageSize;
+        var length = Length;
+        if (needed <= length)
+        {
+            return;
+        }
+
+        var step = Math.Clamp(length, _growthStep, MaxGrowthStep);
+        var newLength = Math.Max(needed, length + step);
+        newLength = (newLength + Constants.PageSize - 1) & ~(long)(Constants.PageSize - 1);
+        _stream.SetLength(newLength);
+        var mapping = new Mapping(_stream, newLength);
+        _mappings.Add(mapping);
+        Volatile.Write(ref _current, mapping);
+    }
+
+    public void Write(long pageNumber, ReadOnlySpan<byte> data) =>
+        RandomAccess.Write(_stream.SafeFileHandle, data, pageNumber * Constants.PageSize);
+
+    public void Sync() => Posix.DataSync(_stream);
+
+    /// <summary>Writes the older header slot (after the data is synced) and syncs it.</summary>
+    public void WriteHeader(long flushedTransactionId)
+    {
+        var slot = _lastHeaderSlotWritten == Constants.HeaderPageA ? Constants.HeaderPageB : Constants.HeaderPageA;
+        Span<byte> buffer = stackalloc byte[FileHeader.Size];
+        WriteHeader(buffer, flushedTransactionId);
+        RandomAccess.Write(_stream.SafeFileHandle, buffer, slot * Constants.PageSize);
+        Posix.DataSync(_stream);
+        _lastHeaderSlotWritten = slot;
+        if (slot == Constants.HeaderPageA)
+        {
+            HeaderA = flushedTransactionId;
+        }
+        else
+        {
+            HeaderB = flushedTransactionId;
+        }
+    }
+
+    public void Dispose()
+    {
+        foreach (var m in _mappings)
+        {
+            m.Dispose();
+        }
+
+        _stream.Dispose();
+    }
+}

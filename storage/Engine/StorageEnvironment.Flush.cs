@@ -1,0 +1,93 @@
+namespace Jackdaw.Storage.Engine;
+
+public sealed partial class StorageEnvironment
+{
+    /// <summary>Synchronously writes every durable committed page no reader still needs the old version of to the data file.</summary>
+    public void Flush()
+    {
+        ThrowIfDisposed();
+        FlushCore();
+        if (Volatile.Read(ref _flushFailure) is { } failure)
+        {
+            throw new StorageException("Flushing the data file failed.", failure);
+        }
+    }
+
+    private void FlusherLoop()
+    {
+        while (!_stop.IsCancellationRequested)
+        {
+            _flushSignal.WaitOne(Options.FlushInterval);
+            if (_stop.IsCancellationRequested)
+            {
+                return;
+            }
+
+            try
+            {
+                FlushCore();
+            }
+            catch (Exception e)
+            {
+                // Retried next period; the journal still holds every transaction, so nothing is lost.
+                Volatile.Write(ref _flushFailure, e);
+            }
+        }
+    }
+
+    /// <summary>
+    /// Decides what to flush under the readers lock only (no I/O there), then writes outside any
+    /// lock the writer or readers take. Serialized with itself by <see cref="_flushLock"/>.
+    /// </summary>
+    private void FlushCore()
+    {
+        lock (_flushLock)
+        {
+            long upTo;
+            lock (_readersLock)
+            {
+                upTo = _lastDurable;
+                var oldest = OldestReaderLocked();
+                if (oldest >= 0 && oldest < upTo)
+                {
+                    upTo = oldest;
+                }
+            }
+
+            if (upTo <= DataFile.FlushedTransactionId)
+            {
+                return;
+            }
+
+            var pages = PageTable.CollectFlushable(upTo);
+
+            // Oldest version first: a newer single page inside an older overflow run must win.
+            pages.Sort((a, b) => a.Version.TransactionId.CompareTo(b.Version.TransactionId));
+            long end = 0;
+            foreach (var (number, version) in pages)
+            {
+                end = Math.Max(end, number + (version.Data.Length >> Paging.Constants.PageShift));
+            }
+
+            DataFile.EnsureSize(end);
+            foreach (var (number, version) in pages)
+            {
+                DataFile.Write(number, version.Data);
+            }
+
+            DataFile.Sync();
+            DataFile.WriteHeader(upTo);
+            lock (PageTable.Lock)
+            {
+                foreach (var (number, version) in pages)
+                {
+                    PageTable.Cut(number, version);
+                }
+            }
+
+            Journal.DeleteFlushed(Math.Min(DataFile.HeaderA, DataFile.HeaderB));
+            Interlocked.Increment(ref _flushCount);
+            Volatile.Write(ref _flushFailure, null);
+        }
+    }
+}

@@ -1,0 +1,320 @@
+using Jackdaw.Storage.Engine.Journal;
+using Jackdaw.Storage.Engine.Paging;
+
+namespace Jackdaw.Storage.Engine;
+
+/// <summary>
+/// A journaled, memory-mapped B+Tree store over one folder: one writer at a time, any number of
+/// readers, each seeing the last durable commit as of its start.
+/// <para>
+/// Page versions: a page number names a logical page. A write transaction never writes a page in
+/// place; it writes a new version (a managed array) that, at commit, joins the page table tagged
+/// with the transaction id. A reader with snapshot S reads the newest version with id &lt;= S, or
+/// the data file when the table has none. The flusher writes to the data file only versions with
+/// id &lt;= the oldest active reader's snapshot and drops them from the table only after the data
+/// file is synced; so the data file never changes under a reader that can see the change, and a
+/// freed page can be reused by the very next transaction (old readers still resolve the old version).
+/// </para>
+/// </summary>
+public sealed partial class StorageEnvironment : IDisposable
+{
+    private const string LockFileName = "jackdaw.lock";
+
+    private readonly FileStream _lockFile;
+    private readonly SemaphoreSlim _writeLock = new(1, 1);
+    private readonly Lock _readersLock = new();
+    private readonly Dictionary<long, int> _readers = [];
+    private readonly Lock _flushLock = new();
+    private readonly Thread _flusher;
+    private readonly AutoResetEvent _flushSignal = new(false);
+    private readonly CancellationTokenSource _stop = new();
+    private long _lastCommitted;
+    private long _lastDurable;
+    private long _flushCount;
+    private bool _disposed;
+    private Exception? _flushFailure;
+
+    private StorageEnvironment(StorageEnvironmentOptions options, FileStream lockFile, DataFile dataFile, Recovery.Result recovered)
+    {
+        Options = options;
+        _lockFile = lockFile;
+        DataFile = dataFile;
+        _lastCommitted = recovered.LastTransactionId;
+        _lastDurable = recovered.LastTransactionId;
+        Journal = new JournalWriter(options.Path, options.MaxJournalFileSize, recovered.NextJournalSequence, OnDurable);
+        RecoveredTransactions = recovered.ReplayedTransactions;
+        _flusher = new Thread(FlusherLoop) { IsBackground = true, Name = "Jackdaw flusher" };
+        _flusher.Start();
+    }
+
+    public StorageEnvironmentOptions Options { get; }
+
+    /// <summary>Transactions replayed from the journal when this environment opened.</summary>
+    public int RecoveredTransactions { get; }
+
+    internal DataFile DataFile { get; }
+
+    internal PageTable PageTable { get; } = new();
+
+    internal JournalWriter Journal { get; }
+
+    internal long LastCommitted => Volatile.Read(ref _lastCommitted);
+
+    internal long LastDurable => Volatile.Read(ref _lastDurable);
+
+    public static StorageEnvironment Open(StorageEnvironmentOptions options)
+    {
+        ArgumentNullException.ThrowIfNull(options);
+        Directory.CreateDirectory(options.Path);
+        FileStream lockFile;
+        try
+        {
+            lockFile = new FileStream(Path.Combine(options.Path, LockFileName), FileMode.OpenOrCreate, FileAccess.ReadWrite, FileShare.None, 1, FileOptions.None);
+        }
+        catch (IOException e)
+        {
+            throw new EnvironmentLockedException(options.Path, e);
+        }
+
+        DataFile? dataFile = null;
+        try
+        {
+            dataFile = DataFile.Open(options.Path, options.InitialDataFileSize, out _);
+            var recovered = Recovery.Run(dataFile, options.Path);
+            return new StorageEnvironment(options, lockFile, dataFile, recovered);
+        }
+        catch
+        {
+            dataFile?.Dispose();
+            lockFile.Dispose();
+            throw;
+        }
+    }
+
+    public ReadTransaction BeginRead()
+    {
+        ThrowIfDisposed();
+        long snapshot;
+        lock (_readersLock)
+        {
+            snapshot = _lastDurable;
+            _readers[snapshot] = _readers.GetValueOrDefault(snapshot) + 1;
+        }
+
+        return new ReadTransaction(this, snapshot);
+    }
+
+    internal void EndRead(long snapshot)
+    {
+        lock (_readersLock)
+        {
+            var n = _readers[snapshot] - 1;
+            if (n == 0)
+            {
+                _readers.Remove(snapshot);
+            }
+            else
+            {
+                _readers[snapshot] = n;
+            }
+        }
+    }
+
+    public WriteTransaction BeginWrite() => BeginWrite(Timeout.InfiniteTimeSpan);
+
+    public WriteTransaction BeginWrite(TimeSpan timeout)
+    {
+        ThrowIfDisposed();
+        if (!_writeLock.Wait(timeout))
+        {
+            throw new TimeoutException($"No write transaction could start within {timeout}: another write transaction is still open.");
+        }
+
+        try
+        {
+            ThrowIfDisposed();
+            if (Journal.Failure is { } failure)
+            {
+                throw new StorageException("The journal failed earlier; reopen the environment to recover.", failure);
+            }
+
+            return new WriteTransaction(this, LastCommitted);
+        }
+        catch
+        {
+            _writeLock.Release();
+            throw;
+        }
+    }
+
+    /// <summary>
+    /// Publishes a prepared transaction: its pages join the page table (visible to the next
+    /// writer at once, to readers once durable) and its record goes to the journal writer.
+    /// Called with the write lock held; releases it.
+    /// </summary>
+    internal CommitHandle Publish(long transactionId, Dictionary<long, byte[]> pages, JournalRecord record)
+    {
+        Task durable;
+        try
+        {
+            lock (PageTable.Lock)
+            {
+                PageTable.Add(transactionId, pages);
+                Volatile.Write(ref _lastCommitted, transactionId);
+            }
+
+            durable = Journal.Enqueue(record);
+        }
+        finally
+        {
+            _writeLock.Release();
+        }
+
+        if (PageTable.VersionCount >= Options.FlushThresholdPages)
+        {
+            _flushSignal.Set();
+        }
+
+        return new CommitHandle(transactionId, durable);
+    }
+
+    internal void ReleaseWriteLock() => _writeLock.Release();
+
+    private void OnDurable(long transactionId)
+    {
+        lock (_readersLock)
+        {
+            Volatile.Write(ref _lastDurable, transactionId);
+        }
+    }
+
+    private void ThrowIfDisposed() => ObjectDisposedException.ThrowIf(_disposed, this);
+
+    public EnvironmentStats GetStats()
+    {
+        ThrowIfDisposed();
+        long oldest;
+        lock (_readersLock)
+        {
+            oldest = OldestReaderLocked();
+        }
+
+        using var tx = BeginRead();
+        var state = tx.ReadState();
+
+        return new EnvironmentStats
+        {
+            LastCommittedTransactionId = LastCommitted,
+            LastDurableTransactionId = LastDurable,
+            FlushedTransactionId = DataFile.FlushedTransactionId,
+            AllocatedPages = state.NextPage,
+            FreePages = state.FreePages,
+            UsedPages = state.NextPage - state.FreePages,
+            DataFileSize = DataFile.Length,
+            JournalSize = Journal.TotalSize,
+            ScratchPageVersions = PageTable.VersionCount,
+            OldestActiveReaderTransactionId = oldest,
+            FlushCount = Interlocked.Read(ref _flushCount),
+        };
+    }
+
+    private long OldestReaderLocked()
+    {
+        var oldest = -1L;
+        foreach (var (snapshot, _) in _readers)
+        {
+            if (oldest < 0 || snapshot < oldest)
+            {
+                oldest = snapshot;
+            }
+        }
+
+        return oldest;
+    }
+
+    /// <summary>
+    /// Tests only: stops like a killed process would, without flushing: the journal stays the only
+    /// copy of recent transactions and the headers stay as they were.
+    /// </summary>
+    internal void DisposeWithoutFlush()
+    {
+        _writeLock.Wait();
+        _disposed = true;
+        _stop.Cancel();
+        _flushSignal.Set();
+        _flusher.Join();
+        Journal.Dispose();
+        DataFile.Dispose();
+        _lockFile.Dispose();
+    }
+
+    public void Dispose()
+    {
+        if (_disposed)
+        {
+            return;
+        }
+
+        // Wait for an open writer to finish, then refuse new ones.
+        _writeLock.Wait();
+        _disposed = true;
+        _stop.Cancel();
+        _flushSignal.Set();
+        _flusher.Join();
+        Journal.Dispose();
+        if (Journal.Failure is null)
+        {
+            FlushCore();
+        }
+
+        DataFile.Dispose();
+        _lockFile.Dispose();
+        _flushSignal.Dispose();
+        _stop.Dispose();
+    }
+}
+
+/// <summary>What <see cref="StorageEnvironment.GetStats"/> reports.</summary>
+public sealed record EnvironmentStats
+{
+    public long LastCommittedTransactionId { get; init; }
+
+    public long LastDurableTransactionId { get; init; }
+
+    public long FlushedTransactionId { get; init; }
+
+    /// <summary>Pages below the high-water mark (in use or free).</summary>
+    public long AllocatedPages { get; init; }
+
+    public long UsedPages { get; init; }
+
+    public long FreePages { get; init; }
+
+    public long DataFileSize { get; init; }
+
+    public long JournalSize { get; init; }
+
+    /// <summary>Committed page versions waiting in scratch memory for the flusher.</summary>
+    public int ScratchPageVersions { get; init; }
+
+    /// <summary>Snapshot of the oldest open read transaction, or -1 when none is open.</summary>
+    public long OldestActiveReaderTransactionId { get; init; }
+
+    public long FlushCount { get; init; }
+}
+
+/// <summary>A transaction handed to the journal; <see cref="Durable"/> completes once it is on disk.</summary>
+public sealed class CommitHandle
+{
+    internal CommitHandle(long transactionId, Task durable)
+    {
+        TransactionId = transactionId;
+        Durable = durable;
+    }
+
+    public long TransactionId { get; }
+
+    public Task Durable { get; }
+
+    public void Wait() => Durable.GetAwaiter().GetResult();
+}

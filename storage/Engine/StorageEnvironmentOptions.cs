@@ -1,0 +1,23 @@
+namespace Jackdaw.Storage.Engine;
+
+/// <summary>Where and how a <see cref="StorageEnvironment"/> keeps its files.</summary>
+public sealed class StorageEnvironmentOptions
+{
+    /// <summary>The environment's folder (data file, journals, lock file). Created if missing.</summary>
+    public required string Path { get; init; }
+
+    /// <summary>Size of a new data file. The file then grows in steps of at least this much (up to 64 MiB per step).</summary>
+    public long InitialDataFileSize { get; init; } = 2 * 1024 * 1024;
+
+    /// <summary>A journal file is preallocated to this size; a commit that does not fit starts the next file.</summary>
+    public long MaxJournalFileSize { get; init; } = 64 * 1024 * 1024;
+
+    /// <summary>Period of the background flusher that copies committed pages to the data file.</summary>
+    public TimeSpan FlushInterval { get; init; } = TimeSpan.FromSeconds(1);
+
+    /// <summary>
+    /// The flusher also runs early once this many committed pages wait in scratch memory,
+    /// which bounds memory under a heavy write load.
+    /// </summary>
+    public int FlushThresholdPages { get; init; } = 16 * 1024;
+}

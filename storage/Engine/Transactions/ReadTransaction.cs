@@ -1,0 +1,105 @@
+using System.Runtime.CompilerServices;
+using System.Text;
+using Jackdaw.Storage.Engine.Paging;
+using Jackdaw.Storage.Engine.Trees;
+
+namespace Jackdaw.Storage.Engine;
+
+/// <summary>
+/// A consistent snapshot: everything committed and durable when it began, nothing after.
+/// Dispose it promptly: the flusher cannot write pages newer than the oldest open snapshot.
+/// </summary>
+public class ReadTransaction : IDisposable
+{
+    internal const string RootTreeName = "$root";
+
+    private readonly Dictionary<string, Tree?> _trees = new(StringComparer.Ordinal);
+    private Tree? _rootTree;
+
+    internal ReadTransaction(StorageEnvironment environment, long snapshot)
+    {
+        Environment = environment;
+        Snapshot = snapshot;
+    }
+
+    internal StorageEnvironment Environment { get; }
+
+    /// <summary>Page versions with an id at or below this are visible.</summary>
+    internal long Snapshot { get; }
+
+    internal bool IsDisposed { get; private set; }
+
+    /// <summary>For a read transaction the id of the commit it sees; for a write transaction its own id.</summary>
+    public virtual long Id => Snapshot;
+
+    internal virtual bool IsWrite => false;
+
+    internal Tree RootTree => _rootTree ??= new Tree(this, RootTreeName, ReadState().RootTree, isRoot: true);
+
+    internal StateHeader ReadState() => StateHeader.Of(GetPage(Constants.StatePage).Span);
+
+    /// <summary>The tree, or null when no tree of that name exists.</summary>
+    public Tree? OpenTree(string name)
+    {
+        ThrowIfDisposed();
+        if (_trees.TryGetValue(name, out var tree))
+        {
+            return tree;
+        }
+
+        var key = Encoding.UTF8.GetBytes(name);
+        if (RootTree.TryGet(key, out var value))
+        {
+            tree = new Tree(this, name, System.Runtime.InteropServices.MemoryMarshal.Read<TreeHeader>(value), isRoot: false);
+        }
+
+        _trees[name] = tree;
+        return tree;
+    }
+
+    internal Dictionary<string, Tree?> OpenedTrees => _trees;
+
+    /// <summary>The page as this transaction sees it. Tree pages are 8 KiB; an overflow run is its full length.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    internal virtual PageHandle GetPage(long pageNumber)
+    {
+        var scratch = Environment.PageTable.TryGet(pageNumber, Snapshot);
+        return scratch is not null ? new PageHandle(scratch) : GetFromDataFile(pageNumber);
+    }
+
+    internal unsafe PageHandle GetFromDataFile(long pageNumber)
+    {
+        var p = Environment.DataFile.PagePointer(pageNumber);
+        var header = (PageHeader*)p;
+        var length = (header->Flags & PageFlags.Overflow) != 0 ? header->OverflowPages * Constants.PageSize : Constants.PageSize;
+        return new PageHandle(p, length);
+    }
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    internal void ThrowIfDisposed()
+    {
+        if (IsDisposed)
+        {
+            ThrowDisposed();
+        }
+    }
+
+    private static void ThrowDisposed() => throw new ObjectDisposedException(nameof(ReadTransaction), "The transaction has ended; trees, iterators and values from it are no longer valid.");
+
+    /// <summary>Ends the transaction without <see cref="OnDispose"/> (a commit released its resources itself).</summary>
+    internal void MarkDisposed() => IsDisposed = true;
+
+    protected virtual void OnDispose() => Environment.EndRead(Snapshot);
+
+    public void Dispose()
+    {
+        if (IsDisposed)
+        {
+            return;
+        }
+
+        IsDisposed = true;
+        OnDispose();
+        GC.SuppressFinalize(this);
+    }
+}

@@ -1,0 +1,164 @@
+using System.Buffers;
+using System.Text;
+using Jackdaw.Storage.Blittable;
+using Xunit.Abstractions;
+
+namespace Jackdaw.Storage.Tests.Blittable;
+
+public class CompressionTests
+{
+    private readonly ITestOutputHelper _output;
+
+    public CompressionTests(ITestOutputHelper output)
+    {
+        _output = output;
+    }
+
+    [Theory]
+    [InlineData("users", 0.95)]
+    [InlineData("companies", 0.70)]
+    [InlineData("orders", 0.75)]
+    public void DiskModeIsSmallerThanTheJsonText(string file, double limit)
+    {
+        var lines = Corpus.Load(file);
+        using var context = new JsonOperationContext();
+        long json = 0, disk = 0, memory = 0;
+        for (var i = 0; i < lines.Length; i += 3)
+        {
+            json += lines[i].Length;
+            disk += context.Parse(lines[i], BlittableMode.Disk).Length;
+            memory += context.Parse(lines[i], BlittableMode.Memory).Length;
+            context.Reset();
+        }
+
+        _output.WriteLine($"{file}: disk {100.0 * disk / json:F1}% memory {100.0 * memory / json:F1}% of {json} JSON bytes");
+        Assert.True(disk <= json * limit, $"{file}: disk mode is {100.0 * disk / json:F1}% of the JSON (limit {limit:P0})");
+    }
+
+    [Theory]
+    [InlineData("שלום עולם, זהו טקסט בעברית שאמור להישאר כפי שהוא ללא דחיסה")]
+    [InlineData("这是一段中文文本，它应该保持原样而不被压缩。这是一段中文文本")]
+    [InlineData("emoji 😀😃😄😁😆😅😂🤣 only")]
+    public void UnicodeTextStaysRaw(string text)
+    {
+        using var context = new JsonOperationContext();
+        var json = Encoding.UTF8.GetBytes("{\"a\":\"" + text + "\"}");
+        var doc = context.Parse(json, BlittableMode.Disk);
+        Assert.True(doc.Root.TryGet("a", out var value));
+        Assert.False(value.IsCompressed);
+        Assert.Equal(text, value.GetString());
+    }
+
+    [Fact]
+    public void LatinTextIsCompressedAndRoundTrips()
+    {
+        using var context = new JsonOperationContext();
+        var text = "Deduco amplus textilis vociferor dolorum casus. Laborum admoneo caries solitudo tenax vae amissio deinde.";
+        var json = Encoding.UTF8.GetBytes("{\"a\":\"" + text + "\",\"b\":\"" + text + text + text + "\"}");
+        var doc = context.Parse(json, BlittableMode.Disk);
+        Assert.True(doc.Root.TryGet("a", out var a));
+        Assert.True(a.IsCompressed);
+        Assert.False(a.TryGetRawUtf8(out _));
+        Assert.Equal(text, a.GetString());
+        Assert.True(doc.Root.TryGet("b", out var b));
+        Assert.True(b.IsCompressed);
+        Assert.Equal(text + text + text, b.GetString());
+        Assert.True(doc.Length < json.Length * 0.7, $"{doc.Length} of {json.Length}");
+    }
+
+    [Fact]
+    public void CompressedStringNeverGrowsAndRoundTripsForRandomInput()
+    {
+        var random = new Random(1234);
+        var destination = new byte[20000];
+        var decoded = new byte[20000];
+        for (var i = 0; i < 20000; i++)
+        {
+            var length = random.Next(0, i % 100 == 0 ? 5000 : 300);
+            var value = new byte[length];
+            switch (i % 4)
+            {
+                case 0:
+                    random.NextBytes(value);
+                    break;
+                case 1:
+                    for (var j = 0; j < length; j++)
+                    {
+                        value[j] = (byte)random.Next(0x20, 0x7F);
+                    }
+
+                    break;
+                case 2:
+                    for (var j = 0; j < length; j++)
+                    {
+                        value[j] = (byte)"etaoin shrdlu,.products/companies"[random.Next(33)];
+                    }
+
+                    break;
+                default:
+                    for (var j = 0; j < length; j++)
+                    {
+                        value[j] = (byte)(j % 7 == 0 ? 0xC3 : 'a' + (j % 5));
+                    }
+
+                    break;
+            }
+
+            var size = ShortStringCodec.TryEncode(value, destination.AsSpan(0, length));
+            if (size >= 0)
+            {
+                Assert.True(size < length);
+                Assert.Equal(length, ShortStringCodec.Decode(destination.AsSpan(0, size), decoded));
+                Assert.True(decoded.AsSpan(0, length).SequenceEqual(value));
+            }
+
+            var type = StringCompression.TryCompress(value, destination.AsSpan(0, length), out var written);
+            if (type != BlittableType.String)
+            {
+                Assert.True(written < length);
+                Assert.Equal(length, StringCompression.Decompress(type, destination.AsSpan(0, written), decoded.AsSpan(0, length)));
+                Assert.True(decoded.AsSpan(0, length).SequenceEqual(value));
+            }
+        }
+    }
+
+    [Fact]
+    public void CorruptCompressedDataIsAFormatErrorNotACrash()
+    {
+        var random = new Random(77);
+        var payload = new byte[64];
+        var destination = new byte[100];
+        for (var i = 0; i < 5000; i++)
+        {
+            random.NextBytes(payload);
+            var length = random.Next(1, 100);
+            try
+            {
+                StringCompression.Decompress(i % 2 == 0 ? BlittableType.StringDictionary : BlittableType.StringLz4, payload.AsSpan(0, random.Next(1, 64)), destination.AsSpan(0, length));
+            }
+            catch (BlittableFormatException)
+            {
+            }
+        }
+    }
+
+    [Fact]
+    public void DictionaryHasAllItsCodes()
+    {
+        Assert.Equal(ShortStringCodec.OneByteCodes + (15 * 256), ShortStringCodec.EntryCount);
+    }
+
+    [Fact]
+    public void DiskModeRejectsNumbersThatAreNotFiniteDoubles()
+    {
+        using var context = new JsonOperationContext();
+        var json = "{\"a\":1e999999}"u8.ToArray();
+        var e = Assert.Throws<BlittableParseException>(() => context.Parse(json, BlittableMode.Disk));
+        Assert.Equal(BlittableParseError.NumberOutOfRange, e.Error);
+        Assert.Equal(5, e.Position);
+        var doc = context.Parse(json, BlittableMode.Memory);
+        var output = new ArrayBufferWriter<byte>();
+        doc.WriteJsonTo(output);
+        Assert.Equal("{\"a\":1e999999}", Encoding.UTF8.GetString(output.WrittenSpan));
+    }
+}
