@@ -138,6 +138,13 @@ public sealed partial class StorageEnvironment : IDisposable
                 throw new StorageException("The journal failed earlier; reopen the environment to recover.", failure);
             }
 
+            if (PageTable.VersionCount >= 4L * Options.FlushThresholdPages)
+            {
+                // Backpressure: the flusher fell behind the writers; catch up before adding more
+                // scratch memory (a no-op when an old reader is what holds the pages back).
+                FlushCore();
+            }
+
             return new WriteTransaction(this, LastCommitted);
         }
         catch
@@ -267,7 +274,13 @@ public sealed partial class StorageEnvironment : IDisposable
             FlushCore();
         }
 
-        DataFile.Dispose();
+        bool readersOpen;
+        lock (_readersLock)
+        {
+            readersOpen = _readers.Count > 0;
+        }
+
+        DataFile.Dispose(unmap: !readersOpen);
         _lockFile.Dispose();
         _flushSignal.Dispose();
         _stop.Dispose();

@@ -22,17 +22,17 @@ public sealed partial class BlittableBuilder
 
     private struct Entry
     {
-        public int NameIndex;        // into _names (objects only)
+        public int NameIndex;        // name id in _names (objects only)
         public int ValuePosition;    // relative to the document start; -1 for values without bytes
         public BlittableType Type;
         public long InputPosition;   // of the property name, for duplicate errors
     }
 
-    private static readonly SearchValues<byte> CharsToEscape = SearchValues.Create(
-        [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, (byte)'"', (byte)'\\']);
-
     private readonly JsonOperationContext _context;
     private readonly NameTable _names = new();
+    private readonly ShapeCache _shapes = new();
+    private int[] _ids = new int[64];
+    private int _documentStamp;
     private byte[] _buffer = [];
     private int _start;
     private int _pos;            // absolute index in _buffer
@@ -80,7 +80,13 @@ public sealed partial class BlittableBuilder
         _rootOffset = 0;
         _rootDone = false;
         _active = true;
-        _names.Clear();
+        if (_names.IsOverfull || _documentStamp == int.MaxValue)
+        {
+            _names.Clear();
+            _documentStamp = 0;
+        }
+
+        _documentStamp++;
         _namePos = 0;
         ResetReaderState();
     }
@@ -143,7 +149,7 @@ public sealed partial class BlittableBuilder
         var required = (long)length + bytes;
         if (required > Array.MaxLength)
         {
-            ThrowParse(BlittableParseError.TooLarge, 0, $"The document would exceed {Array.MaxLength} bytes.");
+            ThrowParse(BlittableParseError.TooLarge, 0, "The document would exceed the largest array .NET can allocate.");
         }
 
         _buffer = _context.GrowDocument(_buffer, _start, length, (int)required);
@@ -167,7 +173,7 @@ public sealed partial class BlittableBuilder
     {
         if (_depth >= BlittableFormat.MaxDepth)
         {
-            ThrowParse(BlittableParseError.TooDeep, inputPosition, $"Nesting is limited to {BlittableFormat.MaxDepth} levels.");
+            ThrowParse(BlittableParseError.TooDeep, inputPosition, "Nesting is limited to 256 levels.");
         }
 
         if (_depth == _frames.Length)
@@ -186,22 +192,41 @@ public sealed partial class BlittableBuilder
 
     /// <summary>Registers the next property name (UTF-8, unescaped; <paramref name="mayNeedEscapes"/> if it came escaped).</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    internal void PropertyName(ReadOnlySpan<byte> name, bool mayNeedEscapes, long inputPosition)
+    internal void PropertyName(ReadOnlySpan<byte> name, bool mayNeedEscapes, long inputPosition, bool validateUtf8 = false)
     {
         var hash = NameTable.HashOf(name);
-        var found = _names.Find(name, hash, _nameBuffer);
+        var found = _names.Find(name, hash);
         if (found < 0)
         {
-            found = AddName(name, mayNeedEscapes, hash, ~found);
+            found = AddName(name, mayNeedEscapes, hash, ~found, inputPosition, validateUtf8);
+        }
+
+        if (_names[found].DocumentStamp != _documentStamp)
+        {
+            WriteName(found);
         }
 
         _pendingName = found;
         _pendingNameInput = inputPosition;
     }
 
-    private int AddName(ReadOnlySpan<byte> name, bool mayNeedEscapes, uint hash, int slot)
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private int AddName(ReadOnlySpan<byte> name, bool mayNeedEscapes, uint hash, int slot, long inputPosition, bool validateUtf8)
     {
-        FindEscapes(name, mayNeedEscapes);
+        if (validateUtf8 && !System.Text.Unicode.Utf8.IsValid(name))
+        {
+            ThrowParse(BlittableParseError.InvalidUtf8, inputPosition, "A property name is not valid UTF-8");
+        }
+
+        return _names.Add(slot, name, hash, mayNeedEscapes && name.IndexOfAny(NameTable.CharsToEscape) >= 0);
+    }
+
+    /// <summary>Writes a name to this document's names area the first time the document uses it.</summary>
+    private void WriteName(int id)
+    {
+        ref var entry = ref _names[id];
+        var name = _names.BytesOf(entry);
+        FindEscapes(name, entry.NeedsEscapes);
         var needed = (long)_namePos + 5 + name.Length + 5 + (_escapeCount * 5L);
         if (needed > _nameBuffer.Length)
         {
@@ -213,20 +238,11 @@ public sealed partial class BlittableBuilder
             Array.Resize(ref _nameBuffer, (int)Math.Max(needed, _nameBuffer.Length * 2L));
         }
 
-        var position = _namePos;
+        entry.DocumentOffset = _namePos;
+        entry.DocumentStamp = _documentStamp;
         var pos = BlittableFormat.WriteVarInt(_nameBuffer, _namePos, StringHeader(name.Length));
-        var dataPosition = pos;
         name.CopyTo(_nameBuffer.AsSpan(pos));
         _namePos = WriteEscapeList(_nameBuffer, pos + name.Length);
-        var entry = new NameTable.Name
-        {
-            Position = position,
-            DataPosition = dataPosition,
-            Length = name.Length,
-            SortKey = NameTable.SortKeyOf(name),
-            Hash = hash,
-        };
-        return _names.Add(slot, entry);
     }
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
@@ -348,7 +364,7 @@ public sealed partial class BlittableBuilder
         var offset = 0;
         while (true)
         {
-            var index = value.Slice(offset).IndexOfAny(CharsToEscape);
+            var index = value.Slice(offset).IndexOfAny(NameTable.CharsToEscape);
             if (index < 0)
             {
                 return;
@@ -404,10 +420,20 @@ public sealed partial class BlittableBuilder
         // The widest offsets decide the entry widths.
         var maxBack = 0;
         var maxName = 0;
+        var shapeHash = (uint)count;
+        if (_ids.Length < count)
+        {
+            _ids = new int[Math.Max(count, _ids.Length * 2)];
+        }
+
+        var ids = _ids;
         for (var i = start; i < _entryCount; i++)
         {
             ref var entry = ref _entries[i];
-            var nameOffset = _names[entry.NameIndex].Position;
+            var id = entry.NameIndex;
+            ids[i - start] = id;
+            shapeHash = (shapeHash ^ (uint)id) * 0x9E3779B1u;
+            var nameOffset = _names[id].DocumentOffset;
             if (nameOffset > maxName)
             {
                 maxName = nameOffset;
@@ -433,14 +459,20 @@ public sealed partial class BlittableBuilder
         for (var i = start; i < _entryCount; i++)
         {
             ref var entry = ref _entries[i];
-            BlittableFormat.WriteWidth(buffer, pos, nameWidth, _names[entry.NameIndex].Position);
+            BlittableFormat.WriteWidth(buffer, pos, nameWidth, _names[entry.NameIndex].DocumentOffset);
             pos += nameWidth;
             BlittableFormat.WriteWidth(buffer, pos, valueWidth, entry.ValuePosition < 0 ? 0 : tablePosition - entry.ValuePosition);
             pos += valueWidth;
             buffer[pos++] = (byte)entry.Type;
         }
 
-        var order = SortByName(start, count);
+        var idSpan = ids.AsSpan(0, count);
+        if (!_shapes.TryGet(_names.Epoch, shapeHash, idSpan, out var order))
+        {
+            order = SortByName(start, count);
+            _shapes.Add(_names.Epoch, shapeHash, idSpan, order);
+        }
+
         for (var i = 0; i < count; i++)
         {
             BlittableFormat.WriteWidth(buffer, pos, orderWidth, order[i]);
@@ -518,7 +550,7 @@ public sealed partial class BlittableBuilder
             order[i] = i;
         }
 
-        var comparer = new EntryComparer(_entries, start, _names, _nameBuffer, 0);
+        var comparer = new EntryComparer(_entries, start, _names, _names.Bytes, 0);
         if (count <= 24)
         {
             for (var i = 1; i < count; i++)
@@ -556,7 +588,7 @@ public sealed partial class BlittableBuilder
     {
         ref var entry = ref _entries[entryIndex];
         ref var name = ref _names[entry.NameIndex];
-        var text = System.Text.Encoding.UTF8.GetString(_nameBuffer, name.DataPosition, name.Length);
+        var text = System.Text.Encoding.UTF8.GetString(_names.BytesOf(name));
         ThrowParse(BlittableParseError.DuplicateProperty, entry.InputPosition, $"The property \"{text}\" appears twice in one object");
     }
 
@@ -599,6 +631,7 @@ public sealed partial class BlittableBuilder
     }
 
     [DoesNotReturn]
+    [MethodImpl(MethodImplOptions.NoInlining)]
     internal static void ThrowParse(BlittableParseError error, long position, string message) =>
         throw new BlittableParseException(error, position, message);
 }

@@ -90,7 +90,7 @@ internal struct BlittableHeader
     {
         if (document.Length < Size)
         {
-            BlittableFormat.ThrowFormat($"A blittable document has at least {Size} bytes; got {document.Length}.");
+            BlittableFormat.ThrowFormat("A blittable document has at least {0} bytes; got {1}.", Size, document.Length);
         }
 
         return new BlittableHeader
@@ -168,7 +168,7 @@ internal static class BlittableFormat
         var value = BinaryPrimitives.ReadInt32LittleEndian(span.Slice(position, 4));
         if (value < 0)
         {
-            ThrowFormat($"Negative offset {value} at position {position}.");
+            ThrowFormat("Negative offset {0} at position {1}.", value, position);
         }
 
         return value;
@@ -218,7 +218,7 @@ internal static class BlittableFormat
         {
             if ((uint)p >= (uint)span.Length)
             {
-                ThrowFormat($"A length runs past the end of the document at position {p}.");
+                ThrowFormat("A length runs past the end of the document at position {0}.", p);
             }
 
             var b = span[p++];
@@ -231,13 +231,13 @@ internal static class BlittableFormat
             shift += 7;
             if (shift > 28)
             {
-                ThrowFormat($"A length at position {position} is longer than 5 bytes.");
+                ThrowFormat("A length at position {0} is longer than 5 bytes.", position);
             }
         }
 
         if (result > int.MaxValue)
         {
-            ThrowFormat($"A length at position {position} is out of range ({result}).");
+            ThrowFormat("A length at position {0} is out of range ({1}).", position, result);
         }
 
         position = p;
@@ -253,7 +253,7 @@ internal static class BlittableFormat
         {
             if ((uint)p >= (uint)span.Length)
             {
-                ThrowFormat($"An integer runs past the end of the document at position {p}.");
+                ThrowFormat("An integer runs past the end of the document at position {0}.", p);
             }
 
             var b = span[p++];
@@ -266,7 +266,7 @@ internal static class BlittableFormat
             shift += 7;
             if (shift > 63)
             {
-                ThrowFormat($"An integer at position {position} is longer than 10 bytes.");
+                ThrowFormat("An integer at position {0} is longer than 10 bytes.", position);
             }
         }
 
@@ -311,7 +311,7 @@ internal static class BlittableFormat
         var start = position;
         if ((uint)length > (uint)(span.Length - start))
         {
-            ThrowFormat($"A run of {length} bytes at position {start} exceeds the document ({span.Length} bytes).");
+            ThrowFormat("A run of {0} bytes at position {1} exceeds the document ({2} bytes).", length, start, span.Length);
         }
 
         position = start + length;
@@ -328,7 +328,7 @@ internal static class BlittableFormat
         var start = position;
         if ((uint)length > (uint)(span.Length - start))
         {
-            ThrowFormat($"A string of {length} bytes at position {start} exceeds the document ({span.Length} bytes).");
+            ThrowFormat("A string of {0} bytes at position {1} exceeds the document ({2} bytes).", length, start, span.Length);
         }
 
         position = start + length;
@@ -341,20 +341,23 @@ internal static class BlittableFormat
     {
         if (document.Length < BlittableHeader.Size)
         {
-            ThrowFormat($"A blittable document has at least {BlittableHeader.Size} bytes; got {document.Length}.");
+            ThrowFormat("A blittable document has at least {0} bytes; got {1}.", BlittableHeader.Size, document.Length);
         }
 
         var offset = BinaryPrimitives.ReadInt32LittleEndian(document.Slice(12));
         if (offset < BlittableHeader.Size || offset > document.Length)
         {
-            ThrowFormat($"Names offset {offset} is outside the document ({document.Length} bytes).");
+            ThrowFormat("Names offset {0} is outside the document ({1} bytes).", offset, document.Length);
         }
 
         return offset;
     }
 
+    /// <summary>Throws with a composite-format message; kept out of line so hot callers stay small.</summary>
     [DoesNotReturn]
-    public static void ThrowFormat(string message) => throw new BlittableFormatException(message);
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    public static void ThrowFormat(string format, long a = 0, long b = 0, long c = 0) =>
+        throw new BlittableFormatException(string.Format(System.Globalization.CultureInfo.InvariantCulture, format, a, b, c));
 
     [DoesNotReturn]
     private static int ThrowBadWidth(int code) => throw new BlittableFormatException($"Invalid width code {code} in a table header.");

@@ -1,0 +1,79 @@
+using System.Net;
+
+namespace Jackdaw.Client;
+
+/// <summary>
+/// Base of every error the client raises for a failed server call. <see cref="StatusCode"/> and
+/// <see cref="ServerErrorType"/> are the HTTP status and the <c>Type</c> of the server's
+/// <c>{"Type": ..., "Message": ...}</c> body, when there was a response.
+/// </summary>
+public class JackdawException : Exception
+{
+    public JackdawException(string message)
+        : base(message)
+    {
+    }
+
+    public JackdawException(string message, Exception? innerException)
+        : base(message, innerException)
+    {
+    }
+
+    public JackdawException(string message, HttpStatusCode? statusCode, string? serverErrorType, Exception? innerException = null)
+        : base(message, innerException)
+    {
+        StatusCode = statusCode;
+        ServerErrorType = serverErrorType;
+    }
+
+    /// <summary>The HTTP status of the response, or null when no response arrived.</summary>
+    public HttpStatusCode? StatusCode { get; }
+
+    /// <summary>The <c>Type</c> field of the server's error body, e.g. <c>ConcurrencyException</c>.</summary>
+    public string? ServerErrorType { get; }
+}
+
+/// <summary>A change vector sent with a write did not match the stored one; nothing of the request was applied.</summary>
+public sealed class ConcurrencyException(string message, HttpStatusCode? statusCode = HttpStatusCode.Conflict, string? serverErrorType = ErrorTypes.Concurrency)
+    : JackdawException(message, statusCode, serverErrorType);
+
+/// <summary>An operation that requires an existing document found none.</summary>
+public sealed class DocumentDoesNotExistException(string message, HttpStatusCode? statusCode = HttpStatusCode.NotFound, string? serverErrorType = ErrorTypes.DocumentDoesNotExist)
+    : JackdawException(message, statusCode, serverErrorType);
+
+/// <summary>The database named by the store or session does not exist on the server.</summary>
+public sealed class DatabaseDoesNotExistException(string message, HttpStatusCode? statusCode = HttpStatusCode.NotFound, string? serverErrorType = ErrorTypes.DatabaseDoesNotExist)
+    : JackdawException(message, statusCode, serverErrorType);
+
+/// <summary>A database of that name already exists.</summary>
+public sealed class DatabaseAlreadyExistsException(string message, HttpStatusCode? statusCode = HttpStatusCode.Conflict, string? serverErrorType = ErrorTypes.DatabaseAlreadyExists)
+    : JackdawException(message, statusCode, serverErrorType);
+
+/// <summary>The server rejected the request as malformed; <see cref="Exception.Message"/> is the server's explanation.</summary>
+public sealed class BadRequestException(string message, HttpStatusCode? statusCode = HttpStatusCode.BadRequest, string? serverErrorType = ErrorTypes.BadRequest)
+    : JackdawException(message, statusCode, serverErrorType);
+
+/// <summary>
+/// No server answered at any of the store's URLs (connection refused, name not resolved, connection
+/// reset before a response, or the request timed out). Check that the server runs and that
+/// <see cref="DocumentStore.Urls"/> points at it.
+/// </summary>
+public sealed class ServerUnavailableException(string message, Exception? innerException)
+    : JackdawException(message, innerException);
+
+/// <summary>
+/// A bulk insert failed. <see cref="Exception.Message"/> carries the server's explanation, which
+/// says how many documents were committed before the failure; committed batches stay.
+/// </summary>
+public sealed class BulkInsertException(string message, HttpStatusCode? statusCode, string? serverErrorType, Exception? innerException = null)
+    : JackdawException(message, statusCode, serverErrorType, innerException);
+
+/// <summary>The <c>Type</c> values of the server's error bodies that map to typed exceptions.</summary>
+public static class ErrorTypes
+{
+    public const string Concurrency = "ConcurrencyException";
+    public const string DocumentDoesNotExist = "DocumentDoesNotExistException";
+    public const string DatabaseDoesNotExist = "DatabaseDoesNotExistException";
+    public const string DatabaseAlreadyExists = "DatabaseAlreadyExistsException";
+    public const string BadRequest = "BadRequest";
+}

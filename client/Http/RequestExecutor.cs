@@ -1,0 +1,177 @@
+using System.Net;
+using System.Net.Http.Headers;
+using System.Text.Json;
+
+namespace Jackdaw.Client.Http;
+
+/// <summary>
+/// The store's one <see cref="HttpClient"/>: sends requests to the first URL that answers, applies
+/// the request timeout and turns every failure into a <see cref="JackdawException"/>. Thread-safe.
+/// </summary>
+internal sealed class RequestExecutor : IDisposable
+{
+    private static readonly MediaTypeHeaderValue JsonContentType = MediaTypeHeaderValue.Parse("application/json; charset=utf-8");
+    private readonly HttpClient _client;
+    private readonly string[] _urls;
+    private readonly TimeSpan _timeout;
+    private int _preferredUrl;
+
+    public RequestExecutor(string[] urls, TimeSpan timeout, HttpMessageHandler handler)
+    {
+        _urls = urls;
+        _timeout = timeout;
+
+        // Timeouts are per request (a bulk insert has none), so the client itself never times out.
+        _client = new HttpClient(handler, disposeHandler: true) { Timeout = Timeout.InfiniteTimeSpan };
+        _client.DefaultRequestHeaders.Accept.Add(new MediaTypeWithQualityHeaderValue("application/json"));
+    }
+
+    public static SocketsHttpHandler CreateDefaultHandler() => new()
+    {
+        PooledConnectionLifetime = TimeSpan.FromMinutes(10),
+        PooledConnectionIdleTimeout = TimeSpan.FromMinutes(2),
+        MaxConnectionsPerServer = int.MaxValue,
+        AutomaticDecompression = DecompressionMethods.None,
+        UseCookies = false,
+        ConnectTimeout = TimeSpan.FromSeconds(10),
+    };
+
+    /// <summary>URL requests go to now (the last one that answered).</summary>
+    public string CurrentUrl => _urls[Volatile.Read(ref _preferredUrl)];
+
+    /// <summary>
+    /// Sends a request with an optional JSON body and returns the buffered successful response
+    /// (the caller disposes it). Connection failures move on to the store's next URL; a non-2xx
+    /// answer throws the exception its error body names.
+    /// </summary>
+    public async Task<HttpResponseMessage> SendAsync(HttpMethod method, string pathAndQuery, ReadOnlyMemory<byte>? jsonBody, CancellationToken token)
+    {
+        using var timeout = CancellationTokenSource.CreateLinkedTokenSource(token);
+        timeout.CancelAfter(_timeout);
+        var first = Volatile.Read(ref _preferredUrl);
+        HttpRequestException? lastConnectionError = null;
+        for (var attempt = 0; attempt < _urls.Length; attempt++)
+        {
+            var index = (first + attempt) % _urls.Length;
+            using var request = new HttpRequestMessage(method, _urls[index] + pathAndQuery);
+            if (jsonBody is { } body)
+            {
+                request.Content = new ReadOnlyMemoryContent(body);
+                request.Content.Headers.ContentType = JsonContentType;
+            }
+
+            HttpResponseMessage response;
+            try
+            {
+                response = await _client.SendAsync(request, HttpCompletionOption.ResponseContentRead, timeout.Token).ConfigureAwait(false);
+            }
+            catch (HttpRequestException e) when (e.HttpRequestError is HttpRequestError.ConnectionError or HttpRequestError.NameResolutionError)
+            {
+                // Nothing reached that server, so trying the next one cannot apply a write twice.
+                lastConnectionError = e;
+                continue;
+            }
+            catch (Exception e) when (e is not OperationCanceledException || !token.IsCancellationRequested)
+            {
+                throw TranslateTransportFailure(e, method, _urls[index] + pathAndQuery);
+            }
+
+            if (index != first)
+                Volatile.Write(ref _preferredUrl, index);
+            if (response.IsSuccessStatusCode)
+                return response;
+            using (response)
+                throw await CreateErrorAsync(response, method, pathAndQuery, token).ConfigureAwait(false);
+        }
+
+        throw new ServerUnavailableException(
+            $"Could not connect to the Jackdaw server at {string.Join(", ", _urls)} ({lastConnectionError?.Message}). Check that the server is running and that DocumentStore.Urls points at it.",
+            lastConnectionError);
+    }
+
+    /// <summary>
+    /// Sends a request whose content streams while the call runs (bulk insert): no timeout, no
+    /// retry on another URL, headers-read completion.
+    /// </summary>
+    public async Task<HttpResponseMessage> SendStreamingAsync(HttpRequestMessage request, CancellationToken token)
+    {
+        try
+        {
+            return await _client.SendAsync(request, HttpCompletionOption.ResponseHeadersRead, token).ConfigureAwait(false);
+        }
+        catch (Exception e) when (e is not OperationCanceledException || !token.IsCancellationRequested)
+        {
+            throw TranslateTransportFailure(e, request.Method, request.RequestUri?.ToString() ?? "");
+        }
+    }
+
+    public string UrlFor(string pathAndQuery) => CurrentUrl + pathAndQuery;
+
+    /// <summary>Reads a non-2xx response's <c>{"Type","Message"}</c> body into the matching exception.</summary>
+    public static async Task<JackdawException> CreateErrorAsync(HttpResponseMessage response, HttpMethod method, string pathAndQuery, CancellationToken token)
+    {
+        byte[] body;
+        try
+        {
+            body = await response.Content.ReadAsByteArrayAsync(token).ConfigureAwait(false);
+        }
+        catch (Exception e) when (e is HttpRequestException or IOException)
+        {
+            body = [];
+        }
+
+        return CreateError(response.StatusCode, body, method, pathAndQuery);
+    }
+
+    public static JackdawException CreateError(HttpStatusCode status, ReadOnlySpan<byte> body, HttpMethod method, string pathAndQuery)
+    {
+        string? type = null, message = null;
+        try
+        {
+            var reader = new Utf8JsonReader(body);
+            if (reader.Read() && reader.TokenType == JsonTokenType.StartObject)
+            {
+                while (reader.Read() && reader.TokenType == JsonTokenType.PropertyName)
+                {
+                    var isType = reader.ValueTextEquals("Type"u8);
+                    var isMessage = reader.ValueTextEquals("Message"u8);
+                    reader.Read();
+                    if (isType && reader.TokenType == JsonTokenType.String)
+                        type = reader.GetString();
+                    else if (isMessage && reader.TokenType == JsonTokenType.String)
+                        message = reader.GetString();
+                    else
+                        reader.Skip();
+                }
+            }
+        }
+        catch (JsonException)
+        {
+            // Not our JSON error body (a proxy's HTML page, say): the raw text below says what it was.
+        }
+
+        message ??= $"{method} {pathAndQuery} failed with {(int)status} {status}: {System.Text.Encoding.UTF8.GetString(body[..Math.Min(body.Length, 500)])}";
+        return type switch
+        {
+            ErrorTypes.Concurrency => new ConcurrencyException(message, status, type),
+            ErrorTypes.DocumentDoesNotExist => new DocumentDoesNotExistException(message, status, type),
+            ErrorTypes.DatabaseDoesNotExist => new DatabaseDoesNotExistException(message, status, type),
+            ErrorTypes.DatabaseAlreadyExists => new DatabaseAlreadyExistsException(message, status, type),
+            ErrorTypes.BadRequest => new BadRequestException(message, status, type),
+            _ => new JackdawException(message, status, type),
+        };
+    }
+
+    public static JackdawException TranslateTransportFailure(Exception e, HttpMethod method, string url) => e switch
+    {
+        OperationCanceledException => new ServerUnavailableException($"{method} {url} got no answer within the request timeout (DocumentConventions.RequestTimeout).", e),
+        HttpRequestException { HttpRequestError: HttpRequestError.ConnectionError or HttpRequestError.NameResolutionError } =>
+            new ServerUnavailableException($"Could not connect to the Jackdaw server for {method} {url} ({e.Message}). Check that the server is running and that DocumentStore.Urls points at it.", e),
+        HttpRequestException or IOException =>
+            new ServerUnavailableException($"The connection to the Jackdaw server broke during {method} {url} ({e.Message}); a write may or may not have been applied.", e),
+        JackdawException j => j,
+        _ => new JackdawException($"{method} {url} failed: {e.Message}", e),
+    };
+
+    public void Dispose() => _client.Dispose();
+}

@@ -1,0 +1,452 @@
+using System.Buffers;
+using System.Text;
+using System.Text.Json;
+using Jackdaw.Client.Conventions;
+using Jackdaw.Client.Json;
+
+namespace Jackdaw.Client.Session;
+
+/// <summary>The unit of work: identity map, change tracking by serialized snapshot, one transaction per save.</summary>
+internal sealed class AsyncDocumentSession : IAsyncDocumentSession, IAdvancedSessionOperations
+{
+    // GET URLs stay well under common 8 KiB request-line limits; more ids go in further requests.
+    private const int MaxLoadUrlLength = 6000;
+
+    private readonly DocumentStore _store;
+    private readonly DocumentConventions _conventions;
+    private readonly string _databasePath;
+    private readonly Dictionary<string, DocumentInfo> _byId = new(StringComparer.OrdinalIgnoreCase);
+    private readonly Dictionary<object, DocumentInfo> _byEntity = new(ReferenceEqualityComparer.Instance);
+    private readonly HashSet<string> _knownMissing = new(StringComparer.OrdinalIgnoreCase);
+    private readonly Dictionary<string, string?> _deletes = new(StringComparer.OrdinalIgnoreCase);
+    private ArrayBufferWriter<byte>? _scratch;
+    private Utf8JsonWriter? _scratchWriter;
+
+    public AsyncDocumentSession(DocumentStore store, string database, bool useOptimisticConcurrency)
+    {
+        _store = store;
+        _conventions = store.Conventions;
+        _databasePath = DocumentStore.DatabasePath(database);
+        UseOptimisticConcurrency = useOptimisticConcurrency;
+    }
+
+    public IAdvancedSessionOperations Advanced => this;
+
+    public bool UseOptimisticConcurrency { get; set; }
+
+    public int NumberOfRequests { get; private set; }
+
+    public bool HasChanges => _deletes.Count > 0 || _byEntity.Values.Any(HasChanged);
+
+    public async Task<T?> LoadAsync<T>(string id, CancellationToken token = default)
+        where T : class
+    {
+        ArgumentException.ThrowIfNullOrEmpty(id);
+        if (TryGetLocal<T>(id, out var local))
+            return local;
+        await LoadFromServerAsync<T>([id], token).ConfigureAwait(false);
+        TryGetLocal<T>(id, out local);
+        return local;
+    }
+
+    public async Task<Dictionary<string, T?>> LoadAsync<T>(IEnumerable<string> ids, CancellationToken token = default)
+        where T : class
+    {
+        ArgumentNullException.ThrowIfNull(ids);
+        var requested = ids.ToList();
+        var toFetch = new List<string>();
+        var seen = new HashSet<string>(StringComparer.OrdinalIgnoreCase);
+        foreach (var id in requested)
+        {
+            ArgumentException.ThrowIfNullOrEmpty(id, nameof(ids));
+            if (seen.Add(id) && !_deletes.ContainsKey(id) && !_byId.ContainsKey(id) && !_knownMissing.Contains(id))
+                toFetch.Add(id);
+        }
+
+        var start = 0;
+        while (start < toFetch.Count)
+        {
+            var count = 0;
+            var length = _databasePath.Length + 6;
+            while (start + count < toFetch.Count && (count == 0 || length + toFetch[start + count].Length * 3 + 4 < MaxLoadUrlLength))
+            {
+                length += toFetch[start + count].Length * 3 + 4;
+                count++;
+            }
+
+            await LoadFromServerAsync<T>(toFetch.GetRange(start, count), token).ConfigureAwait(false);
+            start += count;
+        }
+
+        var results = new Dictionary<string, T?>(StringComparer.OrdinalIgnoreCase);
+        foreach (var id in requested)
+        {
+            TryGetLocal<T>(id, out var entity);
+            results[id] = entity;
+        }
+
+        return results;
+    }
+
+    public Task StoreAsync(object entity, CancellationToken token = default) => StoreAsync(entity, null, null, token);
+
+    public Task StoreAsync(object entity, string? id, CancellationToken token = default) => StoreAsync(entity, null, id, token);
+
+    public Task StoreAsync(object entity, string? changeVector, string? id, CancellationToken token = default)
+    {
+        ArgumentNullException.ThrowIfNull(entity);
+        token.ThrowIfCancellationRequested();
+        if (_byEntity.TryGetValue(entity, out var tracked))
+        {
+            if (id is not null && !string.Equals(id, tracked.Id ?? tracked.IdPrefix, StringComparison.OrdinalIgnoreCase))
+                throw new InvalidOperationException($"This entity is already tracked by the session as '{tracked.Id ?? tracked.IdPrefix}'; it cannot be stored again as '{id}'.");
+            if (changeVector is not null)
+                tracked.ExpectedChangeVector = changeVector;
+            return Task.CompletedTask;
+        }
+
+        var type = _conventions.GetEntityTypeInfo(entity.GetType());
+        if (string.IsNullOrEmpty(id))
+            id = type.GetId?.Invoke(entity);
+        if (string.IsNullOrEmpty(id))
+            id = type.IdPrefix;
+
+        var info = new DocumentInfo(entity, type) { ExpectedChangeVector = changeVector };
+        if (id.EndsWith('/') || id.EndsWith('|'))
+        {
+            info.IdPrefix = id;
+        }
+        else
+        {
+            if (_byId.TryGetValue(id, out var other))
+                throw new InvalidOperationException($"The session already tracks a different object with id '{other.Id}'; evict it first or load and change that one.");
+            info.Id = id;
+            type.SetId?.Invoke(entity, id);
+            _byId[id] = info;
+            _knownMissing.Remove(id);
+            _deletes.Remove(id);
+        }
+
+        _byEntity[entity] = info;
+        return Task.CompletedTask;
+    }
+
+    public void Delete<T>(T entity)
+        where T : class
+    {
+        ArgumentNullException.ThrowIfNull(entity);
+        if (!_byEntity.TryGetValue(entity, out var info))
+            throw new InvalidOperationException($"This {entity.GetType().Name} is not tracked by the session; load it first or use Delete(id).");
+        Untrack(info);
+        if (info.Id is not null)
+            _deletes[info.Id] = info.ExpectedChangeVector ?? (UseOptimisticConcurrency ? info.ChangeVector : null);
+    }
+
+    public void Delete(string id) => Delete(id, null);
+
+    public void Delete(string id, string? changeVector)
+    {
+        ArgumentException.ThrowIfNullOrEmpty(id);
+        if (_byId.TryGetValue(id, out var info))
+        {
+            Untrack(info);
+            changeVector ??= info.ExpectedChangeVector ?? (UseOptimisticConcurrency ? info.ChangeVector : null);
+        }
+
+        _deletes[id] = changeVector;
+    }
+
+    public async Task SaveChangesAsync(CancellationToken token = default)
+    {
+        token.ThrowIfCancellationRequested();
+        var body = new ArrayBufferWriter<byte>(4096);
+        var pending = new List<(DocumentInfo Info, byte[] Snapshot)>();
+        var deletes = new List<string>();
+        using (var writer = new Utf8JsonWriter(body, WriterOptions))
+        {
+            writer.WriteStartObject();
+            writer.WriteStartArray("Commands");
+            foreach (var (id, changeVector) in _deletes)
+            {
+                writer.WriteStartObject();
+                writer.WriteString("Type", "DELETE");
+                writer.WriteString("Id", id);
+                WriteChangeVector(writer, changeVector);
+                writer.WriteEndObject();
+                deletes.Add(id);
+            }
+
+            foreach (var info in _byEntity.Values)
+            {
+                var current = Serialize(info);
+                if (info.Snapshot is not null && current.SequenceEqual(info.Snapshot) && info.Metadata?.IsDirty != true)
+                    continue;
+                writer.WriteStartObject();
+                writer.WriteString("Type", "PUT");
+                writer.WriteString("Id", info.Id ?? info.IdPrefix);
+                writer.WritePropertyName("Document");
+                DocumentJson.WriteDocument(writer, current, info.Type, info.LoadedMetadata, info.Metadata, _conventions.SerializerOptions);
+                WriteChangeVector(writer, info.ExpectedChangeVector ?? (UseOptimisticConcurrency ? info.ChangeVector : null));
+                writer.WriteEndObject();
+                pending.Add((info, current.ToArray()));
+            }
+
+            writer.WriteEndArray();
+            writer.WriteEndObject();
+        }
+
+        if (deletes.Count == 0 && pending.Count == 0)
+            return;
+
+        NumberOfRequests++;
+        using var response = await _store.Executor.SendAsync(HttpMethod.Post, _databasePath + "/bulk_docs", body.WrittenMemory, token).ConfigureAwait(false);
+        var bytes = await response.Content.ReadAsByteArrayAsync(token).ConfigureAwait(false);
+        using var json = ParseResponse(bytes, "bulk_docs");
+        if (!json.RootElement.TryGetProperty("Results", out var results) || results.ValueKind != JsonValueKind.Array || results.GetArrayLength() != deletes.Count + pending.Count)
+            throw new JackdawException($"bulk_docs answered with {Describe(json.RootElement)} instead of one result per command ({deletes.Count + pending.Count}).");
+
+        // The transaction is committed: from here on only the session's bookkeeping changes.
+        var index = 0;
+        foreach (var result in results.EnumerateArray())
+        {
+            if (index < deletes.Count)
+            {
+                _deletes.Remove(deletes[index]);
+                _knownMissing.Add(deletes[index]);
+            }
+            else
+            {
+                var (info, snapshot) = pending[index - deletes.Count];
+                ApplyPutResult(info, snapshot, result);
+            }
+
+            index++;
+        }
+    }
+
+    public string? GetChangeVectorFor(object entity) => GetInfo(entity).ChangeVector;
+
+    public string? GetDocumentId(object entity) => GetInfo(entity).Id;
+
+    public MetadataDictionary GetMetadataFor(object entity)
+    {
+        var info = GetInfo(entity);
+        if (info.Metadata is null)
+        {
+            info.Metadata = new MetadataDictionary(info.LoadedMetadata, info.Type.Collection, info.Type.ClrTypeName);
+            if (info.Id is not null)
+                info.Metadata.SetServerValue(MetadataKeys.Id, info.Id);
+            if (info.ChangeVector is not null)
+                info.Metadata.SetServerValue(MetadataKeys.ChangeVector, info.ChangeVector);
+            if (info.LastModified is not null)
+                info.Metadata.SetServerValue(MetadataKeys.LastModified, info.LastModified);
+        }
+
+        return info.Metadata;
+    }
+
+    public bool IsLoaded(string id) => _byId.ContainsKey(id);
+
+    public bool HasChanged(object entity) => HasChanged(GetInfo(entity));
+
+    public void Evict(object entity)
+    {
+        if (_byEntity.TryGetValue(entity, out var info))
+            Untrack(info);
+    }
+
+    public void Clear()
+    {
+        _byId.Clear();
+        _byEntity.Clear();
+        _knownMissing.Clear();
+        _deletes.Clear();
+    }
+
+    public void Dispose()
+    {
+        _scratchWriter?.Dispose();
+        _scratchWriter = null;
+    }
+
+    private static JsonWriterOptions WriterOptions => new() { SkipValidation = true };
+
+    private bool HasChanged(DocumentInfo info) =>
+        info.Snapshot is null || info.Metadata?.IsDirty == true || !Serialize(info).SequenceEqual(info.Snapshot);
+
+    private bool TryGetLocal<T>(string id, out T? entity)
+        where T : class
+    {
+        entity = null;
+        if (_deletes.ContainsKey(id) || _knownMissing.Contains(id))
+            return true;
+        if (!_byId.TryGetValue(id, out var info))
+            return false;
+        entity = info.Entity as T ?? throw new InvalidOperationException(
+            $"Document '{info.Id}' is already loaded in this session as {info.Entity.GetType().FullName}, which is not a {typeof(T).FullName}.");
+        return true;
+    }
+
+    private async Task LoadFromServerAsync<T>(List<string> ids, CancellationToken token)
+        where T : class
+    {
+        var url = new StringBuilder(_databasePath).Append("/docs");
+        for (var i = 0; i < ids.Count; i++)
+            url.Append(i == 0 ? "?id=" : "&id=").Append(Uri.EscapeDataString(ids[i]));
+
+        NumberOfRequests++;
+        byte[] bytes;
+        try
+        {
+            using var response = await _store.Executor.SendAsync(HttpMethod.Get, url.ToString(), null, token).ConfigureAwait(false);
+            bytes = await response.Content.ReadAsByteArrayAsync(token).ConfigureAwait(false);
+        }
+        catch (DocumentDoesNotExistException) when (ids.Count == 1)
+        {
+            _knownMissing.Add(ids[0]);
+            return;
+        }
+
+        using var json = ParseResponse(bytes, "docs");
+        if (!json.RootElement.TryGetProperty("Results", out var results) || results.ValueKind != JsonValueKind.Array || results.GetArrayLength() != ids.Count)
+            throw new JackdawException($"GET docs answered with {Describe(json.RootElement)} instead of one result per id ({ids.Count}).");
+
+        var index = 0;
+        foreach (var result in results.EnumerateArray())
+        {
+            var requestedId = ids[index++];
+            if (result.ValueKind == JsonValueKind.Null)
+                _knownMissing.Add(requestedId);
+            else
+                Track<T>(requestedId, result);
+        }
+    }
+
+    private void Track<T>(string requestedId, JsonElement document)
+        where T : class
+    {
+        if (!document.TryGetProperty(MetadataKeys.Metadata, out var metadata) || metadata.ValueKind != JsonValueKind.Object)
+            throw new JackdawException($"Document '{requestedId}' came without @metadata.");
+        var id = GetString(metadata, MetadataKeys.Id) ?? requestedId;
+        if (_byId.ContainsKey(id))
+            return;
+
+        var type = _conventions.GetEntityTypeInfo(ResolveType<T>(id, GetString(metadata, MetadataKeys.ClrType)));
+        var entity = document.Deserialize(type.JsonTypeInfo) ?? throw new JackdawException($"Document '{id}' deserialized to null.");
+        type.SetId?.Invoke(entity, id);
+        var info = new DocumentInfo(entity, type)
+        {
+            Id = id,
+            ChangeVector = GetString(metadata, MetadataKeys.ChangeVector),
+            LastModified = GetString(metadata, MetadataKeys.LastModified),
+            LoadedMetadata = metadata.Clone(),
+        };
+        info.Snapshot = Serialize(info).ToArray();
+        _byId[id] = info;
+        _byEntity[entity] = info;
+    }
+
+    /// <summary>
+    /// The stored <c>Jackdaw-Clr-Type</c> decides the type when it names a loaded subtype of
+    /// <typeparamref name="T"/>; a known type that is not a <typeparamref name="T"/> is an error.
+    /// </summary>
+    private Type ResolveType<T>(string id, string? clrTypeName)
+    {
+        if (clrTypeName is null || _conventions.ResolveClrType(clrTypeName) is not { } stored || stored == typeof(T))
+            return typeof(T);
+        if (typeof(T).IsAssignableFrom(stored))
+            return stored;
+        throw new InvalidOperationException($"Document '{id}' holds a {clrTypeName} (its Jackdaw-Clr-Type), which is not a {typeof(T).FullName}.");
+    }
+
+    private void ApplyPutResult(DocumentInfo info, byte[] snapshot, JsonElement result)
+    {
+        var id = GetString(result, "Id") ?? info.Id ?? throw new JackdawException("bulk_docs answered a PUT without an Id.");
+        info.ChangeVector = GetString(result, "ChangeVector");
+        info.LastModified = GetString(result, "LastModified");
+        info.ExpectedChangeVector = null;
+        if (info.Id is null)
+        {
+            info.Id = id;
+            info.IdPrefix = null;
+            _byId[id] = info;
+            if (info.Type.SetId is { } setId)
+            {
+                setId(info.Entity, id);
+                snapshot = Serialize(info).ToArray();
+            }
+        }
+
+        info.Snapshot = snapshot;
+        if (info.Metadata is { } metadata)
+        {
+            metadata.SetServerValue(MetadataKeys.Id, id);
+            metadata.SetServerValue(MetadataKeys.ChangeVector, info.ChangeVector);
+            metadata.SetServerValue(MetadataKeys.LastModified, info.LastModified);
+            metadata.IsDirty = false;
+        }
+    }
+
+    /// <summary>The entity's JSON now, in a buffer reused until the next call.</summary>
+    private ReadOnlySpan<byte> Serialize(DocumentInfo info)
+    {
+        if (_scratch is null)
+        {
+            _scratch = new ArrayBufferWriter<byte>(1024);
+            _scratchWriter = new Utf8JsonWriter(_scratch, new JsonWriterOptions { Encoder = _conventions.SerializerOptions.Encoder, SkipValidation = true });
+        }
+        else
+        {
+            _scratch.ResetWrittenCount();
+            _scratchWriter!.Reset(_scratch);
+        }
+
+        JsonSerializer.Serialize(_scratchWriter!, info.Entity, info.Type.JsonTypeInfo);
+        _scratchWriter!.Flush();
+        return _scratch.WrittenSpan;
+    }
+
+    private void Untrack(DocumentInfo info)
+    {
+        _byEntity.Remove(info.Entity);
+        if (info.Id is not null)
+            _byId.Remove(info.Id);
+    }
+
+    private DocumentInfo GetInfo(object entity)
+    {
+        ArgumentNullException.ThrowIfNull(entity);
+        return _byEntity.TryGetValue(entity, out var info)
+            ? info
+            : throw new InvalidOperationException($"This {entity.GetType().Name} is not tracked by the session: load or store it first.");
+    }
+
+    private static void WriteChangeVector(Utf8JsonWriter writer, string? changeVector)
+    {
+        if (changeVector is null)
+            writer.WriteNull("ChangeVector");
+        else
+            writer.WriteString("ChangeVector", changeVector);
+    }
+
+    private static string? GetString(JsonElement element, string name) =>
+        element.TryGetProperty(name, out var value) && value.ValueKind == JsonValueKind.String ? value.GetString() : null;
+
+    private static JsonDocument ParseResponse(byte[] bytes, string what)
+    {
+        try
+        {
+            return JsonDocument.Parse(bytes);
+        }
+        catch (JsonException e)
+        {
+            throw new JackdawException($"The server's answer to {what} is not JSON: {e.Message}", e);
+        }
+    }
+
+    private static string Describe(JsonElement element)
+    {
+        var text = element.GetRawText();
+        return text.Length > 200 ? text[..200] + "..." : text;
+    }
+}

@@ -1,0 +1,49 @@
+using Jackdaw.Server.Hosting;
+using Microsoft.Extensions.Logging;
+
+namespace Jackdaw.Client.Tests.Integration;
+
+/// <summary>
+/// The real Jackdaw server, in this process on 127.0.0.1 with port 0 and a temp data folder,
+/// shared by the tests of a class; each test works in a database of its own.
+/// </summary>
+public sealed class ServerFixture : IAsyncLifetime
+{
+    private readonly string _dataDir = Path.Combine(Path.GetTempPath(), $"jackdaw-client-{Guid.NewGuid():N}");
+    private JackdawHost? _host;
+    private int _databases;
+
+    public string Url => _host!.Urls.Single();
+
+    public async Task InitializeAsync()
+    {
+        Directory.CreateDirectory(_dataDir);
+        _host = JackdawHost.Create(
+            ["--urls", "http://127.0.0.1:0", "--data-dir", _dataDir],
+            builder => builder.Logging.ClearProviders());
+        await _host.StartAsync();
+    }
+
+    /// <summary>An initialized store on a new, empty database.</summary>
+    public async Task<DocumentStore> NewStoreAsync(Action<DocumentStore>? configure = null)
+    {
+        var store = new DocumentStore { Urls = [Url], Database = $"db{Interlocked.Increment(ref _databases)}" };
+        configure?.Invoke(store);
+        store.Initialize();
+        await store.Maintenance.CreateDatabaseAsync(store.Database!);
+        return store;
+    }
+
+    public async Task DisposeAsync()
+    {
+        if (_host is not null)
+            await _host.DisposeAsync();
+        try
+        {
+            Directory.Delete(_dataDir, recursive: true);
+        }
+        catch (DirectoryNotFoundException)
+        {
+        }
+    }
+}
