@@ -33,12 +33,14 @@ public sealed partial class StorageEnvironment : IDisposable
     private long _lastCommitted;
     private long _lastDurable;
     private long _flushCount;
+    private int _compressionSkips;
     private bool _disposed;
     private Exception? _flushFailure;
 
     private StorageEnvironment(StorageEnvironmentOptions options, FileStream lockFile, DataFile dataFile, Recovery.Result recovered)
     {
         Options = options;
+        Pool = new PagePool(Math.Clamp(options.FlushThresholdPages, 1024, 64 * 1024));
         _lockFile = lockFile;
         DataFile = dataFile;
         _lastCommitted = recovered.LastTransactionId;
@@ -58,7 +60,7 @@ public sealed partial class StorageEnvironment : IDisposable
 
     internal PageTable PageTable { get; } = new();
 
-    internal PagePool Pool { get; } = new();
+    internal PagePool Pool { get; }
 
     internal JournalWriter Journal { get; }
 
@@ -261,6 +263,23 @@ public sealed partial class StorageEnvironment : IDisposable
     }
 
     internal void ReleaseWriteLock() => _writeLock.Release();
+
+    /// <summary>
+    /// Adaptive compression: after a record that LZ4 could not shrink by an eighth (random values),
+    /// the next 15 skip the attempt. Only the writer (under the write lock) touches this.
+    /// </summary>
+    internal bool ShouldCompress()
+    {
+        if (_compressionSkips > 0)
+        {
+            _compressionSkips--;
+            return false;
+        }
+
+        return true;
+    }
+
+    internal void ReportCompression(bool helped) => _compressionSkips = helped ? 0 : 15;
 
     private void OnDurable(long transactionId)
     {

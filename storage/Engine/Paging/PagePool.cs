@@ -10,12 +10,17 @@ namespace Jackdaw.Storage.Engine.Paging;
 /// </summary>
 internal sealed class PagePool
 {
-    private const int MaxPooled = 8192;
-
+    private readonly int _maxPooled;
     private readonly Lock _lock = new();
     private readonly Stack<byte[]> _free = new();
     private readonly Queue<(long Epoch, List<byte[]> Arrays)> _retired = new();
     private int _retiredCount;
+
+    /// <param name="maxPooled">Most arrays kept (idle memory is this times 8 KiB).</param>
+    public PagePool(int maxPooled)
+    {
+        _maxPooled = maxPooled;
+    }
 
     public int FreeCount
     {
@@ -51,7 +56,7 @@ internal sealed class PagePool
 
         lock (_lock)
         {
-            if (_free.Count < MaxPooled)
+            if (_free.Count < _maxPooled)
             {
                 _free.Push(page);
             }
@@ -67,7 +72,7 @@ internal sealed class PagePool
 
         lock (_lock)
         {
-            if (_retiredCount + _free.Count >= MaxPooled)
+            if (_retiredCount + _free.Count >= _maxPooled)
             {
                 return;
             }
@@ -88,7 +93,7 @@ internal sealed class PagePool
                 _retiredCount -= head.Arrays.Count;
                 foreach (var a in head.Arrays)
                 {
-                    if (_free.Count < MaxPooled)
+                    if (_free.Count < _maxPooled)
                     {
                         _free.Push(a);
                     }

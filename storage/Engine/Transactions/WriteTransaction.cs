@@ -319,7 +319,13 @@ public sealed class WriteTransaction : ReadTransaction
         ref var s = ref State;
         s.RootTree = RootTree.Header;
         s.TransactionId = _id;
-        var record = JournalRecord.Build(_id, _dirty);
+        var tryCompress = Environment.ShouldCompress();
+        var record = JournalRecord.Build(_id, _dirty, tryCompress);
+        if (tryCompress)
+        {
+            Environment.ReportCompression(record.Compressed);
+        }
+
         _committed = true;
         MarkDisposed();
         var handle = Environment.Publish(_id, _dirty, record);
