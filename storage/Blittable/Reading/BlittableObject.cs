@@ -186,7 +186,13 @@ public readonly ref struct BlittableObject
         {
             var mid = (int)((uint)(lo + hi) >> 1);
             var index = BlittableFormat.ReadWidth(_document, _order + (mid * _orderWidth), _orderWidth);
-            var comparison = GetNameAt(index).SequenceCompareTo(name);
+            if ((uint)index >= (uint)_count)
+            {
+                BlittableFormat.ThrowFormat("The sorted index {0} of the object at {1} is out of range ({2} properties).", index, _position, _count);
+            }
+
+            var namePosition = GetNamePositionChecked(index);
+            var comparison = BlittableFormat.ReadStringBytes(_document, ref namePosition, out _).SequenceCompareTo(name);
             if (comparison == 0)
             {
                 return index;
