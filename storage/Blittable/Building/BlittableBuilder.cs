@@ -17,12 +17,14 @@ public sealed partial class BlittableBuilder
         public int EntryStart;
         public long InputPosition;
         public int NameIndex;        // the name keying this container in its parent object (-1 if none)
+        public int NameOffset;
         public long NameInputPosition;
     }
 
     private struct Entry
     {
         public int NameIndex;        // name id in _names (objects only)
+        public int NameOffset;       // of the name in this document's names area
         public int ValuePosition;    // relative to the document start; -1 for values without bytes
         public BlittableType Type;
         public long InputPosition;   // of the property name, for duplicate errors
@@ -45,10 +47,12 @@ public sealed partial class BlittableBuilder
     private int[] _escapes = new int[16];
     private int _escapeCount;
     private byte[] _scratch = new byte[256];
-    private byte[] _nameBuffer = new byte[1024];  // the names area, appended to the document at the end
+    private byte[] _nameBuffer = new byte[1024];
+    private byte[] _encodedName = new byte[64];  // the names area, appended to the document at the end
     private int _namePos;
     private int _pendingName = -1;
     private long _pendingNameInput;
+    private int _pendingNameOffset;
     private int _rootOffset;
     private bool _active;
     private bool _rootDone;
@@ -186,6 +190,7 @@ public sealed partial class BlittableBuilder
         frame.EntryStart = _entryCount;
         frame.InputPosition = inputPosition;
         frame.NameIndex = _pendingName;
+        frame.NameOffset = _pendingNameOffset;
         frame.NameInputPosition = _pendingNameInput;
         _pendingName = -1;
     }
@@ -201,11 +206,13 @@ public sealed partial class BlittableBuilder
             found = AddName(name, mayNeedEscapes, hash, ~found, inputPosition, validateUtf8);
         }
 
-        if (_names[found].DocumentStamp != _documentStamp)
+        ref var entry = ref _names[found];
+        if (entry.DocumentStamp != _documentStamp)
         {
             WriteName(found);
         }
 
+        _pendingNameOffset = entry.DocumentOffset;
         _pendingName = found;
         _pendingNameInput = inputPosition;
     }
@@ -218,16 +225,26 @@ public sealed partial class BlittableBuilder
             ThrowParse(BlittableParseError.InvalidUtf8, inputPosition, "A property name is not valid UTF-8");
         }
 
-        return _names.Add(slot, name, hash, mayNeedEscapes && name.IndexOfAny(NameTable.CharsToEscape) >= 0);
+        // Encode once (length header, bytes, escape list); each document then copies these bytes.
+        FindEscapes(name, mayNeedEscapes);
+        var size = 5 + name.Length + 5 + (_escapeCount * 5);
+        if (_encodedName.Length < size)
+        {
+            _encodedName = new byte[Math.Max(size, _encodedName.Length * 2)];
+        }
+
+        var dataOffset = BlittableFormat.WriteVarInt(_encodedName, 0, StringHeader(name.Length));
+        name.CopyTo(_encodedName.AsSpan(dataOffset));
+        var end = WriteEscapeList(_encodedName, dataOffset + name.Length);
+        return _names.Add(slot, _encodedName.AsSpan(0, end), dataOffset, name.Length, hash);
     }
 
     /// <summary>Writes a name to this document's names area the first time the document uses it.</summary>
     private void WriteName(int id)
     {
         ref var entry = ref _names[id];
-        var name = _names.BytesOf(entry);
-        FindEscapes(name, entry.NeedsEscapes);
-        var needed = (long)_namePos + 5 + name.Length + 5 + (_escapeCount * 5L);
+        var encoded = _names.EncodedOf(entry);
+        var needed = (long)_namePos + encoded.Length;
         if (needed > _nameBuffer.Length)
         {
             if (needed > Array.MaxLength / 2)
@@ -240,9 +257,8 @@ public sealed partial class BlittableBuilder
 
         entry.DocumentOffset = _namePos;
         entry.DocumentStamp = _documentStamp;
-        var pos = BlittableFormat.WriteVarInt(_nameBuffer, _namePos, StringHeader(name.Length));
-        name.CopyTo(_nameBuffer.AsSpan(pos));
-        _namePos = WriteEscapeList(_nameBuffer, pos + name.Length);
+        encoded.CopyTo(_nameBuffer.AsSpan(_namePos));
+        _namePos += encoded.Length;
     }
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
@@ -255,6 +271,7 @@ public sealed partial class BlittableBuilder
 
         ref var entry = ref _entries[_entryCount++];
         entry.NameIndex = _pendingName;
+        entry.NameOffset = _pendingNameOffset;
         entry.ValuePosition = valuePosition;
         entry.Type = type;
         entry.InputPosition = _pendingNameInput;
@@ -415,10 +432,11 @@ public sealed partial class BlittableBuilder
         var count = _entryCount - start;
         var tablePosition = Relative;
         var nameIndex = frame.NameIndex;
+        var nameOffset = frame.NameOffset;
         var nameInput = frame.NameInputPosition;
 
-        // The widest offsets decide the entry widths.
-        var maxBack = 0;
+        // One pass: the widest offsets (they decide the entry widths) and the shape's id sequence.
+        var minValue = tablePosition;
         var maxName = 0;
         var shapeHash = (uint)count;
         if (_ids.Length < count)
@@ -426,62 +444,98 @@ public sealed partial class BlittableBuilder
             _ids = new int[Math.Max(count, _ids.Length * 2)];
         }
 
-        var ids = _ids;
-        for (var i = start; i < _entryCount; i++)
+        var ids = _ids.AsSpan(0, count);
+        var entries = _entries.AsSpan(start, count);
+        for (var i = 0; i < entries.Length; i++)
         {
-            ref var entry = ref _entries[i];
-            var id = entry.NameIndex;
-            ids[i - start] = id;
-            shapeHash = (shapeHash ^ (uint)id) * 0x9E3779B1u;
-            var nameOffset = _names[id].DocumentOffset;
-            if (nameOffset > maxName)
+            ref var entry = ref entries[i];
+            ids[i] = entry.NameIndex;
+            shapeHash = (shapeHash ^ (uint)entry.NameIndex) * 0x9E3779B1u;
+            maxName = Math.Max(maxName, entry.NameOffset);
+            if (entry.ValuePosition >= 0)
             {
-                maxName = nameOffset;
-            }
-
-            if (entry.ValuePosition >= 0 && tablePosition - entry.ValuePosition > maxBack)
-            {
-                maxBack = tablePosition - entry.ValuePosition;
+                minValue = Math.Min(minValue, entry.ValuePosition);
             }
         }
 
-        var valueCode = BlittableFormat.WidthCodeFor((uint)maxBack);
-        var valueWidth = BlittableFormat.WidthOf(valueCode);
+        var valueCode = BlittableFormat.WidthCodeFor((uint)(tablePosition - minValue));
         var nameCode = BlittableFormat.WidthCodeFor((uint)maxName);
-        var nameWidth = BlittableFormat.WidthOf(nameCode);
         var orderCode = BlittableFormat.WidthCodeFor((uint)Math.Max(count - 1, 0));
-        var orderWidth = BlittableFormat.WidthOf(orderCode);
+        var valueWidth = 1 << valueCode;
+        var nameWidth = 1 << nameCode;
+        var orderWidth = 1 << orderCode;
         Ensure(6 + (count * (nameWidth + valueWidth + 1 + orderWidth)));
         var buffer = _buffer;
         var pos = _pos;
         buffer[pos++] = (byte)(BlittableFormat.ObjectTag | (orderCode << 4) | (nameCode << 2) | valueCode);
         pos = BlittableFormat.WriteVarInt(buffer, pos, (uint)count);
-        for (var i = start; i < _entryCount; i++)
+        var table = buffer.AsSpan(pos, count * (nameWidth + valueWidth + 1));
+        if (nameWidth == 1 && valueWidth <= 2)
         {
-            ref var entry = ref _entries[i];
-            BlittableFormat.WriteWidth(buffer, pos, nameWidth, _names[entry.NameIndex].DocumentOffset);
-            pos += nameWidth;
-            BlittableFormat.WriteWidth(buffer, pos, valueWidth, entry.ValuePosition < 0 ? 0 : tablePosition - entry.ValuePosition);
-            pos += valueWidth;
-            buffer[pos++] = (byte)entry.Type;
+            // The common case (names area under 256 bytes): no width switch per field.
+            var p = 0;
+            for (var i = 0; i < entries.Length; i++)
+            {
+                ref var entry = ref entries[i];
+                table[p] = (byte)entry.NameOffset;
+                var back = entry.ValuePosition < 0 ? 0 : tablePosition - entry.ValuePosition;
+                if (valueWidth == 1)
+                {
+                    table[p + 1] = (byte)back;
+                    table[p + 2] = (byte)entry.Type;
+                    p += 3;
+                }
+                else
+                {
+                    System.Buffers.Binary.BinaryPrimitives.WriteUInt16LittleEndian(table.Slice(p + 1), (ushort)back);
+                    table[p + 3] = (byte)entry.Type;
+                    p += 4;
+                }
+            }
+        }
+        else
+        {
+            var p = pos;
+            for (var i = 0; i < entries.Length; i++)
+            {
+                ref var entry = ref entries[i];
+                BlittableFormat.WriteWidth(buffer, p, nameWidth, entry.NameOffset);
+                p += nameWidth;
+                BlittableFormat.WriteWidth(buffer, p, valueWidth, entry.ValuePosition < 0 ? 0 : tablePosition - entry.ValuePosition);
+                p += valueWidth;
+                buffer[p++] = (byte)entry.Type;
+            }
         }
 
-        var idSpan = ids.AsSpan(0, count);
-        if (!_shapes.TryGet(_names.Epoch, shapeHash, idSpan, out var order))
+        pos += table.Length;
+        if (!_shapes.TryGet(_names.Epoch, shapeHash, ids, out var order))
         {
             order = SortByName(start, count);
-            _shapes.Add(_names.Epoch, shapeHash, idSpan, order);
+            _shapes.Add(_names.Epoch, shapeHash, ids, order);
         }
 
-        for (var i = 0; i < count; i++)
+        if (orderWidth == 1)
         {
-            BlittableFormat.WriteWidth(buffer, pos, orderWidth, order[i]);
-            pos += orderWidth;
+            var orderBytes = buffer.AsSpan(pos, count);
+            for (var i = 0; i < orderBytes.Length; i++)
+            {
+                orderBytes[i] = (byte)order[i];
+            }
+
+            pos += count;
+        }
+        else
+        {
+            for (var i = 0; i < count; i++)
+            {
+                BlittableFormat.WriteWidth(buffer, pos, orderWidth, order[i]);
+                pos += orderWidth;
+            }
         }
 
         _pos = pos;
         _entryCount = start;
-        CloseContainer(BlittableType.Object, tablePosition, nameIndex, nameInput);
+        CloseContainer(BlittableType.Object, tablePosition, nameIndex, nameOffset, nameInput);
     }
 
     internal void EndArray()
@@ -491,6 +545,7 @@ public sealed partial class BlittableBuilder
         var count = _entryCount - start;
         var tablePosition = Relative;
         var nameIndex = frame.NameIndex;
+        var nameOffset = frame.NameOffset;
         var nameInput = frame.NameInputPosition;
         var maxBack = 0;
         for (var i = start; i < _entryCount; i++)
@@ -519,10 +574,10 @@ public sealed partial class BlittableBuilder
 
         _pos = pos;
         _entryCount = start;
-        CloseContainer(BlittableType.Array, tablePosition, nameIndex, nameInput);
+        CloseContainer(BlittableType.Array, tablePosition, nameIndex, nameOffset, nameInput);
     }
 
-    private void CloseContainer(BlittableType type, int tablePosition, int nameIndex, long nameInput)
+    private void CloseContainer(BlittableType type, int tablePosition, int nameIndex, int nameOffset, long nameInput)
     {
         if (_depth == 0)
         {
@@ -532,6 +587,7 @@ public sealed partial class BlittableBuilder
         }
 
         _pendingName = nameIndex;
+        _pendingNameOffset = nameOffset;
         _pendingNameInput = nameInput;
         AddEntry(type, tablePosition);
     }
