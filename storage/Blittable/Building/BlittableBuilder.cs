@@ -35,6 +35,7 @@ public sealed partial class BlittableBuilder
     private readonly ShapeCache _shapes = new();
     private int[] _ids = new int[64];
     private int _documentStamp;
+    private int[] _successors = CreateSuccessors(256);   // [previous name id + 1] -> the name id that followed it last time
     private byte[] _buffer = [];
     private int _start;
     private int _pos;            // absolute index in _buffer
@@ -87,6 +88,7 @@ public sealed partial class BlittableBuilder
         if (_names.IsOverfull || _documentStamp == int.MaxValue)
         {
             _names.Clear();
+            _successors.AsSpan().Fill(-1);
             _documentStamp = 0;
         }
 
@@ -100,6 +102,13 @@ public sealed partial class BlittableBuilder
     {
         _active = false;
         _buffer = [];
+    }
+
+    private static int[] CreateSuccessors(int size)
+    {
+        var successors = new int[size];
+        successors.AsSpan().Fill(-1);
+        return successors;
     }
 
     internal void ReleaseScratch()
@@ -199,11 +208,23 @@ public sealed partial class BlittableBuilder
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     internal void PropertyName(ReadOnlySpan<byte> name, bool mayNeedEscapes, long inputPosition, bool validateUtf8 = false)
     {
-        var hash = NameTable.HashOf(name);
-        var found = _names.Find(name, hash);
-        if (found < 0)
+        // Documents of a collection repeat their shape: the name that followed the previous one
+        // last time is tried first, before hashing.
+        var previous = _entryCount > _frames[_depth - 1].EntryStart ? _entries[_entryCount - 1].NameIndex : _frames[_depth - 1].NameIndex;
+        var successors = _successors;
+        var predicted = (uint)(previous + 1) < (uint)successors.Length ? successors[previous + 1] : -1;
+        int found;
+        if (predicted >= 0 && _names.Matches(predicted, name))
         {
-            found = AddName(name, mayNeedEscapes, hash, ~found, inputPosition, validateUtf8);
+            found = predicted;
+        }
+        else
+        {
+            found = FindName(name, mayNeedEscapes, inputPosition, validateUtf8);
+            if ((uint)(previous + 1) < (uint)successors.Length)
+            {
+                successors[previous + 1] = found;
+            }
         }
 
         ref var entry = ref _names[found];
@@ -215,6 +236,25 @@ public sealed partial class BlittableBuilder
         _pendingNameOffset = entry.DocumentOffset;
         _pendingName = found;
         _pendingNameInput = inputPosition;
+    }
+
+    private int FindName(ReadOnlySpan<byte> name, bool mayNeedEscapes, long inputPosition, bool validateUtf8)
+    {
+        var hash = NameTable.HashOf(name);
+        var found = _names.Find(name, hash);
+        if (found < 0)
+        {
+            found = AddName(name, mayNeedEscapes, hash, ~found, inputPosition, validateUtf8);
+            if (_successors.Length <= _names.Count)
+            {
+                var grown = new int[Math.Max(_successors.Length * 2, _names.Count + 1)];
+                grown.AsSpan().Fill(-1);
+                _successors.CopyTo(grown, 0);
+                _successors = grown;
+            }
+        }
+
+        return found;
     }
 
     [MethodImpl(MethodImplOptions.NoInlining)]
@@ -303,7 +343,25 @@ public sealed partial class BlittableBuilder
     }
 
     /// <summary>Writes a string value (UTF-8, unescaped).</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
     internal void WriteString(ReadOnlySpan<byte> value, bool mayNeedEscapes)
+    {
+        // Fast path: a short string with nothing to escape, in Memory mode: one header byte and a copy.
+        var buffer = _buffer;
+        var pos = _pos;
+        if (!mayNeedEscapes && _mode == BlittableMode.Memory && value.Length < 64 && buffer.Length - pos > 64)
+        {
+            buffer[pos] = (byte)(value.Length << 1);
+            value.CopyTo(new Span<byte>(buffer, pos + 1, value.Length));
+            _pos = pos + 1 + value.Length;
+            AddEntry(BlittableType.String, pos - _start);
+            return;
+        }
+
+        WriteStringSlow(value, mayNeedEscapes);
+    }
+
+    private void WriteStringSlow(ReadOnlySpan<byte> value, bool mayNeedEscapes)
     {
         FindEscapes(value, mayNeedEscapes);
         var position = Relative;

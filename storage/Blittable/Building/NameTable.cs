@@ -106,6 +106,14 @@ internal sealed class NameTable
         return key;
     }
 
+    /// <summary>Whether the name with id <paramref name="index"/> is <paramref name="name"/>.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public bool Matches(int index, ReadOnlySpan<byte> name)
+    {
+        ref var candidate = ref _names[index];
+        return candidate.Length == name.Length && _bytes.AsSpan(candidate.DataPosition, name.Length).SequenceEqual(name);
+    }
+
     /// <summary>Finds <paramref name="name"/>: its index, or the complement of the free slot for <see cref="Add"/>.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public int Find(ReadOnlySpan<byte> name, uint hash)
