@@ -27,6 +27,7 @@ public sealed class BulkInsertOperation : IAsyncDisposable
     private readonly CancellationToken _token;
     private readonly Pipe _pipe = new(new PipeOptions(pauseWriterThreshold: PauseThreshold, resumeWriterThreshold: PauseThreshold / 2, minimumSegmentSize: 16 * 1024, useSynchronizationContext: false));
     private readonly ArrayBufferWriter<byte> _entityBuffer = new(4096);
+    private readonly ArrayBufferWriter<byte> _documentBuffer = new(4096);
     private readonly Utf8JsonWriter _entityWriter;
     private readonly Utf8JsonWriter _lineWriter;
     private Task<HttpResponseMessage>? _request;
@@ -92,7 +93,7 @@ public sealed class BulkInsertOperation : IAsyncDisposable
                 documentMetadata![key] = value;
         }
 
-        DocumentJson.WriteDocument(_lineWriter, _entityBuffer.WrittenSpan, type, null, documentMetadata, _conventions.SerializerOptions);
+        DocumentJson.WriteDocument(_lineWriter, _documentBuffer, _entityBuffer.WrittenSpan, type, null, documentMetadata, _conventions.SerializerOptions);
         _lineWriter.WriteEndObject();
         _lineWriter.Flush();
         _pipe.Writer.GetSpan(1)[0] = (byte)'\n';

@@ -22,6 +22,16 @@ internal sealed class EntityTypeInfo
         GetId = getId;
         SetId = setId;
         IdJsonName = idJsonName;
+        var metadata = new System.Buffers.ArrayBufferWriter<byte>(128);
+        using (var writer = new Utf8JsonWriter(metadata))
+        {
+            writer.WriteStartObject();
+            writer.WriteString(MetadataKeys.Collection, collection);
+            writer.WriteString(MetadataKeys.ClrType, clrTypeName);
+            writer.WriteEndObject();
+        }
+
+        DefaultMetadataJson = metadata.WrittenSpan.ToArray();
     }
 
     public Type Type { get; }
@@ -47,6 +57,9 @@ internal sealed class EntityTypeInfo
     /// <c>@id</c> on load.
     /// </summary>
     public byte[]? IdJsonName { get; }
+
+    /// <summary><c>{"@collection":...,"Jackdaw-Clr-Type":...}</c>, encoded once.</summary>
+    public byte[] DefaultMetadataJson { get; }
 
     public static EntityTypeInfo Create(Type type, DocumentConventions conventions)
     {

@@ -1,3 +1,4 @@
+using System.Buffers;
 using System.Text.Json;
 using Jackdaw.Client.Conventions;
 using Jackdaw.Client.Session;
@@ -8,41 +9,67 @@ namespace Jackdaw.Client.Json;
 internal static class DocumentJson
 {
     /// <summary>
-    /// Writes <c>{...entity properties except the id..., "@metadata": {...}}</c>. The entity JSON is
-    /// copied property by property (values verbatim), so this costs one reader pass, no re-serialization.
+    /// Writes <c>{...entity properties except the id..., "@metadata": {...}}</c> as the next value of
+    /// <paramref name="writer"/>. The entity's bytes are copied around the id property, not
+    /// re-serialized; <paramref name="scratch"/> holds the composed document meanwhile.
     /// </summary>
-    public static void WriteDocument(Utf8JsonWriter writer, ReadOnlySpan<byte> entityJson, EntityTypeInfo type, JsonElement? loadedMetadata, MetadataDictionary? metadata, JsonSerializerOptions options)
+    public static void WriteDocument(Utf8JsonWriter writer, ArrayBufferWriter<byte> scratch, ReadOnlySpan<byte> entityJson, EntityTypeInfo type, JsonElement? loadedMetadata, MetadataDictionary? metadata, JsonSerializerOptions options)
     {
-        writer.WriteStartObject();
-        WriteEntityProperties(writer, entityJson, type.IdJsonName);
-        writer.WritePropertyName(MetadataKeys.Metadata);
-        WriteMetadata(writer, type, loadedMetadata, metadata, options);
-        writer.WriteEndObject();
+        scratch.ResetWrittenCount();
+        var (headLength, tailStart) = SplitAroundId(entityJson, type.IdJsonName);
+        var head = entityJson[..headLength];
+        var tail = entityJson[tailStart..];
+        scratch.Write(head);
+        scratch.Write(tail[..^1]);
+        var hasProperties = head.Length + tail.Length > 2;
+        scratch.Write(hasProperties ? ",\"@metadata\":"u8 : "\"@metadata\":"u8);
+        if (metadata is null && loadedMetadata is null)
+        {
+            scratch.Write(type.DefaultMetadataJson);
+        }
+        else
+        {
+            using var metadataWriter = new Utf8JsonWriter(scratch, new JsonWriterOptions { Encoder = options.Encoder, SkipValidation = true });
+            WriteMetadata(metadataWriter, type, loadedMetadata, metadata, options);
+        }
+
+        scratch.Write("}"u8);
+        writer.WriteRawValue(scratch.WrittenSpan, skipInputValidation: true);
     }
 
-    private static void WriteEntityProperties(Utf8JsonWriter writer, ReadOnlySpan<byte> entityJson, byte[]? idJsonName)
+    /// <summary>
+    /// Where the entity's compact JSON stops before its top-level id property and resumes after it
+    /// (one adjoining comma included). The serializer writes properties in declaration order and <c>Id</c> usually comes
+    /// first, so the scan usually stops at the first property.
+    /// </summary>
+    private static (int HeadLength, int TailStart) SplitAroundId(ReadOnlySpan<byte> entityJson, byte[]? idJsonName)
     {
-        var reader = new Utf8JsonReader(entityJson);
-        if (!reader.Read() || reader.TokenType != JsonTokenType.StartObject)
+        if (entityJson.Length < 2 || entityJson[0] != (byte)'{' || entityJson[^1] != (byte)'}')
             throw new InvalidOperationException("An entity must serialize as a JSON object.");
+        if (idJsonName is null)
+            return (1, 1);
+
+        var reader = new Utf8JsonReader(entityJson);
+        reader.Read();
         while (reader.Read() && reader.TokenType == JsonTokenType.PropertyName)
         {
-            var skip = (idJsonName is not null && reader.ValueTextEquals(idJsonName)) || reader.ValueTextEquals("@metadata"u8);
-            if (!skip)
-            {
-                if (reader.ValueIsEscaped)
-                    writer.WritePropertyName(reader.GetString()!);
-                else
-                    writer.WritePropertyName(reader.ValueSpan);
-            }
-
+            var isId = reader.ValueTextEquals(idJsonName);
+            var nameStart = (int)reader.TokenStartIndex;
             reader.Read();
-            var start = (int)reader.TokenStartIndex;
             if (reader.TokenType is JsonTokenType.StartObject or JsonTokenType.StartArray)
                 reader.Skip();
-            if (!skip)
-                writer.WriteRawValue(entityJson[start..(int)reader.BytesConsumed], skipInputValidation: true);
+            if (!isId)
+                continue;
+
+            var end = (int)reader.BytesConsumed;
+            if (entityJson[nameStart - 1] == (byte)',')
+                nameStart--;
+            else if (entityJson[end] == (byte)',')
+                end++;
+            return (nameStart, end);
         }
+
+        return (1, 1);
     }
 
     /// <summary>
@@ -90,5 +117,6 @@ internal static class DocumentJson
         }
 
         writer.WriteEndObject();
+        writer.Flush();
     }
 }

@@ -20,6 +20,7 @@ internal sealed class AsyncDocumentSession : IAsyncDocumentSession, IAdvancedSes
     private readonly HashSet<string> _knownMissing = new(StringComparer.OrdinalIgnoreCase);
     private readonly Dictionary<string, string?> _deletes = new(StringComparer.OrdinalIgnoreCase);
     private ArrayBufferWriter<byte>? _scratch;
+    private ArrayBufferWriter<byte>? _documentScratch;
     private Utf8JsonWriter? _scratchWriter;
 
     public AsyncDocumentSession(DocumentStore store, string database, bool useOptimisticConcurrency)
@@ -185,7 +186,8 @@ internal sealed class AsyncDocumentSession : IAsyncDocumentSession, IAdvancedSes
                 writer.WriteString("Type", "PUT");
                 writer.WriteString("Id", info.Id ?? info.IdPrefix);
                 writer.WritePropertyName("Document");
-                DocumentJson.WriteDocument(writer, current, info.Type, info.LoadedMetadata, info.Metadata, _conventions.SerializerOptions);
+                _documentScratch ??= new ArrayBufferWriter<byte>(1024);
+                DocumentJson.WriteDocument(writer, _documentScratch, current, info.Type, info.LoadedMetadata, info.Metadata, _conventions.SerializerOptions);
                 WriteChangeVector(writer, info.ExpectedChangeVector ?? (UseOptimisticConcurrency ? info.ChangeVector : null));
                 writer.WriteEndObject();
                 pending.Add((info, current.ToArray()));

@@ -88,13 +88,16 @@ public sealed partial class StorageEnvironment
 
             DataFile.Sync();
             DataFile.WriteHeader(upTo);
+            var cut = new List<byte[]>(pages.Count);
             lock (PageTable.Lock)
             {
                 foreach (var (number, version) in pages)
                 {
-                    PageTable.Cut(number, version);
+                    PageTable.Cut(number, version, cut);
                 }
             }
+
+            RetireAndRelease(cut);
 
             Journal.DeleteFlushed(Math.Min(DataFile.HeaderA, DataFile.HeaderB));
             Interlocked.Increment(ref _flushCount);

@@ -19,9 +19,10 @@ internal sealed class NameTable
     {
         public int DataPosition;   // of its UTF-8 bytes in _bytes
         public int Length;
+        public int EncodedPosition; // of its encoded form (as written to a names area) in _bytes
+        public int EncodedLength;
         public ulong SortKey;      // first 8 bytes, big-endian, zero padded: cheap first comparison
         public uint Hash;
-        public bool NeedsEscapes;
         public int DocumentStamp;  // == the builder's document stamp when written in the current document
         public int DocumentOffset; // its offset in the current document's names area
     }
@@ -53,6 +54,8 @@ internal sealed class NameTable
     public ref Name this[int index] => ref _names[index];
 
     public ReadOnlySpan<byte> BytesOf(in Name name) => _bytes.AsSpan(name.DataPosition, name.Length);
+
+    public ReadOnlySpan<byte> EncodedOf(in Name name) => _bytes.AsSpan(name.EncodedPosition, name.EncodedLength);
 
     public byte[] Bytes => _bytes;
 
@@ -103,6 +106,14 @@ internal sealed class NameTable
         return key;
     }
 
+    /// <summary>Whether the name with id <paramref name="index"/> is <paramref name="name"/>.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public bool Matches(int index, ReadOnlySpan<byte> name)
+    {
+        ref var candidate = ref _names[index];
+        return candidate.Length == name.Length && _bytes.AsSpan(candidate.DataPosition, name.Length).SequenceEqual(name);
+    }
+
     /// <summary>Finds <paramref name="name"/>: its index, or the complement of the free slot for <see cref="Add"/>.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public int Find(ReadOnlySpan<byte> name, uint hash)
@@ -129,31 +140,35 @@ internal sealed class NameTable
         }
     }
 
-    /// <summary>Adds a name at the free slot returned (complemented) by <see cref="Find"/>.</summary>
-    public int Add(int slot, ReadOnlySpan<byte> name, uint hash, bool needsEscapes)
+    /// <summary>
+    /// Adds a name at the free slot returned (complemented) by <see cref="Find"/>, given its encoded
+    /// form with the raw bytes at <paramref name="dataOffset"/> inside it.
+    /// </summary>
+    public int Add(int slot, ReadOnlySpan<byte> encoded, int dataOffset, int length, uint hash)
     {
         if (_count == _names.Length)
         {
             Array.Resize(ref _names, _names.Length * 2);
         }
 
-        if (_bytes.Length - _byteCount < name.Length)
+        if (_bytes.Length - _byteCount < encoded.Length)
         {
-            Array.Resize(ref _bytes, Math.Max(_bytes.Length * 2, _byteCount + name.Length));
+            Array.Resize(ref _bytes, Math.Max(_bytes.Length * 2, _byteCount + encoded.Length));
         }
 
-        name.CopyTo(_bytes.AsSpan(_byteCount));
+        encoded.CopyTo(_bytes.AsSpan(_byteCount));
         var index = _count++;
         _names[index] = new Name
         {
-            DataPosition = _byteCount,
-            Length = name.Length,
-            SortKey = SortKeyOf(name),
+            DataPosition = _byteCount + dataOffset,
+            Length = length,
+            EncodedPosition = _byteCount,
+            EncodedLength = encoded.Length,
+            SortKey = SortKeyOf(encoded.Slice(dataOffset, length)),
             Hash = hash,
-            NeedsEscapes = needsEscapes,
             DocumentStamp = 0,
         };
-        _byteCount += name.Length;
+        _byteCount += encoded.Length;
         _slots[slot] = index + 1;
         if (_count * 2 > _slots.Length)
         {

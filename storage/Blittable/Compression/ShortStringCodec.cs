@@ -23,6 +23,12 @@ internal static partial class ShortStringCodec
 
     private static readonly byte[][] Entries;
     private static readonly byte[] EntryLengths;
+
+    // All entries back to back, followed by 32 bytes of padding, so the decoder can copy any entry
+    // with one 32-byte vector load without reading past the array.
+    private static readonly byte[] Blob;
+    private static readonly int[] EntryOffsets;
+    private const int BlobPadding = 32;
     // A trie over the entries for the encoder: node 0 is the root; an edge (node, byte) -> child
     // lives in an open-addressing table keyed by node << 8 | byte; NodeEntry[node] is the entry
     // that ends at the node (-1 if none).
@@ -45,6 +51,16 @@ internal static partial class ShortStringCodec
 
         Entries = list.ToArray();
         EntryLengths = Array.ConvertAll(Entries, e => (byte)e.Length);
+        MaxEntryLength = EntryLengths.Max();
+        EntryOffsets = new int[Entries.Length];
+        Blob = new byte[Entries.Sum(e => e.Length) + BlobPadding];
+        var offset = 0;
+        for (var e = 0; e < Entries.Length; e++)
+        {
+            EntryOffsets[e] = offset;
+            Entries[e].CopyTo(Blob, offset);
+            offset += Entries[e].Length;
+        }
         var nodeEntry = new List<int> { -1 };
         var edges = new Dictionary<int, int>();
         for (var e = 0; e < Entries.Length; e++)
@@ -127,6 +143,9 @@ internal static partial class ShortStringCodec
     }
 
     internal static int EntryCount => Entries.Length;
+
+    /// <summary>Longest entry: a payload of n bytes decodes to at most n times this.</summary>
+    public static int MaxEntryLength { get; }
 
     /// <summary>Encodes into <paramref name="destination"/>; returns the size, or -1 when it would not be smaller than the input.</summary>
     public static int TryEncode(ReadOnlySpan<byte> value, Span<byte> destination)
@@ -312,14 +331,26 @@ internal static partial class ShortStringCodec
                 continue;
             }
 
-            var entry = Entries[e];
-            if (entry.Length > destination.Length - o)
+            var length = EntryLengths[e];
+            if (destination.Length - o >= BlobPadding)
+            {
+                // Copies 32 bytes (the entry and whatever follows it in the blob); only `length` count.
+                // Safe: Blob has 32 bytes of padding after its last entry, and destination has 32 bytes left.
+                System.Runtime.Intrinsics.Vector256.StoreUnsafe(
+                    System.Runtime.Intrinsics.Vector256.LoadUnsafe(ref System.Runtime.InteropServices.MemoryMarshal.GetArrayDataReference(Blob), (nuint)EntryOffsets[e]),
+                    ref System.Runtime.InteropServices.MemoryMarshal.GetReference(destination),
+                    (nuint)o);
+            }
+            else if (length <= destination.Length - o)
+            {
+                Blob.AsSpan(EntryOffsets[e], length).CopyTo(destination.Slice(o));
+            }
+            else
             {
                 return -1;
             }
 
-            entry.CopyTo(destination.Slice(o));
-            o += entry.Length;
+            o += length;
         }
 
         return o;

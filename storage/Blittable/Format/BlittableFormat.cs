@@ -129,25 +129,20 @@ internal static class BlittableFormat
     public const byte TagMask = 0xC0;
     public const int MaxTypeValue = (int)BlittableType.Array;
 
-    public static BlittableToken ToToken(BlittableType type) => type switch
-    {
-        BlittableType.Null => BlittableToken.Null,
-        BlittableType.True => BlittableToken.True,
-        BlittableType.False => BlittableToken.False,
-        BlittableType.Integer => BlittableToken.Integer,
-        BlittableType.Double => BlittableToken.Double,
-        BlittableType.Object => BlittableToken.Object,
-        BlittableType.Array => BlittableToken.Array,
-        _ => BlittableToken.String,
-    };
+    // Indexed by BlittableType: the public token of each stored type.
+    private static ReadOnlySpan<byte> Tokens =>
+    [
+        (byte)BlittableToken.Null, (byte)BlittableToken.True, (byte)BlittableToken.False, (byte)BlittableToken.Integer,
+        (byte)BlittableToken.Double, (byte)BlittableToken.String, (byte)BlittableToken.String, (byte)BlittableToken.String,
+        (byte)BlittableToken.Object, (byte)BlittableToken.Array, 0, 0, 0, 0, 0, 0,
+    ];
 
-    public static int WidthOf(int code) => code switch
-    {
-        0 => 1,
-        1 => 2,
-        2 => 4,
-        _ => ThrowBadWidth(code),
-    };
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public static BlittableToken ToToken(BlittableType type) => (BlittableToken)Tokens[(int)type & 15];
+
+    /// <summary>Width in bytes of a width code (0, 1 or 2; callers reject 3 when reading flags).</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public static int WidthOf(int code) => 1 << code;
 
     public static int WidthCodeFor(uint maxValue) => maxValue <= 0xFF ? 0 : maxValue <= 0xFFFF ? 1 : 2;
 
@@ -244,7 +239,25 @@ internal static class BlittableFormat
         return (int)result;
     }
 
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public static ulong ReadVarInt64(ReadOnlySpan<byte> span, scoped ref int position)
+    {
+        var p = position;
+        if ((uint)p < (uint)span.Length)
+        {
+            var b = span[p];
+            if (b < 0x80)
+            {
+                position = p + 1;
+                return b;
+            }
+        }
+
+        return ReadVarInt64Slow(span, ref position);
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static ulong ReadVarInt64Slow(ReadOnlySpan<byte> span, scoped ref int position)
     {
         ulong result = 0;
         var shift = 0;
@@ -359,6 +372,4 @@ internal static class BlittableFormat
     public static void ThrowFormat(string format, long a = 0, long b = 0, long c = 0) =>
         throw new BlittableFormatException(string.Format(System.Globalization.CultureInfo.InvariantCulture, format, a, b, c));
 
-    [DoesNotReturn]
-    private static int ThrowBadWidth(int code) => throw new BlittableFormatException($"Invalid width code {code} in a table header.");
 }

@@ -8,7 +8,26 @@ namespace Jackdaw.Storage.Blittable;
 public static class BlittableReader
 {
     /// <summary>Checks the header (magic, version, length, root offset) and returns the root object.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public static BlittableObject Open(ReadOnlySpan<byte> blittable)
+    {
+        // Fast path: one 16-byte read and three comparisons; details only when something is off.
+        if (blittable.Length >= BlittableHeader.Size && BitConverter.IsLittleEndian)
+        {
+            var header = System.Runtime.InteropServices.MemoryMarshal.Read<BlittableHeader>(blittable);
+            if (header.Magic == BlittableHeader.MagicValue && header.Version == BlittableHeader.CurrentVersion
+                && header.TotalLength == blittable.Length && header.RootOffset >= BlittableHeader.Size
+                && header.RootOffset < header.NamesOffset && header.NamesOffset <= blittable.Length)
+            {
+                return new BlittableObject(blittable, header.RootOffset, header.NamesOffset);
+            }
+        }
+
+        return OpenSlow(blittable);
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static BlittableObject OpenSlow(ReadOnlySpan<byte> blittable)
     {
         var header = BlittableHeader.Read(blittable);
         if (header.Magic != BlittableHeader.MagicValue)
@@ -80,6 +99,11 @@ public readonly ref struct BlittableObject
     private readonly int _names;
 
     internal BlittableObject(ReadOnlySpan<byte> document, int position)
+        : this(document, position, BlittableFormat.NamesOffset(document))
+    {
+    }
+
+    internal BlittableObject(ReadOnlySpan<byte> document, int position, int namesOffset)
     {
         if ((uint)position >= (uint)document.Length || position < BlittableHeader.Size)
         {
@@ -94,7 +118,7 @@ public readonly ref struct BlittableObject
 
         _document = document;
         _position = position;
-        _names = BlittableFormat.NamesOffset(document);
+        _names = namesOffset;
         _valueWidth = BlittableFormat.WidthOf(flags & 3);
         _nameWidth = BlittableFormat.WidthOf((flags >> 2) & 3);
         _orderWidth = BlittableFormat.WidthOf((flags >> 4) & 3);
@@ -157,12 +181,26 @@ public readonly ref struct BlittableObject
     public bool TryGet(ref BlittablePropertyName name, out BlittableValue value)
     {
         var hint = name.Hint;
-        if ((uint)hint < (uint)_count && GetNameAt(hint).SequenceEqual(name.Utf8))
+        if ((uint)hint < (uint)_count)
         {
-            value = GetValueAt(hint);
-            return true;
+            // One entry read for both the name check and the value.
+            var entry = _entries + (hint * _entrySize);
+            var namePosition = _names + BlittableFormat.ReadWidth(_document, entry, _nameWidth);
+            if (namePosition < _document.Length
+                && BlittableFormat.ReadStringBytes(_document, ref namePosition, out _).SequenceEqual(name.Utf8))
+            {
+                var back = BlittableFormat.ReadWidth(_document, entry + _nameWidth, _valueWidth);
+                value = BlittableValue.Create(_document, _position, back, _document[entry + _nameWidth + _valueWidth]);
+                return true;
+            }
         }
 
+        return TryGetSlow(ref name, out value);
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private bool TryGetSlow(ref BlittablePropertyName name, out BlittableValue value)
+    {
         var index = Find(name.Utf8);
         if (index < 0)
         {
@@ -186,7 +224,13 @@ public readonly ref struct BlittableObject
         {
             var mid = (int)((uint)(lo + hi) >> 1);
             var index = BlittableFormat.ReadWidth(_document, _order + (mid * _orderWidth), _orderWidth);
-            var comparison = GetNameAt(index).SequenceCompareTo(name);
+            if ((uint)index >= (uint)_count)
+            {
+                BlittableFormat.ThrowFormat("The sorted index {0} of the object at {1} is out of range ({2} properties).", index, _position, _count);
+            }
+
+            var namePosition = GetNamePositionChecked(index);
+            var comparison = BlittableFormat.ReadStringBytes(_document, ref namePosition, out _).SequenceCompareTo(name);
             if (comparison == 0)
             {
                 return index;

@@ -127,18 +127,30 @@ public readonly ref struct BlittableValue
         return BlittableFormat.ReadLengthPrefixed(_document, ref p);
     }
 
-    public bool GetBoolean() => _type switch
+    public bool GetBoolean()
     {
-        BlittableType.True => true,
-        BlittableType.False => false,
-        _ => throw new InvalidOperationException($"The value is {Type}, not a boolean."),
-    };
+        if (_type == BlittableType.True)
+        {
+            return true;
+        }
+
+        if (_type != BlittableType.False)
+        {
+            ThrowWrongType("a boolean");
+        }
+
+        return false;
+    }
+
+    [System.Diagnostics.CodeAnalysis.DoesNotReturn]
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private void ThrowWrongType(string expected) => throw new InvalidOperationException($"The value is {Type}, not {expected}.");
 
     public BlittableObject GetObject()
     {
         if (_type != BlittableType.Object)
         {
-            throw new InvalidOperationException($"The value is {Type}, not an object.");
+            ThrowWrongType("an object");
         }
 
         return new BlittableObject(_document, _position);
@@ -148,7 +160,7 @@ public readonly ref struct BlittableValue
     {
         if (_type != BlittableType.Array)
         {
-            throw new InvalidOperationException($"The value is {Type}, not an array.");
+            ThrowWrongType("an array");
         }
 
         return new BlittableArray(_document, _position);

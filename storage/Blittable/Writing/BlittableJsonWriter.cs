@@ -156,6 +156,29 @@ public static class BlittableJsonWriter
     [MethodImpl(MethodImplOptions.NoInlining)]
     private static void WriteCompressedString(ref JsonOutput writer, ReadOnlySpan<byte> document, int position, BlittableType type)
     {
+        if (type == BlittableType.StringDictionary)
+        {
+            // Decode straight into the output: no length pre-scan, no intermediate buffer.
+            var start = position;
+            var header = BlittableFormat.ReadVarInt32(document, ref start);
+            var length = header >> 1;
+            if ((header & 1) == 0 && (uint)length <= (uint)(document.Length - start) && length <= 2048)
+            {
+                var room = (length * ShortStringCodec.MaxEntryLength) + 32;
+                var span = writer.Reserve(room + 2);
+                span[0] = (byte)'"';
+                var n = ShortStringCodec.Decode(document.Slice(start, length), span.Slice(1, room));
+                if (n < 0)
+                {
+                    BlittableFormat.ThrowFormat("A dictionary-coded string at {0} holds an invalid code.", position);
+                }
+
+                span[n + 1] = (byte)'"';
+                writer.Advance(n + 2);
+                return;
+            }
+        }
+
         var str = StringValue.Read(document, position, type);
         var p = str.EscapesPosition;
         var escapes = str.HasEscapes ? BlittableFormat.ReadVarInt32(document, ref p) : 0;
@@ -257,6 +280,19 @@ public static class BlittableJsonWriter
 
             WriteBytesSlow(bytes);
         }
+
+        /// <summary>A span of at least <paramref name="size"/> bytes at the current position; follow with <see cref="Advance"/>.</summary>
+        public Span<byte> Reserve(int size)
+        {
+            if (_span.Length - _pos < size)
+            {
+                Refill(size);
+            }
+
+            return _span.Slice(_pos);
+        }
+
+        public void Advance(int count) => _pos += count;
 
         /// <summary>Writes [,]"name": in one step.</summary>
         [MethodImpl(MethodImplOptions.AggressiveInlining)]
