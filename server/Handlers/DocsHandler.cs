@@ -119,11 +119,17 @@ public sealed class DocsHandler(ServerContext server) : HandlerBase(server)
         await output.FlushAsync(context.RequestAborted).ConfigureAwait(false);
     }
 
-    /// <summary>Writes <c>{"Results":[doc],"Includes":{}}</c>; false when nothing more is to be sent (304).</summary>
+    /// <summary>Writes <c>{"Results":[doc],"Includes":{}}</c> (or a 404 error); false when nothing more is to be sent (304).</summary>
     private static bool WriteSingle(RequestContext context, DocumentsReader reader, string id)
     {
         if (!reader.TryGet(id, out var record))
-            throw HttpErrorException.NotFound(ErrorTypes.DocumentDoesNotExist, $"Document '{id}' does not exist.");
+        {
+            // A miss is ordinary traffic (clients probe for documents): answer without an exception.
+            context.Response.StatusCode = StatusCodes.Status404NotFound;
+            context.Response.ContentType = JsonErrors.JsonContentType;
+            JsonErrors.Write(context.Response.BodyWriter, ErrorTypes.DocumentDoesNotExist, $"Document '{id}' does not exist.");
+            return true;
+        }
         var etag = ChangeVectors.FormatQuoted(record.Etag, reader.Database.DatabaseId);
         var response = context.Response;
         response.Headers.ETag = etag;
