@@ -117,6 +117,7 @@ internal sealed unsafe class DataFile : IDisposable
         }
 
         File.Move(temp, path, overwrite: false);
+        Posix.SyncFolder(Path.GetDirectoryName(path)!);
     }
 
     private static void WriteInitialPages(FileStream stream)
