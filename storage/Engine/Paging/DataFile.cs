@@ -215,7 +215,9 @@ internal sealed unsafe class DataFile : IDisposable
             return;
         }
 
-        var step = Math.Clamp(length, _growthStep, MaxGrowthStep);
+        // Steps of a quarter of the file (at least the initial size, at most 64 MiB): few remaps,
+        // and a file at most ~25% larger than its pages.
+        var step = Math.Clamp(length / 4, _growthStep, MaxGrowthStep);
         var newLength = Math.Max(needed, length + step);
         newLength = (newLength + Constants.PageSize - 1) & ~(long)(Constants.PageSize - 1);
         _stream.SetLength(newLength);
