@@ -189,8 +189,8 @@ internal sealed unsafe class DataFile : IDisposable
         return h.FlushedTransactionId;
     }
 
-    /// <summary>The page as it is in the data file. Caller guarantees the page is within the file.</summary>
-    public byte* PagePointer(long pageNumber)
+    /// <summary>The page as it is in the data file, and how many bytes of the map follow it.</summary>
+    public byte* PagePointer(long pageNumber, out long available)
     {
         var mapping = Volatile.Read(ref _current);
         var offset = pageNumber << Constants.PageShift;
@@ -199,8 +199,12 @@ internal sealed unsafe class DataFile : IDisposable
             ThrowOutOfRange(pageNumber, mapping.Length);
         }
 
+        available = mapping.Length - offset;
         return mapping.Base + offset;
     }
+
+    public void ThrowCorruptPage(long pageNumber, string what) =>
+        throw new StorageCorruptedException(FilePath, $"Page {pageNumber} is corrupt: {what}.");
 
     private void ThrowOutOfRange(long pageNumber, long length) =>
         throw new StorageCorruptedException(FilePath, $"Page {pageNumber} is beyond the end of the data file ({length} bytes): a tree refers to a page that was never written.");

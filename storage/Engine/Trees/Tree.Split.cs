@@ -72,17 +72,24 @@ public sealed partial class Tree
         var parent = w.GetPage(parentNumber).Span;
         var leftNumber = TreePage.BranchChild(parent, i - 1);
         var leftFree = TreePage.FreeTotal(w.GetPage(leftNumber).Span);
-        int k = 0, moved = 0;
-        while (TreePage.FreeTotal(leaf) + moved < needed)
+        var target = BalanceTarget(TreePage.FreeTotal(leaf), leftFree, needed);
+        if (target < 0)
         {
-            if (k >= index)
-            {
-                return false;
-            }
+            return false;
+        }
 
-            var size = TreePage.EntrySize(leaf, k) + 2;
-            if (moved + size > leftFree)
+        int k = 0, moved = 0;
+        while (moved < target)
+        {
+            // Entries [0, index - 1) may move: the leaf keeps at least one key below the new one.
+            var size = k + 1 < index ? TreePage.EntrySize(leaf, k) + 2 : int.MaxValue;
+            if (k + 1 >= index || moved + size > leftFree)
             {
+                if (TreePage.FreeTotal(leaf) + moved >= needed)
+                {
+                    break;
+                }
+
                 return false;
             }
 
@@ -114,6 +121,21 @@ public sealed partial class Tree
         return true;
     }
 
+    /// <summary>
+    /// Bytes to move into a sibling so both end about equally free, or -1 when the sibling is too
+    /// full to be worth it (it must keep room for another entry like this one, or the next insert
+    /// would shift entries again and every insert would dirty three pages).
+    /// </summary>
+    private static int BalanceTarget(int leafFree, int siblingFree, int needed)
+    {
+        if (siblingFree < 2 * needed)
+        {
+            return -1;
+        }
+
+        return Math.Max(needed - leafFree, (siblingFree - leafFree + needed) / 2);
+    }
+
     /// <summary>The mirror of <see cref="MoveToLeftSibling"/>: shifts the last entries (after the insert position) to the right sibling.</summary>
     private bool MoveToRightSibling(WriteTransaction w, int leafLevel, Span<byte> leaf, int index, int needed)
     {
@@ -127,18 +149,24 @@ public sealed partial class Tree
 
         var rightNumber = TreePage.BranchChild(parent, i + 1);
         var rightFree = TreePage.FreeTotal(w.GetPage(rightNumber).Span);
+        var target = BalanceTarget(TreePage.FreeTotal(leaf), rightFree, needed);
+        if (target < 0)
+        {
+            return false;
+        }
+
         var count = TreePage.Count(leaf);
         int m = count, moved = 0;
-        while (TreePage.FreeTotal(leaf) + moved < needed)
+        while (moved < target)
         {
-            if (m - 1 < index)
+            var size = m - 1 >= index ? TreePage.EntrySize(leaf, m - 1) + 2 : int.MaxValue;
+            if (m - 1 < index || moved + size > rightFree)
             {
-                return false;
-            }
+                if (TreePage.FreeTotal(leaf) + moved >= needed)
+                {
+                    break;
+                }
 
-            var size = TreePage.EntrySize(leaf, m - 1) + 2;
-            if (moved + size > rightFree)
-            {
                 return false;
             }
 
