@@ -40,6 +40,26 @@ public sealed partial class BlittableBuilder
         }
 
         _validateStrings = false;
+        bool parsed;
+        try
+        {
+            parsed = TryParseFast(utf8Json);
+        }
+        catch
+        {
+            Abandon();
+            throw;
+        }
+
+        if (parsed)
+        {
+            return CompleteBuilt();
+        }
+
+        // Anything the fast path did not accept: start again on the reader path, which either builds
+        // the document or reports the exact error and position.
+        Start(_mode);
+        _validateStrings = false;
         var reader = new Utf8JsonReader(utf8Json, isFinalBlock: true, _readerState);
         try
         {
