@@ -22,10 +22,12 @@ public sealed partial class BlittableBuilder
     private long _consumed;        // input bytes consumed by earlier Feed calls
     private bool _sawToken;
     private bool _validateStrings = true;
+    private bool _readerStateValid;
 
     private void ResetReaderState()
     {
-        _readerState = new JsonReaderState(ReaderOptions);
+        // The reader state itself is created on first use (Feed or the slow path), not per document.
+        _readerStateValid = false;
         _consumed = 0;
         _sawToken = false;
     }
@@ -60,7 +62,7 @@ public sealed partial class BlittableBuilder
         // the document or reports the exact error and position.
         Start(_mode);
         _validateStrings = false;
-        var reader = new Utf8JsonReader(utf8Json, isFinalBlock: true, _readerState);
+        var reader = new Utf8JsonReader(utf8Json, isFinalBlock: true, new JsonReaderState(ReaderOptions));
         try
         {
             ReadTokens(ref reader);
@@ -126,6 +128,12 @@ public sealed partial class BlittableBuilder
         }
 
         _validateStrings = true;
+        if (!_readerStateValid)
+        {
+            _readerState = new JsonReaderState(ReaderOptions);
+            _readerStateValid = true;
+        }
+
         var startState = _readerState;
         var reader = new Utf8JsonReader(data, isFinalBlock, _readerState);
         try

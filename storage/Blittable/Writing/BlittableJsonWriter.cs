@@ -311,7 +311,7 @@ public static class BlittableJsonWriter
             }
 
             span[pos] = (byte)'"';
-            name.CopyTo(span.Slice(pos + 1));
+            BlittableFormat.SmallCopy(name, span.Slice(pos + 1));
             pos += name.Length + 1;
             span[pos] = (byte)'"';
             span[pos + 1] = (byte)':';
@@ -326,7 +326,7 @@ public static class BlittableJsonWriter
                 var span = _span;
                 var pos = _pos;
                 span[pos] = (byte)'"';
-                bytes.CopyTo(span.Slice(pos + 1));
+                BlittableFormat.SmallCopy(bytes, span.Slice(pos + 1));
                 pos += bytes.Length + 1;
                 span[pos] = (byte)'"';
                 _pos = pos + 1;
