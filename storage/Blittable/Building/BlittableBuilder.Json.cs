@@ -34,6 +34,13 @@ public sealed partial class BlittableBuilder
 
     internal BlittableDocument ParseWhole(ReadOnlySpan<byte> utf8Json)
     {
+        BuildWhole(utf8Json);
+        return CompleteBuilt();
+    }
+
+    /// <summary>Builds a document from input held whole in one span (the caller completes it).</summary>
+    private void BuildWhole(ReadOnlySpan<byte> utf8Json)
+    {
         // One vectorized pass over the whole input is cheaper than one call per string.
         if (!Utf8.IsValid(utf8Json))
         {
@@ -55,7 +62,7 @@ public sealed partial class BlittableBuilder
 
         if (parsed)
         {
-            return CompleteBuilt();
+            return;
         }
 
         // Anything the fast path did not accept: start again on the reader path, which either builds
@@ -98,7 +105,6 @@ public sealed partial class BlittableBuilder
             ThrowParse(BlittableParseError.TrailingData, reader.BytesConsumed + garbage, "Data follows the root object");
         }
 
-        return CompleteBuilt();
     }
 
     /// <summary>
@@ -124,6 +130,14 @@ public sealed partial class BlittableBuilder
             }
 
             _consumed += data.Length;
+            return data.End;
+        }
+
+        if (isFinalBlock && _consumed == 0 && !_readerStateValid && data.IsSingleSegment)
+        {
+            // The whole body in one piece (the usual small request): the whole-span path.
+            BuildWhole(data.FirstSpan);
+            _consumed = data.Length;
             return data.End;
         }
 
