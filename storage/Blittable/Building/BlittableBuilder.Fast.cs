@@ -270,13 +270,18 @@ public sealed partial class BlittableBuilder
         var o = 0;
         for (var i = 0; i < raw.Length; i++)
         {
-            var c = raw[i];
-            if (c != (byte)'\\')
+            // Copy the run up to the next backslash in one go (text between escapes is the bulk).
+            var run = raw.Slice(i).IndexOf((byte)'\\');
+            if (run < 0)
             {
-                output[o++] = c;
-                continue;
+                raw.Slice(i).CopyTo(output.Slice(o));
+                o += raw.Length - i;
+                break;
             }
 
+            raw.Slice(i, run).CopyTo(output.Slice(o));
+            o += run;
+            i += run;
             if (++i >= raw.Length)
             {
                 return false;
