@@ -103,6 +103,12 @@ public static class BlittableJsonWriter
                     writer.WriteBytes(BlittableFormat.ReadLengthPrefixed(document, ref valuePosition));
                     continue;
                 }
+
+                if (type == (byte)BlittableType.StringDictionary)
+                {
+                    WriteCompressedString(ref writer, document, valuePosition, BlittableType.StringDictionary);
+                    continue;
+                }
             }
             else if (type <= (byte)BlittableType.False)
             {
