@@ -112,10 +112,15 @@ public sealed class DocumentDatabase : IAsyncDisposable
 
     private DocumentsTransaction BeginWriteTransaction() => new(this, _environment.BeginWrite(), LastEtag);
 
-    private void CommitWriteTransaction(DocumentsTransaction transaction)
+    /// <summary>
+    /// Hands the transaction to the journal; the next one may start at once (it sees this one's
+    /// changes and etags), while readers and the waiting requests see it only once it is durable.
+    /// </summary>
+    private Task CommitWriteTransaction(DocumentsTransaction transaction)
     {
-        transaction.Commit();
+        var durable = transaction.CommitPipelined();
         Volatile.Write(ref _lastEtag, transaction.LastEtag);
+        return durable;
     }
 
     public async ValueTask DisposeAsync()

@@ -17,20 +17,32 @@ public sealed class DocumentsReader : IDisposable
     private static byte[]? t_keyBuffer;
 
     private readonly ReadTransaction _transaction;
-    private readonly Tree? _docs;
-    private readonly Tree? _byEtag;
+    private Tree? _docs;
+    private bool _docsOpened;
 
     internal DocumentsReader(DocumentDatabase database, ReadTransaction transaction)
     {
         Database = database;
         _transaction = transaction;
-        _docs = transaction.OpenTree(DocumentDatabase.DocsTree);
-        _byEtag = transaction.OpenTree(DocumentDatabase.DocsByEtagTree);
     }
 
     public DocumentDatabase Database { get; }
 
-    public long DocumentCount => _docs?.Count ?? 0;
+    public long DocumentCount => Docs?.Count ?? 0;
+
+    /// <summary>The <c>Docs</c> tree, opened on first use (a GET by id needs no other).</summary>
+    private Tree? Docs
+    {
+        get
+        {
+            if (!_docsOpened)
+            {
+                _docs = _transaction.OpenTree(DocumentDatabase.DocsTree);
+                _docsOpened = true;
+            }
+            return _docs;
+        }
+    }
 
     /// <summary>Looks a document up by id (any casing).</summary>
     internal bool TryGet(ReadOnlySpan<char> id, out DocumentRecord record)
@@ -38,7 +50,7 @@ public sealed class DocumentsReader : IDisposable
         // A heap buffer, not stackalloc: the record handed out may not refer to this frame.
         var key = t_keyBuffer ??= new byte[DocumentIds.MaxKeyBytes];
         var length = DocumentIds.GetKey(id, key);
-        if (length < 0 || _docs is null || !_docs.TryGet(key.AsSpan(0, length), out var value))
+        if (length < 0 || Docs is not { } docs || !docs.TryGet(key.AsSpan(0, length), out var value))
         {
             record = default;
             return false;
@@ -50,7 +62,7 @@ public sealed class DocumentsReader : IDisposable
     /// <summary>Looks a document up by its storage key (the lowercased id).</summary>
     internal bool TryGetByKey(ReadOnlySpan<byte> key, out DocumentRecord record)
     {
-        if (_docs is null || !_docs.TryGet(key, out var value))
+        if (Docs is not { } docs || !docs.TryGet(key, out var value))
         {
             record = default;
             return false;
@@ -63,10 +75,10 @@ public sealed class DocumentsReader : IDisposable
     internal List<byte[]> KeysStartingWith(string prefix, int start, int pageSize)
     {
         var keys = new List<byte[]>(Math.Min(pageSize, 1024));
-        if (_docs is null)
+        if (Docs is not { } docs)
             return keys;
         var lowerPrefix = Encoding.UTF8.GetBytes(prefix.ToLowerInvariant());
-        using var iterator = _docs.Iterate();
+        using var iterator = docs.Iterate();
         if (!iterator.Seek(lowerPrefix))
             return keys;
         do
@@ -88,9 +100,9 @@ public sealed class DocumentsReader : IDisposable
     internal List<byte[]> KeysByEtagDescending(int start, int pageSize)
     {
         var keys = new List<byte[]>(Math.Min(pageSize, 1024));
-        if (_byEtag is null)
+        if (_transaction.OpenTree(DocumentDatabase.DocsByEtagTree) is not { } byEtag)
             return keys;
-        using var iterator = _byEtag.Iterate();
+        using var iterator = byEtag.Iterate();
         if (!iterator.SeekLast())
             return keys;
         do

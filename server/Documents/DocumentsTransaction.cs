@@ -148,12 +148,12 @@ public sealed class DocumentsTransaction : IDisposable
         return true;
     }
 
-    /// <summary>Makes everything durable: returns once the journal write is on disk.</summary>
-    internal void Commit()
+    /// <summary>Ends the transaction; the task completes once its journal write is on disk.</summary>
+    internal Task CommitPipelined()
     {
         if (Changes > 0)
             _database.WriteLastEtag(_meta, LastEtag);
-        _transaction.Commit();
+        return _transaction.CommitPipelined().Durable;
     }
 
     public void Dispose() => _transaction.Dispose();

@@ -26,9 +26,11 @@ public sealed class TransactionMerger<TTransaction> : IAsyncDisposable
 {
     private readonly Channel<Pending> _queue = Channel.CreateUnbounded<Pending>(new UnboundedChannelOptions { SingleReader = true });
     private readonly Func<TTransaction> _begin;
-    private readonly Action<TTransaction> _commit;
+    private readonly Func<TTransaction, Task> _commit;
+    private readonly Queue<Task> _inFlight = new();
     private readonly ILogger _logger;
     private readonly int _maxBatch;
+    private readonly int _maxInFlight;
     private readonly Task _loop;
     private long _transactions;
     private long _commands;
@@ -38,9 +40,26 @@ public sealed class TransactionMerger<TTransaction> : IAsyncDisposable
     /// <param name="logger">Where failures of the merger itself are reported.</param>
     /// <param name="maxBatch">The most commands merged into one transaction.</param>
     public TransactionMerger(Func<TTransaction> begin, Action<TTransaction> commit, ILogger logger, int maxBatch = 1024)
+        : this(begin, transaction => { commit(transaction); return Task.CompletedTask; }, logger, maxBatch)
     {
+    }
+
+    /// <summary>
+    /// A merger with pipelined commits: <paramref name="commitPipelined"/> hands the transaction to
+    /// the journal and returns a task that completes when it is durable, so the next transaction
+    /// is prepared while the previous journal write is in flight. Requests are still answered only
+    /// once their own transaction is durable.
+    /// </summary>
+    /// <param name="begin">Starts a write transaction; may begin before the previous one is durable.</param>
+    /// <param name="commitPipelined">Ends the transaction and returns its durability.</param>
+    /// <param name="logger">Where failures of the merger itself are reported.</param>
+    /// <param name="maxBatch">The most commands merged into one transaction.</param>
+    /// <param name="maxInFlight">Commits allowed in flight at once before the writer waits.</param>
+    public TransactionMerger(Func<TTransaction> begin, Func<TTransaction, Task> commitPipelined, ILogger logger, int maxBatch = 1024, int maxInFlight = 2)
+    {
+        _maxInFlight = maxInFlight;
         _begin = begin;
-        _commit = commit;
+        _commit = commitPipelined;
         _logger = logger;
         _maxBatch = maxBatch;
         _loop = Task.Factory.StartNew(RunAsync, CancellationToken.None, TaskCreationOptions.LongRunning, TaskScheduler.Default).Unwrap();
@@ -76,6 +95,11 @@ public sealed class TransactionMerger<TTransaction> : IAsyncDisposable
         {
             while (batch.Count < _maxBatch && reader.TryRead(out var next))
                 batch.Add(next);
+
+            // Bound the pipeline: at most _maxInFlight commits wait for their journal write.
+            while (_inFlight.Count >= _maxInFlight)
+                await _inFlight.Dequeue().ConfigureAwait(false);
+
             try
             {
                 CommitBatch(batch);
@@ -89,6 +113,9 @@ public sealed class TransactionMerger<TTransaction> : IAsyncDisposable
             }
             batch.Clear();
         }
+
+        while (_inFlight.Count > 0)
+            await _inFlight.Dequeue().ConfigureAwait(false);
     }
 
     private void CommitBatch(List<Pending> batch)
@@ -114,11 +141,24 @@ public sealed class TransactionMerger<TTransaction> : IAsyncDisposable
 
             if (failed is null)
             {
-                _commit(transaction);
+                var durable = _commit(transaction);
                 Interlocked.Increment(ref _transactions);
                 Interlocked.Add(ref _commands, batch.Count);
-                foreach (var pending in batch)
-                    pending.Completion.TrySetResult();
+                if (durable.IsCompletedSuccessfully)
+                {
+                    foreach (var pending in batch)
+                        pending.Completion.TrySetResult();
+                    return;
+                }
+
+                // Answer the requests when the journal write is done; meanwhile the writer goes on.
+                // The continuation never faults, so waiting on it (to bound the pipeline) is safe.
+                _inFlight.Enqueue(durable.ContinueWith(
+                    static (task, state) => CompleteAll((Pending[])state!, task),
+                    batch.ToArray(),
+                    CancellationToken.None,
+                    TaskContinuationOptions.ExecuteSynchronously,
+                    TaskScheduler.Default));
                 return;
             }
 
@@ -126,6 +166,19 @@ public sealed class TransactionMerger<TTransaction> : IAsyncDisposable
             failed.Completion.TrySetException(failure!);
             batch.Remove(failed);
         }
+    }
+
+    private static void CompleteAll(Pending[] batch, Task durable)
+    {
+        if (durable.IsCompletedSuccessfully)
+        {
+            foreach (var pending in batch)
+                pending.Completion.TrySetResult();
+            return;
+        }
+        Exception error = durable.Exception?.InnerException ?? new OperationCanceledException("The commit was canceled.");
+        foreach (var pending in batch)
+            pending.Completion.TrySetException(error);
     }
 
     private void LogCommitFailure(Exception e, int count) =>

@@ -23,17 +23,29 @@ public sealed class DocsHandler(ServerContext server) : HandlerBase(server)
         var database = Server.Databases.GetDatabase(context.GetCapture(0));
         var query = new QueryParameters(context.Request.QueryString.Value);
 
-        var ids = new List<string>();
+        // One id is the common case: no list for it.
+        string? single = null;
+        List<string>? ids = null;
         foreach (var parameter in query)
         {
-            if (parameter.NameEquals("id"))
-                ids.Add(DocumentBodies.ValidateId(QueryParameters.Decode(parameter.RawValue)));
+            if (!parameter.NameEquals("id"))
+                continue;
+            var id = DocumentBodies.ValidateId(QueryParameters.Decode(parameter.RawValue));
+            if (single is null)
+            {
+                single = id;
+            }
+            else
+            {
+                ids ??= [single];
+                ids.Add(id);
+            }
         }
 
-        if (ids.Count == 1)
-            return GetOneAsync(context, database, ids[0]);
-        if (ids.Count > 1)
+        if (ids is not null)
             return GetManyAsync(context, database, ids);
+        if (single is not null)
+            return GetOneAsync(context, database, single);
 
         var start = query.GetInt32("start", 0);
         var pageSize = query.GetInt32("pageSize", DefaultPageSize, 0, MaxPageSize);
@@ -59,9 +71,9 @@ public sealed class DocsHandler(ServerContext server) : HandlerBase(server)
             context.Response.StatusCode = StatusCodes.Status404NotFound;
             return ValueTask.CompletedTask;
         }
-        var changeVector = ChangeVectors.Format(record.Etag, database.DatabaseId);
-        context.Response.Headers.ETag = Quote(changeVector);
-        context.Response.StatusCode = NotModified(context, changeVector) ? StatusCodes.Status304NotModified : StatusCodes.Status200OK;
+        var etag = ChangeVectors.FormatQuoted(record.Etag, database.DatabaseId);
+        context.Response.Headers.ETag = etag;
+        context.Response.StatusCode = NotModified(context, etag) ? StatusCodes.Status304NotModified : StatusCodes.Status200OK;
         return ValueTask.CompletedTask;
     }
 
@@ -78,7 +90,7 @@ public sealed class DocsHandler(ServerContext server) : HandlerBase(server)
         await database.Merger.EnqueueAsync(command).ConfigureAwait(false);
 
         var result = command.Result;
-        context.Response.Headers.ETag = Quote(result.ChangeVector);
+        context.Response.Headers.ETag = string.Concat("\"", result.ChangeVector, "\"");
         var json = context.StartJson(StatusCodes.Status201Created);
         json.WriteStartObject();
         json.WriteString("Id", result.Id);
@@ -107,15 +119,21 @@ public sealed class DocsHandler(ServerContext server) : HandlerBase(server)
         await output.FlushAsync(context.RequestAborted).ConfigureAwait(false);
     }
 
-    /// <summary>Writes <c>{"Results":[doc],"Includes":{}}</c>; false when nothing more is to be sent (304).</summary>
+    /// <summary>Writes <c>{"Results":[doc],"Includes":{}}</c> (or a 404 error); false when nothing more is to be sent (304).</summary>
     private static bool WriteSingle(RequestContext context, DocumentsReader reader, string id)
     {
         if (!reader.TryGet(id, out var record))
-            throw HttpErrorException.NotFound(ErrorTypes.DocumentDoesNotExist, $"Document '{id}' does not exist.");
-        var changeVector = ChangeVectors.Format(record.Etag, reader.Database.DatabaseId);
+        {
+            // A miss is ordinary traffic (clients probe for documents): answer without an exception.
+            context.Response.StatusCode = StatusCodes.Status404NotFound;
+            context.Response.ContentType = JsonErrors.JsonContentType;
+            JsonErrors.Write(context.Response.BodyWriter, ErrorTypes.DocumentDoesNotExist, $"Document '{id}' does not exist.");
+            return true;
+        }
+        var etag = ChangeVectors.FormatQuoted(record.Etag, reader.Database.DatabaseId);
         var response = context.Response;
-        response.Headers.ETag = Quote(changeVector);
-        if (NotModified(context, changeVector))
+        response.Headers.ETag = etag;
+        if (NotModified(context, etag))
         {
             response.StatusCode = StatusCodes.Status304NotModified;
             return false;
@@ -199,11 +217,10 @@ public sealed class DocsHandler(ServerContext server) : HandlerBase(server)
         return value.Count == 0 ? null : value.ToString();
     }
 
-    private static bool NotModified(RequestContext context, string changeVector)
+    /// <param name="quotedChangeVector">The ETag: the change vector in double quotes.</param>
+    private static bool NotModified(RequestContext context, string quotedChangeVector)
     {
         var value = context.Request.Headers.IfNoneMatch;
-        return value.Count > 0 && ChangeVectors.Matches(value.ToString(), changeVector);
+        return value.Count > 0 && ChangeVectors.Matches(value.ToString(), quotedChangeVector.AsSpan(1, quotedChangeVector.Length - 2));
     }
-
-    private static string Quote(string changeVector) => string.Concat("\"", changeVector, "\"");
 }

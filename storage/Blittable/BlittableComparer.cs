@@ -21,7 +21,7 @@ public static class BlittableComparer
     {
         if (depth > BlittableFormat.MaxDepth)
         {
-            BlittableFormat.ThrowFormat($"The document nests deeper than {BlittableFormat.MaxDepth} levels.");
+            BlittableFormat.ThrowFormat("The document nests deeper than {0} levels.", BlittableFormat.MaxDepth);
         }
 
         var count = a.Count;

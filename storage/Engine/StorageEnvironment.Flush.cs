@@ -64,9 +64,20 @@ public sealed partial class StorageEnvironment
             // Oldest version first: a newer single page inside an older overflow run must win.
             pages.Sort((a, b) => a.Version.TransactionId.CompareTo(b.Version.TransactionId));
             long end = 0;
+            long highWater = long.MaxValue;
             foreach (var (number, version) in pages)
             {
                 end = Math.Max(end, number + (version.Data.Length >> Paging.Constants.PageShift));
+                if (number == Paging.Constants.StatePage)
+                {
+                    highWater = Paging.StateHeader.Of(version.Data).NextPage;
+                }
+            }
+
+            // Cheap invariant: nothing beyond the high-water mark of the state being flushed.
+            if (end > highWater)
+            {
+                throw new StorageException($"Flush of transactions up to {upTo} holds pages up to {end} beyond the high-water mark {highWater}.");
             }
 
             DataFile.EnsureSize(end);
@@ -77,13 +88,16 @@ public sealed partial class StorageEnvironment
 
             DataFile.Sync();
             DataFile.WriteHeader(upTo);
+            var cut = new List<byte[]>(pages.Count);
             lock (PageTable.Lock)
             {
                 foreach (var (number, version) in pages)
                 {
-                    PageTable.Cut(number, version);
+                    PageTable.Cut(number, version, cut);
                 }
             }
+
+            RetireAndRelease(cut);
 
             Journal.DeleteFlushed(Math.Min(DataFile.HeaderA, DataFile.HeaderB));
             Interlocked.Increment(ref _flushCount);

@@ -24,6 +24,8 @@ public sealed partial class StorageEnvironment : IDisposable
     private readonly SemaphoreSlim _writeLock = new(1, 1);
     private readonly Lock _readersLock = new();
     private readonly Dictionary<long, int> _readers = [];
+    private readonly Dictionary<long, int> _epochs = [];
+    private long _epoch;
     private readonly Lock _flushLock = new();
     private readonly Thread _flusher;
     private readonly AutoResetEvent _flushSignal = new(false);
@@ -31,12 +33,14 @@ public sealed partial class StorageEnvironment : IDisposable
     private long _lastCommitted;
     private long _lastDurable;
     private long _flushCount;
+    private int _compressionSkips;
     private bool _disposed;
     private Exception? _flushFailure;
 
     private StorageEnvironment(StorageEnvironmentOptions options, FileStream lockFile, DataFile dataFile, Recovery.Result recovered)
     {
         Options = options;
+        Pool = new PagePool(Math.Clamp(options.FlushThresholdPages, 1024, 64 * 1024));
         _lockFile = lockFile;
         DataFile = dataFile;
         _lastCommitted = recovered.LastTransactionId;
@@ -55,6 +59,8 @@ public sealed partial class StorageEnvironment : IDisposable
     internal DataFile DataFile { get; }
 
     internal PageTable PageTable { get; } = new();
+
+    internal PagePool Pool { get; }
 
     internal JournalWriter Journal { get; }
 
@@ -95,28 +101,94 @@ public sealed partial class StorageEnvironment : IDisposable
     {
         ThrowIfDisposed();
         long snapshot;
+        long epoch;
         lock (_readersLock)
         {
             snapshot = _lastDurable;
-            _readers[snapshot] = _readers.GetValueOrDefault(snapshot) + 1;
+            Increment(_readers, snapshot);
+            epoch = _epoch;
+            Increment(_epochs, epoch);
         }
 
-        return new ReadTransaction(this, snapshot);
+        return new ReadTransaction(this, snapshot, epoch);
     }
 
-    internal void EndRead(long snapshot)
+    internal void EndRead(long snapshot, long epoch)
     {
         lock (_readersLock)
         {
-            var n = _readers[snapshot] - 1;
-            if (n == 0)
+            Decrement(_readers, snapshot);
+            Decrement(_epochs, epoch);
+        }
+    }
+
+    private long BeginEpoch()
+    {
+        lock (_readersLock)
+        {
+            Increment(_epochs, _epoch);
+            return _epoch;
+        }
+    }
+
+    internal void EndEpoch(long epoch)
+    {
+        lock (_readersLock)
+        {
+            Decrement(_epochs, epoch);
+        }
+    }
+
+    /// <summary>
+    /// Retires arrays cut from the page table: a transaction that began before now may still
+    /// hold them. Returns the oldest epoch any open transaction holds (the current one if none).
+    /// </summary>
+    private void RetireAndRelease(List<byte[]> cut)
+    {
+        long retireEpoch;
+        long oldest;
+        lock (_readersLock)
+        {
+            retireEpoch = _epoch++;
+            oldest = _epoch;
+            foreach (var (e, _) in _epochs)
             {
-                _readers.Remove(snapshot);
+                oldest = Math.Min(oldest, e);
             }
-            else
+        }
+
+        Pool.Retire(retireEpoch, cut);
+        Pool.Release(oldest);
+    }
+
+    private void ReleaseRetired()
+    {
+        long oldest;
+        lock (_readersLock)
+        {
+            oldest = _epoch;
+            foreach (var (e, _) in _epochs)
             {
-                _readers[snapshot] = n;
+                oldest = Math.Min(oldest, e);
             }
+        }
+
+        Pool.Release(oldest);
+    }
+
+    private static void Increment(Dictionary<long, int> counts, long key) =>
+        counts[key] = counts.GetValueOrDefault(key) + 1;
+
+    private static void Decrement(Dictionary<long, int> counts, long key)
+    {
+        var n = counts[key] - 1;
+        if (n == 0)
+        {
+            counts.Remove(key);
+        }
+        else
+        {
+            counts[key] = n;
         }
     }
 
@@ -138,7 +210,19 @@ public sealed partial class StorageEnvironment : IDisposable
                 throw new StorageException("The journal failed earlier; reopen the environment to recover.", failure);
             }
 
-            return new WriteTransaction(this, LastCommitted);
+            if (PageTable.VersionCount >= 4L * Options.FlushThresholdPages)
+            {
+                // Backpressure: the flusher fell behind the writers; catch up before adding more
+                // scratch memory (a no-op when an old reader is what holds the pages back).
+                FlushCore();
+            }
+
+            if (Pool.HasRetired)
+            {
+                ReleaseRetired();
+            }
+
+            return new WriteTransaction(this, LastCommitted, BeginEpoch());
         }
         catch
         {
@@ -179,6 +263,23 @@ public sealed partial class StorageEnvironment : IDisposable
     }
 
     internal void ReleaseWriteLock() => _writeLock.Release();
+
+    /// <summary>
+    /// Adaptive compression: after a record that LZ4 could not shrink by an eighth (random values),
+    /// the next 15 skip the attempt. Only the writer (under the write lock) touches this.
+    /// </summary>
+    internal bool ShouldCompress()
+    {
+        if (_compressionSkips > 0)
+        {
+            _compressionSkips--;
+            return false;
+        }
+
+        return true;
+    }
+
+    internal void ReportCompression(bool helped) => _compressionSkips = helped ? 0 : 15;
 
     private void OnDurable(long transactionId)
     {
@@ -267,7 +368,13 @@ public sealed partial class StorageEnvironment : IDisposable
             FlushCore();
         }
 
-        DataFile.Dispose();
+        bool readersOpen;
+        lock (_readersLock)
+        {
+            readersOpen = _readers.Count > 0;
+        }
+
+        DataFile.Dispose(unmap: !readersOpen);
         _lockFile.Dispose();
         _flushSignal.Dispose();
         _stop.Dispose();

@@ -21,6 +21,7 @@ public sealed partial class BlittableBuilder
     private JsonReaderState _readerState;
     private long _consumed;        // input bytes consumed by earlier Feed calls
     private bool _sawToken;
+    private bool _validateStrings = true;
 
     private void ResetReaderState()
     {
@@ -31,6 +32,14 @@ public sealed partial class BlittableBuilder
 
     internal BlittableDocument ParseWhole(ReadOnlySpan<byte> utf8Json)
     {
+        // One vectorized pass over the whole input is cheaper than one call per string.
+        if (!Utf8.IsValid(utf8Json))
+        {
+            Abandon();
+            ThrowParse(BlittableParseError.InvalidUtf8, FirstInvalidUtf8(utf8Json), "The input is not valid UTF-8");
+        }
+
+        _validateStrings = false;
         var reader = new Utf8JsonReader(utf8Json, isFinalBlock: true, _readerState);
         try
         {
@@ -39,7 +48,8 @@ public sealed partial class BlittableBuilder
         catch (JsonException e)
         {
             Abandon();
-            throw Translate(e, ref reader, utf8Json.Length, isFinalBlock: true);
+            var truncated = IsValidPrefix(new ReadOnlySequence<byte>(utf8Json.ToArray()), new JsonReaderState(ReaderOptions));
+            throw Translate(e, ref reader, truncated);
         }
         catch (InvalidOperationException e) when (e is not ObjectDisposedException)
         {
@@ -95,6 +105,8 @@ public sealed partial class BlittableBuilder
             return data.End;
         }
 
+        _validateStrings = true;
+        var startState = _readerState;
         var reader = new Utf8JsonReader(data, isFinalBlock, _readerState);
         try
         {
@@ -103,7 +115,7 @@ public sealed partial class BlittableBuilder
         catch (JsonException e)
         {
             Abandon();
-            throw Translate(e, ref reader, _consumed + data.Length, isFinalBlock);
+            throw Translate(e, ref reader, isFinalBlock && IsValidPrefix(data, startState));
         }
         catch (InvalidOperationException e) when (e is not ObjectDisposedException)
         {
@@ -159,7 +171,29 @@ public sealed partial class BlittableBuilder
         return CompleteBuilt();
     }
 
-    private BlittableParseException Translate(JsonException e, ref Utf8JsonReader reader, long inputLength, bool isFinalBlock)
+    /// <summary>Cold path: whether the input is a valid beginning of JSON that merely stops too soon.</summary>
+    private static bool IsValidPrefix(ReadOnlySequence<byte> data, JsonReaderState state)
+    {
+        try
+        {
+            var reader = new Utf8JsonReader(data, isFinalBlock: false, state);
+            while (reader.Read())
+            {
+                if (reader.CurrentDepth == 0 && reader.TokenType is JsonTokenType.EndObject or JsonTokenType.EndArray)
+                {
+                    return false;
+                }
+            }
+
+            return true;
+        }
+        catch (JsonException)
+        {
+            return false;
+        }
+    }
+
+    private BlittableParseException Translate(JsonException e, ref Utf8JsonReader reader, bool truncated)
     {
         long position;
         if (e.LineNumber == 0 && e.BytePositionInLine is { } inLine)
@@ -172,7 +206,7 @@ public sealed partial class BlittableBuilder
         }
 
         var error = BlittableParseError.InvalidJson;
-        if (isFinalBlock && position >= inputLength)
+        if (truncated)
         {
             error = BlittableParseError.Truncated;
         }
@@ -240,7 +274,7 @@ public sealed partial class BlittableBuilder
                     WriteNull();
                     break;
                 default:
-                    ThrowParse(BlittableParseError.InvalidJson, Position(ref reader), $"Unexpected token {reader.TokenType}");
+                    ThrowUnexpected(ref reader);
                     break;
             }
         }
@@ -254,9 +288,21 @@ public sealed partial class BlittableBuilder
     {
         if (_depth == 0)
         {
-            ThrowParse(BlittableParseError.NotAnObject, Position(ref reader), $"A document must be a JSON object, not {reader.TokenType}");
+            ThrowNotAnObject(ref reader);
         }
     }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private void ThrowNotAnObject(ref Utf8JsonReader reader) =>
+        ThrowParse(BlittableParseError.NotAnObject, Position(ref reader), $"A document must be a JSON object, not {reader.TokenType}");
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private void ThrowUnexpected(ref Utf8JsonReader reader) =>
+        ThrowParse(BlittableParseError.InvalidJson, Position(ref reader), $"Unexpected token {reader.TokenType}");
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private void ThrowNotFinite(ref Utf8JsonReader reader, ReadOnlySpan<byte> text) =>
+        ThrowParse(BlittableParseError.NumberOutOfRange, Position(ref reader), $"The number {System.Text.Encoding.ASCII.GetString(text)} is not a finite double");
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private ReadOnlySpan<byte> GetUnescaped(ref Utf8JsonReader reader, out bool escaped)
@@ -287,12 +333,7 @@ public sealed partial class BlittableBuilder
     private void OnPropertyName(ref Utf8JsonReader reader)
     {
         var name = GetUnescaped(ref reader, out var escaped);
-        if (!Utf8.IsValid(name))
-        {
-            ThrowParse(BlittableParseError.InvalidUtf8, Position(ref reader), "A property name is not valid UTF-8");
-        }
-
-        PropertyName(name, escaped, Position(ref reader));
+        PropertyName(name, escaped, Position(ref reader), _validateStrings);
     }
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
@@ -300,7 +341,7 @@ public sealed partial class BlittableBuilder
     {
         CheckInside(ref reader);
         var value = GetUnescaped(ref reader, out var escaped);
-        if (!Utf8.IsValid(value))
+        if (_validateStrings && !Utf8.IsValid(value))
         {
             ThrowParse(BlittableParseError.InvalidUtf8, Position(ref reader), "A string is not valid UTF-8");
         }
@@ -336,7 +377,7 @@ public sealed partial class BlittableBuilder
 
         if (_mode == BlittableMode.Disk && !IsFiniteNumber(text))
         {
-            ThrowParse(BlittableParseError.NumberOutOfRange, Position(ref reader), $"The number {System.Text.Encoding.ASCII.GetString(text)} is not a finite double");
+            ThrowNotFinite(ref reader, text);
         }
 
         WriteNumberText(text);
@@ -392,6 +433,22 @@ public sealed partial class BlittableBuilder
 
     internal static bool IsFiniteNumber(ReadOnlySpan<byte> text) =>
         double.TryParse(text, NumberStyles.Float, CultureInfo.InvariantCulture, out var value) && double.IsFinite(value);
+
+    private static long FirstInvalidUtf8(ReadOnlySpan<byte> span)
+    {
+        var position = 0;
+        while (position < span.Length)
+        {
+            if (System.Text.Rune.DecodeFromUtf8(span.Slice(position), out _, out var consumed) != OperationStatus.Done)
+            {
+                return position;
+            }
+
+            position += consumed;
+        }
+
+        return position;
+    }
 
     private static int IndexOfNonWhitespace(ReadOnlySpan<byte> span)
     {

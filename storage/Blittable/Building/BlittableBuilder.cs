@@ -17,22 +17,25 @@ public sealed partial class BlittableBuilder
         public int EntryStart;
         public long InputPosition;
         public int NameIndex;        // the name keying this container in its parent object (-1 if none)
+        public int NameOffset;
         public long NameInputPosition;
     }
 
     private struct Entry
     {
-        public int NameIndex;        // into _names (objects only)
+        public int NameIndex;        // name id in _names (objects only)
+        public int NameOffset;       // of the name in this document's names area
         public int ValuePosition;    // relative to the document start; -1 for values without bytes
         public BlittableType Type;
         public long InputPosition;   // of the property name, for duplicate errors
     }
 
-    private static readonly SearchValues<byte> CharsToEscape = SearchValues.Create(
-        [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, (byte)'"', (byte)'\\']);
-
     private readonly JsonOperationContext _context;
     private readonly NameTable _names = new();
+    private readonly ShapeCache _shapes = new();
+    private int[] _ids = new int[64];
+    private int _documentStamp;
+    private int[] _successors = CreateSuccessors(256);   // [previous name id + 1] -> the name id that followed it last time
     private byte[] _buffer = [];
     private int _start;
     private int _pos;            // absolute index in _buffer
@@ -45,10 +48,12 @@ public sealed partial class BlittableBuilder
     private int[] _escapes = new int[16];
     private int _escapeCount;
     private byte[] _scratch = new byte[256];
-    private byte[] _nameBuffer = new byte[1024];  // the names area, appended to the document at the end
+    private byte[] _nameBuffer = new byte[1024];
+    private byte[] _encodedName = new byte[64];  // the names area, appended to the document at the end
     private int _namePos;
     private int _pendingName = -1;
     private long _pendingNameInput;
+    private int _pendingNameOffset;
     private int _rootOffset;
     private bool _active;
     private bool _rootDone;
@@ -80,7 +85,14 @@ public sealed partial class BlittableBuilder
         _rootOffset = 0;
         _rootDone = false;
         _active = true;
-        _names.Clear();
+        if (_names.IsOverfull || _documentStamp == int.MaxValue)
+        {
+            _names.Clear();
+            _successors.AsSpan().Fill(-1);
+            _documentStamp = 0;
+        }
+
+        _documentStamp++;
         _namePos = 0;
         ResetReaderState();
     }
@@ -90,6 +102,13 @@ public sealed partial class BlittableBuilder
     {
         _active = false;
         _buffer = [];
+    }
+
+    private static int[] CreateSuccessors(int size)
+    {
+        var successors = new int[size];
+        successors.AsSpan().Fill(-1);
+        return successors;
     }
 
     internal void ReleaseScratch()
@@ -143,7 +162,7 @@ public sealed partial class BlittableBuilder
         var required = (long)length + bytes;
         if (required > Array.MaxLength)
         {
-            ThrowParse(BlittableParseError.TooLarge, 0, $"The document would exceed {Array.MaxLength} bytes.");
+            ThrowParse(BlittableParseError.TooLarge, 0, "The document would exceed the largest array .NET can allocate.");
         }
 
         _buffer = _context.GrowDocument(_buffer, _start, length, (int)required);
@@ -167,7 +186,7 @@ public sealed partial class BlittableBuilder
     {
         if (_depth >= BlittableFormat.MaxDepth)
         {
-            ThrowParse(BlittableParseError.TooDeep, inputPosition, $"Nesting is limited to {BlittableFormat.MaxDepth} levels.");
+            ThrowParse(BlittableParseError.TooDeep, inputPosition, "Nesting is limited to 256 levels.");
         }
 
         if (_depth == _frames.Length)
@@ -180,29 +199,92 @@ public sealed partial class BlittableBuilder
         frame.EntryStart = _entryCount;
         frame.InputPosition = inputPosition;
         frame.NameIndex = _pendingName;
+        frame.NameOffset = _pendingNameOffset;
         frame.NameInputPosition = _pendingNameInput;
         _pendingName = -1;
     }
 
     /// <summary>Registers the next property name (UTF-8, unescaped; <paramref name="mayNeedEscapes"/> if it came escaped).</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    internal void PropertyName(ReadOnlySpan<byte> name, bool mayNeedEscapes, long inputPosition)
+    internal void PropertyName(ReadOnlySpan<byte> name, bool mayNeedEscapes, long inputPosition, bool validateUtf8 = false)
     {
-        var hash = NameTable.HashOf(name);
-        var found = _names.Find(name, hash, _nameBuffer);
-        if (found < 0)
+        // Documents of a collection repeat their shape: the name that followed the previous one
+        // last time is tried first, before hashing.
+        var previous = _entryCount > _frames[_depth - 1].EntryStart ? _entries[_entryCount - 1].NameIndex : _frames[_depth - 1].NameIndex;
+        var successors = _successors;
+        var predicted = (uint)(previous + 1) < (uint)successors.Length ? successors[previous + 1] : -1;
+        int found;
+        if (predicted >= 0 && _names.Matches(predicted, name))
         {
-            found = AddName(name, mayNeedEscapes, hash, ~found);
+            found = predicted;
+        }
+        else
+        {
+            found = FindName(name, mayNeedEscapes, inputPosition, validateUtf8);
+            if ((uint)(previous + 1) < (uint)successors.Length)
+            {
+                successors[previous + 1] = found;
+            }
         }
 
+        ref var entry = ref _names[found];
+        if (entry.DocumentStamp != _documentStamp)
+        {
+            WriteName(found);
+        }
+
+        _pendingNameOffset = entry.DocumentOffset;
         _pendingName = found;
         _pendingNameInput = inputPosition;
     }
 
-    private int AddName(ReadOnlySpan<byte> name, bool mayNeedEscapes, uint hash, int slot)
+    private int FindName(ReadOnlySpan<byte> name, bool mayNeedEscapes, long inputPosition, bool validateUtf8)
     {
+        var hash = NameTable.HashOf(name);
+        var found = _names.Find(name, hash);
+        if (found < 0)
+        {
+            found = AddName(name, mayNeedEscapes, hash, ~found, inputPosition, validateUtf8);
+            if (_successors.Length <= _names.Count)
+            {
+                var grown = new int[Math.Max(_successors.Length * 2, _names.Count + 1)];
+                grown.AsSpan().Fill(-1);
+                _successors.CopyTo(grown, 0);
+                _successors = grown;
+            }
+        }
+
+        return found;
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private int AddName(ReadOnlySpan<byte> name, bool mayNeedEscapes, uint hash, int slot, long inputPosition, bool validateUtf8)
+    {
+        if (validateUtf8 && !System.Text.Unicode.Utf8.IsValid(name))
+        {
+            ThrowParse(BlittableParseError.InvalidUtf8, inputPosition, "A property name is not valid UTF-8");
+        }
+
+        // Encode once (length header, bytes, escape list); each document then copies these bytes.
         FindEscapes(name, mayNeedEscapes);
-        var needed = (long)_namePos + 5 + name.Length + 5 + (_escapeCount * 5L);
+        var size = 5 + name.Length + 5 + (_escapeCount * 5);
+        if (_encodedName.Length < size)
+        {
+            _encodedName = new byte[Math.Max(size, _encodedName.Length * 2)];
+        }
+
+        var dataOffset = BlittableFormat.WriteVarInt(_encodedName, 0, StringHeader(name.Length));
+        name.CopyTo(_encodedName.AsSpan(dataOffset));
+        var end = WriteEscapeList(_encodedName, dataOffset + name.Length);
+        return _names.Add(slot, _encodedName.AsSpan(0, end), dataOffset, name.Length, hash);
+    }
+
+    /// <summary>Writes a name to this document's names area the first time the document uses it.</summary>
+    private void WriteName(int id)
+    {
+        ref var entry = ref _names[id];
+        var encoded = _names.EncodedOf(entry);
+        var needed = (long)_namePos + encoded.Length;
         if (needed > _nameBuffer.Length)
         {
             if (needed > Array.MaxLength / 2)
@@ -213,20 +295,10 @@ public sealed partial class BlittableBuilder
             Array.Resize(ref _nameBuffer, (int)Math.Max(needed, _nameBuffer.Length * 2L));
         }
 
-        var position = _namePos;
-        var pos = BlittableFormat.WriteVarInt(_nameBuffer, _namePos, StringHeader(name.Length));
-        var dataPosition = pos;
-        name.CopyTo(_nameBuffer.AsSpan(pos));
-        _namePos = WriteEscapeList(_nameBuffer, pos + name.Length);
-        var entry = new NameTable.Name
-        {
-            Position = position,
-            DataPosition = dataPosition,
-            Length = name.Length,
-            SortKey = NameTable.SortKeyOf(name),
-            Hash = hash,
-        };
-        return _names.Add(slot, entry);
+        entry.DocumentOffset = _namePos;
+        entry.DocumentStamp = _documentStamp;
+        encoded.CopyTo(_nameBuffer.AsSpan(_namePos));
+        _namePos += encoded.Length;
     }
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
@@ -239,6 +311,7 @@ public sealed partial class BlittableBuilder
 
         ref var entry = ref _entries[_entryCount++];
         entry.NameIndex = _pendingName;
+        entry.NameOffset = _pendingNameOffset;
         entry.ValuePosition = valuePosition;
         entry.Type = type;
         entry.InputPosition = _pendingNameInput;
@@ -270,7 +343,25 @@ public sealed partial class BlittableBuilder
     }
 
     /// <summary>Writes a string value (UTF-8, unescaped).</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
     internal void WriteString(ReadOnlySpan<byte> value, bool mayNeedEscapes)
+    {
+        // Fast path: a short string with nothing to escape, in Memory mode: one header byte and a copy.
+        var buffer = _buffer;
+        var pos = _pos;
+        if (!mayNeedEscapes && _mode == BlittableMode.Memory && value.Length < 64 && buffer.Length - pos > 64)
+        {
+            buffer[pos] = (byte)(value.Length << 1);
+            value.CopyTo(new Span<byte>(buffer, pos + 1, value.Length));
+            _pos = pos + 1 + value.Length;
+            AddEntry(BlittableType.String, pos - _start);
+            return;
+        }
+
+        WriteStringSlow(value, mayNeedEscapes);
+    }
+
+    private void WriteStringSlow(ReadOnlySpan<byte> value, bool mayNeedEscapes)
     {
         FindEscapes(value, mayNeedEscapes);
         var position = Relative;
@@ -348,7 +439,7 @@ public sealed partial class BlittableBuilder
         var offset = 0;
         while (true)
         {
-            var index = value.Slice(offset).IndexOfAny(CharsToEscape);
+            var index = value.Slice(offset).IndexOfAny(NameTable.CharsToEscape);
             if (index < 0)
             {
                 return;
@@ -399,57 +490,110 @@ public sealed partial class BlittableBuilder
         var count = _entryCount - start;
         var tablePosition = Relative;
         var nameIndex = frame.NameIndex;
+        var nameOffset = frame.NameOffset;
         var nameInput = frame.NameInputPosition;
 
-        // The widest offsets decide the entry widths.
-        var maxBack = 0;
+        // One pass: the widest offsets (they decide the entry widths) and the shape's id sequence.
+        var minValue = tablePosition;
         var maxName = 0;
-        for (var i = start; i < _entryCount; i++)
+        var shapeHash = (uint)count;
+        if (_ids.Length < count)
         {
-            ref var entry = ref _entries[i];
-            var nameOffset = _names[entry.NameIndex].Position;
-            if (nameOffset > maxName)
-            {
-                maxName = nameOffset;
-            }
+            _ids = new int[Math.Max(count, _ids.Length * 2)];
+        }
 
-            if (entry.ValuePosition >= 0 && tablePosition - entry.ValuePosition > maxBack)
+        var ids = _ids.AsSpan(0, count);
+        var entries = _entries.AsSpan(start, count);
+        for (var i = 0; i < entries.Length; i++)
+        {
+            ref var entry = ref entries[i];
+            ids[i] = entry.NameIndex;
+            shapeHash = (shapeHash ^ (uint)entry.NameIndex) * 0x9E3779B1u;
+            maxName = Math.Max(maxName, entry.NameOffset);
+            if (entry.ValuePosition >= 0)
             {
-                maxBack = tablePosition - entry.ValuePosition;
+                minValue = Math.Min(minValue, entry.ValuePosition);
             }
         }
 
-        var valueCode = BlittableFormat.WidthCodeFor((uint)maxBack);
-        var valueWidth = BlittableFormat.WidthOf(valueCode);
+        var valueCode = BlittableFormat.WidthCodeFor((uint)(tablePosition - minValue));
         var nameCode = BlittableFormat.WidthCodeFor((uint)maxName);
-        var nameWidth = BlittableFormat.WidthOf(nameCode);
         var orderCode = BlittableFormat.WidthCodeFor((uint)Math.Max(count - 1, 0));
-        var orderWidth = BlittableFormat.WidthOf(orderCode);
+        var valueWidth = 1 << valueCode;
+        var nameWidth = 1 << nameCode;
+        var orderWidth = 1 << orderCode;
         Ensure(6 + (count * (nameWidth + valueWidth + 1 + orderWidth)));
         var buffer = _buffer;
         var pos = _pos;
         buffer[pos++] = (byte)(BlittableFormat.ObjectTag | (orderCode << 4) | (nameCode << 2) | valueCode);
         pos = BlittableFormat.WriteVarInt(buffer, pos, (uint)count);
-        for (var i = start; i < _entryCount; i++)
+        var table = buffer.AsSpan(pos, count * (nameWidth + valueWidth + 1));
+        if (nameWidth == 1 && valueWidth <= 2)
         {
-            ref var entry = ref _entries[i];
-            BlittableFormat.WriteWidth(buffer, pos, nameWidth, _names[entry.NameIndex].Position);
-            pos += nameWidth;
-            BlittableFormat.WriteWidth(buffer, pos, valueWidth, entry.ValuePosition < 0 ? 0 : tablePosition - entry.ValuePosition);
-            pos += valueWidth;
-            buffer[pos++] = (byte)entry.Type;
+            // The common case (names area under 256 bytes): no width switch per field.
+            var p = 0;
+            for (var i = 0; i < entries.Length; i++)
+            {
+                ref var entry = ref entries[i];
+                table[p] = (byte)entry.NameOffset;
+                var back = entry.ValuePosition < 0 ? 0 : tablePosition - entry.ValuePosition;
+                if (valueWidth == 1)
+                {
+                    table[p + 1] = (byte)back;
+                    table[p + 2] = (byte)entry.Type;
+                    p += 3;
+                }
+                else
+                {
+                    System.Buffers.Binary.BinaryPrimitives.WriteUInt16LittleEndian(table.Slice(p + 1), (ushort)back);
+                    table[p + 3] = (byte)entry.Type;
+                    p += 4;
+                }
+            }
+        }
+        else
+        {
+            var p = pos;
+            for (var i = 0; i < entries.Length; i++)
+            {
+                ref var entry = ref entries[i];
+                BlittableFormat.WriteWidth(buffer, p, nameWidth, entry.NameOffset);
+                p += nameWidth;
+                BlittableFormat.WriteWidth(buffer, p, valueWidth, entry.ValuePosition < 0 ? 0 : tablePosition - entry.ValuePosition);
+                p += valueWidth;
+                buffer[p++] = (byte)entry.Type;
+            }
         }
 
-        var order = SortByName(start, count);
-        for (var i = 0; i < count; i++)
+        pos += table.Length;
+        if (!_shapes.TryGet(_names.Epoch, shapeHash, ids, out var order))
         {
-            BlittableFormat.WriteWidth(buffer, pos, orderWidth, order[i]);
-            pos += orderWidth;
+            order = SortByName(start, count);
+            _shapes.Add(_names.Epoch, shapeHash, ids, order);
+        }
+
+        if (orderWidth == 1)
+        {
+            var orderBytes = buffer.AsSpan(pos, count);
+            for (var i = 0; i < orderBytes.Length; i++)
+            {
+                orderBytes[i] = (byte)order[i];
+            }
+
+            pos += count;
+        }
+        else
+        {
+            for (var i = 0; i < count; i++)
+            {
+                BlittableFormat.WriteWidth(buffer, pos, orderWidth, order[i]);
+                pos += orderWidth;
+            }
         }
 
         _pos = pos;
         _entryCount = start;
-        CloseContainer(BlittableType.Object, tablePosition, nameIndex, nameInput);
+        CloseContainer(BlittableType.Object, tablePosition, nameIndex, nameOffset, nameInput);
     }
 
     internal void EndArray()
@@ -459,6 +603,7 @@ public sealed partial class BlittableBuilder
         var count = _entryCount - start;
         var tablePosition = Relative;
         var nameIndex = frame.NameIndex;
+        var nameOffset = frame.NameOffset;
         var nameInput = frame.NameInputPosition;
         var maxBack = 0;
         for (var i = start; i < _entryCount; i++)
@@ -487,10 +632,10 @@ public sealed partial class BlittableBuilder
 
         _pos = pos;
         _entryCount = start;
-        CloseContainer(BlittableType.Array, tablePosition, nameIndex, nameInput);
+        CloseContainer(BlittableType.Array, tablePosition, nameIndex, nameOffset, nameInput);
     }
 
-    private void CloseContainer(BlittableType type, int tablePosition, int nameIndex, long nameInput)
+    private void CloseContainer(BlittableType type, int tablePosition, int nameIndex, int nameOffset, long nameInput)
     {
         if (_depth == 0)
         {
@@ -500,6 +645,7 @@ public sealed partial class BlittableBuilder
         }
 
         _pendingName = nameIndex;
+        _pendingNameOffset = nameOffset;
         _pendingNameInput = nameInput;
         AddEntry(type, tablePosition);
     }
@@ -518,7 +664,7 @@ public sealed partial class BlittableBuilder
             order[i] = i;
         }
 
-        var comparer = new EntryComparer(_entries, start, _names, _nameBuffer, 0);
+        var comparer = new EntryComparer(_entries, start, _names, _names.Bytes, 0);
         if (count <= 24)
         {
             for (var i = 1; i < count; i++)
@@ -556,7 +702,7 @@ public sealed partial class BlittableBuilder
     {
         ref var entry = ref _entries[entryIndex];
         ref var name = ref _names[entry.NameIndex];
-        var text = System.Text.Encoding.UTF8.GetString(_nameBuffer, name.DataPosition, name.Length);
+        var text = System.Text.Encoding.UTF8.GetString(_names.BytesOf(name));
         ThrowParse(BlittableParseError.DuplicateProperty, entry.InputPosition, $"The property \"{text}\" appears twice in one object");
     }
 
@@ -599,6 +745,7 @@ public sealed partial class BlittableBuilder
     }
 
     [DoesNotReturn]
+    [MethodImpl(MethodImplOptions.NoInlining)]
     internal static void ThrowParse(BlittableParseError error, long position, string message) =>
         throw new BlittableParseException(error, position, message);
 }

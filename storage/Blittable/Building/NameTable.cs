@@ -1,3 +1,4 @@
+using System.Buffers;
 using System.Buffers.Binary;
 using System.IO.Hashing;
 using System.Numerics;
@@ -6,43 +7,62 @@ using System.Runtime.CompilerServices;
 namespace Jackdaw.Storage.Blittable;
 
 /// <summary>
-/// Per-document set of property names already written, so each name is stored once. Open
-/// addressing over a power-of-two slot array; a generation stamp makes the per-document clear O(1).
+/// Property names seen by one builder, kept across documents (documents of a collection share
+/// their names): a name gets a stable id, its bytes are hashed and copied once, and per document
+/// only a stamp says whether (and where) it was already written to that document's names area.
+/// Open addressing over a power-of-two slot array. Cleared when it grows past its bounds, only
+/// between documents.
 /// </summary>
 internal sealed class NameTable
 {
     internal struct Name
     {
-        public int Position;      // of the encoded name in the names area
-        public int DataPosition;  // of its UTF-8 bytes in the names area
+        public int DataPosition;   // of its UTF-8 bytes in _bytes
         public int Length;
-        public ulong SortKey;     // first 8 bytes, big-endian, zero padded: cheap first comparison
+        public int EncodedPosition; // of its encoded form (as written to a names area) in _bytes
+        public int EncodedLength;
+        public ulong SortKey;      // first 8 bytes, big-endian, zero padded: cheap first comparison
         public uint Hash;
+        public int DocumentStamp;  // == the builder's document stamp when written in the current document
+        public int DocumentOffset; // its offset in the current document's names area
     }
 
-    private int[] _slots = new int[256];      // index into _names + 1, valid when _stamps matches
-    private int[] _stamps = new int[256];
-    private Name[] _names = new Name[64];
+    private const int MaxNames = 1 << 15;
+    private const int MaxBytes = 1 << 20;
+
+    private int[] _slots = new int[1024];       // name index + 1; 0 = empty
+    private Name[] _names = new Name[256];
+    private byte[] _bytes = new byte[4096];
+    private int _byteCount;
     private int _count;
-    private int _generation = 1;
+
+    /// <summary>Bumped whenever ids are reused, so caches keyed by ids know to drop their content.</summary>
+    public int Epoch { get; private set; }
+
+    public int Count => _count;
+
+    public bool IsOverfull => _count > MaxNames || _byteCount > MaxBytes;
 
     public void Clear()
     {
+        Array.Clear(_slots);
         _count = 0;
-        _generation++;
-        if (_generation == int.MaxValue)
-        {
-            Array.Clear(_stamps);
-            _generation = 1;
-        }
+        _byteCount = 0;
+        Epoch++;
     }
 
     public ref Name this[int index] => ref _names[index];
 
+    public ReadOnlySpan<byte> BytesOf(in Name name) => _bytes.AsSpan(name.DataPosition, name.Length);
+
+    public ReadOnlySpan<byte> EncodedOf(in Name name) => _bytes.AsSpan(name.EncodedPosition, name.EncodedLength);
+
+    public byte[] Bytes => _bytes;
+
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public static uint HashOf(ReadOnlySpan<byte> name)
     {
-        ulong h;
+        ulong a, b;
         var length = name.Length;
         if (length >= 8)
         {
@@ -52,21 +72,21 @@ internal sealed class NameTable
                 return (uint)XxHash3.HashToUInt64(name);
             }
 
-            var a = BinaryPrimitives.ReadUInt64LittleEndian(name);
-            var b = BinaryPrimitives.ReadUInt64LittleEndian(name.Slice(length - 8));
-            h = (a * 0x9E3779B97F4A7C15UL) ^ BitOperations.RotateLeft(b * 0xC2B2AE3D27D4EB4FUL, 31) ^ (ulong)length;
+            a = BinaryPrimitives.ReadUInt64LittleEndian(name);
+            b = BinaryPrimitives.ReadUInt64LittleEndian(name.Slice(length - 8));
+        }
+        else if (length >= 4)
+        {
+            a = BinaryPrimitives.ReadUInt32LittleEndian(name);
+            b = BinaryPrimitives.ReadUInt32LittleEndian(name.Slice(length - 4));
         }
         else
         {
-            ulong a = 0;
-            for (var i = 0; i < length; i++)
-            {
-                a = (a << 8) | name[i];
-            }
-
-            h = (a + (ulong)length) * 0x9E3779B97F4A7C15UL;
+            a = length > 0 ? name[0] | ((ulong)name[length - 1] << 8) | ((ulong)name[length >> 1] << 16) : 0;
+            b = 0;
         }
 
+        var h = (a * 0x9E3779B97F4A7C15UL) ^ BitOperations.RotateLeft(b * 0xC2B2AE3D27D4EB4FUL, 31) ^ (ulong)length;
         return (uint)(h >> 32) ^ (uint)h;
     }
 
@@ -86,23 +106,32 @@ internal sealed class NameTable
         return key;
     }
 
-    /// <summary>Finds <paramref name="name"/>; the document bytes are in <paramref name="document"/>.</summary>
+    /// <summary>Whether the name with id <paramref name="index"/> is <paramref name="name"/>.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    public int Find(ReadOnlySpan<byte> name, uint hash, ReadOnlySpan<byte> document)
+    public bool Matches(int index, ReadOnlySpan<byte> name)
     {
-        var mask = _slots.Length - 1;
+        ref var candidate = ref _names[index];
+        return candidate.Length == name.Length && _bytes.AsSpan(candidate.DataPosition, name.Length).SequenceEqual(name);
+    }
+
+    /// <summary>Finds <paramref name="name"/>: its index, or the complement of the free slot for <see cref="Add"/>.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public int Find(ReadOnlySpan<byte> name, uint hash)
+    {
+        var slots = _slots;
+        var mask = slots.Length - 1;
         var slot = (int)hash & mask;
         while (true)
         {
-            if (_stamps[slot] != _generation)
+            var index = slots[slot] - 1;
+            if (index < 0)
             {
                 return ~slot;
             }
 
-            var index = _slots[slot];
             ref var candidate = ref _names[index];
             if (candidate.Hash == hash && candidate.Length == name.Length
-                && document.Slice(candidate.DataPosition, candidate.Length).SequenceEqual(name))
+                && _bytes.AsSpan(candidate.DataPosition, candidate.Length).SequenceEqual(name))
             {
                 return index;
             }
@@ -111,18 +140,36 @@ internal sealed class NameTable
         }
     }
 
-    /// <summary>Adds a name at the free slot <paramref name="slot"/> returned (complemented) by <see cref="Find"/>.</summary>
-    public int Add(int slot, in Name name)
+    /// <summary>
+    /// Adds a name at the free slot returned (complemented) by <see cref="Find"/>, given its encoded
+    /// form with the raw bytes at <paramref name="dataOffset"/> inside it.
+    /// </summary>
+    public int Add(int slot, ReadOnlySpan<byte> encoded, int dataOffset, int length, uint hash)
     {
         if (_count == _names.Length)
         {
             Array.Resize(ref _names, _names.Length * 2);
         }
 
+        if (_bytes.Length - _byteCount < encoded.Length)
+        {
+            Array.Resize(ref _bytes, Math.Max(_bytes.Length * 2, _byteCount + encoded.Length));
+        }
+
+        encoded.CopyTo(_bytes.AsSpan(_byteCount));
         var index = _count++;
-        _names[index] = name;
-        _slots[slot] = index;
-        _stamps[slot] = _generation;
+        _names[index] = new Name
+        {
+            DataPosition = _byteCount + dataOffset,
+            Length = length,
+            EncodedPosition = _byteCount,
+            EncodedLength = encoded.Length,
+            SortKey = SortKeyOf(encoded.Slice(dataOffset, length)),
+            Hash = hash,
+            DocumentStamp = 0,
+        };
+        _byteCount += encoded.Length;
+        _slots[slot] = index + 1;
         if (_count * 2 > _slots.Length)
         {
             Rehash();
@@ -135,19 +182,79 @@ internal sealed class NameTable
     {
         var size = _slots.Length * 2;
         _slots = new int[size];
-        _stamps = new int[size];
-        _generation = 1;
         var mask = size - 1;
         for (var i = 0; i < _count; i++)
         {
             var slot = (int)_names[i].Hash & mask;
-            while (_stamps[slot] == _generation)
+            while (_slots[slot] != 0)
             {
                 slot = (slot + 1) & mask;
             }
 
-            _slots[slot] = i;
-            _stamps[slot] = _generation;
+            _slots[slot] = i + 1;
         }
+    }
+
+    internal static readonly SearchValues<byte> CharsToEscape = SearchValues.Create(
+        [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, (byte)'"', (byte)'\\']);
+}
+
+/// <summary>
+/// Sorted orders of recently seen objects, keyed by their sequence of name ids: documents of one
+/// collection repeat the same few shapes, so most objects skip sorting (and the duplicate check,
+/// which the cached order has passed).
+/// </summary>
+internal sealed class ShapeCache
+{
+    private struct Shape
+    {
+        public uint Hash;
+        public int Count;
+        public int[] Ids;
+        public int[] Order;
+    }
+
+    private const int MaxCount = 64;
+    private readonly Shape[] _shapes = new Shape[256];
+    private int _epoch = -1;
+
+    public bool TryGet(int epoch, uint hash, ReadOnlySpan<int> ids, out ReadOnlySpan<int> order)
+    {
+        ref var shape = ref _shapes[hash & 255];
+        if (_epoch == epoch && shape.Hash == hash && shape.Count == ids.Length && shape.Ids is not null
+            && shape.Ids.AsSpan(0, ids.Length).SequenceEqual(ids))
+        {
+            order = shape.Order.AsSpan(0, ids.Length);
+            return true;
+        }
+
+        order = default;
+        return false;
+    }
+
+    public void Add(int epoch, uint hash, ReadOnlySpan<int> ids, ReadOnlySpan<int> order)
+    {
+        if (ids.Length > MaxCount)
+        {
+            return;
+        }
+
+        if (_epoch != epoch)
+        {
+            Array.Clear(_shapes);
+            _epoch = epoch;
+        }
+
+        ref var shape = ref _shapes[hash & 255];
+        if (shape.Ids is null || shape.Ids.Length < ids.Length)
+        {
+            shape.Ids = new int[MaxCount];
+            shape.Order = new int[MaxCount];
+        }
+
+        ids.CopyTo(shape.Ids);
+        order.CopyTo(shape.Order);
+        shape.Hash = hash;
+        shape.Count = ids.Length;
     }
 }

@@ -7,6 +7,7 @@ namespace Jackdaw.Storage.Blittable;
 /// <see cref="Lz4Threshold"/> bytes or more; the smallest result wins, and the caller keeps the raw
 /// form unless the compressed one is strictly smaller.
 /// </summary>
+[System.Runtime.CompilerServices.SkipLocalsInit]
 internal static class StringCompression
 {
     /// <summary>Strings shorter than this are never worth a compressed header.</summary>
@@ -61,7 +62,7 @@ internal static class StringCompression
 
         if (decoded != destination.Length)
         {
-            BlittableFormat.ThrowFormat($"A compressed string ({type}, {payload.Length} bytes) does not decode to its stated {destination.Length} bytes.");
+            BlittableFormat.ThrowFormat("A compressed string ({0}, {1} bytes) does not decode to its stated {2} bytes.", (long)type, payload.Length, destination.Length);
         }
 
         return decoded;

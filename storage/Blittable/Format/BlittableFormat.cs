@@ -90,7 +90,7 @@ internal struct BlittableHeader
     {
         if (document.Length < Size)
         {
-            BlittableFormat.ThrowFormat($"A blittable document has at least {Size} bytes; got {document.Length}.");
+            BlittableFormat.ThrowFormat("A blittable document has at least {0} bytes; got {1}.", Size, document.Length);
         }
 
         return new BlittableHeader
@@ -129,25 +129,20 @@ internal static class BlittableFormat
     public const byte TagMask = 0xC0;
     public const int MaxTypeValue = (int)BlittableType.Array;
 
-    public static BlittableToken ToToken(BlittableType type) => type switch
-    {
-        BlittableType.Null => BlittableToken.Null,
-        BlittableType.True => BlittableToken.True,
-        BlittableType.False => BlittableToken.False,
-        BlittableType.Integer => BlittableToken.Integer,
-        BlittableType.Double => BlittableToken.Double,
-        BlittableType.Object => BlittableToken.Object,
-        BlittableType.Array => BlittableToken.Array,
-        _ => BlittableToken.String,
-    };
+    // Indexed by BlittableType: the public token of each stored type.
+    private static ReadOnlySpan<byte> Tokens =>
+    [
+        (byte)BlittableToken.Null, (byte)BlittableToken.True, (byte)BlittableToken.False, (byte)BlittableToken.Integer,
+        (byte)BlittableToken.Double, (byte)BlittableToken.String, (byte)BlittableToken.String, (byte)BlittableToken.String,
+        (byte)BlittableToken.Object, (byte)BlittableToken.Array, 0, 0, 0, 0, 0, 0,
+    ];
 
-    public static int WidthOf(int code) => code switch
-    {
-        0 => 1,
-        1 => 2,
-        2 => 4,
-        _ => ThrowBadWidth(code),
-    };
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public static BlittableToken ToToken(BlittableType type) => (BlittableToken)Tokens[(int)type & 15];
+
+    /// <summary>Width in bytes of a width code (0, 1 or 2; callers reject 3 when reading flags).</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public static int WidthOf(int code) => 1 << code;
 
     public static int WidthCodeFor(uint maxValue) => maxValue <= 0xFF ? 0 : maxValue <= 0xFFFF ? 1 : 2;
 
@@ -168,7 +163,7 @@ internal static class BlittableFormat
         var value = BinaryPrimitives.ReadInt32LittleEndian(span.Slice(position, 4));
         if (value < 0)
         {
-            ThrowFormat($"Negative offset {value} at position {position}.");
+            ThrowFormat("Negative offset {0} at position {1}.", value, position);
         }
 
         return value;
@@ -218,7 +213,7 @@ internal static class BlittableFormat
         {
             if ((uint)p >= (uint)span.Length)
             {
-                ThrowFormat($"A length runs past the end of the document at position {p}.");
+                ThrowFormat("A length runs past the end of the document at position {0}.", p);
             }
 
             var b = span[p++];
@@ -231,20 +226,38 @@ internal static class BlittableFormat
             shift += 7;
             if (shift > 28)
             {
-                ThrowFormat($"A length at position {position} is longer than 5 bytes.");
+                ThrowFormat("A length at position {0} is longer than 5 bytes.", position);
             }
         }
 
         if (result > int.MaxValue)
         {
-            ThrowFormat($"A length at position {position} is out of range ({result}).");
+            ThrowFormat("A length at position {0} is out of range ({1}).", position, result);
         }
 
         position = p;
         return (int)result;
     }
 
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public static ulong ReadVarInt64(ReadOnlySpan<byte> span, scoped ref int position)
+    {
+        var p = position;
+        if ((uint)p < (uint)span.Length)
+        {
+            var b = span[p];
+            if (b < 0x80)
+            {
+                position = p + 1;
+                return b;
+            }
+        }
+
+        return ReadVarInt64Slow(span, ref position);
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static ulong ReadVarInt64Slow(ReadOnlySpan<byte> span, scoped ref int position)
     {
         ulong result = 0;
         var shift = 0;
@@ -253,7 +266,7 @@ internal static class BlittableFormat
         {
             if ((uint)p >= (uint)span.Length)
             {
-                ThrowFormat($"An integer runs past the end of the document at position {p}.");
+                ThrowFormat("An integer runs past the end of the document at position {0}.", p);
             }
 
             var b = span[p++];
@@ -266,7 +279,7 @@ internal static class BlittableFormat
             shift += 7;
             if (shift > 63)
             {
-                ThrowFormat($"An integer at position {position} is longer than 10 bytes.");
+                ThrowFormat("An integer at position {0} is longer than 10 bytes.", position);
             }
         }
 
@@ -311,7 +324,7 @@ internal static class BlittableFormat
         var start = position;
         if ((uint)length > (uint)(span.Length - start))
         {
-            ThrowFormat($"A run of {length} bytes at position {start} exceeds the document ({span.Length} bytes).");
+            ThrowFormat("A run of {0} bytes at position {1} exceeds the document ({2} bytes).", length, start, span.Length);
         }
 
         position = start + length;
@@ -328,7 +341,7 @@ internal static class BlittableFormat
         var start = position;
         if ((uint)length > (uint)(span.Length - start))
         {
-            ThrowFormat($"A string of {length} bytes at position {start} exceeds the document ({span.Length} bytes).");
+            ThrowFormat("A string of {0} bytes at position {1} exceeds the document ({2} bytes).", length, start, span.Length);
         }
 
         position = start + length;
@@ -341,21 +354,22 @@ internal static class BlittableFormat
     {
         if (document.Length < BlittableHeader.Size)
         {
-            ThrowFormat($"A blittable document has at least {BlittableHeader.Size} bytes; got {document.Length}.");
+            ThrowFormat("A blittable document has at least {0} bytes; got {1}.", BlittableHeader.Size, document.Length);
         }
 
         var offset = BinaryPrimitives.ReadInt32LittleEndian(document.Slice(12));
         if (offset < BlittableHeader.Size || offset > document.Length)
         {
-            ThrowFormat($"Names offset {offset} is outside the document ({document.Length} bytes).");
+            ThrowFormat("Names offset {0} is outside the document ({1} bytes).", offset, document.Length);
         }
 
         return offset;
     }
 
+    /// <summary>Throws with a composite-format message; kept out of line so hot callers stay small.</summary>
     [DoesNotReturn]
-    public static void ThrowFormat(string message) => throw new BlittableFormatException(message);
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    public static void ThrowFormat(string format, long a = 0, long b = 0, long c = 0) =>
+        throw new BlittableFormatException(string.Format(System.Globalization.CultureInfo.InvariantCulture, format, a, b, c));
 
-    [DoesNotReturn]
-    private static int ThrowBadWidth(int code) => throw new BlittableFormatException($"Invalid width code {code} in a table header.");
 }

@@ -5,6 +5,7 @@ using System.Text;
 namespace Jackdaw.Storage.Blittable;
 
 /// <summary>Builds a new document from an existing one plus a <see cref="BlittablePatch"/>, without JSON text.</summary>
+[System.Runtime.CompilerServices.SkipLocalsInit]
 internal static class BlittableModifier
 {
     public static void Apply(BlittableBuilder builder, BlittableObject root, BlittablePatch patch)
@@ -18,7 +19,7 @@ internal static class BlittableModifier
     {
         if (depth > BlittableFormat.MaxDepth)
         {
-            BlittableFormat.ThrowFormat($"The document nests deeper than {BlittableFormat.MaxDepth} levels.");
+            BlittableFormat.ThrowFormat("The document nests deeper than {0} levels.", BlittableFormat.MaxDepth);
         }
 
         var count = obj.Count;
@@ -193,7 +194,7 @@ internal static class BlittableModifier
                 {
                     if (depth > BlittableFormat.MaxDepth)
                     {
-                        BlittableFormat.ThrowFormat($"The document nests deeper than {BlittableFormat.MaxDepth} levels.");
+                        BlittableFormat.ThrowFormat("The document nests deeper than {0} levels.", BlittableFormat.MaxDepth);
                     }
 
                     var array = value.GetArray();

@@ -8,27 +8,46 @@ namespace Jackdaw.Storage.Blittable;
 public static class BlittableReader
 {
     /// <summary>Checks the header (magic, version, length, root offset) and returns the root object.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public static BlittableObject Open(ReadOnlySpan<byte> blittable)
+    {
+        // Fast path: one 16-byte read and three comparisons; details only when something is off.
+        if (blittable.Length >= BlittableHeader.Size && BitConverter.IsLittleEndian)
+        {
+            var header = System.Runtime.InteropServices.MemoryMarshal.Read<BlittableHeader>(blittable);
+            if (header.Magic == BlittableHeader.MagicValue && header.Version == BlittableHeader.CurrentVersion
+                && header.TotalLength == blittable.Length && header.RootOffset >= BlittableHeader.Size
+                && header.RootOffset < header.NamesOffset && header.NamesOffset <= blittable.Length)
+            {
+                return new BlittableObject(blittable, header.RootOffset, header.NamesOffset);
+            }
+        }
+
+        return OpenSlow(blittable);
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static BlittableObject OpenSlow(ReadOnlySpan<byte> blittable)
     {
         var header = BlittableHeader.Read(blittable);
         if (header.Magic != BlittableHeader.MagicValue)
         {
-            BlittableFormat.ThrowFormat($"Not a blittable document: first byte is 0x{header.Magic:X2}, expected 0x{BlittableHeader.MagicValue:X2}.");
+            BlittableFormat.ThrowFormat("Not a blittable document: first byte is 0x{0:X2}, expected 0x{1:X2}.", header.Magic, BlittableHeader.MagicValue);
         }
 
         if (header.Version != BlittableHeader.CurrentVersion)
         {
-            BlittableFormat.ThrowFormat($"Blittable format version {header.Version} is not supported (this build reads version {BlittableHeader.CurrentVersion}).");
+            BlittableFormat.ThrowFormat("Blittable format version {0} is not supported (this build reads version {1}).", header.Version, BlittableHeader.CurrentVersion);
         }
 
         if (header.TotalLength != blittable.Length)
         {
-            BlittableFormat.ThrowFormat($"The header says {header.TotalLength} bytes but the document has {blittable.Length}.");
+            BlittableFormat.ThrowFormat("The header says {0} bytes but the document has {1}.", header.TotalLength, blittable.Length);
         }
 
         if (header.RootOffset < BlittableHeader.Size || header.RootOffset >= header.NamesOffset || header.NamesOffset > blittable.Length)
         {
-            BlittableFormat.ThrowFormat($"Root offset {header.RootOffset} or names offset {header.NamesOffset} is outside the document ({blittable.Length} bytes).");
+            BlittableFormat.ThrowFormat("Root offset {0} or names offset {1} is outside the document ({2} bytes).", header.RootOffset, header.NamesOffset, blittable.Length);
         }
 
         return new BlittableObject(blittable, header.RootOffset);
@@ -65,6 +84,7 @@ public struct BlittablePropertyName
 }
 
 /// <summary>An object inside a blittable document; lookups by name allocate nothing.</summary>
+[SkipLocalsInit]
 public readonly ref struct BlittableObject
 {
     private readonly ReadOnlySpan<byte> _document;
@@ -79,21 +99,26 @@ public readonly ref struct BlittableObject
     private readonly int _names;
 
     internal BlittableObject(ReadOnlySpan<byte> document, int position)
+        : this(document, position, BlittableFormat.NamesOffset(document))
+    {
+    }
+
+    internal BlittableObject(ReadOnlySpan<byte> document, int position, int namesOffset)
     {
         if ((uint)position >= (uint)document.Length || position < BlittableHeader.Size)
         {
-            BlittableFormat.ThrowFormat($"Object offset {position} is outside the document ({document.Length} bytes).");
+            BlittableFormat.ThrowFormat("Object offset {0} is outside the document ({1} bytes).", position, document.Length);
         }
 
         var flags = document[position];
         if ((flags & BlittableFormat.TagMask) != BlittableFormat.ObjectTag || (flags & 3) == 3 || ((flags >> 2) & 3) == 3 || ((flags >> 4) & 3) == 3)
         {
-            BlittableFormat.ThrowFormat($"No object table at position {position} (flags 0x{flags:X2}).");
+            BlittableFormat.ThrowFormat("No object table at position {0} (flags 0x{1:X2}).", position, flags);
         }
 
         _document = document;
         _position = position;
-        _names = BlittableFormat.NamesOffset(document);
+        _names = namesOffset;
         _valueWidth = BlittableFormat.WidthOf(flags & 3);
         _nameWidth = BlittableFormat.WidthOf((flags >> 2) & 3);
         _orderWidth = BlittableFormat.WidthOf((flags >> 4) & 3);
@@ -104,7 +129,7 @@ public readonly ref struct BlittableObject
         var end = (long)p + ((long)_count * _entrySize) + ((long)_count * _orderWidth);
         if (end > document.Length)
         {
-            BlittableFormat.ThrowFormat($"The object table at {position} ({_count} properties) runs past the end of the document.");
+            BlittableFormat.ThrowFormat("The object table at {0} ({1} properties) runs past the end of the document.", position, _count);
         }
 
         _order = p + (_count * _entrySize);
@@ -156,12 +181,26 @@ public readonly ref struct BlittableObject
     public bool TryGet(ref BlittablePropertyName name, out BlittableValue value)
     {
         var hint = name.Hint;
-        if ((uint)hint < (uint)_count && GetNameAt(hint).SequenceEqual(name.Utf8))
+        if ((uint)hint < (uint)_count)
         {
-            value = GetValueAt(hint);
-            return true;
+            // One entry read for both the name check and the value.
+            var entry = _entries + (hint * _entrySize);
+            var namePosition = _names + BlittableFormat.ReadWidth(_document, entry, _nameWidth);
+            if (namePosition < _document.Length
+                && BlittableFormat.ReadStringBytes(_document, ref namePosition, out _).SequenceEqual(name.Utf8))
+            {
+                var back = BlittableFormat.ReadWidth(_document, entry + _nameWidth, _valueWidth);
+                value = BlittableValue.Create(_document, _position, back, _document[entry + _nameWidth + _valueWidth]);
+                return true;
+            }
         }
 
+        return TryGetSlow(ref name, out value);
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private bool TryGetSlow(ref BlittablePropertyName name, out BlittableValue value)
+    {
         var index = Find(name.Utf8);
         if (index < 0)
         {
@@ -185,7 +224,13 @@ public readonly ref struct BlittableObject
         {
             var mid = (int)((uint)(lo + hi) >> 1);
             var index = BlittableFormat.ReadWidth(_document, _order + (mid * _orderWidth), _orderWidth);
-            var comparison = GetNameAt(index).SequenceCompareTo(name);
+            if ((uint)index >= (uint)_count)
+            {
+                BlittableFormat.ThrowFormat("The sorted index {0} of the object at {1} is out of range ({2} properties).", index, _position, _count);
+            }
+
+            var namePosition = GetNamePositionChecked(index);
+            var comparison = BlittableFormat.ReadStringBytes(_document, ref namePosition, out _).SequenceCompareTo(name);
             if (comparison == 0)
             {
                 return index;
@@ -223,10 +268,20 @@ public readonly ref struct BlittableObject
         var namePosition = _names + BlittableFormat.ReadWidth(_document, entry, _nameWidth);
         if (namePosition >= _document.Length)
         {
-            BlittableFormat.ThrowFormat($"Property {index} of the object at {_position} has a name offset outside the names area.");
+            BlittableFormat.ThrowFormat("Property {0} of the object at {1} has a name offset outside the names area.", index, _position);
         }
 
         return namePosition;
+    }
+
+    /// <summary>Value and name position of the entry at <paramref name="index"/> (0 &lt;= index &lt; Count, checked by the caller's loop).</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    internal BlittableValue GetEntry(int index, out int namePosition)
+    {
+        var entry = _entries + (index * _entrySize);
+        namePosition = _names + BlittableFormat.ReadWidth(_document, entry, _nameWidth);
+        var back = BlittableFormat.ReadWidth(_document, entry + _nameWidth, _valueWidth);
+        return BlittableValue.Create(_document, _position, back, _document[entry + _nameWidth + _valueWidth]);
     }
 
     /// <summary>Value of the property at an insertion index.</summary>
@@ -300,13 +355,13 @@ public readonly ref struct BlittableArray
     {
         if ((uint)position >= (uint)document.Length || position < BlittableHeader.Size)
         {
-            BlittableFormat.ThrowFormat($"Array offset {position} is outside the document ({document.Length} bytes).");
+            BlittableFormat.ThrowFormat("Array offset {0} is outside the document ({1} bytes).", position, document.Length);
         }
 
         var flags = document[position];
         if ((flags & BlittableFormat.TagMask) != BlittableFormat.ArrayTag || (flags & 0x3F) > 2)
         {
-            BlittableFormat.ThrowFormat($"No array table at position {position} (flags 0x{flags:X2}).");
+            BlittableFormat.ThrowFormat("No array table at position {0} (flags 0x{1:X2}).", position, flags);
         }
 
         _document = document;
@@ -317,7 +372,7 @@ public readonly ref struct BlittableArray
         _entries = p;
         if (_entries + ((long)_count * (_width + 1)) > document.Length)
         {
-            BlittableFormat.ThrowFormat($"The array table at {position} ({_count} items) runs past the end of the document.");
+            BlittableFormat.ThrowFormat("The array table at {0} ({1} items) runs past the end of the document.", position, _count);
         }
     }
 

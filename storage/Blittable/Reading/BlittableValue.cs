@@ -6,6 +6,7 @@ using System.Text;
 namespace Jackdaw.Storage.Blittable;
 
 /// <summary>A value inside a blittable document: typed accessors, no allocation except <see cref="GetString"/>.</summary>
+[SkipLocalsInit]
 public readonly ref struct BlittableValue
 {
     private readonly ReadOnlySpan<byte> _document;
@@ -25,7 +26,7 @@ public readonly ref struct BlittableValue
     {
         if (type > BlittableFormat.MaxTypeValue)
         {
-            BlittableFormat.ThrowFormat($"Unknown value type {type} in the table at {tablePosition}.");
+            BlittableFormat.ThrowFormat("Unknown value type {0} in the table at {1}.", type, tablePosition);
         }
 
         if (type <= (byte)BlittableType.False)
@@ -36,7 +37,7 @@ public readonly ref struct BlittableValue
         var position = tablePosition - back;
         if (back <= 0 || position < BlittableHeader.Size)
         {
-            BlittableFormat.ThrowFormat($"A value offset {back} in the table at {tablePosition} points outside the document.");
+            BlittableFormat.ThrowFormat("A value offset {0} in the table at {1} points outside the document.", back, tablePosition);
         }
 
         return new BlittableValue(document, position, (BlittableType)type);
@@ -126,18 +127,30 @@ public readonly ref struct BlittableValue
         return BlittableFormat.ReadLengthPrefixed(_document, ref p);
     }
 
-    public bool GetBoolean() => _type switch
+    public bool GetBoolean()
     {
-        BlittableType.True => true,
-        BlittableType.False => false,
-        _ => throw new InvalidOperationException($"The value is {Type}, not a boolean."),
-    };
+        if (_type == BlittableType.True)
+        {
+            return true;
+        }
+
+        if (_type != BlittableType.False)
+        {
+            ThrowWrongType("a boolean");
+        }
+
+        return false;
+    }
+
+    [System.Diagnostics.CodeAnalysis.DoesNotReturn]
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private void ThrowWrongType(string expected) => throw new InvalidOperationException($"The value is {Type}, not {expected}.");
 
     public BlittableObject GetObject()
     {
         if (_type != BlittableType.Object)
         {
-            throw new InvalidOperationException($"The value is {Type}, not an object.");
+            ThrowWrongType("an object");
         }
 
         return new BlittableObject(_document, _position);
@@ -147,7 +160,7 @@ public readonly ref struct BlittableValue
     {
         if (_type != BlittableType.Array)
         {
-            throw new InvalidOperationException($"The value is {Type}, not an array.");
+            ThrowWrongType("an array");
         }
 
         return new BlittableArray(_document, _position);
@@ -293,7 +306,7 @@ internal readonly ref struct StringValue
 
         if (type is not (BlittableType.StringDictionary or BlittableType.StringLz4))
         {
-            throw new InvalidOperationException($"The value is {BlittableFormat.ToToken(type)}, not a string.");
+            ThrowNotAString(type);
         }
 
         var header = BlittableFormat.ReadVarInt32(document, ref p);
@@ -301,7 +314,7 @@ internal readonly ref struct StringValue
         var decodedLength = type == BlittableType.StringLz4 ? BlittableFormat.ReadVarInt32(document, ref p) : 0;
         if ((uint)compressedLength > (uint)(document.Length - p))
         {
-            BlittableFormat.ThrowFormat($"A compressed string of {compressedLength} bytes at {position} runs past the end of the document.");
+            BlittableFormat.ThrowFormat("A compressed string of {0} bytes at {1} runs past the end of the document.", compressedLength, position);
         }
 
         if (type == BlittableType.StringDictionary)
@@ -309,17 +322,21 @@ internal readonly ref struct StringValue
             decodedLength = ShortStringCodec.DecodedLength(document.Slice(p, compressedLength));
             if (decodedLength < 0)
             {
-                BlittableFormat.ThrowFormat($"A dictionary-coded string at {position} holds an invalid code.");
+                BlittableFormat.ThrowFormat("A dictionary-coded string at {0} holds an invalid code.", position);
             }
         }
 
         if (decodedLength > StringCompression.MaxExpansion * (long)Math.Max(compressedLength, 1))
         {
-            BlittableFormat.ThrowFormat($"A compressed string at {position} claims {decodedLength} bytes from {compressedLength}.");
+            BlittableFormat.ThrowFormat("A compressed string at {0} claims {1} bytes from {2}.", position, decodedLength, compressedLength);
         }
 
         return new StringValue(document.Slice(p, compressedLength), decodedLength, p + compressedLength, (header & 1) != 0, type);
     }
+
+    [System.Diagnostics.CodeAnalysis.DoesNotReturn]
+    private static void ThrowNotAString(BlittableType type) =>
+        throw new InvalidOperationException($"The value is {BlittableFormat.ToToken(type)}, not a string.");
 
     /// <summary>Writes the UTF-8 text into <paramref name="destination"/> (at least DecodedLength bytes).</summary>
     public int Decode(Span<byte> destination)

@@ -9,6 +9,7 @@ namespace Jackdaw.Storage.Blittable;
 /// between their recorded escape positions, so the common case is one memcpy per string.
 /// Escapes follow JSON.stringify: \" \\ \b \f \n \r \t, other control characters as \u00xx.
 /// </summary>
+[SkipLocalsInit]
 public static class BlittableJsonWriter
 {
     public static void WriteTo(ReadOnlySpan<byte> blittable, IBufferWriter<byte> output)
@@ -46,7 +47,7 @@ public static class BlittableJsonWriter
     {
         if (depth > BlittableFormat.MaxDepth)
         {
-            BlittableFormat.ThrowFormat($"The document nests deeper than {BlittableFormat.MaxDepth} levels.");
+            BlittableFormat.ThrowFormat("The document nests deeper than {0} levels.", BlittableFormat.MaxDepth);
         }
 
         writer.WriteByte((byte)'{');
@@ -54,14 +55,24 @@ public static class BlittableJsonWriter
         var document = obj.Document;
         for (var i = 0; i < count; i++)
         {
-            if (i > 0)
+            var value = obj.GetEntry(i, out var namePosition);
+            var name = BlittableFormat.ReadStringBytes(document, ref namePosition, out var escaped);
+            if (!escaped)
             {
-                writer.WriteByte((byte)',');
+                writer.WriteName(name, comma: i > 0);
+            }
+            else
+            {
+                if (i > 0)
+                {
+                    writer.WriteByte((byte)',');
+                }
+
+                WriteEscaped(ref writer, name, BlittableFormat.ReadVarInt32(document, ref namePosition), document, namePosition);
+                writer.WriteByte((byte)':');
             }
 
-            WriteString(ref writer, document, obj.GetNamePositionChecked(i), BlittableType.String);
-            writer.WriteByte((byte)':');
-            WriteValue(ref writer, obj.GetValueAt(i), depth);
+            WriteValue(ref writer, value, depth);
         }
 
         writer.WriteByte((byte)'}');
@@ -71,7 +82,7 @@ public static class BlittableJsonWriter
     {
         if (depth > BlittableFormat.MaxDepth)
         {
-            BlittableFormat.ThrowFormat($"The document nests deeper than {BlittableFormat.MaxDepth} levels.");
+            BlittableFormat.ThrowFormat("The document nests deeper than {0} levels.", BlittableFormat.MaxDepth);
         }
 
         writer.WriteByte((byte)'[');
@@ -122,8 +133,52 @@ public static class BlittableJsonWriter
         }
     }
 
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private static void WriteString(ref JsonOutput writer, ReadOnlySpan<byte> document, int position, BlittableType type)
     {
+        if (type == BlittableType.String)
+        {
+            var p = position;
+            var bytes = BlittableFormat.ReadStringBytes(document, ref p, out var escaped);
+            if (!escaped)
+            {
+                writer.WriteQuoted(bytes);
+                return;
+            }
+
+            WriteEscaped(ref writer, bytes, BlittableFormat.ReadVarInt32(document, ref p), document, p);
+            return;
+        }
+
+        WriteCompressedString(ref writer, document, position, type);
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static void WriteCompressedString(ref JsonOutput writer, ReadOnlySpan<byte> document, int position, BlittableType type)
+    {
+        if (type == BlittableType.StringDictionary)
+        {
+            // Decode straight into the output: no length pre-scan, no intermediate buffer.
+            var start = position;
+            var header = BlittableFormat.ReadVarInt32(document, ref start);
+            var length = header >> 1;
+            if ((header & 1) == 0 && (uint)length <= (uint)(document.Length - start) && length <= 2048)
+            {
+                var room = (length * ShortStringCodec.MaxEntryLength) + 32;
+                var span = writer.Reserve(room + 2);
+                span[0] = (byte)'"';
+                var n = ShortStringCodec.Decode(document.Slice(start, length), span.Slice(1, room));
+                if (n < 0)
+                {
+                    BlittableFormat.ThrowFormat("A dictionary-coded string at {0} holds an invalid code.", position);
+                }
+
+                span[n + 1] = (byte)'"';
+                writer.Advance(n + 2);
+                return;
+            }
+        }
+
         var str = StringValue.Read(document, position, type);
         var p = str.EscapesPosition;
         var escapes = str.HasEscapes ? BlittableFormat.ReadVarInt32(document, ref p) : 0;
@@ -175,7 +230,7 @@ public static class BlittableJsonWriter
             at += BlittableFormat.ReadVarInt32(document, ref p);
             if (at < done || at >= text.Length)
             {
-                BlittableFormat.ThrowFormat($"An escape position {at} is outside its string of {text.Length} bytes.");
+                BlittableFormat.ThrowFormat("An escape position {0} is outside its string of {1} bytes.", at, text.Length);
             }
 
             writer.WriteBytes(text.Slice(done, at - done));
@@ -224,6 +279,43 @@ public static class BlittableJsonWriter
             }
 
             WriteBytesSlow(bytes);
+        }
+
+        /// <summary>A span of at least <paramref name="size"/> bytes at the current position; follow with <see cref="Advance"/>.</summary>
+        public Span<byte> Reserve(int size)
+        {
+            if (_span.Length - _pos < size)
+            {
+                Refill(size);
+            }
+
+            return _span.Slice(_pos);
+        }
+
+        public void Advance(int count) => _pos += count;
+
+        /// <summary>Writes [,]"name": in one step.</summary>
+        [MethodImpl(MethodImplOptions.AggressiveInlining)]
+        public void WriteName(scoped ReadOnlySpan<byte> name, bool comma)
+        {
+            if (name.Length + 4 > _span.Length - _pos)
+            {
+                Refill(name.Length + 4);
+            }
+
+            var span = _span;
+            var pos = _pos;
+            if (comma)
+            {
+                span[pos++] = (byte)',';
+            }
+
+            span[pos] = (byte)'"';
+            name.CopyTo(span.Slice(pos + 1));
+            pos += name.Length + 1;
+            span[pos] = (byte)'"';
+            span[pos + 1] = (byte)':';
+            _pos = pos + 2;
         }
 
         [MethodImpl(MethodImplOptions.AggressiveInlining)]

@@ -46,12 +46,15 @@ internal sealed class JournalRecord
 {
     private const int EntryHeader = 12;
 
-    private JournalRecord(long transactionId, byte[] buffer, int length)
+    private JournalRecord(long transactionId, byte[] buffer, int length, bool compressed)
     {
         TransactionId = transactionId;
         Buffer = buffer;
         Length = length;
+        Compressed = compressed;
     }
+
+    public bool Compressed { get; }
 
     public long TransactionId { get; }
 
@@ -70,8 +73,8 @@ internal sealed class JournalRecord
         }
     }
 
-    /// <summary>Serializes, compresses (when that saves at least an eighth) and checksums the pages.</summary>
-    public static JournalRecord Build(long transactionId, Dictionary<long, byte[]> pages)
+    /// <summary>Serializes, compresses (when asked to and that saves at least an eighth) and checksums the pages.</summary>
+    public static JournalRecord Build(long transactionId, Dictionary<long, byte[]> pages, bool tryCompress)
     {
         long raw = 0;
         foreach (var (_, data) in pages)
@@ -96,9 +99,9 @@ internal sealed class JournalRecord
                 pos += EntryHeader + data.Length;
             }
 
-            var maxCompressed = LZ4Codec.MaximumOutputSize((int)raw);
+            var maxCompressed = tryCompress ? LZ4Codec.MaximumOutputSize((int)raw) : 0;
             var buffer = ArrayPool<byte>.Shared.Rent(JournalRecordHeader.Size + Math.Max(maxCompressed, (int)raw));
-            var stored = LZ4Codec.Encode(payload.AsSpan(0, (int)raw), buffer.AsSpan(JournalRecordHeader.Size), LZ4Level.L00_FAST);
+            var stored = tryCompress ? LZ4Codec.Encode(payload.AsSpan(0, (int)raw), buffer.AsSpan(JournalRecordHeader.Size), LZ4Level.L00_FAST) : -1;
             uint flags = JournalRecordHeader.Lz4Flag;
             if (stored <= 0 || stored > raw - (raw / 8))
             {
@@ -116,7 +119,7 @@ internal sealed class JournalRecord
             h.UncompressedSize = raw;
             h.PayloadHash = XxHash64.HashToUInt64(buffer.AsSpan(JournalRecordHeader.Size, stored));
             h.HeaderHash = JournalRecordHeader.ComputeHeaderHash(buffer);
-            return new JournalRecord(transactionId, buffer, JournalRecordHeader.Size + stored);
+            return new JournalRecord(transactionId, buffer, JournalRecordHeader.Size + stored, flags != 0);
         }
         finally
         {

@@ -76,18 +76,18 @@ internal sealed unsafe class DataFile : IDisposable
     public static DataFile Open(string folder, long initialSize, out bool created)
     {
         var path = Path.Combine(folder, FileName);
-        created = !File.Exists(path) || new FileInfo(path).Length == 0;
-        var stream = new FileStream(path, FileMode.OpenOrCreate, FileAccess.ReadWrite, FileShare.Read, 1, FileOptions.None);
+        var size = Math.Max(initialSize, 16 * Constants.PageSize);
+        size = (size + Constants.PageSize - 1) & ~(long)(Constants.PageSize - 1);
+        created = !File.Exists(path);
+        if (created)
+        {
+            CreateNew(path, size);
+        }
+
+        var stream = new FileStream(path, FileMode.Open, FileAccess.ReadWrite, FileShare.Read, 1, FileOptions.None);
         try
         {
-            var size = Math.Max(initialSize, 16 * Constants.PageSize);
-            size = (size + Constants.PageSize - 1) & ~(long)(Constants.PageSize - 1);
-            if (created)
-            {
-                stream.SetLength(size);
-                WriteInitialPages(stream);
-            }
-            else if (stream.Length < Constants.FirstFreePage * Constants.PageSize || stream.Length % Constants.PageSize != 0)
+            if (stream.Length < Constants.FirstFreePage * Constants.PageSize || stream.Length % Constants.PageSize != 0)
             {
                 throw new StorageCorruptedException(path, $"The data file is {stream.Length} bytes long, which is not a whole number of {Constants.PageSize}-byte pages holding at least the headers.");
             }
@@ -101,6 +101,22 @@ internal sealed unsafe class DataFile : IDisposable
             stream.Dispose();
             throw;
         }
+    }
+
+    /// <summary>
+    /// Builds the new file under a temporary name and renames it into place, so a crash during
+    /// creation leaves no half-initialized data file (which would otherwise read as corrupt).
+    /// </summary>
+    private static void CreateNew(string path, long size)
+    {
+        var temp = path + ".new";
+        using (var stream = new FileStream(temp, FileMode.Create, FileAccess.ReadWrite, FileShare.None, 1, FileOptions.None))
+        {
+            stream.SetLength(size);
+            WriteInitialPages(stream);
+        }
+
+        File.Move(temp, path, overwrite: false);
     }
 
     private static void WriteInitialPages(FileStream stream)
@@ -231,13 +247,22 @@ internal sealed unsafe class DataFile : IDisposable
         }
     }
 
-    public void Dispose()
+    /// <summary>
+    /// Closes the file. With <paramref name="unmap"/> false (read transactions still open at
+    /// close, a caller bug) the maps stay mapped so those readers' pointers do not fault.
+    /// </summary>
+    public void Dispose(bool unmap)
     {
-        foreach (var m in _mappings)
+        if (unmap)
         {
-            m.Dispose();
+            foreach (var m in _mappings)
+            {
+                m.Dispose();
+            }
         }
 
         _stream.Dispose();
     }
+
+    public void Dispose() => Dispose(unmap: true);
 }

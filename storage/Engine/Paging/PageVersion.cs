@@ -110,7 +110,7 @@ internal sealed class PageTable
     /// Drops <paramref name="version"/> and every older version of the page, once they are durable
     /// in the data file. Caller holds <see cref="Lock"/>.
     /// </summary>
-    public void Cut(long pageNumber, PageVersion version)
+    public void Cut(long pageNumber, PageVersion version, List<byte[]> cutArrays)
     {
         if (!_pages.TryGetValue(pageNumber, out var head))
         {
@@ -121,6 +121,11 @@ internal sealed class PageTable
         for (var v = version; v is not null; v = v.Older)
         {
             removed++;
+            if (v.Data.Length == Constants.PageSize)
+            {
+                // Overflow runs are not pooled: only single pages go back to PagePool.
+                cutArrays.Add(v.Data);
+            }
         }
 
         if (ReferenceEquals(head, version))

@@ -16,11 +16,15 @@ public class ReadTransaction : IDisposable
     private readonly Dictionary<string, Tree?> _trees = new(StringComparer.Ordinal);
     private Tree? _rootTree;
 
-    internal ReadTransaction(StorageEnvironment environment, long snapshot)
+    internal ReadTransaction(StorageEnvironment environment, long snapshot, long epoch)
     {
         Environment = environment;
         Snapshot = snapshot;
+        Epoch = epoch;
     }
+
+    /// <summary>Page-array epoch at the start (see <see cref="PagePool"/>).</summary>
+    internal long Epoch { get; }
 
     internal StorageEnvironment Environment { get; }
 
@@ -89,7 +93,7 @@ public class ReadTransaction : IDisposable
     /// <summary>Ends the transaction without <see cref="OnDispose"/> (a commit released its resources itself).</summary>
     internal void MarkDisposed() => IsDisposed = true;
 
-    protected virtual void OnDispose() => Environment.EndRead(Snapshot);
+    protected virtual void OnDispose() => Environment.EndRead(Snapshot, Epoch);
 
     public void Dispose()
     {

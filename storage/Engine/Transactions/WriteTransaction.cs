@@ -19,8 +19,8 @@ public sealed class WriteTransaction : ReadTransaction
     private byte[]? _state;
     private bool _committed;
 
-    internal WriteTransaction(StorageEnvironment environment, long lastCommitted)
-        : base(environment, lastCommitted)
+    internal WriteTransaction(StorageEnvironment environment, long lastCommitted, long epoch)
+        : base(environment, lastCommitted, epoch)
     {
         _id = lastCommitted + 1;
     }
@@ -44,7 +44,7 @@ public sealed class WriteTransaction : ReadTransaction
         }
 
         var source = base.GetPage(pageNumber).Span;
-        var copy = GC.AllocateUninitializedArray<byte>(source.Length);
+        var copy = source.Length == Constants.PageSize ? Environment.Pool.Rent() : GC.AllocateUninitializedArray<byte>(source.Length);
         source.CopyTo(copy);
         _dirty[pageNumber] = copy;
         return copy;
@@ -69,7 +69,8 @@ public sealed class WriteTransaction : ReadTransaction
     internal Span<byte> NewPage(out long pageNumber)
     {
         pageNumber = AllocatePages(1);
-        var page = new byte[Constants.PageSize];
+        var page = Environment.Pool.Rent();
+        Array.Clear(page);
         _dirty[pageNumber] = page;
         return page;
     }
@@ -150,7 +151,8 @@ public sealed class WriteTransaction : ReadTransaction
 
             // A new bitmap page takes the next page itself; a zeroed bitmap marks every page in use.
             var bitmapPage = s.NextPage++;
-            var page = new byte[Constants.PageSize];
+            var page = Environment.Pool.Rent();
+            Array.Clear(page);
             ref var h = ref PageHeader.Of(page.AsSpan());
             h.PageNumber = bitmapPage;
             h.Flags = PageFlags.FreeSpaceBitmap;
@@ -317,17 +319,37 @@ public sealed class WriteTransaction : ReadTransaction
         ref var s = ref State;
         s.RootTree = RootTree.Header;
         s.TransactionId = _id;
-        var record = JournalRecord.Build(_id, _dirty);
+        var tryCompress = Environment.ShouldCompress();
+        var record = JournalRecord.Build(_id, _dirty, tryCompress);
+        if (tryCompress)
+        {
+            Environment.ReportCompression(record.Compressed);
+        }
+
         _committed = true;
         MarkDisposed();
-        return Environment.Publish(_id, _dirty, record);
+        var handle = Environment.Publish(_id, _dirty, record);
+        Environment.EndEpoch(Epoch);
+        return handle;
     }
 
     protected override void OnDispose()
     {
         // A pipelined commit releases the lock itself; an empty commit and a rollback end here.
+        if (!_committed)
+        {
+            // Nobody else ever saw these arrays.
+            foreach (var (_, page) in _dirty)
+            {
+                Environment.Pool.ReturnUnshared(page);
+            }
+
+            _dirty.Clear();
+        }
+
         if (!_committed || _dirty.Count == 0)
         {
+            Environment.EndEpoch(Epoch);
             Environment.ReleaseWriteLock();
         }
     }

@@ -112,6 +112,56 @@ public class DurabilityTests
         await final.WaitForExitAsync(TimeSpan.FromSeconds(30));
     }
 
+    [Fact]
+    public async Task SigtermUnderWriteLoadFinishesInFlightWritesAndExitsCleanly()
+    {
+        using var data = new TempFolder();
+        var acknowledged = new ConcurrentDictionary<string, string>();
+        using (var server = ServerProcess.Start($"--urls http://127.0.0.1:0 --data-dir \"{data.Path}\""))
+        {
+            var address = await server.WaitForAddressAsync(StartTimeout);
+            using var client = new HttpClient { BaseAddress = address, Timeout = TimeSpan.FromSeconds(30) };
+            using (var created = await client.PutAsync("/admin/databases?name=Crash", null))
+                Assert.Equal(HttpStatusCode.Created, created.StatusCode);
+            var loaded = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+            var writers = Enumerable.Range(0, 8).Select(w => Task.Run(async () =>
+            {
+                for (var i = 0; i < 100_000; i++)
+                {
+                    var id = $"w{w}/{i}";
+                    var body = $$"""{"Writer":{{w}},"I":{{i}}}""";
+                    try
+                    {
+                        using var response = await client.PutAsync($"/databases/Crash/docs?id={id}", Api.Json(body));
+                        if (response.StatusCode != HttpStatusCode.Created)
+                            return;
+                        acknowledged[id] = body;
+                        if (acknowledged.Count >= 200)
+                            loaded.TrySetResult();
+                    }
+                    catch (HttpRequestException)
+                    {
+                        return;
+                    }
+                    catch (TaskCanceledException)
+                    {
+                        return;
+                    }
+                }
+            })).ToArray();
+            await loaded.Task.WaitAsync(TimeSpan.FromSeconds(30));
+            server.SendSigterm();
+            Assert.Equal(0, await server.WaitForExitAsync(TimeSpan.FromSeconds(30)));
+            await Task.WhenAll(writers);
+        }
+
+        using var restarted = ServerProcess.Start($"--urls http://127.0.0.1:0 --data-dir \"{data.Path}\"");
+        using var check = new HttpClient { BaseAddress = await restarted.WaitForAddressAsync(StartTimeout) };
+        await VerifyAsync(check, acknowledged);
+        restarted.SendSigterm();
+        await restarted.WaitForExitAsync(TimeSpan.FromSeconds(30));
+    }
+
     private static async Task VerifyAsync(HttpClient client, ConcurrentDictionary<string, string> acknowledged)
     {
         foreach (var chunk in acknowledged.Keys.Order(StringComparer.Ordinal).Chunk(200))

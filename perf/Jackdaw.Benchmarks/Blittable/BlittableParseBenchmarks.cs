@@ -1,0 +1,63 @@
+using BenchmarkDotNet.Attributes;
+using System.Text.Json;
+using Jackdaw.Storage.Blittable;
+
+namespace Jackdaw.Benchmarks.Blittable;
+
+/// <summary>JSON text → blittable (Memory and Disk mode) against JsonDocument.Parse (baseline), per document.</summary>
+[MemoryDiagnoser]
+public class BlittableParseBenchmarks
+{
+    private const int Documents = 2000;
+    private byte[][] _lines = null!;
+    private JsonOperationContext _context = null!;
+
+    [Params("users", "companies")]
+    public string Corpus { get; set; } = "users";
+
+    [GlobalSetup]
+    public void Setup()
+    {
+        _lines = BenchmarkCorpus.Load(Corpus, Documents);
+        _context = new JsonOperationContext();
+    }
+
+    [GlobalCleanup]
+    public void Cleanup() => _context.Dispose();
+
+    [Benchmark(Baseline = true, OperationsPerInvoke = Documents)]
+    public int JsonDocumentParse()
+    {
+        var total = 0;
+        foreach (var line in _lines)
+        {
+            using var doc = JsonDocument.Parse(line);
+            total += doc.RootElement.ValueKind == JsonValueKind.Object ? 1 : 0;
+        }
+
+        return total;
+    }
+
+    [Benchmark(OperationsPerInvoke = Documents)]
+    public int BlittableMemory() => Parse(BlittableMode.Memory);
+
+    [Benchmark(OperationsPerInvoke = Documents)]
+    public int BlittableDisk() => Parse(BlittableMode.Disk);
+
+    private int Parse(BlittableMode mode)
+    {
+        var total = 0;
+        var lines = _lines;
+        for (var i = 0; i < lines.Length; i++)
+        {
+            total += _context.Parse(lines[i], mode).Length;
+            if ((i & 63) == 63)
+            {
+                _context.Reset();
+            }
+        }
+
+        _context.Reset();
+        return total;
+    }
+}

@@ -1,0 +1,93 @@
+using System.Buffers;
+using System.Text.Encodings.Web;
+using System.Text.Json;
+using BenchmarkDotNet.Attributes;
+using Jackdaw.Storage.Blittable;
+
+namespace Jackdaw.Benchmarks.Blittable;
+
+/// <summary>
+/// Document → JSON text into a reused buffer: blittable (Disk-mode bytes as stored, and Memory mode)
+/// against JsonDocument.WriteTo(Utf8JsonWriter) (baseline), per document.
+/// </summary>
+[MemoryDiagnoser]
+public class BlittableWriteBenchmarks
+{
+    private const int Documents = 2000;
+    private byte[][] _disk = null!;
+    private byte[][] _memory = null!;
+    private JsonDocument[] _documents = null!;
+    private ArrayBufferWriter<byte> _output = null!;
+    private Utf8JsonWriter _writer = null!;
+
+    [Params("users", "companies")]
+    public string Corpus { get; set; } = "users";
+
+    [GlobalSetup]
+    public void Setup()
+    {
+        var lines = BenchmarkCorpus.Load(Corpus, Documents);
+        using var context = new JsonOperationContext();
+        _disk = lines.Select(l =>
+        {
+            var bytes = context.Parse(l, BlittableMode.Disk).ToArray();
+            context.Reset();
+            return bytes;
+        }).ToArray();
+        _memory = lines.Select(l =>
+        {
+            var bytes = context.Parse(l, BlittableMode.Memory).ToArray();
+            context.Reset();
+            return bytes;
+        }).ToArray();
+        _documents = lines.Select(l => JsonDocument.Parse(l)).ToArray();
+        _output = new ArrayBufferWriter<byte>(1 << 20);
+        _writer = new Utf8JsonWriter(_output, new JsonWriterOptions { Encoder = JavaScriptEncoder.UnsafeRelaxedJsonEscaping, SkipValidation = true });
+    }
+
+    [GlobalCleanup]
+    public void Cleanup()
+    {
+        foreach (var doc in _documents)
+        {
+            doc.Dispose();
+        }
+
+        _writer.Dispose();
+    }
+
+    [Benchmark(Baseline = true, OperationsPerInvoke = Documents)]
+    public int JsonDocumentWriteTo()
+    {
+        var total = 0;
+        foreach (var doc in _documents)
+        {
+            _output.ResetWrittenCount();
+            _writer.Reset(_output);
+            doc.WriteTo(_writer);
+            _writer.Flush();
+            total += _output.WrittenCount;
+        }
+
+        return total;
+    }
+
+    [Benchmark(OperationsPerInvoke = Documents)]
+    public int BlittableDiskWriteTo() => Write(_disk);
+
+    [Benchmark(OperationsPerInvoke = Documents)]
+    public int BlittableMemoryWriteTo() => Write(_memory);
+
+    private int Write(byte[][] documents)
+    {
+        var total = 0;
+        foreach (var doc in documents)
+        {
+            _output.ResetWrittenCount();
+            BlittableJsonWriter.WriteTo(doc, _output);
+            total += _output.WrittenCount;
+        }
+
+        return total;
+    }
+}

@@ -1,0 +1,226 @@
+using System.Text;
+using Jackdaw.Storage.Blittable;
+
+namespace Jackdaw.Storage.Tests.Blittable;
+
+public class ParseTests
+{
+    [Theory]
+    [InlineData("{}")]
+    [InlineData("{\"a\":{}}")]
+    [InlineData("{\"a\":[]}")]
+    [InlineData("{\"a\":\"\"}")]
+    [InlineData("{\"\":1}")]
+    [InlineData("{\"a\":[{\"b\":[{\"c\":[1,2,{}]}]},[],[[]]]}")]
+    [InlineData("{\"a\":9223372036854775807,\"b\":-9223372036854775808,\"c\":9223372036854775808,\"d\":-0,\"e\":0}")]
+    [InlineData("{\"a\":1.7976931348623157e308,\"b\":-1.7976931348623157E+308,\"c\":5e-324,\"d\":0.1,\"e\":1.0,\"f\":1e2}")]
+    [InlineData("{\"a\":true,\"b\":false,\"c\":null}")]
+    [InlineData("{\"s\":\"😀 surrogate pair and 中文 and עברית\"}")]
+    [InlineData("{\"quote\\\"d\":\"back\\\\slash \\\"quoted\\\"\"}")]
+    public void CanonicalJsonRoundTripsExactlyInBothModes(string json)
+    {
+        Assert.Equal(json, TestSupport.RoundTrip(json, BlittableMode.Memory));
+        Assert.Equal(json, TestSupport.RoundTrip(json, BlittableMode.Disk));
+    }
+
+    [Fact]
+    public void EveryControlCharacterIsEscapedLikeJsonStringify()
+    {
+        var text = new StringBuilder();
+        for (var c = 0; c < 0x20; c++)
+        {
+            text.Append((char)c).Append('x');
+        }
+
+        text.Append("\"\\/");
+        var json = System.Text.Json.JsonSerializer.Serialize(new Dictionary<string, string> { ["k\n"] = text.ToString() });
+        var expected = new StringBuilder("{\"k\\n\":\"");
+        for (var c = 0; c < 0x20; c++)
+        {
+            expected.Append(c switch
+            {
+                '\b' => "\\b",
+                '\f' => "\\f",
+                '\n' => "\\n",
+                '\r' => "\\r",
+                '\t' => "\\t",
+                _ => $"\\u{c:x4}",
+            }).Append('x');
+        }
+
+        expected.Append("\\\"\\\\/\"}");
+        Assert.Equal(expected.ToString(), TestSupport.RoundTrip(json));
+        Assert.Equal(expected.ToString(), TestSupport.RoundTrip(json, BlittableMode.Disk));
+    }
+
+    [Fact]
+    public void EscapesAreNormalizedAndUnicodeEscapesDecoded()
+    {
+        Assert.Equal("{\"a\":\"/é😀\\u001f\"}", TestSupport.RoundTrip("{\"a\":\"\\/\\u00e9\\ud83d\\ude00\\u001F\"}"));
+    }
+
+    [Fact]
+    public void WhitespaceIsDroppedAndPropertyOrderKept()
+    {
+        Assert.Equal("{\"z\":1,\"a\":[1,2],\"m\":{\"y\":null,\"b\":true}}", TestSupport.RoundTrip(" {\n \"z\" : 1 ,\t\"a\":[ 1 , 2 ],\r\n\"m\":{\"y\":null,\"b\":true} } \n"));
+    }
+
+    [Theory]
+    [InlineData("{\"a\":1,\"a\":2}", BlittableParseError.DuplicateProperty, 7)]
+    [InlineData("{\"x\":{\"b\":1,\"c\":2,\"b\":3}}", BlittableParseError.DuplicateProperty, 18)]
+    [InlineData("[1]", BlittableParseError.NotAnObject, 0)]
+    [InlineData("  \"x\"", BlittableParseError.NotAnObject, 2)]
+    [InlineData("123", BlittableParseError.NotAnObject, 0)]
+    [InlineData("null", BlittableParseError.NotAnObject, 0)]
+    [InlineData("{\"a\":1} x", BlittableParseError.TrailingData, 8)]
+    [InlineData("{\"a\":1}{}", BlittableParseError.TrailingData, 7)]
+    [InlineData("{\"a\":", BlittableParseError.Truncated, 5)]
+    [InlineData("", BlittableParseError.Truncated, 0)]
+    [InlineData("   ", BlittableParseError.Truncated, 3)]
+    [InlineData("{\"a\":\"abc", BlittableParseError.Truncated, 9)]
+    [InlineData("{\"a\":tru}", BlittableParseError.InvalidJson, 8)]
+    [InlineData("{\"a\":1,}", BlittableParseError.InvalidJson, 7)]
+    [InlineData("{'a':1}", BlittableParseError.InvalidJson, 1)]
+    [InlineData("{\"a\":\"\\ud800\"}", BlittableParseError.InvalidUtf8, 5)]
+    public void BadInputGivesTypedErrorWithPosition(string json, BlittableParseError error, long position)
+    {
+        using var context = new JsonOperationContext();
+        foreach (var mode in new[] { BlittableMode.Memory, BlittableMode.Disk })
+        {
+            var e = Assert.Throws<BlittableParseException>(() => context.Parse(TestSupport.Utf8(json), mode));
+            Assert.Equal(error, e.Error);
+            Assert.Equal(position, e.Position);
+
+            var streamed = Assert.Throws<BlittableParseException>(() => TestSupport.ParseStreaming(context, TestSupport.Utf8(json), mode, new Random(1), 3));
+            Assert.Equal(error, streamed.Error);
+        }
+
+        // The context stays usable after an error.
+        Assert.Equal("{\"ok\":1}", TestSupport.ToJson(context.Parse("{\"ok\":1}"u8, BlittableMode.Memory).Span));
+    }
+
+    [Fact]
+    public void InvalidUtf8InAStringIsRejectedWithItsPosition()
+    {
+        using var context = new JsonOperationContext();
+        byte[] json = [(byte)'{', (byte)'"', (byte)'a', (byte)'"', (byte)':', (byte)'"', (byte)'x', 0xC3, 0x28, (byte)'"', (byte)'}'];
+        var e = Assert.Throws<BlittableParseException>(() => context.Parse(json, BlittableMode.Memory));
+        Assert.Equal(BlittableParseError.InvalidUtf8, e.Error);
+        Assert.Equal(7, e.Position);
+        var streamed = Assert.Throws<BlittableParseException>(() => TestSupport.ParseStreaming(context, json, BlittableMode.Disk, new Random(2), 4));
+        Assert.Equal(BlittableParseError.InvalidUtf8, streamed.Error);
+    }
+
+    [Fact]
+    public void NestingUpToTheLimitIsAcceptedAndOneMoreIsTooDeep()
+    {
+        static string Nested(int depth) => "{\"a\":" + new string('[', depth - 1) + new string(']', depth - 1) + "}";
+        Assert.Equal(Nested(256), TestSupport.RoundTrip(Nested(256)));
+        using var context = new JsonOperationContext();
+        var e = Assert.Throws<BlittableParseException>(() => context.Parse(TestSupport.Utf8(Nested(257)), BlittableMode.Memory));
+        Assert.Equal(BlittableParseError.TooDeep, e.Error);
+        Assert.Equal(5 + 255, e.Position);
+    }
+
+    [Fact]
+    public void HostileDeepInputIsRejectedWithoutStackOverflow()
+    {
+        using var context = new JsonOperationContext();
+        var json = TestSupport.Utf8("{\"a\":" + new string('[', 1_000_000));
+        var e = Assert.Throws<BlittableParseException>(() => context.Parse(json, BlittableMode.Disk));
+        Assert.Equal(BlittableParseError.TooDeep, e.Error);
+        var objects = TestSupport.Utf8(string.Concat(Enumerable.Repeat("{\"a\":", 100_000)));
+        Assert.Equal(BlittableParseError.TooDeep, Assert.Throws<BlittableParseException>(() => context.Parse(objects, BlittableMode.Memory)).Error);
+    }
+
+    [Fact]
+    public void ManyDistinctLongNamesSharingTheirEndsParseQuickly()
+    {
+        // Names that agree in their first and last 8 bytes must not collide en masse in the name table.
+        var json = new StringBuilder("{");
+        for (var i = 0; i < 50_000; i++)
+        {
+            json.Append(i == 0 ? "" : ",").Append("\"aaaaaaaa").Append(i.ToString("x8")).Append("zzzzzzzz\":").Append(i);
+        }
+
+        json.Append('}');
+        using var context = new JsonOperationContext();
+        var started = System.Diagnostics.Stopwatch.StartNew();
+        var doc = context.Parse(TestSupport.Utf8(json.ToString()), BlittableMode.Memory);
+        Assert.Equal(50_000, doc.Root.Count);
+        Assert.True(doc.Root.TryGet("aaaaaaaa0000abcdzzzzzzzz", out var value));
+        Assert.True(value.TryGetInt64(out var n));
+        Assert.Equal(0xabcd, n);
+        Assert.True(started.Elapsed < TimeSpan.FromSeconds(10));
+        Assert.Equal(json.ToString(), TestSupport.ToJson(doc.Span));
+    }
+
+    [Fact]
+    public void EveryTruncatedPrefixOfADocumentIsTruncated()
+    {
+        var line = Corpus.Load("companies")[0];
+        using var context = new JsonOperationContext();
+        for (var length = 0; length < line.Length; length++)
+        {
+            var e = Assert.Throws<BlittableParseException>(() => context.Parse(line.AsSpan(0, length), BlittableMode.Disk));
+            Assert.True(e.Error == BlittableParseError.Truncated, $"prefix {length}: {e.Error} {e.Message}");
+        }
+    }
+
+    [Fact]
+    public void StreamingInSmallChunksBuildsTheSameBytesAsAWholeParse()
+    {
+        var random = new Random(42);
+        foreach (var file in Corpus.Files)
+        {
+            var lines = Corpus.Load(file);
+            using var whole = new JsonOperationContext();
+            using var streaming = new JsonOperationContext();
+            for (var i = 0; i < lines.Length; i += 97)
+            {
+                foreach (var mode in new[] { BlittableMode.Memory, BlittableMode.Disk })
+                {
+                    var expected = whole.Parse(lines[i], mode);
+                    var actual = TestSupport.ParseStreaming(streaming, lines[i], mode, random, random.Next(1, 300));
+                    Assert.True(expected.Span.SequenceEqual(actual.Span), $"{file}:{i + 1} {mode}");
+                    var sequence = TestSupport.Segmented(lines[i], () => random.Next(1, 50));
+                    Assert.True(expected.Span.SequenceEqual(streaming.Parse(sequence, mode).Span), $"{file}:{i + 1} {mode} sequence");
+                }
+
+                whole.Reset();
+                streaming.Reset();
+            }
+        }
+    }
+
+    [Fact]
+    public void FeedReturnsHowFarItConsumedSoAPipeReaderCanKeepTheRest()
+    {
+        using var context = new JsonOperationContext();
+        var builder = context.StartParse(BlittableMode.Memory);
+        var first = TestSupport.Utf8("{\"name\":\"abc");
+        var consumed = builder.Feed(new System.Buffers.ReadOnlySequence<byte>(first), isFinalBlock: false);
+        Assert.Equal(8, new System.Buffers.ReadOnlySequence<byte>(first).Slice(0, consumed).Length);
+        var rest = TestSupport.Utf8("\"abcdef\",\"n\":1}\n");
+        builder.Feed(new System.Buffers.ReadOnlySequence<byte>(rest), isFinalBlock: true);
+        Assert.Equal("{\"name\":\"abcdef\",\"n\":1}", TestSupport.ToJson(builder.Complete().Span));
+    }
+
+    [Fact]
+    public void LargeDocumentsSpanSeveralBuffers()
+    {
+        var json = new StringBuilder("{\"items\":[");
+        for (var i = 0; i < 20_000; i++)
+        {
+            json.Append(i == 0 ? "" : ",").Append("{\"id\":").Append(i).Append(",\"text\":\"item number ").Append(i).Append(" with some text\"}");
+        }
+
+        json.Append("],\"big\":\"").Append('x', 300_000).Append("\"}");
+        var text = json.ToString();
+        Assert.Equal(text, TestSupport.RoundTrip(text));
+        Assert.Equal(text, TestSupport.RoundTrip(text, BlittableMode.Disk));
+        using var context = new JsonOperationContext();
+        var streamed = TestSupport.ParseStreaming(context, TestSupport.Utf8(text), BlittableMode.Disk, new Random(3), 5000);
+        Assert.Equal(text, TestSupport.ToJson(streamed.Span));
+    }
+}
