@@ -131,7 +131,20 @@ public sealed class BulkInsertOperation : IAsyncDisposable
         using var response = await AwaitResponseAsync().ConfigureAwait(false);
         if (!response.IsSuccessStatusCode)
             throw await CreateFailureAsync(response).ConfigureAwait(false);
-        var body = await response.Content.ReadAsByteArrayAsync(_token).ConfigureAwait(false);
+        byte[] body;
+        try
+        {
+            body = await response.Content.ReadAsByteArrayAsync(_token).ConfigureAwait(false);
+        }
+        catch (Exception e) when (e is HttpRequestException or IOException)
+        {
+            throw new BulkInsertException(
+                $"The connection broke while the server was answering, after all {DocumentsSent} documents were sent ({e.Message}). Committed batches stay; count the documents to know how many.",
+                response.StatusCode,
+                null,
+                e);
+        }
+
         try
         {
             using var json = JsonDocument.Parse(body);

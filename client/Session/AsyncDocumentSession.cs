@@ -1,4 +1,5 @@
 using System.Buffers;
+using System.Runtime.InteropServices;
 using System.Text;
 using System.Text.Json;
 using Jackdaw.Client.Conventions;
@@ -187,7 +188,8 @@ internal sealed class AsyncDocumentSession : IAsyncDocumentSession, IAdvancedSes
                 writer.WriteString("Id", info.Id ?? info.IdPrefix);
                 writer.WritePropertyName("Document");
                 _documentScratch ??= new ArrayBufferWriter<byte>(1024);
-                DocumentJson.WriteDocument(writer, _documentScratch, current, info.Type, info.LoadedMetadata, info.Metadata, _conventions.SerializerOptions);
+                using (var loadedMetadata = info.Metadata is null && info.LoadedMetadata is { } raw ? JsonDocument.Parse(raw) : null)
+                    DocumentJson.WriteDocument(writer, _documentScratch, current, info.Type, loadedMetadata?.RootElement, info.Metadata, _conventions.SerializerOptions);
                 WriteChangeVector(writer, info.ExpectedChangeVector ?? (UseOptimisticConcurrency ? info.ChangeVector : null));
                 writer.WriteEndObject();
                 pending.Add((info, current.ToArray()));
@@ -201,9 +203,8 @@ internal sealed class AsyncDocumentSession : IAsyncDocumentSession, IAdvancedSes
             return;
 
         NumberOfRequests++;
-        using var response = await _store.Executor.SendAsync(HttpMethod.Post, _databasePath + "/bulk_docs", body.WrittenMemory, token).ConfigureAwait(false);
-        var bytes = await response.Content.ReadAsByteArrayAsync(token).ConfigureAwait(false);
-        using var json = ParseResponse(bytes, "bulk_docs");
+        var response = await _store.Executor.SendAsync(HttpMethod.Post, _databasePath + "/bulk_docs", body.WrittenMemory, token).ConfigureAwait(false);
+        using var json = await ParseResponseAsync(response, "bulk_docs", token).ConfigureAwait(false);
         if (!json.RootElement.TryGetProperty("Results", out var results) || results.ValueKind != JsonValueKind.Array || results.GetArrayLength() != deletes.Count + pending.Count)
             throw new JackdawException($"bulk_docs answered with {Describe(json.RootElement)} instead of one result per command ({deletes.Count + pending.Count}).");
 
@@ -235,7 +236,8 @@ internal sealed class AsyncDocumentSession : IAsyncDocumentSession, IAdvancedSes
         var info = GetInfo(entity);
         if (info.Metadata is null)
         {
-            info.Metadata = new MetadataDictionary(info.LoadedMetadata, info.Type.Collection, info.Type.ClrTypeName);
+            using (var loaded = info.LoadedMetadata is { } raw ? JsonDocument.Parse(raw) : null)
+                info.Metadata = new MetadataDictionary(loaded?.RootElement, info.Type.Collection, info.Type.ClrTypeName);
             if (info.Id is not null)
                 info.Metadata.SetServerValue(MetadataKeys.Id, info.Id);
             if (info.ChangeVector is not null)
@@ -297,11 +299,10 @@ internal sealed class AsyncDocumentSession : IAsyncDocumentSession, IAdvancedSes
             url.Append(i == 0 ? "?id=" : "&id=").Append(Uri.EscapeDataString(ids[i]));
 
         NumberOfRequests++;
-        byte[] bytes;
+        HttpResponseMessage response;
         try
         {
-            using var response = await _store.Executor.SendAsync(HttpMethod.Get, url.ToString(), null, token).ConfigureAwait(false);
-            bytes = await response.Content.ReadAsByteArrayAsync(token).ConfigureAwait(false);
+            response = await _store.Executor.SendAsync(HttpMethod.Get, url.ToString(), null, token).ConfigureAwait(false);
         }
         catch (DocumentDoesNotExistException) when (ids.Count == 1)
         {
@@ -309,7 +310,7 @@ internal sealed class AsyncDocumentSession : IAsyncDocumentSession, IAdvancedSes
             return;
         }
 
-        using var json = ParseResponse(bytes, "docs");
+        using var json = await ParseResponseAsync(response, "docs", token).ConfigureAwait(false);
         if (!json.RootElement.TryGetProperty("Results", out var results) || results.ValueKind != JsonValueKind.Array || results.GetArrayLength() != ids.Count)
             throw new JackdawException($"GET docs answered with {Describe(json.RootElement)} instead of one result per id ({ids.Count}).");
 
@@ -334,14 +335,14 @@ internal sealed class AsyncDocumentSession : IAsyncDocumentSession, IAdvancedSes
             return;
 
         var type = _conventions.GetEntityTypeInfo(ResolveType<T>(id, GetString(metadata, MetadataKeys.ClrType)));
-        var entity = document.Deserialize(type.JsonTypeInfo) ?? throw new JackdawException($"Document '{id}' deserialized to null.");
+        var entity = JsonSerializer.Deserialize(JsonMarshal.GetRawUtf8Value(document), type.JsonTypeInfo) ?? throw new JackdawException($"Document '{id}' deserialized to null.");
         type.SetId?.Invoke(entity, id);
         var info = new DocumentInfo(entity, type)
         {
             Id = id,
             ChangeVector = GetString(metadata, MetadataKeys.ChangeVector),
             LastModified = GetString(metadata, MetadataKeys.LastModified),
-            LoadedMetadata = metadata.Clone(),
+            LoadedMetadata = JsonMarshal.GetRawUtf8Value(metadata).ToArray(),
         };
         info.Snapshot = Serialize(info).ToArray();
         _byId[id] = info;
@@ -434,11 +435,14 @@ internal sealed class AsyncDocumentSession : IAsyncDocumentSession, IAdvancedSes
     private static string? GetString(JsonElement element, string name) =>
         element.TryGetProperty(name, out var value) && value.ValueKind == JsonValueKind.String ? value.GetString() : null;
 
-    private static JsonDocument ParseResponse(byte[] bytes, string what)
+    /// <summary>Parses a buffered response (pooled memory, no copy of the body) and disposes the response.</summary>
+    private static async Task<JsonDocument> ParseResponseAsync(HttpResponseMessage response, string what, CancellationToken token)
     {
+        using var _ = response;
         try
         {
-            return JsonDocument.Parse(bytes);
+            await using var stream = await response.Content.ReadAsStreamAsync(token).ConfigureAwait(false);
+            return await JsonDocument.ParseAsync(stream, default, token).ConfigureAwait(false);
         }
         catch (JsonException e)
         {

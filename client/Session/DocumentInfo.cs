@@ -1,4 +1,3 @@
-using System.Text.Json;
 using Jackdaw.Client.Conventions;
 
 namespace Jackdaw.Client.Session;
@@ -22,8 +21,8 @@ internal sealed class DocumentInfo(object entity, EntityTypeInfo type)
     /// <summary>A change vector given to StoreAsync, checked at the next save.</summary>
     public string? ExpectedChangeVector { get; set; }
 
-    /// <summary>The <c>@metadata</c> as loaded, until the user asks for a dictionary.</summary>
-    public JsonElement? LoadedMetadata { get; set; }
+    /// <summary>The <c>@metadata</c> JSON as loaded; parsed only if the user asks for it or the document is saved.</summary>
+    public byte[]? LoadedMetadata { get; set; }
 
     public MetadataDictionary? Metadata { get; set; }
 

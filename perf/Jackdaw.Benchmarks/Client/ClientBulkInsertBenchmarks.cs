@@ -33,7 +33,7 @@ public class ClientBulkInsertBenchmarks
         _orders = corpus.Select(c => c.Order).ToList();
         var text = new StringBuilder();
         foreach (var (order, line) in corpus)
-            text.Append("{\"Id\":\"").Append(order.Id).Append("\",\"Document\":").Append(line).Append('\n');
+            text.Append("{\"Id\":\"").Append(order.Id).Append("\",\"Document\":").Append(line).Append("}\n");
         _ndjson = Encoding.UTF8.GetBytes(text.ToString());
         _http = new HttpClient();
     }

@@ -17,7 +17,7 @@ namespace Jackdaw.Benchmarks.Client;
 public class SessionOverheadBenchmarks
 {
     private const string Database = "session";
-    private BenchmarkServer _server = null!;
+    private BenchmarkServer? _server;
     private DocumentStore _store = null!;
     private HttpClient _http = null!;
     private string _getUrl = "";
@@ -28,9 +28,16 @@ public class SessionOverheadBenchmarks
     [GlobalSetup]
     public async Task Setup()
     {
-        _server = await BenchmarkServer.StartAsync();
-        _store = new DocumentStore { Urls = [_server.Url], Database = Database }.Initialize();
-        await _store.Maintenance.CreateDatabaseAsync(Database);
+        // JACKDAW_BENCH_URL points at a server in its own process; without it the server runs in this one.
+        var url = Environment.GetEnvironmentVariable("JACKDAW_BENCH_URL");
+        if (string.IsNullOrEmpty(url))
+        {
+            _server = await BenchmarkServer.StartAsync();
+            url = _server.Url;
+        }
+
+        _store = new DocumentStore { Urls = [url], Database = Database }.Initialize();
+        await _store.Maintenance.EnsureDatabaseExistsAsync(Database);
         var (order, line) = OrdersCorpus.Read(_store.Conventions.SerializerOptions)[0];
         using (var session = _store.OpenAsyncSession())
         {
@@ -39,8 +46,8 @@ public class SessionOverheadBenchmarks
         }
 
         _http = new HttpClient();
-        _getUrl = $"{_server.Url}/databases/{Database}/docs?id={Uri.EscapeDataString(order.Id!)}";
-        _bulkDocsUrl = $"{_server.Url}/databases/{Database}/bulk_docs";
+        _getUrl = $"{url}/databases/{Database}/docs?id={Uri.EscapeDataString(order.Id!)}";
+        _bulkDocsUrl = $"{url}/databases/{Database}/bulk_docs";
 
         // Two bodies with different Freight, alternated so every save really changes the document.
         _rawBodies = [.. new[] { "1.5", "2.5" }.Select(freight =>
@@ -94,6 +101,7 @@ public class SessionOverheadBenchmarks
     {
         _http.Dispose();
         _store.Dispose();
-        await _server.DisposeAsync();
+        if (_server is not null)
+            await _server.DisposeAsync();
     }
 }

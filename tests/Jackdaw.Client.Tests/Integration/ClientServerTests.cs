@@ -252,6 +252,42 @@ public sealed class ClientServerTests(ServerFixture server) : IClassFixture<Serv
     }
 
     [Fact]
+    public async Task ABulkInsertCutOffMidStreamKeepsAPrefixOfTheStreamAndNothingAfterIt()
+    {
+        using var store = await server.NewStoreAsync();
+        using var cts = new CancellationTokenSource();
+        var sent = 0;
+        await Assert.ThrowsAnyAsync<OperationCanceledException>(async () =>
+        {
+            await using var bulk = store.BulkInsert(token: cts.Token);
+            for (; sent < 1_000_000; sent++)
+            {
+                await bulk.StoreAsync(new User { Name = $"u{sent}" }, $"users/{sent:D7}");
+                if (sent == 5000)
+                    await cts.CancelAsync();
+            }
+        });
+
+        // The server may still be finishing the batch it had in flight: wait until the count holds still.
+        long committed = -1;
+        var deadline = DateTime.UtcNow.AddSeconds(30);
+        while (true)
+        {
+            var count = (await GetStatsAsync(store)).GetProperty("CountOfDocuments").GetInt64();
+            if (count == committed || DateTime.UtcNow > deadline)
+                break;
+            committed = count;
+            await Task.Delay(200);
+        }
+
+        Assert.InRange(committed, 0, sent);
+        using var session = store.OpenAsyncSession();
+        var loaded = await session.LoadAsync<User>(Enumerable.Range(0, (int)committed + 1).Select(i => $"users/{i:D7}"));
+        Assert.All(loaded.Where(kv => kv.Key != $"users/{committed:D7}"), kv => Assert.NotNull(kv.Value));
+        Assert.Null(loaded[$"users/{committed:D7}"]);
+    }
+
+    [Fact]
     public async Task ASessionWorksAfterManyConcurrentSessionsOnOneStore()
     {
         using var store = await server.NewStoreAsync();
