@@ -42,7 +42,25 @@ public sealed class CrashTests(ITestOutputHelper output) : EngineTestBase
         Assert.True(totalRecovered > 0, "no run needed journal replay; the kills never landed between commit and flush");
     }
 
-    private List<int> RunChildAndKill(int round, string mode, int killAfterMs)
+    [Fact]
+    public void SecondProcessOpeningTheFolderGetsAClearError()
+    {
+        var locked = false;
+        RunChildAndKill(0, "sync", 0, whileRunning: () =>
+        {
+            var e = Assert.Throws<EnvironmentLockedException>(() => StorageEnvironment.Open(Options()));
+            Assert.Equal(Folder, e.Path);
+            locked = true;
+        });
+        Assert.True(locked);
+
+        // Once the holder is gone (killed), the folder opens and recovers.
+        using var env = StorageEnvironment.Open(Options());
+        using var r = env.BeginRead();
+        r.OpenTree("crash")?.Validate();
+    }
+
+    private List<int> RunChildAndKill(int round, string mode, int killAfterMs, Action? whileRunning = null)
     {
         var testAssembly = typeof(CrashChild).Assembly.Location;
         var start = new ProcessStartInfo("dotnet")
@@ -99,6 +117,8 @@ public sealed class CrashTests(ITestOutputHelper output) : EngineTestBase
             process.Kill();
             Assert.Fail($"The child never opened the environment: {errors}");
         }
+
+        whileRunning?.Invoke();
 
         // Wait on the condition "the child is committing", then let it run a random while.
         Assert.True(process.WaitForExit(killAfterMs) is false, $"The child exited early: {errors}");
