@@ -55,6 +55,7 @@ public sealed partial class BlittableBuilder
     private long _pendingNameInput;
     private int _pendingNameOffset;
     private int _rootOffset;
+    private BlittableType _lastCompressedType;  // set by TryWriteCompressed for its caller
     private bool _active;
     private bool _rootDone;
 
@@ -377,8 +378,6 @@ public sealed partial class BlittableBuilder
         _pos = WriteEscapeList(_buffer, _pos + value.Length);
         AddEntry(BlittableType.String, position);
     }
-
-    private BlittableType _lastCompressedType;
 
     private bool TryWriteCompressed(ReadOnlySpan<byte> value)
     {

@@ -288,7 +288,63 @@ internal static partial class ShortStringCodec
     public static int Decode(ReadOnlySpan<byte> payload, Span<byte> destination)
     {
         var o = 0;
-        for (var i = 0; i < payload.Length; i++)
+        var i = 0;
+
+        // Fast loop while at least 8 input bytes and 32 output bytes remain: eight literals at a
+        // time when a whole word is ASCII, dictionary entries by one 32-byte vector copy.
+        ref var blob = ref System.Runtime.InteropServices.MemoryMarshal.GetArrayDataReference(Blob);
+        ref var output = ref System.Runtime.InteropServices.MemoryMarshal.GetReference(destination);
+        while (i + 8 <= payload.Length && destination.Length - o >= BlobPadding)
+        {
+            var word = System.Buffers.Binary.BinaryPrimitives.ReadUInt64LittleEndian(payload.Slice(i));
+            if ((word & 0x8080808080808080UL) == 0)
+            {
+                System.Buffers.Binary.BinaryPrimitives.WriteUInt64LittleEndian(destination.Slice(o), word);
+                i += 8;
+                o += 8;
+                continue;
+            }
+
+            var b = (byte)word;
+            int e;
+            if (b < 0x80)
+            {
+                destination[o++] = b;
+                i++;
+                continue;
+            }
+
+            if (b < 0xF0)
+            {
+                e = b - 0x80;
+                i++;
+            }
+            else if (b < 0xFF)
+            {
+                e = OneByteCodes + ((b - 0xF0) << 8) + (byte)(word >> 8);
+                if (e >= Entries.Length)
+                {
+                    return -1;
+                }
+
+                i += 2;
+            }
+            else
+            {
+                destination[o++] = (byte)(word >> 8);
+                i += 2;
+                continue;
+            }
+
+            // Safe: Blob has 32 bytes of padding after its last entry; destination has 32 bytes left (loop condition).
+            System.Runtime.Intrinsics.Vector256.StoreUnsafe(
+                System.Runtime.Intrinsics.Vector256.LoadUnsafe(ref blob, (nuint)EntryOffsets[e]),
+                ref output,
+                (nuint)o);
+            o += EntryLengths[e];
+        }
+
+        for (; i < payload.Length; i++)
         {
             var b = payload[i];
             if (b < 0x80)

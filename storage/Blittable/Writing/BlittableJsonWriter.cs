@@ -221,6 +221,35 @@ public static class BlittableJsonWriter
                 writer.Advance(n + 2);
                 return;
             }
+
+            if ((header & 1) != 0 && (uint)length <= (uint)(document.Length - start) && length <= 2048)
+            {
+                // With escapes: decode once into scratch (no length pre-scan), then copy between escapes.
+                var room = (length * ShortStringCodec.MaxEntryLength) + 32;
+                byte[]? rentedScratch = null;
+                var scratch = room <= 2048 ? stackalloc byte[2048] : (rentedScratch = ArrayPool<byte>.Shared.Rent(room));
+                try
+                {
+                    var n = ShortStringCodec.Decode(document.Slice(start, length), scratch.Slice(0, room));
+                    if (n < 0)
+                    {
+                        BlittableFormat.ThrowFormat("A dictionary-coded string at {0} holds an invalid code.", position);
+                    }
+
+                    var escapesAt = start + length;
+                    var escapeCount = BlittableFormat.ReadVarInt32(document, ref escapesAt);
+                    WriteEscaped(ref writer, scratch.Slice(0, n), escapeCount, document, escapesAt);
+                }
+                finally
+                {
+                    if (rentedScratch is not null)
+                    {
+                        ArrayPool<byte>.Shared.Return(rentedScratch);
+                    }
+                }
+
+                return;
+            }
         }
 
         var str = StringValue.Read(document, position, type);
