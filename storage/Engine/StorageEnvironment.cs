@@ -359,25 +359,33 @@ public sealed partial class StorageEnvironment : IDisposable
         // Wait for an open writer to finish, then refuse new ones.
         _writeLock.Wait();
         _disposed = true;
-        _stop.Cancel();
-        _flushSignal.Set();
-        _flusher.Join();
-        Journal.Dispose();
-        if (Journal.Failure is null)
+        try
         {
-            FlushCore();
+            _stop.Cancel();
+            _flushSignal.Set();
+            _flusher.Join();
+            Journal.Dispose();
+            if (Journal.Failure is null)
+            {
+                FlushCore();
+            }
         }
-
-        bool readersOpen;
-        lock (_readersLock)
+        finally
         {
-            readersOpen = _readers.Count > 0;
-        }
+            bool readersOpen;
+            lock (_readersLock)
+            {
+                readersOpen = _readers.Count > 0;
+            }
 
-        DataFile.Dispose(unmap: !readersOpen);
-        _lockFile.Dispose();
-        _flushSignal.Dispose();
-        _stop.Dispose();
+            DataFile.Dispose(unmap: !readersOpen);
+            _lockFile.Dispose();
+            _flushSignal.Dispose();
+            _stop.Dispose();
+
+            // Writers queued behind us wake up and see the environment is disposed.
+            _writeLock.Release();
+        }
     }
 }
 

@@ -6,7 +6,7 @@ public sealed class StorageEnvironmentOptions
     /// <summary>The environment's folder (data file, journals, lock file). Created if missing.</summary>
     public required string Path { get; init; }
 
-    /// <summary>Size of a new data file. The file then grows in steps of at least this much (up to 64 MiB per step).</summary>
+    /// <summary>Size of a new data file. The file then grows by a quarter of its size per step, at least this much and at most 64 MiB.</summary>
     public long InitialDataFileSize { get; init; } = 2 * 1024 * 1024;
 
     /// <summary>A journal file is preallocated to this size; a commit that does not fit starts the next file.</summary>

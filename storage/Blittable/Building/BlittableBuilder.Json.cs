@@ -22,15 +22,24 @@ public sealed partial class BlittableBuilder
     private long _consumed;        // input bytes consumed by earlier Feed calls
     private bool _sawToken;
     private bool _validateStrings = true;
+    private bool _readerStateValid;
 
     private void ResetReaderState()
     {
-        _readerState = new JsonReaderState(ReaderOptions);
+        // The reader state itself is created on first use (Feed or the slow path), not per document.
+        _readerStateValid = false;
         _consumed = 0;
         _sawToken = false;
     }
 
     internal BlittableDocument ParseWhole(ReadOnlySpan<byte> utf8Json)
+    {
+        BuildWhole(utf8Json);
+        return CompleteBuilt();
+    }
+
+    /// <summary>Builds a document from input held whole in one span (the caller completes it).</summary>
+    private void BuildWhole(ReadOnlySpan<byte> utf8Json)
     {
         // One vectorized pass over the whole input is cheaper than one call per string.
         if (!Utf8.IsValid(utf8Json))
@@ -40,7 +49,27 @@ public sealed partial class BlittableBuilder
         }
 
         _validateStrings = false;
-        var reader = new Utf8JsonReader(utf8Json, isFinalBlock: true, _readerState);
+        bool parsed;
+        try
+        {
+            parsed = TryParseFast(utf8Json);
+        }
+        catch
+        {
+            Abandon();
+            throw;
+        }
+
+        if (parsed)
+        {
+            return;
+        }
+
+        // Anything the fast path did not accept: start again on the reader path, which either builds
+        // the document or reports the exact error and position.
+        Start(_mode);
+        _validateStrings = false;
+        var reader = new Utf8JsonReader(utf8Json, isFinalBlock: true, new JsonReaderState(ReaderOptions));
         try
         {
             ReadTokens(ref reader);
@@ -76,7 +105,6 @@ public sealed partial class BlittableBuilder
             ThrowParse(BlittableParseError.TrailingData, reader.BytesConsumed + garbage, "Data follows the root object");
         }
 
-        return CompleteBuilt();
     }
 
     /// <summary>
@@ -105,7 +133,21 @@ public sealed partial class BlittableBuilder
             return data.End;
         }
 
+        if (isFinalBlock && _consumed == 0 && !_readerStateValid && data.IsSingleSegment)
+        {
+            // The whole body in one piece (the usual small request): the whole-span path.
+            BuildWhole(data.FirstSpan);
+            _consumed = data.Length;
+            return data.End;
+        }
+
         _validateStrings = true;
+        if (!_readerStateValid)
+        {
+            _readerState = new JsonReaderState(ReaderOptions);
+            _readerStateValid = true;
+        }
+
         var startState = _readerState;
         var reader = new Utf8JsonReader(data, isFinalBlock, _readerState);
         try

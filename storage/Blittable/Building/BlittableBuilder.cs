@@ -297,7 +297,7 @@ public sealed partial class BlittableBuilder
 
         entry.DocumentOffset = _namePos;
         entry.DocumentStamp = _documentStamp;
-        encoded.CopyTo(_nameBuffer.AsSpan(_namePos));
+        BlittableFormat.SmallCopy(encoded, _nameBuffer.AsSpan(_namePos));
         _namePos += encoded.Length;
     }
 
@@ -352,7 +352,7 @@ public sealed partial class BlittableBuilder
         if (!mayNeedEscapes && _mode == BlittableMode.Memory && value.Length < 64 && buffer.Length - pos > 64)
         {
             buffer[pos] = (byte)(value.Length << 1);
-            value.CopyTo(new Span<byte>(buffer, pos + 1, value.Length));
+            BlittableFormat.SmallCopy(value, new Span<byte>(buffer, pos + 1, value.Length));
             _pos = pos + 1 + value.Length;
             AddEntry(BlittableType.String, pos - _start);
             return;

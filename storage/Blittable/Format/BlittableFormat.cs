@@ -312,6 +312,35 @@ internal static class BlittableFormat
         return position;
     }
 
+    /// <summary>Copies up to 16 bytes without a call into Memmove (most names and many values are this short).</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public static void SmallCopy(ReadOnlySpan<byte> source, Span<byte> destination)
+    {
+        var length = source.Length;
+        if (length >= 8 && length <= 16)
+        {
+            // Two overlapping 8-byte moves cover 8..16 bytes.
+            BinaryPrimitives.WriteUInt64LittleEndian(destination, BinaryPrimitives.ReadUInt64LittleEndian(source));
+            BinaryPrimitives.WriteUInt64LittleEndian(destination.Slice(length - 8), BinaryPrimitives.ReadUInt64LittleEndian(source.Slice(length - 8)));
+        }
+        else if (length >= 4 && length < 8)
+        {
+            BinaryPrimitives.WriteUInt32LittleEndian(destination, BinaryPrimitives.ReadUInt32LittleEndian(source));
+            BinaryPrimitives.WriteUInt32LittleEndian(destination.Slice(length - 4), BinaryPrimitives.ReadUInt32LittleEndian(source.Slice(length - 4)));
+        }
+        else if (length < 4)
+        {
+            for (var i = 0; i < length; i++)
+            {
+                destination[i] = source[i];
+            }
+        }
+        else
+        {
+            source.CopyTo(destination);
+        }
+    }
+
     public static ulong ZigZag(long value) => (ulong)((value << 1) ^ (value >> 63));
 
     public static long UnZigZag(ulong value) => (long)(value >> 1) ^ -(long)(value & 1);

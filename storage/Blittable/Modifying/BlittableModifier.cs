@@ -78,12 +78,12 @@ internal static class BlittableModifier
         for (var i = 0; i < patch.Count; i++)
         {
             var op = patch[i];
-            if (op.Kind == BlittablePatch.OperationKind.Remove || (hasOriginal && original.IndexOf(op.Name) >= 0))
+            if (op.Kind == BlittablePatch.OperationKind.Remove || (hasOriginal && original.IndexOf(op.NameSpan) >= 0))
             {
                 continue;
             }
 
-            builder.PropertyName(op.Name, mayNeedEscapes: true, 0);
+            builder.PropertyName(op.NameSpan, mayNeedEscapes: true, 0);
             if (op.Kind == BlittablePatch.OperationKind.Object)
             {
                 builder.BeginObject(0);
@@ -127,14 +127,14 @@ internal static class BlittableModifier
                 }
 
             case BlittablePatch.OperationKind.String:
-                builder.WriteString(op.Bytes, mayNeedEscapes: true);
+                builder.WriteString(op.Value, mayNeedEscapes: true);
                 break;
             case BlittablePatch.OperationKind.RawJson:
-                builder.WriteRawJsonValue(op.Bytes);
+                builder.WriteRawJsonValue(op.Value);
                 break;
             case BlittablePatch.OperationKind.Document:
                 {
-                    var other = BlittableReader.Open(op.Bytes);
+                    var other = BlittableReader.Open(op.Value);
                     builder.BeginObject(0);
                     CopyObject(builder, other, null, depth + 1);
                     builder.EndObject();

@@ -5,7 +5,9 @@ namespace Jackdaw.Storage.Blittable;
 /// <summary>
 /// Changes to apply to a document with <see cref="JsonOperationContext.Modify"/>: set, remove, or
 /// descend into a nested object (created if absent). Setting an existing property keeps its
-/// position; new properties are appended. The last change to a name wins. Reusable after <see cref="Clear"/>.
+/// position; new properties are appended. The last change to a name wins. Reusable after
+/// <see cref="Clear"/>: operations and their buffers are recycled, so a patch built the same way for
+/// every request (metadata stamping) allocates nothing after warm-up.
 /// </summary>
 public sealed class BlittablePatch
 {
@@ -25,13 +27,41 @@ public sealed class BlittablePatch
 
     internal sealed class Operation
     {
-        public byte[] Name = [];
+        public byte[] Name = new byte[16];
+        public int NameLength;
         public OperationKind Kind;
         public long Integer;
         public double Double;
         public decimal Decimal;
-        public byte[]? Bytes;
+        public byte[] Bytes = [];
+        public int BytesLength;
         public BlittablePatch? Nested;
+
+        public ReadOnlySpan<byte> NameSpan => Name.AsSpan(0, NameLength);
+
+        public ReadOnlySpan<byte> Value => Bytes.AsSpan(0, BytesLength);
+
+        public void SetBytes(ReadOnlySpan<byte> value)
+        {
+            if (Bytes.Length < value.Length)
+            {
+                Bytes = new byte[Math.Max(value.Length, 32)];
+            }
+
+            value.CopyTo(Bytes);
+            BytesLength = value.Length;
+        }
+
+        public void SetString(string value)
+        {
+            var max = Encoding.UTF8.GetMaxByteCount(value.Length);
+            if (Bytes.Length < max)
+            {
+                Bytes = new byte[Math.Max(max, 32)];
+            }
+
+            BytesLength = Encoding.UTF8.GetBytes(value, Bytes);
+        }
     }
 
     private readonly List<Operation> _operations = new();
@@ -50,8 +80,7 @@ public sealed class BlittablePatch
             return SetNull(name);
         }
 
-        var op = Add(name, OperationKind.String);
-        op.Bytes = Encoding.UTF8.GetBytes(value);
+        Add(name, OperationKind.String).SetString(value);
         return this;
     }
 
@@ -84,6 +113,18 @@ public sealed class BlittablePatch
         return this;
     }
 
+    /// <summary>Sets a string given as UTF-8 (for callers that already hold bytes: ids, change vectors).</summary>
+    public BlittablePatch SetUtf8(string name, ReadOnlySpan<byte> utf8Value)
+    {
+        if (!System.Text.Unicode.Utf8.IsValid(utf8Value))
+        {
+            throw new ArgumentException("The value is not valid UTF-8.", nameof(utf8Value));
+        }
+
+        Add(name, OperationKind.String).SetBytes(utf8Value);
+        return this;
+    }
+
     public BlittablePatch SetNull(string name)
     {
         Add(name, OperationKind.Null);
@@ -93,7 +134,7 @@ public sealed class BlittablePatch
     /// <summary>Sets a property to any JSON value given as UTF-8 text (validated when the patch is applied).</summary>
     public BlittablePatch SetRawJson(string name, ReadOnlySpan<byte> utf8Json)
     {
-        Add(name, OperationKind.RawJson).Bytes = utf8Json.ToArray();
+        Add(name, OperationKind.RawJson).SetBytes(utf8Json);
         return this;
     }
 
@@ -101,7 +142,7 @@ public sealed class BlittablePatch
     public BlittablePatch SetDocument(string name, ReadOnlySpan<byte> blittable)
     {
         BlittableReader.Open(blittable);
-        Add(name, OperationKind.Document).Bytes = blittable.ToArray();
+        Add(name, OperationKind.Document).SetBytes(blittable);
         return this;
     }
 
@@ -114,7 +155,7 @@ public sealed class BlittablePatch
     /// <summary>The patch for a nested object (created in the document if absent, replacing a non-object value).</summary>
     public BlittablePatch Object(string name)
     {
-        var existing = FindOperation(Encoding.UTF8.GetBytes(name));
+        var existing = FindByName(name, _operations, out _);
         if (existing is { Kind: OperationKind.Object, Nested: not null })
         {
             return existing.Nested;
@@ -136,7 +177,7 @@ public sealed class BlittablePatch
     {
         foreach (var op in _operations)
         {
-            if (name.SequenceEqual(op.Name))
+            if (name.SequenceEqual(op.NameSpan))
             {
                 return op;
             }
@@ -145,36 +186,73 @@ public sealed class BlittablePatch
         return null;
     }
 
-    private Operation? FindOperation(byte[] name) => Find(name);
+    private static Operation? FindByName(string name, List<Operation> operations, out int index)
+    {
+        Span<byte> utf8 = stackalloc byte[256];
+        if (Encoding.UTF8.GetMaxByteCount(name.Length) > utf8.Length)
+        {
+            utf8 = new byte[Encoding.UTF8.GetMaxByteCount(name.Length)];
+        }
+
+        var length = Encoding.UTF8.GetBytes(name, utf8);
+        for (var i = 0; i < operations.Count; i++)
+        {
+            if (operations[i].NameSpan.SequenceEqual(utf8.Slice(0, length)))
+            {
+                index = i;
+                return operations[i];
+            }
+        }
+
+        index = -1;
+        return null;
+    }
 
     private Operation Add(string name, OperationKind kind)
     {
         ArgumentNullException.ThrowIfNull(name);
-        var utf8 = Encoding.UTF8.GetBytes(name);
-        var op = FindOperation(utf8);
+        var op = FindByName(name, _operations, out _);
         if (op is null)
         {
-            if (_spare.Count > 0)
+            // Prefer a recycled operation that had the same name (no re-encoding), then any.
+            op = FindByName(name, _spare, out var spareIndex);
+            if (op is not null)
+            {
+                _spare.RemoveAt(spareIndex);
+            }
+            else if (_spare.Count > 0)
             {
                 op = _spare[^1];
                 _spare.RemoveAt(_spare.Count - 1);
+                SetName(op, name);
             }
             else
             {
                 op = new Operation();
+                SetName(op, name);
             }
 
-            op.Name = utf8;
             _operations.Add(op);
         }
 
         op.Kind = kind;
-        op.Bytes = null;
+        op.BytesLength = 0;
         if (kind != OperationKind.Object)
         {
             op.Nested?.Clear();
         }
 
         return op;
+    }
+
+    private static void SetName(Operation op, string name)
+    {
+        var max = Encoding.UTF8.GetMaxByteCount(name.Length);
+        if (op.Name.Length < max)
+        {
+            op.Name = new byte[max];
+        }
+
+        op.NameLength = Encoding.UTF8.GetBytes(name, op.Name);
     }
 }

@@ -142,6 +142,14 @@ public readonly ref struct BlittableObject
 
     internal int Position => _position;
 
+    internal int NamesOffset => _names;
+
+    internal int EntriesOffset => _entries;
+
+    internal int NameWidth => _nameWidth;
+
+    internal int ValueWidth => _valueWidth;
+
     public bool TryGet(scoped ReadOnlySpan<byte> utf8Name, out BlittableValue value)
     {
         var index = Find(utf8Name);

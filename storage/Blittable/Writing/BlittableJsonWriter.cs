@@ -53,9 +53,19 @@ public static class BlittableJsonWriter
         writer.WriteByte((byte)'{');
         var count = obj.Count;
         var document = obj.Document;
+        var position = obj.Position;
+        var names = obj.NamesOffset;
+        var entries = obj.EntriesOffset;
+        var nameWidth = obj.NameWidth;
+        var valueWidth = obj.ValueWidth;
+        var entrySize = nameWidth + valueWidth + 1;
         for (var i = 0; i < count; i++)
         {
-            var value = obj.GetEntry(i, out var namePosition);
+            // The table entry read in place: name offset, value back distance, type.
+            var entry = entries + (i * entrySize);
+            var namePosition = names + BlittableFormat.ReadWidth(document, entry, nameWidth);
+            var back = BlittableFormat.ReadWidth(document, entry + nameWidth, valueWidth);
+            var type = document[entry + nameWidth + valueWidth];
             var name = BlittableFormat.ReadStringBytes(document, ref namePosition, out var escaped);
             if (!escaped)
             {
@@ -72,7 +82,41 @@ public static class BlittableJsonWriter
                 writer.WriteByte((byte)':');
             }
 
-            WriteValue(ref writer, value, depth);
+            // Scalars are written here; containers and compressed strings take the general path.
+            var valuePosition = position - back;
+            if (back > 0 && valuePosition >= BlittableHeader.Size)
+            {
+                if (type == (byte)BlittableType.String)
+                {
+                    WriteString(ref writer, document, valuePosition, BlittableType.String);
+                    continue;
+                }
+
+                if (type == (byte)BlittableType.Integer)
+                {
+                    writer.WriteInteger(BlittableFormat.UnZigZag(BlittableFormat.ReadVarInt64(document, ref valuePosition)));
+                    continue;
+                }
+
+                if (type == (byte)BlittableType.Double)
+                {
+                    writer.WriteBytes(BlittableFormat.ReadLengthPrefixed(document, ref valuePosition));
+                    continue;
+                }
+
+                if (type == (byte)BlittableType.StringDictionary)
+                {
+                    WriteCompressedString(ref writer, document, valuePosition, BlittableType.StringDictionary);
+                    continue;
+                }
+            }
+            else if (type <= (byte)BlittableType.False)
+            {
+                writer.WriteBytes(type == (byte)BlittableType.Null ? "null"u8 : type == (byte)BlittableType.True ? "true"u8 : "false"u8);
+                continue;
+            }
+
+            WriteValue(ref writer, BlittableValue.Create(document, position, back, type), depth);
         }
 
         writer.WriteByte((byte)'}');
@@ -311,7 +355,7 @@ public static class BlittableJsonWriter
             }
 
             span[pos] = (byte)'"';
-            name.CopyTo(span.Slice(pos + 1));
+            BlittableFormat.SmallCopy(name, span.Slice(pos + 1));
             pos += name.Length + 1;
             span[pos] = (byte)'"';
             span[pos + 1] = (byte)':';
@@ -326,7 +370,7 @@ public static class BlittableJsonWriter
                 var span = _span;
                 var pos = _pos;
                 span[pos] = (byte)'"';
-                bytes.CopyTo(span.Slice(pos + 1));
+                BlittableFormat.SmallCopy(bytes, span.Slice(pos + 1));
                 pos += bytes.Length + 1;
                 span[pos] = (byte)'"';
                 _pos = pos + 1;
@@ -359,6 +403,23 @@ public static class BlittableJsonWriter
             if (_span.Length - _pos < 20)
             {
                 Refill(20);
+            }
+
+            if ((ulong)value < 100)
+            {
+                // Small counts, ages, quantities: no call into the formatter.
+                if (value < 10)
+                {
+                    _span[_pos++] = (byte)('0' + value);
+                }
+                else
+                {
+                    _span[_pos] = (byte)('0' + (value / 10));
+                    _span[_pos + 1] = (byte)('0' + (value % 10));
+                    _pos += 2;
+                }
+
+                return;
             }
 
             Utf8Formatter.TryFormat(value, _span.Slice(_pos), out var written);

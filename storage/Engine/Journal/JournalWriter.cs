@@ -206,7 +206,8 @@ internal sealed class JournalWriter : IDisposable
         var stream = new FileStream(path, FileMode.CreateNew, FileAccess.ReadWrite, FileShare.Read, 1, FileOptions.None);
         Posix.Preallocate(stream, capacity);
         Posix.DataSync(stream);
-        SyncFolder();
+        // The new file's directory entry must be durable before any record in it is acknowledged.
+        Posix.SyncFolder(_folder);
         var file = new JournalFile(path, sequence, stream, capacity);
         lock (_files)
         {
@@ -215,23 +216,6 @@ internal sealed class JournalWriter : IDisposable
 
         _current = file;
         return file;
-    }
-
-    private void SyncFolder()
-    {
-        // The new file's directory entry must be durable before any record in it is acknowledged.
-        try
-        {
-            using var dir = new FileStream(_folder, FileMode.Open, FileAccess.Read, FileShare.ReadWrite, 1, FileOptions.None);
-            Posix.DataSync(dir);
-        }
-        catch (UnauthorizedAccessException)
-        {
-            // Platforms that cannot open a directory as a file (Windows) make the entry durable with the file.
-        }
-        catch (IOException)
-        {
-        }
     }
 
     /// <summary>Deletes closed journal files whose every transaction is at or below <paramref name="flushed"/>.</summary>

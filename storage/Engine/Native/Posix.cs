@@ -34,6 +34,45 @@ internal static partial class Posix
         file.Flush(flushToDisk: true);
     }
 
+    /// <summary>Makes a folder's entries (a created, renamed or deleted file) durable. No-op where a folder cannot be opened (Windows).</summary>
+    public static void SyncFolder(string folder)
+    {
+        if (!IsLinux)
+        {
+            return;
+        }
+
+        // .NET will not open a directory as a FileStream: open(2) it read-only and fsync(2) it.
+        var fd = Open(folder, ORdOnly);
+        if (fd < 0)
+        {
+            throw new IOException($"Could not open the folder '{folder}' to sync it (errno {Marshal.GetLastPInvokeError()}).");
+        }
+
+        try
+        {
+            if (FSync(fd) != 0)
+            {
+                throw new IOException($"fsync failed on the folder '{folder}' (errno {Marshal.GetLastPInvokeError()}).");
+            }
+        }
+        finally
+        {
+            Close(fd);
+        }
+    }
+
+    private const int ORdOnly = 0;
+
+    [LibraryImport("libc", SetLastError = true, EntryPoint = "open", StringMarshalling = StringMarshalling.Utf8)]
+    private static partial int Open(string path, int flags);
+
+    [LibraryImport("libc", SetLastError = true, EntryPoint = "fsync")]
+    private static partial int FSync(int fd);
+
+    [LibraryImport("libc", EntryPoint = "close")]
+    private static partial int Close(int fd);
+
     /// <summary>Reserves disk blocks for [0, length) so later writes never change the file size.</summary>
     public static void Preallocate(FileStream file, long length)
     {

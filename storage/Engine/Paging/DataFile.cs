@@ -117,6 +117,7 @@ internal sealed unsafe class DataFile : IDisposable
         }
 
         File.Move(temp, path, overwrite: false);
+        Posix.SyncFolder(Path.GetDirectoryName(path)!);
     }
 
     private static void WriteInitialPages(FileStream stream)
@@ -188,8 +189,8 @@ internal sealed unsafe class DataFile : IDisposable
         return h.FlushedTransactionId;
     }
 
-    /// <summary>The page as it is in the data file. Caller guarantees the page is within the file.</summary>
-    public byte* PagePointer(long pageNumber)
+    /// <summary>The page as it is in the data file, and how many bytes of the map follow it.</summary>
+    public byte* PagePointer(long pageNumber, out long available)
     {
         var mapping = Volatile.Read(ref _current);
         var offset = pageNumber << Constants.PageShift;
@@ -198,8 +199,12 @@ internal sealed unsafe class DataFile : IDisposable
             ThrowOutOfRange(pageNumber, mapping.Length);
         }
 
+        available = mapping.Length - offset;
         return mapping.Base + offset;
     }
+
+    public void ThrowCorruptPage(long pageNumber, string what) =>
+        throw new StorageCorruptedException(FilePath, $"Page {pageNumber} is corrupt: {what}.");
 
     private void ThrowOutOfRange(long pageNumber, long length) =>
         throw new StorageCorruptedException(FilePath, $"Page {pageNumber} is beyond the end of the data file ({length} bytes): a tree refers to a page that was never written.");
@@ -214,7 +219,9 @@ internal sealed unsafe class DataFile : IDisposable
             return;
         }
 
-        var step = Math.Clamp(length, _growthStep, MaxGrowthStep);
+        // Steps of a quarter of the file (at least the initial size, at most 64 MiB): few remaps,
+        // and a file at most ~25% larger than its pages.
+        var step = Math.Clamp(length / 4, _growthStep, MaxGrowthStep);
         var newLength = Math.Max(needed, length + step);
         newLength = (newLength + Constants.PageSize - 1) & ~(long)(Constants.PageSize - 1);
         _stream.SetLength(newLength);

@@ -73,10 +73,15 @@ public class ReadTransaction : IDisposable
 
     internal unsafe PageHandle GetFromDataFile(long pageNumber)
     {
-        var p = Environment.DataFile.PagePointer(pageNumber);
+        var p = Environment.DataFile.PagePointer(pageNumber, out var available);
         var header = (PageHeader*)p;
-        var length = (header->Flags & PageFlags.Overflow) != 0 ? header->OverflowPages * Constants.PageSize : Constants.PageSize;
-        return new PageHandle(p, length);
+        var length = (header->Flags & PageFlags.Overflow) != 0 ? (long)header->OverflowPages * Constants.PageSize : Constants.PageSize;
+        if (length > available || length <= 0)
+        {
+            Environment.DataFile.ThrowCorruptPage(pageNumber, $"an overflow run of {header->OverflowPages} pages runs past the end of the file");
+        }
+
+        return new PageHandle(p, (int)length);
     }
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]

@@ -148,7 +148,8 @@ public sealed partial class Tree
         var entrySize = TreePage.LeafEntrySize(key.Length, valueLength, overflow);
         Span<byte> target;
         int valueOffset;
-        if (TreePage.FreeTotal(leaf) >= entrySize + 2)
+        if (TreePage.FreeTotal(leaf) >= entrySize + 2 ||
+            (leafLevel > 0 && (MoveToLeftSibling(w, leafLevel, leaf, ref index, entrySize + 2) || MoveToRightSibling(w, leafLevel, leaf, index, entrySize + 2))))
         {
             valueOffset = TreePage.InsertLeaf(leaf, index, key, valueLength, overflow);
             target = leaf;

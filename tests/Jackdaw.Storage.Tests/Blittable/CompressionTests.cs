@@ -23,12 +23,15 @@ public class CompressionTests
         var lines = Corpus.Load(file);
         using var context = new JsonOperationContext();
         long json = 0, disk = 0, memory = 0;
-        for (var i = 0; i < lines.Length; i += 3)
+        for (var i = 0; i < lines.Length; i++)
         {
             json += lines[i].Length;
             disk += context.Parse(lines[i], BlittableMode.Disk).Length;
             memory += context.Parse(lines[i], BlittableMode.Memory).Length;
-            context.Reset();
+            if ((i & 63) == 63)
+            {
+                context.Reset();
+            }
         }
 
         _output.WriteLine($"{file}: disk {100.0 * disk / json:F1}% memory {100.0 * memory / json:F1}% of {json} JSON bytes");

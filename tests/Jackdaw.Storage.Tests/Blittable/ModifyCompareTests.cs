@@ -142,6 +142,8 @@ public class ModifyCompareTests
                 root.TryGet(ref metadata, out var meta);
                 meta.GetObject().TryGet(ref id, out _);
                 BlittableComparer.Equals(disk.Span, streamed.Span);
+                patch.Clear();
+                patch.Object("@metadata").Set("@change-vector", "A:1").Set("@last-modified", "2026-11-23T10:00:00.0000000Z").Set("@flags", 3L);
                 context.Modify(disk.Span, patch, BlittableMode.Disk);
                 if ((i & 31) == 31)
                 {

@@ -207,6 +207,24 @@ public class ParseTests
     }
 
     [Fact]
+    public void AWholeBodyFedAtOnceBuildsTheSameBytesAndReportsTheSameErrors()
+    {
+        using var context = new JsonOperationContext();
+        foreach (var line in Corpus.Load("orders").Take(50))
+        {
+            var expected = context.Parse(line, BlittableMode.Disk).ToArray();
+            var builder = context.StartParse(BlittableMode.Disk);
+            Assert.Equal(line.Length, new System.Buffers.ReadOnlySequence<byte>(line).Slice(0, builder.Feed(new System.Buffers.ReadOnlySequence<byte>(line), isFinalBlock: true)).Length);
+            Assert.Equal(expected, builder.Complete().ToArray());
+        }
+
+        var bad = context.StartParse(BlittableMode.Memory);
+        var e = Assert.Throws<BlittableParseException>(() => bad.Feed(new System.Buffers.ReadOnlySequence<byte>("{\"a\":1,\"a\":2}"u8.ToArray()), isFinalBlock: true));
+        Assert.Equal(BlittableParseError.DuplicateProperty, e.Error);
+        Assert.Equal(7, e.Position);
+    }
+
+    [Fact]
     public void LargeDocumentsSpanSeveralBuffers()
     {
         var json = new StringBuilder("{\"items\":[");

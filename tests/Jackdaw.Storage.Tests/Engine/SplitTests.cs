@@ -133,4 +133,34 @@ public sealed class SplitTests : EngineTestBase
         Assert.True(thinned.Leaves * 4 < full.Leaves, $"{full.Leaves} leaves before, {thinned.Leaves} after");
         Assert.True(thinned.UsedBytes > thinned.Pages * Jackdaw.Storage.Engine.Paging.Constants.UsablePageSpace / 4, "average fill under a quarter");
     }
+
+    /// <summary>
+    /// Random inserts of 1 KiB values: a page holds only seven, so splits alone leave pages ~60% full;
+    /// shifting entries into a sibling with room before splitting keeps the leaves well over 70% full.
+    /// </summary>
+    [Fact]
+    public void RandomInsertsOfOneKilobyteValuesFillLeavesWell()
+    {
+        var env = Open();
+        var random = new Random(9);
+        var key = new byte[8];
+        var value = new byte[1024];
+        for (var t = 0; t < 20; t++)
+        {
+            using var tx = env.BeginWrite();
+            var tree = tx.CreateTree("t");
+            for (var i = 0; i < 1000; i++)
+            {
+                random.NextBytes(key);
+                tree.Put(key, value);
+            }
+
+            tx.Commit();
+        }
+
+        using var r = env.BeginRead();
+        var stats = r.OpenTree("t")!.Validate();
+        var fill = (double)stats.UsedBytes / (stats.Pages * Jackdaw.Storage.Engine.Paging.Constants.UsablePageSpace);
+        Assert.True(fill > 0.7, $"leaves are {fill:P0} full on average");
+    }
 }
