@@ -70,9 +70,12 @@ internal sealed class AsyncDocumentSession : IAsyncDocumentSession, IAdvancedSes
         {
             var count = 0;
             var length = _databasePath.Length + 6;
-            while (start + count < toFetch.Count && (count == 0 || length + toFetch[start + count].Length * 3 + 4 < MaxLoadUrlLength))
+            while (start + count < toFetch.Count)
             {
-                length += toFetch[start + count].Length * 3 + 4;
+                var escaped = Uri.EscapeDataString(toFetch[start + count]).Length + 4;
+                if (count > 0 && length + escaped > MaxLoadUrlLength)
+                    break;
+                length += escaped;
                 count++;
             }
 

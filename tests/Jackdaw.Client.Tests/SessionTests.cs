@@ -99,6 +99,18 @@ public sealed class SessionTests : IDisposable
     }
 
     [Fact]
+    public async Task LoadManyOfLongNonAsciiIdsKeepsEveryUrlUnderTheLimit()
+    {
+        var ids = Enumerable.Range(0, 40).Select(i => $"users/{i}/" + new string('語', 200)).ToList();
+        using var session = _store.OpenAsyncSession();
+
+        await session.LoadAsync<User>(ids);
+
+        Assert.All(_fake.Requests, r => Assert.True(r.PathAndQuery.Length <= 6000, $"URL of {r.PathAndQuery.Length} chars"));
+        Assert.Equal(40, _fake.Requests.Sum(r => r.PathAndQuery.Split("id=").Length - 1));
+    }
+
+    [Fact]
     public async Task SaveChangesWithNothingChangedMakesNoRequest()
     {
         _fake.Put(TestStores.Database, "users/1", new JsonObject { ["Name"] = "Ann", ["Tags"] = new JsonArray("a"), ["Address"] = new JsonObject { ["City"] = "Oslo" } });

@@ -125,6 +125,26 @@ public sealed class ClientServerTests(ServerFixture server) : IClassFixture<Serv
     }
 
     [Fact]
+    public async Task AStaleDeleteUnderOptimisticConcurrencyIsRejected()
+    {
+        using var store = await server.NewStoreAsync();
+        await StoreAsync(store, new User { Id = "users/1", Name = "Ann" });
+        using var stale = store.OpenAsyncSession(new SessionOptions { UseOptimisticConcurrency = true });
+        var ann = await stale.LoadAsync<User>("users/1");
+
+        using (var other = store.OpenAsyncSession())
+        {
+            (await other.LoadAsync<User>("users/1"))!.Age = 7;
+            await other.SaveChangesAsync();
+        }
+
+        stale.Delete(ann!);
+        await Assert.ThrowsAsync<ConcurrencyException>(() => stale.SaveChangesAsync());
+        using var check = store.OpenAsyncSession();
+        Assert.Equal(7, (await check.LoadAsync<User>("users/1"))!.Age);
+    }
+
+    [Fact]
     public async Task ServerGeneratedIdsAreWrittenBackAndLoadable()
     {
         using var store = await server.NewStoreAsync();
