@@ -83,7 +83,7 @@ public sealed class DocumentsTransaction : IDisposable
             var oldCollection = existing.CollectionUtf8.IsEmpty ? null : Encoding.UTF8.GetString(existing.CollectionUtf8);
             RemoveSecondaries(existing.Etag, oldCollection);
         }
-        else if (expectedChangeVector is not null)
+        else if (expectedChangeVector is not null && !MustNotExist(expectedChangeVector))
         {
             ThrowConcurrency(id, expectedChangeVector, actual: null);
         }
@@ -126,7 +126,7 @@ public sealed class DocumentsTransaction : IDisposable
 
         if (!_docs.TryGet(key, out var existingValue))
         {
-            if (expectedChangeVector is not null)
+            if (expectedChangeVector is not null && !MustNotExist(expectedChangeVector))
                 ThrowConcurrency(id, expectedChangeVector, actual: null);
             return false;
         }
@@ -168,10 +168,16 @@ public sealed class DocumentsTransaction : IDisposable
         return value;
     }
 
+    /// <summary>An empty expected change vector (<c>""</c>) means "the document must not exist yet".</summary>
+    private static bool MustNotExist(string? expected) =>
+        expected is not null && expected.AsSpan().Trim().Trim('"').IsEmpty;
+
     private void CheckChangeVector(string id, string? expected, long actualEtag)
     {
         if (expected is null)
             return;
+        if (MustNotExist(expected))
+            throw HttpErrorException.Conflict(ErrorTypes.Concurrency, $"Optimistic concurrency violation on document '{id}': it was expected not to exist, but its change vector is {ChangeVectors.Format(actualEtag, _database.DatabaseId)}.");
         var actual = ChangeVectors.Format(actualEtag, _database.DatabaseId);
         if (!ChangeVectors.Matches(expected, actual))
             ThrowConcurrency(id, expected, actual);

@@ -6,6 +6,7 @@ using Jackdaw.Server.Hosting;
 using Jackdaw.Server.Http;
 using Jackdaw.Server.Routing;
 using Jackdaw.Storage.Blittable;
+using Microsoft.AspNetCore.Http.Features;
 
 namespace Jackdaw.Server.Handlers;
 
@@ -25,6 +26,11 @@ public sealed class BulkInsertHandler(ServerContext server) : HandlerBase(server
     public async ValueTask Post(RequestContext context)
     {
         var database = Server.Databases.GetDatabase(context.GetCapture(0));
+        // The body is a stream of documents, each committed as it comes: the per-request body
+        // limit (meant for single documents and batches) does not apply; each line is bounded below.
+        if (context.HttpContext.Features.Get<IHttpMaxRequestBodySizeFeature>() is { IsReadOnly: false } limit)
+            limit.MaxRequestBodySize = null;
+        var maxLine = context.Server.Options.MaxRequestBodySize;
         var body = context.Request.BodyReader;
         var logger = context.Server.LoggerFactory.CreateLogger<BulkInsertHandler>();
 
@@ -80,10 +86,20 @@ public sealed class BulkInsertHandler(ServerContext server) : HandlerBase(server
                 }
 
                 var buffer = result.Buffer;
+                if (buffer.Length > maxLine && buffer.PositionOf((byte)'\n') is null)
+                {
+                    body.AdvanceTo(buffer.End);
+                    throw LineTooLong(line + 1, maxLine);
+                }
                 var full = false;
                 while (!full && TryReadLine(ref buffer, result.IsCompleted, out var text))
                 {
                     line++;
+                    if (text.Length > maxLine)
+                    {
+                        body.AdvanceTo(buffer.Start, buffer.End);
+                        throw LineTooLong(line, maxLine);
+                    }
                     if (IsBlank(text))
                         continue;
                     DocumentToPut document;
@@ -171,6 +187,9 @@ public sealed class BulkInsertHandler(ServerContext server) : HandlerBase(server
         }
         return true;
     }
+
+    private static HttpErrorException LineTooLong(long line, long maxLine) =>
+        new(StatusCodes.Status413PayloadTooLarge, ErrorTypes.PayloadTooLarge, $"Bulk insert line {line} is longer than the largest request body allowed ({maxLine} bytes); nothing from it on was committed.");
 
     private static void LogBrokenStream(ILogger logger, Exception e, string database, long committed, long line) =>
         logger.LogWarning(e, "Bulk insert into {Database} ended early at line {Line}; {Committed} document(s) had been committed", database, line, committed);

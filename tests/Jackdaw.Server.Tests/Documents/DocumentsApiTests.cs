@@ -203,6 +203,21 @@ public partial class DocumentsApiTests(ServerFixture fixture) : IClassFixture<Se
     }
 
     [Fact]
+    public async Task AnEmptyChangeVectorMeansTheDocumentMustNotExist()
+    {
+        var db = await fixture.CreateDatabaseAsync();
+        using (var created = await Client.SendAsync(Api.Request(HttpMethod.Put, Docs(db, "new"), "{}", ifMatch: "\"\"")))
+            Assert.Equal(HttpStatusCode.Created, created.StatusCode);
+        using (var again = await Client.SendAsync(Api.Request(HttpMethod.Put, Docs(db, "new"), "{}", ifMatch: "\"\"")))
+            await Api.AssertErrorAsync(again, HttpStatusCode.Conflict, "ConcurrencyException");
+        var body = """{"Commands":[{"Type":"PUT","Id":"fresh","Document":{},"ChangeVector":""},{"Type":"PUT","Id":"new","Document":{},"ChangeVector":""}]}""";
+        using (var batch = await Client.PostAsync($"/databases/{db}/bulk_docs", Api.Json(body)))
+            await Api.AssertErrorAsync(batch, HttpStatusCode.Conflict, "ConcurrencyException");
+        using (var fresh = await Client.GetAsync(Docs(db, "fresh")))
+            Assert.Equal(HttpStatusCode.NotFound, fresh.StatusCode);
+    }
+
+    [Fact]
     public async Task BulkDocsAppliesEveryCommandInOneTransaction()
     {
         var db = await fixture.CreateDatabaseAsync();

@@ -47,6 +47,29 @@ public class DurabilityTests
         }
     }
 
+    [Fact]
+    public async Task BulkInsertIsNotBoundByTheBodyLimitButEachLineIs()
+    {
+        await using var server = await InProcessServer.StartAsync("--max-body-size", "100000");
+        using (await server.Client.PutAsync("/admin/databases?name=Bulk", null))
+        {
+        }
+        var lines = new System.Text.StringBuilder();
+        for (var i = 0; i < 3000; i++)
+            lines.Append("{\"Id\":\"items/").Append(i).Append("\",\"Document\":{\"Text\":\"").Append('x', 100).Append("\"}}\n");
+        Assert.True(lines.Length > 300_000);
+        using (var response = await server.Client.PostAsync("/databases/Bulk/bulk_insert", new StringContent(lines.ToString(), System.Text.Encoding.UTF8, "application/x-ndjson")))
+        {
+            var json = await Api.JsonAsync(response);
+            Assert.True(response.StatusCode == HttpStatusCode.OK, json.ToString());
+            Assert.Equal(3000, json.GetProperty("Count").GetInt64());
+        }
+
+        var huge = "{\"Id\":\"huge\",\"Document\":{\"Text\":\"" + new string('x', 200_000) + "\"}}\n";
+        using var tooLong = await server.Client.PostAsync("/databases/Bulk/bulk_insert", new StringContent(huge, System.Text.Encoding.UTF8, "application/x-ndjson"));
+        await Api.AssertErrorAsync(tooLong, HttpStatusCode.RequestEntityTooLarge, "PayloadTooLarge");
+    }
+
     /// <summary>
     /// A child server under parallel PUT load is killed with SIGKILL, three times over the same data
     /// folder; after each restart every acknowledged document is there with its exact content.
