@@ -25,7 +25,15 @@ public sealed class JsonOperationContext : IDisposable
     /// <summary>Bytes handed out to documents since the last reset (for diagnostics and tests).</summary>
     public long AllocatedBytes { get; private set; }
 
-    /// <summary>Parses a whole JSON text (one object) into a document.</summary>
+    /// <summary>
+    /// Parses a whole JSON text (one object) into a document. Rules for every parse entry point:
+    /// the top-level value must be an object (NotAnObject); a repeated property name in one object
+    /// is an error, not "last wins" (DuplicateProperty, at the second occurrence); nesting is limited
+    /// to <c>256</c> levels counting the root (TooDeep); strings must be valid UTF-8, escaped lone
+    /// surrogates included (InvalidUtf8); only whitespace may follow the root (TrailingData); input
+    /// that stops early is Truncated; in Disk mode numbers must be finite doubles (NumberOutOfRange).
+    /// Each error is a <see cref="BlittableParseException"/> with the byte position in the input.
+    /// </summary>
     public BlittableDocument Parse(ReadOnlySpan<byte> utf8Json, BlittableMode mode)
     {
         var builder = RentBuilder(mode);
