@@ -40,6 +40,8 @@ public static class ChangeVectors
         foreach (var range in headerValue.Split(','))
         {
             var candidate = headerValue[range].Trim();
+            if (candidate is "*")
+                return true;
             if (candidate.StartsWith("W/", StringComparison.Ordinal))
                 candidate = candidate[2..];
             if (candidate.Length >= 2 && candidate[0] == '"' && candidate[^1] == '"')

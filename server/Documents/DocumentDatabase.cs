@@ -37,6 +37,9 @@ public sealed class DocumentDatabase : IAsyncDisposable
 
     private readonly StorageEnvironment _environment;
     private long _lastEtag;
+
+    // Only the merger's thread reads or writes it.
+    private Task _lastDurable = Task.CompletedTask;
     private int _disposed;
 
     private DocumentDatabase(string name, string folder, StorageEnvironment environment, ServerContext server)
@@ -116,10 +119,18 @@ public sealed class DocumentDatabase : IAsyncDisposable
     /// Hands the transaction to the journal; the next one may start at once (it sees this one's
     /// changes and etags), while readers and the waiting requests see it only once it is durable.
     /// </summary>
+    /// <remarks>
+    /// A transaction that changed nothing (a delete of an absent document, say) still read state
+    /// that may not be durable yet: its requests wait for the last commit that was handed over.
+    /// </remarks>
     private Task CommitWriteTransaction(DocumentsTransaction transaction)
     {
+        var changed = transaction.Changes > 0;
         var durable = transaction.CommitPipelined();
+        if (!changed)
+            return _lastDurable;
         Volatile.Write(ref _lastEtag, transaction.LastEtag);
+        _lastDurable = durable;
         return durable;
     }
 

@@ -75,6 +75,8 @@ public sealed class DocumentsReader : IDisposable
     internal List<byte[]> KeysStartingWith(string prefix, int start, int pageSize)
     {
         var keys = new List<byte[]>(Math.Min(pageSize, 1024));
+        if (pageSize <= 0)
+            return keys;
         if (Docs is not { } docs)
             return keys;
         var lowerPrefix = Encoding.UTF8.GetBytes(prefix.ToLowerInvariant());
@@ -100,6 +102,8 @@ public sealed class DocumentsReader : IDisposable
     internal List<byte[]> KeysByEtagDescending(int start, int pageSize)
     {
         var keys = new List<byte[]>(Math.Min(pageSize, 1024));
+        if (pageSize <= 0)
+            return keys;
         if (_transaction.OpenTree(DocumentDatabase.DocsByEtagTree) is not { } byEtag)
             return keys;
         using var iterator = byEtag.Iterate();
@@ -122,6 +126,8 @@ public sealed class DocumentsReader : IDisposable
     internal List<byte[]> KeysOfCollection(string collection, int start, int pageSize)
     {
         var keys = new List<byte[]>(Math.Min(pageSize, 1024));
+        if (pageSize <= 0)
+            return keys;
         var tree = _transaction.OpenTree(DocumentDatabase.CollectionsTree);
         var lower = StorageKeys.LowerCollection(collection);
         if (tree is null || lower.Length > StorageKeys.MaxCollectionBytes)

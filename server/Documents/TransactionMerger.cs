@@ -28,6 +28,9 @@ public sealed class TransactionMerger<TTransaction> : IAsyncDisposable
     private readonly Func<TTransaction> _begin;
     private readonly Func<TTransaction, Task> _commit;
     private readonly Queue<Task> _inFlight = new();
+
+    // The durability of the last transaction handed over; only the writer touches it.
+    private Task _previousDurable = Task.CompletedTask;
     private readonly ILogger _logger;
     private readonly int _maxBatch;
     private readonly int _maxInFlight;
@@ -141,7 +144,12 @@ public sealed class TransactionMerger<TTransaction> : IAsyncDisposable
 
             if (failed is null)
             {
+                // A transaction builds on every one handed over before it: its requests are answered
+                // only once those are durable too (and fail if one of them failed).
                 var durable = _commit(transaction);
+                if (!_previousDurable.IsCompletedSuccessfully)
+                    durable = Task.WhenAll(_previousDurable, durable);
+                _previousDurable = durable;
                 Interlocked.Increment(ref _transactions);
                 Interlocked.Add(ref _commands, batch.Count);
                 if (durable.IsCompletedSuccessfully)

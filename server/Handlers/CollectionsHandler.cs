@@ -39,21 +39,6 @@ public sealed class CollectionsHandler(ServerContext server) : HandlerBase(serve
         var start = query.GetInt32("start", 0);
         var pageSize = query.GetInt32("pageSize", DefaultPageSize, 0, MaxPageSize);
 
-        var response = context.Response;
-        response.StatusCode = StatusCodes.Status200OK;
-        response.ContentType = JsonErrors.JsonContentType;
-        var output = response.BodyWriter;
-        output.Write("{\"Results\":["u8);
-        using (var reader = database.BeginRead())
-        {
-            var first = true;
-            foreach (var key in reader.KeysOfCollection(name, start, pageSize))
-            {
-                if (DocsHandler.WriteByKey(reader, key, output, first))
-                    first = false;
-            }
-        }
-        output.Write("]}"u8);
-        await output.FlushAsync(context.RequestAborted).ConfigureAwait(false);
+        await DocsHandler.WritePageAsync(context, database, reader => reader.KeysOfCollection(name, start, pageSize), "]}"u8.ToArray()).ConfigureAwait(false);
     }
 }

@@ -50,14 +50,11 @@ public sealed class DocsHandler(ServerContext server) : HandlerBase(server)
         var start = query.GetInt32("start", 0);
         var pageSize = query.GetInt32("pageSize", DefaultPageSize, 0, MaxPageSize);
         var startsWith = query.GetString("startsWith");
-        List<byte[]> keys;
-        using (var reader = database.BeginRead())
-        {
-            keys = startsWith is null
-                ? reader.KeysByEtagDescending(start, pageSize)
-                : reader.KeysStartingWith(startsWith, start, pageSize);
-        }
-        return WriteKeysAsync(context, database, keys);
+        return WritePageAsync(
+            context,
+            database,
+            reader => startsWith is null ? reader.KeysByEtagDescending(start, pageSize) : reader.KeysStartingWith(startsWith, start, pageSize),
+            "],\"Includes\":{}}"u8.ToArray());
     }
 
     [Route("/databases/*/docs", "HEAD")]
@@ -150,34 +147,46 @@ public sealed class DocsHandler(ServerContext server) : HandlerBase(server)
     private static async ValueTask GetManyAsync(RequestContext context, DocumentDatabase database, List<string> ids)
     {
         var response = context.Response;
-        response.StatusCode = StatusCodes.Status200OK;
-        response.ContentType = JsonErrors.JsonContentType;
         var output = response.BodyWriter;
-        output.Write("{\"Results\":["u8);
-        using (var reader = database.BeginRead())
+        var reader = database.BeginRead();
+        try
         {
+            response.StatusCode = StatusCodes.Status200OK;
+            response.ContentType = JsonErrors.JsonContentType;
+            output.Write("{\"Results\":["u8);
             for (var i = 0; i < ids.Count; i++)
             {
                 if (i > 0)
                     output.Write(","u8);
                 WriteById(reader, ids[i], output);
                 if (output.UnflushedBytes >= FlushThreshold)
-                    await output.FlushAsync(context.RequestAborted).ConfigureAwait(false);
+                    reader = await FlushOutsideSnapshotAsync(context, database, reader).ConfigureAwait(false);
             }
+        }
+        finally
+        {
+            reader.Dispose();
         }
         output.Write("],\"Includes\":{}}"u8);
         await output.FlushAsync(context.RequestAborted).ConfigureAwait(false);
     }
 
-    private static async ValueTask WriteKeysAsync(RequestContext context, DocumentDatabase database, List<byte[]> keys)
+    /// <summary>
+    /// Writes <c>{"Results":[…]</c> and <paramref name="suffix"/> for the documents whose storage keys
+    /// <paramref name="keysOf"/> picks. The page is chosen and read in one snapshot until the
+    /// response must be flushed; a large page continues in a fresh snapshot after each flush.
+    /// </summary>
+    internal static async ValueTask WritePageAsync(RequestContext context, DocumentDatabase database, Func<DocumentsReader, List<byte[]>> keysOf, byte[] suffix)
     {
         var response = context.Response;
-        response.StatusCode = StatusCodes.Status200OK;
-        response.ContentType = JsonErrors.JsonContentType;
         var output = response.BodyWriter;
-        output.Write("{\"Results\":["u8);
-        using (var reader = database.BeginRead())
+        var reader = database.BeginRead();
+        try
         {
+            var keys = keysOf(reader);
+            response.StatusCode = StatusCodes.Status200OK;
+            response.ContentType = JsonErrors.JsonContentType;
+            output.Write("{\"Results\":["u8);
             var first = true;
             foreach (var key in keys)
             {
@@ -185,11 +194,27 @@ public sealed class DocsHandler(ServerContext server) : HandlerBase(server)
                     continue;
                 first = false;
                 if (output.UnflushedBytes >= FlushThreshold)
-                    await output.FlushAsync(context.RequestAborted).ConfigureAwait(false);
+                    reader = await FlushOutsideSnapshotAsync(context, database, reader).ConfigureAwait(false);
             }
         }
-        output.Write("],\"Includes\":{}}"u8);
+        finally
+        {
+            reader.Dispose();
+        }
+        output.Write(suffix);
         await output.FlushAsync(context.RequestAborted).ConfigureAwait(false);
+    }
+
+    /// <summary>
+    /// Never hold a snapshot across network back-pressure: the flusher cannot pass the oldest
+    /// reader, so a slow client would make the store's scratch memory grow. Close it, flush, and
+    /// go on in a new one.
+    /// </summary>
+    private static async ValueTask<DocumentsReader> FlushOutsideSnapshotAsync(RequestContext context, DocumentDatabase database, DocumentsReader reader)
+    {
+        reader.Dispose();
+        await context.Response.BodyWriter.FlushAsync(context.RequestAborted).ConfigureAwait(false);
+        return database.BeginRead();
     }
 
     private static void WriteById(DocumentsReader reader, string id, PipeWriter output)

@@ -63,7 +63,7 @@ public static class BatchParser
             if (reader.ValueTextEquals("Id"u8))
             {
                 Read(ref reader);
-                id = reader.TokenType == JsonTokenType.String ? reader.GetString() : throw HttpErrorException.BadRequest($"Line {lineNumber}: 'Id' must be a string.");
+                id = reader.TokenType == JsonTokenType.String ? GetString(ref reader, $"Line {lineNumber}", "Id") : throw HttpErrorException.BadRequest($"Line {lineNumber}: 'Id' must be a string.");
             }
             else if (reader.ValueTextEquals("Document"u8))
             {
@@ -154,10 +154,23 @@ public static class BatchParser
         Read(ref reader);
         return reader.TokenType switch
         {
-            JsonTokenType.String => reader.GetString(),
+            JsonTokenType.String => GetString(ref reader, where, property),
             JsonTokenType.Null => null,
             _ => throw HttpErrorException.BadRequest($"{where}: '{property}' must be a string."),
         };
+    }
+
+    /// <summary>A string value; a 400 error when it is not valid UTF-8 or escapes a lone surrogate.</summary>
+    private static string GetString(ref Utf8JsonReader reader, string where, string property)
+    {
+        try
+        {
+            return reader.GetString()!;
+        }
+        catch (InvalidOperationException e)
+        {
+            throw HttpErrorException.BadRequest($"{where}: '{property}' is not a valid Unicode string: {e.Message}", e);
+        }
     }
 
     private static string Validate(string? id, string where)

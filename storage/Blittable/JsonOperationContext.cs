@@ -88,6 +88,13 @@ public sealed class JsonOperationContext : IDisposable
         }
 
         _retired.Clear();
+        // A context lives long (pooled per request): do not keep a buffer grown for one huge document.
+        if (_current.Length > ChunkSize)
+        {
+            ArrayPool<byte>.Shared.Return(_current);
+            _current = ArrayPool<byte>.Shared.Rent(ChunkSize);
+        }
+
         _used = 0;
         AllocatedBytes = 0;
     }

@@ -147,6 +147,8 @@ public partial class DocumentsApiTests(ServerFixture fixture) : IClassFixture<Se
         Assert.Equal(["users/2", "users/3"], await IdsAsync("?startsWith=USERS/&start=1&pageSize=2"));
         Assert.Equal(["Users/4", "users/2", "companies/1", "users/1", "users/3"], await IdsAsync(string.Empty));
         Assert.Equal(["companies/1", "users/1"], await IdsAsync("?start=2&pageSize=2"));
+        Assert.Empty(await IdsAsync("?pageSize=0"));
+        Assert.Empty(await IdsAsync("?startsWith=users/&pageSize=0"));
         using var bad = await Client.GetAsync($"/databases/{db}/docs?pageSize=lots");
         await Api.AssertErrorAsync(bad, HttpStatusCode.BadRequest, "BadRequest");
     }
@@ -290,6 +292,19 @@ public partial class DocumentsApiTests(ServerFixture fixture) : IClassFixture<Se
         Assert.Equal(0, (await Api.JsonAsync(stats)).GetProperty("CountOfDocuments").GetInt64());
     }
 
+    [Theory]
+    [InlineData(new byte[] { 0xC3, 0x28 })]
+    [InlineData(new byte[] { (byte)'\\', (byte)'u', (byte)'d', (byte)'8', (byte)'0', (byte)'0' })]
+    public async Task BadStringsInTheBatchEnvelopeAre400(byte[] badId)
+    {
+        var db = await fixture.CreateDatabaseAsync();
+        byte[] Body(string before, string after) => [.. Encoding.UTF8.GetBytes(before), .. badId, .. Encoding.UTF8.GetBytes(after)];
+        using (var bulk = await Client.PostAsync($"/databases/{db}/bulk_docs", new ByteArrayContent(Body("""{"Commands":[{"Type":"PUT","Id":"a""", "\",\"Document\":{}}]}"))))
+            await Api.AssertErrorAsync(bulk, HttpStatusCode.BadRequest, "BadRequest");
+        using (var insert = await Client.PostAsync($"/databases/{db}/bulk_insert", new ByteArrayContent(Body("""{"Id":"a""", "\",\"Document\":{}}\n"))))
+            await Api.AssertErrorAsync(insert, HttpStatusCode.BadRequest, "BadRequest");
+    }
+
     [Fact]
     public async Task CollectionsAreCountedAndPagedNewestFirst()
     {
@@ -315,6 +330,8 @@ public partial class DocumentsApiTests(ServerFixture fixture) : IClassFixture<Se
         }
         using (var response = await Client.GetAsync($"/databases/{db}/collections/docs?name=Orders&start=1&pageSize=5"))
             Assert.Equal(1, (await Api.JsonAsync(response)).GetProperty("Results").GetArrayLength());
+        using (var response = await Client.GetAsync($"/databases/{db}/collections/docs?name=Orders&pageSize=0"))
+            Assert.Equal(0, (await Api.JsonAsync(response)).GetProperty("Results").GetArrayLength());
 
         await Client.DeleteAsync(Docs(db, "users/1"));
         using (var response = await Client.GetAsync($"/databases/{db}/stats"))

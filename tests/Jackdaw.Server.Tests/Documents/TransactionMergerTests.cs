@@ -167,4 +167,69 @@ public class TransactionMergerTests
         Assert.Equal(100, store.Committed.Count);
         await Assert.ThrowsAsync<ObjectDisposedException>(() => merger.EnqueueAsync(new PutCommand("late", 1)));
     }
+    /// <summary>Pipelined commits whose durability the test completes by hand.</summary>
+    private sealed class PipelinedStore
+    {
+        public ConcurrentQueue<TaskCompletionSource> Pending { get; } = new();
+
+        public FakeTransaction Begin() => new(new FakeStore());
+
+        public Task Commit(FakeTransaction transaction, bool durableAtOnce)
+        {
+            transaction.Committed = true;
+            if (durableAtOnce)
+                return Task.CompletedTask;
+            var durable = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+            Pending.Enqueue(durable);
+            return durable.Task;
+        }
+    }
+
+    private sealed class SignalCommand(TaskCompletionSource executed) : IMergedCommand<FakeTransaction>
+    {
+        public void Execute(FakeTransaction transaction) => executed.TrySetResult();
+    }
+
+    [Fact]
+    public async Task PipelinedRequestIsAnsweredOnlyAfterEveryEarlierCommitIsDurable()
+    {
+        var store = new PipelinedStore();
+        var commits = 0;
+        // The first commit stays in flight; the second (a transaction that changed nothing, say)
+        // reports itself durable at once but built on the first.
+        await using var merger = new TransactionMerger<FakeTransaction>(store.Begin, t => store.Commit(t, Interlocked.Increment(ref commits) > 1), NullLogger.Instance);
+        var firstExecuted = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        var first = merger.EnqueueAsync(new SignalCommand(firstExecuted));
+        await firstExecuted.Task.WaitAsync(TimeSpan.FromSeconds(10));
+        var secondExecuted = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        var second = merger.EnqueueAsync(new SignalCommand(secondExecuted));
+        await secondExecuted.Task.WaitAsync(TimeSpan.FromSeconds(10));
+        while (merger.Transactions < 2)
+            await Task.Yield();
+
+        Assert.False(first.IsCompleted);
+        Assert.False(second.IsCompleted);
+        Assert.True(store.Pending.TryDequeue(out var durable));
+        durable.SetResult();
+        await Task.WhenAll(first, second).WaitAsync(TimeSpan.FromSeconds(10));
+    }
+
+    [Fact]
+    public async Task AFailedJournalWriteFailsItsRequestsAndThoseBuiltOnIt()
+    {
+        var store = new PipelinedStore();
+        var commits = 0;
+        await using var merger = new TransactionMerger<FakeTransaction>(store.Begin, t => store.Commit(t, Interlocked.Increment(ref commits) > 1), NullLogger.Instance);
+        var firstExecuted = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        var first = merger.EnqueueAsync(new SignalCommand(firstExecuted));
+        await firstExecuted.Task.WaitAsync(TimeSpan.FromSeconds(10));
+        var second = merger.EnqueueAsync(new PutCommand("b", 2));
+        while (merger.Transactions < 2)
+            await Task.Yield();
+
+        Assert.True(store.Pending.TryDequeue(out var durable));
+        durable.SetException(new IOException("fdatasync failed (simulated)"));
+        await Assert.ThrowsAsync<IOException>(() => first.WaitAsync(TimeSpan.FromSeconds(10)));
+        await Assert.ThrowsAsync<IOException>(() => second.WaitAsync(TimeSpan.FromSeconds(10)));
+    }
 }
