@@ -74,71 +74,42 @@ public sealed class DocumentsReader : IDisposable
     /// <summary>Storage keys of documents whose id starts with <paramref name="prefix"/>, in id order.</summary>
     internal List<byte[]> KeysStartingWith(string prefix, int start, int pageSize)
     {
-        var keys = new List<byte[]>(Math.Min(pageSize, 1024));
-        if (pageSize <= 0)
-            return keys;
-        if (Docs is not { } docs)
-            return keys;
+        if (pageSize <= 0 || Docs is not { } docs)
+            return [];
         var lowerPrefix = Encoding.UTF8.GetBytes(prefix.ToLowerInvariant());
         using var iterator = docs.Iterate();
-        if (!iterator.Seek(lowerPrefix))
-            return keys;
-        do
-        {
-            if (!iterator.Key.StartsWith(lowerPrefix))
-                break;
-            if (start > 0)
-            {
-                start--;
-                continue;
-            }
-            keys.Add(iterator.Key.ToArray());
-        }
-        while (keys.Count < pageSize && iterator.MoveNext());
-        return keys;
+        return iterator.Seek(lowerPrefix) ? Page(iterator, lowerPrefix, forward: true, valueIsKey: false, start, pageSize) : [];
     }
 
     /// <summary>Storage keys of all documents, newest change first.</summary>
     internal List<byte[]> KeysByEtagDescending(int start, int pageSize)
     {
-        var keys = new List<byte[]>(Math.Min(pageSize, 1024));
-        if (pageSize <= 0)
-            return keys;
-        if (_transaction.OpenTree(DocumentDatabase.DocsByEtagTree) is not { } byEtag)
-            return keys;
+        if (pageSize <= 0 || _transaction.OpenTree(DocumentDatabase.DocsByEtagTree) is not { } byEtag)
+            return [];
         using var iterator = byEtag.Iterate();
-        if (!iterator.SeekLast())
-            return keys;
-        do
-        {
-            if (start > 0)
-            {
-                start--;
-                continue;
-            }
-            keys.Add(iterator.Value.ToArray());
-        }
-        while (keys.Count < pageSize && iterator.MovePrev());
-        return keys;
+        return iterator.SeekLast() ? Page(iterator, [], forward: false, valueIsKey: true, start, pageSize) : [];
     }
 
     /// <summary>Storage keys of a collection's documents, newest change first.</summary>
     internal List<byte[]> KeysOfCollection(string collection, int start, int pageSize)
     {
-        var keys = new List<byte[]>(Math.Min(pageSize, 1024));
-        if (pageSize <= 0)
-            return keys;
-        var tree = _transaction.OpenTree(DocumentDatabase.CollectionsTree);
         var lower = StorageKeys.LowerCollection(collection);
-        if (tree is null || lower.Length > StorageKeys.MaxCollectionBytes)
-            return keys;
+        if (pageSize <= 0 || lower.Length > StorageKeys.MaxCollectionBytes || _transaction.OpenTree(DocumentDatabase.CollectionsTree) is not { } tree)
+            return [];
 
         Span<byte> last = stackalloc byte[1 + StorageKeys.MaxCollectionBytes + StorageKeys.EtagSize];
         var length = StorageKeys.WriteCollectionEtag(last, lower, long.MaxValue);
-        var prefix = last[..(1 + lower.Length)];
         using var iterator = tree.Iterate();
-        if (!iterator.SeekLastLessOrEqual(last[..length]))
-            return keys;
+        return iterator.SeekLastLessOrEqual(last[..length]) ? Page(iterator, last[..(1 + lower.Length)], forward: false, valueIsKey: true, start, pageSize) : [];
+    }
+
+    /// <summary>
+    /// From a positioned iterator, skips <paramref name="start"/> entries under <paramref name="prefix"/>
+    /// and collects up to <paramref name="pageSize"/> document keys (the entry's key or its value).
+    /// </summary>
+    private static List<byte[]> Page(TreeIterator iterator, ReadOnlySpan<byte> prefix, bool forward, bool valueIsKey, int start, int pageSize)
+    {
+        var keys = new List<byte[]>(Math.Min(pageSize, 1024));
         do
         {
             if (!iterator.Key.StartsWith(prefix))
@@ -148,9 +119,9 @@ public sealed class DocumentsReader : IDisposable
                 start--;
                 continue;
             }
-            keys.Add(iterator.Value.ToArray());
+            keys.Add((valueIsKey ? iterator.Value : iterator.Key).ToArray());
         }
-        while (keys.Count < pageSize && iterator.MovePrev());
+        while (keys.Count < pageSize && (forward ? iterator.MoveNext() : iterator.MovePrev()));
         return keys;
     }
 
