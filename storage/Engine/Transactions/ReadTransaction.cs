@@ -13,7 +13,8 @@ public class ReadTransaction : IDisposable
 {
     internal const string RootTreeName = "$root";
 
-    private readonly Dictionary<string, Tree?> _trees = new(StringComparer.Ordinal);
+    // Created on the first open: a point read opens one tree and should allocate little.
+    private Dictionary<string, Tree?>? _trees;
     private Tree? _rootTree;
 
     internal ReadTransaction(StorageEnvironment environment, long snapshot, long epoch)
@@ -46,22 +47,25 @@ public class ReadTransaction : IDisposable
     public Tree? OpenTree(string name)
     {
         ThrowIfDisposed();
-        if (_trees.TryGetValue(name, out var tree))
+        if (_trees is not null && _trees.TryGetValue(name, out var tree))
         {
             return tree;
         }
 
-        var key = Encoding.UTF8.GetBytes(name);
+        tree = null;
+        var maxBytes = Encoding.UTF8.GetMaxByteCount(name.Length);
+        var key = maxBytes <= 256 ? stackalloc byte[256] : new byte[maxBytes];
+        key = key[..Encoding.UTF8.GetBytes(name, key)];
         if (RootTree.TryGet(key, out var value))
         {
             tree = new Tree(this, name, System.Runtime.InteropServices.MemoryMarshal.Read<TreeHeader>(value), isRoot: false);
         }
 
-        _trees[name] = tree;
+        OpenedTrees[name] = tree;
         return tree;
     }
 
-    internal Dictionary<string, Tree?> OpenedTrees => _trees;
+    internal Dictionary<string, Tree?> OpenedTrees => _trees ??= new(StringComparer.Ordinal);
 
     /// <summary>The page as this transaction sees it. Tree pages are 8 KiB; an overflow run is its full length.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
