@@ -13,7 +13,10 @@ public class ReadTransaction : IDisposable
 {
     internal const string RootTreeName = "$root";
 
-    // Created on the first open: a point read opens one tree and should allocate little.
+    // The first tree opened is kept in a field and the table is created for a second one only:
+    // a point read opens one tree and should allocate little.
+    private string? _firstName;
+    private Tree? _firstTree;
     private Dictionary<string, Tree?>? _trees;
     private Tree? _rootTree;
 
@@ -47,6 +50,11 @@ public class ReadTransaction : IDisposable
     public Tree? OpenTree(string name)
     {
         ThrowIfDisposed();
+        if (_trees is null && ReferenceEquals(_firstName, name))
+        {
+            return _firstTree;
+        }
+
         if (_trees is not null && _trees.TryGetValue(name, out var tree))
         {
             return tree;
@@ -61,11 +69,34 @@ public class ReadTransaction : IDisposable
             tree = new Tree(this, name, System.Runtime.InteropServices.MemoryMarshal.Read<TreeHeader>(value), isRoot: false);
         }
 
-        OpenedTrees[name] = tree;
+        if (_trees is null && _firstName is null && !IsWrite)
+        {
+            _firstName = name;
+            _firstTree = tree;
+        }
+        else
+        {
+            OpenedTrees[name] = tree;
+        }
         return tree;
     }
 
-    internal Dictionary<string, Tree?> OpenedTrees => _trees ??= new(StringComparer.Ordinal);
+    internal Dictionary<string, Tree?> OpenedTrees
+    {
+        get
+        {
+            if (_trees is null)
+            {
+                _trees = new(StringComparer.Ordinal);
+                if (_firstName is not null)
+                {
+                    _trees[_firstName] = _firstTree;
+                }
+            }
+
+            return _trees;
+        }
+    }
 
     /// <summary>The page as this transaction sees it. Tree pages are 8 KiB; an overflow run is its full length.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
