@@ -18,6 +18,7 @@ namespace Jackdaw.Server.Documents;
 /// <item><c>Collections</c>: [len][lowercased collection][etag] → lowercased id.</item>
 /// <item><c>CollectionCounts</c>: lowercased collection → [count: 8][name as first written].</item>
 /// <item><c>Tombstones</c>: etag → <see cref="Tombstones"/> record of a deleted document.</item>
+/// <item><c>TombstonesById</c>: lowercased id → etag of its tombstone (a re-created document drops its tombstone).</item>
 /// <item><c>Identities</c>: lowercased prefix → last value (int64).</item>
 /// <item><c>Meta</c>: <c>database-id</c>, <c>last-etag</c>.</item>
 /// </list>
@@ -29,6 +30,7 @@ public sealed class DocumentDatabase : IAsyncDisposable
     internal const string CollectionsTree = "Collections";
     internal const string CollectionCountsTree = "CollectionCounts";
     internal const string TombstonesTree = "Tombstones";
+    internal const string TombstonesByIdTree = "TombstonesById";
     internal const string IdentitiesTree = "Identities";
     internal const string MetaTree = "Meta";
 
@@ -49,7 +51,7 @@ public sealed class DocumentDatabase : IAsyncDisposable
         _environment = environment;
         using (var tx = environment.BeginWrite())
         {
-            foreach (var tree in new[] { DocsTree, DocsByEtagTree, CollectionsTree, CollectionCountsTree, TombstonesTree, IdentitiesTree, MetaTree })
+            foreach (var tree in new[] { DocsTree, DocsByEtagTree, CollectionsTree, CollectionCountsTree, TombstonesTree, TombstonesByIdTree, IdentitiesTree, MetaTree })
                 tx.CreateTree(tree);
             var meta = tx.CreateTree(MetaTree);
             if (meta.TryGet(DatabaseIdKey, out var id))

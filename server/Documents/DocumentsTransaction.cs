@@ -23,6 +23,7 @@ public sealed class DocumentsTransaction : IDisposable
     private readonly Tree _collections;
     private readonly Tree _collectionCounts;
     private readonly Tree _tombstones;
+    private readonly Tree _tombstonesById;
     private readonly Tree _identities;
     private readonly Tree _meta;
     private readonly long _startEtag;
@@ -37,6 +38,7 @@ public sealed class DocumentsTransaction : IDisposable
         _collections = transaction.CreateTree(DocumentDatabase.CollectionsTree);
         _collectionCounts = transaction.CreateTree(DocumentDatabase.CollectionCountsTree);
         _tombstones = transaction.CreateTree(DocumentDatabase.TombstonesTree);
+        _tombstonesById = transaction.CreateTree(DocumentDatabase.TombstonesByIdTree);
         _identities = transaction.CreateTree(DocumentDatabase.IdentitiesTree);
         _meta = transaction.CreateTree(DocumentDatabase.MetaTree);
         _startEtag = lastEtag;
@@ -86,6 +88,11 @@ public sealed class DocumentsTransaction : IDisposable
         else if (expectedChangeVector is not null && !MustNotExist(expectedChangeVector))
         {
             ThrowConcurrency(id, expectedChangeVector, actual: null);
+        }
+        else
+        {
+            // A document created again is live: readers of changes by etag must not see it deleted.
+            RemoveTombstone(key);
         }
 
         var now = DateTime.UtcNow;
@@ -143,7 +150,9 @@ public sealed class DocumentsTransaction : IDisposable
 
         Span<byte> etagKey = stackalloc byte[StorageKeys.EtagSize];
         StorageKeys.WriteEtag(etagKey, etag);
+        RemoveTombstone(key);
         _tombstones.Put(etagKey, _scratch.AsSpan(0, tombstone));
+        _tombstonesById.Put(key, etagKey);
         LastEtag = etag;
         return true;
     }
@@ -157,6 +166,16 @@ public sealed class DocumentsTransaction : IDisposable
     }
 
     public void Dispose() => _transaction.Dispose();
+
+    private void RemoveTombstone(ReadOnlySpan<byte> key)
+    {
+        if (!_tombstonesById.TryGet(key, out var etag))
+            return;
+        Span<byte> etagKey = stackalloc byte[StorageKeys.EtagSize];
+        etag.CopyTo(etagKey);
+        _tombstones.Delete(etagKey);
+        _tombstonesById.Delete(key);
+    }
 
     private long NextIdentity(ReadOnlySpan<char> prefix)
     {

@@ -346,6 +346,32 @@ public partial class DocumentsApiTests(ServerFixture fixture) : IClassFixture<Se
     }
 
     [Fact]
+    public async Task ADocumentCreatedAgainDropsItsTombstone()
+    {
+        var db = await fixture.CreateDatabaseAsync();
+        await PutAsync(db, "phoenix", "{}");
+        await PutAsync(db, "other", "{}");
+        using (await Client.DeleteAsync(Docs(db, "phoenix")))
+        using (await Client.DeleteAsync(Docs(db, "other")))
+        {
+        }
+
+        async Task<long> TombstonesAsync()
+        {
+            using var stats = await Client.GetAsync($"/databases/{db}/stats");
+            return (await Api.JsonAsync(stats)).GetProperty("CountOfTombstones").GetInt64();
+        }
+
+        Assert.Equal(2, await TombstonesAsync());
+        await PutAsync(db, "PHOENIX", "{}");
+        Assert.Equal(1, await TombstonesAsync());
+        using (await Client.DeleteAsync(Docs(db, "phoenix")))
+        {
+        }
+        Assert.Equal(2, await TombstonesAsync());
+    }
+
+    [Fact]
     public async Task UnknownDatabaseIs404()
     {
         using var response = await Client.GetAsync(Docs("NoSuchDb", "a"));
