@@ -12,6 +12,12 @@ public interface IMergedCommand<in TTransaction>
 {
     /// <summary>Applies the command. Throwing fails this command only.</summary>
     void Execute(TTransaction transaction);
+
+    /// <summary>
+    /// About how many bytes the command writes; the merger stops adding commands to a transaction
+    /// once their sum passes its budget, so a few huge batches do not make one giant commit.
+    /// </summary>
+    long EstimatedBytes => 0;
 }
 
 /// <summary>
@@ -33,6 +39,9 @@ public sealed class TransactionMerger<TTransaction> : IAsyncDisposable
     private Task _previousDurable = Task.CompletedTask;
     private readonly ILogger _logger;
     private readonly int _maxBatch;
+
+    /// <summary>The byte budget of one merged transaction (a single command may exceed it alone).</summary>
+    public const long MaxBatchBytes = 64L * 1024 * 1024;
     private readonly int _maxInFlight;
     private readonly Task _loop;
     private long _transactions;
@@ -96,8 +105,12 @@ public sealed class TransactionMerger<TTransaction> : IAsyncDisposable
         var reader = _queue.Reader;
         while (await reader.WaitToReadAsync().ConfigureAwait(false))
         {
-            while (batch.Count < _maxBatch && reader.TryRead(out var next))
+            long bytes = 0;
+            while (batch.Count < _maxBatch && bytes < MaxBatchBytes && reader.TryRead(out var next))
+            {
                 batch.Add(next);
+                bytes += next.Command.EstimatedBytes;
+            }
 
             // Bound the pipeline: at most _maxInFlight commits wait for their journal write.
             while (_inFlight.Count >= _maxInFlight)

@@ -22,6 +22,8 @@ public sealed class BatchCommand(IReadOnlyList<BatchOperation> operations, JsonO
 
     public IReadOnlyList<BatchOperationResult> Results => _results;
 
+    public long EstimatedBytes { get; } = operations.Sum(o => (long)(o.Put?.Document.Length ?? 0));
+
     public void Execute(DocumentsTransaction transaction)
     {
         for (var i = 0; i < operations.Count; i++)

@@ -14,6 +14,8 @@ public sealed class PutDocumentCommand(DocumentToPut document, JsonOperationCont
 {
     public PutResult Result { get; private set; }
 
+    public long EstimatedBytes => document.Document.Length;
+
     public void Execute(DocumentsTransaction transaction) =>
         Result = transaction.Put(document.Id, document.Document.Span, document.Collection, document.ExpectedChangeVector, context);
 }

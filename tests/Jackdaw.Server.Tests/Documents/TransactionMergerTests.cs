@@ -232,4 +232,24 @@ public class TransactionMergerTests
         await Assert.ThrowsAsync<IOException>(() => first.WaitAsync(TimeSpan.FromSeconds(10)));
         await Assert.ThrowsAsync<IOException>(() => second.WaitAsync(TimeSpan.FromSeconds(10)));
     }
+    private sealed class BigCommand(string key) : IMergedCommand<FakeTransaction>
+    {
+        public long EstimatedBytes => 40L << 20;
+
+        public void Execute(FakeTransaction transaction) => transaction.Writes[key] = 1;
+    }
+
+    [Fact]
+    public async Task TheByteBudgetKeepsHugeCommandsOutOfOneTransaction()
+    {
+        var store = new FakeStore();
+        store.CommitOpen.Reset();
+        await using var merger = CreateMerger(store);
+        var all = new[] { "a", "b", "c" }.Select(k => merger.EnqueueAsync(new BigCommand(k))).ToArray();
+        store.CommitOpen.Set();
+        await Task.WhenAll(all).WaitAsync(TimeSpan.FromSeconds(10));
+        // 3 x 40 MiB against a 64 MiB budget: never all three in one commit, whatever the timing.
+        Assert.Equal(2, store.Commits);
+        Assert.Equal(3, store.Committed.Count);
+    }
 }
