@@ -35,7 +35,7 @@ public sealed class DocumentDatabase : IAsyncDisposable
     internal const string MetaTree = "Meta";
 
     private static readonly byte[] DatabaseIdKey = "database-id"u8.ToArray();
-    private static readonly byte[] LastEtagKey = "last-etag"u8.ToArray();
+    internal static readonly byte[] LastEtagKey = "last-etag"u8.ToArray();
 
     private readonly StorageEnvironment _environment;
     private long _lastEtag;

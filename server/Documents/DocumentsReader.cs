@@ -144,6 +144,12 @@ public sealed class DocumentsReader : IDisposable
         return result;
     }
 
+    /// <summary>The etag of the last change in this snapshot (durable, unlike <see cref="DocumentDatabase.LastEtag"/>).</summary>
+    public long LastEtag =>
+        _transaction.OpenTree(DocumentDatabase.MetaTree) is { } meta && meta.TryGet(DocumentDatabase.LastEtagKey, out var value)
+            ? BinaryPrimitives.ReadInt64LittleEndian(value)
+            : 0;
+
     /// <summary>The number of tombstones (deletions not yet purged).</summary>
     public long TombstoneCount => _transaction.OpenTree(DocumentDatabase.TombstonesTree)?.Count ?? 0;
 

@@ -18,7 +18,7 @@ public sealed class DatabaseStatsHandler(ServerContext server) : HandlerBase(ser
         json.WriteString("DatabaseId", database.DatabaseId);
         json.WriteNumber("CountOfDocuments", reader.DocumentCount);
         json.WriteNumber("CountOfTombstones", reader.TombstoneCount);
-        json.WriteNumber("LastDocEtag", database.LastEtag);
+        json.WriteNumber("LastDocEtag", reader.LastEtag);
         json.WriteStartObject("Collections");
         foreach (var collection in reader.GetCollections())
             json.WriteNumber(collection.Name, collection.Count);
