@@ -44,7 +44,20 @@ public static class DocumentIds
                 return $"The document id has an unpaired surrogate character at position {surrogate}.";
             surrogate += consumed;
         }
+        // The storage key is the lowercased UTF-8 form; its length is what the B+Tree bounds.
+        Span<byte> key = stackalloc byte[MaxKeyBytes];
+        if (GetKey(id, key) < 0)
+            return $"The document id is longer than {MaxKeyBytes} bytes in UTF-8.";
         return null;
+    }
+
+    /// <summary>The storage key of an id into <paramref name="destination"/>; a 400 error when it is too long.</summary>
+    public static int GetKeyOrThrow(string id, Span<byte> destination)
+    {
+        var length = GetKey(id, destination);
+        if (length < 0)
+            throw Http.HttpErrorException.BadRequest($"The document id '{id}' is longer than {MaxKeyBytes} bytes in UTF-8.");
+        return length;
     }
 
     public static IdKind KindOf(ReadOnlySpan<char> id) => id.IsEmpty ? IdKind.Exact : id[^1] switch

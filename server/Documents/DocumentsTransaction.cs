@@ -69,10 +69,7 @@ public sealed class DocumentsTransaction : IDisposable
         };
 
         Span<byte> key = stackalloc byte[DocumentIds.MaxKeyBytes];
-        var keyLength = DocumentIds.GetKey(id, key);
-        if (keyLength < 0)
-            throw HttpErrorException.BadRequest($"The document id '{id}' is longer than {DocumentIds.MaxKeyBytes} bytes in UTF-8.");
-        key = key[..keyLength];
+        key = key[..DocumentIds.GetKeyOrThrow(id, key)];
 
         // The stored casing of an existing document wins: ids are case-insensitive.
         var existed = _docs.TryGet(key, out var existingValue);
@@ -126,10 +123,7 @@ public sealed class DocumentsTransaction : IDisposable
     public bool Delete(string id, string? expectedChangeVector)
     {
         Span<byte> key = stackalloc byte[DocumentIds.MaxKeyBytes];
-        var keyLength = DocumentIds.GetKey(id, key);
-        if (keyLength < 0)
-            throw HttpErrorException.BadRequest($"The document id '{id}' is longer than {DocumentIds.MaxKeyBytes} bytes in UTF-8.");
-        key = key[..keyLength];
+        key = key[..DocumentIds.GetKeyOrThrow(id, key)];
 
         if (!_docs.TryGet(key, out var existingValue))
         {

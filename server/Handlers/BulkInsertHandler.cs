@@ -45,18 +45,21 @@ public sealed class BulkInsertHandler(ServerContext server) : HandlerBase(server
         long committed = 0;
         long line = 0;
 
+        // Waits for the batch being committed, if any, and counts it.
+        async ValueTask DrainAsync()
+        {
+            if (inFlight is not { } pending)
+                return;
+            inFlight = null;
+            await pending.ConfigureAwait(false);
+            committed += inFlightCount;
+        }
+
         async ValueTask SendBatchAsync()
         {
-            if (inFlight is not null)
-            {
-                await inFlight.ConfigureAwait(false);
-                committed += inFlightCount;
-            }
+            await DrainAsync().ConfigureAwait(false);
             if (batch.Count == 0)
-            {
-                inFlight = null;
                 return;
-            }
             inFlight = database.Merger.EnqueueAsync(new BatchCommand(batch, parsing));
             inFlightCount = batch.Count;
             batch = new List<BatchOperation>(MaxBatchDocuments);
@@ -76,11 +79,7 @@ public sealed class BulkInsertHandler(ServerContext server) : HandlerBase(server
                 }
                 catch (Exception e) when (e is IOException or OperationCanceledException or BadHttpRequestException)
                 {
-                    if (inFlight is not null)
-                    {
-                        await inFlight.ConfigureAwait(false);
-                        committed += inFlightCount;
-                    }
+                    await DrainAsync().ConfigureAwait(false);
                     LogBrokenStream(logger, e, database.Name, committed, line);
                     throw;
                 }
@@ -110,12 +109,7 @@ public sealed class BulkInsertHandler(ServerContext server) : HandlerBase(server
                     catch (Exception e) when (e is HttpErrorException or BlittableParseException or System.Text.Json.JsonException)
                     {
                         body.AdvanceTo(buffer.Start, buffer.End);
-                        if (inFlight is not null)
-                        {
-                            await inFlight.ConfigureAwait(false);
-                            committed += inFlightCount;
-                            inFlight = null;
-                        }
+                        await DrainAsync().ConfigureAwait(false);
                         throw HttpErrorException.BadRequest($"Bulk insert stopped at line {line}: {e.Message} {committed} document(s) were committed before it; the {batch.Count} parsed after them were not.", e);
                     }
                     batch.Add(new BatchOperation(document.Id, document, null));
@@ -133,7 +127,7 @@ public sealed class BulkInsertHandler(ServerContext server) : HandlerBase(server
             }
 
             await SendBatchAsync().ConfigureAwait(false);
-            await SendBatchAsync().ConfigureAwait(false);
+            await DrainAsync().ConfigureAwait(false);
         }
         finally
         {

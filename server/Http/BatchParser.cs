@@ -179,9 +179,6 @@ public static class BatchParser
             throw HttpErrorException.BadRequest($"{where} has no 'Id'.");
         if (Documents.DocumentIds.Validate(id) is { } problem)
             throw HttpErrorException.BadRequest($"{where}: {problem}");
-        Span<byte> key = stackalloc byte[Documents.DocumentIds.MaxKeyBytes];
-        if (Documents.DocumentIds.GetKey(id, key) < 0)
-            throw HttpErrorException.BadRequest($"{where}: the document id is longer than {Documents.DocumentIds.MaxKeyBytes} bytes in UTF-8.");
         return id;
     }
 

@@ -86,9 +86,6 @@ public static class DocumentBodies
             throw HttpErrorException.BadRequest($"Query parameter '{parameter}' is required.");
         if (DocumentIds.Validate(id) is { } problem)
             throw HttpErrorException.BadRequest(problem);
-        Span<byte> key = stackalloc byte[DocumentIds.MaxKeyBytes];
-        if (DocumentIds.GetKey(id, key) < 0)
-            throw HttpErrorException.BadRequest($"The document id is longer than {DocumentIds.MaxKeyBytes} bytes in UTF-8.");
         return id;
     }
 
