@@ -11,7 +11,12 @@ public sealed class JsonOperationContext : IDisposable
 {
     internal const int ChunkSize = 64 * 1024;
 
+    /// <summary>Chunks kept across <see cref="Reset"/> for reuse: a context that fills many chunks per
+    /// batch (bulk insert) would otherwise hand them to the shared pool and get fresh ones back.</summary>
+    private const int MaxSpareChunks = 64;
+
     private readonly List<byte[]> _retired = new();
+    private readonly Stack<byte[]> _spare = new();
     private byte[] _current;
     private int _used;
     private BlittableBuilder? _builder;
@@ -84,7 +89,14 @@ public sealed class JsonOperationContext : IDisposable
         _builder?.Abandon();
         foreach (var chunk in _retired)
         {
-            ArrayPool<byte>.Shared.Return(chunk);
+            if (chunk.Length == ChunkSize && _spare.Count < MaxSpareChunks)
+            {
+                _spare.Push(chunk);
+            }
+            else
+            {
+                ArrayPool<byte>.Shared.Return(chunk);
+            }
         }
 
         _retired.Clear();
@@ -92,7 +104,7 @@ public sealed class JsonOperationContext : IDisposable
         if (_current.Length > ChunkSize)
         {
             ArrayPool<byte>.Shared.Return(_current);
-            _current = ArrayPool<byte>.Shared.Rent(ChunkSize);
+            _current = RentChunk();
         }
 
         _used = 0;
@@ -110,6 +122,11 @@ public sealed class JsonOperationContext : IDisposable
         _builder?.ReleaseScratch();
         ArrayPool<byte>.Shared.Return(_current);
         _current = [];
+        while (_spare.TryPop(out var spare))
+        {
+            ArrayPool<byte>.Shared.Return(spare);
+        }
+
         _disposed = true;
     }
 
@@ -127,7 +144,7 @@ public sealed class JsonOperationContext : IDisposable
         if (_current.Length - _used < 4096)
         {
             _retired.Add(_current);
-            _current = ArrayPool<byte>.Shared.Rent(ChunkSize);
+            _current = RentChunk();
             _used = 0;
         }
 
@@ -173,6 +190,8 @@ public sealed class JsonOperationContext : IDisposable
         _used = start + length;
         AllocatedBytes += length;
     }
+
+    private byte[] RentChunk() => _spare.TryPop(out var chunk) ? chunk : ArrayPool<byte>.Shared.Rent(ChunkSize);
 
     private void ThrowIfDisposed() => ObjectDisposedException.ThrowIf(_disposed, this);
 }
