@@ -65,14 +65,30 @@ public sealed class JsonOperationContext : IDisposable
     public BlittableBuilder StartParse(BlittableMode mode) => RentBuilder(mode);
 
     /// <summary>Builds a new document from <paramref name="blittable"/> with the changes in <paramref name="patch"/>.</summary>
-    public BlittableDocument Modify(ReadOnlySpan<byte> blittable, BlittablePatch patch, BlittableMode mode)
+    public BlittableDocument Modify(ReadOnlySpan<byte> blittable, BlittablePatch patch, BlittableMode mode) =>
+        Modify(blittable, patch, mode, allowBlockCopies: true);
+
+    /// <param name="allowBlockCopies">False copies value by value (tests compare both ways).</param>
+    internal BlittableDocument Modify(ReadOnlySpan<byte> blittable, BlittablePatch patch, BlittableMode mode, bool allowBlockCopies)
     {
         ArgumentNullException.ThrowIfNull(patch);
         var root = BlittableReader.Open(blittable);
         var builder = RentBuilder(mode);
         try
         {
-            BlittableModifier.Apply(builder, root, patch);
+            // Same mode on both sides: unchanged values keep their encoding, so they can be copied
+            // whole once the names area matches the source's.
+            var raw = false;
+            if (allowBlockCopies && BlittableReader.IsDiskMode(blittable) == (mode == BlittableMode.Disk))
+            {
+                raw = builder.TrySeedNames(blittable);
+                if (!raw)
+                {
+                    builder.Start(mode);
+                }
+            }
+
+            BlittableModifier.Apply(builder, root, patch, raw);
             return builder.CompleteBuilt();
         }
         catch

@@ -8,14 +8,18 @@ namespace Jackdaw.Storage.Blittable;
 [System.Runtime.CompilerServices.SkipLocalsInit]
 internal static class BlittableModifier
 {
-    public static void Apply(BlittableBuilder builder, BlittableObject root, BlittablePatch patch)
+    /// <param name="raw">
+    /// The builder's names area was seeded with the root's document (<see cref="BlittableBuilder.TrySeedNames"/>):
+    /// unchanged values are copied as whole blocks instead of value by value.
+    /// </param>
+    public static void Apply(BlittableBuilder builder, BlittableObject root, BlittablePatch patch, bool raw)
     {
         builder.BeginObject(0);
-        CopyObject(builder, root, patch, 0);
+        CopyObject(builder, root, patch, 0, raw);
         builder.EndObject();
     }
 
-    private static void CopyObject(BlittableBuilder builder, BlittableObject obj, BlittablePatch? patch, int depth)
+    private static void CopyObject(BlittableBuilder builder, BlittableObject obj, BlittablePatch? patch, int depth, bool raw = false)
     {
         if (depth > BlittableFormat.MaxDepth)
         {
@@ -30,7 +34,15 @@ internal static class BlittableModifier
             if (op is null)
             {
                 builder.PropertyName(name, mayNeedEscapes: true, 0);
-                CopyValue(builder, obj.GetValueAt(i), depth);
+                if (raw)
+                {
+                    builder.WriteRawValue(obj.GetValueAt(i));
+                }
+                else
+                {
+                    CopyValue(builder, obj.GetValueAt(i), depth);
+                }
+
                 continue;
             }
 
@@ -46,7 +58,7 @@ internal static class BlittableModifier
                 builder.BeginObject(0);
                 if (value.Type == BlittableToken.Object)
                 {
-                    CopyObject(builder, value.GetObject(), op.Nested, depth + 1);
+                    CopyObject(builder, value.GetObject(), op.Nested, depth + 1, raw);
                 }
                 else
                 {
