@@ -28,6 +28,9 @@ public sealed class DocumentsTransaction : IDisposable
     private readonly Tree _meta;
     private readonly long _startEtag;
     private byte[] _scratch = new byte[1024];
+    private readonly BlittablePatch _stamp = new();
+    private readonly Dictionary<string, CountChange> _countChanges = new(StringComparer.Ordinal);
+    private readonly Dictionary<string, CountChange> _countChangesByLower = new(StringComparer.Ordinal);
 
     internal DocumentsTransaction(DocumentDatabase database, WriteTransaction transaction, long lastEtag)
     {
@@ -97,11 +100,13 @@ public sealed class DocumentsTransaction : IDisposable
         Span<byte> lastModified = stackalloc byte[Timestamps.Length + 8];
         var lastModifiedLength = Timestamps.Format(now, lastModified);
 
-        var patch = new BlittablePatch();
+        // One patch per transaction, cleared per document: its operations and buffers are reused.
+        var patch = _stamp;
+        patch.Clear();
         var metadata = patch.Object("@metadata");
         metadata.Set("@id", id);
         metadata.Set("@change-vector", changeVector);
-        metadata.Set("@last-modified", Encoding.UTF8.GetString(lastModified[..lastModifiedLength]));
+        metadata.SetUtf8("@last-modified", lastModified[..lastModifiedLength]);
         var stamped = context.Modify(document, patch, BlittableMode.Disk);
 
         var idBytes = Encoding.UTF8.GetBytes(id);
@@ -154,6 +159,7 @@ public sealed class DocumentsTransaction : IDisposable
     /// <summary>Ends the transaction; the task completes once its journal write is on disk.</summary>
     internal Task CommitPipelined()
     {
+        WriteCountChanges();
         if (Changes > 0)
             _database.WriteLastEtag(_meta, LastEtag);
         return _transaction.CommitPipelined().Durable;
@@ -210,20 +216,62 @@ public sealed class DocumentsTransaction : IDisposable
         if (collection is null)
             return;
 
-        var lower = StorageKeys.LowerCollection(collection);
+        var change = CountChangeOf(collection);
         Span<byte> collectionKey = stackalloc byte[1 + StorageKeys.MaxCollectionBytes + StorageKeys.EtagSize];
-        var length = StorageKeys.WriteCollectionEtag(collectionKey, lower, etag);
+        var length = StorageKeys.WriteCollectionEtag(collectionKey, change.Lower, etag);
         _collections.Delete(collectionKey[..length]);
-        AdjustCount(lower, null, -1);
+        change.Delta--;
     }
 
     private void AddToCollection(ReadOnlySpan<byte> key, long etag, string collection, ReadOnlySpan<byte> collectionBytes)
     {
-        var lower = StorageKeys.LowerCollection(collection);
+        var change = CountChangeOf(collection);
         Span<byte> collectionKey = stackalloc byte[1 + StorageKeys.MaxCollectionBytes + StorageKeys.EtagSize];
-        var length = StorageKeys.WriteCollectionEtag(collectionKey, lower, etag);
+        var length = StorageKeys.WriteCollectionEtag(collectionKey, change.Lower, etag);
         _collections.Put(collectionKey[..length], key);
-        AdjustCount(lower, collectionBytes, +1);
+        change.Delta++;
+        change.Name ??= collectionBytes.ToArray();
+    }
+
+    /// <summary>
+    /// The pending change to a collection's count: counts are summed over the transaction and
+    /// written once at commit instead of once per document. Looked up by the name as written
+    /// (no lowercasing per document); names differing only in case share one change.
+    /// </summary>
+    private CountChange CountChangeOf(string collection)
+    {
+        if (_countChanges.TryGetValue(collection, out var change))
+            return change;
+
+        var lower = collection.ToLowerInvariant();
+        if (!_countChangesByLower.TryGetValue(lower, out change))
+        {
+            change = new CountChange(StorageKeys.LowerCollection(collection));
+            _countChangesByLower.Add(lower, change);
+        }
+        _countChanges.Add(collection, change);
+        return change;
+    }
+
+    private void WriteCountChanges()
+    {
+        foreach (var change in _countChangesByLower.Values)
+        {
+            if (change.Delta != 0)
+                AdjustCount(change.Lower, change.Name, change.Delta);
+        }
+        _countChanges.Clear();
+        _countChangesByLower.Clear();
+    }
+
+    private sealed class CountChange(byte[] lower)
+    {
+        public byte[] Lower { get; } = lower;
+
+        public long Delta { get; set; }
+
+        /// <summary>The name as first written in this transaction, stored if the collection is new.</summary>
+        public byte[]? Name { get; set; }
     }
 
     private void AdjustCount(ReadOnlySpan<byte> lowerCollection, ReadOnlySpan<byte> nameIfNew, long delta)

@@ -306,6 +306,39 @@ public partial class DocumentsApiTests(ServerFixture fixture) : IClassFixture<Se
     }
 
     [Fact]
+    public async Task CollectionCountsSumEveryChangeOfOneTransaction()
+    {
+        var db = await fixture.CreateDatabaseAsync();
+        await PutAsync(db, "gone/1", """{"@metadata":{"@collection":"Gone"}}""");
+        // One bulk_docs request is one transaction: counts change per document but are written once.
+        const string body = """
+            {"Commands":[
+              {"Type":"PUT","Id":"a","Document":{"@metadata":{"@collection":"Users"}}},
+              {"Type":"PUT","Id":"b","Document":{"@metadata":{"@collection":"Users"}}},
+              {"Type":"PUT","Id":"c","Document":{"@metadata":{"@collection":"users"}}},
+              {"Type":"DELETE","Id":"a"},
+              {"Type":"PUT","Id":"b","Document":{"@metadata":{"@collection":"Orders"}}},
+              {"Type":"PUT","Id":"d","Document":{"@metadata":{"@collection":"Temp"}}},
+              {"Type":"DELETE","Id":"d"},
+              {"Type":"DELETE","Id":"gone/1"}
+            ]}
+            """;
+        using (var response = await Client.PostAsync($"/databases/{db}/bulk_docs", Api.Json(body)))
+            Assert.Equal(HttpStatusCode.OK, response.StatusCode);
+        using (var response = await Client.GetAsync($"/databases/{db}/collections/stats"))
+        {
+            var json = await Api.JsonAsync(response);
+            Assert.Equal(2, json.GetProperty("CountOfDocuments").GetInt64());
+            var collections = json.GetProperty("Collections");
+            Assert.Equal(1, collections.GetProperty("Users").GetInt64());
+            Assert.Equal(1, collections.GetProperty("Orders").GetInt64());
+            Assert.False(collections.TryGetProperty("Temp", out _));
+            Assert.False(collections.TryGetProperty("Gone", out _));
+            Assert.Equal(2, collections.EnumerateObject().Count());
+        }
+    }
+
+    [Fact]
     public async Task CollectionsAreCountedAndPagedNewestFirst()
     {
         var db = await fixture.CreateDatabaseAsync();
