@@ -319,6 +319,13 @@ public sealed partial class StorageEnvironment : IDisposable
         };
     }
 
+    /// <summary>The high-water mark of the state in the data file: no flushed page lies at or beyond it.</summary>
+    private unsafe long FlushedHighWater()
+    {
+        var state = new Span<byte>(DataFile.PagePointer(Paging.Constants.StatePage, out _), Paging.Constants.PageSize);
+        return Paging.StateHeader.Of(state).NextPage;
+    }
+
     private long OldestReaderLocked()
     {
         var oldest = -1L;
@@ -359,6 +366,7 @@ public sealed partial class StorageEnvironment : IDisposable
         // Wait for an open writer to finish, then refuse new ones.
         _writeLock.Wait();
         _disposed = true;
+        long highWater = 0;
         try
         {
             _stop.Cancel();
@@ -368,6 +376,7 @@ public sealed partial class StorageEnvironment : IDisposable
             if (Journal.Failure is null)
             {
                 FlushCore();
+                highWater = FlushedHighWater();
             }
         }
         finally
@@ -378,7 +387,7 @@ public sealed partial class StorageEnvironment : IDisposable
                 readersOpen = _readers.Count > 0;
             }
 
-            DataFile.Dispose(unmap: !readersOpen);
+            DataFile.Dispose(unmap: !readersOpen, trimToPages: readersOpen ? 0 : highWater);
             _lockFile.Dispose();
             _flushSignal.Dispose();
             _stop.Dispose();

@@ -257,14 +257,24 @@ internal sealed unsafe class DataFile : IDisposable
     /// <summary>
     /// Closes the file. With <paramref name="unmap"/> false (read transactions still open at
     /// close, a caller bug) the maps stay mapped so those readers' pointers do not fault.
+    /// Otherwise a positive <paramref name="trimToPages"/> (the flushed high-water mark) cuts off
+    /// the tail that growth steps left unused, so a closed file is no longer than its pages.
+    /// Safe at any moment: no flushed state refers to a page at or beyond its high-water mark,
+    /// and recovery grows the file again for journal pages beyond it.
     /// </summary>
-    public void Dispose(bool unmap)
+    public void Dispose(bool unmap, long trimToPages = 0)
     {
         if (unmap)
         {
             foreach (var m in _mappings)
             {
                 m.Dispose();
+            }
+
+            var length = trimToPages * Constants.PageSize;
+            if (trimToPages > Constants.FirstFreePage && length < _stream.Length)
+            {
+                _stream.SetLength(length);
             }
         }
 

@@ -79,6 +79,7 @@ public sealed partial class Tree
             }
 
             result.Leaves++;
+            result.EntriesPerLeaf.Add(count);
             for (var i = 0; i < count; i++)
             {
                 var key = TreePage.LeafKey(page, i);
@@ -146,4 +147,7 @@ internal sealed class TreeValidation
     public long Branches { get; set; }
 
     public long UsedBytes { get; set; }
+
+    /// <summary>Entry count of each leaf, in key order.</summary>
+    public List<int> EntriesPerLeaf { get; } = [];
 }

@@ -25,6 +25,8 @@ public sealed partial class Tree
     private long[]? _pathPages;
     private int[]? _pathIndexes;
     private byte[]? _splitBuffer;
+    private byte[]? _relayoutBuffer;
+    private int[]? _relayoutSizes;
     private byte[]? _separatorA;
     private byte[]? _separatorB;
     private TreeIterator? _cachedIterator;
@@ -148,15 +150,14 @@ public sealed partial class Tree
         var entrySize = TreePage.LeafEntrySize(key.Length, valueLength, overflow);
         Span<byte> target;
         int valueOffset;
-        if (TreePage.FreeTotal(leaf) >= entrySize + 2 ||
-            (leafLevel > 0 && (MoveToLeftSibling(w, leafLevel, leaf, ref index, entrySize + 2) || MoveToRightSibling(w, leafLevel, leaf, index, entrySize + 2))))
+        if (TreePage.FreeTotal(leaf) >= entrySize + 2)
         {
             valueOffset = TreePage.InsertLeaf(leaf, index, key, valueLength, overflow);
             target = leaf;
         }
         else
         {
-            target = SplitLeafAndInsert(w, leafLevel, leaf, leafNumber, index, key, valueLength, overflow, out valueOffset);
+            target = InsertIntoFullLeaf(w, leafLevel, leaf, leafNumber, index, key, valueLength, overflow, out valueOffset);
         }
 
         if (overflow)

@@ -95,4 +95,57 @@ public sealed class FreeSpaceTests(ITestOutputHelper output) : EngineTestBase
         var stats = env.GetStats();
         Assert.True(stats.AllocatedPages < 600, $"{stats.AllocatedPages} pages allocated for a tree of at most ~300 pages");
     }
+
+    /// <summary>
+    /// The data file grows in steps of a quarter of its size, so after a load it may end well past
+    /// its last page. Closing cuts that tail off; the environment opens again with every entry and
+    /// grows again on the next writes.
+    /// </summary>
+    [Fact]
+    public void ClosingTrimsTheDataFileToItsHighWaterMark()
+    {
+        var env = Open();
+        void Load(StorageEnvironment e, int from, int to)
+        {
+            for (var i = from; i < to; i += 500)
+            {
+                using var tx = e.BeginWrite();
+                var t = tx.CreateTree("t");
+                for (var j = i; j < i + 500; j++)
+                {
+                    t.Put(BasicTests.BigEndian(j), new byte[1000]);
+                }
+
+                tx.Commit();
+
+                // Flushed per transaction, the file grows step by step (not in one exact jump).
+                e.Flush();
+            }
+        }
+
+        Load(env, 0, 6000);
+        env.Flush();
+        var loaded = env.GetStats();
+        Assert.True(loaded.DataFileSize > loaded.AllocatedPages * Jackdaw.Storage.Engine.Paging.Constants.PageSize, $"file {loaded.DataFileSize}, {loaded.AllocatedPages} pages");
+
+        env = Reopen(env);
+        var path = Path.Combine(Folder, "data.jdb");
+        Assert.Equal(loaded.AllocatedPages * Jackdaw.Storage.Engine.Paging.Constants.PageSize, new FileInfo(path).Length);
+        Assert.Equal(loaded.AllocatedPages * Jackdaw.Storage.Engine.Paging.Constants.PageSize, env.GetStats().DataFileSize);
+
+        Load(env, 6000, 9000);
+        env.Flush();
+        using (var r = env.BeginRead())
+        {
+            var t = r.OpenTree("t")!;
+            Assert.Equal(9000, t.Validate().Entries);
+            for (var i = 0; i < 9000; i++)
+            {
+                Assert.True(t.TryGet(BasicTests.BigEndian(i), out var v));
+                Assert.Equal(1000, v.Length);
+            }
+        }
+
+        Assert.True(env.GetStats().DataFileSize >= env.GetStats().AllocatedPages * Jackdaw.Storage.Engine.Paging.Constants.PageSize);
+    }
 }
