@@ -29,14 +29,6 @@ internal static partial class ShortStringCodec
     private static readonly byte[] Blob;
     private static readonly int[] EntryOffsets;
     private const int BlobPadding = 32;
-    // A trie over the entries for the encoder: node 0 is the root; an edge (node, byte) -> child
-    // lives in an open-addressing table keyed by node << 8 | byte; NodeEntry[node] is the entry
-    // that ends at the node (-1 if none).
-    private static readonly int[] RootChildren = new int[256];
-    private static readonly int[] EdgeKeys;      // (node << 8 | byte) + 1; 0 = empty
-    private static readonly int[] EdgeChildren;
-    private static readonly int[] NodeEntry;
-    private static readonly int EdgeMask;
 
     static ShortStringCodec()
     {
@@ -61,6 +53,7 @@ internal static partial class ShortStringCodec
             Entries[e].CopyTo(Blob, offset);
             offset += Entries[e].Length;
         }
+
         var nodeEntry = new List<int> { -1 };
         var edges = new Dictionary<int, int>();
         for (var e = 0; e < Entries.Length; e++)
@@ -82,28 +75,100 @@ internal static partial class ShortStringCodec
             nodeEntry[node] = e;
         }
 
-        NodeEntry = nodeEntry.ToArray();
-        var size = 1 << (32 - System.Numerics.BitOperations.LeadingZeroCount((uint)(edges.Count * 2)));
-        EdgeKeys = new int[size];
-        EdgeChildren = new int[size];
-        EdgeMask = size - 1;
+        Cells = BuildDoubleArray(edges, nodeEntry.ToArray());
+    }
+
+    // A trie over the entries for the encoder, as a double array with one 8-byte cell per state: the child
+    // of state s on byte b is cell t = Base(s) + b when Parent(t) == s. A cell packs
+    //   bits  0-21  parent state + 1 (0: the cell is free)
+    //   bits 22-43  base of this state's children
+    //   bits 44-56  entry that ends at this state + 1 (0: none)
+    // so one load per input byte both follows the edge and tells whether an entry ends there.
+    private static readonly ulong[] Cells;
+    private const int ParentBits = 22;
+    private const ulong FieldMask = (1UL << 22) - 1;
+
+    private static ulong[] BuildDoubleArray(Dictionary<int, int> edges, int[] nodeEntry)
+    {
+        var children = new List<(byte Byte, int Node)>[nodeEntry.Length];
         foreach (var (key, child) in edges)
         {
-            if (key >> 8 == 0)
+            (children[key >> 8] ??= new List<(byte, int)>()).Add(((byte)key, child));
+        }
+
+        var cells = new List<ulong>(new ulong[256 * 4]);
+        var state = new int[nodeEntry.Length];   // trie node -> cell index; the root is cell 0
+        var used = new List<bool>(new bool[cells.Count]) { [0] = true };
+        var queue = new Queue<int>();
+        queue.Enqueue(0);
+        var firstFree = 1;
+        while (queue.Count > 0)
+        {
+            var node = queue.Dequeue();
+            var list = children[node];
+            if (list is null)
             {
-                RootChildren[key & 0xFF] = child;
                 continue;
             }
 
-            var slot = Mix(key) & EdgeMask;
-            while (EdgeKeys[slot] != 0)
+            // The lowest base whose slots for all the children are free (the root's is 0).
+            var minByte = list.Min(c => c.Byte);
+            var b = node == 0 ? 0 : Math.Max(1, firstFree - minByte);
+            while (true)
             {
-                slot = (slot + 1) & EdgeMask;
+                var fits = true;
+                foreach (var (c, _) in list)
+                {
+                    while (b + c >= used.Count)
+                    {
+                        used.Add(false);
+                        cells.Add(0);
+                    }
+
+                    if (used[b + c])
+                    {
+                        fits = false;
+                        break;
+                    }
+                }
+
+                if (fits)
+                {
+                    break;
+                }
+
+                b++;
             }
 
-            EdgeKeys[slot] = key + 1;
-            EdgeChildren[slot] = child;
+            var s = state[node];
+            cells[s] |= (ulong)(uint)b << ParentBits;
+            foreach (var (c, child) in list)
+            {
+                var t = b + c;
+                used[t] = true;
+                state[child] = t;
+                cells[t] |= (ulong)(uint)(s + 1) | ((ulong)(uint)(nodeEntry[child] + 1) << 44);
+                queue.Enqueue(child);
+            }
+
+            while (firstFree < used.Count && used[firstFree])
+            {
+                firstFree++;
+            }
         }
+
+        // Room for base + 255 past the last used cell, so a walk never indexes outside the array.
+        while (cells.Count < used.Count + 256)
+        {
+            cells.Add(0);
+        }
+
+        if (cells.Count >= (int)FieldMask)
+        {
+            throw new InvalidOperationException("The short-string dictionary is too large for the encoder's double-array trie.");
+        }
+
+        return cells.ToArray();
     }
 
     private static ReadOnlySpan<byte> CharClass => [
@@ -117,32 +182,9 @@ internal static partial class ShortStringCodec
         4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4,
     ];
 
-    [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private static int Mix(int key) => (int)(((uint)key * 0x9E3779B1u) >> 7);
-
-    [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private static int Child(int node, byte b)
-    {
-        var key = (node << 8) | b;
-        var slot = Mix(key) & EdgeMask;
-        while (true)
-        {
-            var stored = EdgeKeys[slot];
-            if (stored == key + 1)
-            {
-                return EdgeChildren[slot];
-            }
-
-            if (stored == 0)
-            {
-                return 0;
-            }
-
-            slot = (slot + 1) & EdgeMask;
-        }
-    }
-
     internal static int EntryCount => Entries.Length;
+
+    internal static ReadOnlySpan<byte> Entry(int index) => Entries[index];
 
     /// <summary>Longest entry: a payload of n bytes decodes to at most n times this.</summary>
     public static int MaxEntryLength { get; }
@@ -160,6 +202,7 @@ internal static partial class ShortStringCodec
         var scratch = n <= 256 ? stackalloc int[2 * (n + 1)] : (rented = ArrayPool<int>.Shared.Rent(2 * (n + 1)));
         try
         {
+            var cells = Cells;
             var cost = scratch.Slice(0, n + 1);
             var choice = scratch.Slice(n + 1, n + 1);
             cost[n] = 0;
@@ -171,18 +214,27 @@ internal static partial class ShortStringCodec
 
                 // Entries were trained to start on a character-class boundary (letter / digit / other):
                 // trying only there keeps the encoder several times faster at almost the same ratio.
-                var node = i == 0 || CharClass[c] == 3 || CharClass[c] != CharClass[value[i - 1]] ? RootChildren[c] : 0;
-                for (var j = i + 1; node != 0 && j < n; j++)
+                // The root is state 0, so its child on c is cell c, whose parent field is then 0 + 1.
+                var cell = cells[c];
+                if ((i == 0 || CharClass[c] == 3 || CharClass[c] != CharClass[value[i - 1]]) && (uint)(cell & FieldMask) == 1)
                 {
-                    node = Child(node, value[j]);
-                    if (node == 0)
+                    var s = (uint)c;
+                    for (var j = i + 1; j < n; j++)
                     {
-                        break;
-                    }
+                        var t = (uint)((cell >> ParentBits) & FieldMask) + value[j];
+                        cell = cells[(int)t];
+                        if ((uint)(cell & FieldMask) != s + 1)
+                        {
+                            break;
+                        }
 
-                    var e = NodeEntry[node];
-                    if (e >= 0)
-                    {
+                        s = t;
+                        var e = (int)(cell >> 44) - 1;
+                        if (e < 0)
+                        {
+                            continue;
+                        }
+
                         var candidate = (e < OneByteCodes ? 1 : 2) + cost[j + 1];
                         if (candidate < best)
                         {

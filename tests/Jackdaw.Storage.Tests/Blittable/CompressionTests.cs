@@ -146,6 +146,30 @@ public class CompressionTests
     }
 
     [Fact]
+    public void EveryDictionaryEntryIsFoundByTheEncoder()
+    {
+        // Each entry alone must encode to its own code (or something as small): a path missing
+        // from the encoder's trie would leave the entry as literals.
+        var destination = new byte[64];
+        var decoded = new byte[64];
+        for (var e = 0; e < ShortStringCodec.EntryCount; e++)
+        {
+            var entry = ShortStringCodec.Entry(e);
+            var codeSize = e < ShortStringCodec.OneByteCodes ? 1 : 2;
+            var size = ShortStringCodec.TryEncode(entry, destination.AsSpan(0, entry.Length));
+            if (codeSize >= entry.Length)
+            {
+                Assert.Equal(-1, size);
+                continue;
+            }
+
+            Assert.InRange(size, 1, codeSize);
+            Assert.Equal(entry.Length, ShortStringCodec.Decode(destination.AsSpan(0, size), decoded));
+            Assert.True(decoded.AsSpan(0, entry.Length).SequenceEqual(entry), Encoding.ASCII.GetString(entry));
+        }
+    }
+
+    [Fact]
     public void DictionaryHasAllItsCodes()
     {
         Assert.Equal(ShortStringCodec.OneByteCodes + (15 * 256), ShortStringCodec.EntryCount);
