@@ -12,18 +12,22 @@ internal sealed class RequestExecutor : IDisposable
 {
     private static readonly MediaTypeHeaderValue JsonContentType = MediaTypeHeaderValue.Parse("application/json; charset=utf-8");
     private readonly HttpClient _client;
+    private readonly HttpClient _streamingClient;
     private readonly string[] _urls;
-    private readonly TimeSpan _timeout;
     private int _preferredUrl;
 
     public RequestExecutor(string[] urls, TimeSpan timeout, HttpMessageHandler handler)
     {
         _urls = urls;
-        _timeout = timeout;
 
-        // Timeouts are per request (a bulk insert has none), so the client itself never times out.
-        _client = new HttpClient(handler, disposeHandler: true) { Timeout = Timeout.InfiniteTimeSpan };
+        // Two clients over one handler (one connection pool). Ordinary requests use HttpClient's own
+        // timeout: it links the caller's token to the timer in the one token source HttpClient makes
+        // per request anyway, where a linked source of ours would be a second one (plus a second
+        // timer) on every load. Bulk insert streams for as long as it takes, so its client has none.
+        _client = new HttpClient(handler, disposeHandler: false) { Timeout = timeout };
         _client.DefaultRequestHeaders.Accept.Add(new MediaTypeWithQualityHeaderValue("application/json"));
+        _streamingClient = new HttpClient(handler, disposeHandler: true) { Timeout = Timeout.InfiniteTimeSpan };
+        _streamingClient.DefaultRequestHeaders.Accept.Add(new MediaTypeWithQualityHeaderValue("application/json"));
     }
 
     public static SocketsHttpHandler CreateDefaultHandler() => new()
@@ -42,12 +46,11 @@ internal sealed class RequestExecutor : IDisposable
     /// <summary>
     /// Sends a request with an optional JSON body and returns the buffered successful response
     /// (the caller disposes it). Connection failures move on to the store's next URL; a non-2xx
-    /// answer throws the exception its error body names.
+    /// answer throws the exception its error body names. The request timeout applies to each
+    /// attempt (a refused connection fails at once, so failing over rarely adds to it).
     /// </summary>
     public async Task<HttpResponseMessage> SendAsync(HttpMethod method, string pathAndQuery, ReadOnlyMemory<byte>? jsonBody, CancellationToken token)
     {
-        using var timeout = CancellationTokenSource.CreateLinkedTokenSource(token);
-        timeout.CancelAfter(_timeout);
         var first = Volatile.Read(ref _preferredUrl);
         HttpRequestException? lastConnectionError = null;
         for (var attempt = 0; attempt < _urls.Length; attempt++)
@@ -63,7 +66,7 @@ internal sealed class RequestExecutor : IDisposable
             HttpResponseMessage response;
             try
             {
-                response = await _client.SendAsync(request, HttpCompletionOption.ResponseContentRead, timeout.Token).ConfigureAwait(false);
+                response = await _client.SendAsync(request, HttpCompletionOption.ResponseContentRead, token).ConfigureAwait(false);
             }
             catch (HttpRequestException e) when (e.HttpRequestError is HttpRequestError.ConnectionError or HttpRequestError.NameResolutionError)
             {
@@ -97,7 +100,7 @@ internal sealed class RequestExecutor : IDisposable
     {
         try
         {
-            return await _client.SendAsync(request, HttpCompletionOption.ResponseHeadersRead, token).ConfigureAwait(false);
+            return await _streamingClient.SendAsync(request, HttpCompletionOption.ResponseHeadersRead, token).ConfigureAwait(false);
         }
         catch (Exception e) when (e is not OperationCanceledException || !token.IsCancellationRequested)
         {
@@ -173,5 +176,9 @@ internal sealed class RequestExecutor : IDisposable
         _ => new JackdawException($"{method} {url} failed: {e.Message}", e),
     };
 
-    public void Dispose() => _client.Dispose();
+    public void Dispose()
+    {
+        _client.Dispose();
+        _streamingClient.Dispose();
+    }
 }

@@ -46,30 +46,102 @@ internal static class DocumentJson
     {
         if (entityJson.Length < 2 || entityJson[0] != (byte)'{' || entityJson[^1] != (byte)'}')
             throw new InvalidOperationException("An entity must serialize as a JSON object.");
-        if (idJsonName is null)
-            return (1, 1);
+        return idJsonName is not null && TryFindProperty(entityJson, idJsonName, null, out var start, out var end, out _)
+            ? (start, end)
+            : (1, 1);
+    }
 
-        var reader = new Utf8JsonReader(entityJson);
+    /// <summary>
+    /// Finds the top-level property <paramref name="name"/> of a compact JSON object: it spans
+    /// <paramref name="start"/>..<paramref name="end"/> with one adjoining comma.
+    /// <paramref name="valueEquals"/> says whether its value is the string <paramref name="expected"/>.
+    /// </summary>
+    private static bool TryFindProperty(ReadOnlySpan<byte> json, ReadOnlySpan<byte> name, string? expected, out int start, out int end, out bool valueEquals)
+    {
+        var reader = new Utf8JsonReader(json);
         reader.Read();
         while (reader.Read() && reader.TokenType == JsonTokenType.PropertyName)
         {
-            var isId = reader.ValueTextEquals(idJsonName);
-            var nameStart = (int)reader.TokenStartIndex;
+            var isMatch = reader.ValueTextEquals(name);
+            start = (int)reader.TokenStartIndex;
             reader.Read();
+            valueEquals = isMatch && expected is not null && reader.TokenType == JsonTokenType.String && reader.ValueTextEquals(expected);
             if (reader.TokenType is JsonTokenType.StartObject or JsonTokenType.StartArray)
                 reader.Skip();
-            if (!isId)
+            if (!isMatch)
                 continue;
 
-            var end = (int)reader.BytesConsumed;
-            if (entityJson[nameStart - 1] == (byte)',')
-                nameStart--;
-            else if (entityJson[end] == (byte)',')
+            end = (int)reader.BytesConsumed;
+            if (json[start - 1] == (byte)',')
+                start--;
+            else if (json[end] == (byte)',')
                 end++;
-            return (nameStart, end);
+            return true;
         }
 
-        return (1, 1);
+        (start, end, valueEquals) = (0, 0, false);
+        return false;
+    }
+
+    /// <summary>
+    /// Where the <c>"@metadata":</c> property whose value lies at <paramref name="valueOffset"/>
+    /// (<paramref name="valueLength"/> bytes) starts and ends in <paramref name="document"/>, with
+    /// one adjoining comma; an empty range unless the property is written compactly.
+    /// </summary>
+    public static Range FindMetadataProperty(ReadOnlySpan<byte> document, int valueOffset, int valueLength)
+    {
+        var name = "\"@metadata\":"u8;
+        if (valueOffset <= name.Length || !document[..valueOffset].EndsWith(name))
+            return default;
+        var start = valueOffset - name.Length;
+        var end = valueOffset + valueLength;
+        if (end >= document.Length)
+            return default;
+        if (document[start - 1] == (byte)',')
+            start--;
+        else if (document[start - 1] != (byte)'{')
+            return default;
+        else if (document[end] == (byte)',')
+            end++;
+        else if (document[end] != (byte)'}')
+            return default;
+        return start..end;
+    }
+
+    /// <summary>
+    /// True when the entity's JSON is byte for byte the stored document it was loaded from, both
+    /// taken without the properties the server keeps apart: the entity's id property (which must
+    /// still hold <paramref name="id"/>, as the session set it) and the document's <c>@metadata</c>.
+    /// Then the entity is unchanged. False says nothing: the stored JSON may differ only in form
+    /// (another writer's property order or number text, properties the type lacks).
+    /// </summary>
+    public static bool MatchesStored(ReadOnlySpan<byte> entityJson, EntityTypeInfo type, string? id, ReadOnlySpan<byte> document, Range metadataProperty)
+    {
+        var (metadataStart, metadataLength) = metadataProperty.GetOffsetAndLength(document.Length);
+        if (metadataLength == 0)
+            return false;
+        var storedHead = document[..metadataStart];
+        var storedTail = document[(metadataStart + metadataLength)..];
+        if (type.IdJsonName is null)
+            return ConcatenationsEqual(entityJson, default, storedHead, storedTail);
+
+        // Without a setter the id property holds whatever deserializing gave, which the stored body cannot show.
+        if (type.SetId is null || !TryFindProperty(entityJson, type.IdJsonName, id, out var idStart, out var idEnd, out var idMatches) || !idMatches)
+            return false;
+        return ConcatenationsEqual(entityJson[..idStart], entityJson[idEnd..], storedHead, storedTail);
+    }
+
+    /// <summary>Whether <paramref name="a1"/> followed by <paramref name="a2"/> equals <paramref name="b1"/> followed by <paramref name="b2"/>.</summary>
+    internal static bool ConcatenationsEqual(ReadOnlySpan<byte> a1, ReadOnlySpan<byte> a2, ReadOnlySpan<byte> b1, ReadOnlySpan<byte> b2)
+    {
+        if (a1.Length + a2.Length != b1.Length + b2.Length)
+            return false;
+        if (a1.Length > b1.Length)
+            return ConcatenationsEqual(b1, b2, a1, a2);
+
+        // b1 = a1 + middle, and a2 = middle + b2.
+        var middle = b1[a1.Length..];
+        return b1.StartsWith(a1) && a2.StartsWith(middle) && a2[middle.Length..].SequenceEqual(b2);
     }
 
     /// <summary>

@@ -7,7 +7,11 @@ using Jackdaw.Client.Json;
 
 namespace Jackdaw.Client.Session;
 
-/// <summary>The unit of work: identity map, change tracking by serialized snapshot, one transaction per save.</summary>
+/// <summary>
+/// The unit of work: identity map, change tracking by serialized snapshot, one transaction per save.
+/// A load keeps the document's bytes instead of serializing the entity again: a comparison first
+/// checks the entity's JSON against those bytes and rebuilds the snapshot from them only when they differ.
+/// </summary>
 internal sealed class AsyncDocumentSession : IAsyncDocumentSession, IAdvancedSessionOperations
 {
     // GET URLs stay well under common 8 KiB request-line limits; more ids go in further requests.
@@ -20,9 +24,9 @@ internal sealed class AsyncDocumentSession : IAsyncDocumentSession, IAdvancedSes
     private readonly Dictionary<object, DocumentInfo> _byEntity = new(ReferenceEqualityComparer.Instance);
     private readonly HashSet<string> _knownMissing = new(StringComparer.OrdinalIgnoreCase);
     private readonly Dictionary<string, string?> _deletes = new(StringComparer.OrdinalIgnoreCase);
-    private ArrayBufferWriter<byte>? _scratch;
     private ArrayBufferWriter<byte>? _documentScratch;
-    private Utf8JsonWriter? _scratchWriter;
+    private EntityJsonBuffer? _current;
+    private EntityJsonBuffer? _rebuilt;
 
     public AsyncDocumentSession(DocumentStore store, string database, bool useOptimisticConcurrency)
     {
@@ -184,14 +188,14 @@ internal sealed class AsyncDocumentSession : IAsyncDocumentSession, IAdvancedSes
             foreach (var info in _byEntity.Values)
             {
                 var current = Serialize(info);
-                if (info.Snapshot is not null && current.SequenceEqual(info.Snapshot) && info.Metadata?.IsDirty != true)
+                if (info.Metadata?.IsDirty != true && MatchesSnapshot(info, current))
                     continue;
                 writer.WriteStartObject();
                 writer.WriteString("Type", "PUT");
                 writer.WriteString("Id", info.Id ?? info.IdPrefix);
                 writer.WritePropertyName("Document");
                 _documentScratch ??= new ArrayBufferWriter<byte>(1024);
-                using (var loadedMetadata = info.Metadata is null && info.LoadedMetadata is { } raw ? JsonDocument.Parse(raw) : null)
+                using (var loadedMetadata = info.Metadata is null && !info.LoadedMetadata.IsEmpty ? JsonDocument.Parse(info.LoadedMetadata) : null)
                     DocumentJson.WriteDocument(writer, _documentScratch, current, info.Type, loadedMetadata?.RootElement, info.Metadata, _conventions.SerializerOptions);
                 WriteChangeVector(writer, info.ExpectedChangeVector ?? (UseOptimisticConcurrency ? info.ChangeVector : null));
                 writer.WriteEndObject();
@@ -207,7 +211,7 @@ internal sealed class AsyncDocumentSession : IAsyncDocumentSession, IAdvancedSes
 
         NumberOfRequests++;
         var response = await _store.Executor.SendAsync(HttpMethod.Post, _databasePath + "/bulk_docs", body.WrittenMemory, token).ConfigureAwait(false);
-        using var json = await ParseResponseAsync(response, "bulk_docs", token).ConfigureAwait(false);
+        using var json = (await ReadJsonAsync(response, "bulk_docs", token).ConfigureAwait(false)).Json;
         if (!json.RootElement.TryGetProperty("Results", out var results) || results.ValueKind != JsonValueKind.Array || results.GetArrayLength() != deletes.Count + pending.Count)
             throw new JackdawException($"bulk_docs answered with {Describe(json.RootElement)} instead of one result per command ({deletes.Count + pending.Count}).");
 
@@ -239,7 +243,7 @@ internal sealed class AsyncDocumentSession : IAsyncDocumentSession, IAdvancedSes
         var info = GetInfo(entity);
         if (info.Metadata is null)
         {
-            using (var loaded = info.LoadedMetadata is { } raw ? JsonDocument.Parse(raw) : null)
+            using (var loaded = !info.LoadedMetadata.IsEmpty ? JsonDocument.Parse(info.LoadedMetadata) : null)
                 info.Metadata = new MetadataDictionary(loaded?.RootElement, info.Type.Collection, info.Type.ClrTypeName);
             if (info.Id is not null)
                 info.Metadata.SetServerValue(MetadataKeys.Id, info.Id);
@@ -272,14 +276,38 @@ internal sealed class AsyncDocumentSession : IAsyncDocumentSession, IAdvancedSes
 
     public void Dispose()
     {
-        _scratchWriter?.Dispose();
-        _scratchWriter = null;
+        _current?.Dispose();
+        _current = null;
+        _rebuilt?.Dispose();
+        _rebuilt = null;
     }
 
     private static JsonWriterOptions WriterOptions => new() { SkipValidation = true };
 
     private bool HasChanged(DocumentInfo info) =>
-        info.Snapshot is null || info.Metadata?.IsDirty == true || !Serialize(info).SequenceEqual(info.Snapshot);
+        (info.Snapshot is null && info.LoadedDocument.IsEmpty) || info.Metadata?.IsDirty == true || !MatchesSnapshot(info, Serialize(info));
+
+    /// <summary>
+    /// Whether <paramref name="current"/> (the entity's JSON now) equals its snapshot. A loaded
+    /// entity has none until needed: JSON equal to the loaded document's (less id and metadata) is
+    /// unchanged as it stands; otherwise the snapshot is rebuilt as the load would have taken it,
+    /// by deserializing the loaded bytes again, and compared.
+    /// </summary>
+    private bool MatchesSnapshot(DocumentInfo info, ReadOnlySpan<byte> current)
+    {
+        if (info.Snapshot is { } snapshot)
+            return current.SequenceEqual(snapshot);
+        if (info.LoadedDocument.IsEmpty)
+            return false;
+        if (DocumentJson.MatchesStored(current, info.Type, info.Id, info.LoadedDocument.Span, info.LoadedMetadataProperty))
+            return true;
+
+        var loaded = JsonSerializer.Deserialize(info.LoadedDocument.Span, info.Type.JsonTypeInfo) ?? throw new JackdawException($"Document '{info.Id}' deserialized to null.");
+        info.Type.SetId?.Invoke(loaded, info.Id);
+        _rebuilt ??= new EntityJsonBuffer(_conventions.SerializerOptions);
+        info.Snapshot = _rebuilt.Serialize(loaded, info.Type.JsonTypeInfo).ToArray();
+        return current.SequenceEqual(info.Snapshot);
+    }
 
     private bool TryGetLocal<T>(string id, out T? entity)
         where T : class
@@ -297,15 +325,24 @@ internal sealed class AsyncDocumentSession : IAsyncDocumentSession, IAdvancedSes
     private async Task LoadFromServerAsync<T>(List<string> ids, CancellationToken token)
         where T : class
     {
-        var url = new StringBuilder(_databasePath).Append("/docs");
-        for (var i = 0; i < ids.Count; i++)
-            url.Append(i == 0 ? "?id=" : "&id=").Append(Uri.EscapeDataString(ids[i]));
+        string url;
+        if (ids.Count == 1)
+        {
+            url = string.Concat(_databasePath, "/docs?id=", Uri.EscapeDataString(ids[0]));
+        }
+        else
+        {
+            var builder = new StringBuilder(_databasePath).Append("/docs");
+            for (var i = 0; i < ids.Count; i++)
+                builder.Append(i == 0 ? "?id=" : "&id=").Append(Uri.EscapeDataString(ids[i]));
+            url = builder.ToString();
+        }
 
         NumberOfRequests++;
         HttpResponseMessage response;
         try
         {
-            response = await _store.Executor.SendAsync(HttpMethod.Get, url.ToString(), null, token).ConfigureAwait(false);
+            response = await _store.Executor.SendAsync(HttpMethod.Get, url, null, token).ConfigureAwait(false);
         }
         catch (DocumentDoesNotExistException) when (ids.Count == 1)
         {
@@ -313,7 +350,8 @@ internal sealed class AsyncDocumentSession : IAsyncDocumentSession, IAdvancedSes
             return;
         }
 
-        using var json = await ParseResponseAsync(response, "docs", token).ConfigureAwait(false);
+        var (parsed, body) = await ReadJsonAsync(response, "docs", token).ConfigureAwait(false);
+        using var json = parsed;
         if (!json.RootElement.TryGetProperty("Results", out var results) || results.ValueKind != JsonValueKind.Array || results.GetArrayLength() != ids.Count)
             throw new JackdawException($"GET docs answered with {Describe(json.RootElement)} instead of one result per id ({ids.Count}).");
 
@@ -324,11 +362,12 @@ internal sealed class AsyncDocumentSession : IAsyncDocumentSession, IAdvancedSes
             if (result.ValueKind == JsonValueKind.Null)
                 _knownMissing.Add(requestedId);
             else
-                Track<T>(requestedId, result);
+                Track<T>(requestedId, result, body);
         }
     }
 
-    private void Track<T>(string requestedId, JsonElement document)
+    /// <summary>Tracks a loaded document; <paramref name="body"/> is the response it is part of, kept instead of copied.</summary>
+    private void Track<T>(string requestedId, JsonElement document, byte[] body)
         where T : class
     {
         if (!document.TryGetProperty(MetadataKeys.Metadata, out var metadata) || metadata.ValueKind != JsonValueKind.Object)
@@ -338,16 +377,23 @@ internal sealed class AsyncDocumentSession : IAsyncDocumentSession, IAdvancedSes
             return;
 
         var type = _conventions.GetEntityTypeInfo(ResolveType<T>(id, GetString(metadata, MetadataKeys.ClrType)));
-        var entity = JsonSerializer.Deserialize(JsonMarshal.GetRawUtf8Value(document), type.JsonTypeInfo) ?? throw new JackdawException($"Document '{id}' deserialized to null.");
+        var raw = JsonMarshal.GetRawUtf8Value(document);
+        var entity = JsonSerializer.Deserialize(raw, type.JsonTypeInfo) ?? throw new JackdawException($"Document '{id}' deserialized to null.");
         type.SetId?.Invoke(entity, id);
+
+        // JsonDocument parsed the body in place, so the document is a slice of it; the copy is a fallback.
+        var loaded = body.AsSpan().Overlaps(raw, out var offset) ? new ReadOnlyMemory<byte>(body, offset, raw.Length) : raw.ToArray();
+        var rawMetadata = JsonMarshal.GetRawUtf8Value(metadata);
+        var metadataOffset = raw.Overlaps(rawMetadata, out var at) ? at : raw.IndexOf(rawMetadata);
         var info = new DocumentInfo(entity, type)
         {
             Id = id,
             ChangeVector = GetString(metadata, MetadataKeys.ChangeVector),
             LastModified = GetString(metadata, MetadataKeys.LastModified),
-            LoadedMetadata = JsonMarshal.GetRawUtf8Value(metadata).ToArray(),
+            LoadedDocument = loaded,
+            LoadedMetadata = loaded.Slice(metadataOffset, rawMetadata.Length),
+            LoadedMetadataProperty = DocumentJson.FindMetadataProperty(raw, metadataOffset, rawMetadata.Length),
         };
-        info.Snapshot = Serialize(info).ToArray();
         _byId[id] = info;
         _byEntity[entity] = info;
     }
@@ -384,6 +430,7 @@ internal sealed class AsyncDocumentSession : IAsyncDocumentSession, IAdvancedSes
         }
 
         info.Snapshot = snapshot;
+        info.LoadedDocument = default;
         if (info.Metadata is { } metadata)
         {
             metadata.SetServerValue(MetadataKeys.Id, id);
@@ -394,23 +441,8 @@ internal sealed class AsyncDocumentSession : IAsyncDocumentSession, IAdvancedSes
     }
 
     /// <summary>The entity's JSON now, in a buffer reused until the next call.</summary>
-    private ReadOnlySpan<byte> Serialize(DocumentInfo info)
-    {
-        if (_scratch is null)
-        {
-            _scratch = new ArrayBufferWriter<byte>(1024);
-            _scratchWriter = new Utf8JsonWriter(_scratch, new JsonWriterOptions { Encoder = _conventions.SerializerOptions.Encoder, SkipValidation = true });
-        }
-        else
-        {
-            _scratch.ResetWrittenCount();
-            _scratchWriter!.Reset(_scratch);
-        }
-
-        JsonSerializer.Serialize(_scratchWriter!, info.Entity, info.Type.JsonTypeInfo);
-        _scratchWriter!.Flush();
-        return _scratch.WrittenSpan;
-    }
+    private ReadOnlySpan<byte> Serialize(DocumentInfo info) =>
+        (_current ??= new EntityJsonBuffer(_conventions.SerializerOptions)).Serialize(info.Entity, info.Type.JsonTypeInfo);
 
     private void Untrack(DocumentInfo info)
     {
@@ -438,14 +470,18 @@ internal sealed class AsyncDocumentSession : IAsyncDocumentSession, IAdvancedSes
     private static string? GetString(JsonElement element, string name) =>
         element.TryGetProperty(name, out var value) && value.ValueKind == JsonValueKind.String ? value.GetString() : null;
 
-    /// <summary>Parses a buffered response (pooled memory, no copy of the body) and disposes the response.</summary>
-    private static async Task<JsonDocument> ParseResponseAsync(HttpResponseMessage response, string what, CancellationToken token)
+    /// <summary>
+    /// Reads a buffered response's body, disposes the response and parses the body in place
+    /// (the document's values are slices of the returned array, which loaded documents keep).
+    /// </summary>
+    private static async Task<(JsonDocument Json, byte[] Body)> ReadJsonAsync(HttpResponseMessage response, string what, CancellationToken token)
     {
-        using var _ = response;
+        byte[] body;
+        using (response)
+            body = await response.Content.ReadAsByteArrayAsync(token).ConfigureAwait(false);
         try
         {
-            await using var stream = await response.Content.ReadAsStreamAsync(token).ConfigureAwait(false);
-            return await JsonDocument.ParseAsync(stream, default, token).ConfigureAwait(false);
+            return (JsonDocument.Parse(body), body);
         }
         catch (JsonException e)
         {

@@ -21,12 +21,28 @@ internal sealed class DocumentInfo(object entity, EntityTypeInfo type)
     /// <summary>A change vector given to StoreAsync, checked at the next save.</summary>
     public string? ExpectedChangeVector { get; set; }
 
-    /// <summary>The <c>@metadata</c> JSON as loaded; parsed only if the user asks for it or the document is saved.</summary>
-    public byte[]? LoadedMetadata { get; set; }
+    /// <summary>
+    /// The document's JSON as the server sent it (a slice of the response, not a copy), kept from a
+    /// load until <see cref="Snapshot"/> is taken; empty for an entity the session stored itself.
+    /// </summary>
+    public ReadOnlyMemory<byte> LoadedDocument { get; set; }
+
+    /// <summary>
+    /// Where the <c>"@metadata":{...}</c> property, with one adjoining comma, lies in
+    /// <see cref="LoadedDocument"/>: what is left around it is the entity's stored JSON.
+    /// Empty when it was not found in compact form, which turns the comparison with the loaded bytes off.
+    /// </summary>
+    public Range LoadedMetadataProperty { get; set; }
+
+    /// <summary>The <c>@metadata</c> JSON as loaded (a slice of <see cref="LoadedDocument"/>); parsed only if the user asks for it or the document is saved.</summary>
+    public ReadOnlyMemory<byte> LoadedMetadata { get; set; }
 
     public MetadataDictionary? Metadata { get; set; }
 
-    /// <summary>The entity's JSON as loaded or last saved; null for an entity never saved.</summary>
+    /// <summary>
+    /// The entity's JSON as loaded or last saved. Null for an entity never saved, and for a loaded
+    /// one until a comparison needs it: it is then rebuilt from <see cref="LoadedDocument"/>.
+    /// </summary>
     public byte[]? Snapshot { get; set; }
 
     public string? LastModified { get; set; }

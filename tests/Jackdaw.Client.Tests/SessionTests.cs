@@ -148,6 +148,74 @@ public sealed class SessionTests : IDisposable
     }
 
     [Fact]
+    public async Task AnEntityLoadedBackAsTheSessionSavedItIsUnchangedUntilItsNestedListChanges()
+    {
+        using (var writer = _store.OpenAsyncSession())
+        {
+            await writer.StoreAsync(new User { Id = "users/1", Name = "Ann", Age = 31, Tags = ["a"], Address = new Address { City = "Oslo" } });
+            await writer.SaveChangesAsync();
+        }
+
+        using var session = _store.OpenAsyncSession();
+        var user = await session.LoadAsync<User>("users/1");
+
+        Assert.False(session.Advanced.HasChanged(user!));
+        await session.SaveChangesAsync();
+        Assert.Equal(2, _fake.Requests.Count);
+
+        user!.Tags.Add("b");
+        Assert.True(session.Advanced.HasChanged(user));
+        await session.SaveChangesAsync();
+
+        Assert.Equal(3, _fake.Requests.Count);
+        Assert.Equal(["a", "b"], _fake.Stored(TestStores.Database, "users/1")!["Tags"]!.AsArray().Select(t => (string?)t));
+        await session.SaveChangesAsync();
+        Assert.Equal(3, _fake.Requests.Count);
+    }
+
+    [Theory]
+    [InlineData("""{"@metadata":{"@id":"users/1","@collection":"Users"},"Name":"Ann","Age":31,"Tags":["a"],"Address":null}""")]
+    [InlineData("""{"Age":31,"Name":"Ann","Tags":["a"],"Address":null,"@metadata":{"@id":"users/1","@collection":"Users"}}""")]
+    [InlineData("""{"Name":"Ann","Age":31,"Tags":["a"],"Address":null,"Nickname":"A","@metadata":{"@id":"users/1","@collection":"Users"}}""")]
+    [InlineData("""{ "Name": "Ann", "Age": 31, "Tags": [ "a" ], "@metadata": { "@id": "users/1", "@collection": "Users" } }""")]
+    public async Task ADocumentStoredInAnyFormIsUnchangedUntilTheEntityChanges(string stored)
+    {
+        _fake.Intercept = request => request.Method == "GET"
+            ? new HttpResponseMessage(HttpStatusCode.OK) { Content = new StringContent("{\"Results\":[" + stored + "],\"Includes\":{}}", System.Text.Encoding.UTF8, "application/json") }
+            : null;
+        using var session = _store.OpenAsyncSession();
+        var user = await session.LoadAsync<User>("users/1");
+
+        Assert.False(session.Advanced.HasChanged(user!));
+        await session.SaveChangesAsync();
+        Assert.Single(_fake.Requests);
+
+        user!.Tags.Add("b");
+        Assert.True(session.Advanced.HasChanged(user));
+        await session.SaveChangesAsync();
+
+        var document = Assert.Single(_fake.Requests.Last().BodyJson["Commands"]!.AsArray())!["Document"]!;
+        Assert.Equal(["a", "b"], document["Tags"]!.AsArray().Select(t => (string?)t));
+        Assert.Equal(31, (int?)document["Age"]);
+    }
+
+    [Fact]
+    public async Task ChangingTheIdPropertyOfALoadedEntityCountsAsAChange()
+    {
+        using (var writer = _store.OpenAsyncSession())
+        {
+            await writer.StoreAsync(new User { Id = "users/1", Name = "Ann" });
+            await writer.SaveChangesAsync();
+        }
+
+        using var session = _store.OpenAsyncSession();
+        var user = await session.LoadAsync<User>("users/1");
+        user!.Id = "users/2";
+
+        Assert.True(session.Advanced.HasChanged(user));
+    }
+
+    [Fact]
     public async Task AChangedNestedObjectPropertyIsDetected()
     {
         _fake.Put(TestStores.Database, "users/1", new JsonObject { ["Name"] = "Ann", ["Address"] = new JsonObject { ["City"] = "Oslo" } });
