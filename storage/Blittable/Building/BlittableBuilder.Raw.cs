@@ -34,7 +34,12 @@ public sealed partial class BlittableBuilder
                 }
             }
 
-            var found = FindName(name, mayNeedEscapes: escaped, 0, validateUtf8: true);
+            if (!System.Text.Unicode.Utf8.IsValid(name))
+            {
+                return false;   // a damaged document: the value-by-value path reports it
+            }
+
+            var found = FindName(name, mayNeedEscapes: escaped, 0, validateUtf8: false);
             ref var entry = ref _names[found];
             if (entry.DocumentStamp == _documentStamp)
             {
@@ -143,6 +148,17 @@ public sealed partial class BlittableBuilder
         return false;
     }
 
+    private static int TableEnd(ReadOnlySpan<byte> document, int entries, int count, int entrySize)
+    {
+        var end = entries + ((long)count * entrySize);
+        if (end > document.Length)
+        {
+            BlittableFormat.ThrowFormat("A table at {0} with {1} entries runs past the end of the document.", entries, count);
+        }
+
+        return (int)end;
+    }
+
     /// <summary>The position just past a value's own bytes (for a container: past its table).</summary>
     private static int EndOf(ReadOnlySpan<byte> document, int position, BlittableType type)
     {
@@ -177,14 +193,14 @@ public sealed partial class BlittableBuilder
                     var entrySize = BlittableFormat.WidthOf(flags & 3) + BlittableFormat.WidthOf((flags >> 2) & 3) + 1;
                     var orderWidth = BlittableFormat.WidthOf((flags >> 4) & 3);
                     var count = BlittableFormat.ReadVarInt32(document, ref p);
-                    return checked(p + (count * (entrySize + orderWidth)));
+                    return TableEnd(document, p, count, entrySize + orderWidth);
                 }
 
             case BlittableType.Array:
                 {
                     var flags = document[p++];
                     var count = BlittableFormat.ReadVarInt32(document, ref p);
-                    return checked(p + (count * (BlittableFormat.WidthOf(flags & 3) + 1)));
+                    return TableEnd(document, p, count, BlittableFormat.WidthOf(flags & 3) + 1);
                 }
 
             default:
