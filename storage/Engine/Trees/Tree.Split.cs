@@ -74,6 +74,7 @@ public sealed partial class Tree
     {
         if (leafLevel > 0)
         {
+            // A refused relayout changes nothing, so the parent's span stays valid across the attempts.
             var parent = w.GetPage(_pathPages![leafLevel - 1]).Span;
             var i = _pathIndexes![leafLevel - 1];
             var children = TreePage.Count(parent);
@@ -92,15 +93,12 @@ public sealed partial class Tree
 
                 if (i + d < children)
                 {
-                    parent = w.GetPage(_pathPages[leafLevel - 1]).Span;
                     rightFree += TreePage.FreeTotal(w.GetPage(TreePage.BranchChild(parent, i + d)).Span);
                     if (rightFree >= needed && TryRelayoutLeaves(w, leafLevel, i, i + d, grow: false, index, key, valueLength, overflow, out var target, out valueOffset))
                     {
                         return target;
                     }
                 }
-
-                parent = w.GetPage(_pathPages[leafLevel - 1]).Span;
             }
 
             var count = TreePage.Count(leaf);
