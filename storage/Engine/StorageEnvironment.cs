@@ -62,6 +62,9 @@ public sealed partial class StorageEnvironment : IDisposable
 
     internal PagePool Pool { get; }
 
+    /// <summary>Split and relayout buffers of the (single) writer.</summary>
+    internal Trees.TreeScratch TreeScratch { get; } = new();
+
     internal JournalWriter Journal { get; }
 
     internal long LastCommitted => Volatile.Read(ref _lastCommitted);

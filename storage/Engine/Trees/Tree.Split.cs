@@ -13,7 +13,7 @@ public sealed partial class Tree
     private Span<byte> SplitLeafAndInsert(WriteTransaction w, int leafLevel, Span<byte> leaf, long leafNumber, int index,
         ReadOnlySpan<byte> key, int valueLength, bool overflow, out int valueOffset)
     {
-        var old = _splitBuffer ??= new byte[Constants.PageSize];
+        var old = _tx.Environment.TreeScratch.SplitPage;
         leaf.CopyTo(old);
         var n = TreePage.Count(old);
         Span<int> sizes = stackalloc int[n + 1];
@@ -47,7 +47,7 @@ public sealed partial class Tree
             }
         }
 
-        var separator = _separatorA ??= new byte[MaxKeySize];
+        var separator = _tx.Environment.TreeScratch.SeparatorA;
         var firstRight = TreePage.LeafKey(right, 0);
         firstRight.CopyTo(separator);
         InsertIntoParent(w, leafLevel - 1, leafNumber, separator, firstRight.Length, rightNumber);
@@ -59,10 +59,7 @@ public sealed partial class Tree
     /// random inserts of 1 KiB entries (seven to a page) at ~92% of the entries a page can hold;
     /// one neighbour alone gives ~87%, which is not enough for 1.3x the raw data on disk.
     /// </summary>
-    private const int MaxReach = 2;
-
-    /// <summary>Most leaf entries a page can hold (empty keys and values).</summary>
-    private const int MaxLeafEntries = Constants.UsablePageSpace / (TreePage.LeafEntryHeader + 2);
+    internal const int MaxReach = 2;
 
     /// <summary>
     /// Inserts into a leaf without room, filling pages as B*-trees do: first the entries of the
@@ -77,6 +74,7 @@ public sealed partial class Tree
     {
         if (leafLevel > 0)
         {
+            // A refused relayout changes nothing, so the parent's span stays valid across the attempts.
             var parent = w.GetPage(_pathPages![leafLevel - 1]).Span;
             var i = _pathIndexes![leafLevel - 1];
             var children = TreePage.Count(parent);
@@ -95,15 +93,12 @@ public sealed partial class Tree
 
                 if (i + d < children)
                 {
-                    parent = w.GetPage(_pathPages[leafLevel - 1]).Span;
                     rightFree += TreePage.FreeTotal(w.GetPage(TreePage.BranchChild(parent, i + d)).Span);
                     if (rightFree >= needed && TryRelayoutLeaves(w, leafLevel, i, i + d, grow: false, index, key, valueLength, overflow, out var target, out valueOffset))
                     {
                         return target;
                     }
                 }
-
-                parent = w.GetPage(_pathPages[leafLevel - 1]).Span;
             }
 
             var count = TreePage.Count(leaf);
@@ -139,7 +134,7 @@ public sealed partial class Tree
         var newPages = oldPages + (grow ? 1 : 0);
 
         // Entry sizes in key order across the window, the new entry at newAt.
-        var sizes = _relayoutSizes ??= new int[((MaxReach + 1) * MaxLeafEntries) + 1];
+        var sizes = _tx.Environment.TreeScratch.EntrySizes;
         int n = 0, newAt = -1;
         for (var p = first; p <= last; p++)
         {
@@ -167,7 +162,7 @@ public sealed partial class Tree
         }
 
         // The window's old pages, copied so entries can be laid out again in place.
-        var copies = _relayoutBuffer ??= new byte[(MaxReach + 1) * Constants.PageSize];
+        var copies = _tx.Environment.TreeScratch.RelayoutPages;
         for (var p = first; p <= last; p++)
         {
             w.GetPage(TreePage.BranchChild(parent, p)).Span.CopyTo(copies.AsSpan((p - first) * Constants.PageSize, Constants.PageSize));
@@ -237,7 +232,7 @@ public sealed partial class Tree
 
         if (grow)
         {
-            var separator = _separatorA ??= new byte[MaxKeySize];
+            var separator = _tx.Environment.TreeScratch.SeparatorA;
             var firstKey = KeyAt(copies, cuts[oldPages], newAt, key);
             firstKey.CopyTo(separator);
             _pathIndexes[leafLevel - 1] = last;
@@ -403,7 +398,7 @@ public sealed partial class Tree
             return;
         }
 
-        var old = _splitBuffer ??= new byte[Constants.PageSize];
+        var old = _tx.Environment.TreeScratch.SplitPage;
         parent.CopyTo(old);
         var n = TreePage.Count(old);
         Span<int> sizes = stackalloc int[n + 1];
@@ -429,7 +424,8 @@ public sealed partial class Tree
         TreePage.InitializeBranch(right, newRight);
         _header.PageCount++;
 
-        var promoted = ReferenceEquals(separatorBuffer, _separatorA) ? (_separatorB ??= new byte[MaxKeySize]) : _separatorA!;
+        var scratch = _tx.Environment.TreeScratch;
+        var promoted = ReferenceEquals(separatorBuffer, scratch.SeparatorA) ? scratch.SeparatorB : scratch.SeparatorA;
         var promotedLength = 0;
         for (var j = 0; j <= n; j++)
         {

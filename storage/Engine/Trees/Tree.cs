@@ -24,11 +24,6 @@ public sealed partial class Tree
     private TreeHeader _header;
     private long[]? _pathPages;
     private int[]? _pathIndexes;
-    private byte[]? _splitBuffer;
-    private byte[]? _relayoutBuffer;
-    private int[]? _relayoutSizes;
-    private byte[]? _separatorA;
-    private byte[]? _separatorB;
     private TreeIterator? _cachedIterator;
     private bool _deleted;
 
