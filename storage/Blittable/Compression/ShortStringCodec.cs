@@ -403,59 +403,66 @@ internal static partial class ShortStringCodec
     {
         var o = 0;
         var i = 0;
-
-        // Fast loop while at least 8 input bytes and 32 output bytes remain: eight literals at a
-        // time when a whole word is ASCII, dictionary entries by one 32-byte vector copy.
+        var entryOffsets = EntryOffsets;
+        var entryLengths = EntryLengths;
         ref var blob = ref System.Runtime.InteropServices.MemoryMarshal.GetArrayDataReference(Blob);
         ref var output = ref System.Runtime.InteropServices.MemoryMarshal.GetReference(destination);
-        while (i + 8 <= payload.Length && destination.Length - o >= BlobPadding)
+        ref var input = ref System.Runtime.InteropServices.MemoryMarshal.GetReference(payload);
+
+        // Fast loop while two input bytes can be read and 32 output bytes remain. A code copies its
+        // entry with one 32-byte vector move; a literal run moves 8 bytes at once and keeps the
+        // ones before the first non-ASCII byte.
+        while (i < payload.Length - 1 && destination.Length - o >= BlobPadding)
         {
-            var word = System.Buffers.Binary.BinaryPrimitives.ReadUInt64LittleEndian(payload.Slice(i));
-            if ((word & 0x8080808080808080UL) == 0)
+            var b = payload[i];
+            if (b >= 0x80)
             {
-                System.Buffers.Binary.BinaryPrimitives.WriteUInt64LittleEndian(destination.Slice(o), word);
-                i += 8;
-                o += 8;
-                continue;
-            }
-
-            var b = (byte)word;
-            int e;
-            if (b < 0x80)
-            {
-                destination[o++] = b;
-                i++;
-                continue;
-            }
-
-            if (b < 0xF0)
-            {
-                e = b - 0x80;
-                i++;
-            }
-            else if (b < 0xFF)
-            {
-                e = OneByteCodes + ((b - 0xF0) << 8) + (byte)(word >> 8);
-                if (e >= Entries.Length)
+                int e;
+                if (b < 0xF0)
                 {
-                    return -1;
+                    e = b - 0x80;
+                    i++;
+                }
+                else if (b < 0xFF)
+                {
+                    e = OneByteCodes + ((b - 0xF0) << 8) + payload[i + 1];
+                    if (e >= entryLengths.Length)
+                    {
+                        return -1;
+                    }
+
+                    i += 2;
+                }
+                else
+                {
+                    destination[o++] = payload[i + 1];
+                    i += 2;
+                    continue;
                 }
 
-                i += 2;
-            }
-            else
-            {
-                destination[o++] = (byte)(word >> 8);
-                i += 2;
+                // Safe: Blob has 32 bytes of padding after its last entry; destination has 32 bytes left (loop condition).
+                System.Runtime.Intrinsics.Vector256.StoreUnsafe(
+                    System.Runtime.Intrinsics.Vector256.LoadUnsafe(ref blob, (nuint)entryOffsets[e]),
+                    ref output,
+                    (nuint)o);
+                o += entryLengths[e];
                 continue;
             }
 
-            // Safe: Blob has 32 bytes of padding after its last entry; destination has 32 bytes left (loop condition).
-            System.Runtime.Intrinsics.Vector256.StoreUnsafe(
-                System.Runtime.Intrinsics.Vector256.LoadUnsafe(ref blob, (nuint)EntryOffsets[e]),
-                ref output,
-                (nuint)o);
-            o += EntryLengths[e];
+            if (payload.Length - i >= 8)
+            {
+                // Safe: 8 bytes remain in the payload (checked) and 32 in the destination (loop condition).
+                var word = Unsafe.ReadUnaligned<ulong>(ref Unsafe.Add(ref input, i));
+                Unsafe.WriteUnaligned(ref Unsafe.Add(ref output, o), word);
+                var literals = System.Numerics.BitOperations.TrailingZeroCount((word & 0x8080808080808080UL) | 0x8000000000000000UL) >> 3;
+                literals = Math.Max(literals, 1);
+                i += literals;
+                o += literals;
+                continue;
+            }
+
+            destination[o++] = b;
+            i++;
         }
 
         for (; i < payload.Length; i++)
@@ -502,24 +509,12 @@ internal static partial class ShortStringCodec
             }
 
             var length = EntryLengths[e];
-            if (destination.Length - o >= BlobPadding)
-            {
-                // Copies 32 bytes (the entry and whatever follows it in the blob); only `length` count.
-                // Safe: Blob has 32 bytes of padding after its last entry, and destination has 32 bytes left.
-                System.Runtime.Intrinsics.Vector256.StoreUnsafe(
-                    System.Runtime.Intrinsics.Vector256.LoadUnsafe(ref System.Runtime.InteropServices.MemoryMarshal.GetArrayDataReference(Blob), (nuint)EntryOffsets[e]),
-                    ref System.Runtime.InteropServices.MemoryMarshal.GetReference(destination),
-                    (nuint)o);
-            }
-            else if (length <= destination.Length - o)
-            {
-                Blob.AsSpan(EntryOffsets[e], length).CopyTo(destination.Slice(o));
-            }
-            else
+            if (length > destination.Length - o)
             {
                 return -1;
             }
 
+            Blob.AsSpan(EntryOffsets[e], length).CopyTo(destination.Slice(o));
             o += length;
         }
 

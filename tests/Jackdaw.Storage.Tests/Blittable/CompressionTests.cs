@@ -242,6 +242,66 @@ public class CompressionTests
     }
 
     [Fact]
+    public void DecodeGivesTheSameTextWhateverRoomTheDestinationHas()
+    {
+        // The decoder has a fast loop (32 bytes of room, whole-word literal runs) and an exact tail;
+        // strings mixing entries, ASCII runs of every length and non-ASCII bytes must decode the same
+        // through both, with the switch falling anywhere.
+        var random = new Random(4242);
+        var destination = new byte[4096];
+        var decoded = new byte[4096];
+        var encodedCount = 0;
+        for (var round = 0; round < 3000; round++)
+        {
+            var text = new List<byte>();
+            var parts = random.Next(1, 12);
+            for (var p = 0; p < parts; p++)
+            {
+                switch (random.Next(4))
+                {
+                    case 0:
+                    case 1:
+                        text.AddRange(ShortStringCodec.Entry(random.Next(ShortStringCodec.EntryCount)).ToArray());
+                        break;
+                    case 2:
+                        var run = random.Next(1, 20);
+                        for (var k = 0; k < run; k++)
+                        {
+                            text.Add((byte)random.Next('a', 'z' + 1));
+                        }
+
+                        break;
+                    default:
+                        text.AddRange("é"u8.ToArray());
+                        break;
+                }
+            }
+
+            var value = text.ToArray();
+            var size = ShortStringCodec.TryEncode(value, destination.AsSpan(0, value.Length));
+            if (size < 0)
+            {
+                continue;
+            }
+
+            encodedCount++;
+            foreach (var room in new[] { value.Length, value.Length + 1, value.Length + 31, value.Length + 32, decoded.Length })
+            {
+                Array.Clear(decoded);
+                Assert.Equal(value.Length, ShortStringCodec.Decode(destination.AsSpan(0, size), decoded.AsSpan(0, room)));
+                Assert.True(decoded.AsSpan(0, value.Length).SequenceEqual(value));
+            }
+
+            if (value.Length > 0)
+            {
+                Assert.Equal(-1, ShortStringCodec.Decode(destination.AsSpan(0, size), decoded.AsSpan(0, value.Length - 1)));
+            }
+        }
+
+        Assert.True(encodedCount > 1000, $"only {encodedCount} of the generated strings were encoded");
+    }
+
+    [Fact]
     public void DictionaryHasAllItsCodes()
     {
         Assert.Equal(ShortStringCodec.OneByteCodes + (15 * 256), ShortStringCodec.EntryCount);
