@@ -1,4 +1,3 @@
-using System.Buffers;
 using System.Runtime.CompilerServices;
 
 namespace Jackdaw.Storage.Blittable;
@@ -12,8 +11,8 @@ namespace Jackdaw.Storage.Blittable;
 ///   0xF0-0xFE  lo    dictionary entry 112 + ((b - 0xF0) &lt;&lt; 8 | lo)
 ///   0xFF       b     the byte b verbatim (non-ASCII)
 /// </code>
-/// The encoder picks the cheapest parse (dynamic programming over the string), so it never does
-/// worse than one byte per ASCII character; callers keep the raw string unless this is smaller.
+/// The encoder parses greedily with one look-ahead (see <see cref="TryEncode"/>) and gives up as soon
+/// as its output would not be smaller than the input; callers keep the raw string unless this is smaller.
 /// </summary>
 [System.Runtime.CompilerServices.SkipLocalsInit]
 internal static partial class ShortStringCodec
@@ -96,12 +95,15 @@ internal static partial class ShortStringCodec
             (children[key >> 8] ??= new List<(byte, int)>()).Add(((byte)key, child));
         }
 
-        var cells = new List<ulong>(new ulong[256 * 4]);
+        // Every node takes one cell: nodes + 256 (the root's children) + 256 (the last base's reach)
+        // is always enough. Cells from `end` on are free; below it, the free ones are listed in order.
+        var size = nodeEntry.Length + 512;
+        var cells = new ulong[size];
         var state = new int[nodeEntry.Length];   // trie node -> cell index; the root is cell 0
-        var used = new List<bool>(new bool[cells.Count]) { [0] = true };
+        var free = new List<int>();
+        var end = 1;
         var queue = new Queue<int>();
         queue.Enqueue(0);
-        var firstFree = 1;
         while (queue.Count > 0)
         {
             var node = queue.Dequeue();
@@ -111,33 +113,29 @@ internal static partial class ShortStringCodec
                 continue;
             }
 
-            // The lowest base whose slots for all the children are free (the root's is 0).
-            var minByte = list.Min(c => c.Byte);
-            var b = node == 0 ? 0 : Math.Max(1, firstFree - minByte);
-            while (true)
+            list.Sort((x, y) => x.Byte.CompareTo(y.Byte));
+            var minByte = list[0].Byte;
+
+            // First fit: the smallest child goes to each free cell in turn (the root's base is 0).
+            var b = node == 0 ? 0 : Math.Max(end, minByte + 1) - minByte;
+            if (node != 0)
             {
-                var fits = true;
-                foreach (var (c, _) in list)
+                foreach (var f in free)
                 {
-                    while (b + c >= used.Count)
+                    var candidate = f - minByte;
+                    var fits = candidate >= 1;
+                    for (var k = 1; fits && k < list.Count; k++)
                     {
-                        used.Add(false);
-                        cells.Add(0);
+                        var t = candidate + list[k].Byte;
+                        fits = t >= end || (cells[t] & FieldMask) == 0;
                     }
 
-                    if (used[b + c])
+                    if (fits)
                     {
-                        fits = false;
+                        b = candidate;
                         break;
                     }
                 }
-
-                if (fits)
-                {
-                    break;
-                }
-
-                b++;
             }
 
             var s = state[node];
@@ -145,30 +143,33 @@ internal static partial class ShortStringCodec
             foreach (var (c, child) in list)
             {
                 var t = b + c;
-                used[t] = true;
+                if (t < end)
+                {
+                    free.Remove(t);
+                }
+                else
+                {
+                    for (var k = end; k < t; k++)
+                    {
+                        free.Add(k);
+                    }
+
+                    end = t + 1;
+                }
+
                 state[child] = t;
                 cells[t] |= (ulong)(uint)(s + 1) | ((ulong)(uint)(nodeEntry[child] + 1) << 44);
                 queue.Enqueue(child);
             }
+        }
 
-            while (firstFree < used.Count && used[firstFree])
-            {
-                firstFree++;
-            }
+        if (end + 256 > size || size >= (int)FieldMask)
+        {
+            throw new InvalidOperationException("The short-string dictionary does not fit the encoder's double-array trie.");
         }
 
         // Room for base + 255 past the last used cell, so a walk never indexes outside the array.
-        while (cells.Count < used.Count + 256)
-        {
-            cells.Add(0);
-        }
-
-        if (cells.Count >= (int)FieldMask)
-        {
-            throw new InvalidOperationException("The short-string dictionary is too large for the encoder's double-array trie.");
-        }
-
-        return cells.ToArray();
+        return cells.AsSpan(0, end + 256).ToArray();
     }
 
     private static ReadOnlySpan<byte> CharClass => [
@@ -189,7 +190,70 @@ internal static partial class ShortStringCodec
     /// <summary>Longest entry: a payload of n bytes decodes to at most n times this.</summary>
     public static int MaxEntryLength { get; }
 
-    /// <summary>Encodes into <paramref name="destination"/>; returns the size, or -1 when it would not be smaller than the input.</summary>
+    /// <summary>A dictionary match: the entry, its length in the input and the bytes it saves.</summary>
+    private struct Match
+    {
+        public int Entry;
+        public int Length;
+        public int Gain;
+        public int ShorterEntry;    // the longest other entry found on the way to Entry (-1 if none)
+        public int ShorterLength;
+    }
+
+    /// <summary>
+    /// Walks the trie from <paramref name="start"/>: the entry that saves most (the longest on a tie),
+    /// and the longest entry found on the way to it.
+    /// </summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static Match Walk(ReadOnlySpan<byte> value, int start, ulong[] cells)
+    {
+        var match = new Match { Entry = -1, ShorterEntry = -1 };
+        var c = value[start];
+        var cell = cells[c];
+        if ((uint)(cell & FieldMask) != 1)
+        {
+            return match;
+        }
+
+        var state = (uint)c;
+        for (var j = start + 1; j < value.Length; j++)
+        {
+            var t = (uint)((cell >> ParentBits) & FieldMask) + value[j];
+            cell = cells[(int)t];
+            if ((uint)(cell & FieldMask) != state + 1)
+            {
+                break;
+            }
+
+            state = t;
+            var e = (int)(cell >> 44) - 1;
+            if (e < 0)
+            {
+                continue;
+            }
+
+            var length = j + 1 - start;
+            var gain = length - (e < OneByteCodes ? 1 : 2);
+            if (gain >= match.Gain)
+            {
+                match.ShorterEntry = match.Entry;
+                match.ShorterLength = match.Length;
+                match.Entry = e;
+                match.Length = length;
+                match.Gain = gain;
+            }
+        }
+
+        return match;
+    }
+
+    /// <summary>
+    /// Greedy encoder with one look-ahead: at each character-class boundary, the entry that saves
+    /// most; when a shorter entry was found on the way, it is taken instead if it and the match that
+    /// follows it save more than the longer one and its follower ("Fantastic " + "Bamboo Chair"
+    /// rather than "Fantastic Bamboo" + literals; " amplus" + " textilis" rather than
+    /// " amplus " + "textilis"). Returns the size, or -1 when the result would not be smaller.
+    /// </summary>
     public static int TryEncode(ReadOnlySpan<byte> value, Span<byte> destination)
     {
         var n = value.Length;
@@ -198,98 +262,96 @@ internal static partial class ShortStringCodec
             return -1;
         }
 
-        int[]? rented = null;
-        var scratch = n <= 256 ? stackalloc int[2 * (n + 1)] : (rented = ArrayPool<int>.Shared.Rent(2 * (n + 1)));
-        try
+        var cells = Cells;
+        var charClass = CharClass;
+        var limit = Math.Min(n - 1, destination.Length);
+        var o = 0;
+        var i = 0;
+        var previousClass = 0;
+        var next = default(Match);
+        var nextAt = -1;
+        while (i < n)
         {
-            var cells = Cells;
-            var cost = scratch.Slice(0, n + 1);
-            var choice = scratch.Slice(n + 1, n + 1);
-            cost[n] = 0;
-            for (var i = n - 1; i >= 0; i--)
+            var c = value[i];
+            var cls = charClass[c];
+            var match = default(Match);
+            match.Entry = -1;
+            if (cls == 3 || cls != previousClass)
             {
-                var c = value[i];
-                var best = (c < 0x80 ? 1 : 2) + cost[i + 1];
-                var pick = -1;
-
-                // Entries were trained to start on a character-class boundary (letter / digit / other):
-                // trying only there keeps the encoder several times faster at almost the same ratio.
-                // The root is state 0, so its child on c is cell c, whose parent field is then 0 + 1.
-                var cell = cells[c];
-                if ((i == 0 || CharClass[c] == 3 || CharClass[c] != CharClass[value[i - 1]]) && (uint)(cell & FieldMask) == 1)
+                match = nextAt == i ? next : Walk(value, i, cells);
+                if (match.ShorterEntry >= 0)
                 {
-                    var s = (uint)c;
-                    for (var j = i + 1; j < n; j++)
+                    var shorterEnd = i + match.ShorterLength;
+                    var afterShorter = shorterEnd < n ? Walk(value, shorterEnd, cells) : default;
+                    var shorterTotal = match.ShorterLength - (match.ShorterEntry < OneByteCodes ? 1 : 2) + afterShorter.Gain;
+                    if (shorterTotal > match.Gain)
                     {
-                        var t = (uint)((cell >> ParentBits) & FieldMask) + value[j];
-                        cell = cells[(int)t];
-                        if ((uint)(cell & FieldMask) != s + 1)
+                        var longerEnd = i + match.Length;
+                        var afterLonger = longerEnd < n ? Walk(value, longerEnd, cells) : default;
+                        if (shorterTotal >= match.Gain + afterLonger.Gain)
                         {
-                            break;
+                            match.Entry = match.ShorterEntry;
+                            match.Length = match.ShorterLength;
+                            next = afterShorter;
+                            nextAt = shorterEnd;
                         }
-
-                        s = t;
-                        var e = (int)(cell >> 44) - 1;
-                        if (e < 0)
+                        else
                         {
-                            continue;
-                        }
-
-                        var candidate = (e < OneByteCodes ? 1 : 2) + cost[j + 1];
-                        if (candidate < best)
-                        {
-                            best = candidate;
-                            pick = e;
+                            next = afterLonger;
+                            nextAt = longerEnd;
                         }
                     }
                 }
-
-                cost[i] = best;
-                choice[i] = pick;
             }
-
-            if (cost[0] >= n || cost[0] > destination.Length)
+            if (match.Entry < 0)
             {
-                return -1;
-            }
-
-            var o = 0;
-            for (var i = 0; i < n;)
-            {
-                var e = choice[i];
-                if (e < 0)
+                if (c >= 0x80)
                 {
-                    var c = value[i++];
-                    if (c >= 0x80)
+                    if (o + 2 > limit)
                     {
-                        destination[o++] = 0xFF;
+                        return -1;
                     }
 
-                    destination[o++] = c;
+                    destination[o++] = 0xFF;
                 }
-                else if (e < OneByteCodes)
+                else if (o >= limit)
                 {
-                    destination[o++] = (byte)(0x80 + e);
-                    i += Entries[e].Length;
+                    return -1;
                 }
-                else
-                {
-                    var k = e - OneByteCodes;
-                    destination[o++] = (byte)(0xF0 + (k >> 8));
-                    destination[o++] = (byte)k;
-                    i += Entries[e].Length;
-                }
+
+                destination[o++] = c;
+                i++;
+                previousClass = cls;
+                continue;
             }
 
-            return o;
-        }
-        finally
-        {
-            if (rented is not null)
+            var e = match.Entry;
+            if (e < OneByteCodes)
             {
-                ArrayPool<int>.Shared.Return(rented);
+                if (o >= limit)
+                {
+                    return -1;
+                }
+
+                destination[o++] = (byte)(0x80 + e);
             }
+            else
+            {
+                if (o + 2 > limit)
+                {
+                    return -1;
+                }
+
+                var k = e - OneByteCodes;
+                destination[o++] = (byte)(0xF0 + (k >> 8));
+                destination[o++] = (byte)k;
+            }
+
+            i += match.Length;
+            previousClass = charClass[value[i - 1]];
         }
+
+        return o;
     }
 
     /// <summary>Length of the decoded text, or -1 when the data holds an invalid code.</summary>
@@ -341,59 +403,66 @@ internal static partial class ShortStringCodec
     {
         var o = 0;
         var i = 0;
-
-        // Fast loop while at least 8 input bytes and 32 output bytes remain: eight literals at a
-        // time when a whole word is ASCII, dictionary entries by one 32-byte vector copy.
+        var entryOffsets = EntryOffsets;
+        var entryLengths = EntryLengths;
         ref var blob = ref System.Runtime.InteropServices.MemoryMarshal.GetArrayDataReference(Blob);
         ref var output = ref System.Runtime.InteropServices.MemoryMarshal.GetReference(destination);
-        while (i + 8 <= payload.Length && destination.Length - o >= BlobPadding)
+        ref var input = ref System.Runtime.InteropServices.MemoryMarshal.GetReference(payload);
+
+        // Fast loop while two input bytes can be read and 32 output bytes remain. A code copies its
+        // entry with one 32-byte vector move; a literal run moves 8 bytes at once and keeps the
+        // ones before the first non-ASCII byte.
+        while (i < payload.Length - 1 && destination.Length - o >= BlobPadding)
         {
-            var word = System.Buffers.Binary.BinaryPrimitives.ReadUInt64LittleEndian(payload.Slice(i));
-            if ((word & 0x8080808080808080UL) == 0)
+            var b = payload[i];
+            if (b >= 0x80)
             {
-                System.Buffers.Binary.BinaryPrimitives.WriteUInt64LittleEndian(destination.Slice(o), word);
-                i += 8;
-                o += 8;
-                continue;
-            }
-
-            var b = (byte)word;
-            int e;
-            if (b < 0x80)
-            {
-                destination[o++] = b;
-                i++;
-                continue;
-            }
-
-            if (b < 0xF0)
-            {
-                e = b - 0x80;
-                i++;
-            }
-            else if (b < 0xFF)
-            {
-                e = OneByteCodes + ((b - 0xF0) << 8) + (byte)(word >> 8);
-                if (e >= Entries.Length)
+                int e;
+                if (b < 0xF0)
                 {
-                    return -1;
+                    e = b - 0x80;
+                    i++;
+                }
+                else if (b < 0xFF)
+                {
+                    e = OneByteCodes + ((b - 0xF0) << 8) + payload[i + 1];
+                    if (e >= entryLengths.Length)
+                    {
+                        return -1;
+                    }
+
+                    i += 2;
+                }
+                else
+                {
+                    destination[o++] = payload[i + 1];
+                    i += 2;
+                    continue;
                 }
 
-                i += 2;
-            }
-            else
-            {
-                destination[o++] = (byte)(word >> 8);
-                i += 2;
+                // Safe: Blob has 32 bytes of padding after its last entry; destination has 32 bytes left (loop condition).
+                System.Runtime.Intrinsics.Vector256.StoreUnsafe(
+                    System.Runtime.Intrinsics.Vector256.LoadUnsafe(ref blob, (nuint)entryOffsets[e]),
+                    ref output,
+                    (nuint)o);
+                o += entryLengths[e];
                 continue;
             }
 
-            // Safe: Blob has 32 bytes of padding after its last entry; destination has 32 bytes left (loop condition).
-            System.Runtime.Intrinsics.Vector256.StoreUnsafe(
-                System.Runtime.Intrinsics.Vector256.LoadUnsafe(ref blob, (nuint)EntryOffsets[e]),
-                ref output,
-                (nuint)o);
-            o += EntryLengths[e];
+            if (payload.Length - i >= 8)
+            {
+                // Safe: 8 bytes remain in the payload (checked) and 32 in the destination (loop condition).
+                var word = Unsafe.ReadUnaligned<ulong>(ref Unsafe.Add(ref input, i));
+                Unsafe.WriteUnaligned(ref Unsafe.Add(ref output, o), word);
+                var literals = System.Numerics.BitOperations.TrailingZeroCount((word & 0x8080808080808080UL) | 0x8000000000000000UL) >> 3;
+                literals = Math.Max(literals, 1);
+                i += literals;
+                o += literals;
+                continue;
+            }
+
+            destination[o++] = b;
+            i++;
         }
 
         for (; i < payload.Length; i++)
@@ -440,24 +509,12 @@ internal static partial class ShortStringCodec
             }
 
             var length = EntryLengths[e];
-            if (destination.Length - o >= BlobPadding)
-            {
-                // Copies 32 bytes (the entry and whatever follows it in the blob); only `length` count.
-                // Safe: Blob has 32 bytes of padding after its last entry, and destination has 32 bytes left.
-                System.Runtime.Intrinsics.Vector256.StoreUnsafe(
-                    System.Runtime.Intrinsics.Vector256.LoadUnsafe(ref System.Runtime.InteropServices.MemoryMarshal.GetArrayDataReference(Blob), (nuint)EntryOffsets[e]),
-                    ref System.Runtime.InteropServices.MemoryMarshal.GetReference(destination),
-                    (nuint)o);
-            }
-            else if (length <= destination.Length - o)
-            {
-                Blob.AsSpan(EntryOffsets[e], length).CopyTo(destination.Slice(o));
-            }
-            else
+            if (length > destination.Length - o)
             {
                 return -1;
             }
 
+            Blob.AsSpan(EntryOffsets[e], length).CopyTo(destination.Slice(o));
             o += length;
         }
 

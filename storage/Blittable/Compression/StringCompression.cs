@@ -4,8 +4,9 @@ namespace Jackdaw.Storage.Blittable;
 
 /// <summary>
 /// Disk-mode string compression: the shared-dictionary coder for short text, LZ4 for strings of
-/// <see cref="Lz4Threshold"/> bytes or more; the smallest result wins, and the caller keeps the raw
-/// form unless the compressed one is strictly smaller.
+/// <see cref="Lz4Threshold"/> bytes or more that the dictionary did not shrink by a quarter (and for
+/// all strings from <see cref="Lz4AlwaysThreshold"/>); the smallest result wins, and the caller
+/// keeps the raw form unless the compressed one is strictly smaller.
 /// </summary>
 [System.Runtime.CompilerServices.SkipLocalsInit]
 internal static class StringCompression
@@ -14,6 +15,9 @@ internal static class StringCompression
     public const int MinLength = 4;
 
     public const int Lz4Threshold = 128;
+
+    /// <summary>From this length LZ4 is tried even when the dictionary coder did well.</summary>
+    public const int Lz4AlwaysThreshold = 2048;
 
     /// <summary>Upper bound of decoded/encoded size for both coders (LZ4 tops out near 255).</summary>
     public const int MaxExpansion = 256;
@@ -31,7 +35,9 @@ internal static class StringCompression
             bestSize = dictionarySize;
         }
 
-        if (value.Length >= Lz4Threshold)
+        // LZ4 only gains on text that repeats itself, and each call clears a 16 KiB hash table: it is
+        // tried where the dictionary did poorly, or where the string is long enough to repeat.
+        if (value.Length >= Lz4AlwaysThreshold || (value.Length >= Lz4Threshold && bestSize > value.Length - (value.Length >> 2)))
         {
             Span<byte> lz4 = value.Length <= 4096 ? stackalloc byte[value.Length] : new byte[value.Length];
             var lz4Size = LZ4Codec.Encode(value, lz4, LZ4Level.L00_FAST);

@@ -170,6 +170,138 @@ public class CompressionTests
     }
 
     [Fact]
+    public void EncoderLeavesTheSpaceToTheNextWordWhenThatSavesMore()
+    {
+        // Entries " W " and " W" both exist for many words; a plain greedy parse of " W V" takes
+        // " W " and leaves "V" as literals. The look-ahead must give " W" + " V".
+        var entries = new Dictionary<string, int>();
+        for (var e = 0; e < ShortStringCodec.EntryCount; e++)
+        {
+            entries[Encoding.ASCII.GetString(ShortStringCodec.Entry(e))] = e;
+        }
+
+        static int CodeSize(int entry) => entry < ShortStringCodec.OneByteCodes ? 1 : 2;
+        var words = entries.Keys.Where(k => k.Length > 4 && k[0] == ' ' && k[^1] != ' ' && k.Skip(1).All(char.IsAsciiLetterLower)).ToList();
+        var checkedPairs = 0;
+        var destination = new byte[64];
+        var decoded = new byte[64];
+        foreach (var w in words.Where(w => entries.ContainsKey(w + " ")).Take(50))
+        {
+            var v = words[(checkedPairs * 7) % words.Count];
+            if (entries.ContainsKey(w + v) || entries.ContainsKey(w + v.TrimEnd()))
+            {
+                continue;
+            }
+
+            var text = Encoding.ASCII.GetBytes(w + v);
+            var size = ShortStringCodec.TryEncode(text, destination.AsSpan(0, text.Length));
+            Assert.InRange(size, 1, CodeSize(entries[w]) + CodeSize(entries[v]));
+            Assert.Equal(text.Length, ShortStringCodec.Decode(destination.AsSpan(0, size), decoded));
+            Assert.True(decoded.AsSpan(0, text.Length).SequenceEqual(text));
+            checkedPairs++;
+        }
+
+        Assert.True(checkedPairs >= 10, $"only {checkedPairs} word pairs with a \"W \" entry in the dictionary");
+    }
+
+    [Fact]
+    public void Lz4IsTriedFromItsThresholdWhenTheDictionaryCannotHelp()
+    {
+        // "#~" repeats compress well with LZ4 but hold no dictionary entry.
+        var destination = new byte[4096];
+        var decoded = new byte[4096];
+        foreach (var length in new[] { StringCompression.Lz4Threshold - 1, StringCompression.Lz4Threshold, StringCompression.Lz4Threshold + 1 })
+        {
+            var value = Encoding.ASCII.GetBytes(string.Concat(Enumerable.Repeat("#~", length)).Substring(0, length));
+            var type = StringCompression.TryCompress(value, destination.AsSpan(0, length), out var written);
+            Assert.Equal(length >= StringCompression.Lz4Threshold ? BlittableType.StringLz4 : BlittableType.String, type);
+            if (type != BlittableType.String)
+            {
+                Assert.Equal(length, StringCompression.Decompress(type, destination.AsSpan(0, written), decoded.AsSpan(0, length)));
+                Assert.True(decoded.AsSpan(0, length).SequenceEqual(value));
+            }
+        }
+    }
+
+    [Fact]
+    public void LongTextIsTriedWithLz4EvenWhenTheDictionaryDoesWell()
+    {
+        // Latin text the dictionary shrinks by far more than a quarter: below Lz4AlwaysThreshold the
+        // dictionary's result stands; from it, LZ4 is tried too and wins on text that repeats.
+        var sentence = "Deduco amplus textilis vociferor dolorum casus. Laborum admoneo caries solitudo tenax vae amissio deinde. ";
+        var destination = new byte[8192];
+        var decoded = new byte[8192];
+        foreach (var length in new[] { StringCompression.Lz4AlwaysThreshold - 1, StringCompression.Lz4AlwaysThreshold })
+        {
+            var value = Encoding.ASCII.GetBytes(string.Concat(Enumerable.Repeat(sentence, (length / sentence.Length) + 1)).Substring(0, length));
+            var type = StringCompression.TryCompress(value, destination.AsSpan(0, length), out var written);
+            Assert.Equal(length >= StringCompression.Lz4AlwaysThreshold ? BlittableType.StringLz4 : BlittableType.StringDictionary, type);
+            Assert.Equal(length, StringCompression.Decompress(type, destination.AsSpan(0, written), decoded.AsSpan(0, length)));
+            Assert.True(decoded.AsSpan(0, length).SequenceEqual(value));
+        }
+    }
+
+    [Fact]
+    public void DecodeGivesTheSameTextWhateverRoomTheDestinationHas()
+    {
+        // The decoder has a fast loop (32 bytes of room, whole-word literal runs) and an exact tail;
+        // strings mixing entries, ASCII runs of every length and non-ASCII bytes must decode the same
+        // through both, with the switch falling anywhere.
+        var random = new Random(4242);
+        var destination = new byte[4096];
+        var decoded = new byte[4096];
+        var encodedCount = 0;
+        for (var round = 0; round < 3000; round++)
+        {
+            var text = new List<byte>();
+            var parts = random.Next(1, 12);
+            for (var p = 0; p < parts; p++)
+            {
+                switch (random.Next(4))
+                {
+                    case 0:
+                    case 1:
+                        text.AddRange(ShortStringCodec.Entry(random.Next(ShortStringCodec.EntryCount)).ToArray());
+                        break;
+                    case 2:
+                        var run = random.Next(1, 20);
+                        for (var k = 0; k < run; k++)
+                        {
+                            text.Add((byte)random.Next('a', 'z' + 1));
+                        }
+
+                        break;
+                    default:
+                        text.AddRange("é"u8.ToArray());
+                        break;
+                }
+            }
+
+            var value = text.ToArray();
+            var size = ShortStringCodec.TryEncode(value, destination.AsSpan(0, value.Length));
+            if (size < 0)
+            {
+                continue;
+            }
+
+            encodedCount++;
+            foreach (var room in new[] { value.Length, value.Length + 1, value.Length + 31, value.Length + 32, decoded.Length })
+            {
+                Array.Clear(decoded);
+                Assert.Equal(value.Length, ShortStringCodec.Decode(destination.AsSpan(0, size), decoded.AsSpan(0, room)));
+                Assert.True(decoded.AsSpan(0, value.Length).SequenceEqual(value));
+            }
+
+            if (value.Length > 0)
+            {
+                Assert.Equal(-1, ShortStringCodec.Decode(destination.AsSpan(0, size), decoded.AsSpan(0, value.Length - 1)));
+            }
+        }
+
+        Assert.True(encodedCount > 1000, $"only {encodedCount} of the generated strings were encoded");
+    }
+
+    [Fact]
     public void DictionaryHasAllItsCodes()
     {
         Assert.Equal(ShortStringCodec.OneByteCodes + (15 * 256), ShortStringCodec.EntryCount);
