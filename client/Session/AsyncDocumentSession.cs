@@ -1,5 +1,5 @@
 using System.Buffers;
-using System.Runtime.InteropServices;
+using System.Diagnostics.CodeAnalysis;
 using System.Text;
 using System.Text.Json;
 using Jackdaw.Client.Conventions;
@@ -211,7 +211,7 @@ internal sealed class AsyncDocumentSession : IAsyncDocumentSession, IAdvancedSes
 
         NumberOfRequests++;
         var response = await _store.Executor.SendAsync(HttpMethod.Post, _databasePath + "/bulk_docs", body.WrittenMemory, token).ConfigureAwait(false);
-        using var json = (await ReadJsonAsync(response, "bulk_docs", token).ConfigureAwait(false)).Json;
+        using var json = await ReadJsonAsync(response, "bulk_docs", token).ConfigureAwait(false);
         if (!json.RootElement.TryGetProperty("Results", out var results) || results.ValueKind != JsonValueKind.Array || results.GetArrayLength() != deletes.Count + pending.Count)
             throw new JackdawException($"bulk_docs answered with {Describe(json.RootElement)} instead of one result per command ({deletes.Count + pending.Count}).");
 
@@ -350,52 +350,155 @@ internal sealed class AsyncDocumentSession : IAsyncDocumentSession, IAdvancedSes
             return;
         }
 
-        var (parsed, body) = await ReadJsonAsync(response, "docs", token).ConfigureAwait(false);
-        using var json = parsed;
-        if (!json.RootElement.TryGetProperty("Results", out var results) || results.ValueKind != JsonValueKind.Array || results.GetArrayLength() != ids.Count)
-            throw new JackdawException($"GET docs answered with {Describe(json.RootElement)} instead of one result per id ({ids.Count}).");
-
-        var index = 0;
-        foreach (var result in results.EnumerateArray())
+        byte[] body;
+        using (response)
+            body = await response.Content.ReadAsByteArrayAsync(token).ConfigureAwait(false);
+        try
         {
-            var requestedId = ids[index++];
-            if (result.ValueKind == JsonValueKind.Null)
-                _knownMissing.Add(requestedId);
-            else
-                Track<T>(requestedId, result, body);
+            TrackResults<T>(body, ids);
+        }
+        catch (JsonException e)
+        {
+            throw new JackdawException($"The server's answer to GET docs is not JSON: {e.Message}", e);
         }
     }
 
-    /// <summary>Tracks a loaded document; <paramref name="body"/> is the response it is part of, kept instead of copied.</summary>
-    private void Track<T>(string requestedId, JsonElement document, byte[] body)
+    /// <summary>
+    /// Walks GET docs' answer <c>{"Results":[document or null, ...],...}</c> with one reader and
+    /// tracks each document. Only <c>@metadata</c> is read here; the body is deserialized straight
+    /// from the response bytes, which the tracked documents keep instead of copies.
+    /// </summary>
+    private void TrackResults<T>(byte[] body, List<string> ids)
         where T : class
     {
-        if (!document.TryGetProperty(MetadataKeys.Metadata, out var metadata) || metadata.ValueKind != JsonValueKind.Object)
+        var reader = new Utf8JsonReader(body);
+        var count = -1;
+        if (!reader.Read() || reader.TokenType != JsonTokenType.StartObject)
+            ThrowUnexpectedDocsAnswer(body, ids.Count);
+        while (reader.Read() && reader.TokenType == JsonTokenType.PropertyName)
+        {
+            var isResults = reader.ValueTextEquals("Results"u8);
+            reader.Read();
+            if (!isResults || reader.TokenType != JsonTokenType.StartArray)
+            {
+                reader.Skip();
+                continue;
+            }
+
+            count = 0;
+            while (reader.Read() && reader.TokenType != JsonTokenType.EndArray)
+            {
+                if (count == ids.Count)
+                    ThrowUnexpectedDocsAnswer(body, ids.Count);
+                var requestedId = ids[count++];
+                if (reader.TokenType == JsonTokenType.Null)
+                    _knownMissing.Add(requestedId);
+                else if (reader.TokenType == JsonTokenType.StartObject)
+                    Track<T>(ref reader, body, requestedId);
+                else
+                    ThrowUnexpectedDocsAnswer(body, ids.Count);
+            }
+        }
+
+        if (count != ids.Count)
+            ThrowUnexpectedDocsAnswer(body, ids.Count);
+    }
+
+    /// <summary>Tracks the document whose <c>{</c> <paramref name="reader"/> is on, and moves the reader past its <c>}</c>.</summary>
+    private void Track<T>(ref Utf8JsonReader reader, byte[] body, string requestedId)
+        where T : class
+    {
+        var start = (int)reader.TokenStartIndex;
+        int metadataStart = -1, metadataEnd = -1;
+        string? id = null, changeVector = null, lastModified = null, clrTypeName = null;
+        var requestedType = _conventions.GetEntityTypeInfo(typeof(T));
+        var isRequestedType = false;
+        while (reader.Read() && reader.TokenType == JsonTokenType.PropertyName)
+        {
+            var isMetadata = reader.ValueTextEquals("@metadata"u8);
+            reader.Read();
+            if (!isMetadata || reader.TokenType != JsonTokenType.StartObject)
+            {
+                reader.Skip();
+                continue;
+            }
+
+            metadataStart = (int)reader.TokenStartIndex;
+            while (reader.Read() && reader.TokenType == JsonTokenType.PropertyName)
+            {
+                var key = reader.ValueTextEquals("@id"u8) ? 1
+                    : reader.ValueTextEquals("@change-vector"u8) ? 2
+                    : reader.ValueTextEquals("@last-modified"u8) ? 3
+                    : reader.ValueTextEquals("Jackdaw-Clr-Type"u8) ? 4
+                    : 0;
+                reader.Read();
+                if (reader.TokenType != JsonTokenType.String)
+                {
+                    reader.Skip();
+                    continue;
+                }
+
+                switch (key)
+                {
+                    case 1:
+                        id = reader.ValueTextEquals(requestedId) ? requestedId : reader.GetString();
+                        break;
+                    case 2:
+                        changeVector = reader.GetString();
+                        break;
+                    case 3:
+                        lastModified = reader.GetString();
+                        break;
+                    case 4:
+                        // The usual case, the requested type itself, needs neither a string nor a type lookup.
+                        isRequestedType = reader.ValueTextEquals(requestedType.ClrTypeNameUtf8);
+                        clrTypeName = isRequestedType ? null : reader.GetString();
+                        break;
+                }
+            }
+
+            metadataEnd = (int)reader.BytesConsumed;
+        }
+
+        if (metadataStart < 0)
             throw new JackdawException($"Document '{requestedId}' came without @metadata.");
-        var id = GetString(metadata, MetadataKeys.Id) ?? requestedId;
+        id ??= requestedId;
         if (_byId.ContainsKey(id))
             return;
 
-        var type = _conventions.GetEntityTypeInfo(ResolveType<T>(id, GetString(metadata, MetadataKeys.ClrType)));
-        var raw = JsonMarshal.GetRawUtf8Value(document);
-        var entity = JsonSerializer.Deserialize(raw, type.JsonTypeInfo) ?? throw new JackdawException($"Document '{id}' deserialized to null.");
-        type.SetId?.Invoke(entity, id);
+        var type = isRequestedType ? requestedType : _conventions.GetEntityTypeInfo(ResolveType<T>(id, clrTypeName));
+        var loaded = new ReadOnlyMemory<byte>(body, start, (int)reader.BytesConsumed - start);
+        object? entity;
+        try
+        {
+            entity = JsonSerializer.Deserialize(loaded.Span, type.JsonTypeInfo);
+        }
+        catch (JsonException e)
+        {
+            throw new JackdawException($"Document '{id}' cannot be read as a {type.Type.FullName}: {e.Message}", e);
+        }
 
-        // JsonDocument parsed the body in place, so the document is a slice of it; the copy is a fallback.
-        var loaded = body.AsSpan().Overlaps(raw, out var offset) ? new ReadOnlyMemory<byte>(body, offset, raw.Length) : raw.ToArray();
-        var rawMetadata = JsonMarshal.GetRawUtf8Value(metadata);
-        var metadataOffset = raw.Overlaps(rawMetadata, out var at) ? at : raw.IndexOf(rawMetadata);
+        if (entity is null)
+            throw new JackdawException($"Document '{id}' deserialized to null.");
+        type.SetId?.Invoke(entity, id);
         var info = new DocumentInfo(entity, type)
         {
             Id = id,
-            ChangeVector = GetString(metadata, MetadataKeys.ChangeVector),
-            LastModified = GetString(metadata, MetadataKeys.LastModified),
+            ChangeVector = changeVector,
+            LastModified = lastModified,
             LoadedDocument = loaded,
-            LoadedMetadata = loaded.Slice(metadataOffset, rawMetadata.Length),
-            LoadedMetadataProperty = DocumentJson.FindMetadataProperty(raw, metadataOffset, rawMetadata.Length),
+            LoadedMetadata = loaded.Slice(metadataStart - start, metadataEnd - metadataStart),
+            LoadedMetadataProperty = DocumentJson.FindMetadataProperty(loaded.Span, metadataStart - start, metadataEnd - metadataStart),
         };
         _byId[id] = info;
         _byEntity[entity] = info;
+    }
+
+    [DoesNotReturn]
+    private static void ThrowUnexpectedDocsAnswer(byte[] body, int count)
+    {
+        var text = Encoding.UTF8.GetString(body, 0, Math.Min(body.Length, 200));
+        throw new JackdawException($"GET docs answered with {text}{(body.Length > 200 ? "..." : "")} instead of one result per id ({count}).");
     }
 
     /// <summary>
@@ -470,18 +573,15 @@ internal sealed class AsyncDocumentSession : IAsyncDocumentSession, IAdvancedSes
     private static string? GetString(JsonElement element, string name) =>
         element.TryGetProperty(name, out var value) && value.ValueKind == JsonValueKind.String ? value.GetString() : null;
 
-    /// <summary>
-    /// Reads a buffered response's body, disposes the response and parses the body in place
-    /// (the document's values are slices of the returned array, which loaded documents keep).
-    /// </summary>
-    private static async Task<(JsonDocument Json, byte[] Body)> ReadJsonAsync(HttpResponseMessage response, string what, CancellationToken token)
+    /// <summary>Reads a buffered response's body, disposes the response and parses the body in place.</summary>
+    private static async Task<JsonDocument> ReadJsonAsync(HttpResponseMessage response, string what, CancellationToken token)
     {
         byte[] body;
         using (response)
             body = await response.Content.ReadAsByteArrayAsync(token).ConfigureAwait(false);
         try
         {
-            return (JsonDocument.Parse(body), body);
+            return JsonDocument.Parse(body);
         }
         catch (JsonException e)
         {
