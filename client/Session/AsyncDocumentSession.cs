@@ -195,8 +195,7 @@ internal sealed class AsyncDocumentSession : IAsyncDocumentSession, IAdvancedSes
                 writer.WriteString("Id", info.Id ?? info.IdPrefix);
                 writer.WritePropertyName("Document");
                 _documentScratch ??= new ArrayBufferWriter<byte>(1024);
-                using (var loadedMetadata = info.Metadata is null && !info.LoadedMetadata.IsEmpty ? JsonDocument.Parse(info.LoadedMetadata) : null)
-                    DocumentJson.WriteDocument(writer, _documentScratch, current, info.Type, loadedMetadata?.RootElement, info.Metadata, _conventions.SerializerOptions);
+                DocumentJson.WriteDocument(writer, _documentScratch, current, info.Type, info.LoadedMetadata.Span, info.Metadata, _conventions.SerializerOptions);
                 WriteChangeVector(writer, info.ExpectedChangeVector ?? (UseOptimisticConcurrency ? info.ChangeVector : null));
                 writer.WriteEndObject();
                 pending.Add((info, current.ToArray()));
