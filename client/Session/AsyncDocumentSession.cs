@@ -290,7 +290,9 @@ internal sealed class AsyncDocumentSession : IAsyncDocumentSession, IAdvancedSes
     /// Whether <paramref name="current"/> (the entity's JSON now) equals its snapshot. A loaded
     /// entity has none until needed: JSON equal to the loaded document's (less id and metadata) is
     /// unchanged as it stands; otherwise the snapshot is rebuilt as the load would have taken it,
-    /// by deserializing the loaded bytes again, and compared.
+    /// by deserializing the loaded bytes again, and compared. That assumes deserializing the same
+    /// bytes twice gives equal entities: a type whose constructor gives a property a fresh value
+    /// (a new Guid, the current time) that the stored document lacks counts as changed.
     /// </summary>
     private bool MatchesSnapshot(DocumentInfo info, ReadOnlySpan<byte> current)
     {
@@ -403,94 +405,75 @@ internal sealed class AsyncDocumentSession : IAsyncDocumentSession, IAdvancedSes
             ThrowUnexpectedDocsAnswer(body, ids.Count);
     }
 
-    /// <summary>Tracks the document whose <c>{</c> <paramref name="reader"/> is on, and moves the reader past its <c>}</c>.</summary>
+    /// <summary>
+    /// Tracks the document whose <c>{</c> <paramref name="reader"/> is on, and moves the reader
+    /// past its <c>}</c>. A concrete <typeparamref name="T"/> is deserialized first, straight from
+    /// the reader, so the document is tokenized once; only a stored subtype (its
+    /// <c>Jackdaw-Clr-Type</c>) is deserialized again, as that type.
+    /// </summary>
     private void Track<T>(ref Utf8JsonReader reader, byte[] body, string requestedId)
         where T : class
     {
         var start = (int)reader.TokenStartIndex;
-        int metadataStart = -1, metadataEnd = -1;
-        string? id = null, changeVector = null, lastModified = null, clrTypeName = null;
         var requestedType = _conventions.GetEntityTypeInfo(typeof(T));
-        var isRequestedType = false;
-        while (reader.Read() && reader.TokenType == JsonTokenType.PropertyName)
+        object? entity = null;
+        if (!typeof(T).IsAbstract)
         {
-            var isMetadata = reader.ValueTextEquals("@metadata"u8);
-            reader.Read();
-            if (!isMetadata || reader.TokenType != JsonTokenType.StartObject)
+            var atStart = reader;
+            try
             {
+                entity = JsonSerializer.Deserialize(ref reader, requestedType.JsonTypeInfo);
+            }
+            catch (Exception e) when (e is JsonException or NotSupportedException)
+            {
+                // Not a T, or not JSON: the stored type decides below, or Skip throws for broken JSON.
+                reader = atStart;
                 reader.Skip();
-                continue;
+                entity = null;
             }
-
-            metadataStart = (int)reader.TokenStartIndex;
-            while (reader.Read() && reader.TokenType == JsonTokenType.PropertyName)
-            {
-                var key = reader.ValueTextEquals("@id"u8) ? 1
-                    : reader.ValueTextEquals("@change-vector"u8) ? 2
-                    : reader.ValueTextEquals("@last-modified"u8) ? 3
-                    : reader.ValueTextEquals("Jackdaw-Clr-Type"u8) ? 4
-                    : 0;
-                reader.Read();
-                if (reader.TokenType != JsonTokenType.String)
-                {
-                    reader.Skip();
-                    continue;
-                }
-
-                switch (key)
-                {
-                    case 1:
-                        id = reader.ValueTextEquals(requestedId) ? requestedId : reader.GetString();
-                        break;
-                    case 2:
-                        changeVector = reader.GetString();
-                        break;
-                    case 3:
-                        lastModified = reader.GetString();
-                        break;
-                    case 4:
-                        // The usual case, the requested type itself, needs neither a string nor a type lookup.
-                        isRequestedType = reader.ValueTextEquals(requestedType.ClrTypeNameUtf8);
-                        clrTypeName = isRequestedType ? null : reader.GetString();
-                        break;
-                }
-            }
-
-            metadataEnd = (int)reader.BytesConsumed;
+        }
+        else
+        {
+            reader.Skip();
         }
 
-        if (metadataStart < 0)
+        var document = new ReadOnlyMemory<byte>(body, start, (int)reader.BytesConsumed - start);
+        if (!LoadedMetadataReader.TryRead(document.Span, requestedId, requestedType.ClrTypeNameUtf8, out var metadata))
             throw new JackdawException($"Document '{requestedId}' came without @metadata.");
-        id ??= requestedId;
+        var id = metadata.Id ?? requestedId;
         if (_byId.ContainsKey(id))
             return;
 
-        var type = isRequestedType ? requestedType : _conventions.GetEntityTypeInfo(ResolveType<T>(id, clrTypeName));
-        var loaded = new ReadOnlyMemory<byte>(body, start, (int)reader.BytesConsumed - start);
+        var type = metadata.IsRequestedType ? requestedType : _conventions.GetEntityTypeInfo(ResolveType<T>(id, metadata.ClrTypeName));
+        if (entity is null || type != requestedType)
+            entity = Deserialize(document.Span, type, id);
+        type.SetId?.Invoke(entity, id);
+        var info = new DocumentInfo(entity, type)
+        {
+            Id = id,
+            ChangeVector = metadata.ChangeVector,
+            LastModified = metadata.LastModified,
+            LoadedDocument = document,
+            LoadedMetadata = document.Slice(metadata.Offset, metadata.Length),
+            LoadedMetadataProperty = DocumentJson.FindMetadataProperty(document.Span, metadata.Offset, metadata.Length),
+        };
+        _byId[id] = info;
+        _byEntity[entity] = info;
+    }
+
+    private static object Deserialize(ReadOnlySpan<byte> document, EntityTypeInfo type, string id)
+    {
         object? entity;
         try
         {
-            entity = JsonSerializer.Deserialize(loaded.Span, type.JsonTypeInfo);
+            entity = JsonSerializer.Deserialize(document, type.JsonTypeInfo);
         }
         catch (JsonException e)
         {
             throw new JackdawException($"Document '{id}' cannot be read as a {type.Type.FullName}: {e.Message}", e);
         }
 
-        if (entity is null)
-            throw new JackdawException($"Document '{id}' deserialized to null.");
-        type.SetId?.Invoke(entity, id);
-        var info = new DocumentInfo(entity, type)
-        {
-            Id = id,
-            ChangeVector = changeVector,
-            LastModified = lastModified,
-            LoadedDocument = loaded,
-            LoadedMetadata = loaded.Slice(metadataStart - start, metadataEnd - metadataStart),
-            LoadedMetadataProperty = DocumentJson.FindMetadataProperty(loaded.Span, metadataStart - start, metadataEnd - metadataStart),
-        };
-        _byId[id] = info;
-        _byEntity[entity] = info;
+        return entity ?? throw new JackdawException($"Document '{id}' deserialized to null.");
     }
 
     [DoesNotReturn]

@@ -513,6 +513,23 @@ public sealed class SessionTests : IDisposable
     }
 
     [Fact]
+    public async Task LoadAsAnAbstractBaseTypeReturnsTheStoredSubtype()
+    {
+        using (var session = _store.OpenAsyncSession())
+        {
+            await session.StoreAsync(new Employee { Id = "employees/1", Name = "Ann", Department = "R&D" });
+            await session.SaveChangesAsync();
+        }
+
+        using (var session = _store.OpenAsyncSession())
+        {
+            var person = await session.LoadAsync<PersonBase>("employees/1");
+            Assert.Equal("R&D", Assert.IsType<Employee>(person).Department);
+            Assert.False(session.Advanced.HasChanged(person));
+        }
+    }
+
+    [Fact]
     public async Task LoadingADocumentOfAnUnrelatedStoredTypeThrows()
     {
         using (var session = _store.OpenAsyncSession())
