@@ -6,7 +6,7 @@ namespace Jackdaw.Client;
 /// <summary>
 /// The application's entry point to one Jackdaw server (or several URLs of it): create one per
 /// application, <see cref="Initialize"/> it, open short-lived sessions from it. Thread-safe; owns
-/// one pooled <see cref="HttpClient"/> that all sessions and bulk inserts share.
+/// one HTTP connection pool that all sessions and bulk inserts share.
 /// </summary>
 public sealed class DocumentStore : IDisposable
 {

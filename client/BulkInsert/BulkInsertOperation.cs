@@ -93,7 +93,7 @@ public sealed class BulkInsertOperation : IAsyncDisposable
                 documentMetadata![key] = value;
         }
 
-        DocumentJson.WriteDocument(_lineWriter, _documentBuffer, _entityBuffer.WrittenSpan, type, null, documentMetadata, _conventions.SerializerOptions);
+        DocumentJson.WriteDocument(_lineWriter, _documentBuffer, _entityBuffer.WrittenSpan, type, default, documentMetadata, _conventions.SerializerOptions);
         _lineWriter.WriteEndObject();
         _lineWriter.Flush();
         _pipe.Writer.GetSpan(1)[0] = (byte)'\n';

@@ -19,6 +19,7 @@ internal sealed class EntityTypeInfo
         Collection = collection;
         IdPrefix = idPrefix;
         ClrTypeName = clrTypeName;
+        ClrTypeNameUtf8 = Encoding.UTF8.GetBytes(clrTypeName);
         GetId = getId;
         SetId = setId;
         IdJsonName = idJsonName;
@@ -44,6 +45,9 @@ internal sealed class EntityTypeInfo
     public string IdPrefix { get; }
 
     public string ClrTypeName { get; }
+
+    /// <summary><see cref="ClrTypeName"/> in UTF-8, to recognize it in loaded metadata without decoding a string.</summary>
+    public byte[] ClrTypeNameUtf8 { get; }
 
     /// <summary>Reads the id property; null when the type has no string id property.</summary>
     public Func<object, string?>? GetId { get; }

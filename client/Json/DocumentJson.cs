@@ -13,7 +13,7 @@ internal static class DocumentJson
     /// <paramref name="writer"/>. The entity's bytes are copied around the id property, not
     /// re-serialized; <paramref name="scratch"/> holds the composed document meanwhile.
     /// </summary>
-    public static void WriteDocument(Utf8JsonWriter writer, ArrayBufferWriter<byte> scratch, ReadOnlySpan<byte> entityJson, EntityTypeInfo type, JsonElement? loadedMetadata, MetadataDictionary? metadata, JsonSerializerOptions options)
+    public static void WriteDocument(Utf8JsonWriter writer, ArrayBufferWriter<byte> scratch, ReadOnlySpan<byte> entityJson, EntityTypeInfo type, ReadOnlySpan<byte> loadedMetadata, MetadataDictionary? metadata, JsonSerializerOptions options)
     {
         scratch.ResetWrittenCount();
         var (headLength, tailStart) = SplitAroundId(entityJson, type.IdJsonName);
@@ -23,7 +23,7 @@ internal static class DocumentJson
         scratch.Write(tail[..^1]);
         var hasProperties = head.Length + tail.Length > 2;
         scratch.Write(hasProperties ? ",\"@metadata\":"u8 : "\"@metadata\":"u8);
-        if (metadata is null && loadedMetadata is null)
+        if (metadata is null && loadedMetadata.IsEmpty)
         {
             scratch.Write(type.DefaultMetadataJson);
         }
@@ -148,8 +148,9 @@ internal static class DocumentJson
     /// Metadata sent with a write: what the session's dictionary holds if the user touched it,
     /// else what was loaded (so metadata other clients set is kept), else the type's defaults.
     /// Server-managed keys (<c>@id</c>, <c>@change-vector</c>, <c>@last-modified</c>) are never sent.
+    /// <paramref name="loadedMetadata"/> is the loaded <c>@metadata</c> object's JSON, or empty.
     /// </summary>
-    public static void WriteMetadata(Utf8JsonWriter writer, EntityTypeInfo type, JsonElement? loadedMetadata, MetadataDictionary? metadata, JsonSerializerOptions options)
+    public static void WriteMetadata(Utf8JsonWriter writer, EntityTypeInfo type, ReadOnlySpan<byte> loadedMetadata, MetadataDictionary? metadata, JsonSerializerOptions options)
     {
         writer.WriteStartObject();
         if (metadata is not null)
@@ -165,16 +166,30 @@ internal static class DocumentJson
                     JsonSerializer.Serialize(writer, value, value.GetType(), options);
             }
         }
-        else if (loadedMetadata is { ValueKind: JsonValueKind.Object } loaded)
+        else if (!loadedMetadata.IsEmpty)
         {
+            // Values are copied as the server sent them; names go through the writer, which escapes them again.
             bool hasCollection = false, hasClrType = false;
-            foreach (var property in loaded.EnumerateObject())
+            var reader = new Utf8JsonReader(loadedMetadata);
+            reader.Read();
+            while (reader.Read() && reader.TokenType == JsonTokenType.PropertyName)
             {
-                if (MetadataKeys.IsServerManaged(property.Name))
-                    continue;
-                hasCollection |= property.NameEquals(MetadataKeys.Collection);
-                hasClrType |= property.NameEquals(MetadataKeys.ClrType);
-                property.WriteTo(writer);
+                var serverManaged = reader.ValueTextEquals("@id"u8) || reader.ValueTextEquals("@change-vector"u8) || reader.ValueTextEquals("@last-modified"u8);
+                hasCollection |= reader.ValueTextEquals("@collection"u8);
+                hasClrType |= reader.ValueTextEquals("Jackdaw-Clr-Type"u8);
+                if (!serverManaged)
+                {
+                    if (reader.ValueIsEscaped)
+                        writer.WritePropertyName(reader.GetString()!);
+                    else
+                        writer.WritePropertyName(reader.ValueSpan);
+                }
+
+                reader.Read();
+                var valueStart = (int)reader.TokenStartIndex;
+                reader.Skip();
+                if (!serverManaged)
+                    writer.WriteRawValue(loadedMetadata[valueStart..(int)reader.BytesConsumed], skipInputValidation: true);
             }
 
             if (!hasCollection)

@@ -1,5 +1,5 @@
 using System.Buffers;
-using System.Runtime.InteropServices;
+using System.Diagnostics.CodeAnalysis;
 using System.Text;
 using System.Text.Json;
 using Jackdaw.Client.Conventions;
@@ -195,8 +195,7 @@ internal sealed class AsyncDocumentSession : IAsyncDocumentSession, IAdvancedSes
                 writer.WriteString("Id", info.Id ?? info.IdPrefix);
                 writer.WritePropertyName("Document");
                 _documentScratch ??= new ArrayBufferWriter<byte>(1024);
-                using (var loadedMetadata = info.Metadata is null && !info.LoadedMetadata.IsEmpty ? JsonDocument.Parse(info.LoadedMetadata) : null)
-                    DocumentJson.WriteDocument(writer, _documentScratch, current, info.Type, loadedMetadata?.RootElement, info.Metadata, _conventions.SerializerOptions);
+                DocumentJson.WriteDocument(writer, _documentScratch, current, info.Type, info.LoadedMetadata.Span, info.Metadata, _conventions.SerializerOptions);
                 WriteChangeVector(writer, info.ExpectedChangeVector ?? (UseOptimisticConcurrency ? info.ChangeVector : null));
                 writer.WriteEndObject();
                 pending.Add((info, current.ToArray()));
@@ -211,7 +210,7 @@ internal sealed class AsyncDocumentSession : IAsyncDocumentSession, IAdvancedSes
 
         NumberOfRequests++;
         var response = await _store.Executor.SendAsync(HttpMethod.Post, _databasePath + "/bulk_docs", body.WrittenMemory, token).ConfigureAwait(false);
-        using var json = (await ReadJsonAsync(response, "bulk_docs", token).ConfigureAwait(false)).Json;
+        using var json = await ReadJsonAsync(response, "bulk_docs", token).ConfigureAwait(false);
         if (!json.RootElement.TryGetProperty("Results", out var results) || results.ValueKind != JsonValueKind.Array || results.GetArrayLength() != deletes.Count + pending.Count)
             throw new JackdawException($"bulk_docs answered with {Describe(json.RootElement)} instead of one result per command ({deletes.Count + pending.Count}).");
 
@@ -291,7 +290,9 @@ internal sealed class AsyncDocumentSession : IAsyncDocumentSession, IAdvancedSes
     /// Whether <paramref name="current"/> (the entity's JSON now) equals its snapshot. A loaded
     /// entity has none until needed: JSON equal to the loaded document's (less id and metadata) is
     /// unchanged as it stands; otherwise the snapshot is rebuilt as the load would have taken it,
-    /// by deserializing the loaded bytes again, and compared.
+    /// by deserializing the loaded bytes again, and compared. That assumes deserializing the same
+    /// bytes twice gives equal entities: a type whose constructor gives a property a fresh value
+    /// (a new Guid, the current time) that the stored document lacks counts as changed.
     /// </summary>
     private bool MatchesSnapshot(DocumentInfo info, ReadOnlySpan<byte> current)
     {
@@ -350,52 +351,136 @@ internal sealed class AsyncDocumentSession : IAsyncDocumentSession, IAdvancedSes
             return;
         }
 
-        var (parsed, body) = await ReadJsonAsync(response, "docs", token).ConfigureAwait(false);
-        using var json = parsed;
-        if (!json.RootElement.TryGetProperty("Results", out var results) || results.ValueKind != JsonValueKind.Array || results.GetArrayLength() != ids.Count)
-            throw new JackdawException($"GET docs answered with {Describe(json.RootElement)} instead of one result per id ({ids.Count}).");
-
-        var index = 0;
-        foreach (var result in results.EnumerateArray())
+        byte[] body;
+        using (response)
+            body = await response.Content.ReadAsByteArrayAsync(token).ConfigureAwait(false);
+        try
         {
-            var requestedId = ids[index++];
-            if (result.ValueKind == JsonValueKind.Null)
-                _knownMissing.Add(requestedId);
-            else
-                Track<T>(requestedId, result, body);
+            TrackResults<T>(body, ids);
+        }
+        catch (JsonException e)
+        {
+            throw new JackdawException($"The server's answer to GET docs is not JSON: {e.Message}", e);
         }
     }
 
-    /// <summary>Tracks a loaded document; <paramref name="body"/> is the response it is part of, kept instead of copied.</summary>
-    private void Track<T>(string requestedId, JsonElement document, byte[] body)
+    /// <summary>
+    /// Walks GET docs' answer <c>{"Results":[document or null, ...],...}</c> with one reader and
+    /// tracks each document. Only <c>@metadata</c> is read here; the body is deserialized straight
+    /// from the response bytes, which the tracked documents keep instead of copies.
+    /// </summary>
+    private void TrackResults<T>(byte[] body, List<string> ids)
         where T : class
     {
-        if (!document.TryGetProperty(MetadataKeys.Metadata, out var metadata) || metadata.ValueKind != JsonValueKind.Object)
+        var reader = new Utf8JsonReader(body);
+        var count = -1;
+        if (!reader.Read() || reader.TokenType != JsonTokenType.StartObject)
+            ThrowUnexpectedDocsAnswer(body, ids.Count);
+        while (reader.Read() && reader.TokenType == JsonTokenType.PropertyName)
+        {
+            var isResults = reader.ValueTextEquals("Results"u8);
+            reader.Read();
+            if (!isResults || reader.TokenType != JsonTokenType.StartArray)
+            {
+                reader.Skip();
+                continue;
+            }
+
+            count = 0;
+            while (reader.Read() && reader.TokenType != JsonTokenType.EndArray)
+            {
+                if (count == ids.Count)
+                    ThrowUnexpectedDocsAnswer(body, ids.Count);
+                var requestedId = ids[count++];
+                if (reader.TokenType == JsonTokenType.Null)
+                    _knownMissing.Add(requestedId);
+                else if (reader.TokenType == JsonTokenType.StartObject)
+                    Track<T>(ref reader, body, requestedId);
+                else
+                    ThrowUnexpectedDocsAnswer(body, ids.Count);
+            }
+        }
+
+        if (count != ids.Count)
+            ThrowUnexpectedDocsAnswer(body, ids.Count);
+    }
+
+    /// <summary>
+    /// Tracks the document whose <c>{</c> <paramref name="reader"/> is on, and moves the reader
+    /// past its <c>}</c>. A concrete <typeparamref name="T"/> is deserialized first, straight from
+    /// the reader, so the document is tokenized once; only a stored subtype (its
+    /// <c>Jackdaw-Clr-Type</c>) is deserialized again, as that type.
+    /// </summary>
+    private void Track<T>(ref Utf8JsonReader reader, byte[] body, string requestedId)
+        where T : class
+    {
+        var start = (int)reader.TokenStartIndex;
+        var requestedType = _conventions.GetEntityTypeInfo(typeof(T));
+        object? entity = null;
+        if (!typeof(T).IsAbstract)
+        {
+            var atStart = reader;
+            try
+            {
+                entity = JsonSerializer.Deserialize(ref reader, requestedType.JsonTypeInfo);
+            }
+            catch (Exception e) when (e is JsonException or NotSupportedException)
+            {
+                // Not a T, or not JSON: the stored type decides below, or Skip throws for broken JSON.
+                reader = atStart;
+                reader.Skip();
+                entity = null;
+            }
+        }
+        else
+        {
+            reader.Skip();
+        }
+
+        var document = new ReadOnlyMemory<byte>(body, start, (int)reader.BytesConsumed - start);
+        if (!LoadedMetadataReader.TryRead(document.Span, requestedId, requestedType.ClrTypeNameUtf8, out var metadata))
             throw new JackdawException($"Document '{requestedId}' came without @metadata.");
-        var id = GetString(metadata, MetadataKeys.Id) ?? requestedId;
+        var id = metadata.Id ?? requestedId;
         if (_byId.ContainsKey(id))
             return;
 
-        var type = _conventions.GetEntityTypeInfo(ResolveType<T>(id, GetString(metadata, MetadataKeys.ClrType)));
-        var raw = JsonMarshal.GetRawUtf8Value(document);
-        var entity = JsonSerializer.Deserialize(raw, type.JsonTypeInfo) ?? throw new JackdawException($"Document '{id}' deserialized to null.");
+        var type = metadata.IsRequestedType ? requestedType : _conventions.GetEntityTypeInfo(ResolveType<T>(id, metadata.ClrTypeName));
+        if (entity is null || type != requestedType)
+            entity = Deserialize(document.Span, type, id);
         type.SetId?.Invoke(entity, id);
-
-        // JsonDocument parsed the body in place, so the document is a slice of it; the copy is a fallback.
-        var loaded = body.AsSpan().Overlaps(raw, out var offset) ? new ReadOnlyMemory<byte>(body, offset, raw.Length) : raw.ToArray();
-        var rawMetadata = JsonMarshal.GetRawUtf8Value(metadata);
-        var metadataOffset = raw.Overlaps(rawMetadata, out var at) ? at : raw.IndexOf(rawMetadata);
         var info = new DocumentInfo(entity, type)
         {
             Id = id,
-            ChangeVector = GetString(metadata, MetadataKeys.ChangeVector),
-            LastModified = GetString(metadata, MetadataKeys.LastModified),
-            LoadedDocument = loaded,
-            LoadedMetadata = loaded.Slice(metadataOffset, rawMetadata.Length),
-            LoadedMetadataProperty = DocumentJson.FindMetadataProperty(raw, metadataOffset, rawMetadata.Length),
+            ChangeVector = metadata.ChangeVector,
+            LastModified = metadata.LastModified,
+            LoadedDocument = document,
+            LoadedMetadata = document.Slice(metadata.Offset, metadata.Length),
+            LoadedMetadataProperty = DocumentJson.FindMetadataProperty(document.Span, metadata.Offset, metadata.Length),
         };
         _byId[id] = info;
         _byEntity[entity] = info;
+    }
+
+    private static object Deserialize(ReadOnlySpan<byte> document, EntityTypeInfo type, string id)
+    {
+        object? entity;
+        try
+        {
+            entity = JsonSerializer.Deserialize(document, type.JsonTypeInfo);
+        }
+        catch (JsonException e)
+        {
+            throw new JackdawException($"Document '{id}' cannot be read as a {type.Type.FullName}: {e.Message}", e);
+        }
+
+        return entity ?? throw new JackdawException($"Document '{id}' deserialized to null.");
+    }
+
+    [DoesNotReturn]
+    private static void ThrowUnexpectedDocsAnswer(byte[] body, int count)
+    {
+        var text = Encoding.UTF8.GetString(body, 0, Math.Min(body.Length, 200));
+        throw new JackdawException($"GET docs answered with {text}{(body.Length > 200 ? "..." : "")} instead of one result per id ({count}).");
     }
 
     /// <summary>
@@ -470,18 +555,15 @@ internal sealed class AsyncDocumentSession : IAsyncDocumentSession, IAdvancedSes
     private static string? GetString(JsonElement element, string name) =>
         element.TryGetProperty(name, out var value) && value.ValueKind == JsonValueKind.String ? value.GetString() : null;
 
-    /// <summary>
-    /// Reads a buffered response's body, disposes the response and parses the body in place
-    /// (the document's values are slices of the returned array, which loaded documents keep).
-    /// </summary>
-    private static async Task<(JsonDocument Json, byte[] Body)> ReadJsonAsync(HttpResponseMessage response, string what, CancellationToken token)
+    /// <summary>Reads a buffered response's body, disposes the response and parses the body in place.</summary>
+    private static async Task<JsonDocument> ReadJsonAsync(HttpResponseMessage response, string what, CancellationToken token)
     {
         byte[] body;
         using (response)
             body = await response.Content.ReadAsByteArrayAsync(token).ConfigureAwait(false);
         try
         {
-            return (JsonDocument.Parse(body), body);
+            return JsonDocument.Parse(body);
         }
         catch (JsonException e)
         {

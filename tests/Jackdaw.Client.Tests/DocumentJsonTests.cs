@@ -27,7 +27,7 @@ public class DocumentJsonTests
         var type = conventions.GetEntityTypeInfo(typeof(Sample));
         var output = new ArrayBufferWriter<byte>();
         using (var writer = new Utf8JsonWriter(output))
-            DocumentJson.WriteDocument(writer, new ArrayBufferWriter<byte>(), Encoding.UTF8.GetBytes(entity), type, null, null, conventions.SerializerOptions);
+            DocumentJson.WriteDocument(writer, new ArrayBufferWriter<byte>(), Encoding.UTF8.GetBytes(entity), type, default, null, conventions.SerializerOptions);
 
         var json = Encoding.UTF8.GetString(output.WrittenSpan);
         Assert.Equal(expected.Replace("M", """{"@collection":"Samples","Jackdaw-Clr-Type":"T"}""", StringComparison.Ordinal), json);
@@ -117,5 +117,21 @@ public class DocumentJsonTests
         var value = System.Runtime.InteropServices.JsonMarshal.GetRawUtf8Value(parsed.RootElement.GetProperty("@metadata"));
         Assert.True(document.AsSpan().Overlaps(value, out var offset));
         return (offset, value.Length);
+    }
+
+    [Theory]
+    [InlineData("""{"@id":"s/1","@collection":"People","Flag":[1,{"x":"y"}],"@change-vector":"A:1-x","@last-modified":"2026-11-23T10:00:00Z"}""", """{"@collection":"People","Flag":[1,{"x":"y"}],"Jackdaw-Clr-Type":"T"}""")]
+    [InlineData("""{"\u0040id":"s/1","N\u00e9":"\u00e9 ","Jackdaw-Clr-Type":"Other"}""", """{"N\u00E9":"\u00e9 ","Jackdaw-Clr-Type":"Other","@collection":"Samples"}""")]
+    [InlineData("""{}""", """{"@collection":"Samples","Jackdaw-Clr-Type":"T"}""")]
+    public void LoadedMetadataIsWrittenBackWithoutServerManagedKeysAndWithTheTypesDefaults(string loaded, string expected)
+    {
+        var conventions = new DocumentConventions { FindClrTypeName = _ => "T" };
+        conventions.Freeze();
+        var type = conventions.GetEntityTypeInfo(typeof(Sample));
+        var output = new ArrayBufferWriter<byte>();
+        using (var writer = new Utf8JsonWriter(output))
+            DocumentJson.WriteMetadata(writer, type, Encoding.UTF8.GetBytes(loaded), null, conventions.SerializerOptions);
+
+        Assert.Equal(expected, Encoding.UTF8.GetString(output.WrittenSpan));
     }
 }

@@ -180,9 +180,7 @@ public sealed class SessionTests : IDisposable
     [InlineData("""{ "Name": "Ann", "Age": 31, "Tags": [ "a" ], "@metadata": { "@id": "users/1", "@collection": "Users" } }""")]
     public async Task ADocumentStoredInAnyFormIsUnchangedUntilTheEntityChanges(string stored)
     {
-        _fake.Intercept = request => request.Method == "GET"
-            ? new HttpResponseMessage(HttpStatusCode.OK) { Content = new StringContent("{\"Results\":[" + stored + "],\"Includes\":{}}", System.Text.Encoding.UTF8, "application/json") }
-            : null;
+        AnswerGetsWith("{\"Results\":[" + stored + "],\"Includes\":{}}");
         using var session = _store.OpenAsyncSession();
         var user = await session.LoadAsync<User>("users/1");
 
@@ -198,6 +196,62 @@ public sealed class SessionTests : IDisposable
         Assert.Equal(["a", "b"], document["Tags"]!.AsArray().Select(t => (string?)t));
         Assert.Equal(31, (int?)document["Age"]);
     }
+
+    private const string ValidDocsAnswer = """{"Includes":{},"Results":[{"@metadata":{"@collection":"Users","@id":"users/1","@change-vector":"A:7-x"},"Name":"Ann","Tags":["a"]}]}""";
+
+    [Theory]
+    [InlineData("not json", "not JSON")]
+    [InlineData("""{"Includes":{}}""", "one result per id")]
+    [InlineData("""{"Results":[]}""", "one result per id")]
+    [InlineData("""{"Results":[null,null]}""", "one result per id")]
+    [InlineData("""{"Results":[1]}""", "one result per id")]
+    [InlineData("""{"Results":{}}""", "one result per id")]
+    [InlineData("""[]""", "one result per id")]
+    [InlineData("""{"Results":[{"Name":"Ann"}]}""", "without @metadata")]
+    [InlineData("""{"Results":[{"Name":"Ann","@metadata":"x"}]}""", "without @metadata")]
+    [InlineData("""{"Results":[{"Name":1,"@metadata":{}}]}""", "cannot be read as")]
+    public async Task AMalformedLoadAnswerThrowsJackdawExceptionSayingWhatWasWrong(string answer, string expected)
+    {
+        AnswerGetsWith(answer);
+        using var session = _store.OpenAsyncSession();
+
+        var error = await Assert.ThrowsAsync<JackdawException>(() => session.LoadAsync<User>("users/1"));
+
+        Assert.Contains(expected, error.Message, StringComparison.Ordinal);
+        Assert.False(session.Advanced.IsLoaded("users/1"));
+    }
+
+    [Fact]
+    public async Task EveryTruncatedPrefixOfALoadAnswerThrowsJackdawException()
+    {
+        for (var length = 0; length < ValidDocsAnswer.Length; length++)
+        {
+            AnswerGetsWith(ValidDocsAnswer[..length]);
+            using var session = _store.OpenAsyncSession();
+            await Assert.ThrowsAsync<JackdawException>(() => session.LoadAsync<User>("users/1"));
+        }
+    }
+
+    [Fact]
+    public async Task ALoadAnswerIsReadWhereverItsResultsAndMetadataStand()
+    {
+        AnswerGetsWith(ValidDocsAnswer);
+        using var session = _store.OpenAsyncSession();
+
+        var user = await session.LoadAsync<User>("USERS/1");
+
+        Assert.Equal("users/1", user!.Id);
+        Assert.Equal("Ann", user.Name);
+        Assert.Equal(["a"], user.Tags);
+        Assert.Equal("A:7-x", session.Advanced.GetChangeVectorFor(user));
+        Assert.Equal("Users", session.Advanced.GetMetadataFor(user).GetString("@collection"));
+        Assert.False(session.Advanced.HasChanged(user));
+    }
+
+    private void AnswerGetsWith(string answer) =>
+        _fake.Intercept = request => request.Method == "GET"
+            ? new HttpResponseMessage(HttpStatusCode.OK) { Content = new StringContent(answer, System.Text.Encoding.UTF8, "application/json") }
+            : null;
 
     [Fact]
     public async Task ChangingTheIdPropertyOfALoadedEntityCountsAsAChange()
@@ -455,6 +509,23 @@ public sealed class SessionTests : IDisposable
         {
             var user = await session.LoadAsync<User>("employees/1");
             Assert.Equal("R&D", Assert.IsType<Employee>(user).Department);
+        }
+    }
+
+    [Fact]
+    public async Task LoadAsAnAbstractBaseTypeReturnsTheStoredSubtype()
+    {
+        using (var session = _store.OpenAsyncSession())
+        {
+            await session.StoreAsync(new Employee { Id = "employees/1", Name = "Ann", Department = "R&D" });
+            await session.SaveChangesAsync();
+        }
+
+        using (var session = _store.OpenAsyncSession())
+        {
+            var person = await session.LoadAsync<PersonBase>("employees/1");
+            Assert.Equal("R&D", Assert.IsType<Employee>(person).Department);
+            Assert.False(session.Advanced.HasChanged(person));
         }
     }
 

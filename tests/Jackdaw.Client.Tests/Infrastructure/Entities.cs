@@ -7,7 +7,12 @@ public enum Status
     Cancelled,
 }
 
-public class User
+/// <summary>An abstract base, for loads that must take the type from the stored Jackdaw-Clr-Type.</summary>
+public abstract class PersonBase
+{
+}
+
+public class User : PersonBase
 {
     public string? Id { get; set; }
 
