@@ -21,6 +21,7 @@ public sealed class BulkInsertHandler(ServerContext server) : HandlerBase(server
 {
     private const int MaxBatchDocuments = 1024;
     private const long MaxBatchBytes = 8 * 1024 * 1024;
+    private const int MaxInFlight = 2;
 
     [Route("/databases/*/bulk_insert", "POST")]
     public async ValueTask Post(RequestContext context)
@@ -34,38 +35,49 @@ public sealed class BulkInsertHandler(ServerContext server) : HandlerBase(server
         var body = context.Request.BodyReader;
         var logger = context.Server.LoggerFactory.CreateLogger<BulkInsertHandler>();
 
-        // Two contexts: one holds the batch being committed, the other the batch being parsed.
-        using var first = new JsonOperationContext();
-        using var second = new JsonOperationContext();
-        var parsing = first;
+        // Up to MaxInFlight batches are committing (built, then waiting for their journal write)
+        // while the next is parsed; each holds its own context until it is durable.
+        var idle = new Stack<JsonOperationContext>();
+        var inFlight = new Queue<(Task Commit, int Count, JsonOperationContext Context)>();
+        var parsing = new JsonOperationContext();
         var batch = new List<BatchOperation>(MaxBatchDocuments);
         long batchBytes = 0;
-        Task? inFlight = null;
-        var inFlightCount = 0;
         long committed = 0;
         long line = 0;
 
-        // Waits for the batch being committed, if any, and counts it.
+        // Waits for the oldest committing batch and counts it; its context is reused.
+        async ValueTask DrainOneAsync()
+        {
+            var (commit, count, used) = inFlight.Peek();
+            try
+            {
+                await commit.ConfigureAwait(false);
+            }
+            finally
+            {
+                inFlight.Dequeue();
+                used.Reset();
+                idle.Push(used);
+            }
+            committed += count;
+        }
+
         async ValueTask DrainAsync()
         {
-            if (inFlight is not { } pending)
-                return;
-            inFlight = null;
-            await pending.ConfigureAwait(false);
-            committed += inFlightCount;
+            while (inFlight.Count > 0)
+                await DrainOneAsync().ConfigureAwait(false);
         }
 
         async ValueTask SendBatchAsync()
         {
-            await DrainAsync().ConfigureAwait(false);
             if (batch.Count == 0)
                 return;
-            inFlight = database.Merger.EnqueueAsync(new BatchCommand(batch, parsing));
-            inFlightCount = batch.Count;
+            if (inFlight.Count >= MaxInFlight)
+                await DrainOneAsync().ConfigureAwait(false);
+            inFlight.Enqueue((database.Merger.EnqueueAsync(new BatchCommand(batch, parsing)), batch.Count, parsing));
             batch = new List<BatchOperation>(MaxBatchDocuments);
             batchBytes = 0;
-            parsing = ReferenceEquals(parsing, first) ? second : first;
-            parsing.Reset();
+            parsing = idle.TryPop(out var next) ? next : new JsonOperationContext();
         }
 
         try
@@ -132,17 +144,21 @@ public sealed class BulkInsertHandler(ServerContext server) : HandlerBase(server
         finally
         {
             // Never leave a batch committing against a context that is about to be disposed.
-            if (inFlight is not null)
+            while (inFlight.TryDequeue(out var pending))
             {
                 try
                 {
-                    await inFlight.ConfigureAwait(false);
+                    await pending.Commit.ConfigureAwait(false);
                 }
                 catch (Exception e)
                 {
                     LogBrokenStream(logger, e, database.Name, committed, line);
                 }
+                pending.Context.Dispose();
             }
+            parsing.Dispose();
+            while (idle.TryPop(out var spare))
+                spare.Dispose();
         }
 
         var json = context.StartJson();
