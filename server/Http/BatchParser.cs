@@ -49,10 +49,35 @@ public static class BatchParser
         return operations;
     }
 
+    /// <summary>Lines up to this size that straddle buffer segments are copied to one span first.</summary>
+    private const int LineCopyLimit = 1024 * 1024;
+
     /// <summary>Parses one <c>bulk_insert</c> line, <c>{"Id":…,"Document":{…}}</c>.</summary>
     public static DocumentToPut ParseInsertLine(ReadOnlySequence<byte> line, JsonOperationContext context, long lineNumber)
     {
-        var reader = new Utf8JsonReader(line, ReaderOptions);
+        if (line.IsSingleSegment)
+            return ParseInsertLine(line.FirstSpan, line, context, lineNumber);
+        if (line.Length > LineCopyLimit)
+            return ParseInsertLine(default, line, context, lineNumber);
+
+        var copy = ArrayPool<byte>.Shared.Rent((int)line.Length);
+        try
+        {
+            line.CopyTo(copy);
+            // The document is built into the context: nothing refers to the copy afterwards.
+            return ParseInsertLine(copy.AsSpan(0, (int)line.Length), new ReadOnlySequence<byte>(copy, 0, (int)line.Length), context, lineNumber);
+        }
+        finally
+        {
+            ArrayPool<byte>.Shared.Return(copy);
+        }
+    }
+
+    /// <param name="span">The line as one span when it is held in one (empty otherwise): then the
+    /// document, usually the last property, is parsed in the same pass that finds its end.</param>
+    private static DocumentToPut ParseInsertLine(ReadOnlySpan<byte> span, ReadOnlySequence<byte> line, JsonOperationContext context, long lineNumber)
+    {
+        var reader = span.IsEmpty ? new Utf8JsonReader(line, ReaderOptions) : new Utf8JsonReader(span, ReaderOptions);
         Read(ref reader);
         if (reader.TokenType != JsonTokenType.StartObject)
             throw HttpErrorException.BadRequest($"Line {lineNumber} is not a JSON object {{\"Id\":...,\"Document\":{{...}}}}.");
@@ -67,7 +92,30 @@ public static class BatchParser
             }
             else if (reader.ValueTextEquals("Document"u8))
             {
-                document = ParseDocument(ref reader, line, context, $"Line {lineNumber}");
+                if (span.IsEmpty)
+                {
+                    document = ParseDocument(ref reader, line, context, $"Line {lineNumber}");
+                    continue;
+                }
+
+                Read(ref reader);
+                if (reader.TokenType != JsonTokenType.StartObject)
+                    throw HttpErrorException.BadRequest($"Line {lineNumber}: 'Document' must be a JSON object.");
+                var start = (int)reader.TokenStartIndex;
+                int consumed;
+                try
+                {
+                    document = context.ParseObjectPrefix(span[start..], BlittableMode.Disk, out consumed);
+                }
+                catch (BlittableParseException e)
+                {
+                    throw HttpErrorException.BadRequest($"Line {lineNumber}: the document is invalid at byte {start + e.Position}: {e.Message}", e);
+                }
+
+                if (ClosesEnvelope(span[(start + consumed)..]))
+                    return new DocumentToPut(Validate(id, $"Line {lineNumber}"), document.Value, DocumentBodies.GetCollection(document.Value), null);
+                // More properties follow the document: step over it with the reader and go on.
+                reader.Skip();
             }
             else
             {
@@ -81,6 +129,13 @@ public static class BatchParser
             throw HttpErrorException.BadRequest($"Line {lineNumber} has no 'Document' object.");
         id = Validate(id, $"Line {lineNumber}");
         return new DocumentToPut(id, doc, DocumentBodies.GetCollection(doc), null);
+    }
+
+    /// <summary>Whether <paramref name="rest"/> is just the envelope's closing brace, with optional whitespace.</summary>
+    private static bool ClosesEnvelope(ReadOnlySpan<byte> rest)
+    {
+        rest = rest.Trim(" \t\r\n"u8);
+        return rest.Length == 1 && rest[0] == (byte)'}';
     }
 
     private static BatchOperation ParseCommand(ref Utf8JsonReader reader, ReadOnlySequence<byte> body, JsonOperationContext context, int index)

@@ -45,6 +45,18 @@ public sealed class JsonOperationContext : IDisposable
         return builder.ParseWhole(utf8Json);
     }
 
+    /// <summary>
+    /// Parses the JSON object at the start of <paramref name="utf8Json"/>, a value embedded in a
+    /// larger text (a document inside a batch envelope): <paramref name="consumed"/> is its length
+    /// and what follows is not looked at. The rules of <see cref="Parse(ReadOnlySpan{byte}, BlittableMode)"/>
+    /// apply to the object itself; the whole span must be valid UTF-8.
+    /// </summary>
+    public BlittableDocument ParseObjectPrefix(ReadOnlySpan<byte> utf8Json, BlittableMode mode, out int consumed)
+    {
+        var builder = RentBuilder(mode);
+        return builder.ParseObjectPrefix(utf8Json, out consumed);
+    }
+
     /// <summary>Parses a whole JSON text held in a sequence (e.g. a completed request body).</summary>
     public BlittableDocument Parse(ReadOnlySequence<byte> utf8Json, BlittableMode mode)
     {

@@ -38,8 +38,15 @@ public sealed partial class BlittableBuilder
         return CompleteBuilt();
     }
 
-    /// <summary>Builds a document from input held whole in one span (the caller completes it).</summary>
-    private void BuildWhole(ReadOnlySpan<byte> utf8Json)
+    /// <summary>Parses the object at the start of <paramref name="utf8Json"/>; what follows it is the caller's.</summary>
+    internal BlittableDocument ParseObjectPrefix(ReadOnlySpan<byte> utf8Json, out int consumed)
+    {
+        consumed = BuildWhole(utf8Json, rootMayBeFollowed: true);
+        return CompleteBuilt();
+    }
+
+    /// <summary>Builds a document from input held whole in one span (the caller completes it); returns the bytes read.</summary>
+    private int BuildWhole(ReadOnlySpan<byte> utf8Json, bool rootMayBeFollowed = false)
     {
         // One vectorized pass over the whole input is cheaper than one call per string.
         if (!Utf8.IsValid(utf8Json))
@@ -79,6 +86,11 @@ public sealed partial class BlittableBuilder
             ThrowParse(BlittableParseError.Truncated, utf8Json.Length, "The JSON text ended before its root object was closed");
         }
 
+        if (rootMayBeFollowed)
+        {
+            return (int)reader.BytesConsumed;
+        }
+
         var rest = utf8Json.Slice((int)reader.BytesConsumed);
         var garbage = IndexOfNonWhitespace(rest);
         if (garbage >= 0)
@@ -87,6 +99,7 @@ public sealed partial class BlittableBuilder
             ThrowParse(BlittableParseError.TrailingData, reader.BytesConsumed + garbage, "Data follows the root object");
         }
 
+        return utf8Json.Length;
     }
 
     /// <summary>
