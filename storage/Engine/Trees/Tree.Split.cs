@@ -25,8 +25,9 @@ public sealed partial class Tree
 
         var k = ChooseSplit(sizes, index, keyLengths: default);
 
-        TreePage.InitializeLeaf(leaf, leafNumber);
+        // Allocate first: if that fails (file limit), the leaf is still as it was.
         var right = w.NewPage(out var rightNumber);
+        TreePage.InitializeLeaf(leaf, leafNumber);
         TreePage.InitializeLeaf(right, rightNumber);
         _header.PageCount++;
 
@@ -182,7 +183,9 @@ public sealed partial class Tree
             return false;
         }
 
+        // The new page (2-to-3) is allocated before any page is rewritten: if that fails, nothing changed.
         long newNumber = 0;
+        var added = newPages > oldPages ? w.NewPage(out newNumber) : default;
         int sourcePage = 0, sourceIndex = 0;
         for (var k = 0; k < newPages; k++)
         {
@@ -195,7 +198,7 @@ public sealed partial class Tree
             }
             else
             {
-                page = w.NewPage(out newNumber);
+                page = added;
                 TreePage.InitializeLeaf(page, newNumber);
                 _header.PageCount++;
             }
