@@ -6,7 +6,10 @@
 // Candidates are substrings of string values (2..24 printable ASCII bytes) that start and end on a
 // character-class boundary (letter / digit / other), counted over a sample of the corpus. The
 // dictionary is chosen greedily by estimated saving, then refined over a few rounds by encoding
-// the sample with the real (optimal-parse) coder and swapping out the entries that saved least.
+// the sample with an optimal-parse coder and swapping out the entries that saved least. The
+// storage encoder parses greedily with one look-ahead (ShortStringCodec.TryEncode) for speed, so
+// the sizes printed here are a lower bound for it (on the corpus the greedy parse costs 0.3-0.5
+// points of disk-mode size against the optimal one; see perf/RESULTS.md, issue 4).
 // Codes: 112 one-byte codes (0x80-0xEF), 3840 two-byte codes (0xF0-0xFE then a byte).
 using System.IO.Compression;
 using System.Text;

@@ -468,8 +468,14 @@ public sealed partial class BlittableBuilder
         return Utf8Parser.TryParse(text, out value, out var consumed) && consumed == text.Length;
     }
 
+    /// <summary>
+    /// Whether a JSON number (already validated by the reader) is a finite double. Without an
+    /// exponent, fewer than 300 characters stay far below double.MaxValue (about 1.8e308), so only
+    /// the rare number with an exponent, or a huge one, is parsed.
+    /// </summary>
     internal static bool IsFiniteNumber(ReadOnlySpan<byte> text) =>
-        double.TryParse(text, NumberStyles.Float, CultureInfo.InvariantCulture, out var value) && double.IsFinite(value);
+        (text.Length < 300 && text.IndexOfAny((byte)'e', (byte)'E') < 0)
+        || (double.TryParse(text, NumberStyles.Float, CultureInfo.InvariantCulture, out var value) && double.IsFinite(value));
 
     private static long FirstInvalidUtf8(ReadOnlySpan<byte> span)
     {

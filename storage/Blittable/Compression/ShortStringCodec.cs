@@ -95,9 +95,10 @@ internal static partial class ShortStringCodec
             (children[key >> 8] ??= new List<(byte, int)>()).Add(((byte)key, child));
         }
 
-        // Every node takes one cell: nodes + 256 (the root's children) + 256 (the last base's reach)
-        // is always enough. Cells from `end` on are free; below it, the free ones are listed in order.
-        var size = nodeEntry.Length + 512;
+        // Every node takes one cell and first fit leaves few holes (about 2% for the generated
+        // dictionary): twice the nodes plus 512 is ample, and the array is trimmed at the end.
+        // Cells from `end` on are free; below it, the free ones are listed in order.
+        var size = (nodeEntry.Length * 2) + 512;
         var cells = new ulong[size];
         var state = new int[nodeEntry.Length];   // trie node -> cell index; the root is cell 0
         var free = new List<int>();

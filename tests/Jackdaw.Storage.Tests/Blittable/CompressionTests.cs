@@ -307,6 +307,43 @@ public class CompressionTests
         Assert.Equal(ShortStringCodec.OneByteCodes + (15 * 256), ShortStringCodec.EntryCount);
     }
 
+    [Theory]
+    [InlineData(299, true)]
+    [InlineData(309, true)]
+    [InlineData(310, false)]
+    [InlineData(400, false)]
+    public void DiskModeJudgesLongNumbersWithoutAnExponentByTheirValue(int integerDigits, bool finite)
+    {
+        // The fast path skips parsing only below 300 characters; longer numbers are parsed:
+        // 10^308 (309 digits) is still below double.MaxValue, 10^309 overflows.
+        var number = "1" + new string('0', integerDigits - 1) + ".5";
+        var json = Encoding.ASCII.GetBytes("{\"a\":" + number + "}");
+        using var context = new JsonOperationContext();
+        if (finite)
+        {
+            var doc = context.Parse(json, BlittableMode.Disk);
+            Assert.True(doc.Root.TryGet("a", out var value));
+            Assert.True(value.TryGetNumberText(out var text));
+            Assert.Equal(number, Encoding.ASCII.GetString(text));
+        }
+        else
+        {
+            var e = Assert.Throws<BlittableParseException>(() => context.Parse(json, BlittableMode.Disk));
+            Assert.Equal(BlittableParseError.NumberOutOfRange, e.Error);
+        }
+    }
+
+    [Theory]
+    [InlineData("1.5e308", true)]
+    [InlineData("1.5e309", false)]
+    [InlineData("-2E+400", false)]
+    [InlineData("3.25", true)]
+    [InlineData("-0.000001", true)]
+    public void FiniteNumberCheckAgreesWithDoubleParsing(string number, bool finite)
+    {
+        Assert.Equal(finite, BlittableBuilder.IsFiniteNumber(Encoding.ASCII.GetBytes(number)));
+    }
+
     [Fact]
     public void DiskModeRejectsNumbersThatAreNotFiniteDoubles()
     {

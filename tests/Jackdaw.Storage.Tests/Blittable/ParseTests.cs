@@ -194,6 +194,29 @@ public class ParseTests
     }
 
     [Fact]
+    public void EscapesSplitAtEverySegmentBoundaryBuildTheSameBytesAsAWholeParse()
+    {
+        // Every escape form, in a name and in values long enough for the dictionary coder and LZ4,
+        // with the input cut into two and three segments at every position.
+        var text = "Deduco amplus textilis\\n\\\"quoted\\\" \\\\ back\\tslash \\u00e9t\\u00E9 \\ud83d\\ude00 and\\r\\n vociferor dolorum casus. ";
+        var json = Encoding.UTF8.GetBytes("{\"na\\nme\":\"" + text + "\",\"long\":\"" + string.Concat(Enumerable.Repeat(text, 4)) + "\",\"n\":[\"\\\"\",\"a\\u0001b\"]}");
+        using var whole = new JsonOperationContext();
+        using var split = new JsonOperationContext();
+        foreach (var mode in new[] { BlittableMode.Memory, BlittableMode.Disk })
+        {
+            var expected = whole.Parse(json, mode).ToArray();
+            for (var cut = 1; cut < json.Length; cut++)
+            {
+                var second = Math.Min(json.Length - 1, cut + 1 + (cut % 7));
+                var sizes = new Queue<int>(new[] { cut, second - cut, json.Length });
+                var sequence = TestSupport.Segmented(json, () => sizes.Dequeue());
+                Assert.True(expected.AsSpan().SequenceEqual(split.Parse(sequence, mode).Span), $"{mode}, cut at {cut} and {second}");
+                split.Reset();
+            }
+        }
+    }
+
+    [Fact]
     public void FeedReturnsHowFarItConsumedSoAPipeReaderCanKeepTheRest()
     {
         using var context = new JsonOperationContext();
