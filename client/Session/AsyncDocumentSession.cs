@@ -307,6 +307,7 @@ internal sealed class AsyncDocumentSession : IAsyncDocumentSession, IAdvancedSes
         info.Type.SetId?.Invoke(loaded, info.Id);
         _rebuilt ??= new EntityJsonBuffer(_conventions.SerializerOptions);
         info.Snapshot = _rebuilt.Serialize(loaded, info.Type.JsonTypeInfo).ToArray();
+        info.LoadedDocument = default;
         return current.SequenceEqual(info.Snapshot);
     }
 
@@ -366,8 +367,7 @@ internal sealed class AsyncDocumentSession : IAsyncDocumentSession, IAdvancedSes
 
     /// <summary>
     /// Walks GET docs' answer <c>{"Results":[document or null, ...],...}</c> with one reader and
-    /// tracks each document. Only <c>@metadata</c> is read here; the body is deserialized straight
-    /// from the response bytes, which the tracked documents keep instead of copies.
+    /// tracks each document; the tracked documents keep slices of <paramref name="body"/>, not copies.
     /// </summary>
     private void TrackResults<T>(byte[] body, List<string> ids)
         where T : class
