@@ -301,6 +301,47 @@ public class CompressionTests
         Assert.True(encodedCount > 1000, $"only {encodedCount} of the generated strings were encoded");
     }
 
+    [Theory]
+    [InlineData(1)]
+    [InlineData(2)]
+    [InlineData(ShortStringCodec.MaxInput)]
+    [InlineData(ShortStringCodec.MaxInput + 1)]
+    public void CoderLengthWindowEdgesEncodeOrDeclineAndAlwaysRoundTrip(int length)
+    {
+        // The dictionary coder takes 2..MaxInput bytes and declines outside; StringCompression keeps
+        // the smallest result either way.
+        var sentence = "Deduco amplus textilis vociferor dolorum casus. Laborum admoneo caries solitudo tenax vae amissio deinde. ";
+        var value = Encoding.ASCII.GetBytes(string.Concat(Enumerable.Repeat(sentence, (length / sentence.Length) + 1)).Substring(0, length));
+        if (length == 2)
+        {
+            value = Encoding.ASCII.GetBytes(". ");   // a one-byte code of two bytes
+        }
+
+        var destination = new byte[length];
+        var decoded = new byte[length];
+        var size = ShortStringCodec.TryEncode(value, destination);
+        if (length < 2 || length > ShortStringCodec.MaxInput)
+        {
+            Assert.Equal(-1, size);
+        }
+        else
+        {
+            Assert.InRange(size, 1, length - 1);
+            Assert.Equal(length, ShortStringCodec.Decode(destination.AsSpan(0, size), decoded));
+            Assert.True(decoded.AsSpan().SequenceEqual(value));
+        }
+
+        var type = StringCompression.TryCompress(value, destination, out var written);
+        // Repeated text this long is LZ4's (it is tried from Lz4AlwaysThreshold); short text the dictionary's.
+        Assert.Equal(length >= StringCompression.Lz4AlwaysThreshold ? BlittableType.StringLz4 : length >= 2 ? BlittableType.StringDictionary : BlittableType.String, type);
+        if (type != BlittableType.String)
+        {
+            Array.Clear(decoded);
+            Assert.Equal(length, StringCompression.Decompress(type, destination.AsSpan(0, written), decoded));
+            Assert.True(decoded.AsSpan().SequenceEqual(value));
+        }
+    }
+
     [Fact]
     public void DictionaryHasAllItsCodes()
     {
