@@ -12,7 +12,7 @@ public delegate ValueTask RequestHandler(RequestContext context);
 /// What a handler sees of a request: the <see cref="HttpContext"/>, the raw path and the route
 /// captures. Pooled by the pipeline and reset between requests, along with its JSON writer.
 /// </summary>
-public sealed class RequestContext
+public sealed class RequestContext : IDisposable
 {
     private RouteMatch<RequestHandler> _match;
     private Utf8JsonWriter? _json;
@@ -87,6 +87,15 @@ public sealed class RequestContext
         HttpContext = httpContext;
         Path = path;
         _match = match;
+    }
+
+    /// <summary>Returns the document buffers for good (the pool drops this context).</summary>
+    public void Dispose()
+    {
+        _documents?.Dispose();
+        _documents = null;
+        _json?.Dispose();
+        _json = null;
     }
 
     internal void Reset()

@@ -22,7 +22,11 @@ public sealed partial class RequestPipeline
         _router = router;
         _server = server;
         _logger = server.LoggerFactory.CreateLogger("Jackdaw.Requests");
-        _contexts = new DefaultObjectPool<RequestContext>(new ContextPolicy(server), Environment.ProcessorCount * 16);
+        // Enough contexts for every request in flight at a high connection count; a context the
+        // pool cannot keep is disposed (its pooled buffers go back to the shared pool) rather than
+        // left to the GC with them.
+        _contexts = new DefaultObjectPoolProvider { MaximumRetained = Math.Max(256, Environment.ProcessorCount * 64) }
+            .Create(new ContextPolicy(server));
     }
 
     public Task InvokeAsync(HttpContext http)
