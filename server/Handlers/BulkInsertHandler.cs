@@ -40,6 +40,7 @@ public sealed class BulkInsertHandler(ServerContext server) : HandlerBase(server
         var idle = new Stack<JsonOperationContext>();
         var inFlight = new Queue<(Task Commit, int Count, JsonOperationContext Context)>();
         var parsing = new JsonOperationContext();
+        var stream = new BatchStream();
         var batch = new List<BatchOperation>(MaxBatchDocuments);
         long batchBytes = 0;
         long committed = 0;
@@ -72,9 +73,10 @@ public sealed class BulkInsertHandler(ServerContext server) : HandlerBase(server
         {
             if (batch.Count == 0)
                 return;
-            if (inFlight.Count >= MaxInFlight)
+            // Count batches already done (and surface a failure) before queueing more.
+            while (inFlight.Count > 0 && (inFlight.Count >= MaxInFlight || inFlight.Peek().Commit.IsCompleted))
                 await DrainOneAsync().ConfigureAwait(false);
-            inFlight.Enqueue((database.Merger.EnqueueAsync(new BatchCommand(batch, parsing)), batch.Count, parsing));
+            inFlight.Enqueue((database.Merger.EnqueueAsync(new BatchCommand(batch, parsing, stream)), batch.Count, parsing));
             batch = new List<BatchOperation>(MaxBatchDocuments);
             batchBytes = 0;
             parsing = idle.TryPop(out var next) ? next : new JsonOperationContext();

@@ -1,0 +1,39 @@
+using Jackdaw.Server.Documents.Commands;
+using Jackdaw.Server.Http;
+using Jackdaw.Server.Tests.Infrastructure;
+using Jackdaw.Storage.Blittable;
+
+namespace Jackdaw.Server.Tests.Documents;
+
+/// <summary>Batches of one bulk-insert stream queued together: none commits after one that failed.</summary>
+public class BatchStreamTests(ServerFixture fixture) : IClassFixture<ServerFixture>
+{
+    private static BatchOperation Put(JsonOperationContext context, string id, string? expectedChangeVector = null)
+    {
+        var document = context.Parse("{\"N\":1}"u8, BlittableMode.Disk);
+        return new BatchOperation(id, new DocumentToPut(id, document, null, expectedChangeVector), expectedChangeVector);
+    }
+
+    [Fact]
+    public async Task ABatchQueuedAfterAFailedOneOfTheSameStreamFailsToo()
+    {
+        var name = await fixture.CreateDatabaseAsync();
+        var database = fixture.Server.Host.Server.Databases.GetDatabase(name);
+        using var context = new JsonOperationContext();
+        var stream = new BatchStream();
+        // The first batch fails when executed (a document that must exist does not).
+        var failing = database.Merger.EnqueueAsync(new BatchCommand([Put(context, "first/1"), Put(context, "first/2", "A:99-nosuchdb")], context, stream));
+        var after = database.Merger.EnqueueAsync(new BatchCommand([Put(context, "after/1")], context, stream));
+        // Another stream is not affected.
+        var other = database.Merger.EnqueueAsync(new BatchCommand([Put(context, "other/1")], context, new BatchStream()));
+
+        await Assert.ThrowsAsync<HttpErrorException>(() => failing);
+        await Assert.ThrowsAsync<InvalidOperationException>(() => after);
+        await other;
+        Assert.True(stream.Failed);
+        using var reader = database.BeginRead();
+        Assert.False(reader.TryGet("first/1", out _));
+        Assert.False(reader.TryGet("after/1", out _));
+        Assert.True(reader.TryGet("other/1", out _));
+    }
+}
