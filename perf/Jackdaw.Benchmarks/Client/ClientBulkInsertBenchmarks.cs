@@ -2,6 +2,7 @@ using System.Text;
 using BenchmarkDotNet.Attributes;
 using BenchmarkDotNet.Engines;
 using Jackdaw.Client;
+using Jackdaw.Client.Tests.Integration;
 
 namespace Jackdaw.Benchmarks.Client;
 
@@ -18,7 +19,7 @@ public class ClientBulkInsertBenchmarks
     private const int Documents = 100_000;
     private BenchmarkServer _server = null!;
     private DocumentStore _store = null!;
-    private List<Order> _orders = null!;
+    private List<CorpusOrder> _orders = null!;
     private byte[] _ndjson = null!;
     private HttpClient _http = null!;
     private string _database = "";
@@ -29,7 +30,7 @@ public class ClientBulkInsertBenchmarks
     {
         _server = await BenchmarkServer.StartAsync();
         _store = new DocumentStore { Urls = [_server.Url] }.Initialize();
-        var corpus = OrdersCorpus.Read(_store.Conventions.SerializerOptions);
+        var corpus = CorpusOrder.ReadCorpusWithLines(_store.Conventions.SerializerOptions).ToList();
         _orders = corpus.Select(c => c.Order).ToList();
         var text = new StringBuilder();
         foreach (var (order, line) in corpus)

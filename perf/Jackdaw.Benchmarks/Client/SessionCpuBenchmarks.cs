@@ -3,6 +3,7 @@ using System.Text;
 using BenchmarkDotNet.Attributes;
 using BenchmarkDotNet.Configs;
 using Jackdaw.Client;
+using Jackdaw.Client.Tests.Integration;
 
 namespace Jackdaw.Benchmarks.Client;
 
@@ -24,8 +25,8 @@ public class SessionCpuBenchmarks
     [GlobalSetup]
     public void Setup()
     {
-        var (order, line) = OrdersCorpus.Read(DocumentConventions.CreateDefaultSerializerOptions())[0];
-        var document = line.Replace("\"@metadata\":{\"@id\":\"orders/1\",\"@collection\":\"Orders\"}", "\"@metadata\":{\"@collection\":\"Orders\",\"Jackdaw-Clr-Type\":\"Jackdaw.Benchmarks.Client.Order, Jackdaw.Benchmarks\",\"@id\":\"orders/1\",\"@change-vector\":\"A:1-abcdefghijklmnopqrstuv\",\"@last-modified\":\"2026-11-23T10:00:00.0000000Z\"}", StringComparison.Ordinal);
+        var (order, line) = CorpusOrder.ReadCorpusWithLines(DocumentConventions.CreateDefaultSerializerOptions()).First();
+        var document = line.Replace("\"@metadata\":{\"@id\":\"orders/1\",\"@collection\":\"Orders\"}", "\"@metadata\":{\"@collection\":\"Orders\",\"Jackdaw-Clr-Type\":\"Jackdaw.Client.Tests.Integration.CorpusOrder, Jackdaw.Benchmarks\",\"@id\":\"orders/1\",\"@change-vector\":\"A:1-abcdefghijklmnopqrstuv\",\"@last-modified\":\"2026-11-23T10:00:00.0000000Z\"}", StringComparison.Ordinal);
         var handler = new CannedHandler(
             Encoding.UTF8.GetBytes($"{{\"Results\":[{document}],\"Includes\":{{}}}}"),
             Encoding.UTF8.GetBytes("{\"Results\":[{\"Type\":\"PUT\",\"Id\":\"orders/1\",\"ChangeVector\":\"A:2-abcdefghijklmnopqrstuv\",\"LastModified\":\"2026-11-23T10:00:01.0000000Z\"}]}"));
@@ -47,7 +48,7 @@ public class SessionCpuBenchmarks
     public async Task<decimal> SessionLoad()
     {
         using var session = _store.OpenAsyncSession();
-        return (await session.LoadAsync<Order>("orders/1"))!.Freight;
+        return (await session.LoadAsync<CorpusOrder>("orders/1"))!.Freight;
     }
 
     [Benchmark(Baseline = true)]
@@ -66,7 +67,7 @@ public class SessionCpuBenchmarks
     public async Task SessionLoadChangeAndSave()
     {
         using var session = _store.OpenAsyncSession();
-        var order = await session.LoadAsync<Order>("orders/1");
+        var order = await session.LoadAsync<CorpusOrder>("orders/1");
         order!.Freight = ++_counter;
         await session.SaveChangesAsync();
     }

@@ -1,6 +1,7 @@
 using System.Text;
 using System.Text.RegularExpressions;
 using Jackdaw.Client;
+using Jackdaw.Client.Tests.Integration;
 
 namespace Jackdaw.Benchmarks.Client;
 
@@ -35,7 +36,7 @@ internal sealed class SessionOverheadFixture : IAsyncDisposable
 
         fixture._store = new DocumentStore { Urls = [url], Database = Database }.Initialize();
         await fixture._store.Maintenance.EnsureDatabaseExistsAsync(Database);
-        var (order, line) = OrdersCorpus.Read(fixture._store.Conventions.SerializerOptions)[0];
+        var (order, line) = CorpusOrder.ReadCorpusWithLines(fixture._store.Conventions.SerializerOptions).First();
         using (var session = fixture._store.OpenAsyncSession())
         {
             await session.StoreAsync(order);
@@ -64,7 +65,7 @@ internal sealed class SessionOverheadFixture : IAsyncDisposable
     public async Task<decimal> SessionLoad()
     {
         using var session = _store.OpenAsyncSession();
-        var order = await session.LoadAsync<Order>("orders/1");
+        var order = await session.LoadAsync<CorpusOrder>("orders/1");
         return order!.Freight;
     }
 
@@ -81,7 +82,7 @@ internal sealed class SessionOverheadFixture : IAsyncDisposable
     public async Task SessionLoadChangeAndSave()
     {
         using var session = _store.OpenAsyncSession();
-        var order = await session.LoadAsync<Order>("orders/1");
+        var order = await session.LoadAsync<CorpusOrder>("orders/1");
         order!.Freight = (++_counter & 1) == 0 ? 1.5m : 2.5m;
         await session.SaveChangesAsync();
     }

@@ -4,7 +4,10 @@ using System.Text.Json;
 
 namespace Jackdaw.Client.Tests.Integration;
 
-/// <summary>An order of the shared corpus (../shared/data/orders.jsonl.gz), as an application would declare it.</summary>
+/// <summary>
+/// An order of the shared corpus (../shared/data/orders.jsonl.gz), as an application would declare it.
+/// Also compiled into perf/Jackdaw.Benchmarks (linked), so tests and benchmarks load the same model.
+/// </summary>
 public sealed class CorpusOrder
 {
     public string? Id { get; set; }
@@ -46,7 +49,11 @@ public sealed class CorpusOrder
     }
 
     /// <summary>The corpus orders with their ids from <c>@metadata.@id</c>, read line by line.</summary>
-    public static IEnumerable<CorpusOrder> ReadCorpus(JsonSerializerOptions options)
+    public static IEnumerable<CorpusOrder> ReadCorpus(JsonSerializerOptions options) =>
+        ReadCorpusWithLines(options).Select(entry => entry.Order);
+
+    /// <summary>Each corpus order with its raw JSON line (the benchmarks post both forms).</summary>
+    public static IEnumerable<(CorpusOrder Order, string Line)> ReadCorpusWithLines(JsonSerializerOptions options)
     {
         using var file = File.OpenRead(CorpusPath);
         using var gzip = new GZipStream(file, CompressionMode.Decompress);
@@ -58,7 +65,7 @@ public sealed class CorpusOrder
             var order = JsonSerializer.Deserialize<CorpusOrder>(line, options)!;
             var at = line.LastIndexOf("\"@id\":\"", StringComparison.Ordinal) + 7;
             order.Id = line[at..line.IndexOf('"', at)];
-            yield return order;
+            yield return (order, line);
         }
     }
 }
