@@ -92,30 +92,9 @@ public static class BatchParser
             }
             else if (reader.ValueTextEquals("Document"u8))
             {
-                if (span.IsEmpty)
-                {
-                    document = ParseDocument(ref reader, line, context, $"Line {lineNumber}");
-                    continue;
-                }
-
-                Read(ref reader);
-                if (reader.TokenType != JsonTokenType.StartObject)
-                    throw HttpErrorException.BadRequest($"Line {lineNumber}: 'Document' must be a JSON object.");
-                var start = (int)reader.TokenStartIndex;
-                int consumed;
-                try
-                {
-                    document = context.ParseObjectPrefix(span[start..], BlittableMode.Disk, out consumed);
-                }
-                catch (BlittableParseException e)
-                {
-                    throw HttpErrorException.BadRequest($"Line {lineNumber}: the document is invalid at byte {start + e.Position}: {e.Message}", e);
-                }
-
-                if (ClosesEnvelope(span[(start + consumed)..]))
+                document = ParseDocument(ref reader, line, span, context, $"Line {lineNumber}", out var closesEnvelope);
+                if (closesEnvelope)
                     return new DocumentToPut(Validate(id, $"Line {lineNumber}"), document.Value, DocumentBodies.GetCollection(document.Value), null);
-                // More properties follow the document: step over it with the reader and go on.
-                reader.Skip();
             }
             else
             {
@@ -186,17 +165,34 @@ public static class BatchParser
         }
     }
 
-    private static BlittableDocument ParseDocument(ref Utf8JsonReader reader, ReadOnlySequence<byte> body, JsonOperationContext context, string where)
+    private static BlittableDocument ParseDocument(ref Utf8JsonReader reader, ReadOnlySequence<byte> body, JsonOperationContext context, string where) =>
+        ParseDocument(ref reader, body, default, context, where, out _);
+
+    /// <summary>
+    /// Parses the <c>Document</c> object the reader is at and leaves the reader after it. With the body
+    /// as one span, the object is parsed in the pass that finds its end, and <paramref name="closesEnvelope"/>
+    /// says whether only the envelope's closing brace follows (then the reader is not moved past it).
+    /// </summary>
+    private static BlittableDocument ParseDocument(ref Utf8JsonReader reader, ReadOnlySequence<byte> body, ReadOnlySpan<byte> span, JsonOperationContext context, string where, out bool closesEnvelope)
     {
         Read(ref reader);
         if (reader.TokenType != JsonTokenType.StartObject)
             throw HttpErrorException.BadRequest($"{where}: 'Document' must be a JSON object.");
         var start = reader.TokenStartIndex;
-        reader.Skip();
-        var slice = body.Slice(start, reader.BytesConsumed - start);
         try
         {
-            return context.Parse(slice, BlittableMode.Disk);
+            if (!span.IsEmpty)
+            {
+                var document = context.ParseObjectPrefix(span[(int)start..], BlittableMode.Disk, out var consumed);
+                closesEnvelope = ClosesEnvelope(span[((int)start + consumed)..]);
+                if (!closesEnvelope)
+                    reader.Skip();
+                return document;
+            }
+
+            closesEnvelope = false;
+            reader.Skip();
+            return context.Parse(body.Slice(start, reader.BytesConsumed - start), BlittableMode.Disk);
         }
         catch (BlittableParseException e)
         {
