@@ -102,11 +102,13 @@ public sealed partial class StorageEnvironment : IDisposable
 
     public ReadTransaction BeginRead()
     {
-        ThrowIfDisposed();
         long snapshot;
         long epoch;
         lock (_readersLock)
         {
+            // Checked under the lock: Dispose sets _disposed before it counts the open readers under
+            // this lock, so a reader either is counted (and the mapping stays) or sees the flag.
+            ThrowIfDisposed();
             snapshot = _lastDurable;
             Increment(_readers, snapshot);
             epoch = _epoch;

@@ -134,6 +134,68 @@ public sealed class MvccTests(ITestOutputHelper output) : EngineTestBase
     /// same bytes, and across snapshots that the sequence never goes back.
     /// </summary>
     [Fact]
+    public void ReadersRacingDisposeEitherReadTheirSnapshotOrAreRefused()
+    {
+        // A reader that starts while the environment closes must either be counted (the mapping
+        // then outlives Dispose) or get ObjectDisposedException; never read unmapped memory.
+        var value = new byte[3000];
+        Random.Shared.NextBytes(value);
+        for (var round = 0; round < 20; round++)
+        {
+            var env = StorageEnvironment.Open(Options(Path.Combine(Folder, round.ToString(System.Globalization.CultureInfo.InvariantCulture))));
+            using (var tx = env.BeginWrite())
+            {
+                var t = tx.CreateTree("t");
+                for (var i = 0; i < 200; i++)
+                {
+                    t.Put(BitConverter.GetBytes(i), value);
+                }
+
+                tx.Commit();
+            }
+
+            var reads = 0L;
+            var refused = 0;
+            var failures = new System.Collections.Concurrent.ConcurrentQueue<Exception>();
+            var started = new CountdownEvent(2);
+            var readers = Enumerable.Range(0, 2).Select(r => new Thread(() =>
+            {
+                started.Signal();
+                var key = 0;
+                while (true)
+                {
+                    try
+                    {
+                        using var tx = env.BeginRead();
+                        var t = tx.OpenTree("t")!;
+                        Assert.True(t.TryGet(BitConverter.GetBytes(key++ % 200), out var read));
+                        Assert.True(read.SequenceEqual(value));
+                        Interlocked.Increment(ref reads);
+                    }
+                    catch (ObjectDisposedException)
+                    {
+                        Interlocked.Increment(ref refused);
+                        return;
+                    }
+                    catch (Exception e)
+                    {
+                        failures.Enqueue(e);
+                        return;
+                    }
+                }
+            })).ToList();
+            readers.ForEach(t => t.Start());
+            started.Wait();
+            Thread.Sleep(round % 5);
+            env.Dispose();
+            readers.ForEach(t => t.Join());
+
+            Assert.Empty(failures);
+            Assert.Equal(2, refused);
+        }
+    }
+
+    [Fact]
     public void EightReadersAndOneWriterStayConsistentForTenSeconds()
     {
         const int accounts = 200;
