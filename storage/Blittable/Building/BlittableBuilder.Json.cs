@@ -21,7 +21,6 @@ public sealed partial class BlittableBuilder
     private JsonReaderState _readerState;
     private long _consumed;        // input bytes consumed by earlier Feed calls
     private bool _sawToken;
-    private bool _validateStrings = true;
     private bool _readerStateValid;
 
     private void ResetReaderState()
@@ -48,16 +47,12 @@ public sealed partial class BlittableBuilder
     /// <summary>Builds a document from input held whole in one span (the caller completes it); returns the bytes read.</summary>
     private int BuildWhole(ReadOnlySpan<byte> utf8Json, bool rootMayBeFollowed = false)
     {
-        // One vectorized pass over the whole input is cheaper than one call per string.
-        if (!Utf8.IsValid(utf8Json))
-        {
-            Abandon();
-            ThrowParse(BlittableParseError.InvalidUtf8, FirstInvalidUtf8(utf8Json), "The input is not valid UTF-8");
-        }
-
+        // UTF-8 is checked per string as it is copied (only strings and names can hold bytes >= 0x80:
+        // the reader rejects them anywhere else), not in an upfront pass over the whole input. Every
+        // error path checks the whole input first, so InvalidUtf8 still wins over any other error
+        // and carries the position of the first invalid byte, as the upfront pass did.
         // Tokenizing is System.Text.Json's job (a hand-written scanner measured ~1.3x faster here, but
         // the project keeps JSON tokenizing to Utf8JsonReader; see perf/RESULTS.md).
-        _validateStrings = false;
         var reader = new Utf8JsonReader(utf8Json, isFinalBlock: true, new JsonReaderState(ReaderOptions));
         try
         {
@@ -66,13 +61,21 @@ public sealed partial class BlittableBuilder
         catch (JsonException e)
         {
             Abandon();
+            ThrowIfInvalidUtf8(utf8Json);
             var truncated = IsValidPrefix(new ReadOnlySequence<byte>(utf8Json.ToArray()), new JsonReaderState(ReaderOptions));
             throw Translate(e, ref reader, truncated);
         }
         catch (InvalidOperationException e) when (e is not ObjectDisposedException)
         {
             Abandon();
+            ThrowIfInvalidUtf8(utf8Json);
             throw new BlittableParseException(BlittableParseError.InvalidUtf8, reader.TokenStartIndex, "A string holds an escaped lone surrogate, which has no UTF-8 form", e);
+        }
+        catch (BlittableParseException)
+        {
+            Abandon();
+            ThrowIfInvalidUtf8(utf8Json);
+            throw;
         }
         catch
         {
@@ -83,6 +86,7 @@ public sealed partial class BlittableBuilder
         if (!_rootDone)
         {
             Abandon();
+            ThrowIfInvalidUtf8(utf8Json);
             ThrowParse(BlittableParseError.Truncated, utf8Json.Length, "The JSON text ended before its root object was closed");
         }
 
@@ -96,10 +100,21 @@ public sealed partial class BlittableBuilder
         if (garbage >= 0)
         {
             Abandon();
+            ThrowIfInvalidUtf8(utf8Json);
             ThrowParse(BlittableParseError.TrailingData, reader.BytesConsumed + garbage, "Data follows the root object");
         }
 
         return utf8Json.Length;
+    }
+
+    /// <summary>Cold path of every whole-input error: invalid UTF-8 anywhere in the input is reported first.</summary>
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static void ThrowIfInvalidUtf8(ReadOnlySpan<byte> utf8Json)
+    {
+        if (!Utf8.IsValid(utf8Json))
+        {
+            ThrowParse(BlittableParseError.InvalidUtf8, FirstInvalidUtf8(utf8Json), "The input is not valid UTF-8");
+        }
     }
 
     /// <summary>
@@ -136,7 +151,6 @@ public sealed partial class BlittableBuilder
             return data.End;
         }
 
-        _validateStrings = true;
         if (!_readerStateValid)
         {
             _readerState = new JsonReaderState(ReaderOptions);
@@ -370,7 +384,7 @@ public sealed partial class BlittableBuilder
     private void OnPropertyName(ref Utf8JsonReader reader)
     {
         var name = GetUnescaped(ref reader, out var escaped);
-        PropertyName(name, escaped, Position(ref reader), _validateStrings);
+        PropertyName(name, escaped, Position(ref reader), validateUtf8: true);
     }
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
@@ -378,12 +392,10 @@ public sealed partial class BlittableBuilder
     {
         CheckInside(ref reader);
         var value = GetUnescaped(ref reader, out var escaped);
-        if (_validateStrings && !Utf8.IsValid(value))
+        if (!TryWriteInputString(value, escaped))
         {
             ThrowParse(BlittableParseError.InvalidUtf8, Position(ref reader), "A string is not valid UTF-8");
         }
-
-        WriteString(value, escaped);
     }
 
     private void OnNumber(ref Utf8JsonReader reader)

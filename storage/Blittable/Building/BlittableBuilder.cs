@@ -1,6 +1,7 @@
 using System.Buffers;
 using System.Diagnostics.CodeAnalysis;
 using System.Runtime.CompilerServices;
+using System.Text.Unicode;
 
 namespace Jackdaw.Storage.Blittable;
 
@@ -362,6 +363,39 @@ public sealed partial class BlittableBuilder
         WriteStringSlow(value, mayNeedEscapes);
     }
 
+    /// <summary>
+    /// Writes a string value read from JSON input (UTF-8, unescaped), checking that it is valid UTF-8;
+    /// false, with nothing written, when it is not.
+    /// </summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private bool TryWriteInputString(ReadOnlySpan<byte> value, bool mayNeedEscapes)
+    {
+        // Fast path as in WriteString; the copy tells ASCII apart on the way, so only strings with
+        // bytes >= 0x80 pay for a UTF-8 check (rejected ones are overwritten by what follows).
+        var buffer = _buffer;
+        var pos = _pos;
+        if (!mayNeedEscapes && _mode == BlittableMode.Memory && value.Length < 64 && buffer.Length - pos > 64)
+        {
+            if (!AsciiCopy.TryCopy(value, new Span<byte>(buffer, pos + 1, value.Length)) && !Utf8.IsValid(value))
+            {
+                return false;
+            }
+
+            buffer[pos] = (byte)(value.Length << 1);
+            _pos = pos + 1 + value.Length;
+            AddEntry(BlittableType.String, pos - _start);
+            return true;
+        }
+
+        if (!Utf8.IsValid(value))
+        {
+            return false;
+        }
+
+        WriteStringSlow(value, mayNeedEscapes);
+        return true;
+    }
+
     private void WriteStringSlow(ReadOnlySpan<byte> value, bool mayNeedEscapes)
     {
         FindEscapes(value, mayNeedEscapes);
@@ -491,30 +525,21 @@ public sealed partial class BlittableBuilder
         var nameIndex = frame.NameIndex;
         var nameOffset = frame.NameOffset;
         var nameInput = frame.NameInputPosition;
-
-        // One pass: the widest offsets (they decide the entry widths) and the shape's id sequence.
-        var minValue = tablePosition;
-        var maxName = 0;
-        var shapeHash = (uint)count;
-        if (_ids.Length < count)
-        {
-            _ids = new int[Math.Max(count, _ids.Length * 2)];
-        }
-
-        var ids = _ids.AsSpan(0, count);
         var entries = _entries.AsSpan(start, count);
-        for (var i = 0; i < entries.Length; i++)
+
+        // The widest offsets decide the entry widths. Values are appended in entry order, so the
+        // first entry with bytes lies lowest; every name offset lies below the names area's end.
+        var minValue = tablePosition;
+        foreach (ref var entry in entries)
         {
-            ref var entry = ref entries[i];
-            ids[i] = entry.NameIndex;
-            shapeHash = (shapeHash ^ (uint)entry.NameIndex) * 0x9E3779B1u;
-            maxName = Math.Max(maxName, entry.NameOffset);
             if (entry.ValuePosition >= 0)
             {
-                minValue = Math.Min(minValue, entry.ValuePosition);
+                minValue = entry.ValuePosition;
+                break;
             }
         }
 
+        var maxName = _namePos <= 0x100 ? 0 : MaxNameOffset(entries);
         var valueCode = BlittableFormat.WidthCodeFor((uint)(tablePosition - minValue));
         var nameCode = BlittableFormat.WidthCodeFor((uint)maxName);
         var orderCode = BlittableFormat.WidthCodeFor((uint)Math.Max(count - 1, 0));
@@ -527,13 +552,16 @@ public sealed partial class BlittableBuilder
         buffer[pos++] = (byte)(BlittableFormat.ObjectTag | (orderCode << 4) | (nameCode << 2) | valueCode);
         pos = BlittableFormat.WriteVarInt(buffer, pos, (uint)count);
         var table = buffer.AsSpan(pos, count * (nameWidth + valueWidth + 1));
+
+        // The same pass hashes the shape (the sequence of name ids) for the sorted-order cache.
+        var shapeHash = (uint)count;
         if (nameWidth == 1 && valueWidth <= 2)
         {
             // The common case (names area under 256 bytes): no width switch per field.
             var p = 0;
-            for (var i = 0; i < entries.Length; i++)
+            foreach (ref var entry in entries)
             {
-                ref var entry = ref entries[i];
+                shapeHash = (shapeHash ^ (uint)entry.NameIndex) * 0x9E3779B1u;
                 table[p] = (byte)entry.NameOffset;
                 var back = entry.ValuePosition < 0 ? 0 : tablePosition - entry.ValuePosition;
                 if (valueWidth == 1)
@@ -553,9 +581,9 @@ public sealed partial class BlittableBuilder
         else
         {
             var p = pos;
-            for (var i = 0; i < entries.Length; i++)
+            foreach (ref var entry in entries)
             {
-                ref var entry = ref entries[i];
+                shapeHash = (shapeHash ^ (uint)entry.NameIndex) * 0x9E3779B1u;
                 BlittableFormat.WriteWidth(buffer, p, nameWidth, entry.NameOffset);
                 p += nameWidth;
                 BlittableFormat.WriteWidth(buffer, p, valueWidth, entry.ValuePosition < 0 ? 0 : tablePosition - entry.ValuePosition);
@@ -565,9 +593,20 @@ public sealed partial class BlittableBuilder
         }
 
         pos += table.Length;
-        if (!_shapes.TryGet(_names.Epoch, shapeHash, ids, out var order))
+        if (!_shapes.TryGet(_names.Epoch, shapeHash, count, out var cachedIds, out var order) || !SameIds(entries, cachedIds))
         {
             order = SortByName(start, count);
+            if (_ids.Length < count)
+            {
+                _ids = new int[Math.Max(count, _ids.Length * 2)];
+            }
+
+            var ids = _ids.AsSpan(0, count);
+            for (var i = 0; i < ids.Length; i++)
+            {
+                ids[i] = entries[i].NameIndex;
+            }
+
             _shapes.Add(_names.Epoch, shapeHash, ids, order);
         }
 
@@ -593,6 +632,30 @@ public sealed partial class BlittableBuilder
         _pos = pos;
         _entryCount = start;
         CloseContainer(BlittableType.Object, tablePosition, nameIndex, nameOffset, nameInput);
+    }
+
+    private static int MaxNameOffset(Span<Entry> entries)
+    {
+        var max = 0;
+        foreach (ref var entry in entries)
+        {
+            max = Math.Max(max, entry.NameOffset);
+        }
+
+        return max;
+    }
+
+    private static bool SameIds(Span<Entry> entries, ReadOnlySpan<int> ids)
+    {
+        for (var i = 0; i < entries.Length; i++)
+        {
+            if (entries[i].NameIndex != ids[i])
+            {
+                return false;
+            }
+        }
+
+        return true;
     }
 
     internal void EndArray()

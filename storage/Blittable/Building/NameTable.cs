@@ -218,16 +218,18 @@ internal sealed class ShapeCache
     private readonly Shape[] _shapes = new Shape[256];
     private int _epoch = -1;
 
-    public bool TryGet(int epoch, uint hash, ReadOnlySpan<int> ids, out ReadOnlySpan<int> order)
+    /// <summary>The cached shape with this hash and count, if any: the caller compares its ids.</summary>
+    public bool TryGet(int epoch, uint hash, int count, out ReadOnlySpan<int> ids, out ReadOnlySpan<int> order)
     {
         ref var shape = ref _shapes[hash & 255];
-        if (_epoch == epoch && shape.Hash == hash && shape.Count == ids.Length && shape.Ids is not null
-            && shape.Ids.AsSpan(0, ids.Length).SequenceEqual(ids))
+        if (_epoch == epoch && shape.Hash == hash && shape.Count == count && shape.Ids is not null)
         {
-            order = shape.Order.AsSpan(0, ids.Length);
+            ids = shape.Ids.AsSpan(0, count);
+            order = shape.Order.AsSpan(0, count);
             return true;
         }
 
+        ids = default;
         order = default;
         return false;
     }
