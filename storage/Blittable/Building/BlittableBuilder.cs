@@ -53,6 +53,7 @@ public sealed partial class BlittableBuilder
     private byte[] _encodedName = new byte[64];  // the names area, appended to the document at the end
     private int _namePos;
     private int _pendingName = -1;
+    private int _previousName = -1;   // name id of the last entry in the current object (or of the object itself)
     private long _pendingNameInput;
     private int _pendingNameOffset;
     private int _rootOffset;
@@ -84,6 +85,7 @@ public sealed partial class BlittableBuilder
         _depth = 0;
         _entryCount = 0;
         _pendingName = -1;
+        _previousName = -1;
         _rootOffset = 0;
         _rootDone = false;
         _active = true;
@@ -203,6 +205,7 @@ public sealed partial class BlittableBuilder
         frame.NameIndex = _pendingName;
         frame.NameOffset = _pendingNameOffset;
         frame.NameInputPosition = _pendingNameInput;
+        _previousName = _pendingName;
         _pendingName = -1;
     }
 
@@ -212,20 +215,15 @@ public sealed partial class BlittableBuilder
     {
         // Documents of a collection repeat their shape: the name that followed the previous one
         // last time is tried first, before hashing.
-        var previous = _entryCount > _frames[_depth - 1].EntryStart ? _entries[_entryCount - 1].NameIndex : _frames[_depth - 1].NameIndex;
+        var slot = _previousName + 1;
         var successors = _successors;
-        var predicted = (uint)(previous + 1) < (uint)successors.Length ? successors[previous + 1] : -1;
-        int found;
-        if (predicted >= 0 && _names.Matches(predicted, name))
-        {
-            found = predicted;
-        }
-        else
+        var found = (uint)slot < (uint)successors.Length ? successors[slot] : -1;
+        if (found < 0 || !_names.Matches(found, name))
         {
             found = FindName(name, mayNeedEscapes, inputPosition, validateUtf8);
-            if ((uint)(previous + 1) < (uint)successors.Length)
+            if ((uint)slot < (uint)_successors.Length)
             {
-                successors[previous + 1] = found;
+                _successors[slot] = found;
             }
         }
 
@@ -317,6 +315,7 @@ public sealed partial class BlittableBuilder
         entry.ValuePosition = valuePosition;
         entry.Type = type;
         entry.InputPosition = _pendingNameInput;
+        _previousName = _pendingName;
         _pendingName = -1;
     }
 
