@@ -52,10 +52,7 @@ public sealed partial class BlittableBuilder
     private byte[] _nameBuffer = new byte[1024];
     private byte[] _encodedName = new byte[64];  // the names area, appended to the document at the end
     private int _namePos;
-    private int _pendingName = -1;
     private int _previousName = -1;   // name id of the last entry in the current object (or of the object itself)
-    private long _pendingNameInput;
-    private int _pendingNameOffset;
     private int _rootOffset;
     private BlittableType _lastCompressedType;  // set by TryWriteCompressed for its caller
     private bool _active;
@@ -84,7 +81,6 @@ public sealed partial class BlittableBuilder
         _pos = _start + BlittableHeader.Size;
         _depth = 0;
         _entryCount = 0;
-        _pendingName = -1;
         _previousName = -1;
         _rootOffset = 0;
         _rootDone = false;
@@ -198,15 +194,27 @@ public sealed partial class BlittableBuilder
             Array.Resize(ref _frames, _frames.Length * 2);
         }
 
+        // The name keying this container (in an object) sits in the next entry slot, which the
+        // container's own entries are about to reuse: keep it in the frame until CloseContainer.
+        var nameIndex = -1;
+        var nameOffset = 0;
+        long nameInput = 0;
+        if (_depth > 0 && _frames[_depth - 1].IsObject)
+        {
+            ref var slot = ref _entries[_entryCount];
+            nameIndex = slot.NameIndex;
+            nameOffset = slot.NameOffset;
+            nameInput = slot.InputPosition;
+        }
+
         ref var frame = ref _frames[_depth++];
         frame.IsObject = isObject;
         frame.EntryStart = _entryCount;
         frame.InputPosition = inputPosition;
-        frame.NameIndex = _pendingName;
-        frame.NameOffset = _pendingNameOffset;
-        frame.NameInputPosition = _pendingNameInput;
-        _previousName = _pendingName;
-        _pendingName = -1;
+        frame.NameIndex = nameIndex;
+        frame.NameOffset = nameOffset;
+        frame.NameInputPosition = nameInput;
+        _previousName = nameIndex;
     }
 
     /// <summary>Registers the next property name (UTF-8, unescaped; <paramref name="mayNeedEscapes"/> if it came escaped).</summary>
@@ -227,15 +235,22 @@ public sealed partial class BlittableBuilder
             }
         }
 
-        ref var entry = ref _names[found];
-        if (entry.DocumentStamp != _documentStamp)
+        ref var known = ref _names[found];
+        if (known.DocumentStamp != _documentStamp)
         {
             WriteName(found);
         }
 
-        _pendingNameOffset = entry.DocumentOffset;
-        _pendingName = found;
-        _pendingNameInput = inputPosition;
+        // The name goes straight into the entry its value will complete (see AddEntry).
+        if (_entryCount == _entries.Length)
+        {
+            Array.Resize(ref _entries, _entries.Length * 2);
+        }
+
+        ref var entry = ref _entries[_entryCount];
+        entry.NameIndex = found;
+        entry.NameOffset = known.DocumentOffset;
+        entry.InputPosition = inputPosition;
     }
 
     private int FindName(ReadOnlySpan<byte> name, bool mayNeedEscapes, long inputPosition, bool validateUtf8)
@@ -309,14 +324,12 @@ public sealed partial class BlittableBuilder
             Array.Resize(ref _entries, _entries.Length * 2);
         }
 
+        // In an object, PropertyName has filled in the name fields of this entry; in an array they
+        // hold whatever was there before and are never read.
         ref var entry = ref _entries[_entryCount++];
-        entry.NameIndex = _pendingName;
-        entry.NameOffset = _pendingNameOffset;
         entry.ValuePosition = valuePosition;
         entry.Type = type;
-        entry.InputPosition = _pendingNameInput;
-        _previousName = _pendingName;
-        _pendingName = -1;
+        _previousName = entry.NameIndex;
     }
 
     internal void WriteNull() => AddEntry(BlittableType.Null, -1);
@@ -705,9 +718,15 @@ public sealed partial class BlittableBuilder
             return;
         }
 
-        _pendingName = nameIndex;
-        _pendingNameOffset = nameOffset;
-        _pendingNameInput = nameInput;
+        if (_entryCount == _entries.Length)
+        {
+            Array.Resize(ref _entries, _entries.Length * 2);
+        }
+
+        ref var entry = ref _entries[_entryCount];
+        entry.NameIndex = nameIndex;
+        entry.NameOffset = nameOffset;
+        entry.InputPosition = nameInput;
         AddEntry(type, tablePosition);
     }
 
