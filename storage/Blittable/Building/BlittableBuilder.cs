@@ -52,6 +52,7 @@ public sealed partial class BlittableBuilder
     private byte[] _nameBuffer = new byte[1024];
     private byte[] _encodedName = new byte[64];  // the names area, appended to the document at the end
     private int _namePos;
+    private bool _namesAsBefore;   // every name so far sits where the previous document put it (see WriteName)
     private int _previousName = -1;   // name id of the last entry in the current object (or of the object itself)
     private int _rootOffset;
     private BlittableType _lastCompressedType;  // set by TryWriteCompressed for its caller
@@ -94,6 +95,7 @@ public sealed partial class BlittableBuilder
 
         _documentStamp++;
         _namePos = 0;
+        _namesAsBefore = true;
         ResetReaderState();
     }
 
@@ -298,6 +300,17 @@ public sealed partial class BlittableBuilder
     private void WriteName(int id)
     {
         ref var entry = ref _names[id];
+        if (_namesAsBefore && entry.DocumentOffset == _namePos && entry.DocumentStamp == _documentStamp - 1 && entry.DocumentStamp != 0)
+        {
+            // Documents of one shape use their names in the same order. While this one has used
+            // them exactly as the previous one did, _nameBuffer still holds the previous names area
+            // unchanged from here on, and this name at this very offset: no copy.
+            entry.DocumentStamp = _documentStamp;
+            _namePos += entry.EncodedLength;
+            return;
+        }
+
+        _namesAsBefore = false;
         var encoded = _names.EncodedOf(entry);
         var needed = (long)_namePos + encoded.Length;
         if (needed > _nameBuffer.Length)
@@ -679,13 +692,16 @@ public sealed partial class BlittableBuilder
         var nameIndex = frame.NameIndex;
         var nameOffset = frame.NameOffset;
         var nameInput = frame.NameInputPosition;
+        var entries = _entries.AsSpan(start, count);
+
+        // Values are appended in entry order: the first entry with bytes is the farthest back.
         var maxBack = 0;
-        for (var i = start; i < _entryCount; i++)
+        foreach (ref var entry in entries)
         {
-            ref var entry = ref _entries[i];
-            if (entry.ValuePosition >= 0 && tablePosition - entry.ValuePosition > maxBack)
+            if (entry.ValuePosition >= 0)
             {
                 maxBack = tablePosition - entry.ValuePosition;
+                break;
             }
         }
 
@@ -696,13 +712,30 @@ public sealed partial class BlittableBuilder
         var pos = _pos;
         buffer[pos++] = (byte)(BlittableFormat.ArrayTag | widthCode);
         pos = BlittableFormat.WriteVarInt(buffer, pos, (uint)count);
-        for (var i = start; i < _entryCount; i++)
+        var table = buffer.AsSpan(pos, count * (width + 1));
+        if (width == 1)
         {
-            ref var entry = ref _entries[i];
-            BlittableFormat.WriteWidth(buffer, pos, width, entry.ValuePosition < 0 ? 0 : tablePosition - entry.ValuePosition);
-            pos += width;
-            buffer[pos++] = (byte)entry.Type;
+            // The common case (the array's values span under 256 bytes): no width switch per entry.
+            var p = 0;
+            foreach (ref var entry in entries)
+            {
+                table[p] = (byte)(entry.ValuePosition < 0 ? 0 : tablePosition - entry.ValuePosition);
+                table[p + 1] = (byte)entry.Type;
+                p += 2;
+            }
         }
+        else
+        {
+            var p = pos;
+            foreach (ref var entry in entries)
+            {
+                BlittableFormat.WriteWidth(buffer, p, width, entry.ValuePosition < 0 ? 0 : tablePosition - entry.ValuePosition);
+                p += width;
+                buffer[p++] = (byte)entry.Type;
+            }
+        }
+
+        pos += table.Length;
 
         _pos = pos;
         _entryCount = start;
