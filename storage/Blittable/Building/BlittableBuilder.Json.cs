@@ -2,6 +2,7 @@ using System.Buffers;
 using System.Buffers.Text;
 using System.Globalization;
 using System.Runtime.CompilerServices;
+using System.Runtime.Intrinsics;
 using System.Text.Json;
 using System.Text.Unicode;
 
@@ -56,7 +57,7 @@ public sealed partial class BlittableBuilder
         var reader = new Utf8JsonReader(utf8Json, isFinalBlock: true, new JsonReaderState(ReaderOptions));
         try
         {
-            ReadTokens(ref reader);
+            ReadTokens(ref reader, utf8Json);
         }
         catch (JsonException e)
         {
@@ -161,7 +162,7 @@ public sealed partial class BlittableBuilder
         var reader = new Utf8JsonReader(data, isFinalBlock, _readerState);
         try
         {
-            ReadTokens(ref reader);
+            ReadTokens(ref reader, default);
         }
         catch (JsonException e)
         {
@@ -269,7 +270,9 @@ public sealed partial class BlittableBuilder
         return new BlittableParseException(error, position, e.Message, e);
     }
 
-    private void ReadTokens(ref Utf8JsonReader reader)
+    /// <param name="whole">The whole input when the reader reads one span (then short names and
+    /// strings are handled with 32-byte moves), else empty.</param>
+    private void ReadTokens(ref Utf8JsonReader reader, ReadOnlySpan<byte> whole)
     {
         if (_depth == 0 && !ReadRoot(ref reader))
         {
@@ -284,13 +287,13 @@ public sealed partial class BlittableBuilder
             var type = reader.TokenType;
             if (type == JsonTokenType.PropertyName)
             {
-                OnPropertyName(ref reader);
+                OnPropertyName(ref reader, whole);
                 continue;
             }
 
             if (type == JsonTokenType.String)
             {
-                OnString(ref reader);
+                OnString(ref reader, whole);
                 continue;
             }
 
@@ -396,15 +399,43 @@ public sealed partial class BlittableBuilder
     }
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private void OnPropertyName(ref Utf8JsonReader reader)
+    private void OnPropertyName(ref Utf8JsonReader reader, ReadOnlySpan<byte> whole)
     {
+        if (Vector256.IsHardwareAccelerated && !reader.ValueIsEscaped && !reader.HasValueSequence)
+        {
+            // A short name of a known shape: compared with the guessed name in one 32-byte step.
+            // The value of a name token starts right after its opening quote.
+            var start = reader.TokenStartIndex + 1;
+            var length = reader.ValueSpan.Length;
+            if (length <= ShortChunk && start + ShortChunk <= whole.Length)
+            {
+                var guess = GuessName();
+                if (guess >= 0 && _names.MatchesChunk(guess, whole.Slice((int)start, ShortChunk), length))
+                {
+                    UseName(guess, _consumed + reader.TokenStartIndex);
+                    return;
+                }
+            }
+        }
+
         var name = GetUnescaped(ref reader, out var escaped);
         PropertyName(name, escaped, Position(ref reader), validateUtf8: true);
     }
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private void OnString(ref Utf8JsonReader reader)
+    private void OnString(ref Utf8JsonReader reader, ReadOnlySpan<byte> whole)
     {
+        if (Vector256.IsHardwareAccelerated && !reader.ValueIsEscaped && !reader.HasValueSequence)
+        {
+            var start = reader.TokenStartIndex + 1;
+            var length = reader.ValueSpan.Length;
+            if (length <= ShortChunk && start + ShortChunk <= whole.Length
+                && TryWriteShortString(whole.Slice((int)start, ShortChunk), length))
+            {
+                return;
+            }
+        }
+
         var value = GetUnescaped(ref reader, out var escaped);
         if (!TryWriteInputString(value, escaped))
         {
@@ -554,7 +585,7 @@ public sealed partial class BlittableBuilder
         var depth = _depth;
         try
         {
-            ReadTokens(ref reader);
+            ReadTokens(ref reader, default);
         }
         catch (JsonException e)
         {

@@ -1,6 +1,7 @@
 using System.Buffers;
 using System.Diagnostics.CodeAnalysis;
 using System.Runtime.CompilerServices;
+using System.Runtime.Intrinsics;
 using System.Text.Unicode;
 
 namespace Jackdaw.Storage.Blittable;
@@ -225,18 +226,33 @@ public sealed partial class BlittableBuilder
     {
         // Documents of a collection repeat their shape: the name that followed the previous one
         // last time is tried first, before hashing.
-        var slot = _previousName + 1;
-        var successors = _successors;
-        var found = (uint)slot < (uint)successors.Length ? successors[slot] : -1;
+        var found = GuessName();
         if (found < 0 || !_names.Matches(found, name))
         {
             found = FindName(name, mayNeedEscapes, inputPosition, validateUtf8);
+            var slot = _previousName + 1;
             if ((uint)slot < (uint)_successors.Length)
             {
                 _successors[slot] = found;
             }
         }
 
+        UseName(found, inputPosition);
+    }
+
+    /// <summary>The id of the name that followed the previous one last time, or -1.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private int GuessName()
+    {
+        var slot = _previousName + 1;
+        var successors = _successors;
+        return (uint)slot < (uint)successors.Length ? successors[slot] : -1;
+    }
+
+    /// <summary>Makes the name with id <paramref name="found"/> the name of the next entry.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private void UseName(int found, long inputPosition)
+    {
         ref var known = ref _names[found];
         if (known.DocumentStamp != _documentStamp)
         {
@@ -418,6 +434,39 @@ public sealed partial class BlittableBuilder
         }
 
         WriteStringSlow(value, mayNeedEscapes);
+        return true;
+    }
+
+    /// <summary>Longest name or string handled with one 32-byte move (see TryWriteShortString).</summary>
+    private const int ShortChunk = 32;
+
+    /// <summary>
+    /// Writes a short unescaped string value read from JSON input in Memory mode, given as the
+    /// <see cref="ShortChunk"/> input bytes that start with it: one 32-byte move (what follows the
+    /// string lands in free buffer space and is overwritten next) and a masked ASCII test. False,
+    /// with nothing written, when the caller must take the general path.
+    /// </summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private bool TryWriteShortString(ReadOnlySpan<byte> chunk, int length)
+    {
+        var buffer = _buffer;
+        var pos = _pos;
+        if (_mode != BlittableMode.Memory || buffer.Length - pos <= 64)
+        {
+            return false;
+        }
+
+        var bytes = Vector256.Create(chunk);
+        bytes.CopyTo(buffer.AsSpan(pos + 1, ShortChunk));
+        var nonAscii = bytes.ExtractMostSignificantBits() & (uint)((1UL << length) - 1);
+        if (nonAscii != 0 && !Utf8.IsValid(chunk.Slice(0, length)))
+        {
+            return false;
+        }
+
+        buffer[pos] = (byte)(length << 1);
+        _pos = pos + 1 + length;
+        AddEntry(BlittableType.String, pos - _start);
         return true;
     }
 

@@ -3,6 +3,7 @@ using System.Buffers.Binary;
 using System.IO.Hashing;
 using System.Numerics;
 using System.Runtime.CompilerServices;
+using System.Runtime.Intrinsics;
 
 namespace Jackdaw.Storage.Blittable;
 
@@ -28,6 +29,7 @@ internal sealed class NameTable
     }
 
     private const int MaxNames = 1 << 15;
+    private const int Padding = 32;   // bytes kept free after the last name, for MatchesChunk
     private const int MaxBytes = 1 << 20;
 
     private int[] _slots = new int[1024];       // name index + 1; 0 = empty
@@ -114,6 +116,24 @@ internal sealed class NameTable
         return candidate.Length == name.Length && _bytes.AsSpan(candidate.DataPosition, name.Length).SequenceEqual(name);
     }
 
+    /// <summary>
+    /// Whether the name with id <paramref name="index"/> is the first <paramref name="length"/>
+    /// bytes of <paramref name="chunk"/> (32 bytes; length at most 32): one vector compare, which
+    /// reads past the stored name into the padding kept after the last one.
+    /// </summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public bool MatchesChunk(int index, ReadOnlySpan<byte> chunk, int length)
+    {
+        ref var candidate = ref _names[index];
+        if (candidate.Length != length)
+        {
+            return false;
+        }
+
+        var equal = Vector256.Equals(Vector256.Create(_bytes.AsSpan(candidate.DataPosition, Padding)), Vector256.Create(chunk));
+        return (~equal.ExtractMostSignificantBits() & (uint)((1UL << length) - 1)) == 0;
+    }
+
     /// <summary>Finds <paramref name="name"/>: its index, or the complement of the free slot for <see cref="Add"/>.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public int Find(ReadOnlySpan<byte> name, uint hash)
@@ -151,9 +171,9 @@ internal sealed class NameTable
             Array.Resize(ref _names, _names.Length * 2);
         }
 
-        if (_bytes.Length - _byteCount < encoded.Length)
+        if (_bytes.Length - _byteCount < encoded.Length + Padding)
         {
-            Array.Resize(ref _bytes, Math.Max(_bytes.Length * 2, _byteCount + encoded.Length));
+            Array.Resize(ref _bytes, Math.Max(_bytes.Length * 2, _byteCount + encoded.Length + Padding));
         }
 
         encoded.CopyTo(_bytes.AsSpan(_byteCount));
