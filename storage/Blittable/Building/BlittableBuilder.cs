@@ -631,25 +631,21 @@ public sealed partial class BlittableBuilder
         var shapeHash = (uint)count;
         if (nameWidth == 1 && valueWidth <= 2)
         {
-            // The common case (names area under 256 bytes): no width switch per field.
+            // The common case (names area under 256 bytes): each entry is one 4-byte store of
+            // name, back distance (1 or 2 bytes) and type. With 1-byte distances the fourth byte
+            // spills into the next entry or the first order byte, both written after it (Ensure
+            // above reserved the order bytes, so the spill stays inside the reserved space).
+            var rows = buffer.AsSpan(pos, table.Length + 1);
+            var stride = 2 + valueWidth;
+            var typeShift = 8 * (1 + valueWidth);
             var p = 0;
             foreach (ref var entry in entries)
             {
                 shapeHash = (shapeHash ^ (uint)entry.NameIndex) * 0x9E3779B1u;
-                table[p] = (byte)entry.NameOffset;
-                var back = entry.ValuePosition < 0 ? 0 : tablePosition - entry.ValuePosition;
-                if (valueWidth == 1)
-                {
-                    table[p + 1] = (byte)back;
-                    table[p + 2] = (byte)entry.Type;
-                    p += 3;
-                }
-                else
-                {
-                    System.Buffers.Binary.BinaryPrimitives.WriteUInt16LittleEndian(table.Slice(p + 1), (ushort)back);
-                    table[p + 3] = (byte)entry.Type;
-                    p += 4;
-                }
+                var back = entry.ValuePosition < 0 ? 0u : (uint)(tablePosition - entry.ValuePosition);
+                var row = (uint)(byte)entry.NameOffset | (back << 8) | ((uint)entry.Type << typeShift);
+                System.Buffers.Binary.BinaryPrimitives.WriteUInt32LittleEndian(rows.Slice(p), row);
+                p += stride;
             }
         }
         else
@@ -667,8 +663,9 @@ public sealed partial class BlittableBuilder
         }
 
         pos += table.Length;
-        if (!_shapes.TryGet(_names.Epoch, shapeHash, count, out var cachedIds, out var order) || !SameIds(entries, cachedIds))
+        if (!_shapes.TryGet(_names.Epoch, shapeHash, count, out var cachedIds, out var order, out var orderBytes) || !SameIds(entries, cachedIds))
         {
+            orderBytes = default;
             order = SortByName(start, count);
             if (_ids.Length < count)
             {
@@ -684,12 +681,17 @@ public sealed partial class BlittableBuilder
             _shapes.Add(_names.Epoch, shapeHash, ids, order);
         }
 
-        if (orderWidth == 1)
+        if (orderWidth == 1 && orderBytes.Length == count)
         {
-            var orderBytes = buffer.AsSpan(pos, count);
-            for (var i = 0; i < orderBytes.Length; i++)
+            orderBytes.CopyTo(buffer.AsSpan(pos, count));
+            pos += count;
+        }
+        else if (orderWidth == 1)
+        {
+            var destination = buffer.AsSpan(pos, count);
+            for (var i = 0; i < destination.Length; i++)
             {
-                orderBytes[i] = (byte)order[i];
+                destination[i] = (byte)order[i];
             }
 
             pos += count;
