@@ -436,11 +436,48 @@ public sealed partial class BlittableBuilder
             }
         }
 
-        var value = GetUnescaped(ref reader, out var escaped);
-        if (!TryWriteInputString(value, escaped))
+        var written = reader.ValueIsEscaped && !reader.HasValueSequence && _mode == BlittableMode.Memory
+            ? TryWriteEscapedString(ref reader)
+            : TryWriteInputString(GetUnescaped(ref reader, out var escaped), escaped);
+        if (!written)
         {
             ThrowParse(BlittableParseError.InvalidUtf8, Position(ref reader), "A string is not valid UTF-8");
         }
+    }
+
+    /// <summary>
+    /// Memory mode, an escaped string: unescaped straight into the document (never longer than its
+    /// escaped form), then one scan finds the bytes to escape on output and checks UTF-8. False,
+    /// with nothing written, when it is not valid UTF-8.
+    /// </summary>
+    private bool TryWriteEscapedString(ref Utf8JsonReader reader)
+    {
+        var rawLength = reader.ValueSpan.Length;
+        var headerSize = VarIntSize(((uint)rawLength << 1) | 1);
+        Ensure(headerSize + rawLength);
+        var pos = _pos;
+        var data = _buffer.AsSpan(pos + headerSize, rawLength);
+        data = data.Slice(0, reader.CopyString(data));
+        if (!FindEscapesCheckingUtf8(data))
+        {
+            return false;
+        }
+
+        var header = StringHeader(data.Length);
+        var size = VarIntSize(header);
+        if (size != headerSize)
+        {
+            // Unescaping shortened it past a length boundary: its header is shorter than reserved.
+            data.CopyTo(_buffer.AsSpan(pos + size));
+        }
+
+        BlittableFormat.WriteVarInt(_buffer, pos, header);
+        var position = pos - _start;
+        _pos = pos + size + data.Length;
+        Ensure(5 + (_escapeCount * 5));
+        _pos = WriteEscapeList(_buffer, _pos);
+        AddEntry(BlittableType.String, position);
+        return true;
     }
 
     private void OnNumber(ref Utf8JsonReader reader)
