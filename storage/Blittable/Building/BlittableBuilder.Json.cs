@@ -429,8 +429,9 @@ public sealed partial class BlittableBuilder
         {
             var start = reader.TokenStartIndex + 1;
             var length = reader.ValueSpan.Length;
-            if (length <= ShortChunk && start + ShortChunk <= whole.Length
-                && TryWriteShortString(whole.Slice((int)start, ShortChunk), length))
+            var window = length <= ShortChunk ? ShortChunk : 2 * ShortChunk;
+            if (length < 2 * ShortChunk && start + window <= whole.Length
+                && TryWriteShortString(whole.Slice((int)start, window), length))
             {
                 return;
             }

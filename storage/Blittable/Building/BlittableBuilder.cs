@@ -441,10 +441,10 @@ public sealed partial class BlittableBuilder
     private const int ShortChunk = 32;
 
     /// <summary>
-    /// Writes a short unescaped string value read from JSON input in Memory mode, given as the
-    /// <see cref="ShortChunk"/> input bytes that start with it: one 32-byte move (what follows the
-    /// string lands in free buffer space and is overwritten next) and a masked ASCII test. False,
-    /// with nothing written, when the caller must take the general path.
+    /// Writes a short unescaped string value (under 64 bytes) read from JSON input in Memory mode,
+    /// given as the input bytes that start with it (32, or 64 when it is longer than 32): one or two
+    /// 32-byte moves (what follows the string lands in free buffer space and is overwritten next)
+    /// and a masked ASCII test. False, with nothing written, when the caller must take the general path.
     /// </summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private bool TryWriteShortString(ReadOnlySpan<byte> chunk, int length)
@@ -458,7 +458,15 @@ public sealed partial class BlittableBuilder
 
         var bytes = Vector256.Create(chunk);
         bytes.CopyTo(buffer.AsSpan(pos + 1, ShortChunk));
-        var nonAscii = bytes.ExtractMostSignificantBits() & (uint)((1UL << length) - 1);
+        ulong highBits = bytes.ExtractMostSignificantBits();
+        if (length > ShortChunk)
+        {
+            var upper = Vector256.Create(chunk.Slice(ShortChunk, ShortChunk));
+            upper.CopyTo(buffer.AsSpan(pos + 1 + ShortChunk, ShortChunk));
+            highBits |= (ulong)upper.ExtractMostSignificantBits() << ShortChunk;
+        }
+
+        var nonAscii = highBits & ((1UL << length) - 1);
         if (nonAscii != 0 && !Utf8.IsValid(chunk.Slice(0, length)))
         {
             return false;
