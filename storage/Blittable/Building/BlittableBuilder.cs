@@ -428,7 +428,7 @@ public sealed partial class BlittableBuilder
             return true;
         }
 
-        if (!Utf8.IsValid(value))
+        if (!_inputValidated && !Utf8.IsValid(value))
         {
             return false;
         }
