@@ -429,9 +429,18 @@ public sealed partial class BlittableBuilder
             var length = reader.ValueSpan.Length;
             if (length <= ShortChunk && start + ShortChunk <= whole.Length)
             {
+                var chunk = whole.Slice((int)start, ShortChunk);
                 var guess = GuessName();
-                if (guess >= 0 && _names.MatchesChunk(guess, whole.Slice((int)start, ShortChunk), length))
+                if (guess >= 0 && _names.MatchesChunk(guess, chunk, length))
                 {
+                    UseName(guess, _consumed + reader.TokenStartIndex);
+                    return;
+                }
+
+                guess = AlternateName();
+                if (guess >= 0 && _names.MatchesChunk(guess, chunk, length))
+                {
+                    RememberName(guess);
                     UseName(guess, _consumed + reader.TokenStartIndex);
                     return;
                 }

@@ -37,7 +37,9 @@ public sealed partial class BlittableBuilder
     private readonly ShapeCache _shapes = new();
     private int[] _ids = new int[64];
     private int _documentStamp;
-    private int[] _successors = CreateSuccessors(256);   // [previous name id + 1] -> the name id that followed it last time
+    // [2 * (previous name id + 1)] -> the name id that followed it last time, and at + 1 the one
+    // before that (one name often has two successors: Name in a company and in its contacts).
+    private int[] _successors = CreateSuccessors(512);
     private byte[] _buffer = [];
     private int _start;
     private int _pos;            // absolute index in _buffer
@@ -229,12 +231,13 @@ public sealed partial class BlittableBuilder
         var found = GuessName();
         if (found < 0 || !_names.Matches(found, name))
         {
-            found = FindName(name, mayNeedEscapes, inputPosition, validateUtf8);
-            var slot = _previousName + 1;
-            if ((uint)slot < (uint)_successors.Length)
+            found = AlternateName();
+            if (found < 0 || !_names.Matches(found, name))
             {
-                _successors[slot] = found;
+                found = FindName(name, mayNeedEscapes, inputPosition, validateUtf8);
             }
+
+            RememberName(found);
         }
 
         UseName(found, inputPosition);
@@ -244,9 +247,29 @@ public sealed partial class BlittableBuilder
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private int GuessName()
     {
-        var slot = _previousName + 1;
+        var slot = 2 * (_previousName + 1);
         var successors = _successors;
         return (uint)slot < (uint)successors.Length ? successors[slot] : -1;
+    }
+
+    /// <summary>The id of the name that followed the previous one the time before, or -1.</summary>
+    private int AlternateName()
+    {
+        var slot = 2 * (_previousName + 1);
+        var successors = _successors;
+        return (uint)slot < (uint)successors.Length ? successors[slot + 1] : -1;
+    }
+
+    /// <summary>After a wrong guess: <paramref name="found"/> becomes the guess, the old guess the alternate.</summary>
+    private void RememberName(int found)
+    {
+        var slot = 2 * (_previousName + 1);
+        var successors = _successors;
+        if ((uint)slot < (uint)successors.Length)
+        {
+            successors[slot + 1] = successors[slot];
+            successors[slot] = found;
+        }
     }
 
     /// <summary>Makes the name with id <paramref name="found"/> the name of the next entry.</summary>
@@ -278,9 +301,9 @@ public sealed partial class BlittableBuilder
         if (found < 0)
         {
             found = AddName(name, mayNeedEscapes, hash, ~found, inputPosition, validateUtf8);
-            if (_successors.Length <= _names.Count)
+            if (_successors.Length <= 2 * (_names.Count + 1))
             {
-                var grown = new int[Math.Max(_successors.Length * 2, _names.Count + 1)];
+                var grown = new int[Math.Max(_successors.Length * 2, 2 * (_names.Count + 1))];
                 grown.AsSpan().Fill(-1);
                 _successors.CopyTo(grown, 0);
                 _successors = grown;
