@@ -573,47 +573,20 @@ public sealed partial class BlittableBuilder
     }
 
     /// <summary>
-    /// Records the positions of bytes to escape and checks UTF-8 in one scan: the first byte >= 0x80
-    /// sends the rest through Utf8.IsValid once, then only escapes are looked for.
+    /// Records the positions of bytes to escape and checks UTF-8: an ASCII test first (the common
+    /// case), which lets the escape search use the fast ASCII-only searcher.
     /// </summary>
     private bool FindEscapesCheckingUtf8(ReadOnlySpan<byte> value)
     {
-        _escapeCount = 0;
-        var search = EscapeOrNonAscii;
-        var offset = 0;
-        while (true)
+        if (!System.Text.Ascii.IsValid(value) && !Utf8.IsValid(value))
         {
-            var index = value.Slice(offset).IndexOfAny(search);
-            if (index < 0)
-            {
-                return true;
-            }
-
-            var at = offset + index;
-            if (value[at] >= 0x80)
-            {
-                if (!Utf8.IsValid(value.Slice(at)))
-                {
-                    return false;
-                }
-
-                search = NameTable.CharsToEscape;
-                offset = at;
-                continue;
-            }
-
-            if (_escapeCount == _escapes.Length)
-            {
-                Array.Resize(ref _escapes, _escapes.Length * 2);
-            }
-
-            _escapes[_escapeCount++] = at;
-            offset = at + 1;
+            return false;
         }
-    }
 
-    private static readonly SearchValues<byte> EscapeOrNonAscii = SearchValues.Create(
-        [.. Enumerable.Range(0, 0x20).Select(b => (byte)b), (byte)'"', (byte)'\\', .. Enumerable.Range(0x80, 0x80).Select(b => (byte)b)]);
+        _escapeCount = 0;
+        FindEscapesSlow(value);
+        return true;
+    }
 
     private void FindEscapesSlow(ReadOnlySpan<byte> value)
     {
