@@ -49,7 +49,9 @@ public sealed class JsonOperationContext : IDisposable
     /// Parses the JSON object at the start of <paramref name="utf8Json"/>, a value embedded in a
     /// larger text (a document inside a batch envelope): <paramref name="consumed"/> is its length
     /// and what follows is not looked at. The rules of <see cref="Parse(ReadOnlySpan{byte}, BlittableMode)"/>
-    /// apply to the object itself; the whole span must be valid UTF-8.
+    /// apply to the object itself. Only the object is checked for valid UTF-8 (what follows it is
+    /// the caller's, so a batch of n documents is not checked n times over); when the object is
+    /// rejected for any reason, invalid UTF-8 anywhere in the span is reported first.
     /// </summary>
     public BlittableDocument ParseObjectPrefix(ReadOnlySpan<byte> utf8Json, BlittableMode mode, out int consumed)
     {

@@ -2,6 +2,7 @@ using System.Buffers;
 using System.Buffers.Text;
 using System.Globalization;
 using System.Runtime.CompilerServices;
+using System.Runtime.Intrinsics;
 using System.Text.Json;
 using System.Text.Unicode;
 
@@ -21,13 +22,14 @@ public sealed partial class BlittableBuilder
     private JsonReaderState _readerState;
     private long _consumed;        // input bytes consumed by earlier Feed calls
     private bool _sawToken;
-    private bool _validateStrings = true;
+    private bool _inputValidated;   // the whole input passed Utf8.IsValid: strings need no check of their own
     private bool _readerStateValid;
 
     private void ResetReaderState()
     {
         // The reader state itself is created on first use (Feed or the slow path), not per document.
         _readerStateValid = false;
+        _inputValidated = false;
         _consumed = 0;
         _sawToken = false;
     }
@@ -48,31 +50,44 @@ public sealed partial class BlittableBuilder
     /// <summary>Builds a document from input held whole in one span (the caller completes it); returns the bytes read.</summary>
     private int BuildWhole(ReadOnlySpan<byte> utf8Json, bool rootMayBeFollowed = false)
     {
-        // One vectorized pass over the whole input is cheaper than one call per string.
-        if (!Utf8.IsValid(utf8Json))
-        {
-            Abandon();
-            ThrowParse(BlittableParseError.InvalidUtf8, FirstInvalidUtf8(utf8Json), "The input is not valid UTF-8");
-        }
-
+        // In Memory mode UTF-8 is checked per string as it is copied (only strings and names can hold
+        // bytes >= 0x80: the reader rejects them anywhere else), not in an upfront pass over the whole
+        // input; so is an object embedded in a larger text, whose rest is not ours to check. Disk mode
+        // copies strings through the compressor, so its whole inputs keep the one upfront pass (per
+        // string checks measured ~1% slower there). Every error path checks the whole input first, so
+        // InvalidUtf8 still wins over any other error and carries the position of the first invalid
+        // byte, as the upfront pass did.
         // Tokenizing is System.Text.Json's job (a hand-written scanner measured ~1.3x faster here, but
         // the project keeps JSON tokenizing to Utf8JsonReader; see perf/RESULTS.md).
-        _validateStrings = false;
+        _inputValidated = _mode == BlittableMode.Disk && !rootMayBeFollowed;
+        if (_inputValidated)
+        {
+            ThrowIfInvalidUtf8Abandoning(utf8Json);
+        }
+
         var reader = new Utf8JsonReader(utf8Json, isFinalBlock: true, new JsonReaderState(ReaderOptions));
         try
         {
-            ReadTokens(ref reader);
+            ReadTokens(ref reader, utf8Json);
         }
         catch (JsonException e)
         {
             Abandon();
+            ThrowIfInvalidUtf8(utf8Json);
             var truncated = IsValidPrefix(new ReadOnlySequence<byte>(utf8Json.ToArray()), new JsonReaderState(ReaderOptions));
             throw Translate(e, ref reader, truncated);
         }
         catch (InvalidOperationException e) when (e is not ObjectDisposedException)
         {
             Abandon();
+            ThrowIfInvalidUtf8(utf8Json);
             throw new BlittableParseException(BlittableParseError.InvalidUtf8, reader.TokenStartIndex, "A string holds an escaped lone surrogate, which has no UTF-8 form", e);
+        }
+        catch (BlittableParseException)
+        {
+            Abandon();
+            ThrowIfInvalidUtf8(utf8Json);
+            throw;
         }
         catch
         {
@@ -83,6 +98,7 @@ public sealed partial class BlittableBuilder
         if (!_rootDone)
         {
             Abandon();
+            ThrowIfInvalidUtf8(utf8Json);
             ThrowParse(BlittableParseError.Truncated, utf8Json.Length, "The JSON text ended before its root object was closed");
         }
 
@@ -96,10 +112,30 @@ public sealed partial class BlittableBuilder
         if (garbage >= 0)
         {
             Abandon();
+            ThrowIfInvalidUtf8(utf8Json);
             ThrowParse(BlittableParseError.TrailingData, reader.BytesConsumed + garbage, "Data follows the root object");
         }
 
         return utf8Json.Length;
+    }
+
+    private void ThrowIfInvalidUtf8Abandoning(ReadOnlySpan<byte> utf8Json)
+    {
+        if (!Utf8.IsValid(utf8Json))
+        {
+            Abandon();
+            ThrowParse(BlittableParseError.InvalidUtf8, FirstInvalidUtf8(utf8Json), "The input is not valid UTF-8");
+        }
+    }
+
+    /// <summary>Cold path of every whole-input error: invalid UTF-8 anywhere in the input is reported first.</summary>
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static void ThrowIfInvalidUtf8(ReadOnlySpan<byte> utf8Json)
+    {
+        if (!Utf8.IsValid(utf8Json))
+        {
+            ThrowParse(BlittableParseError.InvalidUtf8, FirstInvalidUtf8(utf8Json), "The input is not valid UTF-8");
+        }
     }
 
     /// <summary>
@@ -136,7 +172,6 @@ public sealed partial class BlittableBuilder
             return data.End;
         }
 
-        _validateStrings = true;
         if (!_readerStateValid)
         {
             _readerState = new JsonReaderState(ReaderOptions);
@@ -147,7 +182,7 @@ public sealed partial class BlittableBuilder
         var reader = new Utf8JsonReader(data, isFinalBlock, _readerState);
         try
         {
-            ReadTokens(ref reader);
+            ReadTokens(ref reader, default);
         }
         catch (JsonException e)
         {
@@ -255,32 +290,39 @@ public sealed partial class BlittableBuilder
         return new BlittableParseException(error, position, e.Message, e);
     }
 
-    private void ReadTokens(ref Utf8JsonReader reader)
+    /// <param name="whole">The whole input when the reader reads one span (then short names and
+    /// strings are handled with 32-byte moves), else empty.</param>
+    private void ReadTokens(ref Utf8JsonReader reader, ReadOnlySpan<byte> whole)
     {
+        if (_depth == 0 && !ReadRoot(ref reader))
+        {
+            return;
+        }
+
+        // From here on every value is inside the root object (the loop returns when the root closes),
+        // so no token needs the "not an object" check. Names and strings, most of the tokens, are
+        // tested before the switch: two well-predicted branches instead of an indirect jump.
         while (reader.Read())
         {
-            switch (reader.TokenType)
+            var type = reader.TokenType;
+            if (type == JsonTokenType.PropertyName)
             {
-                case JsonTokenType.PropertyName:
-                    OnPropertyName(ref reader);
-                    break;
-                case JsonTokenType.String:
-                    OnString(ref reader);
-                    break;
+                OnPropertyName(ref reader, whole);
+                continue;
+            }
+
+            if (type == JsonTokenType.String)
+            {
+                OnString(ref reader, whole);
+                continue;
+            }
+
+            switch (type)
+            {
                 case JsonTokenType.Number:
                     OnNumber(ref reader);
                     break;
                 case JsonTokenType.StartObject:
-                    if (_depth == 0)
-                    {
-                        if (_sawToken)
-                        {
-                            ThrowParse(BlittableParseError.TrailingData, Position(ref reader), "Data follows the root object");
-                        }
-
-                        _sawToken = true;
-                    }
-
                     BeginObject(Position(ref reader));
                     break;
                 case JsonTokenType.EndObject:
@@ -292,22 +334,18 @@ public sealed partial class BlittableBuilder
 
                     break;
                 case JsonTokenType.StartArray:
-                    CheckInside(ref reader);
                     BeginArray(Position(ref reader));
                     break;
                 case JsonTokenType.EndArray:
                     EndArray();
                     break;
                 case JsonTokenType.True:
-                    CheckInside(ref reader);
                     WriteBoolean(true);
                     break;
                 case JsonTokenType.False:
-                    CheckInside(ref reader);
                     WriteBoolean(false);
                     break;
                 case JsonTokenType.Null:
-                    CheckInside(ref reader);
                     WriteNull();
                     break;
                 default:
@@ -317,17 +355,31 @@ public sealed partial class BlittableBuilder
         }
     }
 
-    [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private long Position(ref Utf8JsonReader reader) => _consumed + reader.TokenStartIndex;
-
-    [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private void CheckInside(ref Utf8JsonReader reader)
+    /// <summary>Reads the first token, which must open the root object; false when the data ends first.</summary>
+    private bool ReadRoot(ref Utf8JsonReader reader)
     {
-        if (_depth == 0)
+        if (!reader.Read())
+        {
+            return false;
+        }
+
+        if (reader.TokenType != JsonTokenType.StartObject)
         {
             ThrowNotAnObject(ref reader);
         }
+
+        if (_sawToken)
+        {
+            ThrowParse(BlittableParseError.TrailingData, Position(ref reader), "Data follows the root object");
+        }
+
+        _sawToken = true;
+        BeginObject(Position(ref reader));
+        return true;
     }
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private long Position(ref Utf8JsonReader reader) => _consumed + reader.TokenStartIndex;
 
     [MethodImpl(MethodImplOptions.NoInlining)]
     private void ThrowNotAnObject(ref Utf8JsonReader reader) =>
@@ -367,28 +419,99 @@ public sealed partial class BlittableBuilder
     }
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private void OnPropertyName(ref Utf8JsonReader reader)
+    private void OnPropertyName(ref Utf8JsonReader reader, ReadOnlySpan<byte> whole)
     {
+        if (Vector256.IsHardwareAccelerated && !reader.ValueIsEscaped && !reader.HasValueSequence)
+        {
+            // A short name of a known shape: compared with the guessed name in one 32-byte step.
+            // The value of a name token starts right after its opening quote.
+            var start = reader.TokenStartIndex + 1;
+            var length = reader.ValueSpan.Length;
+            if (length <= ShortChunk && start + ShortChunk <= whole.Length)
+            {
+                var chunk = whole.Slice((int)start, ShortChunk);
+                var guess = GuessName();
+                if (guess >= 0 && _names.MatchesChunk(guess, chunk, length))
+                {
+                    UseName(guess, _consumed + reader.TokenStartIndex);
+                    return;
+                }
+
+                guess = AlternateName();
+                if (guess >= 0 && _names.MatchesChunk(guess, chunk, length))
+                {
+                    RememberName(guess);
+                    UseName(guess, _consumed + reader.TokenStartIndex);
+                    return;
+                }
+            }
+        }
+
         var name = GetUnescaped(ref reader, out var escaped);
-        PropertyName(name, escaped, Position(ref reader), _validateStrings);
+        PropertyName(name, escaped, Position(ref reader), validateUtf8: true);
     }
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private void OnString(ref Utf8JsonReader reader)
+    private void OnString(ref Utf8JsonReader reader, ReadOnlySpan<byte> whole)
     {
-        CheckInside(ref reader);
-        var value = GetUnescaped(ref reader, out var escaped);
-        if (_validateStrings && !Utf8.IsValid(value))
+        if (Vector256.IsHardwareAccelerated && !reader.ValueIsEscaped && !reader.HasValueSequence)
+        {
+            var start = reader.TokenStartIndex + 1;
+            var length = reader.ValueSpan.Length;
+            var window = length <= ShortChunk ? ShortChunk : 2 * ShortChunk;
+            if (length < 2 * ShortChunk && start + window <= whole.Length
+                && TryWriteShortString(whole.Slice((int)start, window), length))
+            {
+                return;
+            }
+        }
+
+        var written = reader.ValueIsEscaped && !reader.HasValueSequence && _mode == BlittableMode.Memory
+            ? TryWriteEscapedString(ref reader)
+            : TryWriteInputString(GetUnescaped(ref reader, out var escaped), escaped);
+        if (!written)
         {
             ThrowParse(BlittableParseError.InvalidUtf8, Position(ref reader), "A string is not valid UTF-8");
         }
+    }
 
-        WriteString(value, escaped);
+    /// <summary>
+    /// Memory mode, an escaped string: unescaped straight into the document (never longer than its
+    /// escaped form), then one scan finds the bytes to escape on output and checks UTF-8. False,
+    /// with nothing written, when it is not valid UTF-8.
+    /// </summary>
+    private bool TryWriteEscapedString(ref Utf8JsonReader reader)
+    {
+        var rawLength = reader.ValueSpan.Length;
+        var headerSize = VarIntSize(((uint)rawLength << 1) | 1);
+        Ensure(headerSize + rawLength);
+        var pos = _pos;
+        var data = _buffer.AsSpan(pos + headerSize, rawLength);
+        data = data.Slice(0, reader.CopyString(data));
+        if (!FindEscapesCheckingUtf8(data))
+        {
+            return false;
+        }
+
+        var header = StringHeader(data.Length);
+        var size = VarIntSize(header);
+        if (size != headerSize)
+        {
+            // Unescaping shortened it past a length boundary: its header is shorter than reserved.
+            data.CopyTo(_buffer.AsSpan(pos + size));
+        }
+
+        BlittableFormat.WriteVarInt(_buffer, pos, header);
+        var position = pos - _start;
+        _pos = pos + size + data.Length;
+        Ensure(5 + (_escapeCount * 5));
+        _pos = WriteEscapeList(_buffer, _pos);
+        AddEntry(BlittableType.String, position);
+        return true;
     }
 
     private void OnNumber(ref Utf8JsonReader reader)
     {
-        CheckInside(ref reader);
         ReadOnlySpan<byte> text;
         if (!reader.HasValueSequence)
         {
@@ -529,7 +652,7 @@ public sealed partial class BlittableBuilder
         var depth = _depth;
         try
         {
-            ReadTokens(ref reader);
+            ReadTokens(ref reader, default);
         }
         catch (JsonException e)
         {

@@ -1,6 +1,8 @@
 using System.Buffers;
 using System.Diagnostics.CodeAnalysis;
 using System.Runtime.CompilerServices;
+using System.Runtime.Intrinsics;
+using System.Text.Unicode;
 
 namespace Jackdaw.Storage.Blittable;
 
@@ -35,7 +37,9 @@ public sealed partial class BlittableBuilder
     private readonly ShapeCache _shapes = new();
     private int[] _ids = new int[64];
     private int _documentStamp;
-    private int[] _successors = CreateSuccessors(256);   // [previous name id + 1] -> the name id that followed it last time
+    // [2 * (previous name id + 1)] -> the name id that followed it last time, and at + 1 the one
+    // before that (one name often has two successors: Name in a company and in its contacts).
+    private int[] _successors = CreateSuccessors(512);
     private byte[] _buffer = [];
     private int _start;
     private int _pos;            // absolute index in _buffer
@@ -51,9 +55,8 @@ public sealed partial class BlittableBuilder
     private byte[] _nameBuffer = new byte[1024];
     private byte[] _encodedName = new byte[64];  // the names area, appended to the document at the end
     private int _namePos;
-    private int _pendingName = -1;
-    private long _pendingNameInput;
-    private int _pendingNameOffset;
+    private bool _namesAsBefore;   // every name so far sits where the previous document put it (see WriteName)
+    private int _previousName = -1;   // name id of the last entry in the current object (or of the object itself)
     private int _rootOffset;
     private BlittableType _lastCompressedType;  // set by TryWriteCompressed for its caller
     private bool _active;
@@ -82,7 +85,7 @@ public sealed partial class BlittableBuilder
         _pos = _start + BlittableHeader.Size;
         _depth = 0;
         _entryCount = 0;
-        _pendingName = -1;
+        _previousName = -1;
         _rootOffset = 0;
         _rootDone = false;
         _active = true;
@@ -95,6 +98,7 @@ public sealed partial class BlittableBuilder
 
         _documentStamp++;
         _namePos = 0;
+        _namesAsBefore = true;
         ResetReaderState();
     }
 
@@ -195,14 +199,27 @@ public sealed partial class BlittableBuilder
             Array.Resize(ref _frames, _frames.Length * 2);
         }
 
+        // The name keying this container (in an object) sits in the next entry slot, which the
+        // container's own entries are about to reuse: keep it in the frame until CloseContainer.
+        var nameIndex = -1;
+        var nameOffset = 0;
+        long nameInput = 0;
+        if (_depth > 0 && _frames[_depth - 1].IsObject)
+        {
+            ref var slot = ref _entries[_entryCount];
+            nameIndex = slot.NameIndex;
+            nameOffset = slot.NameOffset;
+            nameInput = slot.InputPosition;
+        }
+
         ref var frame = ref _frames[_depth++];
         frame.IsObject = isObject;
         frame.EntryStart = _entryCount;
         frame.InputPosition = inputPosition;
-        frame.NameIndex = _pendingName;
-        frame.NameOffset = _pendingNameOffset;
-        frame.NameInputPosition = _pendingNameInput;
-        _pendingName = -1;
+        frame.NameIndex = nameIndex;
+        frame.NameOffset = nameOffset;
+        frame.NameInputPosition = nameInput;
+        _previousName = nameIndex;
     }
 
     /// <summary>Registers the next property name (UTF-8, unescaped; <paramref name="mayNeedEscapes"/> if it came escaped).</summary>
@@ -211,32 +228,70 @@ public sealed partial class BlittableBuilder
     {
         // Documents of a collection repeat their shape: the name that followed the previous one
         // last time is tried first, before hashing.
-        var previous = _entryCount > _frames[_depth - 1].EntryStart ? _entries[_entryCount - 1].NameIndex : _frames[_depth - 1].NameIndex;
-        var successors = _successors;
-        var predicted = (uint)(previous + 1) < (uint)successors.Length ? successors[previous + 1] : -1;
-        int found;
-        if (predicted >= 0 && _names.Matches(predicted, name))
+        var found = GuessName();
+        if (found < 0 || !_names.Matches(found, name))
         {
-            found = predicted;
-        }
-        else
-        {
-            found = FindName(name, mayNeedEscapes, inputPosition, validateUtf8);
-            if ((uint)(previous + 1) < (uint)successors.Length)
+            found = AlternateName();
+            if (found < 0 || !_names.Matches(found, name))
             {
-                successors[previous + 1] = found;
+                found = FindName(name, mayNeedEscapes, inputPosition, validateUtf8);
             }
+
+            RememberName(found);
         }
 
-        ref var entry = ref _names[found];
-        if (entry.DocumentStamp != _documentStamp)
+        UseName(found, inputPosition);
+    }
+
+    /// <summary>The id of the name that followed the previous one last time, or -1.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private int GuessName()
+    {
+        var slot = 2 * (_previousName + 1);
+        var successors = _successors;
+        return (uint)slot < (uint)successors.Length ? successors[slot] : -1;
+    }
+
+    /// <summary>The id of the name that followed the previous one the time before, or -1.</summary>
+    private int AlternateName()
+    {
+        var slot = 2 * (_previousName + 1);
+        var successors = _successors;
+        return (uint)slot < (uint)successors.Length ? successors[slot + 1] : -1;
+    }
+
+    /// <summary>After a wrong guess: <paramref name="found"/> becomes the guess, the old guess the alternate.</summary>
+    private void RememberName(int found)
+    {
+        var slot = 2 * (_previousName + 1);
+        var successors = _successors;
+        if ((uint)slot < (uint)successors.Length)
+        {
+            successors[slot + 1] = successors[slot];
+            successors[slot] = found;
+        }
+    }
+
+    /// <summary>Makes the name with id <paramref name="found"/> the name of the next entry.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private void UseName(int found, long inputPosition)
+    {
+        ref var known = ref _names[found];
+        if (known.DocumentStamp != _documentStamp)
         {
             WriteName(found);
         }
 
-        _pendingNameOffset = entry.DocumentOffset;
-        _pendingName = found;
-        _pendingNameInput = inputPosition;
+        // The name goes straight into the entry its value will complete (see AddEntry).
+        if (_entryCount == _entries.Length)
+        {
+            Array.Resize(ref _entries, _entries.Length * 2);
+        }
+
+        ref var entry = ref _entries[_entryCount];
+        entry.NameIndex = found;
+        entry.NameOffset = known.DocumentOffset;
+        entry.InputPosition = inputPosition;
     }
 
     private int FindName(ReadOnlySpan<byte> name, bool mayNeedEscapes, long inputPosition, bool validateUtf8)
@@ -246,9 +301,9 @@ public sealed partial class BlittableBuilder
         if (found < 0)
         {
             found = AddName(name, mayNeedEscapes, hash, ~found, inputPosition, validateUtf8);
-            if (_successors.Length <= _names.Count)
+            if (_successors.Length <= 2 * (_names.Count + 1))
             {
-                var grown = new int[Math.Max(_successors.Length * 2, _names.Count + 1)];
+                var grown = new int[Math.Max(_successors.Length * 2, 2 * (_names.Count + 1))];
                 grown.AsSpan().Fill(-1);
                 _successors.CopyTo(grown, 0);
                 _successors = grown;
@@ -284,6 +339,17 @@ public sealed partial class BlittableBuilder
     private void WriteName(int id)
     {
         ref var entry = ref _names[id];
+        if (_namesAsBefore && entry.DocumentOffset == _namePos && entry.DocumentStamp == _documentStamp - 1 && entry.DocumentStamp != 0)
+        {
+            // Documents of one shape use their names in the same order. While this one has used
+            // them exactly as the previous one did, _nameBuffer still holds the previous names area
+            // unchanged from here on, and this name at this very offset: no copy.
+            entry.DocumentStamp = _documentStamp;
+            _namePos += entry.EncodedLength;
+            return;
+        }
+
+        _namesAsBefore = false;
         var encoded = _names.EncodedOf(entry);
         var needed = (long)_namePos + encoded.Length;
         if (needed > _nameBuffer.Length)
@@ -310,13 +376,12 @@ public sealed partial class BlittableBuilder
             Array.Resize(ref _entries, _entries.Length * 2);
         }
 
+        // In an object, PropertyName has filled in the name fields of this entry; in an array they
+        // hold whatever was there before and are never read.
         ref var entry = ref _entries[_entryCount++];
-        entry.NameIndex = _pendingName;
-        entry.NameOffset = _pendingNameOffset;
         entry.ValuePosition = valuePosition;
         entry.Type = type;
-        entry.InputPosition = _pendingNameInput;
-        _pendingName = -1;
+        _previousName = entry.NameIndex;
     }
 
     internal void WriteNull() => AddEntry(BlittableType.Null, -1);
@@ -360,6 +425,80 @@ public sealed partial class BlittableBuilder
         }
 
         WriteStringSlow(value, mayNeedEscapes);
+    }
+
+    /// <summary>
+    /// Writes a string value read from JSON input (UTF-8, unescaped), checking that it is valid UTF-8;
+    /// false, with nothing written, when it is not.
+    /// </summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private bool TryWriteInputString(ReadOnlySpan<byte> value, bool mayNeedEscapes)
+    {
+        // Fast path as in WriteString; the copy tells ASCII apart on the way, so only strings with
+        // bytes >= 0x80 pay for a UTF-8 check (rejected ones are overwritten by what follows).
+        var buffer = _buffer;
+        var pos = _pos;
+        if (!mayNeedEscapes && _mode == BlittableMode.Memory && value.Length < 64 && buffer.Length - pos > 64)
+        {
+            if (!AsciiCopy.TryCopy(value, new Span<byte>(buffer, pos + 1, value.Length)) && !Utf8.IsValid(value))
+            {
+                return false;
+            }
+
+            buffer[pos] = (byte)(value.Length << 1);
+            _pos = pos + 1 + value.Length;
+            AddEntry(BlittableType.String, pos - _start);
+            return true;
+        }
+
+        if (!_inputValidated && !Utf8.IsValid(value))
+        {
+            return false;
+        }
+
+        WriteStringSlow(value, mayNeedEscapes);
+        return true;
+    }
+
+    /// <summary>Longest name or string handled with one 32-byte move (see TryWriteShortString).</summary>
+    private const int ShortChunk = 32;
+
+    /// <summary>
+    /// Writes a short unescaped string value (under 64 bytes) read from JSON input in Memory mode,
+    /// given as the input bytes that start with it (32, or 64 when it is longer than 32): one or two
+    /// 32-byte moves (what follows the string lands in free buffer space and is overwritten next)
+    /// and a masked ASCII test. False, with nothing written, when the caller must take the general path.
+    /// </summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private bool TryWriteShortString(ReadOnlySpan<byte> chunk, int length)
+    {
+        var buffer = _buffer;
+        var pos = _pos;
+        if (_mode != BlittableMode.Memory || buffer.Length - pos <= 64)
+        {
+            return false;
+        }
+
+        var bytes = Vector256.Create(chunk);
+        bytes.CopyTo(buffer.AsSpan(pos + 1, ShortChunk));
+        ulong highBits = bytes.ExtractMostSignificantBits();
+        if (length > ShortChunk)
+        {
+            var upper = Vector256.Create(chunk.Slice(ShortChunk, ShortChunk));
+            upper.CopyTo(buffer.AsSpan(pos + 1 + ShortChunk, ShortChunk));
+            highBits |= (ulong)upper.ExtractMostSignificantBits() << ShortChunk;
+        }
+
+        var nonAscii = highBits & ((1UL << length) - 1);
+        if (nonAscii != 0 && !Utf8.IsValid(chunk.Slice(0, length)))
+        {
+            return false;
+        }
+
+        buffer[pos] = (byte)(length << 1);
+        _pos = pos + 1 + length;
+        AddEntry(BlittableType.String, pos - _start);
+        return true;
     }
 
     private void WriteStringSlow(ReadOnlySpan<byte> value, bool mayNeedEscapes)
@@ -433,6 +572,22 @@ public sealed partial class BlittableBuilder
         }
     }
 
+    /// <summary>
+    /// Records the positions of bytes to escape and checks UTF-8: an ASCII test first (the common
+    /// case), which lets the escape search use the fast ASCII-only searcher.
+    /// </summary>
+    private bool FindEscapesCheckingUtf8(ReadOnlySpan<byte> value)
+    {
+        if (!System.Text.Ascii.IsValid(value) && !Utf8.IsValid(value))
+        {
+            return false;
+        }
+
+        _escapeCount = 0;
+        FindEscapesSlow(value);
+        return true;
+    }
+
     private void FindEscapesSlow(ReadOnlySpan<byte> value)
     {
         var offset = 0;
@@ -491,30 +646,21 @@ public sealed partial class BlittableBuilder
         var nameIndex = frame.NameIndex;
         var nameOffset = frame.NameOffset;
         var nameInput = frame.NameInputPosition;
-
-        // One pass: the widest offsets (they decide the entry widths) and the shape's id sequence.
-        var minValue = tablePosition;
-        var maxName = 0;
-        var shapeHash = (uint)count;
-        if (_ids.Length < count)
-        {
-            _ids = new int[Math.Max(count, _ids.Length * 2)];
-        }
-
-        var ids = _ids.AsSpan(0, count);
         var entries = _entries.AsSpan(start, count);
-        for (var i = 0; i < entries.Length; i++)
+
+        // The widest offsets decide the entry widths. Values are appended in entry order, so the
+        // first entry with bytes lies lowest; every name offset lies below the names area's end.
+        var minValue = tablePosition;
+        foreach (ref var entry in entries)
         {
-            ref var entry = ref entries[i];
-            ids[i] = entry.NameIndex;
-            shapeHash = (shapeHash ^ (uint)entry.NameIndex) * 0x9E3779B1u;
-            maxName = Math.Max(maxName, entry.NameOffset);
             if (entry.ValuePosition >= 0)
             {
-                minValue = Math.Min(minValue, entry.ValuePosition);
+                minValue = entry.ValuePosition;
+                break;
             }
         }
 
+        var maxName = _namePos <= 0x100 ? 0 : MaxNameOffset(entries);
         var valueCode = BlittableFormat.WidthCodeFor((uint)(tablePosition - minValue));
         var nameCode = BlittableFormat.WidthCodeFor((uint)maxName);
         var orderCode = BlittableFormat.WidthCodeFor((uint)Math.Max(count - 1, 0));
@@ -527,35 +673,34 @@ public sealed partial class BlittableBuilder
         buffer[pos++] = (byte)(BlittableFormat.ObjectTag | (orderCode << 4) | (nameCode << 2) | valueCode);
         pos = BlittableFormat.WriteVarInt(buffer, pos, (uint)count);
         var table = buffer.AsSpan(pos, count * (nameWidth + valueWidth + 1));
+
+        // The same pass hashes the shape (the sequence of name ids) for the sorted-order cache.
+        var shapeHash = (uint)count;
         if (nameWidth == 1 && valueWidth <= 2)
         {
-            // The common case (names area under 256 bytes): no width switch per field.
+            // The common case (names area under 256 bytes): each entry is one 4-byte store of
+            // name, back distance (1 or 2 bytes) and type. With 1-byte distances the fourth byte
+            // spills into the next entry or the first order byte, both written after it (Ensure
+            // above reserved the order bytes, so the spill stays inside the reserved space).
+            var rows = buffer.AsSpan(pos, table.Length + 1);
+            var stride = 2 + valueWidth;
+            var typeShift = 8 * (1 + valueWidth);
             var p = 0;
-            for (var i = 0; i < entries.Length; i++)
+            foreach (ref var entry in entries)
             {
-                ref var entry = ref entries[i];
-                table[p] = (byte)entry.NameOffset;
-                var back = entry.ValuePosition < 0 ? 0 : tablePosition - entry.ValuePosition;
-                if (valueWidth == 1)
-                {
-                    table[p + 1] = (byte)back;
-                    table[p + 2] = (byte)entry.Type;
-                    p += 3;
-                }
-                else
-                {
-                    System.Buffers.Binary.BinaryPrimitives.WriteUInt16LittleEndian(table.Slice(p + 1), (ushort)back);
-                    table[p + 3] = (byte)entry.Type;
-                    p += 4;
-                }
+                shapeHash = (shapeHash ^ (uint)entry.NameIndex) * 0x9E3779B1u;
+                var back = entry.ValuePosition < 0 ? 0u : (uint)(tablePosition - entry.ValuePosition);
+                var row = (uint)(byte)entry.NameOffset | (back << 8) | ((uint)entry.Type << typeShift);
+                System.Buffers.Binary.BinaryPrimitives.WriteUInt32LittleEndian(rows.Slice(p), row);
+                p += stride;
             }
         }
         else
         {
             var p = pos;
-            for (var i = 0; i < entries.Length; i++)
+            foreach (ref var entry in entries)
             {
-                ref var entry = ref entries[i];
+                shapeHash = (shapeHash ^ (uint)entry.NameIndex) * 0x9E3779B1u;
                 BlittableFormat.WriteWidth(buffer, p, nameWidth, entry.NameOffset);
                 p += nameWidth;
                 BlittableFormat.WriteWidth(buffer, p, valueWidth, entry.ValuePosition < 0 ? 0 : tablePosition - entry.ValuePosition);
@@ -565,18 +710,35 @@ public sealed partial class BlittableBuilder
         }
 
         pos += table.Length;
-        if (!_shapes.TryGet(_names.Epoch, shapeHash, ids, out var order))
+        if (!_shapes.TryGet(_names.Epoch, shapeHash, count, out var cachedIds, out var order, out var orderBytes) || !SameIds(entries, cachedIds))
         {
+            orderBytes = default;
             order = SortByName(start, count);
+            if (_ids.Length < count)
+            {
+                _ids = new int[Math.Max(count, _ids.Length * 2)];
+            }
+
+            var ids = _ids.AsSpan(0, count);
+            for (var i = 0; i < ids.Length; i++)
+            {
+                ids[i] = entries[i].NameIndex;
+            }
+
             _shapes.Add(_names.Epoch, shapeHash, ids, order);
         }
 
-        if (orderWidth == 1)
+        if (orderWidth == 1 && orderBytes.Length == count)
         {
-            var orderBytes = buffer.AsSpan(pos, count);
-            for (var i = 0; i < orderBytes.Length; i++)
+            orderBytes.CopyTo(buffer.AsSpan(pos, count));
+            pos += count;
+        }
+        else if (orderWidth == 1)
+        {
+            var destination = buffer.AsSpan(pos, count);
+            for (var i = 0; i < destination.Length; i++)
             {
-                orderBytes[i] = (byte)order[i];
+                destination[i] = (byte)order[i];
             }
 
             pos += count;
@@ -595,6 +757,30 @@ public sealed partial class BlittableBuilder
         CloseContainer(BlittableType.Object, tablePosition, nameIndex, nameOffset, nameInput);
     }
 
+    private static int MaxNameOffset(Span<Entry> entries)
+    {
+        var max = 0;
+        foreach (ref var entry in entries)
+        {
+            max = Math.Max(max, entry.NameOffset);
+        }
+
+        return max;
+    }
+
+    private static bool SameIds(Span<Entry> entries, ReadOnlySpan<int> ids)
+    {
+        for (var i = 0; i < entries.Length; i++)
+        {
+            if (entries[i].NameIndex != ids[i])
+            {
+                return false;
+            }
+        }
+
+        return true;
+    }
+
     internal void EndArray()
     {
         ref var frame = ref _frames[--_depth];
@@ -604,13 +790,16 @@ public sealed partial class BlittableBuilder
         var nameIndex = frame.NameIndex;
         var nameOffset = frame.NameOffset;
         var nameInput = frame.NameInputPosition;
+        var entries = _entries.AsSpan(start, count);
+
+        // Values are appended in entry order: the first entry with bytes is the farthest back.
         var maxBack = 0;
-        for (var i = start; i < _entryCount; i++)
+        foreach (ref var entry in entries)
         {
-            ref var entry = ref _entries[i];
-            if (entry.ValuePosition >= 0 && tablePosition - entry.ValuePosition > maxBack)
+            if (entry.ValuePosition >= 0)
             {
                 maxBack = tablePosition - entry.ValuePosition;
+                break;
             }
         }
 
@@ -621,13 +810,30 @@ public sealed partial class BlittableBuilder
         var pos = _pos;
         buffer[pos++] = (byte)(BlittableFormat.ArrayTag | widthCode);
         pos = BlittableFormat.WriteVarInt(buffer, pos, (uint)count);
-        for (var i = start; i < _entryCount; i++)
+        var table = buffer.AsSpan(pos, count * (width + 1));
+        if (width == 1)
         {
-            ref var entry = ref _entries[i];
-            BlittableFormat.WriteWidth(buffer, pos, width, entry.ValuePosition < 0 ? 0 : tablePosition - entry.ValuePosition);
-            pos += width;
-            buffer[pos++] = (byte)entry.Type;
+            // The common case (the array's values span under 256 bytes): no width switch per entry.
+            var p = 0;
+            foreach (ref var entry in entries)
+            {
+                table[p] = (byte)(entry.ValuePosition < 0 ? 0 : tablePosition - entry.ValuePosition);
+                table[p + 1] = (byte)entry.Type;
+                p += 2;
+            }
         }
+        else
+        {
+            var p = pos;
+            foreach (ref var entry in entries)
+            {
+                BlittableFormat.WriteWidth(buffer, p, width, entry.ValuePosition < 0 ? 0 : tablePosition - entry.ValuePosition);
+                p += width;
+                buffer[p++] = (byte)entry.Type;
+            }
+        }
+
+        pos += table.Length;
 
         _pos = pos;
         _entryCount = start;
@@ -643,9 +849,15 @@ public sealed partial class BlittableBuilder
             return;
         }
 
-        _pendingName = nameIndex;
-        _pendingNameOffset = nameOffset;
-        _pendingNameInput = nameInput;
+        if (_entryCount == _entries.Length)
+        {
+            Array.Resize(ref _entries, _entries.Length * 2);
+        }
+
+        ref var entry = ref _entries[_entryCount];
+        entry.NameIndex = nameIndex;
+        entry.NameOffset = nameOffset;
+        entry.InputPosition = nameInput;
         AddEntry(type, tablePosition);
     }
 

@@ -3,6 +3,7 @@ using System.Buffers.Binary;
 using System.IO.Hashing;
 using System.Numerics;
 using System.Runtime.CompilerServices;
+using System.Runtime.Intrinsics;
 
 namespace Jackdaw.Storage.Blittable;
 
@@ -28,6 +29,7 @@ internal sealed class NameTable
     }
 
     private const int MaxNames = 1 << 15;
+    private const int Padding = 32;   // bytes kept free after the last name, for MatchesChunk
     private const int MaxBytes = 1 << 20;
 
     private int[] _slots = new int[1024];       // name index + 1; 0 = empty
@@ -114,6 +116,24 @@ internal sealed class NameTable
         return candidate.Length == name.Length && _bytes.AsSpan(candidate.DataPosition, name.Length).SequenceEqual(name);
     }
 
+    /// <summary>
+    /// Whether the name with id <paramref name="index"/> is the first <paramref name="length"/>
+    /// bytes of <paramref name="chunk"/> (32 bytes; length at most 32): one vector compare, which
+    /// reads past the stored name into the padding kept after the last one.
+    /// </summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public bool MatchesChunk(int index, ReadOnlySpan<byte> chunk, int length)
+    {
+        ref var candidate = ref _names[index];
+        if (candidate.Length != length)
+        {
+            return false;
+        }
+
+        var equal = Vector256.Equals(Vector256.Create(_bytes.AsSpan(candidate.DataPosition, Padding)), Vector256.Create(chunk));
+        return (~equal.ExtractMostSignificantBits() & (uint)((1UL << length) - 1)) == 0;
+    }
+
     /// <summary>Finds <paramref name="name"/>: its index, or the complement of the free slot for <see cref="Add"/>.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public int Find(ReadOnlySpan<byte> name, uint hash)
@@ -151,9 +171,9 @@ internal sealed class NameTable
             Array.Resize(ref _names, _names.Length * 2);
         }
 
-        if (_bytes.Length - _byteCount < encoded.Length)
+        if (_bytes.Length - _byteCount < encoded.Length + Padding)
         {
-            Array.Resize(ref _bytes, Math.Max(_bytes.Length * 2, _byteCount + encoded.Length));
+            Array.Resize(ref _bytes, Math.Max(_bytes.Length * 2, _byteCount + encoded.Length + Padding));
         }
 
         encoded.CopyTo(_bytes.AsSpan(_byteCount));
@@ -212,23 +232,28 @@ internal sealed class ShapeCache
         public int Count;
         public int[] Ids;
         public int[] Order;
+        public byte[] OrderBytes;   // Order as bytes (counts up to MaxCount fit a byte)
     }
 
     private const int MaxCount = 64;
     private readonly Shape[] _shapes = new Shape[256];
     private int _epoch = -1;
 
-    public bool TryGet(int epoch, uint hash, ReadOnlySpan<int> ids, out ReadOnlySpan<int> order)
+    /// <summary>The cached shape with this hash and count, if any: the caller compares its ids.</summary>
+    public bool TryGet(int epoch, uint hash, int count, out ReadOnlySpan<int> ids, out ReadOnlySpan<int> order, out ReadOnlySpan<byte> orderBytes)
     {
         ref var shape = ref _shapes[hash & 255];
-        if (_epoch == epoch && shape.Hash == hash && shape.Count == ids.Length && shape.Ids is not null
-            && shape.Ids.AsSpan(0, ids.Length).SequenceEqual(ids))
+        if (_epoch == epoch && shape.Hash == hash && shape.Count == count && shape.Ids is not null)
         {
-            order = shape.Order.AsSpan(0, ids.Length);
+            ids = shape.Ids.AsSpan(0, count);
+            order = shape.Order.AsSpan(0, count);
+            orderBytes = shape.OrderBytes.AsSpan(0, count);
             return true;
         }
 
+        ids = default;
         order = default;
+        orderBytes = default;
         return false;
     }
 
@@ -250,10 +275,15 @@ internal sealed class ShapeCache
         {
             shape.Ids = new int[MaxCount];
             shape.Order = new int[MaxCount];
+            shape.OrderBytes = new byte[MaxCount];
         }
 
         ids.CopyTo(shape.Ids);
         order.CopyTo(shape.Order);
+        for (var i = 0; i < order.Length; i++)
+        {
+            shape.OrderBytes[i] = (byte)order[i];
+        }
         shape.Hash = hash;
         shape.Count = ids.Length;
     }

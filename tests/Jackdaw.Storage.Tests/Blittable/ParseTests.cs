@@ -54,6 +54,72 @@ public class ParseTests
     }
 
     [Fact]
+    public void StringsAndNamesOfEveryLengthRoundTripWhereverTheyEnd()
+    {
+        // Covers the short-string (32 and 64 byte) and escaped-string paths of the parser, with the
+        // string at the end of the input (no room to read past it) and followed by more input, and
+        // escaped strings whose unescaped length needs a shorter length header than the escaped one.
+        using var context = new JsonOperationContext();
+        foreach (var length in Enumerable.Range(0, 140))
+        {
+            var plain = new string('a', length);
+            var accented = length == 0 ? "" : "é" + new string('b', length - 1);
+            var withNewline = length == 0 ? "\\n" : new string('c', length - 1) + "\\n";
+            var decodedEscape = new string('d', length) + "\\u0041";
+            foreach (var (text, expected) in new[] { (plain, plain), (accented, accented), (withNewline, withNewline), (decodedEscape, new string('d', length) + "A") })
+            {
+                foreach (var json in new[] { $"{{\"k\":\"{text}\"}}", $"{{\"{text}\":1,\"s\":\"{text}\",\"padding\":\"{new string('p', 80)}\"}}" })
+                {
+                    var canonical = text == expected ? json : json.Replace(text, expected);
+                    foreach (var mode in new[] { BlittableMode.Memory, BlittableMode.Disk })
+                    {
+                        Assert.Equal(canonical, TestSupport.ToJson(context.Parse(TestSupport.Utf8(json), mode).Span));
+                        var streamed = TestSupport.ParseStreaming(context, TestSupport.Utf8(json), mode, new Random(length), 7);
+                        Assert.Equal(canonical, TestSupport.ToJson(streamed.Span));
+                    }
+
+                    context.Reset();
+                }
+            }
+        }
+    }
+
+    [Fact]
+    public void InvalidUtf8IsFoundInStringsOfEveryLength()
+    {
+        using var context = new JsonOperationContext();
+        foreach (var length in Enumerable.Range(1, 100))
+        {
+            foreach (var escaped in new[] { false, true })
+            {
+                // {"k":"aaa<0xC3 0x28>aaa\n"} with the bad pair at a different place each time.
+                var at = length / 2;
+                var value = new List<byte>(TestSupport.Utf8(new string('a', length)));
+                value[at] = 0xC3;
+                if (at + 1 < value.Count)
+                {
+                    value[at + 1] = 0x28;
+                }
+
+                if (escaped)
+                {
+                    value.AddRange("\\n"u8.ToArray());
+                }
+
+                var json = new List<byte>(TestSupport.Utf8("{\"k\":\""));
+                json.AddRange(value);
+                json.AddRange(TestSupport.Utf8("\",\"padding\":\"" + new string('p', 80) + "\"}"));
+                foreach (var mode in new[] { BlittableMode.Memory, BlittableMode.Disk })
+                {
+                    var e = Assert.Throws<BlittableParseException>(() => context.Parse(json.ToArray(), mode));
+                    Assert.Equal(BlittableParseError.InvalidUtf8, e.Error);
+                    Assert.Equal(6 + at, e.Position);
+                }
+            }
+        }
+    }
+
+    [Fact]
     public void EscapesAreNormalizedAndUnicodeEscapesDecoded()
     {
         Assert.Equal("{\"a\":\"/é😀\\u001f\"}", TestSupport.RoundTrip("{\"a\":\"\\/\\u00e9\\ud83d\\ude00\\u001F\"}"));
