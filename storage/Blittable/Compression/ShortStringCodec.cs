@@ -1,4 +1,7 @@
+using System.Numerics;
 using System.Runtime.CompilerServices;
+using System.Runtime.InteropServices;
+using System.Runtime.Intrinsics;
 
 namespace Jackdaw.Storage.Blittable;
 
@@ -26,7 +29,7 @@ internal static partial class ShortStringCodec
     // All entries back to back, followed by 32 bytes of padding, so the decoder can copy any entry
     // with one 32-byte vector load without reading past the array.
     private static readonly byte[] Blob;
-    private static readonly int[] EntryOffsets;
+    private static readonly uint[] EntryInfo;   // per entry: offset in Blob << 8 | length (one load for both)
     private const int BlobPadding = 32;
 
     static ShortStringCodec()
@@ -43,12 +46,12 @@ internal static partial class ShortStringCodec
         Entries = list.ToArray();
         EntryLengths = Array.ConvertAll(Entries, e => (byte)e.Length);
         MaxEntryLength = EntryLengths.Max();
-        EntryOffsets = new int[Entries.Length];
+        EntryInfo = new uint[Entries.Length];
         Blob = new byte[Entries.Sum(e => e.Length) + BlobPadding];
         var offset = 0;
         for (var e = 0; e < Entries.Length; e++)
         {
-            EntryOffsets[e] = offset;
+            EntryInfo[e] = ((uint)offset << 8) | (uint)Entries[e].Length;
             Entries[e].CopyTo(Blob, offset);
             offset += Entries[e].Length;
         }
@@ -400,73 +403,99 @@ internal static partial class ShortStringCodec
     }
 
     /// <summary>Decodes into <paramref name="destination"/>; returns the size, or -1 when the data is corrupt or too long.</summary>
-    public static int Decode(ReadOnlySpan<byte> payload, Span<byte> destination)
+    public static int Decode(ReadOnlySpan<byte> payload, Span<byte> destination) => Decode(payload, 0, payload.Length, destination);
+
+    /// <summary>
+    /// Decodes the payload <paramref name="source"/>[start, start + length) into <paramref name="destination"/>;
+    /// returns the size, or -1 when the data is corrupt or too long. Bytes of <paramref name="source"/> after the
+    /// payload (the rest of a document) may be read but never change the result: handing the decoder the whole
+    /// document lets literal runs near a string's end take the 8-byte path too.
+    /// </summary>
+    public static int Decode(ReadOnlySpan<byte> source, int start, int length, Span<byte> destination)
     {
-        var o = 0;
-        var i = 0;
-        var entryOffsets = EntryOffsets;
-        var entryLengths = EntryLengths;
-        ref var blob = ref System.Runtime.InteropServices.MemoryMarshal.GetArrayDataReference(Blob);
-        ref var output = ref System.Runtime.InteropServices.MemoryMarshal.GetReference(destination);
-        ref var input = ref System.Runtime.InteropServices.MemoryMarshal.GetReference(payload);
-
-        // Fast loop while two input bytes can be read and 32 output bytes remain. A code copies its
-        // entry with one 32-byte vector move; a literal run moves 8 bytes at once and keeps the
-        // ones before the first non-ASCII byte.
-        while (i < payload.Length - 1 && destination.Length - o >= BlobPadding)
+        if ((uint)start > (uint)source.Length || (uint)length > (uint)(source.Length - start))
         {
-            var b = payload[i];
-            if (b >= 0x80)
-            {
-                int e;
-                if (b < 0xF0)
-                {
-                    e = b - 0x80;
-                    i++;
-                }
-                else if (b < 0xFF)
-                {
-                    e = OneByteCodes + ((b - 0xF0) << 8) + payload[i + 1];
-                    if (e >= entryLengths.Length)
-                    {
-                        return -1;
-                    }
+            return -1;
+        }
 
-                    i += 2;
-                }
-                else
+        var end = start + length;
+        var i = start;
+        var o = 0;
+        var entries = EntryInfo;
+        ref var blob = ref MemoryMarshal.GetArrayDataReference(Blob);
+        ref var output = ref MemoryMarshal.GetReference(destination);
+        ref var input = ref MemoryMarshal.GetReference(source);
+
+        // Fast loop while a token remains and 32 output bytes are free. A code copies its entry with
+        // one 32-byte vector move; a literal run moves 8 bytes at once and keeps the ones before the
+        // first non-ASCII byte (or the payload's end).
+        while (i < end && destination.Length - o >= BlobPadding)
+        {
+            // Safe: i < end <= source.Length.
+            var b = Unsafe.Add(ref input, i);
+            if (b < 0x80)
+            {
+                if (source.Length - i >= 8)
                 {
-                    destination[o++] = payload[i + 1];
-                    i += 2;
+                    // Safe: 8 bytes are readable at i (checked) and 32 writable at o (loop condition); the
+                    // bytes written past the run are overwritten by the next token or lie past the result.
+                    var word = Unsafe.ReadUnaligned<ulong>(ref Unsafe.Add(ref input, i));
+                    Unsafe.WriteUnaligned(ref Unsafe.Add(ref output, o), word);
+                    var literals = BitOperations.TrailingZeroCount((word & 0x8080808080808080UL) | 0x8000000000000000UL) >> 3;
+                    literals = Math.Min(literals, end - i);
+                    i += literals;
+                    o += literals;
                     continue;
                 }
 
-                // Safe: Blob has 32 bytes of padding after its last entry; destination has 32 bytes left (loop condition).
-                System.Runtime.Intrinsics.Vector256.StoreUnsafe(
-                    System.Runtime.Intrinsics.Vector256.LoadUnsafe(ref blob, (nuint)entryOffsets[e]),
-                    ref output,
-                    (nuint)o);
-                o += entryLengths[e];
+                Unsafe.Add(ref output, o++) = b;
+                i++;
                 continue;
             }
 
-            if (payload.Length - i >= 8)
+            int e;
+            if (b < 0xF0)
             {
-                // Safe: 8 bytes remain in the payload (checked) and 32 in the destination (loop condition).
-                var word = Unsafe.ReadUnaligned<ulong>(ref Unsafe.Add(ref input, i));
-                Unsafe.WriteUnaligned(ref Unsafe.Add(ref output, o), word);
-                var literals = System.Numerics.BitOperations.TrailingZeroCount((word & 0x8080808080808080UL) | 0x8000000000000000UL) >> 3;
-                literals = Math.Max(literals, 1);
-                i += literals;
-                o += literals;
-                continue;
+                e = b - 0x80;
+                i++;
+            }
+            else
+            {
+                if (end - i < 2)
+                {
+                    return -1;
+                }
+
+                // Safe: i + 1 < end (checked).
+                var lo = Unsafe.Add(ref input, i + 1);
+                i += 2;
+                if (b == 0xFF)
+                {
+                    Unsafe.Add(ref output, o++) = lo;
+                    continue;
+                }
+
+                e = OneByteCodes + ((b - 0xF0) << 8) + lo;
+                if ((uint)e >= (uint)entries.Length)
+                {
+                    return -1;
+                }
             }
 
-            destination[o++] = b;
-            i++;
+            // Safe: e < entries.Length (a one-byte code is below OneByteCodes); Blob has 32 bytes of padding
+            // after its last entry; destination has 32 bytes left (loop condition).
+            var entry = entries[e];
+            Vector256.StoreUnsafe(Vector256.LoadUnsafe(ref blob, entry >> 8), ref output, (nuint)o);
+            o += (int)(entry & 0xFF);
         }
 
-        for (; i < payload.Length; i++)
+        return i < end ? DecodeTail(source.Slice(i, end - i), destination, o) : o;
+    }
+
+    /// <summary>The checked byte-at-a-time loop for the last tokens when fewer than 32 output bytes are left.</summary>
+    private static int DecodeTail(ReadOnlySpan<byte> payload, Span<byte> destination, int o)
+    {
+        for (var i = 0; i < payload.Length; i++)
         {
             var b = payload[i];
             if (b < 0x80)
@@ -515,7 +544,7 @@ internal static partial class ShortStringCodec
                 return -1;
             }
 
-            Blob.AsSpan(EntryOffsets[e], length).CopyTo(destination.Slice(o));
+            Blob.AsSpan((int)(EntryInfo[e] >> 8), length).CopyTo(destination.Slice(o));
             o += length;
         }
 

@@ -1,6 +1,8 @@
 using System.Buffers;
 using System.Buffers.Text;
 using System.Runtime.CompilerServices;
+using System.Runtime.InteropServices;
+using System.Runtime.Intrinsics;
 
 namespace Jackdaw.Storage.Blittable;
 
@@ -66,10 +68,16 @@ public static class BlittableJsonWriter
             var namePosition = names + BlittableFormat.ReadWidth(document, entry, nameWidth);
             var back = BlittableFormat.ReadWidth(document, entry + nameWidth, valueWidth);
             var type = document[entry + nameWidth + valueWidth];
-            var name = BlittableFormat.ReadStringBytes(document, ref namePosition, out var escaped);
-            if (!escaped)
+            var nameHeader = BlittableFormat.ReadVarInt32(document, ref namePosition);
+            var nameLength = nameHeader >> 1;
+            if ((uint)nameLength > (uint)(document.Length - namePosition))
             {
-                writer.WriteName(name, comma: i > 0);
+                BlittableFormat.ThrowFormat("A string of {0} bytes at position {1} exceeds the document ({2} bytes).", nameLength, namePosition, document.Length);
+            }
+
+            if ((nameHeader & 1) == 0)
+            {
+                writer.WriteName(document, namePosition, nameLength, comma: i > 0);
             }
             else
             {
@@ -78,51 +86,18 @@ public static class BlittableJsonWriter
                     writer.WriteByte((byte)',');
                 }
 
-                WriteEscaped(ref writer, name, BlittableFormat.ReadVarInt32(document, ref namePosition), document, namePosition);
+                var escapesAt = namePosition + nameLength;
+                WriteEscaped(ref writer, document.Slice(namePosition, nameLength), BlittableFormat.ReadVarInt32(document, ref escapesAt), document, escapesAt);
                 writer.WriteByte((byte)':');
             }
 
-            // Scalars are written here; containers and compressed strings take the general path.
-            var valuePosition = position - back;
-            if (back > 0 && valuePosition >= BlittableHeader.Size)
-            {
-                if (type == (byte)BlittableType.String)
-                {
-                    WriteString(ref writer, document, valuePosition, BlittableType.String);
-                    continue;
-                }
-
-                if (type == (byte)BlittableType.Integer)
-                {
-                    writer.WriteInteger(BlittableFormat.UnZigZag(BlittableFormat.ReadVarInt64(document, ref valuePosition)));
-                    continue;
-                }
-
-                if (type == (byte)BlittableType.Double)
-                {
-                    writer.WriteBytes(BlittableFormat.ReadLengthPrefixed(document, ref valuePosition));
-                    continue;
-                }
-
-                if (type == (byte)BlittableType.StringDictionary)
-                {
-                    WriteCompressedString(ref writer, document, valuePosition, BlittableType.StringDictionary);
-                    continue;
-                }
-            }
-            else if (type <= (byte)BlittableType.False)
-            {
-                writer.WriteBytes(type == (byte)BlittableType.Null ? "null"u8 : type == (byte)BlittableType.True ? "true"u8 : "false"u8);
-                continue;
-            }
-
-            WriteValue(ref writer, BlittableValue.Create(document, position, back, type), depth);
+            WriteMember(ref writer, document, position, names, back, type, depth);
         }
 
         writer.WriteByte((byte)'}');
     }
 
-    private static void WriteArray(ref JsonOutput writer, BlittableArray array, int depth)
+    private static void WriteArray(ref JsonOutput writer, BlittableArray array, int depth, int names)
     {
         if (depth > BlittableFormat.MaxDepth)
         {
@@ -131,6 +106,10 @@ public static class BlittableJsonWriter
 
         writer.WriteByte((byte)'[');
         var count = array.Length;
+        var document = array.Document;
+        var position = array.Position;
+        var entries = array.EntriesOffset;
+        var width = array.ValueWidth;
         for (var i = 0; i < count; i++)
         {
             if (i > 0)
@@ -138,10 +117,98 @@ public static class BlittableJsonWriter
                 writer.WriteByte((byte)',');
             }
 
-            WriteValue(ref writer, array[i], depth);
+            // The table entry read in place (the constructor checked the table fits): back distance, type.
+            var entry = entries + (i * (width + 1));
+            WriteMember(ref writer, document, position, names, BlittableFormat.ReadWidth(document, entry, width), document[entry + width], depth);
         }
 
         writer.WriteByte((byte)']');
+    }
+
+    /// <summary>One value of an object or array table: scalars and strings here, containers by recursion.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static void WriteMember(ref JsonOutput writer, ReadOnlySpan<byte> document, int tablePosition, int names, int back, byte type, int depth)
+    {
+        var valuePosition = tablePosition - back;
+        if (back > 0 && valuePosition >= BlittableHeader.Size)
+        {
+            switch (type)
+            {
+                case (byte)BlittableType.String:
+                    WriteRawString(ref writer, document, valuePosition);
+                    return;
+                case (byte)BlittableType.StringDictionary:
+                    WriteDictionaryString(ref writer, document, valuePosition);
+                    return;
+                case (byte)BlittableType.Integer:
+                    writer.WriteInteger(BlittableFormat.UnZigZag(BlittableFormat.ReadVarInt64(document, ref valuePosition)));
+                    return;
+                case (byte)BlittableType.Double:
+                    writer.WriteBytes(BlittableFormat.ReadLengthPrefixed(document, ref valuePosition));
+                    return;
+                case (byte)BlittableType.Object:
+                    WriteObject(ref writer, new BlittableObject(document, valuePosition, names), depth + 1);
+                    return;
+                case (byte)BlittableType.Array:
+                    WriteArray(ref writer, new BlittableArray(document, valuePosition), depth + 1, names);
+                    return;
+            }
+        }
+        else if (type <= (byte)BlittableType.False)
+        {
+            writer.WriteBytes(type == (byte)BlittableType.Null ? "null"u8 : type == (byte)BlittableType.True ? "true"u8 : "false"u8);
+            return;
+        }
+
+        // LZ4 strings, and the checks and messages for anything malformed.
+        WriteValue(ref writer, BlittableValue.Create(document, tablePosition, back, type), depth);
+    }
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static void WriteRawString(ref JsonOutput writer, ReadOnlySpan<byte> document, int position)
+    {
+        var p = position;
+        var header = BlittableFormat.ReadVarInt32(document, ref p);
+        var length = header >> 1;
+        if ((uint)length > (uint)(document.Length - p))
+        {
+            BlittableFormat.ThrowFormat("A string of {0} bytes at position {1} exceeds the document ({2} bytes).", length, p, document.Length);
+        }
+
+        if ((header & 1) == 0)
+        {
+            writer.WriteQuoted(document, p, length);
+            return;
+        }
+
+        var escapesAt = p + length;
+        WriteEscaped(ref writer, document.Slice(p, length), BlittableFormat.ReadVarInt32(document, ref escapesAt), document, escapesAt);
+    }
+
+    private static void WriteDictionaryString(ref JsonOutput writer, ReadOnlySpan<byte> document, int position)
+    {
+        var start = position;
+        var header = BlittableFormat.ReadVarInt32(document, ref start);
+        var length = header >> 1;
+        if ((header & 1) == 0 && (uint)length <= (uint)(document.Length - start) && length <= 2048)
+        {
+            // Decode straight into the output: no length pre-scan, no intermediate buffer. The decoder
+            // is handed the whole document so literal runs near the string's end still move 8 bytes at once.
+            var room = (length * ShortStringCodec.MaxEntryLength) + 32;
+            var span = writer.Reserve(room + 2);
+            span[0] = (byte)'"';
+            var n = ShortStringCodec.Decode(document, start, length, span.Slice(1, room));
+            if (n < 0)
+            {
+                BlittableFormat.ThrowFormat("A dictionary-coded string at {0} holds an invalid code.", position);
+            }
+
+            span[n + 1] = (byte)'"';
+            writer.Advance(n + 2);
+            return;
+        }
+
+        WriteCompressedString(ref writer, document, position, BlittableType.StringDictionary);
     }
 
     private static void WriteValue(ref JsonOutput writer, BlittableValue value, int depth)
@@ -169,7 +236,7 @@ public static class BlittableJsonWriter
                 WriteObject(ref writer, value.GetObject(), depth + 1);
                 break;
             case BlittableType.Array:
-                WriteArray(ref writer, value.GetArray(), depth + 1);
+                WriteArray(ref writer, value.GetArray(), depth + 1, BlittableFormat.NamesOffset(value.Document));
                 break;
             default:
                 WriteString(ref writer, value.Document, value.Position, value.StoredType);
@@ -230,7 +297,7 @@ public static class BlittableJsonWriter
                 var scratch = room <= 2048 ? stackalloc byte[2048] : (rentedScratch = ArrayPool<byte>.Shared.Rent(room));
                 try
                 {
-                    var n = ShortStringCodec.Decode(document.Slice(start, length), scratch.Slice(0, room));
+                    var n = ShortStringCodec.Decode(document, start, length, scratch.Slice(0, room));
                     if (n < 0)
                     {
                         BlittableFormat.ThrowFormat("A dictionary-coded string at {0} holds an invalid code.", position);
@@ -319,6 +386,7 @@ public static class BlittableJsonWriter
     private ref struct JsonOutput
     {
         private const int MinimumBuffer = 4096;
+        private const int ShortCopy = 32;
         private readonly IBufferWriter<byte> _output;
         private Span<byte> _span;
         private int _pos;
@@ -366,6 +434,59 @@ public static class BlittableJsonWriter
         }
 
         public void Advance(int count) => _pos += count;
+
+        /// <summary>Writes [,]"name": in one step, the name being document[start, start + length).</summary>
+        [MethodImpl(MethodImplOptions.AggressiveInlining)]
+        public void WriteName(ReadOnlySpan<byte> document, int start, int length, bool comma)
+        {
+            // Most names are short and have 32 document bytes after them: one vector move, no
+            // length-dependent branches.
+            if (length <= ShortCopy && document.Length - start >= ShortCopy)
+            {
+                if (_span.Length - _pos < ShortCopy + 4)
+                {
+                    Refill(ShortCopy + 4);
+                }
+
+                // Safe: 32 bytes are readable at start (checked) and ShortCopy + 4 bytes are writable at
+                // _pos (checked): at most one comma, a quote, the 32-byte move, then the closing quote and
+                // colon inside it (length <= 32).
+                ref var destination = ref Unsafe.Add(ref MemoryMarshal.GetReference(_span), _pos);
+                destination = (byte)',';
+                var at = comma ? 1 : 0;
+                Unsafe.Add(ref destination, at) = (byte)'"';
+                Vector256.StoreUnsafe(Vector256.LoadUnsafe(ref MemoryMarshal.GetReference(document), (nuint)start), ref Unsafe.Add(ref destination, at + 1));
+                Unsafe.Add(ref destination, at + 1 + length) = (byte)'"';
+                Unsafe.Add(ref destination, at + 2 + length) = (byte)':';
+                _pos += at + 3 + length;
+                return;
+            }
+
+            WriteName(document.Slice(start, length), comma);
+        }
+
+        /// <summary>Writes "text" for the unescaped document[start, start + length).</summary>
+        [MethodImpl(MethodImplOptions.AggressiveInlining)]
+        public void WriteQuoted(ReadOnlySpan<byte> document, int start, int length)
+        {
+            if (length <= ShortCopy && document.Length - start >= ShortCopy)
+            {
+                if (_span.Length - _pos < ShortCopy + 2)
+                {
+                    Refill(ShortCopy + 2);
+                }
+
+                // Safe: 32 bytes are readable at start (checked) and ShortCopy + 2 writable at _pos (checked).
+                ref var destination = ref Unsafe.Add(ref MemoryMarshal.GetReference(_span), _pos);
+                destination = (byte)'"';
+                Vector256.StoreUnsafe(Vector256.LoadUnsafe(ref MemoryMarshal.GetReference(document), (nuint)start), ref Unsafe.Add(ref destination, 1));
+                Unsafe.Add(ref destination, 1 + length) = (byte)'"';
+                _pos += length + 2;
+                return;
+            }
+
+            WriteQuoted(document.Slice(start, length));
+        }
 
         /// <summary>Writes [,]"name": in one step.</summary>
         [MethodImpl(MethodImplOptions.AggressiveInlining)]
