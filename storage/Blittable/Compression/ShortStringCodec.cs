@@ -23,6 +23,13 @@ internal static partial class ShortStringCodec
     public const int OneByteCodes = 112;
     public const int MaxInput = 16 * 1024;
 
+    /// <summary>
+    /// Bytes a code must save to be used: a code that saves one byte costs the decoder a token (and
+    /// often splits a literal run in two) for that byte. On the corpus this leaves most phone numbers
+    /// and postal codes raw: companies decode 14% fewer tokens for 0.7% more bytes.
+    /// </summary>
+    private const int MinGain = 2;
+
     private static readonly byte[][] Entries;
     private static readonly byte[] EntryLengths;
 
@@ -238,7 +245,7 @@ internal static partial class ShortStringCodec
 
             var length = j + 1 - start;
             var gain = length - (e < OneByteCodes ? 1 : 2);
-            if (gain >= match.Gain)
+            if (gain >= MinGain && gain >= match.Gain)
             {
                 match.ShorterEntry = match.Entry;
                 match.ShorterLength = match.Length;
