@@ -149,7 +149,8 @@ public class CompressionTests
     public void EveryDictionaryEntryIsFoundByTheEncoder()
     {
         // Each entry alone must encode to its own code (or something as small): a path missing
-        // from the encoder's trie would leave the entry as literals.
+        // from the encoder's trie would leave the entry as literals. Entries whose code would save
+        // fewer than MinGain bytes are declined.
         var destination = new byte[64];
         var decoded = new byte[64];
         for (var e = 0; e < ShortStringCodec.EntryCount; e++)
@@ -157,7 +158,7 @@ public class CompressionTests
             var entry = ShortStringCodec.Entry(e);
             var codeSize = e < ShortStringCodec.OneByteCodes ? 1 : 2;
             var size = ShortStringCodec.TryEncode(entry, destination.AsSpan(0, entry.Length));
-            if (codeSize >= entry.Length)
+            if (entry.Length - codeSize < ShortStringCodec.MinGain)
             {
                 Assert.Equal(-1, size);
                 continue;
@@ -309,7 +310,7 @@ public class CompressionTests
     public void CoderLengthWindowEdgesEncodeOrDeclineAndAlwaysRoundTrip(int length)
     {
         // The dictionary coder takes 2..MaxInput bytes and declines outside; StringCompression keeps
-        // the smallest result either way.
+        // the smallest result either way. Two bytes can save at most one, below MinGain: declined too.
         var sentence = "Deduco amplus textilis vociferor dolorum casus. Laborum admoneo caries solitudo tenax vae amissio deinde. ";
         var value = Encoding.ASCII.GetBytes(string.Concat(Enumerable.Repeat(sentence, (length / sentence.Length) + 1)).Substring(0, length));
         if (length == 2)
@@ -320,7 +321,7 @@ public class CompressionTests
         var destination = new byte[length];
         var decoded = new byte[length];
         var size = ShortStringCodec.TryEncode(value, destination);
-        if (length < 2 || length > ShortStringCodec.MaxInput)
+        if (length <= 2 || length > ShortStringCodec.MaxInput)
         {
             Assert.Equal(-1, size);
         }
@@ -333,7 +334,7 @@ public class CompressionTests
 
         var type = StringCompression.TryCompress(value, destination, out var written);
         // Repeated text this long is LZ4's (it is tried from Lz4AlwaysThreshold); short text the dictionary's.
-        Assert.Equal(length >= StringCompression.Lz4AlwaysThreshold ? BlittableType.StringLz4 : length >= 2 ? BlittableType.StringDictionary : BlittableType.String, type);
+        Assert.Equal(length >= StringCompression.Lz4AlwaysThreshold ? BlittableType.StringLz4 : length > 2 ? BlittableType.StringDictionary : BlittableType.String, type);
         if (type != BlittableType.String)
         {
             Array.Clear(decoded);
