@@ -208,7 +208,70 @@ public static class BlittableJsonWriter
             return;
         }
 
+        if ((header & 1) != 0 && (uint)length <= (uint)(document.Length - start) && length <= 2048 && TryWriteEscapedInPlace(ref writer, document, start, length))
+        {
+            return;
+        }
+
         WriteCompressedString(ref writer, document, position, BlittableType.StringDictionary);
+    }
+
+    /// <summary>
+    /// A dictionary-coded string with a few escapes: decoded straight into the output, then each escaped
+    /// byte is widened in place from the last to the first, moving only the text after it.
+    /// </summary>
+    private static bool TryWriteEscapedInPlace(ref JsonOutput writer, ReadOnlySpan<byte> document, int start, int length)
+    {
+        const int MaxEscapes = 16;
+        var escapesAt = start + length;
+        var count = BlittableFormat.ReadVarInt32(document, ref escapesAt);
+        if (count > MaxEscapes)
+        {
+            return false;
+        }
+
+        var room = (length * ShortStringCodec.MaxEntryLength) + 32;
+        var span = writer.Reserve(room + 2 + (count * 5));
+        span[0] = (byte)'"';
+        var text = span.Slice(1);
+        var n = ShortStringCodec.Decode(document, start, length, text.Slice(0, room));
+        if (n < 0)
+        {
+            BlittableFormat.ThrowFormat("A dictionary-coded string at {0} holds an invalid code.", start);
+        }
+
+        Span<int> positions = stackalloc int[MaxEscapes];
+        var at = 0;
+        var done = 0;
+        var extra = 0;
+        for (var k = 0; k < count; k++)
+        {
+            at += BlittableFormat.ReadVarInt32(document, ref escapesAt);
+            if (at < done || at >= n)
+            {
+                BlittableFormat.ThrowFormat("An escape position {0} is outside its string of {1} bytes.", at, n);
+            }
+
+            positions[k] = at;
+            extra += EscapeSequenceLength(text[at]) - 1;
+            done = at + 1;
+        }
+
+        var end = n;
+        var shift = extra;
+        for (var k = count - 1; k >= 0; k--)
+        {
+            var p = positions[k];
+            var c = text[p];
+            text.Slice(p + 1, end - p - 1).CopyTo(text.Slice(p + 1 + shift));
+            shift -= EscapeSequenceLength(c) - 1;
+            WriteEscapeSequence(c, text.Slice(p + shift));
+            end = p;
+        }
+
+        text[n + extra] = (byte)'"';
+        writer.Advance(n + extra + 2);
+        return true;
     }
 
     private static void WriteValue(ref JsonOutput writer, BlittableValue value, int depth)
@@ -380,6 +443,65 @@ public static class BlittableJsonWriter
 
         writer.WriteBytes(text.Slice(done));
         writer.WriteByte((byte)'"');
+    }
+
+    /// <summary>Length of the JSON text <see cref="WriteEscapeSequence"/> writes for <paramref name="c"/>.</summary>
+    private static int EscapeSequenceLength(byte c) => c switch
+    {
+        (byte)'"' or (byte)'\\' or (byte)'\n' or (byte)'\r' or (byte)'\t' or (byte)'\b' or (byte)'\f' => 2,
+        >= 0x20 => 1,
+        _ => 6,
+    };
+
+    /// <summary>Writes the escape for <paramref name="c"/> (at least 6 bytes of room); returns its length.</summary>
+    private static int WriteEscapeSequence(byte c, Span<byte> span)
+    {
+        switch (c)
+        {
+            case (byte)'"':
+                span[0] = (byte)'\\';
+                span[1] = (byte)'"';
+                return 2;
+            case (byte)'\\':
+                span[0] = (byte)'\\';
+                span[1] = (byte)'\\';
+                return 2;
+            case (byte)'\n':
+                span[0] = (byte)'\\';
+                span[1] = (byte)'n';
+                return 2;
+            case (byte)'\r':
+                span[0] = (byte)'\\';
+                span[1] = (byte)'r';
+                return 2;
+            case (byte)'\t':
+                span[0] = (byte)'\\';
+                span[1] = (byte)'t';
+                return 2;
+            case (byte)'\b':
+                span[0] = (byte)'\\';
+                span[1] = (byte)'b';
+                return 2;
+            case (byte)'\f':
+                span[0] = (byte)'\\';
+                span[1] = (byte)'f';
+                return 2;
+        }
+
+        if (c >= 0x20)
+        {
+            // Not a character that needs escaping (only a corrupt escape list points here).
+            span[0] = c;
+            return 1;
+        }
+
+        span[0] = (byte)'\\';
+        span[1] = (byte)'u';
+        span[2] = (byte)'0';
+        span[3] = (byte)'0';
+        span[4] = (byte)"0123456789abcdef"[c >> 4];
+        span[5] = (byte)"0123456789abcdef"[c & 0xF];
+        return 6;
     }
 
     /// <summary>Batches small writes into spans obtained from the IBufferWriter.</summary>
@@ -583,61 +705,7 @@ public static class BlittableJsonWriter
                 Refill(6);
             }
 
-            var span = _span.Slice(_pos);
-            switch (c)
-            {
-                case (byte)'"':
-                    span[0] = (byte)'\\';
-                    span[1] = (byte)'"';
-                    _pos += 2;
-                    return;
-                case (byte)'\\':
-                    span[0] = (byte)'\\';
-                    span[1] = (byte)'\\';
-                    _pos += 2;
-                    return;
-                case (byte)'\n':
-                    span[0] = (byte)'\\';
-                    span[1] = (byte)'n';
-                    _pos += 2;
-                    return;
-                case (byte)'\r':
-                    span[0] = (byte)'\\';
-                    span[1] = (byte)'r';
-                    _pos += 2;
-                    return;
-                case (byte)'\t':
-                    span[0] = (byte)'\\';
-                    span[1] = (byte)'t';
-                    _pos += 2;
-                    return;
-                case (byte)'\b':
-                    span[0] = (byte)'\\';
-                    span[1] = (byte)'b';
-                    _pos += 2;
-                    return;
-                case (byte)'\f':
-                    span[0] = (byte)'\\';
-                    span[1] = (byte)'f';
-                    _pos += 2;
-                    return;
-            }
-
-            if (c >= 0x20)
-            {
-                // Not a character that needs escaping (only a corrupt escape list points here).
-                span[0] = c;
-                _pos += 1;
-                return;
-            }
-
-            span[0] = (byte)'\\';
-            span[1] = (byte)'u';
-            span[2] = (byte)'0';
-            span[3] = (byte)'0';
-            span[4] = (byte)"0123456789abcdef"[c >> 4];
-            span[5] = (byte)"0123456789abcdef"[c & 0xF];
-            _pos += 6;
+            _pos += WriteEscapeSequence(c, _span.Slice(_pos));
         }
 
         [MethodImpl(MethodImplOptions.NoInlining)]
