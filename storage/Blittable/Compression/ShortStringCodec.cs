@@ -1,3 +1,4 @@
+using System.Buffers.Binary;
 using System.Numerics;
 using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
@@ -12,7 +13,9 @@ namespace Jackdaw.Storage.Blittable;
 ///   0x00-0x7F        the ASCII byte itself
 ///   0x80-0xEF        dictionary entry 0..111 (the most used ones)
 ///   0xF0-0xFE  lo    dictionary entry 112 + ((b - 0xF0) &lt;&lt; 8 | lo)
-///   0xFF       b     the byte b verbatim (non-ASCII)
+///   0xFF       b     the byte b verbatim (b &gt;= 0x80: non-ASCII)
+///   0xFF 0x00  t0-t6 a whole string yyyy-MM-ddTHH:mm:ss.fffZ, packed (see <see cref="TryPackTimestamp"/>)
+///   0xFF 0x01-0x7F   invalid
 /// </code>
 /// The encoder parses greedily with one look-ahead (see <see cref="TryEncode"/>) and gives up as soon
 /// as its output would not be smaller than the input; callers keep the raw string unless this is smaller.
@@ -273,6 +276,16 @@ internal static partial class ShortStringCodec
             return -1;
         }
 
+        if (n == TimestampLength && destination.Length >= TimestampTokenLength && TryPackTimestamp(value, out var packed))
+        {
+            destination[0] = 0xFF;
+            destination[1] = TimestampMarker;
+            BinaryPrimitives.WriteUInt32LittleEndian(destination.Slice(2), (uint)packed);
+            BinaryPrimitives.WriteUInt16LittleEndian(destination.Slice(6), (ushort)(packed >> 32));
+            destination[8] = (byte)(packed >> 48);
+            return TimestampTokenLength;
+        }
+
         var cells = Cells;
         var charClass = CharClass;
         var limit = Math.Min(n - 1, destination.Length);
@@ -402,7 +415,19 @@ internal static partial class ShortStringCodec
                     return -1;
                 }
 
-                length++;
+                if (payload[i] >= 0x80)
+                {
+                    length++;
+                    continue;
+                }
+
+                if (payload[i] != TimestampMarker || payload.Length - i <= TimestampPackedLength)
+                {
+                    return -1;
+                }
+
+                i += TimestampPackedLength;
+                length += TimestampLength;
             }
         }
 
@@ -478,7 +503,20 @@ internal static partial class ShortStringCodec
                 i += 2;
                 if (b == 0xFF)
                 {
-                    Unsafe.Add(ref output, o++) = lo;
+                    if (lo >= 0x80)
+                    {
+                        Unsafe.Add(ref output, o++) = lo;
+                        continue;
+                    }
+
+                    // A timestamp: 24 bytes fit the 32 the loop condition leaves.
+                    if (lo != TimestampMarker || end - i < TimestampPackedLength || !TryWriteTimestamp(source.Slice(i, TimestampPackedLength), destination.Slice(o)))
+                    {
+                        return -1;
+                    }
+
+                    i += TimestampPackedLength;
+                    o += TimestampLength;
                     continue;
                 }
 
@@ -541,7 +579,20 @@ internal static partial class ShortStringCodec
                     return -1;
                 }
 
-                destination[o++] = payload[i];
+                if (payload[i] >= 0x80)
+                {
+                    destination[o++] = payload[i];
+                    continue;
+                }
+
+                if (payload[i] != TimestampMarker || payload.Length - i <= TimestampPackedLength || destination.Length - o < TimestampLength
+                    || !TryWriteTimestamp(payload.Slice(i + 1, TimestampPackedLength), destination.Slice(o)))
+                {
+                    return -1;
+                }
+
+                i += TimestampPackedLength;
+                o += TimestampLength;
                 continue;
             }
 
@@ -557,4 +608,102 @@ internal static partial class ShortStringCodec
 
         return o;
     }
+
+    // A timestamp token stands for a whole string of the form yyyy-MM-ddTHH:mm:ss.fffZ (24 bytes: the
+    // corpus's dates and most ISO-8601 UTC stamps) in 9 bytes: 0xFF, 0x00, then these 7 bytes, a
+    // 56-bit little-endian value:
+    //
+    //   bits  0-9   milliseconds  0-999
+    //   bits 10-15  seconds       0-63
+    //   bits 16-21  minutes       0-63
+    //   bits 22-26  hours         0-31
+    //   bits 27-31  day           0-31
+    //   bits 32-35  month         0-15
+    //   bits 36-49  year          0-9999
+    //   bits 50-55  zero
+    //
+    // Fields are packed as written (not checked as a calendar date), so any stamp whose two-digit fields
+    // fit their bits round-trips exactly; others go through the dictionary. One token replaces about six
+    // (year-month, day, hour, minutes, seconds, milliseconds), which the decoder would take in turn.
+    public const int TimestampLength = 24;
+    private const int TimestampPackedLength = 7;
+    private const int TimestampTokenLength = 2 + TimestampPackedLength;
+    private const byte TimestampMarker = 0x00;
+
+    private static ReadOnlySpan<byte> TwoDigits => "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899"u8;
+
+    /// <summary>Packs yyyy-MM-ddTHH:mm:ss.fffZ into the 56-bit layout above; false when the text has another form or a field does not fit.</summary>
+    internal static bool TryPackTimestamp(ReadOnlySpan<byte> value, out ulong packed)
+    {
+        packed = 0;
+        if (value.Length != TimestampLength || value[4] != '-' || value[7] != '-' || value[10] != 'T' || value[13] != ':'
+            || value[16] != ':' || value[19] != '.' || value[23] != 'Z')
+        {
+            return false;
+        }
+
+        var year = Digits(value, 0, 4);
+        var month = Digits(value, 5, 2);
+        var day = Digits(value, 8, 2);
+        var hour = Digits(value, 11, 2);
+        var minute = Digits(value, 14, 2);
+        var second = Digits(value, 17, 2);
+        var millisecond = Digits(value, 20, 3);
+        if ((year | month | day | hour | minute | second | millisecond) < 0 || month > 15 || day > 31 || hour > 31 || minute > 63 || second > 63)
+        {
+            return false;
+        }
+
+        // Every field is checked non-negative above.
+        packed = (uint)millisecond | ((ulong)(uint)second << 10) | ((ulong)(uint)minute << 16) | ((ulong)(uint)hour << 22) | ((ulong)(uint)day << 27)
+            | ((ulong)(uint)month << 32) | ((ulong)(uint)year << 36);
+        return true;
+    }
+
+    /// <summary>The decimal value of value[start, start + count), or -1 when a byte is not a digit.</summary>
+    private static int Digits(ReadOnlySpan<byte> value, int start, int count)
+    {
+        var result = 0;
+        for (var k = start; k < start + count; k++)
+        {
+            var digit = value[k] - '0';
+            if ((uint)digit > 9)
+            {
+                return -1;
+            }
+
+            result = (result * 10) + digit;
+        }
+
+        return result;
+    }
+
+    /// <summary>Writes the 24 bytes of a packed timestamp; false when the packed value is out of range (corrupt).</summary>
+    internal static bool TryWriteTimestamp(ReadOnlySpan<byte> packedBytes, Span<byte> destination)
+    {
+        var packed = BinaryPrimitives.ReadUInt32LittleEndian(packedBytes) | ((ulong)BinaryPrimitives.ReadUInt16LittleEndian(packedBytes.Slice(4)) << 32)
+            | ((ulong)packedBytes[6] << 48);
+        var millisecond = (int)(packed & 0x3FF);
+        var year = (int)((packed >> 36) & 0x3FFF);
+        if (millisecond > 999 || year > 9999 || (packed >> 50) != 0 || destination.Length < TimestampLength)
+        {
+            return false;
+        }
+
+        // Three 8-byte words: "yyyy-MM-", "ddTHH:mm", ":ss.fffZ" (little-endian: the first byte is the lowest).
+        var digits = TwoDigits;
+        var first = Pair(digits, year / 100) | (Pair(digits, year % 100) << 16) | ((ulong)'-' << 32) | (Pair(digits, (int)((packed >> 32) & 0xF)) << 40) | ((ulong)'-' << 56);
+        var second = Pair(digits, (int)((packed >> 27) & 0x1F)) | ((ulong)'T' << 16) | (Pair(digits, (int)((packed >> 22) & 0x1F)) << 24) | ((ulong)':' << 40)
+            | (Pair(digits, (int)((packed >> 16) & 0x3F)) << 48);
+        var third = ':' | (Pair(digits, (int)((packed >> 10) & 0x3F)) << 8) | ((ulong)'.' << 24) | ((ulong)('0' + (millisecond / 100)) << 32)
+            | (Pair(digits, millisecond % 100) << 40) | ((ulong)'Z' << 56);
+        BinaryPrimitives.WriteUInt64LittleEndian(destination, first);
+        BinaryPrimitives.WriteUInt64LittleEndian(destination.Slice(8), second);
+        BinaryPrimitives.WriteUInt64LittleEndian(destination.Slice(16), third);
+        return true;
+    }
+
+    /// <summary>The two ASCII digits of 0-99 as a little-endian 16-bit value.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static ulong Pair(ReadOnlySpan<byte> digits, int value) => BinaryPrimitives.ReadUInt16LittleEndian(digits.Slice(value * 2));
 }
