@@ -467,6 +467,20 @@ internal static partial class ShortStringCodec
             var b = Unsafe.Add(ref input, i);
             if (b < 0x80)
             {
+                if (source.Length - i >= 16)
+                {
+                    // Safe: 16 bytes are readable at i (checked) and 32 writable at o (loop condition); the
+                    // bytes written past the run are overwritten by the next token or lie past the result.
+                    // Up to 15 literals in one step: names, e-mail addresses and capitalized words run past 8.
+                    var block = Vector128.LoadUnsafe(ref input, (nuint)i);
+                    block.StoreUnsafe(ref output, (nuint)o);
+                    var run = BitOperations.TrailingZeroCount(block.ExtractMostSignificantBits() | 0x8000u);
+                    run = Math.Min(run, end - i);
+                    i += run;
+                    o += run;
+                    continue;
+                }
+
                 if (source.Length - i >= 8)
                 {
                     // Safe: 8 bytes are readable at i (checked) and 32 writable at o (loop condition); the
