@@ -193,7 +193,8 @@ public static class BlittableJsonWriter
         if ((header & 1) == 0 && (uint)length <= (uint)(document.Length - start) && length <= 2048)
         {
             // Decode straight into the output: no length pre-scan, no intermediate buffer. The decoder
-            // is handed the whole document so literal runs near the string's end still move 8 bytes at once.
+            // is handed the whole document so literal runs near the string's end still move 8 or 16
+            // bytes a step.
             var room = (length * ShortStringCodec.MaxEntryLength) + 32;
             var span = writer.Reserve(room + 2);
             span[0] = (byte)'"';
@@ -208,7 +209,7 @@ public static class BlittableJsonWriter
             return;
         }
 
-        if ((header & 1) != 0 && (uint)length <= (uint)(document.Length - start) && length <= 2048 && TryWriteEscapedInPlace(ref writer, document, start, length))
+        if ((header & 1) != 0 && (uint)length <= (uint)(document.Length - start) && length <= 2048 && TryWriteEscapedInPlace(ref writer, document, position, start, length))
         {
             return;
         }
@@ -220,7 +221,7 @@ public static class BlittableJsonWriter
     /// A dictionary-coded string with a few escapes: decoded straight into the output, then each escaped
     /// byte is widened in place from the last to the first, moving only the text after it.
     /// </summary>
-    private static bool TryWriteEscapedInPlace(ref JsonOutput writer, ReadOnlySpan<byte> document, int start, int length)
+    private static bool TryWriteEscapedInPlace(ref JsonOutput writer, ReadOnlySpan<byte> document, int position, int start, int length)
     {
         const int MaxEscapes = 16;
         var escapesAt = start + length;
@@ -237,7 +238,7 @@ public static class BlittableJsonWriter
         var n = ShortStringCodec.Decode(document, start, length, text.Slice(0, room));
         if (n < 0)
         {
-            BlittableFormat.ThrowFormat("A dictionary-coded string at {0} holds an invalid code.", start);
+            BlittableFormat.ThrowFormat("A dictionary-coded string at {0} holds an invalid code.", position);
         }
 
         Span<int> positions = stackalloc int[MaxEscapes];
