@@ -441,7 +441,7 @@ internal static partial class ShortStringCodec
     /// Decodes the payload <paramref name="source"/>[start, start + length) into <paramref name="destination"/>;
     /// returns the size, or -1 when the data is corrupt or too long. Bytes of <paramref name="source"/> after the
     /// payload (the rest of a document) may be read but never change the result: handing the decoder the whole
-    /// document lets literal runs near a string's end take the 8-byte path too.
+    /// document lets literal runs near a string's end take the 8- and 16-byte steps too.
     /// </summary>
     public static int Decode(ReadOnlySpan<byte> source, int start, int length, Span<byte> destination)
     {
