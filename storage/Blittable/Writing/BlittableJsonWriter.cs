@@ -61,6 +61,8 @@ public static class BlittableJsonWriter
         var nameWidth = obj.NameWidth;
         var valueWidth = obj.ValueWidth;
         var entrySize = nameWidth + valueWidth + 1;
+        var span = writer.Buffer;
+        var pos = writer.Position;
         for (var i = 0; i < count; i++)
         {
             // The table entry read in place: name offset, value back distance, type.
@@ -75,27 +77,86 @@ public static class BlittableJsonWriter
                 BlittableFormat.ThrowFormat("A string of {0} bytes at position {1} exceeds the document ({2} bytes).", nameLength, namePosition, document.Length);
             }
 
-            if ((nameHeader & 1) == 0)
+            // The output span and position live in locals through the loop: written through the
+            // JsonOutput they would be stored and reloaded around every write (it is passed by reference).
+            if (span.Length - pos < LoopRoom)
             {
-                writer.WriteName(document, namePosition, nameLength, comma: i > 0);
+                writer.Position = pos;
+                writer.Reserve(LoopRoom);
+                span = writer.Buffer;
+                pos = writer.Position;
+            }
+
+            if ((nameHeader & 1) == 0 && nameLength <= ShortCopy && document.Length - namePosition >= ShortCopy)
+            {
+                // Safe: 32 bytes are readable at namePosition (checked) and LoopRoom writable at pos: a comma,
+                // a quote, the 32-byte move, then the closing quote and colon inside it (nameLength <= 32).
+                ref var destination = ref Unsafe.Add(ref MemoryMarshal.GetReference(span), pos);
+                destination = (byte)',';
+                var at = i > 0 ? 1 : 0;
+                Unsafe.Add(ref destination, at) = (byte)'"';
+                Vector256.StoreUnsafe(Vector256.LoadUnsafe(ref MemoryMarshal.GetReference(document), (nuint)namePosition), ref Unsafe.Add(ref destination, at + 1));
+                Unsafe.Add(ref destination, at + 1 + nameLength) = (byte)'"';
+                Unsafe.Add(ref destination, at + 2 + nameLength) = (byte)':';
+                pos += at + 3 + nameLength;
             }
             else
             {
-                if (i > 0)
+                writer.Position = pos;
+                if ((nameHeader & 1) == 0)
                 {
-                    writer.WriteByte((byte)',');
+                    writer.WriteName(document, namePosition, nameLength, comma: i > 0);
+                }
+                else
+                {
+                    if (i > 0)
+                    {
+                        writer.WriteByte((byte)',');
+                    }
+
+                    var escapesAt = namePosition + nameLength;
+                    WriteEscaped(ref writer, document.Slice(namePosition, nameLength), BlittableFormat.ReadVarInt32(document, ref escapesAt), document, escapesAt);
+                    writer.WriteByte((byte)':');
                 }
 
-                var escapesAt = namePosition + nameLength;
-                WriteEscaped(ref writer, document.Slice(namePosition, nameLength), BlittableFormat.ReadVarInt32(document, ref escapesAt), document, escapesAt);
-                writer.WriteByte((byte)':');
+                span = writer.Buffer;
+                pos = writer.Position;
             }
 
+            // A short unescaped string, the commonest value, is written here too.
+            var valuePosition = position - back;
+            if (type == (byte)BlittableType.String && back > 0 && valuePosition >= BlittableHeader.Size)
+            {
+                var p = valuePosition;
+                var header = BlittableFormat.ReadVarInt32(document, ref p);
+                var length = header >> 1;
+                if ((header & 1) == 0 && length <= ShortCopy && document.Length - p >= ShortCopy && span.Length - pos >= ShortCopy + 2)
+                {
+                    // Safe: 32 bytes are readable at p (checked, so the string is inside the document) and
+                    // 34 writable at pos (checked: after a long name written the slow way, fewer may be left).
+                    ref var destination = ref Unsafe.Add(ref MemoryMarshal.GetReference(span), pos);
+                    destination = (byte)'"';
+                    Vector256.StoreUnsafe(Vector256.LoadUnsafe(ref MemoryMarshal.GetReference(document), (nuint)p), ref Unsafe.Add(ref destination, 1));
+                    Unsafe.Add(ref destination, 1 + length) = (byte)'"';
+                    pos += length + 2;
+                    continue;
+                }
+            }
+
+            writer.Position = pos;
             WriteMember(ref writer, document, position, names, back, type, depth);
+            span = writer.Buffer;
+            pos = writer.Position;
         }
 
+        writer.Position = pos;
         writer.WriteByte((byte)'}');
     }
+
+    // Room reserved at the top of each property of the object loop: name (at most 36 bytes) and a
+    // short string (at most 34).
+    private const int LoopRoom = 72;
+    private const int ShortCopy = 32;
 
     private static void WriteArray(ref JsonOutput writer, BlittableArray array, int depth, int names)
     {
@@ -557,6 +618,15 @@ public static class BlittableJsonWriter
         }
 
         public void Advance(int count) => _pos += count;
+
+        /// <summary>The whole current span and the position in it, for loops that keep both in locals.</summary>
+        public readonly Span<byte> Buffer => _span;
+
+        public int Position
+        {
+            readonly get => _pos;
+            set => _pos = value;
+        }
 
         /// <summary>Writes [,]"name": in one step, the name being document[start, start + length).</summary>
         [MethodImpl(MethodImplOptions.AggressiveInlining)]
