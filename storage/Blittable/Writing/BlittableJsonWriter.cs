@@ -123,24 +123,86 @@ public static class BlittableJsonWriter
                 pos = writer.Position;
             }
 
-            // A short unescaped string, the commonest value, is written here too.
+            // Strings, small numbers and literals are written here too; the rest (long or escaped
+            // strings, containers, LZ4) through the JsonOutput.
             var valuePosition = position - back;
-            if (type == (byte)BlittableType.String && back > 0 && valuePosition >= BlittableHeader.Size)
+            if (back > 0 && valuePosition >= BlittableHeader.Size)
             {
                 var p = valuePosition;
-                var header = BlittableFormat.ReadVarInt32(document, ref p);
-                var length = header >> 1;
-                if ((header & 1) == 0 && length <= ShortCopy && document.Length - p >= ShortCopy && span.Length - pos >= ShortCopy + 2)
+                if (type == (byte)BlittableType.String)
                 {
-                    // Safe: 32 bytes are readable at p (checked, so the string is inside the document) and
-                    // 34 writable at pos (checked: after a long name written the slow way, fewer may be left).
-                    ref var destination = ref Unsafe.Add(ref MemoryMarshal.GetReference(span), pos);
-                    destination = (byte)'"';
-                    Vector256.StoreUnsafe(Vector256.LoadUnsafe(ref MemoryMarshal.GetReference(document), (nuint)p), ref Unsafe.Add(ref destination, 1));
-                    Unsafe.Add(ref destination, 1 + length) = (byte)'"';
-                    pos += length + 2;
-                    continue;
+                    var header = BlittableFormat.ReadVarInt32(document, ref p);
+                    var length = header >> 1;
+                    if ((header & 1) == 0 && length <= ShortCopy && document.Length - p >= ShortCopy && span.Length - pos >= ShortCopy + 2)
+                    {
+                        // Safe: 32 bytes are readable at p (checked, so the string is inside the document) and
+                        // 34 writable at pos (checked: after a long name written the slow way, fewer may be left).
+                        ref var destination = ref Unsafe.Add(ref MemoryMarshal.GetReference(span), pos);
+                        destination = (byte)'"';
+                        Vector256.StoreUnsafe(Vector256.LoadUnsafe(ref MemoryMarshal.GetReference(document), (nuint)p), ref Unsafe.Add(ref destination, 1));
+                        Unsafe.Add(ref destination, 1 + length) = (byte)'"';
+                        pos += length + 2;
+                        continue;
+                    }
                 }
+                else if (type == (byte)BlittableType.StringDictionary)
+                {
+                    var header = BlittableFormat.ReadVarInt32(document, ref p);
+                    var length = header >> 1;
+                    if ((header & 1) == 0 && (uint)length <= (uint)(document.Length - p) && length <= 2048)
+                    {
+                        // Decoded straight into the output; the decoder is handed the whole document so
+                        // literal runs near the string's end still move 8 or 16 bytes a step.
+                        var room = (length * ShortStringCodec.MaxEntryLength) + 32;
+                        if (span.Length - pos < room + 2)
+                        {
+                            writer.Position = pos;
+                            writer.Reserve(room + 2);
+                            span = writer.Buffer;
+                            pos = writer.Position;
+                        }
+
+                        span[pos] = (byte)'"';
+                        var n = ShortStringCodec.Decode(document, p, length, span.Slice(pos + 1, room));
+                        if (n < 0)
+                        {
+                            BlittableFormat.ThrowFormat("A dictionary-coded string at {0} holds an invalid code.", valuePosition);
+                        }
+
+                        span[pos + 1 + n] = (byte)'"';
+                        pos += n + 2;
+                        continue;
+                    }
+                }
+                else if (type == (byte)BlittableType.Integer)
+                {
+                    var value = BlittableFormat.UnZigZag(BlittableFormat.ReadVarInt64(document, ref p));
+                    if (span.Length - pos >= 20)
+                    {
+                        pos += FormatInteger(value, span.Slice(pos));
+                        continue;
+                    }
+                }
+                else if (type == (byte)BlittableType.Double)
+                {
+                    var length = BlittableFormat.ReadVarInt32(document, ref p);
+                    if ((uint)length <= ShortCopy && document.Length - p >= ShortCopy && span.Length - pos >= ShortCopy)
+                    {
+                        // Safe: 32 bytes are readable at p and writable at pos (both checked).
+                        Vector256.StoreUnsafe(
+                            Vector256.LoadUnsafe(ref MemoryMarshal.GetReference(document), (nuint)p),
+                            ref Unsafe.Add(ref MemoryMarshal.GetReference(span), pos));
+                        pos += length;
+                        continue;
+                    }
+                }
+            }
+            else if (type <= (byte)BlittableType.False && span.Length - pos >= 5)
+            {
+                var literal = type == (byte)BlittableType.Null ? "null"u8 : type == (byte)BlittableType.True ? "true"u8 : "false"u8;
+                literal.CopyTo(span.Slice(pos));
+                pos += literal.Length;
+                continue;
             }
 
             writer.Position = pos;
@@ -151,6 +213,28 @@ public static class BlittableJsonWriter
 
         writer.Position = pos;
         writer.WriteByte((byte)'}');
+    }
+
+    /// <summary>Writes an integer (at least 20 bytes of room); returns its length.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static int FormatInteger(long value, Span<byte> destination)
+    {
+        if ((ulong)value < 10)
+        {
+            destination[0] = (byte)('0' + value);
+            return 1;
+        }
+
+        if ((ulong)value < 100)
+        {
+            // Small counts, ages, quantities: no call into the formatter.
+            destination[0] = (byte)('0' + (value / 10));
+            destination[1] = (byte)('0' + (value % 10));
+            return 2;
+        }
+
+        Utf8Formatter.TryFormat(value, destination, out var written);
+        return written;
     }
 
     // Room reserved at the top of each property of the object loop: name (at most 36 bytes) and a
