@@ -1,4 +1,8 @@
+using System.Buffers.Binary;
+using System.Numerics;
 using System.Runtime.CompilerServices;
+using System.Runtime.InteropServices;
+using System.Runtime.Intrinsics;
 
 namespace Jackdaw.Storage.Blittable;
 
@@ -9,7 +13,9 @@ namespace Jackdaw.Storage.Blittable;
 ///   0x00-0x7F        the ASCII byte itself
 ///   0x80-0xEF        dictionary entry 0..111 (the most used ones)
 ///   0xF0-0xFE  lo    dictionary entry 112 + ((b - 0xF0) &lt;&lt; 8 | lo)
-///   0xFF       b     the byte b verbatim (non-ASCII)
+///   0xFF       b     the byte b verbatim (b &gt;= 0x80: non-ASCII)
+///   0xFF 0x00  t0-t6 a whole string yyyy-MM-ddTHH:mm:ss.fffZ, packed (see <see cref="TryPackTimestamp"/>)
+///   0xFF 0x01-0x7F   invalid
 /// </code>
 /// The encoder parses greedily with one look-ahead (see <see cref="TryEncode"/>) and gives up as soon
 /// as its output would not be smaller than the input; callers keep the raw string unless this is smaller.
@@ -20,13 +26,20 @@ internal static partial class ShortStringCodec
     public const int OneByteCodes = 112;
     public const int MaxInput = 16 * 1024;
 
+    /// <summary>
+    /// Bytes a code must save to be used: a code that saves one byte costs the decoder a token (and
+    /// often splits a literal run in two) for that byte. On the corpus this leaves most phone numbers
+    /// and postal codes raw: companies decode 14% fewer tokens for 0.7% more bytes.
+    /// </summary>
+    internal const int MinGain = 2;
+
     private static readonly byte[][] Entries;
     private static readonly byte[] EntryLengths;
 
     // All entries back to back, followed by 32 bytes of padding, so the decoder can copy any entry
     // with one 32-byte vector load without reading past the array.
     private static readonly byte[] Blob;
-    private static readonly int[] EntryOffsets;
+    private static readonly uint[] EntryInfo;   // per entry: offset in Blob << 8 | length (one load for both)
     private const int BlobPadding = 32;
 
     static ShortStringCodec()
@@ -43,12 +56,12 @@ internal static partial class ShortStringCodec
         Entries = list.ToArray();
         EntryLengths = Array.ConvertAll(Entries, e => (byte)e.Length);
         MaxEntryLength = EntryLengths.Max();
-        EntryOffsets = new int[Entries.Length];
+        EntryInfo = new uint[Entries.Length];
         Blob = new byte[Entries.Sum(e => e.Length) + BlobPadding];
         var offset = 0;
         for (var e = 0; e < Entries.Length; e++)
         {
-            EntryOffsets[e] = offset;
+            EntryInfo[e] = ((uint)offset << 8) | (uint)Entries[e].Length;
             Entries[e].CopyTo(Blob, offset);
             offset += Entries[e].Length;
         }
@@ -235,7 +248,7 @@ internal static partial class ShortStringCodec
 
             var length = j + 1 - start;
             var gain = length - (e < OneByteCodes ? 1 : 2);
-            if (gain >= match.Gain)
+            if (gain >= MinGain && gain >= match.Gain)
             {
                 match.ShorterEntry = match.Entry;
                 match.ShorterLength = match.Length;
@@ -261,6 +274,16 @@ internal static partial class ShortStringCodec
         if (n < 2 || n > MaxInput)
         {
             return -1;
+        }
+
+        if (n == TimestampLength && destination.Length >= TimestampTokenLength && TryPackTimestamp(value, out var packed))
+        {
+            destination[0] = 0xFF;
+            destination[1] = TimestampMarker;
+            BinaryPrimitives.WriteUInt32LittleEndian(destination.Slice(2), (uint)packed);
+            BinaryPrimitives.WriteUInt16LittleEndian(destination.Slice(6), (ushort)(packed >> 32));
+            destination[8] = (byte)(packed >> 48);
+            return TimestampTokenLength;
         }
 
         var cells = Cells;
@@ -392,7 +415,19 @@ internal static partial class ShortStringCodec
                     return -1;
                 }
 
-                length++;
+                if (payload[i] >= 0x80)
+                {
+                    length++;
+                    continue;
+                }
+
+                if (payload[i] != TimestampMarker || payload.Length - i <= TimestampPackedLength)
+                {
+                    return -1;
+                }
+
+                i += TimestampPackedLength;
+                length += TimestampLength;
             }
         }
 
@@ -400,73 +435,126 @@ internal static partial class ShortStringCodec
     }
 
     /// <summary>Decodes into <paramref name="destination"/>; returns the size, or -1 when the data is corrupt or too long.</summary>
-    public static int Decode(ReadOnlySpan<byte> payload, Span<byte> destination)
-    {
-        var o = 0;
-        var i = 0;
-        var entryOffsets = EntryOffsets;
-        var entryLengths = EntryLengths;
-        ref var blob = ref System.Runtime.InteropServices.MemoryMarshal.GetArrayDataReference(Blob);
-        ref var output = ref System.Runtime.InteropServices.MemoryMarshal.GetReference(destination);
-        ref var input = ref System.Runtime.InteropServices.MemoryMarshal.GetReference(payload);
+    public static int Decode(ReadOnlySpan<byte> payload, Span<byte> destination) => Decode(payload, 0, payload.Length, destination);
 
-        // Fast loop while two input bytes can be read and 32 output bytes remain. A code copies its
-        // entry with one 32-byte vector move; a literal run moves 8 bytes at once and keeps the
-        // ones before the first non-ASCII byte.
-        while (i < payload.Length - 1 && destination.Length - o >= BlobPadding)
+    /// <summary>
+    /// Decodes the payload <paramref name="source"/>[start, start + length) into <paramref name="destination"/>;
+    /// returns the size, or -1 when the data is corrupt or too long. Bytes of <paramref name="source"/> after the
+    /// payload (the rest of a document) may be read but never change the result: handing the decoder the whole
+    /// document lets literal runs near a string's end take the 8- and 16-byte steps too.
+    /// </summary>
+    public static int Decode(ReadOnlySpan<byte> source, int start, int length, Span<byte> destination)
+    {
+        if ((uint)start > (uint)source.Length || (uint)length > (uint)(source.Length - start))
         {
-            var b = payload[i];
-            if (b >= 0x80)
+            return -1;
+        }
+
+        var end = start + length;
+        var i = start;
+        var o = 0;
+        var entries = EntryInfo;
+        ref var blob = ref MemoryMarshal.GetArrayDataReference(Blob);
+        ref var output = ref MemoryMarshal.GetReference(destination);
+        ref var input = ref MemoryMarshal.GetReference(source);
+
+        // Fast loop while a token remains and 32 output bytes are free. A code copies its entry with
+        // one 32-byte vector move; a literal run moves 8 bytes at once and keeps the ones before the
+        // first non-ASCII byte (or the payload's end).
+        while (i < end && destination.Length - o >= BlobPadding)
+        {
+            // Safe: i < end <= source.Length.
+            var b = Unsafe.Add(ref input, i);
+            if (b < 0x80)
             {
-                int e;
-                if (b < 0xF0)
+                if (source.Length - i >= 16)
                 {
-                    e = b - 0x80;
-                    i++;
+                    // Safe: 16 bytes are readable at i (checked) and 32 writable at o (loop condition); the
+                    // bytes written past the run are overwritten by the next token or lie past the result.
+                    // Up to 15 literals in one step: names, e-mail addresses and capitalized words run past 8.
+                    var block = Vector128.LoadUnsafe(ref input, (nuint)i);
+                    block.StoreUnsafe(ref output, (nuint)o);
+                    var run = BitOperations.TrailingZeroCount(block.ExtractMostSignificantBits() | 0x8000u);
+                    run = Math.Min(run, end - i);
+                    i += run;
+                    o += run;
+                    continue;
                 }
-                else if (b < 0xFF)
+
+                if (source.Length - i >= 8)
                 {
-                    e = OneByteCodes + ((b - 0xF0) << 8) + payload[i + 1];
-                    if (e >= entryLengths.Length)
+                    // Safe: 8 bytes are readable at i (checked) and 32 writable at o (loop condition); the
+                    // bytes written past the run are overwritten by the next token or lie past the result.
+                    var word = Unsafe.ReadUnaligned<ulong>(ref Unsafe.Add(ref input, i));
+                    Unsafe.WriteUnaligned(ref Unsafe.Add(ref output, o), word);
+                    var literals = BitOperations.TrailingZeroCount((word & 0x8080808080808080UL) | 0x8000000000000000UL) >> 3;
+                    literals = Math.Min(literals, end - i);
+                    i += literals;
+                    o += literals;
+                    continue;
+                }
+
+                Unsafe.Add(ref output, o++) = b;
+                i++;
+                continue;
+            }
+
+            int e;
+            if (b < 0xF0)
+            {
+                e = b - 0x80;
+                i++;
+            }
+            else
+            {
+                if (end - i < 2)
+                {
+                    return -1;
+                }
+
+                // Safe: i + 1 < end (checked).
+                var lo = Unsafe.Add(ref input, i + 1);
+                i += 2;
+                if (b == 0xFF)
+                {
+                    if (lo >= 0x80)
+                    {
+                        Unsafe.Add(ref output, o++) = lo;
+                        continue;
+                    }
+
+                    // A timestamp: 24 bytes fit the 32 the loop condition leaves.
+                    if (lo != TimestampMarker || end - i < TimestampPackedLength || !TryWriteTimestamp(source.Slice(i, TimestampPackedLength), destination.Slice(o)))
                     {
                         return -1;
                     }
 
-                    i += 2;
-                }
-                else
-                {
-                    destination[o++] = payload[i + 1];
-                    i += 2;
+                    i += TimestampPackedLength;
+                    o += TimestampLength;
                     continue;
                 }
 
-                // Safe: Blob has 32 bytes of padding after its last entry; destination has 32 bytes left (loop condition).
-                System.Runtime.Intrinsics.Vector256.StoreUnsafe(
-                    System.Runtime.Intrinsics.Vector256.LoadUnsafe(ref blob, (nuint)entryOffsets[e]),
-                    ref output,
-                    (nuint)o);
-                o += entryLengths[e];
-                continue;
+                e = OneByteCodes + ((b - 0xF0) << 8) + lo;
+                if ((uint)e >= (uint)entries.Length)
+                {
+                    return -1;
+                }
             }
 
-            if (payload.Length - i >= 8)
-            {
-                // Safe: 8 bytes remain in the payload (checked) and 32 in the destination (loop condition).
-                var word = Unsafe.ReadUnaligned<ulong>(ref Unsafe.Add(ref input, i));
-                Unsafe.WriteUnaligned(ref Unsafe.Add(ref output, o), word);
-                var literals = System.Numerics.BitOperations.TrailingZeroCount((word & 0x8080808080808080UL) | 0x8000000000000000UL) >> 3;
-                literals = Math.Max(literals, 1);
-                i += literals;
-                o += literals;
-                continue;
-            }
-
-            destination[o++] = b;
-            i++;
+            // Safe: e < entries.Length (a one-byte code is below OneByteCodes); Blob has 32 bytes of padding
+            // after its last entry; destination has 32 bytes left (loop condition).
+            var entry = entries[e];
+            Vector256.StoreUnsafe(Vector256.LoadUnsafe(ref blob, entry >> 8), ref output, (nuint)o);
+            o += (int)(entry & 0xFF);
         }
 
-        for (; i < payload.Length; i++)
+        return i < end ? DecodeTail(source.Slice(i, end - i), destination, o) : o;
+    }
+
+    /// <summary>The checked byte-at-a-time loop for the last tokens when fewer than 32 output bytes are left.</summary>
+    private static int DecodeTail(ReadOnlySpan<byte> payload, Span<byte> destination, int o)
+    {
+        for (var i = 0; i < payload.Length; i++)
         {
             var b = payload[i];
             if (b < 0x80)
@@ -505,7 +593,20 @@ internal static partial class ShortStringCodec
                     return -1;
                 }
 
-                destination[o++] = payload[i];
+                if (payload[i] >= 0x80)
+                {
+                    destination[o++] = payload[i];
+                    continue;
+                }
+
+                if (payload[i] != TimestampMarker || payload.Length - i <= TimestampPackedLength || destination.Length - o < TimestampLength
+                    || !TryWriteTimestamp(payload.Slice(i + 1, TimestampPackedLength), destination.Slice(o)))
+                {
+                    return -1;
+                }
+
+                i += TimestampPackedLength;
+                o += TimestampLength;
                 continue;
             }
 
@@ -515,10 +616,108 @@ internal static partial class ShortStringCodec
                 return -1;
             }
 
-            Blob.AsSpan(EntryOffsets[e], length).CopyTo(destination.Slice(o));
+            Blob.AsSpan((int)(EntryInfo[e] >> 8), length).CopyTo(destination.Slice(o));
             o += length;
         }
 
         return o;
     }
+
+    // A timestamp token stands for a whole string of the form yyyy-MM-ddTHH:mm:ss.fffZ (24 bytes: the
+    // corpus's dates and most ISO-8601 UTC stamps) in 9 bytes: 0xFF, 0x00, then these 7 bytes, a
+    // 56-bit little-endian value:
+    //
+    //   bits  0-9   milliseconds  0-999
+    //   bits 10-15  seconds       0-63
+    //   bits 16-21  minutes       0-63
+    //   bits 22-26  hours         0-31
+    //   bits 27-31  day           0-31
+    //   bits 32-35  month         0-15
+    //   bits 36-49  year          0-9999
+    //   bits 50-55  zero
+    //
+    // Fields are packed as written (not checked as a calendar date), so any stamp whose two-digit fields
+    // fit their bits round-trips exactly; others go through the dictionary. One token replaces about six
+    // (year-month, day, hour, minutes, seconds, milliseconds), which the decoder would take in turn.
+    public const int TimestampLength = 24;
+    private const int TimestampPackedLength = 7;
+    private const int TimestampTokenLength = 2 + TimestampPackedLength;
+    private const byte TimestampMarker = 0x00;
+
+    private static ReadOnlySpan<byte> TwoDigits => "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899"u8;
+
+    /// <summary>Packs yyyy-MM-ddTHH:mm:ss.fffZ into the 56-bit layout above; false when the text has another form or a field does not fit.</summary>
+    internal static bool TryPackTimestamp(ReadOnlySpan<byte> value, out ulong packed)
+    {
+        packed = 0;
+        if (value.Length != TimestampLength || value[4] != '-' || value[7] != '-' || value[10] != 'T' || value[13] != ':'
+            || value[16] != ':' || value[19] != '.' || value[23] != 'Z')
+        {
+            return false;
+        }
+
+        var year = Digits(value, 0, 4);
+        var month = Digits(value, 5, 2);
+        var day = Digits(value, 8, 2);
+        var hour = Digits(value, 11, 2);
+        var minute = Digits(value, 14, 2);
+        var second = Digits(value, 17, 2);
+        var millisecond = Digits(value, 20, 3);
+        if ((year | month | day | hour | minute | second | millisecond) < 0 || month > 15 || day > 31 || hour > 31 || minute > 63 || second > 63)
+        {
+            return false;
+        }
+
+        // Every field is checked non-negative above.
+        packed = (uint)millisecond | ((ulong)(uint)second << 10) | ((ulong)(uint)minute << 16) | ((ulong)(uint)hour << 22) | ((ulong)(uint)day << 27)
+            | ((ulong)(uint)month << 32) | ((ulong)(uint)year << 36);
+        return true;
+    }
+
+    /// <summary>The decimal value of value[start, start + count), or -1 when a byte is not a digit.</summary>
+    private static int Digits(ReadOnlySpan<byte> value, int start, int count)
+    {
+        var result = 0;
+        for (var k = start; k < start + count; k++)
+        {
+            var digit = value[k] - '0';
+            if ((uint)digit > 9)
+            {
+                return -1;
+            }
+
+            result = (result * 10) + digit;
+        }
+
+        return result;
+    }
+
+    /// <summary>Writes the 24 bytes of a packed timestamp; false when the packed value is out of range (corrupt).</summary>
+    internal static bool TryWriteTimestamp(ReadOnlySpan<byte> packedBytes, Span<byte> destination)
+    {
+        var packed = BinaryPrimitives.ReadUInt32LittleEndian(packedBytes) | ((ulong)BinaryPrimitives.ReadUInt16LittleEndian(packedBytes.Slice(4)) << 32)
+            | ((ulong)packedBytes[6] << 48);
+        var millisecond = (int)(packed & 0x3FF);
+        var year = (int)((packed >> 36) & 0x3FFF);
+        if (millisecond > 999 || year > 9999 || (packed >> 50) != 0 || destination.Length < TimestampLength)
+        {
+            return false;
+        }
+
+        // Three 8-byte words: "yyyy-MM-", "ddTHH:mm", ":ss.fffZ" (little-endian: the first byte is the lowest).
+        var digits = TwoDigits;
+        var first = Pair(digits, year / 100) | (Pair(digits, year % 100) << 16) | ((ulong)'-' << 32) | (Pair(digits, (int)((packed >> 32) & 0xF)) << 40) | ((ulong)'-' << 56);
+        var second = Pair(digits, (int)((packed >> 27) & 0x1F)) | ((ulong)'T' << 16) | (Pair(digits, (int)((packed >> 22) & 0x1F)) << 24) | ((ulong)':' << 40)
+            | (Pair(digits, (int)((packed >> 16) & 0x3F)) << 48);
+        var third = ':' | (Pair(digits, (int)((packed >> 10) & 0x3F)) << 8) | ((ulong)'.' << 24) | ((ulong)('0' + (millisecond / 100)) << 32)
+            | (Pair(digits, millisecond % 100) << 40) | ((ulong)'Z' << 56);
+        BinaryPrimitives.WriteUInt64LittleEndian(destination, first);
+        BinaryPrimitives.WriteUInt64LittleEndian(destination.Slice(8), second);
+        BinaryPrimitives.WriteUInt64LittleEndian(destination.Slice(16), third);
+        return true;
+    }
+
+    /// <summary>The two ASCII digits of 0-99 as a little-endian 16-bit value.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static ulong Pair(ReadOnlySpan<byte> digits, int value) => BinaryPrimitives.ReadUInt16LittleEndian(digits.Slice(value * 2));
 }

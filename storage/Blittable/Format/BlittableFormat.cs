@@ -5,7 +5,7 @@ using System.Runtime.InteropServices;
 
 namespace Jackdaw.Storage.Blittable;
 
-// A blittable document, version 1. All integers are little-endian; "varint" is unsigned LEB128
+// A blittable document, version 2 (2: the short-string coder's timestamp token). All integers are little-endian; "varint" is unsigned LEB128
 // (7 bits per byte, high bit = more follows, at most 5 bytes for 32-bit values, 10 for 64-bit).
 //
 //   +--------------------+ 0
@@ -53,7 +53,7 @@ namespace Jackdaw.Storage.Blittable;
 //  Offset  Size  Field
 //  ------  ----  -----------------------------------------------------------
 //   0      1     Magic       0xB7
-//   1      1     Version     1 (bumped on any layout change)
+//   1      1     Version     2 (bumped on any layout change)
 //   2      1     Flags       bit 0: built in Disk mode (strings may be compressed)
 //   3      1     Reserved    0
 //   4      4     TotalLength int32, bytes of the whole document including this header
@@ -64,7 +64,7 @@ internal struct BlittableHeader
 {
     public const int Size = 16;
     public const byte MagicValue = 0xB7;
-    public const byte CurrentVersion = 1;
+    public const byte CurrentVersion = 2;
     public const byte DiskModeFlag = 1;
 
     [FieldOffset(0)] public byte Magic;

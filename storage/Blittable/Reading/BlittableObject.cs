@@ -386,6 +386,14 @@ public readonly ref struct BlittableArray
 
     public int Length => _count;
 
+    internal ReadOnlySpan<byte> Document => _document;
+
+    internal int Position => _position;
+
+    internal int EntriesOffset => _entries;
+
+    internal int ValueWidth => _width;
+
     public BlittableValue this[int index]
     {
         get

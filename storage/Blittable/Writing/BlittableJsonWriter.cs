@@ -1,6 +1,8 @@
 using System.Buffers;
 using System.Buffers.Text;
 using System.Runtime.CompilerServices;
+using System.Runtime.InteropServices;
+using System.Runtime.Intrinsics;
 
 namespace Jackdaw.Storage.Blittable;
 
@@ -59,6 +61,8 @@ public static class BlittableJsonWriter
         var nameWidth = obj.NameWidth;
         var valueWidth = obj.ValueWidth;
         var entrySize = nameWidth + valueWidth + 1;
+        var span = writer.Buffer;
+        var pos = writer.Position;
         for (var i = 0; i < count; i++)
         {
             // The table entry read in place: name offset, value back distance, type.
@@ -66,63 +70,179 @@ public static class BlittableJsonWriter
             var namePosition = names + BlittableFormat.ReadWidth(document, entry, nameWidth);
             var back = BlittableFormat.ReadWidth(document, entry + nameWidth, valueWidth);
             var type = document[entry + nameWidth + valueWidth];
-            var name = BlittableFormat.ReadStringBytes(document, ref namePosition, out var escaped);
-            if (!escaped)
+            var nameHeader = BlittableFormat.ReadVarInt32(document, ref namePosition);
+            var nameLength = nameHeader >> 1;
+            if ((uint)nameLength > (uint)(document.Length - namePosition))
             {
-                writer.WriteName(name, comma: i > 0);
+                BlittableFormat.ThrowFormat("A string of {0} bytes at position {1} exceeds the document ({2} bytes).", nameLength, namePosition, document.Length);
+            }
+
+            // The output span and position live in locals through the loop: written through the
+            // JsonOutput they would be stored and reloaded around every write (it is passed by reference).
+            if (span.Length - pos < LoopRoom)
+            {
+                writer.Position = pos;
+                writer.Reserve(LoopRoom);
+                span = writer.Buffer;
+                pos = writer.Position;
+            }
+
+            if ((nameHeader & 1) == 0 && nameLength <= ShortCopy && document.Length - namePosition >= ShortCopy)
+            {
+                // Safe: 32 bytes are readable at namePosition (checked) and LoopRoom writable at pos: a comma,
+                // a quote, the 32-byte move, then the closing quote and colon inside it (nameLength <= 32).
+                ref var destination = ref Unsafe.Add(ref MemoryMarshal.GetReference(span), pos);
+                destination = (byte)',';
+                var at = i > 0 ? 1 : 0;
+                Unsafe.Add(ref destination, at) = (byte)'"';
+                Vector256.StoreUnsafe(Vector256.LoadUnsafe(ref MemoryMarshal.GetReference(document), (nuint)namePosition), ref Unsafe.Add(ref destination, at + 1));
+                Unsafe.Add(ref destination, at + 1 + nameLength) = (byte)'"';
+                Unsafe.Add(ref destination, at + 2 + nameLength) = (byte)':';
+                pos += at + 3 + nameLength;
             }
             else
             {
-                if (i > 0)
+                writer.Position = pos;
+                if ((nameHeader & 1) == 0)
                 {
-                    writer.WriteByte((byte)',');
+                    writer.WriteName(document, namePosition, nameLength, comma: i > 0);
+                }
+                else
+                {
+                    if (i > 0)
+                    {
+                        writer.WriteByte((byte)',');
+                    }
+
+                    var escapesAt = namePosition + nameLength;
+                    WriteEscaped(ref writer, document.Slice(namePosition, nameLength), BlittableFormat.ReadVarInt32(document, ref escapesAt), document, escapesAt);
+                    writer.WriteByte((byte)':');
                 }
 
-                WriteEscaped(ref writer, name, BlittableFormat.ReadVarInt32(document, ref namePosition), document, namePosition);
-                writer.WriteByte((byte)':');
+                span = writer.Buffer;
+                pos = writer.Position;
             }
 
-            // Scalars are written here; containers and compressed strings take the general path.
+            // Strings, small numbers and literals are written here too; the rest (long or escaped
+            // strings, containers, LZ4) through the JsonOutput.
             var valuePosition = position - back;
             if (back > 0 && valuePosition >= BlittableHeader.Size)
             {
+                var p = valuePosition;
                 if (type == (byte)BlittableType.String)
                 {
-                    WriteString(ref writer, document, valuePosition, BlittableType.String);
-                    continue;
+                    var header = BlittableFormat.ReadVarInt32(document, ref p);
+                    var length = header >> 1;
+                    if ((header & 1) == 0 && length <= ShortCopy && document.Length - p >= ShortCopy && span.Length - pos >= ShortCopy + 2)
+                    {
+                        // Safe: 32 bytes are readable at p (checked, so the string is inside the document) and
+                        // 34 writable at pos (checked: after a long name written the slow way, fewer may be left).
+                        ref var destination = ref Unsafe.Add(ref MemoryMarshal.GetReference(span), pos);
+                        destination = (byte)'"';
+                        Vector256.StoreUnsafe(Vector256.LoadUnsafe(ref MemoryMarshal.GetReference(document), (nuint)p), ref Unsafe.Add(ref destination, 1));
+                        Unsafe.Add(ref destination, 1 + length) = (byte)'"';
+                        pos += length + 2;
+                        continue;
+                    }
                 }
-
-                if (type == (byte)BlittableType.Integer)
+                else if (type == (byte)BlittableType.StringDictionary)
                 {
-                    writer.WriteInteger(BlittableFormat.UnZigZag(BlittableFormat.ReadVarInt64(document, ref valuePosition)));
-                    continue;
+                    var header = BlittableFormat.ReadVarInt32(document, ref p);
+                    var length = header >> 1;
+                    if ((header & 1) == 0 && (uint)length <= (uint)(document.Length - p) && length <= 2048)
+                    {
+                        // Decoded straight into the output; the decoder is handed the whole document so
+                        // literal runs near the string's end still move 8 or 16 bytes a step.
+                        var room = (length * ShortStringCodec.MaxEntryLength) + 32;
+                        if (span.Length - pos < room + 2)
+                        {
+                            writer.Position = pos;
+                            writer.Reserve(room + 2);
+                            span = writer.Buffer;
+                            pos = writer.Position;
+                        }
+
+                        span[pos] = (byte)'"';
+                        var n = ShortStringCodec.Decode(document, p, length, span.Slice(pos + 1, room));
+                        if (n < 0)
+                        {
+                            BlittableFormat.ThrowFormat("A dictionary-coded string at {0} holds an invalid code.", valuePosition);
+                        }
+
+                        span[pos + 1 + n] = (byte)'"';
+                        pos += n + 2;
+                        continue;
+                    }
                 }
-
-                if (type == (byte)BlittableType.Double)
+                else if (type == (byte)BlittableType.Integer)
                 {
-                    writer.WriteBytes(BlittableFormat.ReadLengthPrefixed(document, ref valuePosition));
-                    continue;
+                    var value = BlittableFormat.UnZigZag(BlittableFormat.ReadVarInt64(document, ref p));
+                    if (span.Length - pos >= 20)
+                    {
+                        pos += FormatInteger(value, span.Slice(pos));
+                        continue;
+                    }
                 }
-
-                if (type == (byte)BlittableType.StringDictionary)
+                else if (type == (byte)BlittableType.Double)
                 {
-                    WriteCompressedString(ref writer, document, valuePosition, BlittableType.StringDictionary);
-                    continue;
+                    var length = BlittableFormat.ReadVarInt32(document, ref p);
+                    if ((uint)length <= ShortCopy && document.Length - p >= ShortCopy && span.Length - pos >= ShortCopy)
+                    {
+                        // Safe: 32 bytes are readable at p and writable at pos (both checked).
+                        Vector256.StoreUnsafe(
+                            Vector256.LoadUnsafe(ref MemoryMarshal.GetReference(document), (nuint)p),
+                            ref Unsafe.Add(ref MemoryMarshal.GetReference(span), pos));
+                        pos += length;
+                        continue;
+                    }
                 }
             }
-            else if (type <= (byte)BlittableType.False)
+            else if (type <= (byte)BlittableType.False && span.Length - pos >= 5)
             {
-                writer.WriteBytes(type == (byte)BlittableType.Null ? "null"u8 : type == (byte)BlittableType.True ? "true"u8 : "false"u8);
+                var literal = type == (byte)BlittableType.Null ? "null"u8 : type == (byte)BlittableType.True ? "true"u8 : "false"u8;
+                literal.CopyTo(span.Slice(pos));
+                pos += literal.Length;
                 continue;
             }
 
-            WriteValue(ref writer, BlittableValue.Create(document, position, back, type), depth);
+            writer.Position = pos;
+            WriteMember(ref writer, document, position, names, back, type, depth);
+            span = writer.Buffer;
+            pos = writer.Position;
         }
 
+        writer.Position = pos;
         writer.WriteByte((byte)'}');
     }
 
-    private static void WriteArray(ref JsonOutput writer, BlittableArray array, int depth)
+    /// <summary>Writes an integer (at least 20 bytes of room); returns its length.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static int FormatInteger(long value, Span<byte> destination)
+    {
+        if ((ulong)value < 10)
+        {
+            destination[0] = (byte)('0' + value);
+            return 1;
+        }
+
+        if ((ulong)value < 100)
+        {
+            // Small counts, ages, quantities: no call into the formatter.
+            destination[0] = (byte)('0' + (value / 10));
+            destination[1] = (byte)('0' + (value % 10));
+            return 2;
+        }
+
+        Utf8Formatter.TryFormat(value, destination, out var written);
+        return written;
+    }
+
+    // Room reserved at the top of each property of the object loop: name (at most 36 bytes) and a
+    // short string (at most 34).
+    private const int LoopRoom = 72;
+    private const int ShortCopy = 32;
+
+    private static void WriteArray(ref JsonOutput writer, BlittableArray array, int depth, int names)
     {
         if (depth > BlittableFormat.MaxDepth)
         {
@@ -131,6 +251,10 @@ public static class BlittableJsonWriter
 
         writer.WriteByte((byte)'[');
         var count = array.Length;
+        var document = array.Document;
+        var position = array.Position;
+        var entries = array.EntriesOffset;
+        var width = array.ValueWidth;
         for (var i = 0; i < count; i++)
         {
             if (i > 0)
@@ -138,10 +262,162 @@ public static class BlittableJsonWriter
                 writer.WriteByte((byte)',');
             }
 
-            WriteValue(ref writer, array[i], depth);
+            // The table entry read in place (the constructor checked the table fits): back distance, type.
+            var entry = entries + (i * (width + 1));
+            WriteMember(ref writer, document, position, names, BlittableFormat.ReadWidth(document, entry, width), document[entry + width], depth);
         }
 
         writer.WriteByte((byte)']');
+    }
+
+    /// <summary>One value of an object or array table: scalars and strings here, containers by recursion.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static void WriteMember(ref JsonOutput writer, ReadOnlySpan<byte> document, int tablePosition, int names, int back, byte type, int depth)
+    {
+        var valuePosition = tablePosition - back;
+        if (back > 0 && valuePosition >= BlittableHeader.Size)
+        {
+            switch (type)
+            {
+                case (byte)BlittableType.String:
+                    WriteRawString(ref writer, document, valuePosition);
+                    return;
+                case (byte)BlittableType.StringDictionary:
+                    WriteDictionaryString(ref writer, document, valuePosition);
+                    return;
+                case (byte)BlittableType.Integer:
+                    writer.WriteInteger(BlittableFormat.UnZigZag(BlittableFormat.ReadVarInt64(document, ref valuePosition)));
+                    return;
+                case (byte)BlittableType.Double:
+                    writer.WriteBytes(BlittableFormat.ReadLengthPrefixed(document, ref valuePosition));
+                    return;
+                case (byte)BlittableType.Object:
+                    WriteObject(ref writer, new BlittableObject(document, valuePosition, names), depth + 1);
+                    return;
+                case (byte)BlittableType.Array:
+                    WriteArray(ref writer, new BlittableArray(document, valuePosition), depth + 1, names);
+                    return;
+            }
+        }
+        else if (type <= (byte)BlittableType.False)
+        {
+            writer.WriteBytes(type == (byte)BlittableType.Null ? "null"u8 : type == (byte)BlittableType.True ? "true"u8 : "false"u8);
+            return;
+        }
+
+        // LZ4 strings, and the checks and messages for anything malformed.
+        WriteValue(ref writer, BlittableValue.Create(document, tablePosition, back, type), depth);
+    }
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static void WriteRawString(ref JsonOutput writer, ReadOnlySpan<byte> document, int position)
+    {
+        var p = position;
+        var header = BlittableFormat.ReadVarInt32(document, ref p);
+        var length = header >> 1;
+        if ((uint)length > (uint)(document.Length - p))
+        {
+            BlittableFormat.ThrowFormat("A string of {0} bytes at position {1} exceeds the document ({2} bytes).", length, p, document.Length);
+        }
+
+        if ((header & 1) == 0)
+        {
+            writer.WriteQuoted(document, p, length);
+            return;
+        }
+
+        var escapesAt = p + length;
+        WriteEscaped(ref writer, document.Slice(p, length), BlittableFormat.ReadVarInt32(document, ref escapesAt), document, escapesAt);
+    }
+
+    private static void WriteDictionaryString(ref JsonOutput writer, ReadOnlySpan<byte> document, int position)
+    {
+        var start = position;
+        var header = BlittableFormat.ReadVarInt32(document, ref start);
+        var length = header >> 1;
+        if ((header & 1) == 0 && (uint)length <= (uint)(document.Length - start) && length <= 2048)
+        {
+            // Decode straight into the output: no length pre-scan, no intermediate buffer. The decoder
+            // is handed the whole document so literal runs near the string's end still move 8 or 16
+            // bytes a step.
+            var room = (length * ShortStringCodec.MaxEntryLength) + 32;
+            var span = writer.Reserve(room + 2);
+            span[0] = (byte)'"';
+            var n = ShortStringCodec.Decode(document, start, length, span.Slice(1, room));
+            if (n < 0)
+            {
+                BlittableFormat.ThrowFormat("A dictionary-coded string at {0} holds an invalid code.", position);
+            }
+
+            span[n + 1] = (byte)'"';
+            writer.Advance(n + 2);
+            return;
+        }
+
+        if ((header & 1) != 0 && (uint)length <= (uint)(document.Length - start) && length <= 2048 && TryWriteEscapedInPlace(ref writer, document, position, start, length))
+        {
+            return;
+        }
+
+        WriteCompressedString(ref writer, document, position, BlittableType.StringDictionary);
+    }
+
+    /// <summary>
+    /// A dictionary-coded string with a few escapes: decoded straight into the output, then each escaped
+    /// byte is widened in place from the last to the first, moving only the text after it.
+    /// </summary>
+    private static bool TryWriteEscapedInPlace(ref JsonOutput writer, ReadOnlySpan<byte> document, int position, int start, int length)
+    {
+        const int MaxEscapes = 16;
+        var escapesAt = start + length;
+        var count = BlittableFormat.ReadVarInt32(document, ref escapesAt);
+        if (count > MaxEscapes)
+        {
+            return false;
+        }
+
+        var room = (length * ShortStringCodec.MaxEntryLength) + 32;
+        var span = writer.Reserve(room + 2 + (count * 5));
+        span[0] = (byte)'"';
+        var text = span.Slice(1);
+        var n = ShortStringCodec.Decode(document, start, length, text.Slice(0, room));
+        if (n < 0)
+        {
+            BlittableFormat.ThrowFormat("A dictionary-coded string at {0} holds an invalid code.", position);
+        }
+
+        Span<int> positions = stackalloc int[MaxEscapes];
+        var at = 0;
+        var done = 0;
+        var extra = 0;
+        for (var k = 0; k < count; k++)
+        {
+            at += BlittableFormat.ReadVarInt32(document, ref escapesAt);
+            if (at < done || at >= n)
+            {
+                BlittableFormat.ThrowFormat("An escape position {0} is outside its string of {1} bytes.", at, n);
+            }
+
+            positions[k] = at;
+            extra += EscapeSequenceLength(text[at]) - 1;
+            done = at + 1;
+        }
+
+        var end = n;
+        var shift = extra;
+        for (var k = count - 1; k >= 0; k--)
+        {
+            var p = positions[k];
+            var c = text[p];
+            text.Slice(p + 1, end - p - 1).CopyTo(text.Slice(p + 1 + shift));
+            shift -= EscapeSequenceLength(c) - 1;
+            WriteEscapeSequence(c, text.Slice(p + shift));
+            end = p;
+        }
+
+        text[n + extra] = (byte)'"';
+        writer.Advance(n + extra + 2);
+        return true;
     }
 
     private static void WriteValue(ref JsonOutput writer, BlittableValue value, int depth)
@@ -169,7 +445,7 @@ public static class BlittableJsonWriter
                 WriteObject(ref writer, value.GetObject(), depth + 1);
                 break;
             case BlittableType.Array:
-                WriteArray(ref writer, value.GetArray(), depth + 1);
+                WriteArray(ref writer, value.GetArray(), depth + 1, BlittableFormat.NamesOffset(value.Document));
                 break;
             default:
                 WriteString(ref writer, value.Document, value.Position, value.StoredType);
@@ -230,7 +506,7 @@ public static class BlittableJsonWriter
                 var scratch = room <= 2048 ? stackalloc byte[2048] : (rentedScratch = ArrayPool<byte>.Shared.Rent(room));
                 try
                 {
-                    var n = ShortStringCodec.Decode(document.Slice(start, length), scratch.Slice(0, room));
+                    var n = ShortStringCodec.Decode(document, start, length, scratch.Slice(0, room));
                     if (n < 0)
                     {
                         BlittableFormat.ThrowFormat("A dictionary-coded string at {0} holds an invalid code.", position);
@@ -315,10 +591,70 @@ public static class BlittableJsonWriter
         writer.WriteByte((byte)'"');
     }
 
+    /// <summary>Length of the JSON text <see cref="WriteEscapeSequence"/> writes for <paramref name="c"/>.</summary>
+    private static int EscapeSequenceLength(byte c) => c switch
+    {
+        (byte)'"' or (byte)'\\' or (byte)'\n' or (byte)'\r' or (byte)'\t' or (byte)'\b' or (byte)'\f' => 2,
+        >= 0x20 => 1,
+        _ => 6,
+    };
+
+    /// <summary>Writes the escape for <paramref name="c"/> (at least 6 bytes of room); returns its length.</summary>
+    private static int WriteEscapeSequence(byte c, Span<byte> span)
+    {
+        switch (c)
+        {
+            case (byte)'"':
+                span[0] = (byte)'\\';
+                span[1] = (byte)'"';
+                return 2;
+            case (byte)'\\':
+                span[0] = (byte)'\\';
+                span[1] = (byte)'\\';
+                return 2;
+            case (byte)'\n':
+                span[0] = (byte)'\\';
+                span[1] = (byte)'n';
+                return 2;
+            case (byte)'\r':
+                span[0] = (byte)'\\';
+                span[1] = (byte)'r';
+                return 2;
+            case (byte)'\t':
+                span[0] = (byte)'\\';
+                span[1] = (byte)'t';
+                return 2;
+            case (byte)'\b':
+                span[0] = (byte)'\\';
+                span[1] = (byte)'b';
+                return 2;
+            case (byte)'\f':
+                span[0] = (byte)'\\';
+                span[1] = (byte)'f';
+                return 2;
+        }
+
+        if (c >= 0x20)
+        {
+            // Not a character that needs escaping (only a corrupt escape list points here).
+            span[0] = c;
+            return 1;
+        }
+
+        span[0] = (byte)'\\';
+        span[1] = (byte)'u';
+        span[2] = (byte)'0';
+        span[3] = (byte)'0';
+        span[4] = (byte)"0123456789abcdef"[c >> 4];
+        span[5] = (byte)"0123456789abcdef"[c & 0xF];
+        return 6;
+    }
+
     /// <summary>Batches small writes into spans obtained from the IBufferWriter.</summary>
     private ref struct JsonOutput
     {
         private const int MinimumBuffer = 4096;
+        private const int ShortCopy = 32;
         private readonly IBufferWriter<byte> _output;
         private Span<byte> _span;
         private int _pos;
@@ -366,6 +702,68 @@ public static class BlittableJsonWriter
         }
 
         public void Advance(int count) => _pos += count;
+
+        /// <summary>The whole current span and the position in it, for loops that keep both in locals.</summary>
+        public readonly Span<byte> Buffer => _span;
+
+        public int Position
+        {
+            readonly get => _pos;
+            set => _pos = value;
+        }
+
+        /// <summary>Writes [,]"name": in one step, the name being document[start, start + length).</summary>
+        [MethodImpl(MethodImplOptions.AggressiveInlining)]
+        public void WriteName(ReadOnlySpan<byte> document, int start, int length, bool comma)
+        {
+            // Most names are short and have 32 document bytes after them: one vector move, no
+            // length-dependent branches.
+            if (length <= ShortCopy && document.Length - start >= ShortCopy)
+            {
+                if (_span.Length - _pos < ShortCopy + 4)
+                {
+                    Refill(ShortCopy + 4);
+                }
+
+                // Safe: 32 bytes are readable at start (checked) and ShortCopy + 4 bytes are writable at
+                // _pos (checked): at most one comma, a quote, the 32-byte move, then the closing quote and
+                // colon inside it (length <= 32).
+                ref var destination = ref Unsafe.Add(ref MemoryMarshal.GetReference(_span), _pos);
+                destination = (byte)',';
+                var at = comma ? 1 : 0;
+                Unsafe.Add(ref destination, at) = (byte)'"';
+                Vector256.StoreUnsafe(Vector256.LoadUnsafe(ref MemoryMarshal.GetReference(document), (nuint)start), ref Unsafe.Add(ref destination, at + 1));
+                Unsafe.Add(ref destination, at + 1 + length) = (byte)'"';
+                Unsafe.Add(ref destination, at + 2 + length) = (byte)':';
+                _pos += at + 3 + length;
+                return;
+            }
+
+            WriteName(document.Slice(start, length), comma);
+        }
+
+        /// <summary>Writes "text" for the unescaped document[start, start + length).</summary>
+        [MethodImpl(MethodImplOptions.AggressiveInlining)]
+        public void WriteQuoted(ReadOnlySpan<byte> document, int start, int length)
+        {
+            if (length <= ShortCopy && document.Length - start >= ShortCopy)
+            {
+                if (_span.Length - _pos < ShortCopy + 2)
+                {
+                    Refill(ShortCopy + 2);
+                }
+
+                // Safe: 32 bytes are readable at start (checked) and ShortCopy + 2 writable at _pos (checked).
+                ref var destination = ref Unsafe.Add(ref MemoryMarshal.GetReference(_span), _pos);
+                destination = (byte)'"';
+                Vector256.StoreUnsafe(Vector256.LoadUnsafe(ref MemoryMarshal.GetReference(document), (nuint)start), ref Unsafe.Add(ref destination, 1));
+                Unsafe.Add(ref destination, 1 + length) = (byte)'"';
+                _pos += length + 2;
+                return;
+            }
+
+            WriteQuoted(document.Slice(start, length));
+        }
 
         /// <summary>Writes [,]"name": in one step.</summary>
         [MethodImpl(MethodImplOptions.AggressiveInlining)]
@@ -462,61 +860,7 @@ public static class BlittableJsonWriter
                 Refill(6);
             }
 
-            var span = _span.Slice(_pos);
-            switch (c)
-            {
-                case (byte)'"':
-                    span[0] = (byte)'\\';
-                    span[1] = (byte)'"';
-                    _pos += 2;
-                    return;
-                case (byte)'\\':
-                    span[0] = (byte)'\\';
-                    span[1] = (byte)'\\';
-                    _pos += 2;
-                    return;
-                case (byte)'\n':
-                    span[0] = (byte)'\\';
-                    span[1] = (byte)'n';
-                    _pos += 2;
-                    return;
-                case (byte)'\r':
-                    span[0] = (byte)'\\';
-                    span[1] = (byte)'r';
-                    _pos += 2;
-                    return;
-                case (byte)'\t':
-                    span[0] = (byte)'\\';
-                    span[1] = (byte)'t';
-                    _pos += 2;
-                    return;
-                case (byte)'\b':
-                    span[0] = (byte)'\\';
-                    span[1] = (byte)'b';
-                    _pos += 2;
-                    return;
-                case (byte)'\f':
-                    span[0] = (byte)'\\';
-                    span[1] = (byte)'f';
-                    _pos += 2;
-                    return;
-            }
-
-            if (c >= 0x20)
-            {
-                // Not a character that needs escaping (only a corrupt escape list points here).
-                span[0] = c;
-                _pos += 1;
-                return;
-            }
-
-            span[0] = (byte)'\\';
-            span[1] = (byte)'u';
-            span[2] = (byte)'0';
-            span[3] = (byte)'0';
-            span[4] = (byte)"0123456789abcdef"[c >> 4];
-            span[5] = (byte)"0123456789abcdef"[c & 0xF];
-            _pos += 6;
+            _pos += WriteEscapeSequence(c, _span.Slice(_pos));
         }
 
         [MethodImpl(MethodImplOptions.NoInlining)]

@@ -149,7 +149,8 @@ public class CompressionTests
     public void EveryDictionaryEntryIsFoundByTheEncoder()
     {
         // Each entry alone must encode to its own code (or something as small): a path missing
-        // from the encoder's trie would leave the entry as literals.
+        // from the encoder's trie would leave the entry as literals. Entries whose code would save
+        // fewer than MinGain bytes are declined.
         var destination = new byte[64];
         var decoded = new byte[64];
         for (var e = 0; e < ShortStringCodec.EntryCount; e++)
@@ -157,7 +158,7 @@ public class CompressionTests
             var entry = ShortStringCodec.Entry(e);
             var codeSize = e < ShortStringCodec.OneByteCodes ? 1 : 2;
             var size = ShortStringCodec.TryEncode(entry, destination.AsSpan(0, entry.Length));
-            if (codeSize >= entry.Length)
+            if (entry.Length - codeSize < ShortStringCodec.MinGain)
             {
                 Assert.Equal(-1, size);
                 continue;
@@ -309,7 +310,7 @@ public class CompressionTests
     public void CoderLengthWindowEdgesEncodeOrDeclineAndAlwaysRoundTrip(int length)
     {
         // The dictionary coder takes 2..MaxInput bytes and declines outside; StringCompression keeps
-        // the smallest result either way.
+        // the smallest result either way. Two bytes can save at most one, below MinGain: declined too.
         var sentence = "Deduco amplus textilis vociferor dolorum casus. Laborum admoneo caries solitudo tenax vae amissio deinde. ";
         var value = Encoding.ASCII.GetBytes(string.Concat(Enumerable.Repeat(sentence, (length / sentence.Length) + 1)).Substring(0, length));
         if (length == 2)
@@ -320,7 +321,7 @@ public class CompressionTests
         var destination = new byte[length];
         var decoded = new byte[length];
         var size = ShortStringCodec.TryEncode(value, destination);
-        if (length < 2 || length > ShortStringCodec.MaxInput)
+        if (length <= 2 || length > ShortStringCodec.MaxInput)
         {
             Assert.Equal(-1, size);
         }
@@ -333,13 +334,79 @@ public class CompressionTests
 
         var type = StringCompression.TryCompress(value, destination, out var written);
         // Repeated text this long is LZ4's (it is tried from Lz4AlwaysThreshold); short text the dictionary's.
-        Assert.Equal(length >= StringCompression.Lz4AlwaysThreshold ? BlittableType.StringLz4 : length >= 2 ? BlittableType.StringDictionary : BlittableType.String, type);
+        Assert.Equal(length >= StringCompression.Lz4AlwaysThreshold ? BlittableType.StringLz4 : length > 2 ? BlittableType.StringDictionary : BlittableType.String, type);
         if (type != BlittableType.String)
         {
             Array.Clear(decoded);
             Assert.Equal(length, StringCompression.Decompress(type, destination.AsSpan(0, written), decoded));
             Assert.True(decoded.AsSpan().SequenceEqual(value));
         }
+    }
+
+    [Theory]
+    [InlineData("2018-12-17T19:10:00.125Z")]
+    [InlineData("0000-00-00T00:00:00.000Z")]
+    [InlineData("9999-15-31T31:63:63.999Z")]
+    public void TimestampsTakeOneNineByteTokenAndRoundTrip(string text)
+    {
+        var value = Encoding.ASCII.GetBytes(text);
+        var destination = new byte[value.Length];
+        var size = ShortStringCodec.TryEncode(value, destination);
+        Assert.Equal(9, size);
+        Assert.Equal(0xFF, destination[0]);
+        Assert.Equal(0x00, destination[1]);
+        Assert.Equal(value.Length, ShortStringCodec.DecodedLength(destination.AsSpan(0, size)));
+        var decoded = new byte[value.Length];
+        Assert.Equal(value.Length, ShortStringCodec.Decode(destination.AsSpan(0, size), decoded));
+        Assert.Equal(text, Encoding.ASCII.GetString(decoded));
+    }
+
+    [Fact]
+    public void TimestampFieldsSitAtTheirDocumentedBits()
+    {
+        Assert.True(ShortStringCodec.TryPackTimestamp("2018-12-17T19:10:58.125Z"u8, out var packed));
+        Assert.Equal(125UL, packed & 0x3FF);
+        Assert.Equal(58UL, (packed >> 10) & 0x3F);
+        Assert.Equal(10UL, (packed >> 16) & 0x3F);
+        Assert.Equal(19UL, (packed >> 22) & 0x1F);
+        Assert.Equal(17UL, (packed >> 27) & 0x1F);
+        Assert.Equal(12UL, (packed >> 32) & 0xF);
+        Assert.Equal(2018UL, (packed >> 36) & 0x3FFF);
+        Assert.Equal(0UL, packed >> 50);
+    }
+
+    [Theory]
+    [InlineData("2018-16-17T19:10:00.125Z")]   // month past its 4 bits
+    [InlineData("2018-12-32T19:10:00.125Z")]   // day past its 5 bits
+    [InlineData("2018-12-17T19:64:00.125Z")]   // minutes past their 6 bits
+    [InlineData("2018-12-17 19:10:00.125Z")]
+    [InlineData("2018-12-17T19:10:00.125+")]
+    [InlineData("2018-12-17T19:1a:00.125Z")]
+    public void OtherTwentyFourByteTextIsNotATimestampButStillRoundTrips(string text)
+    {
+        var value = Encoding.ASCII.GetBytes(text);
+        Assert.False(ShortStringCodec.TryPackTimestamp(value, out _));
+        var destination = new byte[value.Length];
+        var size = ShortStringCodec.TryEncode(value, destination);
+        if (size > 0)
+        {
+            Assert.NotEqual(0x00, size > 1 && destination[0] == 0xFF ? destination[1] : 0xFF);
+            var decoded = new byte[value.Length + 64];
+            Assert.Equal(value.Length, ShortStringCodec.Decode(destination.AsSpan(0, size), decoded));
+            Assert.Equal(text, Encoding.ASCII.GetString(decoded, 0, value.Length));
+        }
+    }
+
+    [Theory]
+    [InlineData(new byte[] { 0xFF, 0x00, 0xE8, 0x03, 0, 0, 0, 0, 0 })]          // 1000 milliseconds
+    [InlineData(new byte[] { 0xFF, 0x00, 0, 0, 0, 0, 0, 0, 0x04 })]             // a bit above the year set
+    [InlineData(new byte[] { 0xFF, 0x00, 0, 0, 0, 0, 0, 0 })]                   // one packed byte short
+    [InlineData(new byte[] { 0xFF, 0x01, 0, 0, 0, 0, 0, 0, 0 })]                // 0xFF then an ASCII byte other than the marker
+    public void CorruptTimestampTokensAreRejected(byte[] payload)
+    {
+        var decoded = new byte[64];
+        Assert.Equal(-1, ShortStringCodec.Decode(payload, decoded));
+        Assert.Equal(-1, ShortStringCodec.Decode(payload, decoded.AsSpan(0, 24)));
     }
 
     [Fact]
