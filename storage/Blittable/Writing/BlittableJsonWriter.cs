@@ -591,47 +591,31 @@ public static class BlittableJsonWriter
         writer.WriteByte((byte)'"');
     }
 
-    /// <summary>Length of the JSON text <see cref="WriteEscapeSequence"/> writes for <paramref name="c"/>.</summary>
-    private static int EscapeSequenceLength(byte c) => c switch
+    /// <summary>The letter of the two-byte escape of <paramref name="c"/> (<c>\n</c> gives <c>n</c>), or 0 when it has none.</summary>
+    private static byte ShortEscape(byte c) => c switch
     {
-        (byte)'"' or (byte)'\\' or (byte)'\n' or (byte)'\r' or (byte)'\t' or (byte)'\b' or (byte)'\f' => 2,
-        >= 0x20 => 1,
-        _ => 6,
+        (byte)'"' => (byte)'"',
+        (byte)'\\' => (byte)'\\',
+        (byte)'\n' => (byte)'n',
+        (byte)'\r' => (byte)'r',
+        (byte)'\t' => (byte)'t',
+        (byte)'\b' => (byte)'b',
+        (byte)'\f' => (byte)'f',
+        _ => 0,
     };
+
+    /// <summary>Length of the JSON text <see cref="WriteEscapeSequence"/> writes for <paramref name="c"/>.</summary>
+    private static int EscapeSequenceLength(byte c) => ShortEscape(c) != 0 ? 2 : c >= 0x20 ? 1 : 6;
 
     /// <summary>Writes the escape for <paramref name="c"/> (at least 6 bytes of room); returns its length.</summary>
     private static int WriteEscapeSequence(byte c, Span<byte> span)
     {
-        switch (c)
+        var letter = ShortEscape(c);
+        if (letter != 0)
         {
-            case (byte)'"':
-                span[0] = (byte)'\\';
-                span[1] = (byte)'"';
-                return 2;
-            case (byte)'\\':
-                span[0] = (byte)'\\';
-                span[1] = (byte)'\\';
-                return 2;
-            case (byte)'\n':
-                span[0] = (byte)'\\';
-                span[1] = (byte)'n';
-                return 2;
-            case (byte)'\r':
-                span[0] = (byte)'\\';
-                span[1] = (byte)'r';
-                return 2;
-            case (byte)'\t':
-                span[0] = (byte)'\\';
-                span[1] = (byte)'t';
-                return 2;
-            case (byte)'\b':
-                span[0] = (byte)'\\';
-                span[1] = (byte)'b';
-                return 2;
-            case (byte)'\f':
-                span[0] = (byte)'\\';
-                span[1] = (byte)'f';
-                return 2;
+            span[0] = (byte)'\\';
+            span[1] = letter;
+            return 2;
         }
 
         if (c >= 0x20)
