@@ -53,7 +53,7 @@ namespace Jackdaw.Storage.Blittable;
 //  Offset  Size  Field
 //  ------  ----  -----------------------------------------------------------
 //   0      1     Magic       0xB7
-//   1      1     Version     2 (bumped on any layout change)
+//   1      1     Version     2 (bumped on any layout change; 1 is still read)
 //   2      1     Flags       bit 0: built in Disk mode (strings may be compressed)
 //   3      1     Reserved    0
 //   4      4     TotalLength int32, bytes of the whole document including this header
@@ -65,6 +65,16 @@ internal struct BlittableHeader
     public const int Size = 16;
     public const byte MagicValue = 0xB7;
     public const byte CurrentVersion = 2;
+
+    /// <summary>
+    /// Version 1 documents are read too: version 2 only added the timestamp token (0xFF 0x00) to the
+    /// short-string coder, and a version 1 payload never holds 0xFF before a byte below 0x80.
+    /// </summary>
+    public const byte OldestReadableVersion = 1;
+
+    /// <summary>Whether a document of <paramref name="version"/> can be read by this build.</summary>
+    [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.AggressiveInlining)]
+    public static bool IsReadable(byte version) => (uint)(version - OldestReadableVersion) <= CurrentVersion - OldestReadableVersion;
     public const byte DiskModeFlag = 1;
 
     [FieldOffset(0)] public byte Magic;

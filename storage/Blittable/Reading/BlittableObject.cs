@@ -15,7 +15,7 @@ public static class BlittableReader
         if (blittable.Length >= BlittableHeader.Size && BitConverter.IsLittleEndian)
         {
             var header = System.Runtime.InteropServices.MemoryMarshal.Read<BlittableHeader>(blittable);
-            if (header.Magic == BlittableHeader.MagicValue && header.Version == BlittableHeader.CurrentVersion
+            if (header.Magic == BlittableHeader.MagicValue && BlittableHeader.IsReadable(header.Version)
                 && header.TotalLength == blittable.Length && header.RootOffset >= BlittableHeader.Size
                 && header.RootOffset < header.NamesOffset && header.NamesOffset <= blittable.Length)
             {
@@ -35,9 +35,9 @@ public static class BlittableReader
             BlittableFormat.ThrowFormat("Not a blittable document: first byte is 0x{0:X2}, expected 0x{1:X2}.", header.Magic, BlittableHeader.MagicValue);
         }
 
-        if (header.Version != BlittableHeader.CurrentVersion)
+        if (!BlittableHeader.IsReadable(header.Version))
         {
-            BlittableFormat.ThrowFormat("Blittable format version {0} is not supported (this build reads version {1}).", header.Version, BlittableHeader.CurrentVersion);
+            BlittableFormat.ThrowFormat("Blittable format version {0} is not supported (this build reads versions {1} to {2}).", header.Version, BlittableHeader.OldestReadableVersion, BlittableHeader.CurrentVersion);
         }
 
         if (header.TotalLength != blittable.Length)

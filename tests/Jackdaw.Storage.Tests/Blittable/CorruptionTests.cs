@@ -14,6 +14,30 @@ public class CorruptionTests
     };
 
     [Theory]
+    [InlineData(BlittableMode.Memory)]
+    [InlineData(BlittableMode.Disk)]
+    public void VersionOneDocumentsAreStillReadAndOtherVersionsAreRefused(BlittableMode mode)
+    {
+        // Version 2 only added the coder's timestamp token: a document without one reads the same as version 1.
+        const string json = "{\"Name\":\"Lizzie Harber\",\"Email\":\"Lizzie61@hotmail.com\",\"Tags\":[\"the quick brown fox\",1,2.5,true,null],\"Address\":{\"City\":\"Barrowsport\"}}";
+        using var context = new JsonOperationContext();
+        var document = context.Parse(TestSupport.Utf8(json), mode).ToArray();
+        Assert.Equal(2, document[1]);
+
+        document[1] = 1;
+        Assert.Equal(json, TestSupport.ToJson(document));
+        Assert.True(BlittableReader.Open(document).TryGet("Name", out var name));
+        Assert.Equal("Lizzie Harber", name.GetString());
+
+        foreach (var version in new byte[] { 0, 3, 0xFF })
+        {
+            document[1] = version;
+            var error = Assert.Throws<BlittableFormatException>(() => TestSupport.ToJson(document));
+            Assert.Contains($"version {version} is not supported", error.Message, StringComparison.Ordinal);
+        }
+    }
+
+    [Theory]
     [MemberData(nameof(Documents))]
     public void EveryCorruptByteGivesAFormatErrorOrAWorkingDocument(string file, BlittableMode mode)
     {
