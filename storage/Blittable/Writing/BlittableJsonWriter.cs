@@ -470,6 +470,12 @@ public static class BlittableJsonWriter
             return;
         }
 
+        if (type == BlittableType.StringDictionary)
+        {
+            WriteDictionaryString(ref writer, document, position);
+            return;
+        }
+
         WriteCompressedString(ref writer, document, position, type);
     }
 
@@ -478,26 +484,11 @@ public static class BlittableJsonWriter
     {
         if (type == BlittableType.StringDictionary)
         {
-            // Decode straight into the output: no length pre-scan, no intermediate buffer.
+            // Reached from WriteDictionaryString for what its in-place paths do not take: many escapes,
+            // long text, or a header that does not fit the document.
             var start = position;
             var header = BlittableFormat.ReadVarInt32(document, ref start);
             var length = header >> 1;
-            if ((header & 1) == 0 && (uint)length <= (uint)(document.Length - start) && length <= 2048)
-            {
-                var room = (length * ShortStringCodec.MaxEntryLength) + 32;
-                var span = writer.Reserve(room + 2);
-                span[0] = (byte)'"';
-                var n = ShortStringCodec.Decode(document.Slice(start, length), span.Slice(1, room));
-                if (n < 0)
-                {
-                    BlittableFormat.ThrowFormat("A dictionary-coded string at {0} holds an invalid code.", position);
-                }
-
-                span[n + 1] = (byte)'"';
-                writer.Advance(n + 2);
-                return;
-            }
-
             if ((header & 1) != 0 && (uint)length <= (uint)(document.Length - start) && length <= 2048)
             {
                 // With escapes: decode once into scratch (no length pre-scan), then copy between escapes.
