@@ -91,14 +91,7 @@ public static class BlittableJsonWriter
             {
                 // Safe: 32 bytes are readable at namePosition (checked) and LoopRoom writable at pos: a comma,
                 // a quote, the 32-byte move, then the closing quote and colon inside it (nameLength <= 32).
-                ref var destination = ref Unsafe.Add(ref MemoryMarshal.GetReference(span), pos);
-                destination = (byte)',';
-                var at = i > 0 ? 1 : 0;
-                Unsafe.Add(ref destination, at) = (byte)'"';
-                Vector256.StoreUnsafe(Vector256.LoadUnsafe(ref MemoryMarshal.GetReference(document), (nuint)namePosition), ref Unsafe.Add(ref destination, at + 1));
-                Unsafe.Add(ref destination, at + 1 + nameLength) = (byte)'"';
-                Unsafe.Add(ref destination, at + 2 + nameLength) = (byte)':';
-                pos += at + 3 + nameLength;
+                pos += StoreShortName(ref Unsafe.Add(ref MemoryMarshal.GetReference(span), pos), document, namePosition, nameLength, comma: i > 0);
             }
             else
             {
@@ -137,11 +130,7 @@ public static class BlittableJsonWriter
                     {
                         // Safe: 32 bytes are readable at p (checked, so the string is inside the document) and
                         // 34 writable at pos (checked: after a long name written the slow way, fewer may be left).
-                        ref var destination = ref Unsafe.Add(ref MemoryMarshal.GetReference(span), pos);
-                        destination = (byte)'"';
-                        Vector256.StoreUnsafe(Vector256.LoadUnsafe(ref MemoryMarshal.GetReference(document), (nuint)p), ref Unsafe.Add(ref destination, 1));
-                        Unsafe.Add(ref destination, 1 + length) = (byte)'"';
-                        pos += length + 2;
+                        pos += StoreShortQuoted(ref Unsafe.Add(ref MemoryMarshal.GetReference(span), pos), document, p, length);
                         continue;
                     }
                 }
@@ -241,6 +230,34 @@ public static class BlittableJsonWriter
     // short string (at most 34).
     private const int LoopRoom = 72;
     private const int ShortCopy = 32;
+
+    /// <summary>
+    /// Writes "document[start, start + length)" at <paramref name="destination"/> with one 32-byte move;
+    /// returns length + 2. The caller has checked that 32 bytes are readable at start and 34 writable
+    /// at destination (length is at most 32).
+    /// </summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static int StoreShortQuoted(ref byte destination, ReadOnlySpan<byte> document, int start, int length)
+    {
+        destination = (byte)'"';
+        Vector256.StoreUnsafe(Vector256.LoadUnsafe(ref MemoryMarshal.GetReference(document), (nuint)start), ref Unsafe.Add(ref destination, 1));
+        Unsafe.Add(ref destination, 1 + length) = (byte)'"';
+        return length + 2;
+    }
+
+    /// <summary>
+    /// Writes [,]"document[start, start + length)": with one 32-byte move; returns the bytes written. The
+    /// caller has checked that 32 bytes are readable at start and 36 writable at destination.
+    /// </summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static int StoreShortName(ref byte destination, ReadOnlySpan<byte> document, int start, int length, bool comma)
+    {
+        destination = (byte)',';
+        var at = comma ? 1 : 0;
+        at += StoreShortQuoted(ref Unsafe.Add(ref destination, at), document, start, length);
+        Unsafe.Add(ref destination, at) = (byte)':';
+        return at + 1;
+    }
 
     private static void WriteArray(ref JsonOutput writer, BlittableArray array, int depth, int names)
     {
@@ -629,7 +646,6 @@ public static class BlittableJsonWriter
     private ref struct JsonOutput
     {
         private const int MinimumBuffer = 4096;
-        private const int ShortCopy = 32;
         private readonly IBufferWriter<byte> _output;
         private Span<byte> _span;
         private int _pos;
@@ -703,14 +719,7 @@ public static class BlittableJsonWriter
                 // Safe: 32 bytes are readable at start (checked) and ShortCopy + 4 bytes are writable at
                 // _pos (checked): at most one comma, a quote, the 32-byte move, then the closing quote and
                 // colon inside it (length <= 32).
-                ref var destination = ref Unsafe.Add(ref MemoryMarshal.GetReference(_span), _pos);
-                destination = (byte)',';
-                var at = comma ? 1 : 0;
-                Unsafe.Add(ref destination, at) = (byte)'"';
-                Vector256.StoreUnsafe(Vector256.LoadUnsafe(ref MemoryMarshal.GetReference(document), (nuint)start), ref Unsafe.Add(ref destination, at + 1));
-                Unsafe.Add(ref destination, at + 1 + length) = (byte)'"';
-                Unsafe.Add(ref destination, at + 2 + length) = (byte)':';
-                _pos += at + 3 + length;
+                _pos += StoreShortName(ref Unsafe.Add(ref MemoryMarshal.GetReference(_span), _pos), document, start, length, comma);
                 return;
             }
 
@@ -729,11 +738,7 @@ public static class BlittableJsonWriter
                 }
 
                 // Safe: 32 bytes are readable at start (checked) and ShortCopy + 2 writable at _pos (checked).
-                ref var destination = ref Unsafe.Add(ref MemoryMarshal.GetReference(_span), _pos);
-                destination = (byte)'"';
-                Vector256.StoreUnsafe(Vector256.LoadUnsafe(ref MemoryMarshal.GetReference(document), (nuint)start), ref Unsafe.Add(ref destination, 1));
-                Unsafe.Add(ref destination, 1 + length) = (byte)'"';
-                _pos += length + 2;
+                _pos += StoreShortQuoted(ref Unsafe.Add(ref MemoryMarshal.GetReference(_span), _pos), document, start, length);
                 return;
             }
 
