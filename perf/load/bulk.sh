@@ -27,12 +27,9 @@ with gzip.open(sys.argv[1], "rt", encoding="utf-8") as f, open(sys.argv[2], "w",
 PY
 DOCS=$(wc -l < "$WORK/orders.ndjson")
 
-mkdir -p "$WORK/base-src"
-git archive "$BASE" | tar -x -C "$WORK/base-src"
-dotnet build -c Release "$WORK/base-src/server/Jackdaw.Server.csproj" -v q -nologo -o "$WORK/base" >/dev/null
-dotnet build -c Release server/Jackdaw.Server.csproj -v q -nologo -o "$WORK/head" >/dev/null
+. perf/load/ab-lib.sh
+build_pair "$BASE"
 
-cpu() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 load() { # port db -> seconds
   local s e
   s=$(date +%s.%N)
@@ -42,10 +39,7 @@ load() { # port db -> seconds
   python3 -c "print($e - $s)"
 }
 measure() { # build-dir label round
-  rm -rf "$WORK/data"
-  dotnet "$1/Jackdaw.Server.dll" --urls "http://127.0.0.1:$PORT" --data-dir "$WORK/data" --Logging:LogLevel:Default=Warning >"$WORK/log" 2>&1 &
-  PID=$!
-  for _ in $(seq 1 200); do curl -sf "http://127.0.0.1:$PORT/build/version" >/dev/null && break; sleep 0.1; done
+  start_server "$1"
   curl -sf -X PUT "http://127.0.0.1:$PORT/admin/databases?name=warm" >/dev/null
   curl -sf -X PUT "http://127.0.0.1:$PORT/admin/databases?name=run" >/dev/null
   load "$PORT" warm >/dev/null
@@ -54,7 +48,7 @@ measure() { # build-dir label round
   t=$(load "$PORT" run)
   c1=$(cpu "$PID")
   python3 -c "t=$t; print(f'| $3 | $2 | {t:.2f} | {$DOCS / t:.0f} | {($c1 - $c0) * 10000 / $DOCS:.1f} |')"
-  kill "$PID"; wait "$PID" 2>/dev/null || true; PID=
+  stop_server
 }
 
 echo "# bulk_insert of $DOCS orders, baseline $(git rev-parse --short "$BASE") vs working tree $(git rev-parse --short HEAD)$(git diff --quiet || echo '+changes')"

@@ -20,12 +20,9 @@ PID=
 cleanup() { [ -n "$PID" ] && kill "$PID" 2>/dev/null; wait 2>/dev/null || true; rm -rf "$WORK"; }
 trap cleanup EXIT
 
-mkdir -p "$WORK/base-src"
-git archive "$BASE" | tar -x -C "$WORK/base-src"
-dotnet build -c Release "$WORK/base-src/server/Jackdaw.Server.csproj" -v q -nologo -o "$WORK/base" >/dev/null
-dotnet build -c Release server/Jackdaw.Server.csproj -v q -nologo -o "$WORK/head" >/dev/null
+. perf/load/ab-lib.sh
+build_pair "$BASE"
 
-cpu() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 put() { # connections duration -> "rps p99"
   local out
   out=$(wrk -t"$(( $1 < 2 ? 1 : 2 ))" -c"$1" -d"$2" --latency -s perf/load/put-new.lua "http://127.0.0.1:$PORT" -- "/databases/bench/docs?id=new/")
@@ -33,10 +30,8 @@ put() { # connections duration -> "rps p99"
   echo "$(awk '/Requests\/sec/ {print $2}' <<<"$out") $(awk '$1=="99%" {print $2}' <<<"$out")"
 }
 measure() { # build-dir label round env
-  rm -rf "$WORK/data"
-  env $4 dotnet "$1/Jackdaw.Server.dll" --urls "http://127.0.0.1:$PORT" --data-dir "$WORK/data" --Logging:LogLevel:Default=Warning >"$WORK/log" 2>&1 &
-  PID=$!
-  for _ in $(seq 1 200); do curl -sf "http://127.0.0.1:$PORT/build/version" >/dev/null && break; sleep 0.1; done
+  # shellcheck disable=SC2086 # the env setting is a list of NAME=value words
+  start_server "$1" $4
   curl -sf -X PUT "http://127.0.0.1:$PORT/admin/databases?name=bench" >/dev/null
   put 64 3s >/dev/null
   local c0 c1 r1 p1 r64 p64
@@ -45,7 +40,7 @@ measure() { # build-dir label round env
   read -r r64 p64 < <(put 64 "$DURATION")
   c1=$(cpu "$PID")
   python3 -c "r1=$r1; r64=$r64; d=float('${DURATION%s}'); print(f'| $3 | $2 | {r1:.0f} | $p1 | {r64:.0f} | $p64 | {r64 / r1:.1f} | {($c1 - $c0) * 10000 / (r64 * d):.1f} |')"
-  kill "$PID"; wait "$PID" 2>/dev/null || true; PID=
+  stop_server
 }
 
 echo "# durable PUT, baseline $(git rev-parse --short "$BASE") vs working tree $(git rev-parse --short HEAD)$(git diff --quiet || echo '+changes'), -d$DURATION"
