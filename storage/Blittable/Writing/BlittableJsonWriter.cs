@@ -98,7 +98,8 @@ public static class BlittableJsonWriter
                 writer.Position = pos;
                 if ((nameHeader & 1) == 0)
                 {
-                    writer.WriteName(document, namePosition, nameLength, comma: i > 0);
+                    // Only names the vector move above cannot take (long, or near the document's end) get here.
+                    writer.WriteName(document.Slice(namePosition, nameLength), comma: i > 0);
                 }
                 else
                 {
@@ -142,24 +143,15 @@ public static class BlittableJsonWriter
                     {
                         // Decoded straight into the output; the decoder is handed the whole document so
                         // literal runs near the string's end still move 8 or 16 bytes a step.
-                        var room = (length * ShortStringCodec.MaxEntryLength) + 32;
-                        if (span.Length - pos < room + 2)
+                        if (span.Length - pos < DecodeRoom(length) + 2)
                         {
                             writer.Position = pos;
-                            writer.Reserve(room + 2);
+                            writer.Reserve(DecodeRoom(length) + 2);
                             span = writer.Buffer;
                             pos = writer.Position;
                         }
 
-                        span[pos] = (byte)'"';
-                        var n = ShortStringCodec.Decode(document, p, length, span.Slice(pos + 1, room));
-                        if (n < 0)
-                        {
-                            BlittableFormat.ThrowFormat("A dictionary-coded string at {0} holds an invalid code.", valuePosition);
-                        }
-
-                        span[pos + 1 + n] = (byte)'"';
-                        pos += n + 2;
+                        pos += WriteDecodedQuoted(span.Slice(pos), document, p, length, valuePosition);
                         continue;
                     }
                 }
@@ -243,6 +235,42 @@ public static class BlittableJsonWriter
         Vector256.StoreUnsafe(Vector256.LoadUnsafe(ref MemoryMarshal.GetReference(document), (nuint)start), ref Unsafe.Add(ref destination, 1));
         Unsafe.Add(ref destination, 1 + length) = (byte)'"';
         return length + 2;
+    }
+
+    /// <summary>Output room a dictionary-coded payload of <paramref name="length"/> bytes may need: its longest decoding plus the decoder's 32-byte slack.</summary>
+    private static int DecodeRoom(int length) => (length * ShortStringCodec.MaxEntryLength) + 32;
+
+    /// <summary>Decodes the dictionary-coded document[start, start + length) into <paramref name="destination"/>; throws for an invalid code in the string at <paramref name="position"/>.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static int DecodeOrThrow(ReadOnlySpan<byte> document, int start, int length, Span<byte> destination, int position)
+    {
+        var n = ShortStringCodec.Decode(document, start, length, destination);
+        if (n < 0)
+        {
+            ThrowInvalidCode(position);
+        }
+
+        return n;
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    [System.Diagnostics.CodeAnalysis.DoesNotReturn]
+    private static void ThrowInvalidCode(int position) =>
+        BlittableFormat.ThrowFormat("A dictionary-coded string at {0} holds an invalid code.", position);
+
+    /// <summary>
+    /// Writes the unescaped dictionary-coded document[start, start + length) quoted at the start of
+    /// <paramref name="span"/> (at least <see cref="DecodeRoom"/> + 2 bytes); returns the bytes written.
+    /// The decoder is handed the whole document, so literal runs near the string's end still move 8 or
+    /// 16 bytes a step.
+    /// </summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static int WriteDecodedQuoted(Span<byte> span, ReadOnlySpan<byte> document, int start, int length, int position)
+    {
+        span[0] = (byte)'"';
+        var n = DecodeOrThrow(document, start, length, span.Slice(1, DecodeRoom(length)), position);
+        span[n + 1] = (byte)'"';
+        return n + 2;
     }
 
     /// <summary>
@@ -357,17 +385,7 @@ public static class BlittableJsonWriter
             // Decode straight into the output: no length pre-scan, no intermediate buffer. The decoder
             // is handed the whole document so literal runs near the string's end still move 8 or 16
             // bytes a step.
-            var room = (length * ShortStringCodec.MaxEntryLength) + 32;
-            var span = writer.Reserve(room + 2);
-            span[0] = (byte)'"';
-            var n = ShortStringCodec.Decode(document, start, length, span.Slice(1, room));
-            if (n < 0)
-            {
-                BlittableFormat.ThrowFormat("A dictionary-coded string at {0} holds an invalid code.", position);
-            }
-
-            span[n + 1] = (byte)'"';
-            writer.Advance(n + 2);
+            writer.Advance(WriteDecodedQuoted(writer.Reserve(DecodeRoom(length) + 2), document, start, length, position));
             return;
         }
 
@@ -393,15 +411,11 @@ public static class BlittableJsonWriter
             return false;
         }
 
-        var room = (length * ShortStringCodec.MaxEntryLength) + 32;
+        var room = DecodeRoom(length);
         var span = writer.Reserve(room + 2 + (count * 5));
         span[0] = (byte)'"';
         var text = span.Slice(1);
-        var n = ShortStringCodec.Decode(document, start, length, text.Slice(0, room));
-        if (n < 0)
-        {
-            BlittableFormat.ThrowFormat("A dictionary-coded string at {0} holds an invalid code.", position);
-        }
+        var n = DecodeOrThrow(document, start, length, text.Slice(0, room), position);
 
         Span<int> positions = stackalloc int[MaxEscapes];
         var at = 0;
@@ -475,15 +489,7 @@ public static class BlittableJsonWriter
     {
         if (type == BlittableType.String)
         {
-            var p = position;
-            var bytes = BlittableFormat.ReadStringBytes(document, ref p, out var escaped);
-            if (!escaped)
-            {
-                writer.WriteQuoted(bytes);
-                return;
-            }
-
-            WriteEscaped(ref writer, bytes, BlittableFormat.ReadVarInt32(document, ref p), document, p);
+            WriteRawString(ref writer, document, position);
             return;
         }
 
@@ -509,16 +515,12 @@ public static class BlittableJsonWriter
             if ((header & 1) != 0 && (uint)length <= (uint)(document.Length - start) && length <= 2048)
             {
                 // With escapes: decode once into scratch (no length pre-scan), then copy between escapes.
-                var room = (length * ShortStringCodec.MaxEntryLength) + 32;
+                var room = DecodeRoom(length);
                 byte[]? rentedScratch = null;
                 var scratch = room <= 2048 ? stackalloc byte[2048] : (rentedScratch = ArrayPool<byte>.Shared.Rent(room));
                 try
                 {
-                    var n = ShortStringCodec.Decode(document, start, length, scratch.Slice(0, room));
-                    if (n < 0)
-                    {
-                        BlittableFormat.ThrowFormat("A dictionary-coded string at {0} holds an invalid code.", position);
-                    }
+                    var n = DecodeOrThrow(document, start, length, scratch.Slice(0, room), position);
 
                     var escapesAt = start + length;
                     var escapeCount = BlittableFormat.ReadVarInt32(document, ref escapesAt);
@@ -703,29 +705,6 @@ public static class BlittableJsonWriter
             set => _pos = value;
         }
 
-        /// <summary>Writes [,]"name": in one step, the name being document[start, start + length).</summary>
-        [MethodImpl(MethodImplOptions.AggressiveInlining)]
-        public void WriteName(ReadOnlySpan<byte> document, int start, int length, bool comma)
-        {
-            // Most names are short and have 32 document bytes after them: one vector move, no
-            // length-dependent branches.
-            if (length <= ShortCopy && document.Length - start >= ShortCopy)
-            {
-                if (_span.Length - _pos < ShortCopy + 4)
-                {
-                    Refill(ShortCopy + 4);
-                }
-
-                // Safe: 32 bytes are readable at start (checked) and ShortCopy + 4 bytes are writable at
-                // _pos (checked): at most one comma, a quote, the 32-byte move, then the closing quote and
-                // colon inside it (length <= 32).
-                _pos += StoreShortName(ref Unsafe.Add(ref MemoryMarshal.GetReference(_span), _pos), document, start, length, comma);
-                return;
-            }
-
-            WriteName(document.Slice(start, length), comma);
-        }
-
         /// <summary>Writes "text" for the unescaped document[start, start + length).</summary>
         [MethodImpl(MethodImplOptions.AggressiveInlining)]
         public void WriteQuoted(ReadOnlySpan<byte> document, int start, int length)
@@ -812,25 +791,7 @@ public static class BlittableJsonWriter
                 Refill(20);
             }
 
-            if ((ulong)value < 100)
-            {
-                // Small counts, ages, quantities: no call into the formatter.
-                if (value < 10)
-                {
-                    _span[_pos++] = (byte)('0' + value);
-                }
-                else
-                {
-                    _span[_pos] = (byte)('0' + (value / 10));
-                    _span[_pos + 1] = (byte)('0' + (value % 10));
-                    _pos += 2;
-                }
-
-                return;
-            }
-
-            Utf8Formatter.TryFormat(value, _span.Slice(_pos), out var written);
-            _pos += written;
+            _pos += FormatInteger(value, _span.Slice(_pos));
         }
 
         public void WriteEscape(byte c)
