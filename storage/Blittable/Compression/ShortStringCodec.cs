@@ -34,7 +34,6 @@ internal static partial class ShortStringCodec
     internal const int MinGain = 2;
 
     private static readonly byte[][] Entries;
-    private static readonly byte[] EntryLengths;
 
     // All entries back to back, followed by 32 bytes of padding, so the decoder can copy any entry
     // with one 32-byte vector load without reading past the array.
@@ -54,8 +53,7 @@ internal static partial class ShortStringCodec
         }
 
         Entries = list.ToArray();
-        EntryLengths = Array.ConvertAll(Entries, e => (byte)e.Length);
-        MaxEntryLength = EntryLengths.Max();
+        MaxEntryLength = Entries.Max(e => e.Length);
         EntryInfo = new uint[Entries.Length];
         Blob = new byte[Entries.Sum(e => e.Length) + BlobPadding];
         var offset = 0;
@@ -391,7 +389,7 @@ internal static partial class ShortStringCodec
             }
             else if (b < 0xF0)
             {
-                length += EntryLengths[b - 0x80];
+                length += (byte)EntryInfo[b - 0x80];
             }
             else if (b < 0xFF)
             {
@@ -401,12 +399,12 @@ internal static partial class ShortStringCodec
                 }
 
                 var e = OneByteCodes + ((b - 0xF0) << 8) + payload[i];
-                if (e >= EntryLengths.Length)
+                if (e >= EntryInfo.Length)
                 {
                     return -1;
                 }
 
-                length += EntryLengths[e];
+                length += (byte)EntryInfo[e];
             }
             else
             {
@@ -599,7 +597,7 @@ internal static partial class ShortStringCodec
                     continue;
                 }
 
-                if (payload[i] != TimestampMarker || payload.Length - i <= TimestampPackedLength || destination.Length - o < TimestampLength
+                if (payload[i] != TimestampMarker || payload.Length - i <= TimestampPackedLength
                     || !TryWriteTimestamp(payload.Slice(i + 1, TimestampPackedLength), destination.Slice(o)))
                 {
                     return -1;
@@ -610,7 +608,7 @@ internal static partial class ShortStringCodec
                 continue;
             }
 
-            var length = EntryLengths[e];
+            var length = (int)(EntryInfo[e] & 0xFF);
             if (length > destination.Length - o)
             {
                 return -1;
