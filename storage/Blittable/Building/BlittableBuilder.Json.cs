@@ -448,7 +448,7 @@ public sealed partial class BlittableBuilder
         }
 
         var name = GetUnescaped(ref reader, out var escaped);
-        PropertyName(name, escaped, Position(ref reader), validateUtf8: true);
+        PropertyName(name, escaped, Position(ref reader), validateUtf8: !_inputValidated);
     }
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]

@@ -17,7 +17,6 @@ public sealed partial class BlittableBuilder
     {
         public bool IsObject;
         public int EntryStart;
-        public long InputPosition;
         public int NameIndex;        // the name keying this container in its parent object (-1 if none)
         public int NameOffset;
         public long NameInputPosition;
@@ -215,7 +214,6 @@ public sealed partial class BlittableBuilder
         ref var frame = ref _frames[_depth++];
         frame.IsObject = isObject;
         frame.EntryStart = _entryCount;
-        frame.InputPosition = inputPosition;
         frame.NameIndex = nameIndex;
         frame.NameOffset = nameOffset;
         frame.NameInputPosition = nameInput;
@@ -573,8 +571,9 @@ public sealed partial class BlittableBuilder
     }
 
     /// <summary>
-    /// Records the positions of bytes to escape and checks UTF-8: an ASCII test first (the common
-    /// case), which lets the escape search use the fast ASCII-only searcher.
+    /// Records the positions of bytes to escape and checks UTF-8 (an ASCII test first: the common case,
+    /// and cheaper than the full check). With UTF-8 checked here, the escape search needs only the
+    /// ASCII set of bytes to escape, not one that also holds every byte from 0x80.
     /// </summary>
     private bool FindEscapesCheckingUtf8(ReadOnlySpan<byte> value)
     {
@@ -710,22 +709,27 @@ public sealed partial class BlittableBuilder
         }
 
         pos += table.Length;
-        if (!_shapes.TryGet(_names.Epoch, shapeHash, count, out var cachedIds, out var order, out var orderBytes) || !SameIds(entries, cachedIds))
+        // A cached shape holds at most ShapeCache.MaxCount (<= 256) names, so its order fits the 1-byte width.
+        ReadOnlySpan<int> order = default;
+        if (!_shapes.TryGet(_names.Epoch, shapeHash, count, out var cachedIds, out var orderBytes) || !SameIds(entries, cachedIds))
         {
             orderBytes = default;
             order = SortByName(start, count);
-            if (_ids.Length < count)
+            if (count <= ShapeCache.MaxCount)
             {
-                _ids = new int[Math.Max(count, _ids.Length * 2)];
-            }
+                if (_ids.Length < count)
+                {
+                    _ids = new int[Math.Max(count, _ids.Length * 2)];
+                }
 
-            var ids = _ids.AsSpan(0, count);
-            for (var i = 0; i < ids.Length; i++)
-            {
-                ids[i] = entries[i].NameIndex;
-            }
+                var ids = _ids.AsSpan(0, count);
+                for (var i = 0; i < ids.Length; i++)
+                {
+                    ids[i] = entries[i].NameIndex;
+                }
 
-            _shapes.Add(_names.Epoch, shapeHash, ids, order);
+                _shapes.Add(_names.Epoch, shapeHash, ids, order);
+            }
         }
 
         if (orderWidth == 1 && orderBytes.Length == count)

@@ -231,28 +231,25 @@ internal sealed class ShapeCache
         public uint Hash;
         public int Count;
         public int[] Ids;
-        public int[] Order;
-        public byte[] OrderBytes;   // Order as bytes (counts up to MaxCount fit a byte)
+        public byte[] OrderBytes;   // the sort order as bytes (counts up to MaxCount fit a byte)
     }
 
-    private const int MaxCount = 64;
+    internal const int MaxCount = 64;
     private readonly Shape[] _shapes = new Shape[256];
     private int _epoch = -1;
 
     /// <summary>The cached shape with this hash and count, if any: the caller compares its ids.</summary>
-    public bool TryGet(int epoch, uint hash, int count, out ReadOnlySpan<int> ids, out ReadOnlySpan<int> order, out ReadOnlySpan<byte> orderBytes)
+    public bool TryGet(int epoch, uint hash, int count, out ReadOnlySpan<int> ids, out ReadOnlySpan<byte> orderBytes)
     {
         ref var shape = ref _shapes[hash & 255];
         if (_epoch == epoch && shape.Hash == hash && shape.Count == count && shape.Ids is not null)
         {
             ids = shape.Ids.AsSpan(0, count);
-            order = shape.Order.AsSpan(0, count);
             orderBytes = shape.OrderBytes.AsSpan(0, count);
             return true;
         }
 
         ids = default;
-        order = default;
         orderBytes = default;
         return false;
     }
@@ -274,12 +271,10 @@ internal sealed class ShapeCache
         if (shape.Ids is null || shape.Ids.Length < ids.Length)
         {
             shape.Ids = new int[MaxCount];
-            shape.Order = new int[MaxCount];
             shape.OrderBytes = new byte[MaxCount];
         }
 
         ids.CopyTo(shape.Ids);
-        order.CopyTo(shape.Order);
         for (var i = 0; i < order.Length; i++)
         {
             shape.OrderBytes[i] = (byte)order[i];
