@@ -60,9 +60,9 @@ public sealed partial class BlittableBuilder
         // Tokenizing is System.Text.Json's job (a hand-written scanner measured ~1.3x faster here, but
         // the project keeps JSON tokenizing to Utf8JsonReader; see perf/RESULTS.md).
         _inputValidated = _mode == BlittableMode.Disk && !rootMayBeFollowed;
-        if (_inputValidated)
+        if (_inputValidated && !Utf8.IsValid(utf8Json))
         {
-            ThrowIfInvalidUtf8Abandoning(utf8Json);
+            AbandonReportingUtf8(utf8Json);
         }
 
         var reader = new Utf8JsonReader(utf8Json, isFinalBlock: true, new JsonReaderState(ReaderOptions));
@@ -72,21 +72,18 @@ public sealed partial class BlittableBuilder
         }
         catch (JsonException e)
         {
-            Abandon();
-            ThrowIfInvalidUtf8(utf8Json);
+            AbandonReportingUtf8(utf8Json);
             var truncated = IsValidPrefix(new ReadOnlySequence<byte>(utf8Json.ToArray()), new JsonReaderState(ReaderOptions));
             throw Translate(e, ref reader, truncated);
         }
         catch (InvalidOperationException e) when (e is not ObjectDisposedException)
         {
-            Abandon();
-            ThrowIfInvalidUtf8(utf8Json);
+            AbandonReportingUtf8(utf8Json);
             throw new BlittableParseException(BlittableParseError.InvalidUtf8, reader.TokenStartIndex, "A string holds an escaped lone surrogate, which has no UTF-8 form", e);
         }
         catch (BlittableParseException)
         {
-            Abandon();
-            ThrowIfInvalidUtf8(utf8Json);
+            AbandonReportingUtf8(utf8Json);
             throw;
         }
         catch
@@ -97,8 +94,7 @@ public sealed partial class BlittableBuilder
 
         if (!_rootDone)
         {
-            Abandon();
-            ThrowIfInvalidUtf8(utf8Json);
+            AbandonReportingUtf8(utf8Json);
             ThrowParse(BlittableParseError.Truncated, utf8Json.Length, "The JSON text ended before its root object was closed");
         }
 
@@ -111,27 +107,21 @@ public sealed partial class BlittableBuilder
         var garbage = IndexOfNonWhitespace(rest);
         if (garbage >= 0)
         {
-            Abandon();
-            ThrowIfInvalidUtf8(utf8Json);
+            AbandonReportingUtf8(utf8Json);
             ThrowParse(BlittableParseError.TrailingData, reader.BytesConsumed + garbage, "Data follows the root object");
         }
 
         return utf8Json.Length;
     }
 
-    private void ThrowIfInvalidUtf8Abandoning(ReadOnlySpan<byte> utf8Json)
-    {
-        if (!Utf8.IsValid(utf8Json))
-        {
-            Abandon();
-            ThrowParse(BlittableParseError.InvalidUtf8, FirstInvalidUtf8(utf8Json), "The input is not valid UTF-8");
-        }
-    }
-
-    /// <summary>Cold path of every whole-input error: invalid UTF-8 anywhere in the input is reported first.</summary>
+    /// <summary>
+    /// Cold path of every whole-input error: drops the document being built, then reports invalid
+    /// UTF-8 anywhere in the input first (so it wins over any other error); returns otherwise.
+    /// </summary>
     [MethodImpl(MethodImplOptions.NoInlining)]
-    private static void ThrowIfInvalidUtf8(ReadOnlySpan<byte> utf8Json)
+    private void AbandonReportingUtf8(ReadOnlySpan<byte> utf8Json)
     {
+        Abandon();
         if (!Utf8.IsValid(utf8Json))
         {
             ThrowParse(BlittableParseError.InvalidUtf8, FirstInvalidUtf8(utf8Json), "The input is not valid UTF-8");

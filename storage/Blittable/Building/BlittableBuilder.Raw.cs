@@ -27,11 +27,7 @@ public sealed partial class BlittableBuilder
             var name = BlittableFormat.ReadStringBytes(area, ref p, out var escaped);
             if (escaped)
             {
-                var count = BlittableFormat.ReadVarInt32(area, ref p);
-                for (var i = 0; i < count; i++)
-                {
-                    BlittableFormat.ReadVarInt32(area, ref p);
-                }
+                BlittableFormat.SkipEscapeList(area, ref p);
             }
 
             if (!System.Text.Unicode.Utf8.IsValid(name))
@@ -177,11 +173,7 @@ public sealed partial class BlittableBuilder
                     p = str.EscapesPosition;
                     if (str.HasEscapes)
                     {
-                        var count = BlittableFormat.ReadVarInt32(document, ref p);
-                        for (var i = 0; i < count; i++)
-                        {
-                            BlittableFormat.ReadVarInt32(document, ref p);
-                        }
+                        BlittableFormat.SkipEscapeList(document, ref p);
                     }
 
                     return p;

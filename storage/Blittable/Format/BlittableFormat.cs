@@ -195,6 +195,16 @@ internal static class BlittableFormat
         }
     }
 
+    /// <summary>Skips an escape list (a count, then that many position varints) at <paramref name="position"/>.</summary>
+    public static void SkipEscapeList(ReadOnlySpan<byte> span, ref int position)
+    {
+        var count = ReadVarInt32(span, ref position);
+        for (var i = 0; i < count; i++)
+        {
+            ReadVarInt32(span, ref position);
+        }
+    }
+
     /// <summary>Reads a varint of at most 32 bits, checking bounds; throws <see cref="BlittableFormatException"/>.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public static int ReadVarInt32(ReadOnlySpan<byte> span, scoped ref int position)

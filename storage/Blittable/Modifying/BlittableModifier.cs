@@ -240,10 +240,9 @@ internal static class BlittableModifier
         {
             // Already compressed: copy the encoded bytes (header, payload, escape list) as they are.
             var p = str.EscapesPosition;
-            var escapes = str.HasEscapes ? BlittableFormat.ReadVarInt32(document, ref p) : 0;
-            for (var i = 0; i < escapes; i++)
+            if (str.HasEscapes)
             {
-                BlittableFormat.ReadVarInt32(document, ref p);
+                BlittableFormat.SkipEscapeList(document, ref p);
             }
 
             builder.WriteEncodedString(value.StoredType, document.Slice(value.Position, p - value.Position));
