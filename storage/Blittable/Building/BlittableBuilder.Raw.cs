@@ -144,17 +144,6 @@ public sealed partial class BlittableBuilder
         return false;
     }
 
-    private static int TableEnd(ReadOnlySpan<byte> document, int entries, int count, int entrySize)
-    {
-        var end = entries + ((long)count * entrySize);
-        if (end > document.Length)
-        {
-            BlittableFormat.ThrowFormat("A table at {0} with {1} entries runs past the end of the document.", entries, count);
-        }
-
-        return (int)end;
-    }
-
     /// <summary>The position just past a value's own bytes (for a container: past its table).</summary>
     private static int EndOf(ReadOnlySpan<byte> document, int position, BlittableType type)
     {
@@ -180,20 +169,9 @@ public sealed partial class BlittableBuilder
                 }
 
             case BlittableType.Object:
-                {
-                    var flags = document[p++];
-                    var entrySize = BlittableFormat.WidthOf(flags & 3) + BlittableFormat.WidthOf((flags >> 2) & 3) + 1;
-                    var orderWidth = BlittableFormat.WidthOf((flags >> 4) & 3);
-                    var count = BlittableFormat.ReadVarInt32(document, ref p);
-                    return TableEnd(document, p, count, entrySize + orderWidth);
-                }
-
+                return new BlittableObject(document, position, BlittableHeader.Read(document).NamesOffset).TableEnd;
             case BlittableType.Array:
-                {
-                    var flags = document[p++];
-                    var count = BlittableFormat.ReadVarInt32(document, ref p);
-                    return TableEnd(document, p, count, BlittableFormat.WidthOf(flags & 3) + 1);
-                }
+                return new BlittableArray(document, position).TableEnd;
 
             default:
                 BlittableFormat.ThrowFormat("Unknown value type {0} at {1}.", (int)type, position);

@@ -138,6 +138,9 @@ public readonly ref struct BlittableObject
     /// <summary>Number of properties.</summary>
     public int Count => _count;
 
+    /// <summary>The position just past this object's table (entries and sort order).</summary>
+    internal int TableEnd => _order + (_count * _orderWidth);
+
     internal ReadOnlySpan<byte> Document => _document;
 
     internal int Position => _position;
@@ -383,6 +386,9 @@ public readonly ref struct BlittableArray
             BlittableFormat.ThrowFormat("The array table at {0} ({1} items) runs past the end of the document.", position, _count);
         }
     }
+
+    /// <summary>The position just past this array's table.</summary>
+    internal int TableEnd => _entries + (_count * (_width + 1));
 
     public int Length => _count;
 
