@@ -2,6 +2,7 @@ using System.Buffers;
 using System.Buffers.Binary;
 using System.IO.Hashing;
 using System.Runtime.InteropServices;
+using Jackdaw.Storage.Engine.Paging;
 using K4os.Compression.LZ4;
 
 namespace Jackdaw.Storage.Engine.Journal;
@@ -11,7 +12,7 @@ namespace Jackdaw.Storage.Engine.Journal;
 /// <code>
 /// offset size field
 ///  0      4   Magic             "JRNL"
-///  4      4   Flags             1 = payload is LZ4-compressed
+///  4      4   Flags             1 = payload is LZ4-compressed, 2 = entries in the page-diff layout
 ///  8      8   TransactionId     strictly consecutive within and across journal files
 /// 16      4   PageCount         entries in the payload
 /// 20      4   PayloadSize       stored payload bytes (compressed size when Flags has LZ4)
@@ -19,8 +20,13 @@ namespace Jackdaw.Storage.Engine.Journal;
 /// 32      8   PayloadHash       XxHash64 of the stored payload
 /// 40      8   HeaderHash        XxHash64 of bytes [0, 40)
 /// </code>
-/// The uncompressed payload is, per page entry: [long PageNumber][int Length][Length bytes]
-/// (Length is 8 KiB, or a multiple of it for an overflow run).
+/// The uncompressed payload is, per page entry (Length is 8 KiB, or a multiple of it for an overflow run):
+/// <list type="bullet">
+/// <item>with flag 2 (every record this build writes): [long PageNumber][int Length][int Stored][Stored bytes],
+/// the whole page when Stored equals Length, otherwise the <see cref="PageDiff"/> runs against the page's
+/// previous committed version;</item>
+/// <item>without it (records of earlier builds, still replayed): [long PageNumber][int Length][Length bytes].</item>
+/// </list>
 /// </summary>
 [StructLayout(LayoutKind.Explicit, Size = Size)]
 internal struct JournalRecordHeader
@@ -28,6 +34,7 @@ internal struct JournalRecordHeader
     public const int Size = 48;
     public const uint MagicValue = 0x4C4E524A; // "JRNL"
     public const uint Lz4Flag = 1;
+    public const uint DiffFlag = 2;
 
     [FieldOffset(0)] public uint Magic;
     [FieldOffset(4)] public uint Flags;
@@ -44,7 +51,7 @@ internal struct JournalRecordHeader
 /// <summary>A transaction's journal record, built by the committing thread and written by the journal writer.</summary>
 internal sealed class JournalRecord
 {
-    private const int EntryHeader = 12;
+    private const int EntryHeader = 16;
 
     private JournalRecord(long transactionId, byte[] buffer, int length, bool compressed)
     {
@@ -73,41 +80,54 @@ internal sealed class JournalRecord
         }
     }
 
-    /// <summary>Serializes, compresses (when asked to and that saves at least an eighth) and checksums the pages.</summary>
-    public static JournalRecord Build(long transactionId, Dictionary<long, byte[]> pages, bool tryCompress)
+    /// <summary>
+    /// Serializes the pages (as diffs against <paramref name="bases"/>, the committed versions the
+    /// transaction copied them from, where that is smaller; whole pages otherwise and for new pages),
+    /// compresses (when asked to and that saves at least an eighth) and checksums them.
+    /// </summary>
+    public static JournalRecord Build(long transactionId, Dictionary<long, byte[]> pages, Dictionary<long, PageHandle> bases, bool tryCompress)
     {
-        long raw = 0;
+        long bound = 0;
         foreach (var (_, data) in pages)
         {
-            raw += EntryHeader + data.Length;
+            bound += EntryHeader + data.Length;
         }
 
-        if (raw > int.MaxValue - JournalRecordHeader.Size - 1024)
+        if (bound > int.MaxValue - JournalRecordHeader.Size - 1024)
         {
-            throw new StorageLimitException($"A transaction of {raw} bytes of pages exceeds the journal record limit of 2 GiB; commit in smaller transactions.");
+            throw new StorageLimitException($"A transaction of {bound} bytes of pages exceeds the journal record limit of 2 GiB; commit in smaller transactions.");
         }
 
-        var payload = ArrayPool<byte>.Shared.Rent((int)raw);
+        var payload = ArrayPool<byte>.Shared.Rent((int)bound);
         try
         {
-            var pos = 0;
+            var raw = 0;
             foreach (var (number, data) in pages)
             {
-                BinaryPrimitives.WriteInt64LittleEndian(payload.AsSpan(pos), number);
-                BinaryPrimitives.WriteInt32LittleEndian(payload.AsSpan(pos + 8), data.Length);
-                data.CopyTo(payload.AsSpan(pos + EntryHeader));
-                pos += EntryHeader + data.Length;
+                var entry = payload.AsSpan(raw);
+                BinaryPrimitives.WriteInt64LittleEndian(entry, number);
+                BinaryPrimitives.WriteInt32LittleEndian(entry[8..], data.Length);
+                var body = entry[EntryHeader..];
+                var stored = bases.TryGetValue(number, out var before) && before.Length == data.Length ? PageDiff.Write(before.Span, data, body[..data.Length]) : -1;
+                if (stored < 0)
+                {
+                    data.CopyTo(body);
+                    stored = data.Length;
+                }
+
+                BinaryPrimitives.WriteInt32LittleEndian(entry[12..], stored);
+                raw += EntryHeader + stored;
             }
 
-            var maxCompressed = tryCompress ? LZ4Codec.MaximumOutputSize((int)raw) : 0;
-            var buffer = ArrayPool<byte>.Shared.Rent(JournalRecordHeader.Size + Math.Max(maxCompressed, (int)raw));
-            var stored = tryCompress ? LZ4Codec.Encode(payload.AsSpan(0, (int)raw), buffer.AsSpan(JournalRecordHeader.Size), LZ4Level.L00_FAST) : -1;
-            uint flags = JournalRecordHeader.Lz4Flag;
-            if (stored <= 0 || stored > raw - (raw / 8))
+            var maxCompressed = tryCompress ? LZ4Codec.MaximumOutputSize(raw) : 0;
+            var buffer = ArrayPool<byte>.Shared.Rent(JournalRecordHeader.Size + Math.Max(maxCompressed, raw));
+            var size = tryCompress ? LZ4Codec.Encode(payload.AsSpan(0, raw), buffer.AsSpan(JournalRecordHeader.Size), LZ4Level.L00_FAST) : -1;
+            var flags = JournalRecordHeader.DiffFlag | JournalRecordHeader.Lz4Flag;
+            if (size <= 0 || size > raw - (raw / 8))
             {
-                payload.AsSpan(0, (int)raw).CopyTo(buffer.AsSpan(JournalRecordHeader.Size));
-                stored = (int)raw;
-                flags = 0;
+                payload.AsSpan(0, raw).CopyTo(buffer.AsSpan(JournalRecordHeader.Size));
+                size = raw;
+                flags = JournalRecordHeader.DiffFlag;
             }
 
             ref var h = ref MemoryMarshal.AsRef<JournalRecordHeader>(buffer.AsSpan());
@@ -115,28 +135,15 @@ internal sealed class JournalRecord
             h.Flags = flags;
             h.TransactionId = transactionId;
             h.PageCount = pages.Count;
-            h.PayloadSize = stored;
+            h.PayloadSize = size;
             h.UncompressedSize = raw;
-            h.PayloadHash = XxHash64.HashToUInt64(buffer.AsSpan(JournalRecordHeader.Size, stored));
+            h.PayloadHash = XxHash64.HashToUInt64(buffer.AsSpan(JournalRecordHeader.Size, size));
             h.HeaderHash = JournalRecordHeader.ComputeHeaderHash(buffer);
-            return new JournalRecord(transactionId, buffer, JournalRecordHeader.Size + stored, flags != 0);
+            return new JournalRecord(transactionId, buffer, JournalRecordHeader.Size + size, (flags & JournalRecordHeader.Lz4Flag) != 0);
         }
         finally
         {
             ArrayPool<byte>.Shared.Return(payload);
-        }
-    }
-
-    /// <summary>Calls <paramref name="apply"/> for each page of a verified, decompressed payload.</summary>
-    public static void ForEachPage(ReadOnlySpan<byte> payload, Action<long, ReadOnlyMemory<byte>> apply, byte[] owner, int start)
-    {
-        var pos = 0;
-        while (pos < payload.Length)
-        {
-            var number = BinaryPrimitives.ReadInt64LittleEndian(payload.Slice(pos));
-            var length = BinaryPrimitives.ReadInt32LittleEndian(payload.Slice(pos + 8));
-            apply(number, owner.AsMemory(start + pos + EntryHeader, length));
-            pos += EntryHeader + length;
         }
     }
 }

@@ -117,7 +117,7 @@ internal static class Recovery
                     payload = stored.AsSpan(0, h.PayloadSize);
                 }
 
-                if (!Apply(dataFile, payload, h.PageCount))
+                if (!Apply(dataFile, payload, h.PageCount, (h.Flags & JournalRecordHeader.DiffFlag) != 0))
                 {
                     throw new StorageCorruptedException(path, $"Journal record of transaction {h.TransactionId} passed its checksum but its page list is malformed.");
                 }
@@ -149,27 +149,45 @@ internal static class Recovery
         return new Result(last, nextSequence, replayed, torn);
     }
 
-    private static bool Apply(DataFile dataFile, ReadOnlySpan<byte> payload, int pageCount)
+    /// <summary>
+    /// Writes a record's pages into the data file. A diff entry writes only its runs: each byte it
+    /// leaves alone is one this transaction did not change, so whatever version of the page the data
+    /// file holds there (the flushed one, or a newer one from a flush cut short before its header
+    /// was written) already has that byte's value.
+    /// </summary>
+    private static bool Apply(DataFile dataFile, ReadOnlySpan<byte> payload, int pageCount, bool diffLayout)
     {
+        var entryHeader = diffLayout ? 16 : 12;
         var pos = 0;
         var count = 0;
         while (pos < payload.Length)
         {
-            if (pos + 12 > payload.Length)
+            if (pos + entryHeader > payload.Length)
             {
                 return false;
             }
 
             var number = BinaryPrimitives.ReadInt64LittleEndian(payload.Slice(pos));
             var length = BinaryPrimitives.ReadInt32LittleEndian(payload.Slice(pos + 8));
-            if (number < Constants.StatePage || length <= 0 || length % Constants.PageSize != 0 || pos + 12 + length > payload.Length)
+            var stored = diffLayout ? BinaryPrimitives.ReadInt32LittleEndian(payload.Slice(pos + 12)) : length;
+            if (number < Constants.StatePage || length <= 0 || length % Constants.PageSize != 0 ||
+                stored < 0 || stored > length || stored > payload.Length - pos - entryHeader)
             {
                 return false;
             }
 
             dataFile.EnsureSize(number + (length / Constants.PageSize));
-            dataFile.Write(number, payload.Slice(pos + 12, length));
-            pos += 12 + length;
+            var body = payload.Slice(pos + entryHeader, stored);
+            if (stored == length)
+            {
+                dataFile.Write(number, body);
+            }
+            else if (!PageDiff.ForEachRun(body, length, (dataFile, number), static (target, offset, bytes) => target.dataFile.WriteAt(target.number, offset, bytes)))
+            {
+                return false;
+            }
+
+            pos += entryHeader + stored;
             count++;
         }
 

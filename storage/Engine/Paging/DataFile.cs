@@ -233,6 +233,10 @@ internal sealed unsafe class DataFile : IDisposable
     public void Write(long pageNumber, ReadOnlySpan<byte> data) =>
         RandomAccess.Write(_stream.SafeFileHandle, data, pageNumber * Constants.PageSize);
 
+    /// <summary>Writes bytes at <paramref name="offset"/> inside the page (or overflow run) starting at <paramref name="pageNumber"/>.</summary>
+    public void WriteAt(long pageNumber, int offset, ReadOnlySpan<byte> data) =>
+        RandomAccess.Write(_stream.SafeFileHandle, data, (pageNumber * Constants.PageSize) + offset);
+
     public void Sync() => Posix.DataSync(_stream);
 
     /// <summary>Writes the older header slot (after the data is synced) and syncs it.</summary>

@@ -29,6 +29,8 @@ internal readonly unsafe struct PageHandle
         _length = length;
     }
 
+    public int Length => _length;
+
     public bool IsNull => _array is null && _pointer is null;
 
     public Span<byte> Span

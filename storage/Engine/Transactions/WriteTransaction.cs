@@ -15,6 +15,10 @@ namespace Jackdaw.Storage.Engine;
 public sealed class WriteTransaction : ReadTransaction
 {
     private readonly Dictionary<long, byte[]> _dirty = [];
+
+    // The committed version each page of _dirty was copied from (absent for new pages): the journal
+    // records only what the transaction changed in it.
+    private readonly Dictionary<long, PageHandle> _bases = [];
     private readonly long _id;
     private byte[]? _state;
     private bool _committed;
@@ -43,10 +47,12 @@ public sealed class WriteTransaction : ReadTransaction
             return page;
         }
 
-        var source = base.GetPage(pageNumber).Span;
+        var committed = base.GetPage(pageNumber);
+        var source = committed.Span;
         var copy = source.Length == Constants.PageSize ? Environment.Pool.Rent() : GC.AllocateUninitializedArray<byte>(source.Length);
         source.CopyTo(copy);
         _dirty[pageNumber] = copy;
+        _bases[pageNumber] = committed;
         return copy;
     }
 
@@ -72,6 +78,7 @@ public sealed class WriteTransaction : ReadTransaction
         var page = Environment.Pool.Rent();
         Array.Clear(page);
         _dirty[pageNumber] = page;
+        _bases.Remove(pageNumber);
         return page;
     }
 
@@ -90,6 +97,7 @@ public sealed class WriteTransaction : ReadTransaction
         var tail = PageHeader.Size + valueLength;
         run.AsSpan((int)tail).Clear();
         _dirty[pageNumber] = run;
+        _bases.Remove(pageNumber);
         return run;
     }
 
@@ -114,8 +122,10 @@ public sealed class WriteTransaction : ReadTransaction
 
         s.FreePages += count;
 
-        // The freed version need not reach the journal: no one can read a free page.
+        // The freed version need not reach the journal: no one can read a free page. If the run is
+        // allocated again in this transaction, it is journaled whole.
         _dirty.Remove(start);
+        _bases.Remove(start);
     }
 
     private Span<ulong> BitmapFor(long page, out int bit)
@@ -157,6 +167,7 @@ public sealed class WriteTransaction : ReadTransaction
             h.PageNumber = bitmapPage;
             h.Flags = PageFlags.FreeSpaceBitmap;
             _dirty[bitmapPage] = page;
+            _bases.Remove(bitmapPage);
             StateHeader.BitmapPages(_state!)[s.BitmapCount++] = bitmapPage;
         }
 
@@ -320,7 +331,7 @@ public sealed class WriteTransaction : ReadTransaction
         s.RootTree = RootTree.Header;
         s.TransactionId = _id;
         var tryCompress = Environment.ShouldCompress();
-        var record = JournalRecord.Build(_id, _dirty, tryCompress);
+        var record = JournalRecord.Build(_id, _dirty, _bases, tryCompress);
         if (tryCompress)
         {
             Environment.ReportCompression(record.Compressed);

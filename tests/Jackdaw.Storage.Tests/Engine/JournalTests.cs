@@ -1,3 +1,5 @@
+using System.Runtime.InteropServices;
+using System.Text;
 using Jackdaw.Storage.Engine;
 using Jackdaw.Storage.Engine.Journal;
 
@@ -65,5 +67,236 @@ public sealed class JournalTests : EngineTestBase
         Assert.Equal(JournalRecordHeader.Lz4Flag, header.Flags & JournalRecordHeader.Lz4Flag);
         Assert.True(header.PayloadSize * 4 < header.UncompressedSize, $"{header.PayloadSize} of {header.UncompressedSize} bytes");
         Assert.True(stats.UsedPages > 100);
+    }
+}
+
+public sealed class JournalDiffTests : EngineTestBase
+{
+    private StorageEnvironmentOptions NoFlushOptions() => new()
+    {
+        Path = Folder,
+        FlushInterval = TimeSpan.FromHours(1),
+        FlushThresholdPages = int.MaxValue,
+    };
+
+    private static byte[] Key(int i) => BitConverter.GetBytes(i);
+
+    private static byte[] Value(int i, int version) => Encoding.UTF8.GetBytes($"value {i} version {version} " + new string((char)('a' + (i % 26)), 40 + (i % 200)));
+
+    private List<JournalRecordHeader> Headers()
+    {
+        var result = new List<JournalRecordHeader>();
+        foreach (var (_, path) in JournalWriter.ListFiles(Folder))
+        {
+            var bytes = File.ReadAllBytes(path);
+            var pos = 0;
+            while (pos + JournalRecordHeader.Size <= bytes.Length)
+            {
+                var h = MemoryMarshal.Read<JournalRecordHeader>(bytes.AsSpan(pos));
+                if (h.Magic != JournalRecordHeader.MagicValue)
+                {
+                    break;
+                }
+
+                result.Add(h);
+                pos += JournalRecordHeader.Size + h.PayloadSize;
+            }
+        }
+
+        return result;
+    }
+
+    [Fact]
+    public void ChangingOneValueJournalsTheChangedBytesNotTheWholePages()
+    {
+        var env = Open(NoFlushOptions());
+        using (var tx = env.BeginWrite())
+        {
+            var t = tx.CreateTree("t");
+            for (var i = 0; i < 3000; i++)
+            {
+                t.Put(Key(i), Value(i, 0));
+            }
+
+            tx.Commit();
+        }
+
+        using (var tx = env.BeginWrite())
+        {
+            tx.OpenTree("t")!.Put(Key(1234), Value(1234, 1));
+            tx.Commit();
+        }
+
+        var last = Headers()[^1];
+        Assert.Equal(JournalRecordHeader.DiffFlag, last.Flags & JournalRecordHeader.DiffFlag);
+
+        // A leaf, the tree's header in the root tree and the state page change: three 8 KiB pages whole,
+        // a few hundred bytes as diffs.
+        Assert.True(last.PageCount >= 2, $"{last.PageCount} pages");
+        Assert.True(last.UncompressedSize < 1024, $"{last.UncompressedSize} bytes for {last.PageCount} pages");
+
+        env.DisposeWithoutFlush();
+        using var reopened = StorageEnvironment.Open(NoFlushOptions());
+        Assert.True(reopened.RecoveredTransactions >= 2);
+        using var r = reopened.BeginRead();
+        var tree = r.OpenTree("t")!;
+        tree.Validate();
+        for (var i = 0; i < 3000; i++)
+        {
+            Assert.True(tree.TryGet(Key(i), out var v));
+            Assert.True(v.SequenceEqual(Value(i, i == 1234 ? 1 : 0)), $"key {i}");
+        }
+    }
+
+    /// <summary>
+    /// Diffs replayed over a data file that a flush cut short left ahead of its header (newer versions
+    /// of some pages than the header says), with updates, deletes, splits, merges and freed pages reused.
+    /// </summary>
+    [Theory]
+    [InlineData(1)]
+    [InlineData(2)]
+    [InlineData(3)]
+    public void DiffsReplayOverADataFileAheadOfItsHeader(int seed)
+    {
+        var random = new Random(seed);
+        var model = new SortedDictionary<int, byte[]>();
+        var env = StorageEnvironment.Open(NoFlushOptions());
+        var version = 0;
+        void Batch(int operations)
+        {
+            using var tx = env.BeginWrite();
+            var t = tx.CreateTree("t");
+            for (var k = 0; k < operations; k++)
+            {
+                var i = random.Next(4000);
+                if (random.Next(4) == 0)
+                {
+                    t.Delete(Key(i));
+                    model.Remove(i);
+                }
+                else
+                {
+                    var v = random.Next(10) == 0 ? new byte[random.Next(9000, 30000)] : Value(i, ++version);
+                    random.NextBytes(v.AsSpan(0, Math.Min(v.Length, 16)));
+                    t.Put(Key(i), v);
+                    model[i] = v;
+                }
+            }
+
+            tx.Commit();
+        }
+
+        for (var b = 0; b < 40; b++)
+        {
+            Batch(random.Next(1, 300));
+        }
+
+        env.Flush();
+        for (var b = 0; b < 40; b++)
+        {
+            Batch(random.Next(1, 300));
+        }
+
+        env.FlushPagesWithoutHeader();
+        for (var b = 0; b < 40; b++)
+        {
+            Batch(random.Next(1, 300));
+        }
+
+        var diffs = Headers().Count(h => (h.Flags & JournalRecordHeader.DiffFlag) != 0);
+        Assert.True(diffs >= 80, $"{diffs} diff records");
+        env.DisposeWithoutFlush();
+
+        using var reopened = StorageEnvironment.Open(NoFlushOptions());
+        Assert.True(reopened.RecoveredTransactions >= 80, $"{reopened.RecoveredTransactions} replayed");
+        using var r = reopened.BeginRead();
+        var tree = r.OpenTree("t")!;
+        tree.Validate();
+        Assert.Equal(model.Count, tree.Count);
+        foreach (var (i, v) in model)
+        {
+            Assert.True(tree.TryGet(Key(i), out var stored), $"key {i} missing");
+            Assert.True(stored.SequenceEqual(v), $"key {i} differs");
+        }
+    }
+
+    /// <summary>A journal written by an earlier build (whole pages, no diff layout) is still replayed.</summary>
+    [Fact]
+    public void RecordsInTheEarlierWholePageLayoutAreReplayed()
+    {
+        var env = StorageEnvironment.Open(NoFlushOptions());
+        using (var tx = env.BeginWrite())
+        {
+            var t = tx.CreateTree("t");
+            for (var i = 0; i < 500; i++)
+            {
+                t.Put(Key(i), Value(i, 0));
+            }
+
+            tx.Commit();
+        }
+
+        env.DisposeWithoutFlush();
+
+        // Rewrite the record as the earlier layout has it: every entry whole (a diff applied to the page as
+        // the data file has it, since nothing was flushed after the environment was created), no Stored
+        // field, no flags; then checksum again.
+        var dataFile = File.ReadAllBytes(Path.Combine(Folder, Jackdaw.Storage.Engine.Paging.DataFile.FileName));
+        var path = Assert.Single(JournalWriter.ListFiles(Folder)).Path;
+        var file = File.ReadAllBytes(path);
+        var h = MemoryMarshal.Read<JournalRecordHeader>(file);
+        Assert.Equal(JournalRecordHeader.DiffFlag, h.Flags & JournalRecordHeader.DiffFlag);
+        var payload = new byte[h.UncompressedSize];
+        var stored = file.AsSpan(JournalRecordHeader.Size, h.PayloadSize);
+        if ((h.Flags & JournalRecordHeader.Lz4Flag) != 0)
+        {
+            Assert.Equal(payload.Length, K4os.Compression.LZ4.LZ4Codec.Decode(stored, payload));
+        }
+        else
+        {
+            stored.CopyTo(payload);
+        }
+
+        var old = new List<byte>();
+        for (var pos = 0; pos < payload.Length;)
+        {
+            var number = BitConverter.ToInt64(payload, pos);
+            var length = BitConverter.ToInt32(payload, pos + 8);
+            var storedLength = BitConverter.ToInt32(payload, pos + 12);
+            var page = payload.AsSpan(pos + 16, storedLength).ToArray();
+            if (storedLength != length)
+            {
+                var whole = dataFile.AsSpan((int)number * 8192, length).ToArray();
+                Assert.True(PageDiff.ForEachRun(page, length, whole, static (w, offset, bytes) => bytes.CopyTo(w.AsSpan(offset))));
+                page = whole;
+            }
+
+            old.AddRange(payload.AsSpan(pos, 12).ToArray());
+            old.AddRange(page);
+            pos += 16 + storedLength;
+        }
+
+        h.Flags = 0;
+        h.PayloadSize = old.Count;
+        h.UncompressedSize = old.Count;
+        h.PayloadHash = System.IO.Hashing.XxHash64.HashToUInt64(old.ToArray());
+        var rewritten = new byte[file.Length + old.Count];
+        MemoryMarshal.Write(rewritten, in h);
+        old.ToArray().CopyTo(rewritten, JournalRecordHeader.Size);
+        h.HeaderHash = JournalRecordHeader.ComputeHeaderHash(rewritten);
+        MemoryMarshal.Write(rewritten, in h);
+        File.WriteAllBytes(path, rewritten);
+
+        using var reopened = StorageEnvironment.Open(NoFlushOptions());
+        Assert.Equal(1, reopened.RecoveredTransactions);
+        using var r = reopened.BeginRead();
+        var tree = r.OpenTree("t")!;
+        tree.Validate();
+        Assert.Equal(500, tree.Count);
+        for (var i = 0; i < 500; i++)
+        {
+            Assert.True(tree.TryGet(Key(i), out var v));
+            Assert.True(v.SequenceEqual(Value(i, 0)));
+        }
     }
 }
