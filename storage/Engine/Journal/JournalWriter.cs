@@ -13,6 +13,18 @@ internal sealed class JournalWriter : IDisposable
 {
     public const string FilePrefix = "journal.";
 
+    /// <summary>
+    /// A journal file is preallocated (so a later write never runs out of space), but the blocks of a
+    /// preallocated file are "unwritten": the first write to each turns it into a written extent, a
+    /// metadata change that makes every fdatasync commit the file system's own journal too. So the
+    /// writer zeroes the file ahead of its records, a chunk at a time, in the same gather write: only
+    /// one sync per chunk changes metadata. On ext4 that cut the CPU of a 6 KB write + fdatasync from
+    /// ~135 to ~68 µs and its latency by a third (perf/RESULTS.md, issue 5).
+    /// </summary>
+    private const int ZeroChunk = 1 << 20;
+
+    private static readonly byte[] Zeros = new byte[ZeroChunk];
+
     private readonly string _folder;
     private readonly long _maxFileSize;
     private readonly Action<long> _onDurable;
@@ -35,6 +47,9 @@ internal sealed class JournalWriter : IDisposable
         public long Capacity { get; } = capacity;
 
         public long Position { get; set; }
+
+        /// <summary>Bytes from the start that have been written (records or zeros): see <see cref="ZeroChunk"/>.</summary>
+        public long Written { get; set; }
 
         public long LastTransactionId { get; set; } = -1;
 
@@ -179,8 +194,20 @@ internal sealed class JournalWriter : IDisposable
                 i++;
             }
 
+            var end = file.Position + size;
+            if (end > file.Written)
+            {
+                var zeroed = Math.Min(file.Capacity, (end + ZeroChunk - 1) & ~(long)(ZeroChunk - 1));
+                if (zeroed > end)
+                {
+                    buffers.Add(Zeros.AsMemory(0, (int)(zeroed - end)));
+                }
+
+                file.Written = Math.Max(zeroed, end);
+            }
+
             RandomAccess.Write(file.Stream.SafeFileHandle, buffers, file.Position);
-            file.Position += size;
+            file.Position = end;
             Posix.DataSync(file.Stream);
         }
     }
