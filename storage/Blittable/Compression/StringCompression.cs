@@ -6,7 +6,10 @@ namespace Jackdaw.Storage.Blittable;
 /// Disk-mode string compression: the shared-dictionary coder for short text, LZ4 for strings of
 /// <see cref="Lz4Threshold"/> bytes or more that the dictionary did not shrink by a quarter (and for
 /// all strings from <see cref="Lz4AlwaysThreshold"/>); the smallest result wins, and the caller
-/// keeps the raw form unless the compressed one is strictly smaller.
+/// keeps the raw form unless the compressed one is strictly smaller. From <see cref="Lz4FirstThreshold"/>
+/// bytes LZ4 goes first, and a string it shrinks to a quarter or less (text that repeats itself) is
+/// not given to the dictionary coder at all: that coder cannot beat it there (its best code saves a
+/// few bytes per entry) and costs several times LZ4's time on long input.
 /// </summary>
 [System.Runtime.CompilerServices.SkipLocalsInit]
 internal static class StringCompression
@@ -15,6 +18,9 @@ internal static class StringCompression
     public const int MinLength = 4;
 
     public const int Lz4Threshold = 128;
+
+    /// <summary>From this length LZ4 is tried first, and kept at once when it shrinks the string to a quarter.</summary>
+    public const int Lz4FirstThreshold = 512;
 
     /// <summary>From this length LZ4 is tried even when the dictionary coder did well.</summary>
     public const int Lz4AlwaysThreshold = 2048;
@@ -25,6 +31,17 @@ internal static class StringCompression
     /// <summary>Compresses into <paramref name="destination"/> (as long as the input); returns String when nothing smaller was found.</summary>
     public static BlittableType TryCompress(ReadOnlySpan<byte> value, Span<byte> destination, out int written)
     {
+        var lz4Size = 0;
+        if (value.Length >= Lz4FirstThreshold)
+        {
+            lz4Size = LZ4Codec.Encode(value, destination[..value.Length], LZ4Level.L00_FAST);
+            if (lz4Size > 0 && lz4Size <= value.Length >> 2)
+            {
+                written = lz4Size;
+                return BlittableType.StringLz4;
+            }
+        }
+
         written = 0;
         var best = BlittableType.String;
         var bestSize = value.Length;
@@ -35,17 +52,27 @@ internal static class StringCompression
             bestSize = dictionarySize;
         }
 
-        // LZ4 only gains on text that repeats itself, and each call clears a 16 KiB hash table: it is
-        // tried where the dictionary did poorly, or where the string is long enough to repeat.
-        if (value.Length >= Lz4AlwaysThreshold || (value.Length >= Lz4Threshold && bestSize > value.Length - (value.Length >> 2)))
+        if (lz4Size > 0)
         {
-            Span<byte> lz4 = value.Length <= 4096 ? stackalloc byte[value.Length] : new byte[value.Length];
-            var lz4Size = LZ4Codec.Encode(value, lz4, LZ4Level.L00_FAST);
-            if (lz4Size > 0 && lz4Size < bestSize)
+            // LZ4 went first (its output was overwritten): encode again only in the rare case it won.
+            if (lz4Size < bestSize)
             {
-                lz4.Slice(0, lz4Size).CopyTo(destination);
+                LZ4Codec.Encode(value, destination[..value.Length], LZ4Level.L00_FAST);
                 best = BlittableType.StringLz4;
                 bestSize = lz4Size;
+            }
+        }
+        else if (value.Length >= Lz4AlwaysThreshold || (value.Length >= Lz4Threshold && value.Length < Lz4FirstThreshold && bestSize > value.Length - (value.Length >> 2)))
+        {
+            // LZ4 only gains on text that repeats itself, and each call clears a 16 KiB hash table: it is
+            // tried where the dictionary did poorly, or where the string is long enough to repeat.
+            Span<byte> lz4 = value.Length <= 4096 ? stackalloc byte[value.Length] : new byte[value.Length];
+            var size = LZ4Codec.Encode(value, lz4, LZ4Level.L00_FAST);
+            if (size > 0 && size < bestSize)
+            {
+                lz4.Slice(0, size).CopyTo(destination);
+                best = BlittableType.StringLz4;
+                bestSize = size;
             }
         }
 

@@ -227,16 +227,46 @@ public class CompressionTests
     [Fact]
     public void LongTextIsTriedWithLz4EvenWhenTheDictionaryDoesWell()
     {
-        // Latin text the dictionary shrinks by far more than a quarter: below Lz4AlwaysThreshold the
-        // dictionary's result stands; from it, LZ4 is tried too and wins on text that repeats.
+        // Latin text the dictionary shrinks by far more than a quarter, repeating every ~107 bytes. Below
+        // Lz4FirstThreshold the dictionary's result stands. At it, LZ4 (~150 bytes) goes first, misses its
+        // quarter, the dictionary does worse and LZ4 is encoded again. Further on, LZ4 takes it at once.
         var sentence = "Deduco amplus textilis vociferor dolorum casus. Laborum admoneo caries solitudo tenax vae amissio deinde. ";
         var destination = new byte[8192];
         var decoded = new byte[8192];
-        foreach (var length in new[] { StringCompression.Lz4AlwaysThreshold - 1, StringCompression.Lz4AlwaysThreshold })
+        foreach (var length in new[] { StringCompression.Lz4FirstThreshold - 1, StringCompression.Lz4FirstThreshold, StringCompression.Lz4AlwaysThreshold - 1, StringCompression.Lz4AlwaysThreshold })
         {
             var value = Encoding.ASCII.GetBytes(string.Concat(Enumerable.Repeat(sentence, (length / sentence.Length) + 1)).Substring(0, length));
             var type = StringCompression.TryCompress(value, destination.AsSpan(0, length), out var written);
-            Assert.Equal(length >= StringCompression.Lz4AlwaysThreshold ? BlittableType.StringLz4 : BlittableType.StringDictionary, type);
+            Assert.Equal(length >= StringCompression.Lz4FirstThreshold ? BlittableType.StringLz4 : BlittableType.StringDictionary, type);
+            Assert.Equal(length, StringCompression.Decompress(type, destination.AsSpan(0, written), decoded.AsSpan(0, length)));
+            Assert.True(decoded.AsSpan(0, length).SequenceEqual(value));
+        }
+    }
+
+    [Fact]
+    public void LongTextThatDoesNotRepeatKeepsTheDictionaryResult()
+    {
+        // Dictionary entries in random order: the dictionary codes each in a byte or two, LZ4 finds few
+        // repeats. LZ4 goes first (the string is past Lz4FirstThreshold) and loses.
+        var random = new Random(77);
+        var destination = new byte[8192];
+        var decoded = new byte[8192];
+        foreach (var length in new[] { StringCompression.Lz4FirstThreshold, 1500, StringCompression.Lz4AlwaysThreshold + 500 })
+        {
+            var text = new List<byte>();
+            while (text.Count < length)
+            {
+                var entry = ShortStringCodec.Entry(random.Next(ShortStringCodec.OneByteCodes, ShortStringCodec.EntryCount)).ToArray();
+                if (entry.All(b => b < 0x80))
+                {
+                    text.AddRange(entry);
+                }
+            }
+
+            var value = text.Take(length).ToArray();
+            var type = StringCompression.TryCompress(value, destination.AsSpan(0, length), out var written);
+            Assert.Equal(BlittableType.StringDictionary, type);
+            Assert.True(written < length / 2, $"{written} of {length} bytes");
             Assert.Equal(length, StringCompression.Decompress(type, destination.AsSpan(0, written), decoded.AsSpan(0, length)));
             Assert.True(decoded.AsSpan(0, length).SequenceEqual(value));
         }
