@@ -215,6 +215,44 @@ public class TransactionMergerTests
     }
 
     [Fact]
+    public async Task CommandsArrivingWhileThePipelineIsFullJoinOneTransaction()
+    {
+        // Both pipeline slots busy (two commits in flight): the writer waits for one to be durable and
+        // only then takes its batch, so every command queued meanwhile goes into a single transaction.
+        var store = new PipelinedStore();
+        var sizes = new ConcurrentQueue<int>();
+        await using var merger = new TransactionMerger<FakeTransaction>(store.Begin, t => { sizes.Enqueue(t.Writes.Count); return store.Commit(t, durableAtOnce: false); }, NullLogger.Instance, maxInFlight: 2);
+        var first = merger.EnqueueAsync(new PutCommand("a", 1));
+        while (merger.Transactions < 1)
+            await Task.Yield();
+        var second = merger.EnqueueAsync(new PutCommand("b", 2));
+        while (merger.Transactions < 2)
+            await Task.Yield();
+
+        // The first of them arrives alone, and well before the others.
+        var later = new List<Task> { merger.EnqueueAsync(new PutCommand("c0", 0)) };
+        await Task.Delay(100);
+        later.AddRange(Enumerable.Range(1, 19).Select(i => merger.EnqueueAsync(new PutCommand($"c{i}", i))));
+        await Task.Delay(100);
+        Assert.Equal(2, merger.Transactions);
+        Assert.True(store.Pending.TryDequeue(out var durable));
+        durable.SetResult();
+
+        // Make every commit durable as it comes, so that the merger ends whatever it did.
+        var all = Task.WhenAll(later.Append(first).Append(second));
+        var deadline = DateTime.UtcNow.AddSeconds(10);
+        while (!all.IsCompleted && DateTime.UtcNow < deadline)
+        {
+            while (store.Pending.TryDequeue(out var next))
+                next.SetResult();
+            await Task.Delay(5);
+        }
+
+        await all.WaitAsync(TimeSpan.FromSeconds(1));
+        Assert.Equal([1, 1, 20], sizes.ToArray());
+    }
+
+    [Fact]
     public async Task AFailedJournalWriteFailsItsRequestsAndThoseBuiltOnIt()
     {
         var store = new PipelinedStore();
