@@ -45,7 +45,7 @@ public static class BlittableJsonWriter
         writer.Flush();
     }
 
-    private static void WriteObject(ref JsonOutput writer, BlittableObject obj, int depth)
+    private static void WriteObject(ref JsonOutput writer, in BlittableObject obj, int depth)
     {
         if (depth > BlittableFormat.MaxDepth)
         {
@@ -287,7 +287,7 @@ public static class BlittableJsonWriter
         return at + 1;
     }
 
-    private static void WriteArray(ref JsonOutput writer, BlittableArray array, int depth, int names)
+    private static void WriteArray(ref JsonOutput writer, in BlittableArray array, int depth, int names)
     {
         if (depth > BlittableFormat.MaxDepth)
         {
