@@ -254,7 +254,11 @@ public static class BlittableJsonWriter
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private static int DecodeOrThrow(ReadOnlySpan<byte> document, int start, int length, Span<byte> destination, int position)
     {
-        var n = ShortStringCodec.Decode(document, start, length, destination);
+        // The unchecked decoder when its read slack and room are there (always, but for a corrupt document).
+        var n = (uint)start <= (uint)document.Length && length >= 0 && document.Length - ShortStringCodec.UncheckedReadSlack - start >= length
+            && destination.Length >= DecodeRoom(length)
+            ? ShortStringCodec.DecodeUnchecked(ref MemoryMarshal.GetReference(document), start, start + length, ref MemoryMarshal.GetReference(destination))
+            : ShortStringCodec.Decode(document, start, length, destination);
         if (n < 0)
         {
             ThrowInvalidCode(position);
