@@ -549,6 +549,86 @@ internal static partial class ShortStringCodec
         return i < end ? DecodeTail(source.Slice(i, end - i), destination, o) : o;
     }
 
+    /// <summary>Bytes the caller of <see cref="DecodeUnchecked"/> must have readable after the payload.</summary>
+    public const int UncheckedReadSlack = 16;
+
+    /// <summary>
+    /// The writer's decoder: decodes the payload input[start, end) to <paramref name="output"/> and returns
+    /// the decoded length, or -1 when the data is corrupt. Unlike <see cref="Decode(ReadOnlySpan{byte}, int, int, Span{byte})"/>
+    /// it checks the room once, not per token: the caller guarantees <see cref="UncheckedReadSlack"/> readable
+    /// bytes after the payload and room for its longest decoding (length times <see cref="MaxEntryLength"/>)
+    /// plus 32 bytes at <paramref name="output"/>. Fewer checks and fewer live values let the writer's object
+    /// loop, into which this is inlined, keep the decoder's state in registers.
+    /// </summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public static int DecodeUnchecked(ref byte input, int start, int end, ref byte output)
+    {
+        var entries = EntryInfo;
+        ref var blob = ref MemoryMarshal.GetArrayDataReference(Blob);
+        var i = start;
+        var o = 0;
+        while (i < end)
+        {
+            var b = Unsafe.Add(ref input, i);
+            if (b < 0x80)
+            {
+                // Safe: 16 bytes are readable at i < end (the read slack) and 32 writable at o (the room: every
+                // token leaves the output short of its longest decoding).
+                var block = Vector128.LoadUnsafe(ref input, (nuint)i);
+                block.StoreUnsafe(ref output, (nuint)o);
+                var run = Math.Min(BitOperations.TrailingZeroCount(block.ExtractMostSignificantBits() | 0x8000u), end - i);
+                i += run;
+                o += run;
+                continue;
+            }
+
+            int e;
+            if (b < 0xF0)
+            {
+                e = b - 0x80;
+                i++;
+            }
+            else
+            {
+                // Safe: i + 1 < end + slack. A second byte past the payload leaves i > end: refused below.
+                var lo = Unsafe.Add(ref input, i + 1);
+                i += 2;
+                if (b == 0xFF)
+                {
+                    if (lo >= 0x80)
+                    {
+                        Unsafe.Add(ref output, o++) = lo;
+                        continue;
+                    }
+
+                    // A timestamp: the marker and the 7 packed bytes are one word (safe: i + 7 <= end + slack).
+                    var word = BinaryPrimitives.ReadUInt64LittleEndian(MemoryMarshal.CreateReadOnlySpan(ref Unsafe.Add(ref input, i - 1), 8));
+                    if (lo != TimestampMarker || end - i < TimestampPackedLength || !TryWriteTimestamp(word >> 8, ref Unsafe.Add(ref output, o)))
+                    {
+                        return -1;
+                    }
+
+                    i += TimestampPackedLength;
+                    o += TimestampLength;
+                    continue;
+                }
+
+                e = OneByteCodes + ((b - 0xF0) << 8) + lo;
+                if ((uint)e >= (uint)entries.Length)
+                {
+                    return -1;
+                }
+            }
+
+            // Safe: e < entries.Length; Blob has 32 bytes of padding; 32 bytes are writable at o (the room).
+            var entry = entries[e];
+            Vector256.StoreUnsafe(Vector256.LoadUnsafe(ref blob, entry >> 8), ref output, (nuint)o);
+            o += (int)(entry & 0xFF);
+        }
+
+        return i == end ? o : -1;
+    }
+
     /// <summary>The checked byte-at-a-time loop for the last tokens when fewer than 32 output bytes are left.</summary>
     private static int DecodeTail(ReadOnlySpan<byte> payload, Span<byte> destination, int o)
     {
@@ -642,8 +722,6 @@ internal static partial class ShortStringCodec
     private const int TimestampTokenLength = 2 + TimestampPackedLength;
     private const byte TimestampMarker = 0x00;
 
-    private static ReadOnlySpan<byte> TwoDigits => "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899"u8;
-
     /// <summary>Packs yyyy-MM-ddTHH:mm:ss.fffZ into the 56-bit layout above; false when the text has another form or a field does not fit.</summary>
     internal static bool TryPackTimestamp(ReadOnlySpan<byte> value, out ulong packed)
     {
@@ -693,29 +771,53 @@ internal static partial class ShortStringCodec
     /// <summary>Writes the 24 bytes of a packed timestamp; false when the packed value is out of range (corrupt).</summary>
     internal static bool TryWriteTimestamp(ReadOnlySpan<byte> packedBytes, Span<byte> destination)
     {
-        var packed = BinaryPrimitives.ReadUInt32LittleEndian(packedBytes) | ((ulong)BinaryPrimitives.ReadUInt16LittleEndian(packedBytes.Slice(4)) << 32)
-            | ((ulong)packedBytes[6] << 48);
-        var millisecond = (int)(packed & 0x3FF);
-        var year = (int)((packed >> 36) & 0x3FFF);
-        if (millisecond > 999 || year > 9999 || (packed >> 50) != 0 || destination.Length < TimestampLength)
+        if (packedBytes.Length < TimestampPackedLength || destination.Length < TimestampLength)
         {
             return false;
         }
 
+        var packed = BinaryPrimitives.ReadUInt32LittleEndian(packedBytes) | ((ulong)BinaryPrimitives.ReadUInt16LittleEndian(packedBytes.Slice(4)) << 32)
+            | ((ulong)packedBytes[6] << 48);
+        return TryWriteTimestamp(packed, ref MemoryMarshal.GetReference(destination));
+    }
+
+    /// <summary>Writes the 24 bytes of the 56-bit packed timestamp at <paramref name="destination"/> (24 bytes writable); false when a field is out of range.</summary>
+    private static bool TryWriteTimestamp(ulong packed, ref byte destination)
+    {
+        var millisecond = (int)(packed & 0x3FF);
+        var year = (int)((packed >> 36) & 0x3FFF);
+        if (millisecond > 999 || year > 9999 || (packed >> 50) != 0)
+        {
+            return false;
+        }
+
+        // The two-digit fields in 16-bit lanes, all converted at once (see TwoDigitLanes): "yyyyMMdd" and
+        // "HHmmssff" (ff: the milliseconds' last two digits).
+        var hundreds = millisecond / 100;
+        var date = TwoDigitLanes((ulong)(uint)(year / 100) | ((ulong)(uint)(year % 100) << 16) | (((packed >> 32) & 0xF) << 32) | (((packed >> 27) & 0x1F) << 48));
+        var time = TwoDigitLanes(((packed >> 22) & 0x1F) | (((packed >> 16) & 0x3F) << 16) | (((packed >> 10) & 0x3F) << 32) | ((ulong)(uint)(millisecond - (hundreds * 100)) << 48));
+
         // Three 8-byte words: "yyyy-MM-", "ddTHH:mm", ":ss.fffZ" (little-endian: the first byte is the lowest).
-        var digits = TwoDigits;
-        var first = Pair(digits, year / 100) | (Pair(digits, year % 100) << 16) | ((ulong)'-' << 32) | (Pair(digits, (int)((packed >> 32) & 0xF)) << 40) | ((ulong)'-' << 56);
-        var second = Pair(digits, (int)((packed >> 27) & 0x1F)) | ((ulong)'T' << 16) | (Pair(digits, (int)((packed >> 22) & 0x1F)) << 24) | ((ulong)':' << 40)
-            | (Pair(digits, (int)((packed >> 16) & 0x3F)) << 48);
-        var third = ':' | (Pair(digits, (int)((packed >> 10) & 0x3F)) << 8) | ((ulong)'.' << 24) | ((ulong)('0' + (millisecond / 100)) << 32)
-            | (Pair(digits, millisecond % 100) << 40) | ((ulong)'Z' << 56);
-        BinaryPrimitives.WriteUInt64LittleEndian(destination, first);
-        BinaryPrimitives.WriteUInt64LittleEndian(destination.Slice(8), second);
-        BinaryPrimitives.WriteUInt64LittleEndian(destination.Slice(16), third);
+        var first = (date & 0xFFFF_FFFF) | ((ulong)'-' << 32) | (((date >> 32) & 0xFFFF) << 40) | ((ulong)'-' << 56);
+        var second = (date >> 48) | ((ulong)'T' << 16) | ((time & 0xFFFF) << 24) | ((ulong)':' << 40) | (((time >> 16) & 0xFFFF) << 48);
+        var third = ':' | (((time >> 32) & 0xFFFF) << 8) | ((ulong)'.' << 24) | ((ulong)(uint)('0' + hundreds) << 32) | ((time >> 48) << 40) | ((ulong)'Z' << 56);
+        var text = MemoryMarshal.CreateSpan(ref destination, TimestampLength);
+        BinaryPrimitives.WriteUInt64LittleEndian(text, first);
+        BinaryPrimitives.WriteUInt64LittleEndian(text.Slice(8), second);
+        BinaryPrimitives.WriteUInt64LittleEndian(text.Slice(16), third);
         return true;
     }
 
-    /// <summary>The two ASCII digits of 0-99 as a little-endian 16-bit value.</summary>
+    /// <summary>
+    /// Four values of 0-99, one in each 16-bit lane, as eight ASCII digits (tens then units, lane by lane).
+    /// The tens are v * 103 / 1024, exact for v &lt; 170; a lane's product stays below 2^14, so no lane
+    /// spills into the next, and the bits shifted in from the lane above fall outside the 4-bit mask.
+    /// </summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private static ulong Pair(ReadOnlySpan<byte> digits, int value) => BinaryPrimitives.ReadUInt16LittleEndian(digits.Slice(value * 2));
+    internal static ulong TwoDigitLanes(ulong lanes)
+    {
+        var tens = ((lanes * 103) >> 10) & 0x000F_000F_000F_000FUL;
+        var units = lanes - (tens * 10);
+        return tens | (units << 8) | 0x3030_3030_3030_3030UL;
+    }
 }

@@ -45,7 +45,7 @@ public static class BlittableJsonWriter
         writer.Flush();
     }
 
-    private static void WriteObject(ref JsonOutput writer, BlittableObject obj, int depth)
+    private static void WriteObject(ref JsonOutput writer, in BlittableObject obj, int depth)
     {
         if (depth > BlittableFormat.MaxDepth)
         {
@@ -139,10 +139,10 @@ public static class BlittableJsonWriter
                 {
                     var header = BlittableFormat.ReadVarInt32(document, ref p);
                     var length = header >> 1;
-                    if ((header & 1) == 0 && (uint)length <= (uint)(document.Length - p) && length <= 2048)
+                    if ((header & 1) == 0 && (uint)length <= 2048 && document.Length - p - ShortStringCodec.UncheckedReadSlack >= length)
                     {
-                        // Decoded straight into the output; the decoder is handed the whole document so
-                        // literal runs near the string's end still move 8 or 16 bytes a step.
+                        // Decoded straight into the output, room checked once for the whole string (a string
+                        // is never the last bytes of a document, so the decoder's 16-byte reads stay inside it).
                         if (span.Length - pos < DecodeRoom(length) + 2)
                         {
                             writer.Position = pos;
@@ -151,7 +151,17 @@ public static class BlittableJsonWriter
                             pos = writer.Position;
                         }
 
-                        pos += WriteDecodedQuoted(span.Slice(pos), document, p, length, valuePosition);
+                        // Safe: 16 bytes are readable after the payload (checked) and DecodeRoom + 2 writable at pos.
+                        ref var quote = ref Unsafe.Add(ref MemoryMarshal.GetReference(span), pos);
+                        quote = (byte)'"';
+                        var n = ShortStringCodec.DecodeUnchecked(ref MemoryMarshal.GetReference(document), p, p + length, ref Unsafe.Add(ref quote, 1));
+                        if (n < 0)
+                        {
+                            ThrowInvalidCode(valuePosition);
+                        }
+
+                        Unsafe.Add(ref quote, n + 1) = (byte)'"';
+                        pos += n + 2;
                         continue;
                     }
                 }
@@ -244,7 +254,11 @@ public static class BlittableJsonWriter
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private static int DecodeOrThrow(ReadOnlySpan<byte> document, int start, int length, Span<byte> destination, int position)
     {
-        var n = ShortStringCodec.Decode(document, start, length, destination);
+        // The unchecked decoder when its read slack and room are there (always, but for a corrupt document).
+        var n = (uint)start <= (uint)document.Length && length >= 0 && document.Length - ShortStringCodec.UncheckedReadSlack - start >= length
+            && destination.Length >= DecodeRoom(length)
+            ? ShortStringCodec.DecodeUnchecked(ref MemoryMarshal.GetReference(document), start, start + length, ref MemoryMarshal.GetReference(destination))
+            : ShortStringCodec.Decode(document, start, length, destination);
         if (n < 0)
         {
             ThrowInvalidCode(position);
@@ -287,7 +301,7 @@ public static class BlittableJsonWriter
         return at + 1;
     }
 
-    private static void WriteArray(ref JsonOutput writer, BlittableArray array, int depth, int names)
+    private static void WriteArray(ref JsonOutput writer, in BlittableArray array, int depth, int names)
     {
         if (depth > BlittableFormat.MaxDepth)
         {

@@ -440,6 +440,107 @@ public class CompressionTests
     }
 
     [Fact]
+    public void UncheckedDecoderAgreesWithTheCheckedOneOnValidAndCorruptPayloads()
+    {
+        // The writer's decoder checks its room once and reads up to 16 bytes past the payload; fed the
+        // same payloads (valid encodings of mixed text, then random bytes, codes cut at the end,
+        // timestamp tokens with bad fields) it must give the checked decoder's result, -1 included.
+        var random = new Random(9090);
+        var encoded = new byte[4096];
+        var expected = new byte[8192];
+        var checkedRejects = 0;
+        for (var round = 0; round < 6000; round++)
+        {
+            byte[] payload;
+            if (round % 2 == 0)
+            {
+                var text = new List<byte>();
+                for (var p = random.Next(1, 10); p > 0; p--)
+                {
+                    text.AddRange(random.Next(3) switch
+                    {
+                        0 => ShortStringCodec.Entry(random.Next(ShortStringCodec.EntryCount)).ToArray(),
+                        1 => Enumerable.Range(0, random.Next(1, 40)).Select(_ => (byte)random.Next(0x20, 0x7F)).ToArray(),
+                        _ => "é 2018-12-17T19:10:00.125Z"u8.ToArray(),
+                    });
+                }
+
+                var value = text.ToArray();
+                var size = ShortStringCodec.TryEncode(value, encoded.AsSpan(0, value.Length));
+                payload = size > 0 ? encoded.AsSpan(0, size).ToArray() : value;
+            }
+            else
+            {
+                payload = new byte[random.Next(1, 80)];
+                random.NextBytes(payload);
+                if (round % 6 == 1)
+                {
+                    payload[^1] = (byte)random.Next(0xF0, 0x100);   // a two-byte code (or 0xFF) cut at the end
+                }
+                else if (round % 6 == 3 && payload.Length >= 9)
+                {
+                    payload[0] = 0xFF;
+                    payload[1] = 0x00;                               // a timestamp token, fields random
+                }
+            }
+
+            // The payload inside a larger buffer, followed by the slack the writer guarantees.
+            var offset = random.Next(0, 8);
+            var source = new byte[offset + payload.Length + ShortStringCodec.UncheckedReadSlack];
+            random.NextBytes(source);
+            payload.CopyTo(source, offset);
+            var output = new byte[(payload.Length * ShortStringCodec.MaxEntryLength) + 32];
+            var want = ShortStringCodec.Decode(payload, expected);
+            var got = ShortStringCodec.DecodeUnchecked(ref source[0], offset, offset + payload.Length, ref output[0]);
+            Assert.Equal(want, got);
+            if (want >= 0)
+            {
+                Assert.True(output.AsSpan(0, got).SequenceEqual(expected.AsSpan(0, want)));
+            }
+            else
+            {
+                checkedRejects++;
+            }
+        }
+
+        Assert.True(checkedRejects > 1000, $"only {checkedRejects} payloads were corrupt");
+    }
+
+    [Fact]
+    public void TwoDigitLanesWritesEveryValueInEveryLane()
+    {
+        for (var v = 0; v < 100; v++)
+        {
+            for (var lane = 0; lane < 4; lane++)
+            {
+                // The other lanes hold 99, the value most likely to spill into a neighbour.
+                var lanes = 0x0063_0063_0063_0063UL & ~(0xFFFFUL << (16 * lane)) | ((ulong)v << (16 * lane));
+                var digits = BitConverter.GetBytes(ShortStringCodec.TwoDigitLanes(lanes));
+                for (var k = 0; k < 4; k++)
+                {
+                    Assert.Equal((k == lane ? v : 99).ToString("00"), Encoding.ASCII.GetString(digits, 2 * k, 2));
+                }
+            }
+        }
+    }
+
+    [Fact]
+    public void TimestampsOfEveryFieldValueRoundTrip()
+    {
+        var random = new Random(2024);
+        var destination = new byte[9];
+        var decoded = new byte[64];
+        for (var i = 0; i < 20000; i++)
+        {
+            var text = $"{random.Next(10000):0000}-{random.Next(16):00}-{random.Next(32):00}T{random.Next(32):00}:{random.Next(64):00}:{random.Next(64):00}.{random.Next(1000):000}Z";
+            var value = Encoding.ASCII.GetBytes(text);
+            Assert.Equal(9, ShortStringCodec.TryEncode(value, destination));
+            Assert.Equal(24, ShortStringCodec.Decode(destination, decoded));
+            Assert.Equal(text, Encoding.ASCII.GetString(decoded, 0, 24));
+        }
+    }
+
+    [Fact]
     public void DictionaryHasAllItsCodes()
     {
         Assert.Equal(ShortStringCodec.OneByteCodes + (15 * 256), ShortStringCodec.EntryCount);
