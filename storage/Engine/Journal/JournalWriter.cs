@@ -19,9 +19,10 @@ internal sealed class JournalWriter : IDisposable
     /// metadata change that makes every fdatasync commit the file system's own journal too. So the
     /// writer zeroes the file ahead of its records, a chunk at a time, in the same gather write: only
     /// one sync per chunk changes metadata. On ext4 that cut the CPU of a 6 KB write + fdatasync from
-    /// ~135 to ~68 µs and its latency by a third (perf/RESULTS.md, issue 5).
+    /// ~135 to ~68 µs and its latency by a third (perf/RESULTS.md, issue 5). A quarter MiB keeps the
+    /// one commit in ~40 that carries the zeros from writing much more than the others.
     /// </summary>
-    private const int ZeroChunk = 1 << 20;
+    private const int ZeroChunk = 256 * 1024;
 
     private static readonly byte[] Zeros = new byte[ZeroChunk];
 

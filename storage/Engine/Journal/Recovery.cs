@@ -64,6 +64,13 @@ internal static class Recovery
                     break;
                 }
 
+                if ((h.Flags & ~(JournalRecordHeader.Lz4Flag | JournalRecordHeader.DiffFlag)) != 0)
+                {
+                    // A valid record of a layout this build does not know: replaying it or calling it a
+                    // torn tail would both lose acknowledged transactions.
+                    throw new StorageCorruptedException(path, $"The journal record of transaction {h.TransactionId} has flags {h.Flags:X}, which this build does not know: a newer build wrote it. Open the folder with that build.");
+                }
+
                 if (h.TransactionId <= flushed)
                 {
                     // Already in the data file (kept until both headers are past it).
@@ -117,7 +124,8 @@ internal static class Recovery
                     payload = stored.AsSpan(0, h.PayloadSize);
                 }
 
-                if (!Apply(dataFile, payload, h.PageCount, (h.Flags & JournalRecordHeader.DiffFlag) != 0))
+                var diffLayout = (h.Flags & JournalRecordHeader.DiffFlag) != 0;
+                if (!Apply(dataFile: null, payload, h.PageCount, diffLayout) || !Apply(dataFile, payload, h.PageCount, diffLayout))
                 {
                     throw new StorageCorruptedException(path, $"Journal record of transaction {h.TransactionId} passed its checksum but its page list is malformed.");
                 }
@@ -133,9 +141,11 @@ internal static class Recovery
             dataFile.Sync();
         }
 
-        if (last > flushed || dataFile.HeaderA != dataFile.HeaderB)
+        if (last > flushed || dataFile.HeaderA != dataFile.HeaderB || dataFile.HasOlderFormatHeader)
         {
-            // Both slots, so that one corrupt header later still leaves a header that needs no journal.
+            // Both slots, so that one corrupt header later still leaves a header that needs no journal,
+            // and so that both carry this build's format version before it writes a journal record (a
+            // build that reads only version 1 then refuses the folder instead of misreading diffs).
             dataFile.WriteHeader(last);
             dataFile.WriteHeader(last);
         }
@@ -150,12 +160,19 @@ internal static class Recovery
     }
 
     /// <summary>
-    /// Writes a record's pages into the data file. A diff entry writes only its runs: each byte it
-    /// leaves alone is one this transaction did not change, so whatever version of the page the data
-    /// file holds there (the flushed one, or a newer one from a flush cut short before its header
-    /// was written) already has that byte's value.
+    /// Checks a record's page list (<paramref name="dataFile"/> null: nothing is written, so a malformed
+    /// record changes nothing), or writes its pages into the data file. A diff entry writes only its
+    /// runs. Why that is enough, replaying every record after the flushed transaction in order, even
+    /// over a data file that a flush cut short left holding newer versions of some pages: take any
+    /// byte of a live page. If some replayed record has a run over it, the last such run writes its
+    /// final value. If none has, no transaction after the flushed one changed it, so every version of
+    /// the page the data file can hold has it already. This needs three things, which the writer
+    /// keeps: a diff's base is the page as of the previous transaction (the writer's snapshot is the
+    /// last commit); every change to a live page is journaled (a freed page is only ever reused whole);
+    /// and a sector the disk was writing when the power went holds its old or its new bytes, never
+    /// others (whole-page records repaired a torn page; diffs rely on the disk for that).
     /// </summary>
-    private static bool Apply(DataFile dataFile, ReadOnlySpan<byte> payload, int pageCount, bool diffLayout)
+    private static bool Apply(DataFile? dataFile, ReadOnlySpan<byte> payload, int pageCount, bool diffLayout)
     {
         var entryHeader = diffLayout ? 16 : 12;
         var pos = 0;
@@ -176,15 +193,25 @@ internal static class Recovery
                 return false;
             }
 
-            dataFile.EnsureSize(number + (length / Constants.PageSize));
             var body = payload.Slice(pos + entryHeader, stored);
-            if (stored == length)
+            if (dataFile is null)
             {
-                dataFile.Write(number, body);
+                if (stored != length && !PageDiff.ForEachRun(body, length, 0, static (_, _, _) => { }))
+                {
+                    return false;
+                }
             }
-            else if (!PageDiff.ForEachRun(body, length, (dataFile, number), static (target, offset, bytes) => target.dataFile.WriteAt(target.number, offset, bytes)))
+            else
             {
-                return false;
+                dataFile.EnsureSize(number + (length / Constants.PageSize));
+                if (stored == length)
+                {
+                    dataFile.Write(number, body);
+                }
+                else
+                {
+                    PageDiff.ForEachRun(body, length, (dataFile, number), static (target, offset, bytes) => target.dataFile.WriteAt(target.number, offset, bytes));
+                }
             }
 
             pos += entryHeader + stored;

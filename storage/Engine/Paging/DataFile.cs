@@ -72,6 +72,9 @@ internal sealed unsafe class DataFile : IDisposable
 
     public long FlushedTransactionId => Math.Max(HeaderA, HeaderB);
 
+    /// <summary>A header slot read at open had an older format version (see <see cref="FileHeader.CurrentFormatVersion"/>).</summary>
+    public bool HasOlderFormatHeader { get; private set; }
+
     /// <summary>Opens or creates the file. A new file gets both headers at transaction 0 and an initial state.</summary>
     public static DataFile Open(string folder, long initialSize, out bool created)
     {
@@ -181,9 +184,14 @@ internal sealed unsafe class DataFile : IDisposable
             return -1;
         }
 
-        if (h.FormatVersion != FileHeader.CurrentFormatVersion || h.PageSize != Constants.PageSize)
+        if (h.FormatVersion < FileHeader.OldestReadableFormatVersion || h.FormatVersion > FileHeader.CurrentFormatVersion || h.PageSize != Constants.PageSize)
         {
-            throw new StorageCorruptedException(FilePath, $"The data file has format version {h.FormatVersion} and page size {h.PageSize}; this build reads version {FileHeader.CurrentFormatVersion} with {Constants.PageSize}-byte pages.");
+            throw new StorageCorruptedException(FilePath, $"The data file has format version {h.FormatVersion} and page size {h.PageSize}; this build reads versions {FileHeader.OldestReadableFormatVersion} to {FileHeader.CurrentFormatVersion} with {Constants.PageSize}-byte pages.");
+        }
+
+        if (h.FormatVersion < FileHeader.CurrentFormatVersion)
+        {
+            HasOlderFormatHeader = true;
         }
 
         return h.FlushedTransactionId;

@@ -77,7 +77,15 @@ internal struct FileHeader
 {
     public const int Size = 32;
     public const ulong MagicValue = 0x31574144_4B43414A; // "JACKDAW1" little-endian
-    public const int CurrentFormatVersion = 1;
+    /// <summary>
+    /// 2: journal records may hold page diffs (JournalRecordHeader.DiffFlag). Builds that read only
+    /// version 1 would replay such a record as whole pages and corrupt the data file, so an
+    /// environment's headers are raised to 2 on open, before any record of this build is written.
+    /// </summary>
+    public const int CurrentFormatVersion = 2;
+
+    /// <summary>Version 1 folders (whole-page journal records) are read, and upgraded on open.</summary>
+    public const int OldestReadableFormatVersion = 1;
 
     [FieldOffset(0)] public ulong Magic;
     [FieldOffset(8)] public int FormatVersion;

@@ -1,5 +1,6 @@
 using System.Runtime.InteropServices;
 using System.Text;
+using Jackdaw.Storage.Engine.Paging;
 using Jackdaw.Storage.Engine;
 using Jackdaw.Storage.Engine.Journal;
 
@@ -298,5 +299,190 @@ public sealed class JournalDiffTests : EngineTestBase
             Assert.True(tree.TryGet(Key(i), out var v));
             Assert.True(v.SequenceEqual(Value(i, 0)));
         }
+    }
+}
+
+public sealed class JournalFormatTests : EngineTestBase
+{
+    private StorageEnvironmentOptions NoFlushOptions() => new()
+    {
+        Path = Folder,
+        FlushInterval = TimeSpan.FromHours(1),
+        FlushThresholdPages = int.MaxValue,
+    };
+
+    private string DataPath => Path.Combine(Folder, DataFile.FileName);
+
+    private (int VersionA, int VersionB) HeaderVersions()
+    {
+        var bytes = File.ReadAllBytes(DataPath);
+        return (BitConverter.ToInt32(bytes, 8), BitConverter.ToInt32(bytes, Constants.PageSize + 8));
+    }
+
+    private void SetHeaderVersion(int slot, int version)
+    {
+        using var f = new FileStream(DataPath, FileMode.Open);
+        var header = new byte[FileHeader.Size];
+        f.Position = slot * Constants.PageSize;
+        f.ReadExactly(header);
+        BitConverter.GetBytes(version).CopyTo(header, 8);
+        BitConverter.GetBytes(System.IO.Hashing.XxHash64.HashToUInt64(header.AsSpan(0, 24))).CopyTo(header, 24);
+        f.Position = slot * Constants.PageSize;
+        f.Write(header);
+    }
+
+    private void CommitThenCrash(int from, int count)
+    {
+        var env = StorageEnvironment.Open(NoFlushOptions());
+        for (var i = from; i < from + count; i++)
+        {
+            using var tx = env.BeginWrite();
+            tx.CreateTree("t").Put(BitConverter.GetBytes(i), BasicTests.Pattern(200 + i));
+            tx.Commit();
+        }
+
+        env.DisposeWithoutFlush();
+    }
+
+    private void AssertKeys(int count)
+    {
+        using var env = StorageEnvironment.Open(NoFlushOptions());
+        using var r = env.BeginRead();
+        var t = r.OpenTree("t")!;
+        t.Validate();
+        Assert.Equal(count, t.Count);
+        for (var i = 0; i < count; i++)
+        {
+            Assert.True(t.TryGet(BitConverter.GetBytes(i), out var v) && v.SequenceEqual(BasicTests.Pattern(200 + i)), $"key {i}");
+        }
+    }
+
+    /// <summary>
+    /// Headers of format version 1 (written by builds that replay journal records as whole pages) are
+    /// raised to the current version when the folder is opened, before this build writes a record that
+    /// such a build would misread; a version this build does not know is refused.
+    /// </summary>
+    [Fact]
+    public void OlderHeadersAreUpgradedOnOpenAndNewerOnesRefused()
+    {
+        CommitThenCrash(0, 5);
+        using (var env = StorageEnvironment.Open(NoFlushOptions()))
+        {
+            env.Flush();
+        }
+
+        Assert.Equal((FileHeader.CurrentFormatVersion, FileHeader.CurrentFormatVersion), HeaderVersions());
+        SetHeaderVersion(0, 1);
+        SetHeaderVersion(1, 1);
+        using (var env = StorageEnvironment.Open(NoFlushOptions()))
+        {
+            Assert.Equal((FileHeader.CurrentFormatVersion, FileHeader.CurrentFormatVersion), HeaderVersions());
+        }
+
+        AssertKeys(5);
+        SetHeaderVersion(0, FileHeader.CurrentFormatVersion + 1);
+        var e = Assert.Throws<StorageCorruptedException>(() => StorageEnvironment.Open(NoFlushOptions()));
+        Assert.Contains($"format version {FileHeader.CurrentFormatVersion + 1}", e.Message);
+    }
+
+    private (string Path, byte[] File, JournalRecordHeader Header, int Offset) LastRecord()
+    {
+        var path = Assert.Single(JournalWriter.ListFiles(Folder)).Path;
+        var file = File.ReadAllBytes(path);
+        var pos = 0;
+        var last = (Header: default(JournalRecordHeader), Offset: -1);
+        while (pos + JournalRecordHeader.Size <= file.Length)
+        {
+            var h = MemoryMarshal.Read<JournalRecordHeader>(file.AsSpan(pos));
+            if (h.Magic != JournalRecordHeader.MagicValue)
+            {
+                break;
+            }
+
+            last = (h, pos);
+            pos += JournalRecordHeader.Size + h.PayloadSize;
+        }
+
+        return (path, file, last.Header, last.Offset);
+    }
+
+    private static void Rewrite(string path, byte[] file, int offset, JournalRecordHeader h, byte[] payload)
+    {
+        h.Flags &= ~JournalRecordHeader.Lz4Flag;
+        h.PayloadSize = payload.Length;
+        h.UncompressedSize = payload.Length;
+        h.PayloadHash = System.IO.Hashing.XxHash64.HashToUInt64(payload);
+        var copy = new byte[Math.Max(file.Length, offset + JournalRecordHeader.Size + payload.Length)];
+        file.AsSpan(0, offset).CopyTo(copy);
+        MemoryMarshal.Write(copy.AsSpan(offset), in h);
+        payload.CopyTo(copy, offset + JournalRecordHeader.Size);
+        h.HeaderHash = JournalRecordHeader.ComputeHeaderHash(copy.AsSpan(offset));
+        MemoryMarshal.Write(copy.AsSpan(offset), in h);
+        File.WriteAllBytes(path, copy);
+    }
+
+    private static byte[] Payload(byte[] file, int offset, JournalRecordHeader h)
+    {
+        var stored = file.AsSpan(offset + JournalRecordHeader.Size, h.PayloadSize);
+        if ((h.Flags & JournalRecordHeader.Lz4Flag) == 0)
+        {
+            return stored.ToArray();
+        }
+
+        var payload = new byte[h.UncompressedSize];
+        Assert.Equal(payload.Length, K4os.Compression.LZ4.LZ4Codec.Decode(stored, payload));
+        return payload;
+    }
+
+    [Fact]
+    public void AValidRecordWithFlagsThisBuildDoesNotKnowIsRefusedNotDropped()
+    {
+        CommitThenCrash(0, 3);
+        var (path, file, h, offset) = LastRecord();
+        var payload = Payload(file, offset, h);
+        h.Flags |= 0x100;
+        Rewrite(path, file, offset, h, payload);
+        var e = Assert.Throws<StorageCorruptedException>(() => StorageEnvironment.Open(NoFlushOptions()));
+        Assert.Contains("newer build", e.Message);
+    }
+
+    /// <summary>A record whose checksum holds but whose diff runs do not fit their page changes nothing in the data file.</summary>
+    [Fact]
+    public void AMalformedDiffRecordIsRefusedBeforeAnyOfItIsWritten()
+    {
+        CommitThenCrash(0, 40);
+        using (var env = StorageEnvironment.Open(NoFlushOptions()))
+        {
+            env.Flush();
+        }
+
+        CommitThenCrash(40, 1);
+        var (path, file, h, offset) = LastRecord();
+        Assert.Equal(JournalRecordHeader.DiffFlag, h.Flags & JournalRecordHeader.DiffFlag);
+        var payload = Payload(file, offset, h);
+
+        // The last entry's first run gets an offset past its page; the entries before it stay valid.
+        var pos = 0;
+        var lastDiff = -1;
+        while (pos < payload.Length)
+        {
+            var length = BitConverter.ToInt32(payload, pos + 8);
+            var stored = BitConverter.ToInt32(payload, pos + 12);
+            if (stored > 0 && stored < length)
+            {
+                lastDiff = pos;
+            }
+
+            pos += 16 + stored;
+        }
+
+        Assert.True(lastDiff >= 0, "no diff entry in the record");
+        Assert.True(lastDiff > 0, "the diff entry should not be the first");
+        BitConverter.GetBytes(Constants.PageSize * 4).CopyTo(payload, lastDiff + 16);
+        Rewrite(path, file, offset, h, payload);
+        var before = File.ReadAllBytes(DataPath);
+        var e = Assert.Throws<StorageCorruptedException>(() => StorageEnvironment.Open(NoFlushOptions()));
+        Assert.Contains("malformed", e.Message);
+        Assert.True(before.AsSpan().SequenceEqual(File.ReadAllBytes(DataPath)), "the data file changed");
     }
 }
