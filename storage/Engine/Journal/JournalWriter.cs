@@ -16,11 +16,12 @@ internal sealed class JournalWriter : IDisposable
     /// <summary>
     /// A journal file is preallocated (so a later write never runs out of space), but the blocks of a
     /// preallocated file are "unwritten": the first write to each turns it into a written extent, a
-    /// metadata change that makes every fdatasync commit the file system's own journal too. So the
-    /// writer zeroes the file ahead of its records, a chunk at a time, in the same gather write: only
-    /// one sync per chunk changes metadata. On ext4 that cut the CPU of a 6 KB write + fdatasync from
-    /// ~135 to ~68 µs and its latency by a third (perf/RESULTS.md, issue 5). A quarter MiB keeps the
-    /// one commit in ~40 that carries the zeros from writing much more than the others.
+    /// metadata change that makes every fdatasync write metadata too (the inode here, where ext4 runs
+    /// without a journal; a journal commit where it has one). So the writer zeroes the file ahead of
+    /// its records, a chunk at a time, in the same gather write: only one sync per chunk changes
+    /// metadata. Here that cut the CPU of a 6 KB write + fdatasync from 115-149 to 80-84 µs
+    /// (perf/load/fsync-ab.py, perf/RESULTS.md issue 5). A quarter MiB keeps the one commit in ~40
+    /// that carries the zeros from writing much more than the others.
     /// </summary>
     private const int ZeroChunk = 256 * 1024;
 
