@@ -218,6 +218,13 @@ internal static class BlittableFormat
                 position = p + 1;
                 return b;
             }
+
+            // Two bytes (up to 16383): the header of every string from 64 bytes on.
+            if ((uint)(p + 1) < (uint)span.Length && span[p + 1] < 0x80)
+            {
+                position = p + 2;
+                return (b & 0x7F) | (span[p + 1] << 7);
+            }
         }
 
         return ReadVarInt32Slow(span, ref position);
