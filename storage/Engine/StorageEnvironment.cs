@@ -346,33 +346,6 @@ public sealed partial class StorageEnvironment : IDisposable
     }
 
     /// <summary>
-    /// Tests only: a flush cut short by a crash after its pages reached the data file and before its
-    /// header was written. The data file then holds page versions newer than its header says, which
-    /// recovery must replay the journal over. Follow with <see cref="DisposeWithoutFlush"/>.
-    /// </summary>
-    internal void FlushPagesWithoutHeader()
-    {
-        lock (_flushLock)
-        {
-            long upTo;
-            lock (_readersLock)
-            {
-                upTo = _lastDurable;
-            }
-
-            var pages = PageTable.CollectFlushable(upTo);
-            pages.Sort((a, b) => a.Version.TransactionId.CompareTo(b.Version.TransactionId));
-            foreach (var (number, version) in pages)
-            {
-                DataFile.EnsureSize(number + (version.Data.Length >> Paging.Constants.PageShift));
-                DataFile.Write(number, version.Data);
-            }
-
-            DataFile.Sync();
-        }
-    }
-
-    /// <summary>
     /// Tests only: stops like a killed process would, without flushing: the journal stays the only
     /// copy of recent transactions and the headers stay as they were.
     /// </summary>
