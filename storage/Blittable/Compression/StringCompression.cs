@@ -4,9 +4,9 @@ namespace Jackdaw.Storage.Blittable;
 
 /// <summary>
 /// Disk-mode string compression: the shared-dictionary coder for short text, LZ4 for strings of
-/// <see cref="Lz4Threshold"/> bytes or more that the dictionary did not shrink by a quarter (and for
-/// all strings from <see cref="Lz4AlwaysThreshold"/>); the smallest result wins, and the caller
-/// keeps the raw form unless the compressed one is strictly smaller. From <see cref="Lz4FirstThreshold"/>
+/// <see cref="Lz4Threshold"/> bytes or more that the dictionary did not shrink by a quarter, and for
+/// all strings from <see cref="Lz4FirstThreshold"/>; the smallest result wins, and the caller keeps
+/// the raw form unless the compressed one is strictly smaller. From <see cref="Lz4FirstThreshold"/>
 /// bytes LZ4 goes first, and a string it shrinks to a quarter or less (text that repeats itself) is
 /// not given to the dictionary coder at all: that coder cannot beat it there (its best code saves a
 /// few bytes per entry) and costs several times LZ4's time on long input.
@@ -22,27 +22,27 @@ internal static class StringCompression
     /// <summary>From this length LZ4 is tried first, and kept at once when it shrinks the string to a quarter.</summary>
     public const int Lz4FirstThreshold = 512;
 
-    /// <summary>From this length LZ4 is tried even when the dictionary coder did well.</summary>
-    public const int Lz4AlwaysThreshold = 2048;
-
     /// <summary>Upper bound of decoded/encoded size for both coders (LZ4 tops out near 255).</summary>
     public const int MaxExpansion = 256;
 
     /// <summary>Compresses into <paramref name="destination"/> (as long as the input); returns String when nothing smaller was found.</summary>
     public static BlittableType TryCompress(ReadOnlySpan<byte> value, Span<byte> destination, out int written)
     {
+        // LZ4 only gains on text that repeats itself, and each call clears a 16 KiB hash table: it goes first
+        // on long strings, and on shorter ones is tried only where the dictionary did poorly.
+        Span<byte> lz4 = value.Length < Lz4Threshold ? default : value.Length <= 4096 ? stackalloc byte[value.Length] : new byte[value.Length];
         var lz4Size = 0;
         if (value.Length >= Lz4FirstThreshold)
         {
-            lz4Size = LZ4Codec.Encode(value, destination[..value.Length], LZ4Level.L00_FAST);
+            lz4Size = LZ4Codec.Encode(value, lz4, LZ4Level.L00_FAST);
             if (lz4Size > 0 && lz4Size <= value.Length >> 2)
             {
+                lz4[..lz4Size].CopyTo(destination);
                 written = lz4Size;
                 return BlittableType.StringLz4;
             }
         }
 
-        written = 0;
         var best = BlittableType.String;
         var bestSize = value.Length;
         var dictionarySize = ShortStringCodec.TryEncode(value, destination);
@@ -52,28 +52,16 @@ internal static class StringCompression
             bestSize = dictionarySize;
         }
 
-        if (lz4Size > 0)
+        if (value.Length >= Lz4Threshold && value.Length < Lz4FirstThreshold && bestSize > value.Length - (value.Length >> 2))
         {
-            // LZ4 went first (its output was overwritten): encode again only in the rare case it won.
-            if (lz4Size < bestSize)
-            {
-                LZ4Codec.Encode(value, destination[..value.Length], LZ4Level.L00_FAST);
-                best = BlittableType.StringLz4;
-                bestSize = lz4Size;
-            }
+            lz4Size = LZ4Codec.Encode(value, lz4, LZ4Level.L00_FAST);
         }
-        else if (value.Length >= Lz4AlwaysThreshold || (value.Length >= Lz4Threshold && value.Length < Lz4FirstThreshold && bestSize > value.Length - (value.Length >> 2)))
+
+        if (lz4Size > 0 && lz4Size < bestSize)
         {
-            // LZ4 only gains on text that repeats itself, and each call clears a 16 KiB hash table: it is
-            // tried where the dictionary did poorly, or where the string is long enough to repeat.
-            Span<byte> lz4 = value.Length <= 4096 ? stackalloc byte[value.Length] : new byte[value.Length];
-            var size = LZ4Codec.Encode(value, lz4, LZ4Level.L00_FAST);
-            if (size > 0 && size < bestSize)
-            {
-                lz4.Slice(0, size).CopyTo(destination);
-                best = BlittableType.StringLz4;
-                bestSize = size;
-            }
+            lz4[..lz4Size].CopyTo(destination);
+            best = BlittableType.StringLz4;
+            bestSize = lz4Size;
         }
 
         written = best == BlittableType.String ? 0 : bestSize;
