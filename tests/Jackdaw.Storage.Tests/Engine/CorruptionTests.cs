@@ -38,21 +38,8 @@ public sealed class CorruptionTests : EngineTestBase
     {
         var files = JournalWriter.ListFiles(Folder);
         Assert.Single(files);
-        var bytes = File.ReadAllBytes(files[0].Path);
-        var records = new List<(long, int)>();
-        var pos = 0;
-        while (pos + JournalRecordHeader.Size <= bytes.Length)
-        {
-            var h = MemoryMarshal.Read<JournalRecordHeader>(bytes.AsSpan(pos));
-            if (h.Magic != JournalRecordHeader.MagicValue)
-            {
-                break;
-            }
-
-            records.Add((pos, JournalRecordHeader.Size + h.PayloadSize));
-            pos += JournalRecordHeader.Size + h.PayloadSize;
-        }
-
+        var records = JournalFileReader.Records(File.ReadAllBytes(files[0].Path))
+            .Select(r => ((long)r.Offset, JournalRecordHeader.Size + r.Header.PayloadSize)).ToList();
         return (files[0].Path, records);
     }
 

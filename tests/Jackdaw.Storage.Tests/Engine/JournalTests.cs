@@ -84,28 +84,8 @@ public sealed class JournalDiffTests : EngineTestBase
 
     private static byte[] Value(int i, int version) => Encoding.UTF8.GetBytes($"value {i} version {version} " + new string((char)('a' + (i % 26)), 40 + (i % 200)));
 
-    private List<JournalRecordHeader> Headers()
-    {
-        var result = new List<JournalRecordHeader>();
-        foreach (var (_, path) in JournalWriter.ListFiles(Folder))
-        {
-            var bytes = File.ReadAllBytes(path);
-            var pos = 0;
-            while (pos + JournalRecordHeader.Size <= bytes.Length)
-            {
-                var h = MemoryMarshal.Read<JournalRecordHeader>(bytes.AsSpan(pos));
-                if (h.Magic != JournalRecordHeader.MagicValue)
-                {
-                    break;
-                }
-
-                result.Add(h);
-                pos += JournalRecordHeader.Size + h.PayloadSize;
-            }
-        }
-
-        return result;
-    }
+    private List<JournalRecordHeader> Headers() =>
+        JournalWriter.ListFiles(Folder).SelectMany(f => JournalFileReader.Records(File.ReadAllBytes(f.Path)).Select(r => r.Header)).ToList();
 
     [Fact]
     public void ChangingOneValueJournalsTheChangedBytesNotTheWholePages()
@@ -245,18 +225,9 @@ public sealed class JournalDiffTests : EngineTestBase
         var dataFile = File.ReadAllBytes(Path.Combine(Folder, Jackdaw.Storage.Engine.Paging.DataFile.FileName));
         var path = Assert.Single(JournalWriter.ListFiles(Folder)).Path;
         var file = File.ReadAllBytes(path);
-        var h = MemoryMarshal.Read<JournalRecordHeader>(file);
+        var (h, _) = Assert.Single(JournalFileReader.Records(file));
         Assert.Equal(JournalRecordHeader.DiffFlag, h.Flags & JournalRecordHeader.DiffFlag);
-        var payload = new byte[h.UncompressedSize];
-        var stored = file.AsSpan(JournalRecordHeader.Size, h.PayloadSize);
-        if ((h.Flags & JournalRecordHeader.Lz4Flag) != 0)
-        {
-            Assert.Equal(payload.Length, K4os.Compression.LZ4.LZ4Codec.Decode(stored, payload));
-        }
-        else
-        {
-            stored.CopyTo(payload);
-        }
+        var payload = JournalFileReader.Payload(file, 0, h);
 
         var old = new List<byte>();
         for (var pos = 0; pos < payload.Length;)
@@ -278,15 +249,7 @@ public sealed class JournalDiffTests : EngineTestBase
         }
 
         h.Flags = 0;
-        h.PayloadSize = old.Count;
-        h.UncompressedSize = old.Count;
-        h.PayloadHash = System.IO.Hashing.XxHash64.HashToUInt64(old.ToArray());
-        var rewritten = new byte[file.Length + old.Count];
-        MemoryMarshal.Write(rewritten, in h);
-        old.ToArray().CopyTo(rewritten, JournalRecordHeader.Size);
-        h.HeaderHash = JournalRecordHeader.ComputeHeaderHash(rewritten);
-        MemoryMarshal.Write(rewritten, in h);
-        File.WriteAllBytes(path, rewritten);
+        JournalFileReader.Rewrite(path, file, 0, h, old.ToArray());
 
         using var reopened = StorageEnvironment.Open(NoFlushOptions());
         Assert.Equal(1, reopened.RecoveredTransactions);
@@ -389,49 +352,8 @@ public sealed class JournalFormatTests : EngineTestBase
     {
         var path = Assert.Single(JournalWriter.ListFiles(Folder)).Path;
         var file = File.ReadAllBytes(path);
-        var pos = 0;
-        var last = (Header: default(JournalRecordHeader), Offset: -1);
-        while (pos + JournalRecordHeader.Size <= file.Length)
-        {
-            var h = MemoryMarshal.Read<JournalRecordHeader>(file.AsSpan(pos));
-            if (h.Magic != JournalRecordHeader.MagicValue)
-            {
-                break;
-            }
-
-            last = (h, pos);
-            pos += JournalRecordHeader.Size + h.PayloadSize;
-        }
-
-        return (path, file, last.Header, last.Offset);
-    }
-
-    private static void Rewrite(string path, byte[] file, int offset, JournalRecordHeader h, byte[] payload)
-    {
-        h.Flags &= ~JournalRecordHeader.Lz4Flag;
-        h.PayloadSize = payload.Length;
-        h.UncompressedSize = payload.Length;
-        h.PayloadHash = System.IO.Hashing.XxHash64.HashToUInt64(payload);
-        var copy = new byte[Math.Max(file.Length, offset + JournalRecordHeader.Size + payload.Length)];
-        file.AsSpan(0, offset).CopyTo(copy);
-        MemoryMarshal.Write(copy.AsSpan(offset), in h);
-        payload.CopyTo(copy, offset + JournalRecordHeader.Size);
-        h.HeaderHash = JournalRecordHeader.ComputeHeaderHash(copy.AsSpan(offset));
-        MemoryMarshal.Write(copy.AsSpan(offset), in h);
-        File.WriteAllBytes(path, copy);
-    }
-
-    private static byte[] Payload(byte[] file, int offset, JournalRecordHeader h)
-    {
-        var stored = file.AsSpan(offset + JournalRecordHeader.Size, h.PayloadSize);
-        if ((h.Flags & JournalRecordHeader.Lz4Flag) == 0)
-        {
-            return stored.ToArray();
-        }
-
-        var payload = new byte[h.UncompressedSize];
-        Assert.Equal(payload.Length, K4os.Compression.LZ4.LZ4Codec.Decode(stored, payload));
-        return payload;
+        var (header, offset) = JournalFileReader.Records(file)[^1];
+        return (path, file, header, offset);
     }
 
     [Fact]
@@ -439,9 +361,9 @@ public sealed class JournalFormatTests : EngineTestBase
     {
         CommitThenCrash(0, 3);
         var (path, file, h, offset) = LastRecord();
-        var payload = Payload(file, offset, h);
+        var payload = JournalFileReader.Payload(file, offset, h);
         h.Flags |= 0x100;
-        Rewrite(path, file, offset, h, payload);
+        JournalFileReader.Rewrite(path, file, offset, h, payload);
         var e = Assert.Throws<StorageCorruptedException>(() => StorageEnvironment.Open(NoFlushOptions()));
         Assert.Contains("newer build", e.Message);
     }
@@ -459,7 +381,7 @@ public sealed class JournalFormatTests : EngineTestBase
         CommitThenCrash(40, 1);
         var (path, file, h, offset) = LastRecord();
         Assert.Equal(JournalRecordHeader.DiffFlag, h.Flags & JournalRecordHeader.DiffFlag);
-        var payload = Payload(file, offset, h);
+        var payload = JournalFileReader.Payload(file, offset, h);
 
         // The last entry's first run gets an offset past its page; the entries before it stay valid.
         var pos = 0;
@@ -479,7 +401,7 @@ public sealed class JournalFormatTests : EngineTestBase
         Assert.True(lastDiff >= 0, "no diff entry in the record");
         Assert.True(lastDiff > 0, "the diff entry should not be the first");
         BitConverter.GetBytes(Constants.PageSize * 4).CopyTo(payload, lastDiff + 16);
-        Rewrite(path, file, offset, h, payload);
+        JournalFileReader.Rewrite(path, file, offset, h, payload);
         var before = File.ReadAllBytes(DataPath);
         var e = Assert.Throws<StorageCorruptedException>(() => StorageEnvironment.Open(NoFlushOptions()));
         Assert.Contains("malformed", e.Message);
