@@ -51,7 +51,11 @@ internal struct JournalRecordHeader
 /// <summary>A transaction's journal record, built by the committing thread and written by the journal writer.</summary>
 internal sealed class JournalRecord
 {
-    private const int EntryHeader = 16;
+    /// <summary>[long PageNumber][int Length][int Stored] before each entry's bytes (DiffFlag layout).</summary>
+    public const int EntryHeader = 16;
+
+    /// <summary>[long PageNumber][int Length] before each page of a record without DiffFlag (earlier builds).</summary>
+    public const int WholePageEntryHeader = 12;
 
     private JournalRecord(long transactionId, byte[] buffer, int length, bool compressed)
     {

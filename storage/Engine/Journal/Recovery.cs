@@ -174,7 +174,7 @@ internal static class Recovery
     /// </summary>
     private static bool Apply(DataFile? dataFile, ReadOnlySpan<byte> payload, int pageCount, bool diffLayout)
     {
-        var entryHeader = diffLayout ? 16 : 12;
+        var entryHeader = diffLayout ? JournalRecord.EntryHeader : JournalRecord.WholePageEntryHeader;
         var pos = 0;
         var count = 0;
         while (pos < payload.Length)
