@@ -222,6 +222,62 @@ public class ParseTests
     }
 
     [Fact]
+    public void CraftedShortNamesDoNotShareNameTableSlots()
+    {
+        // 16-byte names that differ only in the top bits of their two 8-byte halves: an unseeded
+        // multiply-and-fold hash put all of these in one slot, so a 2 MB body of them cost about
+        // 1e10 probes to parse.
+        var names = CraftedSixteenByteNames(100_000);
+        var slots = new HashSet<uint>();
+        foreach (var name in names)
+        {
+            slots.Add(NameTable.HashOf(name) & ((1u << 18) - 1));
+        }
+
+        // Random hashes fill about 83,000 of the 262,144 slots.
+        Assert.True(slots.Count > 75_000, $"{slots.Count} distinct slots");
+
+        var json = new StringBuilder("{");
+        for (var i = 0; i < names.Count; i++)
+        {
+            json.Append(i == 0 ? "\"" : ",\"").Append(Encoding.ASCII.GetString(names[i])).Append("\":").Append(i);
+        }
+
+        json.Append('}');
+        using var context = new JsonOperationContext();
+        var doc = context.Parse(TestSupport.Utf8(json.ToString()), BlittableMode.Memory);
+        Assert.Equal(names.Count, doc.Root.Count);
+        Assert.True(doc.Root.TryGet(Encoding.ASCII.GetString(names[^1]), out var last));
+        Assert.True(last.TryGetInt64(out var n));
+        Assert.Equal(names.Count - 1, n);
+    }
+
+    private static List<byte[]> CraftedSixteenByteNames(int count)
+    {
+        var printable = Enumerable.Range(0x20, 0x5f).Where(c => c is not '"' and not '\\').ToArray();
+        var names = new List<byte[]>(count);
+        foreach (var x6 in printable.Where(c => (c & 3) == ('a' & 3)))
+        {
+            foreach (var x7 in printable)
+            {
+                foreach (var y6 in printable.Where(c => (c & 7) == ('a' & 7)))
+                {
+                    foreach (var y7 in printable)
+                    {
+                        names.Add([.. "abcdef"u8, (byte)x6, (byte)x7, .. "ghijkl"u8, (byte)y6, (byte)y7]);
+                        if (names.Count == count)
+                        {
+                            return names;
+                        }
+                    }
+                }
+            }
+        }
+
+        return names;
+    }
+
+    [Fact]
     public void EveryTruncatedPrefixOfADocumentIsTruncated()
     {
         var line = Corpus.Load("companies")[0];
