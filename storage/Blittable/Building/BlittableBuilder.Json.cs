@@ -21,6 +21,8 @@ public sealed partial class BlittableBuilder
 
     private JsonReaderState _readerState;
     private long _consumed;        // input bytes consumed by earlier Feed calls
+    private long _lines;           // '\n' bytes among them (the reader's line number where they end)
+    private long _lineStart;       // input offset of the line the next Feed starts in
     private bool _sawToken;
     private bool _inputValidated;   // the whole input passed Utf8.IsValid: strings need no check of their own
     private bool _readerStateValid;
@@ -31,6 +33,8 @@ public sealed partial class BlittableBuilder
         _readerStateValid = false;
         _inputValidated = false;
         _consumed = 0;
+        _lines = 0;
+        _lineStart = 0;
         _sawToken = false;
     }
 
@@ -73,8 +77,8 @@ public sealed partial class BlittableBuilder
         catch (JsonException e)
         {
             AbandonReportingUtf8(utf8Json);
-            var truncated = IsValidPrefix(new ReadOnlySequence<byte>(utf8Json.ToArray()), new JsonReaderState(ReaderOptions));
-            throw Translate(e, ref reader, truncated);
+            var input = new ReadOnlySequence<byte>(utf8Json.ToArray());
+            throw Translate(e, ref reader, IsValidPrefix(input, new JsonReaderState(ReaderOptions)), input);
         }
         catch (InvalidOperationException e) when (e is not ObjectDisposedException)
         {
@@ -177,7 +181,7 @@ public sealed partial class BlittableBuilder
         catch (JsonException e)
         {
             Abandon();
-            throw Translate(e, ref reader, isFinalBlock && IsValidPrefix(data, startState));
+            throw Translate(e, ref reader, isFinalBlock && IsValidPrefix(data, startState), data);
         }
         catch (InvalidOperationException e) when (e is not ObjectDisposedException)
         {
@@ -212,6 +216,7 @@ public sealed partial class BlittableBuilder
             ThrowParse(BlittableParseError.Truncated, _consumed + data.Length, "The JSON text ended before its root object was closed");
         }
 
+        CountLines(data.Slice(0, consumed));
         _consumed += consumed;
         return data.GetPosition(consumed);
     }
@@ -255,17 +260,71 @@ public sealed partial class BlittableBuilder
         }
     }
 
-    private BlittableParseException Translate(JsonException e, ref Utf8JsonReader reader, bool truncated)
+    /// <summary>Notes the line breaks of input about to be consumed (streaming only), for error positions.</summary>
+    private void CountLines(ReadOnlySequence<byte> consumed)
     {
-        long position;
-        if (e.LineNumber == 0 && e.BytePositionInLine is { } inLine)
+        var offset = _consumed;
+        foreach (var segment in consumed)
         {
-            position = inLine;
+            var span = segment.Span;
+            var count = span.Count((byte)'\n');
+            if (count > 0)
+            {
+                _lines += count;
+                _lineStart = offset + span.LastIndexOf((byte)'\n') + 1;
+            }
+
+            offset += span.Length;
         }
-        else
+    }
+
+    /// <summary>
+    /// The input offset of a JsonException's (line, byte in line), both counted by the reader from
+    /// the start of the input; <paramref name="data"/> is the input from offset <paramref name="consumed"/>
+    /// on, before which <paramref name="lines"/> lines ended, the last at <paramref name="lineStart"/>.
+    /// The reader counts a line at each '\n', which JSON allows only as whitespace.
+    /// </summary>
+    private static long? OffsetOf(JsonException e, ReadOnlySequence<byte> data, long consumed = 0, long lines = 0, long lineStart = 0)
+    {
+        if (e.LineNumber is not { } line || e.BytePositionInLine is not { } inLine || line < lines)
         {
-            position = _consumed + reader.BytesConsumed;
+            return null;
         }
+
+        var start = lineStart;
+        var offset = consumed;
+        var remaining = line - lines;
+        foreach (var segment in data)
+        {
+            var span = segment.Span;
+            var from = 0;
+            while (remaining > 0)
+            {
+                var index = span.Slice(from).IndexOf((byte)'\n');
+                if (index < 0)
+                {
+                    break;
+                }
+
+                from += index + 1;
+                start = offset + from;
+                remaining--;
+            }
+
+            if (remaining == 0)
+            {
+                break;
+            }
+
+            offset += span.Length;
+        }
+
+        return remaining == 0 ? start + inLine : null;
+    }
+
+    private BlittableParseException Translate(JsonException e, ref Utf8JsonReader reader, bool truncated, ReadOnlySequence<byte> data)
+    {
+        var position = OffsetOf(e, data, _consumed, _lines, _lineStart) ?? _consumed + reader.BytesConsumed;
 
         var error = BlittableParseError.InvalidJson;
         if (truncated)
@@ -646,7 +705,12 @@ public sealed partial class BlittableBuilder
         }
         catch (JsonException e)
         {
-            throw new BlittableParseException(BlittableParseError.InvalidJson, e.BytePositionInLine ?? 0, "Invalid raw JSON in a patch: " + e.Message, e);
+            var position = OffsetOf(e, new ReadOnlySequence<byte>(utf8Json.ToArray())) ?? reader.BytesConsumed;
+            throw new BlittableParseException(BlittableParseError.InvalidJson, position, "Invalid raw JSON in a patch: " + e.Message, e);
+        }
+        catch (InvalidOperationException e) when (e is not ObjectDisposedException)
+        {
+            throw new BlittableParseException(BlittableParseError.InvalidUtf8, reader.TokenStartIndex, "A string in raw JSON of a patch holds an escaped lone surrogate, which has no UTF-8 form", e);
         }
 
         if (_depth != depth || reader.BytesConsumed == 0)

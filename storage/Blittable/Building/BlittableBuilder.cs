@@ -904,12 +904,55 @@ public sealed partial class BlittableBuilder
         {
             if (_entries[start + order[i]].NameIndex == _entries[start + order[i - 1]].NameIndex)
             {
-                var later = Math.Max(order[i], order[i - 1]);
-                ThrowDuplicate(start + later);
+                ThrowFirstDuplicate(start, order);
             }
         }
 
         return order;
+    }
+
+    /// <summary>
+    /// Reports the earliest second occurrence of a name in the object (sorted order holds equal names
+    /// next to each other, in no particular order among themselves when the sort is not stable).
+    /// </summary>
+    [DoesNotReturn]
+    private void ThrowFirstDuplicate(int start, Span<int> order)
+    {
+        var earliest = int.MaxValue;
+        var run = 0;
+        while (run < order.Length)
+        {
+            var end = run + 1;
+            var id = _entries[start + order[run]].NameIndex;
+            while (end < order.Length && _entries[start + order[end]].NameIndex == id)
+            {
+                end++;
+            }
+
+            if (end - run > 1)
+            {
+                var first = int.MaxValue;
+                var second = int.MaxValue;
+                foreach (var index in order[run..end])
+                {
+                    if (index < first)
+                    {
+                        second = first;
+                        first = index;
+                    }
+                    else if (index < second)
+                    {
+                        second = index;
+                    }
+                }
+
+                earliest = Math.Min(earliest, second);
+            }
+
+            run = end;
+        }
+
+        ThrowDuplicate(start + earliest);
     }
 
     [DoesNotReturn]

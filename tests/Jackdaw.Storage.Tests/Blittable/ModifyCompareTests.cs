@@ -58,6 +58,11 @@ public class ModifyCompareTests
         var original = context.Parse("{\"a\":1}"u8, BlittableMode.Memory);
         Assert.Throws<BlittableParseException>(() => context.Modify(original.Span, new BlittablePatch().SetRawJson("x", "{\"a\":"u8), BlittableMode.Memory));
         Assert.Throws<BlittableParseException>(() => context.Modify(original.Span, new BlittablePatch().SetRawJson("x", "1 2"u8), BlittableMode.Memory));
+        var surrogate = Assert.Throws<BlittableParseException>(() => context.Modify(original.Span, new BlittablePatch().SetRawJson("x", "\"\\ud800\""u8), BlittableMode.Memory));
+        Assert.Equal(BlittableParseError.InvalidUtf8, surrogate.Error);
+        var multiLine = Assert.Throws<BlittableParseException>(() => context.Modify(original.Span, new BlittablePatch().SetRawJson("x", "{\n  \"b\":\n  1x\n}"u8), BlittableMode.Memory));
+        Assert.Equal(BlittableParseError.InvalidJson, multiLine.Error);
+        Assert.Equal(12, multiLine.Position);
         Assert.Equal("{\"a\":1}", TestSupport.ToJson(context.Parse("{\"a\":1}"u8, BlittableMode.Memory).Span));
     }
 

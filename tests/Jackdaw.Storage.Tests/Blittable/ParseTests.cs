@@ -165,6 +165,62 @@ public class ParseTests
         Assert.Equal("{\"ok\":1}", TestSupport.ToJson(context.Parse("{\"ok\":1}"u8, BlittableMode.Memory).Span));
     }
 
+    [Theory]
+    [InlineData("{\n  \"a\": 1,\n  \"b\": 1x\n}", BlittableParseError.InvalidJson)]
+    [InlineData("{\r\n  \"a\": [1,\r\n    2,,3]\r\n}", BlittableParseError.InvalidJson)]
+    [InlineData("{\n\"a\":1,\n\n\"b\":{\n\"c\":'x'}}", BlittableParseError.InvalidJson)]
+    [InlineData("{\n  \"a\": 1,\n  \"a\": 2\n}", BlittableParseError.DuplicateProperty)]
+    [InlineData("{\n  \"a\": {\n    \"b\":\n", BlittableParseError.Truncated)]
+    [InlineData("{\n  \"a\": 1\n}\n\n  x", BlittableParseError.TrailingData)]
+    [InlineData("{\n  \"a\":\n 1\n}\n}", BlittableParseError.TrailingData)]
+    public void ErrorPositionsInMultiLineInputAreByteOffsets(string json, BlittableParseError error)
+    {
+        // The reader reports (line, byte in line); the position must be the offset in the input, the
+        // same as for the text with its line breaks turned into spaces (one line, same offsets).
+        // (Not an invalid literal: for those the reader's own byte in line varies with how the input
+        // is split into segments.)
+        using var context = new JsonOperationContext();
+        var oneLine = Assert.Throws<BlittableParseException>(() => context.Parse(TestSupport.Utf8(json.Replace('\n', ' ')), BlittableMode.Memory));
+        Assert.Equal(error, oneLine.Error);
+        foreach (var mode in new[] { BlittableMode.Memory, BlittableMode.Disk })
+        {
+            var e = Assert.Throws<BlittableParseException>(() => context.Parse(TestSupport.Utf8(json), mode));
+            Assert.Equal(error, e.Error);
+            Assert.Equal(oneLine.Position, e.Position);
+            for (var seed = 0; seed < 20; seed++)
+            {
+                var streamed = Assert.Throws<BlittableParseException>(() => TestSupport.ParseStreaming(context, TestSupport.Utf8(json), mode, new Random(seed), 1 + (seed % 6)));
+                Assert.Equal(error, streamed.Error);
+                Assert.Equal(oneLine.Position, streamed.Position);
+            }
+        }
+    }
+
+    [Fact]
+    public void ADuplicateInALargeObjectIsReportedAtItsEarliestSecondOccurrence()
+    {
+        // Above 24 properties the sort is not stable: equal names may come out in any order.
+        foreach (var (copies, other) in new[] { ((int[])[5, 20, 35], (int[])[30, 38]), ([3, 33, 36], [10, 12]), ([1, 2, 39], [0, 25]) })
+        {
+            var json = new StringBuilder("{");
+            var offsets = new long[40];
+            for (var i = 0; i < 40; i++)
+            {
+                json.Append(i == 0 ? "" : ",");
+                offsets[i] = json.Length;
+                var name = copies.Contains(i) ? "z" : other.Contains(i) ? "b" : "p" + i;
+                json.Append('"').Append(name).Append("\":").Append(i);
+            }
+
+            json.Append('}');
+            var expected = offsets[Math.Min(copies[1], other[1])];
+            using var context = new JsonOperationContext();
+            var e = Assert.Throws<BlittableParseException>(() => context.Parse(TestSupport.Utf8(json.ToString()), BlittableMode.Memory));
+            Assert.Equal(BlittableParseError.DuplicateProperty, e.Error);
+            Assert.Equal(expected, e.Position);
+        }
+    }
+
     [Fact]
     public void InvalidUtf8InAStringIsRejectedWithItsPosition()
     {
