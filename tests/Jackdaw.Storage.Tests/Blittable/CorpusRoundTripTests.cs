@@ -49,7 +49,7 @@ public class CorpusRoundTripTests
         var lines = Corpus.Load(file);
         using var context = new JsonOperationContext();
         var scratch = new byte[1 << 16];
-        for (var i = 0; i < lines.Length; i += mode == BlittableMode.Memory ? 1 : 7)
+        for (var i = 0; i < lines.Length; i++)
         {
             using var expected = JsonDocument.Parse(lines[i]);
             var doc = context.Parse(lines[i], mode);
