@@ -89,6 +89,38 @@ public class ModifyCompareTests
     }
 
     [Fact]
+    public void CompareTakesTheSameTextCompressedToOtherBytesAsEqual()
+    {
+        // A stored string compressed by another version of a coder (here LZ4 at its highest level
+        // instead of the fastest) is other bytes for the same text: no change.
+        var text = string.Concat(Enumerable.Range(0, 200).Select(i => $"row {i % 17} of the report; "));
+        var utf8 = Encoding.UTF8.GetBytes(text);
+        using var context = new JsonOperationContext();
+        var stored = context.Parse(TestSupport.Utf8("{\"s\":\"" + text + "\"}"), BlittableMode.Disk);
+        Assert.True(stored.Root.TryGet("s", out var value));
+        Assert.Equal(BlittableType.StringLz4, value.StoredType);
+
+        var payload = new byte[K4os.Compression.LZ4.LZ4Codec.MaximumOutputSize(utf8.Length)];
+        var written = K4os.Compression.LZ4.LZ4Codec.Encode(utf8, payload, K4os.Compression.LZ4.LZ4Level.L12_MAX);
+        var encoded = new byte[10 + written];
+        var end = BlittableFormat.WriteVarInt(encoded, 0, (uint)written << 1);
+        end = BlittableFormat.WriteVarInt(encoded, end, (uint)utf8.Length);
+        payload.AsSpan(0, written).CopyTo(encoded.AsSpan(end));
+        var builder = context.StartParse(BlittableMode.Disk);
+        builder.BeginObject(0);
+        builder.PropertyName("s"u8, mayNeedEscapes: false, 0);
+        builder.WriteEncodedString(BlittableType.StringLz4, encoded.AsSpan(0, end + written));
+        builder.EndObject();
+        var recompressed = builder.CompleteBuilt();
+
+        Assert.False(stored.Span.SequenceEqual(recompressed.Span));
+        Assert.Equal(TestSupport.ToJson(stored.Span), TestSupport.ToJson(recompressed.Span));
+        Assert.True(BlittableComparer.Equals(stored.Span, recompressed.Span));
+        var other = context.Parse(TestSupport.Utf8("{\"s\":\"" + text.Replace("row 5 ", "row 6 ") + "\"}"), BlittableMode.Disk);
+        Assert.False(BlittableComparer.Equals(other.Span, recompressed.Span));
+    }
+
+    [Fact]
     public void CompareFindsEveryDifference()
     {
         using var context = new JsonOperationContext();
