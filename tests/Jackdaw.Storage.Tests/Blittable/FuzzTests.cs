@@ -8,12 +8,14 @@ namespace Jackdaw.Storage.Tests.Blittable;
 /// <summary>
 /// Generated and mutated inputs (seeded, bounded by count): each must either round-trip and agree
 /// with System.Text.Json value by value, or fail with a BlittableParseException whose error is
-/// consistent with what System.Text.Json says about the same bytes.
+/// consistent with what System.Text.Json says about the same bytes. CI runs the fixed seeds below;
+/// a longer campaign sets JACKDAW_FUZZ_SEED (a number, or "random") and JACKDAW_FUZZ_COUNT (inputs
+/// per test); a failure names the seed that reproduces it.
 /// </summary>
 public class FuzzTests
 {
-    private const int GeneratedInputs = 60_000;
-    private const int MutatedInputs = 60_000;
+    private static readonly int GeneratedInputs = InputCount(60_000);
+    private static readonly int MutatedInputs = InputCount(60_000);
 
     private const string MutationChars = "{}[]\",:\\0123456789.eE-+ tfn";
 
@@ -22,8 +24,9 @@ public class FuzzTests
     [Fact]
     public void GeneratedDocumentsRoundTripOrFailCleanly()
     {
-        var random = new Random(20261123);
-        var checker = new Checker();
+        var seed = Seed(20261123);
+        var random = new Random(seed);
+        var checker = new Checker(seed);
         for (var i = 0; i < GeneratedInputs; i++)
         {
             var text = new StringBuilder();
@@ -37,8 +40,9 @@ public class FuzzTests
     [Fact]
     public void MutatedDocumentsRoundTripOrFailCleanly()
     {
-        var random = new Random(424242);
-        var checker = new Checker();
+        var seed = Seed(424242);
+        var random = new Random(seed);
+        var checker = new Checker(seed);
         var corpus = Corpus.Load("companies").Take(300).Concat(Corpus.Load("users").Take(300)).ToArray();
         for (var i = 0; i < MutatedInputs; i++)
         {
@@ -227,6 +231,16 @@ public class FuzzTests
         }
     }
 
+    private static int InputCount(int standard) =>
+        int.TryParse(Environment.GetEnvironmentVariable("JACKDAW_FUZZ_COUNT"), out var count) && count > 0 ? count : standard;
+
+    private static int Seed(int standard) => Environment.GetEnvironmentVariable("JACKDAW_FUZZ_SEED") switch
+    {
+        "random" => Random.Shared.Next(),
+        { } text when int.TryParse(text, out var seed) => seed,
+        _ => standard,
+    };
+
     private sealed class Checker
     {
         private static readonly JsonDocumentOptions ReferenceOptions = new() { MaxDepth = 1000 };
@@ -235,9 +249,28 @@ public class FuzzTests
         private readonly ArrayBufferWriter<byte> _output = new();
         private readonly byte[] _scratch = new byte[1 << 16];
 
+        private readonly int _seed;
+
+        public Checker(int seed)
+        {
+            _seed = seed;
+        }
+
         public int Accepted { get; private set; }
 
         public void Check(byte[] input, Random random, int iteration)
+        {
+            try
+            {
+                CheckOne(input, random, iteration);
+            }
+            catch (Exception e)
+            {
+                throw new InvalidOperationException($"Fuzz seed {_seed} (rerun with JACKDAW_FUZZ_SEED={_seed}), input {iteration}: {e.Message}", e);
+            }
+        }
+
+        private void CheckOne(byte[] input, Random random, int iteration)
         {
             var mode = (iteration & 1) == 0 ? BlittableMode.Memory : BlittableMode.Disk;
             JsonDocument? reference = null;
