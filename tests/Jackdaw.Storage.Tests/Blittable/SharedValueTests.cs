@@ -64,6 +64,15 @@ public class SharedValueTests
         });
     }
 
+    [Fact]
+    public void ComparerStopsAtAFanOut()
+    {
+        var document = FanOut(Levels);
+        var disk = FanOut(Levels, BlittableMode.Disk);   // other bytes, so the walk is not skipped
+        AssertFormatErrorWithin(() => BlittableComparer.Equals(document, disk));
+        AssertFormatErrorWithin(() => BlittableComparer.Equals(BlittableReader.Open(disk), BlittableReader.Open(document)));
+    }
+
     private static void AssertFormatErrorWithin(Action action)
     {
         // On a thread of its own, so an unbounded walk fails the test instead of hanging the run.
