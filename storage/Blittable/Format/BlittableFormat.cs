@@ -25,9 +25,10 @@ namespace Jackdaw.Storage.Blittable;
 // Shared values: nothing in the layout stops two entries from pointing at the same value, and a
 // corrupt or hostile document that nests such sharing makes a few hundred bytes stand for 2^n values.
 // A builder never shares: every value has an entry of its own (at least 2 bytes, null/true/false
-// too), so a well-formed document has fewer entries than bytes. The JSON writer and the comparer
-// therefore charge each table's count against a budget of the document's length before visiting
-// its values, and throw ThrowSharedValues once the budget is overdrawn.
+// too), so a well-formed document has fewer entries than bytes. Every walk over a document (JSON
+// writer, comparer, Modify and its block copies) therefore charges each table's count against a
+// budget of the document's length before visiting its values, and throws ThrowSharedValues once
+// the budget is overdrawn. Code that walks a document through the public reader does the same.
 //
 // Values (the type lives in the container's entry, not beside the value):
 //   Null, True, False    no bytes (back distance 0)

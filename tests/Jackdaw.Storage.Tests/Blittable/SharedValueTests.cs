@@ -42,11 +42,55 @@ public class SharedValueTests
         return WithHeader(bytes, root, names, mode);
     }
 
+    /// <summary>
+    /// <c>{"p0000": A, "p0001": A, ...}</c>: <paramref name="properties"/> entries of the root all
+    /// point at the same array A of <paramref name="nulls"/> nulls. Names are distinct and sorted, so
+    /// a same-mode Modify takes the block-copy path.
+    /// </summary>
+    internal static byte[] SharedArray(int properties, int nulls)
+    {
+        var bytes = new List<byte>(new byte[BlittableHeader.Size]);
+        var array = bytes.Count;
+        bytes.Add(BlittableFormat.ArrayTag);
+        AddVarInt(bytes, nulls);
+        for (var i = 0; i < nulls; i++)
+        {
+            bytes.AddRange([0, (byte)BlittableType.Null]);
+        }
+
+        // Root object: 4-byte back distances, 2-byte name offsets, 2-byte sorted indexes.
+        var root = bytes.Count;
+        bytes.Add((byte)(BlittableFormat.ObjectTag | (1 << 4) | (1 << 2) | 2));
+        AddVarInt(bytes, properties);
+        const int NameSize = 6;   // varint header and five ASCII bytes
+        for (var i = 0; i < properties; i++)
+        {
+            AddLittleEndian(bytes, i * NameSize, 2);
+            AddLittleEndian(bytes, root - array, 4);
+            bytes.Add((byte)BlittableType.Array);
+        }
+
+        for (var i = 0; i < properties; i++)
+        {
+            AddLittleEndian(bytes, i, 2);
+        }
+
+        var names = bytes.Count;
+        for (var i = 0; i < properties; i++)
+        {
+            bytes.Add(5 << 1);
+            bytes.AddRange(TestSupport.Utf8($"p{i:D4}"));
+        }
+
+        return WithHeader(bytes, root, names, BlittableMode.Memory);
+    }
+
     [Fact]
     public void AFewLevelsOfFanOutReadAsTheTreeTheyStandFor()
     {
         // The hand-built layout is what the tests below think it is.
         Assert.Equal("{\"a\":[[[],[]],[[],[]]]}", TestSupport.ToJson(FanOut(2)));
+        Assert.Equal("{\"p0000\":[null,null],\"p0001\":[null,null]}", TestSupport.ToJson(SharedArray(2, 2)));
     }
 
     [Fact]
@@ -71,6 +115,61 @@ public class SharedValueTests
         var disk = FanOut(Levels, BlittableMode.Disk);   // other bytes, so the walk is not skipped
         AssertFormatErrorWithin(() => BlittableComparer.Equals(document, disk));
         AssertFormatErrorWithin(() => BlittableComparer.Equals(BlittableReader.Open(disk), BlittableReader.Open(document)));
+    }
+
+    [Theory]
+    [InlineData(BlittableMode.Memory)]
+    [InlineData(BlittableMode.Disk)]
+    public void ModifyStopsAtAFanOutCopiedValueByValue(BlittableMode mode)
+    {
+        var document = FanOut(Levels);
+        using var context = new JsonOperationContext();
+        AssertFormatErrorWithin(() => context.Modify(document, new BlittablePatch().Set("x", 1), mode, allowBlockCopies: false));
+    }
+
+    [Fact]
+    public void ModifyAcrossModesStopsAtAFanOut()
+    {
+        // A Memory-mode source made into a Disk-mode document is re-encoded value by value.
+        var document = FanOut(Levels);
+        using var context = new JsonOperationContext();
+        AssertFormatErrorWithin(() => context.Modify(document, new BlittablePatch().Set("x", 1), BlittableMode.Disk));
+    }
+
+    [Theory]
+    [InlineData(BlittableMode.Memory)]
+    [InlineData(BlittableMode.Disk)]
+    public void PatchWithAFanOutDocumentStopsWhenApplied(BlittableMode mode)
+    {
+        var inner = FanOut(Levels);
+        using var context = new JsonOperationContext();
+        var target = context.Parse("{\"Name\":\"Ada\"}"u8, mode).ToArray();
+        var patch = new BlittablePatch().SetDocument("inner", inner);
+        AssertFormatErrorWithin(() => context.Modify(target, patch, mode));
+    }
+
+    [Fact]
+    public void ModifyBlockCopiesAFanOutVerbatimWithoutExpandingIt()
+    {
+        // A block copy takes the fan-out's bytes as they are: the result is as small as the source
+        // (and as corrupt, which the next walk reports).
+        var document = FanOut(Levels);
+        using var context = new JsonOperationContext();
+        Assert.True(context.StartParse(BlittableMode.Memory).TrySeedNames(document));
+        var modified = context.Modify(document, new BlittablePatch().Set("x", 1), BlittableMode.Memory).ToArray();
+        Assert.True(modified.Length < document.Length + 16, $"{modified.Length} bytes from {document.Length}");
+        AssertFormatErrorWithin(() => BlittableJsonWriter.WriteTo(modified, new CappedSink()));
+    }
+
+    [Fact]
+    public void ModifyStopsBlockCopyingOneArrayForManyProperties()
+    {
+        // Each property's block copy would scan and copy the whole shared array: 500 copies of
+        // 10 KB from a document of 17.5 KB, growing with the square of the document's size.
+        var document = SharedArray(properties: 500, nulls: 5000);
+        using var context = new JsonOperationContext();
+        Assert.True(context.StartParse(BlittableMode.Memory).TrySeedNames(document));
+        AssertFormatErrorWithin(() => context.Modify(document, new BlittablePatch().Set("x", 1), BlittableMode.Memory));
     }
 
     private static void AssertFormatErrorWithin(Action action)
@@ -101,6 +200,20 @@ public class SharedValueTests
         var flags = mode == BlittableMode.Disk ? BlittableHeader.DiskModeFlag : (byte)0;
         BlittableHeader.Write(document, flags, document.Length, root, names);
         return document;
+    }
+
+    private static void AddVarInt(List<byte> bytes, int value)
+    {
+        var buffer = new byte[5];
+        bytes.AddRange(buffer.AsSpan(0, BlittableFormat.WriteVarInt(buffer, 0, (uint)value)).ToArray());
+    }
+
+    private static void AddLittleEndian(List<byte> bytes, int value, int width)
+    {
+        for (var i = 0; i < width; i++)
+        {
+            bytes.Add((byte)(value >> (8 * i)));
+        }
     }
 
     /// <summary>Counts what is written into one reused buffer and refuses more than 64 MB, so a runaway writer cannot fill memory.</summary>
