@@ -12,12 +12,18 @@ public static class BlittableComparer
             return true;
         }
 
-        return ObjectsEqual(BlittableReader.Open(a), BlittableReader.Open(b), 0);
+        return Equals(BlittableReader.Open(a), BlittableReader.Open(b));
     }
 
-    public static bool Equals(BlittableObject a, BlittableObject b) => ObjectsEqual(a, b, 0);
+    public static bool Equals(BlittableObject a, BlittableObject b)
+    {
+        // The walk stops at the first difference, so it visits no more values than the smaller
+        // document holds when both are well-formed (see "Shared values" in BlittableFormat.cs).
+        var budget = Math.Min(a.Document.Length, b.Document.Length);
+        return ObjectsEqual(a, b, 0, ref budget);
+    }
 
-    private static bool ObjectsEqual(BlittableObject a, BlittableObject b, int depth)
+    private static bool ObjectsEqual(BlittableObject a, BlittableObject b, int depth, ref int budget)
     {
         if (depth > BlittableFormat.MaxDepth)
         {
@@ -30,9 +36,15 @@ public static class BlittableComparer
             return false;
         }
 
+        budget -= count;
+        if (budget < 0)
+        {
+            BlittableFormat.ThrowSharedValues(a.Position, Math.Min(a.Document.Length, b.Document.Length));
+        }
+
         for (var i = 0; i < count; i++)
         {
-            if (!a.GetNameAt(i).SequenceEqual(b.GetNameAt(i)) || !ValuesEqual(a.GetValueAt(i), b.GetValueAt(i), depth))
+            if (!a.GetNameAt(i).SequenceEqual(b.GetNameAt(i)) || !ValuesEqual(a.GetValueAt(i), b.GetValueAt(i), depth, ref budget))
             {
                 return false;
             }
@@ -41,7 +53,7 @@ public static class BlittableComparer
         return true;
     }
 
-    private static bool ValuesEqual(BlittableValue a, BlittableValue b, int depth)
+    private static bool ValuesEqual(BlittableValue a, BlittableValue b, int depth, ref int budget)
     {
         var type = a.Type;
         if (type != b.Type)
@@ -64,7 +76,7 @@ public static class BlittableComparer
                 b.TryGetNumberText(out var textB);
                 return textA.SequenceEqual(textB);
             case BlittableToken.Object:
-                return ObjectsEqual(a.GetObject(), b.GetObject(), depth + 1);
+                return ObjectsEqual(a.GetObject(), b.GetObject(), depth + 1, ref budget);
             case BlittableToken.Array:
                 {
                     var arrayA = a.GetArray();
@@ -74,9 +86,15 @@ public static class BlittableComparer
                         return false;
                     }
 
+                    budget -= arrayA.Length;
+                    if (budget < 0)
+                    {
+                        BlittableFormat.ThrowSharedValues(arrayA.Position, Math.Min(a.Document.Length, b.Document.Length));
+                    }
+
                     for (var i = 0; i < arrayA.Length; i++)
                     {
-                        if (!ValuesEqual(arrayA[i], arrayB[i], depth + 1))
+                        if (!ValuesEqual(arrayA[i], arrayB[i], depth + 1, ref budget))
                         {
                             return false;
                         }

@@ -55,8 +55,12 @@ public sealed partial class BlittableBuilder
     /// <summary>
     /// Appends <paramref name="value"/> (of a document whose names were seeded with
     /// <see cref="TrySeedNames"/>) as the next value, copying its bytes and all it contains verbatim.
+    /// The tables <see cref="Extent"/> looks into are charged to <paramref name="budget"/>, the
+    /// caller's for the whole source document (see "Shared values" in BlittableFormat.cs): many
+    /// properties pointing at one large array or object would otherwise have it scanned and copied
+    /// once for each.
     /// </summary>
-    internal void WriteRawValue(BlittableValue value)
+    internal void WriteRawValue(BlittableValue value, ref int budget)
     {
         var type = value.StoredType;
         if (type is BlittableType.Null or BlittableType.True or BlittableType.False)
@@ -66,7 +70,7 @@ public sealed partial class BlittableBuilder
         }
 
         var document = value.Document;
-        var (start, end) = Extent(document, value.Position, type, BlittableFormat.NamesOffset(document));
+        var (start, end) = Extent(document, value.Position, type, BlittableFormat.NamesOffset(document), ref budget);
         var length = end - start;
         Ensure(length);
         var position = Relative + (value.Position - start);
@@ -80,13 +84,13 @@ public sealed partial class BlittableBuilder
     /// before the table that holds them, so a container's range starts where its first child's does
     /// and ends with its own table.
     /// </summary>
-    internal static (int Start, int End) Extent(ReadOnlySpan<byte> document, int position, BlittableType type, int namesOffset)
+    internal static (int Start, int End) Extent(ReadOnlySpan<byte> document, int position, BlittableType type, int namesOffset, ref int budget)
     {
         var start = position;
         var top = position;
         var topType = type;
         var depth = 0;
-        while (type is BlittableType.Object or BlittableType.Array && FirstChildWithBytes(document, position, type, namesOffset, out var child, out var childType))
+        while (type is BlittableType.Object or BlittableType.Array && FirstChildWithBytes(document, position, type, namesOffset, ref budget, out var child, out var childType))
         {
             if (++depth > BlittableFormat.MaxDepth || child >= start)
             {
@@ -108,11 +112,12 @@ public sealed partial class BlittableBuilder
         return (start, end);
     }
 
-    private static bool FirstChildWithBytes(ReadOnlySpan<byte> document, int position, BlittableType type, int namesOffset, out int child, out BlittableType childType)
+    private static bool FirstChildWithBytes(ReadOnlySpan<byte> document, int position, BlittableType type, int namesOffset, ref int budget, out int child, out BlittableType childType)
     {
         if (type == BlittableType.Object)
         {
             var obj = new BlittableObject(document, position, namesOffset);
+            Charge(ref budget, obj.Count, position, document.Length);
             for (var i = 0; i < obj.Count; i++)
             {
                 var value = obj.GetValueAt(i);
@@ -127,6 +132,7 @@ public sealed partial class BlittableBuilder
         else
         {
             var array = new BlittableArray(document, position);
+            Charge(ref budget, array.Length, position, document.Length);
             for (var i = 0; i < array.Length; i++)
             {
                 var value = array[i];
@@ -142,6 +148,15 @@ public sealed partial class BlittableBuilder
         child = 0;
         childType = default;
         return false;
+    }
+
+    private static void Charge(ref int budget, int count, int position, int length)
+    {
+        budget -= count;
+        if (budget < 0)
+        {
+            BlittableFormat.ThrowSharedValues(position, length);
+        }
     }
 
     /// <summary>The position just past a value's own bytes (for a container: past its table).</summary>

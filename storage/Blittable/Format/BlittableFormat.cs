@@ -22,6 +22,14 @@ namespace Jackdaw.Storage.Blittable;
 // than its container: a reader can never loop. Names are referred to by their offset in the names
 // area, which keeps those offsets (and so the table entries) small.
 //
+// Shared values: nothing in the layout stops two entries from pointing at the same value, and a
+// corrupt or hostile document that nests such sharing makes a few hundred bytes stand for 2^n values.
+// A builder never shares: every value has an entry of its own (at least 2 bytes, null/true/false
+// too), so a well-formed document has fewer entries than bytes. Every walk over a document (JSON
+// writer, comparer, Modify and its block copies) therefore charges each table's count against a
+// budget of the document's length before visiting its values, and throws ThrowSharedValues once
+// the budget is overdrawn. Code that walks a document through the public reader does the same.
+//
 // Values (the type lives in the container's entry, not beside the value):
 //   Null, True, False    no bytes (back distance 0)
 //   Integer              varint of the zig-zag encoded long
@@ -421,6 +429,15 @@ internal static class BlittableFormat
 
         return offset;
     }
+
+    /// <summary>
+    /// Throws for a walk whose budget of <paramref name="length"/> values (the document's length, see
+    /// "Shared values" above) was overdrawn by the table at <paramref name="position"/>.
+    /// </summary>
+    [DoesNotReturn]
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    public static void ThrowSharedValues(int position, int length) =>
+        ThrowFormat("Walking the document reached more values than its {1} bytes can hold (at the table at {0}): its entries share values, which only a corrupt document's do.", position, length);
 
     /// <summary>Throws with a composite-format message; kept out of line so hot callers stay small.</summary>
     [DoesNotReturn]

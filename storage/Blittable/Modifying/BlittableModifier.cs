@@ -14,12 +14,15 @@ internal static class BlittableModifier
     /// </param>
     public static void Apply(BlittableBuilder builder, BlittableObject root, BlittablePatch patch, bool raw)
     {
+        // One budget for the whole source document (see "Shared values" in BlittableFormat.cs): the
+        // tables walked on the patch's path and those a block copy looks into are distinct ones.
+        var budget = root.Document.Length;
         builder.BeginObject(0);
-        CopyObject(builder, root, patch, 0, raw);
+        CopyObject(builder, root, patch, 0, ref budget, raw);
         builder.EndObject();
     }
 
-    private static void CopyObject(BlittableBuilder builder, BlittableObject obj, BlittablePatch? patch, int depth, bool raw = false)
+    private static void CopyObject(BlittableBuilder builder, BlittableObject obj, BlittablePatch? patch, int depth, ref int budget, bool raw = false)
     {
         if (depth > BlittableFormat.MaxDepth)
         {
@@ -27,6 +30,12 @@ internal static class BlittableModifier
         }
 
         var count = obj.Count;
+        budget -= count;
+        if (budget < 0)
+        {
+            BlittableFormat.ThrowSharedValues(obj.Position, obj.Document.Length);
+        }
+
         for (var i = 0; i < count; i++)
         {
             var name = obj.GetNameAt(i);
@@ -36,11 +45,11 @@ internal static class BlittableModifier
                 builder.PropertyName(name, mayNeedEscapes: true, 0);
                 if (raw)
                 {
-                    builder.WriteRawValue(obj.GetValueAt(i));
+                    builder.WriteRawValue(obj.GetValueAt(i), ref budget);
                 }
                 else
                 {
-                    CopyValue(builder, obj.GetValueAt(i), depth);
+                    CopyValue(builder, obj.GetValueAt(i), depth, ref budget);
                 }
 
                 continue;
@@ -58,7 +67,7 @@ internal static class BlittableModifier
                 builder.BeginObject(0);
                 if (value.Type == BlittableToken.Object)
                 {
-                    CopyObject(builder, value.GetObject(), op.Nested, depth + 1, raw);
+                    CopyObject(builder, value.GetObject(), op.Nested, depth + 1, ref budget, raw);
                 }
                 else
                 {
@@ -146,9 +155,11 @@ internal static class BlittableModifier
                 break;
             case BlittablePatch.OperationKind.Document:
                 {
+                    // Another document: a budget of its own length.
                     var other = BlittableReader.Open(op.Value);
+                    var budget = op.Value.Length;
                     builder.BeginObject(0);
-                    CopyObject(builder, other, null, depth + 1);
+                    CopyObject(builder, other, null, depth + 1, ref budget);
                     builder.EndObject();
                     break;
                 }
@@ -167,7 +178,7 @@ internal static class BlittableModifier
         }
     }
 
-    private static void CopyValue(BlittableBuilder builder, BlittableValue value, int depth)
+    private static void CopyValue(BlittableBuilder builder, BlittableValue value, int depth, ref int budget)
     {
         switch (value.StoredType)
         {
@@ -197,7 +208,7 @@ internal static class BlittableModifier
                 {
                     var obj = value.GetObject();
                     builder.BeginObject(0);
-                    CopyObject(builder, obj, null, depth + 1);
+                    CopyObject(builder, obj, null, depth + 1, ref budget);
                     builder.EndObject();
                     break;
                 }
@@ -210,10 +221,16 @@ internal static class BlittableModifier
                     }
 
                     var array = value.GetArray();
+                    budget -= array.Length;
+                    if (budget < 0)
+                    {
+                        BlittableFormat.ThrowSharedValues(array.Position, array.Document.Length);
+                    }
+
                     builder.BeginArray(0);
                     for (var i = 0; i < array.Length; i++)
                     {
-                        CopyValue(builder, array[i], depth + 1);
+                        CopyValue(builder, array[i], depth + 1, ref budget);
                     }
 
                     builder.EndArray();

@@ -138,7 +138,11 @@ public sealed class BlittablePatch
         return this;
     }
 
-    /// <summary>Sets a property to the root object of another blittable document.</summary>
+    /// <summary>
+    /// Sets a property to the root object of another blittable document. Only its header is checked
+    /// here; the rest is read when the patch is applied, and a corrupt document fails that Modify
+    /// with a <see cref="BlittableFormatException"/>.
+    /// </summary>
     public BlittablePatch SetDocument(string name, ReadOnlySpan<byte> blittable)
     {
         BlittableReader.Open(blittable);

@@ -22,7 +22,7 @@ public static class BlittableJsonWriter
     public static void WriteTo(BlittableObject obj, IBufferWriter<byte> output)
     {
         ArgumentNullException.ThrowIfNull(output);
-        var writer = new JsonOutput(output);
+        var writer = new JsonOutput(output, obj.Document.Length);
         try
         {
             WriteObject(ref writer, obj, 0);
@@ -40,7 +40,7 @@ public static class BlittableJsonWriter
     public static void WriteValue(BlittableValue value, IBufferWriter<byte> output)
     {
         ArgumentNullException.ThrowIfNull(output);
-        var writer = new JsonOutput(output);
+        var writer = new JsonOutput(output, value.Document.Length);
         WriteValue(ref writer, value, 0);
         writer.Flush();
     }
@@ -54,6 +54,11 @@ public static class BlittableJsonWriter
 
         writer.WriteByte((byte)'{');
         var count = obj.Count;
+        if (!writer.TryCharge(count))
+        {
+            BlittableFormat.ThrowSharedValues(obj.Position, obj.Document.Length);
+        }
+
         var document = obj.Document;
         var position = obj.Position;
         var names = obj.NamesOffset;
@@ -310,6 +315,11 @@ public static class BlittableJsonWriter
 
         writer.WriteByte((byte)'[');
         var count = array.Length;
+        if (!writer.TryCharge(count))
+        {
+            BlittableFormat.ThrowSharedValues(array.Position, array.Document.Length);
+        }
+
         var document = array.Document;
         var position = array.Position;
         var entries = array.EntriesOffset;
@@ -658,20 +668,30 @@ public static class BlittableJsonWriter
         return 6;
     }
 
-    /// <summary>Batches small writes into spans obtained from the IBufferWriter.</summary>
+    /// <summary>Batches small writes into spans obtained from the IBufferWriter; holds the walk's budget of values.</summary>
     private ref struct JsonOutput
     {
         private const int MinimumBuffer = 4096;
         private readonly IBufferWriter<byte> _output;
         private Span<byte> _span;
         private int _pos;
+        private int _budget;
 
-        public JsonOutput(IBufferWriter<byte> output)
+        /// <param name="documentLength">Length of the document written: the most values a well-formed one holds.</param>
+        public JsonOutput(IBufferWriter<byte> output, int documentLength)
         {
             _output = output;
             _span = default;
             _pos = 0;
+            _budget = documentLength;
         }
+
+        /// <summary>
+        /// Takes a table's <paramref name="count"/> values from the budget; false once it is overdrawn
+        /// (entries share values: see "Shared values" in BlittableFormat.cs).
+        /// </summary>
+        [MethodImpl(MethodImplOptions.AggressiveInlining)]
+        public bool TryCharge(int count) => (_budget -= count) >= 0;
 
         [MethodImpl(MethodImplOptions.AggressiveInlining)]
         public void WriteByte(byte value)
