@@ -29,6 +29,10 @@ namespace Jackdaw.Storage.Blittable;
 // writer, comparer, Modify and its block copies) therefore charges each table's count against a
 // budget of the document's length before visiting its values, and throws ThrowSharedValues once
 // the budget is overdrawn. Code that walks a document through the public reader does the same.
+// Entries sharing one long string would still make the JSON writer's output grow with the square
+// of the document, so the writer also charges the stored bytes of each string and number longer
+// than 32 bytes: those bytes belong to one value each, disjoint from the tables, so a well-formed
+// document stays within the same budget.
 //
 // Values (the type lives in the container's entry, not beside the value):
 //   Null, True, False    no bytes (back distance 0)

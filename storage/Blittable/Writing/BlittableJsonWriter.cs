@@ -41,7 +41,15 @@ public static class BlittableJsonWriter
     {
         ArgumentNullException.ThrowIfNull(output);
         var writer = new JsonOutput(output, value.Document.Length);
-        WriteValue(ref writer, value, 0);
+        try
+        {
+            WriteValue(ref writer, value, 0);
+        }
+        catch (Exception e) when (e is IndexOutOfRangeException or ArgumentOutOfRangeException)
+        {
+            throw new BlittableFormatException("The document is corrupt: " + e.Message, e);
+        }
+
         writer.Flush();
     }
 
@@ -148,6 +156,7 @@ public static class BlittableJsonWriter
                     {
                         // Decoded straight into the output, room checked once for the whole string (a string
                         // is never the last bytes of a document, so the decoder's 16-byte reads stay inside it).
+                        ChargeLong(ref writer, length, valuePosition, document);
                         if (span.Length - pos < DecodeRoom(length) + 2)
                         {
                             writer.Position = pos;
@@ -209,6 +218,21 @@ public static class BlittableJsonWriter
 
         writer.Position = pos;
         writer.WriteByte((byte)'}');
+    }
+
+    /// <summary>
+    /// Takes a string's or number's stored bytes from the walk's budget when it is longer than the
+    /// 32 bytes every value may write without: bytes of a well-formed document are no one's but their
+    /// value's, so this bounds what a document whose entries share one long value can write to a few
+    /// hundred times its length (see "Shared values" in BlittableFormat.cs).
+    /// </summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static void ChargeLong(ref JsonOutput writer, int length, int position, ReadOnlySpan<byte> document)
+    {
+        if (length > ShortCopy && !writer.TryCharge(length))
+        {
+            BlittableFormat.ThrowSharedValues(position, document.Length);
+        }
     }
 
     /// <summary>Writes an integer (at least 20 bytes of room); returns its length.</summary>
@@ -358,7 +382,9 @@ public static class BlittableJsonWriter
                     writer.WriteInteger(BlittableFormat.UnZigZag(BlittableFormat.ReadVarInt64(document, ref valuePosition)));
                     return;
                 case (byte)BlittableType.Double:
-                    writer.WriteBytes(BlittableFormat.ReadLengthPrefixed(document, ref valuePosition));
+                    var number = BlittableFormat.ReadLengthPrefixed(document, ref valuePosition);
+                    ChargeLong(ref writer, number.Length, tablePosition - back, document);
+                    writer.WriteBytes(number);
                     return;
                 case (byte)BlittableType.Object:
                     WriteObject(ref writer, new BlittableObject(document, valuePosition, names), depth + 1);
@@ -389,6 +415,7 @@ public static class BlittableJsonWriter
             BlittableFormat.ThrowFormat("A string of {0} bytes at position {1} exceeds the document ({2} bytes).", length, p, document.Length);
         }
 
+        ChargeLong(ref writer, length, position, document);
         if ((header & 1) == 0)
         {
             writer.WriteQuoted(document, p, length);
@@ -404,6 +431,7 @@ public static class BlittableJsonWriter
         var start = position;
         var header = BlittableFormat.ReadVarInt32(document, ref start);
         var length = header >> 1;
+        ChargeLong(ref writer, length, position, document);
         if ((header & 1) == 0 && (uint)length <= (uint)(document.Length - start) && length <= 2048)
         {
             // Decode straight into the output: no length pre-scan, no intermediate buffer. The decoder
@@ -563,6 +591,12 @@ public static class BlittableJsonWriter
         }
 
         var str = StringValue.Read(document, position, type);
+        if (type != BlittableType.StringDictionary)
+        {
+            // Dictionary strings were charged by WriteDictionaryString, the one way here for them.
+            ChargeLong(ref writer, str.Payload.Length, position, document);
+        }
+
         var p = str.EscapesPosition;
         var escapes = str.HasEscapes ? BlittableFormat.ReadVarInt32(document, ref p) : 0;
         if (!str.IsCompressed)

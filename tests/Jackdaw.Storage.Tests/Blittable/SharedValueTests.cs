@@ -85,12 +85,62 @@ public class SharedValueTests
         return WithHeader(bytes, root, names, BlittableMode.Memory);
     }
 
+    /// <summary>
+    /// <c>{"a": [S, S, ...]}</c>: <paramref name="entries"/> entries of one array all point at the
+    /// same raw string S of <paramref name="length"/> bytes; 4-byte back distances.
+    /// </summary>
+    internal static byte[] SharedString(int entries, int length)
+    {
+        var bytes = new List<byte>(new byte[BlittableHeader.Size]);
+        var text = bytes.Count;
+        AddVarInt(bytes, length << 1);
+        bytes.AddRange(Enumerable.Repeat((byte)'s', length));
+        var array = bytes.Count;
+        bytes.Add(BlittableFormat.ArrayTag | 2);
+        AddVarInt(bytes, entries);
+        for (var i = 0; i < entries; i++)
+        {
+            AddLittleEndian(bytes, array - text, 4);
+            bytes.Add((byte)BlittableType.String);
+        }
+
+        // Root object: 1-byte name offset and sorted index, 4-byte back distance.
+        var root = bytes.Count;
+        bytes.AddRange([BlittableFormat.ObjectTag | 2, 1, 0]);
+        AddLittleEndian(bytes, root - array, 4);
+        bytes.AddRange([(byte)BlittableType.Array, 0]);
+        var names = bytes.Count;
+        bytes.AddRange([2, (byte)'a']);
+        return WithHeader(bytes, root, names, BlittableMode.Memory);
+    }
+
     [Fact]
     public void AFewLevelsOfFanOutReadAsTheTreeTheyStandFor()
     {
         // The hand-built layout is what the tests below think it is.
         Assert.Equal("{\"a\":[[[],[]],[[],[]]]}", TestSupport.ToJson(FanOut(2)));
         Assert.Equal("{\"p0000\":[null,null],\"p0001\":[null,null]}", TestSupport.ToJson(SharedArray(2, 2)));
+        Assert.Equal("{\"a\":[\"sssss\",\"sssss\",\"sssss\"]}", TestSupport.ToJson(SharedString(3, 5)));
+    }
+
+    [Fact]
+    public void WriterStopsAtOneLongStringSharedByManyEntries()
+    {
+        // 20,000 entries of one 1,000-byte string: 100 KB that would write 20 MB, and 4 GB from a
+        // document ten times the size. The writer charges long strings' bytes to the same budget.
+        var document = SharedString(entries: 20_000, length: 1_000);
+        var sink = new CappedSink();
+        AssertFormatErrorWithin(() => BlittableJsonWriter.WriteTo(document, sink));
+        Assert.True(sink.Written < 2 * document.Length, $"{sink.Written} bytes written before the error from {document.Length}");
+
+        // A well-formed document made of one long string is within its own budget.
+        using var context = new JsonOperationContext();
+        var text = new string('x', 1 << 20);
+        foreach (var mode in new[] { BlittableMode.Memory, BlittableMode.Disk })
+        {
+            var single = context.Parse(TestSupport.Utf8("{\"s\":\"" + text + "\",\"n\":" + new string('1', 40) + ".5}"), mode);
+            Assert.Equal("{\"s\":\"" + text + "\",\"n\":" + new string('1', 40) + ".5}", TestSupport.ToJson(single.Span));
+        }
     }
 
     [Fact]
