@@ -74,6 +74,7 @@ public static class BlittableComparer
             case BlittableToken.Double:
                 a.TryGetNumberText(out var textA);
                 b.TryGetNumberText(out var textB);
+                ChargeLong(ref budget, Math.Min(textA.Length, textB.Length), a, b);
                 return textA.SequenceEqual(textB);
             case BlittableToken.Object:
                 return ObjectsEqual(a.GetObject(), b.GetObject(), depth + 1, ref budget);
@@ -104,14 +105,32 @@ public static class BlittableComparer
                 }
 
             default:
-                return StringsEqual(a, b);
+                return StringsEqual(a, b, ref budget);
         }
     }
 
-    private static bool StringsEqual(BlittableValue a, BlittableValue b)
+    /// <summary>
+    /// Takes the shorter of two stored strings or numbers from the budget when over 32 bytes: entries
+    /// sharing one long value must not make comparing grow with the square of the document. Each
+    /// side's bytes are its value's own in a well-formed document, so the shorter stays in budget.
+    /// </summary>
+    private static void ChargeLong(ref int budget, int storedLength, BlittableValue a, BlittableValue b)
+    {
+        if (storedLength > 32)
+        {
+            budget -= storedLength;
+            if (budget < 0)
+            {
+                BlittableFormat.ThrowSharedValues(a.Position, Math.Min(a.Document.Length, b.Document.Length));
+            }
+        }
+    }
+
+    private static bool StringsEqual(BlittableValue a, BlittableValue b, ref int budget)
     {
         var strA = StringValue.Read(a.Document, a.Position, a.StoredType);
         var strB = StringValue.Read(b.Document, b.Position, b.StoredType);
+        ChargeLong(ref budget, Math.Min(strA.Payload.Length, strB.Payload.Length), a, b);
         if (strA.DecodedLength != strB.DecodedLength)
         {
             return false;

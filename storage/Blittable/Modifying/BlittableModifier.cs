@@ -197,6 +197,7 @@ internal static class BlittableModifier
                 break;
             case BlittableType.Double:
                 value.TryGetNumberText(out var text);
+                ChargeLong(ref budget, text.Length, value);
                 if (builder.Mode == BlittableMode.Disk && !BlittableBuilder.IsFiniteNumber(text))
                 {
                     BlittableBuilder.ThrowParse(BlittableParseError.NumberOutOfRange, 0, $"The number {Encoding.ASCII.GetString(text)} is not a finite double");
@@ -238,15 +239,33 @@ internal static class BlittableModifier
                 }
 
             default:
-                CopyString(builder, value);
+                CopyString(builder, value, ref budget);
                 break;
         }
     }
 
-    private static void CopyString(BlittableBuilder builder, BlittableValue value)
+    /// <summary>
+    /// Takes a string's or number's stored bytes from the budget when over 32 bytes, so entries
+    /// sharing one long value cannot grow the copy with the square of the source (see "Shared values"
+    /// in BlittableFormat.cs).
+    /// </summary>
+    private static void ChargeLong(ref int budget, int storedLength, BlittableValue value)
+    {
+        if (storedLength > 32)
+        {
+            budget -= storedLength;
+            if (budget < 0)
+            {
+                BlittableFormat.ThrowSharedValues(value.Position, value.Document.Length);
+            }
+        }
+    }
+
+    private static void CopyString(BlittableBuilder builder, BlittableValue value, ref int budget)
     {
         var document = value.Document;
         var str = StringValue.Read(document, value.Position, value.StoredType);
+        ChargeLong(ref budget, str.Payload.Length, value);
         if (!str.IsCompressed)
         {
             builder.WriteString(str.Payload, mayNeedEscapes: true);

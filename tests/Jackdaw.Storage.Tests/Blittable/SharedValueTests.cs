@@ -133,6 +133,13 @@ public class SharedValueTests
         AssertFormatErrorWithin(() => BlittableJsonWriter.WriteTo(document, sink));
         Assert.True(sink.Written < 2 * document.Length, $"{sink.Written} bytes written before the error from {document.Length}");
 
+        // The comparer and a value-by-value Modify charge long strings the same way.
+        AssertFormatErrorWithin(() => BlittableComparer.Equals(BlittableReader.Open(document), BlittableReader.Open(SharedString(20_000, 1_000))));
+        using (var copier = new JsonOperationContext())
+        {
+            AssertFormatErrorWithin(() => copier.Modify(document, new BlittablePatch().Set("x", 1), BlittableMode.Memory, allowBlockCopies: false));
+        }
+
         // A well-formed document made of one long string is within its own budget.
         using var context = new JsonOperationContext();
         var text = new string('x', 1 << 20);
@@ -140,6 +147,9 @@ public class SharedValueTests
         {
             var single = context.Parse(TestSupport.Utf8("{\"s\":\"" + text + "\",\"n\":" + new string('1', 40) + ".5}"), mode);
             Assert.Equal("{\"s\":\"" + text + "\",\"n\":" + new string('1', 40) + ".5}", TestSupport.ToJson(single.Span));
+            Assert.True(BlittableComparer.Equals(BlittableReader.Open(single.Span), BlittableReader.Open(single.ToArray())));
+            var copy = context.Modify(single.Span, new BlittablePatch().Set("x", 1), mode, allowBlockCopies: false);
+            Assert.Equal("{\"s\":\"" + text + "\",\"n\":" + new string('1', 40) + ".5,\"x\":1}", TestSupport.ToJson(copy.Span));
         }
     }
 
