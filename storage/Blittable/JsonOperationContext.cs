@@ -112,7 +112,11 @@ public sealed class JsonOperationContext : IDisposable
         }
     }
 
-    /// <summary>Returns every buffer to the pool; documents built before become invalid.</summary>
+    /// <summary>
+    /// Returns every buffer to the pool; documents built before become invalid. What a large
+    /// request grew (the builder's working arrays, a huge name table) goes back too, so a pooled
+    /// context holds what a normal request needs (see <see cref="RetainedBytes"/>).
+    /// </summary>
     public void Reset()
     {
         ThrowIfDisposed();
@@ -137,9 +141,22 @@ public sealed class JsonOperationContext : IDisposable
             _current = RentChunk();
         }
 
+        _builder?.TrimAfterRequest();
         _used = 0;
         AllocatedBytes = 0;
     }
+
+    /// <summary>
+    /// Bytes of buffers this context holds: chunks (current, spare, retired) and the builder's
+    /// working arrays and name table. Diagnostics and tests: after <see cref="Reset"/> it stays
+    /// small whatever the request before did.
+    /// </summary>
+    internal long RetainedBytes =>
+        _current.Length + _spare.Sum(chunk => (long)chunk.Length) + _retired.Sum(chunk => (long)chunk.Length)
+        + (_builder?.RetainedBytes ?? 0);
+
+    /// <summary>Property names the builder keeps from earlier documents, across resets while few (diagnostics and tests).</summary>
+    internal int LearnedNames => _builder?.LearnedNames ?? 0;
 
     public void Dispose()
     {
@@ -149,7 +166,7 @@ public sealed class JsonOperationContext : IDisposable
         }
 
         Reset();
-        _builder?.ReleaseScratch();
+        _builder?.Release();
         ArrayPool<byte>.Shared.Return(_current);
         _current = [];
         while (_spare.TryPop(out var spare))
