@@ -12,8 +12,15 @@ public sealed class JsonOperationContext : IDisposable
     internal const int ChunkSize = 64 * 1024;
 
     /// <summary>Chunks kept across <see cref="Reset"/> for reuse: a context that fills many chunks per
-    /// batch (bulk insert) would otherwise hand them to the shared pool and get fresh ones back.</summary>
+    /// batch (bulk insert) would otherwise hand them to the shared pool and get fresh ones back.
+    /// A reset keeps the chunks its request went through and half (rounded up) of the spares it
+    /// did not need: after one large batch the spares halve with each smaller request, so they
+    /// are not pinned in a pooled context for good, and requests of varying size do not churn
+    /// the shared pool.</summary>
     private const int MaxSpareChunks = 64;
+
+    /// <summary>Capacity of the retired-chunk list kept across <see cref="Reset"/> (16 MB of documents).</summary>
+    private const int MaxRetiredCapacity = 256;
 
     private readonly List<byte[]> _retired = new();
     private readonly Stack<byte[]> _spare = new();
@@ -114,13 +121,14 @@ public sealed class JsonOperationContext : IDisposable
 
     /// <summary>
     /// Returns every buffer to the pool; documents built before become invalid. What a large
-    /// request grew (the builder's working arrays, a huge name table) goes back too, so a pooled
-    /// context holds what a normal request needs (see <see cref="RetainedBytes"/>).
+    /// request grew (chunks, the builder's working arrays, a huge name table) goes back too, so a
+    /// pooled context holds what a normal request needs (see <see cref="RetainedBytes"/>).
     /// </summary>
     public void Reset()
     {
         ThrowIfDisposed();
         _builder?.Abandon();
+        var keep = Math.Min(_retired.Count + ((_spare.Count + 1) / 2), MaxSpareChunks);
         foreach (var chunk in _retired)
         {
             if (chunk.Length == ChunkSize && _spare.Count < MaxSpareChunks)
@@ -133,7 +141,17 @@ public sealed class JsonOperationContext : IDisposable
             }
         }
 
+        while (_spare.Count > keep)
+        {
+            ArrayPool<byte>.Shared.Return(_spare.Pop());
+        }
+
         _retired.Clear();
+        if (_retired.Capacity > MaxRetiredCapacity)
+        {
+            _retired.Capacity = 0;
+        }
+
         // A context lives long (pooled per request): do not keep a buffer grown for one huge document.
         if (_current.Length > ChunkSize)
         {
