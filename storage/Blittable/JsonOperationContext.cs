@@ -12,8 +12,15 @@ public sealed class JsonOperationContext : IDisposable
     internal const int ChunkSize = 64 * 1024;
 
     /// <summary>Chunks kept across <see cref="Reset"/> for reuse: a context that fills many chunks per
-    /// batch (bulk insert) would otherwise hand them to the shared pool and get fresh ones back.</summary>
+    /// batch (bulk insert) would otherwise hand them to the shared pool and get fresh ones back.
+    /// A reset keeps the chunks its request went through and half (rounded up) of the spares it
+    /// did not need: after one large batch the spares halve with each smaller request, so they
+    /// are not pinned in a pooled context for good, and requests of varying size do not churn
+    /// the shared pool.</summary>
     private const int MaxSpareChunks = 64;
+
+    /// <summary>Capacity of the retired-chunk list kept across <see cref="Reset"/> (16 MB of documents).</summary>
+    private const int MaxRetiredCapacity = 256;
 
     private readonly List<byte[]> _retired = new();
     private readonly Stack<byte[]> _spare = new();
@@ -112,11 +119,16 @@ public sealed class JsonOperationContext : IDisposable
         }
     }
 
-    /// <summary>Returns every buffer to the pool; documents built before become invalid.</summary>
+    /// <summary>
+    /// Returns every buffer to the pool; documents built before become invalid. What a large
+    /// request grew (chunks, the builder's working arrays, a huge name table) goes back too, so a
+    /// pooled context holds what a normal request needs (see <see cref="RetainedBytes"/>).
+    /// </summary>
     public void Reset()
     {
         ThrowIfDisposed();
         _builder?.Abandon();
+        var keep = Math.Min(_retired.Count + ((_spare.Count + 1) / 2), MaxSpareChunks);
         foreach (var chunk in _retired)
         {
             if (chunk.Length == ChunkSize && _spare.Count < MaxSpareChunks)
@@ -129,7 +141,17 @@ public sealed class JsonOperationContext : IDisposable
             }
         }
 
+        while (_spare.Count > keep)
+        {
+            ArrayPool<byte>.Shared.Return(_spare.Pop());
+        }
+
         _retired.Clear();
+        if (_retired.Capacity > MaxRetiredCapacity)
+        {
+            _retired.Capacity = 0;
+        }
+
         // A context lives long (pooled per request): do not keep a buffer grown for one huge document.
         if (_current.Length > ChunkSize)
         {
@@ -137,9 +159,22 @@ public sealed class JsonOperationContext : IDisposable
             _current = RentChunk();
         }
 
+        _builder?.TrimAfterRequest();
         _used = 0;
         AllocatedBytes = 0;
     }
+
+    /// <summary>
+    /// Bytes of buffers this context holds: chunks (current, spare, retired) and the builder's
+    /// working arrays and name table. Diagnostics and tests: after <see cref="Reset"/> it stays
+    /// small whatever the request before did.
+    /// </summary>
+    internal long RetainedBytes =>
+        _current.Length + _spare.Sum(chunk => (long)chunk.Length) + _retired.Sum(chunk => (long)chunk.Length)
+        + (_builder?.RetainedBytes ?? 0);
+
+    /// <summary>Property names the builder keeps from earlier documents, across resets while few (diagnostics and tests).</summary>
+    internal int LearnedNames => _builder?.LearnedNames ?? 0;
 
     public void Dispose()
     {
@@ -149,7 +184,7 @@ public sealed class JsonOperationContext : IDisposable
         }
 
         Reset();
-        _builder?.ReleaseScratch();
+        _builder?.Release();
         ArrayPool<byte>.Shared.Return(_current);
         _current = [];
         while (_spare.TryPop(out var spare))

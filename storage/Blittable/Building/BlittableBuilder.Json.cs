@@ -460,7 +460,7 @@ public sealed partial class BlittableBuilder
         var length = reader.HasValueSequence ? reader.ValueSequence.Length : reader.ValueSpan.Length;
         if (_scratch.Length < length)
         {
-            _scratch = new byte[Math.Max(length, _scratch.Length * 2)];
+            WorkingArray.Grow(ref _scratch, length, keepContent: false);
         }
 
         var written = reader.CopyString(_scratch);
@@ -571,7 +571,7 @@ public sealed partial class BlittableBuilder
             var sequence = reader.ValueSequence;
             if (_scratch.Length < sequence.Length)
             {
-                _scratch = new byte[Math.Max((int)sequence.Length, _scratch.Length * 2)];
+                WorkingArray.Grow(ref _scratch, sequence.Length, keepContent: false);
             }
 
             sequence.CopyTo(_scratch);

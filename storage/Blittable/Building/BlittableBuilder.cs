@@ -38,21 +38,30 @@ public sealed partial class BlittableBuilder
     private int _documentStamp;
     // [2 * (previous name id + 1)] -> the name id that followed it last time, and at + 1 the one
     // before that (one name often has two successors: Name in a company and in its contacts).
-    private int[] _successors = CreateSuccessors(512);
+    private int[] _successors = CreateSuccessors(InitialSuccessors);
     private byte[] _buffer = [];
     private int _start;
     private int _pos;            // absolute index in _buffer
     private BlittableMode _mode;
     private Frame[] _frames = new Frame[16];
     private int _depth;
-    private Entry[] _entries = new Entry[64];
+    // Working arrays rented from the shared pool (see WorkingArray): they grow with the largest
+    // document of a request and are trimmed back to these lengths at its end.
+    private const int InitialEntries = 64;
+    private const int InitialOrder = 64;
+    private const int InitialEscapes = 16;
+    private const int InitialScratch = 256;
+    private const int InitialNameBuffer = 1024;
+    private const int InitialEncodedName = 64;
+    private const int InitialSuccessors = 512;
+    private Entry[] _entries = WorkingArray.Rent<Entry>(InitialEntries);
     private int _entryCount;
-    private int[] _order = new int[64];
-    private int[] _escapes = new int[16];
+    private int[] _order = WorkingArray.Rent<int>(InitialOrder);
+    private int[] _escapes = WorkingArray.Rent<int>(InitialEscapes);
     private int _escapeCount;
-    private byte[] _scratch = new byte[256];
-    private byte[] _nameBuffer = new byte[1024];
-    private byte[] _encodedName = new byte[64];  // the names area, appended to the document at the end
+    private byte[] _scratch = WorkingArray.Rent<byte>(InitialScratch);
+    private byte[] _nameBuffer = WorkingArray.Rent<byte>(InitialNameBuffer);  // the names area, appended to the document at the end
+    private byte[] _encodedName = WorkingArray.Rent<byte>(InitialEncodedName);
     private int _namePos;
     private bool _namesAsBefore;   // every name so far sits where the previous document put it (see WriteName)
     private int _previousName = -1;   // name id of the last entry in the current object (or of the object itself)
@@ -115,10 +124,53 @@ public sealed partial class BlittableBuilder
         return successors;
     }
 
-    internal void ReleaseScratch()
+    /// <summary>
+    /// End of a request (no document in progress): working arrays a large document grew past
+    /// <see cref="WorkingArray.KeepBytes"/> go back to the pool, and a name table grown huge starts
+    /// over; what small documents use stays, so they build without allocating.
+    /// </summary>
+    internal void TrimAfterRequest()
     {
-        _scratch = [];
+        WorkingArray.Trim(ref _entries, InitialEntries);
+        WorkingArray.Trim(ref _order, InitialOrder);
+        WorkingArray.Trim(ref _escapes, InitialEscapes);
+        WorkingArray.Trim(ref _scratch, InitialScratch);
+        WorkingArray.Trim(ref _encodedName, InitialEncodedName);
+        if (WorkingArray.Trim(ref _nameBuffer, InitialNameBuffer) && _documentStamp < int.MaxValue)
+        {
+            // The previous document's names area is gone with its buffer: no name may count as
+            // written where that document put it (WriteName), so skip one stamp. At int.MaxValue
+            // the next Start clears the table anyway.
+            _documentStamp++;
+        }
+
+        if (_names.TrimIfLarge())
+        {
+            _successors = CreateSuccessors(InitialSuccessors);
+            _documentStamp = 0;
+        }
     }
+
+    /// <summary>The context is disposed: every rented working array goes back to the pool.</summary>
+    internal void Release()
+    {
+        WorkingArray.Release(ref _entries);
+        WorkingArray.Release(ref _order);
+        WorkingArray.Release(ref _escapes);
+        WorkingArray.Release(ref _scratch);
+        WorkingArray.Release(ref _nameBuffer);
+        WorkingArray.Release(ref _encodedName);
+    }
+
+    /// <summary>Property names the builder knows from earlier documents (diagnostics and tests).</summary>
+    internal int LearnedNames => _names.Count;
+
+    /// <summary>Bytes held by the working arrays and the name table (diagnostics and tests).</summary>
+    internal long RetainedBytes =>
+        WorkingArray.SizeOf(_entries) + WorkingArray.SizeOf(_order) + WorkingArray.SizeOf(_escapes)
+        + WorkingArray.SizeOf(_scratch) + WorkingArray.SizeOf(_nameBuffer) + WorkingArray.SizeOf(_encodedName)
+        + WorkingArray.SizeOf(_frames) + WorkingArray.SizeOf(_ids) + WorkingArray.SizeOf(_successors)
+        + _names.RetainedBytes;
 
     internal BlittableDocument CompleteBuilt()
     {
@@ -283,7 +335,7 @@ public sealed partial class BlittableBuilder
         // The name goes straight into the entry its value will complete (see AddEntry).
         if (_entryCount == _entries.Length)
         {
-            Array.Resize(ref _entries, _entries.Length * 2);
+            WorkingArray.Grow(ref _entries, _entryCount + 1, keepContent: true);
         }
 
         ref var entry = ref _entries[_entryCount];
@@ -324,7 +376,7 @@ public sealed partial class BlittableBuilder
         var size = 5 + name.Length + 5 + (_escapeCount * 5);
         if (_encodedName.Length < size)
         {
-            _encodedName = new byte[Math.Max(size, _encodedName.Length * 2)];
+            WorkingArray.Grow(ref _encodedName, size, keepContent: false);
         }
 
         var dataOffset = BlittableFormat.WriteVarInt(_encodedName, 0, StringHeader(name.Length));
@@ -357,7 +409,9 @@ public sealed partial class BlittableBuilder
                 ThrowParse(BlittableParseError.TooLarge, 0, "The property names of one document exceed 1 GiB.");
             }
 
-            Array.Resize(ref _nameBuffer, (int)Math.Max(needed, _nameBuffer.Length * 2L));
+            // The whole buffer: past _namePos it may hold the previous document's names area,
+            // which the test above relies on.
+            WorkingArray.Grow(ref _nameBuffer, needed, keepContent: true);
         }
 
         entry.DocumentOffset = _namePos;
@@ -371,7 +425,7 @@ public sealed partial class BlittableBuilder
     {
         if (_entryCount == _entries.Length)
         {
-            Array.Resize(ref _entries, _entries.Length * 2);
+            WorkingArray.Grow(ref _entries, _entryCount + 1, keepContent: true);
         }
 
         // In an object, PropertyName has filled in the name fields of this entry; in an array they
@@ -600,7 +654,7 @@ public sealed partial class BlittableBuilder
 
             if (_escapeCount == _escapes.Length)
             {
-                Array.Resize(ref _escapes, _escapes.Length * 2);
+                WorkingArray.Grow(ref _escapes, _escapeCount + 1, keepContent: true);
             }
 
             _escapes[_escapeCount++] = offset + index;
@@ -855,7 +909,7 @@ public sealed partial class BlittableBuilder
 
         if (_entryCount == _entries.Length)
         {
-            Array.Resize(ref _entries, _entries.Length * 2);
+            WorkingArray.Grow(ref _entries, _entryCount + 1, keepContent: true);
         }
 
         ref var entry = ref _entries[_entryCount];
@@ -870,7 +924,7 @@ public sealed partial class BlittableBuilder
     {
         if (_order.Length < count)
         {
-            _order = new int[Math.Max(count, _order.Length * 2)];
+            WorkingArray.Grow(ref _order, count, keepContent: false);
         }
 
         var order = _order.AsSpan(0, count);

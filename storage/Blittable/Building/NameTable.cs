@@ -11,7 +11,8 @@ namespace Jackdaw.Storage.Blittable;
 /// their names): a name gets a stable id, its bytes are hashed and copied once, and per document
 /// only a stamp says whether (and where) it was already written to that document's names area.
 /// Open addressing over a power-of-two slot array. Cleared when it grows past its bounds, only
-/// between documents.
+/// between documents; at the end of a request its arrays shrink back when they grew past what
+/// <see cref="KeepNames"/> names need (<see cref="TrimIfLarge"/>).
 /// </summary>
 internal sealed class NameTable
 {
@@ -31,9 +32,23 @@ internal sealed class NameTable
     private const int Padding = 32;   // bytes kept free after the last name, for MatchesChunk
     private const int MaxBytes = 1 << 20;
 
-    private int[] _slots = new int[1024];       // name index + 1; 0 = empty
-    private Name[] _names = new Name[256];
-    private byte[] _bytes = new byte[4096];
+    /// <summary>
+    /// Names kept across requests (with up to <see cref="KeepBytes"/> of their bytes): far more
+    /// than the documents of a few collections use, so those keep their ids and the next request
+    /// finds them. A table grown past it (a document keyed by ids, say) would pin megabytes in a
+    /// pooled context (40 bytes per name, plus slots and bytes; one document may go past
+    /// <see cref="MaxNames"/>), so it starts over instead.
+    /// </summary>
+    private const int KeepNames = 4096;
+    private const int KeepBytes = 128 * 1024;
+
+    private const int InitialSlots = 1024;
+    private const int InitialNames = 256;
+    private const int InitialBytes = 4096;
+
+    private int[] _slots = new int[InitialSlots];       // name index + 1; 0 = empty
+    private Name[] _names = new Name[InitialNames];
+    private byte[] _bytes = new byte[InitialBytes];
     private int _byteCount;
     private int _count;
 
@@ -51,6 +66,31 @@ internal sealed class NameTable
         _byteCount = 0;
         Epoch++;
     }
+
+    /// <summary>
+    /// End of a request: when the arrays grew past what <see cref="KeepNames"/> names need, starts
+    /// over with the initial ones (ids are reused: <see cref="Epoch"/> moves on). True if it did.
+    /// </summary>
+    public bool TrimIfLarge()
+    {
+        // Clear keeps the arrays, so their lengths, not the count, tell what a past document grew.
+        if (_names.Length <= KeepNames && _bytes.Length <= KeepBytes)
+        {
+            return false;
+        }
+
+        _slots = new int[InitialSlots];
+        _names = new Name[InitialNames];
+        _bytes = new byte[InitialBytes];
+        _count = 0;
+        _byteCount = 0;
+        Epoch++;
+        return true;
+    }
+
+    /// <summary>Bytes held by the table's arrays (diagnostics and tests).</summary>
+    public long RetainedBytes =>
+        ((long)_slots.Length * sizeof(int)) + ((long)_names.Length * Unsafe.SizeOf<Name>()) + _bytes.Length;
 
     public ref Name this[int index] => ref _names[index];
 

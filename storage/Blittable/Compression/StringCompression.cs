@@ -1,3 +1,4 @@
+using System.Buffers;
 using K4os.Compression.LZ4;
 
 namespace Jackdaw.Storage.Blittable;
@@ -25,12 +26,37 @@ internal static class StringCompression
     /// <summary>Upper bound of decoded/encoded size for both coders (LZ4 tops out near 255).</summary>
     public const int MaxExpansion = 256;
 
+    /// <summary>Longest LZ4 scratch taken from the stack; longer strings rent theirs from the shared pool.</summary>
+    private const int MaxStackScratch = 4096;
+
     /// <summary>Compresses into <paramref name="destination"/> (as long as the input); returns String when nothing smaller was found.</summary>
     public static BlittableType TryCompress(ReadOnlySpan<byte> value, Span<byte> destination, out int written)
     {
+        if (value.Length <= MaxStackScratch)
+        {
+            Span<byte> lz4 = value.Length < Lz4Threshold ? default : stackalloc byte[value.Length];
+            return TryCompress(value, destination, lz4, out written);
+        }
+
+        // A long string (text-heavy documents): a pooled scratch, so that building them allocates
+        // nothing per document after warm-up (a new array per string went to the large object heap
+        // from 85 KB).
+        var rented = ArrayPool<byte>.Shared.Rent(value.Length);
+        try
+        {
+            return TryCompress(value, destination, rented.AsSpan(0, value.Length), out written);
+        }
+        finally
+        {
+            ArrayPool<byte>.Shared.Return(rented);
+        }
+    }
+
+    /// <param name="lz4">Scratch for the LZ4 attempt, as long as the input (empty below <see cref="Lz4Threshold"/>).</param>
+    private static BlittableType TryCompress(ReadOnlySpan<byte> value, Span<byte> destination, Span<byte> lz4, out int written)
+    {
         // LZ4 only gains on text that repeats itself, and each call clears a 16 KiB hash table: it goes first
         // on long strings, and on shorter ones is tried only where the dictionary did poorly.
-        Span<byte> lz4 = value.Length < Lz4Threshold ? default : value.Length <= 4096 ? stackalloc byte[value.Length] : new byte[value.Length];
         var lz4Size = 0;
         if (value.Length >= Lz4FirstThreshold)
         {
