@@ -186,7 +186,12 @@ public sealed partial class BlittableBuilder
         catch (InvalidOperationException e) when (e is not ObjectDisposedException)
         {
             Abandon();
-            throw new BlittableParseException(BlittableParseError.InvalidUtf8, _consumed + reader.TokenStartIndex, "A string holds an escaped lone surrogate, which has no UTF-8 form", e);
+            throw InvalidUtf8InToken(ref reader, data, e);
+        }
+        catch (BlittableParseException e) when (e.Error == BlittableParseError.InvalidUtf8 && e.InnerException is null)
+        {
+            Abandon();
+            throw InvalidUtf8InToken(ref reader, data, null);
         }
         catch
         {
@@ -219,6 +224,21 @@ public sealed partial class BlittableBuilder
         CountLines(data.Slice(0, consumed));
         _consumed += consumed;
         return data.GetPosition(consumed);
+    }
+
+    /// <summary>
+    /// Cold path of a streaming parse: the string or name at the reader's token is not valid UTF-8 (or
+    /// the reader could not unescape it). Points at its first invalid byte, as a whole parse does
+    /// (escapes are ASCII, so the raw text holds the invalid bytes the value had); with none, the
+    /// string holds an escaped lone surrogate.
+    /// </summary>
+    private BlittableParseException InvalidUtf8InToken(ref Utf8JsonReader reader, ReadOnlySequence<byte> data, Exception? inner)
+    {
+        var rest = data.Slice(reader.TokenStartIndex).ToArray();
+        var invalid = FirstInvalidUtf8(rest);
+        return invalid < rest.Length
+            ? new BlittableParseException(BlittableParseError.InvalidUtf8, _consumed + reader.TokenStartIndex + invalid, "The input is not valid UTF-8", inner)
+            : new BlittableParseException(BlittableParseError.InvalidUtf8, _consumed + reader.TokenStartIndex, "A string holds an escaped lone surrogate, which has no UTF-8 form", inner);
     }
 
     /// <summary>Finishes a streaming parse; the root object must have been closed.</summary>

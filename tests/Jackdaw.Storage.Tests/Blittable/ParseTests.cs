@@ -229,8 +229,20 @@ public class ParseTests
         var e = Assert.Throws<BlittableParseException>(() => context.Parse(json, BlittableMode.Memory));
         Assert.Equal(BlittableParseError.InvalidUtf8, e.Error);
         Assert.Equal(7, e.Position);
-        var streamed = Assert.Throws<BlittableParseException>(() => TestSupport.ParseStreaming(context, json, BlittableMode.Disk, new Random(2), 4));
-        Assert.Equal(BlittableParseError.InvalidUtf8, streamed.Error);
+        foreach (var mode in new[] { BlittableMode.Memory, BlittableMode.Disk })
+        {
+            for (var seed = 0; seed < 20; seed++)
+            {
+                var streamed = Assert.Throws<BlittableParseException>(() => TestSupport.ParseStreaming(context, json, mode, new Random(seed), 1 + (seed % 5)));
+                Assert.Equal(BlittableParseError.InvalidUtf8, streamed.Error);
+                Assert.Equal(7, streamed.Position);
+            }
+        }
+
+        // In a name too.
+        byte[] name = [(byte)'{', (byte)'"', (byte)'a', 0xE2, 0x82, (byte)'"', (byte)':', (byte)'1', (byte)'}'];
+        Assert.Equal(3, Assert.Throws<BlittableParseException>(() => context.Parse(name, BlittableMode.Memory)).Position);
+        Assert.Equal(3, Assert.Throws<BlittableParseException>(() => TestSupport.ParseStreaming(context, name, BlittableMode.Memory, new Random(3), 2)).Position);
     }
 
     [Fact]
