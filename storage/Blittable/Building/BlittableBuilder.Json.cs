@@ -234,9 +234,10 @@ public sealed partial class BlittableBuilder
     /// </summary>
     private BlittableParseException InvalidUtf8InToken(ref Utf8JsonReader reader, ReadOnlySequence<byte> data, Exception? inner)
     {
-        var rest = data.Slice(reader.TokenStartIndex).ToArray();
-        var invalid = FirstInvalidUtf8(rest);
-        return invalid < rest.Length
+        // The token only: bytes after it may be a character split by the end of this Feed's data.
+        var token = data.Slice(reader.TokenStartIndex, Math.Max(0, reader.BytesConsumed - reader.TokenStartIndex)).ToArray();
+        var invalid = FirstInvalidUtf8(token);
+        return invalid < token.Length
             ? new BlittableParseException(BlittableParseError.InvalidUtf8, _consumed + reader.TokenStartIndex + invalid, "The input is not valid UTF-8", inner)
             : new BlittableParseException(BlittableParseError.InvalidUtf8, _consumed + reader.TokenStartIndex, "A string holds an escaped lone surrogate, which has no UTF-8 form", inner);
     }
@@ -344,7 +345,11 @@ public sealed partial class BlittableBuilder
 
     private BlittableParseException Translate(JsonException e, ref Utf8JsonReader reader, bool truncated, ReadOnlySequence<byte> data)
     {
-        var position = OffsetOf(e, data, _consumed, _lines, _lineStart) ?? _consumed + reader.BytesConsumed;
+        // The reader's byte in line can drift when a literal was split across segments of an earlier
+        // Feed: an offset outside this Feed's data is not believed.
+        var position = OffsetOf(e, data, _consumed, _lines, _lineStart) is { } offset && offset >= _consumed && offset <= _consumed + data.Length
+            ? offset
+            : _consumed + reader.BytesConsumed;
 
         var error = BlittableParseError.InvalidJson;
         if (truncated)
