@@ -193,6 +193,13 @@ public sealed partial class BlittableBuilder
             Abandon();
             throw InvalidUtf8InToken(ref reader, data, null);
         }
+        catch (Exception e) when (e is IndexOutOfRangeException or ArgumentOutOfRangeException)
+        {
+            // Utf8JsonReader itself fails so on some segmentations of bad input (an invalid literal
+            // cut by an empty last segment): the same data in one array tells what is wrong with it.
+            Abandon();
+            throw ErrorOfContiguous(data, startState, isFinalBlock, e);
+        }
         catch
         {
             Abandon();
@@ -240,6 +247,25 @@ public sealed partial class BlittableBuilder
         return invalid < token.Length
             ? new BlittableParseException(BlittableParseError.InvalidUtf8, _consumed + reader.TokenStartIndex + invalid, "The input is not valid UTF-8", inner)
             : new BlittableParseException(BlittableParseError.InvalidUtf8, _consumed + reader.TokenStartIndex, "A string holds an escaped lone surrogate, which has no UTF-8 form", inner);
+    }
+
+    /// <summary>Cold path: the error the reader gives for <paramref name="data"/> held in one array.</summary>
+    private BlittableParseException ErrorOfContiguous(ReadOnlySequence<byte> data, JsonReaderState state, bool isFinalBlock, Exception inner)
+    {
+        var copy = new ReadOnlySequence<byte>(data.ToArray());
+        var again = new Utf8JsonReader(copy, isFinalBlock, state);
+        try
+        {
+            while (again.Read())
+            {
+            }
+        }
+        catch (JsonException e)
+        {
+            return Translate(e, ref again, isFinalBlock && IsValidPrefix(copy, state), copy);
+        }
+
+        return new BlittableParseException(BlittableParseError.InvalidJson, _consumed + again.BytesConsumed, "The JSON text could not be read: " + inner.Message, inner);
     }
 
     /// <summary>Finishes a streaming parse; the root object must have been closed.</summary>

@@ -222,6 +222,21 @@ public class ParseTests
     }
 
     [Fact]
+    public void ALiteralCutByAnEmptyLastSegmentIsAParseError()
+    {
+        // Utf8JsonReader itself throws IndexOutOfRangeException on this segmentation.
+        using var context = new JsonOperationContext();
+        foreach (var mode in new[] { BlittableMode.Memory, BlittableMode.Disk })
+        {
+            var whole = Assert.Throws<BlittableParseException>(() => context.Parse("{\"a\":t"u8, mode));
+            var cut = Assert.Throws<BlittableParseException>(() => context.Parse(TestSupport.Sequence("{\"a\":t"u8.ToArray(), []), mode));
+            Assert.Equal(whole.Error, cut.Error);
+            Assert.Equal(whole.Position, cut.Position);
+            Assert.Equal("{\"a\":true}", TestSupport.ToJson(context.Parse(TestSupport.Sequence("{\"a\":tr"u8.ToArray(), [], "ue}"u8.ToArray()), mode).Span));
+        }
+    }
+
+    [Fact]
     public void InvalidUtf8InAStringIsRejectedWithItsPosition()
     {
         using var context = new JsonOperationContext();

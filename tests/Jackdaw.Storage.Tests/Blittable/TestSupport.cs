@@ -23,6 +23,21 @@ internal static class TestSupport
     }
 
     /// <summary>A multi-segment sequence cutting <paramref name="data"/> at the given sizes.</summary>
+    /// <summary>A sequence of exactly these segments, empty ones included.</summary>
+    public static ReadOnlySequence<byte> Sequence(params byte[][] parts)
+    {
+        var first = new Segment(parts[0]);
+        var last = first;
+        foreach (var part in parts.Skip(1))
+        {
+            var next = new Segment(part);
+            last.Append(next);
+            last = next;
+        }
+
+        return new ReadOnlySequence<byte>(first, 0, last, last.Memory.Length);
+    }
+
     public static ReadOnlySequence<byte> Segmented(ReadOnlyMemory<byte> data, Func<int> nextSize)
     {
         if (data.Length == 0)
