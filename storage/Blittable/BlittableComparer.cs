@@ -36,11 +36,7 @@ public static class BlittableComparer
             return false;
         }
 
-        budget -= count;
-        if (budget < 0)
-        {
-            BlittableFormat.ThrowSharedValues(a.Position, Math.Min(a.Document.Length, b.Document.Length));
-        }
+        BlittableFormat.Charge(ref budget, count, a.Position, Math.Min(a.Document.Length, b.Document.Length));
 
         for (var i = 0; i < count; i++)
         {
@@ -74,7 +70,7 @@ public static class BlittableComparer
             case BlittableToken.Double:
                 a.TryGetNumberText(out var textA);
                 b.TryGetNumberText(out var textB);
-                ChargeLong(ref budget, Math.Min(textA.Length, textB.Length), a, b);
+                BlittableFormat.ChargeLong(ref budget, Math.Min(textA.Length, textB.Length), a.Position, Math.Min(a.Document.Length, b.Document.Length));
                 return textA.SequenceEqual(textB);
             case BlittableToken.Object:
                 return ObjectsEqual(a.GetObject(), b.GetObject(), depth + 1, ref budget);
@@ -87,11 +83,7 @@ public static class BlittableComparer
                         return false;
                     }
 
-                    budget -= arrayA.Length;
-                    if (budget < 0)
-                    {
-                        BlittableFormat.ThrowSharedValues(arrayA.Position, Math.Min(a.Document.Length, b.Document.Length));
-                    }
+                    BlittableFormat.Charge(ref budget, arrayA.Length, arrayA.Position, Math.Min(a.Document.Length, b.Document.Length));
 
                     for (var i = 0; i < arrayA.Length; i++)
                     {
@@ -109,28 +101,13 @@ public static class BlittableComparer
         }
     }
 
-    /// <summary>
-    /// Takes the shorter of two stored strings or numbers from the budget when over 32 bytes: entries
-    /// sharing one long value must not make comparing grow with the square of the document. Each
-    /// side's bytes are its value's own in a well-formed document, so the shorter stays in budget.
-    /// </summary>
-    private static void ChargeLong(ref int budget, int storedLength, BlittableValue a, BlittableValue b)
-    {
-        if (storedLength > 32)
-        {
-            budget -= storedLength;
-            if (budget < 0)
-            {
-                BlittableFormat.ThrowSharedValues(a.Position, Math.Min(a.Document.Length, b.Document.Length));
-            }
-        }
-    }
-
     private static bool StringsEqual(BlittableValue a, BlittableValue b, ref int budget)
     {
         var strA = StringValue.Read(a.Document, a.Position, a.StoredType);
         var strB = StringValue.Read(b.Document, b.Position, b.StoredType);
-        ChargeLong(ref budget, Math.Min(strA.Payload.Length, strB.Payload.Length), a, b);
+        // The shorter of the two stored forms: each side's bytes are its value's own in a well-formed
+        // document, so a Memory-mode and a Disk-mode copy of one document stay in budget.
+        BlittableFormat.ChargeLong(ref budget, Math.Min(strA.Payload.Length, strB.Payload.Length), a.Position, Math.Min(a.Document.Length, b.Document.Length));
         if (strA.DecodedLength != strB.DecodedLength)
         {
             return false;

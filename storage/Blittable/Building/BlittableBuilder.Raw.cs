@@ -117,7 +117,7 @@ public sealed partial class BlittableBuilder
         if (type == BlittableType.Object)
         {
             var obj = new BlittableObject(document, position, namesOffset);
-            Charge(ref budget, obj.Count, position, document.Length);
+            BlittableFormat.Charge(ref budget, obj.Count, position, document.Length);
             for (var i = 0; i < obj.Count; i++)
             {
                 var value = obj.GetValueAt(i);
@@ -132,7 +132,7 @@ public sealed partial class BlittableBuilder
         else
         {
             var array = new BlittableArray(document, position);
-            Charge(ref budget, array.Length, position, document.Length);
+            BlittableFormat.Charge(ref budget, array.Length, position, document.Length);
             for (var i = 0; i < array.Length; i++)
             {
                 var value = array[i];
@@ -148,15 +148,6 @@ public sealed partial class BlittableBuilder
         child = 0;
         childType = default;
         return false;
-    }
-
-    private static void Charge(ref int budget, int count, int position, int length)
-    {
-        budget -= count;
-        if (budget < 0)
-        {
-            BlittableFormat.ThrowSharedValues(position, length);
-        }
     }
 
     /// <summary>The position just past a value's own bytes (for a container: past its table).</summary>

@@ -958,7 +958,7 @@ public sealed partial class BlittableBuilder
         {
             if (_entries[start + order[i]].NameIndex == _entries[start + order[i - 1]].NameIndex)
             {
-                ThrowFirstDuplicate(start, order);
+                ThrowFirstDuplicate(start);
             }
         }
 
@@ -966,47 +966,21 @@ public sealed partial class BlittableBuilder
     }
 
     /// <summary>
-    /// Reports the earliest second occurrence of a name in the object (sorted order holds equal names
-    /// next to each other, in no particular order among themselves when the sort is not stable).
+    /// Reports the earliest second occurrence of a name in the object: the first entry, in input
+    /// order, whose name an earlier one has (the sorted order does not tell, as the sort is not
+    /// stable). Cold path.
     /// </summary>
     [DoesNotReturn]
-    private void ThrowFirstDuplicate(int start, Span<int> order)
+    private void ThrowFirstDuplicate(int start)
     {
-        var earliest = int.MaxValue;
-        var run = 0;
-        while (run < order.Length)
+        var seen = new HashSet<int>();
+        var i = 0;
+        while (seen.Add(_entries[start + i].NameIndex))
         {
-            var end = run + 1;
-            var id = _entries[start + order[run]].NameIndex;
-            while (end < order.Length && _entries[start + order[end]].NameIndex == id)
-            {
-                end++;
-            }
-
-            if (end - run > 1)
-            {
-                var first = int.MaxValue;
-                var second = int.MaxValue;
-                foreach (var index in order[run..end])
-                {
-                    if (index < first)
-                    {
-                        second = first;
-                        first = index;
-                    }
-                    else if (index < second)
-                    {
-                        second = index;
-                    }
-                }
-
-                earliest = Math.Min(earliest, second);
-            }
-
-            run = end;
+            i++;
         }
 
-        ThrowDuplicate(start + earliest);
+        ThrowDuplicate(start + i);
     }
 
     [DoesNotReturn]

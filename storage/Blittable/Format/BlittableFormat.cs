@@ -29,10 +29,10 @@ namespace Jackdaw.Storage.Blittable;
 // writer, comparer, Modify and its block copies) therefore charges each table's count against a
 // budget of the document's length before visiting its values, and throws ThrowSharedValues once
 // the budget is overdrawn. Code that walks a document through the public reader does the same.
-// Entries sharing one long string would still make the JSON writer's output grow with the square
-// of the document, so the writer also charges the stored bytes of each string and number longer
-// than 32 bytes: those bytes belong to one value each, disjoint from the tables, so a well-formed
-// document stays within the same budget.
+// Entries sharing one long string would still make a walk's output or work grow with the square of
+// the document, so each walk also charges the stored bytes of each string and number longer than
+// LongValueBytes: those bytes belong to one value each, disjoint from the tables, so a well-formed
+// document stays within the same budget (Charge, ChargeLong).
 //
 // Values (the type lives in the container's entry, not beside the value):
 //   Null, True, False    no bytes (back distance 0)
@@ -432,6 +432,30 @@ internal static class BlittableFormat
         }
 
         return offset;
+    }
+
+    /// <summary>Strings and numbers stored in more bytes than this are charged by their length (see "Shared values" above).</summary>
+    public const int LongValueBytes = 32;
+
+    /// <summary>Takes <paramref name="amount"/> from a walk's budget; throws once it is overdrawn (see "Shared values" above).</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public static void Charge(ref int budget, int amount, int position, int documentLength)
+    {
+        budget -= amount;
+        if (budget < 0)
+        {
+            ThrowSharedValues(position, documentLength);
+        }
+    }
+
+    /// <summary>Charges a string's or number's stored bytes when there are more than <see cref="LongValueBytes"/>.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public static void ChargeLong(ref int budget, int storedLength, int position, int documentLength)
+    {
+        if (storedLength > LongValueBytes)
+        {
+            Charge(ref budget, storedLength, position, documentLength);
+        }
     }
 
     /// <summary>

@@ -30,11 +30,7 @@ internal static class BlittableModifier
         }
 
         var count = obj.Count;
-        budget -= count;
-        if (budget < 0)
-        {
-            BlittableFormat.ThrowSharedValues(obj.Position, obj.Document.Length);
-        }
+        BlittableFormat.Charge(ref budget, count, obj.Position, obj.Document.Length);
 
         for (var i = 0; i < count; i++)
         {
@@ -197,7 +193,7 @@ internal static class BlittableModifier
                 break;
             case BlittableType.Double:
                 value.TryGetNumberText(out var text);
-                ChargeLong(ref budget, text.Length, value);
+                BlittableFormat.ChargeLong(ref budget, text.Length, value.Position, value.Document.Length);
                 if (builder.Mode == BlittableMode.Disk && !BlittableBuilder.IsFiniteNumber(text))
                 {
                     BlittableBuilder.ThrowParse(BlittableParseError.NumberOutOfRange, 0, $"The number {Encoding.ASCII.GetString(text)} is not a finite double");
@@ -222,11 +218,7 @@ internal static class BlittableModifier
                     }
 
                     var array = value.GetArray();
-                    budget -= array.Length;
-                    if (budget < 0)
-                    {
-                        BlittableFormat.ThrowSharedValues(array.Position, array.Document.Length);
-                    }
+                    BlittableFormat.Charge(ref budget, array.Length, array.Position, array.Document.Length);
 
                     builder.BeginArray(0);
                     for (var i = 0; i < array.Length; i++)
@@ -244,28 +236,11 @@ internal static class BlittableModifier
         }
     }
 
-    /// <summary>
-    /// Takes a string's or number's stored bytes from the budget when over 32 bytes, so entries
-    /// sharing one long value cannot grow the copy with the square of the source (see "Shared values"
-    /// in BlittableFormat.cs).
-    /// </summary>
-    private static void ChargeLong(ref int budget, int storedLength, BlittableValue value)
-    {
-        if (storedLength > 32)
-        {
-            budget -= storedLength;
-            if (budget < 0)
-            {
-                BlittableFormat.ThrowSharedValues(value.Position, value.Document.Length);
-            }
-        }
-    }
-
     private static void CopyString(BlittableBuilder builder, BlittableValue value, ref int budget)
     {
         var document = value.Document;
         var str = StringValue.Read(document, value.Position, value.StoredType);
-        ChargeLong(ref budget, str.Payload.Length, value);
+        BlittableFormat.ChargeLong(ref budget, str.Payload.Length, value.Position, document.Length);
         if (!str.IsCompressed)
         {
             builder.WriteString(str.Payload, mayNeedEscapes: true);

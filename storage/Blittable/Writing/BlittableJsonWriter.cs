@@ -62,10 +62,7 @@ public static class BlittableJsonWriter
 
         writer.WriteByte((byte)'{');
         var count = obj.Count;
-        if (!writer.TryCharge(count))
-        {
-            BlittableFormat.ThrowSharedValues(obj.Position, obj.Document.Length);
-        }
+        writer.Charge(count, obj.Position, obj.Document.Length);
 
         var document = obj.Document;
         var position = obj.Position;
@@ -156,7 +153,7 @@ public static class BlittableJsonWriter
                     {
                         // Decoded straight into the output, room checked once for the whole string (a string
                         // is never the last bytes of a document, so the decoder's 16-byte reads stay inside it).
-                        ChargeLong(ref writer, length, valuePosition, document);
+                        writer.ChargeLong(length, valuePosition, document.Length);
                         if (span.Length - pos < DecodeRoom(length) + 2)
                         {
                             writer.Position = pos;
@@ -218,21 +215,6 @@ public static class BlittableJsonWriter
 
         writer.Position = pos;
         writer.WriteByte((byte)'}');
-    }
-
-    /// <summary>
-    /// Takes a string's or number's stored bytes from the walk's budget when it is longer than the
-    /// 32 bytes every value may write without: bytes of a well-formed document are no one's but their
-    /// value's, so this bounds what a document whose entries share one long value can write to a few
-    /// hundred times its length (see "Shared values" in BlittableFormat.cs).
-    /// </summary>
-    [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private static void ChargeLong(ref JsonOutput writer, int length, int position, ReadOnlySpan<byte> document)
-    {
-        if (length > ShortCopy && !writer.TryCharge(length))
-        {
-            BlittableFormat.ThrowSharedValues(position, document.Length);
-        }
     }
 
     /// <summary>Writes an integer (at least 20 bytes of room); returns its length.</summary>
@@ -339,10 +321,7 @@ public static class BlittableJsonWriter
 
         writer.WriteByte((byte)'[');
         var count = array.Length;
-        if (!writer.TryCharge(count))
-        {
-            BlittableFormat.ThrowSharedValues(array.Position, array.Document.Length);
-        }
+        writer.Charge(count, array.Position, array.Document.Length);
 
         var document = array.Document;
         var position = array.Position;
@@ -383,7 +362,7 @@ public static class BlittableJsonWriter
                     return;
                 case (byte)BlittableType.Double:
                     var number = BlittableFormat.ReadLengthPrefixed(document, ref valuePosition);
-                    ChargeLong(ref writer, number.Length, tablePosition - back, document);
+                    writer.ChargeLong(number.Length, tablePosition - back, document.Length);
                     writer.WriteBytes(number);
                     return;
                 case (byte)BlittableType.Object:
@@ -415,7 +394,7 @@ public static class BlittableJsonWriter
             BlittableFormat.ThrowFormat("A string of {0} bytes at position {1} exceeds the document ({2} bytes).", length, p, document.Length);
         }
 
-        ChargeLong(ref writer, length, position, document);
+        writer.ChargeLong(length, position, document.Length);
         if ((header & 1) == 0)
         {
             writer.WriteQuoted(document, p, length);
@@ -431,7 +410,7 @@ public static class BlittableJsonWriter
         var start = position;
         var header = BlittableFormat.ReadVarInt32(document, ref start);
         var length = header >> 1;
-        ChargeLong(ref writer, length, position, document);
+        writer.ChargeLong(length, position, document.Length);
         if ((header & 1) == 0 && (uint)length <= (uint)(document.Length - start) && length <= 2048)
         {
             // Decode straight into the output: no length pre-scan, no intermediate buffer. The decoder
@@ -594,7 +573,7 @@ public static class BlittableJsonWriter
         if (type != BlittableType.StringDictionary)
         {
             // Dictionary strings were charged by WriteDictionaryString, the one way here for them.
-            ChargeLong(ref writer, str.Payload.Length, position, document);
+            writer.ChargeLong(str.Payload.Length, position, document.Length);
         }
 
         var p = str.EscapesPosition;
@@ -720,12 +699,17 @@ public static class BlittableJsonWriter
             _budget = documentLength;
         }
 
+        /// <summary>Takes a table's <paramref name="count"/> values from the walk's budget (see "Shared values" in BlittableFormat.cs).</summary>
+        [MethodImpl(MethodImplOptions.AggressiveInlining)]
+        public void Charge(int count, int position, int documentLength) => BlittableFormat.Charge(ref _budget, count, position, documentLength);
+
         /// <summary>
-        /// Takes a table's <paramref name="count"/> values from the budget; false once it is overdrawn
-        /// (entries share values: see "Shared values" in BlittableFormat.cs).
+        /// Takes a string's or number's stored bytes from the walk's budget when longer than
+        /// <see cref="BlittableFormat.LongValueBytes"/>: this bounds what a document whose entries share
+        /// one long value can write to a few hundred times its length.
         /// </summary>
         [MethodImpl(MethodImplOptions.AggressiveInlining)]
-        public bool TryCharge(int count) => (_budget -= count) >= 0;
+        public void ChargeLong(int storedLength, int position, int documentLength) => BlittableFormat.ChargeLong(ref _budget, storedLength, position, documentLength);
 
         [MethodImpl(MethodImplOptions.AggressiveInlining)]
         public void WriteByte(byte value)
