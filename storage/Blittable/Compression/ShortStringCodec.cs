@@ -85,20 +85,29 @@ internal static partial class ShortStringCodec
             nodeEntry[node] = e;
         }
 
-        Cells = BuildDoubleArray(edges, nodeEntry.ToArray());
+        (Cells, CellEntry) = BuildDoubleArray(edges, nodeEntry.ToArray());
     }
 
-    // A trie over the entries for the encoder, as a double array with one 8-byte cell per state: the child
-    // of state s on byte b is cell t = Base(s) + b when Parent(t) == s. A cell packs
-    //   bits  0-21  parent state + 1 (0: the cell is free)
-    //   bits 22-43  base of this state's children
-    //   bits 44-56  entry that ends at this state + 1 (0: none)
-    // so one load per input byte both follows the edge and tells whether an entry ends there.
-    private static readonly ulong[] Cells;
-    private const int ParentBits = 22;
-    private const ulong FieldMask = (1UL << 22) - 1;
+    // A trie over the entries for the encoder, as a double array with one 4-byte cell per state: the child
+    // of state s on byte b is cell t = Base(s) + b when Label(t) == b + 1. Every state with children has
+    // a base of its own, so the label alone tells whose child a cell is (t - b is s's base, and no other
+    // state has it); states without children share a base past the last used cell, where every cell is
+    // free. A cell packs
+    //   bits  0-8   label + 1 (0: the cell is free)
+    //   bits  9-24  base of this state's children
+    //   bit   25    an entry ends at this state (its id is CellEntry[t])
+    //   bit   26    that entry has a one-byte code
+    // so one load per input byte both follows the edge and tells whether an entry ends there, and the
+    // trie (16 K cells) takes half the cache an 8-byte cell did.
+    private static readonly uint[] Cells;
+    private static readonly ushort[] CellEntry;
+    private const uint LabelMask = (1u << 9) - 1;
+    private const int BaseShift = 9;
+    private const uint BaseMask = (1u << 16) - 1;
+    private const uint EndBit = 1u << 25;
+    private const uint OneByteBit = 1u << 26;
 
-    private static ulong[] BuildDoubleArray(Dictionary<int, int> edges, int[] nodeEntry)
+    private static (uint[] Cells, ushort[] CellEntry) BuildDoubleArray(Dictionary<int, int> edges, int[] nodeEntry)
     {
         var children = new List<(byte Byte, int Node)>[nodeEntry.Length];
         foreach (var (key, child) in edges)
@@ -110,8 +119,11 @@ internal static partial class ShortStringCodec
         // dictionary): twice the nodes plus 512 is ample, and the array is trimmed at the end.
         // Cells from `end` on are free; below it, the free ones are listed in order.
         var size = (nodeEntry.Length * 2) + 512;
-        var cells = new ulong[size];
-        var state = new int[nodeEntry.Length];   // trie node -> cell index; the root is cell 0
+        var cells = new uint[size];
+        var entryOf = new ushort[size];
+        var state = new int[nodeEntry.Length];   // trie node -> cell index; the root is cell 0 (never a child: t >= 1)
+        var usedBases = new HashSet<int> { 0 };
+        var leaves = new List<int>();
         var free = new List<int>();
         var end = 1;
         var queue = new Queue<int>();
@@ -122,36 +134,46 @@ internal static partial class ShortStringCodec
             var list = children[node];
             if (list is null)
             {
+                leaves.Add(state[node]);
                 continue;
             }
 
             list.Sort((x, y) => x.Byte.CompareTo(y.Byte));
             var minByte = list[0].Byte;
 
-            // First fit: the smallest child goes to each free cell in turn (the root's base is 0).
+            // First fit: the smallest child goes to each free cell in turn (the root's base is 0),
+            // skipping bases another state has.
             var b = node == 0 ? 0 : Math.Max(end, minByte + 1) - minByte;
             if (node != 0)
             {
+                var found = false;
                 foreach (var f in free)
                 {
                     var candidate = f - minByte;
-                    var fits = candidate >= 1;
+                    var fits = candidate >= 1 && !usedBases.Contains(candidate);
                     for (var k = 1; fits && k < list.Count; k++)
                     {
                         var t = candidate + list[k].Byte;
-                        fits = t >= end || (cells[t] & FieldMask) == 0;
+                        fits = t >= end || (cells[t] & LabelMask) == 0;
                     }
 
                     if (fits)
                     {
                         b = candidate;
+                        found = true;
                         break;
                     }
                 }
+
+                while (!found && usedBases.Contains(b))
+                {
+                    b++;
+                }
             }
 
+            usedBases.Add(b);
             var s = state[node];
-            cells[s] |= (ulong)(uint)b << ParentBits;
+            cells[s] |= (uint)b << BaseShift;
             foreach (var (c, child) in list)
             {
                 var t = b + c;
@@ -170,18 +192,31 @@ internal static partial class ShortStringCodec
                 }
 
                 state[child] = t;
-                cells[t] |= (ulong)(uint)(s + 1) | ((ulong)(uint)(nodeEntry[child] + 1) << 44);
+                cells[t] |= (uint)(c + 1);
+                var entry = nodeEntry[child];
+                if (entry >= 0)
+                {
+                    cells[t] |= EndBit | (entry < OneByteCodes ? OneByteBit : 0);
+                    entryOf[t] = (ushort)entry;
+                }
+
                 queue.Enqueue(child);
             }
         }
 
-        if (end + 256 > size || size >= (int)FieldMask)
+        // States without children look up their (absent) children past the last used cell.
+        foreach (var leaf in leaves)
+        {
+            cells[leaf] |= (uint)end << BaseShift;
+        }
+
+        if (end + 256 > size || end > BaseMask || nodeEntry.Max() > ushort.MaxValue)
         {
             throw new InvalidOperationException("The short-string dictionary does not fit the encoder's double-array trie.");
         }
 
         // Room for base + 255 past the last used cell, so a walk never indexes outside the array.
-        return cells.AsSpan(0, end + 256).ToArray();
+        return (cells.AsSpan(0, end + 256).ToArray(), entryOf.AsSpan(0, end + 256).ToArray());
     }
 
     private static ReadOnlySpan<byte> CharClass => [
@@ -202,14 +237,15 @@ internal static partial class ShortStringCodec
     /// <summary>Longest entry: a payload of n bytes decodes to at most n times this.</summary>
     public static int MaxEntryLength { get; }
 
-    /// <summary>A dictionary match: the entry, its length in the input and the bytes it saves.</summary>
+    /// <summary>A dictionary match: the trie cell where its entry ends, its length in the input and the bytes it saves.</summary>
     private struct Match
     {
-        public int Entry;
+        public int Cell;            // -1 if none; the entry is CellEntry[Cell]
         public int Length;
         public int Gain;
-        public int ShorterEntry;    // the longest other entry found on the way to Entry (-1 if none)
+        public int ShorterCell;     // the longest other entry found on the way to Cell (-1 if none)
         public int ShorterLength;
+        public int ShorterGain;
     }
 
     /// <summary>
@@ -217,40 +253,39 @@ internal static partial class ShortStringCodec
     /// and the longest entry found on the way to it.
     /// </summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private static Match Walk(ReadOnlySpan<byte> value, int start, ulong[] cells)
+    private static Match Walk(ReadOnlySpan<byte> value, int start, uint[] cells)
     {
-        var match = new Match { Entry = -1, ShorterEntry = -1 };
+        var match = new Match { Cell = -1, ShorterCell = -1 };
         var c = value[start];
         var cell = cells[c];
-        if ((uint)(cell & FieldMask) != 1)
+        if ((cell & LabelMask) != (uint)c + 1)
         {
             return match;
         }
 
-        var state = (uint)c;
         for (var j = start + 1; j < value.Length; j++)
         {
-            var t = (uint)((cell >> ParentBits) & FieldMask) + value[j];
-            cell = cells[(int)t];
-            if ((uint)(cell & FieldMask) != state + 1)
+            var b = value[j];
+            var t = (int)((cell >> BaseShift) & BaseMask) + b;
+            cell = cells[t];
+            if ((cell & LabelMask) != (uint)b + 1)
             {
                 break;
             }
 
-            state = t;
-            var e = (int)(cell >> 44) - 1;
-            if (e < 0)
+            if ((cell & EndBit) == 0)
             {
                 continue;
             }
 
             var length = j + 1 - start;
-            var gain = length - (e < OneByteCodes ? 1 : 2);
+            var gain = length - ((cell & OneByteBit) != 0 ? 1 : 2);
             if (gain >= MinGain && gain >= match.Gain)
             {
-                match.ShorterEntry = match.Entry;
+                match.ShorterCell = match.Cell;
                 match.ShorterLength = match.Length;
-                match.Entry = e;
+                match.ShorterGain = match.Gain;
+                match.Cell = t;
                 match.Length = length;
                 match.Gain = gain;
             }
@@ -297,22 +332,22 @@ internal static partial class ShortStringCodec
             var c = value[i];
             var cls = charClass[c];
             var match = default(Match);
-            match.Entry = -1;
+            match.Cell = -1;
             if (cls == 3 || cls != previousClass)
             {
                 match = nextAt == i ? next : Walk(value, i, cells);
-                if (match.ShorterEntry >= 0)
+                if (match.ShorterCell >= 0)
                 {
                     var shorterEnd = i + match.ShorterLength;
                     var afterShorter = shorterEnd < n ? Walk(value, shorterEnd, cells) : default;
-                    var shorterTotal = match.ShorterLength - (match.ShorterEntry < OneByteCodes ? 1 : 2) + afterShorter.Gain;
+                    var shorterTotal = match.ShorterGain + afterShorter.Gain;
                     if (shorterTotal > match.Gain)
                     {
                         var longerEnd = i + match.Length;
                         var afterLonger = longerEnd < n ? Walk(value, longerEnd, cells) : default;
                         if (shorterTotal >= match.Gain + afterLonger.Gain)
                         {
-                            match.Entry = match.ShorterEntry;
+                            match.Cell = match.ShorterCell;
                             match.Length = match.ShorterLength;
                             next = afterShorter;
                             nextAt = shorterEnd;
@@ -325,7 +360,7 @@ internal static partial class ShortStringCodec
                     }
                 }
             }
-            if (match.Entry < 0)
+            if (match.Cell < 0)
             {
                 if (c >= 0x80)
                 {
@@ -347,7 +382,7 @@ internal static partial class ShortStringCodec
                 continue;
             }
 
-            var e = match.Entry;
+            var e = (int)CellEntry[match.Cell];
             if (e < OneByteCodes)
             {
                 if (o >= limit)
