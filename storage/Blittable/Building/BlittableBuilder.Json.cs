@@ -139,6 +139,34 @@ public sealed partial class BlittableBuilder
     /// </summary>
     public SequencePosition Feed(ReadOnlySequence<byte> data, bool isFinalBlock)
     {
+        try
+        {
+            return FeedCore(data, isFinalBlock);
+        }
+        catch (BlittableParseException e) when (e.Error != BlittableParseError.InvalidUtf8)
+        {
+            // As in a whole parse, invalid UTF-8 wins over any other error, as far as the input has
+            // been seen: what earlier calls consumed was checked as it was read (strings and names
+            // one by one, and the reader allows no other byte >= 0x80), so this call's data is the rest.
+            ThrowIfInvalidUtf8(data, isFinalBlock);
+            throw;
+        }
+    }
+
+    /// <summary>Cold path: throws InvalidUtf8 at the first invalid byte of <paramref name="data"/>, if any (a character cut by the end of data that is not final is not).</summary>
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private void ThrowIfInvalidUtf8(ReadOnlySequence<byte> data, bool isFinalBlock)
+    {
+        var bytes = data.IsSingleSegment ? data.FirstSpan : data.ToArray();
+        var invalid = FirstInvalidUtf8(bytes, isFinalBlock);
+        if (invalid < bytes.Length)
+        {
+            ThrowParse(BlittableParseError.InvalidUtf8, _consumed + invalid, "The input is not valid UTF-8");
+        }
+    }
+
+    private SequencePosition FeedCore(ReadOnlySequence<byte> data, bool isFinalBlock)
+    {
         if (!_active)
         {
             throw new InvalidOperationException("No document is being built: call JsonOperationContext.StartParse first.");
@@ -700,20 +728,34 @@ public sealed partial class BlittableBuilder
         (text.Length < 300 && text.IndexOfAny((byte)'e', (byte)'E') < 0)
         || (double.TryParse(text, NumberStyles.Float, CultureInfo.InvariantCulture, out var value) && double.IsFinite(value));
 
-    private static long FirstInvalidUtf8(ReadOnlySpan<byte> span)
+    /// <summary>
+    /// Offset of the first byte of <paramref name="span"/> that is not valid UTF-8, or its length when
+    /// there is none. With <paramref name="isFinalBlock"/> false a character cut by the end is not invalid.
+    /// </summary>
+    private static long FirstInvalidUtf8(ReadOnlySpan<byte> span, bool isFinalBlock = true)
     {
-        var position = 0;
-        while (position < span.Length)
+        if (Utf8.IsValid(span))
         {
-            if (System.Text.Rune.DecodeFromUtf8(span.Slice(position), out _, out var consumed) != OperationStatus.Done)
-            {
-                return position;
-            }
-
-            position += consumed;
+            return span.Length;
         }
 
-        return position;
+        Span<char> chars = stackalloc char[1024];
+        var position = 0;
+        while (true)
+        {
+            var status = Utf8.ToUtf16(span.Slice(position), chars, out var read, out _, replaceInvalidSequences: false, isFinalBlock);
+            position += read;
+            switch (status)
+            {
+                case OperationStatus.DestinationTooSmall:
+                    continue;
+                case OperationStatus.InvalidData:
+                    return position;
+                default:
+                    // Done, or NeedMoreData: only a character cut by the end of data that is not final.
+                    return span.Length;
+            }
+        }
     }
 
     private static int IndexOfNonWhitespace(ReadOnlySpan<byte> span)

@@ -272,6 +272,58 @@ public class ParseTests
         Assert.Equal(3, Assert.Throws<BlittableParseException>(() => TestSupport.ParseStreaming(context, name, BlittableMode.Memory, new Random(3), 2)).Position);
     }
 
+    [Theory]
+    [InlineData(new byte[] { (byte)'{', (byte)'}', (byte)' ', 0xFF }, 3)]
+    [InlineData(new byte[] { (byte)'[', 0xFF, (byte)']' }, 1)]
+    [InlineData(new byte[] { (byte)'{', (byte)'"', (byte)'a', (byte)'"', (byte)':', (byte)'t', 0xFF, (byte)'}' }, 6)]
+    [InlineData(new byte[] { (byte)'{', (byte)'"', (byte)'a', (byte)'"', (byte)':', (byte)'1', (byte)',', (byte)'"', (byte)'a', (byte)'"', (byte)':', (byte)'2', (byte)'}', 0xC3 }, 13)]
+    public void InvalidUtf8OutsideStringsWinsWhenStreamedAsWhenWhole(byte[] json, int position)
+    {
+        // After the root, instead of a value, in a malformed literal, or cut short after a duplicate:
+        // a whole parse reports the invalid byte before any other error, and so does a streamed one
+        // once the byte has been fed.
+        using var context = new JsonOperationContext();
+        foreach (var mode in new[] { BlittableMode.Memory, BlittableMode.Disk })
+        {
+            var whole = Assert.Throws<BlittableParseException>(() => context.Parse(json, mode));
+            Assert.Equal((BlittableParseError.InvalidUtf8, position), (whole.Error, whole.Position));
+            for (var seed = 0; seed < 8; seed++)
+            {
+                // All of it in one final call, in segments (so not the one-span path).
+                var random = new Random(seed);
+                var builder = context.StartParse(mode);
+                var sequence = TestSupport.Segmented(json, () => random.Next(1, 3));
+                var streamed = Assert.Throws<BlittableParseException>(() => builder.Feed(sequence, isFinalBlock: true));
+                Assert.Equal((BlittableParseError.InvalidUtf8, position), (streamed.Error, streamed.Position));
+            }
+        }
+
+        // Fed in pieces, the bytes after the root come in a later call than the root's end: still
+        // the invalid byte, not TrailingData.
+        var trailing = json[^1] == 0xFF && json[0] == (byte)'{' && json[1] == (byte)'}';
+        if (trailing)
+        {
+            for (var seed = 0; seed < 8; seed++)
+            {
+                var pieces = Assert.Throws<BlittableParseException>(() => TestSupport.ParseStreaming(context, json, BlittableMode.Memory, new Random(seed), 2));
+                Assert.Equal((BlittableParseError.InvalidUtf8, position), (pieces.Error, pieces.Position));
+            }
+        }
+    }
+
+    [Fact]
+    public void ACharacterCutByTheEndOfDataThatIsNotFinalIsNotInvalid()
+    {
+        // "é" split across two calls, with an error (a duplicate) found in the first: the duplicate is
+        // reported, since the cut character is not invalid UTF-8.
+        using var context = new JsonOperationContext();
+        var json = Encoding.UTF8.GetBytes("{\"a\":{\"b\":1,\"b\":2},\"c\":\"é\"}");
+        var cut = Array.IndexOf(json, (byte)0xC3) + 1;
+        var builder = context.StartParse(BlittableMode.Memory);
+        var e = Assert.Throws<BlittableParseException>(() => builder.Feed(new System.Buffers.ReadOnlySequence<byte>(json, 0, cut), isFinalBlock: false));
+        Assert.Equal(BlittableParseError.DuplicateProperty, e.Error);
+    }
+
     [Fact]
     public void NestingUpToTheLimitIsAcceptedAndOneMoreIsTooDeep()
     {
