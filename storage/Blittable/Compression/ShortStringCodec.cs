@@ -89,23 +89,19 @@ internal static partial class ShortStringCodec
     }
 
     // A trie over the entries for the encoder, as a double array with one 4-byte cell per state: the child
-    // of state s on byte b is cell t = Base(s) + b when Label(t) == b + 1. Every state with children has
-    // a base of its own, so the label alone tells whose child a cell is (t - b is s's base, and no other
-    // state has it); states without children share a base past the last used cell, where every cell is
-    // free. A cell packs
-    //   bits  0-8   label + 1 (0: the cell is free)
-    //   bits  9-24  base of this state's children
-    //   bit   25    an entry ends at this state (its id is CellEntry[t])
-    //   bit   26    that entry has a one-byte code
+    // of state s on byte b is cell t = Base(s) + b when Parent(t) == s. A cell packs
+    //   bits  0-14  parent state + 1 (0: the cell is free)
+    //   bits 15-29  base of this state's children
+    //   bit   30    an entry ends at this state (its id is CellEntry[t])
+    //   bit   31    that entry has a one-byte code
     // so one load per input byte both follows the edge and tells whether an entry ends there, and the
-    // trie (16 K cells) takes half the cache an 8-byte cell did.
+    // trie (16 K cells; at most 32 K fit) takes 64 KB of cache.
     private static readonly uint[] Cells;
     private static readonly ushort[] CellEntry;
-    private const uint LabelMask = (1u << 9) - 1;
-    private const int BaseShift = 9;
-    private const uint BaseMask = (1u << 16) - 1;
-    private const uint EndBit = 1u << 25;
-    private const uint OneByteBit = 1u << 26;
+    private const int FieldBits = 15;
+    private const uint FieldMask = (1u << FieldBits) - 1;
+    private const uint EndBit = 1u << 30;
+    private const uint OneByteBit = 1u << 31;
 
     private static (uint[] Cells, ushort[] CellEntry) BuildDoubleArray(Dictionary<int, int> edges, int[] nodeEntry)
     {
@@ -121,9 +117,7 @@ internal static partial class ShortStringCodec
         var size = (nodeEntry.Length * 2) + 512;
         var cells = new uint[size];
         var entryOf = new ushort[size];
-        var state = new int[nodeEntry.Length];   // trie node -> cell index; the root is cell 0 (never a child: t >= 1)
-        var usedBases = new HashSet<int> { 0 };
-        var leaves = new List<int>();
+        var state = new int[nodeEntry.Length];   // trie node -> cell index; the root is cell 0
         var free = new List<int>();
         var end = 1;
         var queue = new Queue<int>();
@@ -134,46 +128,41 @@ internal static partial class ShortStringCodec
             var list = children[node];
             if (list is null)
             {
-                leaves.Add(state[node]);
                 continue;
             }
 
             list.Sort((x, y) => x.Byte.CompareTo(y.Byte));
             var minByte = list[0].Byte;
 
-            // First fit: the smallest child goes to each free cell in turn (the root's base is 0),
-            // skipping bases another state has.
+            // First fit: the smallest child goes to each free cell in turn (the root's base is 0).
             var b = node == 0 ? 0 : Math.Max(end, minByte + 1) - minByte;
             if (node != 0)
             {
-                var found = false;
                 foreach (var f in free)
                 {
                     var candidate = f - minByte;
-                    var fits = candidate >= 1 && !usedBases.Contains(candidate);
+                    var fits = candidate >= 1;
                     for (var k = 1; fits && k < list.Count; k++)
                     {
                         var t = candidate + list[k].Byte;
-                        fits = t >= end || (cells[t] & LabelMask) == 0;
+                        fits = t >= end || (cells[t] & FieldMask) == 0;
                     }
 
                     if (fits)
                     {
                         b = candidate;
-                        found = true;
                         break;
                     }
                 }
-
-                while (!found && usedBases.Contains(b))
-                {
-                    b++;
-                }
             }
 
-            usedBases.Add(b);
             var s = state[node];
-            cells[s] |= (uint)b << BaseShift;
+            if (b + 256 > FieldMask || s + 1 > FieldMask)
+            {
+                throw new InvalidOperationException("The short-string dictionary does not fit the encoder's double-array trie.");
+            }
+
+            cells[s] |= (uint)b << FieldBits;
             foreach (var (c, child) in list)
             {
                 var t = b + c;
@@ -192,7 +181,7 @@ internal static partial class ShortStringCodec
                 }
 
                 state[child] = t;
-                cells[t] |= (uint)(c + 1);
+                cells[t] |= (uint)(s + 1);
                 var entry = nodeEntry[child];
                 if (entry >= 0)
                 {
@@ -204,13 +193,7 @@ internal static partial class ShortStringCodec
             }
         }
 
-        // States without children look up their (absent) children past the last used cell.
-        foreach (var leaf in leaves)
-        {
-            cells[leaf] |= (uint)end << BaseShift;
-        }
-
-        if (end + 256 > size || end > BaseMask || nodeEntry.Max() > ushort.MaxValue)
+        if (end + 256 > size)
         {
             throw new InvalidOperationException("The short-string dictionary does not fit the encoder's double-array trie.");
         }
@@ -258,20 +241,22 @@ internal static partial class ShortStringCodec
         var match = new Match { Cell = -1, ShorterCell = -1 };
         var c = value[start];
         var cell = cells[c];
-        if ((cell & LabelMask) != (uint)c + 1)
+        if ((cell & FieldMask) != 1)
         {
             return match;
         }
 
+        var state = (uint)c;
         for (var j = start + 1; j < value.Length; j++)
         {
-            var b = value[j];
-            var t = (int)((cell >> BaseShift) & BaseMask) + b;
+            var t = (int)((cell >> FieldBits) & FieldMask) + value[j];
             cell = cells[t];
-            if ((cell & LabelMask) != (uint)b + 1)
+            if ((cell & FieldMask) != state + 1)
             {
                 break;
             }
+
+            state = (uint)t;
 
             if ((cell & EndBit) == 0)
             {
