@@ -69,9 +69,11 @@ internal static class StringCompression
             }
         }
 
+        // After LZ4 (long strings), the dictionary's result is kept only if it is no larger than LZ4's:
+        // the coder gives up as soon as its output would pass that size, with the same outcome.
         var best = BlittableType.String;
         var bestSize = value.Length;
-        var dictionarySize = ShortStringCodec.TryEncode(value, destination);
+        var dictionarySize = ShortStringCodec.TryEncode(value, lz4Size > 0 ? destination[..lz4Size] : destination);
         if (dictionarySize > 0 && dictionarySize < bestSize)
         {
             best = BlittableType.StringDictionary;
