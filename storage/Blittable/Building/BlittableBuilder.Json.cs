@@ -126,9 +126,10 @@ public sealed partial class BlittableBuilder
     private void AbandonReportingUtf8(ReadOnlySpan<byte> utf8Json)
     {
         Abandon();
-        if (!Utf8.IsValid(utf8Json))
+        var invalid = FirstInvalidUtf8(utf8Json);
+        if (invalid < utf8Json.Length)
         {
-            ThrowParse(BlittableParseError.InvalidUtf8, FirstInvalidUtf8(utf8Json), "The input is not valid UTF-8");
+            ThrowParse(BlittableParseError.InvalidUtf8, invalid, "The input is not valid UTF-8");
         }
     }
 
@@ -143,11 +144,12 @@ public sealed partial class BlittableBuilder
         {
             return FeedCore(data, isFinalBlock);
         }
-        catch (BlittableParseException e) when (e.Error != BlittableParseError.InvalidUtf8)
+        catch (BlittableParseException)
         {
-            // As in a whole parse, invalid UTF-8 wins over any other error, as far as the input has
-            // been seen: what earlier calls consumed was checked as it was read (strings and names
-            // one by one, and the reader allows no other byte >= 0x80), so this call's data is the rest.
+            // As in a whole parse, an invalid byte wins over any other error (an escaped lone
+            // surrogate included), as far as the input has been seen: what earlier calls consumed
+            // was checked as it was read (strings and names one by one, and the reader allows no
+            // other byte >= 0x80), so this call's data is the rest.
             ThrowIfInvalidUtf8(data, isFinalBlock);
             throw;
         }

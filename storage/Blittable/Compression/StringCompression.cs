@@ -73,7 +73,7 @@ internal static class StringCompression
         // the coder gives up as soon as its output would pass that size, with the same outcome.
         var best = BlittableType.String;
         var bestSize = value.Length;
-        var dictionarySize = ShortStringCodec.TryEncode(value, lz4Size > 0 ? destination[..lz4Size] : destination);
+        var dictionarySize = ShortStringCodec.TryEncode(value, lz4Size > 0 ? destination[..Math.Min(lz4Size, destination.Length)] : destination);
         if (dictionarySize > 0 && dictionarySize < bestSize)
         {
             best = BlittableType.StringDictionary;

@@ -277,11 +277,12 @@ public class ParseTests
     [InlineData(new byte[] { (byte)'[', 0xFF, (byte)']' }, 1)]
     [InlineData(new byte[] { (byte)'{', (byte)'"', (byte)'a', (byte)'"', (byte)':', (byte)'t', 0xFF, (byte)'}' }, 6)]
     [InlineData(new byte[] { (byte)'{', (byte)'"', (byte)'a', (byte)'"', (byte)':', (byte)'1', (byte)',', (byte)'"', (byte)'a', (byte)'"', (byte)':', (byte)'2', (byte)'}', 0xC3 }, 13)]
+    [InlineData(new byte[] { (byte)'{', (byte)'"', (byte)'a', (byte)'"', (byte)':', (byte)'"', (byte)'\\', (byte)'u', (byte)'d', (byte)'8', (byte)'0', (byte)'0', (byte)'"', (byte)',', (byte)'"', (byte)'b', (byte)'"', (byte)':', (byte)'"', 0xFF, (byte)'"', (byte)'}' }, 19)]
     public void InvalidUtf8OutsideStringsWinsWhenStreamedAsWhenWhole(byte[] json, int position)
     {
-        // After the root, instead of a value, in a malformed literal, or cut short after a duplicate:
-        // a whole parse reports the invalid byte before any other error, and so does a streamed one
-        // once the byte has been fed.
+        // After the root, instead of a value, in a malformed literal, cut short after a duplicate, or
+        // after an escaped lone surrogate: a whole parse reports the invalid byte before any other
+        // error, and so does a streamed one once the byte has been fed.
         using var context = new JsonOperationContext();
         foreach (var mode in new[] { BlittableMode.Memory, BlittableMode.Disk })
         {
