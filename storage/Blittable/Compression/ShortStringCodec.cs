@@ -157,11 +157,6 @@ internal static partial class ShortStringCodec
             }
 
             var s = state[node];
-            if (b + 256 > FieldMask || s + 1 > FieldMask)
-            {
-                throw new InvalidOperationException("The short-string dictionary does not fit the encoder's double-array trie.");
-            }
-
             cells[s] |= (uint)b << FieldBits;
             foreach (var (c, child) in list)
             {
@@ -193,7 +188,8 @@ internal static partial class ShortStringCodec
             }
         }
 
-        if (end + 256 > size)
+        // Every base and state lies below `end`: one check covers the array and the 15-bit fields.
+        if (end + 256 > Math.Min(size, (int)FieldMask))
         {
             throw new InvalidOperationException("The short-string dictionary does not fit the encoder's double-array trie.");
         }
