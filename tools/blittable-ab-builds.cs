@@ -20,7 +20,7 @@ using System.Runtime.Loader;
 using System.Text.Json;
 
 var rounds = args.Length > 2 ? int.Parse(args[2]) : 31;
-var corpus = Environment.GetEnvironmentVariable("JACKDAW_CORPUS") ?? "/work/shared/data";
+var corpus = Environment.GetEnvironmentVariable("JACKDAW_CORPUS") ?? "tests/corpus";
 var impls = new[] { Load(args[0], "A"), Load(args[1], "B") };
 foreach (var file in (args.Length > 4 ? args[4] : "users,companies").Split(','))
 {

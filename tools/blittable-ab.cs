@@ -4,7 +4,7 @@
 #:property Optimize=true
 
 // Interleaved A/B timing of blittable against System.Text.Json on the corpus, for a machine whose
-// load drifts from minute to minute (see ../shared/PERF.md): each round times the reference, then
+// load drifts from minute to minute (see docs/performance.md): each round times the reference, then
 // ours, on the same documents; the median of the per-round ratios is reported.
 //
 //   dotnet run -c Release tools/blittable-ab.cs -- [corpus-dir] [rounds]
@@ -14,7 +14,7 @@ using System.IO.Compression;
 using System.Text.Json;
 using Jackdaw.Storage.Blittable;
 
-var corpus = args.Length > 0 ? args[0] : "/work/shared/data";
+var corpus = args.Length > 0 ? args[0] : "tests/corpus";
 var rounds = args.Length > 1 ? int.Parse(args[1]) : 21;
 
 foreach (var file in new[] { "users", "companies" })

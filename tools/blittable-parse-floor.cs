@@ -23,7 +23,7 @@ using System.Text.Json;
 using Jackdaw.Benchmarks.Blittable;
 using Jackdaw.Storage.Blittable;
 
-var corpusDir = args.Length > 0 ? args[0] : "/work/shared/data";
+var corpusDir = args.Length > 0 ? args[0] : "tests/corpus";
 var rounds = args.Length > 1 ? int.Parse(args[1]) : 21;
 var files = args.Length > 2 ? args[2].Split(',') : ["companies", "users"];
 

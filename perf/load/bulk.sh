@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Server-side bulk_insert ingestion of the 100,000-order corpus (../shared/data/orders.jsonl.gz),
+# Server-side bulk_insert ingestion of the 100,000-order corpus (tests/corpus/orders.jsonl.gz),
 # posted as one chunked NDJSON stream by curl (no client library in the way), A B A B against a
 # baseline revision of this repository built from `git archive`:
 #   documents/s, and the server's CPU per document (utime+stime of the server process, /proc),
@@ -11,7 +11,7 @@ cd "$(dirname "$0")/../.."
 ROUNDS=${1:-3}
 BASE=${2:-HEAD~1}
 PORT=${PORT:-18096}
-CORPUS=${CORPUS:-../shared/data/orders.jsonl.gz}
+CORPUS=${CORPUS:-tests/corpus/orders.jsonl.gz}
 
 WORK=$(mktemp -d)
 PID=

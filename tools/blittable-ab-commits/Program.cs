@@ -15,7 +15,7 @@ var rounds = args.Length > 0 ? int.Parse(args[0]) : 31;
 var modes = args.Length > 1 ? args[1] : "memory";
 var file = args.Length > 2 ? args[2] : "companies";
 var lines = new List<byte[]>();
-using (var gzip = new GZipStream(File.OpenRead(file.Contains('/') ? file : $"/work/shared/data/{file}.jsonl.gz"), CompressionMode.Decompress))
+using (var gzip = new GZipStream(File.OpenRead(file.Contains('/') ? file : Path.Combine(Environment.GetEnvironmentVariable("JACKDAW_CORPUS") ?? "tests/corpus", file + ".jsonl.gz")), CompressionMode.Decompress))
 using (var reader = new StreamReader(gzip))
 {
     string? line;

@@ -2,7 +2,7 @@ using System.IO.Compression;
 
 namespace Jackdaw.Benchmarks.Blittable;
 
-/// <summary>Loads lines of the shared corpus (gzip JSONL) for the blittable benchmarks.</summary>
+/// <summary>Loads lines of the test corpus (tests/corpus) (gzip JSONL) for the blittable benchmarks.</summary>
 internal static class BenchmarkCorpus
 {
     public static byte[][] Load(string name, int max)
@@ -10,13 +10,16 @@ internal static class BenchmarkCorpus
         var directory = Environment.GetEnvironmentVariable("JACKDAW_CORPUS");
         if (string.IsNullOrEmpty(directory))
         {
+            // BenchmarkDotNet runs from a generated folder under perf/Jackdaw.Benchmarks/bin, inside the repository.
             var dir = new DirectoryInfo(AppContext.BaseDirectory);
-            while (dir is not null && !File.Exists(Path.Combine(dir.FullName, "shared", "data", "users.jsonl.gz")))
+            while (dir is not null && !File.Exists(Path.Combine(dir.FullName, "tests", "corpus", "users.jsonl.gz")))
             {
                 dir = dir.Parent;
             }
 
-            directory = dir is null ? "/work/shared/data" : Path.Combine(dir.FullName, "shared", "data");
+            directory = dir is null
+                ? throw new InvalidOperationException($"Corpus not found: no tests/corpus above {AppContext.BaseDirectory}; set JACKDAW_CORPUS.")
+                : Path.Combine(dir.FullName, "tests", "corpus");
         }
 
         var lines = new List<byte[]>();

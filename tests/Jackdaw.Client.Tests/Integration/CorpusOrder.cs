@@ -5,7 +5,7 @@ using System.Text.Json;
 namespace Jackdaw.Client.Tests.Integration;
 
 /// <summary>
-/// An order of the shared corpus (../shared/data/orders.jsonl.gz), as an application would declare it.
+/// An order of the test corpus (tests/corpus/orders.jsonl.gz), as an application would declare it.
 /// Also compiled into perf/Jackdaw.Benchmarks (linked), so tests and benchmarks load the same model.
 /// </summary>
 public sealed class CorpusOrder
@@ -36,15 +36,20 @@ public sealed class CorpusOrder
     {
         get
         {
-            // The tests run from tests/Jackdaw.Client.Tests/bin/<config>/net10.0; the corpus lives beside the repository.
+            var fromEnvironment = Environment.GetEnvironmentVariable("JACKDAW_CORPUS");
+            if (!string.IsNullOrEmpty(fromEnvironment))
+                return Path.Combine(fromEnvironment, "orders.jsonl.gz");
+
+            // The tests run from tests/Jackdaw.Client.Tests/bin/<config>/net10.0, inside the repository.
             for (var dir = new DirectoryInfo(AppContext.BaseDirectory); dir is not null; dir = dir.Parent)
             {
-                var candidate = Path.Combine(dir.FullName, "..", "shared", "data", "orders.jsonl.gz");
+                var candidate = Path.Combine(dir.FullName, "tests", "corpus", "orders.jsonl.gz");
                 if (File.Exists(candidate))
-                    return Path.GetFullPath(candidate);
+                    return candidate;
             }
 
-            return "/work/shared/data/orders.jsonl.gz";
+            throw new InvalidOperationException(
+                $"Corpus not found: no tests/corpus above {AppContext.BaseDirectory}; set JACKDAW_CORPUS to a folder holding orders.jsonl.gz.");
         }
     }
 

@@ -2,7 +2,7 @@ using System.IO.Compression;
 
 namespace Jackdaw.Storage.Tests.Blittable;
 
-/// <summary>The shared test corpus (gzip JSONL), read once per test run and kept in memory.</summary>
+/// <summary>The test corpus in tests/corpus (gzip JSONL), read once per test run and kept in memory.</summary>
 internal static class Corpus
 {
     public static readonly string[] Files = ["users", "companies", "orders"];
@@ -19,20 +19,18 @@ internal static class Corpus
                 return fromEnvironment;
             }
 
-            // The repository lives in /work/<worktree>; the corpus beside it in /work/shared/data.
-            var dir = new DirectoryInfo(AppContext.BaseDirectory);
-            while (dir is not null)
+            // The tests run from tests/Jackdaw.Storage.Tests/bin/<config>/net10.0, inside the repository.
+            for (var dir = new DirectoryInfo(AppContext.BaseDirectory); dir is not null; dir = dir.Parent)
             {
-                var candidate = Path.Combine(dir.FullName, "shared", "data");
+                var candidate = Path.Combine(dir.FullName, "tests", "corpus");
                 if (File.Exists(Path.Combine(candidate, "users.jsonl.gz")))
                 {
                     return candidate;
                 }
-
-                dir = dir.Parent;
             }
 
-            throw new InvalidOperationException("Corpus not found: set JACKDAW_CORPUS to the folder holding users.jsonl.gz.");
+            throw new InvalidOperationException(
+                $"Corpus not found: no tests/corpus above {AppContext.BaseDirectory}; set JACKDAW_CORPUS to a folder holding users.jsonl.gz.");
         }
     }
 
