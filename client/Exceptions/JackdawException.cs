@@ -49,7 +49,10 @@ public sealed class DatabaseDoesNotExistException(string message, HttpStatusCode
 public sealed class DatabaseAlreadyExistsException(string message, HttpStatusCode? statusCode = HttpStatusCode.Conflict, string? serverErrorType = ErrorTypes.DatabaseAlreadyExists)
     : JackdawException(message, statusCode, serverErrorType);
 
-/// <summary>The server rejected the request as malformed; <see cref="Exception.Message"/> is the server's explanation.</summary>
+/// <summary>
+/// The server rejected the request as malformed (<c>BadRequestException</c>, or <c>InvalidJsonException</c> for a body
+/// that is not JSON); <see cref="Exception.Message"/> is the server's explanation.
+/// </summary>
 public sealed class BadRequestException(string message, HttpStatusCode? statusCode = HttpStatusCode.BadRequest, string? serverErrorType = ErrorTypes.BadRequest)
     : JackdawException(message, statusCode, serverErrorType);
 
@@ -75,5 +78,6 @@ public static class ErrorTypes
     public const string DocumentDoesNotExist = "DocumentDoesNotExistException";
     public const string DatabaseDoesNotExist = "DatabaseDoesNotExistException";
     public const string DatabaseAlreadyExists = "DatabaseAlreadyExistsException";
-    public const string BadRequest = "BadRequest";
+    public const string BadRequest = "BadRequestException";
+    public const string InvalidJson = "InvalidJsonException";
 }

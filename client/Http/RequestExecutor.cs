@@ -160,7 +160,7 @@ internal sealed class RequestExecutor : IDisposable
             ErrorTypes.DocumentDoesNotExist => new DocumentDoesNotExistException(message, status, type),
             ErrorTypes.DatabaseDoesNotExist => new DatabaseDoesNotExistException(message, status, type),
             ErrorTypes.DatabaseAlreadyExists => new DatabaseAlreadyExistsException(message, status, type),
-            ErrorTypes.BadRequest => new BadRequestException(message, status, type),
+            ErrorTypes.BadRequest or ErrorTypes.InvalidJson => new BadRequestException(message, status, type),
             _ => new JackdawException(message, status, type),
         };
     }

@@ -30,7 +30,7 @@ public sealed class DocsHandler(ServerContext server) : HandlerBase(server)
         {
             if (!parameter.NameEquals("id"))
                 continue;
-            var id = DocumentBodies.ValidateId(QueryParameters.Decode(parameter.RawValue));
+            var id = DocumentBodies.ValidateId(QueryParameters.Decode(parameter.RawValue, parameter.RawName));
             if (single is null)
             {
                 single = id;

@@ -22,18 +22,19 @@ public class HttpErrorException(int statusCode, string type, string message, Exc
         new(StatusCodes.Status409Conflict, type, message);
 }
 
-/// <summary>The <c>Type</c> values of error bodies, decided in one place.</summary>
+/// <summary>
+/// The <c>Type</c> values of error bodies, decided in one place. One rule: every type is an
+/// exception name ending in <c>Exception</c>, as RavenDB's clients expect (they map a body's
+/// <c>Type</c> to their own exception classes by that name). docs/architecture.md lists them all.
+/// </summary>
 public static class ErrorTypes
 {
-    public const string BadRequest = "BadRequest";
-    public const string InvalidJson = "InvalidJson";
-    public const string RouteNotFound = "RouteNotFound";
-    public const string MethodNotAllowed = "MethodNotAllowed";
-    public const string PayloadTooLarge = "PayloadTooLarge";
-    public const string InternalServerError = "InternalServerError";
-    public const string ServiceUnavailable = "ServiceUnavailable";
-
-    // Types that name a condition a client SDK maps to its own exception type.
+    public const string BadRequest = "BadRequestException";
+    public const string InvalidJson = "InvalidJsonException";
+    public const string RouteNotFound = "RouteNotFoundException";
+    public const string MethodNotAllowed = "MethodNotAllowedException";
+    public const string PayloadTooLarge = "PayloadTooLargeException";
+    public const string InternalServerError = "InternalServerErrorException";
     public const string Concurrency = "ConcurrencyException";
     public const string DatabaseDoesNotExist = "DatabaseDoesNotExistException";
     public const string DatabaseAlreadyExists = "DatabaseAlreadyExistsException";

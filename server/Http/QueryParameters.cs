@@ -35,7 +35,7 @@ public readonly ref struct QueryParameters
     }
 
     /// <summary>The decoded value of the first parameter called <paramref name="name"/>, as a new string; null when absent.</summary>
-    public string? GetString(ReadOnlySpan<char> name) => TryGetRaw(name, out var raw) ? Decode(raw) : null;
+    public string? GetString(ReadOnlySpan<char> name) => TryGetRaw(name, out var raw) ? Decode(raw, name) : null;
 
     /// <summary>
     /// A non-negative integer parameter: <paramref name="defaultValue"/> when absent, or throws a
@@ -50,8 +50,12 @@ public readonly ref struct QueryParameters
         return value;
     }
 
-    /// <summary>Percent-decodes a raw value; invalid escapes are kept as typed, invalid UTF-8 becomes U+FFFD.</summary>
-    public static string Decode(ReadOnlySpan<char> raw)
+    /// <summary>
+    /// Percent-decodes a raw value; invalid escapes are kept as typed. Decoded bytes that are not
+    /// valid UTF-8 are a 400 error naming the parameter and the byte, never replaced: an id or a
+    /// name is stored exactly as the client meant it or not at all.
+    /// </summary>
+    public static string Decode(ReadOnlySpan<char> raw, ReadOnlySpan<char> name)
     {
         if (raw.IndexOfAny('%', '+') < 0)
             return raw.ToString();
@@ -78,12 +82,24 @@ public readonly ref struct QueryParameters
                         i++;
                 }
             }
-            return Encoding.UTF8.GetString(rented, 0, length);
+            var decoded = rented.AsSpan(0, length);
+            if (!System.Text.Unicode.Utf8.IsValid(decoded))
+                ThrowInvalidUtf8(name, decoded);
+            return Encoding.UTF8.GetString(decoded);
         }
         finally
         {
             ArrayPool<byte>.Shared.Return(rented);
         }
+    }
+
+    [System.Diagnostics.CodeAnalysis.DoesNotReturn]
+    private static void ThrowInvalidUtf8(ReadOnlySpan<char> name, ReadOnlySpan<byte> decoded)
+    {
+        System.Text.Unicode.Utf8.ToUtf16(decoded, new char[decoded.Length], out var valid, out _, replaceInvalidSequences: false);
+        throw HttpErrorException.BadRequest(
+            $"Query parameter '{name}' is not valid UTF-8 once percent-decoded: byte 0x{decoded[valid]:X2} at byte {valid} " +
+            "does not start or continue a valid character. Percent-encode the UTF-8 bytes of the text.");
     }
 
     private static bool IsHex(char c) => char.IsAsciiHexDigit(c);

@@ -113,7 +113,7 @@ public sealed class BulkInsertTests : IDisposable
 
         Assert.Equal("Malformed document on line 2500; 2000 documents were committed before it.", error.Message);
         Assert.Equal(HttpStatusCode.BadRequest, error.StatusCode);
-        Assert.Equal("BadRequest", error.ServerErrorType);
+        Assert.Equal("BadRequestException", error.ServerErrorType);
         Assert.IsType<BadRequestException>(error.InnerException);
         Assert.Equal(2000, _fake.Count(TestStores.Database));
     }

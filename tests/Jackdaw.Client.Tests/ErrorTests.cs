@@ -19,9 +19,12 @@ public sealed class ErrorTests : IDisposable
     [InlineData(HttpStatusCode.NotFound, "DocumentDoesNotExistException", typeof(DocumentDoesNotExistException))]
     [InlineData(HttpStatusCode.NotFound, "DatabaseDoesNotExistException", typeof(DatabaseDoesNotExistException))]
     [InlineData(HttpStatusCode.Conflict, "DatabaseAlreadyExistsException", typeof(DatabaseAlreadyExistsException))]
-    [InlineData(HttpStatusCode.BadRequest, "BadRequest", typeof(BadRequestException))]
-    [InlineData(HttpStatusCode.InternalServerError, "InternalServerError", typeof(JackdawException))]
-    [InlineData(HttpStatusCode.MethodNotAllowed, "MethodNotAllowed", typeof(JackdawException))]
+    [InlineData(HttpStatusCode.BadRequest, "BadRequestException", typeof(BadRequestException))]
+    [InlineData(HttpStatusCode.BadRequest, "InvalidJsonException", typeof(BadRequestException))]
+    [InlineData(HttpStatusCode.RequestEntityTooLarge, "PayloadTooLargeException", typeof(JackdawException))]
+    [InlineData(HttpStatusCode.NotFound, "RouteNotFoundException", typeof(JackdawException))]
+    [InlineData(HttpStatusCode.InternalServerError, "InternalServerErrorException", typeof(JackdawException))]
+    [InlineData(HttpStatusCode.MethodNotAllowed, "MethodNotAllowedException", typeof(JackdawException))]
     public async Task ServerErrorBodiesBecomeTypedExceptionsWithStatusTypeAndMessage(HttpStatusCode status, string type, Type expected)
     {
         _fake.Intercept = _ => FakeJackdaw.Error(status, type, "the server's words");
@@ -65,7 +68,7 @@ public sealed class ErrorTests : IDisposable
     public async Task AMalformedBulkDocsCommandThrowsBadRequestWithTheServersMessage()
     {
         _fake.Intercept = r => r.PathAndQuery.EndsWith("bulk_docs", StringComparison.Ordinal)
-            ? FakeJackdaw.Error(HttpStatusCode.BadRequest, "BadRequest", "Command 0: 'Type' must be PUT or DELETE.")
+            ? FakeJackdaw.Error(HttpStatusCode.BadRequest, "BadRequestException", "Command 0: 'Type' must be PUT or DELETE.")
             : null;
         using var session = _store.OpenAsyncSession();
         await session.StoreAsync(new User { Id = "users/1" });

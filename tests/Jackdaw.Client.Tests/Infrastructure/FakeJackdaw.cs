@@ -82,7 +82,7 @@ public sealed class FakeJackdaw : HttpMessageHandler
 
         var segments = path.Split('/', StringSplitOptions.RemoveEmptyEntries);
         if (segments.Length != 3 || segments[0] != "databases")
-            return Error(HttpStatusCode.NotFound, "RouteNotFound", $"No route matches '{request.Method} {path}'.");
+            return Error(HttpStatusCode.NotFound, "RouteNotFoundException", $"No route matches '{request.Method} {path}'.");
         var database = Uri.UnescapeDataString(segments[1]);
         Dictionary<string, StoredDocument>? docs;
         lock (_lock)
@@ -95,7 +95,7 @@ public sealed class FakeJackdaw : HttpMessageHandler
             ("GET", "docs") => Get(docs, query.GetValueOrDefault("id") ?? []),
             ("POST", "bulk_docs") => BulkDocs(docs, body!),
             ("POST", "bulk_insert") => await BulkInsertAsync(docs, request.Content!, cancellationToken),
-            _ => Error(HttpStatusCode.NotFound, "RouteNotFound", "no route"),
+            _ => Error(HttpStatusCode.NotFound, "RouteNotFoundException", "no route"),
         };
     }
 
@@ -109,7 +109,7 @@ public sealed class FakeJackdaw : HttpMessageHandler
                 case "GET":
                     return Json(HttpStatusCode.OK, new JsonObject { ["Databases"] = new JsonArray([.. _databases.Keys.Order().Select(k => JsonValue.Create(k))]) });
                 case "PUT" when name is null || !System.Text.RegularExpressions.Regex.IsMatch(name, "^[A-Za-z0-9_.-]{1,64}$"):
-                    return Error(HttpStatusCode.BadRequest, "BadRequest", $"Invalid database name '{name}'.");
+                    return Error(HttpStatusCode.BadRequest, "BadRequestException", $"Invalid database name '{name}'.");
                 case "PUT" when _databases.ContainsKey(name):
                     return Error(HttpStatusCode.Conflict, "DatabaseAlreadyExistsException", $"Database '{name}' already exists.");
                 case "PUT":
@@ -120,7 +120,7 @@ public sealed class FakeJackdaw : HttpMessageHandler
                 case "DELETE":
                     return new HttpResponseMessage(HttpStatusCode.NoContent);
                 default:
-                    return Error(HttpStatusCode.MethodNotAllowed, "MethodNotAllowed", method);
+                    return Error(HttpStatusCode.MethodNotAllowed, "MethodNotAllowedException", method);
             }
         }
     }
@@ -147,7 +147,7 @@ public sealed class FakeJackdaw : HttpMessageHandler
         }
         catch (Exception e) when (e is JsonException or NullReferenceException or InvalidOperationException)
         {
-            return Error(HttpStatusCode.BadRequest, "BadRequest", "Malformed bulk_docs body: " + e.Message);
+            return Error(HttpStatusCode.BadRequest, "BadRequestException", "Malformed bulk_docs body: " + e.Message);
         }
 
         lock (_lock)
@@ -222,7 +222,7 @@ public sealed class FakeJackdaw : HttpMessageHandler
             {
                 // Stop reading: the client's pending writes fail, as when the server closes the stream.
                 await pipe.Reader.CompleteAsync(new IOException("server stopped reading"));
-                return Error(HttpStatusCode.BadRequest, "BadRequest", $"Malformed document on line {lineNumber}; {committed} documents were committed before it.");
+                return Error(HttpStatusCode.BadRequest, "BadRequestException", $"Malformed document on line {lineNumber}; {committed} documents were committed before it.");
             }
 
             batch.Add(((string)parsed["Id"]!, parsed["Document"]!.AsObject()));

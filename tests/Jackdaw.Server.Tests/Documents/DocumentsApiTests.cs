@@ -150,7 +150,7 @@ public partial class DocumentsApiTests(ServerFixture fixture) : IClassFixture<Se
         Assert.Empty(await IdsAsync("?pageSize=0"));
         Assert.Empty(await IdsAsync("?startsWith=users/&pageSize=0"));
         using var bad = await Client.GetAsync($"/databases/{db}/docs?pageSize=lots");
-        await Api.AssertErrorAsync(bad, HttpStatusCode.BadRequest, "BadRequest");
+        await Api.AssertErrorAsync(bad, HttpStatusCode.BadRequest, "BadRequestException");
     }
 
     [Fact]
@@ -300,9 +300,9 @@ public partial class DocumentsApiTests(ServerFixture fixture) : IClassFixture<Se
         var db = await fixture.CreateDatabaseAsync();
         byte[] Body(string before, string after) => [.. Encoding.UTF8.GetBytes(before), .. badId, .. Encoding.UTF8.GetBytes(after)];
         using (var bulk = await Client.PostAsync($"/databases/{db}/bulk_docs", new ByteArrayContent(Body("""{"Commands":[{"Type":"PUT","Id":"a""", "\",\"Document\":{}}]}"))))
-            await Api.AssertErrorAsync(bulk, HttpStatusCode.BadRequest, "BadRequest");
+            await Api.AssertErrorAsync(bulk, HttpStatusCode.BadRequest, "BadRequestException");
         using (var insert = await Client.PostAsync($"/databases/{db}/bulk_insert", new ByteArrayContent(Body("""{"Id":"a""", "\",\"Document\":{}}\n"))))
-            await Api.AssertErrorAsync(insert, HttpStatusCode.BadRequest, "BadRequest");
+            await Api.AssertErrorAsync(insert, HttpStatusCode.BadRequest, "BadRequestException");
     }
 
     [Fact]
@@ -446,15 +446,58 @@ public partial class DocumentsApiTests(ServerFixture fixture) : IClassFixture<Se
     [Theory]
     [InlineData("")]
     [InlineData("%00bad")]
+    [InlineData("%C3%28")]
     public async Task BadIdsAre400(string rawId)
     {
         var db = await fixture.CreateDatabaseAsync();
         using var response = await Client.PutAsync($"/databases/{db}/docs?id={rawId}", Api.Json("{}"));
-        await Api.AssertErrorAsync(response, HttpStatusCode.BadRequest, "BadRequest");
+        await Api.AssertErrorAsync(response, HttpStatusCode.BadRequest, "BadRequestException");
         using var missing = await Client.PutAsync($"/databases/{db}/docs", Api.Json("{}"));
-        await Api.AssertErrorAsync(missing, HttpStatusCode.BadRequest, "BadRequest");
+        await Api.AssertErrorAsync(missing, HttpStatusCode.BadRequest, "BadRequestException");
         using var tooLong = await Client.PutAsync(Docs(db, new string('x', 600)), Api.Json("{}"));
-        await Api.AssertErrorAsync(tooLong, HttpStatusCode.BadRequest, "BadRequest");
+        await Api.AssertErrorAsync(tooLong, HttpStatusCode.BadRequest, "BadRequestException");
+    }
+
+    [Theory]
+    [InlineData("%C3%28", "0xC3 at byte 0")]
+    [InlineData("users%2F%FF", "0xFF at byte 6")]
+    [InlineData("%ED%A0%80", "0xED at byte 0")]
+    public async Task IdsThatAreNotUtf8Are400AndNothingIsStored(string rawId, string naming)
+    {
+        var db = await fixture.CreateDatabaseAsync();
+        using (var put = await Client.PutAsync($"/databases/{db}/docs?id={rawId}", Api.Json("{}")))
+        {
+            var message = await Api.AssertErrorAsync(put, HttpStatusCode.BadRequest, "BadRequestException");
+            Assert.Contains(naming, message, StringComparison.Ordinal);
+            Assert.Contains("'id'", message, StringComparison.Ordinal);
+        }
+        using (var get = await Client.GetAsync($"/databases/{db}/docs?id={rawId}"))
+            await Api.AssertErrorAsync(get, HttpStatusCode.BadRequest, "BadRequestException");
+        using (var delete = await Client.DeleteAsync($"/databases/{db}/docs?id={rawId}"))
+            await Api.AssertErrorAsync(delete, HttpStatusCode.BadRequest, "BadRequestException");
+        using (var prefix = await Client.GetAsync($"/databases/{db}/docs?startsWith={rawId}"))
+            await Api.AssertErrorAsync(prefix, HttpStatusCode.BadRequest, "BadRequestException");
+        using var stats = await Client.GetAsync($"/databases/{db}/stats");
+        Assert.Equal(0, (await Api.JsonAsync(stats)).GetProperty("CountOfDocuments").GetInt64());
+    }
+
+    [Fact]
+    public async Task BatchIdWithALoneSurrogateIs400()
+    {
+        var db = await fixture.CreateDatabaseAsync();
+        using var response = await Client.PostAsync($"/databases/{db}/bulk_docs", Api.Json("""{"Commands":[{"Type":"PUT","Id":"a\ud800b","Document":{}}]}"""));
+        var body = await Api.JsonAsync(response);
+        Assert.True(response.StatusCode == HttpStatusCode.BadRequest, body.ToString());
+        Assert.EndsWith("Exception", body.GetProperty("Type").GetString(), StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public async Task DatabaseNameThatIsNotUtf8Is400()
+    {
+        using var response = await Client.PutAsync("/admin/databases?name=%C3%28", null);
+        var message = await Api.AssertErrorAsync(response, HttpStatusCode.BadRequest, "BadRequestException");
+        Assert.Contains("'name'", message, StringComparison.Ordinal);
+        Assert.Contains("0xC3", message, StringComparison.Ordinal);
     }
 
     [Fact]
@@ -546,7 +589,7 @@ public partial class DocumentsApiTests(ServerFixture fixture) : IClassFixture<Se
             lines.Append($$$"""{"Id":"items/{{{i}}}","Document":{"N":{{{i}}}}}""").Append('\n');
         using var content = new StringContent(lines.ToString(), Encoding.UTF8, "application/x-ndjson");
         using var response = await Client.PostAsync($"/databases/{db}/bulk_insert", content);
-        var message = await Api.AssertErrorAsync(response, HttpStatusCode.BadRequest, "BadRequest");
+        var message = await Api.AssertErrorAsync(response, HttpStatusCode.BadRequest, "BadRequestException");
         Assert.Contains("line 3001", message, StringComparison.Ordinal);
         var committed = long.Parse(Regex.Match(message, @"(\d+) document\(s\) were committed").Groups[1].Value);
 
@@ -566,7 +609,7 @@ public partial class DocumentsApiTests(ServerFixture fixture) : IClassFixture<Se
         using var request = new HttpRequestMessage(HttpMethod.Put, Docs(db, "huge")) { Content = Api.Json(huge) };
         request.Headers.ExpectContinue = true;
         using var response = await Client.SendAsync(request);
-        await Api.AssertErrorAsync(response, HttpStatusCode.RequestEntityTooLarge, "PayloadTooLarge");
+        await Api.AssertErrorAsync(response, HttpStatusCode.RequestEntityTooLarge, "PayloadTooLargeException");
         await PutAsync(db, "small", "{}");
     }
 }

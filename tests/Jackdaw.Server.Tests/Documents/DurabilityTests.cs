@@ -67,7 +67,7 @@ public class DurabilityTests
 
         var huge = "{\"Id\":\"huge\",\"Document\":{\"Text\":\"" + new string('x', 200_000) + "\"}}\n";
         using var tooLong = await server.Client.PostAsync("/databases/Bulk/bulk_insert", new StringContent(huge, System.Text.Encoding.UTF8, "application/x-ndjson"));
-        await Api.AssertErrorAsync(tooLong, HttpStatusCode.RequestEntityTooLarge, "PayloadTooLarge");
+        await Api.AssertErrorAsync(tooLong, HttpStatusCode.RequestEntityTooLarge, "PayloadTooLargeException");
     }
 
     /// <summary>

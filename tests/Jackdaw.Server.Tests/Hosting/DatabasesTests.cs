@@ -66,7 +66,7 @@ public class DatabasesTests
         using var response = await server.Client.PutAsync($"/admin/databases{query}", null);
         Assert.Equal(HttpStatusCode.BadRequest, response.StatusCode);
         var body = await JsonAsync(response);
-        Assert.Equal("BadRequest", body.GetProperty("Type").GetString());
+        Assert.Equal("BadRequestException", body.GetProperty("Type").GetString());
         Assert.Contains("name", body.GetProperty("Message").GetString()!, StringComparison.OrdinalIgnoreCase);
         Assert.Empty(await ListAsync(server.Client));
     }

@@ -85,7 +85,7 @@ public class HostTests(ServerFixture fixture) : IClassFixture<ServerFixture>
     {
         // Concatenated, not resolved: "//admin/stats" must reach the server as a path, not become a host name.
         using var response = await Client.GetAsync(new Uri(Client.BaseAddress!.GetLeftPart(UriPartial.Authority) + path));
-        await AssertErrorAsync(response, HttpStatusCode.NotFound, "RouteNotFound");
+        await AssertErrorAsync(response, HttpStatusCode.NotFound, "RouteNotFoundException");
     }
 
     [Fact]
@@ -93,7 +93,7 @@ public class HostTests(ServerFixture fixture) : IClassFixture<ServerFixture>
     {
         using var response = await Client.PostAsync("/admin/stats", new StringContent("{}"));
         Assert.Equal("GET, HEAD", string.Join(", ", response.Content.Headers.Allow));
-        await AssertErrorAsync(response, HttpStatusCode.MethodNotAllowed, "MethodNotAllowed");
+        await AssertErrorAsync(response, HttpStatusCode.MethodNotAllowed, "MethodNotAllowedException");
     }
 
     [Fact]
@@ -101,7 +101,7 @@ public class HostTests(ServerFixture fixture) : IClassFixture<ServerFixture>
     {
         using var request = new HttpRequestMessage(new HttpMethod("BREW"), "/build/version");
         using var response = await Client.SendAsync(request);
-        await AssertErrorAsync(response, HttpStatusCode.MethodNotAllowed, "MethodNotAllowed");
+        await AssertErrorAsync(response, HttpStatusCode.MethodNotAllowed, "MethodNotAllowedException");
     }
 
     [Theory]
@@ -110,7 +110,7 @@ public class HostTests(ServerFixture fixture) : IClassFixture<ServerFixture>
     public async Task HandlerExceptionIs500WithoutStackTraceAndIsLogged(string path)
     {
         using var response = await Client.GetAsync(path);
-        await AssertErrorAsync(response, HttpStatusCode.InternalServerError, "InternalServerError");
+        await AssertErrorAsync(response, HttpStatusCode.InternalServerError, "InternalServerErrorException");
         Assert.Contains(
             fixture.Server.Logs.Records,
             r => r.Level == LogLevel.Error && r.Exception is InvalidOperationException && r.Message.Contains(path, StringComparison.Ordinal));
@@ -120,7 +120,7 @@ public class HostTests(ServerFixture fixture) : IClassFixture<ServerFixture>
     public async Task HttpErrorExceptionBecomesItsStatusAndType()
     {
         using var response = await Client.PostAsync("/test/bad-request", new StringContent("x"));
-        await AssertErrorAsync(response, HttpStatusCode.BadRequest, "BadRequest");
+        await AssertErrorAsync(response, HttpStatusCode.BadRequest, "BadRequestException");
     }
 
     [Fact]
@@ -131,7 +131,7 @@ public class HostTests(ServerFixture fixture) : IClassFixture<ServerFixture>
         using var request = new HttpRequestMessage(HttpMethod.Post, "/test/body") { Content = new ByteArrayContent(new byte[2 * 1024 * 1024]) };
         request.Headers.ExpectContinue = true;
         using var response = await Client.SendAsync(request);
-        await AssertErrorAsync(response, HttpStatusCode.RequestEntityTooLarge, "PayloadTooLarge");
+        await AssertErrorAsync(response, HttpStatusCode.RequestEntityTooLarge, "PayloadTooLargeException");
     }
 
     [Fact]

@@ -38,9 +38,25 @@ public class QueryStringTests
     [InlineData("%zz", "%zz")]
     [InlineData("%4", "%4")]
     [InlineData("caf\u00e9", "caf\u00e9")]
-    [InlineData("%C3", "\ufffd")]
     [InlineData("invoices%7C", "invoices|")]
-    public void DecodesPercentEscapesAsUtf8(string raw, string expected) => Assert.Equal(expected, QueryParameters.Decode(raw));
+    public void DecodesPercentEscapesAsUtf8(string raw, string expected) => Assert.Equal(expected, QueryParameters.Decode(raw, "id"));
+
+    [Theory]
+    [InlineData("%C3%28", 0xC3, 0)]
+    [InlineData("%C3", 0xC3, 0)]
+    [InlineData("ab%FF", 0xFF, 2)]
+    [InlineData("a%80", 0x80, 1)]
+    [InlineData("%ED%A0%80", 0xED, 0)]
+    [InlineData("%F4%90%80%80", 0xF4, 0)]
+    [InlineData("x%C0%AF", 0xC0, 1)]
+    public void InvalidUtf8IsA400NamingTheParameterAndTheByte(string raw, int badByte, int offset)
+    {
+        var error = Assert.Throws<HttpErrorException>(() => new QueryParameters("id=" + raw).GetString("id"));
+        Assert.Equal(400, error.StatusCode);
+        Assert.Equal("BadRequestException", error.Type);
+        Assert.Contains("'id'", error.Message, StringComparison.Ordinal);
+        Assert.Contains($"byte 0x{badByte:X2} at byte {offset} ", error.Message, StringComparison.Ordinal);
+    }
 
     [Theory]
     [InlineData("pageSize=-1")]
