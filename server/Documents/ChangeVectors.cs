@@ -11,10 +11,10 @@ public static class ChangeVectors
 {
     public static string Format(long etag, string databaseId) => $"A:{etag}-{databaseId}";
 
-    /// <summary>Parses a change vector, tolerating the quotes and <c>W/</c> of an HTTP header value.</summary>
     /// <summary>The change vector in double quotes, as an ETag header value, in one allocation.</summary>
     public static string FormatQuoted(long etag, string databaseId) => $"\"A:{etag}-{databaseId}\"";
 
+    /// <summary>Parses a change vector, tolerating the quotes and <c>W/</c> of an HTTP header value.</summary>
     public static bool TryParse(ReadOnlySpan<char> text, out long etag, out ReadOnlySpan<char> databaseId)
     {
         etag = 0;

@@ -30,7 +30,7 @@ internal struct TreeHeader
 /// <code>
 /// offset size field
 ///  0     32   PageHeader      Flags = State
-/// 32      8   Magic           "JDSTATE1"
+/// 32      8   Magic           "DJSTATE1"
 /// 40      8   TransactionId   the transaction that wrote this version
 /// 48      8   NextPage        first never-allocated page (the high-water mark)
 /// 56      8   FreePages       pages below NextPage whose bitmap bit says free

@@ -1,0 +1,151 @@
+using System.Net;
+using System.Reflection;
+using Jackdaw.Server.Http;
+using Jackdaw.Server.Tests.Infrastructure;
+
+namespace Jackdaw.Server.Tests.Hosting;
+
+/// <summary>
+/// Every error <c>Type</c> the server gives follows one rule (an exception name, as RavenDB's
+/// clients expect), is produced by a real request, and is listed in docs/architecture.md.
+/// </summary>
+public sealed class ErrorTypesTests(Infrastructure.ServerFixture fixture) : IClassFixture<Infrastructure.ServerFixture>
+{
+    private HttpClient Client => fixture.Client;
+
+    private static IReadOnlyList<string> AllTypes() =>
+        typeof(ErrorTypes).GetFields(BindingFlags.Public | BindingFlags.Static)
+            .Where(f => f.IsLiteral)
+            .Select(f => (string)f.GetRawConstantValue()!)
+            .ToList();
+
+    [Fact]
+    public void EveryErrorTypeIsAnExceptionName()
+    {
+        var types = AllTypes();
+        Assert.NotEmpty(types);
+        Assert.All(types, type => Assert.Matches("^[A-Z][A-Za-z]+Exception$", type));
+        Assert.Equal(types.Count, types.Distinct(StringComparer.Ordinal).Count());
+    }
+
+    [Fact]
+    public void EveryErrorTypeIsListedInTheArchitectureDocument()
+    {
+        var document = File.ReadAllText(RepositoryFile("docs/architecture.md"));
+        Assert.All(AllTypes(), type => Assert.Contains($"`{type}`", document, StringComparison.Ordinal));
+    }
+
+    [Fact]
+    public void EveryErrorTypeIsProducedByARequestInThisClass()
+    {
+        // The theory below and the facts after it exercise each type; this keeps the list in step
+        // when a type is added.
+        string[] covered =
+        [
+            ErrorTypes.BadRequest, ErrorTypes.InvalidJson, ErrorTypes.RouteNotFound, ErrorTypes.MethodNotAllowed,
+            ErrorTypes.PayloadTooLarge, ErrorTypes.InternalServerError, ErrorTypes.Concurrency,
+            ErrorTypes.DatabaseDoesNotExist, ErrorTypes.DatabaseAlreadyExists, ErrorTypes.DocumentDoesNotExist,
+        ];
+        Assert.Equal(AllTypes().Order(StringComparer.Ordinal), covered.Order(StringComparer.Ordinal));
+    }
+
+    [Fact]
+    public async Task BadRequestException()
+    {
+        var db = await fixture.CreateDatabaseAsync();
+        using var response = await Client.PutAsync($"/databases/{db}/docs?id=%00x", Api.Json("{}"));
+        await Api.AssertErrorAsync(response, HttpStatusCode.BadRequest, "BadRequestException");
+    }
+
+    [Theory]
+    [InlineData("{\"Name\":")]
+    [InlineData("[1,2]")]
+    [InlineData("{\"a\":1,\"a\":2}")]
+    public async Task InvalidJsonException(string body)
+    {
+        var db = await fixture.CreateDatabaseAsync();
+        using var response = await Client.PutAsync($"/databases/{db}/docs?id=a", Api.Json(body));
+        await Api.AssertErrorAsync(response, HttpStatusCode.BadRequest, "InvalidJsonException");
+    }
+
+    [Fact]
+    public async Task RouteNotFoundException()
+    {
+        using var response = await Client.GetAsync("/no/such/route");
+        await Api.AssertErrorAsync(response, HttpStatusCode.NotFound, "RouteNotFoundException");
+    }
+
+    [Fact]
+    public async Task MethodNotAllowedException()
+    {
+        using var response = await Client.DeleteAsync("/build/version");
+        await Api.AssertErrorAsync(response, HttpStatusCode.MethodNotAllowed, "MethodNotAllowedException");
+    }
+
+    [Fact]
+    public async Task PayloadTooLargeException()
+    {
+        var db = await fixture.CreateDatabaseAsync();
+        // A body over the largest allowed (64 MiB in this fixture); Expect: 100-continue lets the
+        // server refuse it before it is sent.
+        using var request = new HttpRequestMessage(HttpMethod.Put, $"/databases/{db}/docs?id=big")
+        {
+            Content = new ByteArrayContent(new byte[65 * 1024 * 1024]),
+        };
+        request.Headers.ExpectContinue = true;
+        using var response = await Client.SendAsync(request);
+        await Api.AssertErrorAsync(response, HttpStatusCode.RequestEntityTooLarge, "PayloadTooLargeException");
+    }
+
+    [Fact]
+    public async Task InternalServerErrorException()
+    {
+        using var response = await Client.GetAsync("/test/throw");
+        await Api.AssertErrorAsync(response, HttpStatusCode.InternalServerError, "InternalServerErrorException");
+    }
+
+    [Fact]
+    public async Task ConcurrencyException()
+    {
+        var db = await fixture.CreateDatabaseAsync();
+        using (var first = await Client.PutAsync($"/databases/{db}/docs?id=a", Api.Json("{}")))
+            Assert.Equal(HttpStatusCode.Created, first.StatusCode);
+        using var request = Api.Request(HttpMethod.Put, $"/databases/{db}/docs?id=a", "{}", ifMatch: "\"A:999-nope\"");
+        using var response = await Client.SendAsync(request);
+        await Api.AssertErrorAsync(response, HttpStatusCode.Conflict, "ConcurrencyException");
+    }
+
+    [Fact]
+    public async Task DatabaseDoesNotExistException()
+    {
+        using var response = await Client.GetAsync("/databases/never-made/docs?id=a");
+        await Api.AssertErrorAsync(response, HttpStatusCode.NotFound, "DatabaseDoesNotExistException");
+    }
+
+    [Fact]
+    public async Task DatabaseAlreadyExistsException()
+    {
+        var db = await fixture.CreateDatabaseAsync();
+        using var response = await Client.PutAsync($"/admin/databases?name={db}", null);
+        await Api.AssertErrorAsync(response, HttpStatusCode.Conflict, "DatabaseAlreadyExistsException");
+    }
+
+    [Fact]
+    public async Task DocumentDoesNotExistException()
+    {
+        var db = await fixture.CreateDatabaseAsync();
+        using var response = await Client.GetAsync($"/databases/{db}/docs?id=missing");
+        await Api.AssertErrorAsync(response, HttpStatusCode.NotFound, "DocumentDoesNotExistException");
+    }
+
+    private static string RepositoryFile(string relative)
+    {
+        for (var dir = new DirectoryInfo(AppContext.BaseDirectory); dir is not null; dir = dir.Parent)
+        {
+            var candidate = Path.Combine(dir.FullName, relative);
+            if (File.Exists(candidate))
+                return candidate;
+        }
+        throw new FileNotFoundException($"{relative} not found above {AppContext.BaseDirectory}.");
+    }
+}
