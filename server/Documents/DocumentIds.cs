@@ -56,7 +56,7 @@ public static class DocumentIds
     {
         var length = GetKey(id, destination);
         if (length < 0)
-            throw Http.HttpErrorException.BadRequest($"The document id '{id}' is longer than {MaxKeyBytes} bytes in UTF-8.");
+            throw new Errors.BadRequestException($"The document id '{id}' is longer than {MaxKeyBytes} bytes in UTF-8.");
         return length;
     }
 

@@ -30,7 +30,7 @@ internal struct DocumentRecordHeader
 }
 
 /// <summary>A view of a stored document record (see <see cref="DocumentRecordHeader"/>).</summary>
-internal readonly ref struct DocumentRecord
+public readonly ref struct DocumentRecord
 {
     private readonly ReadOnlySpan<byte> _record;
 

@@ -11,7 +11,7 @@ public readonly record struct CollectionCount(string Name, long Count);
 /// A read transaction over a database's trees: a snapshot as of the last commit when it began.
 /// Spans it hands out are valid until it is disposed.
 /// </summary>
-public sealed class DocumentsReader : IDisposable
+public class DocumentsReader : IDisposable
 {
     [ThreadStatic]
     private static byte[]? t_keyBuffer;
@@ -20,13 +20,19 @@ public sealed class DocumentsReader : IDisposable
     private Tree? _docs;
     private bool _docsOpened;
 
-    internal DocumentsReader(DocumentDatabase database, ReadTransaction transaction)
+    /// <param name="databaseId">The suffix of the database's change vectors.</param>
+    /// <param name="transaction">The engine's read transaction; this view disposes it.</param>
+    protected internal DocumentsReader(string databaseId, ReadTransaction transaction)
     {
-        Database = database;
+        DatabaseId = databaseId;
         _transaction = transaction;
     }
 
-    public DocumentDatabase Database { get; }
+    /// <summary>The database's id: the suffix of its change vectors.</summary>
+    public string DatabaseId { get; }
+
+    /// <summary>The engine transaction, for the trees other features register (see the database's reader).</summary>
+    protected ReadTransaction EngineTransaction => _transaction;
 
     public long DocumentCount => Docs?.Count ?? 0;
 
@@ -37,7 +43,7 @@ public sealed class DocumentsReader : IDisposable
         {
             if (!_docsOpened)
             {
-                _docs = _transaction.OpenTree(DocumentDatabase.DocsTree);
+                _docs = _transaction.OpenTree(DocumentsStorage.DocsTree);
                 _docsOpened = true;
             }
             return _docs;
@@ -45,7 +51,7 @@ public sealed class DocumentsReader : IDisposable
     }
 
     /// <summary>Looks a document up by id (any casing).</summary>
-    internal bool TryGet(ReadOnlySpan<char> id, out DocumentRecord record)
+    public bool TryGet(ReadOnlySpan<char> id, out DocumentRecord record)
     {
         // A heap buffer, not stackalloc: the record handed out may not refer to this frame.
         var key = t_keyBuffer ??= new byte[DocumentIds.MaxKeyBytes];
@@ -60,7 +66,7 @@ public sealed class DocumentsReader : IDisposable
     }
 
     /// <summary>Looks a document up by its storage key (the lowercased id).</summary>
-    internal bool TryGetByKey(ReadOnlySpan<byte> key, out DocumentRecord record)
+    public bool TryGetByKey(ReadOnlySpan<byte> key, out DocumentRecord record)
     {
         if (Docs is not { } docs || !docs.TryGet(key, out var value))
         {
@@ -84,7 +90,7 @@ public sealed class DocumentsReader : IDisposable
     /// <summary>Storage keys of all documents, newest change first.</summary>
     internal List<byte[]> KeysByEtagDescending(int start, int pageSize)
     {
-        if (pageSize <= 0 || _transaction.OpenTree(DocumentDatabase.DocsByEtagTree) is not { } byEtag)
+        if (pageSize <= 0 || _transaction.OpenTree(DocumentsStorage.DocsByEtagTree) is not { } byEtag)
             return [];
         using var iterator = byEtag.Iterate();
         return iterator.SeekLast() ? Page(iterator, [], forward: false, valueIsKey: true, start, pageSize) : [];
@@ -94,7 +100,7 @@ public sealed class DocumentsReader : IDisposable
     internal List<byte[]> KeysOfCollection(string collection, int start, int pageSize)
     {
         var lower = StorageKeys.LowerCollection(collection);
-        if (pageSize <= 0 || lower.Length > StorageKeys.MaxCollectionBytes || _transaction.OpenTree(DocumentDatabase.CollectionsTree) is not { } tree)
+        if (pageSize <= 0 || lower.Length > StorageKeys.MaxCollectionBytes || _transaction.OpenTree(DocumentsStorage.CollectionsTree) is not { } tree)
             return [];
 
         Span<byte> last = stackalloc byte[1 + StorageKeys.MaxCollectionBytes + StorageKeys.EtagSize];
@@ -129,7 +135,7 @@ public sealed class DocumentsReader : IDisposable
     public List<CollectionCount> GetCollections()
     {
         var result = new List<CollectionCount>();
-        var tree = _transaction.OpenTree(DocumentDatabase.CollectionCountsTree);
+        var tree = _transaction.OpenTree(DocumentsStorage.CollectionCountsTree);
         if (tree is null)
             return result;
         using var iterator = tree.Iterate();
@@ -144,14 +150,69 @@ public sealed class DocumentsReader : IDisposable
         return result;
     }
 
-    /// <summary>The etag of the last change in this snapshot (durable, unlike <see cref="DocumentDatabase.LastEtag"/>).</summary>
-    public long LastEtag =>
-        _transaction.OpenTree(DocumentDatabase.MetaTree) is { } meta && meta.TryGet(DocumentDatabase.LastEtagKey, out var value)
-            ? BinaryPrimitives.ReadInt64LittleEndian(value)
-            : 0;
+    /// <summary>The etag of the last change in this snapshot (every snapshot is durable).</summary>
+    public long LastEtag => DocumentsStorage.ReadLastEtag(_transaction.OpenTree(DocumentsStorage.MetaTree));
 
     /// <summary>The number of tombstones (deletions not yet purged).</summary>
-    public long TombstoneCount => _transaction.OpenTree(DocumentDatabase.TombstonesTree)?.Count ?? 0;
+    public long TombstoneCount => _transaction.OpenTree(DocumentsStorage.TombstonesTree)?.Count ?? 0;
+
+    /// <summary>
+    /// The documents changed after <paramref name="afterEtag"/>, in etag order, at most
+    /// <paramref name="take"/>: of one collection (any casing), or of all when
+    /// <paramref name="collection"/> is null. Each document appears once, at its latest version.
+    /// Read in this snapshot, straight from the trees; records are valid until the next move.
+    /// </summary>
+    public DocumentFeed GetDocumentsFrom(string? collection, long afterEtag, int take = int.MaxValue)
+    {
+        if (collection is null)
+            return new DocumentFeed(this, _transaction.OpenTree(DocumentsStorage.DocsByEtagTree), [], afterEtag, take);
+        var lower = StorageKeys.LowerCollection(collection);
+        if (lower.Length > StorageKeys.MaxCollectionBytes)
+            return default;
+        return new DocumentFeed(this, _transaction.OpenTree(DocumentsStorage.CollectionsTree), lower, afterEtag, take, byCollection: true);
+    }
+
+    /// <summary>
+    /// The tombstones (deletions) after <paramref name="afterEtag"/>, in etag order, at most
+    /// <paramref name="take"/>: of one collection (any casing; "" for documents that had none), or
+    /// of all when <paramref name="collection"/> is null. A document deleted and created again
+    /// keeps its tombstone until clean-up, so a consumer behind it still sees the delete.
+    /// </summary>
+    public TombstoneFeed GetTombstonesFrom(string? collection, long afterEtag, int take = int.MaxValue)
+    {
+        var tombstones = _transaction.OpenTree(DocumentsStorage.TombstonesTree);
+        if (collection is null)
+            return new TombstoneFeed(tombstones, null, [], afterEtag, take);
+        var lower = StorageKeys.LowerCollection(collection);
+        if (lower.Length > StorageKeys.MaxCollectionBytes)
+            return default;
+        return new TombstoneFeed(tombstones, _transaction.OpenTree(DocumentsStorage.TombstonesByCollectionTree), lower, afterEtag, take);
+    }
+
+    /// <summary>
+    /// Every collection that has tombstones (lowercased; "" for documents that had none) with the
+    /// etag of its oldest one, in collection order. One seek per collection.
+    /// </summary>
+    public List<(string LowerCollection, long OldestEtag)> GetTombstoneCollections()
+    {
+        var result = new List<(string, long)>();
+        if (_transaction.OpenTree(DocumentsStorage.TombstonesByCollectionTree) is not { } tree)
+            return result;
+        using var iterator = tree.Iterate();
+        var more = iterator.SeekFirst();
+        Span<byte> next = stackalloc byte[1 + StorageKeys.MaxCollectionBytes + StorageKeys.EtagSize];
+        while (more)
+        {
+            var key = iterator.Key;
+            var length = key[0];
+            var lower = key.Slice(1, length);
+            result.Add((System.Text.Encoding.UTF8.GetString(lower), StorageKeys.ReadEtag(key[(1 + length)..])));
+            // Past every key of this collection: the same prefix with the largest etag, then one more.
+            var last = StorageKeys.WriteCollectionEtag(next, lower, long.MaxValue);
+            more = iterator.SeekLastLessOrEqual(next[..last]) && iterator.MoveNext();
+        }
+        return result;
+    }
 
     public void Dispose() => _transaction.Dispose();
 }

@@ -1,6 +1,6 @@
 using System.Buffers.Binary;
 using System.Text;
-using Jackdaw.Server.Http;
+using Jackdaw.Server.Errors;
 using Jackdaw.Storage.Blittable;
 using Jackdaw.Storage.Engine;
 
@@ -14,16 +14,16 @@ public readonly record struct PutResult(string Id, long Etag, string ChangeVecto
 /// takes the next etag, keeps the secondary trees (by etag, by collection, counts, tombstones) in
 /// step with <c>Docs</c>, and nothing is visible to readers until <see cref="Commit"/> is durable.
 /// </summary>
-public sealed class DocumentsTransaction : IDisposable
+public class DocumentsTransaction : IDisposable
 {
-    private readonly DocumentDatabase _database;
+    private readonly string _databaseId;
     private readonly WriteTransaction _transaction;
     private readonly Tree _docs;
     private readonly Tree _byEtag;
     private readonly Tree _collections;
     private readonly Tree _collectionCounts;
     private readonly Tree _tombstones;
-    private readonly Tree _tombstonesById;
+    private readonly Tree _tombstonesByCollection;
     private readonly Tree _identities;
     private readonly Tree _meta;
     private readonly long _startEtag;
@@ -31,28 +31,49 @@ public sealed class DocumentsTransaction : IDisposable
     private readonly BlittablePatch _stamp = new();
     private readonly Dictionary<string, CountChange> _countChanges = new(StringComparer.Ordinal);
     private readonly Dictionary<string, CountChange> _countChangesByLower = new(StringComparer.Ordinal);
+    private readonly List<DocumentChange> _changes = [];
 
-    internal DocumentsTransaction(DocumentDatabase database, WriteTransaction transaction, long lastEtag)
+    /// <param name="databaseId">The suffix of the change vectors this transaction stamps.</param>
+    /// <param name="transaction">The engine's write transaction; this view commits or disposes it.</param>
+    /// <param name="lastEtag">The etag of the last change of the transactions before this one.</param>
+    protected internal DocumentsTransaction(string databaseId, WriteTransaction transaction, long lastEtag)
     {
-        _database = database;
+        _databaseId = databaseId;
         _transaction = transaction;
-        _docs = transaction.CreateTree(DocumentDatabase.DocsTree);
-        _byEtag = transaction.CreateTree(DocumentDatabase.DocsByEtagTree);
-        _collections = transaction.CreateTree(DocumentDatabase.CollectionsTree);
-        _collectionCounts = transaction.CreateTree(DocumentDatabase.CollectionCountsTree);
-        _tombstones = transaction.CreateTree(DocumentDatabase.TombstonesTree);
-        _tombstonesById = transaction.CreateTree(DocumentDatabase.TombstonesByIdTree);
-        _identities = transaction.CreateTree(DocumentDatabase.IdentitiesTree);
-        _meta = transaction.CreateTree(DocumentDatabase.MetaTree);
+        _docs = transaction.CreateTree(DocumentsStorage.DocsTree);
+        _byEtag = transaction.CreateTree(DocumentsStorage.DocsByEtagTree);
+        _collections = transaction.CreateTree(DocumentsStorage.CollectionsTree);
+        _collectionCounts = transaction.CreateTree(DocumentsStorage.CollectionCountsTree);
+        _tombstones = transaction.CreateTree(DocumentsStorage.TombstonesTree);
+        _tombstonesByCollection = transaction.CreateTree(DocumentsStorage.TombstonesByCollectionTree);
+        _identities = transaction.CreateTree(DocumentsStorage.IdentitiesTree);
+        _meta = transaction.CreateTree(DocumentsStorage.MetaTree);
         _startEtag = lastEtag;
         LastEtag = lastEtag;
     }
 
+    /// <summary>The engine transaction, for the trees other features register (see the database's transaction).</summary>
+    protected WriteTransaction EngineTransaction => _transaction;
+
+    /// <summary>What this transaction changed, in etag order; published once it is durable.</summary>
+    public IReadOnlyList<DocumentChange> DocumentChanges => _changes;
+
     /// <summary>The etag of the last change made in this transaction.</summary>
     public long LastEtag { get; private set; }
 
-    /// <summary>Changes made in this transaction.</summary>
+    /// <summary>Changes made in this transaction (each took an etag).</summary>
     public long Changes => LastEtag - _startEtag;
+
+    /// <summary>
+    /// Whether anything was written, including writes that take no etag (tombstone clean-up,
+    /// other features' trees): such a transaction must be committed even when <see cref="Changes"/> is 0.
+    /// </summary>
+    public bool HasWrites => Changes > 0 || _otherWrites;
+
+    private bool _otherWrites;
+
+    /// <summary>Marks a write that took no etag, so the transaction is committed.</summary>
+    protected void MarkWritten() => _otherWrites = true;
 
     /// <summary>
     /// Stores <paramref name="document"/> (disk-mode blittable, as parsed from the request) under
@@ -89,14 +110,11 @@ public sealed class DocumentsTransaction : IDisposable
         {
             ThrowConcurrency(id, expectedChangeVector, actual: null);
         }
-        else
-        {
-            // A document created again is live: readers of changes by etag must not see it deleted.
-            RemoveTombstone(key);
-        }
+        // A document created again after a delete keeps its tombstone: a consumer that has not
+        // reached the tombstone's etag yet must still see the delete before the new version.
 
         var now = DateTime.UtcNow;
-        var changeVector = ChangeVectors.Format(etag, _database.DatabaseId);
+        var changeVector = ChangeVectors.Format(etag, _databaseId);
         Span<byte> lastModified = stackalloc byte[Timestamps.Length + 8];
         var lastModifiedLength = Timestamps.Format(now, lastModified);
 
@@ -121,6 +139,7 @@ public sealed class DocumentsTransaction : IDisposable
             AddToCollection(key, etag, collection, collectionBytes);
 
         LastEtag = etag;
+        _changes.Add(new DocumentChange(etag, id, collection, DocumentChangeKind.Put));
         return new PutResult(id, etag, changeVector, now);
     }
 
@@ -142,18 +161,56 @@ public sealed class DocumentsTransaction : IDisposable
         var etag = LastEtag + 1;
 
         // Copy what the tombstone needs before the tree changes under the span.
-        var tombstone = Tombstones.Create(DateTime.UtcNow.Ticks, existing.IdUtf8, existing.CollectionUtf8, ref _scratch);
+        var tombstone = TombstoneRecord.Write(DateTime.UtcNow.Ticks, existing.IdUtf8, existing.CollectionUtf8, ref _scratch);
+        var deletedId = existing.Id;
         var oldCollection = existing.CollectionUtf8.IsEmpty ? null : Encoding.UTF8.GetString(existing.CollectionUtf8);
         RemoveSecondaries(existing.Etag, oldCollection);
         _docs.Delete(key);
 
         Span<byte> etagKey = stackalloc byte[StorageKeys.EtagSize];
         StorageKeys.WriteEtag(etagKey, etag);
-        RemoveTombstone(key);
         _tombstones.Put(etagKey, _scratch.AsSpan(0, tombstone));
-        _tombstonesById.Put(key, etagKey);
+        var lower = oldCollection is null ? [] : CountChangeOf(oldCollection).Lower;
+        Span<byte> collectionKey = stackalloc byte[1 + StorageKeys.MaxCollectionBytes + StorageKeys.EtagSize];
+        _tombstonesByCollection.Put(collectionKey[..StorageKeys.WriteCollectionEtag(collectionKey, lower, etag)], []);
         LastEtag = etag;
+        _changes.Add(new DocumentChange(etag, deletedId, oldCollection, DocumentChangeKind.Delete));
         return true;
+    }
+
+    /// <summary>
+    /// Removes the tombstones of one collection (lowercased UTF-8; empty for documents without one)
+    /// whose etag is at most <paramref name="upToEtag"/>, oldest first, at most <paramref name="max"/>
+    /// of them. Returns how many were removed.
+    /// </summary>
+    internal int RemoveTombstones(ReadOnlySpan<byte> lowerCollection, long upToEtag, int max)
+    {
+        Span<byte> first = stackalloc byte[1 + StorageKeys.MaxCollectionBytes + StorageKeys.EtagSize];
+        var firstLength = StorageKeys.WriteCollectionEtag(first, lowerCollection, 0);
+        var prefixLength = 1 + lowerCollection.Length;
+        var keys = new List<byte[]>();
+        using (var iterator = _tombstonesByCollection.Iterate())
+        {
+            if (iterator.Seek(first[..firstLength]))
+            {
+                do
+                {
+                    var key = iterator.Key;
+                    if (key.Length != firstLength || !key[..prefixLength].SequenceEqual(first[..prefixLength]) || StorageKeys.ReadEtag(key[prefixLength..]) > upToEtag)
+                        break;
+                    keys.Add(key.ToArray());
+                }
+                while (keys.Count < max && iterator.MoveNext());
+            }
+        }
+        foreach (var key in keys)
+        {
+            _tombstonesByCollection.Delete(key);
+            _tombstones.Delete(key.AsSpan(prefixLength));
+        }
+        if (keys.Count > 0)
+            MarkWritten();
+        return keys.Count;
     }
 
     /// <summary>Ends the transaction; the task completes once its journal write is on disk.</summary>
@@ -161,21 +218,11 @@ public sealed class DocumentsTransaction : IDisposable
     {
         WriteCountChanges();
         if (Changes > 0)
-            _database.WriteLastEtag(_meta, LastEtag);
+            DocumentsStorage.WriteLastEtag(_meta, LastEtag);
         return _transaction.CommitPipelined().Durable;
     }
 
     public void Dispose() => _transaction.Dispose();
-
-    private void RemoveTombstone(ReadOnlySpan<byte> key)
-    {
-        if (!_tombstonesById.TryGet(key, out var etag))
-            return;
-        Span<byte> etagKey = stackalloc byte[StorageKeys.EtagSize];
-        etag.CopyTo(etagKey);
-        _tombstones.Delete(etagKey);
-        _tombstonesById.Delete(key);
-    }
 
     private long NextIdentity(ReadOnlySpan<char> prefix)
     {
@@ -196,14 +243,14 @@ public sealed class DocumentsTransaction : IDisposable
         if (expected is null)
             return;
         if (MustNotExist(expected))
-            throw HttpErrorException.Conflict(ErrorTypes.Concurrency, $"Optimistic concurrency violation on document '{id}': it was expected not to exist, but its change vector is {ChangeVectors.Format(actualEtag, _database.DatabaseId)}.");
-        var actual = ChangeVectors.Format(actualEtag, _database.DatabaseId);
+            throw new ConcurrencyException(id, $"Optimistic concurrency violation on document '{id}': it was expected not to exist, but its change vector is {ChangeVectors.Format(actualEtag, _databaseId)}.");
+        var actual = ChangeVectors.Format(actualEtag, _databaseId);
         if (!ChangeVectors.Matches(expected, actual))
             ThrowConcurrency(id, expected, actual);
     }
 
     private static void ThrowConcurrency(string id, string expected, string? actual) =>
-        throw HttpErrorException.Conflict(ErrorTypes.Concurrency, actual is null
+        throw new ConcurrencyException(id, actual is null
             ? $"Optimistic concurrency violation on document '{id}': expected change vector {expected}, but the document does not exist."
             : $"Optimistic concurrency violation on document '{id}': expected change vector {expected}, but it is {actual}.");
 
@@ -297,40 +344,5 @@ public sealed class DocumentsTransaction : IDisposable
         }
         BinaryPrimitives.WriteInt64LittleEndian(value, count);
         _collectionCounts.Put(lowerCollection, value);
-    }
-}
-
-/// <summary>
-/// A tombstone, the value in the <c>Tombstones</c> tree (keyed by the deletion's etag):
-/// <code>
-/// offset  size  field
-///  0      8     deleted at, UTC ticks
-///  8      2     id length (UTF-8 bytes)
-/// 10      2     collection length (UTF-8 bytes)
-/// 12      ...   id (original casing), collection
-/// </code>
-/// </summary>
-internal static class Tombstones
-{
-    public const int HeaderSize = 12;
-
-    public static int Create(long ticks, ReadOnlySpan<byte> id, ReadOnlySpan<byte> collection, ref byte[] buffer)
-    {
-        var size = HeaderSize + id.Length + collection.Length;
-        if (buffer.Length < size)
-            buffer = new byte[Math.Max(size, buffer.Length * 2)];
-        var span = buffer.AsSpan();
-        BinaryPrimitives.WriteInt64LittleEndian(span, ticks);
-        BinaryPrimitives.WriteUInt16LittleEndian(span[8..], (ushort)id.Length);
-        BinaryPrimitives.WriteUInt16LittleEndian(span[10..], (ushort)collection.Length);
-        id.CopyTo(span[HeaderSize..]);
-        collection.CopyTo(span[(HeaderSize + id.Length)..]);
-        return size;
-    }
-
-    public static string ReadId(ReadOnlySpan<byte> tombstone)
-    {
-        var idLength = BinaryPrimitives.ReadUInt16LittleEndian(tombstone[8..]);
-        return Encoding.UTF8.GetString(tombstone.Slice(HeaderSize, idLength));
     }
 }

@@ -11,7 +11,7 @@ public sealed class BulkDocsHandler(ServerContext server) : HandlerBase(server)
     [Route("/databases/*/bulk_docs", "POST")]
     public async ValueTask Post(RequestContext context)
     {
-        var database = Server.Databases.GetDatabase(context.GetCapture(0));
+        var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
         var body = context.Request.BodyReader;
         var read = await DocumentBodies.BufferAsync(body, context.RequestAborted).ConfigureAwait(false);
         List<BatchOperation> operations;

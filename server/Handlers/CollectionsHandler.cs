@@ -2,6 +2,7 @@ using System.Buffers;
 using Jackdaw.Server.Hosting;
 using Jackdaw.Server.Http;
 using Jackdaw.Server.Routing;
+using Jackdaw.Server.Errors;
 
 namespace Jackdaw.Server.Handlers;
 
@@ -11,10 +12,12 @@ public sealed class CollectionsHandler(ServerContext server) : HandlerBase(serve
     private const int DefaultPageSize = 25;
     private const int MaxPageSize = 1024;
 
+    private static readonly ReadOnlyMemory<byte> PageSuffix = "]}"u8.ToArray();
+
     [Route("/databases/*/collections/stats", "GET")]
     public ValueTask Stats(RequestContext context)
     {
-        var database = Server.Databases.GetDatabase(context.GetCapture(0));
+        var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
         using var reader = database.BeginRead();
         var json = context.StartJson();
         json.WriteStartObject();
@@ -31,14 +34,16 @@ public sealed class CollectionsHandler(ServerContext server) : HandlerBase(serve
     [Route("/databases/*/collections/docs", "GET")]
     public async ValueTask Docs(RequestContext context)
     {
-        var database = Server.Databases.GetDatabase(context.GetCapture(0));
+        var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
         var query = new QueryParameters(context.Request.QueryString.Value);
         var name = query.GetString("name");
         if (string.IsNullOrEmpty(name))
-            throw HttpErrorException.BadRequest("Query parameter 'name' (the collection) is required, e.g. ?name=Users.");
+            throw new BadRequestException("Query parameter 'name' (the collection) is required, e.g. ?name=Users.");
         var start = query.GetInt32("start", 0);
         var pageSize = query.GetInt32("pageSize", DefaultPageSize, 0, MaxPageSize);
 
-        await DocsHandler.WritePageAsync(context, database, reader => reader.KeysOfCollection(name, start, pageSize), "]}"u8.ToArray()).ConfigureAwait(false);
+        context.Response.StatusCode = StatusCodes.Status200OK;
+        context.Response.ContentType = JsonErrors.JsonContentType;
+        await DocumentResultsWriter.WritePageAsync(context.Response.BodyWriter, database, reader => reader.KeysOfCollection(name, start, pageSize), PageSuffix, context.RequestAborted).ConfigureAwait(false);
     }
 }

@@ -9,7 +9,7 @@ public sealed class DatabaseStatsHandler(ServerContext server) : HandlerBase(ser
     [Route("/databases/*/stats", "GET")]
     public ValueTask Get(RequestContext context)
     {
-        var database = Server.Databases.GetDatabase(context.GetCapture(0));
+        var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
         var storage = database.GetStorageStats();
         using var reader = database.BeginRead();
         var json = context.StartJson();

@@ -1,6 +1,7 @@
 using Jackdaw.Server.Hosting;
 using Jackdaw.Server.Http;
 using Jackdaw.Server.Routing;
+using Jackdaw.Server.Errors;
 
 namespace Jackdaw.Server.Handlers;
 
@@ -25,7 +26,7 @@ public sealed class DatabasesHandler(ServerContext server) : HandlerBase(server)
     {
         var name = RequiredName(context);
         if (!Server.Databases.TryCreate(name))
-            throw HttpErrorException.Conflict(ErrorTypes.DatabaseAlreadyExists, $"Database '{name}' already exists.");
+            throw new DatabaseAlreadyExistsException(name);
         var json = context.StartJson(StatusCodes.Status201Created);
         json.WriteStartObject();
         json.WriteString("Name", name);
@@ -38,7 +39,7 @@ public sealed class DatabasesHandler(ServerContext server) : HandlerBase(server)
     {
         var name = RequiredName(context);
         if (!await Server.Databases.TryDeleteAsync(name).ConfigureAwait(false))
-            throw HttpErrorException.NotFound(ErrorTypes.DatabaseDoesNotExist, $"Database '{name}' does not exist.");
+            throw new DatabaseDoesNotExistException(name.ToString());
         context.Response.StatusCode = StatusCodes.Status204NoContent;
     }
 
@@ -46,7 +47,7 @@ public sealed class DatabasesHandler(ServerContext server) : HandlerBase(server)
     {
         var name = new QueryParameters(context.Request.QueryString.Value).GetString("name");
         if (name is null)
-            throw HttpErrorException.BadRequest("Query parameter 'name' is required, e.g. /admin/databases?name=Northwind.");
+            throw new BadRequestException("Query parameter 'name' is required, e.g. /admin/databases?name=Northwind.");
         return name;
     }
 }

@@ -1,5 +1,6 @@
 using System.Buffers;
 using System.IO.Pipelines;
+using Jackdaw.Server.Databases;
 using Jackdaw.Server.Documents;
 using Jackdaw.Server.Documents.Commands;
 using Jackdaw.Server.Hosting;
@@ -12,15 +13,14 @@ namespace Jackdaw.Server.Handlers;
 /// <summary><c>/databases/*/docs</c>: load, page, check, store and delete documents.</summary>
 public sealed class DocsHandler(ServerContext server) : HandlerBase(server)
 {
-    /// <summary>Flush the response once this much is buffered, so large results stream out.</summary>
-    private const int FlushThreshold = 64 * 1024;
+    private static readonly ReadOnlyMemory<byte> ResultsSuffix = "],\"Includes\":{}}"u8.ToArray();
     private const int DefaultPageSize = 25;
     private const int MaxPageSize = 1024;
 
     [Route("/databases/*/docs", "GET")]
     public ValueTask Get(RequestContext context)
     {
-        var database = Server.Databases.GetDatabase(context.GetCapture(0));
+        var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
         var query = new QueryParameters(context.Request.QueryString.Value);
 
         // One id is the common case: no list for it.
@@ -50,17 +50,19 @@ public sealed class DocsHandler(ServerContext server) : HandlerBase(server)
         var start = query.GetInt32("start", 0);
         var pageSize = query.GetInt32("pageSize", DefaultPageSize, 0, MaxPageSize);
         var startsWith = query.GetString("startsWith");
-        return WritePageAsync(
-            context,
+        StartResults(context);
+        return DocumentResultsWriter.WritePageAsync(
+            context.Response.BodyWriter,
             database,
             reader => startsWith is null ? reader.KeysByEtagDescending(start, pageSize) : reader.KeysStartingWith(startsWith, start, pageSize),
-            "],\"Includes\":{}}"u8.ToArray());
+            ResultsSuffix,
+            context.RequestAborted);
     }
 
     [Route("/databases/*/docs", "HEAD")]
     public ValueTask Head(RequestContext context)
     {
-        var database = Server.Databases.GetDatabase(context.GetCapture(0));
+        var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
         var id = DocumentBodies.ValidateId(new QueryParameters(context.Request.QueryString.Value).GetString("id"));
         using var reader = database.BeginRead();
         if (!reader.TryGet(id, out var record))
@@ -77,7 +79,7 @@ public sealed class DocsHandler(ServerContext server) : HandlerBase(server)
     [Route("/databases/*/docs", "PUT")]
     public async ValueTask Put(RequestContext context)
     {
-        var database = Server.Databases.GetDatabase(context.GetCapture(0));
+        var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
         var id = DocumentBodies.ValidateId(new QueryParameters(context.Request.QueryString.Value).GetString("id"));
         var expected = IfMatch(context);
         var document = await DocumentBodies.ParseAsync(context.Request.BodyReader, context.Documents, context.RequestAborted).ConfigureAwait(false);
@@ -99,7 +101,7 @@ public sealed class DocsHandler(ServerContext server) : HandlerBase(server)
     [Route("/databases/*/docs", "DELETE")]
     public async ValueTask Delete(RequestContext context)
     {
-        var database = Server.Databases.GetDatabase(context.GetCapture(0));
+        var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
         var id = DocumentBodies.ValidateId(new QueryParameters(context.Request.QueryString.Value).GetString("id"));
         await database.Merger.EnqueueAsync(new DeleteDocumentCommand(id, IfMatch(context))).ConfigureAwait(false);
         context.Response.StatusCode = StatusCodes.Status204NoContent;
@@ -127,7 +129,7 @@ public sealed class DocsHandler(ServerContext server) : HandlerBase(server)
             JsonErrors.Write(context.Response.BodyWriter, ErrorTypes.DocumentDoesNotExist, $"Document '{id}' does not exist.");
             return true;
         }
-        var etag = ChangeVectors.FormatQuoted(record.Etag, reader.Database.DatabaseId);
+        var etag = ChangeVectors.FormatQuoted(record.Etag, reader.DatabaseId);
         var response = context.Response;
         response.Headers.ETag = etag;
         if (NotModified(context, etag))
@@ -144,96 +146,16 @@ public sealed class DocsHandler(ServerContext server) : HandlerBase(server)
         return true;
     }
 
-    private static async ValueTask GetManyAsync(RequestContext context, DocumentDatabase database, List<string> ids)
+    private static ValueTask GetManyAsync(RequestContext context, DocumentDatabase database, List<string> ids)
     {
-        var response = context.Response;
-        var output = response.BodyWriter;
-        var reader = database.BeginRead();
-        try
-        {
-            response.StatusCode = StatusCodes.Status200OK;
-            response.ContentType = JsonErrors.JsonContentType;
-            output.Write("{\"Results\":["u8);
-            for (var i = 0; i < ids.Count; i++)
-            {
-                if (i > 0)
-                    output.Write(","u8);
-                WriteById(reader, ids[i], output);
-                if (output.UnflushedBytes >= FlushThreshold)
-                    reader = await FlushOutsideSnapshotAsync(context, database, reader).ConfigureAwait(false);
-            }
-        }
-        finally
-        {
-            reader.Dispose();
-        }
-        output.Write("],\"Includes\":{}}"u8);
-        await output.FlushAsync(context.RequestAborted).ConfigureAwait(false);
+        StartResults(context);
+        return DocumentResultsWriter.WriteByIdsAsync(context.Response.BodyWriter, database, ids, ResultsSuffix, context.RequestAborted);
     }
 
-    /// <summary>
-    /// Writes <c>{"Results":[…]</c> and <paramref name="suffix"/> for the documents whose storage keys
-    /// <paramref name="keysOf"/> picks. The page is chosen and read in one snapshot until the
-    /// response must be flushed; a large page continues in a fresh snapshot after each flush.
-    /// </summary>
-    internal static async ValueTask WritePageAsync(RequestContext context, DocumentDatabase database, Func<DocumentsReader, List<byte[]>> keysOf, byte[] suffix)
+    private static void StartResults(RequestContext context)
     {
-        var response = context.Response;
-        var output = response.BodyWriter;
-        var reader = database.BeginRead();
-        try
-        {
-            var keys = keysOf(reader);
-            response.StatusCode = StatusCodes.Status200OK;
-            response.ContentType = JsonErrors.JsonContentType;
-            output.Write("{\"Results\":["u8);
-            var first = true;
-            foreach (var key in keys)
-            {
-                if (!WriteByKey(reader, key, output, first))
-                    continue;
-                first = false;
-                if (output.UnflushedBytes >= FlushThreshold)
-                    reader = await FlushOutsideSnapshotAsync(context, database, reader).ConfigureAwait(false);
-            }
-        }
-        finally
-        {
-            reader.Dispose();
-        }
-        output.Write(suffix);
-        await output.FlushAsync(context.RequestAborted).ConfigureAwait(false);
-    }
-
-    /// <summary>
-    /// Never hold a snapshot across network back-pressure: the flusher cannot pass the oldest
-    /// reader, so a slow client would make the store's scratch memory grow. Close it, flush, and
-    /// go on in a new one.
-    /// </summary>
-    private static async ValueTask<DocumentsReader> FlushOutsideSnapshotAsync(RequestContext context, DocumentDatabase database, DocumentsReader reader)
-    {
-        reader.Dispose();
-        await context.Response.BodyWriter.FlushAsync(context.RequestAborted).ConfigureAwait(false);
-        return database.BeginRead();
-    }
-
-    private static void WriteById(DocumentsReader reader, string id, PipeWriter output)
-    {
-        if (reader.TryGet(id, out var record))
-            BlittableJsonWriter.WriteTo(record.Document, output);
-        else
-            output.Write("null"u8);
-    }
-
-    /// <summary>Writes the document stored under <paramref name="key"/>, preceded by a comma unless first.</summary>
-    internal static bool WriteByKey(DocumentsReader reader, ReadOnlySpan<byte> key, PipeWriter output, bool first)
-    {
-        if (!reader.TryGetByKey(key, out var record))
-            return false;
-        if (!first)
-            output.Write(","u8);
-        BlittableJsonWriter.WriteTo(record.Document, output);
-        return true;
+        context.Response.StatusCode = StatusCodes.Status200OK;
+        context.Response.ContentType = JsonErrors.JsonContentType;
     }
 
     private static string? IfMatch(RequestContext context)

@@ -46,6 +46,9 @@ public sealed class RequestContext : IDisposable
     /// <summary>The text of capture <paramref name="index"/> (a <c>*</c> segment or the <c>$</c> rest), without copying.</summary>
     public ReadOnlySpan<char> GetCapture(int index) => Path.AsSpan()[_match.GetCapture(index)];
 
+    /// <summary>The same as <see cref="GetCapture"/>, as memory over the path string (for keys that outlive a span).</summary>
+    public ReadOnlyMemory<char> GetCaptureMemory(int index) => Path.AsMemory()[_match.GetCapture(index)];
+
     /// <summary>
     /// Starts a JSON response: sets status and content type and returns a writer over the response
     /// body. Finish with <see cref="CompleteJsonAsync"/>.

@@ -96,21 +96,14 @@ public sealed partial class RequestPipeline
 
     private async ValueTask WriteFailureAsync(HttpContext http, Exception e)
     {
+        if (ErrorMapping.Map(e) is var (status, type))
+        {
+            await JsonErrors.WriteAsync(http, status, type, ErrorMapping.MessageOf(e)).ConfigureAwait(false);
+            return;
+        }
+
         switch (e)
         {
-            case HttpErrorException error:
-                await JsonErrors.WriteAsync(http, error.StatusCode, error.Type, error.Message).ConfigureAwait(false);
-                break;
-            case BlittableParseException parse:
-                await JsonErrors.WriteAsync(http, StatusCodes.Status400BadRequest, ErrorTypes.InvalidJson, parse.Message).ConfigureAwait(false);
-                break;
-            case System.Text.Json.JsonException json:
-                await JsonErrors.WriteAsync(http, StatusCodes.Status400BadRequest, ErrorTypes.InvalidJson, $"The request body is not valid JSON: {json.Message}").ConfigureAwait(false);
-                break;
-            case BadHttpRequestException bad:
-                var type = bad.StatusCode == StatusCodes.Status413PayloadTooLarge ? ErrorTypes.PayloadTooLarge : ErrorTypes.BadRequest;
-                await JsonErrors.WriteAsync(http, bad.StatusCode, type, bad.Message).ConfigureAwait(false);
-                break;
             case OperationCanceledException when http.RequestAborted.IsCancellationRequested:
                 // The client went away: nobody to answer.
                 break;

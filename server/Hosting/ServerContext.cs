@@ -1,11 +1,12 @@
 using System.Reflection;
+using Jackdaw.Server.Databases;
 
 namespace Jackdaw.Server.Hosting;
 
 /// <summary>Server-wide state handed to every handler class when it is created at startup.</summary>
 public sealed class ServerContext(ServerOptions options, ILoggerFactory loggerFactory) : IAsyncDisposable
 {
-    private Documents.DatabasesLandlord? _databases;
+    private DatabasesLandlord? _databases;
 
     public ServerOptions Options { get; } = options;
 
@@ -16,7 +17,9 @@ public sealed class ServerContext(ServerOptions options, ILoggerFactory loggerFa
     public BuildInfo Build { get; } = BuildInfo.FromAssembly(typeof(ServerContext).Assembly);
 
     /// <summary>The databases under the data folder (created on first access).</summary>
-    public Documents.DatabasesLandlord Databases => LazyInitializer.EnsureInitialized(ref _databases, () => new Documents.DatabasesLandlord(this));
+    public DatabasesLandlord Databases => LazyInitializer.EnsureInitialized(
+        ref _databases,
+        () => new DatabasesLandlord(Path.Combine(Options.DataDir, "Databases"), LoggerFactory, Options.Database));
 
     /// <summary>Closes every open database: queued writes finish, storage is closed cleanly.</summary>
     public async ValueTask DisposeAsync()

@@ -19,6 +19,9 @@ public sealed class ServerOptions
 
     public long MaxRequestBodySize { get; set; } = DefaultMaxRequestBodySize;
 
+    /// <summary>Settings every database of this server opens with.</summary>
+    public Databases.DocumentDatabaseOptions Database { get; set; } = new();
+
     public static ServerOptions FromConfiguration(IConfiguration configuration)
     {
         var options = new ServerOptions();

@@ -2,6 +2,7 @@ using System.Buffers;
 using System.Text.Json;
 using Jackdaw.Server.Documents.Commands;
 using Jackdaw.Storage.Blittable;
+using Jackdaw.Server.Errors;
 
 namespace Jackdaw.Server.Http;
 
@@ -18,11 +19,11 @@ public static class BatchParser
     public static List<BatchOperation> ParseCommands(ReadOnlySequence<byte> body, JsonOperationContext context)
     {
         if (body.IsEmpty)
-            throw HttpErrorException.BadRequest("The request body is empty; send {\"Commands\":[...]}.");
+            throw new BadRequestException("The request body is empty; send {\"Commands\":[...]}.");
         var reader = new Utf8JsonReader(body, ReaderOptions);
         Read(ref reader);
         if (reader.TokenType != JsonTokenType.StartObject)
-            throw HttpErrorException.BadRequest("The body must be a JSON object: {\"Commands\":[...]}.");
+            throw new BadRequestException("The body must be a JSON object: {\"Commands\":[...]}.");
 
         List<BatchOperation>? operations = null;
         while (Read(ref reader) && reader.TokenType == JsonTokenType.PropertyName)
@@ -31,7 +32,7 @@ public static class BatchParser
             {
                 Read(ref reader);
                 if (reader.TokenType != JsonTokenType.StartArray)
-                    throw HttpErrorException.BadRequest("'Commands' must be an array.");
+                    throw new BadRequestException("'Commands' must be an array.");
                 operations = [];
                 while (Read(ref reader) && reader.TokenType != JsonTokenType.EndArray)
                     operations.Add(ParseCommand(ref reader, body, context, operations.Count));
@@ -43,9 +44,9 @@ public static class BatchParser
             }
         }
         if (Read(ref reader))
-            throw HttpErrorException.BadRequest($"Unexpected data after the end of the body at byte {reader.TokenStartIndex}.");
+            throw new BadRequestException($"Unexpected data after the end of the body at byte {reader.TokenStartIndex}.");
         if (operations is null)
-            throw HttpErrorException.BadRequest("The body has no 'Commands' array.");
+            throw new BadRequestException("The body has no 'Commands' array.");
         return operations;
     }
 
@@ -80,7 +81,7 @@ public static class BatchParser
         var reader = span.IsEmpty ? new Utf8JsonReader(line, ReaderOptions) : new Utf8JsonReader(span, ReaderOptions);
         Read(ref reader);
         if (reader.TokenType != JsonTokenType.StartObject)
-            throw HttpErrorException.BadRequest($"Line {lineNumber} is not a JSON object {{\"Id\":...,\"Document\":{{...}}}}.");
+            throw new BadRequestException($"Line {lineNumber} is not a JSON object {{\"Id\":...,\"Document\":{{...}}}}.");
         string? id = null;
         BlittableDocument? document = null;
         while (Read(ref reader) && reader.TokenType == JsonTokenType.PropertyName)
@@ -88,7 +89,7 @@ public static class BatchParser
             if (reader.ValueTextEquals("Id"u8))
             {
                 Read(ref reader);
-                id = reader.TokenType == JsonTokenType.String ? GetString(ref reader, $"Line {lineNumber}", "Id") : throw HttpErrorException.BadRequest($"Line {lineNumber}: 'Id' must be a string.");
+                id = reader.TokenType == JsonTokenType.String ? GetString(ref reader, $"Line {lineNumber}", "Id") : throw new BadRequestException($"Line {lineNumber}: 'Id' must be a string.");
             }
             else if (reader.ValueTextEquals("Document"u8))
             {
@@ -103,9 +104,9 @@ public static class BatchParser
             }
         }
         if (Read(ref reader))
-            throw HttpErrorException.BadRequest($"Line {lineNumber}: unexpected data after the object.");
+            throw new BadRequestException($"Line {lineNumber}: unexpected data after the object.");
         if (document is not { } doc)
-            throw HttpErrorException.BadRequest($"Line {lineNumber} has no 'Document' object.");
+            throw new BadRequestException($"Line {lineNumber} has no 'Document' object.");
         id = Validate(id, $"Line {lineNumber}");
         return new DocumentToPut(id, doc, DocumentBodies.GetCollection(doc), null);
     }
@@ -121,7 +122,7 @@ public static class BatchParser
     {
         var where = $"Command {index}";
         if (reader.TokenType != JsonTokenType.StartObject)
-            throw HttpErrorException.BadRequest($"{where} must be a JSON object.");
+            throw new BadRequestException($"{where} must be a JSON object.");
         string? type = null, id = null, changeVector = null;
         BlittableDocument? document = null;
         while (Read(ref reader) && reader.TokenType == JsonTokenType.PropertyName)
@@ -154,14 +155,14 @@ public static class BatchParser
         {
             case "PUT":
                 if (document is not { } doc)
-                    throw HttpErrorException.BadRequest($"{where} (PUT '{id}') has no 'Document' object.");
+                    throw new BadRequestException($"{where} (PUT '{id}') has no 'Document' object.");
                 return new BatchOperation(id, new DocumentToPut(id, doc, DocumentBodies.GetCollection(doc), changeVector), changeVector);
             case "DELETE":
                 return new BatchOperation(id, null, changeVector);
             case null:
-                throw HttpErrorException.BadRequest($"{where} has no 'Type'; use \"PUT\" or \"DELETE\".");
+                throw new BadRequestException($"{where} has no 'Type'; use \"PUT\" or \"DELETE\".");
             default:
-                throw HttpErrorException.BadRequest($"{where} has an unknown Type '{type}'; use \"PUT\" or \"DELETE\".");
+                throw new BadRequestException($"{where} has an unknown Type '{type}'; use \"PUT\" or \"DELETE\".");
         }
     }
 
@@ -177,7 +178,7 @@ public static class BatchParser
     {
         Read(ref reader);
         if (reader.TokenType != JsonTokenType.StartObject)
-            throw HttpErrorException.BadRequest($"{where}: 'Document' must be a JSON object.");
+            throw new BadRequestException($"{where}: 'Document' must be a JSON object.");
         var start = reader.TokenStartIndex;
         try
         {
@@ -196,7 +197,7 @@ public static class BatchParser
         }
         catch (BlittableParseException e)
         {
-            throw HttpErrorException.BadRequest($"{where}: the document is invalid at byte {start + e.Position}: {e.Message}", e);
+            throw new BadRequestException($"{where}: the document is invalid at byte {start + e.Position}: {e.Message}", e);
         }
     }
 
@@ -207,7 +208,7 @@ public static class BatchParser
         {
             JsonTokenType.String => GetString(ref reader, where, property),
             JsonTokenType.Null => null,
-            _ => throw HttpErrorException.BadRequest($"{where}: '{property}' must be a string."),
+            _ => throw new BadRequestException($"{where}: '{property}' must be a string."),
         };
     }
 
@@ -220,16 +221,16 @@ public static class BatchParser
         }
         catch (InvalidOperationException e)
         {
-            throw HttpErrorException.BadRequest($"{where}: '{property}' is not a valid Unicode string: {e.Message}", e);
+            throw new BadRequestException($"{where}: '{property}' is not a valid Unicode string: {e.Message}", e);
         }
     }
 
     private static string Validate(string? id, string where)
     {
         if (id is null)
-            throw HttpErrorException.BadRequest($"{where} has no 'Id'.");
+            throw new BadRequestException($"{where} has no 'Id'.");
         if (Documents.DocumentIds.Validate(id) is { } problem)
-            throw HttpErrorException.BadRequest($"{where}: {problem}");
+            throw new BadRequestException($"{where}: {problem}");
         return id;
     }
 
@@ -241,7 +242,7 @@ public static class BatchParser
         }
         catch (JsonException e)
         {
-            throw HttpErrorException.BadRequest($"The body is not valid JSON: {e.Message}", e);
+            throw new BadRequestException($"The body is not valid JSON: {e.Message}", e);
         }
     }
 }

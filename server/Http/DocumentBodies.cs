@@ -3,6 +3,7 @@ using System.IO.Pipelines;
 using System.Text;
 using Jackdaw.Server.Documents;
 using Jackdaw.Storage.Blittable;
+using Jackdaw.Server.Errors;
 
 namespace Jackdaw.Server.Http;
 
@@ -25,7 +26,7 @@ public static class DocumentBodies
             if (!sawBytes && result.IsCompleted)
             {
                 body.AdvanceTo(buffer.End);
-                throw HttpErrorException.BadRequest("The request body is empty; send a JSON object.");
+                throw new BadRequestException("The request body is empty; send a JSON object.");
             }
 
             SequencePosition consumed;
@@ -66,16 +67,16 @@ public static class DocumentBodies
         if (!root.TryGet("@metadata"u8, out var metadata) || metadata.Type == BlittableToken.Null)
             return null;
         if (metadata.Type != BlittableToken.Object)
-            throw HttpErrorException.BadRequest("'@metadata' must be a JSON object.");
+            throw new BadRequestException("'@metadata' must be a JSON object.");
         if (!metadata.GetObject().TryGet("@collection"u8, out var collection) || collection.Type == BlittableToken.Null)
             return null;
         if (collection.Type != BlittableToken.String)
-            throw HttpErrorException.BadRequest("'@metadata.@collection' must be a string.");
+            throw new BadRequestException("'@metadata.@collection' must be a string.");
         var name = collection.GetString();
         if (string.IsNullOrWhiteSpace(name))
-            throw HttpErrorException.BadRequest("'@metadata.@collection' must not be empty.");
+            throw new BadRequestException("'@metadata.@collection' must not be empty.");
         if (Encoding.UTF8.GetByteCount(name.ToLowerInvariant()) > StorageKeys.MaxCollectionBytes)
-            throw HttpErrorException.BadRequest($"The collection name '{name}' is longer than {StorageKeys.MaxCollectionBytes} bytes in UTF-8.");
+            throw new BadRequestException($"The collection name '{name}' is longer than {StorageKeys.MaxCollectionBytes} bytes in UTF-8.");
         return name;
     }
 
@@ -83,9 +84,9 @@ public static class DocumentBodies
     public static string ValidateId(string? id, string parameter = "id")
     {
         if (id is null)
-            throw HttpErrorException.BadRequest($"Query parameter '{parameter}' is required.");
+            throw new BadRequestException($"Query parameter '{parameter}' is required.");
         if (DocumentIds.Validate(id) is { } problem)
-            throw HttpErrorException.BadRequest(problem);
+            throw new BadRequestException(problem);
         return id;
     }
 

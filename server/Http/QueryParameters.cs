@@ -1,5 +1,6 @@
 using System.Buffers;
 using System.Text;
+using Jackdaw.Server.Errors;
 
 namespace Jackdaw.Server.Http;
 
@@ -46,7 +47,7 @@ public readonly ref struct QueryParameters
         if (!TryGetRaw(name, out var raw))
             return defaultValue;
         if (!int.TryParse(raw, System.Globalization.NumberStyles.None, System.Globalization.CultureInfo.InvariantCulture, out var value) || value < min || value > max)
-            throw HttpErrorException.BadRequest($"Query parameter '{name}' must be an integer from {min} to {max}; got '{raw}'.");
+            throw new BadRequestException($"Query parameter '{name}' must be an integer from {min} to {max}; got '{raw}'.");
         return value;
     }
 
@@ -97,7 +98,7 @@ public readonly ref struct QueryParameters
     private static void ThrowInvalidUtf8(ReadOnlySpan<char> name, ReadOnlySpan<byte> decoded)
     {
         System.Text.Unicode.Utf8.ToUtf16(decoded, new char[decoded.Length], out var valid, out _, replaceInvalidSequences: false);
-        throw HttpErrorException.BadRequest(
+        throw new BadRequestException(
             $"Query parameter '{name}' is not valid UTF-8 once percent-decoded: byte 0x{decoded[valid]:X2} at byte {valid} " +
             "does not start or continue a valid character. Percent-encode the UTF-8 bytes of the text.");
     }

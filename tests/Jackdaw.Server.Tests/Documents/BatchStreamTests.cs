@@ -2,6 +2,7 @@ using Jackdaw.Server.Documents.Commands;
 using Jackdaw.Server.Http;
 using Jackdaw.Server.Tests.Infrastructure;
 using Jackdaw.Storage.Blittable;
+using Jackdaw.Server.Errors;
 
 namespace Jackdaw.Server.Tests.Documents;
 
@@ -27,7 +28,7 @@ public class BatchStreamTests(ServerFixture fixture) : IClassFixture<ServerFixtu
         // Another stream is not affected.
         var other = database.Merger.EnqueueAsync(new BatchCommand([Put(context, "other/1")], context, new BatchStream()));
 
-        await Assert.ThrowsAsync<HttpErrorException>(() => failing);
+        await Assert.ThrowsAsync<ConcurrencyException>(() => failing);
         await Assert.ThrowsAsync<InvalidOperationException>(() => after);
         await other;
         Assert.True(stream.Failed);

@@ -379,7 +379,7 @@ public partial class DocumentsApiTests(ServerFixture fixture) : IClassFixture<Se
     }
 
     [Fact]
-    public async Task ADocumentCreatedAgainDropsItsTombstone()
+    public async Task ADocumentCreatedAgainKeepsItsTombstoneForConsumersBehindIt()
     {
         var db = await fixture.CreateDatabaseAsync();
         await PutAsync(db, "phoenix", "{}");
@@ -396,12 +396,14 @@ public partial class DocumentsApiTests(ServerFixture fixture) : IClassFixture<Se
         }
 
         Assert.Equal(2, await TombstonesAsync());
+        // The delete stays visible to a feed reader that has not reached it (clean-up removes it
+        // once every consumer has passed it).
         await PutAsync(db, "PHOENIX", "{}");
-        Assert.Equal(1, await TombstonesAsync());
+        Assert.Equal(2, await TombstonesAsync());
         using (await Client.DeleteAsync(Docs(db, "phoenix")))
         {
         }
-        Assert.Equal(2, await TombstonesAsync());
+        Assert.Equal(3, await TombstonesAsync());
     }
 
     [Fact]

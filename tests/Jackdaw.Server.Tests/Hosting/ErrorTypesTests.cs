@@ -1,6 +1,6 @@
 using System.Net;
 using System.Reflection;
-using Jackdaw.Server.Http;
+using Jackdaw.Server.Hosting;
 using Jackdaw.Server.Tests.Infrastructure;
 
 namespace Jackdaw.Server.Tests.Hosting;

@@ -117,7 +117,7 @@ public class HostTests(ServerFixture fixture) : IClassFixture<ServerFixture>
     }
 
     [Fact]
-    public async Task HttpErrorExceptionBecomesItsStatusAndType()
+    public async Task DomainExceptionBecomesItsStatusAndType()
     {
         using var response = await Client.PostAsync("/test/bad-request", new StringContent("x"));
         await AssertErrorAsync(response, HttpStatusCode.BadRequest, "BadRequestException");

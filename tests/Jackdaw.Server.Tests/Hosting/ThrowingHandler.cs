@@ -2,6 +2,7 @@ using Jackdaw.Server.Handlers;
 using Jackdaw.Server.Hosting;
 using Jackdaw.Server.Http;
 using Jackdaw.Server.Routing;
+using Jackdaw.Server.Errors;
 
 namespace Jackdaw.Server.Tests.Hosting;
 
@@ -21,7 +22,7 @@ public sealed class ThrowingHandler(ServerContext server) : HandlerBase(server)
 
     [Route("/test/bad-request", "POST")]
     public ValueTask BadRequest(RequestContext context) =>
-        throw HttpErrorException.BadRequest("the body was not acceptable");
+        throw new BadRequestException("the body was not acceptable");
 
     [Route("/test/echo/*/$", "GET")]
     public ValueTask Echo(RequestContext context)

@@ -2,6 +2,8 @@ using System.Buffers;
 using System.Text;
 using Jackdaw.Server.Http;
 using Jackdaw.Storage.Blittable;
+using Jackdaw.Server.Errors;
+using Jackdaw.Server.Hosting;
 
 namespace Jackdaw.Server.Tests.Http;
 
@@ -69,8 +71,8 @@ public class BatchParserTests
         {
             using var context = new JsonOperationContext();
             var sequence = size == int.MaxValue ? new ReadOnlySequence<byte>(Encoding.UTF8.GetBytes(line)) : Pieces(line, size);
-            var error = Assert.Throws<HttpErrorException>(() => BatchParser.ParseInsertLine(sequence, context, 42));
-            Assert.Equal(400, error.StatusCode);
+            var error = Assert.Throws<BadRequestException>(() => BatchParser.ParseInsertLine(sequence, context, 42));
+            Assert.Equal(400, ErrorMapping.Map(error)!.Value.Status);
             Assert.Contains(expected, error.Message, StringComparison.OrdinalIgnoreCase);
         }
     }

@@ -1,4 +1,6 @@
 using Jackdaw.Server.Http;
+using Jackdaw.Server.Errors;
+using Jackdaw.Server.Hosting;
 
 namespace Jackdaw.Server.Tests.Routing;
 
@@ -51,9 +53,8 @@ public class QueryStringTests
     [InlineData("x%C0%AF", 0xC0, 1)]
     public void InvalidUtf8IsA400NamingTheParameterAndTheByte(string raw, int badByte, int offset)
     {
-        var error = Assert.Throws<HttpErrorException>(() => new QueryParameters("id=" + raw).GetString("id"));
-        Assert.Equal(400, error.StatusCode);
-        Assert.Equal("BadRequestException", error.Type);
+        var error = Assert.Throws<BadRequestException>(() => new QueryParameters("id=" + raw).GetString("id"));
+        Assert.Equal((400, "BadRequestException"), ErrorMapping.Map(error));
         Assert.Contains("'id'", error.Message, StringComparison.Ordinal);
         Assert.Contains($"byte 0x{badByte:X2} at byte {offset} ", error.Message, StringComparison.Ordinal);
     }
@@ -66,8 +67,8 @@ public class QueryStringTests
     [InlineData("pageSize=1024000")]
     public void BadIntegerIsA400NamingTheParameter(string raw)
     {
-        var error = Assert.Throws<HttpErrorException>(() => new QueryParameters(raw).GetInt32("pageSize", 25, max: 1024));
-        Assert.Equal(400, error.StatusCode);
+        var error = Assert.Throws<BadRequestException>(() => new QueryParameters(raw).GetInt32("pageSize", 25, max: 1024));
+        Assert.Equal(400, ErrorMapping.Map(error)!.Value.Status);
         Assert.Contains("pageSize", error.Message, StringComparison.Ordinal);
     }
 }

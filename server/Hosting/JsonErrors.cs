@@ -1,6 +1,7 @@
 using System.Text.Json;
+using Jackdaw.Server.Http;
 
-namespace Jackdaw.Server.Http;
+namespace Jackdaw.Server.Hosting;
 
 /// <summary>Writes the <c>{"Type": ..., "Message": ...}</c> error body every error response uses.</summary>
 public static class JsonErrors

@@ -1,10 +1,13 @@
 using System.Reflection;
-using Jackdaw.Server.Handlers;
-using Jackdaw.Server.Hosting;
+using Jackdaw.Server.Routing;
 
-namespace Jackdaw.Server.Routing;
+namespace Jackdaw.Server.Hosting;
 
-/// <summary>Finds the <c>[Route]</c> methods of every handler class once at startup and builds the router.</summary>
+/// <summary>
+/// Finds every <c>[Route]</c> method once at startup and builds the router. A handler class is any
+/// public class with such methods; it is created once, with the <see cref="ServerContext"/> as its
+/// constructor argument, and each method must be <c>ValueTask M(RequestContext)</c>.
+/// </summary>
 public static class RouteDiscovery
 {
     public static TrieRouter<RequestHandler> BuildRouter(ServerContext server, IEnumerable<Assembly> assemblies)
@@ -12,17 +15,17 @@ public static class RouteDiscovery
         var builder = new TrieRouter<RequestHandler>.Builder();
         foreach (var type in assemblies.Distinct().SelectMany(a => a.GetTypes()))
         {
-            if (type.IsAbstract || !type.IsSubclassOf(typeof(HandlerBase)))
+            if (type.IsAbstract || !type.IsClass)
                 continue;
-            HandlerBase? instance = null;
+            object? instance = null;
             foreach (var method in type.GetMethods(BindingFlags.Instance | BindingFlags.Public | BindingFlags.DeclaredOnly))
             {
-                var routes = method.GetCustomAttributes<RouteAttribute>();
-                foreach (var route in routes)
+                foreach (var route in method.GetCustomAttributes<RouteAttribute>())
                 {
                     if (method.ReturnType != typeof(ValueTask) || method.GetParameters() is not [{ ParameterType: var p }] || p != typeof(RequestContext))
                         throw new InvalidOperationException($"{type.Name}.{method.Name} is routed but is not 'ValueTask {method.Name}(RequestContext)'.");
-                    instance ??= (HandlerBase)Activator.CreateInstance(type, server)!;
+                    instance ??= Activator.CreateInstance(type, server)
+                        ?? throw new InvalidOperationException($"{type.Name} could not be created with a ServerContext.");
                     builder.Add(route.Template, route.Method, method.CreateDelegate<RequestHandler>(instance));
                 }
             }

@@ -1,6 +1,6 @@
 using System.Buffers;
 
-namespace Jackdaw.Server.Documents;
+namespace Jackdaw.Server.Databases;
 
 /// <summary>Database names: 1 to 64 of <c>A-Z a-z 0-9 _ . -</c>, not <c>.</c> or <c>..</c>; compared case-insensitively.</summary>
 public static class DatabaseNames

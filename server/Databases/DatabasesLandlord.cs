@@ -1,0 +1,150 @@
+using Jackdaw.Server.Errors;
+
+namespace Jackdaw.Server.Databases;
+
+/// <summary>
+/// Owns the databases of a server: one folder each under <c>{root}</c>. Folders found at startup
+/// are known at once but opened lazily on first use; a database can be unloaded (closed, reopened
+/// on next use) and deleted. Names compare case-insensitively; the folder keeps the casing given at
+/// creation. Lookups by name run on every request: they read lock-free dictionaries (NonBlocking)
+/// keyed by the name's characters in place, so a lookup from a route capture allocates nothing.
+/// </summary>
+public sealed class DatabasesLandlord : IAsyncDisposable
+{
+    private readonly NonBlocking.ConcurrentDictionary<DatabaseNameKey, string> _folders = new(DatabaseNameKey.Comparer);
+    private readonly NonBlocking.ConcurrentDictionary<DatabaseNameKey, Lazy<DocumentDatabase>> _open = new(DatabaseNameKey.Comparer);
+    private readonly ILoggerFactory _loggerFactory;
+    private readonly DocumentDatabaseOptions _options;
+    private readonly Lock _lifecycle = new();
+
+    public DatabasesLandlord(string root, ILoggerFactory loggerFactory, DocumentDatabaseOptions? options = null)
+    {
+        _loggerFactory = loggerFactory;
+        _options = options ?? new DocumentDatabaseOptions();
+        Root = root;
+        Directory.CreateDirectory(Root);
+        foreach (var folder in Directory.EnumerateDirectories(Root))
+        {
+            var name = Path.GetFileName(folder);
+            if (DatabaseNames.Validate(name) is null)
+                _folders[new DatabaseNameKey(name)] = folder;
+        }
+    }
+
+    public string Root { get; }
+
+    /// <summary>The names of all databases, in ordinal order.</summary>
+    public IReadOnlyList<string> Names => _folders.Keys.Select(k => k.Name.ToString()).Order(StringComparer.OrdinalIgnoreCase).ToList();
+
+    /// <summary>Creates a database; false if one of that name (in any casing) exists.</summary>
+    public bool TryCreate(string name)
+    {
+        ThrowIfInvalid(name);
+        var key = new DatabaseNameKey(name);
+        lock (_lifecycle)
+        {
+            if (_folders.ContainsKey(key))
+                return false;
+            var folder = Path.Combine(Root, name);
+            Directory.CreateDirectory(folder);
+            _folders[key] = folder;
+        }
+        // Open it now, so creation fails loudly (disk, permissions) rather than the first write.
+        _ = GetOrOpen(key);
+        return true;
+    }
+
+    /// <summary>Deletes a database and its data; false if it does not exist.</summary>
+    public async Task<bool> TryDeleteAsync(string name)
+    {
+        ThrowIfInvalid(name);
+        var key = new DatabaseNameKey(name);
+        string? folder;
+        Lazy<DocumentDatabase>? open;
+        lock (_lifecycle)
+        {
+            if (!_folders.TryRemove(key, out folder))
+                return false;
+            _open.TryRemove(key, out open);
+        }
+        if (open is { IsValueCreated: true })
+            await open.Value.DisposeAsync().ConfigureAwait(false);
+        Directory.Delete(folder, recursive: true);
+        return true;
+    }
+
+    /// <summary>
+    /// Closes a database if it is open (queued writes finish first); the next request opens it
+    /// again from disk. False when no database of that name exists.
+    /// </summary>
+    public async Task<bool> UnloadAsync(string name)
+    {
+        var key = new DatabaseNameKey(name);
+        Lazy<DocumentDatabase>? open;
+        lock (_lifecycle)
+        {
+            if (!_folders.ContainsKey(key))
+                return false;
+            _open.TryRemove(key, out open);
+        }
+        if (open is { IsValueCreated: true })
+            await open.Value.DisposeAsync().ConfigureAwait(false);
+        return true;
+    }
+
+    /// <summary>
+    /// The database named by a route capture (characters of the request's path, not copied), opened
+    /// on first use. Allocates nothing once the database is open.
+    /// </summary>
+    /// <exception cref="DatabaseDoesNotExistException">There is no database of that name.</exception>
+    public DocumentDatabase GetDatabase(ReadOnlyMemory<char> name)
+    {
+        var key = new DatabaseNameKey(name);
+        if (_open.TryGetValue(key, out var open))
+            return open.Value;
+        if (!_folders.ContainsKey(key))
+            throw new DatabaseDoesNotExistException(name.ToString());
+        return GetOrOpen(new DatabaseNameKey(name.ToString()));
+    }
+
+    /// <inheritdoc cref="GetDatabase(ReadOnlyMemory{char})"/>
+    public DocumentDatabase GetDatabase(string name) => GetDatabase(name.AsMemory());
+
+    private DocumentDatabase GetOrOpen(DatabaseNameKey key)
+    {
+        lock (_lifecycle)
+        {
+            if (!_folders.TryGetValue(key, out var folder))
+                throw new DatabaseDoesNotExistException(key.Name.ToString());
+            var lazy = _open.GetOrAdd(key, _ => new Lazy<DocumentDatabase>(
+                () => DocumentDatabase.Open(Path.GetFileName(folder), folder, _loggerFactory, _options),
+                LazyThreadSafetyMode.ExecutionAndPublication));
+            try
+            {
+                return lazy.Value;
+            }
+            catch
+            {
+                // A failed open is not cached: the next request tries again.
+                _open.TryRemove(key, out _);
+                throw;
+            }
+        }
+    }
+
+    private static void ThrowIfInvalid(string name)
+    {
+        if (DatabaseNames.Validate(name) is { } problem)
+            throw new BadRequestException(problem);
+    }
+
+    public async ValueTask DisposeAsync()
+    {
+        foreach (var lazy in _open.Values)
+        {
+            if (lazy.IsValueCreated)
+                await lazy.Value.DisposeAsync().ConfigureAwait(false);
+        }
+        _open.Clear();
+    }
+}

@@ -1,0 +1,139 @@
+using Jackdaw.Server.Documents;
+using Jackdaw.Storage.Engine;
+
+namespace Jackdaw.Server.Databases;
+
+/// <summary>
+/// The root of one database: its folder, its storage environment, its writer (the transaction
+/// merger), its documents (<see cref="DocumentsStorage"/>), the durable-commit signal and the
+/// tombstone clean-up. Indexes, subscriptions and the changes feed hang off it as they are built.
+/// All writes go through <see cref="Merger"/>, which runs them on one thread in merged, durable
+/// transactions; reads open their own snapshots, see only what is durable and never wait.
+/// </summary>
+public sealed class DocumentDatabase : IAsyncDisposable
+{
+    private readonly StorageEnvironment _environment;
+    private readonly TreeRegistry _trees = new();
+
+    // The etag of the last change handed to the journal; only the merger's thread uses it.
+    private long _lastAssignedEtag;
+
+    // Only the merger's thread reads or writes it.
+    private Task _lastHandedOver = Task.CompletedTask;
+    private int _disposed;
+
+    private DocumentDatabase(string name, string folder, StorageEnvironment environment, ILoggerFactory loggerFactory, DocumentDatabaseOptions options)
+    {
+        Name = name;
+        Folder = folder;
+        _environment = environment;
+        DocumentsStorage.OpenState state;
+        using (var tx = environment.BeginWrite())
+        {
+            state = DocumentsStorage.Open(tx, ChangeVectors.NewDatabaseId);
+            tx.Commit();
+        }
+        DatabaseId = state.DatabaseId;
+        _lastAssignedEtag = state.LastEtag;
+
+        var logger = loggerFactory.CreateLogger($"Jackdaw.Database.{name}");
+        if (state.Migrated)
+            logger.LogInformation("Database {Database}: documents schema migrated to version {Version}", name, DocumentsStorage.SchemaVersion);
+        Notifications = new DurableNotifications(state.LastEtag, logger);
+        Merger = new TransactionMerger<DatabaseTransaction>(BeginWriteTransaction, CommitWriteTransaction, logger);
+        Tombstones = new TombstoneCleaner(this, options, logger);
+    }
+
+    public string Name { get; }
+
+    public string Folder { get; }
+
+    /// <summary>The database's id: the suffix of its change vectors.</summary>
+    public string DatabaseId { get; }
+
+    /// <summary>The etag of the last durable change (what readers see and what has been acknowledged).</summary>
+    public long LastEtag => Notifications.DurableEtag;
+
+    /// <summary>Where write requests queue their commands.</summary>
+    public TransactionMerger<DatabaseTransaction> Merger { get; }
+
+    /// <summary>The signal that changes are durable: await an etag, or subscribe to every commit.</summary>
+    public DurableNotifications Notifications { get; }
+
+    /// <summary>Removes tombstones once their consumers have passed them.</summary>
+    public TombstoneCleaner Tombstones { get; }
+
+    /// <summary>
+    /// Opens (or creates) the database stored in <paramref name="folder"/> (its engine files are in
+    /// <c>{folder}/Storage</c>), migrating an older documents schema.
+    /// </summary>
+    public static DocumentDatabase Open(string name, string folder, ILoggerFactory loggerFactory, DocumentDatabaseOptions? options = null)
+    {
+        ArgumentNullException.ThrowIfNull(loggerFactory);
+        var environment = StorageEnvironment.Open(new StorageEnvironmentOptions { Path = Path.Combine(folder, "Storage") });
+        try
+        {
+            return new DocumentDatabase(name, folder, environment, loggerFactory, options ?? new DocumentDatabaseOptions());
+        }
+        catch
+        {
+            environment.Dispose();
+            throw;
+        }
+    }
+
+    /// <summary>
+    /// Registers the trees a feature keeps in this database (e.g. "Subscriptions"), so its commands
+    /// can open them through <see cref="DatabaseTransaction.GetTree"/> and its reads through
+    /// <see cref="DatabaseReader.GetTree"/>. Names are the feature's for good; the documents'
+    /// trees cannot be registered.
+    /// </summary>
+    public void RegisterTrees(string owner, params string[] names) => _trees.Register(owner, names);
+
+    /// <summary>A snapshot as of the last durable commit; dispose it when done.</summary>
+    public DatabaseReader BeginRead()
+    {
+        ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, this);
+        return new DatabaseReader(DatabaseId, _environment.BeginRead(), _trees);
+    }
+
+    public EnvironmentStats GetStorageStats() => _environment.GetStats();
+
+    private DatabaseTransaction BeginWriteTransaction() => new(DatabaseId, _environment.BeginWrite(), _lastAssignedEtag, _trees);
+
+    /// <summary>
+    /// Hands the transaction to the journal; the next one may start at once (it sees this one's
+    /// changes and etags), while readers, <see cref="LastEtag"/> and the waiting requests see it
+    /// only once it is durable and published.
+    /// </summary>
+    /// <remarks>
+    /// A transaction that changed nothing (a delete of an absent document, say) still read state
+    /// that may not be durable yet: its requests wait for the last commit that was handed over.
+    /// </remarks>
+    private Task CommitWriteTransaction(DatabaseTransaction transaction)
+    {
+        if (!transaction.HasWrites)
+        {
+            _ = transaction.CommitPipelined();
+            return _lastHandedOver;
+        }
+        var durable = transaction.CommitPipelined();
+        if (transaction.Changes > 0)
+        {
+            _lastAssignedEtag = transaction.LastEtag;
+            durable = Notifications.Track(durable, new DurableCommit(transaction.LastEtag, transaction.DocumentChanges));
+        }
+        _lastHandedOver = durable;
+        return durable;
+    }
+
+    public async ValueTask DisposeAsync()
+    {
+        if (Interlocked.Exchange(ref _disposed, 1) != 0)
+            return;
+        await Tombstones.DisposeAsync().ConfigureAwait(false);
+        // Finish the writes already queued (their requests are waiting), then close storage.
+        await Merger.DisposeAsync().ConfigureAwait(false);
+        _environment.Dispose();
+    }
+}

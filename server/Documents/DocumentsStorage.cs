@@ -1,0 +1,146 @@
+using System.Buffers.Binary;
+using System.Text;
+using Jackdaw.Storage.Engine;
+
+namespace Jackdaw.Server.Documents;
+
+/// <summary>
+/// The on-disk schema of a database's documents: every tree, key and value layout is declared here,
+/// and only the documents' write and read views (<see cref="DocumentsTransaction"/>,
+/// <see cref="DocumentsReader"/>) touch these trees. Other features keep their own trees, registered
+/// through the database (<c>DocumentDatabase.RegisterTrees</c>), never by editing this schema.
+/// </summary>
+/// <remarks>
+/// <code>
+/// tree                     key                                            value
+/// Docs                     lowercased id, UTF-8                           DocumentRecord (DocumentRecord.cs)
+/// DocsByEtag               etag (8, big endian)                           lowercased id
+/// Collections              [len: 1][lowercased collection][etag: 8 BE]    lowercased id
+/// CollectionCounts         lowercased collection                          [count: 8 LE][name as first written]
+/// Tombstones               etag (8, big endian)                           TombstoneRecord (TombstoneRecord.cs)
+/// TombstonesByCollection   [len: 1][lowercased collection][etag: 8 BE]    empty (the record is in Tombstones)
+/// Identities               lowercased prefix, UTF-8                       last value (int64 LE)
+/// Meta                     "database-id"                                  22 ASCII characters
+///                          "last-etag"                                    int64 LE: the etag of the last change
+///                          "schema-version"                               int32 LE: SchemaVersion
+/// </code>
+/// Etags are big endian in keys so that byte order is etag order. A document without a collection
+/// has no <c>Collections</c> entry; its tombstone is under the empty collection (<c>[0][etag]</c>).
+/// Schema versions: 1 (no <c>schema-version</c> key) kept tombstones in <c>Tombstones</c> and
+/// <c>TombstonesById</c> and dropped a tombstone when its document was created again; 2 keeps every
+/// tombstone until the consumers have passed it and indexes them by collection. A version-1
+/// database is migrated when it opens, in the same transaction that writes the new version.
+/// </remarks>
+public static class DocumentsStorage
+{
+    public const int SchemaVersion = 2;
+
+    internal const string DocsTree = "Docs";
+    internal const string DocsByEtagTree = "DocsByEtag";
+    internal const string CollectionsTree = "Collections";
+    internal const string CollectionCountsTree = "CollectionCounts";
+    internal const string TombstonesTree = "Tombstones";
+    internal const string TombstonesByCollectionTree = "TombstonesByCollection";
+    internal const string IdentitiesTree = "Identities";
+    internal const string MetaTree = "Meta";
+
+    /// <summary>Schema version 1's id → tombstone etag index, dropped by the migration to 2.</summary>
+    private const string LegacyTombstonesByIdTree = "TombstonesById";
+
+    internal static readonly byte[] DatabaseIdKey = "database-id"u8.ToArray();
+    internal static readonly byte[] LastEtagKey = "last-etag"u8.ToArray();
+    internal static readonly byte[] SchemaVersionKey = "schema-version"u8.ToArray();
+
+    /// <summary>Every tree of this schema; no other feature may register a tree of these names.</summary>
+    public static IReadOnlyList<string> TreeNames { get; } =
+    [
+        DocsTree, DocsByEtagTree, CollectionsTree, CollectionCountsTree, TombstonesTree,
+        TombstonesByCollectionTree, IdentitiesTree, MetaTree, LegacyTombstonesByIdTree,
+    ];
+
+    /// <summary>What a database's documents hold when it opens.</summary>
+    public readonly record struct OpenState(string DatabaseId, long LastEtag, bool Migrated);
+
+    /// <summary>
+    /// Creates the trees of a new database, or checks and migrates those of an existing one, in
+    /// <paramref name="transaction"/> (the caller commits it).
+    /// </summary>
+    /// <exception cref="InvalidDataException">The data was written by a newer schema.</exception>
+    public static OpenState Open(WriteTransaction transaction, Func<string> newDatabaseId)
+    {
+        var meta = transaction.CreateTree(MetaTree);
+        var isNew = !meta.TryGet(DatabaseIdKey, out var idBytes);
+        string databaseId;
+        if (isNew)
+        {
+            databaseId = newDatabaseId();
+            meta.Put(DatabaseIdKey, Encoding.UTF8.GetBytes(databaseId));
+        }
+        else
+        {
+            databaseId = Encoding.UTF8.GetString(idBytes);
+        }
+
+        var version = meta.TryGet(SchemaVersionKey, out var versionBytes) ? BinaryPrimitives.ReadInt32LittleEndian(versionBytes) : isNew ? SchemaVersion : 1;
+        if (version > SchemaVersion)
+            throw new InvalidDataException($"The database was written by a newer Jackdaw (documents schema version {version}; this build reads up to {SchemaVersion}).");
+
+        foreach (var name in TreeNames)
+        {
+            if (name != LegacyTombstonesByIdTree)
+                transaction.CreateTree(name);
+        }
+
+        var migrated = false;
+        if (version < 2)
+        {
+            MigrateTombstonesToVersion2(transaction);
+            migrated = true;
+        }
+        Span<byte> versionValue = stackalloc byte[sizeof(int)];
+        BinaryPrimitives.WriteInt32LittleEndian(versionValue, SchemaVersion);
+        if (version != SchemaVersion || isNew)
+            meta.Put(SchemaVersionKey, versionValue);
+
+        var lastEtag = meta.TryGet(LastEtagKey, out var etag) ? BinaryPrimitives.ReadInt64LittleEndian(etag) : 0;
+        return new OpenState(databaseId, lastEtag, migrated);
+    }
+
+    /// <summary>Indexes every existing tombstone by collection and drops the id index of version 1.</summary>
+    private static void MigrateTombstonesToVersion2(WriteTransaction transaction)
+    {
+        var tombstones = transaction.CreateTree(TombstonesTree);
+        var byCollection = transaction.CreateTree(TombstonesByCollectionTree);
+        var keys = new List<byte[]>();
+        using (var iterator = tombstones.Iterate())
+        {
+            if (iterator.SeekFirst())
+            {
+                do
+                {
+                    var record = new TombstoneRecord(StorageKeys.ReadEtag(iterator.Key), iterator.Value);
+                    var lower = Encoding.UTF8.GetBytes(Encoding.UTF8.GetString(record.CollectionUtf8).ToLowerInvariant());
+                    var key = new byte[1 + lower.Length + StorageKeys.EtagSize];
+                    StorageKeys.WriteCollectionEtag(key, lower, record.Etag);
+                    keys.Add(key);
+                }
+                while (iterator.MoveNext());
+            }
+        }
+        foreach (var key in keys)
+            byCollection.Put(key, []);
+        transaction.DeleteTree(LegacyTombstonesByIdTree);
+    }
+
+    /// <summary>Writes the last etag into <c>Meta</c>.</summary>
+    internal static void WriteLastEtag(Tree meta, long etag)
+    {
+        Span<byte> value = stackalloc byte[sizeof(long)];
+        BinaryPrimitives.WriteInt64LittleEndian(value, etag);
+        meta.Put(LastEtagKey, value);
+    }
+
+    /// <summary>Reads the last etag from <c>Meta</c>; 0 when nothing was ever written.</summary>
+    internal static long ReadLastEtag(Tree? meta) =>
+        meta is not null && meta.TryGet(LastEtagKey, out var value) ? BinaryPrimitives.ReadInt64LittleEndian(value) : 0;
+}

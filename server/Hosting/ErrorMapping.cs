@@ -1,0 +1,33 @@
+using Jackdaw.Server.Errors;
+using Jackdaw.Storage.Blittable;
+
+namespace Jackdaw.Server.Hosting;
+
+/// <summary>
+/// The one table from exceptions to HTTP answers. Code below the handlers throws domain exceptions
+/// (<see cref="Errors"/>, blittable parse errors, storage errors) and knows nothing of status codes;
+/// the pipeline asks this table how to answer. An exception it does not know is a bug: 500.
+/// </summary>
+public static class ErrorMapping
+{
+    /// <summary>The status and body <c>Type</c> for <paramref name="exception"/>; null when it is not a known error (a 500).</summary>
+    public static (int Status, string Type)? Map(Exception exception) => exception switch
+    {
+        BadRequestException => (StatusCodes.Status400BadRequest, ErrorTypes.BadRequest),
+        ConcurrencyException => (StatusCodes.Status409Conflict, ErrorTypes.Concurrency),
+        DocumentDoesNotExistException => (StatusCodes.Status404NotFound, ErrorTypes.DocumentDoesNotExist),
+        DatabaseDoesNotExistException => (StatusCodes.Status404NotFound, ErrorTypes.DatabaseDoesNotExist),
+        DatabaseAlreadyExistsException => (StatusCodes.Status409Conflict, ErrorTypes.DatabaseAlreadyExists),
+        PayloadTooLargeException => (StatusCodes.Status413PayloadTooLarge, ErrorTypes.PayloadTooLarge),
+        BlittableParseException or System.Text.Json.JsonException => (StatusCodes.Status400BadRequest, ErrorTypes.InvalidJson),
+        BadHttpRequestException bad => (bad.StatusCode, bad.StatusCode == StatusCodes.Status413PayloadTooLarge ? ErrorTypes.PayloadTooLarge : ErrorTypes.BadRequest),
+        _ => null,
+    };
+
+    /// <summary>The message of the error body: the exception's own, with context where it needs it.</summary>
+    public static string MessageOf(Exception exception) => exception switch
+    {
+        System.Text.Json.JsonException json => $"The request body is not valid JSON: {json.Message}",
+        _ => exception.Message,
+    };
+}

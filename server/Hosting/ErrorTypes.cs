@@ -1,0 +1,21 @@
+namespace Jackdaw.Server.Hosting;
+
+/// <summary>
+/// The <c>Type</c> values of error bodies, decided in one place. One rule: every type is an
+/// exception name ending in <c>Exception</c>, as RavenDB's clients expect (they map a body's
+/// <c>Type</c> to their own exception classes by that name). A domain exception's type is its own
+/// class name (see <see cref="ErrorMapping"/>). docs/architecture.md lists them all.
+/// </summary>
+public static class ErrorTypes
+{
+    public const string BadRequest = "BadRequestException";
+    public const string InvalidJson = "InvalidJsonException";
+    public const string RouteNotFound = "RouteNotFoundException";
+    public const string MethodNotAllowed = "MethodNotAllowedException";
+    public const string PayloadTooLarge = "PayloadTooLargeException";
+    public const string InternalServerError = "InternalServerErrorException";
+    public const string Concurrency = "ConcurrencyException";
+    public const string DatabaseDoesNotExist = "DatabaseDoesNotExistException";
+    public const string DatabaseAlreadyExists = "DatabaseAlreadyExistsException";
+    public const string DocumentDoesNotExist = "DocumentDoesNotExistException";
+}

@@ -1,0 +1,91 @@
+using System.Buffers;
+using System.IO.Pipelines;
+using Jackdaw.Server.Databases;
+using Jackdaw.Server.Documents;
+using Jackdaw.Storage.Blittable;
+
+namespace Jackdaw.Server.Http;
+
+/// <summary>
+/// Writes <c>{"Results":[…]</c> bodies of stored documents straight from their blittable form, for
+/// every route that answers with documents (loads by id, pages by id or etag, collections; queries
+/// next). The caller sets the status and content type first and writes nothing after.
+/// </summary>
+/// <remarks>
+/// Never holds a snapshot across network back-pressure: the engine's flusher cannot pass the oldest
+/// reader, so a slow client would make the store's scratch memory grow. When enough is buffered,
+/// the snapshot is closed, the output flushed, and the rest read from a fresh snapshot.
+/// </remarks>
+public static class DocumentResultsWriter
+{
+    /// <summary>Flush the output once this much is buffered, so large results stream out.</summary>
+    public const int FlushThreshold = 64 * 1024;
+
+    private static ReadOnlySpan<byte> ResultsStart => "{\"Results\":["u8;
+
+    /// <summary>One entry per id, in order: the document, or <c>null</c> when there is none; then <paramref name="suffix"/>.</summary>
+    public static async ValueTask WriteByIdsAsync(PipeWriter output, DocumentDatabase database, IReadOnlyList<string> ids, ReadOnlyMemory<byte> suffix, CancellationToken cancellationToken)
+    {
+        var reader = database.BeginRead();
+        try
+        {
+            output.Write(ResultsStart);
+            for (var i = 0; i < ids.Count; i++)
+            {
+                if (i > 0)
+                    output.Write(","u8);
+                if (reader.TryGet(ids[i], out var record))
+                    BlittableJsonWriter.WriteTo(record.Document, output);
+                else
+                    output.Write("null"u8);
+                if (output.UnflushedBytes >= FlushThreshold)
+                    reader = await FlushOutsideSnapshotAsync(output, database, reader, cancellationToken).ConfigureAwait(false);
+            }
+        }
+        finally
+        {
+            reader.Dispose();
+        }
+        output.Write(suffix.Span);
+        await output.FlushAsync(cancellationToken).ConfigureAwait(false);
+    }
+
+    /// <summary>
+    /// The documents whose storage keys <paramref name="keysOf"/> picks (in one snapshot), skipping
+    /// any deleted since, then <paramref name="suffix"/>.
+    /// </summary>
+    public static async ValueTask WritePageAsync(PipeWriter output, DocumentDatabase database, Func<DocumentsReader, List<byte[]>> keysOf, ReadOnlyMemory<byte> suffix, CancellationToken cancellationToken)
+    {
+        var reader = database.BeginRead();
+        try
+        {
+            var keys = keysOf(reader);
+            output.Write(ResultsStart);
+            var first = true;
+            foreach (var key in keys)
+            {
+                if (!reader.TryGetByKey(key, out var record))
+                    continue;
+                if (!first)
+                    output.Write(","u8);
+                first = false;
+                BlittableJsonWriter.WriteTo(record.Document, output);
+                if (output.UnflushedBytes >= FlushThreshold)
+                    reader = await FlushOutsideSnapshotAsync(output, database, reader, cancellationToken).ConfigureAwait(false);
+            }
+        }
+        finally
+        {
+            reader.Dispose();
+        }
+        output.Write(suffix.Span);
+        await output.FlushAsync(cancellationToken).ConfigureAwait(false);
+    }
+
+    private static async ValueTask<DatabaseReader> FlushOutsideSnapshotAsync(PipeWriter output, DocumentDatabase database, DatabaseReader reader, CancellationToken cancellationToken)
+    {
+        reader.Dispose();
+        await output.FlushAsync(cancellationToken).ConfigureAwait(false);
+        return database.BeginRead();
+    }
+}
