@@ -30,6 +30,20 @@ public sealed class DatabaseStatsHandler(ServerContext server) : HandlerBase(ser
         json.WriteNumber("DataFileBytes", storage.DataFileSize);
         json.WriteNumber("JournalBytes", storage.JournalSize);
         json.WriteEndObject();
+        // Who holds the tombstones of each collection, and why: a stopped consumer is never silent.
+        json.WriteStartArray("TombstoneCleanup");
+        foreach (var state in database.Tombstones.GetState())
+        {
+            json.WriteStartObject();
+            json.WriteString("Collection", state.Collection);
+            json.WriteNumber("OldestTombstoneEtag", state.OldestEtag);
+            json.WriteNumber("CleanableUpToEtag", state.CleanableUpToEtag);
+            json.WriteString("HeldBy", state.HeldBy);
+            json.WriteString("HoldReason", state.HoldReason);
+            json.WriteEndObject();
+        }
+        json.WriteEndArray();
+        json.WriteNumber("TombstonesRemoved", database.Tombstones.Removed);
         json.WriteNumber("MergedTransactions", database.Merger.Transactions);
         json.WriteNumber("MergedCommands", database.Merger.Commands);
         json.WriteEndObject();

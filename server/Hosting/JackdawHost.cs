@@ -59,6 +59,8 @@ public sealed partial class JackdawHost : IAsyncDisposable
         Directory.CreateDirectory(options.DataDir);
         var server = new ServerContext(options, app.Services.GetRequiredService<ILoggerFactory>());
         var pipeline = new RequestPipeline(RouteDiscovery.BuildRouter(server, [typeof(JackdawHost).Assembly, .. handlerAssemblies ?? []]), server);
+        // WebSocket upgrades on the same port: a handler accepts one with HttpContext.WebSockets.
+        app.UseWebSockets(new WebSocketOptions { KeepAliveInterval = TimeSpan.FromSeconds(30) });
         app.Run(pipeline.InvokeAsync);
         return new JackdawHost(app, server);
     }

@@ -117,6 +117,31 @@ public class HostTests(ServerFixture fixture) : IClassFixture<ServerFixture>
     }
 
     [Fact]
+    public async Task WebSocketsAreAcceptedOnTheHttpPort()
+    {
+        using var socket = new System.Net.WebSockets.ClientWebSocket();
+        var uri = new UriBuilder(Client.BaseAddress!) { Scheme = "ws", Path = "/test/websocket-echo" }.Uri;
+        using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(30));
+        await socket.ConnectAsync(uri, timeout.Token);
+        var message = System.Text.Encoding.UTF8.GetBytes("{\"Type\":\"Ping\"}");
+        await socket.SendAsync(message, System.Net.WebSockets.WebSocketMessageType.Text, endOfMessage: true, timeout.Token);
+        var buffer = new byte[256];
+        var received = await socket.ReceiveAsync(buffer, timeout.Token);
+        Assert.Equal(message, buffer[..received.Count]);
+        await socket.CloseAsync(System.Net.WebSockets.WebSocketCloseStatus.NormalClosure, "done", timeout.Token);
+        Assert.Equal(System.Net.WebSockets.WebSocketState.Closed, socket.State);
+    }
+
+    [Fact]
+    public async Task AWebSocketUpgradeToAnUnknownRouteIs404()
+    {
+        using var socket = new System.Net.WebSockets.ClientWebSocket();
+        var uri = new UriBuilder(Client.BaseAddress!) { Scheme = "ws", Path = "/no/such/socket" }.Uri;
+        var error = await Assert.ThrowsAsync<System.Net.WebSockets.WebSocketException>(() => socket.ConnectAsync(uri, CancellationToken.None));
+        Assert.Contains("404", error.Message, StringComparison.Ordinal);
+    }
+
+    [Fact]
     public async Task DomainExceptionBecomesItsStatusAndType()
     {
         using var response = await Client.PostAsync("/test/bad-request", new StringContent("x"));

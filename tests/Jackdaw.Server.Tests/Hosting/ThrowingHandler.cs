@@ -24,6 +24,26 @@ public sealed class ThrowingHandler(ServerContext server) : HandlerBase(server)
     public ValueTask BadRequest(RequestContext context) =>
         throw new BadRequestException("the body was not acceptable");
 
+    /// <summary>Accepts a WebSocket and sends back each text message until the client closes.</summary>
+    [Route("/test/websocket-echo", "GET")]
+    public async ValueTask WebSocketEcho(RequestContext context)
+    {
+        if (!context.HttpContext.WebSockets.IsWebSocketRequest)
+            throw new BadRequestException("Expected a WebSocket request.");
+        using var socket = await context.HttpContext.WebSockets.AcceptWebSocketAsync();
+        var buffer = new byte[4096];
+        while (true)
+        {
+            var received = await socket.ReceiveAsync(buffer, context.RequestAborted);
+            if (received.MessageType == System.Net.WebSockets.WebSocketMessageType.Close)
+            {
+                await socket.CloseAsync(System.Net.WebSockets.WebSocketCloseStatus.NormalClosure, "bye", context.RequestAborted);
+                return;
+            }
+            await socket.SendAsync(buffer.AsMemory(0, received.Count), received.MessageType, received.EndOfMessage, context.RequestAborted);
+        }
+    }
+
     [Route("/test/echo/*/$", "GET")]
     public ValueTask Echo(RequestContext context)
     {

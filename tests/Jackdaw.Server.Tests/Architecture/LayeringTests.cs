@@ -1,0 +1,90 @@
+using System.Reflection;
+using NetArchTest.Rules;
+
+namespace Jackdaw.Server.Tests.Architecture;
+
+/// <summary>
+/// The server's layers depend one way (docs/architecture.md, "Projects and layers"):
+/// Handlers → Hosting → Routing; Handlers → Http → Databases → Documents → Errors; everything →
+/// storage. Each rule names the types that break it.
+/// </summary>
+public sealed class LayeringTests
+{
+    private const string Server = "Jackdaw.Server";
+    private const string Routing = Server + ".Routing";
+    private const string Hosting = Server + ".Hosting";
+    private const string Handlers = Server + ".Handlers";
+    private const string Http = Server + ".Http";
+    private const string Databases = Server + ".Databases";
+    private const string Documents = Server + ".Documents";
+    private const string Errors = Server + ".Errors";
+
+    private static readonly Assembly ServerAssembly = typeof(Jackdaw.Server.Hosting.JackdawHost).Assembly;
+
+    private static void AssertNoDependency(string layer, params string[] forbidden)
+    {
+        var result = Types.InAssembly(ServerAssembly).That().ResideInNamespace(layer).ShouldNot().HaveDependencyOnAny(forbidden).GetResult();
+        Assert.True(result.IsSuccessful, $"{layer} must not depend on {string.Join(", ", forbidden)}; these do: {string.Join(", ", result.FailingTypeNames ?? [])}");
+    }
+
+    [Fact]
+    public void EveryServerTypeLivesInAKnownLayer()
+    {
+        string[] layers = [Routing, Hosting, Handlers, Http, Databases, Documents, Errors];
+        var strays = ServerAssembly.GetTypes()
+            .Where(t => t.Namespace is not null && t.Namespace.StartsWith(Server, StringComparison.Ordinal))
+            .Where(t => !layers.Any(l => t.Namespace == l || t.Namespace!.StartsWith(l + ".", StringComparison.Ordinal)))
+            .Select(t => t.FullName)
+            .ToList();
+        Assert.True(strays.Count == 0, "Types outside the known layers (add the layer to this test and to docs/architecture.md): " + string.Join(", ", strays));
+    }
+
+    [Fact]
+    public void TheChecksSeeRealDependencies()
+    {
+        // Handlers use the host's RequestContext and the databases: a check that could not see
+        // that would pass every rule above without meaning anything.
+        var handlers = Types.InAssembly(ServerAssembly).That().ResideInNamespace(Handlers);
+        Assert.False(handlers.ShouldNot().HaveDependencyOn(Hosting).GetResult().IsSuccessful);
+        Assert.False(Types.InAssembly(ServerAssembly).That().ResideInNamespace(Handlers).ShouldNot().HaveDependencyOn(Databases).GetResult().IsSuccessful);
+        Assert.False(Types.InAssembly(ServerAssembly).That().ResideInNamespace(Http).ShouldNot().HaveDependencyOn(Documents).GetResult().IsSuccessful);
+    }
+
+    [Fact]
+    public void RoutingDependsOnNothingElseOfTheServer() =>
+        AssertNoDependency(Routing, Hosting, Handlers, Http, Databases, Documents, Errors);
+
+    [Fact]
+    public void HostingDoesNotKnowTheHandlers() => AssertNoDependency(Hosting, Handlers);
+
+    [Fact]
+    public void NothingBelowTheHandlersKnowsAspNetCoreHttp()
+    {
+        foreach (var layer in new[] { Http, Databases, Documents, Errors })
+            AssertNoDependency(layer, "Microsoft.AspNetCore");
+    }
+
+    [Fact]
+    public void NothingBelowTheHandlersKnowsTheHandlersOrTheHost()
+    {
+        foreach (var layer in new[] { Http, Databases, Documents, Errors })
+            AssertNoDependency(layer, Handlers, Hosting, Routing);
+    }
+
+    [Fact]
+    public void LowerLayersDoNotKnowHigherOnes()
+    {
+        AssertNoDependency(Databases, Http);
+        AssertNoDependency(Documents, Http, Databases);
+        AssertNoDependency(Errors, Http, Databases, Documents);
+    }
+
+    [Fact]
+    public void StorageDoesNotReferenceTheServerOrTheClient()
+    {
+        var storage = typeof(Jackdaw.Storage.Engine.StorageEnvironment).Assembly;
+        Assert.DoesNotContain(storage.GetReferencedAssemblies(), a => a.Name is "Jackdaw.Server" or "Jackdaw.Client");
+        var result = Types.InAssembly(storage).ShouldNot().HaveDependencyOnAny(Server, "Jackdaw.Client", "Microsoft.AspNetCore").GetResult();
+        Assert.True(result.IsSuccessful, "Storage types depend on the server: " + string.Join(", ", result.FailingTypeNames ?? []));
+    }
+}
