@@ -17,9 +17,15 @@ public sealed class DatabasesLandlord : IAsyncDisposable
     private readonly DocumentDatabaseOptions _options;
     private readonly Lock _lifecycle = new();
 
+    // Databases being reopened after a storage failure: requests in the gap get a 503.
+    private readonly NonBlocking.ConcurrentDictionary<DatabaseNameKey, Task> _reopening = new(DatabaseNameKey.Comparer);
+    private readonly CancellationTokenSource _closing = new();
+    private readonly ILogger _logger;
+
     public DatabasesLandlord(string root, ILoggerFactory loggerFactory, DocumentDatabaseOptions? options = null)
     {
         _loggerFactory = loggerFactory;
+        _logger = loggerFactory.CreateLogger<DatabasesLandlord>();
         _options = options ?? new DocumentDatabaseOptions();
         Root = root;
         Directory.CreateDirectory(Root);
@@ -33,7 +39,7 @@ public sealed class DatabasesLandlord : IAsyncDisposable
 
     public string Root { get; }
 
-    /// <summary>The names of all databases, in ordinal order.</summary>
+    /// <summary>The names of all databases, in ordinal order ignoring case.</summary>
     public IReadOnlyList<string> Names => _folders.Keys.Select(k => k.Name.ToString()).Order(StringComparer.OrdinalIgnoreCase).ToList();
 
     /// <summary>Creates a database; false if one of that name (in any casing) exists.</summary>
@@ -100,18 +106,111 @@ public sealed class DatabasesLandlord : IAsyncDisposable
     public DocumentDatabase GetDatabase(ReadOnlyMemory<char> name)
     {
         var key = new DatabaseNameKey(name);
-        if (_open.TryGetValue(key, out var open))
-            return open.Value;
+        if (_open.TryGetValue(key, out var open) && open.IsValueCreated)
+        {
+            var database = open.Value;
+            // A database whose storage failed still serves reads; it is reopened in the background.
+            if (database.StorageFailure is not null)
+                ScheduleReopen(database);
+            return database;
+        }
         if (!_folders.ContainsKey(key))
             throw new DatabaseDoesNotExistException(name.ToString());
         return GetOrOpen(new DatabaseNameKey(name.ToString()));
     }
 
+    /// <summary>
+    /// Reopens a database whose storage failed (a journal write on a full disk, say, or one that
+    /// opened read-only because recovery could not write), in the background, waiting
+    /// <see cref="DocumentDatabaseOptions.FirstReopenDelay"/> and doubling up to
+    /// <see cref="DocumentDatabaseOptions.MaxReopenDelay"/> until it opens writable. Nothing is
+    /// lost: every acknowledged write is in the journal, which the reopen replays.
+    /// </summary>
+    private void ScheduleReopen(DocumentDatabase failed)
+    {
+        var key = new DatabaseNameKey(failed.Name);
+        if (_reopening.ContainsKey(key) || _closing.IsCancellationRequested)
+            return;
+        var pending = new TaskCompletionSource();
+        if (!_reopening.TryAdd(key, pending.Task))
+            return;
+        _ = Task.Run(async () =>
+        {
+            try
+            {
+                await ReopenUntilHealthyAsync(key, failed).ConfigureAwait(false);
+            }
+            finally
+            {
+                _reopening.TryRemove(key, out _);
+                pending.SetResult();
+            }
+        });
+    }
+
+    private async Task ReopenUntilHealthyAsync(DatabaseNameKey key, DocumentDatabase failed)
+    {
+        var delay = _options.FirstReopenDelay;
+        DocumentDatabase? current = failed;
+        _logger.LogWarning(failed.StorageFailure, "Database {Database} cannot write ({Reason}); reopening it", failed.Name, failed.StorageFailure?.Message);
+        while (!_closing.IsCancellationRequested)
+        {
+            try
+            {
+                await Task.Delay(delay, _closing.Token).ConfigureAwait(false);
+            }
+            catch (OperationCanceledException)
+            {
+                return;
+            }
+
+            if (current is not null)
+            {
+                lock (_lifecycle)
+                {
+                    // Deleted, unloaded or replaced meanwhile: nothing left to heal.
+                    if (!_open.TryGetValue(key, out var lazy) || !lazy.IsValueCreated || !ReferenceEquals(lazy.Value, current))
+                        return;
+                    _open.TryRemove(key, out _);
+                }
+                // Requests that already hold it finish or get a 503; new ones get a 503 until it is open.
+                await current.DisposeAsync().ConfigureAwait(false);
+                current = null;
+            }
+
+            delay = TimeSpan.FromTicks(Math.Min(delay.Ticks * 2, _options.MaxReopenDelay.Ticks));
+            try
+            {
+                current = GetOrOpen(key, reopening: true);
+            }
+            catch (DatabaseDoesNotExistException)
+            {
+                return;
+            }
+            catch (Exception e)
+            {
+                _logger.LogError(e, "Reopening database {Database} failed; trying again in {Delay} ms", key.ToString(), delay.TotalMilliseconds);
+                continue;
+            }
+
+            if (current.StorageFailure is null)
+            {
+                _logger.LogInformation("Database {Database} reopened; it writes again", current.Name);
+                return;
+            }
+            _logger.LogWarning("Database {Database} reopened read-only ({Reason}); trying again in {Delay} ms", current.Name, current.StorageFailure.Message, delay.TotalMilliseconds);
+        }
+    }
+
+
+
     /// <inheritdoc cref="GetDatabase(ReadOnlyMemory{char})"/>
     public DocumentDatabase GetDatabase(string name) => GetDatabase(name.AsMemory());
 
-    private DocumentDatabase GetOrOpen(DatabaseNameKey key)
+    private DocumentDatabase GetOrOpen(DatabaseNameKey key, bool reopening = false)
     {
+        if (!reopening && _reopening.ContainsKey(key) && !_open.ContainsKey(key))
+            throw new DatabaseUnavailableException(key.ToString(), "it is being reopened after a storage failure.");
         lock (_lifecycle)
         {
             if (!_folders.TryGetValue(key, out var folder))
@@ -140,6 +239,17 @@ public sealed class DatabasesLandlord : IAsyncDisposable
 
     public async ValueTask DisposeAsync()
     {
+        _closing.Cancel();
+        foreach (var reopen in _reopening.Values)
+        {
+            try
+            {
+                await reopen.ConfigureAwait(false);
+            }
+            catch (OperationCanceledException)
+            {
+            }
+        }
         foreach (var lazy in _open.Values)
         {
             if (lazy.IsValueCreated)

@@ -1,4 +1,5 @@
 using Jackdaw.Server.Documents;
+using Jackdaw.Server.Errors;
 using Jackdaw.Storage.Engine;
 
 namespace Jackdaw.Server.Databases;
@@ -14,6 +15,7 @@ public sealed class DocumentDatabase : IAsyncDisposable
 {
     private readonly StorageEnvironment _environment;
     private readonly TreeRegistry _trees = new();
+    private readonly ILogger _logger;
 
     // The etag of the last change handed to the journal; only the merger's thread uses it.
     private long _lastAssignedEtag;
@@ -28,19 +30,28 @@ public sealed class DocumentDatabase : IAsyncDisposable
         Folder = folder;
         _environment = environment;
         DocumentsStorage.OpenState state;
-        using (var tx = environment.BeginWrite())
+        if (environment.ReadOnlyReason is null)
         {
+            using var tx = environment.BeginWrite();
             state = DocumentsStorage.Open(tx, ChangeVectors.NewDatabaseId);
             tx.Commit();
+        }
+        else
+        {
+            using var tx = environment.BeginRead();
+            state = DocumentsStorage.ReadOnly(tx);
         }
         DatabaseId = state.DatabaseId;
         _lastAssignedEtag = state.LastEtag;
 
         var logger = loggerFactory.CreateLogger($"Jackdaw.Database.{name}");
+        _logger = logger;
+        if (environment.ReadOnlyReason is { } readOnly)
+            logger.LogWarning("Database {Database} opened read-only: recovery could not write ({Reason}); every acknowledged write is readable, writes fail until it is reopened", name, readOnly.Message);
         if (state.Migrated)
             logger.LogInformation("Database {Database}: documents schema migrated to version {Version}", name, DocumentsStorage.SchemaVersion);
         Notifications = new DurableNotifications(state.LastEtag, logger);
-        Merger = new TransactionMerger<DatabaseTransaction>(BeginWriteTransaction, CommitWriteTransaction, logger);
+        Merger = new TransactionMerger<DatabaseTransaction>(BeginWriteTransaction, CommitWriteTransaction, logger) { Name = name };
         Tombstones = new TombstoneCleaner(this, options, logger);
     }
 
@@ -60,6 +71,16 @@ public sealed class DocumentDatabase : IAsyncDisposable
     /// <summary>The signal that changes are durable: await an etag, or subscribe to every commit.</summary>
     public DurableNotifications Notifications { get; }
 
+    /// <summary>
+    /// Why this database cannot write until it is reopened (a journal write failed, e.g. on a full
+    /// disk; or it opened read-only), or null while it is healthy. The landlord reopens such a
+    /// database by itself, with back-off.
+    /// </summary>
+    public Exception? StorageFailure => _environment.Failure;
+
+    /// <summary>Whether the storage opened read-only (recovery could not write).</summary>
+    public bool IsReadOnly => _environment.ReadOnlyReason is not null;
+
     /// <summary>Removes tombstones once their consumers have passed them.</summary>
     public TombstoneCleaner Tombstones { get; }
 
@@ -70,10 +91,11 @@ public sealed class DocumentDatabase : IAsyncDisposable
     public static DocumentDatabase Open(string name, string folder, ILoggerFactory loggerFactory, DocumentDatabaseOptions? options = null)
     {
         ArgumentNullException.ThrowIfNull(loggerFactory);
-        var environment = StorageEnvironment.Open(new StorageEnvironmentOptions { Path = Path.Combine(folder, "Storage") });
+        options ??= new DocumentDatabaseOptions();
+        var environment = StorageEnvironment.Open(new StorageEnvironmentOptions { Path = Path.Combine(folder, "Storage"), Io = options.StorageIo });
         try
         {
-            return new DocumentDatabase(name, folder, environment, loggerFactory, options ?? new DocumentDatabaseOptions());
+            return new DocumentDatabase(name, folder, environment, loggerFactory, options);
         }
         catch
         {
@@ -93,11 +115,31 @@ public sealed class DocumentDatabase : IAsyncDisposable
     /// <summary>A snapshot as of the last durable commit; dispose it when done.</summary>
     public DatabaseReader BeginRead()
     {
-        ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, this);
-        return new DatabaseReader(DatabaseId, _environment.BeginRead(), _trees);
+        if (Volatile.Read(ref _disposed) != 0)
+            ThrowUnloaded();
+        try
+        {
+            return new DatabaseReader(DatabaseId, _environment.BeginRead(), _trees);
+        }
+        catch (ObjectDisposedException e) when (Volatile.Read(ref _disposed) != 0)
+        {
+            throw new DatabaseUnavailableException(Name, "it was closed while the request ran (" + e.Message + ").");
+        }
     }
 
     public EnvironmentStats GetStorageStats() => _environment.GetStats();
+
+    /// <summary>Queues a write (see <see cref="Merger"/>); a closed database answers with <see cref="DatabaseUnavailableException"/>.</summary>
+    public Task EnqueueAsync(IMergedCommand<DatabaseTransaction> command)
+    {
+        if (Volatile.Read(ref _disposed) != 0)
+            ThrowUnloaded();
+        return Merger.EnqueueAsync(command);
+    }
+
+    [System.Diagnostics.CodeAnalysis.DoesNotReturn]
+    private void ThrowUnloaded() =>
+        throw new DatabaseUnavailableException(Name, "it is closed (unloaded, or being reopened after a storage failure).");
 
     private DatabaseTransaction BeginWriteTransaction() => new(DatabaseId, _environment.BeginWrite(), _lastAssignedEtag, _trees);
 
@@ -134,6 +176,15 @@ public sealed class DocumentDatabase : IAsyncDisposable
         await Tombstones.DisposeAsync().ConfigureAwait(false);
         // Finish the writes already queued (their requests are waiting), then close storage.
         await Merger.DisposeAsync().ConfigureAwait(false);
-        _environment.Dispose();
+        try
+        {
+            _environment.Dispose();
+        }
+        catch (Exception e) when (e is StorageException or IOException)
+        {
+            // The final flush could not write (a full disk): the journal still holds every
+            // acknowledged transaction and the next open replays it.
+            _logger.LogWarning(e, "Database {Database} closed without its final flush; the journal keeps its transactions", Name);
+        }
     }
 }

@@ -8,4 +8,13 @@ public sealed class DocumentDatabaseOptions
 
     /// <summary>The most tombstones one clean-up transaction removes (a large backlog takes several).</summary>
     public int TombstoneCleanupBatch { get; init; } = 16 * 1024;
+
+    /// <summary>The engine's file layer: the real files, or a fault injector in tests.</summary>
+    public Jackdaw.Storage.Engine.StorageIo StorageIo { get; init; } = Jackdaw.Storage.Engine.StorageIo.Default;
+
+    /// <summary>The first wait before reopening a database whose storage failed; it doubles up to <see cref="MaxReopenDelay"/>.</summary>
+    public TimeSpan FirstReopenDelay { get; init; } = TimeSpan.FromMilliseconds(250);
+
+    /// <summary>The longest wait between attempts to reopen a failed database.</summary>
+    public TimeSpan MaxReopenDelay { get; init; } = TimeSpan.FromSeconds(30);
 }

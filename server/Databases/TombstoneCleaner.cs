@@ -26,6 +26,7 @@ public sealed class TombstoneCleaner : IAsyncDisposable
     private readonly SemaphoreSlim _running = new(1, 1);
     private ImmutableArray<ITombstoneConsumer> _consumers = [];
     private long _removed;
+    private int _disposed;
 
     internal TombstoneCleaner(DocumentDatabase database, DocumentDatabaseOptions options, ILogger logger)
     {
@@ -76,7 +77,14 @@ public sealed class TombstoneCleaner : IAsyncDisposable
     /// <summary>Removes every tombstone that may go now; returns how many were removed.</summary>
     public async Task<long> CleanAsync(CancellationToken cancellationToken = default)
     {
+        ThrowIfDisposed();
         await _running.WaitAsync(cancellationToken).ConfigureAwait(false);
+        if (Volatile.Read(ref _disposed) != 0)
+        {
+            _running.Release();
+            ThrowIfDisposed();
+        }
+
         try
         {
             long total = 0;
@@ -86,7 +94,7 @@ public sealed class TombstoneCleaner : IAsyncDisposable
                 if (work.Count == 0)
                     return total;
                 var command = new RemoveTombstonesCommand(work, _options.TombstoneCleanupBatch);
-                await _database.Merger.EnqueueAsync(command).ConfigureAwait(false);
+                await _database.EnqueueAsync(command).ConfigureAwait(false);
                 total += command.Removed;
                 Interlocked.Add(ref _removed, command.Removed);
                 if (command.Removed < _options.TombstoneCleanupBatch)
@@ -107,7 +115,7 @@ public sealed class TombstoneCleaner : IAsyncDisposable
             if (removed > 0)
                 _logger.LogDebug("Removed {Count} tombstones of {Database}", removed, _database.Name);
         }
-        catch (ObjectDisposedException)
+        catch (Exception e) when (e is ObjectDisposedException or Errors.DatabaseUnavailableException)
         {
             // The database is closing.
         }
@@ -117,12 +125,21 @@ public sealed class TombstoneCleaner : IAsyncDisposable
         }
     }
 
+    private void ThrowIfDisposed()
+    {
+        if (Volatile.Read(ref _disposed) != 0)
+            throw new Errors.DatabaseUnavailableException(_database.Name, "it is closed; its tombstones are cleaned when it opens again.");
+    }
+
     public async ValueTask DisposeAsync()
     {
+        if (Interlocked.Exchange(ref _disposed, 1) != 0)
+            return;
         if (_timer is not null)
             await _timer.DisposeAsync().ConfigureAwait(false);
-        // Let a clean-up in progress finish before the merger closes.
+        // Let a clean-up in progress finish before the merger closes; later calls fail at once.
         await _running.WaitAsync().ConfigureAwait(false);
+        _running.Release();
     }
 
     private sealed class RemoveTombstonesCommand(List<TombstoneCollectionState> work, int max) : IMergedCommand<DocumentsTransaction>

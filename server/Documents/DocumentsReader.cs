@@ -164,6 +164,8 @@ public class DocumentsReader : IDisposable
     /// </summary>
     public DocumentFeed GetDocumentsFrom(string? collection, long afterEtag, int take = int.MaxValue)
     {
+        // Etags start at 1: anything below 0 means "from the start" (and must not wrap in a key).
+        afterEtag = Math.Max(afterEtag, 0);
         if (collection is null)
             return new DocumentFeed(this, _transaction.OpenTree(DocumentsStorage.DocsByEtagTree), [], afterEtag, take);
         var lower = StorageKeys.LowerCollection(collection);
@@ -180,6 +182,7 @@ public class DocumentsReader : IDisposable
     /// </summary>
     public TombstoneFeed GetTombstonesFrom(string? collection, long afterEtag, int take = int.MaxValue)
     {
+        afterEtag = Math.Max(afterEtag, 0);
         var tombstones = _transaction.OpenTree(DocumentsStorage.TombstonesTree);
         if (collection is null)
             return new TombstoneFeed(tombstones, null, [], afterEtag, take);

@@ -106,6 +106,22 @@ public static class DocumentsStorage
         return new OpenState(databaseId, lastEtag, migrated);
     }
 
+    /// <summary>
+    /// What a database's documents hold, read without writing (an environment opened read-only):
+    /// the schema must be current already, since a migration would have to write.
+    /// </summary>
+    /// <exception cref="InvalidDataException">The schema is not this build's, or the database was never initialized.</exception>
+    public static OpenState ReadOnly(ReadTransaction transaction)
+    {
+        var meta = transaction.OpenTree(MetaTree);
+        if (meta is null || !meta.TryGet(DatabaseIdKey, out var idBytes))
+            throw new InvalidDataException("The database has no documents schema yet and cannot be created read-only.");
+        var version = meta.TryGet(SchemaVersionKey, out var versionBytes) ? BinaryPrimitives.ReadInt32LittleEndian(versionBytes) : 1;
+        if (version != SchemaVersion)
+            throw new InvalidDataException($"The database's documents schema is version {version}; opening it read-only needs version {SchemaVersion} (a migration has to write).");
+        return new OpenState(Encoding.UTF8.GetString(idBytes), ReadLastEtag(meta), Migrated: false);
+    }
+
     /// <summary>Indexes every existing tombstone by collection and drops the id index of version 1.</summary>
     private static void MigrateTombstonesToVersion2(WriteTransaction transaction)
     {

@@ -84,6 +84,8 @@ public class DocumentsTransaction : IDisposable
     /// <param name="context">Where the stamped document is built.</param>
     public PutResult Put(string id, ReadOnlySpan<byte> document, string? collection, string? expectedChangeVector, JsonOperationContext context)
     {
+        if (collection is { Length: 0 })
+            collection = null;
         var etag = LastEtag + 1;
         id = DocumentIds.KindOf(id) switch
         {
@@ -104,7 +106,16 @@ public class DocumentsTransaction : IDisposable
             id = existing.Id;
             // Copy out of the record first: spans into a tree die with the next modification.
             var oldCollection = existing.CollectionUtf8.IsEmpty ? null : Encoding.UTF8.GetString(existing.CollectionUtf8);
+            var moved = !string.Equals(oldCollection, collection, StringComparison.OrdinalIgnoreCase);
+            var tombstoneLength = moved ? TombstoneRecord.Write(DateTime.UtcNow.Ticks, existing.IdUtf8, existing.CollectionUtf8, ref _scratch) : 0;
             RemoveSecondaries(existing.Etag, oldCollection);
+            if (moved)
+            {
+                // The document leaves its old collection: readers of that collection's feeds (an
+                // index on it) learn it from a tombstone there, one etag before the new version.
+                AddTombstone(etag, oldCollection, tombstoneLength);
+                etag++;
+            }
         }
         else if (expectedChangeVector is not null && !MustNotExist(expectedChangeVector))
         {
@@ -167,15 +178,21 @@ public class DocumentsTransaction : IDisposable
         RemoveSecondaries(existing.Etag, oldCollection);
         _docs.Delete(key);
 
-        Span<byte> etagKey = stackalloc byte[StorageKeys.EtagSize];
-        StorageKeys.WriteEtag(etagKey, etag);
-        _tombstones.Put(etagKey, _scratch.AsSpan(0, tombstone));
-        var lower = oldCollection is null ? [] : CountChangeOf(oldCollection).Lower;
-        Span<byte> collectionKey = stackalloc byte[1 + StorageKeys.MaxCollectionBytes + StorageKeys.EtagSize];
-        _tombstonesByCollection.Put(collectionKey[..StorageKeys.WriteCollectionEtag(collectionKey, lower, etag)], []);
+        AddTombstone(etag, oldCollection, tombstone);
         LastEtag = etag;
         _changes.Add(new DocumentChange(etag, deletedId, oldCollection, DocumentChangeKind.Delete));
         return true;
+    }
+
+    /// <summary>Writes the tombstone held in <c>_scratch</c> under <paramref name="etag"/> and its collection.</summary>
+    private void AddTombstone(long etag, string? collection, int length)
+    {
+        Span<byte> etagKey = stackalloc byte[StorageKeys.EtagSize];
+        StorageKeys.WriteEtag(etagKey, etag);
+        _tombstones.Put(etagKey, _scratch.AsSpan(0, length));
+        var lower = collection is null ? [] : CountChangeOf(collection).Lower;
+        Span<byte> collectionKey = stackalloc byte[1 + StorageKeys.MaxCollectionBytes + StorageKeys.EtagSize];
+        _tombstonesByCollection.Put(collectionKey[..StorageKeys.WriteCollectionEtag(collectionKey, lower, etag)], []);
     }
 
     /// <summary>

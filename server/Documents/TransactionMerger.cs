@@ -80,6 +80,9 @@ public sealed class TransactionMerger<TTransaction> : IAsyncDisposable
         _loop = Task.Factory.StartNew(RunAsync, CancellationToken.None, TaskCreationOptions.LongRunning, TaskScheduler.Default).Unwrap();
     }
 
+    /// <summary>The database this merger writes, named in errors.</summary>
+    public string Name { get; init; } = "(unnamed)";
+
     /// <summary>Transactions committed so far (each may hold many commands).</summary>
     public long Transactions => Volatile.Read(ref _transactions);
 
@@ -91,7 +94,7 @@ public sealed class TransactionMerger<TTransaction> : IAsyncDisposable
     {
         var pending = new Pending(command);
         if (!_queue.Writer.TryWrite(pending))
-            return Task.FromException(new ObjectDisposedException(nameof(TransactionMerger<TTransaction>), "The database is shutting down; the write was not applied."));
+            return Task.FromException(new Errors.DatabaseUnavailableException(Name, "it is shutting down; the write was not applied."));
         return pending.Completion.Task;
     }
 

@@ -26,7 +26,7 @@ public sealed class BulkDocsHandler(ServerContext server) : HandlerBase(server)
 
         var command = new BatchCommand(operations, context.Documents);
         if (operations.Count > 0)
-            await database.Merger.EnqueueAsync(command).ConfigureAwait(false);
+            await database.EnqueueAsync(command).ConfigureAwait(false);
 
         var json = context.StartJson();
         json.WriteStartObject();

@@ -86,7 +86,7 @@ public sealed class DocsHandler(ServerContext server) : HandlerBase(server)
         var put = new DocumentToPut(id, document, DocumentBodies.GetCollection(document), expected);
 
         var command = new PutDocumentCommand(put, context.Documents);
-        await database.Merger.EnqueueAsync(command).ConfigureAwait(false);
+        await database.EnqueueAsync(command).ConfigureAwait(false);
 
         var result = command.Result;
         context.Response.Headers.ETag = string.Concat("\"", result.ChangeVector, "\"");
@@ -103,7 +103,7 @@ public sealed class DocsHandler(ServerContext server) : HandlerBase(server)
     {
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
         var id = DocumentBodies.ValidateId(new QueryParameters(context.Request.QueryString.Value).GetString("id"));
-        await database.Merger.EnqueueAsync(new DeleteDocumentCommand(id, IfMatch(context))).ConfigureAwait(false);
+        await database.EnqueueAsync(new DeleteDocumentCommand(id, IfMatch(context))).ConfigureAwait(false);
         context.Response.StatusCode = StatusCodes.Status204NoContent;
     }
 

@@ -1,5 +1,6 @@
 using Jackdaw.Server.Errors;
 using Jackdaw.Storage.Blittable;
+using Jackdaw.Storage.Engine;
 
 namespace Jackdaw.Server.Hosting;
 
@@ -19,6 +20,9 @@ public static class ErrorMapping
         DatabaseDoesNotExistException => (StatusCodes.Status404NotFound, ErrorTypes.DatabaseDoesNotExist),
         DatabaseAlreadyExistsException => (StatusCodes.Status409Conflict, ErrorTypes.DatabaseAlreadyExists),
         PayloadTooLargeException => (StatusCodes.Status413PayloadTooLarge, ErrorTypes.PayloadTooLarge),
+        DatabaseUnavailableException => (StatusCodes.Status503ServiceUnavailable, ErrorTypes.DatabaseUnavailable),
+        // 507 Insufficient Storage: the request was fine, the server's disk is not.
+        DiskFullException => (StatusCodes.Status507InsufficientStorage, ErrorTypes.DiskFull),
         BlittableParseException or System.Text.Json.JsonException => (StatusCodes.Status400BadRequest, ErrorTypes.InvalidJson),
         BadHttpRequestException bad => (bad.StatusCode, bad.StatusCode == StatusCodes.Status413PayloadTooLarge ? ErrorTypes.PayloadTooLarge : ErrorTypes.BadRequest),
         _ => null,

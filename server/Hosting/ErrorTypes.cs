@@ -18,4 +18,6 @@ public static class ErrorTypes
     public const string DatabaseDoesNotExist = "DatabaseDoesNotExistException";
     public const string DatabaseAlreadyExists = "DatabaseAlreadyExistsException";
     public const string DocumentDoesNotExist = "DocumentDoesNotExistException";
+    public const string DiskFull = "DiskFullException";
+    public const string DatabaseUnavailable = "DatabaseUnavailableException";
 }

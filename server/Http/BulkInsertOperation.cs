@@ -151,7 +151,7 @@ public sealed partial class BulkInsertOperation(DocumentDatabase database, long 
         // Count batches already done (and surface a failure) before queueing more.
         while (_inFlight.Count > 0 && (_inFlight.Count >= MaxInFlight || _inFlight.Peek().Commit.IsCompleted))
             await DrainOneAsync().ConfigureAwait(false);
-        _inFlight.Enqueue((database.Merger.EnqueueAsync(new BatchCommand(_batch, _parsing, _stream)), _batch.Count, _parsing));
+        _inFlight.Enqueue((database.EnqueueAsync(new BatchCommand(_batch, _parsing, _stream)), _batch.Count, _parsing));
         _batch = new List<BatchOperation>(MaxBatchDocuments);
         _batchBytes = 0;
         _parsing = _idle.TryPop(out var next) ? next : new JsonOperationContext();

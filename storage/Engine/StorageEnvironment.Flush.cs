@@ -41,6 +41,12 @@ public sealed partial class StorageEnvironment
     /// </summary>
     private void FlushCore()
     {
+        if (ReadOnlyReason is not null)
+        {
+            // The overlay holds what the data file could not receive; the journal keeps it.
+            return;
+        }
+
         lock (_flushLock)
         {
             if (WriteFlushablePages() is not var (upTo, pages))

@@ -37,7 +37,7 @@ public sealed partial class StorageEnvironment : IDisposable
     private bool _disposed;
     private Exception? _flushFailure;
 
-    private StorageEnvironment(StorageEnvironmentOptions options, FileStream lockFile, DataFile dataFile, Recovery.Result recovered)
+    private StorageEnvironment(StorageEnvironmentOptions options, FileStream lockFile, DataFile dataFile, Recovery.Result recovered, Dictionary<long, byte[]>? readOnlyOverlay = null)
     {
         Options = options;
         Pool = new PagePool(Math.Clamp(options.FlushThresholdPages, 1024, 64 * 1024));
@@ -45,11 +45,35 @@ public sealed partial class StorageEnvironment : IDisposable
         DataFile = dataFile;
         _lastCommitted = recovered.LastTransactionId;
         _lastDurable = recovered.LastTransactionId;
-        Journal = new JournalWriter(options.Path, options.MaxJournalFileSize, recovered.NextJournalSequence, OnDurable);
+        Journal = new JournalWriter(options.Path, options.MaxJournalFileSize, recovered.NextJournalSequence, OnDurable, options.Io);
         RecoveredTransactions = recovered.ReplayedTransactions;
+        if (readOnlyOverlay is not null)
+        {
+            // Recovery could not write: the journal's transactions live in memory as one version,
+            // nothing is ever flushed, and the journal files stay for the next (writable) open.
+            ReadOnlyReason = new DiskFullException(options.Path);
+            if (readOnlyOverlay.Count > 0)
+            {
+                PageTable.Add(recovered.LastTransactionId, readOnlyOverlay);
+            }
+        }
+
         _flusher = new Thread(FlusherLoop) { IsBackground = true, Name = "Jackdaw flusher" };
         _flusher.Start();
     }
+
+    /// <summary>
+    /// Why the environment was opened read-only (recovery could not write its files: a full disk),
+    /// or null when it is writable. Read-only, every acknowledged transaction is readable and every
+    /// write throws this exception; reopen once the cause is gone.
+    /// </summary>
+    public DiskFullException? ReadOnlyReason { get; }
+
+    /// <summary>
+    /// Why writes fail from now on until the environment is reopened (a journal write failed, e.g.
+    /// the disk filled up), or why it opened read-only; null while it is healthy.
+    /// </summary>
+    public Exception? Failure => Journal.Failure ?? ReadOnlyReason;
 
     public StorageEnvironmentOptions Options { get; }
 
@@ -88,8 +112,22 @@ public sealed partial class StorageEnvironment : IDisposable
         DataFile? dataFile = null;
         try
         {
-            dataFile = DataFile.Open(options.Path, options.InitialDataFileSize, out _);
-            var recovered = Recovery.Run(dataFile, options.Path);
+            dataFile = DataFile.Open(options.Path, options.InitialDataFileSize, options.Io, out _);
+            Recovery.Result recovered;
+            try
+            {
+                recovered = Recovery.Run(dataFile, options.Path);
+            }
+            catch (DiskFullException)
+            {
+                // Replaying into the data file needs space it cannot have. Every journal file is
+                // still there (they are deleted only after the replay is synced), and a replay is
+                // safe to repeat over a partly written data file: replay into memory instead.
+                var overlay = new Dictionary<long, byte[]>();
+                recovered = Recovery.RunInMemory(dataFile, options.Path, overlay);
+                return new StorageEnvironment(options, lockFile, dataFile, recovered, overlay);
+            }
+
             return new StorageEnvironment(options, lockFile, dataFile, recovered);
         }
         catch
@@ -210,9 +248,14 @@ public sealed partial class StorageEnvironment : IDisposable
         try
         {
             ThrowIfDisposed();
+            if (ReadOnlyReason is { } readOnly)
+            {
+                throw new DiskFullException(readOnly.Path, readOnly);
+            }
+
             if (Journal.Failure is { } failure)
             {
-                throw new StorageException("The journal failed earlier; reopen the environment to recover.", failure);
+                throw JournalWriter.FailedEarlier(failure);
             }
 
             if (PageTable.VersionCount >= 4L * Options.FlushThresholdPages)
@@ -378,7 +421,7 @@ public sealed partial class StorageEnvironment : IDisposable
             _flushSignal.Set();
             _flusher.Join();
             Journal.Dispose();
-            if (Journal.Failure is null)
+            if (Journal.Failure is null && ReadOnlyReason is null)
             {
                 FlushCore();
                 highWater = FlushedHighWater();

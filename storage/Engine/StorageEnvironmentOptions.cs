@@ -20,4 +20,7 @@ public sealed class StorageEnvironmentOptions
     /// which bounds memory under a heavy write load.
     /// </summary>
     public int FlushThresholdPages { get; init; } = 16 * 1024;
+
+    /// <summary>Where the engine's file writes and syncs go: the real files, or a test's fault injector.</summary>
+    public StorageIo Io { get; init; } = StorageIo.Default;
 }

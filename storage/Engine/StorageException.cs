@@ -47,3 +47,20 @@ public sealed class StorageLimitException : StorageException
     {
     }
 }
+
+/// <summary>
+/// The file system holding the environment has no space left (ENOSPC). Nothing that was
+/// acknowledged is lost: the journal keeps every durable transaction. Free space and reopen the
+/// environment (the server does this by itself, with back-off).
+/// </summary>
+public sealed class DiskFullException : StorageException
+{
+    public DiskFullException(string path, Exception? innerException = null)
+        : base($"The disk holding '{path}' is full: no space left to write. Free space on that file system; writes resume once the database is reopened.", innerException!)
+    {
+        Path = path;
+    }
+
+    /// <summary>The file or folder that could not be written.</summary>
+    public string Path { get; }
+}

@@ -37,6 +37,7 @@ internal sealed class JournalWriter : IDisposable
     private JournalFile? _current;
     private bool _stopping;
     private Exception? _failure;
+    private readonly StorageIo _io;
 
     private sealed class JournalFile(string path, long sequence, FileStream stream, long capacity)
     {
@@ -58,8 +59,9 @@ internal sealed class JournalWriter : IDisposable
         public bool Closed { get; set; }
     }
 
-    public JournalWriter(string folder, long maxFileSize, long nextSequence, Action<long> onDurable)
+    public JournalWriter(string folder, long maxFileSize, long nextSequence, Action<long> onDurable, StorageIo io)
     {
+        _io = io;
         _folder = folder;
         _maxFileSize = Math.Max(maxFileSize, 64 * 1024);
         _onDurable = onDurable;
@@ -91,6 +93,11 @@ internal sealed class JournalWriter : IDisposable
 
     public Exception? Failure => Volatile.Read(ref _failure);
 
+    /// <summary>The error for a commit after the journal failed: a full disk stays a <see cref="DiskFullException"/>.</summary>
+    internal static StorageException FailedEarlier(Exception failure) => failure is DiskFullException full
+        ? new DiskFullException(full.Path, failure)
+        : new StorageException("The journal failed earlier; the environment must be reopened.", failure);
+
     public long TotalSize
     {
         get
@@ -116,7 +123,7 @@ internal sealed class JournalWriter : IDisposable
             if (_failure is not null)
             {
                 record.Release();
-                done.SetException(new StorageException("The journal failed earlier; the environment must be reopened.", _failure));
+                done.SetException(FailedEarlier(_failure));
                 return done.Task;
             }
 
@@ -171,7 +178,9 @@ internal sealed class JournalWriter : IDisposable
                 foreach (var (record, done) in batch)
                 {
                     record.Release();
-                    done.TrySetException(new StorageException("Writing the journal failed; the transaction is not durable and the environment must be reopened.", e));
+                    done.TrySetException(e is DiskFullException full
+                        ? new DiskFullException(full.Path, e)
+                        : new StorageException("Writing the journal failed; the transaction is not durable and the environment must be reopened.", e));
                 }
             }
 
@@ -208,9 +217,9 @@ internal sealed class JournalWriter : IDisposable
                 file.Written = Math.Max(zeroed, end);
             }
 
-            RandomAccess.Write(file.Stream.SafeFileHandle, buffers, file.Position);
+            _io.Write(file.Stream.SafeFileHandle, buffers, file.Position, file.Path);
             file.Position = end;
-            Posix.DataSync(file.Stream);
+            _io.DataSync(file.Stream);
         }
     }
 
@@ -233,10 +242,22 @@ internal sealed class JournalWriter : IDisposable
         var path = System.IO.Path.Combine(_folder, FileNameFor(sequence));
         var capacity = Math.Max(_maxFileSize, (recordLength + 4095L) & ~4095L);
         var stream = new FileStream(path, FileMode.CreateNew, FileAccess.ReadWrite, FileShare.Read, 1, FileOptions.None);
-        Posix.Preallocate(stream, capacity);
-        Posix.DataSync(stream);
-        // The new file's directory entry must be durable before any record in it is acknowledged.
-        Posix.SyncFolder(_folder);
+        try
+        {
+            _io.Preallocate(stream, capacity);
+            _io.DataSync(stream);
+            // The new file's directory entry must be durable before any record in it is acknowledged.
+            _io.SyncFolder(_folder);
+        }
+        catch
+        {
+            // A journal file that could not be made ready holds no record: remove it, so a full
+            // disk is not made fuller and the next attempt can use the same sequence number.
+            stream.Dispose();
+            File.Delete(path);
+            NextSequence--;
+            throw;
+        }
         var file = new JournalFile(path, sequence, stream, capacity);
         lock (_files)
         {

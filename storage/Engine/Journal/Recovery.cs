@@ -16,7 +16,17 @@ internal static class Recovery
 {
     public readonly record struct Result(long LastTransactionId, long NextJournalSequence, int ReplayedTransactions, bool StoppedAtTornRecord);
 
-    public static Result Run(DataFile dataFile, string folder)
+    public static Result Run(DataFile dataFile, string folder) => Run(dataFile, folder, overlay: null);
+
+    /// <summary>
+    /// Replays without writing anything: each record's pages go into <paramref name="overlay"/>
+    /// (first page number → the run as of the last replayed transaction, built on the data file's
+    /// content), the journal files stay, the headers stay. For opening read-only when recovery
+    /// cannot write (a full disk); the same torn-tail rules apply.
+    /// </summary>
+    public static Result RunInMemory(DataFile dataFile, string folder, Dictionary<long, byte[]> overlay) => Run(dataFile, folder, overlay);
+
+    private static Result Run(DataFile dataFile, string folder, Dictionary<long, byte[]>? overlay)
     {
         var files = JournalWriter.ListFiles(folder);
         var flushed = dataFile.FlushedTransactionId;
@@ -125,7 +135,7 @@ internal static class Recovery
                 }
 
                 var diffLayout = (h.Flags & JournalRecordHeader.DiffFlag) != 0;
-                if (!Apply(dataFile: null, payload, h.PageCount, diffLayout) || !Apply(dataFile, payload, h.PageCount, diffLayout))
+                if (!Apply(dataFile: null, null, payload, h.PageCount, diffLayout) || !Apply(dataFile, overlay, payload, h.PageCount, diffLayout))
                 {
                     throw new StorageCorruptedException(path, $"Journal record of transaction {h.TransactionId} passed its checksum but its page list is malformed.");
                 }
@@ -134,6 +144,12 @@ internal static class Recovery
                 replayed++;
                 position += JournalRecordHeader.Size + h.PayloadSize;
             }
+        }
+
+        var nextSequence = files.Count == 0 ? 1 : files[^1].Sequence + 1;
+        if (overlay is not null)
+        {
+            return new Result(last, nextSequence, replayed, torn);
         }
 
         if (last > flushed)
@@ -150,7 +166,6 @@ internal static class Recovery
             dataFile.WriteHeader(last);
         }
 
-        var nextSequence = files.Count == 0 ? 1 : files[^1].Sequence + 1;
         foreach (var (_, path) in files)
         {
             File.Delete(path);
@@ -172,7 +187,7 @@ internal static class Recovery
     /// and a sector the disk was writing when the power went holds its old or its new bytes, never
     /// others (whole-page records repaired a torn page; diffs rely on the disk for that).
     /// </summary>
-    private static bool Apply(DataFile? dataFile, ReadOnlySpan<byte> payload, int pageCount, bool diffLayout)
+    private static bool Apply(DataFile? dataFile, Dictionary<long, byte[]>? overlay, ReadOnlySpan<byte> payload, int pageCount, bool diffLayout)
     {
         var entryHeader = diffLayout ? JournalRecord.EntryHeader : JournalRecord.WholePageEntryHeader;
         var pos = 0;
@@ -201,6 +216,21 @@ internal static class Recovery
                     return false;
                 }
             }
+            else if (overlay is not null)
+            {
+                byte[] page;
+                if (stored == length)
+                {
+                    page = body.ToArray();
+                }
+                else
+                {
+                    page = overlay.TryGetValue(number, out var newest) && newest.Length == length ? newest : ReadBase(dataFile, number, length);
+                    PageDiff.ForEachRun(body, length, page, static (target, offset, bytes) => bytes.CopyTo(target.AsSpan(offset)));
+                }
+
+                overlay[number] = page;
+            }
             else
             {
                 dataFile.EnsureSize(number + (length / Constants.PageSize));
@@ -219,6 +249,20 @@ internal static class Recovery
         }
 
         return count == pageCount;
+    }
+
+    /// <summary>A copy of the run as the data file holds it; zeros past the end of the file.</summary>
+    private static unsafe byte[] ReadBase(DataFile dataFile, long number, int length)
+    {
+        var page = new byte[length];
+        var offset = number * Constants.PageSize;
+        var inFile = Math.Min(length, dataFile.Length - offset);
+        if (inFile > 0)
+        {
+            new ReadOnlySpan<byte>(dataFile.PagePointer(number, out _), (int)inFile).CopyTo(page);
+        }
+
+        return page;
     }
 
     private static bool IsAllZero(ReadOnlySpan<byte> span) => !span.ContainsAnyExcept((byte)0);

@@ -73,12 +73,28 @@ internal static partial class Posix
     [LibraryImport("libc", EntryPoint = "close")]
     private static partial int Close(int fd);
 
-    /// <summary>Reserves disk blocks for [0, length) so later writes never change the file size.</summary>
+    private const int ENOSPC = 28;
+
+    /// <summary>
+    /// Reserves disk blocks for [0, length) so later writes never change the file size. A full
+    /// file system is an <see cref="IOException"/> with <c>HResult</c> ENOSPC; a file system that
+    /// cannot preallocate gets a plain (possibly sparse) length instead.
+    /// </summary>
     public static void Preallocate(FileStream file, long length)
     {
-        if (IsLinux && PosixFAllocate(file.SafeFileHandle, 0, length) == 0)
+        if (IsLinux)
         {
-            return;
+            // posix_fallocate returns the error number instead of setting errno.
+            var error = PosixFAllocate(file.SafeFileHandle, 0, length);
+            if (error == 0)
+            {
+                return;
+            }
+
+            if (error == ENOSPC)
+            {
+                throw new IOException($"No space left to preallocate {length} bytes for '{file.Name}'.", ENOSPC);
+            }
         }
 
         if (file.Length < length)

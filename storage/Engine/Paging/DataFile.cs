@@ -52,8 +52,11 @@ internal sealed unsafe class DataFile : IDisposable
     private Mapping _current;
     private long _lastHeaderSlotWritten;
 
-    private DataFile(string path, FileStream stream, long growthStep)
+    private readonly StorageIo _io;
+
+    private DataFile(string path, FileStream stream, long growthStep, StorageIo io)
     {
+        _io = io;
         FilePath = path;
         _stream = stream;
         _growthStep = growthStep;
@@ -76,7 +79,7 @@ internal sealed unsafe class DataFile : IDisposable
     public bool HasOlderFormatHeader { get; private set; }
 
     /// <summary>Opens or creates the file. A new file gets both headers at transaction 0 and an initial state.</summary>
-    public static DataFile Open(string folder, long initialSize, out bool created)
+    public static DataFile Open(string folder, long initialSize, StorageIo io, out bool created)
     {
         var path = Path.Combine(folder, FileName);
         var size = Math.Max(initialSize, 16 * Constants.PageSize);
@@ -84,7 +87,7 @@ internal sealed unsafe class DataFile : IDisposable
         created = !File.Exists(path);
         if (created)
         {
-            CreateNew(path, size);
+            CreateNew(path, size, io);
         }
 
         var stream = new FileStream(path, FileMode.Open, FileAccess.ReadWrite, FileShare.Read, 1, FileOptions.None);
@@ -95,7 +98,7 @@ internal sealed unsafe class DataFile : IDisposable
                 throw new StorageCorruptedException(path, $"The data file is {stream.Length} bytes long, which is not a whole number of {Constants.PageSize}-byte pages holding at least the headers.");
             }
 
-            var file = new DataFile(path, stream, Math.Clamp(size, 2 * 1024 * 1024, MaxGrowthStep));
+            var file = new DataFile(path, stream, Math.Clamp(size, 2 * 1024 * 1024, MaxGrowthStep), io);
             file.ReadHeaders();
             return file;
         }
@@ -110,20 +113,20 @@ internal sealed unsafe class DataFile : IDisposable
     /// Builds the new file under a temporary name and renames it into place, so a crash during
     /// creation leaves no half-initialized data file (which would otherwise read as corrupt).
     /// </summary>
-    private static void CreateNew(string path, long size)
+    private static void CreateNew(string path, long size, StorageIo io)
     {
         var temp = path + ".new";
         using (var stream = new FileStream(temp, FileMode.Create, FileAccess.ReadWrite, FileShare.None, 1, FileOptions.None))
         {
-            stream.SetLength(size);
-            WriteInitialPages(stream);
+            io.SetLength(stream, size);
+            WriteInitialPages(stream, io);
         }
 
         File.Move(temp, path, overwrite: false);
-        Posix.SyncFolder(Path.GetDirectoryName(path)!);
+        io.SyncFolder(Path.GetDirectoryName(path)!);
     }
 
-    private static void WriteInitialPages(FileStream stream)
+    private static void WriteInitialPages(FileStream stream, StorageIo io)
     {
         var buffer = new byte[Constants.FirstFreePage * Constants.PageSize + Constants.PageSize];
         for (var slot = 0; slot < 2; slot++)
@@ -149,8 +152,8 @@ internal sealed unsafe class DataFile : IDisposable
 
         Trees.TreePage.InitializeLeaf(buffer.AsSpan((int)Constants.FirstFreePage * Constants.PageSize, Constants.PageSize), Constants.FirstFreePage);
 
-        RandomAccess.Write(stream.SafeFileHandle, buffer, 0);
-        Posix.DataSync(stream);
+        io.Write(stream.SafeFileHandle, buffer, 0, stream.Name);
+        io.DataSync(stream);
     }
 
     private static void WriteHeader(Span<byte> target, long flushedTransactionId)
@@ -232,20 +235,20 @@ internal sealed unsafe class DataFile : IDisposable
         var step = Math.Clamp(length / 4, _growthStep, MaxGrowthStep);
         var newLength = Math.Max(needed, length + step);
         newLength = (newLength + Constants.PageSize - 1) & ~(long)(Constants.PageSize - 1);
-        _stream.SetLength(newLength);
+        _io.SetLength(_stream, newLength);
         var mapping = new Mapping(_stream, newLength);
         _mappings.Add(mapping);
         Volatile.Write(ref _current, mapping);
     }
 
     public void Write(long pageNumber, ReadOnlySpan<byte> data) =>
-        RandomAccess.Write(_stream.SafeFileHandle, data, pageNumber * Constants.PageSize);
+        _io.Write(_stream.SafeFileHandle, data, pageNumber * Constants.PageSize, FilePath);
 
     /// <summary>Writes bytes at <paramref name="offset"/> inside the page (or overflow run) starting at <paramref name="pageNumber"/>.</summary>
     public void WriteAt(long pageNumber, int offset, ReadOnlySpan<byte> data) =>
-        RandomAccess.Write(_stream.SafeFileHandle, data, (pageNumber * Constants.PageSize) + offset);
+        _io.Write(_stream.SafeFileHandle, data, (pageNumber * Constants.PageSize) + offset, FilePath);
 
-    public void Sync() => Posix.DataSync(_stream);
+    public void Sync() => _io.DataSync(_stream);
 
     /// <summary>Writes the older header slot (after the data is synced) and syncs it.</summary>
     public void WriteHeader(long flushedTransactionId)
@@ -253,8 +256,8 @@ internal sealed unsafe class DataFile : IDisposable
         var slot = _lastHeaderSlotWritten == Constants.HeaderPageA ? Constants.HeaderPageB : Constants.HeaderPageA;
         Span<byte> buffer = stackalloc byte[FileHeader.Size];
         WriteHeader(buffer, flushedTransactionId);
-        RandomAccess.Write(_stream.SafeFileHandle, buffer, slot * Constants.PageSize);
-        Posix.DataSync(_stream);
+        _io.Write(_stream.SafeFileHandle, buffer, slot * Constants.PageSize, FilePath);
+        _io.DataSync(_stream);
         _lastHeaderSlotWritten = slot;
         if (slot == Constants.HeaderPageA)
         {

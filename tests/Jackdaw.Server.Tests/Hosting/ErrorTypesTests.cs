@@ -45,6 +45,7 @@ public sealed class ErrorTypesTests(Infrastructure.ServerFixture fixture) : ICla
             ErrorTypes.BadRequest, ErrorTypes.InvalidJson, ErrorTypes.RouteNotFound, ErrorTypes.MethodNotAllowed,
             ErrorTypes.PayloadTooLarge, ErrorTypes.InternalServerError, ErrorTypes.Concurrency,
             ErrorTypes.DatabaseDoesNotExist, ErrorTypes.DatabaseAlreadyExists, ErrorTypes.DocumentDoesNotExist,
+            ErrorTypes.DiskFull, ErrorTypes.DatabaseUnavailable,
         ];
         Assert.Equal(AllTypes().Order(StringComparer.Ordinal), covered.Order(StringComparer.Ordinal));
     }
@@ -136,6 +137,34 @@ public sealed class ErrorTypesTests(Infrastructure.ServerFixture fixture) : ICla
         var db = await fixture.CreateDatabaseAsync();
         using var response = await Client.GetAsync($"/databases/{db}/docs?id=missing");
         await Api.AssertErrorAsync(response, HttpStatusCode.NotFound, "DocumentDoesNotExistException");
+    }
+
+    [Fact]
+    public async Task DiskFullExceptionThenDatabaseUnavailableException()
+    {
+        // A server whose storage layer reports a full disk on demand, and waits long before reopening.
+        var io = new Jackdaw.Storage.Engine.FaultInjectingStorageIo();
+        await using var server = await InProcessServer.StartAsync(options => options.Database = new Jackdaw.Server.Databases.DocumentDatabaseOptions
+        {
+            StorageIo = io,
+            FirstReopenDelay = TimeSpan.FromHours(1),
+        });
+        using (await server.Client.PutAsync("/admin/databases?name=errors", null))
+        {
+        }
+
+        io.DiskFull = true;
+        using (var full = await server.Client.PutAsync("/databases/errors/docs?id=a", Api.Json("{}")))
+            await Api.AssertErrorAsync(full, HttpStatusCode.InsufficientStorage, "DiskFullException");
+
+        // The next request sees the failed storage and schedules the reopen (an hour away here);
+        // once the failed database is unloaded, requests get 503 until the reopen happens.
+        using (await server.Client.GetAsync("/databases/errors/docs?id=a"))
+        {
+        }
+        await server.Host.Server.Databases.UnloadAsync("errors");
+        using var unavailable = await server.Client.GetAsync("/databases/errors/docs?id=a");
+        await Api.AssertErrorAsync(unavailable, HttpStatusCode.ServiceUnavailable, "DatabaseUnavailableException");
     }
 
     private static string RepositoryFile(string relative)

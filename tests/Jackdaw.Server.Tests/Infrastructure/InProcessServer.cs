@@ -30,7 +30,10 @@ public sealed class InProcessServer : IAsyncDisposable
 
     public string DataDir => Host.Server.Options.DataDir;
 
-    public static async Task<InProcessServer> StartAsync(params string[] extraArgs)
+    public static Task<InProcessServer> StartAsync(params string[] extraArgs) => StartAsync(configure: null, extraArgs);
+
+    /// <summary>Starts a server whose options <paramref name="configure"/> may change first (e.g. a fault-injecting storage layer).</summary>
+    public static async Task<InProcessServer> StartAsync(Action<Jackdaw.Server.Hosting.ServerOptions>? configure, params string[] extraArgs)
     {
         var logs = new CapturingLoggerProvider();
         var folder = new TempFolder("jackdaw-server");
@@ -43,6 +46,7 @@ public sealed class InProcessServer : IAsyncDisposable
                 builder.Logging.AddProvider(logs);
             },
             [typeof(InProcessServer).Assembly]);
+        configure?.Invoke(host.Server.Options);
         await host.StartAsync();
         return new InProcessServer(host, logs, folder);
     }
