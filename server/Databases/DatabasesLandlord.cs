@@ -1,3 +1,4 @@
+using System.Diagnostics;
 using Jackdaw.Server.Errors;
 
 namespace Jackdaw.Server.Databases;
@@ -20,6 +21,10 @@ public sealed class DatabasesLandlord : IAsyncDisposable
     // Databases being reopened after a storage failure: requests in the gap get a 503.
     private readonly NonBlocking.ConcurrentDictionary<DatabaseNameKey, Task> _reopening = new(DatabaseNameKey.Comparer);
     private readonly CancellationTokenSource _closing = new();
+
+    // When each database was last reopened and the wait that preceded it: a database that fails
+    // again soon after (a disk still nearly full) waits longer each time instead of starting over.
+    private readonly NonBlocking.ConcurrentDictionary<DatabaseNameKey, (TimeSpan Delay, long ReopenedAt)> _lastReopen = new(DatabaseNameKey.Comparer);
     private readonly ILogger _logger;
 
     public DatabasesLandlord(string root, ILoggerFactory loggerFactory, DocumentDatabaseOptions? options = null)
@@ -55,8 +60,29 @@ public sealed class DatabasesLandlord : IAsyncDisposable
             Directory.CreateDirectory(folder);
             _folders[key] = folder;
         }
-        // Open it now, so creation fails loudly (disk, permissions) rather than the first write.
-        _ = GetOrOpen(key);
+        // Open it now, so creation fails loudly (disk, permissions) rather than the first write,
+        // and leaves no half-made database behind: the name stays free for a retry.
+        try
+        {
+            _ = GetOrOpen(key);
+        }
+        catch
+        {
+            lock (_lifecycle)
+            {
+                if (_folders.TryRemove(key, out var folder))
+                {
+                    try
+                    {
+                        Directory.Delete(folder, recursive: true);
+                    }
+                    catch (IOException)
+                    {
+                    }
+                }
+            }
+            throw;
+        }
         return true;
     }
 
@@ -151,6 +177,8 @@ public sealed class DatabasesLandlord : IAsyncDisposable
     private async Task ReopenUntilHealthyAsync(DatabaseNameKey key, DocumentDatabase failed)
     {
         var delay = _options.FirstReopenDelay;
+        if (_lastReopen.TryGetValue(key, out var last) && Stopwatch.GetElapsedTime(last.ReopenedAt) < _options.MaxReopenDelay + last.Delay)
+            delay = TimeSpan.FromTicks(Math.Min(last.Delay.Ticks * 2, _options.MaxReopenDelay.Ticks));
         DocumentDatabase? current = failed;
         _logger.LogWarning(failed.StorageFailure, "Database {Database} cannot write ({Reason}); reopening it", failed.Name, failed.StorageFailure?.Message);
         while (!_closing.IsCancellationRequested)
@@ -178,6 +206,7 @@ public sealed class DatabasesLandlord : IAsyncDisposable
                 current = null;
             }
 
+            _lastReopen[key] = (delay, Stopwatch.GetTimestamp());
             delay = TimeSpan.FromTicks(Math.Min(delay.Ticks * 2, _options.MaxReopenDelay.Ticks));
             try
             {

@@ -106,7 +106,9 @@ public class DocumentsTransaction : IDisposable
             id = existing.Id;
             // Copy out of the record first: spans into a tree die with the next modification.
             var oldCollection = existing.CollectionUtf8.IsEmpty ? null : Encoding.UTF8.GetString(existing.CollectionUtf8);
-            var moved = !string.Equals(oldCollection, collection, StringComparison.OrdinalIgnoreCase);
+            // Compared as the keys are (lowercased invariant UTF-8, cached per transaction).
+            var moved = (oldCollection is null) != (collection is null)
+                || (oldCollection is not null && !CountChangeOf(oldCollection).Lower.AsSpan().SequenceEqual(CountChangeOf(collection!).Lower));
             var tombstoneLength = moved ? TombstoneRecord.Write(DateTime.UtcNow.Ticks, existing.IdUtf8, existing.CollectionUtf8, ref _scratch) : 0;
             RemoveSecondaries(existing.Etag, oldCollection);
             if (moved)
@@ -114,6 +116,7 @@ public class DocumentsTransaction : IDisposable
                 // The document leaves its old collection: readers of that collection's feeds (an
                 // index on it) learn it from a tombstone there, one etag before the new version.
                 AddTombstone(etag, oldCollection, tombstoneLength);
+                _changes.Add(new DocumentChange(etag, id, oldCollection, DocumentChangeKind.Delete));
                 etag++;
             }
         }

@@ -156,31 +156,35 @@ internal sealed class JournalWriter : IDisposable
                 _queue.Clear();
             }
 
+            var durable = 0;
+            Exception? failure = null;
             try
             {
-                WriteBatch(batch, buffers);
-                _onDurable(batch[^1].Record.TransactionId);
-                foreach (var (record, done) in batch)
-                {
-                    record.Release();
-                    done.SetResult();
-                }
+                WriteBatch(batch, buffers, ref durable);
             }
             catch (Exception e)
             {
+                failure = e;
+            }
+
+            // Records synced before a failure (in an earlier file of this batch) are durable:
+            // they are acknowledged, not reported failed.
+            CompleteDurable(batch, durable);
+            if (failure is not null)
+            {
                 lock (_queueLock)
                 {
-                    _failure = e;
+                    _failure = failure;
                     batch.AddRange(_queue);
                     _queue.Clear();
                 }
 
-                foreach (var (record, done) in batch)
+                foreach (var (record, done) in batch.Skip(durable))
                 {
                     record.Release();
-                    done.TrySetException(e is DiskFullException full
-                        ? new DiskFullException(full.Path, e)
-                        : new StorageException("Writing the journal failed; the transaction is not durable and the environment must be reopened.", e));
+                    done.TrySetException(failure is DiskFullException full
+                        ? new DiskFullException(full.Path, failure)
+                        : new StorageException("Writing the journal failed; the transaction is not durable and the environment must be reopened.", failure));
                 }
             }
 
@@ -188,7 +192,28 @@ internal sealed class JournalWriter : IDisposable
         }
     }
 
-    private void WriteBatch(List<(JournalRecord Record, TaskCompletionSource Done)> batch, List<ReadOnlyMemory<byte>> buffers)
+    /// <summary>Publishes the first <paramref name="count"/> records of the batch as durable and completes them.</summary>
+    private void CompleteDurable(List<(JournalRecord Record, TaskCompletionSource Done)> batch, int count)
+    {
+        if (count == 0)
+        {
+            return;
+        }
+
+        _onDurable(batch[count - 1].Record.TransactionId);
+        for (var i = 0; i < count; i++)
+        {
+            var (record, done) = batch[i];
+            record.Release();
+            done.TrySetResult();
+        }
+    }
+
+    /// <summary>
+    /// Writes the batch, file by file, syncing each; <paramref name="durable"/> counts the records
+    /// synced so far, so a failure in a later file leaves the earlier ones acknowledged.
+    /// </summary>
+    private void WriteBatch(List<(JournalRecord Record, TaskCompletionSource Done)> batch, List<ReadOnlyMemory<byte>> buffers, ref int durable)
     {
         var i = 0;
         while (i < batch.Count)
@@ -220,6 +245,7 @@ internal sealed class JournalWriter : IDisposable
             _io.Write(file.Stream.SafeFileHandle, buffers, file.Position, file.Path);
             file.Position = end;
             _io.DataSync(file.Stream);
+            durable = i;
         }
     }
 

@@ -190,6 +190,30 @@ public sealed class DurableNotificationsTests : IAsyncLifetime
     }
 
     [Fact]
+    public async Task ACommitWhoseJournalWriteFailsIsNeverPublished()
+    {
+        using var folder = new TempFolder();
+        var io = new Jackdaw.Storage.Engine.FaultInjectingStorageIo();
+        await using var database = DocumentDatabase.Open("faulty", folder.Path, NullLoggerFactory.Instance, new DocumentDatabaseOptions { StorageIo = io, TombstoneCleanupInterval = Timeout.InfiniteTimeSpan });
+        var commits = new ConcurrentQueue<DurableCommit>();
+        using var subscription = database.Notifications.Subscribe(commits.Enqueue);
+        using var context = new JsonOperationContext();
+        PutDocumentCommand Put(string id) => new(new DocumentToPut(id, context.Parse("{\"N\":1}"u8, BlittableMode.Disk), "Users", null), context);
+
+        await database.EnqueueAsync(Put("users/1"));
+        var waiting = database.Notifications.WaitForEtagAsync(2);
+        io.DiskFull = true;
+        await Assert.ThrowsAsync<Jackdaw.Storage.Engine.DiskFullException>(() => database.EnqueueAsync(Put("users/2")));
+
+        Assert.Equal([1L], commits.Select(c => c.LastEtag).ToArray());
+        Assert.Equal(1, database.LastEtag);
+        Assert.False(waiting.IsCompleted);
+        using var reader = database.BeginRead();
+        Assert.Equal(1, reader.LastEtag);
+        Assert.False(reader.TryGet("users/2", out _));
+    }
+
+    [Fact]
     public async Task LastEtagSurvivesAReopen()
     {
         await PutAsync("users/1");

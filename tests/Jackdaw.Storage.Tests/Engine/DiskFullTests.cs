@@ -94,6 +94,63 @@ public sealed class DiskFullTests : EngineTestBase
     }
 
     [Fact]
+    public async Task EveryCommitReportedDurableSurvivesAndEveryCommitReportedFailedIsAbsent()
+    {
+        // Small journal files, so a group commit runs into the second file, which cannot be made.
+        _io.Affects = path => Path.GetFileName(path) == "journal.0000000002";
+        _io.DiskFull = true;
+        var options = new StorageEnvironmentOptions { Path = Folder, FlushInterval = TimeSpan.FromMilliseconds(200), Io = _io, MaxJournalFileSize = 64 * 1024 };
+        var env = StorageEnvironment.Open(options);
+        // Random letters: LZ4 cannot shrink them much, so the records really fill the file.
+        var random = new Random(5);
+        var value = new string(Enumerable.Range(0, 4000).Select(_ => (char)('a' + random.Next(26))).ToArray());
+        var commits = new List<(string Key, Task Durable)>();
+        for (var i = 0; i < 60; i++)
+        {
+            WriteTransaction tx;
+            try
+            {
+                tx = env.BeginWrite();
+            }
+            catch (DiskFullException)
+            {
+                break;
+            }
+
+            tx.CreateTree("t").Put(Bytes($"k{i:D3}"), Bytes(value + i));
+            commits.Add(($"k{i:D3}", tx.CommitPipelined().Durable));
+            if (env.Failure is not null)
+            {
+                break;
+            }
+        }
+
+        var acknowledged = new List<string>();
+        var failed = new List<string>();
+        foreach (var (key, durable) in commits)
+        {
+            try
+            {
+                await durable;
+                acknowledged.Add(key);
+            }
+            catch (DiskFullException)
+            {
+                failed.Add(key);
+            }
+        }
+
+        Assert.NotEmpty(acknowledged);
+        Assert.NotEmpty(failed);
+        env.Dispose();
+
+        _io.DiskFull = false;
+        using var reopened = StorageEnvironment.Open(options);
+        Assert.All(acknowledged, key => Assert.StartsWith(value, Get(reopened, key)));
+        Assert.All(failed, key => Assert.Null(Get(reopened, key)));
+    }
+
+    [Fact]
     public void RecoveryOnAFullDiskOpensReadOnlyWithEveryAcknowledgedTransaction()
     {
         var env = StorageEnvironment.Open(FaultyOptions());
