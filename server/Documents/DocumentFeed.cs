@@ -60,11 +60,7 @@ public readonly ref struct DocumentFeed
             if (!_started)
             {
                 _started = true;
-                Span<byte> first = stackalloc byte[1 + StorageKeys.MaxCollectionBytes + StorageKeys.EtagSize];
-                var length = _byCollection
-                    ? StorageKeys.WriteCollectionEtag(first, _lowerCollection, _afterEtag + 1)
-                    : WriteEtag(first, _afterEtag + 1);
-                positioned = _iterator.Seek(first[..length]);
+                positioned = StorageKeys.SeekAfter(_iterator, _lowerCollection, _afterEtag, _byCollection);
             }
             else
             {
@@ -73,7 +69,7 @@ public readonly ref struct DocumentFeed
 
             while (positioned)
             {
-                if (_byCollection && !InCollection(_iterator.Key))
+                if (_byCollection && !StorageKeys.IsCollectionEtagKey(_iterator.Key, _lowerCollection))
                     return false;
                 // Every index entry points at a live document; a miss would be a broken invariant.
                 if (_reader!.TryGetByKey(_iterator.Value, out _current))
@@ -87,14 +83,5 @@ public readonly ref struct DocumentFeed
         }
 
         public readonly void Dispose() => _iterator?.Dispose();
-
-        private readonly bool InCollection(ReadOnlySpan<byte> key) =>
-            key.Length == 1 + _lowerCollection.Length + StorageKeys.EtagSize && key[0] == _lowerCollection.Length && key.Slice(1, _lowerCollection.Length).SequenceEqual(_lowerCollection);
-
-        private static int WriteEtag(Span<byte> destination, long etag)
-        {
-            StorageKeys.WriteEtag(destination, etag);
-            return StorageKeys.EtagSize;
-        }
     }
 }

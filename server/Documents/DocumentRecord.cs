@@ -1,6 +1,7 @@
 using System.Buffers.Binary;
 using System.Runtime.InteropServices;
 using System.Text;
+using Jackdaw.Storage.Engine;
 
 namespace Jackdaw.Server.Documents;
 
@@ -114,6 +115,31 @@ internal static class StorageKeys
         WriteEtag(destination[(1 + lowerCollection.Length)..], etag);
         return 1 + lowerCollection.Length + EtagSize;
     }
+
+    /// <summary>
+    /// Positions an iterator at the first entry after <paramref name="afterEtag"/>: of an etag-keyed
+    /// tree, or (when <paramref name="byCollection"/>) of one collection's range of a
+    /// <c>[length][collection][etag]</c>-keyed tree. The feeds start here.
+    /// </summary>
+    public static bool SeekAfter(TreeIterator iterator, ReadOnlySpan<byte> lowerCollection, long afterEtag, bool byCollection)
+    {
+        Span<byte> first = stackalloc byte[1 + MaxCollectionBytes + EtagSize];
+        int length;
+        if (byCollection)
+        {
+            length = WriteCollectionEtag(first, lowerCollection, afterEtag + 1);
+        }
+        else
+        {
+            WriteEtag(first, afterEtag + 1);
+            length = EtagSize;
+        }
+        return iterator.Seek(first[..length]);
+    }
+
+    /// <summary>Whether a <c>[length][collection][etag]</c> key belongs to <paramref name="lowerCollection"/>.</summary>
+    public static bool IsCollectionEtagKey(ReadOnlySpan<byte> key, ReadOnlySpan<byte> lowerCollection) =>
+        key.Length == 1 + lowerCollection.Length + EtagSize && key[0] == lowerCollection.Length && key.Slice(1, lowerCollection.Length).SequenceEqual(lowerCollection);
 
     /// <summary>The lowercase UTF-8 form of a collection name, used for case-insensitive keys.</summary>
     public static byte[] LowerCollection(string collection) => Encoding.UTF8.GetBytes(collection.ToLowerInvariant());

@@ -205,18 +205,16 @@ public class DocumentsTransaction : IDisposable
     /// </summary>
     internal int RemoveTombstones(ReadOnlySpan<byte> lowerCollection, long upToEtag, int max)
     {
-        Span<byte> first = stackalloc byte[1 + StorageKeys.MaxCollectionBytes + StorageKeys.EtagSize];
-        var firstLength = StorageKeys.WriteCollectionEtag(first, lowerCollection, 0);
         var prefixLength = 1 + lowerCollection.Length;
         var keys = new List<byte[]>();
         using (var iterator = _tombstonesByCollection.Iterate())
         {
-            if (iterator.Seek(first[..firstLength]))
+            if (StorageKeys.SeekAfter(iterator, lowerCollection, afterEtag: 0, byCollection: true))
             {
                 do
                 {
                     var key = iterator.Key;
-                    if (key.Length != firstLength || !key[..prefixLength].SequenceEqual(first[..prefixLength]) || StorageKeys.ReadEtag(key[prefixLength..]) > upToEtag)
+                    if (!StorageKeys.IsCollectionEtagKey(key, lowerCollection) || StorageKeys.ReadEtag(key[prefixLength..]) > upToEtag)
                         break;
                     keys.Add(key.ToArray());
                 }

@@ -58,18 +58,7 @@ public readonly ref struct TombstoneFeed
             if (!_started)
             {
                 _started = true;
-                Span<byte> first = stackalloc byte[1 + StorageKeys.MaxCollectionBytes + StorageKeys.EtagSize];
-                int length;
-                if (_byCollection)
-                {
-                    length = StorageKeys.WriteCollectionEtag(first, _lowerCollection, _afterEtag + 1);
-                }
-                else
-                {
-                    StorageKeys.WriteEtag(first, _afterEtag + 1);
-                    length = StorageKeys.EtagSize;
-                }
-                positioned = _iterator.Seek(first[..length]);
+                positioned = StorageKeys.SeekAfter(_iterator, _lowerCollection, _afterEtag, _byCollection);
             }
             else
             {
@@ -85,10 +74,9 @@ public readonly ref struct TombstoneFeed
                     _left--;
                     return true;
                 }
-                var prefix = 1 + _lowerCollection.Length;
-                if (key.Length != prefix + StorageKeys.EtagSize || key[0] != _lowerCollection.Length || !key[1..prefix].SequenceEqual(_lowerCollection))
+                if (!StorageKeys.IsCollectionEtagKey(key, _lowerCollection))
                     return false;
-                var etagKey = key[prefix..];
+                var etagKey = key[(1 + _lowerCollection.Length)..];
                 if (_tombstones!.TryGet(etagKey, out var value))
                 {
                     _current = new TombstoneRecord(StorageKeys.ReadEtag(etagKey), value);
