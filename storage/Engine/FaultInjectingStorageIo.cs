@@ -12,15 +12,17 @@ public enum StorageIoOperation
 }
 
 /// <summary>
-/// The real files, with failures on demand: while <see cref="DiskFull"/> is set, every operation
-/// that needs new space (writes, preallocation, growing a file) fails as the operating system
-/// reports a full disk (an <see cref="IOException"/> with ENOSPC), optionally only for the files
-/// <see cref="Affects"/> selects. Syncs and shrinking still work, as on a real full disk. For
-/// tests and for trying out recovery by hand.
+/// The real files, with failures on demand, optionally only for the files <see cref="Affects"/>
+/// selects: while <see cref="DiskFull"/> is set, writes, preallocation and growing a file fail as
+/// the operating system reports a full disk (an <see cref="IOException"/> with ENOSPC), before
+/// anything is written; syncs can fail with EIO (<see cref="FailNextSync"/>, <see cref="FailSyncs"/>)
+/// after the data was written; and a write can stop part-way (<see cref="ShortenNextWriteTo"/>).
+/// For tests and for trying out recovery by hand.
 /// </summary>
 public sealed class FaultInjectingStorageIo : StorageIo
 {
     private const int ENOSPC = 28;
+    private const int EIO = 5;
     private int _diskFull;
     private int _injected;
 
@@ -34,6 +36,18 @@ public sealed class FaultInjectingStorageIo : StorageIo
     /// <summary>Which files are full (by path); all when null.</summary>
     public Func<string, bool>? Affects { get; set; }
 
+    /// <summary>The next sync of an affected file fails with EIO (once); the data written stays written.</summary>
+    public bool FailNextSync { get; set; }
+
+    /// <summary>Every sync of an affected file fails with EIO while set.</summary>
+    public bool FailSyncs { get; set; }
+
+    /// <summary>
+    /// When set, the next write of an affected file stops after this many bytes, as a short write
+    /// cut by an I/O error (EIO) would: the bytes before the cut are in the file.
+    /// </summary>
+    public int? ShortenNextWriteTo { get; set; }
+
     /// <summary>How many failures were injected so far.</summary>
     public int Injected => Volatile.Read(ref _injected);
 
@@ -46,7 +60,38 @@ public sealed class FaultInjectingStorageIo : StorageIo
     protected override void WriteCore(SafeFileHandle file, IReadOnlyList<ReadOnlyMemory<byte>> buffers, long offset, string path)
     {
         Fail(StorageIoOperation.Write, path);
+        if (ShortenNextWriteTo is { } cut && IsAffected(path))
+        {
+            ShortenNextWriteTo = null;
+            var written = 0;
+            foreach (var buffer in buffers)
+            {
+                var part = buffer[..Math.Min(buffer.Length, cut - written)];
+                base.WriteCore(file, part.Span, offset + written, path);
+                written += part.Length;
+                if (written >= cut)
+                {
+                    break;
+                }
+            }
+
+            Interlocked.Increment(ref _injected);
+            throw new IOException($"Input/output error (injected after {written} bytes of a write to '{path}').", EIO);
+        }
+
         base.WriteCore(file, buffers, offset, path);
+    }
+
+    protected override void DataSyncCore(FileStream file)
+    {
+        if ((FailSyncs || FailNextSync) && IsAffected(file.Name))
+        {
+            FailNextSync = false;
+            Interlocked.Increment(ref _injected);
+            throw new IOException($"Input/output error (injected at the sync of '{file.Name}').", EIO);
+        }
+
+        base.DataSyncCore(file);
     }
 
     protected override void SetLengthCore(FileStream file, long length)
@@ -65,9 +110,11 @@ public sealed class FaultInjectingStorageIo : StorageIo
         base.PreallocateCore(file, length);
     }
 
+    private bool IsAffected(string path) => Affects is not { } affects || affects(path);
+
     private void Fail(StorageIoOperation operation, string path)
     {
-        if (!DiskFull || (Affects is { } affects && !affects(path)))
+        if (!DiskFull || !IsAffected(path))
         {
             return;
         }

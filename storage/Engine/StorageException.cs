@@ -56,7 +56,15 @@ public sealed class StorageLimitException : StorageException
 public sealed class DiskFullException : StorageException
 {
     public DiskFullException(string path, Exception? innerException = null)
-        : base($"The disk holding '{path}' is full: no space left to write. Free space on that file system; writes resume once the database is reopened.", innerException!)
+        : this(path, null, innerException)
+    {
+    }
+
+    /// <param name="path">The file or folder that could not be written.</param>
+    /// <param name="message">A message of its own; null for the standard one.</param>
+    /// <param name="innerException">The operating system's error.</param>
+    public DiskFullException(string path, string? message, Exception? innerException)
+        : base(message ?? $"The disk holding '{path}' is full: no space left to write. Free space on that file system; writes resume once the database is reopened.", innerException!)
     {
         Path = path;
     }

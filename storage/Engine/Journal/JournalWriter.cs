@@ -39,6 +39,9 @@ internal sealed class JournalWriter : IDisposable
     private Exception? _failure;
     private readonly StorageIo _io;
 
+    // Set when a failed write could not be undone: its records may or may not be replayed.
+    private bool _outcomeUnknown;
+
     private sealed class JournalFile(string path, long sequence, FileStream stream, long capacity)
     {
         public string Path { get; } = path;
@@ -182,14 +185,21 @@ internal sealed class JournalWriter : IDisposable
                 foreach (var (record, done) in batch.Skip(durable))
                 {
                     record.Release();
-                    done.TrySetException(failure is DiskFullException full
-                        ? new DiskFullException(full.Path, failure)
-                        : new StorageException("Writing the journal failed; the transaction is not durable and the environment must be reopened.", failure));
+                    done.TrySetException(Failed(failure));
                 }
             }
 
             batch.Clear();
         }
+    }
+
+    /// <summary>The error a commit of a failed write gets: whether it was applied is said only when known.</summary>
+    private StorageException Failed(Exception failure)
+    {
+        const string Unknown = " Its journal record could not be invalidated either: after the environment is reopened, the transaction may or may not be there.";
+        return failure is DiskFullException full
+            ? new DiskFullException(full.Path, _outcomeUnknown ? $"The disk holding '{full.Path}' is full.{Unknown}" : null, failure)
+            : new StorageException("Writing the journal failed; the transaction is not durable and the environment must be reopened." + (_outcomeUnknown ? Unknown : string.Empty), failure);
     }
 
     /// <summary>Publishes the first <paramref name="count"/> records of the batch as durable and completes them.</summary>
@@ -242,10 +252,39 @@ internal sealed class JournalWriter : IDisposable
                 file.Written = Math.Max(zeroed, end);
             }
 
-            _io.Write(file.Stream.SafeFileHandle, buffers, file.Position, file.Path);
+            var start = file.Position;
+            try
+            {
+                _io.Write(file.Stream.SafeFileHandle, buffers, start, file.Path);
+                _io.DataSync(file.Stream);
+            }
+            catch
+            {
+                // Some of the chunk may be on disk already (a short write, or a write whose sync
+                // failed): recovery would replay a whole record of it, and a commit reported failed
+                // would come back. Zero the chunk's first header (space already allocated) so
+                // recovery stops before it; if even that fails, nobody can say what survives.
+                _outcomeUnknown = !TryInvalidate(file, start);
+                throw;
+            }
+
             file.Position = end;
-            _io.DataSync(file.Stream);
             durable = i;
+        }
+    }
+
+    /// <summary>Zeroes the record header at <paramref name="position"/> and syncs; false when that fails too.</summary>
+    private bool TryInvalidate(JournalFile file, long position)
+    {
+        try
+        {
+            _io.Write(file.Stream.SafeFileHandle, Zeros.AsSpan(0, JournalRecordHeader.Size), position, file.Path);
+            _io.DataSync(file.Stream);
+            return true;
+        }
+        catch (Exception e) when (e is IOException or StorageException)
+        {
+            return false;
         }
     }
 

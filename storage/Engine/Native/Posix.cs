@@ -74,6 +74,10 @@ internal static partial class Posix
     private static partial int Close(int fd);
 
     private const int ENOSPC = 28;
+    private const int EINTR = 4;
+    private const int EINVAL = 22;
+    private const int ENOSYS = 38;
+    private const int EOPNOTSUPP = 95;
 
     /// <summary>
     /// Reserves disk blocks for [0, length) so later writes never change the file size. A full
@@ -85,7 +89,13 @@ internal static partial class Posix
         if (IsLinux)
         {
             // posix_fallocate returns the error number instead of setting errno.
-            var error = PosixFAllocate(file.SafeFileHandle, 0, length);
+            int error;
+            do
+            {
+                error = PosixFAllocate(file.SafeFileHandle, 0, length);
+            }
+            while (error == EINTR);
+
             if (error == 0)
             {
                 return;
@@ -94,6 +104,13 @@ internal static partial class Posix
             if (error == ENOSPC)
             {
                 throw new IOException($"No space left to preallocate {length} bytes for '{file.Name}'.", ENOSPC);
+            }
+
+            // Only a file system that cannot preallocate falls back to a plain length; any other
+            // error would leave a sparse journal whose later writes can run out of space.
+            if (error is not (EOPNOTSUPP or ENOSYS or EINVAL))
+            {
+                throw new IOException($"posix_fallocate of {length} bytes for '{file.Name}' failed (errno {error}).", error);
             }
         }
 

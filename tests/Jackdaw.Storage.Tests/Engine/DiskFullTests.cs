@@ -150,6 +150,53 @@ public sealed class DiskFullTests : EngineTestBase
         Assert.All(failed, key => Assert.Null(Get(reopened, key)));
     }
 
+    [Theory]
+    [InlineData("sync fails after the write")]
+    [InlineData("write stops part-way")]
+    public async Task ACommitReportedFailedAfterPartOfItReachedTheFileIsAbsentAfterReopen(string failure)
+    {
+        var random = new Random(3);
+        var value = new string(Enumerable.Range(0, 3000).Select(_ => (char)('a' + random.Next(26))).ToArray());
+        var env = StorageEnvironment.Open(FaultyOptions());
+        Put(env, "before", "acknowledged");
+        _io.Affects = path => Path.GetFileName(path).StartsWith("journal.", StringComparison.Ordinal);
+        if (failure.StartsWith("sync", StringComparison.Ordinal))
+        {
+            _io.FailNextSync = true;
+        }
+        else
+        {
+            // Past the record's header and part of its payload: a torn record, or with the whole
+            // record written when the cut falls after it.
+            _io.ShortenNextWriteTo = 2000;
+        }
+
+        var tx = env.BeginWrite();
+        tx.CreateTree("t").Put(Bytes("failed"), Bytes(value));
+        var error = await Assert.ThrowsAnyAsync<StorageException>(() => tx.CommitPipelined().Durable);
+        Assert.DoesNotContain("may or may not", error.Message, StringComparison.Ordinal);
+        env.Dispose();
+
+        using var reopened = StorageEnvironment.Open(FaultyOptions());
+        Assert.Equal("acknowledged", Get(reopened, "before"));
+        Assert.Null(Get(reopened, "failed"));
+    }
+
+    [Fact]
+    public async Task ASyncFailureThatCannotBeUndoneSaysTheOutcomeIsUnknown()
+    {
+        var env = StorageEnvironment.Open(FaultyOptions());
+        Put(env, "before", "acknowledged");
+        _io.Affects = path => Path.GetFileName(path).StartsWith("journal.", StringComparison.Ordinal);
+        _io.FailSyncs = true;
+        var tx = env.BeginWrite();
+        tx.CreateTree("t").Put(Bytes("unknown"), Bytes("x"));
+        var error = await Assert.ThrowsAnyAsync<StorageException>(() => tx.CommitPipelined().Durable);
+        Assert.Contains("may or may not be there", error.Message, StringComparison.Ordinal);
+        _io.FailSyncs = false;
+        env.Dispose();
+    }
+
     [Fact]
     public void RecoveryOnAFullDiskOpensReadOnlyWithEveryAcknowledgedTransaction()
     {
