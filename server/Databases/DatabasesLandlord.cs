@@ -22,6 +22,9 @@ public sealed class DatabasesLandlord : IAsyncDisposable
     private readonly NonBlocking.ConcurrentDictionary<DatabaseNameKey, Task> _reopening = new(DatabaseNameKey.Comparer);
     private readonly CancellationTokenSource _closing = new();
 
+    // Names whose delete is still closing the database and removing its folder: reserved until done.
+    private readonly NonBlocking.ConcurrentDictionary<DatabaseNameKey, bool> _deleting = new(DatabaseNameKey.Comparer);
+
     // When each database was last reopened and the wait that preceded it: a database that fails
     // again soon after (a disk still nearly full) waits longer each time instead of starting over.
     private readonly NonBlocking.ConcurrentDictionary<DatabaseNameKey, (TimeSpan Delay, long ReopenedAt)> _lastReopen = new(DatabaseNameKey.Comparer);
@@ -48,15 +51,21 @@ public sealed class DatabasesLandlord : IAsyncDisposable
     public IReadOnlyList<string> Names => _folders.Keys.Select(k => k.Name.ToString()).Order(StringComparer.OrdinalIgnoreCase).ToList();
 
     /// <summary>Creates a database; false if one of that name (in any casing) exists.</summary>
+    /// <exception cref="DatabaseUnavailableException">A database of that name is still being deleted.</exception>
     public bool TryCreate(string name)
     {
         ThrowIfInvalid(name);
         var key = new DatabaseNameKey(name);
+        string folder;
+        bool created;
         lock (_lifecycle)
         {
             if (_folders.ContainsKey(key))
                 return false;
-            var folder = Path.Combine(Root, name);
+            if (_deleting.ContainsKey(key))
+                throw new DatabaseUnavailableException(name, "a database of that name is still being deleted.");
+            folder = Path.Combine(Root, name);
+            created = !Directory.Exists(folder);
             Directory.CreateDirectory(folder);
             _folders[key] = folder;
         }
@@ -69,18 +78,9 @@ public sealed class DatabasesLandlord : IAsyncDisposable
         catch
         {
             lock (_lifecycle)
-            {
-                if (_folders.TryRemove(key, out var folder))
-                {
-                    try
-                    {
-                        Directory.Delete(folder, recursive: true);
-                    }
-                    catch (IOException)
-                    {
-                    }
-                }
-            }
+                _folders.TryRemove(key, out _);
+            if (created)
+                TryDeleteFolder(folder);
             throw;
         }
         return true;
@@ -98,10 +98,19 @@ public sealed class DatabasesLandlord : IAsyncDisposable
             if (!_folders.TryRemove(key, out folder))
                 return false;
             _open.TryRemove(key, out open);
+            // The name stays reserved until the folder is gone: a create meanwhile would open
+            // (or be deleted with) the old files.
+            _deleting[key] = true;
         }
-        if (open is { IsValueCreated: true })
-            await open.Value.DisposeAsync().ConfigureAwait(false);
-        Directory.Delete(folder, recursive: true);
+        try
+        {
+            await CloseAsync(open).ConfigureAwait(false);
+            Directory.Delete(folder, recursive: true);
+        }
+        finally
+        {
+            _deleting.TryRemove(key, out _);
+        }
         return true;
     }
 
@@ -119,9 +128,37 @@ public sealed class DatabasesLandlord : IAsyncDisposable
                 return false;
             _open.TryRemove(key, out open);
         }
-        if (open is { IsValueCreated: true })
-            await open.Value.DisposeAsync().ConfigureAwait(false);
+        await CloseAsync(open).ConfigureAwait(false);
         return true;
+    }
+
+    /// <summary>Closes a database taken out of the registry, waiting for an open in progress first.</summary>
+    private static async Task CloseAsync(Lazy<DocumentDatabase>? open)
+    {
+        if (open is null)
+            return;
+        DocumentDatabase database;
+        try
+        {
+            database = open.IsValueCreated ? open.Value : await Task.Run(() => open.Value).ConfigureAwait(false);
+        }
+        catch
+        {
+            // It never opened: nothing to close.
+            return;
+        }
+        await database.DisposeAsync().ConfigureAwait(false);
+    }
+
+    private static void TryDeleteFolder(string folder)
+    {
+        try
+        {
+            Directory.Delete(folder, recursive: true);
+        }
+        catch (IOException)
+        {
+        }
     }
 
     /// <summary>
@@ -240,23 +277,34 @@ public sealed class DatabasesLandlord : IAsyncDisposable
     {
         if (!reopening && _reopening.ContainsKey(key) && !_open.ContainsKey(key))
             throw new DatabaseUnavailableException(key.ToString(), "it is being reopened after a storage failure.");
+        Lazy<DocumentDatabase> lazy;
         lock (_lifecycle)
         {
             if (!_folders.TryGetValue(key, out var folder))
+            {
+                if (_deleting.ContainsKey(key))
+                    throw new DatabaseUnavailableException(key.ToString(), "it is being deleted.");
                 throw new DatabaseDoesNotExistException(key.Name.ToString());
-            var lazy = _open.GetOrAdd(key, _ => new Lazy<DocumentDatabase>(
+            }
+            lazy = _open.GetOrAdd(key, _ => new Lazy<DocumentDatabase>(
                 () => DocumentDatabase.Open(Path.GetFileName(folder), folder, _loggerFactory, _options),
                 LazyThreadSafetyMode.ExecutionAndPublication));
-            try
+        }
+        // Opened outside the lock: replaying a long journal or migrating one database must not
+        // hold up the create, delete or first open of the others.
+        try
+        {
+            return lazy.Value;
+        }
+        catch
+        {
+            // A failed open is not cached: the next request tries again.
+            lock (_lifecycle)
             {
-                return lazy.Value;
+                if (_open.TryGetValue(key, out var current) && ReferenceEquals(current, lazy))
+                    _open.TryRemove(key, out _);
             }
-            catch
-            {
-                // A failed open is not cached: the next request tries again.
-                _open.TryRemove(key, out _);
-                throw;
-            }
+            throw;
         }
     }
 

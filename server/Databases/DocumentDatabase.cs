@@ -39,7 +39,14 @@ public sealed class DocumentDatabase : IAsyncDisposable
         else
         {
             using var tx = environment.BeginRead();
-            state = DocumentsStorage.ReadOnly(tx);
+            try
+            {
+                state = DocumentsStorage.ReadOnly(tx);
+            }
+            catch (InvalidDataException e)
+            {
+                throw new DatabaseUnavailableException(name, $"it could only open read-only ({environment.ReadOnlyReason.Message}) and {e.Message}");
+            }
         }
         DatabaseId = state.DatabaseId;
         _lastAssignedEtag = state.LastEtag;
@@ -127,7 +134,18 @@ public sealed class DocumentDatabase : IAsyncDisposable
         }
     }
 
-    public EnvironmentStats GetStorageStats() => _environment.GetStats();
+    public EnvironmentStats GetStorageStats()
+    {
+        try
+        {
+            return _environment.GetStats();
+        }
+        catch (ObjectDisposedException) when (Volatile.Read(ref _disposed) != 0)
+        {
+            ThrowUnloaded();
+            return null!;
+        }
+    }
 
     /// <summary>Queues a write (see <see cref="Merger"/>); a closed database answers with <see cref="DatabaseUnavailableException"/>.</summary>
     public Task EnqueueAsync(IMergedCommand<DatabaseTransaction> command)
@@ -176,6 +194,7 @@ public sealed class DocumentDatabase : IAsyncDisposable
         await Tombstones.DisposeAsync().ConfigureAwait(false);
         // Finish the writes already queued (their requests are waiting), then close storage.
         await Merger.DisposeAsync().ConfigureAwait(false);
+        Notifications.Close(Name);
         try
         {
             _environment.Dispose();

@@ -17,6 +17,7 @@ public sealed class DurableNotifications
     private TaskCompletionSource _next = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private long _durableEtag;
     private long _published;
+    private readonly TaskCompletionSource _closed = new(TaskCreationOptions.RunContinuationsAsynchronously);
 
     internal DurableNotifications(long durableEtag, ILogger logger)
     {
@@ -27,12 +28,16 @@ public sealed class DurableNotifications
     /// <summary>The etag of the last durable change: nothing above it is acknowledged or visible.</summary>
     public long DurableEtag => Volatile.Read(ref _durableEtag);
 
+    /// <summary>Completes when the database closes: no commit is published after it (waiters fail).</summary>
+    public Task Closed => _closed.Task;
+
     /// <summary>Commits published so far.</summary>
     public long Published => Volatile.Read(ref _published);
 
     /// <summary>
     /// Completes once every change up to <paramref name="etag"/> is durable (at once if it is).
     /// </summary>
+    /// <exception cref="Errors.DatabaseUnavailableException">The database closed before the etag became durable.</exception>
     public Task WaitForEtagAsync(long etag, CancellationToken cancellationToken = default)
     {
         // Read the signal before the etag: a publish after this read completes this signal, and a
@@ -113,8 +118,24 @@ public sealed class DurableNotifications
                 }
                 var released = _next;
                 Volatile.Write(ref _next, new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously));
-                released.SetResult();
+                released.TrySetResult();
             }
+        }
+    }
+
+    /// <summary>
+    /// Ends the signal when the database closes (after its last commit was published): waiters of
+    /// etags not reached fail with <see cref="Errors.DatabaseUnavailableException"/>, so index loops
+    /// and subscription senders notice instead of waiting forever, and <see cref="Closed"/> completes.
+    /// </summary>
+    internal void Close(string database)
+    {
+        lock (_lock)
+        {
+            if (_closed.Task.IsCompleted)
+                return;
+            _next.TrySetException(new Errors.DatabaseUnavailableException(database, "it closed (unloaded, deleted, or reopened after a storage failure); wait on the database opened next."));
+            _closed.TrySetResult();
         }
     }
 

@@ -35,6 +35,7 @@ public sealed partial class StorageEnvironment : IDisposable
     private long _flushCount;
     private int _compressionSkips;
     private bool _disposed;
+    private bool _releaseWhenReadersEnd;
     private Exception? _flushFailure;
 
     private StorageEnvironment(StorageEnvironmentOptions options, FileStream lockFile, DataFile dataFile, Recovery.Result recovered, Dictionary<long, byte[]>? readOnlyOverlay = null)
@@ -158,10 +159,23 @@ public sealed partial class StorageEnvironment : IDisposable
 
     internal void EndRead(long snapshot, long epoch)
     {
+        var release = false;
         lock (_readersLock)
         {
             Decrement(_readers, snapshot);
             Decrement(_epochs, epoch);
+            if (_releaseWhenReadersEnd && _readers.Count == 0)
+            {
+                _releaseWhenReadersEnd = false;
+                release = true;
+            }
+        }
+
+        if (release)
+        {
+            // The last reader of a disposed environment: only now may another open the folder.
+            DataFile.ReleaseMappings();
+            _lockFile.Dispose();
         }
     }
 
@@ -433,10 +447,16 @@ public sealed partial class StorageEnvironment : IDisposable
             lock (_readersLock)
             {
                 readersOpen = _readers.Count > 0;
+                // Readers still open keep their maps, and the lock file, until the last one ends:
+                // another environment opening the folder meanwhile could rewrite pages they read.
+                _releaseWhenReadersEnd = readersOpen;
             }
 
             DataFile.Dispose(unmap: !readersOpen, trimToPages: readersOpen ? 0 : highWater);
-            _lockFile.Dispose();
+            if (!readersOpen)
+            {
+                _lockFile.Dispose();
+            }
             _flushSignal.Dispose();
             _stop.Dispose();
 

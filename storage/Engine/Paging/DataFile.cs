@@ -296,5 +296,14 @@ internal sealed unsafe class DataFile : IDisposable
         _stream.Dispose();
     }
 
+    /// <summary>Unmaps the file after a <see cref="Dispose(bool, long)"/> that kept the maps for open readers.</summary>
+    public void ReleaseMappings()
+    {
+        foreach (var m in _mappings)
+        {
+            m.Dispose();
+        }
+    }
+
     public void Dispose() => Dispose(unmap: true);
 }
