@@ -498,9 +498,10 @@ internal sealed class AsyncDocumentSession : IAsyncDocumentSession, IAdvancedSes
 
     private void ApplyPutResult(DocumentInfo info, byte[] snapshot, JsonElement result)
     {
-        var id = GetString(result, "Id") ?? info.Id ?? throw new JackdawException("bulk_docs answered a PUT without an Id.");
-        info.ChangeVector = GetString(result, "ChangeVector");
-        info.LastModified = GetString(result, "LastModified");
+        // RavenDB's shape: the stored metadata's keys (@id, @change-vector, @last-modified, @collection).
+        var id = GetString(result, "@id") ?? info.Id ?? throw new JackdawException("bulk_docs answered a PUT without an @id.");
+        info.ChangeVector = GetString(result, "@change-vector");
+        info.LastModified = GetString(result, "@last-modified");
         info.ExpectedChangeVector = null;
         if (info.Id is null)
         {

@@ -37,10 +37,14 @@ public sealed class BulkDocsHandler(ServerContext server) : HandlerBase(server)
             json.WriteStartObject();
             if (result.Put is { } put)
             {
+                // RavenDB's shape: only the stored metadata's keys, which its clients copy into
+                // the entity's metadata as they are.
                 json.WriteString("Type", "PUT");
-                json.WriteString("Id", put.Id);
-                json.WriteString("ChangeVector", put.ChangeVector);
-                json.WriteString("LastModified", put.LastModified);
+                json.WriteString("@id", put.Id);
+                if (operations[i].Put!.Collection is { } collection)
+                    json.WriteString("@collection", collection);
+                json.WriteString("@change-vector", put.ChangeVector);
+                json.WriteString("@last-modified", put.LastModified);
             }
             else
             {

@@ -17,7 +17,8 @@ public static class ErrorMapping
         BadRequestException => (StatusCodes.Status400BadRequest, ErrorTypes.BadRequest),
         ConcurrencyException => (StatusCodes.Status409Conflict, ErrorTypes.Concurrency),
         DocumentDoesNotExistException => (StatusCodes.Status404NotFound, ErrorTypes.DocumentDoesNotExist),
-        DatabaseDoesNotExistException => (StatusCodes.Status404NotFound, ErrorTypes.DatabaseDoesNotExist),
+        // 503 with a Database-Missing header, as RavenDB answers: its clients read a 404 as "no such document".
+        DatabaseDoesNotExistException => (StatusCodes.Status503ServiceUnavailable, ErrorTypes.DatabaseDoesNotExist),
         DatabaseAlreadyExistsException => (StatusCodes.Status409Conflict, ErrorTypes.DatabaseAlreadyExists),
         PayloadTooLargeException => (StatusCodes.Status413PayloadTooLarge, ErrorTypes.PayloadTooLarge),
         DatabaseUnavailableException => (StatusCodes.Status503ServiceUnavailable, ErrorTypes.DatabaseUnavailable),
@@ -29,6 +30,13 @@ public static class ErrorMapping
         BadHttpRequestException bad => (bad.StatusCode, bad.StatusCode == StatusCodes.Status413PayloadTooLarge ? ErrorTypes.PayloadTooLarge : ErrorTypes.BadRequest),
         _ => null,
     };
+
+    /// <summary>Headers an error answer carries besides its body (RavenDB's <c>Database-Missing</c>).</summary>
+    public static void AddHeaders(HttpResponse response, Exception exception)
+    {
+        if (exception is DatabaseDoesNotExistException missing)
+            response.Headers["Database-Missing"] = missing.Name;
+    }
 
     /// <summary>The message of the error body: the exception's own, with context where it needs it.</summary>
     public static string MessageOf(Exception exception) => exception switch

@@ -3,13 +3,17 @@ using Jackdaw.Server.Http;
 
 namespace Jackdaw.Server.Hosting;
 
-/// <summary>Writes the <c>{"Type": ..., "Message": ...}</c> error body every error response uses.</summary>
+/// <summary>
+/// Writes the <c>{"Type": ..., "Message": ..., "Error": ...}</c> error body every error response
+/// uses (<c>Error</c> repeats the message, where RavenDB's clients read it).
+/// </summary>
 public static class JsonErrors
 {
     public const string JsonContentType = "application/json; charset=utf-8";
 
     private static readonly JsonEncodedText TypeName = JsonEncodedText.Encode("Type");
     private static readonly JsonEncodedText MessageName = JsonEncodedText.Encode("Message");
+    private static readonly JsonEncodedText ErrorName = JsonEncodedText.Encode("Error");
 
     public static async ValueTask WriteAsync(HttpContext context, int statusCode, string type, string message)
     {
@@ -28,6 +32,8 @@ public static class JsonErrors
         writer.WriteStartObject();
         writer.WriteString(TypeName, type);
         writer.WriteString(MessageName, message);
+        // RavenDB's clients show "Error" as the message of every error but a 409: the same text.
+        writer.WriteString(ErrorName, message);
         writer.WriteEndObject();
     }
 }

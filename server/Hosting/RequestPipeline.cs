@@ -98,6 +98,8 @@ public sealed partial class RequestPipeline
     {
         if (ErrorMapping.Map(e) is var (status, type))
         {
+            if (!http.Response.HasStarted)
+                ErrorMapping.AddHeaders(http.Response, e);
             await JsonErrors.WriteAsync(http, status, type, ErrorMapping.MessageOf(e)).ConfigureAwait(false);
             return;
         }

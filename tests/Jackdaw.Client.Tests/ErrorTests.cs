@@ -17,7 +17,7 @@ public sealed class ErrorTests : IDisposable
     [Theory]
     [InlineData(HttpStatusCode.Conflict, "ConcurrencyException", typeof(ConcurrencyException))]
     [InlineData(HttpStatusCode.NotFound, "DocumentDoesNotExistException", typeof(DocumentDoesNotExistException))]
-    [InlineData(HttpStatusCode.NotFound, "DatabaseDoesNotExistException", typeof(DatabaseDoesNotExistException))]
+    [InlineData(HttpStatusCode.ServiceUnavailable, "DatabaseDoesNotExistException", typeof(DatabaseDoesNotExistException))]
     [InlineData(HttpStatusCode.Conflict, "DatabaseAlreadyExistsException", typeof(DatabaseAlreadyExistsException))]
     [InlineData(HttpStatusCode.BadRequest, "BadRequestException", typeof(BadRequestException))]
     [InlineData(HttpStatusCode.BadRequest, "InvalidJsonException", typeof(BadRequestException))]

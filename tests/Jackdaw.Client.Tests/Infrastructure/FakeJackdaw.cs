@@ -88,7 +88,7 @@ public sealed class FakeJackdaw : HttpMessageHandler
         lock (_lock)
             _databases.TryGetValue(database, out docs);
         if (docs is null)
-            return Error(HttpStatusCode.NotFound, "DatabaseDoesNotExistException", $"Database '{database}' does not exist.");
+            return Error(HttpStatusCode.ServiceUnavailable, "DatabaseDoesNotExistException", $"Database '{database}' does not exist.");
 
         return (request.Method.Method, segments[2]) switch
         {
@@ -116,7 +116,7 @@ public sealed class FakeJackdaw : HttpMessageHandler
                     _databases[name] = new(StringComparer.OrdinalIgnoreCase);
                     return Json(HttpStatusCode.Created, new JsonObject { ["Name"] = name });
                 case "DELETE" when name is null || !_databases.Remove(name):
-                    return Error(HttpStatusCode.NotFound, "DatabaseDoesNotExistException", $"Database '{name}' does not exist.");
+                    return Error(HttpStatusCode.ServiceUnavailable, "DatabaseDoesNotExistException", $"Database '{name}' does not exist.");
                 case "DELETE":
                     return new HttpResponseMessage(HttpStatusCode.NoContent);
                 default:
@@ -174,7 +174,7 @@ public sealed class FakeJackdaw : HttpMessageHandler
 
                 id = CompleteId(docs, id);
                 var stored = PutLocked(docs, id, command["Document"]!.AsObject());
-                results.Add(new JsonObject { ["Type"] = "PUT", ["Id"] = stored.Id, ["ChangeVector"] = stored.ChangeVector, ["LastModified"] = stored.LastModified });
+                results.Add(new JsonObject { ["Type"] = "PUT", ["@id"] = stored.Id, ["@change-vector"] = stored.ChangeVector, ["@last-modified"] = stored.LastModified });
             }
 
             return Json(HttpStatusCode.OK, new JsonObject { ["Results"] = results });

@@ -238,14 +238,18 @@ public partial class DocumentsApiTests(ServerFixture fixture) : IClassFixture<Se
         var results = json.GetProperty("Results");
         Assert.Equal(4, results.GetArrayLength());
         Assert.Equal("PUT", results[0].GetProperty("Type").GetString());
-        Assert.Equal("a", results[0].GetProperty("Id").GetString());
-        Assert.StartsWith("things/", results[1].GetProperty("Id").GetString(), StringComparison.Ordinal);
+        // RavenDB's shape: a PUT answers with the stored metadata's keys, a DELETE with Id and Deleted.
+        Assert.Equal("a", results[0].GetProperty("@id").GetString());
+        Assert.Equal("Things", results[0].GetProperty("@collection").GetString());
+        Assert.Matches(IsoUtc(), results[0].GetProperty("@last-modified").GetString());
+        Assert.StartsWith("things/", results[1].GetProperty("@id").GetString(), StringComparison.Ordinal);
+        Assert.Equal("old", results[2].GetProperty("Id").GetString());
         Assert.True(results[2].GetProperty("Deleted").GetBoolean());
         Assert.False(results[3].GetProperty("Deleted").GetBoolean());
 
         // The commands share one transaction: consecutive etags.
-        var etagA = long.Parse(results[0].GetProperty("ChangeVector").GetString()!.Split(':', '-')[1]);
-        var etagB = long.Parse(results[1].GetProperty("ChangeVector").GetString()!.Split(':', '-')[1]);
+        var etagA = long.Parse(results[0].GetProperty("@change-vector").GetString()!.Split(':', '-')[1]);
+        var etagB = long.Parse(results[1].GetProperty("@change-vector").GetString()!.Split(':', '-')[1]);
         Assert.Equal(etagA + 1, etagB);
         using var old = await Client.GetAsync(Docs(db, "old"));
         Assert.Equal(HttpStatusCode.NotFound, old.StatusCode);
@@ -409,12 +413,14 @@ public partial class DocumentsApiTests(ServerFixture fixture) : IClassFixture<Se
     }
 
     [Fact]
-    public async Task UnknownDatabaseIs404()
+    public async Task UnknownDatabaseIs503WithDatabaseMissing()
     {
+        // As RavenDB answers it: its clients read a 404 as "no such document".
         using var response = await Client.GetAsync(Docs("NoSuchDb", "a"));
-        await Api.AssertErrorAsync(response, HttpStatusCode.NotFound, "DatabaseDoesNotExistException");
+        await Api.AssertErrorAsync(response, HttpStatusCode.ServiceUnavailable, "DatabaseDoesNotExistException");
+        Assert.Equal("NoSuchDb", response.Headers.GetValues("Database-Missing").Single());
         using var put = await Client.PutAsync(Docs("NoSuchDb", "a"), Api.Json("{}"));
-        await Api.AssertErrorAsync(put, HttpStatusCode.NotFound, "DatabaseDoesNotExistException");
+        await Api.AssertErrorAsync(put, HttpStatusCode.ServiceUnavailable, "DatabaseDoesNotExistException");
     }
 
     public static TheoryData<string, byte[]> HostileBodies() => new()

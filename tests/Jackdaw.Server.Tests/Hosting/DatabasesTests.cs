@@ -72,11 +72,11 @@ public class DatabasesTests
     }
 
     [Fact]
-    public async Task DeletingAMissingDatabaseIs404()
+    public async Task DeletingAMissingDatabaseIs503DatabaseDoesNotExist()
     {
         await using var server = await InProcessServer.StartAsync();
         using var response = await server.Client.DeleteAsync("/admin/databases?name=ghost");
-        Assert.Equal(HttpStatusCode.NotFound, response.StatusCode);
+        Assert.Equal(HttpStatusCode.ServiceUnavailable, response.StatusCode);
         Assert.Equal("DatabaseDoesNotExistException", (await JsonAsync(response)).GetProperty("Type").GetString());
     }
 

@@ -120,7 +120,8 @@ public sealed class ErrorTypesTests(Infrastructure.ServerFixture fixture) : ICla
     public async Task DatabaseDoesNotExistException()
     {
         using var response = await Client.GetAsync("/databases/never-made/docs?id=a");
-        await Api.AssertErrorAsync(response, HttpStatusCode.NotFound, "DatabaseDoesNotExistException");
+        await Api.AssertErrorAsync(response, HttpStatusCode.ServiceUnavailable, "DatabaseDoesNotExistException");
+        Assert.Equal("never-made", response.Headers.GetValues("Database-Missing").Single());
     }
 
     [Fact]

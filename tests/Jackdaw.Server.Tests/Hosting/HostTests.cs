@@ -33,7 +33,9 @@ public class HostTests(ServerFixture fixture) : IClassFixture<ServerFixture>
         var message = body.GetProperty("Message").GetString();
         Assert.False(string.IsNullOrWhiteSpace(message));
         Assert.DoesNotContain("   at ", message, StringComparison.Ordinal);
-        Assert.Equal(2, body.EnumerateObject().Count());
+        // Type, Message, and Error (the same text, where RavenDB's clients read it): nothing else.
+        Assert.Equal(message, body.GetProperty("Error").GetString());
+        Assert.Equal(3, body.EnumerateObject().Count());
     }
 
     [Fact]

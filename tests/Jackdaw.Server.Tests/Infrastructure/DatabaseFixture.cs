@@ -57,6 +57,8 @@ public static class Api
         Assert.True(status == response.StatusCode, $"Expected {status}, got {response.StatusCode}: {body}");
         Assert.Equal(type, body.GetProperty("Type").GetString());
         var message = body.GetProperty("Message").GetString();
+        // RavenDB's clients read "Error": the same text.
+        Assert.Equal(message, body.GetProperty("Error").GetString());
         Assert.False(string.IsNullOrWhiteSpace(message));
         Assert.DoesNotContain("   at ", message, StringComparison.Ordinal);
         return message!;
