@@ -60,6 +60,7 @@ public sealed class DocumentDatabase : IAsyncDisposable
         Notifications = new DurableNotifications(state.LastEtag, logger);
         Merger = new TransactionMerger<DatabaseTransaction>(BeginWriteTransaction, CommitWriteTransaction, logger) { Name = name };
         Tombstones = new TombstoneCleaner(this, options, logger);
+        RegisterTrees("HiLo ranges", HiLoRanges.TreeName);
     }
 
     public string Name { get; }

@@ -3,6 +3,7 @@ using System.IO.Pipelines;
 using Jackdaw.Server.Databases;
 using Jackdaw.Server.Documents;
 using Jackdaw.Server.Documents.Commands;
+using Jackdaw.Server.Errors;
 using Jackdaw.Server.Hosting;
 using Jackdaw.Server.Http;
 using Jackdaw.Server.Routing;
@@ -26,8 +27,16 @@ public sealed class DocsHandler(ServerContext server) : HandlerBase(server)
         // One id is the common case: no list for it.
         string? single = null;
         List<string>? ids = null;
+        List<string[]>? includes = null;
         foreach (var parameter in query)
         {
+            if (parameter.NameEquals("include"))
+            {
+                var path = DocumentIncludes.Parse(QueryParameters.Decode(parameter.RawValue, parameter.RawName));
+                if (path.Length > 0)
+                    (includes ??= []).Add(path);
+                continue;
+            }
             if (!parameter.NameEquals("id"))
                 continue;
             var id = DocumentBodies.ValidateId(QueryParameters.Decode(parameter.RawValue, parameter.RawName));
@@ -43,9 +52,9 @@ public sealed class DocsHandler(ServerContext server) : HandlerBase(server)
         }
 
         if (ids is not null)
-            return GetManyAsync(context, database, ids);
+            return GetManyAsync(context, database, ids, includes);
         if (single is not null)
-            return GetOneAsync(context, database, single);
+            return GetOneAsync(context, database, single, includes);
 
         var start = query.GetInt32("start", 0);
         var pageSize = query.GetInt32("pageSize", DefaultPageSize, 0, MaxPageSize);
@@ -107,19 +116,19 @@ public sealed class DocsHandler(ServerContext server) : HandlerBase(server)
         context.Response.StatusCode = StatusCodes.Status204NoContent;
     }
 
-    private static async ValueTask GetOneAsync(RequestContext context, DocumentDatabase database, string id)
+    private static async ValueTask GetOneAsync(RequestContext context, DocumentDatabase database, string id, List<string[]>? includes)
     {
         var output = context.Response.BodyWriter;
         using (var reader = database.BeginRead())
         {
-            if (!WriteSingle(context, reader, id))
+            if (!WriteSingle(context, reader, id, includes))
                 return;
         }
         await output.FlushAsync(context.RequestAborted).ConfigureAwait(false);
     }
 
     /// <summary>Writes <c>{"Results":[doc],"Includes":{}}</c> (or a 404 error); false when nothing more is to be sent (304).</summary>
-    private static bool WriteSingle(RequestContext context, DocumentsReader reader, string id)
+    private static bool WriteSingle(RequestContext context, DocumentsReader reader, string id, List<string[]>? includes)
     {
         if (!reader.TryGet(id, out var record))
         {
@@ -142,14 +151,66 @@ public sealed class DocsHandler(ServerContext server) : HandlerBase(server)
         var output = response.BodyWriter;
         output.Write("{\"Results\":["u8);
         BlittableJsonWriter.WriteTo(record.Document, output);
-        output.Write("],\"Includes\":{}}"u8);
+        if (includes is null)
+        {
+            output.Write("],\"Includes\":{}}"u8);
+            return true;
+        }
+        var included = new HashSet<string>(StringComparer.OrdinalIgnoreCase);
+        DocumentIncludes.Collect(record.Document, includes, included);
+        output.Write("],\"Includes\":"u8);
+        DocumentIncludes.Write(output, reader, included);
+        output.Write("}"u8);
         return true;
     }
 
-    private static ValueTask GetManyAsync(RequestContext context, DocumentDatabase database, List<string> ids)
+    private static ValueTask GetManyAsync(RequestContext context, DocumentDatabase database, List<string> ids, List<string[]>? includes)
     {
         StartResults(context);
-        return DocumentResultsWriter.WriteByIdsAsync(context.Response.BodyWriter, database, ids, ResultsSuffix, context.RequestAborted);
+        return DocumentResultsWriter.WriteByIdsAsync(context.Response.BodyWriter, database, ids, includes, context.RequestAborted);
+    }
+
+    /// <summary>
+    /// <c>POST /databases/*/docs</c> with <c>{"Ids":[...]}</c>: a load of more ids than fit in a URL
+    /// (RavenDB's clients switch to it past ~1 KB of ids), with <c>include</c> in the query as for GET.
+    /// </summary>
+    [Route("/databases/*/docs", "POST")]
+    public async ValueTask PostIds(RequestContext context)
+    {
+        var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
+        List<string[]>? includes = null;
+        foreach (var parameter in new QueryParameters(context.Request.QueryString.Value))
+        {
+            if (parameter.NameEquals("include") && DocumentIncludes.Parse(QueryParameters.Decode(parameter.RawValue, parameter.RawName)) is { Length: > 0 } path)
+                (includes ??= []).Add(path);
+        }
+        var ids = await ReadIdsAsync(context).ConfigureAwait(false);
+        await GetManyAsync(context, database, ids, includes).ConfigureAwait(false);
+    }
+
+    private static async ValueTask<List<string>> ReadIdsAsync(RequestContext context)
+    {
+        var body = context.Request.BodyReader;
+        var read = await DocumentBodies.BufferAsync(body, context.RequestAborted).ConfigureAwait(false);
+        try
+        {
+            using var json = System.Text.Json.JsonDocument.Parse(read.Buffer);
+            if (json.RootElement.ValueKind != System.Text.Json.JsonValueKind.Object
+                || !json.RootElement.TryGetProperty("Ids", out var array) || array.ValueKind != System.Text.Json.JsonValueKind.Array)
+                throw new BadRequestException("The body must be {\"Ids\":[\"users/1\",...]}.");
+            var ids = new List<string>(array.GetArrayLength());
+            foreach (var item in array.EnumerateArray())
+            {
+                if (item.ValueKind != System.Text.Json.JsonValueKind.String)
+                    throw new BadRequestException("'Ids' must be an array of document ids.");
+                ids.Add(DocumentBodies.ValidateId(item.GetString()));
+            }
+            return ids;
+        }
+        finally
+        {
+            body.AdvanceTo(read.Buffer.End);
+        }
     }
 
     private static void StartResults(RequestContext context)

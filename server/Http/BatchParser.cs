@@ -124,6 +124,7 @@ public static class BatchParser
         if (reader.TokenType != JsonTokenType.StartObject)
             throw new BadRequestException($"{where} must be a JSON object.");
         string? type = null, id = null, changeVector = null;
+        var idIsNull = false;
         BlittableDocument? document = null;
         while (Read(ref reader) && reader.TokenType == JsonTokenType.PropertyName)
         {
@@ -134,6 +135,7 @@ public static class BatchParser
             else if (reader.ValueTextEquals("Id"u8))
             {
                 id = ReadString(ref reader, where, "Id");
+                idIsNull = id is null;
             }
             else if (reader.ValueTextEquals("ChangeVector"u8))
             {
@@ -150,6 +152,10 @@ public static class BatchParser
             }
         }
 
+        // "Id": null on a PUT asks the server for an id, as RavenDB's clients send for a document
+        // they cannot name (an object literal of no collection): a new GUID, as RavenDB gives.
+        if (idIsNull && type == "PUT")
+            id = Guid.NewGuid().ToString();
         id = Validate(id, where);
         switch (type)
         {

@@ -23,9 +23,14 @@ public static class DocumentResultsWriter
 
     private static ReadOnlySpan<byte> ResultsStart => "{\"Results\":["u8;
 
-    /// <summary>One entry per id, in order: the document, or <c>null</c> when there is none; then <paramref name="suffix"/>.</summary>
-    public static async ValueTask WriteByIdsAsync(PipeWriter output, DocumentDatabase database, IReadOnlyList<string> ids, ReadOnlyMemory<byte> suffix, CancellationToken cancellationToken)
+    /// <summary>
+    /// <c>{"Results":[…],"Includes":{…}}</c>: one entry per id, in order (the document, or
+    /// <c>null</c> when there is none), and the documents the <paramref name="includes"/> paths of
+    /// the found ones name.
+    /// </summary>
+    public static async ValueTask WriteByIdsAsync(PipeWriter output, DocumentDatabase database, IReadOnlyList<string> ids, IReadOnlyList<string[]>? includes, CancellationToken cancellationToken)
     {
+        var included = includes is null ? null : new HashSet<string>(StringComparer.OrdinalIgnoreCase);
         var reader = database.BeginRead();
         try
         {
@@ -35,18 +40,29 @@ public static class DocumentResultsWriter
                 if (i > 0)
                     output.Write(","u8);
                 if (reader.TryGet(ids[i], out var record))
+                {
                     BlittableJsonWriter.WriteTo(record.Document, output);
+                    if (included is not null)
+                        DocumentIncludes.Collect(record.Document, includes!, included);
+                }
                 else
+                {
                     output.Write("null"u8);
+                }
                 if (output.UnflushedBytes >= FlushThreshold)
                     reader = await FlushOutsideSnapshotAsync(output, database, reader, cancellationToken).ConfigureAwait(false);
             }
+            output.Write("],\"Includes\":"u8);
+            if (included is null)
+                output.Write("{}"u8);
+            else
+                DocumentIncludes.Write(output, reader, included);
+            output.Write("}"u8);
         }
         finally
         {
             reader.Dispose();
         }
-        output.Write(suffix.Span);
         await output.FlushAsync(cancellationToken).ConfigureAwait(false);
     }
 

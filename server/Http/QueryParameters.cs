@@ -51,6 +51,16 @@ public readonly ref struct QueryParameters
         return value;
     }
 
+    /// <summary>A non-negative 64-bit integer parameter (<see cref="GetInt32"/>'s rules).</summary>
+    public long GetInt64(ReadOnlySpan<char> name, long defaultValue, long min = 0, long max = long.MaxValue)
+    {
+        if (!TryGetRaw(name, out var raw))
+            return defaultValue;
+        if (!long.TryParse(raw, System.Globalization.NumberStyles.None, System.Globalization.CultureInfo.InvariantCulture, out var value) || value < min || value > max)
+            throw new BadRequestException($"Query parameter '{name}' must be an integer from {min} to {max}; got '{raw}'.");
+        return value;
+    }
+
     /// <summary>
     /// Percent-decodes a raw value; invalid escapes are kept as typed. Decoded bytes that are not
     /// valid UTF-8 are a 400 error naming the parameter and the byte, never replaced: an id or a

@@ -1,0 +1,91 @@
+using System.Buffers.Binary;
+using System.Text;
+using Jackdaw.Server.Documents;
+
+namespace Jackdaw.Server.Databases;
+
+/// <summary>A range of ids handed to a client's HiLo generator: it uses <see cref="Low"/>..<see cref="High"/>.</summary>
+public readonly record struct HiLoRange(long Low, long High, long Size, DateTime At);
+
+/// <summary>
+/// HiLo id ranges, as RavenDB's clients ask for them (<c>/hilo/next</c>, <c>/hilo/return</c>):
+/// per tag (a collection's id prefix, case-insensitive) the highest number handed out, kept in the
+/// database's own tree so that no number is given twice, across restarts and concurrent clients.
+/// Every change goes through the merger and is durable before it is answered.
+/// </summary>
+/// <remarks>
+/// <code>
+/// tree "HiLo"   key: lowercased tag, UTF-8
+///               value: offset 0  8  highest number handed out (int64 LE)
+/// </code>
+/// </remarks>
+public static class HiLoRanges
+{
+    public const string TreeName = "HiLo";
+
+    /// <summary>The first range of a tag, and the least any range shrinks to.</summary>
+    public const long MinimumSize = 32;
+
+    /// <summary>The most a range grows to.</summary>
+    public const long MaximumSize = 1024 * 1024;
+
+    /// <summary>
+    /// The size of the next range: it doubles while a client comes back for more within a few
+    /// seconds, and halves when it comes back after minutes, as RavenDB's server decides it.
+    /// </summary>
+    public static long NextSize(long lastSize, DateTime lastRangeAt, DateTime now)
+    {
+        if (lastSize <= 0 || lastRangeAt == default)
+            return MinimumSize;
+        var since = now - lastRangeAt;
+        if (since < TimeSpan.FromSeconds(5))
+            return Math.Min(lastSize * 2, MaximumSize);
+        if (since > TimeSpan.FromMinutes(1))
+            return Math.Max(lastSize / 2, MinimumSize);
+        return Math.Clamp(lastSize, MinimumSize, MaximumSize);
+    }
+
+    /// <summary>Takes the next range of a tag (in the merger; durable when the command completes).</summary>
+    public sealed class NextCommand(string tag, long size, long lastMax) : IMergedCommand<DatabaseTransaction>
+    {
+        public HiLoRange Result { get; private set; }
+
+        public void Execute(DatabaseTransaction transaction)
+        {
+            var tree = transaction.GetTree(TreeName);
+            var key = Key(tag);
+            var max = tree.TryGet(key, out var value) ? BinaryPrimitives.ReadInt64LittleEndian(value) : 0;
+            // A client that saw a higher number (it cannot, unless the tree was lost) never gets it again.
+            var low = Math.Max(max, lastMax) + 1;
+            var high = low + size - 1;
+            Span<byte> stored = stackalloc byte[sizeof(long)];
+            BinaryPrimitives.WriteInt64LittleEndian(stored, high);
+            tree.Put(key, stored);
+            Result = new HiLoRange(low, high, size, DateTime.UtcNow);
+        }
+    }
+
+    /// <summary>
+    /// Gives back the unused end of a range: only when nobody took a range after it, the highest
+    /// number falls back to <paramref name="last"/>, the last one the client used.
+    /// </summary>
+    public sealed class ReturnCommand(string tag, long end, long last) : IMergedCommand<DatabaseTransaction>
+    {
+        public bool Returned { get; private set; }
+
+        public void Execute(DatabaseTransaction transaction)
+        {
+            var tree = transaction.GetTree(TreeName);
+            var key = Key(tag);
+            Returned = false;
+            if (last >= end || !tree.TryGet(key, out var value) || BinaryPrimitives.ReadInt64LittleEndian(value) != end)
+                return;
+            Span<byte> stored = stackalloc byte[sizeof(long)];
+            BinaryPrimitives.WriteInt64LittleEndian(stored, Math.Max(last, 0));
+            tree.Put(key, stored);
+            Returned = true;
+        }
+    }
+
+    private static byte[] Key(string tag) => Encoding.UTF8.GetBytes(tag.ToLowerInvariant());
+}

@@ -1,0 +1,99 @@
+using System.Diagnostics;
+using System.Text;
+using Jackdaw.Server.Tests.Infrastructure;
+using Xunit.Abstractions;
+
+namespace Jackdaw.Server.Tests.Compat;
+
+/// <summary>
+/// RavenDB's official Node.js client (`ravendb` 7.2.6, pinned with a lock file in
+/// tests/compat/ravendb-node) against a real Jackdaw server on port 0 with a temp folder: the
+/// wire-compatibility suite. It installs the client with `npm ci` when needed and runs every
+/// `tests/*.test.mjs` with `node --test`; each Node test is one client scenario.
+/// </summary>
+public sealed class RavenDbNodeClientTests(ITestOutputHelper output)
+{
+    private static readonly SemaphoreSlim Install = new(1, 1);
+
+    [Fact]
+    public async Task TheOfficialNodeClientPassesTheCompatibilitySuite()
+    {
+        var suite = SuiteFolder();
+        await EnsureInstalledAsync(suite);
+        await using var server = await InProcessServer.StartAsync();
+        var (exitCode, text) = await RunAsync("node", "--test --test-concurrency=1 --test-reporter=tap tests/", suite, TimeSpan.FromMinutes(5),
+            ("JACKDAW_URL", server.Client.BaseAddress!.GetLeftPart(UriPartial.Authority)));
+        output.WriteLine(text);
+        Assert.True(exitCode == 0, "The RavenDB Node.js client suite failed:\n" + text);
+        Assert.Contains("# fail 0", text, StringComparison.Ordinal);
+        // The suite ran at all: every scenario file was found and counted.
+        Assert.Matches(@"# pass [1-9]\d*", text);
+    }
+
+    private static async Task EnsureInstalledAsync(string suite)
+    {
+        await Install.WaitAsync();
+        try
+        {
+            var marker = Path.Combine(suite, "node_modules", ".package-lock.json");
+            var lockFile = Path.Combine(suite, "package-lock.json");
+            if (File.Exists(marker) && File.GetLastWriteTimeUtc(marker) >= File.GetLastWriteTimeUtc(lockFile))
+                return;
+            var (exitCode, text) = await RunAsync("npm", "ci --no-audit --no-fund", suite, TimeSpan.FromMinutes(5));
+            Assert.True(exitCode == 0, "npm ci failed in " + suite + ":\n" + text);
+        }
+        finally
+        {
+            Install.Release();
+        }
+    }
+
+    private static string SuiteFolder()
+    {
+        for (var dir = new DirectoryInfo(AppContext.BaseDirectory); dir is not null; dir = dir.Parent)
+        {
+            var candidate = Path.Combine(dir.FullName, "tests", "compat", "ravendb-node");
+            if (File.Exists(Path.Combine(candidate, "package.json")))
+                return candidate;
+        }
+        throw new DirectoryNotFoundException($"tests/compat/ravendb-node not found above {AppContext.BaseDirectory}.");
+    }
+
+    private static async Task<(int ExitCode, string Output)> RunAsync(string command, string arguments, string folder, TimeSpan timeout, params (string Name, string Value)[] environment)
+    {
+        var start = new ProcessStartInfo(command, arguments)
+        {
+            WorkingDirectory = folder,
+            RedirectStandardOutput = true,
+            RedirectStandardError = true,
+        };
+        foreach (var (name, value) in environment)
+            start.Environment[name] = value;
+        using var process = Process.Start(start) ?? throw new InvalidOperationException($"Could not start {command}.");
+        var text = new StringBuilder();
+        var stdout = PumpAsync(process.StandardOutput, text);
+        var stderr = PumpAsync(process.StandardError, text);
+        using var cancel = new CancellationTokenSource(timeout);
+        try
+        {
+            await process.WaitForExitAsync(cancel.Token);
+        }
+        catch (OperationCanceledException)
+        {
+            process.Kill(entireProcessTree: true);
+            await process.WaitForExitAsync();
+            text.AppendLine($"(killed after {timeout})");
+        }
+        await Task.WhenAll(stdout, stderr);
+        return (process.ExitCode, text.ToString());
+    }
+
+    private static async Task PumpAsync(StreamReader reader, StringBuilder into)
+    {
+        while (await reader.ReadLineAsync() is { } line)
+        {
+            lock (into)
+                into.AppendLine(line);
+        }
+    }
+}
