@@ -89,6 +89,9 @@ public sealed class DocumentDatabase : IAsyncDisposable
     /// <summary>Whether the storage opened read-only (recovery could not write).</summary>
     public bool IsReadOnly => _environment.ReadOnlyReason is not null;
 
+    /// <summary>Long-running operations (bulk inserts) by id, as RavenDB's clients follow them.</summary>
+    public DatabaseOperations Operations { get; } = new();
+
     /// <summary>Removes tombstones once their consumers have passed them.</summary>
     public TombstoneCleaner Tombstones { get; }
 

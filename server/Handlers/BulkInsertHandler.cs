@@ -7,8 +7,9 @@ namespace Jackdaw.Server.Handlers;
 
 /// <summary>
 /// <c>POST /databases/*/bulk_insert</c>: a stream of newline-delimited <c>{"Id":…,"Document":{…}}</c>
-/// lines, ingested by <see cref="BulkInsertOperation"/>. The answer, at the end of the body, is
-/// <c>{"Count":N}</c>.
+/// lines, ingested by <see cref="BulkInsertOperation"/>; the answer, at the end of the body, is
+/// <c>{"Count":N}</c>. With <c>?id=</c> (an operation id), RavenDB's form: a JSON array of
+/// <c>{"Id","Type":"PUT","Document"}</c> commands, answered 204 at its closing <c>]</c>.
 /// </summary>
 public sealed class BulkInsertHandler(ServerContext server) : HandlerBase(server)
 {
@@ -20,7 +21,30 @@ public sealed class BulkInsertHandler(ServerContext server) : HandlerBase(server
         // limit (meant for single documents and batches) does not apply; each line is bounded instead.
         if (context.HttpContext.Features.Get<IHttpMaxRequestBodySizeFeature>() is { IsReadOnly: false } limit)
             limit.MaxRequestBodySize = null;
-        var operation = new BulkInsertOperation(database, context.Server.Options.MaxRequestBodySize, context.Server.LoggerFactory.CreateLogger<BulkInsertOperation>());
+        var logger = context.Server.LoggerFactory.CreateLogger<BulkInsertOperation>();
+
+        // RavenDB's form names an operation (from operations/next-operation-id) and sends a JSON
+        // array it never ends: answered 204 at the closing ']', followed by operations/state.
+        var query = new QueryParameters(context.Request.QueryString.Value);
+        if (query.TryGetRaw("id", out _))
+        {
+            var tracked = database.Operations.Start(query.GetInt64("id", 0, min: 1));
+            using var killOrAbort = CancellationTokenSource.CreateLinkedTokenSource(context.RequestAborted, tracked.Killed);
+            var ravenForm = new BulkInsertOperation(database, context.Server.Options.MaxRequestBodySize, logger, jsonArray: true);
+            try
+            {
+                tracked.Complete(await ravenForm.RunAsync(context.Request.BodyReader, killOrAbort.Token).ConfigureAwait(false));
+            }
+            catch (Exception e)
+            {
+                tracked.Fail(e, 0);
+                throw;
+            }
+            context.Response.StatusCode = StatusCodes.Status204NoContent;
+            return;
+        }
+
+        var operation = new BulkInsertOperation(database, context.Server.Options.MaxRequestBodySize, logger);
         var committed = await operation.RunAsync(context.Request.BodyReader, context.RequestAborted).ConfigureAwait(false);
 
         var json = context.StartJson();

@@ -53,8 +53,12 @@ public static class BatchParser
     /// <summary>Lines up to this size that straddle buffer segments are copied to one span first.</summary>
     private const int LineCopyLimit = 1024 * 1024;
 
-    /// <summary>Parses one <c>bulk_insert</c> line, <c>{"Id":…,"Document":{…}}</c>.</summary>
-    public static DocumentToPut ParseInsertLine(ReadOnlySequence<byte> line, JsonOperationContext context, long lineNumber)
+    /// <summary>
+    /// Parses one <c>bulk_insert</c> command, <c>{"Id":…,"Document":{…}}</c> (an NDJSON line, or an
+    /// element of RavenDB's array, which also names its <c>"Type"</c>); null for RavenDB's
+    /// <c>{"Type":"HeartBeat"}</c>, which carries nothing.
+    /// </summary>
+    public static DocumentToPut? ParseInsertLine(ReadOnlySequence<byte> line, JsonOperationContext context, long lineNumber)
     {
         if (line.IsSingleSegment)
             return ParseInsertLine(line.FirstSpan, line, context, lineNumber);
@@ -76,7 +80,7 @@ public static class BatchParser
 
     /// <param name="span">The line as one span when it is held in one (empty otherwise): then the
     /// document, usually the last property, is parsed in the same pass that finds its end.</param>
-    private static DocumentToPut ParseInsertLine(ReadOnlySpan<byte> span, ReadOnlySequence<byte> line, JsonOperationContext context, long lineNumber)
+    private static DocumentToPut? ParseInsertLine(ReadOnlySpan<byte> span, ReadOnlySequence<byte> line, JsonOperationContext context, long lineNumber)
     {
         var reader = span.IsEmpty ? new Utf8JsonReader(line, ReaderOptions) : new Utf8JsonReader(span, ReaderOptions);
         Read(ref reader);
@@ -90,6 +94,15 @@ public static class BatchParser
             {
                 Read(ref reader);
                 id = reader.TokenType == JsonTokenType.String ? GetString(ref reader, $"Line {lineNumber}", "Id") : throw new BadRequestException($"Line {lineNumber}: 'Id' must be a string.");
+            }
+            else if (reader.ValueTextEquals("Type"u8))
+            {
+                // RavenDB's stream names each command; a heartbeat keeps the connection open.
+                var type = ReadString(ref reader, $"Line {lineNumber}", "Type");
+                if (type == "HeartBeat")
+                    return null;
+                if (type is not (null or "PUT"))
+                    throw new BadRequestException($"Line {lineNumber}: bulk insert supports PUT commands (and heartbeats), not '{type}'.");
             }
             else if (reader.ValueTextEquals("Document"u8))
             {

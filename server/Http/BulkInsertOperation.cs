@@ -3,6 +3,7 @@ using System.IO.Pipelines;
 using Jackdaw.Server.Databases;
 using Jackdaw.Server.Documents.Commands;
 using Jackdaw.Server.Errors;
+using System.Text.Json;
 using Jackdaw.Storage.Blittable;
 
 namespace Jackdaw.Server.Http;
@@ -15,8 +16,9 @@ namespace Jackdaw.Server.Http;
 /// the error names the line and the count committed.
 /// </summary>
 /// <remarks>It lives beside <see cref="BatchParser"/>, whose line format it reads.</remarks>
-public sealed partial class BulkInsertOperation(DocumentDatabase database, long maxLineBytes, ILogger logger)
+public sealed partial class BulkInsertOperation(DocumentDatabase database, long maxLineBytes, ILogger logger, bool jsonArray = false)
 {
+    private static readonly JsonReaderOptions ScanOptions = new() { MaxDepth = 1024 };
     private const int MaxBatchDocuments = 1024;
     private const long MaxBatchBytes = 8 * 1024 * 1024;
     private const int MaxInFlight = 2;
@@ -31,6 +33,22 @@ public sealed partial class BulkInsertOperation(DocumentDatabase database, long 
     private long _batchBytes;
     private long _committed;
     private long _line;
+
+    // RavenDB's form: where the array scan stands, and the element being scanned across reads.
+    private ArrayPart _part = ArrayPart.Open;
+    private bool _inElement;
+    private long _scanned;
+    private int _depth;
+    private JsonReaderState _scanState;
+    private bool _ended;
+
+    private enum ArrayPart
+    {
+        Open,
+        FirstElementOrClose,
+        Element,
+        CommaOrClose,
+    }
 
     /// <summary>Reads <paramref name="body"/> to its end; returns the number of documents committed.</summary>
     /// <exception cref="BadRequestException">A line is not a valid document line.</exception>
@@ -55,13 +73,13 @@ public sealed partial class BulkInsertOperation(DocumentDatabase database, long 
                 }
 
                 var buffer = result.Buffer;
-                if (buffer.Length > maxLineBytes && buffer.PositionOf((byte)'\n') is null)
+                if (!jsonArray && buffer.Length > maxLineBytes && buffer.PositionOf((byte)'\n') is null)
                 {
                     body.AdvanceTo(buffer.End);
                     throw LineTooLong(_line + 1);
                 }
                 var full = false;
-                while (!full && TryReadLine(ref buffer, result.IsCompleted, out var text))
+                while (!full && TryReadItem(ref buffer, result.IsCompleted, out var text))
                 {
                     _line++;
                     if (text.Length > maxLineBytes)
@@ -71,7 +89,7 @@ public sealed partial class BulkInsertOperation(DocumentDatabase database, long 
                     }
                     if (IsBlank(text))
                         continue;
-                    DocumentToPut document;
+                    DocumentToPut? document;
                     try
                     {
                         document = BatchParser.ParseInsertLine(text, _parsing, _line);
@@ -82,6 +100,8 @@ public sealed partial class BulkInsertOperation(DocumentDatabase database, long 
                         await DrainAsync().ConfigureAwait(false);
                         throw new BadRequestException($"Bulk insert stopped at line {_line}: {e.Message} {_committed} document(s) were committed before it; the {_batch.Count} parsed after them were not.", e);
                     }
+                    if (document is null)
+                        continue;
                     _batch.Add(new BatchOperation(document.Id, document, null));
                     _batchBytes += text.Length;
                     full = _batch.Count >= MaxBatchDocuments || _batchBytes >= MaxBatchBytes;
@@ -92,7 +112,7 @@ public sealed partial class BulkInsertOperation(DocumentDatabase database, long 
                 body.AdvanceTo(buffer.Start, full ? buffer.Start : result.Buffer.End);
                 if (full)
                     await SendBatchAsync().ConfigureAwait(false);
-                else if (result.IsCompleted)
+                else if (result.IsCompleted || _ended)
                     break;
             }
 
@@ -155,6 +175,109 @@ public sealed partial class BulkInsertOperation(DocumentDatabase database, long 
         _batch = new List<BatchOperation>(MaxBatchDocuments);
         _batchBytes = 0;
         _parsing = _idle.TryPop(out var next) ? next : new JsonOperationContext();
+    }
+
+    private bool TryReadItem(ref ReadOnlySequence<byte> buffer, bool isCompleted, out ReadOnlySequence<byte> item)
+    {
+        if (!jsonArray)
+            return TryReadLine(ref buffer, isCompleted, out item);
+        try
+        {
+            return TryReadElement(ref buffer, isCompleted, out item);
+        }
+        catch (JsonException e)
+        {
+            throw new BadRequestException($"Bulk insert stopped at command {_line + 1}: the body is not valid JSON ({e.Message}). {_committed} document(s) were committed before it.", e);
+        }
+    }
+
+    /// <summary>
+    /// Takes the next element off RavenDB's <c>[cmd,cmd,...]</c> body. An element that arrives in
+    /// pieces is scanned once: the scan's reader state and depth carry over to the next read. The
+    /// closing <c>]</c> ends the stream (<see cref="_ended"/>): RavenDB's clients never end the body.
+    /// </summary>
+    private bool TryReadElement(ref ReadOnlySequence<byte> buffer, bool isCompleted, out ReadOnlySequence<byte> item)
+    {
+        item = default;
+        while (!_ended)
+        {
+            if (_inElement)
+            {
+                var reader = new Utf8JsonReader(buffer.Slice(_scanned), isCompleted, _scanState);
+                while (reader.Read())
+                {
+                    if (reader.TokenType is JsonTokenType.StartObject or JsonTokenType.StartArray)
+                    {
+                        _depth++;
+                    }
+                    else if (reader.TokenType is JsonTokenType.EndObject or JsonTokenType.EndArray && --_depth == 0)
+                    {
+                        var end = _scanned + reader.BytesConsumed;
+                        item = buffer.Slice(0, end);
+                        buffer = buffer.Slice(end);
+                        _inElement = false;
+                        _part = ArrayPart.CommaOrClose;
+                        return true;
+                    }
+                }
+                _scanned += reader.BytesConsumed;
+                _scanState = reader.CurrentState;
+                if (_scanned > maxLineBytes)
+                    throw LineTooLong(_line + 1);
+                if (isCompleted)
+                    throw new BadRequestException($"Bulk insert stopped at command {_line + 1}: the body ended inside it. {_committed} document(s) were committed before it.");
+                return false;
+            }
+
+            buffer = TrimStart(buffer);
+            if (buffer.IsEmpty)
+            {
+                if (isCompleted)
+                    throw new BadRequestException($"Bulk insert stopped: the body ended before its closing ']'. {_committed} document(s) were committed.");
+                return false;
+            }
+
+            var next = buffer.FirstSpan[0];
+            switch (_part)
+            {
+                case ArrayPart.Open when next == (byte)'[':
+                    _part = ArrayPart.FirstElementOrClose;
+                    buffer = buffer.Slice(1);
+                    break;
+                case ArrayPart.FirstElementOrClose or ArrayPart.CommaOrClose when next == (byte)']':
+                    _ended = true;
+                    buffer = buffer.Slice(1);
+                    break;
+                case ArrayPart.CommaOrClose when next == (byte)',':
+                    _part = ArrayPart.Element;
+                    buffer = buffer.Slice(1);
+                    break;
+                case ArrayPart.FirstElementOrClose or ArrayPart.Element when next == (byte)'{':
+                    _inElement = true;
+                    _scanned = 0;
+                    _depth = 0;
+                    _scanState = new JsonReaderState(ScanOptions);
+                    break;
+                default:
+                    throw new BadRequestException(_part == ArrayPart.Open
+                        ? "A bulk insert with an operation id is RavenDB's form: a JSON array of commands [{\"Id\":...,\"Type\":\"PUT\",\"Document\":{...}},...]."
+                        : $"Bulk insert stopped at command {_line + 1}: expected {(_part == ArrayPart.CommaOrClose ? "',' or ']'" : "a command object")}, found '{(char)next}'. {_committed} document(s) were committed before it.");
+            }
+        }
+        return false;
+    }
+
+    private static ReadOnlySequence<byte> TrimStart(ReadOnlySequence<byte> buffer)
+    {
+        while (!buffer.IsEmpty)
+        {
+            var span = buffer.FirstSpan;
+            var skip = span.IndexOfAnyExcept(" \t\r\n"u8);
+            if (skip >= 0)
+                return buffer.Slice(skip);
+            buffer = buffer.Slice(span.Length);
+        }
+        return buffer;
     }
 
     /// <summary>Takes the next line off <paramref name="buffer"/>; at the end of the body the rest is a line too.</summary>

@@ -53,6 +53,7 @@ public class BatchParserTests
         {
             using var context = new JsonOperationContext();
             var put = BatchParser.ParseInsertLine(size == int.MaxValue ? new ReadOnlySequence<byte>(Encoding.UTF8.GetBytes(line)) : Pieces(line, size), context, 1);
+            Assert.NotNull(put);
             Assert.Equal("a/1", put.Id);
             Assert.Equal("As", put.Collection);
             Assert.Equal("""{"N":1,"S":"x\"y","@metadata":{"@collection":"As"}}""", Json(put.Document));

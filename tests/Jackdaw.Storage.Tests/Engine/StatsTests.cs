@@ -59,7 +59,11 @@ public sealed class StatsTests : EngineTestBase
         var tree = r.OpenTree("t")!;
         var key = new byte[4];
         long sum = 0;
-        for (var round = 0; round < 2; round++)
+        // Round 0 warms up; of the later rounds at least one must allocate nothing. (A single later
+        // round can see a one-off allocation of the runtime's own on this thread, such as tiered
+        // compilation's on-stack replacement: once seen as 6,864 bytes in one of dozens of runs.)
+        var steady = long.MaxValue;
+        for (var round = 0; round < 4; round++)
         {
             var before = GC.GetAllocatedBytesForCurrentThread();
             for (var i = 0; i < 5000; i++)
@@ -78,11 +82,13 @@ public sealed class StatsTests : EngineTestBase
             }
 
             var allocated = GC.GetAllocatedBytesForCurrentThread() - before;
-            if (round == 1)
+            if (round > 0)
             {
-                Assert.Equal(0, allocated);
+                steady = Math.Min(steady, allocated);
             }
         }
+
+        Assert.Equal(0, steady);
 
         Assert.True(sum > 0);
     }

@@ -1,0 +1,65 @@
+using Jackdaw.Server.Databases;
+using Jackdaw.Server.Hosting;
+using Jackdaw.Server.Http;
+using Jackdaw.Server.Routing;
+
+namespace Jackdaw.Server.Handlers;
+
+/// <summary><c>/databases/*/operations</c>: ids and states of long-running operations (bulk inserts), as RavenDB's clients follow them.</summary>
+public sealed class OperationsHandler(ServerContext server) : HandlerBase(server)
+{
+    /// <summary><c>GET /databases/*/operations/next-operation-id</c> → <c>{"Id":n,"NodeTag":"A"}</c>.</summary>
+    [Route("/databases/*/operations/next-operation-id", "GET")]
+    public ValueTask NextId(RequestContext context)
+    {
+        var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
+        var json = context.StartJson();
+        json.WriteStartObject();
+        json.WriteNumber("Id", database.Operations.NextId());
+        json.WriteString("NodeTag", TopologyHandler.NodeTag);
+        json.WriteEndObject();
+        return context.CompleteJsonAsync();
+    }
+
+    /// <summary>
+    /// <c>GET /databases/*/operations/state?id=</c> → <c>{"Status":"InProgress|Completed|Faulted|Canceled","Result":{...}}</c>;
+    /// 404 for an id that was never started (or is long gone).
+    /// </summary>
+    [Route("/databases/*/operations/state", "GET")]
+    public ValueTask State(RequestContext context)
+    {
+        var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
+        var id = new QueryParameters(context.Request.QueryString.Value).GetInt64("id", 0, min: 1);
+        if (!database.Operations.TryGet(id, out var operation))
+        {
+            context.Response.StatusCode = StatusCodes.Status404NotFound;
+            context.Response.ContentLength = 0;
+            return ValueTask.CompletedTask;
+        }
+        var json = context.StartJson();
+        json.WriteStartObject();
+        json.WriteString("Status", operation.Status.ToString());
+        json.WriteStartObject("Result");
+        json.WriteNumber("Total", operation.Total);
+        if (operation.Error is { } error)
+        {
+            json.WriteString("Message", error);
+            json.WriteString("Error", error);
+        }
+        json.WriteEndObject();
+        json.WriteEndObject();
+        return context.CompleteJsonAsync();
+    }
+
+    /// <summary><c>POST /databases/*/operations/kill?id=</c>: cancels a running operation (204).</summary>
+    [Route("/databases/*/operations/kill", "POST")]
+    public ValueTask Kill(RequestContext context)
+    {
+        var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
+        var id = new QueryParameters(context.Request.QueryString.Value).GetInt64("id", 0, min: 1);
+        if (database.Operations.TryGet(id, out var operation))
+            operation.Kill();
+        context.Response.StatusCode = StatusCodes.Status204NoContent;
+        return ValueTask.CompletedTask;
+    }
+}

@@ -1,0 +1,190 @@
+using System.Net;
+using System.Text;
+using System.Text.Json;
+using Jackdaw.Server.Tests.Infrastructure;
+
+namespace Jackdaw.Server.Tests.Compat;
+
+/// <summary>RavenDB's wire shapes that the Node.js suite reaches only in part: HiLo ranges, RavenDB's bulk insert form, operations.</summary>
+public sealed class RavenWireTests
+{
+    private static async Task<(long Low, long High)> NextRangeAsync(HttpClient client, string db, string tag = "users", long lastBatchSize = 0, long lastMax = 0)
+    {
+        using var response = await client.GetAsync($"/databases/{db}/hilo/next?lastBatchSize={lastBatchSize}&tag={tag}&lastRangeAt=1970-01-01T00%3A00%3A00.0000000Z&identityPartsSeparator=/&lastMax={lastMax}");
+        var body = await Api.JsonAsync(response);
+        Assert.True(response.StatusCode == HttpStatusCode.OK, body.ToString());
+        Assert.Equal(tag + "/", body.GetProperty("Prefix").GetString());
+        Assert.Equal("A", body.GetProperty("ServerTag").GetString());
+        Assert.Matches(@"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{7}Z$", body.GetProperty("LastRangeAt").GetString());
+        var low = body.GetProperty("Low").GetInt64();
+        var high = body.GetProperty("High").GetInt64();
+        Assert.Equal(high - low + 1, body.GetProperty("LastSize").GetInt64());
+        return (low, high);
+    }
+
+    [Fact]
+    public async Task HiLoRangesNeverOverlapAcrossConcurrentClientsAndRestarts()
+    {
+        using var data = new TempFolder();
+        var ranges = new List<(long Low, long High)>();
+        await using (var server = await InProcessServer.StartAsync("--data-dir", data.Path))
+        {
+            using (await server.Client.PutAsync("/admin/databases?name=hilo", null))
+            {
+            }
+            var concurrent = await Task.WhenAll(Enumerable.Range(0, 16).Select(_ => Task.Run(async () =>
+            {
+                var mine = new List<(long, long)>();
+                for (var i = 0; i < 10; i++)
+                    mine.Add(await NextRangeAsync(server.Client, "hilo"));
+                return mine;
+            })));
+            ranges.AddRange(concurrent.SelectMany(r => r));
+            // Another tag has numbers of its own.
+            Assert.Equal(1, (await NextRangeAsync(server.Client, "hilo", "companies")).Low);
+        }
+
+        await using (var restarted = await InProcessServer.StartAsync("--data-dir", data.Path))
+        {
+            for (var i = 0; i < 5; i++)
+                ranges.Add(await NextRangeAsync(restarted.Client, "hilo", "USERS".ToLowerInvariant()));
+        }
+
+        var ordered = ranges.OrderBy(r => r.Low).ToList();
+        Assert.Equal(1, ordered[0].Low);
+        for (var i = 1; i < ordered.Count; i++)
+            Assert.True(ordered[i].Low > ordered[i - 1].High, $"range {ordered[i]} overlaps {ordered[i - 1]}");
+    }
+
+    [Fact]
+    public async Task AReturnedRangeIsReusedOnlyWhenNobodyTookOneAfterIt()
+    {
+        await using var server = await InProcessServer.StartAsync();
+        var client = server.Client;
+        using (await client.PutAsync("/admin/databases?name=ret", null))
+        {
+        }
+        var first = await NextRangeAsync(client, "ret");
+        using (var returned = await client.PutAsync($"/databases/ret/hilo/return?tag=users&end={first.High}&last={first.Low + 4}", null))
+            Assert.Equal(HttpStatusCode.NoContent, returned.StatusCode);
+        var second = await NextRangeAsync(client, "ret");
+        Assert.Equal(first.Low + 5, second.Low);
+
+        // A stale return (someone took a range since) changes nothing.
+        var third = await NextRangeAsync(client, "ret");
+        using (await client.PutAsync($"/databases/ret/hilo/return?tag=users&end={second.High}&last={second.Low}", null))
+        {
+        }
+        Assert.Equal(third.High + 1, (await NextRangeAsync(client, "ret")).Low);
+    }
+
+    [Fact]
+    public async Task RavenDbsBulkInsertArrayIsIngestedAndItsOperationCompletes()
+    {
+        await using var server = await InProcessServer.StartAsync();
+        var client = server.Client;
+        using (await client.PutAsync("/admin/databases?name=bulk", null))
+        {
+        }
+        using var next = await client.GetAsync("/databases/bulk/operations/next-operation-id");
+        var operation = await Api.JsonAsync(next);
+        var id = operation.GetProperty("Id").GetInt64();
+        Assert.True(id >= 1);
+        Assert.Equal("A", operation.GetProperty("NodeTag").GetString());
+
+        var body = new StringBuilder(" [ ");
+        for (var i = 0; i < 3000; i++)
+        {
+            if (i > 0)
+                body.Append(i % 7 == 0 ? " ,\n" : ",");
+            if (i == 1500)
+                body.Append("{\"Type\":\"HeartBeat\"},");
+            body.Append("{\"Id\":\"users/").Append(i).Append("\",\"Type\":\"PUT\",\"Document\":{\"Name\":\"user ").Append(i)
+                .Append("\",\"Nested\":{\"A\":[1,{\"B\":\"]\"}]},\"@metadata\":{\"@collection\":\"Users\"}}}");
+        }
+        body.Append("] trailing bytes the server never reads");
+        // In small pieces, so elements arrive split at every kind of place.
+        using var content = new StreamContent(new TrickleStream(Encoding.UTF8.GetBytes(body.ToString()), 997));
+        content.Headers.ContentType = new("application/json");
+        using (var response = await client.PostAsync($"/databases/bulk/bulk_insert?id={id}&skipOverwriteIfUnchanged=false", content))
+            Assert.True(response.StatusCode == HttpStatusCode.NoContent, await response.Content.ReadAsStringAsync());
+
+        using (var state = await client.GetAsync($"/databases/bulk/operations/state?id={id}"))
+        {
+            var json = await Api.JsonAsync(state);
+            Assert.Equal("Completed", json.GetProperty("Status").GetString());
+            Assert.Equal(3000, json.GetProperty("Result").GetProperty("Total").GetInt64());
+        }
+        using (var stats = await client.GetAsync("/databases/bulk/collections/stats"))
+            Assert.Equal(3000, (await Api.JsonAsync(stats)).GetProperty("Collections").GetProperty("Users").GetInt64());
+        using (var unknown = await client.GetAsync("/databases/bulk/operations/state?id=999999"))
+            Assert.Equal(HttpStatusCode.NotFound, unknown.StatusCode);
+        using (var kill = await client.PostAsync($"/databases/bulk/operations/kill?id={id}", null))
+            Assert.Equal(HttpStatusCode.NoContent, kill.StatusCode);
+    }
+
+    [Theory]
+    [InlineData("{\"Id\":\"a\"}", "JSON array")]
+    [InlineData("[{\"Id\":\"a\",\"Type\":\"PUT\",\"Document\":{}} {\"Id\":\"b\"}]", "expected ',' or ']'")]
+    [InlineData("[{\"Id\":\"a\",\"Type\":\"PATCH\",\"Document\":{}}]", "not 'PATCH'")]
+    [InlineData("[{\"Id\":\"a\",\"Type\":\"PUT\",\"Document\":{}}", "closing ']'")]
+    [InlineData("[{\"Id\":\"a\",\"Type\":\"PUT\",\"Document\":{\"x\":", "command 1")]
+    public async Task AMalformedRavenDbBulkInsertIs400AndItsOperationIsFaulted(string body, string mentions)
+    {
+        await using var server = await InProcessServer.StartAsync();
+        var client = server.Client;
+        using (await client.PutAsync("/admin/databases?name=bad", null))
+        {
+        }
+        using var response = await client.PostAsync("/databases/bad/bulk_insert?id=7", Api.Json(body));
+        var message = await Api.AssertErrorAsync(response, HttpStatusCode.BadRequest, "BadRequestException");
+        Assert.Contains(mentions, message, StringComparison.Ordinal);
+        using var state = await client.GetAsync("/databases/bad/operations/state?id=7");
+        var json = await Api.JsonAsync(state);
+        Assert.Equal("Faulted", json.GetProperty("Status").GetString());
+        Assert.Contains(mentions, json.GetProperty("Result").GetProperty("Error").GetString(), StringComparison.Ordinal);
+    }
+
+    /// <summary>A stream that hands out its bytes a few at a time.</summary>
+    private sealed class TrickleStream(byte[] bytes, int piece) : Stream
+    {
+        private int _position;
+
+        public override bool CanRead => true;
+
+        public override bool CanSeek => false;
+
+        public override bool CanWrite => false;
+
+        public override long Length => bytes.Length;
+
+        public override long Position { get => _position; set => throw new NotSupportedException(); }
+
+        public override int Read(byte[] buffer, int offset, int count)
+        {
+            var n = Math.Min(Math.Min(count, piece), bytes.Length - _position);
+            Array.Copy(bytes, _position, buffer, offset, n);
+            _position += n;
+            return n;
+        }
+
+        public override async ValueTask<int> ReadAsync(Memory<byte> buffer, CancellationToken cancellationToken = default)
+        {
+            await Task.Yield();
+            var n = Math.Min(Math.Min(buffer.Length, piece), bytes.Length - _position);
+            bytes.AsMemory(_position, n).CopyTo(buffer);
+            _position += n;
+            return n;
+        }
+
+        public override void Flush()
+        {
+        }
+
+        public override long Seek(long offset, SeekOrigin origin) => throw new NotSupportedException();
+
+        public override void SetLength(long value) => throw new NotSupportedException();
+
+        public override void Write(byte[] buffer, int offset, int count) => throw new NotSupportedException();
+    }
+}
