@@ -28,6 +28,7 @@ public class DocumentsTransaction : IDisposable
     private readonly Tree _meta;
     private readonly long _startEtag;
     private byte[] _scratch = new byte[1024];
+    private byte[]? _lookupKey;
     private readonly BlittablePatch _stamp = new();
     private readonly Dictionary<string, CountChange> _countChanges = new(StringComparer.Ordinal);
     private readonly Dictionary<string, CountChange> _countChangesByLower = new(StringComparer.Ordinal);
@@ -155,6 +156,21 @@ public class DocumentsTransaction : IDisposable
         LastEtag = etag;
         _changes.Add(new DocumentChange(etag, id, collection, DocumentChangeKind.Put));
         return new PutResult(id, etag, changeVector, now);
+    }
+
+    /// <summary>The document as this transaction sees it (its own writes included); valid until the next change.</summary>
+    public bool TryGet(string id, out DocumentRecord record)
+    {
+        // A heap buffer, not stackalloc: the record handed out may not refer to this frame.
+        _lookupKey ??= new byte[DocumentIds.MaxKeyBytes];
+        var key = _lookupKey.AsSpan(0, DocumentIds.GetKeyOrThrow(id, _lookupKey));
+        if (_docs.TryGet(key, out var value))
+        {
+            record = new DocumentRecord(value);
+            return true;
+        }
+        record = default;
+        return false;
     }
 
     /// <summary>Deletes a document; false if there was none. Leaves a tombstone with a new etag.</summary>

@@ -46,6 +46,22 @@ public sealed class BulkDocsHandler(ServerContext server) : HandlerBase(server)
                 json.WriteString("@change-vector", put.ChangeVector);
                 json.WriteString("@last-modified", put.LastModified);
             }
+            else if (result.Patch is { } patch)
+            {
+                json.WriteString("Type", "PATCH");
+                json.WriteString("Id", patch.Put?.Id ?? operations[i].Id);
+                if (patch.Put is { } patched)
+                {
+                    json.WriteString("ChangeVector", patched.ChangeVector);
+                    json.WriteString("LastModified", patched.LastModified);
+                }
+                json.WriteString("PatchStatus", patch.Status);
+                if (patch.ModifiedDocument is { } modified)
+                {
+                    json.WritePropertyName("ModifiedDocument");
+                    json.WriteRawValue(modified, skipInputValidation: true);
+                }
+            }
             else
             {
                 json.WriteString("Type", "DELETE");

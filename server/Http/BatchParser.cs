@@ -139,6 +139,8 @@ public static class BatchParser
         string? type = null, id = null, changeVector = null;
         var idIsNull = false;
         BlittableDocument? document = null;
+        System.Text.Json.Nodes.JsonObject? patch = null;
+        var returnDocument = false;
         while (Read(ref reader) && reader.TokenType == JsonTokenType.PropertyName)
         {
             if (reader.ValueTextEquals("Type"u8))
@@ -157,6 +159,24 @@ public static class BatchParser
             else if (reader.ValueTextEquals("Document"u8))
             {
                 document = ParseDocument(ref reader, body, context, where);
+            }
+            else if (reader.ValueTextEquals("Patch"u8))
+            {
+                Read(ref reader);
+                patch = System.Text.Json.Nodes.JsonNode.Parse(ref reader) as System.Text.Json.Nodes.JsonObject
+                    ?? throw new BadRequestException($"{where}: 'Patch' must be an object {{\"Script\":...,\"Values\":{{...}}}}.");
+            }
+            else if (reader.ValueTextEquals("ReturnDocument"u8))
+            {
+                Read(ref reader);
+                returnDocument = reader.TokenType == JsonTokenType.True;
+            }
+            else if (reader.ValueTextEquals("PatchIfMissing"u8) || reader.ValueTextEquals("CreateIfMissing"u8))
+            {
+                Read(ref reader);
+                if (reader.TokenType != JsonTokenType.Null)
+                    throw new BadRequestException($"{where}: 'PatchIfMissing' and 'CreateIfMissing' are not supported yet; a patch of a missing document answers DocumentDoesNotExist.");
+                reader.Skip();
             }
             else
             {
@@ -178,10 +198,14 @@ public static class BatchParser
                 return new BatchOperation(id, new DocumentToPut(id, doc, DocumentBodies.GetCollection(doc), changeVector), changeVector);
             case "DELETE":
                 return new BatchOperation(id, null, changeVector);
+            case "PATCH":
+                if (patch is null || patch["Script"] is not System.Text.Json.Nodes.JsonValue script || !script.TryGetValue(out string? text))
+                    throw new BadRequestException($"{where} (PATCH '{id}') has no 'Patch' object with a 'Script'.");
+                return new BatchOperation(id, null, changeVector, PatchScript.Parse(text, patch["Values"] as System.Text.Json.Nodes.JsonObject, where), returnDocument);
             case null:
-                throw new BadRequestException($"{where} has no 'Type'; use \"PUT\" or \"DELETE\".");
+                throw new BadRequestException($"{where} has no 'Type'; use \"PUT\", \"DELETE\" or \"PATCH\".");
             default:
-                throw new BadRequestException($"{where} has an unknown Type '{type}'; use \"PUT\" or \"DELETE\".");
+                throw new BadRequestException($"{where} has an unknown Type '{type}'; use \"PUT\", \"DELETE\" or \"PATCH\".");
         }
     }
 

@@ -2,14 +2,17 @@ using Jackdaw.Storage.Blittable;
 
 namespace Jackdaw.Server.Documents.Commands;
 
-/// <summary>One command of a batch: a PUT (with <see cref="Put"/>) or a DELETE.</summary>
-public sealed record BatchOperation(string Id, DocumentToPut? Put, string? ExpectedChangeVector)
+/// <summary>One command of a batch: a PUT (with <see cref="Put"/>), a PATCH (with <see cref="Patch"/>) or a DELETE.</summary>
+public sealed record BatchOperation(string Id, DocumentToPut? Put, string? ExpectedChangeVector, PatchScript? Patch = null, bool ReturnDocument = false)
 {
-    public bool IsDelete => Put is null;
+    public bool IsDelete => Put is null && Patch is null;
 }
 
+/// <summary>What a PATCH did: RavenDB's <c>PatchStatus</c>, the stored version when it changed, the document when asked for.</summary>
+public readonly record struct PatchOutcome(string Status, PutResult? Put, string? ModifiedDocument);
+
 /// <summary>What one command of a batch did.</summary>
-public readonly record struct BatchOperationResult(PutResult? Put, bool Deleted);
+public readonly record struct BatchOperationResult(PutResult? Put, bool Deleted, PatchOutcome? Patch = null);
 
 /// <summary>
 /// <c>POST /databases/*/bulk_docs</c> and each batch of <c>bulk_insert</c>: every operation in the
@@ -28,6 +31,35 @@ public sealed class BatchCommand(IReadOnlyList<BatchOperation> operations, JsonO
 
     public long EstimatedBytes { get; } = operations.Sum(o => (long)(o.Put?.Document.Length ?? 0));
 
+    /// <summary>
+    /// Runs a patch on the document as this transaction sees it: its JSON is changed and stored
+    /// again as a new version (RavenDB's statuses: Patched, NotModified, DocumentDoesNotExist).
+    /// </summary>
+    private PatchOutcome ApplyPatch(DocumentsTransaction transaction, BatchOperation operation, PatchScript patch)
+    {
+        if (!transaction.TryGet(operation.Id, out var record))
+            return new PatchOutcome("DocumentDoesNotExist", null, null);
+        // Copied out before the put: spans into the tree die with the next change.
+        var id = record.Id;
+        var collection = record.CollectionUtf8.IsEmpty ? null : System.Text.Encoding.UTF8.GetString(record.CollectionUtf8);
+        var json = System.Text.Json.Nodes.JsonNode.Parse(Json(record.Document))!.AsObject();
+        if (!patch.Apply(json, id))
+            return new PatchOutcome("NotModified", null, null);
+        var document = context.Parse(System.Text.Encoding.UTF8.GetBytes(json.ToJsonString()), BlittableMode.Disk);
+        var put = transaction.Put(id, document.Span, collection, operation.ExpectedChangeVector, context);
+        string? modified = null;
+        if (operation.ReturnDocument && transaction.TryGet(id, out var stored))
+            modified = Json(stored.Document);
+        return new PatchOutcome("Patched", put, modified);
+    }
+
+    private static string Json(ReadOnlySpan<byte> blittable)
+    {
+        var buffer = new System.Buffers.ArrayBufferWriter<byte>(blittable.Length * 2);
+        BlittableJsonWriter.WriteTo(blittable, buffer);
+        return System.Text.Encoding.UTF8.GetString(buffer.WrittenSpan);
+    }
+
     public void Execute(DocumentsTransaction transaction)
     {
         if (stream is { Failed: true })
@@ -37,9 +69,12 @@ public sealed class BatchCommand(IReadOnlyList<BatchOperation> operations, JsonO
             for (var i = 0; i < operations.Count; i++)
             {
                 var operation = operations[i];
-                _results[i] = operation.Put is { } put
-                    ? new BatchOperationResult(transaction.Put(put.Id, put.Document.Span, put.Collection, put.ExpectedChangeVector, context), false)
-                    : new BatchOperationResult(null, transaction.Delete(operation.Id, operation.ExpectedChangeVector));
+                _results[i] = operation switch
+                {
+                    { Put: { } put } => new BatchOperationResult(transaction.Put(put.Id, put.Document.Span, put.Collection, put.ExpectedChangeVector, context), false),
+                    { Patch: { } patch } => new BatchOperationResult(null, false, ApplyPatch(transaction, operation, patch)),
+                    _ => new BatchOperationResult(null, transaction.Delete(operation.Id, operation.ExpectedChangeVector)),
+                };
             }
         }
         catch when (stream is not null)
