@@ -61,12 +61,21 @@ public sealed class DatabaseOperations
     public long NextId() => Interlocked.Increment(ref _lastId);
 
     /// <summary>The operation of that id, started now unless it already was.</summary>
+    /// <exception cref="Errors.BadRequestException">An operation of that id is still running.</exception>
     public DatabaseOperation Start(long id)
     {
-        var operation = _operations.GetOrAdd(id, static key => new DatabaseOperation(key));
+        var operation = new DatabaseOperation(id);
+        var existing = _operations.GetOrAdd(id, operation);
+        if (!ReferenceEquals(existing, operation))
+        {
+            if (existing.Status == OperationStatus.InProgress)
+                throw new Errors.BadRequestException($"Operation {id} is still running; ask operations/next-operation-id for an id of your own.");
+            _operations[id] = operation;
+        }
         if (_operations.Count > Kept)
         {
-            foreach (var old in _operations.Keys.Order().Take(_operations.Count - Kept))
+            // Only finished operations are forgotten: a running one stays reachable by its id.
+            foreach (var old in _operations.Where(o => o.Value.Status != OperationStatus.InProgress).Select(o => o.Key).Order().Take(_operations.Count - Kept).ToList())
                 _operations.TryRemove(old, out _);
         }
         return operation;

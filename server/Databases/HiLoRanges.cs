@@ -17,6 +17,7 @@ public readonly record struct HiLoRange(long Low, long High, long Size, DateTime
 /// <code>
 /// tree "HiLo"   key: lowercased tag, UTF-8
 ///               value: offset 0  8  highest number handed out (int64 LE)
+///                      offset 8  8  the low end of the last range handed out (int64 LE)
 /// </code>
 /// </remarks>
 public static class HiLoRanges
@@ -39,9 +40,9 @@ public static class HiLoRanges
             return MinimumSize;
         var since = now - lastRangeAt;
         if (since < TimeSpan.FromSeconds(5))
-            return Math.Min(lastSize * 2, MaximumSize);
+            return lastSize >= MaximumSize / 2 ? MaximumSize : lastSize * 2;
         if (since > TimeSpan.FromMinutes(1))
-            return Math.Max(lastSize / 2, MinimumSize);
+            return Math.Clamp(lastSize / 2, MinimumSize, MaximumSize);
         return Math.Clamp(lastSize, MinimumSize, MaximumSize);
     }
 
@@ -56,10 +57,13 @@ public static class HiLoRanges
             var key = Key(tag);
             var max = tree.TryGet(key, out var value) ? BinaryPrimitives.ReadInt64LittleEndian(value) : 0;
             // A client that saw a higher number (it cannot, unless the tree was lost) never gets it again.
+            if (lastMax > long.MaxValue - MaximumSize || max > long.MaxValue - MaximumSize)
+                throw new Errors.BadRequestException($"HiLo tag '{tag}' has run out of numbers.");
             var low = Math.Max(max, lastMax) + 1;
-            var high = low + size - 1;
-            Span<byte> stored = stackalloc byte[sizeof(long)];
+            var high = checked(low + size - 1);
+            Span<byte> stored = stackalloc byte[2 * sizeof(long)];
             BinaryPrimitives.WriteInt64LittleEndian(stored, high);
+            BinaryPrimitives.WriteInt64LittleEndian(stored[sizeof(long)..], low);
             tree.Put(key, stored);
             Result = new HiLoRange(low, high, size, DateTime.UtcNow);
         }
@@ -78,10 +82,16 @@ public static class HiLoRanges
             var tree = transaction.GetTree(TreeName);
             var key = Key(tag);
             Returned = false;
-            if (last >= end || !tree.TryGet(key, out var value) || BinaryPrimitives.ReadInt64LittleEndian(value) != end)
+            if (last >= end || !tree.TryGet(key, out var value) || value.Length < 2 * sizeof(long) || BinaryPrimitives.ReadInt64LittleEndian(value) != end)
                 return;
-            Span<byte> stored = stackalloc byte[sizeof(long)];
-            BinaryPrimitives.WriteInt64LittleEndian(stored, Math.Max(last, 0));
+            // Only the range's own unused end comes back: never below its low end, which its
+            // client may have used already.
+            var low = BinaryPrimitives.ReadInt64LittleEndian(value[sizeof(long)..]);
+            if (last < low - 1)
+                return;
+            Span<byte> stored = stackalloc byte[2 * sizeof(long)];
+            BinaryPrimitives.WriteInt64LittleEndian(stored, last);
+            BinaryPrimitives.WriteInt64LittleEndian(stored[sizeof(long)..], low);
             tree.Put(key, stored);
             Returned = true;
         }

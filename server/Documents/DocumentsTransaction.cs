@@ -53,6 +53,9 @@ public class DocumentsTransaction : IDisposable
         LastEtag = lastEtag;
     }
 
+    /// <summary>The database's id: the suffix of the change vectors this transaction stamps.</summary>
+    public string DatabaseId => _databaseId;
+
     /// <summary>The engine transaction, for the trees other features register (see the database's transaction).</summary>
     protected WriteTransaction EngineTransaction => _transaction;
 

@@ -1,4 +1,5 @@
 using Jackdaw.Server.Documents.Commands;
+using Jackdaw.Server.Errors;
 using Jackdaw.Server.Hosting;
 using Jackdaw.Server.Http;
 using Jackdaw.Server.Routing;
@@ -12,6 +13,9 @@ public sealed class BulkDocsHandler(ServerContext server) : HandlerBase(server)
     public async ValueTask Post(RequestContext context)
     {
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
+        // RavenDB's clients send attachments with a batch as multipart/form-data.
+        if (context.Request.ContentType is { } contentType && contentType.StartsWith("multipart/", StringComparison.OrdinalIgnoreCase))
+            throw new FeatureNotSupportedException("Attachments are not supported yet: bulk_docs takes a JSON body {\"Commands\":[...]}, not multipart/form-data.");
         var body = context.Request.BodyReader;
         var read = await DocumentBodies.BufferAsync(body, context.RequestAborted).ConfigureAwait(false);
         List<BatchOperation> operations;
@@ -44,7 +48,7 @@ public sealed class BulkDocsHandler(ServerContext server) : HandlerBase(server)
                 if (operations[i].Put!.Collection is { } collection)
                     json.WriteString("@collection", collection);
                 json.WriteString("@change-vector", put.ChangeVector);
-                json.WriteString("@last-modified", put.LastModified);
+                json.WriteString("@last-modified", Timestamp(put.LastModified));
             }
             else if (result.Patch is { } patch)
             {
@@ -53,7 +57,7 @@ public sealed class BulkDocsHandler(ServerContext server) : HandlerBase(server)
                 if (patch.Put is { } patched)
                 {
                     json.WriteString("ChangeVector", patched.ChangeVector);
-                    json.WriteString("LastModified", patched.LastModified);
+                    json.WriteString("LastModified", Timestamp(patched.LastModified));
                 }
                 json.WriteString("PatchStatus", patch.Status);
                 if (patch.ModifiedDocument is { } modified)
@@ -74,4 +78,7 @@ public sealed class BulkDocsHandler(ServerContext server) : HandlerBase(server)
         json.WriteEndObject();
         await context.CompleteJsonAsync().ConfigureAwait(false);
     }
+
+    /// <summary>Seven fraction digits and a Z, as stored in <c>@last-modified</c>: RavenDB's clients parse nothing less.</summary>
+    private static string Timestamp(DateTime value) => value.ToString("yyyy-MM-dd'T'HH:mm:ss.fffffff'Z'", System.Globalization.CultureInfo.InvariantCulture);
 }

@@ -1,3 +1,4 @@
+using Jackdaw.Server.Errors;
 using Jackdaw.Server.Hosting;
 using Jackdaw.Server.Http;
 using Jackdaw.Server.Routing;
@@ -31,13 +32,22 @@ public sealed class BulkInsertHandler(ServerContext server) : HandlerBase(server
             var tracked = database.Operations.Start(query.GetInt64("id", 0, min: 1));
             using var killOrAbort = CancellationTokenSource.CreateLinkedTokenSource(context.RequestAborted, tracked.Killed);
             var ravenForm = new BulkInsertOperation(database, context.Server.Options.MaxRequestBodySize, logger, jsonArray: true);
+            // The client may gzip the stream (bulkInsert({ useCompression: true })).
+            var body = string.Equals(context.Request.Headers.ContentEncoding, "gzip", StringComparison.OrdinalIgnoreCase)
+                ? System.IO.Pipelines.PipeReader.Create(new System.IO.Compression.GZipStream(context.Request.Body, System.IO.Compression.CompressionMode.Decompress))
+                : context.Request.BodyReader;
             try
             {
-                tracked.Complete(await ravenForm.RunAsync(context.Request.BodyReader, killOrAbort.Token).ConfigureAwait(false));
+                tracked.Complete(await ravenForm.RunAsync(body, killOrAbort.Token).ConfigureAwait(false));
+            }
+            catch (OperationCanceledException e) when (tracked.Killed.IsCancellationRequested && !context.RequestAborted.IsCancellationRequested)
+            {
+                tracked.Fail(e, ravenForm.Committed);
+                throw new BadRequestException($"Bulk insert {tracked.Id} was killed (operations/kill); the {ravenForm.Committed} document(s) committed before stay.", e);
             }
             catch (Exception e)
             {
-                tracked.Fail(e, 0);
+                tracked.Fail(e, ravenForm.Committed);
                 throw;
             }
             context.Response.StatusCode = StatusCodes.Status204NoContent;

@@ -11,6 +11,9 @@ public sealed class DatabasesHandler(ServerContext server) : HandlerBase(server)
     [Route("/admin/databases", "GET")]
     public ValueTask List(RequestContext context)
     {
+        // RavenDB's GetDatabaseRecordOperation asks this route with ?name=: a list would be read as a record.
+        if (new QueryParameters(context.Request.QueryString.Value).GetString("name") is { } asked)
+            throw new FeatureNotSupportedException($"Database records are not supported: Jackdaw keeps no record for '{asked}' beyond its name (see GET /databases/{asked}/stats).");
         var json = context.StartJson();
         json.WriteStartObject();
         json.WriteStartArray("Databases");

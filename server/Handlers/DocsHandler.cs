@@ -138,13 +138,17 @@ public sealed class DocsHandler(ServerContext server) : HandlerBase(server)
             JsonErrors.Write(context.Response.BodyWriter, ErrorTypes.DocumentDoesNotExist, $"Document '{id}' does not exist.");
             return true;
         }
-        var etag = ChangeVectors.FormatQuoted(record.Etag, reader.DatabaseId);
         var response = context.Response;
-        response.Headers.ETag = etag;
-        if (NotModified(context, etag))
+        // With includes the answer depends on other documents too: no ETag (clients cache by it).
+        if (includes is null)
         {
-            response.StatusCode = StatusCodes.Status304NotModified;
-            return false;
+            var etag = ChangeVectors.FormatQuoted(record.Etag, reader.DatabaseId);
+            response.Headers.ETag = etag;
+            if (NotModified(context, etag))
+            {
+                response.StatusCode = StatusCodes.Status304NotModified;
+                return false;
+            }
         }
         response.StatusCode = StatusCodes.Status200OK;
         response.ContentType = JsonErrors.JsonContentType;

@@ -22,6 +22,7 @@ public static class ErrorMapping
         DatabaseAlreadyExistsException => (StatusCodes.Status409Conflict, ErrorTypes.DatabaseAlreadyExists),
         PayloadTooLargeException => (StatusCodes.Status413PayloadTooLarge, ErrorTypes.PayloadTooLarge),
         DatabaseUnavailableException => (StatusCodes.Status503ServiceUnavailable, ErrorTypes.DatabaseUnavailable),
+        FeatureNotSupportedException => (StatusCodes.Status501NotImplemented, ErrorTypes.FeatureNotSupported),
         // Another environment still holds the folder (a closed one whose last readers run on).
         EnvironmentLockedException => (StatusCodes.Status503ServiceUnavailable, ErrorTypes.DatabaseUnavailable),
         // 507 Insufficient Storage: the request was fine, the server's disk is not.

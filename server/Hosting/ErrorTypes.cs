@@ -20,4 +20,5 @@ public static class ErrorTypes
     public const string DocumentDoesNotExist = "DocumentDoesNotExistException";
     public const string DiskFull = "DiskFullException";
     public const string DatabaseUnavailable = "DatabaseUnavailableException";
+    public const string FeatureNotSupported = "FeatureNotSupportedException";
 }

@@ -38,7 +38,13 @@ public sealed partial class RequestPipeline
             path = "/";
 
         if (!_router.TryMatch(path, out var match))
-            return Finish(http, started, JsonErrors.WriteAsync(http, StatusCodes.Status404NotFound, ErrorTypes.RouteNotFound, $"No route matches '{http.Request.Method} {path}'."), failed: true);
+        {
+            // Under a database, RavenDB's clients read a 404 as "no such item" (an attachment, a
+            // counter): a feature Jackdaw does not have must say so, as a 501.
+            return path.StartsWith("/databases/", StringComparison.Ordinal) && path.IndexOf('/', "/databases/".Length) > 0
+                ? Finish(http, started, JsonErrors.WriteAsync(http, StatusCodes.Status501NotImplemented, ErrorTypes.FeatureNotSupported, $"'{http.Request.Method} {path}' is not supported by Jackdaw (yet): no route matches it. docs/architecture.md lists the routes and the RavenDB features that exist."), failed: true)
+                : Finish(http, started, JsonErrors.WriteAsync(http, StatusCodes.Status404NotFound, ErrorTypes.RouteNotFound, $"No route matches '{http.Request.Method} {path}'."), failed: true);
+        }
 
         var handler = match.Endpoint!.GetHandler(HttpMethodKinds.Parse(http.Request.Method));
         if (handler is null)

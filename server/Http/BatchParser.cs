@@ -37,6 +37,14 @@ public static class BatchParser
                 while (Read(ref reader) && reader.TokenType != JsonTokenType.EndArray)
                     operations.Add(ParseCommand(ref reader, body, context, operations.Count));
             }
+            else if (reader.ValueTextEquals("TransactionMode"u8))
+            {
+                // RavenDB's cluster-wide transactions rely on atomic guards the server must keep:
+                // running one as an ordinary batch would lose updates silently.
+                var mode = ReadString(ref reader, "The batch", "TransactionMode");
+                if (mode is not (null or "SingleNode"))
+                    throw new FeatureNotSupportedException($"TransactionMode '{mode}' is not supported: Jackdaw is a single node and runs every batch as one ACID transaction (TransactionMode SingleNode).");
+            }
             else
             {
                 Read(ref reader);

@@ -50,6 +50,9 @@ public sealed partial class BulkInsertOperation(DocumentDatabase database, long 
         CommaOrClose,
     }
 
+    /// <summary>The documents committed so far.</summary>
+    public long Committed => _committed;
+
     /// <summary>Reads <paramref name="body"/> to its end; returns the number of documents committed.</summary>
     /// <exception cref="BadRequestException">A line is not a valid document line.</exception>
     /// <exception cref="PayloadTooLargeException">A line is longer than the largest body allowed.</exception>

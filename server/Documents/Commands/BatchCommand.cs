@@ -38,7 +38,14 @@ public sealed class BatchCommand(IReadOnlyList<BatchOperation> operations, JsonO
     private PatchOutcome ApplyPatch(DocumentsTransaction transaction, BatchOperation operation, PatchScript patch)
     {
         if (!transaction.TryGet(operation.Id, out var record))
+        {
+            // A patch that expects a version of a missing document is a conflict, as any write's.
+            if (operation.ExpectedChangeVector is { Length: > 0 } missing)
+                throw new Errors.ConcurrencyException(operation.Id, $"Optimistic concurrency violation on document '{operation.Id}': expected change vector {missing}, but the document does not exist.");
             return new PatchOutcome("DocumentDoesNotExist", null, null);
+        }
+        if (operation.ExpectedChangeVector is { Length: > 0 } expected && !ChangeVectors.Matches(expected, ChangeVectors.Format(record.Etag, transaction.DatabaseId)))
+            throw new Errors.ConcurrencyException(operation.Id, $"Optimistic concurrency violation on document '{operation.Id}': expected change vector {expected}, but it is {ChangeVectors.Format(record.Etag, transaction.DatabaseId)}.");
         // Copied out before the put: spans into the tree die with the next change.
         var id = record.Id;
         var collection = record.CollectionUtf8.IsEmpty ? null : System.Text.Encoding.UTF8.GetString(record.CollectionUtf8);

@@ -72,7 +72,8 @@ public sealed partial class PatchScript
             var value = _values[argument]?.DeepClone();
             if (increment && parent[name] is { } current && Truthy(current))
                 value = Add(current, value, id, string.Join('.', path));
-            if (!JsonNode.DeepEquals(parent[name], value) || !parent.ContainsKey(name))
+            // Compared as text: DeepEquals compares numbers as doubles, so 2^63-1 would equal 2^63.
+            if (!parent.ContainsKey(name) || parent[name]?.ToJsonString() != value?.ToJsonString())
             {
                 parent[name] = value;
                 changed = true;
@@ -95,7 +96,17 @@ public sealed partial class PatchScript
         if (current is JsonValue a && delta is JsonValue b)
         {
             if (a.TryGetValue(out long x) && b.TryGetValue(out long y))
-                return JsonValue.Create(x + y);
+            {
+                // JavaScript numbers do not wrap: past a long, the sum is a double.
+                try
+                {
+                    return JsonValue.Create(checked(x + y));
+                }
+                catch (OverflowException)
+                {
+                    return JsonValue.Create((double)x + y);
+                }
+            }
             if (a.TryGetValue(out double dx) && b.TryGetValue(out double dy))
                 return JsonValue.Create(dx + dy);
             if (a.TryGetValue(out string? sx))

@@ -72,6 +72,18 @@ public sealed class RavenPatchTests(ServerFixture fixture) : IClassFixture<Serve
     }
 
     [Fact]
+    public async Task AnIncrementPastTheLargestLongBecomesADoubleAndAStaleVersionOfAMissingDocumentIsAConflict()
+    {
+        var db = await fixture.CreateDatabaseAsync();
+        await BatchAsync(db, """{"Type":"PUT","Id":"a","Document":{"Big":9223372036854775807}}""");
+        var body = await BatchAsync(db, """{"Id":"a","Type":"PATCH","ReturnDocument":true,"Patch":{"Script":"this.Big = this.Big ? this.Big + args.d : args.d;","Values":{"d":1}}}""");
+        Assert.Equal(9223372036854775808d, body.GetProperty("Results")[0].GetProperty("ModifiedDocument").GetProperty("Big").GetDouble());
+
+        using var response = await Client.PostAsync($"/databases/{db}/bulk_docs", Api.Json("""{"Commands":[{"Id":"gone","Type":"PATCH","ChangeVector":"A:1-x","Patch":{"Script":"this.V = args.v;","Values":{"v":1}}}]}"""));
+        await Api.AssertErrorAsync(response, HttpStatusCode.Conflict, "ConcurrencyException");
+    }
+
+    [Fact]
     public async Task IncrementingSomethingThatIsNotANumberIs400()
     {
         var db = await fixture.CreateDatabaseAsync();

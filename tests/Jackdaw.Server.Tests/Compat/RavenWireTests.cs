@@ -145,6 +145,85 @@ public sealed class RavenWireTests
         Assert.Contains(mentions, json.GetProperty("Result").GetProperty("Error").GetString(), StringComparison.Ordinal);
     }
 
+    [Fact]
+    public async Task WhatJackdawDoesNotDoIsA501NamingItNeverASilentSuccess()
+    {
+        await using var server = await InProcessServer.StartAsync();
+        var client = server.Client;
+        using (await client.PutAsync("/admin/databases?name=ns", null))
+        {
+        }
+        // Cluster-wide transactions would lose updates if run as ordinary batches.
+        using (var clusterWide = await client.PostAsync("/databases/ns/bulk_docs", Api.Json("""{"Commands":[{"Type":"PUT","Id":"a","Document":{}}],"TransactionMode":"ClusterWide"}""")))
+            Assert.Contains("ClusterWide", await Api.AssertErrorAsync(clusterWide, (HttpStatusCode)501, "FeatureNotSupportedException"), StringComparison.Ordinal);
+        using (var single = await client.PostAsync("/databases/ns/bulk_docs", Api.Json("""{"Commands":[{"Type":"PUT","Id":"a","Document":{}}],"TransactionMode":"SingleNode"}""")))
+            Assert.Equal(HttpStatusCode.OK, single.StatusCode);
+        // A database record is not the list of databases.
+        using (var record = await client.GetAsync("/admin/databases?name=ns"))
+            await Api.AssertErrorAsync(record, (HttpStatusCode)501, "FeatureNotSupportedException");
+        // Attachments come as multipart batches.
+        using (var multipart = new MultipartFormDataContent { { new StringContent("{}"), "main" } })
+        using (var attachments = await client.PostAsync("/databases/ns/bulk_docs", multipart))
+            Assert.Contains("Attachments", await Api.AssertErrorAsync(attachments, (HttpStatusCode)501, "FeatureNotSupportedException"), StringComparison.Ordinal);
+        using (var counters = await client.GetAsync("/databases/ns/counters?docId=a"))
+            await Api.AssertErrorAsync(counters, (HttpStatusCode)501, "FeatureNotSupportedException");
+        // Outside a database an unknown path is still a 404.
+        using (var nowhere = await client.GetAsync("/nowhere/at/all"))
+            await Api.AssertErrorAsync(nowhere, HttpStatusCode.NotFound, "RouteNotFoundException");
+    }
+
+    [Fact]
+    public async Task ALoadWithIncludesIsNeverAnsweredFromACachedETag()
+    {
+        await using var server = await InProcessServer.StartAsync();
+        var client = server.Client;
+        using (await client.PutAsync("/admin/databases?name=inc", null))
+        {
+        }
+        using (await client.PostAsync("/databases/inc/bulk_docs", Api.Json("""{"Commands":[{"Type":"PUT","Id":"orders/1","Document":{"Company":"companies/1"}},{"Type":"PUT","Id":"companies/1","Document":{"Name":"Old"}}]}""")))
+        {
+        }
+        using var plain = await client.GetAsync("/databases/inc/docs?id=orders/1");
+        var etag = plain.Headers.ETag!.Tag;
+        using (await client.PostAsync("/databases/inc/bulk_docs", Api.Json("""{"Commands":[{"Type":"PUT","Id":"companies/1","Document":{"Name":"New"}}]}""")))
+        {
+        }
+        using var request = new HttpRequestMessage(HttpMethod.Get, "/databases/inc/docs?&include=Company&id=orders%2F1");
+        request.Headers.TryAddWithoutValidation("If-None-Match", etag);
+        using var response = await client.SendAsync(request);
+        Assert.Equal(HttpStatusCode.OK, response.StatusCode);
+        Assert.Null(response.Headers.ETag);
+        var body = await Api.JsonAsync(response);
+        Assert.Equal("New", body.GetProperty("Includes").GetProperty("companies/1").GetProperty("Name").GetString());
+    }
+
+    [Fact]
+    public async Task HiLoSurvivesHostileNumbersWithoutEverRepeatingARange()
+    {
+        await using var server = await InProcessServer.StartAsync();
+        var client = server.Client;
+        using (await client.PutAsync("/admin/databases?name=ovf", null))
+        {
+        }
+        var first = await NextRangeAsync(client, "ovf");
+        // A batch size that would overflow when doubled is capped.
+        using (var huge = await client.GetAsync("/databases/ovf/hilo/next?tag=users&lastBatchSize=4611686018427387904&lastRangeAt=2099-01-01T00%3A00%3A00.0000000Z&lastMax=0"))
+        {
+            var body = await Api.JsonAsync(huge);
+            Assert.True(body.GetProperty("Low").GetInt64() > first.High);
+            Assert.True(body.GetProperty("High").GetInt64() > body.GetProperty("Low").GetInt64());
+        }
+        // A lastMax at the end of the numbers is refused, not wrapped around to 1.
+        using (var wrap = await client.GetAsync("/databases/ovf/hilo/next?tag=users&lastMax=9223372036854775800"))
+            await Api.AssertErrorAsync(wrap, HttpStatusCode.BadRequest, "BadRequestException");
+        // A return below its range's low end changes nothing.
+        var range = await NextRangeAsync(client, "ovf");
+        using (await client.PutAsync($"/databases/ovf/hilo/return?tag=users&end={range.High}&last=0", null))
+        {
+        }
+        Assert.Equal(range.High + 1, (await NextRangeAsync(client, "ovf")).Low);
+    }
+
     /// <summary>A stream that hands out its bytes a few at a time.</summary>
     private sealed class TrickleStream(byte[] bytes, int piece) : Stream
     {

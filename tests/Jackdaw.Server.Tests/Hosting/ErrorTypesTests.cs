@@ -45,7 +45,7 @@ public sealed class ErrorTypesTests(Infrastructure.ServerFixture fixture) : ICla
             ErrorTypes.BadRequest, ErrorTypes.InvalidJson, ErrorTypes.RouteNotFound, ErrorTypes.MethodNotAllowed,
             ErrorTypes.PayloadTooLarge, ErrorTypes.InternalServerError, ErrorTypes.Concurrency,
             ErrorTypes.DatabaseDoesNotExist, ErrorTypes.DatabaseAlreadyExists, ErrorTypes.DocumentDoesNotExist,
-            ErrorTypes.DiskFull, ErrorTypes.DatabaseUnavailable,
+            ErrorTypes.DiskFull, ErrorTypes.DatabaseUnavailable, ErrorTypes.FeatureNotSupported,
         ];
         Assert.Equal(AllTypes().Order(StringComparer.Ordinal), covered.Order(StringComparer.Ordinal));
     }
@@ -166,6 +166,16 @@ public sealed class ErrorTypesTests(Infrastructure.ServerFixture fixture) : ICla
         await server.Host.Server.Databases.UnloadAsync("errors");
         using var unavailable = await server.Client.GetAsync("/databases/errors/docs?id=a");
         await Api.AssertErrorAsync(unavailable, HttpStatusCode.ServiceUnavailable, "DatabaseUnavailableException");
+    }
+
+    [Fact]
+    public async Task FeatureNotSupportedException()
+    {
+        // Under a database, a route Jackdaw does not have is a feature it does not have (RavenDB's
+        // clients would read a 404 as "no such item").
+        var db = await fixture.CreateDatabaseAsync();
+        using var response = await Client.PostAsync($"/databases/{db}/queries", Api.Json("{\"Query\":\"from Users\"}"));
+        await Api.AssertErrorAsync(response, (HttpStatusCode)501, "FeatureNotSupportedException");
     }
 
     private static string RepositoryFile(string relative)

@@ -46,3 +46,18 @@ test("a bulk insert that the server refuses is reported by the client with the s
         store.dispose();
     }
 });
+
+test("a compressed bulk insert (useCompression) arrives whole", async () => {
+    const { store } = await freshStore();
+    try {
+        const bulk = store.bulkInsert({ useCompression: true });
+        for (let i = 0; i < 500; i++) {
+            await bulk.store(new User(`zipped ${i}`, i), `zipped/${i}`);
+        }
+        await bulk.finish();
+        const session = store.openSession();
+        assert.equal((await session.load("zipped/499")).name, "zipped 499");
+    } finally {
+        store.dispose();
+    }
+});
