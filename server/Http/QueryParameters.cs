@@ -42,14 +42,8 @@ public readonly ref struct QueryParameters
     /// A non-negative integer parameter: <paramref name="defaultValue"/> when absent, or throws a
     /// 400 error naming the parameter when it is not a number in [<paramref name="min"/>, <paramref name="max"/>].
     /// </summary>
-    public int GetInt32(ReadOnlySpan<char> name, int defaultValue, int min = 0, int max = int.MaxValue)
-    {
-        if (!TryGetRaw(name, out var raw))
-            return defaultValue;
-        if (!int.TryParse(raw, System.Globalization.NumberStyles.None, System.Globalization.CultureInfo.InvariantCulture, out var value) || value < min || value > max)
-            throw new BadRequestException($"Query parameter '{name}' must be an integer from {min} to {max}; got '{raw}'.");
-        return value;
-    }
+    public int GetInt32(ReadOnlySpan<char> name, int defaultValue, int min = 0, int max = int.MaxValue) =>
+        (int)GetInt64(name, defaultValue, min, max);
 
     /// <summary>A non-negative 64-bit integer parameter (<see cref="GetInt32"/>'s rules).</summary>
     public long GetInt64(ReadOnlySpan<char> name, long defaultValue, long min = 0, long max = long.MaxValue)
