@@ -18,6 +18,7 @@ public sealed class LayeringTests
     private const string Databases = Server + ".Databases";
     private const string Documents = Server + ".Documents";
     private const string Errors = Server + ".Errors";
+    private const string Queries = Server + ".Queries";
 
     private static readonly Assembly ServerAssembly = typeof(Jackdaw.Server.Hosting.JackdawHost).Assembly;
 
@@ -30,7 +31,7 @@ public sealed class LayeringTests
     [Fact]
     public void EveryServerTypeLivesInAKnownLayer()
     {
-        string[] layers = [Routing, Hosting, Handlers, Http, Databases, Documents, Errors];
+        string[] layers = [Routing, Hosting, Handlers, Http, Databases, Documents, Errors, Queries];
         var strays = ServerAssembly.GetTypes()
             .Where(t => t.Namespace is not null && t.Namespace.StartsWith(Server, StringComparison.Ordinal))
             .Where(t => !layers.Any(l => t.Namespace == l || t.Namespace!.StartsWith(l + ".", StringComparison.Ordinal)))
@@ -60,14 +61,14 @@ public sealed class LayeringTests
     [Fact]
     public void NothingBelowTheHandlersKnowsAspNetCoreHttp()
     {
-        foreach (var layer in new[] { Http, Databases, Documents, Errors })
+        foreach (var layer in new[] { Http, Databases, Documents, Errors, Queries })
             AssertNoDependency(layer, "Microsoft.AspNetCore");
     }
 
     [Fact]
     public void NothingBelowTheHandlersKnowsTheHandlersOrTheHost()
     {
-        foreach (var layer in new[] { Http, Databases, Documents, Errors })
+        foreach (var layer in new[] { Http, Databases, Documents, Errors, Queries })
             AssertNoDependency(layer, Handlers, Hosting, Routing);
     }
 
@@ -76,7 +77,8 @@ public sealed class LayeringTests
     {
         AssertNoDependency(Databases, Http);
         AssertNoDependency(Documents, Http, Databases);
-        AssertNoDependency(Errors, Http, Databases, Documents);
+        AssertNoDependency(Errors, Http, Databases, Documents, Queries);
+        AssertNoDependency(Documents, Queries);
     }
 
     [Fact]

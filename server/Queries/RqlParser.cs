@@ -1,0 +1,412 @@
+using Jackdaw.Server.Errors;
+
+namespace Jackdaw.Server.Queries;
+
+/// <summary>
+/// Parses the RQL subset Jackdaw answers (keywords case-insensitive):
+/// <code>
+/// query      = "from" ( name | "index" string ) [ "as" name ] [ "where" or ]
+///              [ "order" "by" order { "," order } ] [ "select" projection { "," projection } ]
+///              [ "include" path { "," path } ] [ "limit" value [ "offset" value | "," value ] ]
+/// or         = and { "or" and }
+/// and        = unary { "and" unary }
+/// unary      = "not" unary | "(" or ")" | method | operand comparison
+/// comparison = op value | "between" value "and" value | [ "all" ] "in" "(" value { "," value } ")"
+/// method     = ( "startsWith" | "endsWith" ) "(" operand "," value ")" | "search" "(" operand "," value [ "," ( "and" | "or" ) ] ")"
+///              | "exists" "(" operand ")" | "exact" "(" unary ")"
+/// operand    = "id" "(" ")" | path          path = name [ "[]" ] { "." name [ "[]" ] }
+/// value      = string | number | "true" | "false" | "null" | $parameter
+/// order      = ( "score" "(" ")" | path ) [ "as" ( "long" | "double" | "alphaNumeric" | "string" ) ] [ "asc" | "desc" ]
+/// </code>
+/// Errors name the position and what was expected. Nesting is bounded by <see cref="MaxDepth"/>, so
+/// a hostile query cannot exhaust the stack.
+/// </summary>
+public sealed class RqlParser
+{
+    public const int MaxDepth = 128;
+
+    private static readonly string[] Clauses = ["where", "order", "select", "include", "limit"];
+
+    private readonly string _query;
+    private readonly List<RqlToken> _tokens;
+    private int _next;
+    private int _depth;
+
+    private RqlParser(string query)
+    {
+        _query = query;
+        _tokens = RqlTokenizer.Tokenize(query);
+    }
+
+    /// <exception cref="InvalidQueryException">The text is not valid RQL of this subset.</exception>
+    public static RqlQuery Parse(string query)
+    {
+        ArgumentNullException.ThrowIfNull(query);
+        return new RqlParser(query).ParseQuery();
+    }
+
+    private RqlToken Current => _tokens[_next];
+
+    private RqlQuery ParseQuery()
+    {
+        ExpectKeyword("from");
+        var from = ParseSource();
+        RqlExpression? where = null;
+        List<RqlOrder> orderBy = [];
+        List<RqlProjection> select = [];
+        List<RqlPath> include = [];
+        RqlValue? limit = null, offset = null;
+
+        if (TakeKeyword("where"))
+            where = ParseOr();
+        if (TakeKeyword("order"))
+        {
+            ExpectKeyword("by");
+            do
+                orderBy.Add(ParseOrder());
+            while (Take(RqlTokenKind.Comma));
+        }
+        if (TakeKeyword("select"))
+        {
+            do
+                select.Add(ParseProjection());
+            while (Take(RqlTokenKind.Comma));
+        }
+        if (TakeKeyword("include"))
+        {
+            do
+                include.Add(ParsePath());
+            while (Take(RqlTokenKind.Comma));
+        }
+        if (TakeKeyword("limit"))
+        {
+            limit = ParseValue("a number of results");
+            if (TakeKeyword("offset"))
+                offset = ParseValue("a number of results to skip");
+            else if (Take(RqlTokenKind.Comma))
+                (offset, limit) = (limit, ParseValue("a number of results"));
+        }
+        if (Current.Kind != RqlTokenKind.End)
+            throw Error(Current, $"expected {(where is null ? "'where', " : "")}'order by', 'select', 'include', 'limit' or the end of the query");
+        return new RqlQuery(from, where, orderBy, select, include, limit, offset);
+    }
+
+    private RqlSource ParseSource()
+    {
+        var start = Current;
+        string name;
+        var isIndex = false;
+        if (start.Is("index"))
+        {
+            _next++;
+            if (Current.Kind != RqlTokenKind.String || Current.Text.Length == 0)
+                throw Error(Current, "expected the index name in quotes, e.g. from index 'Orders/Totals'");
+            name = Current.Text;
+            isIndex = true;
+            _next++;
+        }
+        else if (start.Kind == RqlTokenKind.Identifier && !IsClause(start))
+        {
+            name = start.Text;
+            _next++;
+        }
+        else if (start.Kind == RqlTokenKind.String && start.Text.Length > 0)
+        {
+            name = start.Text;
+            _next++;
+        }
+        else
+        {
+            throw Error(start, "expected a collection name or 'index' after 'from'");
+        }
+
+        string? alias = null;
+        if (TakeKeyword("as"))
+        {
+            if (Current.Kind != RqlTokenKind.Identifier || IsClause(Current))
+                throw Error(Current, "expected an alias after 'as'");
+            alias = Current.Text;
+            _next++;
+        }
+        return new RqlSource(name, isIndex, alias, start.Position);
+    }
+
+    private RqlExpression ParseOr()
+    {
+        Enter();
+        var left = ParseAnd();
+        while (Current.Is("or"))
+        {
+            var position = Current.Position;
+            _next++;
+            left = new RqlBinary(left, IsAnd: false, ParseAnd(), position);
+        }
+        _depth--;
+        return left;
+    }
+
+    private RqlExpression ParseAnd()
+    {
+        var left = ParseUnary();
+        while (Current.Is("and"))
+        {
+            var position = Current.Position;
+            _next++;
+            left = new RqlBinary(left, IsAnd: true, ParseUnary(), position);
+        }
+        return left;
+    }
+
+    private RqlExpression ParseUnary()
+    {
+        Enter();
+        try
+        {
+            var token = Current;
+            if (token.Is("not"))
+            {
+                _next++;
+                return new RqlNot(ParseUnary(), token.Position);
+            }
+            if (Take(RqlTokenKind.OpenParen))
+            {
+                var inner = ParseOr();
+                Expect(RqlTokenKind.CloseParen, "')' to close the '(' at position " + token.Position);
+                return inner;
+            }
+            if (token.Kind == RqlTokenKind.Identifier && Peek(1).Kind == RqlTokenKind.OpenParen && !token.Is("id"))
+                return ParseMethod();
+            var operand = ParseOperand();
+            return ParseComparison(operand);
+        }
+        finally
+        {
+            _depth--;
+        }
+    }
+
+    private RqlExpression ParseMethod()
+    {
+        var token = Current;
+        var name = token.Text.ToLowerInvariant();
+        _next++;
+        Expect(RqlTokenKind.OpenParen, "'('");
+        RqlExpression result;
+        switch (name)
+        {
+            case "startswith" or "endswith":
+            {
+                var field = ParseOperand();
+                Expect(RqlTokenKind.Comma, "',' and the value to compare with");
+                var value = ParseValue("the value to compare with");
+                result = new RqlMethod(name == "startswith" ? RqlMethodKind.StartsWith : RqlMethodKind.EndsWith, field, value, false, token.Position);
+                break;
+            }
+            case "search":
+            {
+                var field = ParseOperand();
+                Expect(RqlTokenKind.Comma, "',' and the words to search for");
+                var value = ParseValue("the words to search for");
+                var all = false;
+                if (Take(RqlTokenKind.Comma))
+                {
+                    if (TakeKeyword("and"))
+                        all = true;
+                    else if (!TakeKeyword("or"))
+                        throw Error(Current, "expected 'and' or 'or' (whether every word must match)");
+                }
+                result = new RqlMethod(RqlMethodKind.Search, field, value, all, token.Position);
+                break;
+            }
+            case "exists":
+                result = new RqlMethod(RqlMethodKind.Exists, ParseOperand(), null, false, token.Position);
+                break;
+            case "exact":
+                result = new RqlExact(ParseUnary(), token.Position);
+                break;
+            default:
+                throw Error(token, $"unknown method '{token.Text}'; expected startsWith, endsWith, search, exists, exact or id");
+        }
+        Expect(RqlTokenKind.CloseParen, $"')' to close {token.Text}(");
+        return result;
+    }
+
+    private RqlExpression ParseComparison(RqlOperand operand)
+    {
+        var token = Current;
+        RqlComparisonOperator? op = token.Kind switch
+        {
+            RqlTokenKind.Equal => RqlComparisonOperator.Equal,
+            RqlTokenKind.NotEqual => RqlComparisonOperator.NotEqual,
+            RqlTokenKind.Less => RqlComparisonOperator.Less,
+            RqlTokenKind.LessOrEqual => RqlComparisonOperator.LessOrEqual,
+            RqlTokenKind.Greater => RqlComparisonOperator.Greater,
+            RqlTokenKind.GreaterOrEqual => RqlComparisonOperator.GreaterOrEqual,
+            _ => null,
+        };
+        if (op is { } comparison)
+        {
+            _next++;
+            return new RqlComparison(operand, comparison, ParseValue("a value to compare with"), operand.Position);
+        }
+        if (token.Is("between"))
+        {
+            _next++;
+            var low = ParseValue("the low end of the range");
+            ExpectKeyword("and");
+            return new RqlBetween(operand, low, ParseValue("the high end of the range"), operand.Position);
+        }
+        var all = TakeKeyword("all");
+        if (TakeKeyword("in"))
+        {
+            Expect(RqlTokenKind.OpenParen, "'(' and the values");
+            var values = new List<RqlValue>();
+            do
+                values.Add(ParseValue("a value"));
+            while (Take(RqlTokenKind.Comma));
+            Expect(RqlTokenKind.CloseParen, "')' to close the list of values");
+            return new RqlIn(operand, values, all, operand.Position);
+        }
+        throw Error(Current, all ? "expected 'in' after 'all'" : $"expected a comparison after {operand}: =, !=, <, <=, >, >=, between or in");
+    }
+
+    private RqlOperand ParseOperand()
+    {
+        var token = Current;
+        if (token.Is("id") && Peek(1).Kind == RqlTokenKind.OpenParen)
+        {
+            _next += 2;
+            Expect(RqlTokenKind.CloseParen, "')' after id(");
+            return new RqlOperand(null, token.Position);
+        }
+        return new RqlOperand(ParsePath(), token.Position);
+    }
+
+    private RqlPath ParsePath()
+    {
+        var start = Current;
+        var segments = new List<RqlPathSegment>();
+        while (true)
+        {
+            var token = Current;
+            if (token.Kind is not (RqlTokenKind.Identifier or RqlTokenKind.String) || (token.Kind == RqlTokenKind.Identifier && segments.Count == 0 && IsClause(token)))
+                throw Error(token, segments.Count == 0 ? "expected a field name" : "expected a field name after '.'");
+            _next++;
+            var array = false;
+            if (Current.Kind == RqlTokenKind.OpenBracket)
+            {
+                _next++;
+                Expect(RqlTokenKind.CloseBracket, "']' (array elements are written name[])");
+                array = true;
+            }
+            segments.Add(new RqlPathSegment(token.Text, array));
+            if (!Take(RqlTokenKind.Dot))
+                return new RqlPath(segments, start.Position);
+        }
+    }
+
+    private RqlOrder ParseOrder()
+    {
+        var token = Current;
+        RqlPath? path = null;
+        if (token.Is("score") && Peek(1).Kind == RqlTokenKind.OpenParen)
+        {
+            _next += 2;
+            Expect(RqlTokenKind.CloseParen, "')' after score(");
+        }
+        else
+        {
+            path = ParsePath();
+        }
+
+        string? type = null;
+        if (TakeKeyword("as"))
+        {
+            var kind = Current;
+            if (!(kind.Is("long") || kind.Is("double") || kind.Is("alphaNumeric") || kind.Is("string")))
+                throw Error(kind, "expected long, double, alphaNumeric or string after 'as'");
+            type = kind.Text.ToLowerInvariant() switch { "alphanumeric" => "alphaNumeric", var t => t };
+            _next++;
+        }
+        var descending = false;
+        if (TakeKeyword("desc") || TakeKeyword("descending"))
+            descending = true;
+        else
+            _ = TakeKeyword("asc") || TakeKeyword("ascending");
+        return new RqlOrder(path, descending, type, token.Position);
+    }
+
+    private RqlProjection ParseProjection()
+    {
+        var token = Current;
+        var path = ParsePath();
+        string? alias = null;
+        if (TakeKeyword("as"))
+        {
+            if (Current.Kind is not (RqlTokenKind.Identifier or RqlTokenKind.String))
+                throw Error(Current, "expected a name after 'as'");
+            alias = Current.Text;
+            _next++;
+        }
+        return new RqlProjection(path, alias, token.Position);
+    }
+
+    private RqlValue ParseValue(string what)
+    {
+        var token = Current;
+        RqlValueKind? kind = token.Kind switch
+        {
+            RqlTokenKind.String => RqlValueKind.String,
+            RqlTokenKind.Number => RqlValueKind.Number,
+            RqlTokenKind.Parameter => RqlValueKind.Parameter,
+            RqlTokenKind.Identifier when token.Is("true") => RqlValueKind.True,
+            RqlTokenKind.Identifier when token.Is("false") => RqlValueKind.False,
+            RqlTokenKind.Identifier when token.Is("null") => RqlValueKind.Null,
+            _ => null,
+        };
+        if (kind is null)
+            throw Error(token, $"expected {what}: a string, a number, true, false, null or a $parameter");
+        _next++;
+        return new RqlValue(kind.Value, token.Text, token.Position);
+    }
+
+    private void Enter()
+    {
+        if (++_depth > MaxDepth)
+            throw Error(Current, $"the query nests deeper than {MaxDepth} levels");
+    }
+
+    private RqlToken Peek(int ahead) => _tokens[Math.Min(_next + ahead, _tokens.Count - 1)];
+
+    private bool Take(RqlTokenKind kind)
+    {
+        if (Current.Kind != kind)
+            return false;
+        _next++;
+        return true;
+    }
+
+    private bool TakeKeyword(string keyword)
+    {
+        if (!Current.Is(keyword))
+            return false;
+        _next++;
+        return true;
+    }
+
+    private void Expect(RqlTokenKind kind, string what)
+    {
+        if (!Take(kind))
+            throw Error(Current, "expected " + what);
+    }
+
+    private void ExpectKeyword(string keyword)
+    {
+        if (!TakeKeyword(keyword))
+            throw Error(Current, $"expected '{keyword}'");
+    }
+
+    private static bool IsClause(RqlToken token) => Clauses.Any(token.Is);
+
+    private InvalidQueryException Error(RqlToken at, string expected) => new(_query, at.Position, $"{expected}, found {at}.");
+}
