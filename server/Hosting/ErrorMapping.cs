@@ -23,6 +23,7 @@ public static class ErrorMapping
         PayloadTooLargeException => (StatusCodes.Status413PayloadTooLarge, ErrorTypes.PayloadTooLarge),
         DatabaseUnavailableException => (StatusCodes.Status503ServiceUnavailable, ErrorTypes.DatabaseUnavailable),
         FeatureNotSupportedException => (StatusCodes.Status501NotImplemented, ErrorTypes.FeatureNotSupported),
+        InvalidQueryException => (StatusCodes.Status400BadRequest, ErrorTypes.InvalidQuery),
         // Another environment still holds the folder (a closed one whose last readers run on).
         EnvironmentLockedException => (StatusCodes.Status503ServiceUnavailable, ErrorTypes.DatabaseUnavailable),
         // 507 Insufficient Storage: the request was fine, the server's disk is not.

@@ -21,4 +21,5 @@ public static class ErrorTypes
     public const string DiskFull = "DiskFullException";
     public const string DatabaseUnavailable = "DatabaseUnavailableException";
     public const string FeatureNotSupported = "FeatureNotSupportedException";
+    public const string InvalidQuery = "InvalidQueryException";
 }

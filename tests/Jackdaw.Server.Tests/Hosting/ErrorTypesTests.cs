@@ -45,7 +45,7 @@ public sealed class ErrorTypesTests(Infrastructure.ServerFixture fixture) : ICla
             ErrorTypes.BadRequest, ErrorTypes.InvalidJson, ErrorTypes.RouteNotFound, ErrorTypes.MethodNotAllowed,
             ErrorTypes.PayloadTooLarge, ErrorTypes.InternalServerError, ErrorTypes.Concurrency,
             ErrorTypes.DatabaseDoesNotExist, ErrorTypes.DatabaseAlreadyExists, ErrorTypes.DocumentDoesNotExist,
-            ErrorTypes.DiskFull, ErrorTypes.DatabaseUnavailable, ErrorTypes.FeatureNotSupported,
+            ErrorTypes.DiskFull, ErrorTypes.DatabaseUnavailable, ErrorTypes.FeatureNotSupported, ErrorTypes.InvalidQuery,
         ];
         Assert.Equal(AllTypes().Order(StringComparer.Ordinal), covered.Order(StringComparer.Ordinal));
     }
@@ -174,8 +174,17 @@ public sealed class ErrorTypesTests(Infrastructure.ServerFixture fixture) : ICla
         // Under a database, a route Jackdaw does not have is a feature it does not have (RavenDB's
         // clients would read a 404 as "no such item").
         var db = await fixture.CreateDatabaseAsync();
-        using var response = await Client.PostAsync($"/databases/{db}/queries", Api.Json("{\"Query\":\"from Users\"}"));
+        using var response = await Client.GetAsync($"/databases/{db}/counters?docId=users/1");
         await Api.AssertErrorAsync(response, (HttpStatusCode)501, "FeatureNotSupportedException");
+    }
+
+    [Fact]
+    public async Task InvalidQueryException()
+    {
+        var db = await fixture.CreateDatabaseAsync();
+        using var response = await Client.PostAsync($"/databases/{db}/queries", Api.Json("{\"Query\":\"from Users where\"}"));
+        var message = await Api.AssertErrorAsync(response, HttpStatusCode.BadRequest, "InvalidQueryException");
+        Assert.Contains("position 16", message, StringComparison.Ordinal);
     }
 
     private static string RepositoryFile(string relative)
