@@ -17,6 +17,7 @@ public sealed partial class JackdawHost : IAsyncDisposable
         ["--urls"] = "Urls",
         ["--data-dir"] = "DataDir",
         ["--max-body-size"] = "MaxRequestBodySize",
+        ["--public-url"] = "PublicUrl",
     };
 
     private readonly WebApplication _app;

@@ -19,6 +19,13 @@ public sealed class ServerOptions
 
     public long MaxRequestBodySize { get; set; } = DefaultMaxRequestBodySize;
 
+    /// <summary>
+    /// The URL clients reach this server by, when it differs from the one a request arrives with
+    /// (a reverse proxy that terminates TLS or adds a path prefix): what <c>/topology</c> gives
+    /// RavenDB's clients as the node's URL. Null: the request's own scheme and host.
+    /// </summary>
+    public string? PublicUrl { get; set; }
+
     /// <summary>Settings every database of this server opens with.</summary>
     public Databases.DocumentDatabaseOptions Database { get; set; } = new();
 
@@ -29,6 +36,12 @@ public sealed class ServerOptions
             options.Urls = urls;
         if (configuration["DataDir"] is { Length: > 0 } dataDir)
             options.DataDir = Path.GetFullPath(dataDir);
+        if (configuration["PublicUrl"] is { Length: > 0 } publicUrl)
+        {
+            if (!Uri.TryCreate(publicUrl, UriKind.Absolute, out var parsed) || parsed.Scheme is not ("http" or "https"))
+                throw new InvalidOperationException($"PublicUrl '{publicUrl}' is not an absolute http or https URL; set it with --public-url https://db.example.com or JACKDAW_PUBLICURL.");
+            options.PublicUrl = publicUrl.TrimEnd('/');
+        }
         if (configuration["MaxRequestBodySize"] is { Length: > 0 } max)
         {
             if (!long.TryParse(max, System.Globalization.NumberStyles.None, System.Globalization.CultureInfo.InvariantCulture, out var bytes) || bytes <= 0)

@@ -224,6 +224,31 @@ public sealed class RavenWireTests
         Assert.Equal(range.High + 1, (await NextRangeAsync(client, "ovf")).Low);
     }
 
+    [Fact]
+    public async Task TheTopologyNamesThePublicUrlWhenOneIsConfigured()
+    {
+        await using (var plain = await InProcessServer.StartAsync())
+        {
+            using (await plain.Client.PutAsync("/admin/databases?name=topo", null))
+            {
+            }
+            using var response = await plain.Client.GetAsync("/topology?name=topo&first-topology-update&applicationIdentifier=x");
+            var node = (await Api.JsonAsync(response)).GetProperty("Nodes")[0];
+            Assert.Equal(plain.Client.BaseAddress!.GetLeftPart(UriPartial.Authority), node.GetProperty("Url").GetString());
+            Assert.Equal("topo", node.GetProperty("Database").GetString());
+            Assert.Equal("A", node.GetProperty("ClusterTag").GetString());
+        }
+
+        await using var proxied = await InProcessServer.StartAsync("--public-url", "https://db.example.com/jackdaw/");
+        using (await proxied.Client.PutAsync("/admin/databases?name=topo", null))
+        {
+        }
+        using (var database = await proxied.Client.GetAsync("/topology?name=topo"))
+            Assert.Equal("https://db.example.com/jackdaw", (await Api.JsonAsync(database)).GetProperty("Nodes")[0].GetProperty("Url").GetString());
+        using var cluster = await proxied.Client.GetAsync("/cluster/topology");
+        Assert.Equal("https://db.example.com/jackdaw", (await Api.JsonAsync(cluster)).GetProperty("Topology").GetProperty("Members").GetProperty("A").GetString());
+    }
+
     /// <summary>A stream that hands out its bytes a few at a time.</summary>
     private sealed class TrickleStream(byte[] bytes, int piece) : Stream
     {
