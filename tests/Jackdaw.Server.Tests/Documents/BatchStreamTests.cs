@@ -22,11 +22,16 @@ public class BatchStreamTests(ServerFixture fixture) : IClassFixture<ServerFixtu
         var database = fixture.Server.Host.Server.Databases.GetDatabase(name);
         using var context = new JsonOperationContext();
         var stream = new BatchStream();
+        // Every document is parsed before anything is queued: a context is not thread-safe, and the
+        // merger starts using it (stamping metadata) as soon as the first batch is queued.
+        BatchOperation[] first = [Put(context, "first/1"), Put(context, "first/2", "A:99-nosuchdb")];
+        BatchOperation[] later = [Put(context, "after/1")];
+        BatchOperation[] others = [Put(context, "other/1")];
         // The first batch fails when executed (a document that must exist does not).
-        var failing = database.Merger.EnqueueAsync(new BatchCommand([Put(context, "first/1"), Put(context, "first/2", "A:99-nosuchdb")], context, stream));
-        var after = database.Merger.EnqueueAsync(new BatchCommand([Put(context, "after/1")], context, stream));
+        var failing = database.Merger.EnqueueAsync(new BatchCommand(first, context, stream));
+        var after = database.Merger.EnqueueAsync(new BatchCommand(later, context, stream));
         // Another stream is not affected.
-        var other = database.Merger.EnqueueAsync(new BatchCommand([Put(context, "other/1")], context, new BatchStream()));
+        var other = database.Merger.EnqueueAsync(new BatchCommand(others, context, new BatchStream()));
 
         await Assert.ThrowsAsync<ConcurrencyException>(() => failing);
         await Assert.ThrowsAsync<InvalidOperationException>(() => after);
