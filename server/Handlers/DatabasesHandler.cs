@@ -146,17 +146,6 @@ public sealed class DatabasesHandler(ServerContext server) : HandlerBase(server)
     }
 
     /// <summary>The request body as a JSON document (bounded by the server's body limit); null when empty.</summary>
-    private static async ValueTask<System.Text.Json.JsonDocument?> ReadBodyAsync(RequestContext context)
-    {
-        var reader = context.Request.BodyReader;
-        var read = await DocumentBodies.BufferAsync(reader, context.RequestAborted).ConfigureAwait(false);
-        try
-        {
-            return read.Buffer.IsEmpty ? null : System.Text.Json.JsonDocument.Parse(read.Buffer);
-        }
-        finally
-        {
-            reader.AdvanceTo(read.Buffer.End);
-        }
-    }
+    private static ValueTask<System.Text.Json.JsonDocument?> ReadBodyAsync(RequestContext context) =>
+        DocumentBodies.ReadJsonAsync(context.Request.BodyReader, context.RequestAborted, allowEmpty: true);
 }

@@ -194,27 +194,18 @@ public sealed class DocsHandler(ServerContext server) : HandlerBase(server)
 
     private static async ValueTask<List<string>> ReadIdsAsync(RequestContext context)
     {
-        var body = context.Request.BodyReader;
-        var read = await DocumentBodies.BufferAsync(body, context.RequestAborted).ConfigureAwait(false);
-        try
+        using var json = (await DocumentBodies.ReadJsonAsync(context.Request.BodyReader, context.RequestAborted).ConfigureAwait(false))!;
+        if (json.RootElement.ValueKind != System.Text.Json.JsonValueKind.Object
+            || !json.RootElement.TryGetProperty("Ids", out var array) || array.ValueKind != System.Text.Json.JsonValueKind.Array)
+            throw new BadRequestException("The body must be {\"Ids\":[\"users/1\",...]}.");
+        var ids = new List<string>(array.GetArrayLength());
+        foreach (var item in array.EnumerateArray())
         {
-            using var json = System.Text.Json.JsonDocument.Parse(read.Buffer);
-            if (json.RootElement.ValueKind != System.Text.Json.JsonValueKind.Object
-                || !json.RootElement.TryGetProperty("Ids", out var array) || array.ValueKind != System.Text.Json.JsonValueKind.Array)
-                throw new BadRequestException("The body must be {\"Ids\":[\"users/1\",...]}.");
-            var ids = new List<string>(array.GetArrayLength());
-            foreach (var item in array.EnumerateArray())
-            {
-                if (item.ValueKind != System.Text.Json.JsonValueKind.String)
-                    throw new BadRequestException("'Ids' must be an array of document ids.");
-                ids.Add(DocumentBodies.ValidateId(item.GetString()));
-            }
-            return ids;
+            if (item.ValueKind != System.Text.Json.JsonValueKind.String)
+                throw new BadRequestException("'Ids' must be an array of document ids.");
+            ids.Add(DocumentBodies.ValidateId(item.GetString()));
         }
-        finally
-        {
-            body.AdvanceTo(read.Buffer.End);
-        }
+        return ids;
     }
 
     private static void StartResults(RequestContext context)

@@ -26,13 +26,10 @@ public sealed class QueriesHandler(ServerContext server) : HandlerBase(server)
     public async ValueTask Post(RequestContext context)
     {
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
-        var body = context.Request.BodyReader;
-        var read = await DocumentBodies.BufferAsync(body, context.RequestAborted).ConfigureAwait(false);
         string query;
         Dictionary<string, JsonElement> parameters = [];
-        try
+        using (var json = (await DocumentBodies.ReadJsonAsync(context.Request.BodyReader, context.RequestAborted).ConfigureAwait(false))!)
         {
-            using var json = JsonDocument.Parse(read.Buffer);
             if (json.RootElement.ValueKind != JsonValueKind.Object || !json.RootElement.TryGetProperty("Query", out var text) || text.ValueKind != JsonValueKind.String)
                 throw new BadRequestException("The body must be {\"Query\":\"from Users ...\",\"QueryParameters\":{...}}.");
             query = text.GetString()!;
@@ -41,10 +38,6 @@ public sealed class QueriesHandler(ServerContext server) : HandlerBase(server)
                 foreach (var parameter in given.EnumerateObject())
                     parameters[parameter.Name] = parameter.Value.Clone();
             }
-        }
-        finally
-        {
-            body.AdvanceTo(read.Buffer.End);
         }
         await AnswerAsync(context, database, query, parameters).ConfigureAwait(false);
     }

@@ -58,6 +58,23 @@ public static class DocumentBodies
     }
 
     /// <summary>
+    /// A small JSON body (an envelope, not a document: bounded by the server's body limit) read whole
+    /// and parsed; an empty body is null when <paramref name="allowEmpty"/>, else invalid JSON.
+    /// </summary>
+    public static async ValueTask<System.Text.Json.JsonDocument?> ReadJsonAsync(PipeReader body, CancellationToken cancellationToken, bool allowEmpty = false)
+    {
+        var read = await BufferAsync(body, cancellationToken).ConfigureAwait(false);
+        try
+        {
+            return allowEmpty && read.Buffer.IsEmpty ? null : System.Text.Json.JsonDocument.Parse(read.Buffer);
+        }
+        finally
+        {
+            body.AdvanceTo(read.Buffer.End);
+        }
+    }
+
+    /// <summary>
     /// The document's collection from <c>@metadata.@collection</c>, or null; a 400 error when
     /// <c>@metadata</c> is not an object or the collection is not a usable name.
     /// </summary>
