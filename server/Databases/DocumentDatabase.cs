@@ -16,6 +16,7 @@ public sealed class DocumentDatabase : IAsyncDisposable
     private readonly StorageEnvironment _environment;
     private readonly TreeRegistry _trees = new();
     private readonly ILogger _logger;
+    private readonly List<IAsyncDisposable> _components = new();
 
     // The etag of the last change handed to the journal; only the merger's thread uses it.
     private long _lastAssignedEtag;
@@ -104,16 +105,42 @@ public sealed class DocumentDatabase : IAsyncDisposable
         ArgumentNullException.ThrowIfNull(loggerFactory);
         options ??= new DocumentDatabaseOptions();
         var environment = StorageEnvironment.Open(new StorageEnvironmentOptions { Path = Path.Combine(folder, "Storage"), Io = options.StorageIo });
+        DocumentDatabase database;
         try
         {
-            return new DocumentDatabase(name, folder, environment, loggerFactory, options);
+            database = new DocumentDatabase(name, folder, environment, loggerFactory, options);
         }
         catch
         {
             environment.Dispose();
             throw;
         }
+        try
+        {
+            foreach (var factory in options.Components)
+                database._components.Add(factory(database));
+        }
+        catch
+        {
+            database.DisposeAsync().AsTask().GetAwaiter().GetResult();
+            throw;
+        }
+        return database;
     }
+
+    /// <summary>The part of type <typeparamref name="T"/> built on this database (see <see cref="DocumentDatabaseOptions.Components"/>), or null.</summary>
+    public T? GetComponent<T>() where T : class
+    {
+        foreach (var component in _components)
+        {
+            if (component is T found)
+                return found;
+        }
+        return null;
+    }
+
+    /// <summary>Whether the database has started closing (its parts stop their work when it has).</summary>
+    public bool IsClosing => Volatile.Read(ref _disposed) != 0;
 
     /// <summary>
     /// Registers the trees a feature keeps in this database (e.g. "Subscriptions"), so its commands
@@ -195,6 +222,18 @@ public sealed class DocumentDatabase : IAsyncDisposable
     {
         if (Interlocked.Exchange(ref _disposed, 1) != 0)
             return;
+        // The parts built on top (index loops) stop first: they read and write through this database.
+        for (var i = _components.Count - 1; i >= 0; i--)
+        {
+            try
+            {
+                await _components[i].DisposeAsync().ConfigureAwait(false);
+            }
+            catch (Exception e)
+            {
+                _logger.LogError(e, "Database {Database}: a part failed to close", Name);
+            }
+        }
         await Tombstones.DisposeAsync().ConfigureAwait(false);
         // Finish the writes already queued (their requests are waiting), then close storage.
         await Merger.DisposeAsync().ConfigureAwait(false);

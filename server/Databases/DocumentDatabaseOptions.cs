@@ -1,7 +1,7 @@
 namespace Jackdaw.Server.Databases;
 
 /// <summary>Settings of one database, the same for every database of a server.</summary>
-public sealed class DocumentDatabaseOptions
+public sealed record DocumentDatabaseOptions
 {
     /// <summary>How often tombstones every consumer has passed are removed; <see cref="Timeout.InfiniteTimeSpan"/> turns the timer off.</summary>
     public TimeSpan TombstoneCleanupInterval { get; init; } = TimeSpan.FromMinutes(5);
@@ -17,4 +17,11 @@ public sealed class DocumentDatabaseOptions
 
     /// <summary>The longest wait between attempts to reopen a failed database.</summary>
     public TimeSpan MaxReopenDelay { get; init; } = TimeSpan.FromSeconds(30);
+
+    /// <summary>
+    /// Parts built on top of every database when it opens (its indexes), in order, and disposed
+    /// in reverse order before it closes. The Hosting layer supplies them, so this layer does not
+    /// know what they are.
+    /// </summary>
+    public IReadOnlyList<Func<DocumentDatabase, IAsyncDisposable>> Components { get; init; } = [];
 }

@@ -24,6 +24,10 @@ public static class ErrorMapping
         DatabaseUnavailableException => (StatusCodes.Status503ServiceUnavailable, ErrorTypes.DatabaseUnavailable),
         FeatureNotSupportedException => (StatusCodes.Status501NotImplemented, ErrorTypes.FeatureNotSupported),
         InvalidQueryException => (StatusCodes.Status400BadRequest, ErrorTypes.InvalidQuery),
+        IndexCompilationException => (StatusCodes.Status400BadRequest, ErrorTypes.IndexCompilation),
+        IndexDoesNotExistException => (StatusCodes.Status404NotFound, ErrorTypes.IndexDoesNotExist),
+        // 408, as RavenDB answers a wait for non-stale results that timed out.
+        QueryTimeoutException => (StatusCodes.Status408RequestTimeout, ErrorTypes.Timeout),
         // Another environment still holds the folder (a closed one whose last readers run on).
         EnvironmentLockedException => (StatusCodes.Status503ServiceUnavailable, ErrorTypes.DatabaseUnavailable),
         // 507 Insufficient Storage: the request was fine, the server's disk is not.

@@ -22,4 +22,9 @@ public static class ErrorTypes
     public const string DatabaseUnavailable = "DatabaseUnavailableException";
     public const string FeatureNotSupported = "FeatureNotSupportedException";
     public const string InvalidQuery = "InvalidQueryException";
+    public const string IndexCompilation = "IndexCompilationException";
+    public const string IndexDoesNotExist = "IndexDoesNotExistException";
+
+    /// <summary>RavenDB's name for a query that waited for non-stale results in vain (our <see cref="Errors.QueryTimeoutException"/>).</summary>
+    public const string Timeout = "TimeoutException";
 }

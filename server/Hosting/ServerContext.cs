@@ -19,7 +19,11 @@ public sealed class ServerContext(ServerOptions options, ILoggerFactory loggerFa
     /// <summary>The databases under the data folder (created on first access).</summary>
     public DatabasesLandlord Databases => LazyInitializer.EnsureInitialized(
         ref _databases,
-        () => new DatabasesLandlord(Path.Combine(Options.DataDir, "Databases"), LoggerFactory, Options.Database));
+        () => new DatabasesLandlord(
+            Path.Combine(Options.DataDir, "Databases"),
+            LoggerFactory,
+            // Every database opens with its indexes (their loops resume at once after a restart).
+            Options.Database with { Components = [.. Options.Database.Components, Indexing.IndexStore.Component(Options.Indexing, LoggerFactory)] }));
 
     /// <summary>Closes every open database: queued writes finish, storage is closed cleanly.</summary>
     public async ValueTask DisposeAsync()

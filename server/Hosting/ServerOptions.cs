@@ -29,6 +29,9 @@ public sealed class ServerOptions
     /// <summary>Settings every database of this server opens with.</summary>
     public Databases.DocumentDatabaseOptions Database { get; set; } = new();
 
+    /// <summary>Settings of every database's indexes.</summary>
+    public Indexing.IndexingOptions Indexing { get; set; } = new();
+
     public static ServerOptions FromConfiguration(IConfiguration configuration)
     {
         var options = new ServerOptions();

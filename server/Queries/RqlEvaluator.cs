@@ -10,7 +10,8 @@ namespace Jackdaw.Server.Queries;
 /// meaning the indexes will give it (so subscriptions, which filter without an index, and tests
 /// agree with queries):
 /// <list type="bullet">
-/// <item>strings compare case-insensitively (ordinal, lowercased), except inside <c>exact()</c>;</item>
+/// <item>strings compare lowercased (invariant culture), by ordinal, except inside <c>exact()</c>
+///   (ordinal as they are): the order of an index's lowercased terms;</item>
 /// <item>numbers compare as numbers; a number never equals a string;</item>
 /// <item>a path through an array (<c>Lines[].Product</c>, or any segment that meets an array) matches
 ///   when any element does; <c>all in</c> needs every listed value among the elements;</item>
@@ -85,8 +86,8 @@ public sealed class RqlEvaluator
         var text = target.GetString()!;
         return method.Method switch
         {
-            RqlMethodKind.StartsWith => Any(method.Field, id, document, text, (value, t) => value is string s && s.StartsWith(t, Comparison(exact))),
-            RqlMethodKind.EndsWith => Any(method.Field, id, document, text, (value, t) => value is string s && s.EndsWith(t, Comparison(exact))),
+            RqlMethodKind.StartsWith => Any(method.Field, id, document, exact ? text : text.ToLowerInvariant(), (value, t) => value is string s && (exact ? s : s.ToLowerInvariant()).StartsWith(t, StringComparison.Ordinal)),
+            RqlMethodKind.EndsWith => Any(method.Field, id, document, exact ? text : text.ToLowerInvariant(), (value, t) => value is string s && (exact ? s : s.ToLowerInvariant()).EndsWith(t, StringComparison.Ordinal)),
             _ => Search(method, id, document, text),
         };
     }
@@ -171,14 +172,13 @@ public sealed class RqlEvaluator
     private static int? Compare(object? value, JsonElement target, bool exact) => (value, target.ValueKind) switch
     {
         (null, JsonValueKind.Null) => 0,
-        (string s, JsonValueKind.String) => Math.Sign(string.Compare(s, target.GetString(), Comparison(exact))),
+        (string s, JsonValueKind.String) => Math.Sign(exact ? string.CompareOrdinal(s, target.GetString()) : string.CompareOrdinal(s.ToLowerInvariant(), target.GetString()!.ToLowerInvariant())),
         (double d, JsonValueKind.Number) => d.CompareTo(target.GetDouble()),
         (bool b, JsonValueKind.True) => b ? 0 : null,
         (bool b, JsonValueKind.False) => b ? null : 0,
         _ => null,
     };
 
-    private static StringComparison Comparison(bool exact) => exact ? StringComparison.Ordinal : StringComparison.OrdinalIgnoreCase;
 
     private JsonElement Resolve(RqlValue value)
     {

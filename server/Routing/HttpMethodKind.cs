@@ -10,6 +10,9 @@ public enum HttpMethodKind : byte
     Delete,
     Patch,
     Options,
+
+    /// <summary>RavenDB's own verb: <c>RESET /databases/{db}/indexes?name=</c> rebuilds an index.</summary>
+    Reset,
     Unknown,
 }
 
@@ -35,6 +38,7 @@ public static class HttpMethodKinds
                 break;
             case 5:
                 if (string.Equals(method, "PATCH", StringComparison.Ordinal)) return HttpMethodKind.Patch;
+                if (string.Equals(method, "RESET", StringComparison.Ordinal)) return HttpMethodKind.Reset;
                 break;
             case 6:
                 if (string.Equals(method, "DELETE", StringComparison.Ordinal)) return HttpMethodKind.Delete;
@@ -55,6 +59,7 @@ public static class HttpMethodKinds
         HttpMethodKind.Delete => "DELETE",
         HttpMethodKind.Patch => "PATCH",
         HttpMethodKind.Options => "OPTIONS",
+        HttpMethodKind.Reset => "RESET",
         _ => throw new ArgumentOutOfRangeException(nameof(kind), kind, "Not a routable HTTP method."),
     };
 
@@ -62,7 +67,7 @@ public static class HttpMethodKinds
     {
         var kind = Parse(method.ToUpperInvariant());
         if (kind == HttpMethodKind.Unknown)
-            throw new ArgumentException($"'{method}' is not a routable HTTP method (use GET, HEAD, POST, PUT, DELETE, PATCH or OPTIONS).", nameof(method));
+            throw new ArgumentException($"'{method}' is not a routable HTTP method (use GET, HEAD, POST, PUT, DELETE, PATCH, OPTIONS or RESET).", nameof(method));
         return kind;
     }
 }

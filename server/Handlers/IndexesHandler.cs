@@ -1,0 +1,226 @@
+using System.Globalization;
+using System.Text.Json;
+using Jackdaw.Server.Databases;
+using Jackdaw.Server.Errors;
+using Jackdaw.Server.Hosting;
+using Jackdaw.Server.Http;
+using Jackdaw.Server.Indexing;
+using Jackdaw.Server.Routing;
+
+namespace Jackdaw.Server.Handlers;
+
+/// <summary>
+/// Index definitions and their state, with RavenDB's routes and shapes: <c>PUT /admin/indexes</c>,
+/// <c>GET/DELETE/RESET /indexes</c>, <c>/indexes/stats</c>, <c>/indexes/errors</c>, <c>/indexes/staleness</c>.
+/// </summary>
+public sealed class IndexesHandler(ServerContext server) : HandlerBase(server)
+{
+    /// <summary><c>PUT /databases/*/admin/indexes</c> <c>{"Indexes":[{"Name","Maps":[...],"Fields":{...}}]}</c> → 201 <c>{"Results":[{"Index":name}]}</c>.</summary>
+    [Route("/databases/*/admin/indexes", "PUT")]
+    [Route("/databases/*/indexes", "PUT")]
+    public async ValueTask Put(RequestContext context)
+    {
+        var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
+        var definitions = new List<IndexDefinition>();
+        using (var json = await DocumentBodies.ReadJsonAsync(context.Request.BodyReader, context.RequestAborted).ConfigureAwait(false))
+        {
+            if (json is null || json.RootElement.ValueKind != JsonValueKind.Object || !json.RootElement.TryGetProperty("Indexes", out var indexes) || indexes.ValueKind != JsonValueKind.Array)
+                throw new BadRequestException("The body must be {\"Indexes\":[{\"Name\":\"Orders/Totals\",\"Maps\":[\"map('Orders', o => ({ Company: o.Company }))\"]}]}.");
+            foreach (var definition in indexes.EnumerateArray())
+                definitions.Add(IndexDefinition.FromJson(definition));
+        }
+        if (definitions.Count == 0)
+            throw new BadRequestException("\"Indexes\" is empty: give at least one definition.");
+        var duplicate = definitions.GroupBy(d => d.Name, StringComparer.OrdinalIgnoreCase).FirstOrDefault(g => g.Count() > 1);
+        if (duplicate is not null)
+            throw new BadRequestException($"The index '{duplicate.Key}' is defined more than once in this request.");
+        await IndexStore.Of(database).PutAsync(definitions).ConfigureAwait(false);
+
+        var writer = context.StartJson(StatusCodes.Status201Created);
+        writer.WriteStartObject();
+        writer.WriteStartArray("Results");
+        foreach (var definition in definitions)
+        {
+            writer.WriteStartObject();
+            writer.WriteString("Index", definition.Name);
+            writer.WriteNumber("RaftCommandIndex", database.LastEtag);
+            writer.WriteEndObject();
+        }
+        writer.WriteEndArray();
+        writer.WriteEndObject();
+        await context.CompleteJsonAsync().ConfigureAwait(false);
+    }
+
+    /// <summary><c>GET /databases/*/indexes[?name=]</c>: definitions, <c>{"Results":[...]}</c>.</summary>
+    [Route("/databases/*/indexes", "GET")]
+    public async ValueTask Get(RequestContext context)
+    {
+        var (database, name) = Target(context, nameRequired: false);
+        var store = IndexStore.Of(database);
+        var indexes = name is null ? store.Indexes : [store.Get(name)];
+        var writer = context.StartJson();
+        writer.WriteStartObject();
+        writer.WriteStartArray("Results");
+        foreach (var index in indexes)
+            index.Definition.ToJson().WriteTo(writer);
+        writer.WriteEndArray();
+        writer.WriteEndObject();
+        await context.CompleteJsonAsync().ConfigureAwait(false);
+    }
+
+    /// <summary><c>DELETE /databases/*/indexes?name=</c>: the definition, then the files (204).</summary>
+    [Route("/databases/*/indexes", "DELETE")]
+    public async ValueTask Delete(RequestContext context)
+    {
+        var (database, name) = Target(context, nameRequired: true);
+        await IndexStore.Of(database).DeleteAsync(name!).ConfigureAwait(false);
+        context.Response.StatusCode = StatusCodes.Status204NoContent;
+    }
+
+    /// <summary><c>RESET /databases/*/indexes?name=</c> (RavenDB's verb) or <c>POST /indexes/reset?name=</c>: rebuild from the start.</summary>
+    [Route("/databases/*/indexes", "RESET")]
+    [Route("/databases/*/indexes/reset", "POST")]
+    public async ValueTask Reset(RequestContext context)
+    {
+        var (database, name) = Target(context, nameRequired: true);
+        await IndexStore.Of(database).ResetAsync(name!).ConfigureAwait(false);
+        context.Response.StatusCode = StatusCodes.Status204NoContent;
+    }
+
+    /// <summary><c>GET /databases/*/indexes/stats[?name=]</c>.</summary>
+    [Route("/databases/*/indexes/stats", "GET")]
+    public async ValueTask Stats(RequestContext context)
+    {
+        var (database, name) = Target(context, nameRequired: false);
+        var store = IndexStore.Of(database);
+        var indexes = name is null ? store.Indexes : [store.Get(name)];
+        var writer = context.StartJson();
+        writer.WriteStartObject();
+        writer.WriteStartArray("Results");
+        using (var reader = database.BeginRead())
+        {
+            foreach (var index in indexes)
+            {
+                var progress = index.Progress;
+                writer.WriteStartObject();
+                writer.WriteString("Name", index.Name);
+                writer.WriteString("Type", index.Definition.IsAuto ? "AutoMap" : "Map");
+                writer.WriteString("SourceType", "Documents");
+                writer.WriteString("State", index.State.ToString());
+                writer.WriteString("Status", "Running");
+                writer.WriteString("LockMode", "Unlock");
+                writer.WriteString("Priority", "Normal");
+                writer.WriteNumber("EntriesCount", index.EntriesCount);
+                writer.WriteNumber("MapAttempts", index.MapAttempts);
+                writer.WriteNumber("MapSuccesses", index.MapAttempts - index.MapErrors);
+                writer.WriteNumber("MapErrors", index.MapErrors);
+                writer.WriteNumber("ErrorsCount", index.GetErrors().Length);
+                writer.WriteNumber("LastIndexedEtag", progress.LastIndexedEtag);
+                writer.WriteBoolean("IsStale", index.IsStale(reader));
+                writer.WriteBoolean("IsInvalidIndex", index.State == IndexState.Error);
+                WriteTime(writer, "LastQueryingTime", index.LastQueryingTime);
+                WriteTime(writer, "LastIndexingTime", index.LastIndexingTime);
+                WriteTime(writer, "CreatedTimestamp", index.Definition.CreatedAt);
+                WriteTime(writer, "AutoDeleteAt", store.AutoDeleteAt(index));
+                writer.WriteNumber("DocumentsMappedSinceOpen", index.DocumentsMapped);
+                writer.WriteStartObject("Collections");
+                foreach (var (collection, position) in progress.Positions)
+                {
+                    writer.WriteStartObject(collection);
+                    writer.WriteNumber("LastProcessedDocumentEtag", position.Documents);
+                    writer.WriteNumber("LastProcessedTombstoneEtag", position.Tombstones);
+                    writer.WriteEndObject();
+                }
+                writer.WriteEndObject();
+                writer.WriteEndObject();
+            }
+        }
+        writer.WriteEndArray();
+        writer.WriteEndObject();
+        await context.CompleteJsonAsync().ConfigureAwait(false);
+    }
+
+    /// <summary><c>GET /databases/*/indexes/errors[?name=]</c>: the last errors of each index.</summary>
+    [Route("/databases/*/indexes/errors", "GET")]
+    public async ValueTask Errors(RequestContext context)
+    {
+        var (database, name) = Target(context, nameRequired: false);
+        var store = IndexStore.Of(database);
+        var indexes = name is null ? store.Indexes : [store.Get(name)];
+        var writer = context.StartJson();
+        writer.WriteStartObject();
+        writer.WriteStartArray("Results");
+        foreach (var index in indexes)
+        {
+            writer.WriteStartObject();
+            writer.WriteString("Name", index.Name);
+            writer.WriteStartArray("Errors");
+            foreach (var error in index.GetErrors())
+            {
+                writer.WriteStartObject();
+                writer.WriteString("Document", error.Document);
+                writer.WriteString("Action", error.Action);
+                writer.WriteString("Error", error.Error);
+                WriteTime(writer, "Timestamp", error.Timestamp);
+                writer.WriteEndObject();
+            }
+            writer.WriteEndArray();
+            writer.WriteEndObject();
+        }
+        writer.WriteEndArray();
+        writer.WriteEndObject();
+        await context.CompleteJsonAsync().ConfigureAwait(false);
+    }
+
+    /// <summary><c>GET /databases/*/indexes/staleness?name=</c> → <c>{"IsStale":bool,"StalenessReasons":[...]}</c>.</summary>
+    [Route("/databases/*/indexes/staleness", "GET")]
+    public async ValueTask Staleness(RequestContext context)
+    {
+        var (database, name) = Target(context, nameRequired: true);
+        var index = IndexStore.Of(database).Get(name!);
+        var reasons = new List<string>();
+        using (var reader = database.BeginRead())
+        {
+            var progress = index.Progress;
+            foreach (var (collection, position) in progress.Positions.Count == 0
+                ? index.Definition.IsAuto ? [new(index.Definition.Collection!.ToLowerInvariant(), default)] : new List<KeyValuePair<string, CollectionPosition>>()
+                : progress.Positions.ToList())
+            {
+                foreach (var record in reader.GetDocumentsFrom(collection, position.Documents, 1))
+                    reasons.Add($"There are documents of '{collection}' still to index: the last indexed etag is {position.Documents}, the next is {record.Etag}.");
+                foreach (var tombstone in reader.GetTombstonesFrom(collection, position.Tombstones, 1))
+                    reasons.Add($"There are deletions of '{collection}' still to process: the last processed tombstone etag is {position.Tombstones}, the next is {tombstone.Etag}.");
+            }
+            if (reasons.Count == 0 && index.IsStale(reader))
+                reasons.Add("The index has not yet read the latest changes of its collections.");
+            if (index.State != IndexState.Normal)
+                reasons.Add($"The index is {index.State}.");
+        }
+        var writer = context.StartJson();
+        writer.WriteStartObject();
+        writer.WriteBoolean("IsStale", reasons.Count > 0 && index.State == IndexState.Normal || reasons.Count > 1);
+        writer.WriteStartArray("StalenessReasons");
+        foreach (var reason in reasons)
+            writer.WriteStringValue(reason);
+        writer.WriteEndArray();
+        writer.WriteEndObject();
+        await context.CompleteJsonAsync().ConfigureAwait(false);
+    }
+
+    private static void WriteTime(Utf8JsonWriter writer, string name, DateTime? time)
+    {
+        if (time is { } t)
+            writer.WriteString(name, t.ToString("yyyy-MM-dd'T'HH:mm:ss.fffffff'Z'", CultureInfo.InvariantCulture));
+        else
+            writer.WriteNull(name);
+    }
+
+    private (DocumentDatabase Database, string? Name) Target(RequestContext context, bool nameRequired)
+    {
+        var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
+        var name = new QueryParameters(context.Request.QueryString.Value).GetString("name");
+        if (nameRequired && string.IsNullOrEmpty(name))
+            throw new BadRequestException("Query parameter 'name' is required: the index's name, e.g. ?name=Orders/Totals.");
+        return (database, string.IsNullOrEmpty(name) ? null : name);
+    }
+}

@@ -1,0 +1,420 @@
+using System.Buffers;
+using System.Diagnostics;
+using System.Globalization;
+using System.IO.Hashing;
+using System.Text;
+using System.Text.Encodings.Web;
+using System.Text.Json;
+using Jackdaw.Server.Databases;
+using Jackdaw.Server.Documents;
+using Jackdaw.Server.Errors;
+using Jackdaw.Server.Indexing;
+using Jackdaw.Server.Queries;
+using Jackdaw.Storage.Blittable;
+using Lucene.Net.Index;
+using Lucene.Net.Search;
+
+namespace Jackdaw.Server.Http;
+
+/// <summary>A query as a client sends it (RavenDB's <c>IndexQuery</c>).</summary>
+public sealed record QueryRequest(string Text, IReadOnlyDictionary<string, JsonElement> Parameters, bool WaitForNonStaleResults, TimeSpan WaitTimeout);
+
+/// <summary>A query's answer: the JSON body, or nothing when the client's <c>If-None-Match</c> still holds.</summary>
+public sealed record QueryAnswer(string ResultEtag, ReadOnlyMemory<byte> Body, bool NotModified);
+
+/// <summary>
+/// Plans and runs an RQL query, writing RavenDB's answer shape. A query on a collection with no
+/// <c>where</c> (or one on <c>id()</c> only) and no <c>order by</c> reads the document store; any
+/// other collection query goes to the auto-index that covers its fields (made, or widened, when
+/// none does); <c>from index 'Name'</c> to that index. Results are written from the documents'
+/// blittable form; projections read stored fields where the index keeps them.
+/// </summary>
+public static class QueryRunner
+{
+    /// <summary>The most results one query returns when it names no limit.</summary>
+    public const int DefaultPageSize = 1024 * 1024;
+
+    public static async Task<QueryAnswer> RunAsync(DocumentDatabase database, QueryRequest request, string? ifNoneMatch, CancellationToken cancellationToken)
+    {
+        var started = Stopwatch.GetTimestamp();
+        var query = RqlParser.Parse(request.Text);
+        var offset = Count(query.Offset, request, "offset");
+        var limit = query.Limit is null ? DefaultPageSize : Count(query.Limit, request, "limit");
+        if (!query.From.IsIndex && LuceneQueryBuilder.OnIdOnly(query.Where) && query.OrderBy.Count == 0)
+            return RunOnDocuments(database, query, request, offset, limit, ifNoneMatch, started);
+
+        var store = IndexStore.Of(database);
+        Indexing.Index index;
+        if (query.From.IsIndex)
+        {
+            index = store.Get(query.From.Name);
+        }
+        else
+        {
+            if (IsAllDocs(query.From.Name))
+                throw new InvalidQueryException(request.Text, query.From.Position, "a where on fields or an order by over @all_docs needs a static index; query a collection, or define an index and query it with 'from index'.");
+            index = await store.GetOrCreateAutoIndexAsync(query.From.Name, LuceneQueryBuilder.NeededFields(query)).ConfigureAwait(false);
+        }
+        index.MarkQueried();
+
+        if (request.WaitForNonStaleResults)
+        {
+            var cutoff = database.LastEtag;
+            if (!await index.WaitForEtagAsync(cutoff, request.WaitTimeout, cancellationToken).ConfigureAwait(false))
+            {
+                throw new QueryTimeoutException(index.State == IndexState.Error
+                    ? $"Index '{index.Name}' is in error state; it cannot catch up until it is reset (see /indexes/errors)."
+                    : $"Waited {request.WaitTimeout} for index '{index.Name}' to index every change up to etag {cutoff}; it has not yet. Retry, or query without WaitForNonStaleResults to get stale results.");
+            }
+        }
+
+        using var reader = database.BeginRead();
+        var progress = index.Progress;
+        var stale = index.IsStale(reader);
+        var resultEtag = ResultEtag(request, reader.LastEtag, index.Name, progress.CaughtUpTo, progress.LastIndexedEtag);
+        if (ifNoneMatch is not null && ifNoneMatch.Trim('"') == resultEtag)
+            return new QueryAnswer(resultEtag, default, NotModified: true);
+
+        var searcher = index.Acquire();
+        try
+        {
+            var known = KnownFields(index, searcher.IndexReader);
+            var builder = new LuceneQueryBuilder(request.Text, request.Parameters, (path, indexing, position) => Resolve(index, known, searcher.IndexReader, request.Text, path, indexing, position));
+            var luceneQuery = builder.Build(query.Where);
+            var sort = BuildSort(index, known, searcher.IndexReader, query, request.Text, builder);
+            var output = new ArrayBufferWriter<byte>(16 * 1024);
+            output.Write("{\"Results\":["u8);
+            var (total, skipped, included) = WriteHits(searcher, luceneQuery, sort, query, offset, limit, reader, index, output);
+            output.Write("],\"Includes\":"u8);
+            if (included is null)
+                output.Write("{}"u8);
+            else
+                DocumentIncludes.Write(output, reader, included);
+            WriteTail(output, total, skipped, index.Name, stale, index.LastIndexingTime ?? DateTime.UtcNow, resultEtag, started);
+            return new QueryAnswer(resultEtag, output.WrittenMemory, NotModified: false);
+        }
+        finally
+        {
+            index.Release(searcher);
+        }
+    }
+
+    private static bool IsAllDocs(string name) => string.Equals(name, "@all_docs", StringComparison.OrdinalIgnoreCase);
+
+    /// <summary>A collection scan: no index needed.</summary>
+    private static QueryAnswer RunOnDocuments(DocumentDatabase database, RqlQuery query, QueryRequest request, long offset, long limit, string? ifNoneMatch, long started)
+    {
+        var evaluator = new RqlEvaluator(request.Text, request.Parameters);
+        var collection = IsAllDocs(query.From.Name) ? null : query.From.Name;
+        var includes = IncludePaths(query);
+        using var reader = database.BeginRead();
+        var resultEtag = ResultEtag(request, reader.LastEtag, collection ?? "@all_docs", 0, 0);
+        if (ifNoneMatch is not null && ifNoneMatch.Trim('"') == resultEtag)
+            return new QueryAnswer(resultEtag, default, NotModified: true);
+        var included = includes is null ? null : new HashSet<string>(StringComparer.OrdinalIgnoreCase);
+        var output = new ArrayBufferWriter<byte>(16 * 1024);
+        output.Write("{\"Results\":["u8);
+        long total = 0;
+        long written = 0;
+        foreach (var record in reader.GetDocumentsFrom(collection, 0))
+        {
+            if (query.Where is not null && !evaluator.Matches(query.Where, record.Id, record.Document))
+                continue;
+            total++;
+            if (total <= offset || written >= limit)
+                continue;
+            if (written++ > 0)
+                output.Write(","u8);
+            WriteResult(output, query, record.Id, record.Document, null, null);
+            if (included is not null)
+                DocumentIncludes.Collect(record.Document, includes!, included);
+        }
+        output.Write("],\"Includes\":"u8);
+        if (included is null)
+            output.Write("{}"u8);
+        else
+            DocumentIncludes.Write(output, reader, included);
+        WriteTail(output, total, 0, collection is null ? "AllDocs" : "collection/" + collection, false, DateTime.UtcNow, resultEtag, started);
+        return new QueryAnswer(resultEtag, output.WrittenMemory, NotModified: false);
+    }
+
+    private static List<string[]>? IncludePaths(RqlQuery query) =>
+        query.Include.Count == 0 ? null : query.Include.Select(p => p.Segments.Select(s => s.Name).ToArray()).ToList();
+
+    private static (long Total, long Skipped, HashSet<string>? Included) WriteHits(IndexSearcher searcher, Query luceneQuery, Sort? sort, RqlQuery query, long offset, long limit, DocumentsReader reader, Indexing.Index index, ArrayBufferWriter<byte> output)
+    {
+        var includes = IncludePaths(query);
+        var included = includes is null ? null : new HashSet<string>(StringComparer.OrdinalIgnoreCase);
+        var maxDoc = Math.Max(1, searcher.IndexReader.MaxDoc);
+        var wanted = (int)Math.Min(maxDoc, Math.Max(1, offset + limit));
+        while (true)
+        {
+            var top = sort is null ? searcher.Search(luceneQuery, wanted) : searcher.Search(luceneQuery, null, wanted, sort);
+            var seen = new HashSet<string>(StringComparer.OrdinalIgnoreCase);
+            long skipped = 0;
+            long distinct = 0;
+            long written = 0;
+            var complete = true;
+            foreach (var hit in top.ScoreDocs)
+            {
+                var stored = searcher.Doc(hit.Doc);
+                var id = stored.Get(LuceneFields.DocumentId);
+                if (!seen.Add(id))
+                {
+                    skipped++;
+                    continue;
+                }
+                if (!reader.TryGet(id, out var record))
+                {
+                    // Deleted after the index saw it (the index is behind): not a result.
+                    skipped++;
+                    continue;
+                }
+                distinct++;
+                if (distinct <= offset)
+                    continue;
+                if (written >= limit)
+                    break;
+                if (written++ > 0)
+                    output.Write(","u8);
+                WriteResult(output, query, record.Id, record.Document, stored, index);
+                if (included is not null)
+                    DocumentIncludes.Collect(record.Document, includes!, included);
+            }
+            if (written < limit && top.ScoreDocs.Length == wanted && wanted < top.TotalHits)
+                complete = false;
+            if (complete)
+            {
+                // Exact when every hit was read; otherwise the hits less the duplicates seen.
+                var total = top.ScoreDocs.Length == top.TotalHits ? distinct : top.TotalHits - skipped;
+                return (total, skipped, included);
+            }
+            // Duplicates (a map that returned several entries) or deleted documents used up the
+            // window: read a larger one.
+            output.ResetWrittenCount();
+            output.Write("{\"Results\":["u8);
+            included?.Clear();
+            wanted = (int)Math.Min(top.TotalHits, (long)wanted * 2);
+        }
+    }
+
+    private static void WriteResult(ArrayBufferWriter<byte> output, RqlQuery query, string id, ReadOnlySpan<byte> document, Lucene.Net.Documents.Document? stored, Indexing.Index? index)
+    {
+        if (query.Select.Count == 0)
+        {
+            BlittableJsonWriter.WriteTo(document, output);
+            return;
+        }
+        using var writer = new Utf8JsonWriter(output, new JsonWriterOptions { Encoder = JavaScriptEncoder.UnsafeRelaxedJsonEscaping, SkipValidation = true });
+        writer.WriteStartObject();
+        var root = BlittableReader.Open(document);
+        foreach (var projection in query.Select)
+        {
+            var name = projection.Alias ?? projection.Path.ToString();
+            writer.WritePropertyName(name);
+            var storedJson = stored is not null && index is not null && index.PlanOf(projection.Path.ToString()).Stored
+                ? stored.Get(projection.Path.ToString() + LuceneFields.StoredSuffix)
+                : null;
+            if (storedJson is not null)
+            {
+                writer.WriteRawValue(storedJson, skipInputValidation: true);
+                continue;
+            }
+            writer.Flush();
+            WritePath(output, root, projection.Path);
+        }
+        writer.WritePropertyName("@metadata");
+        writer.WriteStartObject();
+        writer.WriteString("@id", id);
+        writer.WriteBoolean("@projection", true);
+        writer.WriteEndObject();
+        writer.WriteEndObject();
+    }
+
+    /// <summary>The value a path reaches in a document (arrays walked: several values become an array; none is null).</summary>
+    private static void WritePath(ArrayBufferWriter<byte> output, BlittableObject root, RqlPath path)
+    {
+        var segments = path.Segments.Select(s => s.Name).ToArray();
+        var values = new ArrayBufferWriter<byte>();
+        var count = 0;
+        Walk(root, segments, 0, values, ref count, path.Segments.Any(s => s.Array));
+        if (count == 0)
+        {
+            output.Write("null"u8);
+            return;
+        }
+        output.Write(values.WrittenSpan);
+    }
+
+    private static void Walk(BlittableObject current, string[] path, int depth, ArrayBufferWriter<byte> values, ref int count, bool asArray)
+    {
+        if (!current.TryGet(path[depth], out var value))
+            return;
+        if (depth == path.Length - 1)
+        {
+            Append(values, value, ref count);
+            return;
+        }
+        Visit(value, path, depth + 1, values, ref count);
+    }
+
+    private static void Visit(BlittableValue value, string[] path, int depth, ArrayBufferWriter<byte> values, ref int count)
+    {
+        switch (value.Type)
+        {
+            case BlittableToken.Object:
+                var obj = value.GetObject();
+                if (obj.TryGet(path[depth], out var next))
+                {
+                    if (depth == path.Length - 1)
+                        Append(values, next, ref count);
+                    else
+                        Visit(next, path, depth + 1, values, ref count);
+                }
+                return;
+            case BlittableToken.Array:
+                // A path through an array projects every element's value, as an array.
+                var array = value.GetArray();
+                var inner = new ArrayBufferWriter<byte>();
+                var innerCount = 0;
+                for (var i = 0; i < array.Length; i++)
+                    Visit(array[i], path, depth, inner, ref innerCount);
+                var wrapped = new ArrayBufferWriter<byte>();
+                wrapped.Write("["u8);
+                wrapped.Write(inner.WrittenSpan);
+                wrapped.Write("]"u8);
+                AppendRaw(values, wrapped.WrittenSpan, ref count);
+                return;
+        }
+    }
+
+    private static void Append(ArrayBufferWriter<byte> values, BlittableValue value, ref int count)
+    {
+        if (count++ > 0)
+            values.Write(","u8);
+        BlittableJsonWriter.WriteValue(value, values);
+    }
+
+    private static void AppendRaw(ArrayBufferWriter<byte> values, ReadOnlySpan<byte> json, ref int count)
+    {
+        if (count++ > 0)
+            values.Write(","u8);
+        values.Write(json);
+    }
+
+    private static void WriteTail(ArrayBufferWriter<byte> output, long total, long skipped, string indexName, bool stale, DateTime indexTimestamp, string resultEtag, long started)
+    {
+        var now = DateTime.UtcNow.ToString("yyyy-MM-dd'T'HH:mm:ss.fffffff'Z'", CultureInfo.InvariantCulture);
+        var tail = $",\"TotalResults\":{total},\"SkippedResults\":{skipped},\"IndexName\":{JsonSerializer.Serialize(indexName)},\"IsStale\":{(stale ? "true" : "false")}," +
+            $"\"IndexTimestamp\":\"{indexTimestamp.ToString("yyyy-MM-dd'T'HH:mm:ss.fffffff'Z'", CultureInfo.InvariantCulture)}\",\"LastQueryTime\":\"{now}\",\"ResultEtag\":{resultEtag},\"NodeTag\":\"A\"," +
+            $"\"DurationInMs\":{(long)Stopwatch.GetElapsedTime(started).TotalMilliseconds}}}";
+        output.Write(Encoding.UTF8.GetBytes(tail));
+    }
+
+    /// <summary>
+    /// What the results depend on: the query, its parameters, the database's snapshot and how far
+    /// the index has indexed. Equal etags mean equal answers (RavenDB's <c>ResultEtag</c>).
+    /// </summary>
+    private static string ResultEtag(QueryRequest request, long databaseEtag, string source, long caughtUpTo, long lastIndexed)
+    {
+        var hash = new XxHash64();
+        hash.Append(Encoding.UTF8.GetBytes(request.Text));
+        foreach (var (name, value) in request.Parameters.OrderBy(p => p.Key, StringComparer.Ordinal))
+        {
+            hash.Append(Encoding.UTF8.GetBytes(name));
+            hash.Append(Encoding.UTF8.GetBytes(value.GetRawText()));
+        }
+        hash.Append(Encoding.UTF8.GetBytes(source));
+        Span<byte> numbers = stackalloc byte[24];
+        BitConverter.TryWriteBytes(numbers, databaseEtag);
+        BitConverter.TryWriteBytes(numbers[8..], caughtUpTo);
+        BitConverter.TryWriteBytes(numbers[16..], lastIndexed);
+        hash.Append(numbers);
+        // A positive int64: RavenDB's clients read ResultEtag as a number.
+        return ((long)(hash.GetCurrentHashAsUInt64() >> 1)).ToString(CultureInfo.InvariantCulture);
+    }
+
+    /// <summary>The fields a static index's entries have (from Lucene's field infos and the @exists terms).</summary>
+    private static HashSet<string> KnownFields(Indexing.Index index, IndexReader reader)
+    {
+        var known = new HashSet<string>(StringComparer.Ordinal);
+        if (index.Definition.IsAuto)
+            return known;
+        foreach (var name in index.Definition.Fields.Keys)
+            known.Add(name);
+        var terms = MultiFields.GetTerms(reader, LuceneFields.Exists);
+        if (terms is not null)
+        {
+            var iterator = terms.GetEnumerator();
+            while (iterator.MoveNext())
+                known.Add(iterator.Term.Utf8ToString());
+        }
+        return known;
+    }
+
+    private static FieldPlan Resolve(Indexing.Index index, HashSet<string> known, IndexReader reader, string text, RqlPath path, FieldIndexing indexing, int position)
+    {
+        var name = path.ToString();
+        if (index.Definition.IsAuto)
+        {
+            var field = index.Definition.AutoFields.FirstOrDefault(f => f.Path == name && f.Indexing == indexing)
+                ?? index.Definition.AutoFields.FirstOrDefault(f => f.Path == name && indexing == FieldIndexing.Exact && f.Indexing == FieldIndexing.Default);
+            if (field is null)
+                throw new InvalidQueryException(text, position, $"the index '{index.Name}' has no field '{new AutoIndexField(name, indexing).Key}'; its fields are {string.Join(", ", index.Definition.AutoFields.Select(f => f.Key))}. Query the collection instead and an auto-index covering it is made.");
+            return new FieldPlan(field.LuceneName, field.Indexing, false);
+        }
+        if (!known.Contains(name) && reader.NumDocs > 0)
+            throw new InvalidQueryException(text, position, $"the index '{index.Name}' has no field '{name}'; its fields are {string.Join(", ", known.Order(StringComparer.Ordinal))}.");
+        return index.PlanOf(name);
+    }
+
+    private static Sort? BuildSort(Indexing.Index index, HashSet<string> known, IndexReader reader, RqlQuery query, string text, LuceneQueryBuilder builder)
+    {
+        if (query.OrderBy.Count == 0)
+            return null;
+        var infos = MultiFields.GetMergedFieldInfos(reader);
+        var fields = new List<SortField>();
+        foreach (var order in query.OrderBy)
+        {
+            if (order.IsScore)
+            {
+                fields.Add(order.Descending ? new SortField(null, SortFieldType.SCORE, reverse: true) : SortField.FIELD_SCORE);
+                continue;
+            }
+            var plan = Resolve(index, known, reader, text, order.Path!, FieldIndexing.Default, order.Position);
+            var numeric = order.As?.ToLowerInvariant() switch
+            {
+                "long" or "double" => true,
+                "string" or "alphanumeric" => false,
+                null => infos.FieldInfo(plan.LuceneName + LuceneFields.StringSortSuffix) is null && infos.FieldInfo(plan.LuceneName + LuceneFields.NumberSortSuffix) is not null,
+                _ => throw new InvalidQueryException(text, order.Position, $"'order by ... as {order.As}' is not known; use long, double, string or alphaNumeric."),
+            };
+            if (numeric)
+            {
+                var field = new SortField(plan.LuceneName + LuceneFields.NumberSortSuffix, SortFieldType.DOUBLE, order.Descending);
+                // Missing numbers first, as nulls come first in ascending order.
+                field.SetMissingValue(double.NegativeInfinity);
+                fields.Add(field);
+            }
+            else
+            {
+                var field = new SortField(plan.LuceneName + LuceneFields.StringSortSuffix, SortFieldType.STRING, order.Descending);
+                field.SetMissingValue(SortField.STRING_FIRST);
+                fields.Add(field);
+            }
+        }
+        return new Sort(fields.ToArray());
+    }
+
+    private static long Count(RqlValue? value, QueryRequest request, string what)
+    {
+        if (value is null)
+            return 0;
+        long count;
+        if (value.Kind == RqlValueKind.Number && long.TryParse(value.Text, NumberStyles.None, CultureInfo.InvariantCulture, out count))
+            return count;
+        if (value.Kind == RqlValueKind.Parameter && request.Parameters.TryGetValue(value.Text, out var given) && given.ValueKind == JsonValueKind.Number && given.TryGetInt64(out count) && count >= 0)
+            return count;
+        throw new InvalidQueryException(request.Text, value.Position, $"'{what}' must be a whole number of at least 0 (or a parameter holding one).");
+    }
+}

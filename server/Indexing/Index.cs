@@ -1,0 +1,620 @@
+using System.Diagnostics;
+using System.Globalization;
+using Jackdaw.Server.Databases;
+using Jackdaw.Server.Documents;
+using Jackdaw.Storage.Engine;
+using Lucene.Net.Analysis.Standard;
+using Lucene.Net.Analysis.Util;
+using Lucene.Net.Index;
+using Lucene.Net.Search;
+using Lucene.Net.Store;
+using Lucene.Net.Util;
+using Microsoft.Extensions.Logging;
+using LuceneDirectory = Lucene.Net.Store.Directory;
+
+namespace Jackdaw.Server.Indexing;
+
+/// <summary>The state of an index, as RavenDB names them.</summary>
+public enum IndexState : byte
+{
+    Normal,
+
+    /// <summary>An auto-index nobody queried for a while: it does not index until a query needs it.</summary>
+    Idle,
+
+    /// <summary>Too many documents failed to map (15% of at least 100 attempts): it stopped until reset.</summary>
+    Error,
+}
+
+/// <summary>An error mapping one document.</summary>
+public sealed record IndexError(string Document, string Action, string Error, DateTime Timestamp);
+
+/// <summary>Where an index has read up to in one collection: documents and tombstones, by etag.</summary>
+public readonly record struct CollectionPosition(long Documents, long Tombstones);
+
+/// <summary>
+/// One index: its definition, its Lucene directory and one indexing loop.
+/// <list type="bullet">
+/// <item>The loop waits for durable commits, reads each mapped collection's documents and
+///   tombstones after its positions (in batches bounded by count, bytes and time), maps them and
+///   updates the Lucene entries keyed by document id; then refreshes the near-real-time searcher
+///   (queries see the batch at once).</item>
+/// <item>A durable Lucene commit carries the positions in its user data, so files and positions
+///   always agree: after a restart or kill -9 the index resumes from its last commit (entries are
+///   replaced by id, so nothing is indexed twice and nothing is missed). Commits happen when the
+///   loop has caught up, and at least every <see cref="CommitInterval"/> while it has not.</item>
+/// <item>The directory is opened as <see cref="NIOFSDirectory"/> (memory-mapped searching was
+///   measured much slower for parallel searches in Lucene.Net 4.8, lucenenet #1151); after each
+///   commit every new file and the folder are fsynced again by us (Lucene.Net 4.8.0-beta00017 can
+///   mark a file for sync before its last buffer is written, lucenenet #894), and an index whose
+///   files cannot be opened is rebuilt from the start.</item>
+/// <item>Only the loop writes (one writer thread per index: a concurrent AddDocument race was
+///   fixed in Lucene.Net only after 4.8.0-beta00017, lucenenet #935).</item>
+/// </list>
+/// </summary>
+public sealed class Index : IAsyncDisposable, ITombstoneConsumer
+{
+    public static readonly TimeSpan CommitInterval = TimeSpan.FromSeconds(2);
+
+    /// <summary>The most documents one batch maps.</summary>
+    public const int BatchCount = 8 * 1024;
+
+    /// <summary>The most document bytes one batch reads.</summary>
+    public const long BatchBytes = 32L * 1024 * 1024;
+
+    public static readonly TimeSpan BatchTime = TimeSpan.FromSeconds(1);
+
+    /// <summary>Errors kept per index (the oldest go first).</summary>
+    public const int MaxErrors = 500;
+
+    private const string PositionPrefix = "position:";
+
+    private readonly DocumentDatabase _database;
+    private readonly ILogger _logger;
+    private readonly IIndexMapper _mapper;
+    private readonly string[] _lowerCollections;
+    private readonly LuceneDirectory _directory;
+    private readonly IndexWriter _writer;
+    private readonly SearcherManager _searchers;
+    private readonly CancellationTokenSource _stop = new();
+    private readonly Func<string, FieldPlan> _planOf;
+    private readonly Queue<IndexError> _errors = new();
+    private readonly HashSet<string> _syncedFiles = new(StringComparer.Ordinal);
+    private readonly IDisposable _tombstoneRegistration;
+    private readonly Dictionary<string, FieldPlan> _staticPlans = new(StringComparer.Ordinal);
+    private readonly Dictionary<string, FieldPlan> _autoPlans = new(StringComparer.Ordinal);
+
+    // Written by the loop only; published as one immutable snapshot for queries and stats.
+    private Dictionary<string, CollectionPosition> _positions;
+    private volatile IndexProgress _progress;
+    private TaskCompletionSource _batchDone = new(TaskCreationOptions.RunContinuationsAsynchronously);
+    private TaskCompletionSource _wake = new(TaskCreationOptions.RunContinuationsAsynchronously);
+    private Task _loop = Task.CompletedTask;
+    private long _lastCommitTimestamp;
+    private bool _dirty;
+    private long _mapAttempts;
+    private long _mapErrors;
+    private long _mapSuccesses;
+    private volatile IndexState _state;
+    private long _lastQueryingTicks;
+    private long _lastIndexingTicks;
+
+    private Index(DocumentDatabase database, IndexDefinition definition, IIndexMapper mapper, string folder, ILogger logger)
+    {
+        _database = database;
+        Definition = definition;
+        _mapper = mapper;
+        _logger = logger;
+        Folder = folder;
+        _lowerCollections = mapper.Collections.Select(c => c.ToLowerInvariant()).Distinct().ToArray();
+        if (definition.IsAuto)
+        {
+            foreach (var field in definition.AutoFields)
+                _autoPlans[field.LuceneName] = new FieldPlan(field.LuceneName, field.Indexing, false);
+            _planOf = name => _autoPlans.TryGetValue(name, out var plan) ? plan : new FieldPlan(name, FieldIndexing.Default, false);
+        }
+        else
+        {
+            _planOf = name =>
+            {
+                if (_staticPlans.TryGetValue(name, out var plan))
+                    return plan;
+                var options = definition.OptionsOf(name);
+                plan = new FieldPlan(name, options.Indexing, options.Stored);
+                _staticPlans[name] = plan;
+                return plan;
+            };
+        }
+
+        System.IO.Directory.CreateDirectory(folder);
+        _directory = new NIOFSDirectory(new DirectoryInfo(folder));
+        (_writer, _positions) = OpenWriter(_directory, folder, logger, definition.Name);
+        _searchers = new SearcherManager(_writer, applyAllDeletes: true, searcherFactory: null);
+        _progress = new IndexProgress(new Dictionary<string, CollectionPosition>(_positions), CaughtUpTo: 0);
+        _lastCommitTimestamp = Stopwatch.GetTimestamp();
+        _tombstoneRegistration = database.Tombstones.Register(this);
+    }
+
+    public IndexDefinition Definition { get; }
+
+    public string Name => Definition.Name;
+
+    public string Folder { get; }
+
+    public IndexState State => _state;
+
+    /// <summary>Positions and how far the loop has caught up, as of the last completed batch.</summary>
+    public IndexProgress Progress => _progress;
+
+    public long MapAttempts => Interlocked.Read(ref _mapAttempts);
+
+    public long MapErrors => Interlocked.Read(ref _mapErrors);
+
+    public DateTime? LastQueryingTime => Ticks(Interlocked.Read(ref _lastQueryingTicks));
+
+    public DateTime? LastIndexingTime => Ticks(Interlocked.Read(ref _lastIndexingTicks));
+
+    /// <summary>Batches the loop has completed (tests use it to see that a restart re-indexed nothing).</summary>
+    public long BatchesRun { get; private set; }
+
+    /// <summary>Documents mapped since this index was opened.</summary>
+    public long DocumentsMapped { get; private set; }
+
+    private static DateTime? Ticks(long ticks) => ticks == 0 ? null : new DateTime(ticks, DateTimeKind.Utc);
+
+    /// <summary>Opens (or creates) the index in <paramref name="folder"/> and starts its loop.</summary>
+    public static Index Open(DocumentDatabase database, IndexDefinition definition, IIndexMapper mapper, string folder, ILogger logger)
+    {
+        var index = new Index(database, definition, mapper, folder, logger);
+        index._loop = Task.Run(index.RunAsync);
+        return index;
+    }
+
+    private static (IndexWriter, Dictionary<string, CollectionPosition>) OpenWriter(LuceneDirectory directory, string folder, ILogger logger, string name)
+    {
+        try
+        {
+            var writer = NewWriter(directory);
+            return (writer, ReadPositions(writer.CommitData));
+        }
+        catch (Exception e) when (e is IOException or CorruptIndexException or IndexFormatTooOldException or IndexFormatTooNewException or InvalidOperationException)
+        {
+            // Files a crash left unusable: the index starts again from the first document.
+            logger.LogWarning(e, "Index {Index}: its files in {Folder} cannot be opened; it is rebuilt from the start", name, folder);
+            foreach (var file in System.IO.Directory.GetFiles(folder))
+                File.Delete(file);
+            return (NewWriter(directory), new Dictionary<string, CollectionPosition>());
+        }
+    }
+
+    private static IndexWriter NewWriter(LuceneDirectory directory)
+    {
+        var analyzer = new StandardAnalyzer(LuceneVersion.LUCENE_48, CharArraySet.Empty);
+        var config = new IndexWriterConfig(LuceneVersion.LUCENE_48, analyzer)
+        {
+            OpenMode = OpenMode.CREATE_OR_APPEND,
+            RAMBufferSizeMB = 64,
+        };
+        var writer = new IndexWriter(directory, config);
+        if (!DirectoryReader.IndexExists(directory))
+            writer.Commit();
+        return writer;
+    }
+
+    /// <summary>The analyzer of <see cref="FieldIndexing.Search"/> fields, for query text.</summary>
+    public static readonly Lucene.Net.Analysis.Analyzer SearchAnalyzer = new StandardAnalyzer(LuceneVersion.LUCENE_48, CharArraySet.Empty);
+
+    private static Dictionary<string, CollectionPosition> ReadPositions(IDictionary<string, string>? data)
+    {
+        var positions = new Dictionary<string, CollectionPosition>(StringComparer.Ordinal);
+        if (data is null)
+            return positions;
+        foreach (var (key, value) in data)
+        {
+            if (!key.StartsWith(PositionPrefix, StringComparison.Ordinal))
+                continue;
+            var parts = value.Split(',');
+            if (parts.Length == 2 && long.TryParse(parts[0], CultureInfo.InvariantCulture, out var documents) && long.TryParse(parts[1], CultureInfo.InvariantCulture, out var tombstones))
+                positions[key[PositionPrefix.Length..]] = new CollectionPosition(documents, tombstones);
+        }
+        return positions;
+    }
+
+    /// <summary>The plan of a field this index writes (for queries).</summary>
+    public FieldPlan PlanOf(string luceneName)
+    {
+        if (Definition.IsAuto)
+            return _autoPlans.TryGetValue(luceneName, out var plan) ? plan : new FieldPlan(luceneName, FieldIndexing.Default, false);
+        var options = Definition.OptionsOf(luceneName);
+        return new FieldPlan(luceneName, options.Indexing, options.Stored);
+    }
+
+    /// <summary>A searcher over everything indexed so far; release it with <see cref="Release"/>.</summary>
+    public IndexSearcher Acquire()
+    {
+        Interlocked.Exchange(ref _lastQueryingTicks, DateTime.UtcNow.Ticks);
+        if (_state == IndexState.Idle)
+        {
+            _state = IndexState.Normal;
+            Wake();
+        }
+        return _searchers.Acquire();
+    }
+
+    public void Release(IndexSearcher searcher) => _searchers.Release(searcher);
+
+    /// <summary>Marks the index queried now (an auto-index chosen by the planner).</summary>
+    public void MarkQueried() => Interlocked.Exchange(ref _lastQueryingTicks, DateTime.UtcNow.Ticks);
+
+    /// <summary>Whether the index has not yet indexed everything in <paramref name="reader"/>'s snapshot for its collections.</summary>
+    public bool IsStale(DocumentsReader reader)
+    {
+        var progress = _progress;
+        if (progress.CaughtUpTo >= reader.LastEtag)
+            return false;
+        foreach (var collection in _lowerCollections)
+        {
+            var position = progress.Positions.GetValueOrDefault(collection);
+            foreach (var _ in reader.GetDocumentsFrom(collection, position.Documents, 1))
+                return true;
+            foreach (var _ in reader.GetTombstonesFrom(collection, position.Tombstones, 1))
+                return true;
+        }
+        return false;
+    }
+
+    /// <summary>
+    /// Completes when the index has indexed every change up to <paramref name="etag"/> (false after
+    /// <paramref name="timeout"/>, or when the index is in error).
+    /// </summary>
+    public async Task<bool> WaitForEtagAsync(long etag, TimeSpan timeout, CancellationToken cancellationToken)
+    {
+        var deadline = Stopwatch.GetTimestamp() + (long)(timeout.TotalSeconds * Stopwatch.Frequency);
+        Wake();
+        while (true)
+        {
+            var done = Volatile.Read(ref _batchDone).Task;
+            if (_progress.CaughtUpTo >= etag)
+                return true;
+            using (var reader = _database.BeginRead())
+            {
+                if (!IsStale(reader) && reader.LastEtag >= etag)
+                    return true;
+            }
+            if (_state == IndexState.Error)
+                return false;
+            var left = deadline - Stopwatch.GetTimestamp();
+            if (left <= 0)
+                return false;
+            try
+            {
+                await done.WaitAsync(TimeSpan.FromSeconds((double)left / Stopwatch.Frequency), cancellationToken).ConfigureAwait(false);
+            }
+            catch (TimeoutException)
+            {
+                return false;
+            }
+        }
+    }
+
+    /// <summary>The last errors (at most <see cref="MaxErrors"/>), oldest first.</summary>
+    public IndexError[] GetErrors()
+    {
+        lock (_errors)
+            return _errors.ToArray();
+    }
+
+    /// <summary>The number of entries (Lucene documents) searchable now.</summary>
+    public int EntriesCount
+    {
+        get
+        {
+            var searcher = _searchers.Acquire();
+            try
+            {
+                return searcher.IndexReader.NumDocs;
+            }
+            finally
+            {
+                _searchers.Release(searcher);
+            }
+        }
+    }
+
+    /// <summary>Makes an idle auto-index idle (it stops indexing until a query needs it).</summary>
+    public void SetIdle()
+    {
+        if (_state == IndexState.Normal)
+            _state = IndexState.Idle;
+    }
+
+    private void Wake() => Volatile.Read(ref _wake).TrySetResult();
+
+    private async Task RunAsync()
+    {
+        var token = _stop.Token;
+        while (!token.IsCancellationRequested)
+        {
+            var wake = Volatile.Read(ref _wake).Task;
+            var seenEtag = _database.LastEtag;
+            bool more;
+            try
+            {
+                more = _state is IndexState.Normal && RunBatch();
+                if (!more && _dirty)
+                    Commit();
+            }
+            catch (Exception) when (token.IsCancellationRequested || _database.IsClosing)
+            {
+                break;
+            }
+            catch (Exception e)
+            {
+                // Not a document's fault (those are index errors): the disk, Lucene. Try again later.
+                _logger.LogError(e, "Index {Index}: a batch failed; retrying", Name);
+                RecordError("", "Indexing", e.Message);
+                more = false;
+                try
+                {
+                    await Task.Delay(TimeSpan.FromSeconds(1), token).ConfigureAwait(false);
+                }
+                catch (OperationCanceledException)
+                {
+                    break;
+                }
+            }
+            Interlocked.Exchange(ref _batchDone, new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously)).TrySetResult();
+            if (more)
+                continue;
+            try
+            {
+                var commit = _database.Notifications.WaitForEtagAsync(seenEtag + 1, token);
+                await Task.WhenAny(commit, wake, _database.Notifications.Closed).WaitAsync(token).ConfigureAwait(false);
+                if (wake.IsCompleted)
+                    Interlocked.Exchange(ref _wake, new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously));
+                if (_database.Notifications.Closed.IsCompleted)
+                    break;
+            }
+            catch (OperationCanceledException)
+            {
+                break;
+            }
+        }
+    }
+
+    /// <summary>One batch: returns whether there is more to do at once.</summary>
+    private bool RunBatch()
+    {
+        var started = Stopwatch.GetTimestamp();
+        var positions = new Dictionary<string, CollectionPosition>(_positions);
+        var count = 0;
+        long bytes = 0;
+        var full = false;
+        long snapshotEtag;
+        var output = new MapOutput();
+        using (var reader = _database.BeginRead())
+        {
+            snapshotEtag = reader.LastEtag;
+            var loader = _mapper.UsesLoad ? new SnapshotLoader(reader) : null;
+            foreach (var collection in _lowerCollections)
+            {
+                var position = positions.GetValueOrDefault(collection);
+                foreach (var record in reader.GetDocumentsFrom(collection, position.Documents))
+                {
+                    if (count >= BatchCount || bytes >= BatchBytes || Stopwatch.GetElapsedTime(started) > BatchTime)
+                    {
+                        full = true;
+                        break;
+                    }
+                    MapDocument(record, output, loader);
+                    position = position with { Documents = record.Etag };
+                    count++;
+                    bytes += record.Document.Length;
+                }
+                if (!full)
+                {
+                    foreach (var tombstone in reader.GetTombstonesFrom(collection, position.Tombstones))
+                    {
+                        if (count >= BatchCount || Stopwatch.GetElapsedTime(started) > BatchTime)
+                        {
+                            full = true;
+                            break;
+                        }
+                        // A document deleted and written again keeps its tombstone: its entries
+                        // stay (its newer version is, or will be, indexed from the documents feed).
+                        var id = tombstone.Id;
+                        if (!(reader.TryGet(id, out var current) && System.Text.Encoding.UTF8.GetString(current.CollectionUtf8).Equals(collection, StringComparison.OrdinalIgnoreCase)))
+                            _writer.DeleteDocuments(new Term(LuceneFields.Id, LuceneFields.Lower(id)));
+                        position = position with { Tombstones = tombstone.Etag };
+                        count++;
+                    }
+                }
+                positions[collection] = position;
+                if (full)
+                    break;
+            }
+        }
+
+        if (count > 0)
+        {
+            _searchers.MaybeRefreshBlocking();
+            _dirty = true;
+            BatchesRun++;
+            Interlocked.Exchange(ref _lastIndexingTicks, DateTime.UtcNow.Ticks);
+        }
+        _positions = positions;
+        _progress = new IndexProgress(positions, full ? _progress.CaughtUpTo : snapshotEtag);
+        if (_dirty && Stopwatch.GetElapsedTime(_lastCommitTimestamp) > CommitInterval)
+            Commit();
+        CheckErrorRate();
+        return full;
+    }
+
+    private byte[] _buffer = new byte[64 * 1024];
+
+    private void MapDocument(DocumentRecord record, MapOutput output, SnapshotLoader? loader)
+    {
+        var id = record.Id;
+        var lowerId = LuceneFields.Lower(id);
+        var length = record.Document.Length;
+        if (_buffer.Length < length)
+            _buffer = new byte[Math.Max(length, _buffer.Length * 2)];
+        record.Document.CopyTo(_buffer);
+        var collection = System.Text.Encoding.UTF8.GetString(record.CollectionUtf8);
+        output.Clear();
+        Interlocked.Increment(ref _mapAttempts);
+        DocumentsMapped++;
+        try
+        {
+            _mapper.Map(new MapInput(id, collection, _buffer.AsMemory(0, length)), loader, output);
+        }
+        catch (IndexMapException e)
+        {
+            Interlocked.Increment(ref _mapErrors);
+            RecordError(id, "Map", e.Message);
+            _writer.DeleteDocuments(new Term(LuceneFields.Id, lowerId));
+            return;
+        }
+        Interlocked.Increment(ref _mapSuccesses);
+        var idTerm = new Term(LuceneFields.Id, lowerId);
+        switch (output.Entries.Count)
+        {
+            case 0:
+                _writer.DeleteDocuments(idTerm);
+                break;
+            case 1:
+                _writer.UpdateDocument(idTerm, LuceneFields.Build(id, lowerId, output.Entries[0], _planOf));
+                break;
+            default:
+                var entries = new List<IEnumerable<IIndexableField>>(output.Entries.Count);
+                foreach (var entry in output.Entries)
+                    entries.Add(LuceneFields.Build(id, lowerId, entry, _planOf));
+                _writer.UpdateDocuments(idTerm, entries);
+                break;
+        }
+    }
+
+    private void RecordError(string document, string action, string error)
+    {
+        lock (_errors)
+        {
+            _errors.Enqueue(new IndexError(document, action, error, DateTime.UtcNow));
+            while (_errors.Count > MaxErrors)
+                _errors.Dequeue();
+        }
+    }
+
+    /// <summary>As RavenDB: an index whose map errors pass 15% of at least 100 attempts stops, in Error state, until reset.</summary>
+    private void CheckErrorRate()
+    {
+        var attempts = MapAttempts;
+        if (attempts >= 100 && MapErrors > attempts * 0.15 && _state != IndexState.Error)
+        {
+            _state = IndexState.Error;
+            _logger.LogWarning("Index {Index} is in error state: {Errors} of {Attempts} documents failed to map; reset it after fixing the definition", Name, MapErrors, attempts);
+            RecordError("", "Index", $"The index stopped: {MapErrors} of {attempts} documents failed to map (more than 15%).");
+        }
+    }
+
+    private void Commit()
+    {
+        var data = new Dictionary<string, string>(StringComparer.Ordinal);
+        foreach (var (collection, position) in _positions)
+            data[PositionPrefix + collection] = string.Create(CultureInfo.InvariantCulture, $"{position.Documents},{position.Tombstones}");
+        _writer.SetCommitData(data);
+        _writer.Commit();
+        SyncNewFiles();
+        _dirty = false;
+        _lastCommitTimestamp = Stopwatch.GetTimestamp();
+        _committed = new Dictionary<string, CollectionPosition>(_positions);
+    }
+
+    // The positions of the last durable commit: tombstones at or below them may be removed.
+    private volatile Dictionary<string, CollectionPosition> _committed = new();
+
+    private void SyncNewFiles()
+    {
+        var synced = false;
+        foreach (var path in System.IO.Directory.GetFiles(Folder))
+        {
+            var name = Path.GetFileName(path);
+            if (name == "write.lock" || _syncedFiles.Contains(name))
+                continue;
+            try
+            {
+                FileDurability.SyncFile(path);
+            }
+            catch (FileNotFoundException)
+            {
+                continue; // merged away meanwhile
+            }
+            _syncedFiles.Add(name);
+            synced = true;
+        }
+        if (synced)
+            FileDurability.SyncFolder(Folder);
+        _syncedFiles.RemoveWhere(n => !File.Exists(Path.Combine(Folder, n)));
+    }
+
+    string ITombstoneConsumer.Name => $"Index '{Name}'";
+
+    bool ITombstoneConsumer.Consumes(string lowerCollection) => Array.IndexOf(_lowerCollections, lowerCollection) >= 0;
+
+    long ITombstoneConsumer.GetLastProcessedTombstoneEtag(string lowerCollection) =>
+        _committed.TryGetValue(lowerCollection, out var position) ? position.Tombstones : 0;
+
+    string? ITombstoneConsumer.HoldReason => _state switch
+    {
+        IndexState.Error => "the index is in error state",
+        IndexState.Idle => "the auto-index is idle",
+        _ => null,
+    };
+
+    /// <summary>Stops the loop, commits what it indexed and closes the files.</summary>
+    public async ValueTask DisposeAsync()
+    {
+        if (_stop.IsCancellationRequested)
+            return;
+        _stop.Cancel();
+        try
+        {
+            await _loop.ConfigureAwait(false);
+        }
+        catch (Exception e)
+        {
+            _logger.LogError(e, "Index {Index}: its loop ended with an error", Name);
+        }
+        _tombstoneRegistration.Dispose();
+        try
+        {
+            if (_dirty)
+                Commit();
+        }
+        catch (Exception e)
+        {
+            _logger.LogWarning(e, "Index {Index}: the last commit failed; it re-indexes from its previous commit", Name);
+        }
+        _searchers.Dispose();
+        _writer.Dispose();
+        _directory.Dispose();
+        Volatile.Read(ref _batchDone).TrySetResult();
+    }
+
+    /// <summary>Loads other documents for a map's <c>load(id)</c>, from the batch's snapshot.</summary>
+    private sealed class SnapshotLoader(DocumentsReader reader) : IMapDocumentLoader
+    {
+        public MapInput? Load(string id)
+        {
+            if (!reader.TryGet(id, out var record))
+                return null;
+            return new MapInput(record.Id, System.Text.Encoding.UTF8.GetString(record.CollectionUtf8), record.Document.ToArray());
+        }
+    }
+}
+
+/// <summary>An index's positions per collection (lowercased) and the snapshot etag it has fully indexed.</summary>
+public sealed record IndexProgress(IReadOnlyDictionary<string, CollectionPosition> Positions, long CaughtUpTo)
+{
+    /// <summary>The highest document etag indexed in any collection.</summary>
+    public long LastIndexedEtag => Positions.Count == 0 ? 0 : Positions.Values.Max(p => Math.Max(p.Documents, p.Tombstones));
+}

@@ -1,0 +1,293 @@
+using System.Text;
+using System.Text.Json;
+using System.Text.Json.Nodes;
+using Jackdaw.Server.Errors;
+
+namespace Jackdaw.Server.Indexing;
+
+/// <summary>How a field's values are indexed (RavenDB's <c>FieldIndexing</c>).</summary>
+public enum FieldIndexing : byte
+{
+    /// <summary>The whole value, lowercased: a case-insensitive exact match, ranges and sorting.</summary>
+    Default,
+
+    /// <summary>The whole value as it is: a case-sensitive match.</summary>
+    Exact,
+
+    /// <summary>Full text: words, through Lucene's StandardAnalyzer (no stop words removed).</summary>
+    Search,
+
+    /// <summary>Not indexed (it may still be stored for projections).</summary>
+    No,
+}
+
+/// <summary>What kind of index: a static JavaScript map, or an auto-index made from queries.</summary>
+public enum IndexType : byte
+{
+    Map,
+    AutoMap,
+}
+
+/// <summary>Options of one field of a static index.</summary>
+public sealed record IndexFieldOptions(FieldIndexing Indexing, bool Stored);
+
+/// <summary>A field of an auto-index: a document path, as a query names it, and how it is indexed.</summary>
+public sealed record AutoIndexField(string Path, FieldIndexing Indexing)
+{
+    /// <summary>The name the field has in RavenDB's auto-index names and definitions: <c>Name</c>, <c>search(Name)</c>, <c>exact(Name)</c>.</summary>
+    public string Key => Indexing switch
+    {
+        FieldIndexing.Search => $"search({Path})",
+        FieldIndexing.Exact => $"exact({Path})",
+        _ => Path,
+    };
+
+    /// <summary>The Lucene field its string terms go to (one path may be indexed several ways).</summary>
+    public string LuceneName => Indexing switch
+    {
+        FieldIndexing.Search => Path + "@search",
+        FieldIndexing.Exact => Path + "@exact",
+        _ => Path,
+    };
+}
+
+/// <summary>
+/// An index definition: a static one (<see cref="IndexType.Map"/>: JavaScript maps and field
+/// options, RavenDB's JSON shape) or an auto-index (<see cref="IndexType.AutoMap"/>: a collection and
+/// the fields queries asked for). Stored as JSON in the database's <c>Indexes</c> tree.
+/// </summary>
+public sealed class IndexDefinition
+{
+    /// <summary>The longest index name.</summary>
+    public const int MaxNameLength = 256;
+
+    private static readonly char[] ForbiddenNameCharacters = ['\\', ':', '*', '?', '"', '<', '>', '|'];
+
+    private IndexDefinition(string name, IndexType type, IReadOnlyList<string> maps, IReadOnlyDictionary<string, IndexFieldOptions> fields, string? collection, IReadOnlyList<AutoIndexField> autoFields, DateTime createdAt)
+    {
+        Name = name;
+        Type = type;
+        Maps = maps;
+        Fields = fields;
+        Collection = collection;
+        AutoFields = autoFields;
+        CreatedAt = createdAt;
+    }
+
+    public string Name { get; }
+
+    public IndexType Type { get; }
+
+    /// <summary>The JavaScript maps of a static index (empty for an auto-index).</summary>
+    public IReadOnlyList<string> Maps { get; }
+
+    /// <summary>Field options of a static index, by field name (case-sensitive, as the map outputs them).</summary>
+    public IReadOnlyDictionary<string, IndexFieldOptions> Fields { get; }
+
+    /// <summary>The collection of an auto-index.</summary>
+    public string? Collection { get; }
+
+    /// <summary>The fields of an auto-index.</summary>
+    public IReadOnlyList<AutoIndexField> AutoFields { get; }
+
+    public DateTime CreatedAt { get; }
+
+    public bool IsAuto => Type == IndexType.AutoMap;
+
+    /// <summary>Options of a field of a static index (the defaults when the definition does not name it).</summary>
+    public IndexFieldOptions OptionsOf(string field) =>
+        Fields.TryGetValue(field, out var options) ? options : DefaultOptions;
+
+    internal static readonly IndexFieldOptions DefaultOptions = new(FieldIndexing.Default, Stored: false);
+
+    /// <summary>A static index from code or a request.</summary>
+    public static IndexDefinition CreateStatic(string name, IReadOnlyList<string> maps, IReadOnlyDictionary<string, IndexFieldOptions>? fields = null)
+    {
+        ValidateName(name);
+        if (maps.Count == 0)
+            throw new IndexCompilationException(name, "it has no maps; give at least one \"map('Collection', doc => ({ ... }))\".");
+        return new IndexDefinition(name, IndexType.Map, maps.ToArray(), new Dictionary<string, IndexFieldOptions>(fields ?? new Dictionary<string, IndexFieldOptions>(), StringComparer.Ordinal), null, [], DateTime.UtcNow);
+    }
+
+    /// <summary>An auto-index over <paramref name="collection"/>, named as RavenDB names them (<c>Auto/Orders/ByCompanyAndShipTo.City</c>).</summary>
+    public static IndexDefinition CreateAuto(string collection, IEnumerable<AutoIndexField> fields)
+    {
+        var ordered = fields.DistinctBy(f => f.Key, StringComparer.OrdinalIgnoreCase).OrderBy(f => f.Key, StringComparer.OrdinalIgnoreCase).ToArray();
+        var name = "Auto/" + collection + "/By" + string.Join("And", ordered.Select(f => f.Indexing switch
+        {
+            FieldIndexing.Search => $"Search({f.Path})",
+            FieldIndexing.Exact => $"Exact({f.Path})",
+            _ => f.Path,
+        }));
+        return new IndexDefinition(name, IndexType.AutoMap, [], new Dictionary<string, IndexFieldOptions>(), collection, ordered, DateTime.UtcNow);
+    }
+
+    /// <summary>Whether two definitions would build the same index (same maps, whitespace aside, and same field options).</summary>
+    public bool SameAs(IndexDefinition other)
+    {
+        if (Type != other.Type || !string.Equals(Name, other.Name, StringComparison.OrdinalIgnoreCase))
+            return false;
+        if (IsAuto)
+            return string.Equals(Collection, other.Collection, StringComparison.OrdinalIgnoreCase) && AutoFields.SequenceEqual(other.AutoFields);
+        if (!Maps.Select(NormalizeScript).SequenceEqual(other.Maps.Select(NormalizeScript)))
+            return false;
+        var mine = Fields.Where(f => f.Value != DefaultOptions).ToDictionary();
+        var theirs = other.Fields.Where(f => f.Value != DefaultOptions).ToDictionary();
+        return mine.Count == theirs.Count && mine.All(f => theirs.TryGetValue(f.Key, out var o) && o == f.Value);
+    }
+
+    private static string NormalizeScript(string script)
+    {
+        var builder = new StringBuilder(script.Length);
+        var space = false;
+        foreach (var c in script.Trim())
+        {
+            if (char.IsWhiteSpace(c))
+            {
+                space = true;
+                continue;
+            }
+            if (space && builder.Length > 0)
+                builder.Append(' ');
+            space = false;
+            builder.Append(c);
+        }
+        return builder.ToString();
+    }
+
+    /// <exception cref="BadRequestException">The name is empty, too long, or has a character that cannot name a folder.</exception>
+    public static void ValidateName(string? name)
+    {
+        if (string.IsNullOrWhiteSpace(name))
+            throw new BadRequestException("An index needs a name (\"Name\": \"Orders/Totals\").");
+        if (name.Length > MaxNameLength)
+            throw new BadRequestException($"The index name is {name.Length} characters long; the most is {MaxNameLength}.");
+        foreach (var c in name)
+        {
+            if (char.IsControl(c) || Array.IndexOf(ForbiddenNameCharacters, c) >= 0)
+                throw new BadRequestException($"The index name '{name}' has the character U+{(int)c:X4}, which an index name cannot have (no control characters and none of \\ : * ? \" < > |).");
+        }
+        if (name.Trim() != name)
+            throw new BadRequestException($"The index name '{name}' starts or ends with white space.");
+    }
+
+    /// <summary>
+    /// The folder name of an index: letters, digits, '-' and '.' as they are (lowercased: names are
+    /// case-insensitive), every other UTF-8 byte as <c>_xx</c>. Distinct names give distinct folders.
+    /// </summary>
+    public static string FolderName(string name)
+    {
+        var builder = new StringBuilder(name.Length + 8);
+        foreach (var b in Encoding.UTF8.GetBytes(name.ToLowerInvariant()))
+        {
+            if (b is >= (byte)'a' and <= (byte)'z' or >= (byte)'0' and <= (byte)'9' or (byte)'-' or (byte)'.')
+                builder.Append((char)b);
+            else
+                builder.Append('_').Append(b.ToString("x2", System.Globalization.CultureInfo.InvariantCulture));
+        }
+        var folder = builder.ToString();
+        // "." and ".." are not folder names of their own.
+        return folder.Trim('.').Length == 0 ? "_" + folder : folder;
+    }
+
+    /// <summary>Reads a static definition from RavenDB's JSON shape (<c>Name</c>, <c>Maps</c>, <c>Fields</c>; other members ignored).</summary>
+    /// <exception cref="BadRequestException">The JSON does not have that shape.</exception>
+    /// <exception cref="FeatureNotSupportedException">A map-reduce (<c>Reduce</c>) definition.</exception>
+    public static IndexDefinition FromJson(JsonElement json)
+    {
+        if (json.ValueKind != JsonValueKind.Object)
+            throw new BadRequestException("Each index definition must be an object: {\"Name\":\"Orders/Totals\",\"Maps\":[\"map('Orders', o => ({ ... }))\"]}.");
+        var name = json.TryGetProperty("Name", out var n) && n.ValueKind == JsonValueKind.String ? n.GetString() : null;
+        ValidateName(name);
+        if (json.TryGetProperty("Reduce", out var reduce) && reduce.ValueKind == JsonValueKind.String && !string.IsNullOrWhiteSpace(reduce.GetString()))
+            throw new FeatureNotSupportedException($"Index '{name}' has a Reduce: map-reduce indexes are not supported; Jackdaw builds map indexes.");
+        if (!json.TryGetProperty("Maps", out var mapsJson) || mapsJson.ValueKind != JsonValueKind.Array)
+            throw new BadRequestException($"Index '{name}' needs \"Maps\": an array of JavaScript maps such as \"map('Orders', o => ({{ Company: o.Company }}))\".");
+        var maps = new List<string>();
+        foreach (var map in mapsJson.EnumerateArray())
+        {
+            if (map.ValueKind != JsonValueKind.String || string.IsNullOrWhiteSpace(map.GetString()))
+                throw new BadRequestException($"Index '{name}': every entry of \"Maps\" must be a non-empty string of JavaScript.");
+            maps.Add(map.GetString()!);
+        }
+        var fields = new Dictionary<string, IndexFieldOptions>(StringComparer.Ordinal);
+        if (json.TryGetProperty("Fields", out var fieldsJson) && fieldsJson.ValueKind == JsonValueKind.Object)
+        {
+            foreach (var field in fieldsJson.EnumerateObject())
+            {
+                if (field.Value.ValueKind != JsonValueKind.Object)
+                    throw new BadRequestException($"Index '{name}': field '{field.Name}' must be an object such as {{\"Indexing\":\"Exact\",\"Storage\":\"Yes\"}}.");
+                fields[field.Name] = new IndexFieldOptions(ReadIndexing(name!, field.Name, field.Value), ReadStorage(name!, field.Name, field.Value));
+            }
+        }
+        return CreateStatic(name!, maps, fields);
+    }
+
+    private static FieldIndexing ReadIndexing(string index, string field, JsonElement options)
+    {
+        if (!options.TryGetProperty("Indexing", out var value) || value.ValueKind == JsonValueKind.Null)
+            return FieldIndexing.Default;
+        return value.ValueKind == JsonValueKind.String && Enum.TryParse<FieldIndexing>(value.GetString(), ignoreCase: true, out var indexing) && Enum.IsDefined(indexing)
+            ? indexing
+            : throw new BadRequestException($"Index '{index}': field '{field}' has Indexing {value.GetRawText()}; it must be one of Default, Exact, Search, No.");
+    }
+
+    private static bool ReadStorage(string index, string field, JsonElement options)
+    {
+        if (!options.TryGetProperty("Storage", out var value) || value.ValueKind == JsonValueKind.Null)
+            return false;
+        return value.ValueKind == JsonValueKind.String && value.GetString() is { } s && (s.Equals("Yes", StringComparison.OrdinalIgnoreCase) || s.Equals("No", StringComparison.OrdinalIgnoreCase))
+            ? s.Equals("Yes", StringComparison.OrdinalIgnoreCase)
+            : throw new BadRequestException($"Index '{index}': field '{field}' has Storage {value.GetRawText()}; it must be Yes or No.");
+    }
+
+    /// <summary>RavenDB's JSON shape, as <c>GET /indexes</c> answers and as stored.</summary>
+    public JsonObject ToJson()
+    {
+        var fields = new JsonObject();
+        if (IsAuto)
+        {
+            foreach (var field in AutoFields)
+                fields[field.Key] = new JsonObject { ["Indexing"] = field.Indexing.ToString(), ["Storage"] = "No" };
+        }
+        else
+        {
+            foreach (var (field, options) in Fields)
+                fields[field] = new JsonObject { ["Indexing"] = options.Indexing.ToString(), ["Storage"] = options.Stored ? "Yes" : "No" };
+        }
+        var json = new JsonObject
+        {
+            ["Name"] = Name,
+            ["Type"] = IsAuto ? "AutoMap" : "JavaScriptMap",
+            ["Maps"] = new JsonArray(Maps.Select(m => (JsonNode?)JsonValue.Create(m)).ToArray()),
+            ["Fields"] = fields,
+            ["Reduce"] = null,
+            ["SourceType"] = "Documents",
+            ["LockMode"] = "Unlock",
+            ["Priority"] = "Normal",
+            ["CreatedAt"] = CreatedAt.ToString("o", System.Globalization.CultureInfo.InvariantCulture),
+        };
+        if (IsAuto)
+        {
+            json["Collection"] = Collection;
+            json["AutoFields"] = new JsonArray(AutoFields.Select(f => (JsonNode?)new JsonObject { ["Path"] = f.Path, ["Indexing"] = f.Indexing.ToString() }).ToArray());
+        }
+        return json;
+    }
+
+    /// <summary>Reads a definition stored by <see cref="ToJson"/>.</summary>
+    internal static IndexDefinition FromStored(JsonElement json)
+    {
+        var created = json.TryGetProperty("CreatedAt", out var c) && c.TryGetDateTime(out var at) ? at.ToUniversalTime() : DateTime.UtcNow;
+        if (json.GetProperty("Type").GetString() == "AutoMap")
+        {
+            var fields = json.GetProperty("AutoFields").EnumerateArray()
+                .Select(f => new AutoIndexField(f.GetProperty("Path").GetString()!, Enum.Parse<FieldIndexing>(f.GetProperty("Indexing").GetString()!)))
+                .ToArray();
+            var auto = CreateAuto(json.GetProperty("Collection").GetString()!, fields);
+            return new IndexDefinition(auto.Name, IndexType.AutoMap, [], auto.Fields, auto.Collection, auto.AutoFields, created);
+        }
+        var definition = FromJson(json);
+        return new IndexDefinition(definition.Name, IndexType.Map, definition.Maps, definition.Fields, null, [], created);
+    }
+}

@@ -1,0 +1,312 @@
+using System.Globalization;
+using System.Text.Json;
+using Jackdaw.Server.Errors;
+using Jackdaw.Server.Queries;
+using Lucene.Net.Analysis.TokenAttributes;
+using Lucene.Net.Index;
+using Lucene.Net.Search;
+
+namespace Jackdaw.Server.Indexing;
+
+/// <summary>
+/// Turns an RQL <c>where</c> into a Lucene query over an index's fields (<see cref="LuceneFields"/>),
+/// with the meaning <see cref="RqlEvaluator"/> gives it on documents: strings compare lowercased
+/// (as they are inside <c>exact()</c>), numbers as doubles, a number never equals a string,
+/// <c>= null</c> finds explicit nulls, <c>exists</c> any present value, <c>!=</c> is <c>not =</c>.
+/// </summary>
+public sealed class LuceneQueryBuilder
+{
+    private readonly string _text;
+    private readonly IReadOnlyDictionary<string, JsonElement> _parameters;
+    private readonly Func<RqlPath, FieldIndexing, int, FieldPlan> _resolve;
+
+    static LuceneQueryBuilder()
+    {
+        // "in (...)" with many values: one clause each.
+        BooleanQuery.MaxClauseCount = 64 * 1024;
+    }
+
+    /// <param name="resolve">The plan of a path as a query uses it (Default, Exact inside exact(), Search in search()); throws for a field the index does not have.</param>
+    public LuceneQueryBuilder(string text, IReadOnlyDictionary<string, JsonElement> parameters, Func<RqlPath, FieldIndexing, int, FieldPlan> resolve)
+    {
+        _text = text;
+        _parameters = parameters;
+        _resolve = resolve;
+    }
+
+    /// <summary>The fields an auto-index needs for <paramref name="query"/>: those its where and order by use.</summary>
+    public static List<AutoIndexField> NeededFields(RqlQuery query)
+    {
+        var fields = new List<AutoIndexField>();
+        if (query.Where is not null)
+            Collect(query.Where, exact: false, fields);
+        foreach (var order in query.OrderBy)
+        {
+            if (order.Path is not null)
+                fields.Add(new AutoIndexField(order.Path.ToString(), FieldIndexing.Default));
+        }
+        return fields.Distinct().ToList();
+    }
+
+    private static void Collect(RqlExpression expression, bool exact, List<AutoIndexField> fields)
+    {
+        switch (expression)
+        {
+            case RqlBinary b:
+                Collect(b.Left, exact, fields);
+                Collect(b.Right, exact, fields);
+                break;
+            case RqlNot n:
+                Collect(n.Operand, exact, fields);
+                break;
+            case RqlExact e:
+                Collect(e.Inner, exact: true, fields);
+                break;
+            case RqlComparison { Field.IsId: false } c:
+                fields.Add(new AutoIndexField(c.Field.Path!.ToString(), exact ? FieldIndexing.Exact : FieldIndexing.Default));
+                break;
+            case RqlBetween { Field.IsId: false } b:
+                fields.Add(new AutoIndexField(b.Field.Path!.ToString(), exact ? FieldIndexing.Exact : FieldIndexing.Default));
+                break;
+            case RqlIn { Field.IsId: false } i:
+                fields.Add(new AutoIndexField(i.Field.Path!.ToString(), exact ? FieldIndexing.Exact : FieldIndexing.Default));
+                break;
+            case RqlMethod { Field.IsId: false } m:
+                fields.Add(new AutoIndexField(m.Field.Path!.ToString(), m.Method == RqlMethodKind.Search ? FieldIndexing.Search : exact ? FieldIndexing.Exact : FieldIndexing.Default));
+                break;
+        }
+    }
+
+    /// <summary>Whether the query needs no index: no order by and a where on id() only (or none).</summary>
+    public static bool OnIdOnly(RqlExpression? expression) => expression switch
+    {
+        null => true,
+        RqlBinary b => OnIdOnly(b.Left) && OnIdOnly(b.Right),
+        RqlNot n => OnIdOnly(n.Operand),
+        RqlExact e => OnIdOnly(e.Inner),
+        RqlComparison c => c.Field.IsId,
+        RqlIn i => i.Field.IsId,
+        RqlBetween b => b.Field.IsId,
+        RqlMethod m => m.Field.IsId && m.Method is RqlMethodKind.StartsWith or RqlMethodKind.EndsWith,
+        _ => false,
+    };
+
+    public Query Build(RqlExpression? where) => where is null ? new MatchAllDocsQuery() : Translate(where, exact: false);
+
+    private Query Translate(RqlExpression expression, bool exact)
+    {
+        switch (expression)
+        {
+            case RqlBinary b:
+            {
+                var query = new BooleanQuery();
+                var occur = b.IsAnd ? Occur.MUST : Occur.SHOULD;
+                AddFlattened(query, b.Left, b.IsAnd, occur, exact);
+                AddFlattened(query, b.Right, b.IsAnd, occur, exact);
+                return query;
+            }
+            case RqlNot n:
+                return Not(Translate(n.Operand, exact));
+            case RqlExact e:
+                return Translate(e.Inner, exact: true);
+            case RqlComparison c:
+                return Comparison(c, exact);
+            case RqlBetween b:
+            {
+                var target = Target(b.Field, exact, b.Position);
+                return Range(target, Resolve(b.Low), true, Resolve(b.High), true);
+            }
+            case RqlIn i:
+            {
+                var target = Target(i.Field, exact, i.Position);
+                var query = new BooleanQuery();
+                var values = i.Values.SelectMany(ResolveList).ToList();
+                foreach (var value in values)
+                    query.Add(Equal(target, value), i.All ? Occur.MUST : Occur.SHOULD);
+                return values.Count == 0 ? new BooleanQuery() : query;
+            }
+            case RqlMethod m:
+                return Method(m, exact);
+            default:
+                throw new InvalidQueryException(_text, expression.Position, "this expression cannot be used in a where clause.");
+        }
+    }
+
+    // a and b and c → one BooleanQuery of three MUST clauses (and not nested ones).
+    private void AddFlattened(BooleanQuery query, RqlExpression expression, bool isAnd, Occur occur, bool exact)
+    {
+        if (expression is RqlBinary inner && inner.IsAnd == isAnd)
+        {
+            AddFlattened(query, inner.Left, isAnd, occur, exact);
+            AddFlattened(query, inner.Right, isAnd, occur, exact);
+            return;
+        }
+        query.Add(Translate(expression, exact), occur);
+    }
+
+    private static Query Not(Query inner) => new BooleanQuery
+    {
+        { new MatchAllDocsQuery(), Occur.MUST },
+        { inner, Occur.MUST_NOT },
+    };
+
+    /// <summary>A field as a query reaches it: its Lucene name and whether its string terms are lowercased.</summary>
+    private readonly record struct FieldTarget(string Name, bool IsId, bool LowerStrings, FieldIndexing Indexing);
+
+    private FieldTarget Target(RqlOperand operand, bool exact, int position, FieldIndexing wanted = FieldIndexing.Default)
+    {
+        if (operand.IsId)
+            return new FieldTarget(LuceneFields.Id, true, true, FieldIndexing.Default);
+        var plan = _resolve(operand.Path!, wanted == FieldIndexing.Default && exact ? FieldIndexing.Exact : wanted, position);
+        return new FieldTarget(plan.LuceneName, false, plan.Indexing != FieldIndexing.Exact, plan.Indexing);
+    }
+
+    private Query Comparison(RqlComparison comparison, bool exact)
+    {
+        var target = Target(comparison.Field, exact, comparison.Position);
+        var value = Resolve(comparison.Value);
+        return comparison.Operator switch
+        {
+            RqlComparisonOperator.Equal => Equal(target, value),
+            RqlComparisonOperator.NotEqual => Not(Equal(target, value)),
+            RqlComparisonOperator.Less => Range(target, null, false, value, false),
+            RqlComparisonOperator.LessOrEqual => Range(target, null, false, value, true),
+            RqlComparisonOperator.Greater => Range(target, value, false, null, false),
+            _ => Range(target, value, true, null, false),
+        };
+    }
+
+    private static Query Equal(FieldTarget target, object? value) => value switch
+    {
+        null when target.IsId => new BooleanQuery(),
+        null => new TermQuery(new Term(LuceneFields.Null, target.Name)),
+        string s => new TermQuery(new Term(target.Name, target.LowerStrings ? LuceneFields.Lower(s) : s)),
+        double d when !target.IsId => NumericRangeQuery.NewDoubleRange(target.Name + LuceneFields.NumberSuffix, d, d, true, true),
+        bool b when !target.IsId => new TermQuery(new Term(target.Name + LuceneFields.BooleanSuffix, b ? "true" : "false")),
+        _ => new BooleanQuery(),
+    };
+
+    // A range with one open end (null). A string bound ranges over strings, a number over numbers;
+    // an inclusive bound of null or a boolean matches what equals it (as the evaluator compares them).
+    private static Query Range(FieldTarget target, object? low, bool includeLow, object? high, bool includeHigh)
+    {
+        var bound = low ?? high;
+        if (low is not null && high is not null && low.GetType() != high.GetType())
+            return new BooleanQuery();
+        switch (bound)
+        {
+            case string:
+            {
+                var from = low is string l ? (target.LowerStrings ? LuceneFields.Lower(l) : l) : null;
+                var to = high is string h ? (target.LowerStrings ? LuceneFields.Lower(h) : h) : null;
+                return TermRangeQuery.NewStringRange(target.Name, from, to, includeLow, includeHigh);
+            }
+            case double when !target.IsId:
+                return NumericRangeQuery.NewDoubleRange(target.Name + LuceneFields.NumberSuffix, low as double?, high as double?, includeLow, includeHigh);
+            case null or bool when (low is null || includeLow) && (high is null || includeHigh) && !(low is null && high is null):
+                return Equal(target, bound);
+            default:
+                return new BooleanQuery();
+        }
+    }
+
+    private Query Method(RqlMethod method, bool exact)
+    {
+        if (method.Method == RqlMethodKind.Exists)
+        {
+            if (method.Field.IsId)
+                return new MatchAllDocsQuery();
+            var existing = Target(method.Field, exact, method.Position);
+            return new TermQuery(new Term(LuceneFields.Exists, existing.Name));
+        }
+        var value = Resolve(method.Value!);
+        if (value is not string text)
+            return new BooleanQuery();
+        if (method.Method == RqlMethodKind.Search)
+            return Search(Target(method.Field, exact, method.Position, FieldIndexing.Search), text, method);
+        var target = Target(method.Field, exact, method.Position);
+        var term = target.LowerStrings ? LuceneFields.Lower(text) : text;
+        return method.Method == RqlMethodKind.StartsWith
+            ? new PrefixQuery(new Term(target.Name, term))
+            : new WildcardQuery(new Term(target.Name, "*" + EscapeWildcard(term)));
+    }
+
+    private Query Search(FieldTarget target, string text, RqlMethod method)
+    {
+        if (target.Indexing != FieldIndexing.Search)
+            throw new InvalidQueryException(_text, method.Position, $"search() needs a field indexed for full text; '{method.Field}' is indexed {target.Indexing} in this index (give it \"Indexing\": \"Search\").");
+        var query = new BooleanQuery();
+        var occur = method.SearchAll ? Occur.MUST : Occur.SHOULD;
+        foreach (var word in text.Split((char[]?)null, StringSplitOptions.RemoveEmptyEntries))
+        {
+            // A word with * or ? is a wildcard over the words of the field, as RavenDB's search allows.
+            if (word.AsSpan().IndexOfAny('*', '?') >= 0)
+            {
+                query.Add(new WildcardQuery(new Term(target.Name, LuceneFields.Lower(word))), occur);
+                continue;
+            }
+            foreach (var token in Analyze(target.Name, word))
+                query.Add(new TermQuery(new Term(target.Name, token)), occur);
+        }
+        return query.Clauses.Count == 0 ? new BooleanQuery() : query;
+    }
+
+    private static List<string> Analyze(string field, string text)
+    {
+        var tokens = new List<string>();
+        using var stream = Index.SearchAnalyzer.GetTokenStream(field, new StringReader(text));
+        var term = stream.AddAttribute<ICharTermAttribute>();
+        stream.Reset();
+        while (stream.IncrementToken())
+            tokens.Add(term.ToString());
+        stream.End();
+        return tokens;
+    }
+
+    private static string EscapeWildcard(string text) =>
+        text.Replace("\\", "\\\\", StringComparison.Ordinal).Replace("*", "\\*", StringComparison.Ordinal).Replace("?", "\\?", StringComparison.Ordinal);
+
+    /// <summary>A literal or parameter as a query value: string, double, bool or null.</summary>
+    public object? Resolve(RqlValue value)
+    {
+        switch (value.Kind)
+        {
+            case RqlValueKind.String:
+                return value.Text;
+            case RqlValueKind.Number:
+                return double.Parse(value.Text, NumberStyles.Float, CultureInfo.InvariantCulture);
+            case RqlValueKind.True:
+                return true;
+            case RqlValueKind.False:
+                return false;
+            case RqlValueKind.Null:
+                return null;
+        }
+        var parameter = Parameter(value);
+        return parameter.ValueKind == JsonValueKind.Array
+            ? throw new InvalidQueryException(_text, value.Position, $"the parameter ${value.Text} is an array; use it in 'in (${value.Text})'.")
+            : FromJson(parameter);
+    }
+
+    private IEnumerable<object?> ResolveList(RqlValue value)
+    {
+        if (value.Kind == RqlValueKind.Parameter && Parameter(value) is { ValueKind: JsonValueKind.Array } array)
+            return array.EnumerateArray().Select(FromJson).ToList();
+        return [Resolve(value)];
+    }
+
+    private JsonElement Parameter(RqlValue value) =>
+        _parameters.TryGetValue(value.Text, out var parameter)
+            ? parameter
+            : throw new InvalidQueryException(_text, value.Position, $"the parameter ${value.Text} is not given in QueryParameters.");
+
+    private static object? FromJson(JsonElement element) => element.ValueKind switch
+    {
+        JsonValueKind.String => element.GetString(),
+        JsonValueKind.Number => element.GetDouble(),
+        JsonValueKind.True => true,
+        JsonValueKind.False => false,
+        JsonValueKind.Null or JsonValueKind.Undefined => null,
+        _ => element.GetRawText(),
+    };
+}
