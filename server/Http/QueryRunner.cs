@@ -220,8 +220,9 @@ public static class QueryRunner
                 writer.WriteRawValue(storedJson, skipInputValidation: true);
                 continue;
             }
-            writer.Flush();
-            WritePath(output, root, projection.Path);
+            var value = new ArrayBufferWriter<byte>(64);
+            WritePath(value, root, projection.Path);
+            writer.WriteRawValue(value.WrittenSpan, skipInputValidation: true);
         }
         writer.WritePropertyName("@metadata");
         writer.WriteStartObject();

@@ -5,8 +5,8 @@ namespace Jackdaw.Server.Tests.Architecture;
 
 /// <summary>
 /// The server's layers depend one way (docs/architecture.md, "Projects and layers"):
-/// Handlers → Hosting → Routing; Handlers → Http → Databases → Documents → Errors; everything →
-/// storage. Each rule names the types that break it.
+/// Handlers → Hosting → Routing; Handlers → Http → Indexing → Queries, Databases → Documents →
+/// Errors; everything → storage. Each rule names the types that break it.
 /// </summary>
 public sealed class LayeringTests
 {
@@ -19,6 +19,7 @@ public sealed class LayeringTests
     private const string Documents = Server + ".Documents";
     private const string Errors = Server + ".Errors";
     private const string Queries = Server + ".Queries";
+    private const string Indexing = Server + ".Indexing";
 
     private static readonly Assembly ServerAssembly = typeof(Jackdaw.Server.Hosting.JackdawHost).Assembly;
 
@@ -31,7 +32,7 @@ public sealed class LayeringTests
     [Fact]
     public void EveryServerTypeLivesInAKnownLayer()
     {
-        string[] layers = [Routing, Hosting, Handlers, Http, Databases, Documents, Errors, Queries];
+        string[] layers = [Routing, Hosting, Handlers, Http, Databases, Documents, Errors, Queries, Indexing];
         var strays = ServerAssembly.GetTypes()
             .Where(t => t.Namespace is not null && t.Namespace.StartsWith(Server, StringComparison.Ordinal))
             .Where(t => !layers.Any(l => t.Namespace == l || t.Namespace!.StartsWith(l + ".", StringComparison.Ordinal)))
@@ -61,14 +62,14 @@ public sealed class LayeringTests
     [Fact]
     public void NothingBelowTheHandlersKnowsAspNetCoreHttp()
     {
-        foreach (var layer in new[] { Http, Databases, Documents, Errors, Queries })
+        foreach (var layer in new[] { Http, Databases, Documents, Errors, Queries, Indexing })
             AssertNoDependency(layer, "Microsoft.AspNetCore");
     }
 
     [Fact]
     public void NothingBelowTheHandlersKnowsTheHandlersOrTheHost()
     {
-        foreach (var layer in new[] { Http, Databases, Documents, Errors, Queries })
+        foreach (var layer in new[] { Http, Databases, Documents, Errors, Queries, Indexing })
             AssertNoDependency(layer, Handlers, Hosting, Routing);
     }
 
@@ -78,7 +79,10 @@ public sealed class LayeringTests
         AssertNoDependency(Databases, Http);
         AssertNoDependency(Documents, Http, Databases);
         AssertNoDependency(Errors, Http, Databases, Documents, Queries);
-        AssertNoDependency(Documents, Queries);
+        AssertNoDependency(Documents, Queries, Indexing);
+        AssertNoDependency(Databases, Indexing, Queries);
+        AssertNoDependency(Queries, Indexing, Http);
+        AssertNoDependency(Indexing, Http);
     }
 
     [Fact]

@@ -46,6 +46,7 @@ public sealed class ErrorTypesTests(Infrastructure.ServerFixture fixture) : ICla
             ErrorTypes.PayloadTooLarge, ErrorTypes.InternalServerError, ErrorTypes.Concurrency,
             ErrorTypes.DatabaseDoesNotExist, ErrorTypes.DatabaseAlreadyExists, ErrorTypes.DocumentDoesNotExist,
             ErrorTypes.DiskFull, ErrorTypes.DatabaseUnavailable, ErrorTypes.FeatureNotSupported, ErrorTypes.InvalidQuery,
+            ErrorTypes.IndexCompilation, ErrorTypes.IndexDoesNotExist, ErrorTypes.Timeout,
         ];
         Assert.Equal(AllTypes().Order(StringComparer.Ordinal), covered.Order(StringComparer.Ordinal));
     }
@@ -185,6 +186,35 @@ public sealed class ErrorTypesTests(Infrastructure.ServerFixture fixture) : ICla
         using var response = await Client.PostAsync($"/databases/{db}/queries", Api.Json("{\"Query\":\"from Users where\"}"));
         var message = await Api.AssertErrorAsync(response, HttpStatusCode.BadRequest, "InvalidQueryException");
         Assert.Contains("position 16", message, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public async Task IndexCompilationException()
+    {
+        var db = await fixture.CreateDatabaseAsync();
+        using var response = await Client.PutAsync($"/databases/{db}/admin/indexes", Api.Json("{\"Indexes\":[{\"Name\":\"Orders/Empty\",\"Maps\":[]}]}"));
+        var message = await Api.AssertErrorAsync(response, HttpStatusCode.BadRequest, "IndexCompilationException");
+        Assert.Contains("Orders/Empty", message, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public async Task IndexDoesNotExistException()
+    {
+        var db = await fixture.CreateDatabaseAsync();
+        using var response = await Client.GetAsync($"/databases/{db}/indexes/stats?name=NoSuchIndex");
+        await Api.AssertErrorAsync(response, HttpStatusCode.NotFound, "IndexDoesNotExistException");
+    }
+
+    [Fact]
+    public async Task TimeoutException()
+    {
+        // A new auto-index cannot index 3,000 documents within a zero wait.
+        var db = await fixture.CreateDatabaseAsync();
+        var lines = string.Join('\n', Enumerable.Range(1, 3000).Select(i => $"{{\"Type\":\"PUT\",\"Id\":\"items/{i}\",\"Document\":{{\"N\":{i},\"@metadata\":{{\"@collection\":\"Items\"}}}}}}"));
+        using (var bulk = await Client.PostAsync($"/databases/{db}/bulk_docs", Api.Json("{\"Commands\":[" + lines.Replace('\n', ',') + "]}")))
+            Assert.Equal(HttpStatusCode.OK, bulk.StatusCode);
+        using var response = await Client.PostAsync($"/databases/{db}/queries", Api.Json("{\"Query\":\"from Items where N > 5\",\"WaitForNonStaleResults\":true,\"WaitForNonStaleResultsTimeout\":\"00:00:00\"}"));
+        Assert.Contains("Auto/Items/ByN", await Api.AssertErrorAsync(response, HttpStatusCode.RequestTimeout, "TimeoutException"), StringComparison.Ordinal);
     }
 
     private static string RepositoryFile(string relative)

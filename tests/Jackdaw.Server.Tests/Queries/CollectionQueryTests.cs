@@ -65,16 +65,24 @@ public sealed class CollectionQueryTests(ServerFixture fixture) : IClassFixture<
         Assert.Empty(Ids(none));
     }
 
-    [Theory]
-    [InlineData("from Users where Name = 'x'", "needs an index")]
-    [InlineData("from Users order by Name", "'order by' needs an index")]
-    [InlineData("from Users select Name", "projections")]
-    [InlineData("from index 'Users/ByName'", "index")]
-    public async Task WhatNeedsAnIndexIsA501SayingSo(string query, string mentions)
+    [Fact]
+    public async Task AWhereOnFieldsIsAnsweredByAnAutoIndexMadeForIt()
     {
         var db = await SeedAsync();
-        using var response = await Client.PostAsync($"/databases/{db}/queries", Api.Json($"{{\"Query\":{JsonSerializer.Serialize(query)}}}"));
-        Assert.Contains(mentions, await Api.AssertErrorAsync(response, (HttpStatusCode)501, "FeatureNotSupportedException"), StringComparison.Ordinal);
+        using var response = await Client.PostAsync($"/databases/{db}/queries", Api.Json("{\"Query\":\"from Users where Name != 'nobody' order by Name select Name\",\"WaitForNonStaleResults\":true}"));
+        Assert.Equal(HttpStatusCode.OK, response.StatusCode);
+        var body = await Api.JsonAsync(response);
+        Assert.StartsWith("Auto/Users/By", body.GetProperty("IndexName").GetString(), StringComparison.Ordinal);
+        Assert.False(body.GetProperty("IsStale").GetBoolean());
+        Assert.True(body.GetProperty("TotalResults").GetInt64() > 0);
+    }
+
+    [Fact]
+    public async Task AnUnknownIndexIs404()
+    {
+        var db = await SeedAsync();
+        using var response = await Client.PostAsync($"/databases/{db}/queries", Api.Json("{\"Query\":\"from index 'Users/ByName'\"}"));
+        Assert.Contains("Users/ByName", await Api.AssertErrorAsync(response, HttpStatusCode.NotFound, "IndexDoesNotExistException"), StringComparison.Ordinal);
     }
 
     [Theory]
