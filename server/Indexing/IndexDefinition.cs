@@ -61,6 +61,9 @@ public sealed class IndexDefinition
     /// <summary>The longest index name.</summary>
     public const int MaxNameLength = 256;
 
+    /// <summary>The longest index folder name (well under the file systems' 255 bytes).</summary>
+    public const int MaxFolderChars = 120;
+
     private static readonly char[] ForbiddenNameCharacters = ['\\', ':', '*', '?', '"', '<', '>', '|'];
 
     private IndexDefinition(string name, IndexType type, IReadOnlyList<string> maps, IReadOnlyDictionary<string, IndexFieldOptions> fields, string? collection, IReadOnlyList<AutoIndexField> autoFields, DateTime createdAt)
@@ -187,7 +190,15 @@ public sealed class IndexDefinition
         }
         var folder = builder.ToString();
         // "." and ".." are not folder names of their own.
-        return folder.Trim('.').Length == 0 ? "_" + folder : folder;
+        if (folder.Trim('.').Length == 0)
+            folder = "_" + folder;
+        // A file name has at most 255 bytes: a long name keeps its start and gets a hash of the whole.
+        if (folder.Length > MaxFolderChars)
+        {
+            var hash = Convert.ToHexString(System.Security.Cryptography.SHA256.HashData(Encoding.UTF8.GetBytes(name.ToLowerInvariant())))[..16].ToLowerInvariant();
+            folder = folder[..(MaxFolderChars - 17)] + "-" + hash;
+        }
+        return folder;
     }
 
     /// <summary>Reads a static definition from RavenDB's JSON shape (<c>Name</c>, <c>Maps</c>, <c>Fields</c>; other members ignored).</summary>
