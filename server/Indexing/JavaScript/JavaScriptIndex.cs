@@ -1,0 +1,302 @@
+using System.Text.RegularExpressions;
+using Acornima;
+using Jackdaw.Server.Errors;
+using Jint;
+using Jint.Native;
+using Jint.Native.Error;
+using Jint.Native.Object;
+using Jint.Runtime;
+using Jint.Runtime.Interop;
+
+namespace Jackdaw.Server.Indexing.JavaScript;
+
+/// <summary>
+/// A static index whose maps are JavaScript, as RavenDB's JavaScript indexes are:
+/// <c>map('Orders', o => ({ Company: o.Company, Total: o.Lines.reduce((s, l) => s + l.Quantity * l.PricePerUnit, 0) }))</c>.
+/// Each map string is a script that calls <c>map(collection, fn)</c> once or more and may declare
+/// helper functions around it; several strings may map several collections or the same one twice.
+/// A map function returns an object (one entry), an array of objects (one entry each) or
+/// null/undefined (none). Scripts may call <c>id(doc)</c>, <c>load(id[, collection])</c> and
+/// <c>getMetadata(doc)</c>; they run in a sandbox (<see cref="JavaScriptLimits"/>, README.md).
+/// </summary>
+/// <remarks>
+/// One instance owns one Jint engine, made and loaded with the scripts once, and reused for every
+/// document: an engine costs far more to build than a map costs to run. That makes an instance
+/// single-threaded: the index's one indexing thread calls <see cref="Map"/>, never two threads at
+/// once. Globals a script sets survive from one document to the next (as in RavenDB); documents
+/// do not (see <see cref="MapScope"/>).
+/// </remarks>
+public sealed partial class JavaScriptIndex : IIndexMapper, IDisposable
+{
+    private readonly Engine _engine;
+    private readonly MapScope _scope;
+    private readonly IndexEntryConverter _converter;
+    private readonly Dictionary<string, MapFunction[]> _maps;
+
+    private JavaScriptIndex(string name, JavaScriptLimits limits, Engine engine, MapScope scope, List<MapFunction> functions, bool usesLoad)
+    {
+        Name = name;
+        Limits = limits;
+        _engine = engine;
+        _scope = scope;
+        _converter = new IndexEntryConverter(engine, limits.MaxArrayLength);
+        // Grouped in the order the maps were registered: a group's key is the first spelling.
+        var byCollection = functions.GroupBy(f => f.Collection, StringComparer.OrdinalIgnoreCase).ToArray();
+        _maps = byCollection.ToDictionary(g => g.Key, g => g.ToArray(), StringComparer.OrdinalIgnoreCase);
+        Collections = byCollection.Select(g => g.Key).ToArray();
+        UsesLoad = usesLoad;
+    }
+
+    public string Name { get; }
+
+    public JavaScriptLimits Limits { get; }
+
+    /// <summary>The collections the maps read, as first written, without case-insensitive duplicates.</summary>
+    public IReadOnlyList<string> Collections { get; }
+
+    /// <summary>
+    /// True when a script's text calls <c>load(</c>: the indexer then tracks the ids in
+    /// <see cref="MapOutput.LoadedIds"/>. Read from the text: a call inside a comment or a string
+    /// counts too (a needless tracking), a call through an alias (<c>const get = load</c>) does not;
+    /// <see cref="MapOutput.LoadedIds"/> is filled either way.
+    /// </summary>
+    public bool UsesLoad { get; }
+
+    /// <summary>
+    /// Parses the maps and runs each script once to learn its <c>map(collection, fn)</c> calls.
+    /// </summary>
+    /// <exception cref="IndexCompilationException">
+    /// The name is empty, there is no map, a script does not parse (with the line and column within
+    /// that map string) or fails when run, a script registers no map, or a <c>map</c> call is given a
+    /// collection that is not a non-empty string or a second argument that is not a function.
+    /// </exception>
+    public static JavaScriptIndex Compile(string indexName, IReadOnlyList<string> maps, JavaScriptLimits? limits = null)
+    {
+        if (string.IsNullOrWhiteSpace(indexName))
+        {
+            throw new IndexCompilationException(indexName ?? string.Empty, "the index has no name.");
+        }
+
+        if (maps is null || maps.Count == 0)
+        {
+            throw new IndexCompilationException(indexName, "the index has no maps; give at least one, such as map('Orders', o => ({ Company: o.Company })).");
+        }
+
+        limits ??= JavaScriptLimits.Default;
+        var engine = MapSandbox.CreateEngine(limits);
+        try
+        {
+            var scope = new MapScope(engine);
+            var functions = LoadScripts(indexName, maps, limits, engine, scope);
+            return new JavaScriptIndex(indexName, limits, engine, scope, functions, maps.Any(m => LoadCall().IsMatch(m)));
+        }
+        catch
+        {
+            engine.Dispose();
+            throw;
+        }
+    }
+
+    private static List<MapFunction> LoadScripts(string indexName, IReadOnlyList<string> maps, JavaScriptLimits limits, Engine engine, MapScope scope)
+    {
+        var functions = new List<MapFunction>();
+        var current = 0;
+        var compiling = true;
+        engine.SetValue("map", new ClrFunction(engine, "map", (_, arguments) =>
+        {
+            var collection = arguments.Length > 0 ? arguments[0] : JsValue.Undefined;
+            var function = arguments.Length > 1 ? arguments[1] : JsValue.Undefined;
+            if (!compiling)
+            {
+                throw new JavaScriptException(engine.Intrinsics.TypeError, "map() registers a map when the index is compiled; it cannot be called while documents are mapped.");
+            }
+
+            if (!collection.IsString())
+            {
+                throw new JavaScriptException(engine.Intrinsics.TypeError, $"map(collection, fn) takes the collection name as a string, not {MapScope.Describe(collection)}.");
+            }
+
+            if (string.IsNullOrWhiteSpace(collection.AsString()))
+            {
+                throw new JavaScriptException(engine.Intrinsics.TypeError, "map(collection, fn) was given an empty collection name.");
+            }
+
+            if (!function.IsCallable())
+            {
+                throw new JavaScriptException(engine.Intrinsics.TypeError, $"map('{collection.AsString()}', fn) takes a function as its second argument, not {MapScope.Describe(function)}.");
+            }
+
+            functions.Add(new MapFunction(collection.AsString(), function, $"{SourceName(current)} ({collection.AsString()})"));
+            return JsValue.Undefined;
+        }, 2));
+        engine.SetValue("id", new ClrFunction(engine, "id", scope.Id, 1));
+        engine.SetValue("load", new ClrFunction(engine, "load", scope.Load, 2));
+        engine.SetValue("getMetadata", new ClrFunction(engine, "getMetadata", scope.GetMetadata, 1));
+
+        for (current = 0; current < maps.Count; current++)
+        {
+            var source = SourceName(current);
+            if (string.IsNullOrWhiteSpace(maps[current]))
+            {
+                throw new IndexCompilationException(indexName, $"{source} is empty; a map is a script such as map('Orders', o => ({{ Company: o.Company }})).");
+            }
+
+            Prepared<Acornima.Ast.Script> script;
+            try
+            {
+                script = Engine.PrepareScript(maps[current], source);
+            }
+            catch (ScriptPreparationException e) when (e.InnerException is ParseErrorException parse)
+            {
+                // Acornima's lines count from 1 and its columns from 0.
+                throw new IndexCompilationException(indexName, $"{source}: {parse.Description}", parse.LineNumber, parse.Column + 1, e);
+            }
+            catch (ScriptPreparationException e)
+            {
+                throw new IndexCompilationException(indexName, $"{source}: {e.Message}", innerException: e);
+            }
+
+            var registered = functions.Count;
+            engine.Constraints.Reset();
+            try
+            {
+                engine.Execute(script);
+            }
+            catch (Exception e) when (Describe(e, limits, "the script") is { } problem)
+            {
+                engine.Advanced.ResetCallStack();
+                var (_, line, column) = LocationOf(e);
+                throw new IndexCompilationException(indexName, $"{source}: {problem}", line, column, e);
+            }
+
+            if (functions.Count == registered)
+            {
+                throw new IndexCompilationException(indexName, $"{source} registers no map; it must call map('Collection', doc => ({{ ... }})).");
+            }
+        }
+
+        compiling = false;
+        return functions;
+    }
+
+    /// <summary>
+    /// Runs every map function registered for the document's collection (compared ignoring case)
+    /// and appends their entries to <paramref name="output"/>; a document of another collection
+    /// produces nothing. The document is read lazily from its blittable bytes, which need to stay
+    /// valid only until this call returns.
+    /// </summary>
+    /// <param name="loader">Where <c>load(id)</c> finds documents; null when there are none to load.</param>
+    /// <exception cref="IndexMapException">
+    /// A script error or a sandbox limit. The entries this call had appended are removed (a document
+    /// is indexed whole or not at all); the ids it loaded stay, since a change to one of them may be
+    /// what makes the document map again. The next call maps normally.
+    /// </exception>
+    public void Map(MapInput document, IMapDocumentLoader? loader, MapOutput output)
+    {
+        ArgumentNullException.ThrowIfNull(document);
+        ArgumentNullException.ThrowIfNull(output);
+        if (!_maps.TryGetValue(document.Collection, out var functions))
+        {
+            return;
+        }
+
+        var entriesBefore = output.Entries.Count;
+        _scope.Begin(document, loader, output);
+        try
+        {
+            foreach (var map in functions)
+            {
+                // Limits are per map function and document: the statement count, the allocation
+                // baseline and the deadline start again here.
+                _engine.Constraints.Reset();
+                var result = _engine.Call(map.Function, JsValue.Undefined, [_scope.CreateRoot(document)]);
+                _converter.AddEntries(result, output.Entries, map.Name);
+            }
+        }
+        catch (IndexMapException e)
+        {
+            output.Entries.RemoveRange(entriesBefore, output.Entries.Count - entriesBefore);
+            throw new IndexMapException($"Index '{Name}' could not map '{document.Id}': {e.Message}", e);
+        }
+        catch (Exception e) when (Describe(e, Limits, "the map") is { } problem)
+        {
+            output.Entries.RemoveRange(entriesBefore, output.Entries.Count - entriesBefore);
+            // A limit can stop the script anywhere in its calls; the next document starts at the bottom.
+            _engine.Advanced.ResetCallStack();
+            var (source, line, column) = LocationOf(e);
+            var where = line is null ? string.Empty : $" ({source}, line {line}, column {column})";
+            throw new IndexMapException($"Index '{Name}' could not map '{document.Id}': {problem}{where}", e);
+        }
+        finally
+        {
+            _scope.End();
+        }
+    }
+
+    public void Dispose() => _engine.Dispose();
+
+    private static string SourceName(int map) => $"Maps[{map}]";
+
+    /// <summary>What went wrong, for a script error or a sandbox limit; null for anything else (a bug, not the script's).</summary>
+    private static string? Describe(Exception exception, JavaScriptLimits limits, string subject) => exception switch
+    {
+        JavaScriptException { Error: ErrorInstance } e => ErrorName(e.Error) is { } name ? $"{name}: {e.Message}" : e.Message,
+        // A thrown value that is not an Error: Jint's message is its message property or its text
+        // ("undefined" for an object without one, which says nothing).
+        JavaScriptException { Error: ObjectInstance } e when e.Message == "undefined" => $"uncaught exception: {MapScope.Describe(e.Error)}",
+        JavaScriptException e => $"uncaught exception: {e.Message}",
+        StatementsCountOverflowException => $"{subject} ran past its limit of {limits.MaxStatements} statements",
+        TimeoutException => $"{subject} ran past its time limit of {limits.Timeout.TotalMilliseconds:0} ms",
+        RecursionDepthOverflowException => $"{subject} nested calls deeper than its limit of {limits.MaxRecursionDepth}",
+        MemoryLimitExceededException e => $"{subject} ran past its memory limit: {e.Message}",
+        JintException e => e.Message,
+        _ => null,
+    };
+
+    /// <summary>
+    /// The <c>name</c> of a thrown Error ("TypeError"), read from data properties only: a getter
+    /// here would run script code outside the sandbox's reset.
+    /// </summary>
+    private static string? ErrorName(JsValue error)
+    {
+        if (error is not ErrorInstance)
+        {
+            return null;
+        }
+
+        var current = (ObjectInstance)error;
+        for (var depth = 0; depth < 8 && current is not null; depth++, current = current.Prototype)
+        {
+            var descriptor = current.GetOwnProperty("name");
+            if (descriptor != Jint.Runtime.Descriptors.PropertyDescriptor.Undefined)
+            {
+                return descriptor.IsDataDescriptor() && descriptor.Value.IsString() ? descriptor.Value.AsString() : null;
+            }
+        }
+
+        return null;
+    }
+
+    /// <summary>Where in which map string the script was (1-based line and column), when Jint knows.</summary>
+    private static (string? Source, int? Line, int? Column) LocationOf(Exception exception)
+    {
+        SourceLocation location;
+        if (exception is JavaScriptException script)
+        {
+            location = script.Location;
+        }
+        else if (!JintException.TryGetJavaScriptLocation(exception, out location))
+        {
+            return (null, null, null);
+        }
+
+        // Jint's lines count from 1 and its columns from 0.
+        return location.Start.Line <= 0 ? (null, null, null) : (location.SourceFile, location.Start.Line, location.Start.Column + 1);
+    }
+
+    [GeneratedRegex(@"(?<![\w$.])load\s*\(")]
+    private static partial Regex LoadCall();
+
+    /// <summary>One <c>map(collection, fn)</c> call; <see cref="Name"/> names it in errors.</summary>
+    private sealed record MapFunction(string Collection, JsValue Function, string Name);
+}
