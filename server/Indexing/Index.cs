@@ -433,6 +433,8 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
                 if (full)
                     break;
             }
+            if (!full && _mapper.UsesLoad)
+                ProcessReferences(reader, positions, ref count, started, ref full, output, loader);
         }
 
         if (count > 0)
@@ -483,16 +485,84 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
                 _writer.DeleteDocuments(idTerm);
                 break;
             case 1:
-                _writer.UpdateDocument(idTerm, LuceneFields.Build(id, lowerId, output.Entries[0], _planOf));
+                _writer.UpdateDocument(idTerm, LuceneFields.Build(id, lowerId, output.Entries[0], _planOf, References(output)));
                 break;
             default:
                 var entries = new List<IEnumerable<IIndexableField>>(output.Entries.Count);
                 foreach (var entry in output.Entries)
-                    entries.Add(LuceneFields.Build(id, lowerId, entry, _planOf));
+                    entries.Add(LuceneFields.Build(id, lowerId, entry, _planOf, References(output)));
                 _writer.UpdateDocuments(idTerm, entries);
                 break;
         }
     }
+
+    private static List<string>? References(MapOutput output) => output.LoadedIds.Count == 0 ? null : output.LoadedIds;
+
+    /// <summary>
+    /// For a map that loads documents: every change (any collection) after the references position
+    /// re-maps the documents whose entries loaded the changed one. The searcher is refreshed first,
+    /// so entries written earlier in this batch are seen.
+    /// </summary>
+    private void ProcessReferences(DocumentsReader reader, Dictionary<string, CollectionPosition> positions, ref int count, long started, ref bool full, MapOutput output, SnapshotLoader? loader)
+    {
+        var position = positions.GetValueOrDefault(ReferencesPosition);
+        var changed = new List<(string Id, long Etag, bool Tombstone)>();
+        foreach (var record in reader.GetDocumentsFrom(null, position.Documents))
+        {
+            if (count + changed.Count >= BatchCount || Stopwatch.GetElapsedTime(started) > BatchTime)
+            {
+                full = true;
+                break;
+            }
+            changed.Add((record.Id, record.Etag, false));
+        }
+        if (!full)
+        {
+            foreach (var tombstone in reader.GetTombstonesFrom(null, position.Tombstones))
+            {
+                if (count + changed.Count >= BatchCount || Stopwatch.GetElapsedTime(started) > BatchTime)
+                {
+                    full = true;
+                    break;
+                }
+                changed.Add((tombstone.Id, tombstone.Etag, true));
+            }
+        }
+        if (changed.Count == 0)
+            return;
+        _searchers.MaybeRefreshBlocking();
+        var referrers = new HashSet<string>(StringComparer.OrdinalIgnoreCase);
+        var searcher = _searchers.Acquire();
+        try
+        {
+            foreach (var (id, _, _) in changed)
+            {
+                var hits = searcher.Search(new TermQuery(new Term(LuceneFields.References, LuceneFields.Lower(id))), int.MaxValue);
+                foreach (var hit in hits.ScoreDocs)
+                    referrers.Add(searcher.Doc(hit.Doc).Get(LuceneFields.DocumentId));
+            }
+        }
+        finally
+        {
+            _searchers.Release(searcher);
+        }
+        foreach (var referrer in referrers)
+        {
+            if (reader.TryGet(referrer, out var record)
+                && Array.IndexOf(_lowerCollections, System.Text.Encoding.UTF8.GetString(record.CollectionUtf8).ToLowerInvariant()) >= 0)
+            {
+                MapDocument(record, output, loader);
+                count++;
+            }
+        }
+        foreach (var (_, etag, tombstone) in changed)
+            position = tombstone ? position with { Tombstones = etag } : position with { Documents = etag };
+        count += changed.Count;
+        positions[ReferencesPosition] = position;
+    }
+
+    // The position of the references pass, beside the collections' (no collection is named "@references").
+    private const string ReferencesPosition = "@references";
 
     private void RecordError(string document, string action, string error)
     {
@@ -558,10 +628,18 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
 
     string ITombstoneConsumer.Name => $"Index '{Name}'";
 
-    bool ITombstoneConsumer.Consumes(string lowerCollection) => Array.IndexOf(_lowerCollections, lowerCollection) >= 0;
+    // A map that loads documents reads every collection's deletions (its references pass).
+    bool ITombstoneConsumer.Consumes(string lowerCollection) => _mapper.UsesLoad || Array.IndexOf(_lowerCollections, lowerCollection) >= 0;
 
-    long ITombstoneConsumer.GetLastProcessedTombstoneEtag(string lowerCollection) =>
-        _committed.TryGetValue(lowerCollection, out var position) ? position.Tombstones : 0;
+    long ITombstoneConsumer.GetLastProcessedTombstoneEtag(string lowerCollection)
+    {
+        var committed = _committed;
+        var own = Array.IndexOf(_lowerCollections, lowerCollection) >= 0
+            ? committed.TryGetValue(lowerCollection, out var position) ? position.Tombstones : 0
+            : long.MaxValue;
+        var references = _mapper.UsesLoad ? committed.GetValueOrDefault(ReferencesPosition).Tombstones : long.MaxValue;
+        return Math.Min(own, references);
+    }
 
     string? ITombstoneConsumer.HoldReason => _state switch
     {
@@ -597,6 +675,7 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
         _searchers.Dispose();
         _writer.Dispose();
         _directory.Dispose();
+        (_mapper as IDisposable)?.Dispose();
         Volatile.Read(ref _batchDone).TrySetResult();
     }
 

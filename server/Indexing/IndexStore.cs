@@ -85,8 +85,12 @@ public sealed class IndexStore : IAsyncDisposable
     /// </summary>
     public async Task PutAsync(IReadOnlyList<IndexDefinition> definitions)
     {
+        // Compile everything first: a bad definition changes nothing.
         foreach (var definition in definitions)
-            _ = CreateMapper(definition);
+        {
+            if (CreateMapper(definition) is IDisposable compiled)
+                compiled.Dispose();
+        }
         await _changes.WaitAsync().ConfigureAwait(false);
         try
         {

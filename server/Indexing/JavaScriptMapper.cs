@@ -1,10 +1,10 @@
-using Jackdaw.Server.Errors;
+using Jackdaw.Server.Indexing.JavaScript;
 
 namespace Jackdaw.Server.Indexing;
 
-/// <summary>The map of a static index: its JavaScript maps, compiled in Jint.</summary>
+/// <summary>The map of a static index: its JavaScript maps, compiled in a sandboxed Jint engine.</summary>
 public static class JavaScriptMapper
 {
-    public static IIndexMapper Create(IndexDefinition definition) =>
-        throw new FeatureNotSupportedException("JavaScript maps are being built.");
+    /// <exception cref="Errors.IndexCompilationException">A map does not compile or is not <c>map('Collection', fn)</c>.</exception>
+    public static IIndexMapper Create(IndexDefinition definition) => JavaScriptIndex.Compile(definition.Name, definition.Maps);
 }

@@ -13,6 +13,7 @@ public sealed record FieldPlan(string LuceneName, FieldIndexing Indexing, bool S
 /// <code>
 /// @id              the document id, lowercased (StringField): updates and deletes by this term
 /// @docid           the document id as written (stored)
+/// @ref             ids of the documents the map loaded, lowercased (load() in JavaScript maps)
 /// @exists          one term per field present (null included): exists(F)
 /// @null            one term per field that is null: F = null
 /// F                string values: lowercased (Default), as they are (Exact), words (Search)
@@ -36,6 +37,9 @@ public static class LuceneFields
     public const string StringSortSuffix = "@s";
     public const string StoredSuffix = "@stored";
 
+    /// <summary>One term per document the map loaded (lowercased id): a change of it re-maps this one.</summary>
+    public const string References = "@ref";
+
     /// <summary>The longest string indexed as a term.</summary>
     public const int MaxTermChars = 8 * 1024;
 
@@ -46,13 +50,18 @@ public static class LuceneFields
     public static string Lower(string value) => value.ToLowerInvariant();
 
     /// <summary>The Lucene document of one entry of document <paramref name="id"/>.</summary>
-    public static Document Build(string id, string lowerId, IndexField[] entry, Func<string, FieldPlan> planOf)
+    public static Document Build(string id, string lowerId, IndexField[] entry, Func<string, FieldPlan> planOf, List<string>? references = null)
     {
         var document = new Document
         {
             new StringField(Id, lowerId, Field.Store.NO),
             new StoredField(DocumentId, id),
         };
+        if (references is not null)
+        {
+            foreach (var reference in references)
+                document.Add(new StringField(References, Lower(reference), Field.Store.NO));
+        }
         foreach (var field in entry)
         {
             var plan = planOf(field.Name);
