@@ -260,6 +260,15 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
             foreach (var _ in reader.GetTombstonesFrom(collection, position.Tombstones, 1))
                 return true;
         }
+        if (_mapper.UsesLoad)
+        {
+            // A change of any document may change what the map loaded.
+            var references = progress.Positions.GetValueOrDefault(ReferencesPosition);
+            foreach (var _ in reader.GetDocumentsFrom(null, references.Documents, 1))
+                return true;
+            foreach (var _ in reader.GetTombstonesFrom(null, references.Tombstones, 1))
+                return true;
+        }
         return false;
     }
 
