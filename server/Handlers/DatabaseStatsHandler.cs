@@ -23,8 +23,21 @@ public sealed class DatabaseStatsHandler(ServerContext server) : HandlerBase(ser
         foreach (var collection in reader.GetCollections())
             json.WriteNumber(collection.Name, collection.Count);
         json.WriteEndObject();
-        json.WriteNumber("CountOfIndexes", 0);
+        var indexes = Indexing.IndexStore.Of(database).Indexes;
+        json.WriteNumber("CountOfIndexes", indexes.Count);
+        json.WriteNumber("CountOfStaleIndexes", indexes.Count(i => i.IsStale(reader)));
         json.WriteStartArray("Indexes");
+        foreach (var index in indexes)
+        {
+            json.WriteStartObject();
+            json.WriteString("Name", index.Name);
+            json.WriteString("Type", index.Definition.IsAuto ? "AutoMap" : "Map");
+            json.WriteString("State", index.State.ToString());
+            json.WriteBoolean("IsStale", index.IsStale(reader));
+            json.WriteString("LockMode", "Unlock");
+            json.WriteString("Priority", "Normal");
+            json.WriteEndObject();
+        }
         json.WriteEndArray();
         json.WriteStartObject("Storage");
         json.WriteNumber("DataFileBytes", storage.DataFileSize);
