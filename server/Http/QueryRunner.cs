@@ -38,8 +38,8 @@ public static class QueryRunner
     {
         var started = Stopwatch.GetTimestamp();
         var query = RqlParser.Parse(request.Text);
-        var offset = Count(query.Offset, request, "offset");
-        var limit = query.Limit is null ? DefaultPageSize : Count(query.Limit, request, "limit");
+        var offset = Count(query.Offset, request, "offset") ?? 0;
+        var limit = Count(query.Limit, request, "limit") ?? DefaultPageSize;
         if (!query.From.IsIndex && LuceneQueryBuilder.OnIdOnly(query.Where) && query.OrderBy.Count == 0)
             return RunOnDocuments(database, query, request, offset, limit, ifNoneMatch, started);
 
@@ -407,10 +407,13 @@ public static class QueryRunner
         return new Sort(fields.ToArray());
     }
 
-    private static long Count(RqlValue? value, QueryRequest request, string what)
+    /// <summary>A limit or offset; null when none is given (RavenDB's clients send a null parameter for "none").</summary>
+    private static long? Count(RqlValue? value, QueryRequest request, string what)
     {
-        if (value is null)
-            return 0;
+        if (value is null || value.Kind == RqlValueKind.Null)
+            return null;
+        if (value.Kind == RqlValueKind.Parameter && request.Parameters.TryGetValue(value.Text, out var none) && none.ValueKind == JsonValueKind.Null)
+            return null;
         long count;
         if (value.Kind == RqlValueKind.Number && long.TryParse(value.Text, NumberStyles.None, CultureInfo.InvariantCulture, out count))
             return count;

@@ -123,7 +123,9 @@ public static class RqlTokenizer
     private static string ReadWord(string query, ref int i)
     {
         var start = i;
-        while (i < query.Length && IsWordChar(query[i]))
+        // Metadata names have dashes inside: @metadata.@last-modified, @nested-object-types.
+        var metadata = i < query.Length && query[i] == '@';
+        while (i < query.Length && (IsWordChar(query[i]) || (metadata && query[i] == '-' && i + 1 < query.Length && IsWordChar(query[i + 1]))))
             i++;
         return query[start..i];
     }

@@ -156,4 +156,13 @@ public sealed class RqlParserTests
     }
 
     private static string Pick(Random random, string[] choices) => choices[random.Next(choices.Length)];
+
+    [Fact]
+    public void MetadataPathsMayHaveDashes()
+    {
+        var query = RqlParser.Parse("from Orders select @metadata.@nested-object-types as T, @metadata.@last-modified");
+        Assert.Equal("@metadata.@nested-object-types", query.Select[0].Path.ToString());
+        Assert.Equal("@metadata.@last-modified", query.Select[1].Path.ToString());
+        Assert.Throws<Jackdaw.Server.Errors.InvalidQueryException>(() => RqlParser.Parse("from Orders where a-b = 1"));
+    }
 }
