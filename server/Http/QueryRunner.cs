@@ -383,10 +383,15 @@ public static class QueryRunner
                 continue;
             }
             var plan = Resolve(index, known, reader, text, order.Path!, FieldIndexing.Default, order.Position);
+            if (string.Equals(order.As, "alphaNumeric", StringComparison.OrdinalIgnoreCase))
+            {
+                fields.Add(new SortField(plan.LuceneName + LuceneFields.StringSortSuffix, new AlphaNumericComparer.Source(), order.Descending));
+                continue;
+            }
             var numeric = order.As?.ToLowerInvariant() switch
             {
                 "long" or "double" => true,
-                "string" or "alphanumeric" => false,
+                "string" => false,
                 null => infos.FieldInfo(plan.LuceneName + LuceneFields.StringSortSuffix) is null && infos.FieldInfo(plan.LuceneName + LuceneFields.NumberSortSuffix) is not null,
                 _ => throw new InvalidQueryException(text, order.Position, $"'order by ... as {order.As}' is not known; use long, double, string or alphaNumeric."),
             };

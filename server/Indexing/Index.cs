@@ -232,19 +232,23 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
     /// <summary>A searcher over everything indexed so far; release it with <see cref="Release"/>.</summary>
     public IndexSearcher Acquire()
     {
-        Interlocked.Exchange(ref _lastQueryingTicks, DateTime.UtcNow.Ticks);
-        if (_state == IndexState.Idle)
-        {
-            _state = IndexState.Normal;
-            Wake();
-        }
+        MarkQueried();
         return _searchers.Acquire();
     }
 
     public void Release(IndexSearcher searcher) => _searchers.Release(searcher);
 
     /// <summary>Marks the index queried now (an auto-index chosen by the planner).</summary>
-    public void MarkQueried() => Interlocked.Exchange(ref _lastQueryingTicks, DateTime.UtcNow.Ticks);
+    /// <remarks>An idle auto-index wakes up and catches up.</remarks>
+    public void MarkQueried()
+    {
+        Interlocked.Exchange(ref _lastQueryingTicks, DateTime.UtcNow.Ticks);
+        if (_state == IndexState.Idle)
+        {
+            _state = IndexState.Normal;
+            Wake();
+        }
+    }
 
     /// <summary>Whether the index has not yet indexed everything in <paramref name="reader"/>'s snapshot for its collections.</summary>
     public bool IsStale(DocumentsReader reader)

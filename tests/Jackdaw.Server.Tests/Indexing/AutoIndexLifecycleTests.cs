@@ -1,0 +1,100 @@
+using System.Net;
+using System.Text.Json;
+using Jackdaw.Server.Indexing;
+using Jackdaw.Server.Tests.Infrastructure;
+
+namespace Jackdaw.Server.Tests.Indexing;
+
+/// <summary>Auto-indexes: reuse, widening (the narrower one goes once the wider caught up), idleness and deletion, alphanumeric order.</summary>
+public sealed class AutoIndexLifecycleTests
+{
+    private static async Task<JsonElement> QueryAsync(InProcessServer server, string db, string rql)
+    {
+        var body = JsonSerializer.Serialize(new { Query = rql, WaitForNonStaleResults = true });
+        using var response = await server.Client.PostAsync($"/databases/{db}/queries", Api.Json(body));
+        var json = await Api.JsonAsync(response);
+        Assert.True(response.StatusCode == HttpStatusCode.OK, json.ToString());
+        return json;
+    }
+
+    private static async Task<InProcessServer> StartWithUsersAsync(IndexingOptions options)
+    {
+        var server = await InProcessServer.StartAsync(o => o.Indexing = options);
+        using (await server.Client.PutAsync("/admin/databases?name=Auto", null))
+        {
+        }
+        var commands = string.Join(',', Enumerable.Range(1, 50).Select(i =>
+            $"{{\"Type\":\"PUT\",\"Id\":\"users/{i}\",\"Document\":{{\"Name\":\"file{i}\",\"Age\":{20 + (i % 30)},\"City\":\"{(i % 2 == 0 ? "Oslo" : "Rome")}\",\"@metadata\":{{\"@collection\":\"Users\"}}}}}}"));
+        using (var bulk = await server.Client.PostAsync("/databases/Auto/bulk_docs", Api.Json("{\"Commands\":[" + commands + "]}")))
+            Assert.Equal(HttpStatusCode.OK, bulk.StatusCode);
+        return server;
+    }
+
+    private static IndexStore Store(InProcessServer server) =>
+        IndexStore.Of(server.Host.Server.Databases.GetDatabase("Auto"));
+
+    [Fact]
+    public async Task QueriesReuseAndWidenAutoIndexesAndTheNarrowerGoes()
+    {
+        await using var server = await StartWithUsersAsync(new IndexingOptions { IdleCheckInterval = TimeSpan.FromHours(1) });
+        Assert.Equal("Auto/Users/ByAge", (await QueryAsync(server, "Auto", "from Users where Age > 40")).GetProperty("IndexName").GetString());
+        Assert.Equal("Auto/Users/ByAge", (await QueryAsync(server, "Auto", "from Users where Age = 25 order by Age desc")).GetProperty("IndexName").GetString());
+        var wider = await QueryAsync(server, "Auto", "from Users where City = 'oslo' and search(Name, 'file4')");
+        Assert.Equal("Auto/Users/ByAgeAndCityAndSearch(Name)", wider.GetProperty("IndexName").GetString());
+        Assert.Equal(1, wider.GetProperty("TotalResults").GetInt64());
+        // The wider one answers the old query too; the narrower goes once the wider caught up.
+        var store = Store(server);
+        await store.RemoveCoveredAutoIndexesAsync();
+        Assert.Equal(["Auto/Users/ByAgeAndCityAndSearch(Name)"], store.Indexes.Select(i => i.Name));
+        Assert.Equal("Auto/Users/ByAgeAndCityAndSearch(Name)", (await QueryAsync(server, "Auto", "from Users where Age > 40")).GetProperty("IndexName").GetString());
+        // exact() is its own field.
+        var exact = await QueryAsync(server, "Auto", "from Users where exact(City = 'Oslo')");
+        Assert.Equal(25, exact.GetProperty("TotalResults").GetInt64());
+        Assert.Equal(0, (await QueryAsync(server, "Auto", "from Users where exact(City = 'oslo')")).GetProperty("TotalResults").GetInt64());
+    }
+
+    [Fact]
+    public async Task AnAutoIndexNotQueriedGoesIdleThenIsDeletedAndAQueryWakesIt()
+    {
+        var options = new IndexingOptions { AutoIndexIdleAfter = TimeSpan.FromMilliseconds(300), AutoIndexDeleteAfter = TimeSpan.FromSeconds(3), IdleCheckInterval = TimeSpan.FromHours(1) };
+        await using var server = await StartWithUsersAsync(options);
+        await QueryAsync(server, "Auto", "from Users where Age > 40");
+        var store = Store(server);
+        await Task.Delay(500);
+        await store.RunHousekeepingAsync();
+        var index = store.Get("Auto/Users/ByAge");
+        Assert.Equal(IndexState.Idle, index.State);
+        using (var stats = await server.Client.GetAsync("/databases/Auto/indexes/stats"))
+        {
+            var entry = (await Api.JsonAsync(stats)).GetProperty("Results")[0];
+            Assert.Equal("Idle", entry.GetProperty("State").GetString());
+            Assert.NotEqual(JsonValueKind.Null, entry.GetProperty("AutoDeleteAt").ValueKind);
+        }
+        // An idle index does not index; a query wakes it and it catches up.
+        using (await server.Client.PutAsync("/databases/Auto/docs?id=users/new", Api.Json("""{"Age":99,"@metadata":{"@collection":"Users"}}""")))
+        {
+        }
+        var answer = await QueryAsync(server, "Auto", "from Users where Age = 99");
+        Assert.Equal(1, answer.GetProperty("TotalResults").GetInt64());
+        Assert.Equal(IndexState.Normal, index.State);
+
+        await Task.Delay(3200);
+        await store.RunHousekeepingAsync();
+        Assert.Empty(store.Indexes);
+        Assert.Contains(server.Logs.Records, e => e.Message.Contains("Auto/Users/ByAge", StringComparison.Ordinal) && e.Message.Contains("deleted", StringComparison.Ordinal));
+    }
+
+    [Fact]
+    public async Task OrderByAlphaNumeric()
+    {
+        await using var server = await StartWithUsersAsync(new IndexingOptions());
+        var answer = await QueryAsync(server, "Auto", "from Users where Age >= 0 order by Name as alphaNumeric limit 4");
+        Assert.Equal(["file1", "file2", "file3", "file4"], answer.GetProperty("Results").EnumerateArray().Select(r => r.GetProperty("Name").GetString()));
+        var plain = await QueryAsync(server, "Auto", "from Users where Age >= 0 order by Name limit 4");
+        Assert.Equal(["file1", "file10", "file11", "file12"], plain.GetProperty("Results").EnumerateArray().Select(r => r.GetProperty("Name").GetString()));
+        var descending = await QueryAsync(server, "Auto", "from Users where Age >= 0 order by Name as alphaNumeric desc limit 2");
+        Assert.Equal(["file50", "file49"], descending.GetProperty("Results").EnumerateArray().Select(r => r.GetProperty("Name").GetString()));
+        Assert.True(AlphaNumericComparer.Instance.Compare("a02b", "A2c") < 0);
+        Assert.True(AlphaNumericComparer.Instance.Compare(null, "a") < 0);
+    }
+}
