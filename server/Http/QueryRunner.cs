@@ -36,6 +36,21 @@ public static class QueryRunner
 
     public static async Task<QueryAnswer> RunAsync(DocumentDatabase database, QueryRequest request, string? ifNoneMatch, CancellationToken cancellationToken)
     {
+        // An index deleted, reset or rebuilt under the query: plan again (a few times at most).
+        for (var attempt = 0; ; attempt++)
+        {
+            try
+            {
+                return await RunOnceAsync(database, request, ifNoneMatch, cancellationToken).ConfigureAwait(false);
+            }
+            catch (ObjectDisposedException) when (attempt < 3 && !database.IsClosing)
+            {
+            }
+        }
+    }
+
+    private static async Task<QueryAnswer> RunOnceAsync(DocumentDatabase database, QueryRequest request, string? ifNoneMatch, CancellationToken cancellationToken)
+    {
         var started = Stopwatch.GetTimestamp();
         var query = RqlParser.Parse(request.Text);
         var offset = Count(query.Offset, request, "offset") ?? 0;
@@ -47,7 +62,7 @@ public static class QueryRunner
         Indexing.Index index;
         if (query.From.IsIndex)
         {
-            index = store.Get(query.From.Name);
+            index = await store.GetAsync(query.From.Name).ConfigureAwait(false);
         }
         else
         {

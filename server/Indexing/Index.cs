@@ -132,6 +132,7 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
         _searchers = new SearcherManager(_writer, applyAllDeletes: true, searcherFactory: null);
         _progress = new IndexProgress(new Dictionary<string, CollectionPosition>(_positions), CaughtUpTo: 0);
         _lastCommitTimestamp = Stopwatch.GetTimestamp();
+        _committed = new Dictionary<string, CollectionPosition>(_positions);
         _tombstoneRegistration = database.Tombstones.Register(this);
     }
 
@@ -142,6 +143,9 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
     public string Folder { get; }
 
     public IndexState State => _state;
+
+    /// <summary>Whether the index was closed (deleted, reset, replaced, or its database closed).</summary>
+    public bool IsDisposed => _stop.IsCancellationRequested;
 
     /// <summary>Positions and how far the loop has caught up, as of the last completed batch.</summary>
     public IndexProgress Progress => _progress;
@@ -230,9 +234,11 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
     }
 
     /// <summary>A searcher over everything indexed so far; release it with <see cref="Release"/>.</summary>
+    /// <exception cref="ObjectDisposedException">The index was deleted, reset or replaced meanwhile (look it up again).</exception>
     public IndexSearcher Acquire()
     {
         MarkQueried();
+        ObjectDisposedException.ThrowIf(_stop.IsCancellationRequested, this);
         return _searchers.Acquire();
     }
 
@@ -296,6 +302,7 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
             }
             if (_state == IndexState.Error)
                 return false;
+            ObjectDisposedException.ThrowIf(_stop.IsCancellationRequested, this);
             var left = deadline - Stopwatch.GetTimestamp();
             if (left <= 0)
                 return false;

@@ -37,6 +37,9 @@ public sealed class IndexStore : IAsyncDisposable
     private readonly ILogger _logger;
     private readonly ConcurrentDictionary<string, Index> _indexes = new(StringComparer.OrdinalIgnoreCase);
     private readonly SemaphoreSlim _changes = new(1, 1);
+
+    // Indexes being rebuilt under their name (reset, changed definition): queries wait for the new one.
+    private readonly ConcurrentDictionary<string, Task<Index>> _replacing = new(StringComparer.OrdinalIgnoreCase);
     private readonly CancellationTokenSource _stop = new();
     private readonly Task _housekeeping;
 
@@ -79,6 +82,48 @@ public sealed class IndexStore : IAsyncDisposable
 
     public Index Get(string name) => TryGet(name) ?? throw new IndexDoesNotExistException(name);
 
+    /// <summary>The index of that name; while it is being rebuilt under its name, the rebuilt one.</summary>
+    /// <exception cref="IndexDoesNotExistException">No index has that name.</exception>
+    public async ValueTask<Index> GetAsync(string name)
+    {
+        if (_indexes.TryGetValue(name, out var index) && !index.IsDisposed)
+            return index;
+        if (_replacing.TryGetValue(name, out var replacement))
+            return await replacement.ConfigureAwait(false);
+        return TryGet(name) ?? throw new IndexDoesNotExistException(name);
+    }
+
+    /// <summary>Closes <paramref name="old"/> and opens <paramref name="definition"/> under the same name; queries meanwhile wait for it.</summary>
+    private async Task<Index> RebuildAsync(Index old, IndexDefinition definition, Func<Task>? beforeClose = null)
+    {
+        var done = new TaskCompletionSource<Index>(TaskCreationOptions.RunContinuationsAsynchronously);
+        _replacing[old.Name] = done.Task;
+        try
+        {
+            if (beforeClose is not null)
+                await beforeClose().ConfigureAwait(false);
+            await old.DisposeAsync().ConfigureAwait(false);
+            DeleteFolder(old.Folder);
+            if (!string.Equals(old.Name, definition.Name, StringComparison.Ordinal))
+                _indexes.TryRemove(old.Name, out _);
+            var index = OpenIndex(definition);
+            _indexes[definition.Name] = index;
+            done.SetResult(index);
+            return index;
+        }
+        catch (Exception e)
+        {
+            _indexes.TryRemove(old.Name, out _);
+            done.SetException(new IndexDoesNotExistException(old.Name));
+            _ = done.Task.Exception;
+            throw new InvalidOperationException($"Index '{old.Name}' could not be rebuilt: {e.Message}", e);
+        }
+        finally
+        {
+            _replacing.TryRemove(old.Name, out _);
+        }
+    }
+
     /// <summary>
     /// Creates or changes indexes. Every definition is compiled first: one bad definition changes
     /// nothing. An unchanged definition is left alone; a changed one is rebuilt from the start.
@@ -100,16 +145,13 @@ public sealed class IndexStore : IAsyncDisposable
                 {
                     if (existing.Definition.SameAs(definition))
                         continue;
-                    await StoreAsync(definition).ConfigureAwait(false);
-                    _indexes.TryRemove(existing.Name, out _);
-                    await existing.DisposeAsync().ConfigureAwait(false);
-                    DeleteFolder(existing.Folder);
+                    await RebuildAsync(existing, definition, () => StoreAsync(definition)).ConfigureAwait(false);
                 }
                 else
                 {
                     await StoreAsync(definition).ConfigureAwait(false);
+                    _indexes[definition.Name] = OpenIndex(definition);
                 }
-                _indexes[definition.Name] = OpenIndex(definition);
                 _logger.LogInformation("Index {Index} of database {Database} created", definition.Name, _database.Name);
             }
         }
@@ -145,10 +187,7 @@ public sealed class IndexStore : IAsyncDisposable
         try
         {
             var index = Get(name);
-            _indexes.TryRemove(index.Name, out _);
-            await index.DisposeAsync().ConfigureAwait(false);
-            DeleteFolder(index.Folder);
-            _indexes[index.Name] = OpenIndex(index.Definition);
+            await RebuildAsync(index, index.Definition).ConfigureAwait(false);
         }
         finally
         {

@@ -310,4 +310,36 @@ public sealed class IndexOperationsTests(ServerFixture fixture) : IClassFixture<
         await writer;
         Assert.True(queries > 10);
     }
+
+    [Fact]
+    public async Task QueriesDuringResetsAndRedefinitionsNeverFail()
+    {
+        var db = await SeedOrdersAsync();
+        using (var put = await Client.PutAsync($"/databases/{db}/admin/indexes", Api.Json(Definition("Orders/Totals", [TotalsMap]))))
+            Assert.Equal(HttpStatusCode.Created, put.StatusCode);
+        using var stop = new CancellationTokenSource();
+        var queries = Task.Run(async () =>
+        {
+            var count = 0;
+            while (!stop.IsCancellationRequested)
+            {
+                var body = JsonSerializer.Serialize(new { Query = "from index 'Orders/Totals' where Total > 0" });
+                using var response = await Client.PostAsync($"/databases/{db}/queries", Api.Json(body));
+                Assert.True(response.StatusCode == HttpStatusCode.OK, await response.Content.ReadAsStringAsync());
+                count++;
+            }
+            return count;
+        });
+        for (var i = 0; i < 6; i++)
+        {
+            using (var reset = await Client.PostAsync($"/databases/{db}/indexes/reset?name=Orders/Totals", null))
+                Assert.Equal(HttpStatusCode.NoContent, reset.StatusCode);
+            var map = TotalsMap.Replace("Total:", i % 2 == 0 ? "Total: 0 +" : "Total:", StringComparison.Ordinal);
+            using (var put = await Client.PutAsync($"/databases/{db}/admin/indexes", Api.Json(Definition("Orders/Totals", [map]))))
+                Assert.Equal(HttpStatusCode.Created, put.StatusCode);
+        }
+        stop.Cancel();
+        Assert.True(await queries > 0);
+        Assert.Equal(6, (await QueryAsync(db, "from index 'Orders/Totals' where Total > 0")).GetProperty("TotalResults").GetInt64());
+    }
 }
