@@ -57,6 +57,31 @@ public sealed class BadRequestException(string message, HttpStatusCode? statusCo
     : JackdawException(message, statusCode, serverErrorType);
 
 /// <summary>
+/// The server could not parse or run a query (<c>InvalidQueryException</c>, 400); <see cref="Exception.Message"/>
+/// names the position in the RQL and what was expected there.
+/// </summary>
+public sealed class InvalidQueryException(string message, HttpStatusCode? statusCode = HttpStatusCode.BadRequest, string? serverErrorType = ErrorTypes.InvalidQuery)
+    : JackdawException(message, statusCode, serverErrorType);
+
+/// <summary>A query or an index operation named an index the database does not have (<c>IndexDoesNotExistException</c>, 404).</summary>
+public sealed class IndexDoesNotExistException(string message, HttpStatusCode? statusCode = HttpStatusCode.NotFound, string? serverErrorType = ErrorTypes.IndexDoesNotExist)
+    : JackdawException(message, statusCode, serverErrorType);
+
+/// <summary>
+/// An index definition the server cannot compile (<c>IndexCompilationException</c>): a JavaScript error
+/// or a map that is not <c>map('Collection', fn)</c>. The message names the index and, for script errors, the line.
+/// </summary>
+public sealed class IndexCompilationException(string message, HttpStatusCode? statusCode = HttpStatusCode.BadRequest, string? serverErrorType = ErrorTypes.IndexCompilation)
+    : JackdawException(message, statusCode, serverErrorType);
+
+/// <summary>
+/// The server gave up waiting (<c>TimeoutException</c>): a query that asked for non-stale results did
+/// not get them within its <c>WaitForNonStaleResults</c> timeout. Query again, or wait longer.
+/// </summary>
+public sealed class ServerTimeoutException(string message, HttpStatusCode? statusCode = HttpStatusCode.RequestTimeout, string? serverErrorType = ErrorTypes.Timeout)
+    : JackdawException(message, statusCode, serverErrorType);
+
+/// <summary>
 /// No server answered at any of the store's URLs (connection refused, name not resolved, connection
 /// reset before a response, or the request timed out). Check that the server runs and that
 /// <see cref="DocumentStore.Urls"/> points at it.
@@ -80,4 +105,8 @@ public static class ErrorTypes
     public const string DatabaseAlreadyExists = "DatabaseAlreadyExistsException";
     public const string BadRequest = "BadRequestException";
     public const string InvalidJson = "InvalidJsonException";
+    public const string InvalidQuery = "InvalidQueryException";
+    public const string IndexDoesNotExist = "IndexDoesNotExistException";
+    public const string IndexCompilation = "IndexCompilationException";
+    public const string Timeout = "TimeoutException";
 }

@@ -161,6 +161,10 @@ internal sealed class RequestExecutor : IDisposable
             ErrorTypes.DatabaseDoesNotExist => new DatabaseDoesNotExistException(message, status, type),
             ErrorTypes.DatabaseAlreadyExists => new DatabaseAlreadyExistsException(message, status, type),
             ErrorTypes.BadRequest or ErrorTypes.InvalidJson => new BadRequestException(message, status, type),
+            ErrorTypes.InvalidQuery => new InvalidQueryException(message, status, type),
+            ErrorTypes.IndexDoesNotExist => new IndexDoesNotExistException(message, status, type),
+            ErrorTypes.IndexCompilation => new IndexCompilationException(message, status, type),
+            ErrorTypes.Timeout => new ServerTimeoutException(message, status, type),
             _ => new JackdawException(message, status, type),
         };
     }
