@@ -48,7 +48,7 @@ public sealed class DocumentStore : IDisposable
         }
     }
 
-    /// <summary>Creating, listing and deleting databases.</summary>
+    /// <summary>Creating, listing and deleting databases; the indexes of <see cref="Database"/> (or of <see cref="MaintenanceOperations.ForDatabase"/>).</summary>
     public MaintenanceOperations Maintenance => _maintenance ?? throw NotInitialized();
 
     /// <summary>Test hook: the handler under the store's <see cref="HttpClient"/>.</summary>
@@ -73,7 +73,7 @@ public sealed class DocumentStore : IDisposable
         _conventions.Freeze();
         var handler = HttpMessageHandlerFactory?.Invoke() ?? RequestExecutor.CreateDefaultHandler();
         _executor = new RequestExecutor(urls, _conventions.RequestTimeout, handler);
-        _maintenance = new MaintenanceOperations(_executor);
+        _maintenance = new MaintenanceOperations(_executor, _database);
         return this;
     }
 

@@ -1,0 +1,49 @@
+namespace Jackdaw.Client;
+
+/// <summary>
+/// An index declared in code: subclass it, fill <see cref="Maps"/> and <see cref="Fields"/> in the
+/// constructor, and create it with <see cref="ExecuteAsync"/> or, for every task of an assembly,
+/// <see cref="IndexCreation.CreateIndexesAsync"/>. Query it with
+/// <c>session.Query&lt;T, TIndex&gt;()</c>.
+/// <code>
+/// public class Orders_ByCompany : AbstractJavaScriptIndexCreationTask
+/// {
+///     public Orders_ByCompany()
+///     {
+///         Maps = ["map('Orders', o => ({ Company: o.Company, Freight: o.Freight }))"];
+///         Fields = new() { ["Company"] = new IndexFieldOptions { Indexing = FieldIndexing.Exact } };
+///     }
+/// }
+/// </code>
+/// </summary>
+public abstract class AbstractJavaScriptIndexCreationTask
+{
+    /// <summary>The index's name: by default the class name with <c>_</c> read as <c>/</c> (<c>Orders_ByCompany</c> → <c>Orders/ByCompany</c>).</summary>
+    public virtual string IndexName => GetType().Name.Replace('_', '/');
+
+    /// <summary>JavaScript maps, each <c>map('Collection', doc => ({ Field: doc.Field, ... }))</c>.</summary>
+    public HashSet<string> Maps { get; set; } = [];
+
+    /// <summary>Options per field the maps output.</summary>
+    public Dictionary<string, IndexFieldOptions> Fields { get; set; } = [];
+
+    /// <summary>The definition sent to the server.</summary>
+    public virtual IndexDefinition CreateIndexDefinition() => new()
+    {
+        Name = IndexName,
+        Maps = [.. Maps],
+        Fields = Fields.ToDictionary(f => f.Key, f => new IndexFieldOptions { Indexing = f.Value.Indexing, Storage = f.Value.Storage }),
+    };
+
+    /// <summary>
+    /// Creates or updates the index in <paramref name="database"/> (the store's by default). Putting
+    /// an unchanged definition again changes nothing; a changed one rebuilds the index.
+    /// Throws <see cref="IndexCompilationException"/> for maps the server cannot compile.
+    /// </summary>
+    public Task ExecuteAsync(DocumentStore store, string? database = null, CancellationToken token = default)
+    {
+        ArgumentNullException.ThrowIfNull(store);
+        var maintenance = database is null ? store.Maintenance : store.Maintenance.ForDatabase(database);
+        return maintenance.PutIndexesAsync([CreateIndexDefinition()], token);
+    }
+}
