@@ -12,7 +12,7 @@ namespace Jackdaw.Client.Session;
 /// A load keeps the document's bytes instead of serializing the entity again: a comparison first
 /// checks the entity's JSON against those bytes and rebuilds the snapshot from them only when they differ.
 /// </summary>
-internal sealed class AsyncDocumentSession : IAsyncDocumentSession, IAdvancedSessionOperations
+internal sealed partial class AsyncDocumentSession : IAsyncDocumentSession, IAdvancedSessionOperations
 {
     // GET URLs stay well under common 8 KiB request-line limits; more ids go in further requests.
     private const int MaxLoadUrlLength = 6000;
@@ -50,6 +50,12 @@ internal sealed class AsyncDocumentSession : IAsyncDocumentSession, IAdvancedSes
         ArgumentException.ThrowIfNullOrEmpty(id);
         if (TryGetLocal<T>(id, out var local))
             return local;
+        if (TrackIncluded(id, typeof(T)))
+        {
+            TryGetLocal<T>(id, out local);
+            return local;
+        }
+
         await LoadFromServerAsync<T>([id], token).ConfigureAwait(false);
         TryGetLocal<T>(id, out local);
         return local;
@@ -65,7 +71,7 @@ internal sealed class AsyncDocumentSession : IAsyncDocumentSession, IAdvancedSes
         foreach (var id in requested)
         {
             ArgumentException.ThrowIfNullOrEmpty(id, nameof(ids));
-            if (seen.Add(id) && !_deletes.ContainsKey(id) && !_byId.ContainsKey(id) && !_knownMissing.Contains(id))
+            if (seen.Add(id) && !_deletes.ContainsKey(id) && !_byId.ContainsKey(id) && !_knownMissing.Contains(id) && !TrackIncluded(id, typeof(T)))
                 toFetch.Add(id);
         }
 
@@ -255,7 +261,7 @@ internal sealed class AsyncDocumentSession : IAsyncDocumentSession, IAdvancedSes
         return info.Metadata;
     }
 
-    public bool IsLoaded(string id) => _byId.ContainsKey(id);
+    public bool IsLoaded(string id) => _byId.ContainsKey(id) || _included.ContainsKey(id);
 
     public bool HasChanged(object entity) => HasChanged(GetInfo(entity));
 
@@ -271,6 +277,7 @@ internal sealed class AsyncDocumentSession : IAsyncDocumentSession, IAdvancedSes
         _byEntity.Clear();
         _knownMissing.Clear();
         _deletes.Clear();
+        _included.Clear();
     }
 
     public void Dispose()
@@ -395,7 +402,7 @@ internal sealed class AsyncDocumentSession : IAsyncDocumentSession, IAdvancedSes
                 if (reader.TokenType == JsonTokenType.Null)
                     _knownMissing.Add(requestedId);
                 else if (reader.TokenType == JsonTokenType.StartObject)
-                    Track<T>(ref reader, body, requestedId);
+                    Track(ref reader, body, requestedId, typeof(T));
                 else
                     ThrowUnexpectedDocsAnswer(body, ids.Count);
             }
@@ -406,18 +413,19 @@ internal sealed class AsyncDocumentSession : IAsyncDocumentSession, IAdvancedSes
     }
 
     /// <summary>
-    /// Tracks the document whose <c>{</c> <paramref name="reader"/> is on, and moves the reader
-    /// past its <c>}</c>. A concrete <typeparamref name="T"/> is deserialized first, straight from
-    /// the reader, so the document is tokenized once; only a stored subtype (its
-    /// <c>Jackdaw-Clr-Type</c>) is deserialized again, as that type.
+    /// Tracks the document whose <c>{</c> <paramref name="reader"/> (reading <paramref name="buffer"/>)
+    /// is on, moves the reader past its <c>}</c> and returns its entity; an id the session tracks
+    /// already returns the tracked instance. A concrete <paramref name="requested"/> type is
+    /// deserialized first, straight from the reader, so the document is tokenized once; only a
+    /// stored subtype (its <c>Jackdaw-Clr-Type</c>) is deserialized again, as that type.
+    /// <paramref name="requestedId"/> is empty for a query result, whose id only its metadata gives.
     /// </summary>
-    private void Track<T>(ref Utf8JsonReader reader, byte[] body, string requestedId)
-        where T : class
+    private object Track(ref Utf8JsonReader reader, ReadOnlyMemory<byte> buffer, string requestedId, Type requested)
     {
         var start = (int)reader.TokenStartIndex;
-        var requestedType = _conventions.GetEntityTypeInfo(typeof(T));
+        var requestedType = _conventions.GetEntityTypeInfo(requested);
         object? entity = null;
-        if (!typeof(T).IsAbstract)
+        if (!requested.IsAbstract)
         {
             var atStart = reader;
             try
@@ -437,17 +445,25 @@ internal sealed class AsyncDocumentSession : IAsyncDocumentSession, IAdvancedSes
             reader.Skip();
         }
 
-        var document = new ReadOnlyMemory<byte>(body, start, (int)reader.BytesConsumed - start);
+        var document = buffer.Slice(start, (int)reader.BytesConsumed - start);
         if (!LoadedMetadataReader.TryRead(document.Span, requestedId, requestedType.ClrTypeNameUtf8, out var metadata))
-            throw new JackdawException($"Document '{requestedId}' came without @metadata.");
-        var id = metadata.Id ?? requestedId;
-        if (_byId.ContainsKey(id))
-            return;
+            throw new JackdawException(requestedId.Length > 0 ? $"Document '{requestedId}' came without @metadata." : "A query result came without @metadata; documents carry it, projections need a Select.");
+        var id = metadata.Id ?? (requestedId.Length > 0 ? requestedId : throw new JackdawException("A query result came without @metadata.@id, so the session cannot track it."));
+        if (_byId.TryGetValue(id, out var tracked))
+        {
+            return requested.IsInstanceOfType(tracked.Entity) ? tracked.Entity : throw new InvalidOperationException(
+                $"Document '{tracked.Id}' is already loaded in this session as {tracked.Entity.GetType().FullName}, which is not a {requested.FullName}.");
+        }
 
-        var type = metadata.IsRequestedType ? requestedType : _conventions.GetEntityTypeInfo(ResolveType<T>(id, metadata.ClrTypeName));
+        var type = metadata.IsRequestedType ? requestedType : _conventions.GetEntityTypeInfo(ResolveType(requested, id, metadata.ClrTypeName));
         if (entity is null || type != requestedType)
             entity = Deserialize(document.Span, type, id);
         type.SetId?.Invoke(entity, id);
+
+        // A document this session deletes at its next save is handed back as it is stored, untracked:
+        // tracking it would undo the delete.
+        if (_deletes.ContainsKey(id))
+            return entity;
         var info = new DocumentInfo(entity, type)
         {
             Id = id,
@@ -459,6 +475,9 @@ internal sealed class AsyncDocumentSession : IAsyncDocumentSession, IAdvancedSes
         };
         _byId[id] = info;
         _byEntity[entity] = info;
+        _knownMissing.Remove(id);
+        _included.Remove(id);
+        return entity;
     }
 
     private static object Deserialize(ReadOnlySpan<byte> document, EntityTypeInfo type, string id)
@@ -485,15 +504,15 @@ internal sealed class AsyncDocumentSession : IAsyncDocumentSession, IAdvancedSes
 
     /// <summary>
     /// The stored <c>Jackdaw-Clr-Type</c> decides the type when it names a loaded subtype of
-    /// <typeparamref name="T"/>; a known type that is not a <typeparamref name="T"/> is an error.
+    /// <paramref name="requested"/>; a known type that is not one is an error.
     /// </summary>
-    private Type ResolveType<T>(string id, string? clrTypeName)
+    private Type ResolveType(Type requested, string id, string? clrTypeName)
     {
-        if (clrTypeName is null || _conventions.ResolveClrType(clrTypeName) is not { } stored || stored == typeof(T))
-            return typeof(T);
-        if (typeof(T).IsAssignableFrom(stored))
+        if (clrTypeName is null || _conventions.ResolveClrType(clrTypeName) is not { } stored || stored == requested)
+            return requested;
+        if (requested.IsAssignableFrom(stored))
             return stored;
-        throw new InvalidOperationException($"Document '{id}' holds a {clrTypeName} (its Jackdaw-Clr-Type), which is not a {typeof(T).FullName}.");
+        throw new InvalidOperationException($"Document '{id}' holds a {clrTypeName} (its Jackdaw-Clr-Type), which is not a {requested.FullName}.");
     }
 
     private void ApplyPutResult(DocumentInfo info, byte[] snapshot, JsonElement result)

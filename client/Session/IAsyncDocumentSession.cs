@@ -43,6 +43,20 @@ public interface IAsyncDocumentSession : IDisposable
 
     /// <summary>Sends every change in one <c>bulk_docs</c> transaction; makes no request when nothing changed.</summary>
     Task SaveChangesAsync(CancellationToken token = default);
+
+    /// <summary>
+    /// A LINQ query over the collection of <typeparamref name="T"/> (from the conventions), or over
+    /// the index <paramref name="indexName"/>, or the collection <paramref name="collectionName"/>.
+    /// Queried documents join the session like loaded ones: one instance per id, changes saved.
+    /// Run it with the async methods of <see cref="JackdawQueryableExtensions"/>.
+    /// </summary>
+    IJackdawQueryable<T> Query<T>(string? indexName = null, string? collectionName = null)
+        where T : class;
+
+    /// <summary>A LINQ query over the index that <typeparamref name="TIndexCreator"/> defines.</summary>
+    IJackdawQueryable<T> Query<T, TIndexCreator>()
+        where T : class
+        where TIndexCreator : AbstractJavaScriptIndexCreationTask, new();
 }
 
 /// <summary>Less common session operations.</summary>
@@ -66,6 +80,7 @@ public interface IAdvancedSessionOperations
     /// <summary>The entity's document id, or null when the server has yet to generate it.</summary>
     string? GetDocumentId(object entity);
 
+    /// <summary>Whether the session holds the document: loaded, queried, stored, or included by a query.</summary>
     bool IsLoaded(string id);
 
     bool HasChanged(object entity);
@@ -75,4 +90,7 @@ public interface IAdvancedSessionOperations
 
     /// <summary>Stops tracking everything, pending deletes included.</summary>
     void Clear();
+
+    /// <summary>A query written in RQL, e.g. <c>from Orders where Company = $company</c>, with values given by <see cref="IAsyncRawDocumentQuery{T}.AddParameter"/>.</summary>
+    IAsyncRawDocumentQuery<T> AsyncRawQuery<T>(string query);
 }

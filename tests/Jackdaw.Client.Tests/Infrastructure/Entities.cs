@@ -97,3 +97,33 @@ public class ReadOnlyId(string id)
 
     public string Value { get; set; } = "";
 }
+
+/// <summary>Members named by attributes: the query must use the JSON names.</summary>
+public class Article
+{
+    public string? Id { get; set; }
+
+    [System.Text.Json.Serialization.JsonPropertyName("title")]
+    public string Title { get; set; } = "";
+
+    public string Body { get; set; } = "";
+
+    [System.Text.Json.Serialization.JsonIgnore]
+    public string Draft { get; set; } = "";
+
+    public bool Published { get; set; }
+
+    /// <summary>The id of a <see cref="User"/>, for includes.</summary>
+    public string? Author { get; set; }
+}
+
+public sealed class OrderSummary
+{
+    public string? Id { get; set; }
+
+    public string Company { get; set; } = "";
+
+    public string? City { get; set; }
+}
+
+public sealed record CompanyCity(string Company, string City);

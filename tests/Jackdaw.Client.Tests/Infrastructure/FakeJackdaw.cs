@@ -31,6 +31,9 @@ public sealed class FakeJackdaw : HttpMessageHandler
     /// <summary>Answers a request instead of the fake's protocol logic when it returns non-null.</summary>
     public Func<RecordedRequest, HttpResponseMessage?>? Intercept { get; set; }
 
+    /// <summary>The answer to <c>POST queries</c> (see <see cref="QueryResult"/>); by default no results.</summary>
+    public Func<RecordedRequest, JsonObject>? AnswerQuery { get; set; }
+
     /// <summary>bulk_insert answers 400 on this (1-based) line, committing nothing after the last full batch.</summary>
     public int? BulkInsertFailAtLine { get; set; }
 
@@ -95,6 +98,7 @@ public sealed class FakeJackdaw : HttpMessageHandler
             ("GET", "docs") => Get(docs, query.GetValueOrDefault("id") ?? []),
             ("POST", "bulk_docs") => BulkDocs(docs, body!),
             ("POST", "bulk_insert") => await BulkInsertAsync(docs, request.Content!, cancellationToken),
+            ("POST", "queries") => Json(HttpStatusCode.OK, AnswerQuery?.Invoke(recorded) ?? QueryResult([])),
             _ => Error(HttpStatusCode.NotFound, "RouteNotFoundException", "no route"),
         };
     }
@@ -290,6 +294,34 @@ public sealed class FakeJackdaw : HttpMessageHandler
         }
 
         return result;
+    }
+
+    /// <summary>A query answer in the server's shape; <paramref name="total"/> defaults to the number of results.</summary>
+    public static JsonObject QueryResult(IEnumerable<JsonNode?> results, JsonObject? includes = null, long? total = null, string indexName = "collection/Orders", bool isStale = false)
+    {
+        var array = new JsonArray([.. results.Select(r => r?.DeepClone())]);
+        return new JsonObject
+        {
+            ["TotalResults"] = total ?? array.Count,
+            ["SkippedResults"] = 0,
+            ["Results"] = array,
+            ["Includes"] = includes?.DeepClone() ?? new JsonObject(),
+            ["IndexName"] = indexName,
+            ["IsStale"] = isStale,
+            ["IndexTimestamp"] = "2026-11-23T10:00:00.0000000Z",
+            ["LastQueryTime"] = "2026-11-23T10:00:01.0000000Z",
+            ["ResultEtag"] = 123,
+            ["NodeTag"] = "A",
+            ["DurationInMs"] = 7,
+        };
+    }
+
+    /// <summary>A document as the server sends it in results: its body plus <c>@metadata</c> with id, collection and change vector.</summary>
+    public static JsonObject Document(string id, string collection, JsonObject body)
+    {
+        var document = (JsonObject)body.DeepClone();
+        document["@metadata"] = new JsonObject { ["@id"] = id, ["@collection"] = collection, ["@change-vector"] = "A:1-" + id, ["@last-modified"] = "2026-11-23T10:00:00.0000000Z" };
+        return document;
     }
 
     public static HttpResponseMessage Json(HttpStatusCode status, JsonNode body) =>

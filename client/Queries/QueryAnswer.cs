@@ -1,0 +1,208 @@
+using System.Text;
+using System.Text.Json;
+
+namespace Jackdaw.Client.Queries;
+
+/// <summary>
+/// The server's answer to a query, located in its body without copying:
+/// <c>{"Results":[...],"Includes":{"id":{...}|null},"TotalResults":n,"SkippedResults":n,"IndexName":...,
+/// "IsStale":...,"IndexTimestamp":...,"LastQueryTime":...,"ResultEtag":n,"NodeTag":...,"DurationInMs":n}</c>.
+/// Each result and included document is a range of <see cref="Body"/>.
+/// </summary>
+internal sealed class QueryAnswer
+{
+    private QueryAnswer(byte[] body) => Body = body;
+
+    public byte[] Body { get; }
+
+    public List<Range> Results { get; } = [];
+
+    /// <summary>Included documents by id; a null range is an id the server found no document for.</summary>
+    public List<(string Id, Range? Document)> Includes { get; } = [];
+
+    public long TotalResults { get; private set; }
+
+    public long SkippedResults { get; private set; }
+
+    public string? IndexName { get; private set; }
+
+    public bool IsStale { get; private set; }
+
+    public DateTime IndexTimestamp { get; private set; }
+
+    public DateTime LastQueryTime { get; private set; }
+
+    public long? ResultEtag { get; private set; }
+
+    public string? NodeTag { get; private set; }
+
+    public long DurationInMs { get; private set; }
+
+    /// <exception cref="JackdawException">The body is not a query answer.</exception>
+    public static QueryAnswer Parse(byte[] body)
+    {
+        var answer = new QueryAnswer(body);
+        try
+        {
+            answer.Read();
+        }
+        catch (JsonException e)
+        {
+            throw new JackdawException($"The server's answer to a query is not JSON: {e.Message}", e);
+        }
+
+        return answer;
+    }
+
+    public void FillStatistics(QueryStatistics statistics)
+    {
+        statistics.IsStale = IsStale;
+        statistics.DurationInMs = DurationInMs;
+        statistics.LongTotalResults = TotalResults;
+        statistics.TotalResults = (int)Math.Min(TotalResults, int.MaxValue);
+        statistics.SkippedResults = (int)Math.Min(SkippedResults, int.MaxValue);
+        statistics.IndexName = IndexName;
+        statistics.IndexTimestamp = IndexTimestamp;
+        statistics.LastQueryTime = LastQueryTime;
+        statistics.ResultEtag = ResultEtag;
+        statistics.NodeTag = NodeTag;
+        statistics.Timestamp = DateTime.UtcNow;
+    }
+
+    private void Read()
+    {
+        var reader = new Utf8JsonReader(Body);
+        if (!reader.Read() || reader.TokenType != JsonTokenType.StartObject)
+        {
+            ThrowUnexpected("it is not a JSON object");
+        }
+
+        var sawResults = false;
+        while (reader.Read() && reader.TokenType == JsonTokenType.PropertyName)
+        {
+            if (reader.ValueTextEquals("Results"u8))
+            {
+                reader.Read();
+                ReadResults(ref reader);
+                sawResults = true;
+            }
+            else if (reader.ValueTextEquals("Includes"u8))
+            {
+                reader.Read();
+                ReadIncludes(ref reader);
+            }
+            else if (reader.ValueTextEquals("TotalResults"u8))
+            {
+                TotalResults = ReadInt64(ref reader);
+            }
+            else if (reader.ValueTextEquals("SkippedResults"u8))
+            {
+                SkippedResults = ReadInt64(ref reader);
+            }
+            else if (reader.ValueTextEquals("ResultEtag"u8))
+            {
+                ResultEtag = ReadInt64(ref reader);
+            }
+            else if (reader.ValueTextEquals("DurationInMs"u8))
+            {
+                DurationInMs = ReadInt64(ref reader);
+            }
+            else if (reader.ValueTextEquals("IsStale"u8))
+            {
+                reader.Read();
+                IsStale = reader.TokenType == JsonTokenType.True;
+            }
+            else if (reader.ValueTextEquals("IndexName"u8))
+            {
+                IndexName = ReadString(ref reader);
+            }
+            else if (reader.ValueTextEquals("NodeTag"u8))
+            {
+                NodeTag = ReadString(ref reader);
+            }
+            else if (reader.ValueTextEquals("IndexTimestamp"u8))
+            {
+                IndexTimestamp = ReadDateTime(ref reader);
+            }
+            else if (reader.ValueTextEquals("LastQueryTime"u8))
+            {
+                LastQueryTime = ReadDateTime(ref reader);
+            }
+            else
+            {
+                reader.Read();
+                reader.Skip();
+            }
+        }
+
+        if (!sawResults)
+        {
+            ThrowUnexpected("it has no \"Results\" array");
+        }
+    }
+
+    private void ReadResults(ref Utf8JsonReader reader)
+    {
+        if (reader.TokenType != JsonTokenType.StartArray)
+        {
+            ThrowUnexpected("\"Results\" is not an array");
+        }
+
+        while (reader.Read() && reader.TokenType != JsonTokenType.EndArray)
+        {
+            var start = (int)reader.TokenStartIndex;
+            reader.Skip();
+            Results.Add(start..(int)reader.BytesConsumed);
+        }
+    }
+
+    private void ReadIncludes(ref Utf8JsonReader reader)
+    {
+        if (reader.TokenType != JsonTokenType.StartObject)
+        {
+            reader.Skip();
+            return;
+        }
+
+        while (reader.Read() && reader.TokenType == JsonTokenType.PropertyName)
+        {
+            var id = reader.GetString()!;
+            reader.Read();
+            if (reader.TokenType == JsonTokenType.StartObject)
+            {
+                var start = (int)reader.TokenStartIndex;
+                reader.Skip();
+                Includes.Add((id, start..(int)reader.BytesConsumed));
+            }
+            else
+            {
+                reader.Skip();
+                Includes.Add((id, null));
+            }
+        }
+    }
+
+    private static long ReadInt64(ref Utf8JsonReader reader)
+    {
+        reader.Read();
+        return reader.TokenType == JsonTokenType.Number && reader.TryGetInt64(out var value) ? value : 0;
+    }
+
+    private static string? ReadString(ref Utf8JsonReader reader)
+    {
+        reader.Read();
+        return reader.TokenType == JsonTokenType.String ? reader.GetString() : null;
+    }
+
+    private static DateTime ReadDateTime(ref Utf8JsonReader reader)
+    {
+        reader.Read();
+        return reader.TokenType == JsonTokenType.String && reader.TryGetDateTime(out var value) ? value.ToUniversalTime() : default;
+    }
+
+    private void ThrowUnexpected(string problem)
+    {
+        var text = Encoding.UTF8.GetString(Body, 0, Math.Min(Body.Length, 200));
+        throw new JackdawException($"The server's answer to a query is not a query result ({problem}): {text}{(Body.Length > 200 ? "..." : "")}");
+    }
+}
