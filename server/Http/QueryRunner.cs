@@ -55,7 +55,7 @@ public static class QueryRunner
         var query = RqlParser.Parse(request.Text);
         var offset = Count(query.Offset, request, "offset") ?? 0;
         var limit = Count(query.Limit, request, "limit") ?? DefaultPageSize;
-        if (!query.From.IsIndex && LuceneQueryBuilder.OnIdOnly(query.Where) && query.OrderBy.Count == 0)
+        if (!query.From.IsIndex && LuceneQueryBuilder.OnIdOnly(query.Where) && query.OrderBy.All(o => o.IsId || o.IsScore))
             return RunOnDocuments(database, query, request, offset, limit, ifNoneMatch, started);
 
         var store = IndexStore.Of(database);
@@ -131,18 +131,44 @@ public static class QueryRunner
         output.Write("{\"Results\":["u8);
         long total = 0;
         long written = 0;
-        foreach (var record in reader.GetDocumentsFrom(collection, 0))
+        var byId = query.OrderBy.FirstOrDefault(o => o.IsId);
+        if (byId is null)
         {
-            if (query.Where is not null && !evaluator.Matches(query.Where, record.Id, record.Document))
-                continue;
-            total++;
-            if (total <= offset || written >= limit)
-                continue;
-            if (written++ > 0)
-                output.Write(","u8);
-            WriteResult(output, query, record.Id, record.Document, null, null);
-            if (included is not null)
-                DocumentIncludes.Collect(record.Document, includes!, included);
+            foreach (var record in reader.GetDocumentsFrom(collection, 0))
+            {
+                if (query.Where is not null && !evaluator.Matches(query.Where, record.Id, record.Document))
+                    continue;
+                total++;
+                if (total <= offset || written >= limit)
+                    continue;
+                if (written++ > 0)
+                    output.Write(","u8);
+                WriteResult(output, query, record.Id, record.Document, null, null);
+                if (included is not null)
+                    DocumentIncludes.Collect(record.Document, includes!, included);
+            }
+        }
+        else
+        {
+            // order by id(): the matching ids, sorted as an index sorts them (lowercased, ordinal).
+            var ids = new List<string>();
+            foreach (var record in reader.GetDocumentsFrom(collection, 0))
+            {
+                if (query.Where is null || evaluator.Matches(query.Where, record.Id, record.Document))
+                    ids.Add(record.Id);
+            }
+            ids.Sort((a, b) => string.CompareOrdinal(a.ToLowerInvariant(), b.ToLowerInvariant()) * (byId.Descending ? -1 : 1));
+            total = ids.Count;
+            foreach (var id in ids.Skip((int)Math.Min(offset, int.MaxValue)).Take((int)Math.Min(limit, int.MaxValue)))
+            {
+                if (!reader.TryGet(id, out var record))
+                    continue;
+                if (written++ > 0)
+                    output.Write(","u8);
+                WriteResult(output, query, record.Id, record.Document, null, null);
+                if (included is not null)
+                    DocumentIncludes.Collect(record.Document, includes!, included);
+            }
         }
         output.Write("],\"Includes\":"u8);
         if (included is null)
@@ -392,6 +418,11 @@ public static class QueryRunner
         var fields = new List<SortField>();
         foreach (var order in query.OrderBy)
         {
+            if (order.IsId)
+            {
+                fields.Add(new SortField(LuceneFields.Id + LuceneFields.StringSortSuffix, SortFieldType.STRING, order.Descending));
+                continue;
+            }
             if (order.IsScore)
             {
                 fields.Add(order.Descending ? new SortField(null, SortFieldType.SCORE, reverse: true) : SortField.FIELD_SCORE);

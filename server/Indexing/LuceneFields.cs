@@ -11,7 +11,8 @@ public sealed record FieldPlan(string LuceneName, FieldIndexing Indexing, bool S
 /// <summary>
 /// The layout of index entries in Lucene. Each entry is one Lucene document:
 /// <code>
-/// @id              the document id, lowercased (StringField): updates and deletes by this term
+/// @id              the document id, lowercased (StringField): updates and deletes by this term;
+///                  @id@s its sort value (order by id())
 /// @docid           the document id as written (stored)
 /// @ref             ids of the documents the map loaded, lowercased (load() in JavaScript maps)
 /// @exists          one term per field present (null included): exists(F)
@@ -56,6 +57,7 @@ public static class LuceneFields
         {
             new StringField(Id, lowerId, Field.Store.NO),
             new StoredField(DocumentId, id),
+            new SortedDocValuesField(Id + StringSortSuffix, new BytesRef(lowerId)),
         };
         if (references is not null)
         {

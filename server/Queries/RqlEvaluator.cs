@@ -57,7 +57,7 @@ public sealed class RqlEvaluator
             }),
         RqlBetween b => Any(b.Field, id, document, (Resolve(b.Low), Resolve(b.High)), (value, range) =>
             Compare(value, range.Item1, exact) >= 0 && Compare(value, range.Item2, exact) <= 0),
-        RqlIn { All: false } i => Any(i.Field, id, document, i.Values.Select(Resolve).ToList(), (value, targets) =>
+        RqlIn { All: false } i => Any(i.Field, id, document, i.Values.SelectMany(ResolveList).ToList(), (value, targets) =>
             targets.Any(t => Compare(value, t, exact) == 0)),
         RqlIn i => AllIn(i, id, document, exact),
         RqlMethod m => EvaluateMethod(m, id, document, exact),
@@ -67,9 +67,8 @@ public sealed class RqlEvaluator
     private bool AllIn(RqlIn expression, string id, BlittableObject document, bool exact)
     {
         var values = Values(expression.Field, id, document);
-        foreach (var target in expression.Values)
+        foreach (var resolved in expression.Values.SelectMany(ResolveList))
         {
-            var resolved = Resolve(target);
             if (!values.Any(value => Compare(value, resolved, exact) == 0))
                 return false;
         }
@@ -179,6 +178,13 @@ public sealed class RqlEvaluator
         _ => null,
     };
 
+
+    /// <summary>The values of an <c>in</c> list entry: a <c>$parameter</c> holding an array gives each element.</summary>
+    private IEnumerable<JsonElement> ResolveList(RqlValue value)
+    {
+        var resolved = Resolve(value);
+        return resolved.ValueKind == JsonValueKind.Array ? resolved.EnumerateArray().ToList() : [resolved];
+    }
 
     private JsonElement Resolve(RqlValue value)
     {

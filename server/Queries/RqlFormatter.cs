@@ -21,7 +21,7 @@ public static class RqlFormatter
         {
             text.Append(" order by ");
             text.AppendJoin(", ", query.OrderBy.Select(o =>
-                (o.Path is null ? "score()" : Path(o.Path)) + (o.As is { } type ? " as " + type : "") + (o.Descending ? " desc" : "")));
+                (o.IsId ? "id()" : o.Path is null ? "score()" : Path(o.Path)) + (o.As is { } type ? " as " + type : "") + (o.Descending ? " desc" : "")));
         }
         if (query.Select.Count > 0)
             text.Append(" select ").AppendJoin(", ", query.Select.Select(p => Path(p.Path) + (p.Alias is { } a ? " as " + Name(a) : "")));

@@ -16,7 +16,7 @@ namespace Jackdaw.Server.Queries;
 ///              | "exists" "(" operand ")" | "exact" "(" unary ")"
 /// operand    = "id" "(" ")" | path          path = name [ "[]" ] { "." name [ "[]" ] }
 /// value      = string | number | "true" | "false" | "null" | $parameter
-/// order      = ( "score" "(" ")" | path ) [ "as" ( "long" | "double" | "alphaNumeric" | "string" ) ] [ "asc" | "desc" ]
+/// order      = ( "score" "(" ")" | "id" "(" ")" | path ) [ "as" ( "long" | "double" | "alphaNumeric" | "string" ) ] [ "asc" | "desc" ]
 /// </code>
 /// Errors name the position and what was expected. Nesting is bounded by <see cref="MaxDepth"/>, so
 /// a hostile query cannot exhaust the stack.
@@ -309,10 +309,17 @@ public sealed class RqlParser
     {
         var token = Current;
         RqlPath? path = null;
+        var isId = false;
         if (token.Is("score") && Peek(1).Kind == RqlTokenKind.OpenParen)
         {
             _next += 2;
             Expect(RqlTokenKind.CloseParen, "')' after score(");
+        }
+        else if (token.Is("id") && Peek(1).Kind == RqlTokenKind.OpenParen)
+        {
+            _next += 2;
+            Expect(RqlTokenKind.CloseParen, "')' after id(");
+            isId = true;
         }
         else
         {
@@ -333,7 +340,7 @@ public sealed class RqlParser
             descending = true;
         else
             _ = TakeKeyword("asc") || TakeKeyword("ascending");
-        return new RqlOrder(path, descending, type, token.Position);
+        return new RqlOrder(path, descending, type, token.Position, isId);
     }
 
     private RqlProjection ParseProjection()

@@ -84,10 +84,10 @@ public enum RqlMethodKind : byte
 /// <summary><c>exact(Field = 'X')</c>: the comparison, case-sensitive.</summary>
 public sealed record RqlExact(RqlExpression Inner, int Position) : RqlExpression(Position);
 
-/// <summary>An <c>order by</c> key: a field (optionally typed <c>as long|double|alphaNumeric|string</c>) or <c>score()</c>.</summary>
-public sealed record RqlOrder(RqlPath? Path, bool Descending, string? As, int Position)
+/// <summary>An <c>order by</c> key: a field (optionally typed <c>as long|double|alphaNumeric|string</c>), <c>score()</c> or <c>id()</c>.</summary>
+public sealed record RqlOrder(RqlPath? Path, bool Descending, string? As, int Position, bool IsId = false)
 {
-    public bool IsScore => Path is null;
+    public bool IsScore => Path is null && !IsId;
 }
 
 /// <summary>A <c>select</c> item: a field, optionally renamed.</summary>

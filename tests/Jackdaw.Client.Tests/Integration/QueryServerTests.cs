@@ -5,13 +5,9 @@ namespace Jackdaw.Client.Tests.Integration;
 /// <summary>
 /// Queries against the real server: collections and ids, and through its auto-indexes where on
 /// fields, order by, search and projections, checked against LINQ to objects over the corpus.
-/// A test the server cannot pass yet is skipped with <see cref="PendingServer"/>.
 /// </summary>
 public sealed class QueryServerTests(ServerFixture server) : IClassFixture<ServerFixture>
 {
-    /// <summary>The reason of a test that waits for the server (issue 18).</summary>
-    public const string PendingServer = "server indexes land in issue 18: id() in ($p0) with an array parameter matches nothing yet";
-
     private const int CorpusSample = 2_000;
 
     [Fact]
@@ -148,7 +144,7 @@ public sealed class QueryServerTests(ServerFixture server) : IClassFixture<Serve
         Assert.Contains("position", error.Message, StringComparison.Ordinal);
     }
 
-    [Fact(Skip = PendingServer)]
+    [Fact]
     public async Task AClientListOfIdsIsOneArrayParameterOfIn()
     {
         using var store = await server.NewStoreAsync();

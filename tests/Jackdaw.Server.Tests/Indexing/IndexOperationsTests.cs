@@ -342,4 +342,16 @@ public sealed class IndexOperationsTests(ServerFixture fixture) : IClassFixture<
         Assert.True(await queries > 0);
         Assert.Equal(6, (await QueryAsync(db, "from index 'Orders/Totals' where Total > 0")).GetProperty("TotalResults").GetInt64());
     }
+
+    [Fact]
+    public async Task OrderByIdAndAnArrayParameterOfIn()
+    {
+        var db = await SeedOrdersAsync();
+        // Without an index: the document store sorts the ids.
+        Assert.Equal(["orders/6", "orders/5"], Ids(await QueryAsync(db, "from Orders order by id() desc limit 2")));
+        Assert.Equal(["orders/2", "orders/4"], Ids(await QueryAsync(db, "from Orders where id() in ($ids) order by id()", new { ids = new[] { "ORDERS/4", "orders/2", "orders/77" } })));
+        // Through an index.
+        Assert.Equal(["orders/5", "orders/3", "orders/1"], Ids(await QueryAsync(db, "from Orders where Company = 'companies/2' order by id() desc")));
+        Assert.Equal(["orders/3", "orders/5"], Ids(await QueryAsync(db, "from Orders where Company in ($c) and id() in ($ids) order by id()", new { c = new[] { "companies/2" }, ids = new[] { "orders/5", "orders/3", "orders/2" } })));
+    }
 }
