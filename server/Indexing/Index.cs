@@ -56,6 +56,9 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
 {
     public static readonly TimeSpan CommitInterval = TimeSpan.FromSeconds(2);
 
+    /// <summary>How long a caught-up index waits for more work before it commits what it indexed.</summary>
+    public static readonly TimeSpan IdleCommitDelay = TimeSpan.FromMilliseconds(250);
+
     /// <summary>The most documents one batch maps.</summary>
     public const int BatchCount = 8 * 1024;
 
@@ -98,6 +101,8 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
     private volatile IndexState _state;
     private long _lastQueryingTicks;
     private long _lastIndexingTicks;
+    private long _batchIds;
+    private BatchTimer? _timer;
 
     private Index(DocumentDatabase database, IndexDefinition definition, IIndexMapper mapper, string folder, ILogger logger)
     {
@@ -158,6 +163,12 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
 
     public DateTime? LastIndexingTime => Ticks(Interlocked.Read(ref _lastIndexingTicks));
 
+    /// <summary>The last batches (at most <see cref="IndexingBatchRing.Capacity"/>), for the performance timeline.</summary>
+    public IndexingBatchRing Performance { get; } = new();
+
+    /// <summary>Called on the loop's thread after each batch (and each idle commit) with what it did.</summary>
+    public event Action<Index, IndexingBatch>? BatchCompleted;
+
     /// <summary>Batches the loop has completed (tests use it to see that a restart re-indexed nothing).</summary>
     public long BatchesRun { get; private set; }
 
@@ -167,9 +178,11 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
     private static DateTime? Ticks(long ticks) => ticks == 0 ? null : new DateTime(ticks, DateTimeKind.Utc);
 
     /// <summary>Opens (or creates) the index in <paramref name="folder"/> and starts its loop.</summary>
-    public static Index Open(DocumentDatabase database, IndexDefinition definition, IIndexMapper mapper, string folder, ILogger logger)
+    public static Index Open(DocumentDatabase database, IndexDefinition definition, IIndexMapper mapper, string folder, ILogger logger, Action<Index, IndexingBatch>? onBatch = null)
     {
         var index = new Index(database, definition, mapper, folder, logger);
+        if (onBatch is not null)
+            index.BatchCompleted += onBatch;
         index._loop = Task.Run(index.RunAsync);
         return index;
     }
@@ -361,8 +374,6 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
             try
             {
                 more = _state is IndexState.Normal && RunBatch();
-                if (!more && _dirty)
-                    Commit();
             }
             catch (Exception) when (token.IsCancellationRequested || _database.IsClosing)
             {
@@ -389,7 +400,21 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
             try
             {
                 var commit = _database.Notifications.WaitForEtagAsync(seenEtag + 1, token);
-                await Task.WhenAny(commit, wake, _database.Notifications.Closed).WaitAsync(token).ConfigureAwait(false);
+                if (_dirty)
+                {
+                    // Caught up with uncommitted work: commit unless more comes soon (a steady
+                    // stream of writes then commits every CommitInterval from the batches).
+                    var idle = Task.Delay(IdleCommitDelay, token);
+                    await Task.WhenAny(commit, wake, _database.Notifications.Closed, idle).ConfigureAwait(false);
+                    if (idle.IsCompletedSuccessfully && !commit.IsCompleted && !wake.IsCompleted)
+                        CommitIdle();
+                    if (!commit.IsCompleted && !wake.IsCompleted && !_database.Notifications.Closed.IsCompleted)
+                        await Task.WhenAny(commit, wake, _database.Notifications.Closed).WaitAsync(token).ConfigureAwait(false);
+                }
+                else
+                {
+                    await Task.WhenAny(commit, wake, _database.Notifications.Closed).WaitAsync(token).ConfigureAwait(false);
+                }
                 if (wake.IsCompleted)
                     Interlocked.Exchange(ref _wake, new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously));
                 if (_database.Notifications.Closed.IsCompleted)
@@ -399,12 +424,45 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
             {
                 break;
             }
+            catch (Exception e) when (!token.IsCancellationRequested && !_database.IsClosing)
+            {
+                _logger.LogError(e, "Index {Index}: the commit after catching up failed; retrying", Name);
+                RecordError("", "Commit", e.Message);
+            }
+        }
+    }
+
+    /// <summary>A commit on its own, after the loop caught up: recorded as a batch of one operation.</summary>
+    private void CommitIdle()
+    {
+        if (!_dirty)
+            return;
+        var timer = new BatchTimer();
+        var started = Stopwatch.GetTimestamp();
+        Commit();
+        timer.EndLoop();
+        timer.AddCommit(Stopwatch.GetTimestamp() - started);
+        Publish(timer);
+    }
+
+    private void Publish(BatchTimer timer)
+    {
+        var batch = timer.Finish(Interlocked.Increment(ref _batchIds));
+        Performance.Add(batch);
+        try
+        {
+            BatchCompleted?.Invoke(this, batch);
+        }
+        catch (Exception e)
+        {
+            _logger.LogWarning(e, "Index {Index}: a batch listener failed", Name);
         }
     }
 
     /// <summary>One batch: returns whether there is more to do at once.</summary>
     private bool RunBatch()
     {
+        var timer = _timer = new BatchTimer();
         var started = Stopwatch.GetTimestamp();
         var positions = new Dictionary<string, CollectionPosition>(_positions);
         var count = 0;
@@ -430,6 +488,7 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
                     position = position with { Documents = record.Etag };
                     count++;
                     bytes += record.Document.Length;
+                    timer.DocumentsSize += record.Document.Length;
                 }
                 if (!full)
                 {
@@ -444,9 +503,14 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
                         // stay (its newer version is, or will be, indexed from the documents feed).
                         var id = tombstone.Id;
                         if (!(reader.TryGet(id, out var current) && System.Text.Encoding.UTF8.GetString(current.CollectionUtf8).Equals(collection, StringComparison.OrdinalIgnoreCase)))
+                        {
+                            var deleteStarted = Stopwatch.GetTimestamp();
                             _writer.DeleteDocuments(new Term(LuceneFields.Id, LuceneFields.Lower(id)));
+                            timer.AddDelete(Stopwatch.GetTimestamp() - deleteStarted);
+                        }
                         position = position with { Tombstones = tombstone.Etag };
                         count++;
+                        timer.Input++;
                     }
                 }
                 positions[collection] = position;
@@ -454,12 +518,19 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
                     break;
             }
             if (!full && _mapper.UsesLoad)
+            {
+                var referencesStarted = Stopwatch.GetTimestamp();
                 ProcessReferences(reader, positions, ref count, started, ref full, output, loader);
+                timer.AddReferences(Stopwatch.GetTimestamp() - referencesStarted);
+            }
         }
+        timer.EndLoop();
 
         if (count > 0)
         {
+            var refreshStarted = Stopwatch.GetTimestamp();
             _searchers.MaybeRefreshBlocking();
+            timer.AddRefresh(Stopwatch.GetTimestamp() - refreshStarted);
             _dirty = true;
             BatchesRun++;
             Interlocked.Exchange(ref _lastIndexingTicks, DateTime.UtcNow.Ticks);
@@ -467,8 +538,15 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
         _positions = positions;
         _progress = new IndexProgress(positions, full ? _progress.CaughtUpTo : snapshotEtag);
         if (_dirty && Stopwatch.GetElapsedTime(_lastCommitTimestamp) > CommitInterval)
+        {
+            var commitStarted = Stopwatch.GetTimestamp();
             Commit();
+            timer.AddCommit(Stopwatch.GetTimestamp() - commitStarted);
+        }
         CheckErrorRate();
+        _timer = null;
+        if (count > 0 || timer.Committed)
+            Publish(timer);
         return full;
     }
 
@@ -486,6 +564,10 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
         output.Clear();
         Interlocked.Increment(ref _mapAttempts);
         DocumentsMapped++;
+        var timer = _timer;
+        if (timer is not null)
+            timer.Input++;
+        var mapStarted = Stopwatch.GetTimestamp();
         try
         {
             _mapper.Map(new MapInput(id, collection, _buffer.AsMemory(0, length)), loader, output);
@@ -494,9 +576,15 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
         {
             Interlocked.Increment(ref _mapErrors);
             RecordError(id, "Map", e.Message);
+            if (timer is not null)
+                timer.Failed++;
             _writer.DeleteDocuments(new Term(LuceneFields.Id, lowerId));
             return;
         }
+        var writeStarted = Stopwatch.GetTimestamp();
+        timer?.AddMap(collection, writeStarted - mapStarted);
+        if (timer is not null)
+            timer.Output += output.Entries.Count;
         Interlocked.Increment(ref _mapSuccesses);
         var idTerm = new Term(LuceneFields.Id, lowerId);
         switch (output.Entries.Count)
@@ -514,6 +602,7 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
                 _writer.UpdateDocuments(idTerm, entries);
                 break;
         }
+        timer?.AddWrite(Stopwatch.GetTimestamp() - writeStarted);
     }
 
     private static List<string>? References(MapOutput output) => output.LoadedIds.Count == 0 ? null : output.LoadedIds;

@@ -5,6 +5,7 @@ using Jackdaw.Server.Databases;
 using Jackdaw.Server.Documents;
 using Jackdaw.Server.Errors;
 using Microsoft.Extensions.Logging;
+using System.Collections.Immutable;
 using NonBlocking;
 
 namespace Jackdaw.Server.Indexing;
@@ -75,6 +76,35 @@ public sealed class IndexStore : IAsyncDisposable
         database.GetComponent<IndexStore>() ?? throw new InvalidOperationException($"Database '{database.Name}' was opened without indexes.");
 
     public string IndexesFolder { get; }
+
+    private System.Collections.Immutable.ImmutableList<Action<Index, IndexingBatch>> _batchListeners = [];
+
+    /// <summary>
+    /// Calls <paramref name="listener"/> with every batch of every index of this database, on the
+    /// index's loop: it must be quick and must not block (queue the work). Dispose to stop.
+    /// </summary>
+    public IDisposable SubscribeBatches(Action<Index, IndexingBatch> listener)
+    {
+        ImmutableInterlocked.Update(ref _batchListeners, l => l.Add(listener));
+        return new Unsubscriber(() => ImmutableInterlocked.Update(ref _batchListeners, l => l.Remove(listener)));
+    }
+
+    private sealed class Unsubscriber(Action action) : IDisposable
+    {
+        private int _done;
+
+        public void Dispose()
+        {
+            if (Interlocked.Exchange(ref _done, 1) == 0)
+                action();
+        }
+    }
+
+    private void OnBatch(Index index, IndexingBatch batch)
+    {
+        foreach (var listener in Volatile.Read(ref _batchListeners))
+            listener(index, batch);
+    }
 
     public IReadOnlyCollection<Index> Indexes => _indexes.Values.OrderBy(i => i.Name, StringComparer.OrdinalIgnoreCase).ToList();
 
@@ -262,7 +292,7 @@ public sealed class IndexStore : IAsyncDisposable
             Storage.Engine.FileDurability.SyncFile(stamp);
             Storage.Engine.FileDurability.SyncFolder(IndexesFolder);
         }
-        return Index.Open(_database, definition, CreateMapper(definition), folder, _logger);
+        return Index.Open(_database, definition, CreateMapper(definition), folder, _logger, OnBatch);
     }
 
     private static string Fingerprint(IndexDefinition definition)
