@@ -33,13 +33,15 @@ PY
 DOCS=$(wc -l < "$WORK/orders.ndjson")
 
 . perf/load/ab-lib.sh
-dotnet build -c Release server/Jackdaw.Server.csproj -v q -nologo -o "$WORK/head" >/dev/null
+# SERVER_BUILD: a folder holding an already built Jackdaw.Server.dll (e.g. a patched copy) instead of the working tree.
+SERVER=${SERVER_BUILD:-$WORK/head}
+[ -n "${SERVER_BUILD:-}" ] || dotnet build -c Release server/Jackdaw.Server.csproj -v q -nologo -o "$WORK/head" >/dev/null
 
 declare -A TARGET=([auto]=50000 [js]=20000)
 declare -A LABEL=([auto]="Auto/Orders/ByCompanyAndFreight" [js]="Orders/Totals (JavaScript)")
 
 measure() { # kind round
-  start_server "$WORK/head"
+  start_server "$SERVER"
   curl -sf -X PUT "http://127.0.0.1:$PORT/admin/databases?name=bench" >/dev/null
   local s e
   s=$(date +%s.%N)
@@ -57,7 +59,7 @@ measure() { # kind round
   stop_server
 }
 
-echo "# indexing $DOCS orders, working tree $(git rev-parse --short HEAD)$(git diff --quiet || echo '+changes'), load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "# indexing $DOCS orders, ${SERVER_BUILD:-working tree $(git rev-parse --short HEAD)$(git diff --quiet || echo '+changes')}, load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "| round | index | bulk insert documents/s (reference) | index seconds | index documents/s | / target | / bulk insert | server CPU µs/document | stats polls |"
 echo "|---|---|---|---|---|---|---|---|---|"
 for r in $(seq 1 "$ROUNDS"); do

@@ -7,6 +7,8 @@ OUT/equality.txt  GET /databases/DB/queries?query=from Orders where Company = '<
                   with 1 to 10 orders (so each answer holds at most 10 documents)
 OUT/range.txt     GET ...?query=from Orders where Freight >= <lo> and Freight < <lo + 20>
                   order by Freight limit 10 (lo uniform in 0..280: about 6,700 matches each)
+OUT/between.txt   the same ranges written `Freight between <lo> and <lo + 20>` (one Lucene range
+                  query instead of two half-open ones joined by and)
 OUT/company-values.txt  the companies used for equality (one per line, for peers)
 """
 import collections
@@ -37,7 +39,10 @@ with open(f"{out}/equality.txt", "w") as f:
         f.write(path(f"from Orders where Company = '{c}'") + "\n")
 with open(f"{out}/company-values.txt", "w") as f:
     f.write("\n".join(chosen) + "\n")
+lows = [rng.randrange(0, 28000) / 100 for _ in range(count)]
 with open(f"{out}/range.txt", "w") as f:
-    for _ in range(count):
-        lo = rng.randrange(0, 28000) / 100
+    for lo in lows:
         f.write(path(f"from Orders where Freight >= {lo} and Freight < {lo + 20:.2f} order by Freight limit 10") + "\n")
+with open(f"{out}/between.txt", "w") as f:
+    for lo in lows:
+        f.write(path(f"from Orders where Freight between {lo} and {lo + 20:.2f} order by Freight limit 10") + "\n")

@@ -3,6 +3,7 @@
 #   equality: from Orders where Company = '<c>'  (companies with 1-10 orders)  target >= 10,000 q/s, p99 <= 5 ms
 #   range:    from Orders where Freight >= lo and Freight < lo+20 order by Freight limit 10
 #             (about 6,700 matches each, the 10 lowest returned)                 target >= 5,000 q/s
+#   between:  the same ranges as `Freight between lo and lo+20` (reported beside the range form)
 # Values vary per request (perf/load/query-paths.py, fixed seed; perf/load/paths-random.lua). The
 # auto-indexes are made by the first queries and waited for before any run. Reference, interleaved
 # in each round: the bare Kestrel app answering a fixed body of the mean size of that query's
@@ -41,17 +42,19 @@ PY
 python3 perf/load/query-paths.py "$CORPUS" "$WORK" bench
 
 . perf/load/ab-lib.sh
-dotnet build -c Release server/Jackdaw.Server.csproj -v q -nologo -o "$WORK/head" >/dev/null
+# SERVER_BUILD: a folder holding an already built Jackdaw.Server.dll (e.g. a patched copy) instead of the working tree.
+SERVER=${SERVER_BUILD:-$WORK/head}
+[ -n "${SERVER_BUILD:-}" ] || dotnet build -c Release server/Jackdaw.Server.csproj -v q -nologo -o "$WORK/head" >/dev/null
 dotnet build -c Release perf/load/BareKestrel/BareKestrel.csproj -v q -nologo -o "$WORK/bare" >/dev/null
 
 J="http://127.0.0.1:$PORT"
-start_server "$WORK/head"
+start_server "$SERVER"
 curl -sf -X PUT "$J/admin/databases?name=bench" >/dev/null
 curl -sf -X POST -H 'Content-Type: application/x-ndjson' -H 'Transfer-Encoding: chunked' \
   --data-binary @"$WORK/orders.ndjson" "$J/databases/bench/bulk_insert" >/dev/null
 # Make the indexes, and wait until the queries run on non-stale ones (a second query may widen one).
 for _ in 1 2; do
-  for kind in equality range; do
+  for kind in equality range between; do
     curl -sf "$J$(head -1 "$WORK/$kind.txt")&waitForNonStaleResults=true&waitForNonStaleResultsTimeout=00:05:00" >/dev/null
   done
 done
@@ -87,17 +90,17 @@ run_wrk() { # duration url [paths-file] -> "rps p50 p99"
   echo "$(awk '/Requests\/sec/ {print $2}' <<<"$out") $(awk '$1=="50%" {print $2}' <<<"$out") $(awk '$1=="99%" {print $2}' <<<"$out")"
 }
 
-for kind in equality range; do run_wrk 3s "$J" "$WORK/$kind.txt" >/dev/null; done
+for kind in equality range between; do run_wrk 3s "$J" "$WORK/$kind.txt" >/dev/null; done
 run_wrk 3s "http://127.0.0.1:$EQ_PORT/" >/dev/null
 run_wrk 3s "http://127.0.0.1:$RANGE_PORT/" >/dev/null
 
-declare -A TARGET=([equality]=10000 [range]=5000)
-declare -A BARE=([equality]=$EQ_PORT [range]=$RANGE_PORT)
-echo "# queries, working tree $(git rev-parse --short HEAD)$(git diff --quiet || echo '+changes'), wrk -t2 -c$CONNS -d$DURATION, load $(cut -d' ' -f1-3 /proc/loadavg)"
+declare -A TARGET=([equality]=10000 [range]=5000 [between]=5000)
+declare -A BARE=([equality]=$EQ_PORT [range]=$RANGE_PORT [between]=$RANGE_PORT)
+echo "# queries, ${SERVER_BUILD:-working tree $(git rev-parse --short HEAD)$(git diff --quiet || echo '+changes')}, wrk -t2 -c$CONNS -d$DURATION, load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "| round | query | Jackdaw q/s | p50 | p99 | / target | server CPU µs/query | bare Kestrel req/s (same body size) | p99 | Jackdaw / bare |"
 echo "|---|---|---|---|---|---|---|---|---|---|"
 for r in $(seq 1 "$ROUNDS"); do
-  for kind in equality range; do
+  for kind in equality range between; do
     c0=$(cpu "$PID")
     read -r jr j50 j99 < <(run_wrk "$DURATION" "$J" "$WORK/$kind.txt")
     c1=$(cpu "$PID")
