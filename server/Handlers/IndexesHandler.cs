@@ -107,9 +107,14 @@ public sealed class IndexesHandler(ServerContext server) : HandlerBase(server)
                 writer.WriteString("Type", index.Definition.IsAuto ? "AutoMap" : "Map");
                 writer.WriteString("SourceType", "Documents");
                 writer.WriteString("State", index.State.ToString());
-                writer.WriteString("Status", "Running");
-                writer.WriteString("LockMode", "Unlock");
-                writer.WriteString("Priority", "Normal");
+                writer.WriteString("Status", store.IsPaused ? "Paused" : index.Disabled ? "Disabled" : "Running");
+                writer.WriteString("LockMode", index.LockMode.ToString());
+                writer.WriteString("Priority", index.Priority.ToString());
+                if (index.ReplacementOf is { } replaces)
+                {
+                    writer.WriteString("ReplacementOf", replaces);
+                    WriteProgress(writer, index, reader);
+                }
                 writer.WriteNumber("EntriesCount", index.EntriesCount);
                 writer.WriteNumber("MapAttempts", index.MapAttempts);
                 writer.WriteNumber("MapSuccesses", index.MapAttempts - index.MapErrors);
@@ -205,6 +210,111 @@ public sealed class IndexesHandler(ServerContext server) : HandlerBase(server)
         writer.WriteEndArray();
         writer.WriteEndObject();
         await context.CompleteJsonAsync().ConfigureAwait(false);
+    }
+
+    /// <summary>
+    /// <c>POST /databases/*/indexes/set-lock</c> <c>{"IndexNames":[...],"Mode":"Unlock|LockedIgnore|LockedError"}</c>:
+    /// how each index takes a changed definition (persisted). 204.
+    /// </summary>
+    [Route("/databases/*/indexes/set-lock", "POST")]
+    public async ValueTask SetLock(RequestContext context)
+    {
+        var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
+        var (names, value) = await ReadNamesAndValueAsync(context, "Mode", "{\"IndexNames\":[\"Orders/Totals\"],\"Mode\":\"LockedIgnore\"}").ConfigureAwait(false);
+        if (!Enum.TryParse<IndexLockMode>(value, ignoreCase: true, out var mode) || !Enum.IsDefined(mode))
+            throw new BadRequestException($"Mode '{value}' is not a lock mode: use Unlock, LockedIgnore or LockedError.");
+        var store = IndexStore.Of(database);
+        foreach (var name in names)
+            await store.UpdateSettingsAsync(name, (_, record) => record with { LockMode = mode }).ConfigureAwait(false);
+        context.Response.StatusCode = StatusCodes.Status204NoContent;
+    }
+
+    /// <summary>
+    /// <c>POST /databases/*/indexes/set-priority</c> <c>{"IndexNames":[...],"Priority":"Low|Normal|High"}</c>:
+    /// how much of the indexing time each index gets (persisted). 204.
+    /// </summary>
+    [Route("/databases/*/indexes/set-priority", "POST")]
+    public async ValueTask SetPriority(RequestContext context)
+    {
+        var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
+        var (names, value) = await ReadNamesAndValueAsync(context, "Priority", "{\"IndexNames\":[\"Orders/Totals\"],\"Priority\":\"High\"}").ConfigureAwait(false);
+        if (!Enum.TryParse<IndexPriority>(value, ignoreCase: true, out var priority) || !Enum.IsDefined(priority))
+            throw new BadRequestException($"Priority '{value}' is not a priority: use Low, Normal or High.");
+        var store = IndexStore.Of(database);
+        foreach (var name in names)
+            await store.UpdateSettingsAsync(name, (_, record) => record with { Priority = priority }).ConfigureAwait(false);
+        context.Response.StatusCode = StatusCodes.Status204NoContent;
+    }
+
+    /// <summary><c>POST /databases/*/indexes/disable?name=</c> (RavenDB: <c>/admin/indexes/disable</c>): the index stops indexing until enabled (persisted). 204.</summary>
+    [Route("/databases/*/indexes/disable", "POST")]
+    [Route("/databases/*/admin/indexes/disable", "POST")]
+    public ValueTask Disable(RequestContext context) => SetDisabledAsync(context, true);
+
+    /// <summary><c>POST /databases/*/indexes/enable?name=</c> (RavenDB: <c>/admin/indexes/enable</c>). 204.</summary>
+    [Route("/databases/*/indexes/enable", "POST")]
+    [Route("/databases/*/admin/indexes/enable", "POST")]
+    public ValueTask Enable(RequestContext context) => SetDisabledAsync(context, false);
+
+    private async ValueTask SetDisabledAsync(RequestContext context, bool disabled)
+    {
+        var (database, name) = Target(context, nameRequired: true);
+        await IndexStore.Of(database).UpdateSettingsAsync(name!, (_, record) => record with { Disabled = disabled }).ConfigureAwait(false);
+        context.Response.StatusCode = StatusCodes.Status204NoContent;
+    }
+
+    /// <summary><c>POST /databases/*/indexes/stop</c> (RavenDB: <c>/admin/indexes/stop</c>): all indexing of the database pauses for this run of the server. 204.</summary>
+    [Route("/databases/*/indexes/stop", "POST")]
+    [Route("/databases/*/admin/indexes/stop", "POST")]
+    public ValueTask Stop(RequestContext context)
+    {
+        var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
+        IndexStore.Of(database).SetPaused(true);
+        context.Response.StatusCode = StatusCodes.Status204NoContent;
+        return ValueTask.CompletedTask;
+    }
+
+    /// <summary><c>POST /databases/*/indexes/start</c> (RavenDB: <c>/admin/indexes/start</c>). 204.</summary>
+    [Route("/databases/*/indexes/start", "POST")]
+    [Route("/databases/*/admin/indexes/start", "POST")]
+    public ValueTask Start(RequestContext context)
+    {
+        var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
+        IndexStore.Of(database).SetPaused(false);
+        context.Response.StatusCode = StatusCodes.Status204NoContent;
+        return ValueTask.CompletedTask;
+    }
+
+    /// <summary><c>POST /databases/*/indexes/replace?name=</c>: swaps a replacement in now, caught up or not. 204; 404 when none builds.</summary>
+    [Route("/databases/*/indexes/replace", "POST")]
+    public async ValueTask Replace(RequestContext context)
+    {
+        var (database, name) = Target(context, nameRequired: true);
+        if (!await IndexStore.Of(database).SwapAsync(name!, onlyIfCaughtUp: false).ConfigureAwait(false))
+            throw new IndexDoesNotExistException(IndexStore.ReplacementName(name!));
+        context.Response.StatusCode = StatusCodes.Status204NoContent;
+    }
+
+    private static async Task<(List<string> Names, string Value)> ReadNamesAndValueAsync(RequestContext context, string valueName, string example)
+    {
+        using var json = await DocumentBodies.ReadJsonAsync(context.Request.BodyReader, context.RequestAborted).ConfigureAwait(false);
+        var root = json?.RootElement ?? default;
+        JsonElement names = default;
+        JsonElement value = default;
+        var valid = root.ValueKind == JsonValueKind.Object;
+        if (valid)
+        {
+            foreach (var property in root.EnumerateObject())
+            {
+                if (property.NameEquals("IndexNames") || property.Name.Equals("IndexNames", StringComparison.OrdinalIgnoreCase))
+                    names = property.Value;
+                else if (property.Name.Equals(valueName, StringComparison.OrdinalIgnoreCase))
+                    value = property.Value;
+            }
+        }
+        if (!valid || names.ValueKind != JsonValueKind.Array || value.ValueKind != JsonValueKind.String || names.EnumerateArray().Any(n => n.ValueKind != JsonValueKind.String))
+            throw new BadRequestException($"The body must be {example}.");
+        return (names.EnumerateArray().Select(n => n.GetString()!).ToList(), value.GetString()!);
     }
 
     /// <summary>
@@ -311,6 +421,32 @@ public sealed class IndexesHandler(ServerContext server) : HandlerBase(server)
             }
         }
         await reading.ConfigureAwait(false);
+    }
+
+    /// <summary>A replacement's progress: documents done of the mapped collections' total, and an estimate of the time left from its recent batches.</summary>
+    private static void WriteProgress(Utf8JsonWriter writer, Indexing.Index index, Documents.DocumentsReader reader)
+    {
+        var counts = reader.GetCollections().ToDictionary(c => c.Name, c => c.Count, StringComparer.OrdinalIgnoreCase);
+        long total = 0;
+        long left = 0;
+        var progress = index.Progress;
+        foreach (var collection in index.Collections)
+        {
+            total += counts.GetValueOrDefault(collection);
+            var position = progress.Positions.GetValueOrDefault(collection);
+            foreach (var _ in reader.GetDocumentsFrom(collection, position.Documents))
+                left++;
+        }
+        var recent = index.Performance.ToArray().TakeLast(20).Where(b => b.InputCount > 0).ToList();
+        var rate = recent.Sum(b => b.DurationInMs) > 0 ? recent.Sum(b => b.InputCount) / (recent.Sum(b => b.DurationInMs) / 1000) : 0;
+        writer.WriteStartObject("Progress");
+        writer.WriteNumber("ProcessedDocuments", Math.Max(0, total - left));
+        writer.WriteNumber("TotalDocuments", total);
+        if (rate > 0)
+            writer.WriteString("EstimatedTimeLeft", TimeSpan.FromSeconds(left / rate).ToString("c", CultureInfo.InvariantCulture));
+        else
+            writer.WriteNull("EstimatedTimeLeft");
+        writer.WriteEndObject();
     }
 
     private static void WriteTime(Utf8JsonWriter writer, string name, DateTime? time)

@@ -24,6 +24,7 @@ public static class ErrorTypes
     public const string InvalidQuery = "InvalidQueryException";
     public const string IndexCompilation = "IndexCompilationException";
     public const string IndexDoesNotExist = "IndexDoesNotExistException";
+    public const string IndexLocked = "IndexLockedException";
 
     /// <summary>RavenDB's name for a query that waited for non-stale results in vain (our <see cref="Errors.QueryTimeoutException"/>).</summary>
     public const string Timeout = "TimeoutException";

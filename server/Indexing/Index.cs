@@ -24,6 +24,9 @@ public enum IndexState : byte
 
     /// <summary>Too many documents failed to map (15% of at least 100 attempts): it stopped until reset.</summary>
     Error,
+
+    /// <summary>Disabled by an operator (persisted): it does not index until enabled.</summary>
+    Disabled,
 }
 
 /// <summary>An error mapping one document.</summary>
@@ -67,6 +70,14 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
 
     public static readonly TimeSpan BatchTime = TimeSpan.FromSeconds(1);
 
+    /// <summary>The time a batch may take: the priority's share of the indexing time.</summary>
+    public static TimeSpan BatchTimeFor(IndexPriority priority) => priority switch
+    {
+        IndexPriority.Low => BatchTime / 4,
+        IndexPriority.High => BatchTime * 2,
+        _ => BatchTime,
+    };
+
     /// <summary>Errors kept per index (the oldest go first).</summary>
     public const int MaxErrors = 500;
 
@@ -104,10 +115,16 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
     private long _batchIds;
     private BatchTimer? _timer;
 
-    private Index(DocumentDatabase database, IndexDefinition definition, IIndexMapper mapper, string folder, ILogger logger)
+    private Index(DocumentDatabase database, IndexRecord record, IIndexMapper mapper, string folder, ILogger logger, Func<bool> paused)
     {
+        var definition = record.Definition;
         _database = database;
-        Definition = definition;
+        _definition = definition;
+        _paused = paused;
+        ReplacementOf = record.ReplacementOf;
+        LockMode = record.LockMode;
+        Priority = record.Priority;
+        _disabled = record.Disabled;
         _mapper = mapper;
         _logger = logger;
         Folder = folder;
@@ -141,13 +158,55 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
         _tombstoneRegistration = database.Tombstones.Register(this);
     }
 
-    public IndexDefinition Definition { get; }
+    private volatile IndexDefinition _definition;
+    private readonly Func<bool> _paused;
+    private volatile bool _disabled;
+    private int _activeSearchers;
+    private Action? _deleteWhenUnused;
+
+    /// <summary>The definition; its name changes once, when a replacement becomes the index it replaced.</summary>
+    public IndexDefinition Definition => _definition;
 
     public string Name => Definition.Name;
 
+    /// <summary>For a replacement being built side by side: the name of the index it replaces.</summary>
+    public string? ReplacementOf { get; private set; }
+
+    public IndexLockMode LockMode { get; set; }
+
+    public IndexPriority Priority { get; set; }
+
+    /// <summary>Disabled indexes do not index (persisted by the store).</summary>
+    public bool Disabled
+    {
+        get => _disabled;
+        set
+        {
+            _disabled = value;
+            if (!value)
+                Wake();
+        }
+    }
+
+    /// <summary>Raised on the loop when a batch finds nothing more to do (the index has caught up).</summary>
+    public event Action<Index>? CaughtUp;
+
+    /// <summary>The replacement becomes the index it replaced: same files, same loop, the new name.</summary>
+    public void BecomeReplaced(IndexDefinition definition)
+    {
+        _definition = definition;
+        ReplacementOf = null;
+    }
+
+    /// <summary>Wakes the loop (after indexing was started again, or a setting changed).</summary>
+    public void Resume() => Wake();
+
     public string Folder { get; }
 
-    public IndexState State => _state;
+    /// <summary>The collections it maps, lowercased.</summary>
+    public IReadOnlyList<string> Collections => _lowerCollections;
+
+    public IndexState State => _disabled && _state != IndexState.Error ? IndexState.Disabled : _state;
 
     /// <summary>Whether the index was closed (deleted, reset, replaced, or its database closed).</summary>
     public bool IsDisposed => _stop.IsCancellationRequested;
@@ -178,11 +237,13 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
     private static DateTime? Ticks(long ticks) => ticks == 0 ? null : new DateTime(ticks, DateTimeKind.Utc);
 
     /// <summary>Opens (or creates) the index in <paramref name="folder"/> and starts its loop.</summary>
-    public static Index Open(DocumentDatabase database, IndexDefinition definition, IIndexMapper mapper, string folder, ILogger logger, Action<Index, IndexingBatch>? onBatch = null)
+    public static Index Open(DocumentDatabase database, IndexRecord record, IIndexMapper mapper, string folder, ILogger logger, Func<bool> paused, Action<Index, IndexingBatch>? onBatch = null, Action<Index>? onCaughtUp = null)
     {
-        var index = new Index(database, definition, mapper, folder, logger);
+        var index = new Index(database, record, mapper, folder, logger, paused);
         if (onBatch is not null)
             index.BatchCompleted += onBatch;
+        if (onCaughtUp is not null)
+            index.CaughtUp += onCaughtUp;
         index._loop = Task.Run(index.RunAsync);
         return index;
     }
@@ -252,10 +313,46 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
     {
         MarkQueried();
         ObjectDisposedException.ThrowIf(_stop.IsCancellationRequested, this);
-        return _searchers.Acquire();
+        Interlocked.Increment(ref _activeSearchers);
+        try
+        {
+            return _searchers.Acquire();
+        }
+        catch
+        {
+            ReleaseSearcherCount();
+            throw;
+        }
     }
 
-    public void Release(IndexSearcher searcher) => _searchers.Release(searcher);
+    public void Release(IndexSearcher searcher)
+    {
+        try
+        {
+            _searchers.Release(searcher);
+        }
+        finally
+        {
+            ReleaseSearcherCount();
+        }
+    }
+
+    private void ReleaseSearcherCount()
+    {
+        if (Interlocked.Decrement(ref _activeSearchers) == 0 && _stop.IsCancellationRequested)
+            Interlocked.Exchange(ref _deleteWhenUnused, null)?.Invoke();
+    }
+
+    /// <summary>
+    /// For a closed index that was replaced or deleted: runs <paramref name="delete"/> (removing its
+    /// files) once no query still reads it, at once if none does.
+    /// </summary>
+    public void DeleteFilesWhenUnused(Action delete)
+    {
+        Volatile.Write(ref _deleteWhenUnused, delete);
+        if (Volatile.Read(ref _activeSearchers) == 0)
+            Interlocked.Exchange(ref _deleteWhenUnused, null)?.Invoke();
+    }
 
     /// <summary>Marks the index queried now (an auto-index chosen by the planner).</summary>
     /// <remarks>An idle auto-index wakes up and catches up.</remarks>
@@ -373,7 +470,9 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
             bool more;
             try
             {
-                more = _state is IndexState.Normal && RunBatch();
+                more = _state is IndexState.Normal && !_disabled && !_paused() && RunBatch();
+                if (!more && _state is IndexState.Normal && !_disabled && !_paused())
+                    CaughtUp?.Invoke(this);
             }
             catch (Exception) when (token.IsCancellationRequested || _database.IsClosing)
             {
@@ -396,7 +495,21 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
             }
             Interlocked.Exchange(ref _batchDone, new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously)).TrySetResult();
             if (more)
+            {
+                // A low-priority index leaves the cores to the others between its batches.
+                if (Priority == IndexPriority.Low)
+                {
+                    try
+                    {
+                        await Task.Delay(50, token).ConfigureAwait(false);
+                    }
+                    catch (OperationCanceledException)
+                    {
+                        break;
+                    }
+                }
                 continue;
+            }
             try
             {
                 var commit = _database.Notifications.WaitForEtagAsync(seenEtag + 1, token);
@@ -479,7 +592,7 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
                 var position = positions.GetValueOrDefault(collection);
                 foreach (var record in reader.GetDocumentsFrom(collection, position.Documents))
                 {
-                    if (count >= BatchCount || bytes >= BatchBytes || Stopwatch.GetElapsedTime(started) > BatchTime)
+                    if (count >= BatchCount || bytes >= BatchBytes || Stopwatch.GetElapsedTime(started) > BatchTimeFor(Priority))
                     {
                         full = true;
                         break;
@@ -750,10 +863,11 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
         return Math.Min(own, references);
     }
 
-    string? ITombstoneConsumer.HoldReason => _state switch
+    string? ITombstoneConsumer.HoldReason => State switch
     {
         IndexState.Error => "the index is in error state",
         IndexState.Idle => "the auto-index is idle",
+        IndexState.Disabled => "the index is disabled",
         _ => null,
     };
 

@@ -125,6 +125,9 @@ public sealed class IndexDefinition
         return new IndexDefinition(name, IndexType.AutoMap, [], new Dictionary<string, IndexFieldOptions>(), collection, ordered, DateTime.UtcNow);
     }
 
+    /// <summary>The same definition under another name (a replacement, and the index it becomes at the swap).</summary>
+    public IndexDefinition WithName(string name) => new(name, Type, Maps, Fields, Collection, AutoFields, CreatedAt);
+
     /// <summary>Whether two definitions would build the same index (same maps, whitespace aside, and same field options).</summary>
     public bool SameAs(IndexDefinition other)
     {

@@ -52,18 +52,19 @@ public sealed class IndexStore : IAsyncDisposable
         database.RegisterTrees("Indexes", TreeName);
         IndexesFolder = Path.Combine(database.Folder, "Indexes");
         Directory.CreateDirectory(IndexesFolder);
-        foreach (var definition in ReadDefinitions())
+        var records = ReadRecords();
+        foreach (var record in records)
         {
             try
             {
-                _indexes[definition.Name] = OpenIndex(definition);
+                _indexes[record.Name] = OpenIndex(record);
             }
             catch (Exception e)
             {
-                _logger.LogError(e, "Index {Index} of database {Database} could not be opened", definition.Name, database.Name);
+                _logger.LogError(e, "Index {Index} of database {Database} could not be opened", record.Name, database.Name);
             }
         }
-        RemoveOrphanFolders();
+        RemoveOrphanFolders(records);
         _housekeeping = Task.Run(HousekeepingAsync);
     }
 
@@ -124,8 +125,9 @@ public sealed class IndexStore : IAsyncDisposable
     }
 
     /// <summary>Closes <paramref name="old"/> and opens <paramref name="definition"/> under the same name; queries meanwhile wait for it.</summary>
-    private async Task<Index> RebuildAsync(Index old, IndexDefinition definition, Func<Task>? beforeClose = null)
+    private async Task<Index> RebuildAsync(Index old, IndexRecord record, Func<Task>? beforeClose = null)
     {
+        var definition = record.Definition;
         var done = new TaskCompletionSource<Index>(TaskCreationOptions.RunContinuationsAsynchronously);
         _replacing[old.Name] = done.Task;
         try
@@ -136,7 +138,7 @@ public sealed class IndexStore : IAsyncDisposable
             DeleteFolder(old.Folder);
             if (!string.Equals(old.Name, definition.Name, StringComparison.Ordinal))
                 _indexes.TryRemove(old.Name, out _);
-            var index = OpenIndex(definition);
+            var index = OpenIndex(record);
             _indexes[definition.Name] = index;
             done.SetResult(index);
             return index;
@@ -154,15 +156,26 @@ public sealed class IndexStore : IAsyncDisposable
         }
     }
 
+    /// <summary>The name a replacement of <paramref name="name"/> is built under, beside it.</summary>
+    public static string ReplacementName(string name) => ReplacementPrefix + name;
+
+    public const string ReplacementPrefix = "ReplacementOf/";
+
     /// <summary>
-    /// Creates or changes indexes. Every definition is compiled first: one bad definition changes
-    /// nothing. An unchanged definition is left alone; a changed one is rebuilt from the start.
+    /// Creates or changes indexes. Every definition is compiled first, and locks are checked: one bad
+    /// definition (or one refused by <see cref="IndexLockMode.LockedError"/>) changes nothing. An
+    /// unchanged definition is left alone; a changed one is built side by side as
+    /// <c>ReplacementOf/{Name}</c> while the index keeps answering, and swapped in once it has caught
+    /// up. A third definition while a replacement builds replaces the replacement. Returns, per
+    /// definition, what happened.
     /// </summary>
-    public async Task PutAsync(IReadOnlyList<IndexDefinition> definitions)
+    public async Task<IReadOnlyList<PutResult>> PutAsync(IReadOnlyList<IndexDefinition> definitions)
     {
         // Compile everything first: a bad definition changes nothing.
         foreach (var definition in definitions)
         {
+            if (definition.Name.StartsWith(ReplacementPrefix, StringComparison.OrdinalIgnoreCase))
+                throw new BadRequestException($"'{definition.Name}': names starting with '{ReplacementPrefix}' are kept for replacements built side by side.");
             if (CreateMapper(definition) is IDisposable compiled)
                 compiled.Dispose();
         }
@@ -171,23 +184,168 @@ public sealed class IndexStore : IAsyncDisposable
         {
             foreach (var definition in definitions)
             {
-                if (_indexes.TryGetValue(definition.Name, out var existing))
-                {
-                    if (existing.Definition.SameAs(definition))
-                        continue;
-                    await RebuildAsync(existing, definition, () => StoreAsync(definition)).ConfigureAwait(false);
-                }
-                else
-                {
-                    await StoreAsync(definition).ConfigureAwait(false);
-                    _indexes[definition.Name] = OpenIndex(definition);
-                }
-                _logger.LogInformation("Index {Index} of database {Database} created", definition.Name, _database.Name);
+                if (_indexes.TryGetValue(definition.Name, out var existing) && existing.LockMode == IndexLockMode.LockedError && !existing.Definition.SameAs(definition))
+                    throw new IndexLockedException(existing.Name);
+            }
+            var results = new List<PutResult>();
+            foreach (var definition in definitions)
+                results.Add(await PutOneAsync(definition).ConfigureAwait(false));
+            return results;
+        }
+        finally
+        {
+            _changes.Release();
+        }
+    }
+
+    /// <summary>What a PUT did with one definition.</summary>
+    public enum PutOutcome
+    {
+        Created,
+        Unchanged,
+        ReplacementStarted,
+        IgnoredLocked,
+    }
+
+    public sealed record PutResult(string Name, PutOutcome Outcome);
+
+    private async Task<PutResult> PutOneAsync(IndexDefinition definition)
+    {
+        if (!_indexes.TryGetValue(definition.Name, out var existing))
+        {
+            var record = new IndexRecord(definition, IndexRecord.NewFolder(definition.Name), null, IndexLockMode.Unlock, IndexPriority.Normal, false);
+            await StoreAsync(record).ConfigureAwait(false);
+            _indexes[definition.Name] = OpenIndex(record);
+            _logger.LogInformation("Index {Index} of database {Database} created", definition.Name, _database.Name);
+            return new PutResult(definition.Name, PutOutcome.Created);
+        }
+        var replacementName = ReplacementName(existing.Name);
+        var replacement = TryGet(replacementName);
+        if (existing.Definition.SameAs(definition))
+        {
+            // Back to the current definition: a replacement building is no longer wanted.
+            if (replacement is not null)
+                await DropAsync(replacement).ConfigureAwait(false);
+            return new PutResult(existing.Name, PutOutcome.Unchanged);
+        }
+        if (existing.LockMode == IndexLockMode.LockedIgnore)
+        {
+            _logger.LogInformation("Index {Index} is locked (LockedIgnore): its changed definition is ignored", existing.Name);
+            return new PutResult(existing.Name, PutOutcome.IgnoredLocked);
+        }
+        var renamed = definition.WithName(replacementName);
+        if (replacement is not null)
+        {
+            if (replacement.Definition.SameAs(renamed))
+                return new PutResult(existing.Name, PutOutcome.ReplacementStarted);
+            await DropAsync(replacement).ConfigureAwait(false);
+        }
+        var replacementRecord = new IndexRecord(renamed, IndexRecord.NewFolder(replacementName), existing.Name, existing.LockMode, existing.Priority, false);
+        await StoreAsync(replacementRecord).ConfigureAwait(false);
+        _indexes[replacementName] = OpenIndex(replacementRecord);
+        _logger.LogInformation("Index {Index} of database {Database}: a changed definition builds side by side as {Replacement}", existing.Name, _database.Name, replacementName);
+        return new PutResult(existing.Name, PutOutcome.ReplacementStarted);
+    }
+
+    /// <summary>
+    /// Swaps a replacement in for the index it replaces: one transaction stores the new definition
+    /// under the index's name (pointing at the replacement's folder) and removes the replacement's
+    /// record; then the name resolves to the replacement (a query runs wholly on the old or wholly on
+    /// the new), and the old index's files go once no query reads them. With
+    /// <paramref name="onlyIfCaughtUp"/>, nothing happens while the replacement is stale.
+    /// </summary>
+    /// <returns>Whether a swap happened.</returns>
+    public async Task<bool> SwapAsync(string name, bool onlyIfCaughtUp)
+    {
+        await _changes.WaitAsync().ConfigureAwait(false);
+        try
+        {
+            var replacement = TryGet(ReplacementName(name));
+            if (replacement is null || replacement.IsDisposed)
+                return false;
+            if (onlyIfCaughtUp)
+            {
+                using var reader = _database.BeginRead();
+                if (replacement.IsStale(reader) || replacement.State != IndexState.Normal)
+                    return false;
+            }
+            var original = replacement.ReplacementOf!;
+            var old = TryGet(original);
+            var definition = replacement.Definition.WithName(old?.Name ?? original);
+            var record = new IndexRecord(definition, Path.GetFileName(replacement.Folder), null, old?.LockMode ?? replacement.LockMode, old?.Priority ?? replacement.Priority, old?.Disabled ?? false);
+            await _database.EnqueueAsync(new SwapCommand(record, replacement.Name)).ConfigureAwait(false);
+            replacement.BecomeReplaced(definition);
+            _indexes[definition.Name] = replacement;
+            _indexes.TryRemove(ReplacementName(definition.Name), out _);
+            if (old is not null)
+                await RetireAsync(old).ConfigureAwait(false);
+            _logger.LogInformation("Index {Index} of database {Database}: its replacement has caught up and was swapped in", definition.Name, _database.Name);
+            return true;
+        }
+        finally
+        {
+            _changes.Release();
+        }
+    }
+
+    /// <summary>Closes an index that no name resolves to any more; its files go once no query reads them.</summary>
+    private async Task RetireAsync(Index index)
+    {
+        await index.DisposeAsync().ConfigureAwait(false);
+        index.DeleteFilesWhenUnused(() => DeleteFolder(index.Folder));
+    }
+
+    /// <summary>Deletes an index's record and, once unused, its files (under the changes lock).</summary>
+    private async Task DropAsync(Index index)
+    {
+        await _database.EnqueueAsync(new StoreDefinitionCommand(index.Name, null)).ConfigureAwait(false);
+        _indexes.TryRemove(index.Name, out _);
+        await RetireAsync(index).ConfigureAwait(false);
+    }
+
+    /// <summary>Persists and applies lock mode, priority or disabled of an index.</summary>
+    public async Task UpdateSettingsAsync(string name, Func<Index, IndexRecord, IndexRecord> change)
+    {
+        await _changes.WaitAsync().ConfigureAwait(false);
+        try
+        {
+            var index = Get(name);
+            var record = change(index, RecordOf(index));
+            await StoreAsync(record).ConfigureAwait(false);
+            index.LockMode = record.LockMode;
+            index.Priority = record.Priority;
+            index.Disabled = record.Disabled;
+            // The replacement follows its index's lock mode and priority.
+            if (TryGet(ReplacementName(index.Name)) is { } replacement)
+            {
+                var replacementRecord = RecordOf(replacement) with { LockMode = record.LockMode, Priority = record.Priority };
+                await StoreAsync(replacementRecord).ConfigureAwait(false);
+                replacement.LockMode = record.LockMode;
+                replacement.Priority = record.Priority;
             }
         }
         finally
         {
             _changes.Release();
+        }
+    }
+
+    private static IndexRecord RecordOf(Index index) =>
+        new(index.Definition, Path.GetFileName(index.Folder), index.ReplacementOf, index.LockMode, index.Priority, index.Disabled);
+
+    private volatile bool _paused;
+
+    /// <summary>Whether indexing is stopped for this run of the server (<c>/admin/indexes/stop</c>); not persisted.</summary>
+    public bool IsPaused => _paused;
+
+    /// <summary>Stops (or starts again) every index's indexing until the database closes.</summary>
+    public void SetPaused(bool paused)
+    {
+        _paused = paused;
+        if (!paused)
+        {
+            foreach (var index in _indexes.Values)
+                index.Resume();
         }
     }
 
@@ -198,10 +356,9 @@ public sealed class IndexStore : IAsyncDisposable
         try
         {
             var index = Get(name);
-            await _database.EnqueueAsync(new StoreDefinitionCommand(index.Name, null)).ConfigureAwait(false);
-            _indexes.TryRemove(index.Name, out _);
-            await index.DisposeAsync().ConfigureAwait(false);
-            DeleteFolder(index.Folder);
+            if (TryGet(ReplacementName(index.Name)) is { } replacement)
+                await DropAsync(replacement).ConfigureAwait(false);
+            await DropAsync(index).ConfigureAwait(false);
             _logger.LogInformation("Index {Index} of database {Database} deleted", index.Name, _database.Name);
         }
         finally
@@ -217,7 +374,7 @@ public sealed class IndexStore : IAsyncDisposable
         try
         {
             var index = Get(name);
-            await RebuildAsync(index, index.Definition).ConfigureAwait(false);
+            await RebuildAsync(index, RecordOf(index)).ConfigureAwait(false);
         }
         finally
         {
@@ -244,8 +401,9 @@ public sealed class IndexStore : IAsyncDisposable
             var definition = IndexDefinition.CreateAuto(existing.FirstOrDefault()?.Definition.Collection ?? collection, widened);
             if (_indexes.TryGetValue(definition.Name, out var same))
                 return same;
-            await StoreAsync(definition).ConfigureAwait(false);
-            var index = OpenIndex(definition);
+            var record = new IndexRecord(definition, IndexRecord.NewFolder(definition.Name), null, IndexLockMode.Unlock, IndexPriority.Normal, false);
+            await StoreAsync(record).ConfigureAwait(false);
+            var index = OpenIndex(record);
             _indexes[definition.Name] = index;
             _logger.LogInformation("Auto-index {Index} of database {Database} created for a query", definition.Name, _database.Name);
             return index;
@@ -258,29 +416,28 @@ public sealed class IndexStore : IAsyncDisposable
 
     private Index? FindAutoIndex(string collection, IReadOnlyCollection<AutoIndexField> fields)
     {
-        Index? best = null;
-        foreach (var index in _indexes.Values)
-        {
-            var definition = index.Definition;
-            if (!definition.IsAuto || !string.Equals(definition.Collection, collection, StringComparison.OrdinalIgnoreCase))
-                continue;
-            if (!fields.All(f => definition.AutoFields.Any(a => a.Indexing == f.Indexing && string.Equals(a.Path, f.Path, StringComparison.Ordinal))))
-                continue;
-            // The widest covering index is the one that stays.
-            if (best is null || definition.AutoFields.Count > best.Definition.AutoFields.Count)
-                best = index;
-        }
-        return best;
+        var covering = _indexes.Values.Where(index =>
+            index.Definition.IsAuto && !index.IsDisposed
+            && string.Equals(index.Definition.Collection, collection, StringComparison.OrdinalIgnoreCase)
+            && fields.All(f => index.Definition.AutoFields.Any(a => a.Indexing == f.Indexing && string.Equals(a.Path, f.Path, StringComparison.Ordinal)))).ToList();
+        if (covering.Count <= 1)
+            return covering.FirstOrDefault();
+        // While a wider auto-index builds, a narrower one that has caught up keeps answering what it covers.
+        using var reader = _database.BeginRead();
+        return covering.Where(i => !i.IsStale(reader)).MaxBy(i => i.Definition.AutoFields.Count)
+            ?? covering.MaxBy(i => i.Definition.AutoFields.Count);
     }
 
     /// <summary>Definitions as <c>GET /indexes</c> answers them.</summary>
     public IEnumerable<IndexDefinition> Definitions => Indexes.Select(i => i.Definition);
 
-    private Index OpenIndex(IndexDefinition definition)
+    private Index OpenIndex(IndexRecord record)
     {
-        var folder = Path.Combine(IndexesFolder, IndexDefinition.FolderName(definition.Name));
-        // Files of an earlier definition of the same name (a crash between storing the new one and
-        // deleting the old folder) are not this index's.
+        var definition = record.Definition;
+        var folder = Path.Combine(IndexesFolder, record.Folder);
+        // Files of another definition (a crash between storing a definition and deleting an old
+        // folder) are not this index's. The name is not part of it: a replacement keeps its files
+        // when it takes the name of the index it replaced.
         var stamp = Path.Combine(folder, "definition.sha256");
         var fingerprint = Fingerprint(definition);
         if (Directory.Exists(folder) && (!File.Exists(stamp) || File.ReadAllText(stamp) != fingerprint))
@@ -292,13 +449,56 @@ public sealed class IndexStore : IAsyncDisposable
             Storage.Engine.FileDurability.SyncFile(stamp);
             Storage.Engine.FileDurability.SyncFolder(IndexesFolder);
         }
-        return Index.Open(_database, definition, CreateMapper(definition), folder, _logger, OnBatch);
+        return Index.Open(_database, record, CreateMapper(definition), folder, _logger, () => _paused, OnBatch, OnCaughtUp);
+    }
+
+    /// <summary>A replacement that caught up is swapped in; a wider auto-index that caught up retires the narrower ones.</summary>
+    private void OnCaughtUp(Index index)
+    {
+        if (index.ReplacementOf is { } original)
+        {
+            _ = Task.Run(async () =>
+            {
+                try
+                {
+                    await SwapAsync(original, onlyIfCaughtUp: true).ConfigureAwait(false);
+                }
+                catch (Exception e) when (!_database.IsClosing)
+                {
+                    _logger.LogWarning(e, "Index {Index}: the swap of its replacement failed; it is tried again when the replacement next catches up", original);
+                }
+                catch (Exception)
+                {
+                }
+            });
+        }
+        else if (index.Definition.IsAuto && _indexes.Values.Any(i => i != index && i.Definition.IsAuto
+            && string.Equals(i.Definition.Collection, index.Definition.Collection, StringComparison.OrdinalIgnoreCase)
+            && i.Definition.AutoFields.Count < index.Definition.AutoFields.Count
+            && i.Definition.AutoFields.All(f => index.Definition.AutoFields.Contains(f))))
+        {
+            _ = Task.Run(async () =>
+            {
+                try
+                {
+                    await RemoveCoveredAutoIndexesAsync().ConfigureAwait(false);
+                }
+                catch (Exception e) when (!_database.IsClosing)
+                {
+                    _logger.LogWarning(e, "Removing auto-indexes covered by {Index} failed; housekeeping tries again", index.Name);
+                }
+                catch (Exception)
+                {
+                }
+            });
+        }
     }
 
     private static string Fingerprint(IndexDefinition definition)
     {
         var json = definition.ToJson();
         json.Remove("CreatedAt");
+        json.Remove("Name");
         return Convert.ToHexString(SHA256.HashData(Encoding.UTF8.GetBytes(json.ToJsonString())));
     }
 
@@ -307,36 +507,47 @@ public sealed class IndexStore : IAsyncDisposable
     public static IIndexMapper CreateMapper(IndexDefinition definition) =>
         definition.IsAuto ? new AutoIndexMapper(definition) : JavaScriptMapper.Create(definition);
 
-    private Task StoreAsync(IndexDefinition definition) =>
-        _database.EnqueueAsync(new StoreDefinitionCommand(definition.Name, JsonSerializer.SerializeToUtf8Bytes(definition.ToJson())));
+    private Task StoreAsync(IndexRecord record) =>
+        _database.EnqueueAsync(new StoreDefinitionCommand(record.Name, record.ToJson()));
 
-    private List<IndexDefinition> ReadDefinitions()
+    private List<IndexRecord> ReadRecords()
     {
-        var definitions = new List<IndexDefinition>();
-        using var reader = _database.BeginRead();
-        if (reader.GetTree(TreeName) is not { } tree)
-            return definitions;
-        using var iterator = tree.Iterate();
-        var more = iterator.SeekFirst();
-        while (more)
+        var records = new List<IndexRecord>();
+        using (var reader = _database.BeginRead())
         {
-            try
+            if (reader.GetTree(TreeName) is { } tree)
             {
-                using var json = JsonDocument.Parse(iterator.Value.ToArray());
-                definitions.Add(IndexDefinition.FromStored(json.RootElement));
+                using var iterator = tree.Iterate();
+                var more = iterator.SeekFirst();
+                while (more)
+                {
+                    try
+                    {
+                        using var json = JsonDocument.Parse(iterator.Value.ToArray());
+                        records.Add(IndexRecord.FromJson(json.RootElement));
+                    }
+                    catch (Exception e)
+                    {
+                        _logger.LogError(e, "An index definition of database {Database} cannot be read; it is skipped", _database.Name);
+                    }
+                    more = iterator.MoveNext();
+                }
             }
-            catch (Exception e)
-            {
-                _logger.LogError(e, "An index definition of database {Database} cannot be read; it is skipped", _database.Name);
-            }
-            more = iterator.MoveNext();
         }
-        return definitions;
+        // A replacement whose index is gone (deleted while it was building) is dropped with it.
+        var names = records.Where(r => r.ReplacementOf is null).Select(r => r.Name).ToHashSet(StringComparer.OrdinalIgnoreCase);
+        foreach (var orphan in records.Where(r => r.ReplacementOf is not null && !names.Contains(r.ReplacementOf)).ToList())
+        {
+            _logger.LogWarning("Replacement {Index} of database {Database} replaces nothing; dropped", orphan.Name, _database.Name);
+            _database.EnqueueAsync(new StoreDefinitionCommand(orphan.Name, null)).GetAwaiter().GetResult();
+            records.Remove(orphan);
+        }
+        return records;
     }
 
-    private void RemoveOrphanFolders()
+    private void RemoveOrphanFolders(List<IndexRecord> records)
     {
-        var known = _indexes.Values.Select(i => Path.GetFileName(i.Folder)).ToHashSet(StringComparer.Ordinal);
+        var known = records.Select(r => r.Folder).ToHashSet(StringComparer.Ordinal);
         foreach (var folder in Directory.GetDirectories(IndexesFolder))
         {
             if (!known.Contains(Path.GetFileName(folder)))
@@ -424,8 +635,15 @@ public sealed class IndexStore : IAsyncDisposable
                 stale = wider.IsStale(reader);
             if (!stale && _indexes.ContainsKey(narrow.Name))
             {
-                _logger.LogInformation("Auto-index {Index} is covered by {Wider}, which has caught up; deleted", narrow.Name, wider.Name);
-                await DeleteAsync(narrow.Name).ConfigureAwait(false);
+                try
+                {
+                    await DeleteAsync(narrow.Name).ConfigureAwait(false);
+                    _logger.LogInformation("Auto-index {Index} is covered by {Wider}, which has caught up; deleted", narrow.Name, wider.Name);
+                }
+                catch (IndexDoesNotExistException)
+                {
+                    // Removed meanwhile by another pass.
+                }
             }
         }
     }
@@ -444,6 +662,17 @@ public sealed class IndexStore : IAsyncDisposable
         foreach (var index in _indexes.Values)
             await index.DisposeAsync().ConfigureAwait(false);
         _indexes.Clear();
+    }
+
+    /// <summary>The swap, in one transaction: the index's record takes the replacement's definition and folder; the replacement's record goes.</summary>
+    private sealed class SwapCommand(IndexRecord record, string replacementName) : IMergedCommand<DatabaseTransaction>
+    {
+        public void Execute(DatabaseTransaction transaction)
+        {
+            var tree = transaction.GetTree(TreeName);
+            tree.Put(Encoding.UTF8.GetBytes(record.Name.ToLowerInvariant()), record.ToJson());
+            tree.Delete(Encoding.UTF8.GetBytes(replacementName.ToLowerInvariant()));
+        }
     }
 
     /// <summary>Stores (or, with null, removes) a definition, in the merger: durable when it completes.</summary>

@@ -46,7 +46,7 @@ public sealed class ErrorTypesTests(Infrastructure.ServerFixture fixture) : ICla
             ErrorTypes.PayloadTooLarge, ErrorTypes.InternalServerError, ErrorTypes.Concurrency,
             ErrorTypes.DatabaseDoesNotExist, ErrorTypes.DatabaseAlreadyExists, ErrorTypes.DocumentDoesNotExist,
             ErrorTypes.DiskFull, ErrorTypes.DatabaseUnavailable, ErrorTypes.FeatureNotSupported, ErrorTypes.InvalidQuery,
-            ErrorTypes.IndexCompilation, ErrorTypes.IndexDoesNotExist, ErrorTypes.Timeout,
+            ErrorTypes.IndexCompilation, ErrorTypes.IndexDoesNotExist, ErrorTypes.Timeout, ErrorTypes.IndexLocked,
         ];
         Assert.Equal(AllTypes().Order(StringComparer.Ordinal), covered.Order(StringComparer.Ordinal));
     }
@@ -203,6 +203,19 @@ public sealed class ErrorTypesTests(Infrastructure.ServerFixture fixture) : ICla
         var db = await fixture.CreateDatabaseAsync();
         using var response = await Client.GetAsync($"/databases/{db}/indexes/stats?name=NoSuchIndex");
         await Api.AssertErrorAsync(response, HttpStatusCode.NotFound, "IndexDoesNotExistException");
+    }
+
+    [Fact]
+    public async Task IndexLockedException()
+    {
+        var db = await fixture.CreateDatabaseAsync();
+        using (var put = await Client.PutAsync($"/databases/{db}/admin/indexes", Api.Json("{\"Indexes\":[{\"Name\":\"L\",\"Maps\":[\"map('A', a => ({ B: a.B }))\"]}]}")))
+            Assert.Equal(HttpStatusCode.Created, put.StatusCode);
+        using (await Client.PostAsync($"/databases/{db}/indexes/set-lock", Api.Json("{\"IndexNames\":[\"L\"],\"Mode\":\"LockedError\"}")))
+        {
+        }
+        using var response = await Client.PutAsync($"/databases/{db}/admin/indexes", Api.Json("{\"Indexes\":[{\"Name\":\"L\",\"Maps\":[\"map('A', a => ({ C: a.C }))\"]}]}"));
+        await Api.AssertErrorAsync(response, HttpStatusCode.Conflict, "IndexLockedException");
     }
 
     [Fact]
