@@ -295,6 +295,151 @@ public sealed class IndexesHandler(ServerContext server) : HandlerBase(server)
         context.Response.StatusCode = StatusCodes.Status204NoContent;
     }
 
+    /// <summary>The most documents a test run maps.</summary>
+    public const int MaxTestDocuments = 100_000;
+
+    /// <summary>
+    /// <c>POST /databases/*/indexes/test</c> <c>{"IndexDefinition":{...},"Query":"from index '...' where ...",
+    /// "QueryParameters":{},"MaxDocumentsToProcess":1000,"WaitForNonStaleResultsTimeout":"00:00:15"}</c>:
+    /// builds the index in memory over the first documents of its collections and answers the query's
+    /// results, the raw map output of the first documents and the map errors. Nothing is stored.
+    /// </summary>
+    [Route("/databases/*/indexes/test", "POST")]
+    public async ValueTask Test(RequestContext context)
+    {
+        var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
+        IndexDefinition definition;
+        string? queryText;
+        var parameters = new Dictionary<string, JsonElement>();
+        var maxDocuments = 1000;
+        var maxTime = TimeSpan.FromSeconds(15);
+        using (var json = await DocumentBodies.ReadJsonAsync(context.Request.BodyReader, context.RequestAborted).ConfigureAwait(false))
+        {
+            var root = json?.RootElement ?? default;
+            if (root.ValueKind != JsonValueKind.Object || !root.TryGetProperty("IndexDefinition", out var definitionJson))
+                throw new BadRequestException("The body must be {\"IndexDefinition\":{\"Name\":\"Orders/Test\",\"Maps\":[...]},\"Query\":\"from index 'Orders/Test'\",\"MaxDocumentsToProcess\":1000}.");
+            definition = IndexDefinition.FromJson(definitionJson);
+            queryText = root.TryGetProperty("Query", out var q) && q.ValueKind == JsonValueKind.String ? q.GetString() : null;
+            if (root.TryGetProperty("QueryParameters", out var given) && given.ValueKind == JsonValueKind.Object)
+            {
+                foreach (var parameter in given.EnumerateObject())
+                    parameters[parameter.Name] = parameter.Value.Clone();
+            }
+            if (root.TryGetProperty("MaxDocumentsToProcess", out var max) && max.ValueKind != JsonValueKind.Null)
+            {
+                if (max.ValueKind != JsonValueKind.Number || !max.TryGetInt32(out maxDocuments) || maxDocuments < 1 || maxDocuments > MaxTestDocuments)
+                    throw new BadRequestException($"MaxDocumentsToProcess must be a whole number from 1 to {MaxTestDocuments}.");
+            }
+            if (root.TryGetProperty("WaitForNonStaleResultsTimeout", out var timeout) && timeout.ValueKind == JsonValueKind.String)
+            {
+                if (!TimeSpan.TryParse(timeout.GetString(), CultureInfo.InvariantCulture, out maxTime) || maxTime <= TimeSpan.Zero || maxTime > TimeSpan.FromMinutes(5))
+                    throw new BadRequestException($"WaitForNonStaleResultsTimeout '{timeout.GetString()}' must be a time span up to 00:05:00.");
+            }
+        }
+        queryText ??= $"from index '{definition.Name.Replace("'", "\\'", StringComparison.Ordinal)}'";
+        var parsed = Queries.RqlParser.Parse(queryText);
+        if (!parsed.From.IsIndex)
+            throw new Errors.InvalidQueryException(queryText, parsed.From.Position, $"the query of an index test runs on the tested index: write it as from index '{definition.Name}'.");
+
+        var mapper = IndexStore.CreateMapper(definition);
+        var logger = Server.LoggerFactory.CreateLogger("Jackdaw.Indexes.Test");
+        var index = Indexing.Index.CreateInMemory(database, definition, mapper, logger);
+        try
+        {
+            var mapResults = new List<(string Id, List<IndexField[]> Entries)>();
+            var processed = index.RunTest(maxDocuments, maxTime, (id, output) =>
+            {
+                if (mapResults.Count < 10)
+                    mapResults.Add((id, output.Entries.ToList()));
+            });
+            var answer = QueryRunner.RunOn(database, index, new QueryRequest(queryText, parameters, false, TimeSpan.Zero));
+            using var results = JsonDocument.Parse(answer);
+            var writer = context.StartJson();
+            writer.WriteStartObject();
+            writer.WriteString("IndexName", definition.Name);
+            writer.WriteNumber("DocumentsProcessed", processed);
+            writer.WritePropertyName("QueryResults");
+            results.RootElement.GetProperty("Results").WriteTo(writer);
+            writer.WriteNumber("TotalResults", results.RootElement.GetProperty("TotalResults").GetInt64());
+            writer.WriteStartArray("MapResults");
+            foreach (var (id, entries) in mapResults)
+            {
+                writer.WriteStartObject();
+                writer.WriteString("Document", id);
+                writer.WriteStartArray("Entries");
+                foreach (var entry in entries)
+                {
+                    writer.WriteStartObject();
+                    foreach (var field in entry)
+                    {
+                        writer.WritePropertyName(field.Name);
+                        writer.WriteRawValue(LuceneFields.ToJson(field.Value), skipInputValidation: true);
+                    }
+                    writer.WriteEndObject();
+                }
+                writer.WriteEndArray();
+                writer.WriteEndObject();
+            }
+            writer.WriteEndArray();
+            writer.WriteStartArray("IndexErrors");
+            foreach (var error in index.GetErrors())
+            {
+                writer.WriteStartObject();
+                writer.WriteString("Document", error.Document);
+                writer.WriteString("Action", error.Action);
+                writer.WriteString("Error", error.Error);
+                WriteTime(writer, "Timestamp", error.Timestamp);
+                writer.WriteEndObject();
+            }
+            writer.WriteEndArray();
+            writer.WriteEndObject();
+            await context.CompleteJsonAsync().ConfigureAwait(false);
+        }
+        finally
+        {
+            await index.DisposeAsync().ConfigureAwait(false);
+        }
+    }
+
+    /// <summary>
+    /// <c>GET /databases/*/indexes/cleanup[?unusedFor=7.00:00:00]</c>: the cleanup advisor,
+    /// <c>{"Results":[{"Type":"Unused|Covered|Mergeable|Errored","Indexes":[...],"Reason","Evidence":{...},"MergedDefinition":{...}|null}]}</c>.
+    /// </summary>
+    [Route("/databases/*/indexes/cleanup", "GET")]
+    public async ValueTask Cleanup(RequestContext context)
+    {
+        var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
+        var unusedFor = IndexCleanupAdvisor.DefaultUnusedFor;
+        if (new QueryParameters(context.Request.QueryString.Value).GetString("unusedFor") is { Length: > 0 } given
+            && (!TimeSpan.TryParse(given, CultureInfo.InvariantCulture, out unusedFor) || unusedFor < TimeSpan.Zero))
+            throw new BadRequestException($"unusedFor '{given}' is not a time span such as 7.00:00:00.");
+        var advice = IndexCleanupAdvisor.Advise(IndexStore.Of(database).Indexes, unusedFor, DateTime.UtcNow);
+        var writer = context.StartJson();
+        writer.WriteStartObject();
+        writer.WriteStartArray("Results");
+        foreach (var item in advice)
+        {
+            writer.WriteStartObject();
+            writer.WriteString("Type", item.Type);
+            writer.WriteStartArray("Indexes");
+            foreach (var name in item.Indexes)
+                writer.WriteStringValue(name);
+            writer.WriteEndArray();
+            writer.WriteString("Reason", item.Reason);
+            writer.WritePropertyName("Evidence");
+            item.Evidence.WriteTo(writer);
+            writer.WritePropertyName("MergedDefinition");
+            if (item.MergedDefinition is null)
+                writer.WriteNullValue();
+            else
+                item.MergedDefinition.ToJson().WriteTo(writer);
+            writer.WriteEndObject();
+        }
+        writer.WriteEndArray();
+        writer.WriteEndObject();
+        await context.CompleteJsonAsync().ConfigureAwait(false);
+    }
+
     private static async Task<(List<string> Names, string Value)> ReadNamesAndValueAsync(RequestContext context, string valueName, string example)
     {
         using var json = await DocumentBodies.ReadJsonAsync(context.Request.BodyReader, context.RequestAborted).ConfigureAwait(false);

@@ -83,6 +83,23 @@ public static class QueryRunner
             }
         }
 
+        return Execute(database, index, query, request, offset, limit, ifNoneMatch, started);
+    }
+
+    /// <summary>
+    /// Runs a query on a given index (a test index of <c>POST /indexes/test</c>), whatever its
+    /// <c>from</c> names; no waiting, no caching. Returns the answer's JSON.
+    /// </summary>
+    public static ReadOnlyMemory<byte> RunOn(DocumentDatabase database, Indexing.Index index, QueryRequest request)
+    {
+        var query = RqlParser.Parse(request.Text);
+        var offset = Count(query.Offset, request, "offset") ?? 0;
+        var limit = Count(query.Limit, request, "limit") ?? DefaultPageSize;
+        return Execute(database, index, query, request, offset, limit, null, Stopwatch.GetTimestamp()).Body;
+    }
+
+    private static QueryAnswer Execute(DocumentDatabase database, Indexing.Index index, RqlQuery query, QueryRequest request, long offset, long limit, string? ifNoneMatch, long started)
+    {
         using var reader = database.BeginRead();
         var progress = index.Progress;
         var stale = index.IsStale(reader);

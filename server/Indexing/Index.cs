@@ -115,7 +115,7 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
     private long _batchIds;
     private BatchTimer? _timer;
 
-    private Index(DocumentDatabase database, IndexRecord record, IIndexMapper mapper, string folder, ILogger logger, Func<bool> paused)
+    private Index(DocumentDatabase database, IndexRecord record, IIndexMapper mapper, string? folder, ILogger logger, Func<bool> paused)
     {
         var definition = record.Definition;
         _database = database;
@@ -127,7 +127,8 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
         _disabled = record.Disabled;
         _mapper = mapper;
         _logger = logger;
-        Folder = folder;
+        Folder = folder ?? "";
+        _inMemory = folder is null;
         _lowerCollections = mapper.Collections.Select(c => c.ToLowerInvariant()).Distinct().ToArray();
         if (definition.IsAuto)
         {
@@ -148,15 +149,77 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
             };
         }
 
-        System.IO.Directory.CreateDirectory(folder);
-        _directory = new NIOFSDirectory(new DirectoryInfo(folder));
-        (_writer, _positions) = OpenWriter(_directory, folder, logger, definition.Name);
+        if (folder is null)
+        {
+            // A test run (POST /indexes/test): nothing is written to disk or storage.
+            _directory = new RAMDirectory();
+            (_writer, _positions) = (NewWriter(_directory), new Dictionary<string, CollectionPosition>());
+            _tombstoneRegistration = new NoRegistration();
+        }
+        else
+        {
+            System.IO.Directory.CreateDirectory(folder);
+            _directory = new NIOFSDirectory(new DirectoryInfo(folder));
+            (_writer, _positions) = OpenWriter(_directory, folder, logger, definition.Name);
+            _tombstoneRegistration = database.Tombstones.Register(this);
+        }
         _searchers = new SearcherManager(_writer, applyAllDeletes: true, searcherFactory: null);
         _progress = new IndexProgress(new Dictionary<string, CollectionPosition>(_positions), CaughtUpTo: 0);
         _lastCommitTimestamp = Stopwatch.GetTimestamp();
         _committed = new Dictionary<string, CollectionPosition>(_positions);
-        _tombstoneRegistration = database.Tombstones.Register(this);
     }
+
+    private readonly bool _inMemory;
+
+    private sealed class NoRegistration : IDisposable
+    {
+        public void Dispose()
+        {
+        }
+    }
+
+    /// <summary>
+    /// An index in memory for a test run: no loop, no files, no tombstone hold. <see cref="RunTest"/>
+    /// maps the first documents once; queries then run on it as on any index. Dispose it after.
+    /// </summary>
+    public static Index CreateInMemory(DocumentDatabase database, IndexDefinition definition, IIndexMapper mapper, ILogger logger) =>
+        new(database, new IndexRecord(definition, "", null, IndexLockMode.Unlock, IndexPriority.Normal, false), mapper, null, logger, () => false);
+
+    /// <summary>
+    /// Maps at most <paramref name="maxDocuments"/> documents of the mapped collections (the first by
+    /// etag), handing each map's output to <paramref name="observe"/>, then makes them searchable.
+    /// </summary>
+    /// <returns>How many documents were mapped.</returns>
+    public int RunTest(int maxDocuments, TimeSpan maxTime, Action<string, MapOutput>? observe)
+    {
+        var started = Stopwatch.GetTimestamp();
+        if (!_inMemory)
+            throw new InvalidOperationException("Only an in-memory index runs a test.");
+        _mapObserver = observe;
+        var count = 0;
+        var output = new MapOutput();
+        using (var reader = _database.BeginRead())
+        {
+            var loader = _mapper.UsesLoad ? new SnapshotLoader(reader) : null;
+            foreach (var collection in _lowerCollections)
+            {
+                foreach (var record in reader.GetDocumentsFrom(collection, 0, maxDocuments - count))
+                {
+                    if (Stopwatch.GetElapsedTime(started) > maxTime)
+                        break;
+                    MapDocument(record, output, loader);
+                    count++;
+                }
+                if (count >= maxDocuments || Stopwatch.GetElapsedTime(started) > maxTime)
+                    break;
+            }
+        }
+        _searchers.MaybeRefreshBlocking();
+        _mapObserver = null;
+        return count;
+    }
+
+    private Action<string, MapOutput>? _mapObserver;
 
     private volatile IndexDefinition _definition;
     private readonly Func<bool> _paused;
@@ -696,6 +759,7 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
         }
         var writeStarted = Stopwatch.GetTimestamp();
         timer?.AddMap(collection, writeStarted - mapStarted);
+        _mapObserver?.Invoke(id, output);
         if (timer is not null)
             timer.Output += output.Entries.Count;
         Interlocked.Increment(ref _mapSuccesses);
@@ -888,7 +952,7 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
         _tombstoneRegistration.Dispose();
         try
         {
-            if (_dirty)
+            if (_dirty && !_inMemory)
                 Commit();
         }
         catch (Exception e)
