@@ -3,13 +3,14 @@
 //
 //   QueryPeers load-marten --postgres CS                    stores the corpus orders, Company indexed
 //   QueryPeers run --jackdaw URL --database DB --postgres CS --values FILE
-//                  [--rounds 3] [--seconds 10] [--concurrency 16]
+//                  [--rounds 3] [--seconds 10] [--concurrency 16] [--jackdaw-pid N] [--postgres-pid N]
 //
 // Each side runs CONCURRENCY query loops for SECONDS; a loop asks for the orders of one company
 // picked from FILE (fixed seed) and materializes them as CorpusOrder objects, each through a fresh
 // session and LINQ: Marten's lightweight query session (a computed index on data ->> 'Company'),
 // Jackdaw.Client's session without tracking (`from Orders where Company = $p0`, an auto-index
-// made before the run).
+// made before the run). With the servers' pids it also prints the CPU each query cost the client
+// process and the server (the Jackdaw process; PostgreSQL's postmaster and its backends).
 using System.Diagnostics;
 using System.Globalization;
 
@@ -37,6 +38,14 @@ static async Task<int> RunAsync(Options options)
     using var jackdaw = new JackdawSide(options.Require("jackdaw"), options.Require("database"));
     await using var marten = MartenSide.Open(options.Require("postgres"));
     var sides = new IQuerySide[] { jackdaw, marten };
+    // Server CPU: the Jackdaw process, and PostgreSQL's postmaster with its backends.
+    var jackdawPid = int.Parse(options.Get("jackdaw-pid", "0"), CultureInfo.InvariantCulture);
+    var postgresPid = int.Parse(options.Get("postgres-pid", "0"), CultureInfo.InvariantCulture);
+    var serverCpu = new Dictionary<string, Func<double>>
+    {
+        [jackdaw.Name] = () => ProcessCpu.Seconds(jackdawPid),
+        [marten.Name] = () => ProcessCpu.TreeSeconds(postgresPid),
+    };
 
     // Same answers from both before anything is timed.
     foreach (var value in values.Take(50))
@@ -50,18 +59,21 @@ static async Task<int> RunAsync(Options options)
         await Drive(side, values, concurrency, TimeSpan.FromSeconds(3), seed: 1);
 
     Console.WriteLine($"# queries by Company through each client, {concurrency} concurrent loops, {seconds}s per run, {rounds} rounds interleaved");
-    Console.WriteLine("| round | client | queries/s | p50 ms | p99 ms | orders/query | failed queries |");
-    Console.WriteLine("|---|---|---|---|---|---|---|");
+    Console.WriteLine("| round | client | queries/s | p50 ms | p99 ms | orders/query | failed queries | client CPU µs/query | server CPU µs/query |");
+    Console.WriteLine("|---|---|---|---|---|---|---|---|---|");
     var failures = new List<string>();
     var rates = sides.ToDictionary(s => s.Name, _ => new List<double>());
     for (var round = 1; round <= rounds; round++)
     {
         foreach (var side in sides)
         {
+            var (client0, server0) = (ProcessCpu.Self(), serverCpu[side.Name]());
             var result = await Drive(side, values, concurrency, TimeSpan.FromSeconds(seconds), seed: round);
+            var (client1, server1) = (ProcessCpu.Self(), serverCpu[side.Name]());
             rates[side.Name].Add(result.PerSecond);
+            var queries = result.PerSecond * seconds;
             Console.WriteLine(string.Create(CultureInfo.InvariantCulture,
-                $"| {round} | {side.Name} | {result.PerSecond:F0} | {result.P50:F2} | {result.P99:F2} | {result.OrdersPerQuery:F1} | {result.Errors} |"));
+                $"| {round} | {side.Name} | {result.PerSecond:F0} | {result.P50:F2} | {result.P99:F2} | {result.OrdersPerQuery:F1} | {result.Errors} | {(client1 - client0) * 1e6 / queries:F0} | {(server1 - server0) * 1e6 / queries:F0} |"));
             if (result.FirstError is not null)
                 failures.Add($"{side.Name}, round {round}: {result.FirstError}");
         }

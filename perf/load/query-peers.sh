@@ -149,4 +149,5 @@ CS="Host=127.0.0.1;Port=$PG_PORT;Username=postgres;Database=postgres;Maximum Poo
 JACKDAW_CORPUS=$(cd "$(dirname "$CORPUS")" && pwd) dotnet "$WORK/peers/QueryPeers.dll" load-marten --postgres "$CS"
 echo
 dotnet "$WORK/peers/QueryPeers.dll" run --jackdaw "$J" --database bench --postgres "$CS" \
-  --values "$WORK/company-values.txt" --rounds "$ROUNDS" --seconds "${DURATION%s}" --concurrency "$CONNS"
+  --values "$WORK/company-values.txt" --rounds "$ROUNDS" --seconds "${DURATION%s}" --concurrency "$CONNS" \
+  --jackdaw-pid "$PID" --postgres-pid "$(head -1 "$PG/data/postmaster.pid")"
