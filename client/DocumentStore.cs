@@ -73,7 +73,7 @@ public sealed class DocumentStore : IDisposable
         _conventions.Freeze();
         var handler = HttpMessageHandlerFactory?.Invoke() ?? RequestExecutor.CreateDefaultHandler();
         _executor = new RequestExecutor(urls, _conventions.RequestTimeout, handler);
-        _maintenance = new MaintenanceOperations(_executor, _database);
+        _maintenance = new MaintenanceOperations(_executor, _conventions, _database);
         return this;
     }
 

@@ -75,6 +75,14 @@ public sealed class IndexCompilationException(string message, HttpStatusCode? st
     : JackdawException(message, statusCode, serverErrorType);
 
 /// <summary>
+/// A changed definition was refused because the index is locked with
+/// <see cref="IndexLockMode.LockedError"/> (<c>IndexLockedException</c>, 409); nothing of that PUT was
+/// applied. Unlock it with <see cref="MaintenanceOperations.SetIndexLockAsync(IndexLockMode, string[])"/> first.
+/// </summary>
+public sealed class IndexLockedException(string message, HttpStatusCode? statusCode = HttpStatusCode.Conflict, string? serverErrorType = ErrorTypes.IndexLocked)
+    : JackdawException(message, statusCode, serverErrorType);
+
+/// <summary>
 /// The server gave up waiting (<c>TimeoutException</c>): a query that asked for non-stale results did
 /// not get them within its <c>WaitForNonStaleResults</c> timeout. Query again, or wait longer.
 /// </summary>
@@ -108,5 +116,6 @@ public static class ErrorTypes
     public const string InvalidQuery = "InvalidQueryException";
     public const string IndexDoesNotExist = "IndexDoesNotExistException";
     public const string IndexCompilation = "IndexCompilationException";
+    public const string IndexLocked = "IndexLockedException";
     public const string Timeout = "TimeoutException";
 }

@@ -164,6 +164,7 @@ internal sealed class RequestExecutor : IDisposable
             ErrorTypes.InvalidQuery => new InvalidQueryException(message, status, type),
             ErrorTypes.IndexDoesNotExist => new IndexDoesNotExistException(message, status, type),
             ErrorTypes.IndexCompilation => new IndexCompilationException(message, status, type),
+            ErrorTypes.IndexLocked => new IndexLockedException(message, status, type),
             ErrorTypes.Timeout => new ServerTimeoutException(message, status, type),
             _ => new JackdawException(message, status, type),
         };

@@ -9,6 +9,22 @@ public sealed class IndexStats
 
     public IndexState State { get; set; }
 
+    /// <summary>Whether it is indexing now: running, paused with all indexing, or disabled.</summary>
+    public IndexRunningStatus Status { get; set; }
+
+    public IndexLockMode LockMode { get; set; }
+
+    public IndexPriority Priority { get; set; }
+
+    /// <summary>
+    /// Set on a replacement built side by side (named <c>ReplacementOf/{Name}</c>): the name of the
+    /// index it replaces once it has caught up.
+    /// </summary>
+    public string? ReplacementOf { get; set; }
+
+    /// <summary>A replacement's progress; null for other indexes.</summary>
+    public IndexProgress? Progress { get; set; }
+
     /// <summary>Entries the index holds (a map may produce several per document, or none).</summary>
     public long EntriesCount { get; set; }
 

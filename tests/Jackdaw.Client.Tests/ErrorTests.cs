@@ -24,6 +24,7 @@ public sealed class ErrorTests : IDisposable
     [InlineData(HttpStatusCode.BadRequest, "InvalidQueryException", typeof(InvalidQueryException))]
     [InlineData(HttpStatusCode.NotFound, "IndexDoesNotExistException", typeof(IndexDoesNotExistException))]
     [InlineData(HttpStatusCode.BadRequest, "IndexCompilationException", typeof(IndexCompilationException))]
+    [InlineData(HttpStatusCode.Conflict, "IndexLockedException", typeof(IndexLockedException))]
     [InlineData(HttpStatusCode.RequestTimeout, "TimeoutException", typeof(ServerTimeoutException))]
     [InlineData(HttpStatusCode.RequestEntityTooLarge, "PayloadTooLargeException", typeof(JackdawException))]
     [InlineData(HttpStatusCode.NotFound, "RouteNotFoundException", typeof(JackdawException))]

@@ -12,7 +12,7 @@ namespace Jackdaw.Client.Tests.Infrastructure;
 /// it records every request the client sends and answers as the real server is specified to.
 /// <see cref="Intercept"/> replaces the answer to chosen requests.
 /// </summary>
-public sealed class FakeJackdaw : HttpMessageHandler
+public sealed partial class FakeJackdaw : HttpMessageHandler
 {
     private readonly object _lock = new();
     private readonly Dictionary<string, Dictionary<string, StoredDocument>> _databases = new(StringComparer.OrdinalIgnoreCase);
@@ -84,6 +84,8 @@ public sealed class FakeJackdaw : HttpMessageHandler
             return Databases(request.Method.Method, query);
 
         var segments = path.Split('/', StringSplitOptions.RemoveEmptyEntries);
+        if (IndexRoute(segments) is { } route)
+            return Indexes(request.Method.Method, Uri.UnescapeDataString(segments[1]), route, query, body);
         if (segments.Length != 3 || segments[0] != "databases")
             return Error(HttpStatusCode.NotFound, "RouteNotFoundException", $"No route matches '{request.Method} {path}'.");
         var database = Uri.UnescapeDataString(segments[1]);
