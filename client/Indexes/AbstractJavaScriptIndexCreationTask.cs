@@ -36,14 +36,17 @@ public abstract class AbstractJavaScriptIndexCreationTask
     };
 
     /// <summary>
-    /// Creates or updates the index in <paramref name="database"/> (the store's by default). Putting
-    /// an unchanged definition again changes nothing; a changed one rebuilds the index.
-    /// Throws <see cref="IndexCompilationException"/> for maps the server cannot compile.
+    /// Creates or updates the index in <paramref name="database"/> (the store's by default) and says
+    /// what that did. Putting an unchanged definition again changes nothing; a changed one is built
+    /// side by side and replaces the index once caught up, which answers queries meanwhile.
+    /// Throws <see cref="IndexCompilationException"/> for maps the server cannot compile and
+    /// <see cref="IndexLockedException"/> for a changed index locked with <see cref="IndexLockMode.LockedError"/>.
     /// </summary>
-    public Task ExecuteAsync(DocumentStore store, string? database = null, CancellationToken token = default)
+    public async Task<IndexDeployment> ExecuteAsync(DocumentStore store, string? database = null, CancellationToken token = default)
     {
         ArgumentNullException.ThrowIfNull(store);
         var maintenance = database is null ? store.Maintenance : store.Maintenance.ForDatabase(database);
-        return maintenance.PutIndexesAsync([CreateIndexDefinition()], token);
+        var deployed = await IndexCreation.DeployAsync(maintenance, [CreateIndexDefinition()], token).ConfigureAwait(false);
+        return deployed[0];
     }
 }

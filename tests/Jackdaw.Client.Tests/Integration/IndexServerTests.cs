@@ -47,9 +47,11 @@ public sealed class IndexServerTests(ServerFixture server) : IClassFixture<Serve
         var created = await IndexCreation.CreateIndexesAsync(typeof(Orders_Totals).Assembly, store);
         var again = await IndexCreation.CreateIndexesAsync(typeof(Orders_Totals).Assembly, store);
 
-        Assert.Equal(["Orders/Totals", "Users/Search", "Users/ByNameAndAge"], created);
-        Assert.Equal(created, again);
-        Assert.Equal(created.Order(), (await store.Maintenance.GetIndexesAsync()).Select(d => d.Name).Order());
+        Assert.Equal(["Orders/Totals", "Users/Search", "Users/ByNameAndAge"], created.Select(d => d.Name));
+        Assert.All(created, d => Assert.Equal(IndexDeploymentOutcome.Created, d.Outcome));
+        Assert.Equal(created.Select(d => d.Name), again.Select(d => d.Name));
+        Assert.All(again, d => Assert.Equal(IndexDeploymentOutcome.Unchanged, d.Outcome));
+        Assert.Equal(created.Select(d => d.Name).Order(), (await store.Maintenance.GetIndexesAsync()).Select(d => d.Name).Order());
     }
 
     [Fact]

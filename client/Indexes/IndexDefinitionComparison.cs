@@ -1,0 +1,60 @@
+using System.Text;
+
+namespace Jackdaw.Client;
+
+/// <summary>
+/// Whether the server would take a definition as unchanged: the same kind of index, the same maps
+/// in the same order once runs of whitespace are one space, and the same field options once
+/// options at their defaults (<see cref="FieldIndexing.Default"/>, not stored) are left out. This
+/// is the server's own rule, so a deployment can say beforehand which indexes it will rebuild.
+/// </summary>
+internal static class IndexDefinitionComparison
+{
+    public static bool SameAs(IndexDefinition current, IndexDefinition wanted)
+    {
+        if (current.Type is IndexType.AutoMap or IndexType.AutoMapReduce)
+        {
+            return false;
+        }
+
+        if (!current.Maps.Select(NormalizeScript).SequenceEqual(wanted.Maps.Select(NormalizeScript), StringComparer.Ordinal))
+        {
+            return false;
+        }
+
+        var mine = ExplicitFields(current);
+        var theirs = ExplicitFields(wanted);
+        return mine.Count == theirs.Count && mine.All(f => theirs.TryGetValue(f.Key, out var options) && options == f.Value);
+    }
+
+    private static Dictionary<string, (FieldIndexing, FieldStorage)> ExplicitFields(IndexDefinition definition) =>
+        definition.Fields
+            .Select(f => (f.Key, Options: (f.Value?.Indexing ?? FieldIndexing.Default, f.Value?.Storage ?? FieldStorage.No)))
+            .Where(f => f.Options != (FieldIndexing.Default, FieldStorage.No))
+            .ToDictionary(f => f.Key, f => f.Options, StringComparer.Ordinal);
+
+    /// <summary>Trimmed, with each run of whitespace as one space.</summary>
+    public static string NormalizeScript(string script)
+    {
+        var builder = new StringBuilder(script.Length);
+        var space = false;
+        foreach (var c in script.AsSpan().Trim())
+        {
+            if (char.IsWhiteSpace(c))
+            {
+                space = true;
+                continue;
+            }
+
+            if (space)
+            {
+                builder.Append(' ');
+            }
+
+            space = false;
+            builder.Append(c);
+        }
+
+        return builder.ToString();
+    }
+}

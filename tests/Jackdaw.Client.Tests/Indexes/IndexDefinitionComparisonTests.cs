@@ -1,0 +1,70 @@
+using System.Text.Json;
+using Jackdaw.Client.Json;
+using ServerDefinition = Jackdaw.Server.Indexing.IndexDefinition;
+
+namespace Jackdaw.Client.Tests.Indexes;
+
+/// <summary>
+/// The client decides before a PUT which indexes the server will rebuild: its verdict must be the
+/// server's own (<c>IndexDefinition.SameAs</c>) for every pair of definitions.
+/// </summary>
+public sealed class IndexDefinitionComparisonTests
+{
+    public static TheoryData<string, string> Pairs => new()
+    {
+        // Maps, then Fields, of the current and the wanted definition.
+        { """["map('Users', u => ({ Name: u.Name }))"]""", """["map('Users', u => ({ Name: u.Name }))"]""" },
+        { """["map('Users', u => ({ Name: u.Name }))"]""", """["  map('Users',\n\tu => ({ Name:   u.Name }))\r\n"]""" },
+        { """["map('Users', u => ({ Name: u.Name }))"]""", """["map('Users', u => ({ Name: u. Name }))"]""" },
+        { """["map('Users', u => ({ Name: u.Name }))"]""", """["map('Users', u => ({ Name: u.Name, Age: u.Age }))"]""" },
+        { """["map('Users', u => ({ A: u.A }))","map('People', p => ({ A: p.A }))"]""", """["map('People', p => ({ A: p.A }))","map('Users', u => ({ A: u.A }))"]""" },
+        { """["map('Users', u => ({ A: u.A }))"]""", """["map('Users', u => ({ A: u.A }))","map('People', p => ({ A: p.A }))"]""" },
+    };
+
+    public static TheoryData<string, string> FieldPairs => new()
+    {
+        { "{}", "{}" },
+        { "{}", """{"Name":{"Indexing":"Default","Storage":"No"}}""" },
+        { "{}", """{"Name":{}}""" },
+        { """{"Name":{"Indexing":"Default"}}""", """{"Name":{"Storage":"No"}}""" },
+        { "{}", """{"Name":{"Indexing":"Exact"}}""" },
+        { """{"Name":{"Indexing":"Exact"}}""", """{"Name":{"Indexing":"Search"}}""" },
+        { """{"Name":{"Indexing":"Exact"}}""", """{"name":{"Indexing":"Exact"}}""" },
+        { """{"Name":{"Indexing":"Exact"}}""", """{"Name":{"Indexing":"Exact","Storage":"No"}}""" },
+        { "{}", """{"Name":{"Storage":"Yes"}}""" },
+        { """{"Name":{"Indexing":"No","Storage":"Yes"}}""", """{"Name":{"Storage":"Yes","Indexing":"No"}}""" },
+    };
+
+    [Theory]
+    [MemberData(nameof(Pairs))]
+    public void MapsCompareAsTheServerComparesThem(string currentMaps, string wantedMaps) =>
+        AssertSameVerdict(currentMaps, "{}", wantedMaps, "{}");
+
+    [Theory]
+    [MemberData(nameof(FieldPairs))]
+    public void FieldOptionsCompareAsTheServerComparesThem(string currentFields, string wantedFields) =>
+        AssertSameVerdict("""["map('Users', u => ({ Name: u.Name }))"]""", currentFields, """["map('Users', u => ({ Name: u.Name }))"]""", wantedFields);
+
+    [Fact]
+    public void AnAutoIndexIsNeverTheSameAsAStaticDefinition()
+    {
+        var auto = new IndexDefinition { Name = "Auto/Users/ByName", Type = IndexType.AutoMap };
+
+        Assert.False(IndexDefinitionComparison.SameAs(auto, new IndexDefinition { Name = "Auto/Users/ByName" }));
+    }
+
+    private static void AssertSameVerdict(string currentMaps, string currentFields, string wantedMaps, string wantedFields)
+    {
+        var current = $$"""{"Name":"Users/Test","Maps":{{currentMaps}},"Fields":{{currentFields}}}""";
+        var wanted = $$"""{"Name":"Users/Test","Maps":{{wantedMaps}},"Fields":{{wantedFields}}}""";
+        using var currentJson = JsonDocument.Parse(current);
+        using var wantedJson = JsonDocument.Parse(wanted);
+        var server = ServerDefinition.FromJson(currentJson.RootElement).SameAs(ServerDefinition.FromJson(wantedJson.RootElement));
+
+        var client = IndexDefinitionComparison.SameAs(
+            JsonSerializer.Deserialize<IndexDefinition>(current, WireJson.Options)!,
+            JsonSerializer.Deserialize<IndexDefinition>(wanted, WireJson.Options)!);
+
+        Assert.Equal(server, client);
+    }
+}
