@@ -9,6 +9,7 @@
 # in place for the indexed variant); requests/s, p99 and the server's CPU per request (/proc).
 #
 #   perf/load/put-index.sh [rounds] [duration] [connections]     defaults: 3 rounds, 10s, 64
+# WARMUP (default 3s): the warm-up run's length; the indexed server JITs Lucene's code during it.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROUNDS=${1:-3}
@@ -57,7 +58,7 @@ measure() { # label round indexed
     curl -sf -X POST -H 'Content-Type: application/json' "$J/databases/bench/queries" \
       -d '{"Query":"from Bench where Name = $n","QueryParameters":{"n":"customer 1"},"WaitForNonStaleResults":true}' >/dev/null
   fi
-  put "$CONNS" 3s >/dev/null
+  put "$CONNS" "${WARMUP:-3s}" >/dev/null
   local c0 c1 r p lag="" entries="" docs=""
   c0=$(cpu "$PID")
   read -r r p < <(put "$CONNS" "$DURATION")
@@ -68,7 +69,7 @@ measure() { # label round indexed
   stop_server
 }
 
-echo "# durable PUT at $CONNS connections with and without one auto-index, ${SERVER_BUILD:-working tree $(git rev-parse --short HEAD)$(git diff --quiet || echo '+changes')}, -d$DURATION, load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "# durable PUT at $CONNS connections with and without one auto-index, ${SERVER_BUILD:-working tree $(git rev-parse --short HEAD)$(git diff --quiet || echo '+changes')}, -d$DURATION after a ${WARMUP:-3s} warm-up, load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "| round | server | req/s | p99 | server CPU µs/request | index non-stale after the run (s) | entries / documents | with / without |"
 echo "|---|---|---|---|---|---|---|---|"
 for r in $(seq 1 "$ROUNDS"); do
