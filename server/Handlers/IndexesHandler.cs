@@ -22,19 +22,42 @@ public sealed class IndexesHandler(ServerContext server) : HandlerBase(server)
     {
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
         var definitions = new List<IndexDefinition>();
+        var settings = new List<(IndexLockMode? LockMode, IndexPriority? Priority)>();
         using (var json = await DocumentBodies.ReadJsonAsync(context.Request.BodyReader, context.RequestAborted).ConfigureAwait(false))
         {
             if (json is null || json.RootElement.ValueKind != JsonValueKind.Object || !json.RootElement.TryGetProperty("Indexes", out var indexes) || indexes.ValueKind != JsonValueKind.Array)
                 throw new BadRequestException("The body must be {\"Indexes\":[{\"Name\":\"Orders/Totals\",\"Maps\":[\"map('Orders', o => ({ Company: o.Company }))\"]}]}.");
             foreach (var definition in indexes.EnumerateArray())
+            {
                 definitions.Add(IndexDefinition.FromJson(definition));
+                // As RavenDB: a definition may carry the lock mode and priority to set.
+                IndexLockMode? lockMode = definition.TryGetProperty("LockMode", out var l) && l.ValueKind == JsonValueKind.String
+                    ? Enum.TryParse<IndexLockMode>(l.GetString(), ignoreCase: true, out var m) && Enum.IsDefined(m) ? m : throw new BadRequestException($"LockMode '{l.GetString()}' is not a lock mode: use Unlock, LockedIgnore or LockedError.")
+                    : null;
+                IndexPriority? priority = definition.TryGetProperty("Priority", out var p) && p.ValueKind == JsonValueKind.String
+                    ? Enum.TryParse<IndexPriority>(p.GetString(), ignoreCase: true, out var q) && Enum.IsDefined(q) ? q : throw new BadRequestException($"Priority '{p.GetString()}' is not a priority: use Low, Normal or High.")
+                    : null;
+                settings.Add((lockMode, priority));
+            }
         }
         if (definitions.Count == 0)
             throw new BadRequestException("\"Indexes\" is empty: give at least one definition.");
         var duplicate = definitions.GroupBy(d => d.Name, StringComparer.OrdinalIgnoreCase).FirstOrDefault(g => g.Count() > 1);
         if (duplicate is not null)
             throw new BadRequestException($"The index '{duplicate.Key}' is defined more than once in this request.");
-        await IndexStore.Of(database).PutAsync(definitions).ConfigureAwait(false);
+        var store = IndexStore.Of(database);
+        await store.PutAsync(definitions).ConfigureAwait(false);
+        for (var i = 0; i < definitions.Count; i++)
+        {
+            var (lockMode, priority) = settings[i];
+            if (lockMode is null && priority is null)
+                continue;
+            await store.UpdateSettingsAsync(definitions[i].Name, (_, record) => record with
+            {
+                LockMode = lockMode ?? record.LockMode,
+                Priority = priority ?? record.Priority,
+            }).ConfigureAwait(false);
+        }
 
         var writer = context.StartJson(StatusCodes.Status201Created);
         writer.WriteStartObject();
@@ -62,7 +85,13 @@ public sealed class IndexesHandler(ServerContext server) : HandlerBase(server)
         writer.WriteStartObject();
         writer.WriteStartArray("Results");
         foreach (var index in indexes)
-            index.Definition.ToJson().WriteTo(writer);
+        {
+            var json = index.Definition.ToJson();
+            json["LockMode"] = index.LockMode.ToString();
+            json["Priority"] = index.Priority.ToString();
+            json["State"] = index.State.ToString();
+            json.WriteTo(writer);
+        }
         writer.WriteEndArray();
         writer.WriteEndObject();
         await context.CompleteJsonAsync().ConfigureAwait(false);
@@ -73,7 +102,7 @@ public sealed class IndexesHandler(ServerContext server) : HandlerBase(server)
     public async ValueTask Delete(RequestContext context)
     {
         var (database, name) = Target(context, nameRequired: true);
-        await IndexStore.Of(database).DeleteAsync(name!).ConfigureAwait(false);
+        await IndexStore.Of(database).DeleteAsync(name!, respectLock: true).ConfigureAwait(false);
         context.Response.StatusCode = StatusCodes.Status204NoContent;
     }
 
@@ -107,7 +136,7 @@ public sealed class IndexesHandler(ServerContext server) : HandlerBase(server)
                 writer.WriteString("Type", index.Definition.IsAuto ? "AutoMap" : "Map");
                 writer.WriteString("SourceType", "Documents");
                 writer.WriteString("State", index.State.ToString());
-                writer.WriteString("Status", store.IsPaused ? "Paused" : index.Disabled ? "Disabled" : "Running");
+                writer.WriteString("Status", StatusOf(store, index));
                 writer.WriteString("LockMode", index.LockMode.ToString());
                 writer.WriteString("Priority", index.Priority.ToString());
                 if (index.ReplacementOf is { } replaces)
@@ -149,9 +178,9 @@ public sealed class IndexesHandler(ServerContext server) : HandlerBase(server)
     [Route("/databases/*/indexes/errors", "GET")]
     public async ValueTask Errors(RequestContext context)
     {
-        var (database, name) = Target(context, nameRequired: false);
+        var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
         var store = IndexStore.Of(database);
-        var indexes = name is null ? store.Indexes : [store.Get(name)];
+        var indexes = Named(context, store);
         var writer = context.StartJson();
         writer.WriteStartObject();
         writer.WriteStartArray("Results");
@@ -263,13 +292,16 @@ public sealed class IndexesHandler(ServerContext server) : HandlerBase(server)
         context.Response.StatusCode = StatusCodes.Status204NoContent;
     }
 
-    /// <summary><c>POST /databases/*/indexes/stop</c> (RavenDB: <c>/admin/indexes/stop</c>): all indexing of the database pauses for this run of the server. 204.</summary>
+    /// <summary><c>POST /databases/*/indexes/stop[?name=]</c> (RavenDB: <c>/admin/indexes/stop</c>): all indexing of the database, or of one index, pauses for this run of the database. 204.</summary>
     [Route("/databases/*/indexes/stop", "POST")]
     [Route("/databases/*/admin/indexes/stop", "POST")]
     public ValueTask Stop(RequestContext context)
     {
-        var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
-        IndexStore.Of(database).SetPaused(true);
+        var (database, name) = Target(context, nameRequired: false);
+        if (name is null)
+            IndexStore.Of(database).SetPaused(true);
+        else
+            IndexStore.Of(database).Get(name).Paused = true;
         context.Response.StatusCode = StatusCodes.Status204NoContent;
         return ValueTask.CompletedTask;
     }
@@ -279,10 +311,38 @@ public sealed class IndexesHandler(ServerContext server) : HandlerBase(server)
     [Route("/databases/*/admin/indexes/start", "POST")]
     public ValueTask Start(RequestContext context)
     {
-        var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
-        IndexStore.Of(database).SetPaused(false);
+        var (database, name) = Target(context, nameRequired: false);
+        if (name is null)
+            IndexStore.Of(database).SetPaused(false);
+        else
+            IndexStore.Of(database).Get(name).Paused = false;
         context.Response.StatusCode = StatusCodes.Status204NoContent;
         return ValueTask.CompletedTask;
+    }
+
+    private static string StatusOf(IndexStore store, Indexing.Index index) =>
+        store.IsPaused || index.Paused ? "Paused" : index.Disabled ? "Disabled" : "Running";
+
+    /// <summary><c>GET /databases/*/indexes/status</c> (RavenDB's indexing status): <c>{"Status":"Running|Paused","Indexes":[{"Name","Status"}]}</c>.</summary>
+    [Route("/databases/*/indexes/status", "GET")]
+    public async ValueTask Status(RequestContext context)
+    {
+        var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
+        var store = IndexStore.Of(database);
+        var writer = context.StartJson();
+        writer.WriteStartObject();
+        writer.WriteString("Status", store.IsPaused ? "Paused" : "Running");
+        writer.WriteStartArray("Indexes");
+        foreach (var index in store.Indexes)
+        {
+            writer.WriteStartObject();
+            writer.WriteString("Name", index.Name);
+            writer.WriteString("Status", StatusOf(store, index));
+            writer.WriteEndObject();
+        }
+        writer.WriteEndArray();
+        writer.WriteEndObject();
+        await context.CompleteJsonAsync().ConfigureAwait(false);
     }
 
     /// <summary><c>POST /databases/*/indexes/replace?name=</c>: swaps a replacement in now, caught up or not. 204; 404 when none builds.</summary>
@@ -600,6 +660,18 @@ public sealed class IndexesHandler(ServerContext server) : HandlerBase(server)
             writer.WriteString(name, t.ToString("yyyy-MM-dd'T'HH:mm:ss.fffffff'Z'", CultureInfo.InvariantCulture));
         else
             writer.WriteNull(name);
+    }
+
+    /// <summary>The indexes a request names with <c>?name=a&amp;name=b</c> (every index when it names none).</summary>
+    private static IReadOnlyCollection<Indexing.Index> Named(RequestContext context, IndexStore store)
+    {
+        var names = new List<string>();
+        foreach (var parameter in new QueryParameters(context.Request.QueryString.Value))
+        {
+            if (parameter.NameEquals("name") && !parameter.RawValue.IsEmpty)
+                names.Add(QueryParameters.Decode(parameter.RawValue, "name"));
+        }
+        return names.Count == 0 ? store.Indexes : names.Select(store.Get).ToList();
     }
 
     private (DocumentDatabase Database, string? Name) Target(RequestContext context, bool nameRequired)

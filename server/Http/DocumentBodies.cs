@@ -66,7 +66,10 @@ public static class DocumentBodies
         var read = await BufferAsync(body, cancellationToken).ConfigureAwait(false);
         try
         {
-            return allowEmpty && read.Buffer.IsEmpty ? null : System.Text.Json.JsonDocument.Parse(read.Buffer);
+            // Parse a copy: JsonDocument keeps reading the memory it was given for its lifetime, and
+            // Kestrel reuses the pipe's buffers once they are advanced past (other requests' bytes
+            // then showed up in queries under concurrent POSTs).
+            return allowEmpty && read.Buffer.IsEmpty ? null : System.Text.Json.JsonDocument.Parse(read.Buffer.ToArray());
         }
         finally
         {

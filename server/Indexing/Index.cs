@@ -63,12 +63,12 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
     public static readonly TimeSpan IdleCommitDelay = TimeSpan.FromMilliseconds(250);
 
     /// <summary>The most documents one batch maps.</summary>
-    public const int BatchCount = 8 * 1024;
+    public const int BatchCount = 64 * 1024;
 
     /// <summary>The most document bytes one batch reads.</summary>
-    public const long BatchBytes = 32L * 1024 * 1024;
+    public const long BatchBytes = 128L * 1024 * 1024;
 
-    public static readonly TimeSpan BatchTime = TimeSpan.FromSeconds(1);
+    public static readonly TimeSpan BatchTime = TimeSpan.FromSeconds(2);
 
     /// <summary>The time a batch may take: the priority's share of the indexing time.</summary>
     public static TimeSpan BatchTimeFor(IndexPriority priority) => priority switch
@@ -82,6 +82,13 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
     public const int MaxErrors = 500;
 
     private const string PositionPrefix = "position:";
+    private const string MultiValuedKey = "multivalued";
+
+    // Fields some entry gave several values (an array): ranges on them cannot be folded into one.
+    private readonly System.Collections.Concurrent.ConcurrentDictionary<string, byte> _multiValued = new(StringComparer.Ordinal);
+
+    /// <summary>Whether some entry of this index has several values in the field (then <c>F &gt;= a and F &lt; b</c> must stay two conditions).</summary>
+    public bool IsMultiValued(string luceneName) => _multiValued.ContainsKey(luceneName);
 
     private readonly DocumentDatabase _database;
     private readonly ILogger _logger;
@@ -161,6 +168,11 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
             System.IO.Directory.CreateDirectory(folder);
             _directory = new NIOFSDirectory(new DirectoryInfo(folder));
             (_writer, _positions) = OpenWriter(_directory, folder, logger, definition.Name);
+            if (_writer.CommitData is { } data && data.TryGetValue(MultiValuedKey, out var multi))
+            {
+                foreach (var name in System.Text.Json.JsonSerializer.Deserialize<string[]>(multi) ?? [])
+                    _multiValued[name] = 0;
+            }
             _tombstoneRegistration = database.Tombstones.Register(this);
         }
         _searchers = new SearcherManager(_writer, applyAllDeletes: true, searcherFactory: null);
@@ -246,6 +258,20 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
         set
         {
             _disabled = value;
+            if (!value)
+                Wake();
+        }
+    }
+
+    private volatile bool _pausedAlone;
+
+    /// <summary>This index alone paused for this run (<c>/admin/indexes/stop?name=</c>); not persisted.</summary>
+    public bool Paused
+    {
+        get => _pausedAlone;
+        set
+        {
+            _pausedAlone = value;
             if (!value)
                 Wake();
         }
@@ -462,6 +488,7 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
     public async Task<bool> WaitForEtagAsync(long etag, TimeSpan timeout, CancellationToken cancellationToken)
     {
         var deadline = Stopwatch.GetTimestamp() + (long)(timeout.TotalSeconds * Stopwatch.Frequency);
+        _refreshWanted = true;
         Wake();
         while (true)
         {
@@ -533,8 +560,9 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
             bool more;
             try
             {
-                more = _state is IndexState.Normal && !_disabled && !_paused() && RunBatch();
-                if (!more && _state is IndexState.Normal && !_disabled && !_paused())
+                var running = _state is IndexState.Normal && !_disabled && !_pausedAlone && !_paused();
+                more = running && RunBatch();
+                if (!more && running)
                     CaughtUp?.Invoke(this);
             }
             catch (Exception) when (token.IsCancellationRequested || _database.IsClosing)
@@ -555,6 +583,35 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
                 {
                     break;
                 }
+            }
+            if (!more && _refreshPending)
+            {
+                // Caught up with a batch not yet searchable: refresh when its interval is up (or a
+                // query asks), then look for work again.
+                try
+                {
+                    var left = RefreshInterval - Stopwatch.GetElapsedTime(_lastRefresh);
+                    if (left > TimeSpan.Zero && !_refreshWanted)
+                        await Task.WhenAny(Task.Delay(left, token), wake).ConfigureAwait(false);
+                    if (token.IsCancellationRequested)
+                        break;
+                    var timer = new BatchTimer();
+                    Refresh(timer);
+                    timer.EndLoop();
+                    Publish(timer);
+                }
+                catch (Exception) when (token.IsCancellationRequested || _database.IsClosing)
+                {
+                    break;
+                }
+                catch (Exception e)
+                {
+                    _logger.LogError(e, "Index {Index}: a refresh failed; retrying", Name);
+                }
+                Interlocked.Exchange(ref _batchDone, new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously)).TrySetResult();
+                if (wake.IsCompleted)
+                    Interlocked.Exchange(ref _wake, new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously));
+                continue;
             }
             Interlocked.Exchange(ref _batchDone, new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously)).TrySetResult();
             if (more)
@@ -704,15 +761,22 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
 
         if (count > 0)
         {
-            var refreshStarted = Stopwatch.GetTimestamp();
-            _searchers.MaybeRefreshBlocking();
-            timer.AddRefresh(Stopwatch.GetTimestamp() - refreshStarted);
             _dirty = true;
+            _refreshPending = true;
             BatchesRun++;
             Interlocked.Exchange(ref _lastIndexingTicks, DateTime.UtcNow.Ticks);
         }
         _positions = positions;
-        _progress = new IndexProgress(positions, full ? _progress.CaughtUpTo : snapshotEtag);
+        _pendingProgress = new IndexProgress(positions, full ? (_pendingProgress ?? _progress).CaughtUpTo : snapshotEtag);
+        // Queries see a batch once the searcher is refreshed, and only then does the index count as
+        // having indexed it. A refresh flushes a segment (and resolves the delete-by-id terms): after
+        // a big batch, or when a query waits, at once; after the small batches a stream of writes
+        // makes, at most every RefreshInterval (one tiny segment per durable commit cost 4-5× the
+        // CPU of a PUT).
+        if (!_refreshPending)
+            _progress = _pendingProgress;
+        else if (full || _refreshWanted || Stopwatch.GetElapsedTime(_lastRefresh) >= RefreshInterval)
+            Refresh(timer);
         if (_dirty && Stopwatch.GetElapsedTime(_lastCommitTimestamp) > CommitInterval)
         {
             var commitStarted = Stopwatch.GetTimestamp();
@@ -724,6 +788,26 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
         if (count > 0 || timer.Committed)
             Publish(timer);
         return full;
+    }
+
+    /// <summary>The longest a small batch waits to become searchable while more writes stream in.</summary>
+    public static readonly TimeSpan RefreshInterval = TimeSpan.FromMilliseconds(100);
+
+    private bool _refreshPending;
+    private IndexProgress? _pendingProgress;
+    private long _lastRefresh;
+    private volatile bool _refreshWanted;
+
+    /// <summary>Makes everything written searchable and publishes the progress that goes with it.</summary>
+    private void Refresh(BatchTimer? timer)
+    {
+        var started = Stopwatch.GetTimestamp();
+        _refreshWanted = false;
+        _searchers.MaybeRefreshBlocking();
+        _progress = _pendingProgress ?? _progress;
+        _refreshPending = false;
+        _lastRefresh = Stopwatch.GetTimestamp();
+        timer?.AddRefresh(_lastRefresh - started);
     }
 
     private byte[] _buffer = new byte[64 * 1024];
@@ -764,6 +848,14 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
             timer.Output += output.Entries.Count;
         Interlocked.Increment(ref _mapSuccesses);
         var idTerm = new Term(LuceneFields.Id, lowerId);
+        foreach (var entry in output.Entries)
+        {
+            foreach (var field in entry)
+            {
+                if (field.Value is IReadOnlyList<object?> { Count: > 1 } && !_multiValued.ContainsKey(field.Name))
+                    _multiValued[field.Name] = 0;
+            }
+        }
         switch (output.Entries.Count)
         {
             case 0:
@@ -875,6 +967,8 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
     private void Commit()
     {
         var data = new Dictionary<string, string>(StringComparer.Ordinal);
+        if (!_multiValued.IsEmpty)
+            data[MultiValuedKey] = System.Text.Json.JsonSerializer.Serialize(_multiValued.Keys.Order(StringComparer.Ordinal).ToArray());
         foreach (var (collection, position) in _positions)
             data[PositionPrefix + collection] = string.Create(CultureInfo.InvariantCulture, $"{position.Documents},{position.Tombstones}");
         _writer.SetCommitData(data);

@@ -349,13 +349,21 @@ public sealed class IndexStore : IAsyncDisposable
         }
     }
 
-    /// <summary>Deletes an index: its definition, then its files.</summary>
-    public async Task DeleteAsync(string name)
+    /// <summary>Deletes an index: its definition, then its files. A request respects its lock mode; housekeeping does not (auto-indexes are never locked).</summary>
+    public async Task DeleteAsync(string name, bool respectLock = false)
     {
         await _changes.WaitAsync().ConfigureAwait(false);
         try
         {
             var index = Get(name);
+            // As RavenDB: a locked index is not deleted either (LockedIgnore: silently).
+            if (respectLock && index.LockMode == IndexLockMode.LockedError)
+                throw new IndexLockedException(index.Name);
+            if (respectLock && index.LockMode == IndexLockMode.LockedIgnore)
+            {
+                _logger.LogInformation("Index {Index} is locked (LockedIgnore): its deletion is ignored", index.Name);
+                return;
+            }
             if (TryGet(ReplacementName(index.Name)) is { } replacement)
                 await DropAsync(replacement).ConfigureAwait(false);
             await DropAsync(index).ConfigureAwait(false);
@@ -499,6 +507,7 @@ public sealed class IndexStore : IAsyncDisposable
         var json = definition.ToJson();
         json.Remove("CreatedAt");
         json.Remove("Name");
+        json["Layout"] = LuceneFields.LayoutVersion;
         return Convert.ToHexString(SHA256.HashData(Encoding.UTF8.GetBytes(json.ToJsonString())));
     }
 

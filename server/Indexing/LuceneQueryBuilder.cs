@@ -19,6 +19,7 @@ public sealed class LuceneQueryBuilder
     private readonly string _text;
     private readonly IReadOnlyDictionary<string, JsonElement> _parameters;
     private readonly Func<RqlPath, FieldIndexing, int, FieldPlan> _resolve;
+    private readonly Func<string, bool> _multiValued;
 
     static LuceneQueryBuilder()
     {
@@ -27,11 +28,13 @@ public sealed class LuceneQueryBuilder
     }
 
     /// <param name="resolve">The plan of a path as a query uses it (Default, Exact inside exact(), Search in search()); throws for a field the index does not have.</param>
-    public LuceneQueryBuilder(string text, IReadOnlyDictionary<string, JsonElement> parameters, Func<RqlPath, FieldIndexing, int, FieldPlan> resolve)
+    /// <param name="multiValued">Whether a Lucene field has entries with several values (its ranges are not folded).</param>
+    public LuceneQueryBuilder(string text, IReadOnlyDictionary<string, JsonElement> parameters, Func<RqlPath, FieldIndexing, int, FieldPlan> resolve, Func<string, bool>? multiValued = null)
     {
         _text = text;
         _parameters = parameters;
         _resolve = resolve;
+        _multiValued = multiValued ?? (_ => true);
     }
 
     /// <summary>The fields an auto-index needs for <paramref name="query"/>: those its where and order by use.</summary>
@@ -101,8 +104,12 @@ public sealed class LuceneQueryBuilder
             {
                 var query = new BooleanQuery();
                 var occur = b.IsAnd ? Occur.MUST : Occur.SHOULD;
-                AddFlattened(query, b.Left, b.IsAnd, occur, exact);
-                AddFlattened(query, b.Right, b.IsAnd, occur, exact);
+                var operands = new List<RqlExpression>();
+                Flatten(b, b.IsAnd, operands);
+                if (b.IsAnd)
+                    operands = FoldRanges(operands, query, exact);
+                foreach (var operand in operands)
+                    query.Add(Translate(operand, exact), occur);
                 return query;
             }
             case RqlNot n:
@@ -132,16 +139,67 @@ public sealed class LuceneQueryBuilder
         }
     }
 
-    // a and b and c → one BooleanQuery of three MUST clauses (and not nested ones).
-    private void AddFlattened(BooleanQuery query, RqlExpression expression, bool isAnd, Occur occur, bool exact)
+    // a and b and c → one BooleanQuery of three clauses (and not nested ones).
+    private static void Flatten(RqlExpression expression, bool isAnd, List<RqlExpression> operands)
     {
         if (expression is RqlBinary inner && inner.IsAnd == isAnd)
         {
-            AddFlattened(query, inner.Left, isAnd, occur, exact);
-            AddFlattened(query, inner.Right, isAnd, occur, exact);
+            Flatten(inner.Left, isAnd, operands);
+            Flatten(inner.Right, isAnd, operands);
             return;
         }
-        query.Add(Translate(expression, exact), occur);
+        operands.Add(expression);
+    }
+
+    /// <summary>
+    /// <c>F &gt;= a and F &lt; b</c> on one single-valued field becomes one range (as <c>between</c>
+    /// gives), not two half-open ranges each matching about half the index and then intersected. Returns the
+    /// operands left; the folded ranges are added to <paramref name="query"/>.
+    /// </summary>
+    private List<RqlExpression> FoldRanges(List<RqlExpression> operands, BooleanQuery query, bool exact)
+    {
+        var left = new List<RqlExpression>(operands.Count);
+        var bounds = new Dictionary<string, List<RqlComparison>>(StringComparer.Ordinal);
+        foreach (var operand in operands)
+        {
+            if (operand is RqlComparison { Field.IsId: false, Operator: not (RqlComparisonOperator.Equal or RqlComparisonOperator.NotEqual) } c)
+            {
+                var key = c.Field.Path!.ToString();
+                if (!bounds.TryGetValue(key, out var list))
+                    bounds[key] = list = [];
+                list.Add(c);
+            }
+            else
+            {
+                left.Add(operand);
+            }
+        }
+        foreach (var group in bounds.Values)
+        {
+            var lower = group.Where(c => c.Operator is RqlComparisonOperator.Greater or RqlComparisonOperator.GreaterOrEqual).ToList();
+            var upper = group.Where(c => c.Operator is RqlComparisonOperator.Less or RqlComparisonOperator.LessOrEqual).ToList();
+            if (lower.Count != 1 || upper.Count != 1)
+            {
+                left.AddRange(group);
+                continue;
+            }
+            var low = Resolve(lower[0].Value);
+            var high = Resolve(upper[0].Value);
+            if (low is null || high is null || low.GetType() != high.GetType() || low is bool)
+            {
+                left.AddRange(group);
+                continue;
+            }
+            var target = Target(lower[0].Field, exact, lower[0].Position);
+            // With several values in one entry, "some value >= a and some value < b" is not one range.
+            if (_multiValued(target.Name))
+            {
+                left.AddRange(group);
+                continue;
+            }
+            query.Add(Range(target, low, lower[0].Operator == RqlComparisonOperator.GreaterOrEqual, high, upper[0].Operator == RqlComparisonOperator.LessOrEqual), Occur.MUST);
+        }
+        return left;
     }
 
     private static Query Not(Query inner) => new BooleanQuery
@@ -181,7 +239,7 @@ public sealed class LuceneQueryBuilder
         null when target.IsId => new BooleanQuery(),
         null => new TermQuery(new Term(LuceneFields.Null, target.Name)),
         string s => new TermQuery(new Term(target.Name, target.LowerStrings ? LuceneFields.Lower(s) : s)),
-        double d when !target.IsId => NumericRangeQuery.NewDoubleRange(target.Name + LuceneFields.NumberSuffix, d, d, true, true),
+        double d when !target.IsId => NumericRangeQuery.NewDoubleRange(target.Name + LuceneFields.NumberSuffix, LuceneFields.NumberPrecisionStep, d, d, true, true),
         bool b when !target.IsId => new TermQuery(new Term(target.Name + LuceneFields.BooleanSuffix, b ? "true" : "false")),
         _ => new BooleanQuery(),
     };
@@ -202,7 +260,7 @@ public sealed class LuceneQueryBuilder
                 return TermRangeQuery.NewStringRange(target.Name, from, to, includeLow, includeHigh);
             }
             case double when !target.IsId:
-                return NumericRangeQuery.NewDoubleRange(target.Name + LuceneFields.NumberSuffix, low as double?, high as double?, includeLow, includeHigh);
+                return NumericRangeQuery.NewDoubleRange(target.Name + LuceneFields.NumberSuffix, LuceneFields.NumberPrecisionStep, low as double?, high as double?, includeLow, includeHigh);
             case null or bool when (low is null || includeLow) && (high is null || includeHigh) && !(low is null && high is null):
                 return Equal(target, bound);
             default:

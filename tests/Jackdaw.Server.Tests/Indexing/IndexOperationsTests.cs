@@ -354,4 +354,88 @@ public sealed class IndexOperationsTests(ServerFixture fixture) : IClassFixture<
         Assert.Equal(["orders/5", "orders/3", "orders/1"], Ids(await QueryAsync(db, "from Orders where Company = 'companies/2' order by id() desc")));
         Assert.Equal(["orders/3", "orders/5"], Ids(await QueryAsync(db, "from Orders where Company in ($c) and id() in ($ids) order by id()", new { c = new[] { "companies/2" }, ids = new[] { "orders/5", "orders/3", "orders/2" } })));
     }
+
+    [Fact]
+    public async Task PerIndexStopStatusErrorsOfSeveralIndexesAndLockedDeletes()
+    {
+        var db = await SeedOrdersAsync();
+        var body = JsonSerializer.Serialize(new
+        {
+            Indexes = new object[]
+            {
+                new { Name = "A", Maps = new[] { "map('Orders', o => ({ X: o.Missing.X }))" }, LockMode = "LockedIgnore", Priority = "Low" },
+                new { Name = "B", Maps = new[] { "map('Orders', o => ({ Y: o.Missing.Y }))" } },
+            },
+        });
+        using (var put = await Client.PutAsync($"/databases/{db}/admin/indexes", Api.Json(body)))
+            Assert.Equal(HttpStatusCode.Created, put.StatusCode);
+        using (var definitions = await Client.GetAsync($"/databases/{db}/indexes?name=A"))
+        {
+            var a = (await Api.JsonAsync(definitions)).GetProperty("Results")[0];
+            Assert.Equal("LockedIgnore", a.GetProperty("LockMode").GetString());
+            Assert.Equal("Low", a.GetProperty("Priority").GetString());
+        }
+
+        // Errors of several indexes in one request.
+        JsonElement errors = default;
+        for (var attempt = 0; attempt < 100; attempt++)
+        {
+            using var response = await Client.GetAsync($"/databases/{db}/indexes/errors?&name=A&name=B");
+            errors = (await Api.JsonAsync(response)).GetProperty("Results");
+            if (errors.GetArrayLength() == 2 && errors.EnumerateArray().All(e => e.GetProperty("Errors").GetArrayLength() == 6))
+                break;
+            await Task.Delay(50);
+        }
+        Assert.Equal(["A", "B"], errors.EnumerateArray().Select(e => e.GetProperty("Name").GetString()));
+
+        // One index stopped alone.
+        using (await Client.PostAsync($"/databases/{db}/admin/indexes/stop?name=B", null))
+        {
+        }
+        using (var status = await Client.GetAsync($"/databases/{db}/indexes/status"))
+        {
+            var json = await Api.JsonAsync(status);
+            Assert.Equal("Running", json.GetProperty("Status").GetString());
+            Assert.Equal(["Running", "Paused"], json.GetProperty("Indexes").EnumerateArray().Select(i => i.GetProperty("Status").GetString()));
+        }
+        using (await Client.PostAsync($"/databases/{db}/admin/indexes/start?name=B", null))
+        {
+        }
+        using (var status = await Client.GetAsync($"/databases/{db}/indexes/status"))
+            Assert.All((await Api.JsonAsync(status)).GetProperty("Indexes").EnumerateArray(), i => Assert.Equal("Running", i.GetProperty("Status").GetString()));
+
+        // Lock modes hold deletes too: LockedIgnore ignores it, LockedError refuses it.
+        using (var delete = await Client.DeleteAsync($"/databases/{db}/indexes?name=A"))
+            Assert.Equal(HttpStatusCode.NoContent, delete.StatusCode);
+        using (await Client.PostAsync($"/databases/{db}/indexes/set-lock", Api.Json("""{"IndexNames":["B"],"Mode":"LockedError"}""")))
+        {
+        }
+        using (var delete = await Client.DeleteAsync($"/databases/{db}/indexes?name=B"))
+            await Api.AssertErrorAsync(delete, HttpStatusCode.Conflict, "IndexLockedException");
+        using (var list = await Client.GetAsync($"/databases/{db}/indexes"))
+            Assert.Equal(2, (await Api.JsonAsync(list)).GetProperty("Results").GetArrayLength());
+    }
+
+    [Fact]
+    public async Task ConcurrentPostedQueriesNeverReadEachOthersBodies()
+    {
+        // The body was parsed in place and the pipe's buffer released: Kestrel reused it for other
+        // requests while the query still read it ("expected 'from', found 'tity'").
+        var db = await SeedOrdersAsync();
+        var failures = new System.Collections.Concurrent.ConcurrentBag<string>();
+        await Task.WhenAll(Enumerable.Range(0, 16).Select(worker => Task.Run(async () =>
+        {
+            for (var i = 0; i < 40; i++)
+            {
+                var id = $"orders/{1 + ((worker + i) % 6)}";
+                var padding = new string((char)('a' + (worker % 26)), 200 + (i * 37 % 900));
+                var body = JsonSerializer.Serialize(new { Query = "from Orders where id() = $id and id() != $pad", QueryParameters = new { id, pad = padding } });
+                using var response = await Client.PostAsync($"/databases/{db}/queries", Api.Json(body));
+                var text = await response.Content.ReadAsStringAsync();
+                if (response.StatusCode != HttpStatusCode.OK || !text.Contains($"\"@id\":\"{id}\"", StringComparison.Ordinal))
+                    failures.Add($"{id}: {(int)response.StatusCode} {text[..Math.Min(200, text.Length)]}");
+            }
+        })));
+        Assert.Empty(failures);
+    }
 }
