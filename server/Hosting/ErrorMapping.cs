@@ -27,6 +27,8 @@ public static class ErrorMapping
         IndexCompilationException => (StatusCodes.Status400BadRequest, ErrorTypes.IndexCompilation),
         IndexDoesNotExistException => (StatusCodes.Status404NotFound, ErrorTypes.IndexDoesNotExist),
         IndexLockedException => (StatusCodes.Status409Conflict, ErrorTypes.IndexLocked),
+        SubscriptionDoesNotExistException => (StatusCodes.Status404NotFound, ErrorTypes.SubscriptionDoesNotExist),
+        SubscriptionAlreadyExistsException => (StatusCodes.Status409Conflict, ErrorTypes.SubscriptionAlreadyExists),
         // 408, as RavenDB answers a wait for non-stale results that timed out.
         QueryTimeoutException => (StatusCodes.Status408RequestTimeout, ErrorTypes.Timeout),
         // Another environment still holds the folder (a closed one whose last readers run on).

@@ -25,6 +25,8 @@ public static class ErrorTypes
     public const string IndexCompilation = "IndexCompilationException";
     public const string IndexDoesNotExist = "IndexDoesNotExistException";
     public const string IndexLocked = "IndexLockedException";
+    public const string SubscriptionDoesNotExist = "SubscriptionDoesNotExistException";
+    public const string SubscriptionAlreadyExists = "SubscriptionAlreadyExistsException";
 
     /// <summary>RavenDB's name for a query that waited for non-stale results in vain (our <see cref="Errors.QueryTimeoutException"/>).</summary>
     public const string Timeout = "TimeoutException";

@@ -23,7 +23,7 @@ public sealed class ServerContext(ServerOptions options, ILoggerFactory loggerFa
             Path.Combine(Options.DataDir, "Databases"),
             LoggerFactory,
             // Every database opens with its indexes (their loops resume at once after a restart).
-            Options.Database with { Components = [.. Options.Database.Components, Indexing.IndexStore.Component(Options.Indexing, LoggerFactory)] }));
+            Options.Database with { Components = [.. Options.Database.Components, Indexing.IndexStore.Component(Options.Indexing, LoggerFactory), Subscriptions.SubscriptionStore.Component(LoggerFactory)] }));
 
     /// <summary>Closes every open database: queued writes finish, storage is closed cleanly.</summary>
     public async ValueTask DisposeAsync()

@@ -283,7 +283,8 @@ public static class QueryRunner
         return scratch.Utf8ToString();
     }
 
-    private static void WriteResult(ArrayBufferWriter<byte> output, RqlQuery query, string id, ReadOnlySpan<byte> document, Lucene.Net.Documents.Document? stored, Indexing.Index? index)
+    /// <summary>A document, or its projection when the query selects, as JSON (also a subscription's batch items).</summary>
+    internal static void WriteResult(ArrayBufferWriter<byte> output, RqlQuery query, string id, ReadOnlySpan<byte> document, Lucene.Net.Documents.Document? stored, Indexing.Index? index)
     {
         if (query.Select.Count == 0)
         {

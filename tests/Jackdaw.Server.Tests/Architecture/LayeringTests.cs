@@ -6,7 +6,8 @@ namespace Jackdaw.Server.Tests.Architecture;
 /// <summary>
 /// The server's layers depend one way (docs/architecture.md, "Projects and layers"):
 /// Handlers → Hosting → Routing; Handlers → Http → Indexing → Queries, Databases → Documents →
-/// Errors; everything → storage. Each rule names the types that break it.
+/// Errors; Handlers → Changes → Indexing, Databases, Documents, Errors; everything → storage. Each
+/// rule names the types that break it.
 /// </summary>
 public sealed class LayeringTests
 {
@@ -20,6 +21,8 @@ public sealed class LayeringTests
     private const string Errors = Server + ".Errors";
     private const string Queries = Server + ".Queries";
     private const string Indexing = Server + ".Indexing";
+    private const string Changes = Server + ".Changes";
+    private const string Subscriptions = Server + ".Subscriptions";
 
     private static readonly Assembly ServerAssembly = typeof(Jackdaw.Server.Hosting.JackdawHost).Assembly;
 
@@ -32,7 +35,7 @@ public sealed class LayeringTests
     [Fact]
     public void EveryServerTypeLivesInAKnownLayer()
     {
-        string[] layers = [Routing, Hosting, Handlers, Http, Databases, Documents, Errors, Queries, Indexing];
+        string[] layers = [Routing, Hosting, Handlers, Http, Databases, Documents, Errors, Queries, Indexing, Subscriptions, Changes];
         var strays = ServerAssembly.GetTypes()
             .Where(t => t.Namespace is not null && t.Namespace.StartsWith(Server, StringComparison.Ordinal))
             .Where(t => !layers.Any(l => t.Namespace == l || t.Namespace!.StartsWith(l + ".", StringComparison.Ordinal)))
@@ -62,14 +65,14 @@ public sealed class LayeringTests
     [Fact]
     public void NothingBelowTheHandlersKnowsAspNetCoreHttp()
     {
-        foreach (var layer in new[] { Http, Databases, Documents, Errors, Queries, Indexing })
+        foreach (var layer in new[] { Http, Databases, Documents, Errors, Queries, Indexing, Subscriptions, Changes })
             AssertNoDependency(layer, "Microsoft.AspNetCore");
     }
 
     [Fact]
     public void NothingBelowTheHandlersKnowsTheHandlersOrTheHost()
     {
-        foreach (var layer in new[] { Http, Databases, Documents, Errors, Queries, Indexing })
+        foreach (var layer in new[] { Http, Databases, Documents, Errors, Queries, Indexing, Subscriptions, Changes })
             AssertNoDependency(layer, Handlers, Hosting, Routing);
     }
 
@@ -83,6 +86,12 @@ public sealed class LayeringTests
         AssertNoDependency(Databases, Indexing, Queries);
         AssertNoDependency(Queries, Indexing, Http);
         AssertNoDependency(Indexing, Http);
+        AssertNoDependency(Subscriptions, Http, Indexing);
+        AssertNoDependency(Databases, Subscriptions);
+        // The changes feed sits beside Http: the handlers wire it to ASP.NET, nothing below knows it.
+        AssertNoDependency(Changes, Http, Subscriptions);
+        foreach (var layer in new[] { Http, Databases, Documents, Errors, Queries, Indexing, Subscriptions })
+            AssertNoDependency(layer, Changes);
     }
 
     [Fact]

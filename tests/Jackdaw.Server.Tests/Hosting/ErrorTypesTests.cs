@@ -47,6 +47,7 @@ public sealed class ErrorTypesTests(Infrastructure.ServerFixture fixture) : ICla
             ErrorTypes.DatabaseDoesNotExist, ErrorTypes.DatabaseAlreadyExists, ErrorTypes.DocumentDoesNotExist,
             ErrorTypes.DiskFull, ErrorTypes.DatabaseUnavailable, ErrorTypes.FeatureNotSupported, ErrorTypes.InvalidQuery,
             ErrorTypes.IndexCompilation, ErrorTypes.IndexDoesNotExist, ErrorTypes.Timeout, ErrorTypes.IndexLocked,
+            ErrorTypes.SubscriptionDoesNotExist, ErrorTypes.SubscriptionAlreadyExists,
         ];
         Assert.Equal(AllTypes().Order(StringComparer.Ordinal), covered.Order(StringComparer.Ordinal));
     }
@@ -216,6 +217,25 @@ public sealed class ErrorTypesTests(Infrastructure.ServerFixture fixture) : ICla
         }
         using var response = await Client.PutAsync($"/databases/{db}/admin/indexes", Api.Json("{\"Indexes\":[{\"Name\":\"L\",\"Maps\":[\"map('A', a => ({ C: a.C }))\"]}]}"));
         await Api.AssertErrorAsync(response, HttpStatusCode.Conflict, "IndexLockedException");
+    }
+
+    [Fact]
+    public async Task SubscriptionDoesNotExistException()
+    {
+        var db = await fixture.CreateDatabaseAsync();
+        using var response = await Client.DeleteAsync($"/databases/{db}/subscriptions?name=Nope");
+        await Api.AssertErrorAsync(response, HttpStatusCode.NotFound, "SubscriptionDoesNotExistException");
+    }
+
+    [Fact]
+    public async Task SubscriptionAlreadyExistsException()
+    {
+        var db = await fixture.CreateDatabaseAsync();
+        using (await Client.PutAsync($"/databases/{db}/subscriptions", Api.Json("{\"Name\":\"S\",\"Query\":\"from Orders\"}")))
+        {
+        }
+        using var response = await Client.PutAsync($"/databases/{db}/subscriptions", Api.Json("{\"Name\":\"S\",\"Query\":\"from Orders\"}"));
+        await Api.AssertErrorAsync(response, HttpStatusCode.Conflict, "SubscriptionAlreadyExistsException");
     }
 
     [Fact]

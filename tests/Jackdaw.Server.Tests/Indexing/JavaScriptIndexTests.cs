@@ -486,7 +486,9 @@ public sealed class JavaScriptIndexTests
     [InlineData("return { A: new Function('return 1')() };", "String compilation has been disabled")]
     public void ASandboxLimitFailsTheDocumentAndTheNextOneMaps(string badBranch, string expected)
     {
-        using var index = JavaScriptIndex.Compile("Test", [$$"""map('Orders', o => { if (o.Bad) { {{badBranch}} } return { Company: o.Company }; })"""]);
+        // A generous timeout: on a loaded machine the 1 s default could stop the script before the
+        // limit under test does.
+        using var index = JavaScriptIndex.Compile("Test", [$$"""map('Orders', o => { if (o.Bad) { {{badBranch}} } return { Company: o.Company }; })"""], JavaScriptLimits.Default with { Timeout = TimeSpan.FromSeconds(60) });
         var output = new MapOutput();
 
         var error = Assert.Throws<IndexMapException>(() => index.Map(Doc("orders/bad", "Orders", """{"Bad":true,"Company":"companies/9"}"""), null, output));

@@ -1,0 +1,409 @@
+using System.Text;
+using Jackdaw.Server.Errors;
+using Jackdaw.Server.Queries;
+using Microsoft.Extensions.Logging;
+
+namespace Jackdaw.Server.Subscriptions;
+
+/// <summary>One document of a batch: its id, etag and blittable form (a copy).</summary>
+public sealed record SubscriptionItem(string Id, long Etag, byte[] Document);
+
+/// <summary>
+/// A batch sent to one worker: the matching documents of the etag range
+/// (<see cref="StartExclusive"/>, <see cref="LastEtag"/>]. Acknowledging it acknowledges the range.
+/// </summary>
+public sealed record SubscriptionBatch(long StartExclusive, long LastEtag, IReadOnlyList<SubscriptionItem> Items);
+
+/// <summary>
+/// The runtime of one subscription: its record, the workers connected, and the batches in flight.
+/// Ranges are handed out in etag order from <c>_sentUpTo</c>; a worker that goes without
+/// acknowledging gives its range back (sent again to the next worker: at least once); the
+/// acknowledged position advances over contiguous acknowledged ranges and is stored (durably)
+/// before the worker is told.
+/// </summary>
+public sealed class SubscriptionState
+{
+    /// <summary>The most documents scanned (matching or not) to make one batch.</summary>
+    public const int MaxScan = 64 * 1024;
+
+    private readonly SubscriptionStore _store;
+    private readonly object _lock = new();
+    private readonly List<SubscriptionSession> _sessions = new();
+    private readonly SortedDictionary<long, long> _doneRanges = new(); // start → end, acknowledged beyond _acked
+    private readonly Queue<(long Start, long End)> _resend = new();
+    private readonly RqlEvaluator _evaluator;
+    private readonly string? _collection;
+    private TaskCompletionSource _free = new(TaskCreationOptions.RunContinuationsAsynchronously);
+    private volatile SubscriptionRecord _record;
+    private long _sentUpTo;
+
+    internal SubscriptionState(SubscriptionStore store, SubscriptionRecord record, RqlQuery query)
+    {
+        _store = store;
+        _record = record;
+        Query = query;
+        _evaluator = new RqlEvaluator(record.Query);
+        _collection = string.Equals(query.From.Name, "@all_docs", StringComparison.OrdinalIgnoreCase) ? null : query.From.Name;
+        _sentUpTo = record.AckedEtag;
+    }
+
+    public SubscriptionRecord Record => _record;
+
+    public RqlQuery Query { get; }
+
+    /// <summary>The workers connected now.</summary>
+    public IReadOnlyList<SubscriptionSession> Sessions
+    {
+        get
+        {
+            lock (_lock)
+                return _sessions.ToList();
+        }
+    }
+
+    internal async Task UpdateAsync(Func<SubscriptionRecord, SubscriptionRecord> change)
+    {
+        SubscriptionRecord record;
+        lock (_lock)
+            record = _record = change(_record);
+        await _store.StoreAsync(record).ConfigureAwait(false);
+    }
+
+    /// <summary>Connects a worker with a strategy.</summary>
+    /// <exception cref="SubscriptionInUseException">OpenIfFree (or Concurrent) while an exclusive worker holds it.</exception>
+    /// <exception cref="SubscriptionClosedException">The subscription is disabled.</exception>
+    public async Task<SubscriptionSession> ConnectAsync(SubscriptionStrategy strategy, string address, CancellationToken cancellationToken)
+    {
+        var takingOver = false;
+        try
+        {
+            while (true)
+            {
+                Task free;
+                List<SubscriptionSession> takenOver = [];
+                lock (_lock)
+                {
+                    if (_record.Disabled)
+                        throw new SubscriptionClosedException(_record.Name, "the subscription is disabled.");
+                    // A worker taking over goes first: the others wait behind it (or are refused).
+                    var busy = _sessions.Count > 0 || (_takeOvers > 0 && !takingOver);
+                    var concurrentOnly = _sessions.All(s => s.Strategy == SubscriptionStrategy.Concurrent) && _takeOvers == 0;
+                    if (!busy || (strategy == SubscriptionStrategy.Concurrent && concurrentOnly))
+                    {
+                        if (takingOver)
+                        {
+                            _takeOvers--;
+                            takingOver = false;
+                        }
+                        return Add(strategy, address);
+                    }
+                    free = _free.Task;
+                    switch (strategy)
+                    {
+                        case SubscriptionStrategy.TakeOver:
+                            if (!takingOver)
+                            {
+                                takingOver = true;
+                                _takeOvers++;
+                            }
+                            takenOver = _sessions.ToList();
+                            break;
+                        case SubscriptionStrategy.WaitForFree:
+                            break;
+                        default:
+                            throw new SubscriptionInUseException(_record.Name, _sessions.FirstOrDefault()?.Address ?? "a worker taking it over");
+                    }
+                }
+                foreach (var session in takenOver)
+                    session.Close($"the subscription was taken over by the worker at {address}.");
+                // Wait for the workers to go: a taker until those it closed have left. When nobody is
+                // connected but a taker is about to be, the signal is already set: wait a moment.
+                if (free.IsCompleted)
+                    await Task.Delay(10, cancellationToken).ConfigureAwait(false);
+                else
+                    await free.WaitAsync(cancellationToken).ConfigureAwait(false);
+            }
+        }
+        finally
+        {
+            if (takingOver)
+            {
+                lock (_lock)
+                {
+                    _takeOvers--;
+                    if (_sessions.Count == 0 && _takeOvers == 0)
+                        _free.TrySetResult();
+                }
+            }
+        }
+    }
+
+    private int _takeOvers;
+
+    private SubscriptionSession Add(SubscriptionStrategy strategy, string address)
+    {
+        var session = new SubscriptionSession(this, strategy, address);
+        _sessions.Add(session);
+        if (_sessions.Count == 1)
+            _free = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        _store.Logger.LogInformation("Subscription {Subscription}: worker {Address} connected ({Strategy})", _record.Name, address, strategy);
+        return session;
+    }
+
+    internal void Remove(SubscriptionSession session)
+    {
+        lock (_lock)
+        {
+            if (!_sessions.Remove(session))
+                return;
+            // Its batch was not acknowledged: the next worker gets that range again.
+            if (session.InFlight is { } batch)
+                _resend.Enqueue((batch.StartExclusive, batch.LastEtag));
+            if (_sessions.Count == 0)
+            {
+                _free.TrySetResult();
+                // Nobody holds a range: start again right after the acknowledged position.
+                _resend.Clear();
+                _doneRanges.Clear();
+                _sentUpTo = _record.AckedEtag;
+            }
+        }
+        _store.Logger.LogInformation("Subscription {Subscription}: worker {Address} disconnected", _record.Name, session.Address);
+    }
+
+    /// <summary>Closes every connection (deleted, disabled, dropped) with the reason.</summary>
+    public void CloseAll(string reason)
+    {
+        foreach (var session in Sessions)
+            session.Close(reason);
+    }
+
+    /// <summary>
+    /// The next batch for a worker: a range given back by another worker first, else the next
+    /// documents after what was handed out; null when nothing is there yet (wait for a commit).
+    /// </summary>
+    internal SubscriptionBatch? TakeBatch(int maxDocuments, long maxBytes)
+    {
+        lock (_lock)
+        {
+            using var reader = _store.Database.BeginRead();
+            long start;
+            long end;
+            var fresh = false;
+            if (_resend.TryDequeue(out var range))
+            {
+                (start, end) = range;
+            }
+            else
+            {
+                start = _sentUpTo;
+                end = long.MaxValue;
+                fresh = true;
+            }
+            var items = new List<SubscriptionItem>();
+            long bytes = 0;
+            var scanned = 0;
+            var last = start;
+            foreach (var record in reader.GetDocumentsFrom(_collection, start))
+            {
+                if (record.Etag > end)
+                    break;
+                if (items.Count >= maxDocuments || bytes >= maxBytes || scanned >= MaxScan)
+                {
+                    // A resent range that does not fit goes back for its rest.
+                    if (!fresh)
+                        _resend.Enqueue((last, end));
+                    end = last;
+                    break;
+                }
+                scanned++;
+                last = record.Etag;
+                var id = record.Id;
+                if (!_evaluator.Matches(Query.Where, id, record.Document))
+                    continue;
+                var document = record.Document.ToArray();
+                items.Add(new SubscriptionItem(id, record.Etag, document));
+                bytes += document.Length;
+            }
+            if (fresh)
+            {
+                if (last == start)
+                    return null;
+                end = last;
+                _sentUpTo = end;
+            }
+            return new SubscriptionBatch(start, end, items);
+        }
+    }
+
+    /// <summary>A batch was acknowledged (or had nothing to send): advances and stores the position.</summary>
+    internal async Task CompleteAsync(SubscriptionBatch batch, bool sent)
+    {
+        // One store at a time, in the order the positions were computed: a later position never
+        // gets overwritten by an earlier one.
+        await _storeLock.WaitAsync().ConfigureAwait(false);
+        try
+        {
+            await CompleteLockedAsync(batch, sent).ConfigureAwait(false);
+        }
+        finally
+        {
+            _storeLock.Release();
+        }
+    }
+
+    private readonly SemaphoreSlim _storeLock = new(1, 1);
+
+    private async Task CompleteLockedAsync(SubscriptionBatch batch, bool sent)
+    {
+        SubscriptionRecord? changed = null;
+        lock (_lock)
+        {
+            _doneRanges[batch.StartExclusive] = Math.Max(batch.LastEtag, _doneRanges.GetValueOrDefault(batch.StartExclusive));
+            var acked = _record.AckedEtag;
+            while (_doneRanges.Remove(acked, out var next))
+                acked = Math.Max(acked, next);
+            // Ranges that started before the position (a resend that overlapped) are done too.
+            foreach (var stale in _doneRanges.Keys.Where(k => k < acked).ToList())
+            {
+                acked = Math.Max(acked, _doneRanges[stale]);
+                _doneRanges.Remove(stale);
+            }
+            if (acked != _record.AckedEtag || sent)
+            {
+                var now = DateTime.UtcNow;
+                changed = _record = _record with { AckedEtag = acked, LastAckAt = sent ? now : _record.LastAckAt };
+            }
+        }
+        if (changed is not null)
+            await _store.StoreAsync(changed).ConfigureAwait(false);
+    }
+
+    internal void MarkBatchSent()
+    {
+        lock (_lock)
+            _record = _record with { LastBatchAt = DateTime.UtcNow };
+    }
+
+    /// <summary>Matching documents after the acknowledged position (counted up to <paramref name="max"/>).</summary>
+    public long CountPending(long max = 100_000)
+    {
+        using var reader = _store.Database.BeginRead();
+        long count = 0;
+        foreach (var record in reader.GetDocumentsFrom(_collection, _record.AckedEtag))
+        {
+            if (_evaluator.Matches(Query.Where, record.Id, record.Document) && ++count >= max)
+                break;
+        }
+        return count;
+    }
+
+    internal Task WaitForChangesAsync(long afterEtag, CancellationToken cancellationToken) =>
+        _store.Database.Notifications.WaitForEtagAsync(afterEtag + 1, cancellationToken);
+
+    internal long SentUpTo
+    {
+        get
+        {
+            lock (_lock)
+                return _sentUpTo;
+        }
+    }
+}
+
+/// <summary>One connected worker: its batch in flight, and its closing (taken over, dropped, deleted).</summary>
+public sealed class SubscriptionSession : IDisposable
+{
+    private readonly SubscriptionState _state;
+    private readonly CancellationTokenSource _closed = new();
+
+    internal SubscriptionSession(SubscriptionState state, SubscriptionStrategy strategy, string address)
+    {
+        _state = state;
+        Strategy = strategy;
+        Address = address;
+        Since = DateTime.UtcNow;
+    }
+
+    public SubscriptionStrategy Strategy { get; }
+
+    public string Address { get; }
+
+    public DateTime Since { get; }
+
+    /// <summary>The batch sent and not yet acknowledged.</summary>
+    public SubscriptionBatch? InFlight { get; private set; }
+
+    /// <summary>Cancelled when the server closes this worker's connection; <see cref="CloseReason"/> says why.</summary>
+    public CancellationToken Closed => _closed.Token;
+
+    public string? CloseReason { get; private set; }
+
+    public void Close(string reason)
+    {
+        CloseReason ??= reason;
+        try
+        {
+            _closed.Cancel();
+        }
+        catch (ObjectDisposedException)
+        {
+        }
+    }
+
+    /// <summary>
+    /// The next batch with documents to send, waiting for commits as needed; null when
+    /// <paramref name="idle"/> passes first (send a heartbeat). Ranges without a matching document are
+    /// acknowledged on the way.
+    /// </summary>
+    public async Task<SubscriptionBatch?> NextBatchAsync(int maxDocuments, long maxBytes, TimeSpan idle, CancellationToken cancellationToken)
+    {
+        using var linked = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken, Closed);
+        var deadline = DateTime.UtcNow + idle;
+        while (true)
+        {
+            linked.Token.ThrowIfCancellationRequested();
+            var seen = _state.SentUpTo;
+            var batch = _state.TakeBatch(maxDocuments, maxBytes);
+            if (batch is not null && batch.Items.Count > 0)
+            {
+                InFlight = batch;
+                _state.MarkBatchSent();
+                return batch;
+            }
+            if (batch is not null)
+            {
+                await _state.CompleteAsync(batch, sent: false).ConfigureAwait(false);
+                continue;
+            }
+            var left = deadline - DateTime.UtcNow;
+            if (left <= TimeSpan.Zero)
+                return null;
+            try
+            {
+                await _state.WaitForChangesAsync(Math.Max(seen, _state.SentUpTo), linked.Token).WaitAsync(left, linked.Token).ConfigureAwait(false);
+            }
+            catch (TimeoutException)
+            {
+                return null;
+            }
+        }
+    }
+
+    /// <summary>The worker acknowledged the batch in flight (its last etag): stored durably before this returns.</summary>
+    /// <exception cref="BadRequestException">No batch is in flight, or the etag is not its last.</exception>
+    public async Task AcknowledgeAsync(long etag)
+    {
+        var batch = InFlight ?? throw new BadRequestException($"An acknowledgement of etag {etag} came with no batch in flight.");
+        if (etag != batch.LastEtag)
+            throw new BadRequestException($"An acknowledgement of etag {etag} does not match the batch in flight, whose last etag is {batch.LastEtag}.");
+        await _state.CompleteAsync(batch, sent: true).ConfigureAwait(false);
+        InFlight = null;
+    }
+
+    public void Dispose()
+    {
+        _state.Remove(this);
+        _closed.Dispose();
+    }
+}

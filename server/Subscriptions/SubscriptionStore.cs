@@ -1,0 +1,197 @@
+using System.Text;
+using System.Text.Json;
+using Jackdaw.Server.Databases;
+using Jackdaw.Server.Documents;
+using Jackdaw.Server.Errors;
+using Jackdaw.Server.Queries;
+using Microsoft.Extensions.Logging;
+using NonBlocking;
+
+namespace Jackdaw.Server.Subscriptions;
+
+/// <summary>How a worker takes a subscription (RavenDB's strategies).</summary>
+public enum SubscriptionStrategy : byte
+{
+    /// <summary>Connect only when no worker holds it (else <c>SubscriptionInUseException</c>).</summary>
+    OpenIfFree,
+
+    /// <summary>Close the worker that holds it and take it.</summary>
+    TakeOver,
+
+    /// <summary>Wait until the worker that holds it goes.</summary>
+    WaitForFree,
+
+    /// <summary>Share it with other concurrent workers: each batch goes to one of them.</summary>
+    Concurrent,
+}
+
+/// <summary>
+/// The subscriptions of one database (a database component): definitions and acknowledged
+/// positions in the database's <c>Subscriptions</c> tree, written through the merger (durable before
+/// a worker is told), and the runtime state of each (connected workers, batches in flight).
+/// </summary>
+public sealed class SubscriptionStore : IAsyncDisposable
+{
+    public const string TreeName = "Subscriptions";
+
+    private readonly DocumentDatabase _database;
+    private readonly ILogger _logger;
+    private readonly ConcurrentDictionary<string, SubscriptionState> _states = new(StringComparer.OrdinalIgnoreCase);
+    private readonly SemaphoreSlim _changes = new(1, 1);
+    private long _lastId;
+
+    private SubscriptionStore(DocumentDatabase database, ILoggerFactory loggerFactory)
+    {
+        _database = database;
+        _logger = loggerFactory.CreateLogger($"Jackdaw.Subscriptions.{database.Name}");
+        database.RegisterTrees("Subscriptions", TreeName);
+        using var reader = database.BeginRead();
+        if (reader.GetTree(TreeName) is { } tree)
+        {
+            using var iterator = tree.Iterate();
+            var more = iterator.SeekFirst();
+            while (more)
+            {
+                try
+                {
+                    using var json = JsonDocument.Parse(iterator.Value.ToArray());
+                    var record = SubscriptionRecord.FromJson(json.RootElement);
+                    _states[record.Name] = new SubscriptionState(this, record, Parse(record.Query));
+                    _lastId = Math.Max(_lastId, record.Id);
+                }
+                catch (Exception e)
+                {
+                    _logger.LogError(e, "A subscription of database {Database} cannot be read; it is skipped", database.Name);
+                }
+                more = iterator.MoveNext();
+            }
+        }
+    }
+
+    public static Func<DocumentDatabase, IAsyncDisposable> Component(ILoggerFactory loggerFactory) =>
+        database => new SubscriptionStore(database, loggerFactory);
+
+    public static SubscriptionStore Of(DocumentDatabase database) =>
+        database.GetComponent<SubscriptionStore>() ?? throw new InvalidOperationException($"Database '{database.Name}' was opened without subscriptions.");
+
+    internal DocumentDatabase Database => _database;
+
+    internal ILogger Logger => _logger;
+
+    /// <summary>How long a worker may take to acknowledge a batch before it is dropped and the batch goes to the next one.</summary>
+    public TimeSpan AckTimeout { get; set; } = TimeSpan.FromMinutes(1);
+
+    public IReadOnlyCollection<SubscriptionState> Subscriptions => _states.Values.OrderBy(s => s.Record.Id).ToList();
+
+    public SubscriptionState Get(string name) =>
+        _states.TryGetValue(name, out var state) ? state : throw new SubscriptionDoesNotExistException(name);
+
+    /// <summary>The parsed query of a subscription: <c>from Collection</c> (or <c>@all_docs</c>), an optional where, select, include.</summary>
+    /// <exception cref="InvalidQueryException">Not such a query.</exception>
+    public static RqlQuery Parse(string query)
+    {
+        var parsed = RqlParser.Parse(query);
+        if (parsed.From.IsIndex)
+            throw new InvalidQueryException(query, parsed.From.Position, "a subscription reads a collection, not an index: write 'from Orders where ...'.");
+        if (parsed.OrderBy.Count > 0)
+            throw new InvalidQueryException(query, parsed.OrderBy[0].Position, "a subscription delivers documents in the order they change; 'order by' has no meaning here.");
+        if (parsed.Limit is not null || parsed.Offset is not null)
+            throw new InvalidQueryException(query, (parsed.Limit ?? parsed.Offset)!.Position, "a subscription delivers every matching document; 'limit' and 'offset' have no meaning here.");
+        // Values must not come from $parameters (a subscription has none); evaluating once finds them.
+        new RqlEvaluator(query).Matches(parsed.Where, "", EmptyDocument.Value);
+        return parsed;
+    }
+
+    private static class EmptyDocument
+    {
+        public static readonly byte[] Value = BuildEmpty();
+
+        private static byte[] BuildEmpty()
+        {
+            using var context = new Jackdaw.Storage.Blittable.JsonOperationContext();
+            return context.Parse("{}"u8, Jackdaw.Storage.Blittable.BlittableMode.Disk).ToArray();
+        }
+    }
+
+    /// <summary>
+    /// Creates a subscription. <paramref name="changeVector"/>: <c>BeginningOfTime</c> (or null),
+    /// <c>LastDocument</c> (only what changes from now), an etag, or a change vector <c>A:{etag}-...</c>.
+    /// </summary>
+    public async Task<SubscriptionRecord> CreateAsync(string? name, string query, string? changeVector)
+    {
+        Parse(query);
+        var start = changeVector switch
+        {
+            null or "" or "BeginningOfTime" => 0,
+            "LastDocument" => _database.LastEtag,
+            _ when long.TryParse(changeVector, out var etag) && etag >= 0 => etag,
+            _ when ChangeVectors.TryParse(changeVector, out var etag, out _) => etag,
+            _ => throw new BadRequestException($"ChangeVector '{changeVector}' is not BeginningOfTime, LastDocument, an etag or a change vector such as A:12-..."),
+        };
+        await _changes.WaitAsync().ConfigureAwait(false);
+        try
+        {
+            var id = ++_lastId;
+            name = string.IsNullOrWhiteSpace(name) ? id.ToString(System.Globalization.CultureInfo.InvariantCulture) : name.Trim();
+            if (name.Length > 256 || name.Any(char.IsControl))
+                throw new BadRequestException("A subscription name has at most 256 characters and no control characters.");
+            if (_states.ContainsKey(name))
+                throw new SubscriptionAlreadyExistsException(name);
+            var record = new SubscriptionRecord(id, name, query, start, false, DateTime.UtcNow, null, null);
+            await StoreAsync(record).ConfigureAwait(false);
+            _states[name] = new SubscriptionState(this, record, Parse(query));
+            _logger.LogInformation("Subscription {Subscription} of database {Database} created from etag {Etag}", name, _database.Name, start);
+            return record;
+        }
+        finally
+        {
+            _changes.Release();
+        }
+    }
+
+    public async Task DeleteAsync(string name)
+    {
+        await _changes.WaitAsync().ConfigureAwait(false);
+        try
+        {
+            var state = Get(name);
+            await _database.EnqueueAsync(new StoreCommand(state.Record.Name, null)).ConfigureAwait(false);
+            _states.TryRemove(state.Record.Name, out _);
+            state.CloseAll("the subscription was deleted");
+        }
+        finally
+        {
+            _changes.Release();
+        }
+    }
+
+    public async Task SetDisabledAsync(string name, bool disabled)
+    {
+        var state = Get(name);
+        await state.UpdateAsync(r => r with { Disabled = disabled }).ConfigureAwait(false);
+        if (disabled)
+            state.CloseAll("the subscription was disabled");
+    }
+
+    internal Task StoreAsync(SubscriptionRecord record) => _database.EnqueueAsync(new StoreCommand(record.Name, record.ToJson()));
+
+    public ValueTask DisposeAsync()
+    {
+        foreach (var state in _states.Values)
+            state.CloseAll("the database is closing");
+        return ValueTask.CompletedTask;
+    }
+
+    private sealed class StoreCommand(string name, byte[]? json) : IMergedCommand<DatabaseTransaction>
+    {
+        public void Execute(DatabaseTransaction transaction)
+        {
+            var tree = transaction.GetTree(TreeName);
+            var key = Encoding.UTF8.GetBytes(name.ToLowerInvariant());
+            if (json is null)
+                tree.Delete(key);
+            else
+                tree.Put(key, json);
+        }
+    }
+}
