@@ -107,6 +107,34 @@ public sealed class IndexStore : IAsyncDisposable
             listener(index, batch);
     }
 
+    private System.Collections.Immutable.ImmutableList<Action<string, IndexEventKind>> _eventListeners = [];
+
+    /// <summary>
+    /// Calls <paramref name="listener"/> with the name of every index added, removed or swapped in
+    /// from now on (the changes feed), on the thread that made the change: it must be quick and must
+    /// not block. Dispose to stop.
+    /// </summary>
+    public IDisposable SubscribeIndexEvents(Action<string, IndexEventKind> listener)
+    {
+        ImmutableInterlocked.Update(ref _eventListeners, l => l.Add(listener));
+        return new Unsubscriber(() => ImmutableInterlocked.Update(ref _eventListeners, l => l.Remove(listener)));
+    }
+
+    private void OnIndexEvent(string name, IndexEventKind kind)
+    {
+        foreach (var listener in Volatile.Read(ref _eventListeners))
+        {
+            try
+            {
+                listener(name, kind);
+            }
+            catch (Exception e)
+            {
+                _logger.LogError(e, "An index event listener failed on {Kind} of {Index}", kind, name);
+            }
+        }
+    }
+
     public IReadOnlyCollection<Index> Indexes => _indexes.Values.OrderBy(i => i.Name, StringComparer.OrdinalIgnoreCase).ToList();
 
     public Index? TryGet(string name) => _indexes.TryGetValue(name, out var index) ? index : null;
@@ -217,6 +245,7 @@ public sealed class IndexStore : IAsyncDisposable
             await StoreAsync(record).ConfigureAwait(false);
             _indexes[definition.Name] = OpenIndex(record);
             _logger.LogInformation("Index {Index} of database {Database} created", definition.Name, _database.Name);
+            OnIndexEvent(definition.Name, IndexEventKind.Added);
             return new PutResult(definition.Name, PutOutcome.Created);
         }
         var replacementName = ReplacementName(existing.Name);
@@ -243,6 +272,7 @@ public sealed class IndexStore : IAsyncDisposable
         var replacementRecord = new IndexRecord(renamed, IndexRecord.NewFolder(replacementName), existing.Name, existing.LockMode, existing.Priority, false);
         await StoreAsync(replacementRecord).ConfigureAwait(false);
         _indexes[replacementName] = OpenIndex(replacementRecord);
+        OnIndexEvent(replacementName, IndexEventKind.Added);
         _logger.LogInformation("Index {Index} of database {Database}: a changed definition builds side by side as {Replacement}", existing.Name, _database.Name, replacementName);
         return new PutResult(existing.Name, PutOutcome.ReplacementStarted);
     }
@@ -280,6 +310,7 @@ public sealed class IndexStore : IAsyncDisposable
             if (old is not null)
                 await RetireAsync(old).ConfigureAwait(false);
             _logger.LogInformation("Index {Index} of database {Database}: its replacement has caught up and was swapped in", definition.Name, _database.Name);
+            OnIndexEvent(definition.Name, IndexEventKind.ReplacementSwapped);
             return true;
         }
         finally
@@ -301,6 +332,7 @@ public sealed class IndexStore : IAsyncDisposable
         await _database.EnqueueAsync(new StoreDefinitionCommand(index.Name, null)).ConfigureAwait(false);
         _indexes.TryRemove(index.Name, out _);
         await RetireAsync(index).ConfigureAwait(false);
+        OnIndexEvent(index.Name, IndexEventKind.Removed);
     }
 
     /// <summary>Persists and applies lock mode, priority or disabled of an index.</summary>
@@ -414,6 +446,7 @@ public sealed class IndexStore : IAsyncDisposable
             var index = OpenIndex(record);
             _indexes[definition.Name] = index;
             _logger.LogInformation("Auto-index {Index} of database {Database} created for a query", definition.Name, _database.Name);
+            OnIndexEvent(definition.Name, IndexEventKind.Added);
             return index;
         }
         finally

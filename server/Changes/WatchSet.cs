@@ -1,0 +1,82 @@
+using System.Collections.Immutable;
+using Jackdaw.Server.Documents;
+
+namespace Jackdaw.Server.Changes;
+
+/// <summary>
+/// What one connection watches: documents by id, id prefix or collection (or all of them), indexes
+/// by name (or all). Immutable: a command builds a new set and swaps it in, so the publishing thread
+/// matches changes against a consistent set without a lock. Ids, prefixes, collections and index
+/// names compare ignoring case, as RavenDB's do.
+/// </summary>
+public sealed class WatchSet
+{
+    private static readonly StringComparer Names = StringComparer.OrdinalIgnoreCase;
+
+    public static readonly WatchSet Empty = new(false, ImmutableHashSet.Create<string>(Names), [], ImmutableHashSet.Create<string>(Names), false, ImmutableHashSet.Create<string>(Names));
+
+    private WatchSet(bool allDocuments, ImmutableHashSet<string> documents, ImmutableArray<string> prefixes, ImmutableHashSet<string> collections, bool allIndexes, ImmutableHashSet<string> indexes)
+    {
+        AllDocuments = allDocuments;
+        Documents = documents;
+        Prefixes = prefixes;
+        Collections = collections;
+        AllIndexes = allIndexes;
+        Indexes = indexes;
+        WatchesDocuments = allDocuments || !documents.IsEmpty || !prefixes.IsEmpty || !collections.IsEmpty;
+        WatchesIndexes = allIndexes || !indexes.IsEmpty;
+    }
+
+    public bool AllDocuments { get; }
+
+    public ImmutableHashSet<string> Documents { get; }
+
+    public ImmutableArray<string> Prefixes { get; }
+
+    public ImmutableHashSet<string> Collections { get; }
+
+    public bool AllIndexes { get; }
+
+    public ImmutableHashSet<string> Indexes { get; }
+
+    /// <summary>Whether any document change can match (a cheap first test on the publishing thread).</summary>
+    public bool WatchesDocuments { get; }
+
+    public bool WatchesIndexes { get; }
+
+    public bool Matches(in DocumentChange change)
+    {
+        if (!WatchesDocuments)
+            return false;
+        if (AllDocuments)
+            return true;
+        if (!Documents.IsEmpty && Documents.Contains(change.Id))
+            return true;
+        if (!Collections.IsEmpty && change.Collection is { } collection && Collections.Contains(collection))
+            return true;
+        foreach (var prefix in Prefixes)
+        {
+            if (change.Id.StartsWith(prefix, StringComparison.OrdinalIgnoreCase))
+                return true;
+        }
+        return false;
+    }
+
+    public bool MatchesIndex(string name) => AllIndexes || (!Indexes.IsEmpty && Indexes.Contains(name));
+
+    public WatchSet WithAllDocuments(bool on) => new(on, Documents, Prefixes, Collections, AllIndexes, Indexes);
+
+    public WatchSet WithDocument(string id, bool on) => new(AllDocuments, on ? Documents.Add(id) : Documents.Remove(id), Prefixes, Collections, AllIndexes, Indexes);
+
+    public WatchSet WithPrefix(string prefix, bool on)
+    {
+        var without = Prefixes.RemoveAll(p => Names.Equals(p, prefix));
+        return new(AllDocuments, Documents, on ? without.Add(prefix) : without, Collections, AllIndexes, Indexes);
+    }
+
+    public WatchSet WithCollection(string collection, bool on) => new(AllDocuments, Documents, Prefixes, on ? Collections.Add(collection) : Collections.Remove(collection), AllIndexes, Indexes);
+
+    public WatchSet WithAllIndexes(bool on) => new(AllDocuments, Documents, Prefixes, Collections, on, Indexes);
+
+    public WatchSet WithIndex(string name, bool on) => new(AllDocuments, Documents, Prefixes, Collections, AllIndexes, on ? Indexes.Add(name) : Indexes.Remove(name));
+}

@@ -1,0 +1,140 @@
+using System.Globalization;
+using System.Text.Json;
+using Jackdaw.Server.Changes;
+using Jackdaw.Server.Errors;
+using Jackdaw.Server.Hosting;
+using Jackdaw.Server.Http;
+using Jackdaw.Server.Routing;
+
+namespace Jackdaw.Server.Handlers;
+
+/// <summary>
+/// The changes feed's routes (the protocols themselves are in <c>server/Changes</c>): RavenDB's
+/// WebSocket, server-sent events for curl and browsers, the open connections, and closing one.
+/// </summary>
+public sealed class ChangesHandler(ServerContext server) : HandlerBase(server)
+{
+    /// <summary>
+    /// <c>GET /databases/{db}/changes</c> (WebSocket, as RavenDB's clients connect): commands such
+    /// as <c>{"CommandId":1,"Command":"watch-doc","Param":"orders/1"}</c> in, JSON arrays of
+    /// <c>Confirm</c>, <c>DocumentChange</c>, <c>IndexChange</c> and <c>Error</c> messages out.
+    /// </summary>
+    [Route("/databases/*/changes", "GET")]
+    public async ValueTask Connect(RequestContext context)
+    {
+        var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
+        if (!context.HttpContext.WebSockets.IsWebSocketRequest)
+            throw new BadRequestException("This route is a WebSocket: connect with ws://.../databases/{db}/changes, or read server-sent events from /databases/{db}/changes/events?collection=Orders.");
+        using var socket = await context.HttpContext.WebSockets.AcceptWebSocketAsync().ConfigureAwait(false);
+        using var connection = ChangesFeed.For(database).Connect(ChangesProtocol.WebSocket);
+        await ChangesWebSocketSession.RunAsync(connection, socket, ServerStopping(context)).ConfigureAwait(false);
+    }
+
+    /// <summary>
+    /// <c>GET /databases/{db}/changes/events[?collection=&amp;id=&amp;prefix=]</c>: the document changes
+    /// of the filter (every document when none is given; parameters may repeat and add up) as
+    /// <c>text/event-stream</c>, each event's id its etag. <c>Last-Event-ID</c> (the header, or
+    /// <c>?lastEventId=</c>) resumes after that etag.
+    /// </summary>
+    [Route("/databases/*/changes/events", "GET")]
+    public async ValueTask Events(RequestContext context)
+    {
+        var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
+        var filter = WatchSet.Empty;
+        string? lastEventId = context.Request.Headers["Last-Event-ID"];
+        foreach (var parameter in new QueryParameters(context.Request.QueryString.Value))
+        {
+            if (parameter.NameEquals("collection"))
+                filter = filter.WithCollection(Required(parameter, "collection"), true);
+            else if (parameter.NameEquals("id"))
+                filter = filter.WithDocument(Required(parameter, "id"), true);
+            else if (parameter.NameEquals("prefix"))
+                filter = filter.WithPrefix(Required(parameter, "prefix"), true);
+            else if (parameter.NameEquals("lastEventId") && string.IsNullOrEmpty(lastEventId))
+                lastEventId = QueryParameters.Decode(parameter.RawValue, "lastEventId");
+        }
+        if (!filter.WatchesDocuments)
+            filter = filter.WithAllDocuments(true);
+        long? after = null;
+        if (!string.IsNullOrWhiteSpace(lastEventId))
+        {
+            if (!long.TryParse(lastEventId.Trim(), NumberStyles.None, CultureInfo.InvariantCulture, out var etag))
+                throw new BadRequestException($"Last-Event-ID '{lastEventId}' is not an etag: resume with the id of the last event received (a number).");
+            after = etag;
+        }
+
+        using var connection = ChangesFeed.For(database).Connect(ChangesProtocol.EventStream, filter);
+        var response = context.Response;
+        response.StatusCode = StatusCodes.Status200OK;
+        response.ContentType = "text/event-stream; charset=utf-8";
+        response.Headers.CacheControl = "no-cache";
+        // Proxies (nginx) would otherwise hold events back to fill a buffer.
+        response.Headers["X-Accel-Buffering"] = "no";
+        await ChangesEventStream.RunAsync(connection, response.BodyWriter, after, context.RequestAborted, ServerStopping(context)).ConfigureAwait(false);
+    }
+
+    /// <summary><c>GET /databases/{db}/changes/debug</c>: the open connections, what each watches and how far behind it is.</summary>
+    [Route("/databases/*/changes/debug", "GET")]
+    public ValueTask Debug(RequestContext context)
+    {
+        var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
+        var json = context.StartJson();
+        json.WriteStartObject();
+        json.WriteStartArray("Connections");
+        foreach (var connection in ChangesFeed.For(database).Connections)
+            WriteConnection(json, connection);
+        json.WriteEndArray();
+        json.WriteEndObject();
+        return context.CompleteJsonAsync();
+    }
+
+    /// <summary><c>DELETE /databases/{db}/changes?id=</c>: closes that connection (its client reconnects); 404 when there is none.</summary>
+    [Route("/databases/*/changes", "DELETE")]
+    public ValueTask Drop(RequestContext context)
+    {
+        var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
+        var text = new QueryParameters(context.Request.QueryString.Value).GetString("id");
+        if (!long.TryParse(text, NumberStyles.None, CultureInfo.InvariantCulture, out var id))
+            throw new BadRequestException("Query parameter 'id' is required: the connection's id, as GET /databases/{db}/changes/debug lists them.");
+        context.Response.StatusCode = ChangesFeed.For(database).Drop(id) ? StatusCodes.Status204NoContent : StatusCodes.Status404NotFound;
+        return ValueTask.CompletedTask;
+    }
+
+    private static void WriteConnection(Utf8JsonWriter json, ChangesConnection connection)
+    {
+        var watches = connection.Watches;
+        json.WriteStartObject();
+        json.WriteNumber("Id", connection.Id);
+        json.WriteString("Protocol", connection.Protocol.ToString());
+        json.WriteString("ConnectedAt", connection.ConnectedAt.ToString("yyyy-MM-dd'T'HH:mm:ss.fffffff'Z'", CultureInfo.InvariantCulture));
+        json.WriteNumber("PendingMessages", connection.Pending);
+        json.WriteNumber("QueueCapacity", connection.Capacity);
+        json.WriteNumber("SentMessages", connection.Sent);
+        json.WriteString("CloseReason", connection.CloseReason.ToString());
+        json.WriteBoolean("WatchAllDocuments", watches.AllDocuments);
+        WriteNames(json, "WatchDocuments", watches.Documents);
+        WriteNames(json, "WatchPrefixes", watches.Prefixes);
+        WriteNames(json, "WatchCollections", watches.Collections);
+        json.WriteBoolean("WatchAllIndexes", watches.AllIndexes);
+        WriteNames(json, "WatchIndexes", watches.Indexes);
+        json.WriteEndObject();
+    }
+
+    private static void WriteNames(Utf8JsonWriter json, string name, IEnumerable<string> values)
+    {
+        json.WriteStartArray(name);
+        foreach (var value in values.Order(StringComparer.OrdinalIgnoreCase))
+            json.WriteStringValue(value);
+        json.WriteEndArray();
+    }
+
+    private static string Required(QueryParameters.Parameter parameter, string name)
+    {
+        if (parameter.RawValue.IsEmpty)
+            throw new BadRequestException($"Query parameter '{name}' is empty: give a value, e.g. ?collection=Orders, ?id=orders/1 or ?prefix=orders/.");
+        return QueryParameters.Decode(parameter.RawValue, name);
+    }
+
+    private static CancellationToken ServerStopping(RequestContext context) =>
+        context.HttpContext.RequestServices.GetRequiredService<IHostApplicationLifetime>().ApplicationStopping;
+}
