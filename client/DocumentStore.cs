@@ -15,6 +15,7 @@ public sealed class DocumentStore : IDisposable
     private DocumentConventions _conventions = new();
     private RequestExecutor? _executor;
     private MaintenanceOperations? _maintenance;
+    private DocumentSubscriptions? _subscriptions;
 
     /// <summary>Server URLs, e.g. <c>["http://127.0.0.1:8080"]</c>; requests go to the first that answers.</summary>
     public string[] Urls
@@ -51,6 +52,9 @@ public sealed class DocumentStore : IDisposable
     /// <summary>Creating, listing and deleting databases; the indexes of <see cref="Database"/> (or of <see cref="MaintenanceOperations.ForDatabase"/>).</summary>
     public MaintenanceOperations Maintenance => _maintenance ?? throw NotInitialized();
 
+    /// <summary>Data subscriptions of <see cref="Database"/> (or another database): definitions and workers.</summary>
+    public DocumentSubscriptions Subscriptions => _subscriptions ?? throw NotInitialized();
+
     /// <summary>Test hook: the handler under the store's <see cref="HttpClient"/>.</summary>
     internal Func<HttpMessageHandler>? HttpMessageHandlerFactory { get; set; }
 
@@ -74,6 +78,7 @@ public sealed class DocumentStore : IDisposable
         var handler = HttpMessageHandlerFactory?.Invoke() ?? RequestExecutor.CreateDefaultHandler();
         _executor = new RequestExecutor(urls, _conventions.RequestTimeout, handler);
         _maintenance = new MaintenanceOperations(_executor, _conventions, _database);
+        _subscriptions = new DocumentSubscriptions(this);
         return this;
     }
 
@@ -99,7 +104,7 @@ public sealed class DocumentStore : IDisposable
     {
         var name = database ?? _database;
         if (string.IsNullOrEmpty(name))
-            throw new InvalidOperationException("No database given: set DocumentStore.Database or pass one to OpenAsyncSession/BulkInsert.");
+            throw new InvalidOperationException("No database given: set DocumentStore.Database or pass one to OpenAsyncSession, BulkInsert or the Subscriptions operations.");
         _ = Executor;
         return name;
     }
