@@ -15,6 +15,7 @@ public sealed class DocumentStore : IDisposable
     private DocumentConventions _conventions = new();
     private RequestExecutor? _executor;
     private MaintenanceOperations? _maintenance;
+    private readonly Dictionary<string, Changes.DatabaseChanges> _changes = new(StringComparer.OrdinalIgnoreCase);
     private DocumentSubscriptions? _subscriptions;
 
     /// <summary>Server URLs, e.g. <c>["http://127.0.0.1:8080"]</c>; requests go to the first that answers.</summary>
@@ -98,7 +99,44 @@ public sealed class DocumentStore : IDisposable
     public BulkInsertOperation BulkInsert(string? database = null, CancellationToken token = default) =>
         new(this, ResolveDatabase(database), token);
 
-    public void Dispose() => _executor?.Dispose();
+    /// <summary>
+    /// The changes feed of <see cref="Database"/> (or <paramref name="database"/>): one WebSocket per
+    /// database, shared by every observable taken from it, reconnecting by itself. The same object
+    /// until it is disposed (or the store is).
+    /// </summary>
+    public IDatabaseChanges Changes(string? database = null)
+    {
+        var name = ResolveDatabase(database);
+        // Under a lock: a second feed made in a race would open a connection for nothing.
+        lock (_changes)
+        {
+            if (!_changes.TryGetValue(name, out var changes))
+            {
+                changes = new Changes.DatabaseChanges(this, name, OnChangesDisposed);
+                _changes[name] = changes;
+            }
+            return changes;
+        }
+    }
+
+    private void OnChangesDisposed(Changes.DatabaseChanges changes)
+    {
+        lock (_changes)
+        {
+            if (_changes.TryGetValue(changes.Database, out var current) && current == changes)
+                _changes.Remove(changes.Database);
+        }
+    }
+
+    public void Dispose()
+    {
+        List<Changes.DatabaseChanges> changes;
+        lock (_changes)
+            changes = [.. _changes.Values];
+        foreach (var feed in changes)
+            feed.Dispose();
+        _executor?.Dispose();
+    }
 
     internal string ResolveDatabase(string? database)
     {
