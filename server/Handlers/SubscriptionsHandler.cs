@@ -65,35 +65,49 @@ public sealed class SubscriptionsHandler(ServerContext server) : HandlerBase(ser
         writer.WriteStartObject();
         writer.WriteStartArray("Results");
         foreach (var state in states)
+            WriteState(writer, state, database.DatabaseId);
+        writer.WriteEndArray();
+        writer.WriteEndObject();
+        await context.CompleteJsonAsync().ConfigureAwait(false);
+    }
+
+    private static void WriteState(Utf8JsonWriter writer, SubscriptionState state, string databaseId)
+    {
+        var record = state.Record;
+        writer.WriteStartObject();
+        writer.WriteNumber("SubscriptionId", record.Id);
+        writer.WriteString("SubscriptionName", record.Name);
+        writer.WriteString("Query", record.Query);
+        writer.WriteString("ChangeVectorForNextBatchStartingPoint", Documents.ChangeVectors.Format(record.AckedEtag, databaseId));
+        writer.WriteNumber("AckedEtag", record.AckedEtag);
+        writer.WriteBoolean("Disabled", record.Disabled);
+        WriteTime(writer, "CreatedAt", record.CreatedAt);
+        WriteTime(writer, "LastBatchAckTime", record.LastAckAt);
+        WriteTime(writer, "LastBatchTime", record.LastBatchAt);
+        var sessions = state.Sessions;
+        WriteTime(writer, "LastClientConnectionTime", sessions.Count == 0 ? null : sessions.Max(s => s.Since));
+        writer.WriteStartArray("Workers");
+        foreach (var session in sessions)
         {
-            var record = state.Record;
             writer.WriteStartObject();
-            writer.WriteNumber("SubscriptionId", record.Id);
-            writer.WriteString("SubscriptionName", record.Name);
-            writer.WriteString("Query", record.Query);
-            writer.WriteString("ChangeVectorForNextBatchStartingPoint", Documents.ChangeVectors.Format(record.AckedEtag, database.DatabaseId));
-            writer.WriteNumber("AckedEtag", record.AckedEtag);
-            writer.WriteBoolean("Disabled", record.Disabled);
-            WriteTime(writer, "CreatedAt", record.CreatedAt);
-            WriteTime(writer, "LastBatchAckTime", record.LastAckAt);
-            WriteTime(writer, "LastBatchTime", record.LastBatchAt);
-            var sessions = state.Sessions;
-            WriteTime(writer, "LastClientConnectionTime", sessions.Count == 0 ? null : sessions.Max(s => s.Since));
-            writer.WriteStartArray("Workers");
-            foreach (var session in sessions)
-            {
-                writer.WriteStartObject();
-                writer.WriteString("Address", session.Address);
-                WriteTime(writer, "Since", session.Since);
-                writer.WriteString("Strategy", session.Strategy.ToString());
-                writer.WriteEndObject();
-            }
-            writer.WriteEndArray();
-            writer.WriteNumber("PendingDocuments", state.CountPending());
+            writer.WriteString("Address", session.Address);
+            WriteTime(writer, "Since", session.Since);
+            writer.WriteString("Strategy", session.Strategy.ToString());
             writer.WriteEndObject();
         }
         writer.WriteEndArray();
+        writer.WriteNumber("PendingDocuments", state.CountPending());
         writer.WriteEndObject();
+    }
+
+    /// <summary><c>GET /databases/*/subscriptions/state?name=</c> (RavenDB's client): the state object of one subscription.</summary>
+    [Route("/databases/*/subscriptions/state", "GET")]
+    public async ValueTask State(RequestContext context)
+    {
+        var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
+        var state = SubscriptionStore.Of(database).Get(NameOf(context, required: true)!);
+        var writer = context.StartJson();
+        WriteState(writer, state, database.DatabaseId);
         await context.CompleteJsonAsync().ConfigureAwait(false);
     }
 
@@ -127,7 +141,7 @@ public sealed class SubscriptionsHandler(ServerContext server) : HandlerBase(ser
     public ValueTask Drop(RequestContext context)
     {
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
-        SubscriptionStore.Of(database).Get(NameOf(context, required: true)!).CloseAll("the subscription's connections were dropped.");
+        SubscriptionStore.Of(database).Get(NameOf(context, required: true)!).CloseAll("the subscription's connections were dropped.", canReconnect: true);
         context.Response.StatusCode = StatusCodes.Status204NoContent;
         return ValueTask.CompletedTask;
     }
@@ -162,7 +176,7 @@ public sealed class SubscriptionsHandler(ServerContext server) : HandlerBase(ser
         catch (Exception e) when (e is SubscriptionDoesNotExistException or SubscriptionInUseException or SubscriptionClosedException)
         {
             var status = e switch { SubscriptionDoesNotExistException => "NotFound", SubscriptionInUseException => "InUse", _ => "Closed" };
-            await SendAsync(socket, new { Type = "ConnectionStatus", Status = status, Exception = e.GetType().Name, Message = e.Message }, aborted).ConfigureAwait(false);
+            await SendAsync(socket, new { Type = "ConnectionStatus", Status = status, Exception = e.GetType().Name, Message = e.Message, CanReconnect = e is SubscriptionInUseException }, aborted).ConfigureAwait(false);
             await CloseOutputAsync(socket, WebSocketCloseStatus.PolicyViolation, status).ConfigureAwait(false);
             await DrainAsync(socket, aborted).ConfigureAwait(false);
             return;
@@ -232,7 +246,7 @@ public sealed class SubscriptionsHandler(ServerContext server) : HandlerBase(ser
             {
                 try
                 {
-                    await SendAsync(socket, new { Type = "ConnectionStatus", Status = "Closed", Exception = nameof(SubscriptionClosedException), Message = reason }, CancellationToken.None).ConfigureAwait(false);
+                    await SendAsync(socket, new { Type = "ConnectionStatus", Status = "Closed", Exception = nameof(SubscriptionClosedException), Message = reason, CanReconnect = session.CanReconnect }, CancellationToken.None).ConfigureAwait(false);
                 }
                 catch (WebSocketException)
                 {

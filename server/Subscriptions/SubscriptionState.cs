@@ -172,10 +172,10 @@ public sealed class SubscriptionState
     }
 
     /// <summary>Closes every connection (deleted, disabled, dropped) with the reason.</summary>
-    public void CloseAll(string reason)
+    public void CloseAll(string reason, bool canReconnect = false)
     {
         foreach (var session in Sessions)
-            session.Close(reason);
+            session.Close(reason, canReconnect);
     }
 
     /// <summary>
@@ -339,8 +339,13 @@ public sealed class SubscriptionSession : IDisposable
 
     public string? CloseReason { get; private set; }
 
-    public void Close(string reason)
+    /// <summary>Whether the worker may connect again (a drop, the database closing), or not (taken over, disabled, deleted).</summary>
+    public bool CanReconnect { get; private set; }
+
+    public void Close(string reason, bool canReconnect = false)
     {
+        if (CloseReason is null)
+            CanReconnect = canReconnect;
         CloseReason ??= reason;
         try
         {

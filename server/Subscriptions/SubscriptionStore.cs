@@ -178,7 +178,7 @@ public sealed class SubscriptionStore : IAsyncDisposable
     public ValueTask DisposeAsync()
     {
         foreach (var state in _states.Values)
-            state.CloseAll("the database is closing");
+            state.CloseAll("the database is closing", canReconnect: true);
         return ValueTask.CompletedTask;
     }
 
