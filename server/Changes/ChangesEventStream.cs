@@ -67,51 +67,49 @@ public static class ChangesEventStream
     private static async Task LiveAsync(ChangesConnection connection, PipeWriter output, long position, CancellationToken token)
     {
         var messages = connection.Messages;
-        var heartbeat = connection.Options.EventStreamHeartbeat;
         var filter = connection.Watches;
-        while (connection.CloseReason != ChangesCloseReason.TooSlow)
+        // One token source for every idle wait (reset, not reallocated, after each wake-up).
+        var idle = CancellationTokenSource.CreateLinkedTokenSource(token);
+        try
         {
-            var sent = 0;
-            while (sent < 4096 && messages.TryRead(out var message))
+            while (connection.CloseReason != ChangesCloseReason.TooSlow)
             {
-                if (message.Kind == ChangesMessageKind.Commit)
+                var sent = 0;
+                while (sent < 4096 && messages.TryRead(out var message))
                 {
-                    var commit = message.Commit!;
-                    var changes = commit.Changes;
-                    for (var i = 0; i < changes.Count; i++)
+                    if (message.Kind == ChangesMessageKind.Commit)
+                        sent += await WriteCommitAsync(output, message.Commit!, filter, position, token).ConfigureAwait(false);
+                    connection.Release(message);
+                }
+                if (sent > 0)
+                {
+                    connection.CountSent(sent);
+                    await output.FlushAsync(token).ConfigureAwait(false);
+                }
+                else if (!messages.TryPeek(out _))
+                {
+                    if (!idle.TryReset())
                     {
-                        // Changes at or below the position came before the stream's start (or in its replay).
-                        if (changes[i].Etag > position && filter.Matches(changes[i]))
-                        {
-                            WriteEvent(output, changes[i].Etag, commit.PayloadOf(i));
-                            // A large commit goes out in parts, not buffered whole.
-                            if (++sent % 1024 == 0)
-                                await output.FlushAsync(token).ConfigureAwait(false);
-                        }
+                        idle.Dispose();
+                        idle = CancellationTokenSource.CreateLinkedTokenSource(token);
+                    }
+                    idle.CancelAfter(connection.Options.EventStreamHeartbeat);
+                    try
+                    {
+                        if (!await messages.WaitToReadAsync(idle.Token).ConfigureAwait(false))
+                            break;
+                    }
+                    catch (OperationCanceledException) when (!token.IsCancellationRequested)
+                    {
+                        Write(output, ": keep-alive\n\n"u8);
+                        await output.FlushAsync(token).ConfigureAwait(false);
                     }
                 }
-                connection.Release(message);
             }
-            if (sent > 0)
-            {
-                connection.CountSent(sent);
-                await output.FlushAsync(token).ConfigureAwait(false);
-                continue;
-            }
-            if (messages.TryPeek(out _))
-                continue; // commits with nothing of the filter
-            using var idle = CancellationTokenSource.CreateLinkedTokenSource(token);
-            idle.CancelAfter(heartbeat);
-            try
-            {
-                if (!await messages.WaitToReadAsync(idle.Token).ConfigureAwait(false))
-                    break;
-            }
-            catch (OperationCanceledException) when (!token.IsCancellationRequested)
-            {
-                Write(output, ": keep-alive\n\n"u8);
-                await output.FlushAsync(token).ConfigureAwait(false);
-            }
+        }
+        finally
+        {
+            idle.Dispose();
         }
         if (connection.CloseReason == ChangesCloseReason.TooSlow)
         {
@@ -123,6 +121,24 @@ public static class ChangesEventStream
             Write(output, "\n\n"u8);
             await output.FlushAsync(token).ConfigureAwait(false);
         }
+    }
+
+    /// <summary>Writes the changes of a commit that pass the filter and come after the position; returns how many.</summary>
+    private static async ValueTask<int> WriteCommitAsync(PipeWriter output, PublishedCommit commit, WatchSet filter, long position, CancellationToken token)
+    {
+        var changes = commit.Changes;
+        var sent = 0;
+        for (var i = 0; i < changes.Count; i++)
+        {
+            // Changes at or below the position came before the stream's start (or in its replay).
+            if (changes[i].Etag <= position || !filter.Matches(changes[i]))
+                continue;
+            WriteEvent(output, changes[i].Etag, commit.PayloadOf(i));
+            // A large commit goes out in parts, not buffered whole.
+            if (++sent % 1024 == 0)
+                await output.FlushAsync(token).ConfigureAwait(false);
+        }
+        return sent;
     }
 
     private static void WritePosition(PipeWriter output, long etag)
