@@ -11,6 +11,9 @@
 # the bulk insert, and the server's CPU per document (utime+stime, /proc) while indexing.
 #
 #   perf/load/indexing.sh [rounds] [kinds]      defaults: 3 rounds, "auto js"
+# WARM=1: before the timed build, the same corpus is loaded into another database of the same
+# process and the same index built there (untimed): the timed build then runs on JIT-compiled code,
+# as every build after a server's first does (the first build of a process also compiles Lucene.Net).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROUNDS=${1:-3}
@@ -42,6 +45,12 @@ declare -A LABEL=([auto]="Auto/Orders/ByCompanyAndFreight" [js]="Orders/Totals (
 
 measure() { # kind round
   start_server "$SERVER"
+  if [ "${WARM:-0}" = 1 ]; then
+    curl -sf -X PUT "http://127.0.0.1:$PORT/admin/databases?name=warm" >/dev/null
+    curl -sf -X POST -H 'Content-Type: application/x-ndjson' -H 'Transfer-Encoding: chunked' \
+      --data-binary @"$WORK/orders.ndjson" "http://127.0.0.1:$PORT/databases/warm/bulk_insert" >/dev/null
+    python3 perf/load/index-time.py "http://127.0.0.1:$PORT" warm "$PID" "$1" "$DOCS" >/dev/null
+  fi
   curl -sf -X PUT "http://127.0.0.1:$PORT/admin/databases?name=bench" >/dev/null
   local s e
   s=$(date +%s.%N)
@@ -59,7 +68,7 @@ measure() { # kind round
   stop_server
 }
 
-echo "# indexing $DOCS orders, ${SERVER_BUILD:-working tree $(git rev-parse --short HEAD)$(git diff --quiet || echo '+changes')}, load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "# indexing $DOCS orders$([ "${WARM:-0}" = 1 ] && echo ", each build after a warm-up build of the same index in the same process"), ${SERVER_BUILD:-working tree $(git rev-parse --short HEAD)$(git diff --quiet || echo '+changes')}, load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "| round | index | bulk insert documents/s (reference) | index seconds | index documents/s | / target | / bulk insert | server CPU µs/document | stats polls |"
 echo "|---|---|---|---|---|---|---|---|---|"
 for r in $(seq 1 "$ROUNDS"); do
