@@ -106,7 +106,7 @@ public sealed class ChangesHandler(ServerContext server) : HandlerBase(server)
         json.WriteStartObject();
         json.WriteNumber("Id", connection.Id);
         json.WriteString("Protocol", connection.Protocol.ToString());
-        json.WriteString("ConnectedAt", connection.ConnectedAt.ToString("yyyy-MM-dd'T'HH:mm:ss.fffffff'Z'", CultureInfo.InvariantCulture));
+        json.WriteString("ConnectedAt", JsonDefaults.FormatTime(connection.ConnectedAt));
         json.WriteNumber("PendingMessages", connection.Pending);
         json.WriteNumber("QueueCapacity", connection.Capacity);
         json.WriteNumber("SentMessages", connection.Sent);

@@ -31,12 +31,8 @@ public sealed class IndexesHandler(ServerContext server) : HandlerBase(server)
             {
                 definitions.Add(IndexDefinition.FromJson(definition));
                 // As RavenDB: a definition may carry the lock mode and priority to set.
-                IndexLockMode? lockMode = definition.TryGetProperty("LockMode", out var l) && l.ValueKind == JsonValueKind.String
-                    ? Enum.TryParse<IndexLockMode>(l.GetString(), ignoreCase: true, out var m) && Enum.IsDefined(m) ? m : throw new BadRequestException($"LockMode '{l.GetString()}' is not a lock mode: use Unlock, LockedIgnore or LockedError.")
-                    : null;
-                IndexPriority? priority = definition.TryGetProperty("Priority", out var p) && p.ValueKind == JsonValueKind.String
-                    ? Enum.TryParse<IndexPriority>(p.GetString(), ignoreCase: true, out var q) && Enum.IsDefined(q) ? q : throw new BadRequestException($"Priority '{p.GetString()}' is not a priority: use Low, Normal or High.")
-                    : null;
+                IndexLockMode? lockMode = definition.TryGetProperty("LockMode", out var l) && l.ValueKind == JsonValueKind.String ? ParseLockMode(l.GetString()!) : null;
+                IndexPriority? priority = definition.TryGetProperty("Priority", out var p) && p.ValueKind == JsonValueKind.String ? ParsePriority(p.GetString()!) : null;
                 settings.Add((lockMode, priority));
             }
         }
@@ -152,10 +148,10 @@ public sealed class IndexesHandler(ServerContext server) : HandlerBase(server)
                 writer.WriteNumber("LastIndexedEtag", progress.LastIndexedEtag);
                 writer.WriteBoolean("IsStale", index.IsStale(reader));
                 writer.WriteBoolean("IsInvalidIndex", index.State == IndexState.Error);
-                WriteTime(writer, "LastQueryingTime", index.LastQueryingTime);
-                WriteTime(writer, "LastIndexingTime", index.LastIndexingTime);
-                WriteTime(writer, "CreatedTimestamp", index.Definition.CreatedAt);
-                WriteTime(writer, "AutoDeleteAt", store.AutoDeleteAt(index));
+                JsonDefaults.WriteTime(writer, "LastQueryingTime", index.LastQueryingTime);
+                JsonDefaults.WriteTime(writer, "LastIndexingTime", index.LastIndexingTime);
+                JsonDefaults.WriteTime(writer, "CreatedTimestamp", index.Definition.CreatedAt);
+                JsonDefaults.WriteTime(writer, "AutoDeleteAt", store.AutoDeleteAt(index));
                 writer.WriteNumber("DocumentsMappedSinceOpen", index.DocumentsMapped);
                 writer.WriteStartObject("Collections");
                 foreach (var (collection, position) in progress.Positions)
@@ -188,17 +184,7 @@ public sealed class IndexesHandler(ServerContext server) : HandlerBase(server)
         {
             writer.WriteStartObject();
             writer.WriteString("Name", index.Name);
-            writer.WriteStartArray("Errors");
-            foreach (var error in index.GetErrors())
-            {
-                writer.WriteStartObject();
-                writer.WriteString("Document", error.Document);
-                writer.WriteString("Action", error.Action);
-                writer.WriteString("Error", error.Error);
-                WriteTime(writer, "Timestamp", error.Timestamp);
-                writer.WriteEndObject();
-            }
-            writer.WriteEndArray();
+            WriteErrors(writer, "Errors", index.GetErrors());
             writer.WriteEndObject();
         }
         writer.WriteEndArray();
@@ -250,8 +236,7 @@ public sealed class IndexesHandler(ServerContext server) : HandlerBase(server)
     {
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
         var (names, value) = await ReadNamesAndValueAsync(context, "Mode", "{\"IndexNames\":[\"Orders/Totals\"],\"Mode\":\"LockedIgnore\"}").ConfigureAwait(false);
-        if (!Enum.TryParse<IndexLockMode>(value, ignoreCase: true, out var mode) || !Enum.IsDefined(mode))
-            throw new BadRequestException($"Mode '{value}' is not a lock mode: use Unlock, LockedIgnore or LockedError.");
+        var mode = ParseLockMode(value);
         var store = IndexStore.Of(database);
         foreach (var name in names)
             await store.UpdateSettingsAsync(name, (_, record) => record with { LockMode = mode }).ConfigureAwait(false);
@@ -267,8 +252,7 @@ public sealed class IndexesHandler(ServerContext server) : HandlerBase(server)
     {
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
         var (names, value) = await ReadNamesAndValueAsync(context, "Priority", "{\"IndexNames\":[\"Orders/Totals\"],\"Priority\":\"High\"}").ConfigureAwait(false);
-        if (!Enum.TryParse<IndexPriority>(value, ignoreCase: true, out var priority) || !Enum.IsDefined(priority))
-            throw new BadRequestException($"Priority '{value}' is not a priority: use Low, Normal or High.");
+        var priority = ParsePriority(value);
         var store = IndexStore.Of(database);
         foreach (var name in names)
             await store.UpdateSettingsAsync(name, (_, record) => record with { Priority = priority }).ConfigureAwait(false);
@@ -441,17 +425,7 @@ public sealed class IndexesHandler(ServerContext server) : HandlerBase(server)
                 writer.WriteEndObject();
             }
             writer.WriteEndArray();
-            writer.WriteStartArray("IndexErrors");
-            foreach (var error in index.GetErrors())
-            {
-                writer.WriteStartObject();
-                writer.WriteString("Document", error.Document);
-                writer.WriteString("Action", error.Action);
-                writer.WriteString("Error", error.Error);
-                WriteTime(writer, "Timestamp", error.Timestamp);
-                writer.WriteEndObject();
-            }
-            writer.WriteEndArray();
+            WriteErrors(writer, "IndexErrors", index.GetErrors());
             writer.WriteEndObject();
             await context.CompleteJsonAsync().ConfigureAwait(false);
         }
@@ -499,6 +473,32 @@ public sealed class IndexesHandler(ServerContext server) : HandlerBase(server)
         writer.WriteEndObject();
         await context.CompleteJsonAsync().ConfigureAwait(false);
     }
+
+    /// <summary>An index's errors as RavenDB shows them: <c>[{"Document","Action","Error","Timestamp"}]</c>.</summary>
+    private static void WriteErrors(Utf8JsonWriter writer, string name, IndexError[] errors)
+    {
+        writer.WriteStartArray(name);
+        foreach (var error in errors)
+        {
+            writer.WriteStartObject();
+            writer.WriteString("Document", error.Document);
+            writer.WriteString("Action", error.Action);
+            writer.WriteString("Error", error.Error);
+            JsonDefaults.WriteTime(writer, "Timestamp", error.Timestamp);
+            writer.WriteEndObject();
+        }
+        writer.WriteEndArray();
+    }
+
+    private static IndexLockMode ParseLockMode(string value) =>
+        Enum.TryParse<IndexLockMode>(value, ignoreCase: true, out var mode) && Enum.IsDefined(mode)
+            ? mode
+            : throw new BadRequestException($"Mode '{value}' is not a lock mode: use Unlock, LockedIgnore or LockedError.");
+
+    private static IndexPriority ParsePriority(string value) =>
+        Enum.TryParse<IndexPriority>(value, ignoreCase: true, out var priority) && Enum.IsDefined(priority)
+            ? priority
+            : throw new BadRequestException($"Priority '{value}' is not a priority: use Low, Normal or High.");
 
     private static async Task<(List<string> Names, string Value)> ReadNamesAndValueAsync(RequestContext context, string valueName, string example)
     {
@@ -654,13 +654,6 @@ public sealed class IndexesHandler(ServerContext server) : HandlerBase(server)
         writer.WriteEndObject();
     }
 
-    private static void WriteTime(Utf8JsonWriter writer, string name, DateTime? time)
-    {
-        if (time is { } t)
-            writer.WriteString(name, t.ToString("yyyy-MM-dd'T'HH:mm:ss.fffffff'Z'", CultureInfo.InvariantCulture));
-        else
-            writer.WriteNull(name);
-    }
 
     /// <summary>The indexes a request names with <c>?name=a&amp;name=b</c> (every index when it names none).</summary>
     private static IReadOnlyCollection<Indexing.Index> Named(RequestContext context, IndexStore store)

@@ -81,17 +81,17 @@ public sealed class SubscriptionsHandler(ServerContext server) : HandlerBase(ser
         writer.WriteString("ChangeVectorForNextBatchStartingPoint", Documents.ChangeVectors.Format(record.AckedEtag, databaseId));
         writer.WriteNumber("AckedEtag", record.AckedEtag);
         writer.WriteBoolean("Disabled", record.Disabled);
-        WriteTime(writer, "CreatedAt", record.CreatedAt);
-        WriteTime(writer, "LastBatchAckTime", record.LastAckAt);
-        WriteTime(writer, "LastBatchTime", record.LastBatchAt);
+        JsonDefaults.WriteTime(writer, "CreatedAt", record.CreatedAt);
+        JsonDefaults.WriteTime(writer, "LastBatchAckTime", record.LastAckAt);
+        JsonDefaults.WriteTime(writer, "LastBatchTime", record.LastBatchAt);
         var sessions = state.Sessions;
-        WriteTime(writer, "LastClientConnectionTime", sessions.Count == 0 ? null : sessions.Max(s => s.Since));
+        JsonDefaults.WriteTime(writer, "LastClientConnectionTime", sessions.Count == 0 ? null : sessions.Max(s => s.Since));
         writer.WriteStartArray("Workers");
         foreach (var session in sessions)
         {
             writer.WriteStartObject();
             writer.WriteString("Address", session.Address);
-            WriteTime(writer, "Since", session.Since);
+            JsonDefaults.WriteTime(writer, "Since", session.Since);
             writer.WriteString("Strategy", session.Strategy.ToString());
             writer.WriteEndObject();
         }
@@ -406,11 +406,4 @@ public sealed class SubscriptionsHandler(ServerContext server) : HandlerBase(ser
         return string.IsNullOrEmpty(name) ? null : name;
     }
 
-    private static void WriteTime(Utf8JsonWriter writer, string name, DateTime? time)
-    {
-        if (time is { } t)
-            writer.WriteString(name, t.ToString("yyyy-MM-dd'T'HH:mm:ss.fffffff'Z'", CultureInfo.InvariantCulture));
-        else
-            writer.WriteNull(name);
-    }
 }

@@ -52,5 +52,5 @@ public static class IndexingPerformanceJson
         writer.WriteEndObject();
     }
 
-    private static string Time(DateTime time) => time.ToString("yyyy-MM-dd'T'HH:mm:ss.fffffff'Z'", CultureInfo.InvariantCulture);
+    private static string Time(DateTime time) => JsonDefaults.FormatTime(time);
 }

@@ -391,9 +391,9 @@ public static class QueryRunner
 
     private static void WriteTail(ArrayBufferWriter<byte> output, long total, long skipped, string indexName, bool stale, DateTime indexTimestamp, string resultEtag, long started)
     {
-        var now = DateTime.UtcNow.ToString("yyyy-MM-dd'T'HH:mm:ss.fffffff'Z'", CultureInfo.InvariantCulture);
+        var now = JsonDefaults.FormatTime(DateTime.UtcNow);
         var tail = $",\"TotalResults\":{total},\"SkippedResults\":{skipped},\"IndexName\":{JsonSerializer.Serialize(indexName)},\"IsStale\":{(stale ? "true" : "false")}," +
-            $"\"IndexTimestamp\":\"{indexTimestamp.ToString("yyyy-MM-dd'T'HH:mm:ss.fffffff'Z'", CultureInfo.InvariantCulture)}\",\"LastQueryTime\":\"{now}\",\"ResultEtag\":{resultEtag},\"NodeTag\":\"A\"," +
+            $"\"IndexTimestamp\":\"{JsonDefaults.FormatTime(indexTimestamp)}\",\"LastQueryTime\":\"{now}\",\"ResultEtag\":{resultEtag},\"NodeTag\":\"A\"," +
             $"\"DurationInMs\":{(long)Stopwatch.GetElapsedTime(started).TotalMilliseconds}}}";
         output.Write(Encoding.UTF8.GetBytes(tail));
     }
