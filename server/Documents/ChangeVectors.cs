@@ -14,6 +14,17 @@ public static class ChangeVectors
     /// <summary>The change vector in double quotes, as an ETag header value, in one allocation.</summary>
     public static string FormatQuoted(long etag, string databaseId) => $"\"A:{etag}-{databaseId}\"";
 
+    /// <summary>Writes the change vector as UTF-8 (no quotes), without a string.</summary>
+    public static void Write(System.Buffers.IBufferWriter<byte> output, long etag, string databaseId)
+    {
+        var span = output.GetSpan(3 + 20 + System.Text.Encoding.UTF8.GetMaxByteCount(databaseId.Length));
+        "A:"u8.CopyTo(span);
+        Utf8Formatter.TryFormat(etag, span[2..], out var digits);
+        span[2 + digits] = (byte)'-';
+        var written = System.Text.Encoding.UTF8.GetBytes(databaseId, span[(3 + digits)..]);
+        output.Advance(3 + digits + written);
+    }
+
     /// <summary>Parses a change vector, tolerating the quotes and <c>W/</c> of an HTTP header value.</summary>
     public static bool TryParse(ReadOnlySpan<char> text, out long etag, out ReadOnlySpan<char> databaseId)
     {

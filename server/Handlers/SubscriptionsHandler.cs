@@ -93,6 +93,20 @@ public sealed class SubscriptionsHandler(ServerContext server) : HandlerBase(ser
             writer.WriteString("Address", session.Address);
             JsonDefaults.WriteTime(writer, "Since", session.Since);
             writer.WriteString("Strategy", session.Strategy.ToString());
+            // The etag ranges it holds: the batch sent and waiting for its acknowledgement, and
+            // the next one, prepared while the worker works (both go back if the worker leaves).
+            writer.WriteStartArray("Held");
+            var inFlight = session.InFlight;
+            foreach (var batch in session.Held)
+            {
+                writer.WriteStartObject();
+                writer.WriteNumber("StartExclusive", batch.StartExclusive);
+                writer.WriteNumber("LastEtag", batch.LastEtag);
+                writer.WriteNumber("Documents", batch.Count);
+                writer.WriteBoolean("Sent", ReferenceEquals(batch, inFlight));
+                writer.WriteEndObject();
+            }
+            writer.WriteEndArray();
             writer.WriteEndObject();
         }
         writer.WriteEndArray();
@@ -187,76 +201,95 @@ public sealed class SubscriptionsHandler(ServerContext server) : HandlerBase(ser
             using var connection = CancellationTokenSource.CreateLinkedTokenSource(aborted, session.Closed);
             var messages = System.Threading.Channels.Channel.CreateBounded<long>(4);
             var reading = ReadAsync(socket, messages.Writer, connection, aborted);
+            // Two writers in turn: the next batch is read and written while the worker works on
+            // the one sent (it is sent only after that one's acknowledgement is stored).
+            var query = store.Get(name).Query;
+            SubscriptionBatchWriter[] writers = [new(query, database.DatabaseId), new(query, database.DatabaseId)];
+            var turn = 0;
+            Task<SubscriptionBatch?>? next = null;
             try
-            {
-                await SendAsync(socket, new { Type = "ConnectionStatus", Status = "Accepted", Strategy = strategy.ToString() }, aborted).ConfigureAwait(false);
-                while (!connection.IsCancellationRequested)
-                {
-                    var batch = await session.NextBatchAsync(maxDocs, MaxBatchBytes, HeartbeatInterval, connection.Token).ConfigureAwait(false);
-                    if (batch is null)
-                    {
-                        await SendAsync(socket, new { Type = "Heartbeat" }, aborted).ConfigureAwait(false);
-                        continue;
-                    }
-                    ReadOnlyMemory<byte> message;
-                    using (var reader = database.BeginRead())
-                        message = SubscriptionBatchWriter.Write(batch, store.Get(name), reader);
-                    await SendRawAsync(socket, message, aborted).ConfigureAwait(false);
-
-                    // Only an acknowledgement of this batch moves on; a silent worker is dropped
-                    // and its batch goes to the next one.
-                    long etag;
-                    using (var timeout = CancellationTokenSource.CreateLinkedTokenSource(connection.Token))
-                    {
-                        timeout.CancelAfter(store.AckTimeout);
-                        try
-                        {
-                            etag = await messages.Reader.ReadAsync(timeout.Token).ConfigureAwait(false);
-                        }
-                        catch (OperationCanceledException) when (!connection.IsCancellationRequested)
-                        {
-                            await SendErrorAsync(socket, "TimeoutException", $"No acknowledgement of the batch ending at etag {batch.LastEtag} within {store.AckTimeout}; the batch goes to the next worker.").ConfigureAwait(false);
-                            break;
-                        }
-                        catch (System.Threading.Channels.ChannelClosedException)
-                        {
-                            break;
-                        }
-                    }
-                    try
-                    {
-                        await session.AcknowledgeAsync(etag).ConfigureAwait(false);
-                    }
-                    catch (BadRequestException e)
-                    {
-                        await SendErrorAsync(socket, "BadRequestException", e.Message).ConfigureAwait(false);
-                        break;
-                    }
-                    await SendAsync(socket, new { Type = "Confirm", Etag = etag }, aborted).ConfigureAwait(false);
-                }
-            }
-            catch (Exception e) when (e is OperationCanceledException or WebSocketException or System.Threading.Channels.ChannelClosedException)
-            {
-            }
-            catch (Exception e) when (e is Errors.DatabaseUnavailableException)
-            {
-                await SendErrorAsync(socket, "DatabaseUnavailableException", e.Message).ConfigureAwait(false);
-            }
-            if (session.CloseReason is { } reason && socket.State == WebSocketState.Open)
             {
                 try
                 {
-                    await SendAsync(socket, new { Type = "ConnectionStatus", Status = "Closed", Exception = nameof(SubscriptionClosedException), Message = reason, CanReconnect = session.CanReconnect }, CancellationToken.None).ConfigureAwait(false);
+                    await SendAsync(socket, new { Type = "ConnectionStatus", Status = "Accepted", Strategy = strategy.ToString() }, aborted).ConfigureAwait(false);
+                    next = session.NextBatchAsync(maxDocs, MaxBatchBytes, HeartbeatInterval, writers[turn], connection.Token);
+                    while (!connection.IsCancellationRequested)
+                    {
+                        var batch = await next.ConfigureAwait(false);
+                        if (batch is null)
+                        {
+                            next = session.NextBatchAsync(maxDocs, MaxBatchBytes, HeartbeatInterval, writers[turn], connection.Token);
+                            await SendAsync(socket, new { Type = "Heartbeat" }, aborted).ConfigureAwait(false);
+                            continue;
+                        }
+                        session.MarkSent(batch);
+                        await SendRawAsync(socket, batch.Message, aborted).ConfigureAwait(false);
+                        turn ^= 1;
+                        next = session.NextBatchAsync(maxDocs, MaxBatchBytes, HeartbeatInterval, writers[turn], connection.Token);
+
+                        // Only an acknowledgement of this batch moves on; a silent worker is dropped
+                        // and its batch goes to the next one.
+                        long etag;
+                        using (var timeout = CancellationTokenSource.CreateLinkedTokenSource(connection.Token))
+                        {
+                            timeout.CancelAfter(store.AckTimeout);
+                            try
+                            {
+                                etag = await messages.Reader.ReadAsync(timeout.Token).ConfigureAwait(false);
+                            }
+                            catch (OperationCanceledException) when (!connection.IsCancellationRequested)
+                            {
+                                await SendErrorAsync(socket, "TimeoutException", $"No acknowledgement of the batch ending at etag {batch.LastEtag} within {store.AckTimeout}; the batch goes to the next worker.").ConfigureAwait(false);
+                                break;
+                            }
+                            catch (System.Threading.Channels.ChannelClosedException)
+                            {
+                                break;
+                            }
+                        }
+                        try
+                        {
+                            await session.AcknowledgeAsync(etag).ConfigureAwait(false);
+                        }
+                        catch (BadRequestException e)
+                        {
+                            await SendErrorAsync(socket, "BadRequestException", e.Message).ConfigureAwait(false);
+                            break;
+                        }
+                        await SendAsync(socket, new { Type = "Confirm", Etag = etag }, aborted).ConfigureAwait(false);
+                    }
                 }
-                catch (WebSocketException)
+                catch (Exception e) when (e is OperationCanceledException or WebSocketException or System.Threading.Channels.ChannelClosedException)
                 {
                 }
+                catch (Exception e) when (e is Errors.DatabaseUnavailableException)
+                {
+                    await SendErrorAsync(socket, "DatabaseUnavailableException", e.Message).ConfigureAwait(false);
+                }
+                if (session.CloseReason is { } reason && socket.State == WebSocketState.Open)
+                {
+                    try
+                    {
+                        await SendAsync(socket, new { Type = "ConnectionStatus", Status = "Closed", Exception = nameof(SubscriptionClosedException), Message = reason, CanReconnect = session.CanReconnect }, CancellationToken.None).ConfigureAwait(false);
+                    }
+                    catch (WebSocketException)
+                    {
+                    }
+                }
+                await connection.CancelAsync().ConfigureAwait(false);
+                await CloseOutputAsync(socket, WebSocketCloseStatus.NormalClosure, "closed").ConfigureAwait(false);
+                // The reader ends at the client's close frame (or a broken connection); a client that
+                // never answers the close is left after a few seconds.
+                await Task.WhenAny(reading, Task.Delay(TimeSpan.FromSeconds(5))).ConfigureAwait(false);
             }
-            await connection.CancelAsync().ConfigureAwait(false);
-            await CloseOutputAsync(socket, WebSocketCloseStatus.NormalClosure, "closed").ConfigureAwait(false);
-            // The reader ends at the client's close frame (or a broken connection); a client that
-            // never answers the close is left after a few seconds.
-            await Task.WhenAny(reading, Task.Delay(TimeSpan.FromSeconds(5))).ConfigureAwait(false);
+            finally
+            {
+                // The batch being prepared is held (or was not taken) before the session goes: a
+                // session leaving gives back every range it holds.
+                await connection.CancelAsync().ConfigureAwait(false);
+                if (next is not null)
+                    await next.ContinueWith(static t => _ = t.Exception, CancellationToken.None, TaskContinuationOptions.ExecuteSynchronously, TaskScheduler.Default).ConfigureAwait(false);
+            }
         }
     }
 

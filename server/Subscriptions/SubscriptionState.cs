@@ -1,18 +1,33 @@
 using System.Text;
+using Jackdaw.Server.Documents;
 using Jackdaw.Server.Errors;
 using Jackdaw.Server.Queries;
 using Microsoft.Extensions.Logging;
 
 namespace Jackdaw.Server.Subscriptions;
 
-/// <summary>One document of a batch: its id, etag and blittable form (a copy).</summary>
-public sealed record SubscriptionItem(string Id, long Etag, byte[] Document);
+/// <summary>
+/// Writes a batch's message while its documents are read, in the read transaction that found
+/// them, so no document is copied out of the snapshot (the wire format is the caller's).
+/// </summary>
+public interface ISubscriptionBatchWriter
+{
+    /// <summary>A new batch begins (whatever an unfinished one wrote is dropped).</summary>
+    void Start();
+
+    /// <summary>One matching document, in etag order.</summary>
+    void Add(string id, long etag, ReadOnlySpan<byte> document);
+
+    /// <summary>The batch is complete: its message (valid until the next <see cref="Start"/>).</summary>
+    ReadOnlyMemory<byte> Finish(long lastEtag, DocumentsReader reader);
+}
 
 /// <summary>
-/// A batch sent to one worker: the matching documents of the etag range
-/// (<see cref="StartExclusive"/>, <see cref="LastEtag"/>]. Acknowledging it acknowledges the range.
+/// A batch for one worker: the matching documents of the etag range
+/// (<see cref="StartExclusive"/>, <see cref="LastEtag"/>], <see cref="Count"/> of them, written as
+/// <see cref="Message"/>. Acknowledging it acknowledges the range.
 /// </summary>
-public sealed record SubscriptionBatch(long StartExclusive, long LastEtag, IReadOnlyList<SubscriptionItem> Items);
+public sealed record SubscriptionBatch(long StartExclusive, long LastEtag, int Count, ReadOnlyMemory<byte> Message);
 
 /// <summary>
 /// The runtime of one subscription: its record, the workers connected, and the batches in flight.
@@ -152,12 +167,16 @@ public sealed class SubscriptionState
 
     internal void Remove(SubscriptionSession session)
     {
+        // Read before the lock (the session takes batches under its own lock, then this one);
+        // the session takes nothing more once it is being removed.
+        var held = session.Held;
         lock (_lock)
         {
             if (!_sessions.Remove(session))
                 return;
-            // Its batch was not acknowledged: the next worker gets that range again.
-            if (session.InFlight is { } batch)
+            // Its batches (the one sent, the one prepared) were not acknowledged: the next
+            // worker gets those ranges again.
+            foreach (var batch in held)
                 _resend.Enqueue((batch.StartExclusive, batch.LastEtag));
             if (_sessions.Count == 0)
             {
@@ -181,8 +200,9 @@ public sealed class SubscriptionState
     /// <summary>
     /// The next batch for a worker: a range given back by another worker first, else the next
     /// documents after what was handed out; null when nothing is there yet (wait for a commit).
+    /// The matching documents go to <paramref name="writer"/> as they are read.
     /// </summary>
-    internal SubscriptionBatch? TakeBatch(int maxDocuments, long maxBytes)
+    internal SubscriptionBatch? TakeBatch(int maxDocuments, long maxBytes, ISubscriptionBatchWriter writer)
     {
         lock (_lock)
         {
@@ -200,7 +220,8 @@ public sealed class SubscriptionState
                 end = long.MaxValue;
                 fresh = true;
             }
-            var items = new List<SubscriptionItem>();
+            writer.Start();
+            var count = 0;
             long bytes = 0;
             var scanned = 0;
             var last = start;
@@ -208,7 +229,7 @@ public sealed class SubscriptionState
             {
                 if (record.Etag > end)
                     break;
-                if (items.Count >= maxDocuments || bytes >= maxBytes || scanned >= MaxScan)
+                if (count >= maxDocuments || bytes >= maxBytes || scanned >= MaxScan)
                 {
                     // A resent range that does not fit goes back for its rest.
                     if (!fresh)
@@ -221,9 +242,9 @@ public sealed class SubscriptionState
                 var id = record.Id;
                 if (!_evaluator.Matches(Query.Where, id, record.Document))
                     continue;
-                var document = record.Document.ToArray();
-                items.Add(new SubscriptionItem(id, record.Etag, document));
-                bytes += document.Length;
+                writer.Add(id, record.Etag, record.Document);
+                count++;
+                bytes += record.Document.Length;
             }
             if (fresh)
             {
@@ -232,7 +253,7 @@ public sealed class SubscriptionState
                 end = last;
                 _sentUpTo = end;
             }
-            return new SubscriptionBatch(start, end, items);
+            return new SubscriptionBatch(start, end, count, count == 0 ? default : writer.Finish(end, reader));
         }
     }
 
@@ -311,11 +332,16 @@ public sealed class SubscriptionState
     }
 }
 
-/// <summary>One connected worker: its batch in flight, and its closing (taken over, dropped, deleted).</summary>
+/// <summary>
+/// One connected worker: the batch sent and not yet acknowledged, the next one prepared while the
+/// worker works (both go back to the subscription if it leaves), and its closing (taken over,
+/// dropped, deleted).
+/// </summary>
 public sealed class SubscriptionSession : IDisposable
 {
     private readonly SubscriptionState _state;
     private readonly CancellationTokenSource _closed = new();
+    private readonly List<SubscriptionBatch> _held = new();
 
     internal SubscriptionSession(SubscriptionState state, SubscriptionStrategy strategy, string address)
     {
@@ -333,6 +359,16 @@ public sealed class SubscriptionSession : IDisposable
 
     /// <summary>The batch sent and not yet acknowledged.</summary>
     public SubscriptionBatch? InFlight { get; private set; }
+
+    /// <summary>The batches taken and not acknowledged (sent or prepared), in etag order.</summary>
+    public IReadOnlyList<SubscriptionBatch> Held
+    {
+        get
+        {
+            lock (_held)
+                return _held.ToArray();
+        }
+    }
 
     /// <summary>Cancelled when the server closes this worker's connection; <see cref="CloseReason"/> says why.</summary>
     public CancellationToken Closed => _closed.Token;
@@ -357,11 +393,13 @@ public sealed class SubscriptionSession : IDisposable
     }
 
     /// <summary>
-    /// The next batch with documents to send, waiting for commits as needed; null when
-    /// <paramref name="idle"/> passes first (send a heartbeat). Ranges without a matching document are
-    /// acknowledged on the way.
+    /// The next batch with documents, written by <paramref name="writer"/>, waiting for commits as
+    /// needed; null when <paramref name="idle"/> passes first (send a heartbeat). Ranges without a
+    /// matching document are acknowledged on the way. It may run while the previous batch waits
+    /// for its acknowledgement (it is held, not sent, until <see cref="MarkSent"/>); the caller
+    /// awaits it before disposing the session.
     /// </summary>
-    public async Task<SubscriptionBatch?> NextBatchAsync(int maxDocuments, long maxBytes, TimeSpan idle, CancellationToken cancellationToken)
+    public async Task<SubscriptionBatch?> NextBatchAsync(int maxDocuments, long maxBytes, TimeSpan idle, ISubscriptionBatchWriter writer, CancellationToken cancellationToken)
     {
         using var linked = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken, Closed);
         var deadline = DateTime.UtcNow + idle;
@@ -369,13 +407,16 @@ public sealed class SubscriptionSession : IDisposable
         {
             linked.Token.ThrowIfCancellationRequested();
             var seen = _state.SentUpTo;
-            var batch = _state.TakeBatch(maxDocuments, maxBytes);
-            if (batch is not null && batch.Items.Count > 0)
+            SubscriptionBatch? batch;
+            // Taken and held in one step: a worker that leaves gives back every range it took.
+            lock (_held)
             {
-                InFlight = batch;
-                _state.MarkBatchSent();
-                return batch;
+                batch = _state.TakeBatch(maxDocuments, maxBytes, writer);
+                if (batch is { Count: > 0 })
+                    _held.Add(batch);
             }
+            if (batch is { Count: > 0 })
+                return batch;
             if (batch is not null)
             {
                 await _state.CompleteAsync(batch, sent: false).ConfigureAwait(false);
@@ -395,6 +436,16 @@ public sealed class SubscriptionSession : IDisposable
         }
     }
 
+    /// <summary>The batch is being sent: the next acknowledgement must be of its last etag.</summary>
+    /// <exception cref="InvalidOperationException">Another batch is still waiting for its acknowledgement.</exception>
+    public void MarkSent(SubscriptionBatch batch)
+    {
+        if (InFlight is not null)
+            throw new InvalidOperationException("A batch is sent only after the previous one was acknowledged.");
+        InFlight = batch;
+        _state.MarkBatchSent();
+    }
+
     /// <summary>The worker acknowledged the batch in flight (its last etag): stored durably before this returns.</summary>
     /// <exception cref="BadRequestException">No batch is in flight, or the etag is not its last.</exception>
     public async Task AcknowledgeAsync(long etag)
@@ -404,6 +455,8 @@ public sealed class SubscriptionSession : IDisposable
             throw new BadRequestException($"An acknowledgement of etag {etag} does not match the batch in flight, whose last etag is {batch.LastEtag}.");
         await _state.CompleteAsync(batch, sent: true).ConfigureAwait(false);
         InFlight = null;
+        lock (_held)
+            _held.Remove(batch);
     }
 
     public void Dispose()

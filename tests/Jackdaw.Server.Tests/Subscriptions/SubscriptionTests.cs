@@ -172,6 +172,47 @@ public sealed class SubscriptionTests(ServerFixture fixture) : IClassFixture<Ser
     }
 
     [Fact]
+    public async Task TheBatchPreparedWhileAWorkerWorksGoesBackWhenTheWorkerDies()
+    {
+        var db = await SeedAsync(10);
+        await CreateAsync(db, "P", "from Orders");
+        var (a, _) = await SubscriptionWorker.ConnectAsync(Server, db, "P", "Concurrent", maxDocs: 3);
+        var batchA = await a.BatchAsync();
+        Assert.Equal(["orders/1", "orders/2", "orders/3"], SubscriptionWorker.Ids(batchA));
+        // The server prepares A's next batch (orders 4-6) while A works: the listing shows it held.
+        var deadline = DateTime.UtcNow + Wait;
+        while (HeldOf(await ListAsync(db, "P")) is not [(_, _, true), (_, _, false)])
+        {
+            Assert.True(DateTime.UtcNow < deadline, "A's next batch was never prepared.");
+            await Task.Delay(20);
+        }
+        var (b, _) = await SubscriptionWorker.ConnectAsync(Server, db, "P", "Concurrent", maxDocs: 3);
+        var first = await b.BatchAsync();
+        Assert.Equal(["orders/7", "orders/8", "orders/9"], SubscriptionWorker.Ids(first));
+
+        // A dies without acknowledging: both its batch and the one prepared for it go to B.
+        a.Abort();
+        await a.DisposeAsync();
+        var received = SubscriptionWorker.Ids(first);
+        await b.AckAndConfirmAsync(first);
+        while (received.Distinct().Count() < 10)
+        {
+            var batch = await b.BatchAsync();
+            received.AddRange(SubscriptionWorker.Ids(batch));
+            await b.AckAndConfirmAsync(batch);
+        }
+        Assert.Equal(Enumerable.Range(1, 10).Select(i => $"orders/{i}").Order(), received.Distinct().Order());
+        await b.DisposeAsync();
+        Assert.Equal(0, (await ListAsync(db, "P")).GetProperty("PendingDocuments").GetInt64());
+
+    }
+
+    private static (long StartExclusive, long LastEtag, bool Sent)[] HeldOf(JsonElement listed) =>
+        listed.GetProperty("Workers").EnumerateArray().SelectMany(w => w.GetProperty("Held").EnumerateArray())
+            .Select(h => (h.GetProperty("StartExclusive").GetInt64(), h.GetProperty("LastEtag").GetInt64(), h.GetProperty("Sent").GetBoolean()))
+            .ToArray();
+
+    [Fact]
     public async Task DefinitionsDisableEnableDropAndDelete()
     {
         var db = await SeedAsync(2);
