@@ -41,8 +41,8 @@ public sealed class ChangesFeed
         database.Notifications.Closed.ContinueWith(static (_, state) => ((ChangesFeed)state!).Close(), this, CancellationToken.None, TaskContinuationOptions.ExecuteSynchronously, TaskScheduler.Default);
     }
 
-    /// <summary>The feed of <paramref name="database"/>, created on first use.</summary>
-    public static ChangesFeed For(DocumentDatabase database)
+    /// <summary>The feed of <paramref name="database"/>, created on first use (with <paramref name="options"/>, else the defaults).</summary>
+    public static ChangesFeed For(DocumentDatabase database, ChangesOptions? options = null)
     {
         ArgumentNullException.ThrowIfNull(database);
         if (Feeds.TryGetValue(database, out var feed))
@@ -53,6 +53,8 @@ public sealed class ChangesFeed
             if (!Feeds.TryGetValue(database, out feed))
             {
                 feed = new ChangesFeed(database);
+                if (options is not null)
+                    feed.Options = options;
                 Feeds.Add(database, feed);
             }
             return feed;

@@ -26,7 +26,7 @@ public sealed class ChangesHandler(ServerContext server) : HandlerBase(server)
         if (!context.HttpContext.WebSockets.IsWebSocketRequest)
             throw new BadRequestException("This route is a WebSocket: connect with ws://.../databases/{db}/changes, or read server-sent events from /databases/{db}/changes/events?collection=Orders.");
         using var socket = await context.HttpContext.WebSockets.AcceptWebSocketAsync().ConfigureAwait(false);
-        using var connection = ChangesFeed.For(database).Connect(ChangesProtocol.WebSocket);
+        using var connection = ChangesFeed.For(database, Server.Options.Changes).Connect(ChangesProtocol.WebSocket);
         await ChangesWebSocketSession.RunAsync(connection, socket, ServerStopping(context)).ConfigureAwait(false);
     }
 
@@ -63,7 +63,7 @@ public sealed class ChangesHandler(ServerContext server) : HandlerBase(server)
             after = etag;
         }
 
-        using var connection = ChangesFeed.For(database).Connect(ChangesProtocol.EventStream, filter);
+        using var connection = ChangesFeed.For(database, Server.Options.Changes).Connect(ChangesProtocol.EventStream, filter);
         var response = context.Response;
         response.StatusCode = StatusCodes.Status200OK;
         response.ContentType = "text/event-stream; charset=utf-8";
@@ -81,7 +81,7 @@ public sealed class ChangesHandler(ServerContext server) : HandlerBase(server)
         var json = context.StartJson();
         json.WriteStartObject();
         json.WriteStartArray("Connections");
-        foreach (var connection in ChangesFeed.For(database).Connections)
+        foreach (var connection in ChangesFeed.For(database, Server.Options.Changes).Connections)
             WriteConnection(json, connection);
         json.WriteEndArray();
         json.WriteEndObject();
@@ -96,7 +96,7 @@ public sealed class ChangesHandler(ServerContext server) : HandlerBase(server)
         var text = new QueryParameters(context.Request.QueryString.Value).GetString("id");
         if (!long.TryParse(text, NumberStyles.None, CultureInfo.InvariantCulture, out var id))
             throw new BadRequestException("Query parameter 'id' is required: the connection's id, as GET /databases/{db}/changes/debug lists them.");
-        context.Response.StatusCode = ChangesFeed.For(database).Drop(id) ? StatusCodes.Status204NoContent : StatusCodes.Status404NotFound;
+        context.Response.StatusCode = ChangesFeed.For(database, Server.Options.Changes).Drop(id) ? StatusCodes.Status204NoContent : StatusCodes.Status404NotFound;
         return ValueTask.CompletedTask;
     }
 

@@ -32,6 +32,13 @@ public sealed class ServerOptions
     /// <summary>Settings of every database's indexes.</summary>
     public Indexing.IndexingOptions Indexing { get; set; } = new();
 
+    /// <summary>
+    /// Limits of every database's changes-feed connections: <c>Changes:QueueCapacity</c>,
+    /// <c>Changes:MaxCommandBytes</c>, <c>Changes:CloseGrace</c>, <c>Changes:EventStreamHeartbeat</c>
+    /// (times as <c>hh:mm:ss</c>; e.g. <c>JACKDAW_CHANGES__QUEUECAPACITY=131072</c>).
+    /// </summary>
+    public Changes.ChangesOptions Changes { get; set; } = new();
+
     public static ServerOptions FromConfiguration(IConfiguration configuration)
     {
         var options = new ServerOptions();
@@ -51,6 +58,33 @@ public sealed class ServerOptions
                 throw new InvalidOperationException($"MaxRequestBodySize '{max}' is not a positive number of bytes; set it with --max-body-size 268435456 or JACKDAW_MAXREQUESTBODYSIZE.");
             options.MaxRequestBodySize = bytes;
         }
+        options.Changes = ChangesFrom(configuration.GetSection("Changes"), options.Changes);
         return options;
+    }
+
+    private static Changes.ChangesOptions ChangesFrom(IConfigurationSection section, Changes.ChangesOptions defaults) => new()
+    {
+        QueueCapacity = PositiveInt(section, "QueueCapacity", defaults.QueueCapacity),
+        MaxCommandBytes = PositiveInt(section, "MaxCommandBytes", defaults.MaxCommandBytes),
+        CloseGrace = PositiveTime(section, "CloseGrace", defaults.CloseGrace),
+        EventStreamHeartbeat = PositiveTime(section, "EventStreamHeartbeat", defaults.EventStreamHeartbeat),
+    };
+
+    private static int PositiveInt(IConfigurationSection section, string key, int fallback)
+    {
+        if (section[key] is not { Length: > 0 } text)
+            return fallback;
+        if (!int.TryParse(text, System.Globalization.NumberStyles.None, System.Globalization.CultureInfo.InvariantCulture, out var value) || value <= 0)
+            throw new InvalidOperationException($"{section.Path}:{key} '{text}' is not a positive whole number.");
+        return value;
+    }
+
+    private static TimeSpan PositiveTime(IConfigurationSection section, string key, TimeSpan fallback)
+    {
+        if (section[key] is not { Length: > 0 } text)
+            return fallback;
+        if (!TimeSpan.TryParse(text, System.Globalization.CultureInfo.InvariantCulture, out var value) || value <= TimeSpan.Zero)
+            throw new InvalidOperationException($"{section.Path}:{key} '{text}' is not a positive time such as 00:00:05.");
+        return value;
     }
 }
