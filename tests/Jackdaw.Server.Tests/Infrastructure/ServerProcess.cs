@@ -34,10 +34,14 @@ public sealed partial class ServerProcess : IDisposable
         }
     }
 
-    public static ServerProcess Start(string arguments, IReadOnlyDictionary<string, string>? environment = null, string? workingDirectory = null)
+    public static ServerProcess Start(string arguments, IReadOnlyDictionary<string, string>? environment = null, string? workingDirectory = null) =>
+        StartProgram("Jackdaw.Server.dll", arguments, environment, workingDirectory);
+
+    /// <summary>Another program of the test output (e.g. <c>Jackdaw.Tests.SubscriptionWorker.dll</c>) as a child process.</summary>
+    public static ServerProcess StartProgram(string dll, string arguments, IReadOnlyDictionary<string, string>? environment = null, string? workingDirectory = null)
     {
-        var serverDll = Path.Combine(AppContext.BaseDirectory, "Jackdaw.Server.dll");
-        var info = new ProcessStartInfo("dotnet", $"\"{serverDll}\" {arguments}")
+        var path = Path.Combine(AppContext.BaseDirectory, dll);
+        var info = new ProcessStartInfo("dotnet", $"\"{path}\" {arguments}")
         {
             RedirectStandardOutput = true,
             RedirectStandardError = true,
