@@ -75,7 +75,11 @@ public static class QueryRunner
         }
         index.MarkQueried();
 
-        if (request.WaitForNonStaleResults)
+        if (!request.WaitForNonStaleResults)
+        {
+            await index.WaitForFirstBatchAsync(FirstBatchWait, cancellationToken).ConfigureAwait(false);
+        }
+        else
         {
             var cutoff = database.LastEtag;
             if (!await index.WaitForEtagAsync(cutoff, request.WaitTimeout, cancellationToken).ConfigureAwait(false))
@@ -284,6 +288,9 @@ public static class QueryRunner
     }
 
     /// <summary>A document, or its projection when the query selects, as JSON (also a subscription's batch items).</summary>
+    /// <summary>How long a query waits for a new index's first batch (<see cref="Indexing.Index.WaitForFirstBatchAsync"/>): a batch takes at most 2 s.</summary>
+    public static readonly TimeSpan FirstBatchWait = TimeSpan.FromSeconds(5);
+
     internal static void WriteResult(ArrayBufferWriter<byte> output, RqlQuery query, string id, ReadOnlySpan<byte> document, Lucene.Net.Documents.Document? stored, Indexing.Index? index)
     {
         if (query.Select.Count == 0)

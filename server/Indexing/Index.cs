@@ -176,7 +176,7 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
             _tombstoneRegistration = database.Tombstones.Register(this);
         }
         _searchers = new SearcherManager(_writer, applyAllDeletes: true, searcherFactory: null);
-        _progress = new IndexProgress(new Dictionary<string, CollectionPosition>(_positions), CaughtUpTo: 0);
+        _progress = _openedProgress = new IndexProgress(new Dictionary<string, CollectionPosition>(_positions), CaughtUpTo: 0);
         _lastCommitTimestamp = Stopwatch.GetTimestamp();
         _committed = new Dictionary<string, CollectionPosition>(_positions);
     }
@@ -235,6 +235,9 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
 
     private volatile IndexDefinition _definition;
     private readonly Func<bool> _paused;
+
+    // The progress the index was opened with: until a batch replaces it, no batch is visible yet.
+    private readonly IndexProgress _openedProgress;
     private volatile bool _disabled;
     private int _activeSearchers;
     private Action? _deleteWhenUnused;
@@ -479,6 +482,46 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
                 return true;
         }
         return false;
+    }
+
+    /// <summary>
+    /// A query of an index that has not yet made a batch visible since it was opened (just created,
+    /// or reset) waits for that first batch, at most <paramref name="timeout"/>, as RavenDB's do: the
+    /// first query of a new auto-index over a small collection answers with its documents rather
+    /// than nothing. An index that is up to date, stopped, disabled or in error is not waited for.
+    /// </summary>
+    public async Task WaitForFirstBatchAsync(TimeSpan timeout, CancellationToken cancellationToken)
+    {
+        var deadline = Stopwatch.GetTimestamp() + (long)(timeout.TotalSeconds * Stopwatch.Frequency);
+        var woken = false;
+        while (ReferenceEquals(_progress, _openedProgress))
+        {
+            var done = Volatile.Read(ref _batchDone).Task;
+            if (_state != IndexState.Normal || _disabled || _pausedAlone || _paused() || _stop.IsCancellationRequested)
+                return;
+            using (var reader = _database.BeginRead())
+            {
+                if (!IsStale(reader))
+                    return;
+            }
+            if (!woken)
+            {
+                _refreshWanted = true;
+                Wake();
+                woken = true;
+            }
+            var left = deadline - Stopwatch.GetTimestamp();
+            if (left <= 0)
+                return;
+            try
+            {
+                await done.WaitAsync(TimeSpan.FromSeconds((double)left / Stopwatch.Frequency), cancellationToken).ConfigureAwait(false);
+            }
+            catch (TimeoutException)
+            {
+                return;
+            }
+        }
     }
 
     /// <summary>

@@ -54,6 +54,31 @@ public sealed class AutoIndexLifecycleTests
     }
 
     [Fact]
+    public async Task TheFirstQueryOfANewIndexWaitsForItsFirstBatch()
+    {
+        await using var server = await StartWithUsersAsync(new IndexingOptions { IdleCheckInterval = TimeSpan.FromHours(1) });
+        // No WaitForNonStaleResults: the new auto-index's first batch covers these 50 users, and
+        // the query waits for it (as RavenDB's) instead of answering from an empty index.
+        using var response = await server.Client.PostAsync("/databases/Auto/queries", Api.Json("""{"Query":"from Users where City = 'Rome'"}"""));
+        var first = await Api.JsonAsync(response);
+        Assert.Equal(HttpStatusCode.OK, response.StatusCode);
+        Assert.Equal(25, first.GetProperty("TotalResults").GetInt64());
+        Assert.False(first.GetProperty("IsStale").GetBoolean());
+
+        // A stopped index is not waited for: it answers at once, stale.
+        using (var stop = await server.Client.PostAsync("/databases/Auto/admin/indexes/stop", null))
+            Assert.Equal(HttpStatusCode.NoContent, stop.StatusCode);
+        var started = System.Diagnostics.Stopwatch.StartNew();
+        using var stale = await server.Client.PostAsync("/databases/Auto/queries", Api.Json("""{"Query":"from Users where Age = 25"}"""));
+        var staleJson = await Api.JsonAsync(stale);
+        Assert.Equal(HttpStatusCode.OK, stale.StatusCode);
+        Assert.True(staleJson.GetProperty("IsStale").GetBoolean());
+        Assert.True(started.Elapsed < QueryRunnerFirstBatchWait, $"a query of a stopped index waited {started.Elapsed}");
+    }
+
+    private static readonly TimeSpan QueryRunnerFirstBatchWait = Jackdaw.Server.Http.QueryRunner.FirstBatchWait;
+
+    [Fact]
     public async Task AnAutoIndexNotQueriedGoesIdleThenIsDeletedAndAQueryWakesIt()
     {
         var options = new IndexingOptions { AutoIndexIdleAfter = TimeSpan.FromMilliseconds(300), AutoIndexDeleteAfter = TimeSpan.FromSeconds(3), IdleCheckInterval = TimeSpan.FromHours(1) };
