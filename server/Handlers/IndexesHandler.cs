@@ -141,6 +141,7 @@ public sealed class IndexesHandler(ServerContext server) : HandlerBase(server)
                     WriteProgress(writer, index, reader);
                 }
                 writer.WriteNumber("EntriesCount", index.EntriesCount);
+                writer.WriteNumber("SegmentsCount", index.SegmentsCount);
                 writer.WriteNumber("MapAttempts", index.MapAttempts);
                 writer.WriteNumber("MapSuccesses", index.MapAttempts - index.MapErrors);
                 writer.WriteNumber("MapErrors", index.MapErrors);

@@ -129,6 +129,8 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
         _definition = definition;
         _paused = paused;
         ReplacementOf = record.ReplacementOf;
+        _yielding = ReplacementOf is not null;
+        _etagSeenWriting = database.LastEtag;
         LockMode = record.LockMode;
         Priority = record.Priority;
         _disabled = record.Disabled;
@@ -497,7 +499,7 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
         while (ReferenceEquals(_progress, _openedProgress))
         {
             var done = Volatile.Read(ref _batchDone).Task;
-            if (_state != IndexState.Normal || _disabled || _pausedAlone || _paused() || _stop.IsCancellationRequested)
+            if (_state != IndexState.Normal || _disabled || _pausedAlone || _paused() || _stop.IsCancellationRequested || _lastBatchFailed)
                 return;
             using (var reader = _database.BeginRead())
             {
@@ -531,13 +533,15 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
     public async Task<bool> WaitForEtagAsync(long etag, TimeSpan timeout, CancellationToken cancellationToken)
     {
         var deadline = Stopwatch.GetTimestamp() + (long)(timeout.TotalSeconds * Stopwatch.Frequency);
-        _refreshWanted = true;
-        Wake();
         while (true)
         {
             var done = Volatile.Read(ref _batchDone).Task;
             if (_progress.CaughtUpTo >= etag)
                 return true;
+            // Asked on every pass: a refresh that published an earlier batch cleared the wish,
+            // and the batch that reaches the etag must not wait for the refresh interval.
+            _refreshWanted = true;
+            Wake();
             using (var reader = _database.BeginRead())
             {
                 if (!IsStale(reader) && reader.LastEtag >= etag)
@@ -565,6 +569,23 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
     {
         lock (_errors)
             return _errors.ToArray();
+    }
+
+    /// <summary>The Lucene segments of what is searchable now (a query reads each).</summary>
+    public int SegmentsCount
+    {
+        get
+        {
+            var searcher = _searchers.Acquire();
+            try
+            {
+                return searcher.IndexReader.Leaves.Count;
+            }
+            finally
+            {
+                _searchers.Release(searcher);
+            }
+        }
     }
 
     /// <summary>The number of entries (Lucene documents) searchable now.</summary>
@@ -600,13 +621,19 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
         {
             var wake = Volatile.Read(ref _wake).Task;
             var seenEtag = _database.LastEtag;
+            var batchStarted = Stopwatch.GetTimestamp();
             bool more;
             try
             {
                 var running = _state is IndexState.Normal && !_disabled && !_pausedAlone && !_paused();
                 more = running && RunBatch();
+                _lastBatchFailed = false;
                 if (!more && running)
+                {
+                    if (ReplacementOf is not null)
+                        MergeAfterBuild();
                     CaughtUp?.Invoke(this);
+                }
             }
             catch (Exception) when (token.IsCancellationRequested || _database.IsClosing)
             {
@@ -615,6 +642,7 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
             catch (Exception e)
             {
                 // Not a document's fault (those are index errors): the disk, Lucene. Try again later.
+                _lastBatchFailed = true;
                 _logger.LogError(e, "Index {Index}: a batch failed; retrying", Name);
                 RecordError("", "Indexing", e.Message);
                 more = false;
@@ -633,9 +661,17 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
                 // query asks), then look for work again.
                 try
                 {
-                    var left = NextRefreshInterval - Stopwatch.GetElapsedTime(_lastRefresh);
+                    // A replacement that caught up refreshes at once: its swap waits for it.
+                    var left = ReplacementOf is not null ? TimeSpan.Zero : NextRefreshInterval - Stopwatch.GetElapsedTime(_lastRefresh);
                     if (left > TimeSpan.Zero && !_refreshWanted)
-                        await Task.WhenAny(Task.Delay(left, token), wake).ConfigureAwait(false);
+                    {
+                        // New commits meanwhile are indexed at once (into the same pending
+                        // refresh): only their visibility waits for the interval.
+                        var commit = _database.Notifications.WaitForEtagAsync(seenEtag + 1, token);
+                        await Task.WhenAny(Task.Delay(left, token), wake, commit).ConfigureAwait(false);
+                        if (commit.IsCompletedSuccessfully && !wake.IsCompleted && !_refreshWanted && !token.IsCancellationRequested)
+                            continue;
+                    }
                     if (token.IsCancellationRequested)
                         break;
                     var timer = new BatchTimer();
@@ -660,6 +696,31 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
                 continue;
             }
             Interlocked.Exchange(ref _batchDone, new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously)).TrySetResult();
+            var lastEtag = _database.LastEtag;
+            if (lastEtag != _etagSeenWriting)
+            {
+                _etagSeenWriting = lastEtag;
+                _lastWriteSeen = Stopwatch.GetTimestamp();
+            }
+            if (more && ReplacementOf is not null && (Stopwatch.GetElapsedTime(_lastWriteSeen) < YieldWindow || OriginalQueried?.Invoke() == true))
+            {
+                // A replacement building while the database serves writes or its original answers
+                // queries yields: short batches, each followed by a rest three times as long.
+                _yielding = true;
+                var rest = Stopwatch.GetElapsedTime(batchStarted) * YieldingRestFactor;
+                try
+                {
+                    await Task.WhenAny(Task.Delay(rest < MaxYieldingRest ? rest : MaxYieldingRest, token), wake).ConfigureAwait(false);
+                }
+                catch (OperationCanceledException)
+                {
+                    break;
+                }
+                if (wake.IsCompleted)
+                    Interlocked.Exchange(ref _wake, new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously));
+                continue;
+            }
+            _yielding = false;
             if (more)
             {
                 // A low-priority index leaves the cores to the others between its batches.
@@ -743,6 +804,7 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
     {
         var timer = _timer = new BatchTimer();
         var started = Stopwatch.GetTimestamp();
+        var batchTime = _yielding ? YieldingBatchTime : BatchTimeFor(Priority);
         var positions = new Dictionary<string, CollectionPosition>(_positions);
         var count = 0;
         long bytes = 0;
@@ -758,7 +820,7 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
                 var position = positions.GetValueOrDefault(collection);
                 foreach (var record in reader.GetDocumentsFrom(collection, position.Documents))
                 {
-                    if (count >= BatchCount || bytes >= BatchBytes || Stopwatch.GetElapsedTime(started) > BatchTimeFor(Priority))
+                    if (count >= BatchCount || bytes >= BatchBytes || Stopwatch.GetElapsedTime(started) > batchTime)
                     {
                         full = true;
                         break;
@@ -811,6 +873,7 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
             if (Stopwatch.GetElapsedTime(_lastWork, now) > _refreshInterval * 2)
                 _refreshInterval = RefreshInterval;
             _lastWork = now;
+            _batchesSinceRefresh++;
             _dirty = true;
             _refreshPending = true;
             BatchesRun++;
@@ -825,6 +888,13 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
         // CPU of a PUT).
         if (!_refreshPending)
             _progress = _pendingProgress;
+        else if (_yielding && !_refreshWanted)
+        {
+            // A replacement that yields is not queried before its swap: it refreshes (for its
+            // progress) at most every MaxRefreshInterval, not after each short batch.
+            if (Stopwatch.GetElapsedTime(_lastRefresh) >= MaxRefreshInterval)
+                Refresh(timer);
+        }
         else if (full || _refreshWanted)
             Refresh(timer);
         else if (Stopwatch.GetElapsedTime(_lastRefresh) >= NextRefreshInterval)
@@ -842,6 +912,34 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
         return full;
     }
 
+    /// <summary>The longest batch of a replacement that yields to requests (<see cref="OriginalQueried"/>).</summary>
+    public static readonly TimeSpan YieldingBatchTime = TimeSpan.FromMilliseconds(250);
+
+    /// <summary>A yielding replacement rests this many times as long as its batch took: a quarter of a core at most.</summary>
+    public const int YieldingRestFactor = 3;
+
+    private static readonly TimeSpan MaxYieldingRest = YieldingBatchTime * YieldingRestFactor;
+
+    // Whether the next batch is a yielding one (short); a replacement starts yielding.
+    private bool _yielding;
+
+    /// <summary>A replacement yields while the database had a write, or its original a query, this recently.</summary>
+    public static readonly TimeSpan YieldWindow = TimeSpan.FromSeconds(1);
+
+    private long _etagSeenWriting;
+    private long _lastWriteSeen;
+
+    /// <summary>
+    /// For a replacement (<see cref="ReplacementOf"/>): whether the index it replaces answered a
+    /// query lately. While it did, or while writes come in, the replacement builds in short batches
+    /// with rests three times as long (25% of a core), so that the requests keep most of the
+    /// machine: it takes longer to build, and the swap happens when it caught up as before.
+    /// </summary>
+    public Func<bool>? OriginalQueried { get; set; }
+
+    /// <summary>Whether a query used the index within <paramref name="window"/>.</summary>
+    public bool QueriedWithin(TimeSpan window) => DateTime.UtcNow.Ticks - Interlocked.Read(ref _lastQueryingTicks) < window.Ticks;
+
     /// <summary>The shortest time between two refreshes while writes stream in (a query that waits refreshes at once).</summary>
     public static readonly TimeSpan RefreshInterval = TimeSpan.FromMilliseconds(100);
 
@@ -858,17 +956,52 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
 
     private TimeSpan _refreshInterval = RefreshInterval;
     private long _lastWork;
+    private int _batchesSinceRefresh;
+    private volatile bool _lastBatchFailed;
 
     private bool _refreshPending;
     private IndexProgress? _pendingProgress;
     private long _lastRefresh;
     private volatile bool _refreshWanted;
 
-    /// <summary>A refresh because the interval was up while batches kept coming: the next one comes twice as late.</summary>
+    /// <summary>The most segments a replacement keeps when it caught up, before its swap.</summary>
+    public const int SegmentsAfterBuild = 4;
+
+    private bool _mergedAfterBuild;
+
+    /// <summary>
+    /// A replacement built in short batches (yielding to requests) is made of many small segments,
+    /// fewer than Lucene's merge policy merges on its own; a query reads each one (the swapped-in
+    /// index answered at 60% of the old one's rate). Once, when it first caught up, it is merged
+    /// down to <see cref="SegmentsAfterBuild"/> segments and refreshed, before the swap.
+    /// </summary>
+    private void MergeAfterBuild()
+    {
+        if (_mergedAfterBuild)
+            return;
+        _mergedAfterBuild = true;
+        if (SegmentsCount <= SegmentsAfterBuild && !_refreshPending)
+            return;
+        var timer = new BatchTimer();
+        var started = Stopwatch.GetTimestamp();
+        _writer.ForceMerge(SegmentsAfterBuild);
+        Commit();
+        timer.AddCommit(Stopwatch.GetTimestamp() - started);
+        Refresh(timer);
+        timer.EndLoop();
+        Publish(timer);
+    }
+
+    /// <summary>
+    /// A refresh because the interval was up: when more than one batch waited for it (writes kept
+    /// coming), the next one comes twice as late.
+    /// </summary>
     private void RefreshOnInterval(BatchTimer timer)
     {
+        var waited = _batchesSinceRefresh > 1;
         Refresh(timer);
-        _refreshInterval = TimeSpan.FromTicks(Math.Min(_refreshInterval.Ticks * 2, MaxRefreshInterval.Ticks));
+        if (waited)
+            _refreshInterval = TimeSpan.FromTicks(Math.Min(_refreshInterval.Ticks * 2, MaxRefreshInterval.Ticks));
     }
 
     /// <summary>Makes everything written searchable and publishes the progress that goes with it.</summary>
@@ -876,6 +1009,7 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
     {
         var started = Stopwatch.GetTimestamp();
         _refreshWanted = false;
+        _batchesSinceRefresh = 0;
         _searchers.MaybeRefreshBlocking();
         _progress = _pendingProgress ?? _progress;
         _refreshPending = false;

@@ -490,7 +490,10 @@ public sealed class IndexStore : IAsyncDisposable
             Storage.Engine.FileDurability.SyncFile(stamp);
             Storage.Engine.FileDurability.SyncFolder(IndexesFolder);
         }
-        return Index.Open(_database, record, CreateMapper(definition), folder, _logger, () => _paused, OnBatch, OnCaughtUp);
+        var index = Index.Open(_database, record, CreateMapper(definition), folder, _logger, () => _paused, OnBatch, OnCaughtUp);
+        if (record.ReplacementOf is { } original)
+            index.OriginalQueried = () => _indexes.TryGetValue(original, out var answering) && answering != index && answering.QueriedWithin(Index.YieldWindow);
+        return index;
     }
 
     /// <summary>A replacement that caught up is swapped in; a wider auto-index that caught up retires the narrower ones.</summary>

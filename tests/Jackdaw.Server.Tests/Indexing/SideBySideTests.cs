@@ -131,6 +131,42 @@ public sealed class SideBySideTests
     }
 
     [Fact]
+    public async Task AReplacementYieldsToWritesInShortBatchesAndIsMergedBeforeItsSwap()
+    {
+        await using var server = await InProcessServer.StartAsync();
+        var client = server.Client;
+        await SeedAsync(client, "Yield", 60_000);
+        await PutIndexAsync(client, "Yield", V1);
+        Assert.Equal(1, await VersionAsync(client, "Yield", wait: true));
+
+        // Writes stream in (other documents) while the changed definition builds.
+        using var stop = new CancellationTokenSource();
+        var writer = Task.Run(async () =>
+        {
+            for (var i = 0; !stop.IsCancellationRequested; i++)
+            {
+                using var put = await client.PutAsync($"/databases/Yield/docs?id=others/{i}", Json("""{"@metadata":{"@collection":"Others"}}"""));
+                Assert.Equal(HttpStatusCode.Created, put.StatusCode);
+            }
+        });
+        await PutIndexAsync(client, "Yield", V2);
+        await WaitUntilAsync(async () => (await IndexNamesAsync(client, "Yield")).Count == 1, "the replacement was swapped in");
+        await stop.CancelAsync();
+        await writer;
+        Assert.Equal(2, await VersionAsync(client, "Yield", wait: true));
+
+        // It built in short batches (one 2 s batch takes these 60,000 documents when nothing else
+        // runs), and was merged down to a few segments before the swap.
+        using (var performance = await client.GetAsync("/databases/Yield/indexes/performance?name=Items/Totals"))
+        {
+            var batches = (await Api.JsonAsync(performance)).GetProperty("Results")[0].GetProperty("Performance").EnumerateArray().ToList();
+            Assert.True(batches.Count(b => b.GetProperty("InputCount").GetInt64() > 0) >= 3, $"the replacement ran {batches.Count} batches: {string.Join(" ", batches.Select(b => b.GetProperty("InputCount").GetInt64() + "/" + b.GetProperty("DurationInMs")))}");
+        }
+        using var stats = await client.GetAsync("/databases/Yield/indexes/stats?name=Items/Totals");
+        Assert.InRange((await Api.JsonAsync(stats)).GetProperty("Results")[0].GetProperty("SegmentsCount").GetInt32(), 1, Jackdaw.Server.Indexing.Index.SegmentsAfterBuild);
+    }
+
+    [Fact]
     public async Task LockModesAndTheForcedSwap()
     {
         await using var server = await InProcessServer.StartAsync();
