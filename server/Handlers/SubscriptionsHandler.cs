@@ -203,7 +203,7 @@ public sealed class SubscriptionsHandler(ServerContext server) : HandlerBase(ser
             var reading = ReadAsync(socket, messages.Writer, connection, aborted);
             // Two writers in turn: the next batch is read and written while the worker works on
             // the one sent (it is sent only after that one's acknowledgement is stored).
-            var query = store.Get(name).Query;
+            var query = session.Subscription.Query;
             SubscriptionBatchWriter[] writers = [new(query, database.DatabaseId), new(query, database.DatabaseId)];
             var turn = 0;
             Task<SubscriptionBatch?>? next = null;

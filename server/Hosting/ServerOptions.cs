@@ -35,7 +35,7 @@ public sealed class ServerOptions
     /// <summary>
     /// Limits of every database's changes-feed connections: <c>Changes:QueueCapacity</c>,
     /// <c>Changes:MaxCommandBytes</c>, <c>Changes:CloseGrace</c>, <c>Changes:EventStreamHeartbeat</c>
-    /// (times as <c>hh:mm:ss</c>; e.g. <c>JACKDAW_CHANGES__QUEUECAPACITY=131072</c>).
+    /// (times as <c>hh:mm:ss</c> or seconds, at most an hour; e.g. <c>JACKDAW_CHANGES__QUEUECAPACITY=131072</c>).
     /// </summary>
     public Changes.ChangesOptions Changes { get; set; } = new();
 
@@ -79,12 +79,25 @@ public sealed class ServerOptions
         return value;
     }
 
+    private static bool TryParseSeconds(string text, out TimeSpan value)
+    {
+        value = default;
+        if (!double.TryParse(text, System.Globalization.NumberStyles.AllowDecimalPoint, System.Globalization.CultureInfo.InvariantCulture, out var seconds) || seconds > 3600)
+            return false;
+        value = TimeSpan.FromSeconds(seconds);
+        return true;
+    }
+
     private static TimeSpan PositiveTime(IConfigurationSection section, string key, TimeSpan fallback)
     {
         if (section[key] is not { Length: > 0 } text)
             return fallback;
-        if (!TimeSpan.TryParse(text, System.Globalization.CultureInfo.InvariantCulture, out var value) || value <= TimeSpan.Zero)
-            throw new InvalidOperationException($"{section.Path}:{key} '{text}' is not a positive time such as 00:00:05.");
+        // A bare number is seconds (TimeSpan would read "5" as five days).
+        var parsed = text.Contains(':', StringComparison.Ordinal)
+            ? TimeSpan.TryParse(text, System.Globalization.CultureInfo.InvariantCulture, out var value)
+            : TryParseSeconds(text, out value);
+        if (!parsed || value <= TimeSpan.Zero || value > TimeSpan.FromHours(1))
+            throw new InvalidOperationException($"{section.Path}:{key} '{text}' is not a time between 0 and 1 hour such as 00:00:05 or 5 (seconds).");
         return value;
     }
 }

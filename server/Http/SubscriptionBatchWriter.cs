@@ -23,12 +23,14 @@ public sealed class SubscriptionBatchWriter(RqlQuery query, string databaseId) :
     private readonly HashSet<string>? _included = query.Include.Count == 0 ? null : new HashSet<string>(StringComparer.OrdinalIgnoreCase);
     private ArrayBufferWriter<byte> _output = new(InitialBytes);
     private bool _first;
+    private int _lastBatchBytes;
 
     public void Start()
     {
-        // A buffer grown by one big batch goes when the last batch used less than an eighth of it.
-        if (_output.Capacity > 1024 * 1024 && _output.WrittenCount < _output.Capacity / 8)
-            _output = new ArrayBufferWriter<byte>(Math.Max(InitialBytes, _output.WrittenCount * 2));
+        // A buffer grown by one big batch goes when the last finished batch used less than an
+        // eighth of it (a look for new documents that found none does not count).
+        if (_output.Capacity > 1024 * 1024 && _lastBatchBytes < _output.Capacity / 8)
+            _output = new ArrayBufferWriter<byte>(Math.Max(InitialBytes, _lastBatchBytes * 2));
         else
             _output.ResetWrittenCount();
         _included?.Clear();
@@ -64,6 +66,7 @@ public sealed class SubscriptionBatchWriter(RqlQuery query, string databaseId) :
         output.Write(",\"LastEtag\":"u8);
         WriteNumber(output, lastEtag);
         output.Write("}"u8);
+        _lastBatchBytes = output.WrittenCount;
         return output.WrittenMemory;
     }
 

@@ -7,22 +7,6 @@ using Microsoft.Extensions.Logging;
 namespace Jackdaw.Server.Subscriptions;
 
 /// <summary>
-/// Writes a batch's message while its documents are read, in the read transaction that found
-/// them, so no document is copied out of the snapshot (the wire format is the caller's).
-/// </summary>
-public interface ISubscriptionBatchWriter
-{
-    /// <summary>A new batch begins (whatever an unfinished one wrote is dropped).</summary>
-    void Start();
-
-    /// <summary>One matching document, in etag order.</summary>
-    void Add(string id, long etag, ReadOnlySpan<byte> document);
-
-    /// <summary>The batch is complete: its message (valid until the next <see cref="Start"/>).</summary>
-    ReadOnlyMemory<byte> Finish(long lastEtag, DocumentsReader reader);
-}
-
-/// <summary>
 /// A batch for one worker: the matching documents of the etag range
 /// (<see cref="StartExclusive"/>, <see cref="LastEtag"/>], <see cref="Count"/> of them, written as
 /// <see cref="Message"/>. Acknowledging it acknowledges the range.
@@ -43,6 +27,7 @@ public sealed class SubscriptionState
 
     private readonly SubscriptionStore _store;
     private readonly object _lock = new();
+    private readonly object _takeLock = new();
     private readonly List<SubscriptionSession> _sessions = new();
     private readonly SortedDictionary<long, long> _doneRanges = new(); // start → end, acknowledged beyond _acked
     private readonly Queue<(long Start, long End)> _resend = new();
@@ -78,10 +63,19 @@ public sealed class SubscriptionState
 
     internal async Task UpdateAsync(Func<SubscriptionRecord, SubscriptionRecord> change)
     {
-        SubscriptionRecord record;
-        lock (_lock)
-            record = _record = change(_record);
-        await _store.StoreAsync(record).ConfigureAwait(false);
+        // In line with the acknowledgements' stores: an older record never lands after a newer one.
+        await _storeLock.WaitAsync().ConfigureAwait(false);
+        try
+        {
+            SubscriptionRecord record;
+            lock (_lock)
+                record = _record = change(_record);
+            await _store.StoreAsync(record).ConfigureAwait(false);
+        }
+        finally
+        {
+            _storeLock.Release();
+        }
     }
 
     /// <summary>Connects a worker with a strategy.</summary>
@@ -167,9 +161,10 @@ public sealed class SubscriptionState
 
     internal void Remove(SubscriptionSession session)
     {
-        // Read before the lock (the session takes batches under its own lock, then this one);
-        // the session takes nothing more once it is being removed.
-        var held = session.Held;
+        // The session takes nothing more once it leaves (a take in progress finishes first, and
+        // is among the ranges it gives back); not under _lock: a take holds the session's lock
+        // and then this one.
+        var held = session.Leave();
         lock (_lock)
         {
             if (!_sessions.Remove(session))
@@ -187,6 +182,9 @@ public sealed class SubscriptionState
                 _sentUpTo = _record.AckedEtag;
             }
         }
+        // Workers waiting for new documents take the given-back ranges now.
+        if (held.Count > 0)
+            Interlocked.Exchange(ref _rangesReturned, new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously)).TrySetResult();
         _store.Logger.LogInformation("Subscription {Subscription}: worker {Address} disconnected", _record.Name, session.Address);
     }
 
@@ -204,56 +202,75 @@ public sealed class SubscriptionState
     /// </summary>
     internal SubscriptionBatch? TakeBatch(int maxDocuments, long maxBytes, ISubscriptionBatchWriter writer)
     {
-        lock (_lock)
+        // One taker at a time (ranges go out in order), but the scan runs outside _lock: an
+        // acknowledgement, a connecting or leaving worker never waits for a 16 MB batch to be read.
+        lock (_takeLock)
         {
-            using var reader = _store.Database.BeginRead();
             long start;
             long end;
-            var fresh = false;
-            if (_resend.TryDequeue(out var range))
+            bool fresh;
+            lock (_lock)
             {
-                (start, end) = range;
+                fresh = !_resend.TryDequeue(out var range);
+                (start, end) = fresh ? (_sentUpTo, long.MaxValue) : range;
             }
-            else
-            {
-                start = _sentUpTo;
-                end = long.MaxValue;
-                fresh = true;
-            }
-            writer.Start();
             var count = 0;
-            long bytes = 0;
-            var scanned = 0;
             var last = start;
-            foreach (var record in reader.GetDocumentsFrom(_collection, start))
+            var rest = false;
+            ReadOnlyMemory<byte> message = default;
+            try
             {
-                if (record.Etag > end)
-                    break;
-                if (count >= maxDocuments || bytes >= maxBytes || scanned >= MaxScan)
+                using var reader = _store.Database.BeginRead();
+                writer.Start();
+                long bytes = 0;
+                var scanned = 0;
+                foreach (var record in reader.GetDocumentsFrom(_collection, start))
                 {
-                    // A resent range that does not fit goes back for its rest.
-                    if (!fresh)
-                        _resend.Enqueue((last, end));
-                    end = last;
-                    break;
+                    if (record.Etag > end)
+                        break;
+                    if (count >= maxDocuments || bytes >= maxBytes || scanned >= MaxScan)
+                    {
+                        rest = true;
+                        break;
+                    }
+                    scanned++;
+                    last = record.Etag;
+                    var id = record.Id;
+                    if (!_evaluator.Matches(Query.Where, id, record.Document))
+                        continue;
+                    writer.Add(id, record.Etag, record.Document);
+                    count++;
+                    bytes += record.Document.Length;
                 }
-                scanned++;
-                last = record.Etag;
-                var id = record.Id;
-                if (!_evaluator.Matches(Query.Where, id, record.Document))
-                    continue;
-                writer.Add(id, record.Etag, record.Document);
-                count++;
-                bytes += record.Document.Length;
+                if (count > 0)
+                    message = writer.Finish(rest || fresh ? last : end, reader);
             }
-            if (fresh)
+            catch
             {
-                if (last == start)
-                    return null;
-                end = last;
-                _sentUpTo = end;
+                // Nothing was handed out: a resent range goes back whole (a fresh one was never
+                // taken: _sentUpTo did not move).
+                if (!fresh)
+                {
+                    lock (_lock)
+                        _resend.Enqueue((start, end));
+                }
+                throw;
             }
-            return new SubscriptionBatch(start, end, count, count == 0 ? default : writer.Finish(end, reader));
+            lock (_lock)
+            {
+                // A resent range that did not fit goes back for its rest.
+                if (!fresh && rest)
+                    _resend.Enqueue((last, end));
+                if (rest || fresh)
+                    end = last;
+                if (fresh)
+                {
+                    if (last == start)
+                        return null;
+                    _sentUpTo = end;
+                }
+            }
+            return new SubscriptionBatch(start, end, count, message);
         }
     }
 
@@ -319,8 +336,11 @@ public sealed class SubscriptionState
         return count;
     }
 
+    /// <summary>Completes on a commit after <paramref name="afterEtag"/>, or when a worker gives ranges back.</summary>
     internal Task WaitForChangesAsync(long afterEtag, CancellationToken cancellationToken) =>
-        _store.Database.Notifications.WaitForEtagAsync(afterEtag + 1, cancellationToken);
+        Task.WhenAny(_store.Database.Notifications.WaitForEtagAsync(afterEtag + 1, cancellationToken), Volatile.Read(ref _rangesReturned).Task.WaitAsync(cancellationToken)).Unwrap();
+
+    private TaskCompletionSource _rangesReturned = new(TaskCreationOptions.RunContinuationsAsynchronously);
 
     internal long SentUpTo
     {
@@ -360,13 +380,22 @@ public sealed class SubscriptionSession : IDisposable
     /// <summary>The batch sent and not yet acknowledged.</summary>
     public SubscriptionBatch? InFlight { get; private set; }
 
-    /// <summary>The batches taken and not acknowledged (sent or prepared), in etag order.</summary>
-    public IReadOnlyList<SubscriptionBatch> Held
+    /// <summary>The subscription this worker is connected to.</summary>
+    public SubscriptionState Subscription => _state;
+
+    /// <summary>The batches taken and not acknowledged: the one sent, then the one prepared (a snapshot; never blocks).</summary>
+    public IReadOnlyList<SubscriptionBatch> Held => _heldView;
+
+    private volatile SubscriptionBatch[] _heldView = [];
+    private bool _leaving;
+
+    /// <summary>The session takes no more batches (a take in progress ends first); returns the ranges it holds.</summary>
+    internal IReadOnlyList<SubscriptionBatch> Leave()
     {
-        get
+        lock (_held)
         {
-            lock (_held)
-                return _held.ToArray();
+            _leaving = true;
+            return _held.ToArray();
         }
     }
 
@@ -411,9 +440,14 @@ public sealed class SubscriptionSession : IDisposable
             // Taken and held in one step: a worker that leaves gives back every range it took.
             lock (_held)
             {
+                if (_leaving)
+                    throw new OperationCanceledException("The worker's session has ended.");
                 batch = _state.TakeBatch(maxDocuments, maxBytes, writer);
                 if (batch is { Count: > 0 })
+                {
                     _held.Add(batch);
+                    _heldView = _held.ToArray();
+                }
             }
             if (batch is { Count: > 0 })
                 return batch;
@@ -456,7 +490,10 @@ public sealed class SubscriptionSession : IDisposable
         await _state.CompleteAsync(batch, sent: true).ConfigureAwait(false);
         InFlight = null;
         lock (_held)
+        {
             _held.Remove(batch);
+            _heldView = _held.ToArray();
+        }
     }
 
     public void Dispose()

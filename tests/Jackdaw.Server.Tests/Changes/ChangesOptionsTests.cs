@@ -22,7 +22,7 @@ public sealed class ChangesOptionsTests
         Assert.Equal(defaults.QueueCapacity, options.QueueCapacity);
         Assert.Equal(defaults.CloseGrace, options.CloseGrace);
 
-        options = From(("Changes:QueueCapacity", "1000"), ("Changes:MaxCommandBytes", "2048"), ("Changes:CloseGrace", "00:00:30"), ("Changes:EventStreamHeartbeat", "00:01:00")).Changes;
+        options = From(("Changes:QueueCapacity", "1000"), ("Changes:MaxCommandBytes", "2048"), ("Changes:CloseGrace", "30"), ("Changes:EventStreamHeartbeat", "00:01:00")).Changes;
         Assert.Equal(1000, options.QueueCapacity);
         Assert.Equal(2048, options.MaxCommandBytes);
         Assert.Equal(TimeSpan.FromSeconds(30), options.CloseGrace);
@@ -32,8 +32,10 @@ public sealed class ChangesOptionsTests
     [Theory]
     [InlineData("Changes:QueueCapacity", "0", "Changes:QueueCapacity '0' is not a positive whole number")]
     [InlineData("Changes:MaxCommandBytes", "lots", "Changes:MaxCommandBytes 'lots' is not a positive whole number")]
-    [InlineData("Changes:CloseGrace", "soon", "Changes:CloseGrace 'soon' is not a positive time")]
-    [InlineData("Changes:EventStreamHeartbeat", "-00:00:01", "Changes:EventStreamHeartbeat '-00:00:01' is not a positive time")]
+    [InlineData("Changes:CloseGrace", "soon", "Changes:CloseGrace 'soon' is not a time between 0 and 1 hour")]
+    [InlineData("Changes:EventStreamHeartbeat", "-00:00:01", "Changes:EventStreamHeartbeat '-00:00:01' is not a time between 0 and 1 hour")]
+    [InlineData("Changes:CloseGrace", "50.00:00:00", "Changes:CloseGrace '50.00:00:00' is not a time between 0 and 1 hour")]
+    [InlineData("Changes:CloseGrace", "7200", "Changes:CloseGrace '7200' is not a time between 0 and 1 hour")]
     public void BadValuesAreRefusedByName(string key, string value, string message)
     {
         var error = Assert.Throws<InvalidOperationException>(() => From((key, value)));
