@@ -287,10 +287,10 @@ public static class QueryRunner
         return scratch.Utf8ToString();
     }
 
-    /// <summary>A document, or its projection when the query selects, as JSON (also a subscription's batch items).</summary>
     /// <summary>How long a query waits for a new index's first batch (<see cref="Indexing.Index.WaitForFirstBatchAsync"/>): a batch takes at most 2 s.</summary>
     public static readonly TimeSpan FirstBatchWait = TimeSpan.FromSeconds(5);
 
+    /// <summary>A document, or its projection when the query selects, as JSON (also a subscription's batch items).</summary>
     internal static void WriteResult(ArrayBufferWriter<byte> output, RqlQuery query, string id, ReadOnlySpan<byte> document, Lucene.Net.Documents.Document? stored, Indexing.Index? index)
     {
         if (query.Select.Count == 0)
