@@ -664,21 +664,14 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
                     // A replacement that caught up refreshes at once: its swap waits for it.
                     var left = ReplacementOf is not null ? TimeSpan.Zero : NextRefreshInterval - Stopwatch.GetElapsedTime(_lastRefresh);
                     if (left > TimeSpan.Zero && !_refreshWanted)
-                    {
-                        // New commits meanwhile are indexed at once (into the same pending
-                        // refresh): only their visibility waits for the interval.
-                        var commit = _database.Notifications.WaitForEtagAsync(seenEtag + 1, token);
-                        await Task.WhenAny(Task.Delay(left, token), wake, commit).ConfigureAwait(false);
-                        if (commit.IsCompletedSuccessfully && !wake.IsCompleted && !_refreshWanted && !token.IsCancellationRequested)
-                            continue;
-                    }
+                        await Task.WhenAny(Task.Delay(left, token), wake).ConfigureAwait(false);
                     if (token.IsCancellationRequested)
                         break;
                     var timer = new BatchTimer();
                     if (_refreshWanted || wake.IsCompleted)
                         Refresh(timer);
                     else
-                        RefreshOnInterval(timer);
+                        RefreshOnInterval(timer, streaming: _database.LastEtag != seenEtag);
                     timer.EndLoop();
                     Publish(timer);
                 }
@@ -873,7 +866,6 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
             if (Stopwatch.GetElapsedTime(_lastWork, now) > _refreshInterval * 2)
                 _refreshInterval = RefreshInterval;
             _lastWork = now;
-            _batchesSinceRefresh++;
             _dirty = true;
             _refreshPending = true;
             BatchesRun++;
@@ -898,7 +890,7 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
         else if (full || _refreshWanted)
             Refresh(timer);
         else if (Stopwatch.GetElapsedTime(_lastRefresh) >= NextRefreshInterval)
-            RefreshOnInterval(timer);
+            RefreshOnInterval(timer, streaming: false);
         if (_dirty && Stopwatch.GetElapsedTime(_lastCommitTimestamp) > CommitInterval)
         {
             var commitStarted = Stopwatch.GetTimestamp();
@@ -948,15 +940,16 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
 
     // Refreshes are spaced by the stream of writes: each refresh flushes a segment, and ten small
     // segments a second keep Lucene's merges busy (a PUT with an index cost 2.7x one without). The
-    // interval starts at RefreshInterval; each refresh made because it was up while batches kept
+    // interval starts at RefreshInterval; each refresh made because it was up while writes kept
     // coming doubles it, up to MaxRefreshInterval; a quiet spell (no batch for twice the interval)
-    // brings it back. Occasional writes are searchable within 100 ms, a sustained stream within 1 s;
-    // a query that waits for non-stale results refreshes at once either way.
+    // brings it back. The writes that come while the loop waits for a refresh are indexed in one
+    // batch after it (one batch a second costs far less than one per commit). Occasional writes are
+    // searchable within 100 ms, a sustained stream within about 2 s (the interval, then the batch
+    // that waited for it); a query that waits for non-stale results refreshes at once either way.
     private TimeSpan NextRefreshInterval => _refreshInterval;
 
     private TimeSpan _refreshInterval = RefreshInterval;
     private long _lastWork;
-    private int _batchesSinceRefresh;
     private volatile bool _lastBatchFailed;
 
     private bool _refreshPending;
@@ -993,14 +986,13 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
     }
 
     /// <summary>
-    /// A refresh because the interval was up: when more than one batch waited for it (writes kept
-    /// coming), the next one comes twice as late.
+    /// A refresh because the interval was up: when writes kept coming while it waited
+    /// (<paramref name="streaming"/>), the next one comes twice as late.
     /// </summary>
-    private void RefreshOnInterval(BatchTimer timer)
+    private void RefreshOnInterval(BatchTimer timer, bool streaming)
     {
-        var waited = _batchesSinceRefresh > 1;
         Refresh(timer);
-        if (waited)
+        if (streaming)
             _refreshInterval = TimeSpan.FromTicks(Math.Min(_refreshInterval.Ticks * 2, MaxRefreshInterval.Ticks));
     }
 
@@ -1009,7 +1001,6 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
     {
         var started = Stopwatch.GetTimestamp();
         _refreshWanted = false;
-        _batchesSinceRefresh = 0;
         _searchers.MaybeRefreshBlocking();
         _progress = _pendingProgress ?? _progress;
         _refreshPending = false;
