@@ -46,8 +46,9 @@ public readonly record struct CollectionPosition(long Documents, long Tombstones
 ///   always agree: after a restart or kill -9 the index resumes from its last commit (entries are
 ///   replaced by id, so nothing is indexed twice and nothing is missed). Commits happen when the
 ///   loop has caught up, and at least every <see cref="CommitInterval"/> while it has not.</item>
-/// <item>The directory is opened as <see cref="NIOFSDirectory"/> (memory-mapped searching was
-///   measured much slower for parallel searches in Lucene.Net 4.8, lucenenet #1151); after each
+/// <item>The directory is a <see cref="PreadDirectory"/>: positional reads without the locks of
+///   <c>NIOFSDirectory</c> (memory-mapped searching was measured much slower for parallel searches
+///   in Lucene.Net 4.8, lucenenet #1151); after each
 ///   commit every new file and the folder are fsynced again by us (Lucene.Net 4.8.0-beta00017 can
 ///   mark a file for sync before its last buffer is written, lucenenet #894), and an index whose
 ///   files cannot be opened is rebuilt from the start.</item>
@@ -168,7 +169,7 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
         else
         {
             System.IO.Directory.CreateDirectory(folder);
-            _directory = new NIOFSDirectory(new DirectoryInfo(folder));
+            _directory = new PreadDirectory(new DirectoryInfo(folder));
             (_writer, _positions) = OpenWriter(_directory, folder, logger, definition.Name);
             if (_writer.CommitData is { } data && data.TryGetValue(MultiValuedKey, out var multi))
             {
