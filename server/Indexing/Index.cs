@@ -84,6 +84,13 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
 
     private const string PositionPrefix = "position:";
     private const string MultiValuedKey = "multivalued";
+    private const string AddHorizonKey = "add-horizon";
+
+    // Documents at or below this etag were first met by this index when it was empty (its first
+    // pass): no entry of theirs can exist yet, so they are added without a delete-by-id term, which
+    // Lucene otherwise resolves against every segment. -1 until the first batch sets it; 0 for an
+    // index that did not start empty. Kept in the commit data, so a restart mid-pass goes on adding.
+    private long _addHorizon;
 
     // Fields some entry gave several values (an array): ranges on them cannot be folded into one.
     private readonly System.Collections.Concurrent.ConcurrentDictionary<string, byte> _multiValued = new(StringComparer.Ordinal);
@@ -164,6 +171,7 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
             // A test run (POST /indexes/test): nothing is written to disk or storage.
             _directory = new RAMDirectory();
             (_writer, _positions) = (NewWriter(_directory), new Dictionary<string, CollectionPosition>());
+            _addHorizon = -1;
             _tombstoneRegistration = new NoRegistration();
         }
         else
@@ -171,6 +179,8 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
             System.IO.Directory.CreateDirectory(folder);
             _directory = new PreadDirectory(new DirectoryInfo(folder));
             (_writer, _positions) = OpenWriter(_directory, folder, logger, definition.Name);
+            _addHorizon = _writer.NumDocs == 0 && _positions.Count == 0 ? -1
+                : _writer.CommitData is { } committed && committed.TryGetValue(AddHorizonKey, out var horizon) ? long.Parse(horizon, CultureInfo.InvariantCulture) : 0;
             if (_writer.CommitData is { } data && data.TryGetValue(MultiValuedKey, out var multi))
             {
                 foreach (var name in System.Text.Json.JsonSerializer.Deserialize<string[]>(multi) ?? [])
@@ -808,6 +818,8 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
         using (var reader = _database.BeginRead())
         {
             snapshotEtag = reader.LastEtag;
+            if (_addHorizon == -1)
+                _addHorizon = snapshotEtag;
             var loader = _mapper.UsesLoad ? new SnapshotLoader(reader) : null;
             foreach (var collection in _lowerCollections)
             {
@@ -819,7 +831,7 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
                         full = true;
                         break;
                     }
-                    MapDocument(record, output, loader);
+                    MapDocument(record, output, loader, firstMet: record.Etag <= _addHorizon);
                     position = position with { Documents = record.Etag };
                     count++;
                     bytes += record.Document.Length;
@@ -1011,7 +1023,7 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
 
     private byte[] _buffer = new byte[64 * 1024];
 
-    private void MapDocument(DocumentRecord record, MapOutput output, SnapshotLoader? loader)
+    private void MapDocument(DocumentRecord record, MapOutput output, SnapshotLoader? loader, bool firstMet = false)
     {
         var id = record.Id;
         var lowerId = LuceneFields.Lower(id);
@@ -1057,8 +1069,13 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
         }
         switch (output.Entries.Count)
         {
+            case 0 when firstMet:
+                break;
             case 0:
                 _writer.DeleteDocuments(idTerm);
+                break;
+            case 1 when firstMet:
+                _writer.AddDocument(LuceneFields.Build(id, lowerId, output.Entries[0], _planOf, References(output)));
                 break;
             case 1:
                 _writer.UpdateDocument(idTerm, LuceneFields.Build(id, lowerId, output.Entries[0], _planOf, References(output)));
@@ -1067,7 +1084,10 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
                 var entries = new List<IEnumerable<IIndexableField>>(output.Entries.Count);
                 foreach (var entry in output.Entries)
                     entries.Add(LuceneFields.Build(id, lowerId, entry, _planOf, References(output)));
-                _writer.UpdateDocuments(idTerm, entries);
+                if (firstMet)
+                    _writer.AddDocuments(entries);
+                else
+                    _writer.UpdateDocuments(idTerm, entries);
                 break;
         }
         timer?.AddWrite(Stopwatch.GetTimestamp() - writeStarted);
@@ -1168,6 +1188,8 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
         var data = new Dictionary<string, string>(StringComparer.Ordinal);
         if (!_multiValued.IsEmpty)
             data[MultiValuedKey] = System.Text.Json.JsonSerializer.Serialize(_multiValued.Keys.Order(StringComparer.Ordinal).ToArray());
+        if (_addHorizon > 0)
+            data[AddHorizonKey] = _addHorizon.ToString(CultureInfo.InvariantCulture);
         foreach (var (collection, position) in _positions)
             data[PositionPrefix + collection] = string.Create(CultureInfo.InvariantCulture, $"{position.Documents},{position.Tombstones}");
         _writer.SetCommitData(data);

@@ -54,6 +54,40 @@ public sealed class AutoIndexLifecycleTests
     }
 
     [Fact]
+    public async Task AnIndexBuiltWhileItsDocumentsChangeHasOneEntryPerDocument()
+    {
+        // An index that starts empty adds the documents it meets first without a delete-by-id
+        // term; documents changed meanwhile come again with a newer etag and must replace, not
+        // duplicate, their entries.
+        await using var server = await InProcessServer.StartAsync(o => o.Indexing = new IndexingOptions { IdleCheckInterval = TimeSpan.FromHours(1) });
+        using (await server.Client.PutAsync("/admin/databases?name=Build", null))
+        {
+        }
+        for (var start = 0; start < 20_000; start += 2_000)
+        {
+            var commands = string.Join(',', Enumerable.Range(start, 2_000).Select(i =>
+                $"{{\"Type\":\"PUT\",\"Id\":\"items/{i}\",\"Document\":{{\"N\":{i},\"V\":0,\"@metadata\":{{\"@collection\":\"Items\"}}}}}}"));
+            using var bulk = await server.Client.PostAsync("/databases/Build/bulk_docs", Api.Json("{\"Commands\":[" + commands + "]}"));
+            Assert.Equal(HttpStatusCode.OK, bulk.StatusCode);
+        }
+        using (var created = await server.Client.PostAsync("/databases/Build/queries", Api.Json("""{"Query":"from Items where V = 7"}""")))
+            Assert.Equal(HttpStatusCode.OK, created.StatusCode);
+        // While it builds: every tenth item changes, twice.
+        for (var round = 1; round <= 2; round++)
+        {
+            var commands = string.Join(',', Enumerable.Range(0, 2_000).Select(i =>
+                $"{{\"Type\":\"PUT\",\"Id\":\"items/{i * 10}\",\"Document\":{{\"N\":{i * 10},\"V\":{round},\"@metadata\":{{\"@collection\":\"Items\"}}}}}}"));
+            using var bulk = await server.Client.PostAsync("/databases/Build/bulk_docs", Api.Json("{\"Commands\":[" + commands + "]}"));
+            Assert.Equal(HttpStatusCode.OK, bulk.StatusCode);
+        }
+        Assert.Equal(2_000, (await QueryAsync(server, "Build", "from Items where V = 2 limit 0")).GetProperty("TotalResults").GetInt64());
+        Assert.Equal(0, (await QueryAsync(server, "Build", "from Items where V = 1 limit 0")).GetProperty("TotalResults").GetInt64());
+        Assert.Equal(18_000, (await QueryAsync(server, "Build", "from Items where V = 0 limit 0")).GetProperty("TotalResults").GetInt64());
+        var index = IndexStore.Of(server.Host.Server.Databases.GetDatabase("Build")).Indexes.Single();
+        Assert.Equal(20_000, index.EntriesCount);
+    }
+
+    [Fact]
     public async Task TheFirstQueryOfANewIndexWaitsForItsFirstBatch()
     {
         await using var server = await StartWithUsersAsync(new IndexingOptions { IdleCheckInterval = TimeSpan.FromHours(1) });
