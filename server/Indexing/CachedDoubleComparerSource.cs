@@ -6,7 +6,7 @@ namespace Jackdaw.Server.Indexing;
 
 /// <summary>
 /// Sorts on a double doc-values field with the values of each segment read once into memory and
-/// kept for the segment's life. Through <c>NIOFSDirectory</c> every doc-values read of Lucene's own
+/// kept for the segment's life. Through a file-system directory every doc-values read of Lucene's own
 /// comparer is a <c>pread</c> (measured: 64% of a sorted range query's CPU); segments never change,
 /// so their values can be cached by the segment's core key. Missing values sort first.
 /// </summary>

@@ -44,7 +44,8 @@ public readonly record struct CollectionPosition(long Documents, long Tombstones
 ///   (queries see the batch at once).</item>
 /// <item>A durable Lucene commit carries the positions in its user data, so files and positions
 ///   always agree: after a restart or kill -9 the index resumes from its last commit (entries are
-///   replaced by id, so nothing is indexed twice and nothing is missed). Commits happen when the
+///   replaced by id, or added only below the add horizon where none can exist yet, so nothing is
+///   indexed twice and nothing is missed). Commits happen when the
 ///   loop has caught up, and at least every <see cref="CommitInterval"/> while it has not.</item>
 /// <item>The directory is a <see cref="PreadDirectory"/>: positional reads without the locks of
 ///   <c>NIOFSDirectory</c> (memory-mapped searching was measured much slower for parallel searches
@@ -180,7 +181,8 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
             _directory = new PreadDirectory(new DirectoryInfo(folder));
             (_writer, _positions) = OpenWriter(_directory, folder, logger, definition.Name);
             _addHorizon = _writer.NumDocs == 0 && _positions.Count == 0 ? -1
-                : _writer.CommitData is { } committed && committed.TryGetValue(AddHorizonKey, out var horizon) ? long.Parse(horizon, CultureInfo.InvariantCulture) : 0;
+                : _writer.CommitData is { } committed && committed.TryGetValue(AddHorizonKey, out var horizon)
+                  && long.TryParse(horizon, NumberStyles.None, CultureInfo.InvariantCulture, out var parsed) ? parsed : 0;
             if (_writer.CommitData is { } data && data.TryGetValue(MultiValuedKey, out var multi))
             {
                 foreach (var name in System.Text.Json.JsonSerializer.Deserialize<string[]>(multi) ?? [])
@@ -654,6 +656,12 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
             {
                 // Not a document's fault (those are index errors): the disk, Lucene. Try again later.
                 _lastBatchFailed = true;
+                // The failed batch may have added documents already (buffered, or in a segment
+                // flushed before the failure): the retry meets them again, so from now on every
+                // write replaces by id, which also removes such copies; the next commit (and the
+                // one Lucene makes on close) no longer carries the horizon.
+                _addHorizon = 0;
+                _dirty = true;
                 _logger.LogError(e, "Index {Index}: a batch failed; retrying", Name);
                 RecordError("", "Indexing", e.Message);
                 more = false;
@@ -847,9 +855,11 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
                             break;
                         }
                         // A document deleted and written again keeps its tombstone: its entries
-                        // stay (its newer version is, or will be, indexed from the documents feed).
+                        // stay (its newer version is, or will be, indexed from the documents feed),
+                        // also when it moved to another collection this index maps (deleting then
+                        // would remove the entry that collection's feed wrote earlier in the batch).
                         var id = tombstone.Id;
-                        if (!(reader.TryGet(id, out var current) && System.Text.Encoding.UTF8.GetString(current.CollectionUtf8).Equals(collection, StringComparison.OrdinalIgnoreCase)))
+                        if (!(reader.TryGet(id, out var current) && Array.IndexOf(_lowerCollections, LuceneFields.Lower(System.Text.Encoding.UTF8.GetString(current.CollectionUtf8))) >= 0))
                         {
                             var deleteStarted = Stopwatch.GetTimestamp();
                             _writer.DeleteDocuments(new Term(LuceneFields.Id, LuceneFields.Lower(id)));

@@ -18,7 +18,15 @@ public sealed class PreadDirectory(DirectoryInfo path) : FSDirectory(path, null)
         EnsureOpen();
         var file = Path.Combine(Directory.FullName, name);
         var handle = File.OpenHandle(file, FileMode.Open, FileAccess.Read, FileShare.ReadWrite | FileShare.Delete);
-        return new Input($"PreadIndexInput(path=\"{file}\")", handle, 0, RandomAccess.GetLength(handle), BufferedIndexInput.GetBufferSize(context), owner: true);
+        try
+        {
+            return new Input($"PreadIndexInput(path=\"{file}\")", handle, 0, RandomAccess.GetLength(handle), BufferedIndexInput.GetBufferSize(context), owner: true);
+        }
+        catch
+        {
+            handle.Dispose();
+            throw;
+        }
     }
 
     /// <summary>Compound files: one handle, shared by the slices' inputs and closed with the slicer.</summary>
@@ -34,6 +42,7 @@ public sealed class PreadDirectory(DirectoryInfo path) : FSDirectory(path, null)
         public override IndexInput OpenSlice(string sliceDescription, long offset, long length) =>
             new Input($"PreadIndexInput({sliceDescription} in path=\"{file}\" slice={offset}:{offset + length})", handle, offset, length, BufferedIndexInput.GetBufferSize(context), owner: false);
 
+        // Marked obsolete by Lucene.Net, but CompoundFileDirectory calls it whenever it opens a .cfs: it must work.
         [Obsolete("Only for reading CFS files from 3.x indexes.")]
         public override IndexInput OpenFullSlice() => OpenSlice("full-slice", 0, RandomAccess.GetLength(handle));
 

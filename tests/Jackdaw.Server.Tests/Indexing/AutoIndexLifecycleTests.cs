@@ -88,6 +88,28 @@ public sealed class AutoIndexLifecycleTests
     }
 
     [Fact]
+    public async Task ADocumentMovedBetweenTwoMappedCollectionsKeepsItsEntry()
+    {
+        await using var server = await InProcessServer.StartAsync(o => o.Indexing = new IndexingOptions { IdleCheckInterval = TimeSpan.FromHours(1) });
+        using (await server.Client.PutAsync("/admin/databases?name=Pets", null))
+        {
+        }
+        // Dogs is mapped before Cats: in one batch the Dogs feed writes the moved document's entry,
+        // then the Cats tombstone of its old version comes.
+        var definition = """{"Indexes":[{"Name":"Pets/ByName","Maps":["map('Dogs', d => ({ Name: d.Name }))","map('Cats', c => ({ Name: c.Name }))"]}]}""";
+        using (var put = await server.Client.PutAsync("/databases/Pets/admin/indexes", Api.Json(definition)))
+            Assert.Equal(HttpStatusCode.Created, put.StatusCode);
+        using (var cat = await server.Client.PutAsync("/databases/Pets/docs?id=pets/1", Api.Json("""{"Name":"Rex","@metadata":{"@collection":"Cats"}}""")))
+            Assert.Equal(HttpStatusCode.Created, cat.StatusCode);
+        Assert.Equal(1, (await QueryAsync(server, "Pets", "from index 'Pets/ByName' where Name = 'Rex'")).GetProperty("TotalResults").GetInt64());
+        using (var dog = await server.Client.PutAsync("/databases/Pets/docs?id=pets/1", Api.Json("""{"Name":"Rex","@metadata":{"@collection":"Dogs"}}""")))
+            Assert.True(dog.StatusCode is HttpStatusCode.Created or HttpStatusCode.OK, dog.StatusCode.ToString());
+        var moved = await QueryAsync(server, "Pets", "from index 'Pets/ByName' where Name = 'Rex'");
+        Assert.Equal(1, moved.GetProperty("TotalResults").GetInt64());
+        Assert.Equal("Dogs", moved.GetProperty("Results")[0].GetProperty("@metadata").GetProperty("@collection").GetString());
+    }
+
+    [Fact]
     public async Task TheFirstQueryOfANewIndexWaitsForItsFirstBatch()
     {
         await using var server = await StartWithUsersAsync(new IndexingOptions { IdleCheckInterval = TimeSpan.FromHours(1) });
