@@ -5,17 +5,22 @@
 #   docker run -p 8080:8080 -v jackdaw-data:/data jackdaw
 
 FROM mcr.microsoft.com/dotnet/sdk:10.0 AS build
+# The platform being built for (BuildKit sets it: amd64, arm64), as the official samples use it.
+ARG TARGETARCH
 WORKDIR /src
 # Restore first, from the project files only, so the package layer is cached across source edits.
 COPY global.json Directory.Build.props Directory.Packages.props .editorconfig ./
 COPY storage/Jackdaw.Storage.csproj storage/
 COPY server/Jackdaw.Server.csproj server/
-RUN dotnet restore server/Jackdaw.Server.csproj
+RUN dotnet restore server/Jackdaw.Server.csproj -a $TARGETARCH
 COPY storage/ storage/
 COPY server/ server/
 ARG SOURCE_REVISION=
-RUN dotnet publish server/Jackdaw.Server.csproj -c Release -o /app --no-restore \
-      -p:UseAppHost=false ${SOURCE_REVISION:+-p:SourceRevisionId=$SOURCE_REVISION}
+# ReadyToRun: the server and its libraries (Lucene.Net, Jint) precompiled, so that a fresh
+# container does its first minute of work without waiting for the JIT (perf/RESULTS.md,
+# 2026-11-26 01:25: bulk insert +35%, index builds +13-20%; warmed, the same).
+RUN dotnet publish server/Jackdaw.Server.csproj -c Release -a $TARGETARCH --self-contained false -o /app --no-restore \
+      -p:UseAppHost=false -p:PublishReadyToRun=true ${SOURCE_REVISION:+-p:SourceRevisionId=$SOURCE_REVISION}
 
 FROM mcr.microsoft.com/dotnet/aspnet:10.0 AS runtime
 WORKDIR /app
