@@ -525,17 +525,8 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
                 Wake();
                 woken = true;
             }
-            var left = deadline - Stopwatch.GetTimestamp();
-            if (left <= 0)
+            if (!await WaitForBatchAsync(done, deadline, cancellationToken).ConfigureAwait(false))
                 return;
-            try
-            {
-                await done.WaitAsync(TimeSpan.FromSeconds((double)left / Stopwatch.Frequency), cancellationToken).ConfigureAwait(false);
-            }
-            catch (TimeoutException)
-            {
-                return;
-            }
         }
     }
 
@@ -563,17 +554,25 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
             if (_state == IndexState.Error)
                 return false;
             ObjectDisposedException.ThrowIf(_stop.IsCancellationRequested, this);
-            var left = deadline - Stopwatch.GetTimestamp();
-            if (left <= 0)
+            if (!await WaitForBatchAsync(done, deadline, cancellationToken).ConfigureAwait(false))
                 return false;
-            try
-            {
-                await done.WaitAsync(TimeSpan.FromSeconds((double)left / Stopwatch.Frequency), cancellationToken).ConfigureAwait(false);
-            }
-            catch (TimeoutException)
-            {
-                return false;
-            }
+        }
+    }
+
+    /// <summary>Waits for the batch signal <paramref name="done"/> until <paramref name="deadline"/> (a timestamp); false when it passed first.</summary>
+    private static async Task<bool> WaitForBatchAsync(Task done, long deadline, CancellationToken cancellationToken)
+    {
+        var left = deadline - Stopwatch.GetTimestamp();
+        if (left <= 0)
+            return false;
+        try
+        {
+            await done.WaitAsync(TimeSpan.FromSeconds((double)left / Stopwatch.Frequency), cancellationToken).ConfigureAwait(false);
+            return true;
+        }
+        catch (TimeoutException)
+        {
+            return false;
         }
     }
 
@@ -585,36 +584,21 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
     }
 
     /// <summary>The Lucene segments of what is searchable now (a query reads each).</summary>
-    public int SegmentsCount
-    {
-        get
-        {
-            var searcher = _searchers.Acquire();
-            try
-            {
-                return searcher.IndexReader.Leaves.Count;
-            }
-            finally
-            {
-                _searchers.Release(searcher);
-            }
-        }
-    }
+    public int SegmentsCount => ReadSearchable(static reader => reader.Leaves.Count);
 
     /// <summary>The number of entries (Lucene documents) searchable now.</summary>
-    public int EntriesCount
+    public int EntriesCount => ReadSearchable(static reader => reader.NumDocs);
+
+    private T ReadSearchable<T>(Func<IndexReader, T> read)
     {
-        get
+        var searcher = _searchers.Acquire();
+        try
         {
-            var searcher = _searchers.Acquire();
-            try
-            {
-                return searcher.IndexReader.NumDocs;
-            }
-            finally
-            {
-                _searchers.Release(searcher);
-            }
+            return read(searcher.IndexReader);
+        }
+        finally
+        {
+            _searchers.Release(searcher);
         }
     }
 
@@ -681,7 +665,7 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
                 try
                 {
                     // A replacement that caught up refreshes at once: its swap waits for it.
-                    var left = ReplacementOf is not null ? TimeSpan.Zero : NextRefreshInterval - Stopwatch.GetElapsedTime(_lastRefresh);
+                    var left = ReplacementOf is not null ? TimeSpan.Zero : _refreshInterval - Stopwatch.GetElapsedTime(_lastRefresh);
                     if (left > TimeSpan.Zero && !_refreshWanted)
                         await Task.WhenAny(Task.Delay(left, token), wake).ConfigureAwait(false);
                     if (token.IsCancellationRequested)
@@ -912,7 +896,7 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
         }
         else if (full || _refreshWanted)
             Refresh(timer);
-        else if (Stopwatch.GetElapsedTime(_lastRefresh) >= NextRefreshInterval)
+        else if (Stopwatch.GetElapsedTime(_lastRefresh) >= _refreshInterval)
             RefreshOnInterval(timer, streaming: false);
         if (_dirty && Stopwatch.GetElapsedTime(_lastCommitTimestamp) > CommitInterval)
         {
@@ -969,8 +953,6 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
     // batch after it (one batch a second costs far less than one per commit). Occasional writes are
     // searchable within 100 ms, a sustained stream within about 2 s (the interval, then the batch
     // that waited for it); a query that waits for non-stale results refreshes at once either way.
-    private TimeSpan NextRefreshInterval => _refreshInterval;
-
     private TimeSpan _refreshInterval = RefreshInterval;
     private long _lastWork;
     private volatile bool _lastBatchFailed;
