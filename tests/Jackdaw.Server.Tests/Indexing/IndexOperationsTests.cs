@@ -127,6 +127,8 @@ public sealed class IndexOperationsTests(ServerFixture fixture) : IClassFixture<
         using (var put = await Client.PutAsync($"/databases/{db}/admin/indexes", Api.Json(Definition("Orders/Totals", [TotalsMap]))))
             Assert.Equal(HttpStatusCode.Created, put.StatusCode);
         await QueryAsync(db, "from Orders where Company = 'companies/1'");
+        // Both indexes caught up (the query waits): what follows reads their figures, not a race.
+        await QueryAsync(db, "from index 'Orders/Totals'");
 
         using (var list = await Client.GetAsync($"/databases/{db}/indexes"))
         {
