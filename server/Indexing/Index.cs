@@ -46,7 +46,9 @@ public readonly record struct CollectionPosition(long Documents, long Tombstones
 ///   always agree: after a restart or kill -9 the index resumes from its last commit (entries are
 ///   replaced by id, or added only below the add horizon where none can exist yet, so nothing is
 ///   indexed twice and nothing is missed). Commits happen when the
-///   loop has caught up, and at least every <see cref="CommitInterval"/> while it has not.</item>
+///   loop has caught up, and at least every <see cref="CommitInterval"/> while it has not. A batch,
+///   refresh or commit that fails (the disk) rolls the index back to its last commit
+///   (<see cref="RollBackToLastCommit"/>).</item>
 /// <item>The directory is a <see cref="PreadDirectory"/>: positional reads without the locks of
 ///   <c>NIOFSDirectory</c> (memory-mapped searching was measured much slower for parallel searches
 ///   in Lucene.Net 4.8, lucenenet #1151); after each
@@ -104,8 +106,9 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
     private readonly IIndexMapper _mapper;
     private readonly string[] _lowerCollections;
     private readonly LuceneDirectory _directory;
-    private readonly IndexWriter _writer;
-    private readonly SearcherManager _searchers;
+    // Replaced (by the loop) only when a failure rolls the index back to its last commit.
+    private IndexWriter _writer;
+    private SearcherManager _searchers;
     private readonly CancellationTokenSource _stop = new();
     private readonly Func<string, FieldPlan> _planOf;
     private readonly Queue<IndexError> _errors = new();
@@ -131,7 +134,7 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
     private long _batchIds;
     private BatchTimer? _timer;
 
-    private Index(DocumentDatabase database, IndexRecord record, IIndexMapper mapper, string? folder, ILogger logger, Func<bool> paused)
+    private Index(DocumentDatabase database, IndexRecord record, IIndexMapper mapper, string? folder, ILogger logger, Func<bool> paused, Func<string, LuceneDirectory>? openDirectory = null)
     {
         var definition = record.Definition;
         _database = database;
@@ -178,11 +181,9 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
         else
         {
             System.IO.Directory.CreateDirectory(folder);
-            _directory = new PreadDirectory(new DirectoryInfo(folder));
+            _directory = openDirectory?.Invoke(folder) ?? new PreadDirectory(new DirectoryInfo(folder));
             (_writer, _positions) = OpenWriter(_directory, folder, logger, definition.Name);
-            _addHorizon = _writer.NumDocs == 0 && _positions.Count == 0 ? -1
-                : _writer.CommitData is { } committed && committed.TryGetValue(AddHorizonKey, out var horizon)
-                  && long.TryParse(horizon, NumberStyles.None, CultureInfo.InvariantCulture, out var parsed) ? parsed : 0;
+            _addHorizon = CommittedHorizon(_writer, _positions);
             if (_writer.CommitData is { } data && data.TryGetValue(MultiValuedKey, out var multi))
             {
                 foreach (var name in System.Text.Json.JsonSerializer.Deserialize<string[]>(multi) ?? [])
@@ -343,16 +344,29 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
 
     private static DateTime? Ticks(long ticks) => ticks == 0 ? null : new DateTime(ticks, DateTimeKind.Utc);
 
-    /// <summary>Opens (or creates) the index in <paramref name="folder"/> and starts its loop.</summary>
-    public static Index Open(DocumentDatabase database, IndexRecord record, IIndexMapper mapper, string folder, ILogger logger, Func<bool> paused, Action<Index, IndexingBatch>? onBatch = null, Action<Index>? onCaughtUp = null)
+    /// <summary>
+    /// Opens (or creates) the index in <paramref name="folder"/> and starts its loop (unless
+    /// <paramref name="start"/> is false: then <see cref="Start"/> does);
+    /// <paramref name="openDirectory"/> opens the folder as a Lucene directory (a
+    /// <see cref="PreadDirectory"/> unless given: tests wrap it to inject disk failures).
+    /// </summary>
+    public static Index Open(DocumentDatabase database, IndexRecord record, IIndexMapper mapper, string folder, ILogger logger, Func<bool> paused, Action<Index, IndexingBatch>? onBatch = null, Action<Index>? onCaughtUp = null, Func<string, LuceneDirectory>? openDirectory = null, bool start = true)
     {
-        var index = new Index(database, record, mapper, folder, logger, paused);
+        var index = new Index(database, record, mapper, folder, logger, paused, openDirectory);
         if (onBatch is not null)
             index.BatchCompleted += onBatch;
         if (onCaughtUp is not null)
             index.CaughtUp += onCaughtUp;
-        index._loop = Task.Run(index.RunAsync);
+        if (start)
+            index.Start();
         return index;
+    }
+
+    /// <summary>Starts the indexing loop of an index opened without it.</summary>
+    public void Start()
+    {
+        if (_loop == Task.CompletedTask && !_stop.IsCancellationRequested)
+            _loop = Task.Run(RunAsync);
     }
 
     private static (IndexWriter, Dictionary<string, CollectionPosition>) OpenWriter(LuceneDirectory directory, string folder, ILogger logger, string name)
@@ -372,6 +386,12 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
         }
     }
 
+    // The add horizon a commit carries: -1 for an empty index (its first batch sets it), 0 when none.
+    private static long CommittedHorizon(IndexWriter writer, Dictionary<string, CollectionPosition> positions) =>
+        writer.NumDocs == 0 && positions.Count == 0 ? -1
+        : writer.CommitData is { } committed && committed.TryGetValue(AddHorizonKey, out var horizon)
+          && long.TryParse(horizon, NumberStyles.None, CultureInfo.InvariantCulture, out var parsed) ? parsed : 0;
+
     private static IndexWriter NewWriter(LuceneDirectory directory)
     {
         var analyzer = new StandardAnalyzer(LuceneVersion.LUCENE_48, CharArraySet.Empty);
@@ -381,9 +401,25 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
             RAMBufferSizeMB = 64,
         };
         var writer = new IndexWriter(directory, config);
-        if (!DirectoryReader.IndexExists(directory))
-            writer.Commit();
-        return writer;
+        try
+        {
+            if (!DirectoryReader.IndexExists(directory))
+                writer.Commit();
+            return writer;
+        }
+        catch
+        {
+            // Let go of the write lock: the next attempt (or the next open) takes it.
+            try
+            {
+                writer.Rollback();
+            }
+            catch (Exception)
+            {
+                // The commit's failure is the one to report.
+            }
+            throw;
+        }
     }
 
     /// <summary>The analyzer of <see cref="FieldIndexing.Search"/> fields, for query text.</summary>
@@ -423,7 +459,7 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
         Interlocked.Increment(ref _activeSearchers);
         try
         {
-            return _searchers.Acquire();
+            return AcquireSearcher();
         }
         catch
         {
@@ -436,7 +472,8 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
     {
         try
         {
-            _searchers.Release(searcher);
+            // Whichever manager it came from: a release only decrements the reader's count.
+            Volatile.Read(ref _searchers).Release(searcher);
         }
         finally
         {
@@ -591,14 +628,31 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
 
     private T ReadSearchable<T>(Func<IndexReader, T> read)
     {
-        var searcher = _searchers.Acquire();
+        var searcher = AcquireSearcher();
         try
         {
             return read(searcher.IndexReader);
         }
         finally
         {
-            _searchers.Release(searcher);
+            Volatile.Read(ref _searchers).Release(searcher);
+        }
+    }
+
+    // A rollback (RollBackToLastCommit) replaces the searcher manager and closes the old one: a
+    // caller that read the old one just before takes the new one.
+    private IndexSearcher AcquireSearcher()
+    {
+        while (true)
+        {
+            var searchers = Volatile.Read(ref _searchers);
+            try
+            {
+                return searchers.Acquire();
+            }
+            catch (ObjectDisposedException) when (!ReferenceEquals(searchers, Volatile.Read(ref _searchers)))
+            {
+            }
         }
     }
 
@@ -622,6 +676,8 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
             bool more;
             try
             {
+                if (_rollbackNeeded)
+                    RollBackToLastCommit();
                 var running = _state is IndexState.Normal && !_disabled && !_pausedAlone && !_paused();
                 more = running && RunBatch();
                 _lastBatchFailed = false;
@@ -640,13 +696,8 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
             {
                 // Not a document's fault (those are index errors): the disk, Lucene. Try again later.
                 _lastBatchFailed = true;
-                // The failed batch may have added documents already (buffered, or in a segment
-                // flushed before the failure): the retry meets them again, so from now on every
-                // write replaces by id, which also removes such copies; the next commit (and the
-                // one Lucene makes on close) no longer carries the horizon.
-                _addHorizon = 0;
-                _dirty = true;
-                _logger.LogError(e, "Index {Index}: a batch failed; retrying", Name);
+                _rollbackNeeded = true;
+                _logger.LogError(e, "Index {Index}: a batch failed; it goes back to its last commit and indexes again from there", Name);
                 RecordError("", "Indexing", e.Message);
                 more = false;
                 try
@@ -657,6 +708,9 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
                 {
                     break;
                 }
+                // Straight to the rollback: a refresh now would publish the failed batch's
+                // positions as searchable.
+                continue;
             }
             if (!more && _refreshPending)
             {
@@ -684,7 +738,9 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
                 }
                 catch (Exception e)
                 {
-                    _logger.LogError(e, "Index {Index}: a refresh failed; retrying", Name);
+                    _rollbackNeeded = true;
+                    _logger.LogError(e, "Index {Index}: a refresh failed; it goes back to its last commit and indexes again from there", Name);
+                    RecordError("", "Refresh", e.Message);
                 }
                 Interlocked.Exchange(ref _batchDone, new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously)).TrySetResult();
                 if (wake.IsCompleted)
@@ -762,7 +818,8 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
             }
             catch (Exception e) when (!token.IsCancellationRequested && !_database.IsClosing)
             {
-                _logger.LogError(e, "Index {Index}: the commit after catching up failed; retrying", Name);
+                _rollbackNeeded = true;
+                _logger.LogError(e, "Index {Index}: the commit after catching up failed; it goes back to its last commit and indexes again from there", Name);
                 RecordError("", "Commit", e.Message);
             }
         }
@@ -1195,6 +1252,51 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
     // The positions of the last durable commit: tombstones at or below them may be removed.
     private volatile Dictionary<string, CollectionPosition> _committed = new();
 
+    // Set when a batch, a refresh or a commit failed (the disk, Lucene): what the writer holds
+    // since the last commit cannot be trusted. Lucene drops the documents of a segment whose flush
+    // failed while the positions already moved past them, and a retried batch meets documents it
+    // may have added before (twice, below the add horizon). The loop rolls the writer back.
+    private bool _rollbackNeeded;
+    private bool _writerClosed;
+
+    /// <summary>
+    /// Discards everything since the last durable commit (Lucene's rollback, which closes the
+    /// writer), opens a new writer and searcher manager on the same files and takes the positions
+    /// and add horizon of that commit: the loop indexes again from there, so nothing is missed or
+    /// added twice. Throws while the disk still fails; the loop tries again a second later.
+    /// Queries keep the searchers they hold; the next ones see the committed state.
+    /// </summary>
+    private void RollBackToLastCommit()
+    {
+        if (!_writerClosed)
+        {
+            _writerClosed = true;
+            _writer.Rollback();
+        }
+        var writer = NewWriter(_directory);
+        var positions = ReadPositions(writer.CommitData);
+        var old = _searchers;
+        _writer = writer;
+        _writerClosed = false;
+        Volatile.Write(ref _searchers, new SearcherManager(writer, applyAllDeletes: true, searcherFactory: null));
+        old.Dispose();
+        _positions = positions;
+        _addHorizon = CommittedHorizon(writer, positions);
+        _pendingProgress = null;
+        _progress = new IndexProgress(new Dictionary<string, CollectionPosition>(positions), CaughtUpTo: 0);
+        _refreshPending = false;
+        _dirty = false;
+        // Segment names after the commit are used again by the new writer: their files must be
+        // fsynced again at the next commit.
+        _syncedFiles.Clear();
+        _rollbackNeeded = false;
+        RollbacksDone++;
+        _logger.LogWarning("Index {Index}: rolled back to its last commit; indexing again from there", Name);
+    }
+
+    /// <summary>Rollbacks to the last commit after a failure since the index was opened.</summary>
+    public int RollbacksDone { get; private set; }
+
     private void SyncNewFiles()
     {
         var synced = false;
@@ -1259,15 +1361,27 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
         _tombstoneRegistration.Dispose();
         try
         {
-            if (_dirty && !_inMemory)
+            if (_dirty && !_inMemory && !_rollbackNeeded)
                 Commit();
         }
         catch (Exception e)
         {
+            _rollbackNeeded = true;
             _logger.LogWarning(e, "Index {Index}: the last commit failed; it re-indexes from its previous commit", Name);
         }
         _searchers.Dispose();
-        _writer.Dispose();
+        try
+        {
+            // After a failure nothing since the last commit is kept (Lucene's commit on close would).
+            if (!_rollbackNeeded)
+                _writer.Dispose();
+            else if (!_writerClosed)
+                _writer.Rollback();
+        }
+        catch (Exception e)
+        {
+            _logger.LogWarning(e, "Index {Index}: closing its writer failed; it re-indexes from its last commit", Name);
+        }
         _directory.Dispose();
         (_mapper as IDisposable)?.Dispose();
         Volatile.Read(ref _batchDone).TrySetResult();

@@ -21,6 +21,9 @@ public sealed class IndexingOptions
 
     /// <summary>How often idleness is checked.</summary>
     public TimeSpan IdleCheckInterval { get; init; } = TimeSpan.FromMinutes(1);
+
+    /// <summary>Opens an index's folder as a Lucene directory (a <see cref="PreadDirectory"/> unless set: tests wrap it to inject disk failures).</summary>
+    public Func<string, Lucene.Net.Store.Directory>? OpenDirectory { get; init; }
 }
 
 /// <summary>
@@ -242,10 +245,12 @@ public sealed class IndexStore : IAsyncDisposable
         if (!_indexes.TryGetValue(definition.Name, out var existing))
         {
             var record = new IndexRecord(definition, IndexRecord.NewFolder(definition.Name), null, IndexLockMode.Unlock, IndexPriority.Normal, false);
-            await StoreAsync(record).ConfigureAwait(false);
-            _indexes[definition.Name] = OpenIndex(record);
-            _logger.LogInformation("Index {Index} of database {Database} created", definition.Name, _database.Name);
-            OnIndexEvent(definition.Name, IndexEventKind.Added);
+            await CreateAsync(record, index =>
+            {
+                _indexes[definition.Name] = index;
+                _logger.LogInformation("Index {Index} of database {Database} created", definition.Name, _database.Name);
+                OnIndexEvent(definition.Name, IndexEventKind.Added);
+            }).ConfigureAwait(false);
             return new PutResult(definition.Name, PutOutcome.Created);
         }
         var replacementName = ReplacementName(existing.Name);
@@ -270,10 +275,12 @@ public sealed class IndexStore : IAsyncDisposable
             await DropAsync(replacement).ConfigureAwait(false);
         }
         var replacementRecord = new IndexRecord(renamed, IndexRecord.NewFolder(replacementName), existing.Name, existing.LockMode, existing.Priority, false);
-        await StoreAsync(replacementRecord).ConfigureAwait(false);
-        _indexes[replacementName] = OpenIndex(replacementRecord);
-        OnIndexEvent(replacementName, IndexEventKind.Added);
-        _logger.LogInformation("Index {Index} of database {Database}: a changed definition builds side by side as {Replacement}", existing.Name, _database.Name, replacementName);
+        await CreateAsync(replacementRecord, index =>
+        {
+            _indexes[replacementName] = index;
+            OnIndexEvent(replacementName, IndexEventKind.Added);
+            _logger.LogInformation("Index {Index} of database {Database}: a changed definition builds side by side as {Replacement}", existing.Name, _database.Name, replacementName);
+        }).ConfigureAwait(false);
         return new PutResult(existing.Name, PutOutcome.ReplacementStarted);
     }
 
@@ -442,12 +449,12 @@ public sealed class IndexStore : IAsyncDisposable
             if (_indexes.TryGetValue(definition.Name, out var same))
                 return same;
             var record = new IndexRecord(definition, IndexRecord.NewFolder(definition.Name), null, IndexLockMode.Unlock, IndexPriority.Normal, false);
-            await StoreAsync(record).ConfigureAwait(false);
-            var index = OpenIndex(record);
-            _indexes[definition.Name] = index;
-            _logger.LogInformation("Auto-index {Index} of database {Database} created for a query", definition.Name, _database.Name);
-            OnIndexEvent(definition.Name, IndexEventKind.Added);
-            return index;
+            return await CreateAsync(record, index =>
+            {
+                _indexes[definition.Name] = index;
+                _logger.LogInformation("Auto-index {Index} of database {Database} created for a query", definition.Name, _database.Name);
+                OnIndexEvent(definition.Name, IndexEventKind.Added);
+            }).ConfigureAwait(false);
         }
         finally
         {
@@ -472,7 +479,7 @@ public sealed class IndexStore : IAsyncDisposable
     /// <summary>Definitions as <c>GET /indexes</c> answers them.</summary>
     public IEnumerable<IndexDefinition> Definitions => Indexes.Select(i => i.Definition);
 
-    private Index OpenIndex(IndexRecord record)
+    private Index OpenIndex(IndexRecord record, bool start = true)
     {
         var definition = record.Definition;
         var folder = Path.Combine(IndexesFolder, record.Folder);
@@ -490,7 +497,7 @@ public sealed class IndexStore : IAsyncDisposable
             Storage.Engine.FileDurability.SyncFile(stamp);
             Storage.Engine.FileDurability.SyncFolder(IndexesFolder);
         }
-        var index = Index.Open(_database, record, CreateMapper(definition), folder, _logger, () => _paused, OnBatch, OnCaughtUp);
+        var index = Index.Open(_database, record, CreateMapper(definition), folder, _logger, () => _paused, OnBatch, OnCaughtUp, _options.OpenDirectory, start);
         if (record.ReplacementOf is { } original)
             index.OriginalQueried = () => _indexes.TryGetValue(original, out var answering) && answering != index && answering.QueriedWithin(Index.YieldWindow);
         return index;
@@ -551,6 +558,40 @@ public sealed class IndexStore : IAsyncDisposable
     /// <exception cref="IndexCompilationException">The JavaScript does not compile, or is not a map.</exception>
     public static IIndexMapper CreateMapper(IndexDefinition definition) =>
         definition.IsAuto ? new AutoIndexMapper(definition) : JavaScriptMapper.Create(definition);
+
+    /// <summary>
+    /// A new index: opened first, then its definition stored. A disk that fails creating its files
+    /// leaves no stored definition without an open index; a definition that cannot be stored takes
+    /// its files with it (and a crash in between leaves an orphan folder, removed at the next open).
+    /// Its loop starts after <paramref name="added"/> (which makes it known and announces it), so
+    /// that no batch of it is announced before it is.
+    /// </summary>
+    private async Task<Index> CreateAsync(IndexRecord record, Action<Index> added)
+    {
+        Index index;
+        try
+        {
+            index = OpenIndex(record, start: false);
+        }
+        catch
+        {
+            DeleteFolder(Path.Combine(IndexesFolder, record.Folder));
+            throw;
+        }
+        try
+        {
+            await StoreAsync(record).ConfigureAwait(false);
+        }
+        catch
+        {
+            await index.DisposeAsync().ConfigureAwait(false);
+            DeleteFolder(index.Folder);
+            throw;
+        }
+        added(index);
+        index.Start();
+        return index;
+    }
 
     private Task StoreAsync(IndexRecord record) =>
         _database.EnqueueAsync(new StoreDefinitionCommand(record.Name, record.ToJson()));
