@@ -148,9 +148,11 @@ public sealed class ChangesServerTests(ServerFixture server) : IClassFixture<Ser
         var index = new Collector<IndexChange>();
         var all = new Collector<IndexChange>();
         var one = changes.ForIndex("Users/ByNameAndAge");
+        var every = changes.ForAllIndexes();
         using var a = one.Subscribe(index);
-        using var b = changes.ForAllIndexes().Subscribe(all);
-        await one.EnsureSubscribedNow();
+        using var b = every.Subscribe(all);
+        // Both watches in place on the server before the index exists (the second is its own command).
+        await Task.WhenAll(one.EnsureSubscribedNow(), every.EnsureSubscribedNow());
 
         await new Users_ByNameAndAge().ExecuteAsync(store);
         Assert.Equal(IndexChangeTypes.IndexAdded, (await index.NextAsync()).Type);
