@@ -95,6 +95,9 @@ public sealed class SubscriptionConnection : IDisposable
             {
                 await SendErrorAsync("DatabaseUnavailableException", e.Message).ConfigureAwait(false);
             }
+            // The worker's place is free before it is told why: a dropped worker that connects
+            // again at once (before its old socket has closed) is not refused as in use.
+            await LeaveAsync().ConfigureAwait(false);
             if (_session.CloseReason is { } reason && _socket.State == WebSocketState.Open)
             {
                 try
@@ -113,12 +116,21 @@ public sealed class SubscriptionConnection : IDisposable
         }
         finally
         {
-            // The batch being prepared is held (or was not taken) before the session goes: a
-            // session leaving gives back every range it holds.
-            await _connection.CancelAsync().ConfigureAwait(false);
-            if (_next is not null)
-                await _next.ContinueWith(static t => _ = t.Exception, CancellationToken.None, TaskContinuationOptions.ExecuteSynchronously, TaskScheduler.Default).ConfigureAwait(false);
+            await LeaveAsync().ConfigureAwait(false);
         }
+    }
+
+    /// <summary>Ends the session (it gives back every range it holds); again is nothing.</summary>
+    private async Task LeaveAsync()
+    {
+        await _connection.CancelAsync().ConfigureAwait(false);
+        // The batch being prepared is held (or was not taken) before the session goes.
+        if (_next is { } next)
+        {
+            _next = null;
+            await next.ContinueWith(static t => _ = t.Exception, CancellationToken.None, TaskContinuationOptions.ExecuteSynchronously, TaskScheduler.Default).ConfigureAwait(false);
+        }
+        _session.Dispose();
     }
 
     // The next batch, read and written by the writer whose turn it is.

@@ -243,7 +243,13 @@ public sealed class SubscriptionTests(ServerFixture fixture) : IClassFixture<Ser
             Assert.Equal(HttpStatusCode.NoContent, drop.StatusCode);
         var dropped = await worker.ReceiveAsync(Wait);
         Assert.Equal("Closed", dropped!.Value.GetProperty("Status").GetString());
+        Assert.True(dropped.Value.GetProperty("CanReconnect").GetBoolean());
+        // The dropped worker's place is free once it is told: it reconnects (OpenIfFree, as
+        // RavenDB's workers do) before its old socket has closed.
+        var (back, backStatus) = await SubscriptionWorker.ConnectAsync(Server, db, "D");
+        Assert.Equal("Accepted", backStatus.GetProperty("Status").GetString());
         await worker.DisposeAsync();
+        await back.DisposeAsync();
 
         using (var delete = await Client.DeleteAsync($"/databases/{db}/subscriptions?name=D"))
             Assert.Equal(HttpStatusCode.NoContent, delete.StatusCode);
