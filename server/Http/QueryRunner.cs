@@ -108,33 +108,39 @@ public static class QueryRunner
     private static QueryAnswer Execute(DocumentDatabase database, Indexing.Index index, RqlQuery query, QueryRequest request, long offset, long limit, string? ifNoneMatch, long started)
     {
         using var reader = database.BeginRead();
-        var progress = index.Progress;
-        var stale = index.IsStale(reader);
-        var resultEtag = ResultEtag(request, reader.LastEtag, index.Name, progress.CaughtUpTo, progress.LastIndexedEtag);
-        if (ifNoneMatch is not null && ifNoneMatch.Trim('"') == resultEtag)
-            return new QueryAnswer(resultEtag, default, NotModified: true);
+        while (true)
+        {
+            // Read again after the searcher: an index that rolled back meanwhile (a disk failure)
+            // has its progress back with its searchers, and the query starts again.
+            var generation = index.Generation;
+            var progress = index.Progress;
+            var stale = index.IsStale(reader);
+            var resultEtag = ResultEtag(request, reader.LastEtag, index.Name, progress.CaughtUpTo, progress.LastIndexedEtag);
+            if (ifNoneMatch is not null && ifNoneMatch.Trim('"') == resultEtag)
+                return new QueryAnswer(resultEtag, default, NotModified: true);
 
-        var searcher = index.Acquire();
-        try
-        {
-            var known = KnownFields(index, searcher.IndexReader);
-            var builder = new LuceneQueryBuilder(request.Text, request.Parameters, (path, indexing, position) => Resolve(index, known, searcher.IndexReader, request.Text, path, indexing, position), index.IsMultiValued);
-            var luceneQuery = builder.Build(query.Where);
-            var sort = BuildSort(index, known, searcher.IndexReader, query, request.Text, builder);
-            var output = new ArrayBufferWriter<byte>(16 * 1024);
-            output.Write("{\"Results\":["u8);
-            var (total, skipped, included) = WriteHits(searcher, luceneQuery, sort, query, offset, limit, reader, index, output);
-            output.Write("],\"Includes\":"u8);
-            if (included is null)
-                output.Write("{}"u8);
-            else
-                DocumentIncludes.Write(output, reader, included);
-            WriteTail(output, total, skipped, index.Name, stale, index.LastIndexingTime ?? DateTime.UtcNow, resultEtag, started);
-            return new QueryAnswer(resultEtag, output.WrittenMemory, NotModified: false);
-        }
-        finally
-        {
-            index.Release(searcher);
+            var searcher = index.Acquire();
+            try
+            {
+                var known = KnownFields(index, searcher.IndexReader);
+                var builder = new LuceneQueryBuilder(request.Text, request.Parameters, (path, indexing, position) => Resolve(index, known, searcher.IndexReader, request.Text, path, indexing, position), index.IsMultiValued);
+                var luceneQuery = builder.Build(query.Where);
+                var sort = BuildSort(index, known, searcher.IndexReader, query, request.Text, builder);
+                var output = new ArrayBufferWriter<byte>(16 * 1024);
+                output.Write("{\"Results\":["u8);
+                var (total, skipped, included) = WriteHits(searcher, luceneQuery, sort, query, offset, limit, reader, index, output);
+                output.Write("],\"Includes\":"u8);
+                if (included is null)
+                    output.Write("{}"u8);
+                else
+                    DocumentIncludes.Write(output, reader, included);
+                WriteTail(output, total, skipped, index.Name, stale, index.LastIndexingTime ?? DateTime.UtcNow, resultEtag, started);
+                return new QueryAnswer(resultEtag, output.WrittenMemory, NotModified: false);
+            }
+            finally
+            {
+                index.Release(searcher);
+            }
         }
     }
 

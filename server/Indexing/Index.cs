@@ -174,7 +174,7 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
         {
             // A test run (POST /indexes/test): nothing is written to disk or storage.
             _directory = new RAMDirectory();
-            (_writer, _positions) = (NewWriter(_directory), new Dictionary<string, CollectionPosition>());
+            (_writer, _positions) = (NewWriter(_directory, OnMergeFailed), new Dictionary<string, CollectionPosition>());
             _addHorizon = -1;
             _tombstoneRegistration = new NoRegistration();
         }
@@ -182,7 +182,7 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
         {
             System.IO.Directory.CreateDirectory(folder);
             _directory = openDirectory?.Invoke(folder) ?? new PreadDirectory(new DirectoryInfo(folder));
-            (_writer, _positions) = OpenWriter(_directory, folder, logger, definition.Name);
+            (_writer, _positions) = OpenWriter(_directory, folder, logger, definition.Name, OnMergeFailed);
             _addHorizon = CommittedHorizon(_writer, _positions);
             if (_writer.CommitData is { } data && data.TryGetValue(MultiValuedKey, out var multi))
             {
@@ -369,20 +369,20 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
             _loop = Task.Run(RunAsync);
     }
 
-    private static (IndexWriter, Dictionary<string, CollectionPosition>) OpenWriter(LuceneDirectory directory, string folder, ILogger logger, string name)
+    private static (IndexWriter, Dictionary<string, CollectionPosition>) OpenWriter(LuceneDirectory directory, string folder, ILogger logger, string name, Action<Exception> mergeFailed)
     {
         try
         {
-            var writer = NewWriter(directory);
+            var writer = NewWriter(directory, mergeFailed);
             return (writer, ReadPositions(writer.CommitData));
         }
-        catch (Exception e) when (e is IOException or CorruptIndexException or IndexFormatTooOldException or IndexFormatTooNewException or InvalidOperationException)
+        catch (Exception e) when (e is not LockObtainFailedException && e is IOException or CorruptIndexException or IndexFormatTooOldException or IndexFormatTooNewException or InvalidOperationException)
         {
             // Files a crash left unusable: the index starts again from the first document.
             logger.LogWarning(e, "Index {Index}: its files in {Folder} cannot be opened; it is rebuilt from the start", name, folder);
             foreach (var file in System.IO.Directory.GetFiles(folder))
                 File.Delete(file);
-            return (NewWriter(directory), new Dictionary<string, CollectionPosition>());
+            return (NewWriter(directory, mergeFailed), new Dictionary<string, CollectionPosition>());
         }
     }
 
@@ -392,12 +392,13 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
         : writer.CommitData is { } committed && committed.TryGetValue(AddHorizonKey, out var horizon)
           && long.TryParse(horizon, NumberStyles.None, CultureInfo.InvariantCulture, out var parsed) ? parsed : 0;
 
-    private static IndexWriter NewWriter(LuceneDirectory directory)
+    private static IndexWriter NewWriter(LuceneDirectory directory, Action<Exception> mergeFailed)
     {
         var analyzer = new StandardAnalyzer(LuceneVersion.LUCENE_48, CharArraySet.Empty);
         var config = new IndexWriterConfig(LuceneVersion.LUCENE_48, analyzer)
         {
             OpenMode = OpenMode.CREATE_OR_APPEND,
+            MergeScheduler = new ReportingMergeScheduler(mergeFailed),
             RAMBufferSizeMB = 64,
         };
         var writer = new IndexWriter(directory, config);
@@ -690,6 +691,8 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
             }
             catch (Exception) when (token.IsCancellationRequested || _database.IsClosing)
             {
+                // Closing: no commit keeps what this batch did (DisposeAsync rolls back).
+                _rollbackNeeded = true;
                 break;
             }
             catch (Exception e)
@@ -700,14 +703,10 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
                 _logger.LogError(e, "Index {Index}: a batch failed; it goes back to its last commit and indexes again from there", Name);
                 RecordError("", "Indexing", e.Message);
                 more = false;
-                try
-                {
-                    await Task.Delay(TimeSpan.FromSeconds(1), token).ConfigureAwait(false);
-                }
-                catch (OperationCanceledException)
-                {
+                // Queries waiting for a batch look again (they see the failure).
+                Interlocked.Exchange(ref _batchDone, new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously)).TrySetResult();
+                if (!await BackOffAsync(token).ConfigureAwait(false))
                     break;
-                }
                 // Straight to the rollback: a refresh now would publish the failed batch's
                 // positions as searchable.
                 continue;
@@ -734,6 +733,7 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
                 }
                 catch (Exception) when (token.IsCancellationRequested || _database.IsClosing)
                 {
+                    _rollbackNeeded = true;
                     break;
                 }
                 catch (Exception e)
@@ -741,6 +741,8 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
                     _rollbackNeeded = true;
                     _logger.LogError(e, "Index {Index}: a refresh failed; it goes back to its last commit and indexes again from there", Name);
                     RecordError("", "Refresh", e.Message);
+                    if (!await BackOffAsync(token).ConfigureAwait(false))
+                        break;
                 }
                 Interlocked.Exchange(ref _batchDone, new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously)).TrySetResult();
                 if (wake.IsCompleted)
@@ -805,6 +807,8 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
                 }
                 else
                 {
+                    // Caught up with nothing to commit: whatever failed before is behind it.
+                    _failuresInARow = 0;
                     await Task.WhenAny(commit, wake, _database.Notifications.Closed).WaitAsync(token).ConfigureAwait(false);
                 }
                 if (wake.IsCompleted)
@@ -816,11 +820,15 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
             {
                 break;
             }
-            catch (Exception e) when (!token.IsCancellationRequested && !_database.IsClosing)
+            catch (Exception e)
             {
                 _rollbackNeeded = true;
+                if (token.IsCancellationRequested || _database.IsClosing)
+                    break;
                 _logger.LogError(e, "Index {Index}: the commit after catching up failed; it goes back to its last commit and indexes again from there", Name);
                 RecordError("", "Commit", e.Message);
+                if (!await BackOffAsync(token).ConfigureAwait(false))
+                    break;
             }
         }
     }
@@ -1034,17 +1042,19 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
     {
         if (_mergedAfterBuild)
             return;
+        if (SegmentsCount > SegmentsAfterBuild || _refreshPending)
+        {
+            var timer = new BatchTimer();
+            var started = Stopwatch.GetTimestamp();
+            _writer.ForceMerge(SegmentsAfterBuild);
+            Commit();
+            timer.AddCommit(Stopwatch.GetTimestamp() - started);
+            Refresh(timer);
+            timer.EndLoop();
+            Publish(timer);
+        }
+        // Only once it worked: a failure rolls back and the replacement merges when it caught up again.
         _mergedAfterBuild = true;
-        if (SegmentsCount <= SegmentsAfterBuild && !_refreshPending)
-            return;
-        var timer = new BatchTimer();
-        var started = Stopwatch.GetTimestamp();
-        _writer.ForceMerge(SegmentsAfterBuild);
-        Commit();
-        timer.AddCommit(Stopwatch.GetTimestamp() - started);
-        Refresh(timer);
-        timer.EndLoop();
-        Publish(timer);
     }
 
     /// <summary>
@@ -1210,6 +1220,28 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
     // The position of the references pass, beside the collections' (no collection is named "@references").
     private const string ReferencesPosition = "@references";
 
+    // A background merge that failed (the disk): its segments stay as they were and Lucene merges
+    // them at a later flush; nothing is lost, but it is said.
+    private void OnMergeFailed(Exception e)
+    {
+        _logger.LogError(e, "Index {Index}: a background merge failed; its segments stay and are merged later", Name);
+        RecordError("", "Merge", e.Message);
+    }
+
+    /// <summary>
+    /// Lucene's concurrent merges, with failures reported instead of thrown on the merge thread
+    /// (where Lucene.Net 4.8 keeps them unseen): the merge is tried again at a later flush.
+    /// </summary>
+    private sealed class ReportingMergeScheduler(Action<Exception> failed) : ConcurrentMergeScheduler
+    {
+        protected override void HandleMergeException(Exception exc)
+        {
+            failed(exc);
+            // As Lucene's own handler: a pause, so a disk that keeps failing is not retried in a loop.
+            Thread.Sleep(250);
+        }
+    }
+
     private void RecordError(string document, string action, string error)
     {
         lock (_errors)
@@ -1245,12 +1277,34 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
         _writer.Commit();
         SyncNewFiles();
         _dirty = false;
+        _failuresInARow = 0;
         _lastCommitTimestamp = Stopwatch.GetTimestamp();
         _committed = new Dictionary<string, CollectionPosition>(_positions);
     }
 
     // The positions of the last durable commit: tombstones at or below them may be removed.
     private volatile Dictionary<string, CollectionPosition> _committed = new();
+
+    // Failures since the index last committed (or caught up with nothing to commit).
+    private int _failuresInARow;
+
+    /// <summary>Waits <see cref="RetryDelay"/> after one more failure; false when the index stops meanwhile.</summary>
+    private async Task<bool> BackOffAsync(CancellationToken token)
+    {
+        try
+        {
+            await Task.Delay(RetryDelay(++_failuresInARow), token).ConfigureAwait(false);
+            return true;
+        }
+        catch (OperationCanceledException)
+        {
+            return false;
+        }
+    }
+
+    /// <summary>The wait before trying again after failures in a row: 1 s, doubled per failure up to 30 s (a full disk is not hammered).</summary>
+    public static TimeSpan RetryDelay(int failuresInARow) =>
+        TimeSpan.FromSeconds(Math.Min(30, 1 << Math.Clamp(failuresInARow - 1, 0, 5)));
 
     // Set when a batch, a refresh or a commit failed (the disk, Lucene): what the writer holds
     // since the last commit cannot be trusted. Lucene drops the documents of a segment whose flush
@@ -1273,22 +1327,38 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
             _writerClosed = true;
             _writer.Rollback();
         }
-        var writer = NewWriter(_directory);
+        var writer = NewWriter(_directory, OnMergeFailed);
+        SearcherManager searchers;
+        try
+        {
+            searchers = new SearcherManager(writer, applyAllDeletes: true, searcherFactory: null);
+        }
+        catch
+        {
+            writer.Rollback();
+            throw;
+        }
         var positions = ReadPositions(writer.CommitData);
+        // Queries see the committed state as a whole: the progress goes back before the searchers
+        // do, and a query that read the progress before the swap acquires again (Generation).
+        _pendingProgress = null;
+        _progress = new IndexProgress(new Dictionary<string, CollectionPosition>(positions), CaughtUpTo: 0);
+        Interlocked.Increment(ref _generation);
         var old = _searchers;
         _writer = writer;
         _writerClosed = false;
-        Volatile.Write(ref _searchers, new SearcherManager(writer, applyAllDeletes: true, searcherFactory: null));
+        Volatile.Write(ref _searchers, searchers);
         old.Dispose();
         _positions = positions;
         _addHorizon = CommittedHorizon(writer, positions);
-        _pendingProgress = null;
-        _progress = new IndexProgress(new Dictionary<string, CollectionPosition>(positions), CaughtUpTo: 0);
         _refreshPending = false;
         _dirty = false;
         // Segment names after the commit are used again by the new writer: their files must be
-        // fsynced again at the next commit.
+        // fsynced again at the next commit. The commit itself may be one whose files our own
+        // fsync (after Lucene's) failed for: they are fsynced now.
         _syncedFiles.Clear();
+        if (!_inMemory)
+            SyncNewFiles();
         _rollbackNeeded = false;
         RollbacksDone++;
         _logger.LogWarning("Index {Index}: rolled back to its last commit; indexing again from there", Name);
@@ -1296,6 +1366,15 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
 
     /// <summary>Rollbacks to the last commit after a failure since the index was opened.</summary>
     public int RollbacksDone { get; private set; }
+
+    private long _generation;
+
+    /// <summary>
+    /// Changes when the index rolls back (<see cref="RollBackToLastCommit"/>): the progress read
+    /// before it may be ahead of the searchers after it. A query reads it before
+    /// <see cref="Progress"/> and again after <see cref="Acquire"/>, and starts again when it changed.
+    /// </summary>
+    public long Generation => Interlocked.Read(ref _generation);
 
     private void SyncNewFiles()
     {
@@ -1356,6 +1435,8 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
         }
         catch (Exception e)
         {
+            // What it did since the last commit is not kept.
+            _rollbackNeeded = true;
             _logger.LogError(e, "Index {Index}: its loop ended with an error", Name);
         }
         _tombstoneRegistration.Dispose();
@@ -1381,6 +1462,15 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
         catch (Exception e)
         {
             _logger.LogWarning(e, "Index {Index}: closing its writer failed; it re-indexes from its last commit", Name);
+            // Lucene keeps the write lock of a writer whose close failed: a reset reopens the folder.
+            try
+            {
+                _writer.Rollback();
+            }
+            catch (Exception)
+            {
+                // The close's failure is the one logged.
+            }
         }
         _directory.Dispose();
         (_mapper as IDisposable)?.Dispose();

@@ -121,10 +121,11 @@ public sealed class IndexFailureTests
     {
         using var data = new TempFolder();
         var directories = new List<FailingDirectory>();
-        // The first two segment files the index writes fail: its first batch (documents it adds
-        // without a delete-by-id, as the index is new) is lost in Lucene's failed flush.
+        // The first two compound files fail: the flush that makes the first batch searchable (its
+        // documents added without a delete-by-id, as the index is new), then the same again.
+        // Lucene drops a segment whose flush failed, while the positions had moved past it.
         var failuresLeft = 2;
-        await using var server = await StartAsync(data.Path, name => !IsCommitFile(name) && !IsSync(name) && name != "segments.gen" && Interlocked.Decrement(ref failuresLeft) >= 0, directories);
+        await using var server = await StartAsync(data.Path, name => name.EndsWith(".cfs", StringComparison.Ordinal) && Interlocked.Decrement(ref failuresLeft) >= 0, directories);
         var model = Enumerable.Range(1, 2_000).ToDictionary(i => $"items/{i}", i => i % 10, StringComparer.Ordinal);
         using (var created = await server.Client.PutAsync("/admin/databases?name=Disk", null))
             Assert.Equal(HttpStatusCode.Created, created.StatusCode);
@@ -145,30 +146,85 @@ public sealed class IndexFailureTests
     {
         using var data = new TempFolder();
         var directories = new List<FailingDirectory>();
-        // Every commit fails twice before one gets through: writing its segments file, then
-        // (the next time) the fsync of its files; the documents of the batches between stay
-        // exactly once. (Each failure costs the loop a second.)
-        var (commits, syncs) = (0, 0);
+        // Commit attempts (each begins by writing its segments_N file) fail in turn: the first
+        // writing that file, the third in the fsync of the segment files, the second and fourth
+        // get through (the fsync of segments_N, their last step, passes). The documents of the
+        // batches between stay exactly once. (Each failure costs the loop a second.)
+        var (attempts, through) = (0, 0);
         var armed = false;
         var model = new Dictionary<string, int>(StringComparer.Ordinal);
-        bool Fails(string name) => Volatile.Read(ref armed) && (IsCommitFile(name) ? Interlocked.Increment(ref commits) % 2 == 1 : IsSync(name) && Interlocked.Increment(ref syncs) % 2 == 1);
+        bool Fails(string name)
+        {
+            if (!Volatile.Read(ref armed))
+                return false;
+            if (IsCommitFile(name))
+                return Interlocked.Increment(ref attempts) % 4 == 1;
+            if (name.StartsWith("sync segments_", StringComparison.Ordinal))
+            {
+                Interlocked.Increment(ref through);
+                return false;
+            }
+            return IsSync(name) && Volatile.Read(ref attempts) % 4 == 3;
+        }
         await using (var server = await StartAsync(data.Path, Fails, directories))
         {
             await CreateAsync(server.Client);
             Volatile.Write(ref armed, true);
-            for (var round = 0; round < 3; round++)
+            for (var round = 0; round < 4; round++)
             {
                 var changes = Enumerable.Range(round * 300, 600).Select(i => ($"items/{i}", (int?)((i + round) % 10))).ToList();
                 await PutBatchAsync(server.Client, changes);
                 foreach (var (id, group) in changes)
                     model[id] = group!.Value;
                 await AssertMatchesAsync(server.Client, model);
-                await Task.Delay(Jackdaw.Server.Indexing.Index.IdleCommitDelay * 2);
+                // The index commits when it has been idle a moment: that commit is one of the attempts.
+                var before = Volatile.Read(ref attempts);
+                for (var wait = 0; wait < 200 && Volatile.Read(ref attempts) == before; wait++)
+                    await Task.Delay(50);
             }
+            // Commits fail and commits get through, the last round's included.
+            for (var wait = 0; wait < 600 && Volatile.Read(ref through) < 2; wait++)
+                await Task.Delay(50);
+            Assert.True(Volatile.Read(ref through) >= 2, $"{through} commits got through of {attempts}");
             Assert.True(directories.Sum(d => d.Failures) >= 2);
             Assert.True(IndexOf(server).RollbacksDone >= 2);
+            await AssertMatchesAsync(server.Client, model);
         }
         // The commits that got through open as a whole index: a restart ends with the same.
+        await using var again = await StartAsync(data.Path, fails: null, directories);
+        await AssertMatchesAsync(again.Client, model);
+    }
+
+    [Fact]
+    public async Task AFlushThatFailsWhileTheDatabaseClosesIsNotCommitted()
+    {
+        using var data = new TempFolder();
+        var directories = new List<FailingDirectory>();
+        Func<bool> closing = () => false;
+        var blocked = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        var failed = 0;
+        // The first flush (a compound file) waits until the database is closing, then fails:
+        // nothing of that batch may be committed on the way out (the positions had moved).
+        bool Fails(string name)
+        {
+            if (!name.EndsWith(".cfs", StringComparison.Ordinal) || Volatile.Read(ref failed) != 0)
+                return false;
+            blocked.TrySetResult();
+            var deadline = DateTime.UtcNow.AddSeconds(30);
+            while (!closing() && DateTime.UtcNow < deadline)
+                Thread.Sleep(10);
+            return Interlocked.Exchange(ref failed, 1) == 0;
+        }
+        var model = Enumerable.Range(0, 100).ToDictionary(i => $"items/{i}", i => i % 10, StringComparer.Ordinal);
+        await using (var server = await StartAsync(data.Path, Fails, directories))
+        {
+            await CreateAsync(server.Client);
+            var database = server.Host.Server.Databases.GetDatabase("Disk");
+            closing = () => database.IsClosing;
+            await PutBatchAsync(server.Client, model.Select(p => (p.Key, (int?)p.Value)));
+            await blocked.Task.WaitAsync(TimeSpan.FromSeconds(30));
+        }
+        Assert.Equal(1, failed);
         await using var again = await StartAsync(data.Path, fails: null, directories);
         await AssertMatchesAsync(again.Client, model);
     }
@@ -231,9 +287,12 @@ public sealed class IndexFailureTests
                     else
                         model.Remove(id);
                 }
-                // Queries that do not wait read whatever searcher is current, also across a rollback.
+                // Queries that do not wait read whatever searcher is current, also across a rollback;
+                // one check in the middle waits for non-stale results while the disk still fails.
                 if (round % 5 == 0)
                     await QueryAsync(server.Client, $"from index 'Items/ByGroup' where Group = {round % 10}", wait: false);
+                if (round == 30)
+                    await AssertMatchesAsync(server.Client, model);
                 await Task.Delay(20);
             }
             Volatile.Write(ref failing, false);
