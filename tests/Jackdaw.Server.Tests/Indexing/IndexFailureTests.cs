@@ -26,10 +26,18 @@ public sealed class IndexFailureTests
 
         public Func<string, bool> Fails { get; set; } = static _ => false;
 
+        /// <summary>Whether the files background merges write fail.</summary>
+        public bool FailMerges { get; set; }
+
         public int Failures => Volatile.Read(ref _failures);
 
         public override IndexOutput CreateOutput(string name, IOContext context)
         {
+            if (FailMerges && context.Context == IOContext.UsageContext.MERGE)
+            {
+                Interlocked.Increment(ref _failures);
+                throw new IOException($"injected failure on {name} (a merge)");
+            }
             Check(name);
             return base.CreateOutput(name, context);
         }
@@ -227,6 +235,42 @@ public sealed class IndexFailureTests
         Assert.Equal(1, failed);
         await using var again = await StartAsync(data.Path, fails: null, directories);
         await AssertMatchesAsync(again.Client, model);
+    }
+
+    [Fact]
+    public async Task FailedBackgroundMergesAreReportedAndLoseNothing()
+    {
+        using var data = new TempFolder();
+        var directories = new List<FailingDirectory>();
+        var model = new Dictionary<string, int>(StringComparer.Ordinal);
+        await using var server = await StartAsync(data.Path, fails: null, directories);
+        await CreateAsync(server.Client);
+        directories.Single().FailMerges = true;
+        // Each waiting query makes a segment of the batch before it: Lucene's merge policy merges
+        // them once there are more than ten, and every merge fails.
+        for (var round = 0; round < 14; round++)
+        {
+            var changes = Enumerable.Range(round * 20, 40).Select(i => ($"items/{i}", (int?)((i + round) % 10))).ToList();
+            await PutBatchAsync(server.Client, changes);
+            foreach (var (id, group) in changes)
+                model[id] = group!.Value;
+            await QueryAsync(server.Client, "from index 'Items/ByGroup' where Group = 1");
+        }
+        for (var wait = 0; wait < 200 && directories.Single().Failures == 0; wait++)
+            await Task.Delay(50);
+        Assert.True(directories.Single().Failures > 0, "no merge was tried");
+        await AssertMatchesAsync(server.Client, model);
+        using (var errors = await server.Client.GetAsync("/databases/Disk/indexes/errors?name=Items/ByGroup"))
+        {
+            var text = (await Api.JsonAsync(errors)).ToString();
+            Assert.Contains("\"Merge\"", text, StringComparison.Ordinal);
+            Assert.Contains("(a merge)", text, StringComparison.Ordinal);
+        }
+        // When merges work again, the segments are merged and nothing changed.
+        directories.Single().FailMerges = false;
+        await PutBatchAsync(server.Client, [("items/0", 3)]);
+        model["items/0"] = 3;
+        await AssertMatchesAsync(server.Client, model);
     }
 
     [Fact]
