@@ -3,6 +3,8 @@ using System.Text.Json;
 using System.Threading.Channels;
 using Jackdaw.Server.Errors;
 using Jackdaw.Server.Subscriptions;
+using Jackdaw.Storage.Engine;
+using Microsoft.Extensions.Logging;
 
 namespace Jackdaw.Server.Http;
 
@@ -35,6 +37,7 @@ public sealed class SubscriptionConnection : IDisposable
     private readonly TimeSpan _ackTimeout;
     private readonly int _maxDocs;
     private readonly CancellationToken _aborted;
+    private readonly ILogger _logger;
     private readonly CancellationTokenSource _connection;
     private readonly SemaphoreSlim _sending = new(1, 1);
     private readonly Channel<long> _acks = Channel.CreateBounded<long>(4);
@@ -43,8 +46,9 @@ public sealed class SubscriptionConnection : IDisposable
     private Task<SubscriptionBatch?>? _next;
     private Task _reading = Task.CompletedTask;
 
-    private SubscriptionConnection(WebSocket socket, SubscriptionSession session, TimeSpan ackTimeout, int maxDocs, string databaseId, CancellationToken aborted)
+    private SubscriptionConnection(WebSocket socket, SubscriptionSession session, TimeSpan ackTimeout, int maxDocs, string databaseId, ILogger logger, CancellationToken aborted)
     {
+        _logger = logger;
         _socket = socket;
         _session = session;
         _ackTimeout = ackTimeout;
@@ -56,9 +60,9 @@ public sealed class SubscriptionConnection : IDisposable
     }
 
     /// <summary>Serves an accepted session until the worker, the subscription or the server ends it; then closes the socket.</summary>
-    public static async Task RunAsync(WebSocket socket, SubscriptionSession session, TimeSpan ackTimeout, int maxDocs, string databaseId, CancellationToken aborted)
+    public static async Task RunAsync(WebSocket socket, SubscriptionSession session, TimeSpan ackTimeout, int maxDocs, string databaseId, ILogger logger, CancellationToken aborted)
     {
-        using var connection = new SubscriptionConnection(socket, session, ackTimeout, maxDocs, databaseId, aborted);
+        using var connection = new SubscriptionConnection(socket, session, ackTimeout, maxDocs, databaseId, logger, aborted);
         await connection.RunAsync().ConfigureAwait(false);
     }
 
@@ -94,6 +98,18 @@ public sealed class SubscriptionConnection : IDisposable
             catch (DatabaseUnavailableException e)
             {
                 await SendErrorAsync("DatabaseUnavailableException", e.Message).ConfigureAwait(false);
+            }
+            catch (StorageException e)
+            {
+                // Storing an acknowledgement (or reading a batch) failed, a full disk most often:
+                // the position did not move, and the worker connects again when it can.
+                _logger.LogWarning("Subscription {Subscription}: the connection of {Address} ends: {Error}", _session.Subscription.Record.Name, _session.Address, e.Message);
+                await SendErrorAsync(e.GetType().Name, e.Message).ConfigureAwait(false);
+            }
+            catch (Exception e)
+            {
+                _logger.LogError(e, "Subscription {Subscription}: the connection of {Address} failed", _session.Subscription.Record.Name, _session.Address);
+                await SendErrorAsync("InternalServerErrorException", $"{e.GetType().Name}: {e.Message} (details are in the server log).").ConfigureAwait(false);
             }
             // The worker's place is free before it is told why: a dropped worker that connects
             // again at once (before its old socket has closed) is not refused as in use.

@@ -69,8 +69,11 @@ public sealed class SubscriptionState
         {
             SubscriptionRecord record;
             lock (_lock)
-                record = _record = change(_record);
+                record = change(_record);
+            // Stored first: what the server does (refuse workers, hand out) follows what is durable.
             await _store.StoreAsync(record).ConfigureAwait(false);
+            lock (_lock)
+                _record = change(_record);
         }
         finally
         {
@@ -206,6 +209,7 @@ public sealed class SubscriptionState
         // acknowledgement, a connecting or leaving worker never waits for a 16 MB batch to be read.
         lock (_takeLock)
         {
+            Interlocked.Increment(ref _scans);
             long start;
             long end;
             bool fresh;
@@ -294,27 +298,45 @@ public sealed class SubscriptionState
 
     private async Task CompleteLockedAsync(SubscriptionBatch batch, bool sent)
     {
+        // The position is computed on a copy of the done ranges and takes effect in memory only
+        // once stored: a store that fails (a full disk) leaves the position where it was, so the
+        // batch is handed out again, never skipped (the next worker starts at the position in
+        // memory when nobody holds a range).
+        SortedDictionary<long, long> done;
+        long acked;
+        DateTime? ackedAt = null;
         SubscriptionRecord? changed = null;
         lock (_lock)
         {
-            _doneRanges[batch.StartExclusive] = Math.Max(batch.LastEtag, _doneRanges.GetValueOrDefault(batch.StartExclusive));
-            var acked = _record.AckedEtag;
-            while (_doneRanges.Remove(acked, out var next))
+            done = new SortedDictionary<long, long>(_doneRanges);
+            done[batch.StartExclusive] = Math.Max(batch.LastEtag, done.GetValueOrDefault(batch.StartExclusive));
+            acked = _record.AckedEtag;
+            while (done.Remove(acked, out var next))
                 acked = Math.Max(acked, next);
             // Ranges that started before the position (a resend that overlapped) are done too.
-            foreach (var stale in _doneRanges.Keys.Where(k => k < acked).ToList())
+            foreach (var stale in done.Keys.Where(k => k < acked).ToList())
             {
-                acked = Math.Max(acked, _doneRanges[stale]);
-                _doneRanges.Remove(stale);
+                acked = Math.Max(acked, done[stale]);
+                done.Remove(stale);
             }
             if (acked != _record.AckedEtag || sent)
             {
-                var now = DateTime.UtcNow;
-                changed = _record = _record with { AckedEtag = acked, LastAckAt = sent ? now : _record.LastAckAt };
+                ackedAt = sent ? DateTime.UtcNow : _record.LastAckAt;
+                changed = _record with { AckedEtag = acked, LastAckAt = ackedAt };
             }
         }
         if (changed is not null)
             await _store.StoreAsync(changed).ConfigureAwait(false);
+        lock (_lock)
+        {
+            // Only this method (one store at a time) changes the done ranges while a session is
+            // connected, and the acknowledging session is.
+            _doneRanges.Clear();
+            foreach (var (start, end) in done)
+                _doneRanges[start] = end;
+            if (changed is not null)
+                _record = _record with { AckedEtag = acked, LastAckAt = ackedAt };
+        }
     }
 
     internal void MarkBatchSent()
@@ -341,6 +363,14 @@ public sealed class SubscriptionState
         Task.WhenAny(_store.Database.Notifications.WaitForEtagAsync(afterEtag + 1, cancellationToken), Volatile.Read(ref _rangesReturned).Task.WaitAsync(cancellationToken)).Unwrap();
 
     private TaskCompletionSource _rangesReturned = new(TaskCreationOptions.RunContinuationsAsynchronously);
+
+    private long _scans;
+
+    /// <summary>Scans for a batch since the subscription was loaded (tests see that an idle worker does not spin).</summary>
+    public long Scans => Interlocked.Read(ref _scans);
+
+    /// <summary>The database's last durable etag.</summary>
+    internal long DatabaseEtag => _store.Database.LastEtag;
 
     internal long SentUpTo
     {
@@ -435,7 +465,10 @@ public sealed class SubscriptionSession : IDisposable
         while (true)
         {
             linked.Token.ThrowIfCancellationRequested();
-            var seen = _state.SentUpTo;
+            // The database's position before the take, not the subscription's: documents of other
+            // collections after the last one it matches must not wake the wait again at once (it
+            // spun until its heartbeat, holding up the connection).
+            var seen = _state.DatabaseEtag;
             SubscriptionBatch? batch;
             // Taken and held in one step: a worker that leaves gives back every range it took.
             lock (_held)

@@ -76,7 +76,8 @@ public sealed class SubscriptionStore : IAsyncDisposable
 
     internal DocumentDatabase Database => _database;
 
-    internal ILogger Logger => _logger;
+    /// <summary>The subscriptions' log (their connections log there too).</summary>
+    public ILogger Logger => _logger;
 
     /// <summary>How long a worker may take to acknowledge a batch before it is dropped and the batch goes to the next one.</summary>
     public TimeSpan AckTimeout { get; set; } = TimeSpan.FromMinutes(1);

@@ -96,6 +96,56 @@ public sealed class DiskFullTests
     }
 
     [Fact]
+    public async Task AnAcknowledgementTheFullDiskCannotStoreIsAnErrorAndTheBatchComesAgain()
+    {
+        var io = new FaultInjectingStorageIo();
+        await using var server = await InProcessServer.StartAsync(options => options.Database = Options(io));
+        var client = server.Client;
+        using (await client.PutAsync("/admin/databases?name=subs", null))
+        {
+        }
+        for (var i = 0; i < 5; i++)
+            Assert.Equal(HttpStatusCode.Created, await PutAsync(client, "subs", $"orders/{i}", "{\"Freight\":1,\"@metadata\":{\"@collection\":\"Orders\"}}"));
+        using (var created = await client.PutAsync("/databases/subs/subscriptions", Api.Json("{\"Name\":\"S\",\"Query\":\"from Orders\"}")))
+            Assert.Equal(HttpStatusCode.Created, created.StatusCode);
+
+        var (worker, accepted) = await Subscriptions.SubscriptionWorker.ConnectAsync(client.BaseAddress!, "subs", "S");
+        Assert.Equal("Accepted", accepted.GetProperty("Status").GetString());
+        var batch = await worker.BatchAsync();
+        io.DiskFull = true;
+        await worker.AckAsync(batch.GetProperty("LastEtag").GetInt64());
+        // Not stored: the worker is told why, and the connection ends (it may connect again).
+        var answer = await worker.ReceiveAsync(Patience);
+        Assert.NotNull(answer);
+        Assert.Equal("Error", answer.Value.GetProperty("Type").GetString());
+        Assert.Equal("DiskFullException", answer.Value.GetProperty("Exception").GetString());
+        Assert.Contains("full", answer.Value.GetProperty("Message").GetString(), StringComparison.Ordinal);
+        await worker.DisposeAsync();
+
+        io.DiskFull = false;
+        await WaitUntilWritableAsync(client, "subs");
+        // The batch was not acknowledged: it comes again, and this time its acknowledgement is stored.
+        var clock = Stopwatch.StartNew();
+        while (true)
+        {
+            var (again, status) = await Subscriptions.SubscriptionWorker.ConnectAsync(client.BaseAddress!, "subs", "S");
+            await using (again)
+            {
+                if (status.GetProperty("Status").GetString() == "Accepted")
+                {
+                    var resent = await again.BatchAsync();
+                    Assert.Equal(Subscriptions.SubscriptionWorker.Ids(batch), Subscriptions.SubscriptionWorker.Ids(resent).Take(5));
+                    await again.AckAndConfirmAsync(resent);
+                    break;
+                }
+            }
+            Assert.True(clock.Elapsed < Patience, "the subscription did not accept a worker again: " + status);
+            await Task.Delay(50);
+        }
+        Assert.DoesNotContain(server.Logs.Records, r => r.Message.Contains("failed (trace id", StringComparison.Ordinal));
+    }
+
+    [Fact]
     public async Task ADatabaseReopenedOnAFullDiskServesReadsThenHealsByItself()
     {
         var io = new FaultInjectingStorageIo();

@@ -213,6 +213,43 @@ public sealed class SubscriptionTests(ServerFixture fixture) : IClassFixture<Ser
             .ToArray();
 
     [Fact]
+    public async Task WritesToOtherCollectionsDoNotHoldUpAnIdleConnection()
+    {
+        var db = await SeedAsync(3);
+        await CreateAsync(db, "Other", "from Orders");
+        var (worker, accepted) = await SubscriptionWorker.ConnectAsync(Server, db, "Other");
+        await using var _ = worker;
+        Assert.Equal("Accepted", accepted.GetProperty("Status").GetString());
+        var batch = await worker.BatchAsync();
+        // Documents of another collection come after the last order: the connection waits for
+        // the next commit, not for documents past the last order (it woke at once, again and
+        // again, until its heartbeat: the acknowledgement waited up to 5 s behind it).
+        using (var company = await Client.PutAsync($"/databases/{db}/docs?id=companies/9", Api.Json("{\"Name\":\"x\",\"@metadata\":{\"@collection\":\"Companies\"}}")))
+            Assert.Equal(HttpStatusCode.Created, company.StatusCode);
+        var state = Jackdaw.Server.Subscriptions.SubscriptionStore.Of(fixture.Server.Host.Server.Databases.GetDatabase(db)).Get("Other");
+        for (var round = 0; round < 3; round++)
+        {
+            var clock = System.Diagnostics.Stopwatch.StartNew();
+            await worker.AckAndConfirmAsync(batch);
+            Assert.True(clock.Elapsed < TimeSpan.FromSeconds(2.5), $"the confirmation took {clock.Elapsed}");
+            // Idle, with ten more documents of another collection: a scan for each commit, not thousands.
+            var scans = state.Scans;
+            for (var i = 0; i < 10; i++)
+            {
+                using var other = await Client.PutAsync($"/databases/{db}/docs?id=companies/{round}-{i}", Api.Json("{\"Name\":\"z\",\"@metadata\":{\"@collection\":\"Companies\"}}"));
+                Assert.Equal(HttpStatusCode.Created, other.StatusCode);
+            }
+            await Task.Delay(300);
+            Assert.True(state.Scans - scans <= 30, $"{state.Scans - scans} scans for 10 commits of another collection");
+            await PutOrdersAsync(db, [($"orders/new{round}", 5.0)]);
+            batch = await worker.BatchAsync();
+            Assert.Equal([$"orders/new{round}"], SubscriptionWorker.Ids(batch));
+            using var company = await Client.PutAsync($"/databases/{db}/docs?id=companies/{round}", Api.Json("{\"Name\":\"y\",\"@metadata\":{\"@collection\":\"Companies\"}}"));
+            Assert.Equal(HttpStatusCode.Created, company.StatusCode);
+        }
+    }
+
+    [Fact]
     public async Task DefinitionsDisableEnableDropAndDelete()
     {
         var db = await SeedAsync(2);
