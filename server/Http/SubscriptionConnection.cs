@@ -32,6 +32,9 @@ public sealed class SubscriptionConnection : IDisposable
     /// <summary>How often an idle connection gets a heartbeat.</summary>
     public static readonly TimeSpan HeartbeatInterval = TimeSpan.FromSeconds(5);
 
+    /// <summary>How long a send may still take once the connection is ending (a worker that stopped reading is cut off then).</summary>
+    public static readonly TimeSpan SendGrace = TimeSpan.FromSeconds(5);
+
     private readonly WebSocket _socket;
     private readonly SubscriptionSession _session;
     private readonly TimeSpan _ackTimeout;
@@ -46,6 +49,15 @@ public sealed class SubscriptionConnection : IDisposable
     private Task<SubscriptionBatch?>? _next;
     private Task _reading = Task.CompletedTask;
 
+    // Sends wait for the worker to read (a slow worker slows only itself), until the connection
+    // ends: then for SendGrace more, after which the send is cancelled (which aborts the socket).
+    // Without it a worker that stopped reading kept a TakeOver, drop or disable waiting for ever.
+    private readonly CancellationTokenSource _sendLimit;
+    private readonly CancellationTokenRegistration _ending;
+
+    // What ended the connection, told to the worker after its session left.
+    private (string Type, string Message)? _error;
+
     private SubscriptionConnection(WebSocket socket, SubscriptionSession session, TimeSpan ackTimeout, int maxDocs, string databaseId, ILogger logger, CancellationToken aborted)
     {
         _logger = logger;
@@ -55,6 +67,8 @@ public sealed class SubscriptionConnection : IDisposable
         _maxDocs = maxDocs;
         _aborted = aborted;
         _connection = CancellationTokenSource.CreateLinkedTokenSource(aborted, session.Closed);
+        _sendLimit = CancellationTokenSource.CreateLinkedTokenSource(aborted);
+        _ending = _connection.Token.Register(static s => ((CancellationTokenSource)s!).CancelAfter(SendGrace), _sendLimit);
         var query = session.Subscription.Query;
         _writers = [new(query, databaseId), new(query, databaseId)];
     }
@@ -95,34 +109,33 @@ public sealed class SubscriptionConnection : IDisposable
             catch (Exception e) when (e is OperationCanceledException or WebSocketException or ChannelClosedException)
             {
             }
-            catch (DatabaseUnavailableException e)
+            catch (Exception e) when (e is DatabaseUnavailableException or SubscriptionDoesNotExistException)
             {
-                await SendErrorAsync("DatabaseUnavailableException", e.Message).ConfigureAwait(false);
+                _error = (e.GetType().Name, e.Message);
             }
             catch (StorageException e)
             {
                 // Storing an acknowledgement (or reading a batch) failed, a full disk most often:
                 // the position did not move, and the worker connects again when it can.
                 _logger.LogWarning("Subscription {Subscription}: the connection of {Address} ends: {Error}", _session.Subscription.Record.Name, _session.Address, e.Message);
-                await SendErrorAsync(e.GetType().Name, e.Message).ConfigureAwait(false);
+                _error = (e.GetType().Name, e.Message);
             }
             catch (Exception e)
             {
                 _logger.LogError(e, "Subscription {Subscription}: the connection of {Address} failed", _session.Subscription.Record.Name, _session.Address);
-                await SendErrorAsync("InternalServerErrorException", $"{e.GetType().Name}: {e.Message} (details are in the server log).").ConfigureAwait(false);
+                _error = ("InternalServerErrorException", $"{e.GetType().Name}: {e.Message} (details are in the server log).");
             }
-            // The worker's place is free before it is told why: a dropped worker that connects
-            // again at once (before its old socket has closed) is not refused as in use.
+            // The worker's place is free before it is told why: a worker that connects again at
+            // once (before its old socket has closed) is not refused as in use. It is told one
+            // thing: why the server closed it, else what went wrong.
             await LeaveAsync().ConfigureAwait(false);
-            if (_session.CloseReason is { } reason && _socket.State == WebSocketState.Open)
+            if (_session.CloseReason is { } reason)
             {
-                try
-                {
-                    await SendAsync(new { Type = "ConnectionStatus", Status = "Closed", Exception = nameof(SubscriptionClosedException), Message = reason, _session.CanReconnect }, CancellationToken.None).ConfigureAwait(false);
-                }
-                catch (WebSocketException)
-                {
-                }
+                await TrySendAsync(new { Type = "ConnectionStatus", Status = "Closed", Exception = nameof(SubscriptionClosedException), Message = reason, _session.CanReconnect }).ConfigureAwait(false);
+            }
+            else if (_error is var (type, message))
+            {
+                await SendErrorAsync(type, message).ConfigureAwait(false);
             }
             await _connection.CancelAsync().ConfigureAwait(false);
             await CloseOutputAsync(WebSocketCloseStatus.NormalClosure, "closed").ConfigureAwait(false);
@@ -166,7 +179,7 @@ public sealed class SubscriptionConnection : IDisposable
                 continue;
             }
             _session.MarkSent(batch);
-            await SendRawAsync(batch.Message, _aborted).ConfigureAwait(false);
+            await SendRawAsync(batch.Message).ConfigureAwait(false);
             _turn ^= 1;
             PrepareNext();
 
@@ -182,7 +195,7 @@ public sealed class SubscriptionConnection : IDisposable
                 }
                 catch (OperationCanceledException) when (!_connection.IsCancellationRequested)
                 {
-                    await SendErrorAsync("TimeoutException", $"No acknowledgement of the batch ending at etag {batch.LastEtag} within {_ackTimeout}; the batch goes to the next worker.").ConfigureAwait(false);
+                    _error = ("TimeoutException", $"No acknowledgement of the batch ending at etag {batch.LastEtag} within {_ackTimeout}; the batch goes to the next worker.");
                     return;
                 }
                 catch (ChannelClosedException)
@@ -196,7 +209,7 @@ public sealed class SubscriptionConnection : IDisposable
             }
             catch (BadRequestException e)
             {
-                await SendErrorAsync("BadRequestException", e.Message).ConfigureAwait(false);
+                _error = ("BadRequestException", e.Message);
                 return;
             }
             await SendAsync(new { Type = "Confirm", Etag = etag }).ConfigureAwait(false);
@@ -269,15 +282,15 @@ public sealed class SubscriptionConnection : IDisposable
         }
     }
 
-    private Task SendAsync(object message, CancellationToken? cancellationToken = null) =>
-        SendRawAsync(JsonSerializer.SerializeToUtf8Bytes(message), cancellationToken ?? _aborted);
+    private Task SendAsync(object message) => SendRawAsync(JsonSerializer.SerializeToUtf8Bytes(message));
 
-    private async Task SendRawAsync(ReadOnlyMemory<byte> bytes, CancellationToken cancellationToken)
+    private async Task SendRawAsync(ReadOnlyMemory<byte> bytes)
     {
-        await _sending.WaitAsync(cancellationToken).ConfigureAwait(false);
+        var token = _sendLimit.Token;
+        await _sending.WaitAsync(token).ConfigureAwait(false);
         try
         {
-            await _socket.SendAsync(bytes, WebSocketMessageType.Text, true, cancellationToken).ConfigureAwait(false);
+            await _socket.SendAsync(bytes, WebSocketMessageType.Text, true, token).ConfigureAwait(false);
         }
         finally
         {
@@ -285,28 +298,38 @@ public sealed class SubscriptionConnection : IDisposable
         }
     }
 
-    private async Task SendErrorAsync(string type, string message)
+    /// <summary>A last message: nothing when the socket is gone, or the worker does not read it within the grace.</summary>
+    private async Task TrySendAsync(object message)
     {
         try
         {
             if (_socket.State == WebSocketState.Open)
-                await SendAsync(new { Type = "Error", Exception = type, Message = message }, CancellationToken.None).ConfigureAwait(false);
+                await SendAsync(message).ConfigureAwait(false);
         }
-        catch (WebSocketException)
+        catch (Exception e) when (e is WebSocketException or OperationCanceledException)
         {
         }
     }
 
+    private Task SendErrorAsync(string type, string message) => TrySendAsync(new { Type = "Error", Exception = type, Message = message });
+
     /// <summary>Sends the close frame (without waiting for the client's: the reader may be receiving).</summary>
     private async Task CloseOutputAsync(WebSocketCloseStatus status, string description)
     {
-        await _sending.WaitAsync().ConfigureAwait(false);
+        try
+        {
+            await _sending.WaitAsync(_sendLimit.Token).ConfigureAwait(false);
+        }
+        catch (OperationCanceledException)
+        {
+            return;
+        }
         try
         {
             if (_socket.State is WebSocketState.Open or WebSocketState.CloseReceived)
-                await _socket.CloseOutputAsync(status, description, CancellationToken.None).ConfigureAwait(false);
+                await _socket.CloseOutputAsync(status, description, _sendLimit.Token).ConfigureAwait(false);
         }
-        catch (WebSocketException)
+        catch (Exception e) when (e is WebSocketException or OperationCanceledException)
         {
         }
         finally
@@ -337,10 +360,17 @@ public sealed class SubscriptionConnection : IDisposable
 
     public void Dispose()
     {
-        // A reader still waiting for a client that never closed cancels the token when it ends.
+        // A reader still waiting for a client that never closed cancels the token (and may send) when it ends.
         if (_reading.IsCompleted)
-            _connection.Dispose();
+            DisposeTokens();
         else
-            _reading.ContinueWith(static (_, c) => ((CancellationTokenSource)c!).Dispose(), _connection, CancellationToken.None, TaskContinuationOptions.ExecuteSynchronously, TaskScheduler.Default);
+            _reading.ContinueWith(static (_, c) => ((SubscriptionConnection)c!).DisposeTokens(), this, CancellationToken.None, TaskContinuationOptions.ExecuteSynchronously, TaskScheduler.Default);
+    }
+
+    private void DisposeTokens()
+    {
+        _ending.Dispose();
+        _connection.Dispose();
+        _sendLimit.Dispose();
     }
 }

@@ -67,6 +67,8 @@ public sealed class SubscriptionState
         await _storeLock.WaitAsync().ConfigureAwait(false);
         try
         {
+            if (_deleted)
+                throw new SubscriptionDoesNotExistException(_record.Name);
             SubscriptionRecord record;
             lock (_lock)
                 record = change(_record);
@@ -286,7 +288,17 @@ public sealed class SubscriptionState
         await _storeLock.WaitAsync().ConfigureAwait(false);
         try
         {
+            if (_deleted)
+                throw new SubscriptionDoesNotExistException(_record.Name);
             await CompleteLockedAsync(batch, sent).ConfigureAwait(false);
+        }
+        catch (Exception) when (!sent)
+        {
+            // A range with nothing to send whose completion could not be stored: it goes back, so
+            // that the position can pass it later (it is held by nobody, nor done).
+            lock (_lock)
+                _resend.Enqueue((batch.StartExclusive, batch.LastEtag));
+            throw;
         }
         finally
         {
@@ -295,6 +307,25 @@ public sealed class SubscriptionState
     }
 
     private readonly SemaphoreSlim _storeLock = new(1, 1);
+
+    // Set once its delete is stored: no store of it may follow (an acknowledgement under way would
+    // write the record back).
+    private bool _deleted;
+
+    /// <summary>Stores the subscription's deletion with <paramref name="delete"/>, in line with its other stores; none follows.</summary>
+    internal async Task DeleteAsync(Func<Task> delete)
+    {
+        await _storeLock.WaitAsync().ConfigureAwait(false);
+        try
+        {
+            await delete().ConfigureAwait(false);
+            _deleted = true;
+        }
+        finally
+        {
+            _storeLock.Release();
+        }
+    }
 
     private async Task CompleteLockedAsync(SubscriptionBatch batch, bool sent)
     {
@@ -359,8 +390,11 @@ public sealed class SubscriptionState
     }
 
     /// <summary>Completes on a commit after <paramref name="afterEtag"/>, or when a worker gives ranges back.</summary>
-    internal Task WaitForChangesAsync(long afterEtag, CancellationToken cancellationToken) =>
-        Task.WhenAny(_store.Database.Notifications.WaitForEtagAsync(afterEtag + 1, cancellationToken), Volatile.Read(ref _rangesReturned).Task.WaitAsync(cancellationToken)).Unwrap();
+    internal Task WaitForChangesAsync(long afterEtag, Task rangesReturned, CancellationToken cancellationToken) =>
+        Task.WhenAny(_store.Database.Notifications.WaitForEtagAsync(afterEtag + 1, cancellationToken), rangesReturned.WaitAsync(cancellationToken)).Unwrap();
+
+    /// <summary>Completes when another worker gives ranges back after this was read.</summary>
+    internal Task RangesReturned => Volatile.Read(ref _rangesReturned).Task;
 
     private TaskCompletionSource _rangesReturned = new(TaskCreationOptions.RunContinuationsAsynchronously);
 
@@ -469,6 +503,8 @@ public sealed class SubscriptionSession : IDisposable
             // collections after the last one it matches must not wake the wait again at once (it
             // spun until its heartbeat, holding up the connection).
             var seen = _state.DatabaseEtag;
+            // Captured before the take too: ranges given back after it wake this wait.
+            var returned = _state.RangesReturned;
             SubscriptionBatch? batch;
             // Taken and held in one step: a worker that leaves gives back every range it took.
             lock (_held)
@@ -494,7 +530,7 @@ public sealed class SubscriptionSession : IDisposable
                 return null;
             try
             {
-                await _state.WaitForChangesAsync(Math.Max(seen, _state.SentUpTo), linked.Token).WaitAsync(left, linked.Token).ConfigureAwait(false);
+                await _state.WaitForChangesAsync(Math.Max(seen, _state.SentUpTo), returned, linked.Token).WaitAsync(left, linked.Token).ConfigureAwait(false);
             }
             catch (TimeoutException)
             {

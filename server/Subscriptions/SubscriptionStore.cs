@@ -156,7 +156,9 @@ public sealed class SubscriptionStore : IAsyncDisposable
         try
         {
             var state = Get(name);
-            await _database.EnqueueAsync(new StoreCommand(state.Record.Name, null)).ConfigureAwait(false);
+            // In line with its acknowledgements' stores: one that was under way when the delete
+            // came cannot put the record back afterwards (it would come back at the next open).
+            await state.DeleteAsync(() => _database.EnqueueAsync(new StoreCommand(state.Record.Name, null))).ConfigureAwait(false);
             _states.TryRemove(state.Record.Name, out _);
             state.CloseAll("the subscription was deleted");
         }

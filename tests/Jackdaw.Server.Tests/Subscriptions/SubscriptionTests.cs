@@ -250,6 +250,75 @@ public sealed class SubscriptionTests(ServerFixture fixture) : IClassFixture<Ser
     }
 
     [Fact]
+    public async Task ATakeOverGetsInWhenTheWorkerStoppedReadingAMidBatch()
+    {
+        var db = await fixture.CreateDatabaseAsync();
+        var pad = new string('x', 1024 * 1024);
+        for (var part = 0; part < 4; part++)
+        {
+            var commands = string.Join(',', Enumerable.Range(part * 6, 6).Select(i => $"{{\"Type\":\"PUT\",\"Id\":\"orders/{i}\",\"Document\":{{\"Pad\":\"{pad}\",\"@metadata\":{{\"@collection\":\"Orders\"}}}}}}"));
+            using var bulk = await Client.PostAsync($"/databases/{db}/bulk_docs", Api.Json("{\"Commands\":[" + commands + "]}"));
+            Assert.Equal(HttpStatusCode.OK, bulk.StatusCode);
+        }
+        await CreateAsync(db, "Big", "from Orders");
+        // This worker reads its status and nothing more: a 24 MB batch fills the socket's buffers
+        // and the server's send waits on it.
+        var (stalled, accepted) = await SubscriptionWorker.ConnectAsync(Server, db, "Big");
+        Assert.Equal("Accepted", accepted.GetProperty("Status").GetString());
+        for (var wait = 0; wait < 300; wait++)
+        {
+            var held = (await ListAsync(db, "Big")).GetProperty("Workers").EnumerateArray().SelectMany(w => w.GetProperty("Held").EnumerateArray());
+            if (held.Any(h => h.GetProperty("Sent").GetBoolean()))
+                break;
+            await Task.Delay(20);
+        }
+        await Task.Delay(500);
+        // The takeover closes it: the send is cut off after its grace, the session leaves.
+        var taking = SubscriptionWorker.ConnectAsync(Server, db, "Big", "TakeOver");
+        Assert.True(await Task.WhenAny(taking, Task.Delay(Wait)) == taking, "the takeover waited for a worker that does not read");
+        var (taker, status) = await taking;
+        Assert.Equal("Accepted", status.GetProperty("Status").GetString());
+        // The stalled worker's batch comes to the taker (one batch: the documents are small on disk,
+        // 24 MB as JSON).
+        var batch = await taker.BatchAsync();
+        Assert.Equal(24, SubscriptionWorker.Ids(batch).Count);
+        await taker.AckAndConfirmAsync(batch);
+        stalled.Abort();
+        await stalled.DisposeAsync();
+        await taker.DisposeAsync();
+    }
+
+    [Fact]
+    public async Task ADeletedSubscriptionStaysDeletedWhenAnAcknowledgementRacedTheDelete()
+    {
+        var db = await SeedAsync(3);
+        await CreateAsync(db, "Stays", "from Orders");
+        var names = new List<string>();
+        for (var round = 0; round < 30; round++)
+        {
+            var name = $"Gone{round}";
+            await CreateAsync(db, name, "from Orders");
+            var (worker, _) = await SubscriptionWorker.ConnectAsync(Server, db, name);
+            await using (worker)
+            {
+                var batch = await worker.BatchAsync();
+                // The acknowledgement's store and the delete's meet in various orders.
+                var delete = Client.DeleteAsync($"/databases/{db}/subscriptions?name={name}");
+                await Task.Delay(round % 6);
+                await worker.AckAsync(batch.GetProperty("LastEtag").GetInt64());
+                using var deleted = await delete;
+                Assert.Equal(HttpStatusCode.NoContent, deleted.StatusCode);
+            }
+            names.Add(name);
+        }
+        // What the next open reads from storage: none of them came back.
+        Assert.True(await fixture.Server.Host.Server.Databases.UnloadAsync(db));
+        using var list = await Client.GetAsync($"/databases/{db}/subscriptions");
+        var listed = (await Api.JsonAsync(list)).GetProperty("Results").EnumerateArray().Select(r => r.GetProperty("SubscriptionName").GetString()).ToList();
+        Assert.Equal(["Stays"], listed);
+    }
+
+    [Fact]
     public async Task DefinitionsDisableEnableDropAndDelete()
     {
         var db = await SeedAsync(2);
