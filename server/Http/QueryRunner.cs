@@ -122,6 +122,8 @@ public static class QueryRunner
             var searcher = index.Acquire();
             try
             {
+                if (index.Generation != generation)
+                    continue;
                 var known = KnownFields(index, searcher.IndexReader);
                 var builder = new LuceneQueryBuilder(request.Text, request.Parameters, (path, indexing, position) => Resolve(index, known, searcher.IndexReader, request.Text, path, indexing, position), index.IsMultiValued);
                 var luceneQuery = builder.Build(query.Where);

@@ -170,31 +170,61 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
             };
         }
 
+        _tombstoneRegistration = new NoRegistration();
         if (folder is null)
         {
             // A test run (POST /indexes/test): nothing is written to disk or storage.
             _directory = new RAMDirectory();
             (_writer, _positions) = (NewWriter(_directory, OnMergeFailed), new Dictionary<string, CollectionPosition>());
             _addHorizon = -1;
-            _tombstoneRegistration = new NoRegistration();
         }
         else
         {
             System.IO.Directory.CreateDirectory(folder);
             _directory = openDirectory?.Invoke(folder) ?? new PreadDirectory(new DirectoryInfo(folder));
-            (_writer, _positions) = OpenWriter(_directory, folder, logger, definition.Name, OnMergeFailed);
-            _addHorizon = CommittedHorizon(_writer, _positions);
-            if (_writer.CommitData is { } data && data.TryGetValue(MultiValuedKey, out var multi))
+            try
             {
-                foreach (var name in System.Text.Json.JsonSerializer.Deserialize<string[]>(multi) ?? [])
-                    _multiValued[name] = 0;
+                (_writer, _positions) = OpenWriter(_directory, folder, logger, definition.Name, OnMergeFailed);
             }
-            _tombstoneRegistration = database.Tombstones.Register(this);
+            catch
+            {
+                _directory.Dispose();
+                throw;
+            }
         }
-        _searchers = new SearcherManager(_writer, applyAllDeletes: true, searcherFactory: null);
+        try
+        {
+            if (folder is not null)
+            {
+                _addHorizon = CommittedHorizon(_writer, _positions);
+                if (_writer.CommitData is { } data && data.TryGetValue(MultiValuedKey, out var multi))
+                {
+                    foreach (var name in System.Text.Json.JsonSerializer.Deserialize<string[]>(multi) ?? [])
+                        _multiValued[name] = 0;
+                }
+            }
+            _searchers = new SearcherManager(_writer, applyAllDeletes: true, searcherFactory: null);
+        }
+        catch
+        {
+            // Nothing of it stays open (the write lock, the files).
+            try
+            {
+                _writer.Rollback();
+            }
+            catch (Exception)
+            {
+                // The first failure is the one to report.
+            }
+            _directory.Dispose();
+            throw;
+        }
         _progress = _openedProgress = new IndexProgress(new Dictionary<string, CollectionPosition>(_positions), CaughtUpTo: 0);
         _lastCommitTimestamp = Stopwatch.GetTimestamp();
         _committed = new Dictionary<string, CollectionPosition>(_positions);
+        // Registered last: an index that failed to open holds no tombstones back.
+        if (folder is not null)
+            _tombstoneRegistration = database.Tombstones.Register(this);
     }
 
     private readonly bool _inMemory;
@@ -963,7 +993,7 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
             Refresh(timer);
         else if (Stopwatch.GetElapsedTime(_lastRefresh) >= _refreshInterval)
             RefreshOnInterval(timer, streaming: false);
-        if (_dirty && Stopwatch.GetElapsedTime(_lastCommitTimestamp) > CommitInterval)
+        if (_dirty && (_commitSoon || Stopwatch.GetElapsedTime(_lastCommitTimestamp) > CommitInterval))
         {
             var commitStarted = Stopwatch.GetTimestamp();
             Commit();
@@ -1277,6 +1307,7 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
         _writer.Commit();
         SyncNewFiles();
         _dirty = false;
+        _commitSoon = false;
         _failuresInARow = 0;
         _lastCommitTimestamp = Stopwatch.GetTimestamp();
         _committed = new Dictionary<string, CollectionPosition>(_positions);
@@ -1288,12 +1319,23 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
     // Failures since the index last committed (or caught up with nothing to commit).
     private int _failuresInARow;
 
+    // Set by a rollback: the next batch commits.
+    private bool _commitSoon;
+
     /// <summary>Waits <see cref="RetryDelay"/> after one more failure; false when the index stops meanwhile.</summary>
     private async Task<bool> BackOffAsync(CancellationToken token)
     {
         try
         {
-            await Task.Delay(RetryDelay(++_failuresInARow), token).ConfigureAwait(false);
+            // A second at least; the rest of a longer wait ends early for a query that waits.
+            var wake = Volatile.Read(ref _wake).Task;
+            var delay = RetryDelay(++_failuresInARow);
+            await Task.Delay(TimeSpan.FromSeconds(1), token).ConfigureAwait(false);
+            if (delay > TimeSpan.FromSeconds(1))
+                await Task.WhenAny(Task.Delay(delay - TimeSpan.FromSeconds(1), token), wake).ConfigureAwait(false);
+            token.ThrowIfCancellationRequested();
+            if (wake.IsCompleted)
+                Interlocked.Exchange(ref _wake, new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously));
             return true;
         }
         catch (OperationCanceledException)
@@ -1327,6 +1369,9 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
             _writerClosed = true;
             _writer.Rollback();
         }
+        // A rollback that failed may have kept the write lock (only this index writes this folder).
+        if (IndexWriter.IsLocked(_directory))
+            IndexWriter.Unlock(_directory);
         var writer = NewWriter(_directory, OnMergeFailed);
         SearcherManager searchers;
         try
@@ -1339,16 +1384,29 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
             throw;
         }
         var positions = ReadPositions(writer.CommitData);
-        // Queries see the committed state as a whole: the progress goes back before the searchers
-        // do, and a query that read the progress before the swap acquires again (Generation).
+        // Queries see a progress no searcher they can get is behind: before the swap, the lesser of
+        // the published and the committed positions (true of both searchers: a commit may be ahead
+        // of the last refresh); after it, the commit's. A query that read the progress before the
+        // swap acquires again (Generation).
         _pendingProgress = null;
-        _progress = new IndexProgress(new Dictionary<string, CollectionPosition>(positions), CaughtUpTo: 0);
+        var published = _progress.Positions;
+        var lesser = new Dictionary<string, CollectionPosition>(StringComparer.Ordinal);
+        foreach (var (collection, committed) in positions)
+        {
+            if (published.TryGetValue(collection, out var shown))
+                lesser[collection] = new CollectionPosition(Math.Min(shown.Documents, committed.Documents), Math.Min(shown.Tombstones, committed.Tombstones));
+        }
+        _progress = new IndexProgress(lesser, CaughtUpTo: 0);
         Interlocked.Increment(ref _generation);
         var old = _searchers;
         _writer = writer;
         _writerClosed = false;
         Volatile.Write(ref _searchers, searchers);
         old.Dispose();
+        _progress = new IndexProgress(new Dictionary<string, CollectionPosition>(positions), CaughtUpTo: 0);
+        // What it indexes again is committed at the first chance: a disk that fails again makes
+        // it start over from there, not from further back each time.
+        _commitSoon = true;
         _positions = positions;
         _addHorizon = CommittedHorizon(writer, positions);
         _refreshPending = false;

@@ -305,7 +305,7 @@ public sealed class IndexFailureTests
         Func<string, bool> fails = _ =>
         {
             lock (random)
-                return Volatile.Read(ref failing) && random.NextDouble() < 0.08;
+                return Volatile.Read(ref failing) && random.NextDouble() < 0.05;
         };
         var model = new Dictionary<string, int>(StringComparer.Ordinal);
         await using (var server = await StartAsync(data.Path, fails, directories))
