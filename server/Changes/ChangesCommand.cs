@@ -79,6 +79,12 @@ public sealed record ChangesCommand(long? CommandId, string Name, string? Param)
             error = "The message is not JSON: " + e.Message;
             return false;
         }
+        catch (InvalidOperationException e)
+        {
+            // A string the reader cannot decode (an unpaired surrogate escape such as \ud800).
+            error = "The message has a string that is not valid text: " + e.Message;
+            return false;
+        }
         if (string.IsNullOrEmpty(name))
         {
             error = "The command has no \"Command\" (a string such as \"watch-doc\").";

@@ -131,6 +131,12 @@ public sealed class ChangesConnection : IDisposable
     public void SendError(string message, string? code = null, long? commandId = null) =>
         Offer(ChangesMessage.Raw(ChangesJson.Error(message, code, commandId)));
 
+    /// <summary>The most single entries (ids, prefixes, collections, indexes) one connection watches.</summary>
+    public const int MaxWatches = 4096;
+
+    /// <summary>The longest id, prefix, collection or index name a watch command may name.</summary>
+    public const int MaxParamLength = 2048;
+
     private bool TryApply(ChangesCommand command, out string? error)
     {
         error = null;
@@ -154,6 +160,17 @@ public sealed class ChangesConnection : IDisposable
                     return false;
                 }
                 var param = command.Param;
+                // Bounded per connection: memory, and the work of matching each change.
+                if (on && param.Length > MaxParamLength)
+                {
+                    error = $"'{command.Name}': \"Param\" has {param.Length:N0} characters; at most {MaxParamLength:N0}.";
+                    return false;
+                }
+                if (on && Watches.Count >= MaxWatches)
+                {
+                    error = $"A connection watches at most {MaxWatches:N0} ids, prefixes, collections and indexes: unwatch some first, or watch a collection or all documents.";
+                    return false;
+                }
                 Watch(what switch
                 {
                     "doc" => w => w.WithDocument(param, on),

@@ -36,8 +36,14 @@ public static class ChangesEventStream
                 position = reader.LastEtag;
             // Reconnect quickly; a comment first so that curl shows the stream is open.
             Write(output, ": jackdaw changes feed\nretry: 1000\n\n"u8);
-            if (lastEventId is { } after && after < position)
-                await ReplayAsync(connection, output, after, position, token.Token).ConfigureAwait(false);
+            if (lastEventId is { } after && after < position && !await ReplayAsync(connection, output, after, position, token.Token).ConfigureAwait(false))
+            {
+                // Cut short (too slow, dropped, closing): neither the position nor a live change
+                // is sent, so the client's Last-Event-ID stays at the last event it got and its
+                // reconnect replays the rest.
+                await WriteTooSlowAsync(connection, output, token.Token).ConfigureAwait(false);
+                return;
+            }
             WritePosition(output, position);
             await output.FlushAsync(token.Token).ConfigureAwait(false);
             await LiveAsync(connection, output, position, token.Token).ConfigureAwait(false);
@@ -48,7 +54,8 @@ public static class ChangesEventStream
         }
     }
 
-    private static async Task ReplayAsync(ChangesConnection connection, PipeWriter output, long after, long position, CancellationToken token)
+    /// <summary>Sends what is still in the database in (after, position]; false when the connection closed first.</summary>
+    private static async Task<bool> ReplayAsync(ChangesConnection connection, PipeWriter output, long after, long position, CancellationToken token)
     {
         var chunk = new List<DocumentChange>();
         var databaseId = connection.Feed.Database.DatabaseId;
@@ -59,9 +66,10 @@ public static class ChangesEventStream
             foreach (var change in chunk)
                 WriteEvent(output, change.Etag, ChangesJson.DocumentChangeValue(change, databaseId));
             await output.FlushAsync(token).ConfigureAwait(false);
-            if (connection.CloseReason != ChangesCloseReason.None)
-                return; // the live queue overflowed meanwhile (or the stream closed): LiveAsync says so
+            if (connection.CloseReason != ChangesCloseReason.None && after < position)
+                return false; // the live queue overflowed meanwhile, or the stream closed
         }
+        return true;
     }
 
     private static async Task LiveAsync(ChangesConnection connection, PipeWriter output, long position, CancellationToken token)
@@ -111,6 +119,12 @@ public static class ChangesEventStream
         {
             idle.Dispose();
         }
+        await WriteTooSlowAsync(connection, output, token).ConfigureAwait(false);
+    }
+
+    /// <summary>The <c>TooSlow</c> event, when that is why the stream ends.</summary>
+    private static async Task WriteTooSlowAsync(ChangesConnection connection, PipeWriter output, CancellationToken token)
+    {
         if (connection.CloseReason == ChangesCloseReason.TooSlow)
         {
             Write(output, "event: TooSlow\n"u8);

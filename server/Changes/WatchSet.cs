@@ -62,6 +62,9 @@ public sealed class WatchSet
         return false;
     }
 
+    /// <summary>The single entries watched: ids, prefixes, collections and indexes.</summary>
+    public int Count => Documents.Count + Prefixes.Length + Collections.Count + Indexes.Count;
+
     public bool MatchesIndex(string name) => AllIndexes || (!Indexes.IsEmpty && Indexes.Contains(name));
 
     public WatchSet WithAllDocuments(bool on) => new(on, Documents, Prefixes, Collections, AllIndexes, Indexes);

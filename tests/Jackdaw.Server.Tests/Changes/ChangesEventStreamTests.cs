@@ -113,6 +113,51 @@ public sealed class ChangesEventStreamTests(ServerFixture fixture) : IClassFixtu
         }
     }
 
+    [Fact]
+    public async Task AReplayCutShortLeavesTheClientsPositionAtItsLastEvent()
+    {
+        var db = await fixture.CreateDatabaseAsync();
+        for (var part = 0; part < 6; part++)
+        {
+            var commands = string.Join(',', Enumerable.Range(part * 1000 + 1, 1000).Select(i => $"{{\"Type\":\"PUT\",\"Id\":\"items/{i}\",\"Document\":{{\"Pad\":\"{new string('x', 200)}\",\"@metadata\":{{\"@collection\":\"Items\"}}}}}}"));
+            using var bulk = await Client.PostAsync($"/databases/{db}/bulk_docs", Api.Json("{\"Commands\":[" + commands + "]}"));
+            Assert.Equal(HttpStatusCode.OK, bulk.StatusCode);
+        }
+        var feed = FeedOf(db);
+        feed.Options = new ChangesOptions { CloseGrace = TimeSpan.FromSeconds(60) };
+        // A client that does not read: the replay of 6,000 changes stops on the full pipe; then
+        // the connection is dropped (as TooSlow, a closing database or shutdown would).
+        var pipe = new System.IO.Pipelines.Pipe(new System.IO.Pipelines.PipeOptions(pauseWriterThreshold: 16 * 1024, resumeWriterThreshold: 8 * 1024));
+        var connection = feed.Connect(ChangesProtocol.EventStream, WatchSet.Empty.WithAllDocuments(true));
+        var run = ChangesEventStream.RunAsync(connection, pipe.Writer, 0, CancellationToken.None, CancellationToken.None);
+        await Task.Delay(300);
+        Assert.False(run.IsCompleted);
+        feed.Drop(connection.Id);
+        var text = new StringBuilder();
+        var reading = Task.Run(async () =>
+        {
+            while (true)
+            {
+                var result = await pipe.Reader.ReadAsync();
+                foreach (var segment in result.Buffer)
+                    text.Append(Encoding.UTF8.GetString(segment.Span));
+                pipe.Reader.AdvanceTo(result.Buffer.End);
+                if (result.IsCompleted)
+                    return;
+            }
+        });
+        await run.WaitAsync(TimeSpan.FromSeconds(30));
+        await pipe.Writer.CompleteAsync();
+        await reading;
+        connection.Dispose();
+        // The last id the client holds is where it resumes: every change up to it came.
+        var lines = text.ToString().Split('\n');
+        var lastId = lines.Where(l => l.StartsWith("id: ", StringComparison.Ordinal)).Select(l => long.Parse(l[4..], System.Globalization.CultureInfo.InvariantCulture)).Last();
+        var events = lines.Count(l => l.StartsWith("data: ", StringComparison.Ordinal));
+        Assert.True(events < 6000, "the replay was not cut short");
+        Assert.Equal(events, lastId);
+    }
+
     private static async Task<long> EtagOf(Task<string> changeVector) => long.Parse((await changeVector)[2..].Split('-')[0]);
 
     [Fact]

@@ -212,6 +212,28 @@ public sealed class ChangesFeedTests(ServerFixture fixture) : IClassFixture<Serv
         Assert.Equal(Enumerable.Range(1, written).Select(i => $"items/{i}"), changes.Select(c => c.GetProperty("Id").GetString()));
     }
 
+    [Fact]
+    public async Task WatchesPerConnectionAreBounded()
+    {
+        var db = await fixture.CreateDatabaseAsync();
+        await using var socket = await ChangesSocket.ConnectAsync(Server, db);
+        await socket.SendTextAsync($"{{\"CommandId\":1,\"Command\":\"watch-prefix\",\"Param\":\"{new string('p', ChangesConnection.MaxParamLength + 1)}\"}}");
+        var tooLong = await socket.NextAsync();
+        Assert.Equal("Error", tooLong.GetProperty("Type").GetString());
+        Assert.Contains("at most", tooLong.GetProperty("Exception").GetString(), StringComparison.Ordinal);
+        for (var i = 0; i < ChangesConnection.MaxWatches; i++)
+            await socket.SendTextAsync($"{{\"Command\":\"watch-doc\",\"Param\":\"orders/{i}\"}}");
+        await socket.SendTextAsync("{\"CommandId\":2,\"Command\":\"watch-doc\",\"Param\":\"orders/one-more\"}");
+        var tooMany = await socket.NextAsync(m => m.GetProperty("Type").GetString() == "Error");
+        Assert.Equal(2, tooMany.GetProperty("CommandId").GetInt64());
+        Assert.Contains("unwatch", tooMany.GetProperty("Exception").GetString(), StringComparison.Ordinal);
+        // Unwatching makes room; the connection goes on.
+        await socket.CommandAsync("unwatch-doc", "orders/0");
+        await socket.CommandAsync("watch-doc", "orders/one-more");
+        await PutAsync(Client, db, "orders/one-more", "Orders");
+        Assert.Equal("Put orders/one-more", Describe((await socket.DocumentChangesUntilAsync("orders/one-more"))[0]));
+    }
+
     [Theory]
     [InlineData("not json", null)]
     [InlineData("{", null)]
@@ -223,6 +245,8 @@ public sealed class ChangesFeedTests(ServerFixture fixture) : IClassFixture<Serv
     [InlineData("{\"CommandId\":\"eleven\",\"Command\":\"watch-docs\"}", null)]
     [InlineData("{\"CommandId\":12,\"Command\":42}", 12L)]
     [InlineData("{\"CommandId\":13,\"Command\":\"watch-docs\"} {\"CommandId\":14}", 13L)]
+    [InlineData("{\"CommandId\":15,\"Command\":\"watch-doc\",\"Param\":\"\\ud800\"}", 15L)]
+    [InlineData("{\"CommandId\":16,\"Command\":\"\\udc00x\"}", 16L)]
     public async Task ABadCommandIsAnsweredWithAnErrorAndTheConnectionGoesOn(string text, long? commandId)
     {
         var db = await fixture.CreateDatabaseAsync();
