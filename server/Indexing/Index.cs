@@ -696,6 +696,23 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
 
     private void Wake() => Volatile.Read(ref _wake).TrySetResult();
 
+    private void ResetWake() => Interlocked.Exchange(ref _wake, new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously));
+
+    // Wakes whoever waits for the loop's next batch (queries waiting for progress).
+    private void SignalBatchDone() => Interlocked.Exchange(ref _batchDone, new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously)).TrySetResult();
+
+    /// <summary>
+    /// A batch, refresh or commit failed (the disk, Lucene): the index goes back to its last commit
+    /// before it goes on, the error is recorded, and the loop waits (<see cref="BackOffAsync"/>).
+    /// </summary>
+    private Task<bool> FailedAsync(Exception e, string action, string what, CancellationToken token)
+    {
+        _rollbackNeeded = true;
+        _logger.LogError(e, "Index {Index}: {What} failed; it goes back to its last commit and indexes again from there", Name, what);
+        RecordError("", action, e.Message);
+        return BackOffAsync(token);
+    }
+
     private async Task RunAsync()
     {
         var token = _stop.Token;
@@ -729,13 +746,9 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
             {
                 // Not a document's fault (those are index errors): the disk, Lucene. Try again later.
                 _lastBatchFailed = true;
-                _rollbackNeeded = true;
-                _logger.LogError(e, "Index {Index}: a batch failed; it goes back to its last commit and indexes again from there", Name);
-                RecordError("", "Indexing", e.Message);
-                more = false;
                 // Queries waiting for a batch look again (they see the failure).
-                Interlocked.Exchange(ref _batchDone, new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously)).TrySetResult();
-                if (!await BackOffAsync(token).ConfigureAwait(false))
+                SignalBatchDone();
+                if (!await FailedAsync(e, "Indexing", "a batch", token).ConfigureAwait(false))
                     break;
                 // Straight to the rollback: a refresh now would publish the failed batch's
                 // positions as searchable.
@@ -768,18 +781,15 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
                 }
                 catch (Exception e)
                 {
-                    _rollbackNeeded = true;
-                    _logger.LogError(e, "Index {Index}: a refresh failed; it goes back to its last commit and indexes again from there", Name);
-                    RecordError("", "Refresh", e.Message);
-                    if (!await BackOffAsync(token).ConfigureAwait(false))
+                    if (!await FailedAsync(e, "Refresh", "a refresh", token).ConfigureAwait(false))
                         break;
                 }
-                Interlocked.Exchange(ref _batchDone, new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously)).TrySetResult();
+                SignalBatchDone();
                 if (wake.IsCompleted)
-                    Interlocked.Exchange(ref _wake, new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously));
+                    ResetWake();
                 continue;
             }
-            Interlocked.Exchange(ref _batchDone, new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously)).TrySetResult();
+            SignalBatchDone();
             var lastEtag = _database.LastEtag;
             if (lastEtag != _etagSeenWriting)
             {
@@ -801,7 +811,7 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
                     break;
                 }
                 if (wake.IsCompleted)
-                    Interlocked.Exchange(ref _wake, new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously));
+                    ResetWake();
                 continue;
             }
             _yielding = false;
@@ -842,7 +852,7 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
                     await Task.WhenAny(commit, wake, _database.Notifications.Closed).WaitAsync(token).ConfigureAwait(false);
                 }
                 if (wake.IsCompleted)
-                    Interlocked.Exchange(ref _wake, new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously));
+                    ResetWake();
                 if (_database.Notifications.Closed.IsCompleted)
                     break;
             }
@@ -852,12 +862,12 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
             }
             catch (Exception e)
             {
-                _rollbackNeeded = true;
                 if (token.IsCancellationRequested || _database.IsClosing)
+                {
+                    _rollbackNeeded = true;
                     break;
-                _logger.LogError(e, "Index {Index}: the commit after catching up failed; it goes back to its last commit and indexes again from there", Name);
-                RecordError("", "Commit", e.Message);
-                if (!await BackOffAsync(token).ConfigureAwait(false))
+                }
+                if (!await FailedAsync(e, "Commit", "the commit after catching up", token).ConfigureAwait(false))
                     break;
             }
         }
@@ -1335,7 +1345,7 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
                 await Task.WhenAny(Task.Delay(delay - TimeSpan.FromSeconds(1), token), wake).ConfigureAwait(false);
             token.ThrowIfCancellationRequested();
             if (wake.IsCompleted)
-                Interlocked.Exchange(ref _wake, new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously));
+                ResetWake();
             return true;
         }
         catch (OperationCanceledException)

@@ -29,7 +29,7 @@ public sealed class SubscriptionState
     private readonly object _lock = new();
     private readonly object _takeLock = new();
     private readonly List<SubscriptionSession> _sessions = new();
-    private readonly SortedDictionary<long, long> _doneRanges = new(); // start → end, acknowledged beyond _acked
+    private SortedDictionary<long, long> _doneRanges = new(); // start → end, acknowledged beyond _acked (replaced whole, under _lock)
     private readonly Queue<(long Start, long End)> _resend = new();
     private readonly RqlEvaluator _evaluator;
     private readonly string? _collection;
@@ -362,9 +362,7 @@ public sealed class SubscriptionState
         {
             // Only this method (one store at a time) changes the done ranges while a session is
             // connected, and the acknowledging session is.
-            _doneRanges.Clear();
-            foreach (var (start, end) in done)
-                _doneRanges[start] = end;
+            _doneRanges = done;
             if (changed is not null)
                 _record = _record with { AckedEtag = acked, LastAckAt = ackedAt };
         }
