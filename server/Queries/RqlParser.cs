@@ -25,7 +25,9 @@ public sealed class RqlParser
 {
     public const int MaxDepth = 128;
 
+    // The clauses after 'from', in the order RavenDB's RQL requires them.
     private static readonly string[] Clauses = ["where", "order", "select", "include", "limit"];
+    private static readonly string[] ClauseNames = ["where", "order by", "select", "include", "limit"];
 
     private readonly string _query;
     private readonly List<RqlToken> _tokens;
@@ -87,8 +89,41 @@ public sealed class RqlParser
                 (offset, limit) = (limit, ParseValue("a number of results"));
         }
         if (Current.Kind != RqlTokenKind.End)
-            throw Error(Current, $"expected {(where is null ? "'where', " : "")}'order by', 'select', 'include', 'limit' or the end of the query");
+            throw ClauseOutOfPlace(where is not null, orderBy.Count > 0, select.Count > 0, include.Count > 0, limit is not null);
         return new RqlQuery(from, where, orderBy, select, include, limit, offset);
+    }
+
+    /// <summary>
+    /// The error for what is left after the last clause: a clause that came too late says which
+    /// one it must precede (RavenDB's order), anything else lists only the clauses that may still follow.
+    /// </summary>
+    private InvalidQueryException ClauseOutOfPlace(params ReadOnlySpan<bool> taken)
+    {
+        var last = -1;
+        for (var i = 0; i < taken.Length; i++)
+        {
+            if (taken[i])
+                last = i;
+        }
+        for (var i = 0; i <= last; i++)
+        {
+            if (!Current.Is(Clauses[i]))
+                continue;
+            if (taken[i])
+                return new InvalidQueryException(_query, Current.Position, $"'{ClauseNames[i]}' may appear only once, found {Current}.");
+            // Clauses[i] came after a later clause: name the first clause given that it must precede.
+            var before = i + 1;
+            while (!taken[before])
+                before++;
+            return new InvalidQueryException(_query, Current.Position,
+                $"'{ClauseNames[i]}' must come before '{ClauseNames[before]}' (the clauses go in the order {string.Join(", ", ClauseNames)}), found {Current}.");
+        }
+        var allowed = new List<string>();
+        for (var i = last + 1; i < Clauses.Length; i++)
+            allowed.Add($"'{ClauseNames[i]}'");
+        allowed.Add("the end of the query");
+        var list = allowed.Count == 1 ? allowed[0] : string.Join(", ", allowed[..^1]) + " or " + allowed[^1];
+        return Error(Current, "expected " + list);
     }
 
     private RqlSource ParseSource()

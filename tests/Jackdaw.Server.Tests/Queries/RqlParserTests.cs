@@ -86,6 +86,33 @@ public sealed class RqlParserTests
         Assert.Contains($"position {position}", error.Message, StringComparison.Ordinal);
     }
 
+    [Theory]
+    [InlineData("from Users limit 10 include Company", 20, "'include' must come before 'limit'")]
+    [InlineData("from Users order by Age desc limit 20 select Name, Age", 38, "'select' must come before 'limit'")]
+    [InlineData("from Users select Name where Age > 1", 23, "'where' must come before 'select'")]
+    [InlineData("from Users where Age > 1 include Company order by Age", 41, "'order by' must come before 'include'")]
+    [InlineData("from Users where Age > 1 where Age < 5", 25, "'where' may appear only once")]
+    [InlineData("from Users include Company include Address", 27, "'include' may appear only once")]
+    public void AClauseOutOfOrderSaysWhichClauseItMustPrecede(string query, int position, string mentions)
+    {
+        var error = Assert.Throws<InvalidQueryException>(() => RqlParser.Parse(query));
+        Assert.Equal(position, error.Position);
+        Assert.Contains(mentions, error.Message, StringComparison.Ordinal);
+        Assert.DoesNotContain("expected", error.Message, StringComparison.Ordinal);
+    }
+
+    [Theory]
+    [InlineData("from Users x", "expected 'where', 'order by', 'select', 'include', 'limit' or the end of the query")]
+    [InlineData("from Users where a = 1 x", "expected 'order by', 'select', 'include', 'limit' or the end of the query")]
+    [InlineData("from Users select a x", "expected 'include', 'limit' or the end of the query")]
+    [InlineData("from Users include a x", "expected 'limit' or the end of the query")]
+    [InlineData("from Users limit 1 x", "expected the end of the query")]
+    public void WhatIsLeftAfterTheLastClauseListsOnlyTheClausesThatMayStillFollow(string query, string mentions)
+    {
+        var error = Assert.Throws<InvalidQueryException>(() => RqlParser.Parse(query));
+        Assert.Contains(mentions + ", found", error.Message, StringComparison.Ordinal);
+    }
+
     [Fact]
     public void HostileQueriesAreRefusedNotCrashed()
     {
