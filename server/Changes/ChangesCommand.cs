@@ -1,3 +1,4 @@
+using Jackdaw.Storage.Blittable;
 using System.Globalization;
 using System.Text.Json;
 
@@ -76,7 +77,7 @@ public sealed record ChangesCommand(long? CommandId, string Name, string? Param)
         }
         catch (JsonException e)
         {
-            error = "The message is not JSON: " + e.Message;
+            error = "The message is not JSON: " + JsonSyntaxErrors.Describe(e);
             return false;
         }
         catch (InvalidOperationException e)

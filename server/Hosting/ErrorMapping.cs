@@ -50,7 +50,8 @@ public static class ErrorMapping
     /// <summary>The message of the error body: the exception's own, with context where it needs it.</summary>
     public static string MessageOf(Exception exception) => exception switch
     {
-        System.Text.Json.JsonException json => $"The request body is not valid JSON: {json.Message}",
+        System.Text.Json.JsonException json => "The request body is not valid JSON: " + JsonSyntaxErrors.Describe(json),
+        BlittableParseException { Line: > 0 } parse => "The request body is not valid JSON: " + JsonSyntaxErrors.Located(parse.Description, parse.Line, parse.Column),
         _ => exception.Message,
     };
 }

@@ -1,3 +1,4 @@
+using Jackdaw.Storage.Blittable;
 using System.Net.WebSockets;
 using System.Text.Json;
 using System.Threading.Channels;
@@ -262,7 +263,7 @@ public sealed class SubscriptionConnection : IDisposable
                 }
                 catch (JsonException e)
                 {
-                    await SendErrorAsync("InvalidJsonException", "A worker message is not JSON: " + e.Message).ConfigureAwait(false);
+                    await SendErrorAsync("InvalidJsonException", "A worker message is not JSON: " + JsonSyntaxErrors.Describe(e)).ConfigureAwait(false);
                     return;
                 }
                 if (!_acks.Writer.TryWrite(etag))

@@ -23,6 +23,7 @@ public sealed partial class BlittableBuilder
     private long _consumed;        // input bytes consumed by earlier Feed calls
     private long _lines;           // '\n' bytes among them (the reader's line number where they end)
     private long _lineStart;       // input offset of the line the next Feed starts in
+    private bool _linesUnknown;    // the Feed that ended the root did not count its lines (errors after it are not located)
     private bool _sawToken;
     private bool _inputValidated;   // the whole input passed Utf8.IsValid: strings need no check of their own
     private bool _readerStateValid;
@@ -35,20 +36,70 @@ public sealed partial class BlittableBuilder
         _consumed = 0;
         _lines = 0;
         _lineStart = 0;
+        _linesUnknown = false;
         _sawToken = false;
     }
 
     internal BlittableDocument ParseWhole(ReadOnlySpan<byte> utf8Json)
     {
-        BuildWhole(utf8Json);
+        try
+        {
+            BuildWhole(utf8Json);
+        }
+        catch (BlittableParseException e) when (e.Line == 0)
+        {
+            throw Located(e, utf8Json);
+        }
+
         return CompleteBuilt();
     }
 
     /// <summary>Parses the object at the start of <paramref name="utf8Json"/>; what follows it is the caller's.</summary>
     internal BlittableDocument ParseObjectPrefix(ReadOnlySpan<byte> utf8Json, out int consumed)
     {
-        consumed = BuildWhole(utf8Json, rootMayBeFollowed: true);
+        try
+        {
+            consumed = BuildWhole(utf8Json, rootMayBeFollowed: true);
+        }
+        catch (BlittableParseException e) when (e.Line == 0)
+        {
+            throw Located(e, utf8Json);
+        }
+
         return CompleteBuilt();
+    }
+
+    /// <summary>Cold path: <paramref name="error"/> with the line and column of its position in <paramref name="input"/>, the whole input.</summary>
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static BlittableParseException Located(BlittableParseException error, ReadOnlySpan<byte> input)
+    {
+        if (error.Position < 0 || error.Position > input.Length)
+        {
+            return error;
+        }
+
+        var before = input[..(int)error.Position];
+        var lineStart = before.LastIndexOf((byte)'\n') + 1;
+        return error.At(before.Count((byte)'\n') + 1, error.Position - lineStart + 1);
+    }
+
+    /// <summary>
+    /// Cold path: <paramref name="error"/> located in a Feed's <paramref name="data"/>, which starts at
+    /// input offset <see cref="_consumed"/>, after <see cref="_lines"/> line ends, in the line that starts at <see cref="_lineStart"/>.
+    /// </summary>
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private BlittableParseException Located(BlittableParseException error, ReadOnlySequence<byte> data)
+    {
+        var into = error.Position - _consumed;
+        if (error.Line != 0 || _linesUnknown || into < 0 || into > data.Length)
+        {
+            return error;
+        }
+
+        var before = data.Slice(0, into).ToArray().AsSpan();
+        var newlines = before.Count((byte)'\n');
+        var lineStart = newlines == 0 ? _lineStart : _consumed + before.LastIndexOf((byte)'\n') + 1;
+        return error.At(_lines + newlines + 1, error.Position - lineStart + 1);
     }
 
     /// <summary>Builds a document from input held whole in one span (the caller completes it); returns the bytes read.</summary>
@@ -144,14 +195,23 @@ public sealed partial class BlittableBuilder
         {
             return FeedCore(data, isFinalBlock);
         }
-        catch (BlittableParseException)
+        catch (BlittableParseException e)
         {
             // As in a whole parse, an invalid byte wins over any other error (an escaped lone
             // surrogate included), as far as the input has been seen: what earlier calls consumed
             // was checked as it was read (strings and names one by one, and the reader allows no
             // other byte >= 0x80), so this call's data is the rest.
-            ThrowIfInvalidUtf8(data, isFinalBlock);
-            throw;
+            var error = e;
+            try
+            {
+                ThrowIfInvalidUtf8(data, isFinalBlock);
+            }
+            catch (BlittableParseException invalid)
+            {
+                error = invalid;
+            }
+
+            throw Located(error, data);
         }
     }
 
@@ -248,6 +308,8 @@ public sealed partial class BlittableBuilder
                 ThrowParse(BlittableParseError.TrailingData, _consumed + consumed + garbage, "Data follows the root object");
             }
 
+            // Lines are counted only to locate errors: not over the whole document on the way out.
+            _linesUnknown = true;
             _consumed += data.Length;
             return data.End;
         }
@@ -417,7 +479,7 @@ public sealed partial class BlittableBuilder
             error = BlittableParseError.TooDeep;
         }
 
-        return new BlittableParseException(error, position, e.Message, e);
+        return new BlittableParseException(error, position, JsonSyntaxErrors.WhatIsWrong(e), e);
     }
 
     /// <param name="whole">The whole input when the reader reads one span (then short names and
@@ -801,7 +863,7 @@ public sealed partial class BlittableBuilder
         catch (JsonException e)
         {
             var position = OffsetOf(e, new ReadOnlySequence<byte>(utf8Json.ToArray())) ?? reader.BytesConsumed;
-            throw new BlittableParseException(BlittableParseError.InvalidJson, position, "Invalid raw JSON in a patch: " + e.Message, e);
+            throw new BlittableParseException(BlittableParseError.InvalidJson, position, "Invalid raw JSON in a patch: " + JsonSyntaxErrors.WhatIsWrong(e), e);
         }
         catch (InvalidOperationException e) when (e is not ObjectDisposedException)
         {

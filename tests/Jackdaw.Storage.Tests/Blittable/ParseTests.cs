@@ -196,6 +196,45 @@ public class ParseTests
         }
     }
 
+    [Theory]
+    [InlineData("{\n  \"a\": [1,\n    2,,3]\n}", 3, 7, true)]
+    [InlineData("{\n\"a\":1,\n\n\"b\":{\n\"c\":'x'}}", 5, 5, true)]
+    [InlineData("{\n  \"a\": {\n    \"b\":\n", 4, 1, true)]
+    [InlineData("{\"é\": 1, \"b\": }", 1, 16, true)]
+    [InlineData("{\n  \"a\": 1,\n  \"a\": 2\n}", 3, 3, false)]
+    [InlineData("{\n  \"a\": 1\n}\n\n  x", 5, 3, false)]
+    public void AnErrorIsLocatedByItsLineAndColumnWholeOrStreamed(string json, long line, long column, bool streamedInItsFeed)
+    {
+        // Both 1-based; the column counts bytes of UTF-8 ('é' is two), as the position does. A
+        // streamed parse locates an error found in the data of the Feed that finds it; one found
+        // later (a duplicate name when its object closes, data after the root in a later Feed) keeps
+        // only its byte position (lines are not counted over what no error needs).
+        using var context = new JsonOperationContext();
+        foreach (var mode in new[] { BlittableMode.Memory, BlittableMode.Disk })
+        {
+            var e = Assert.Throws<BlittableParseException>(() => context.Parse(TestSupport.Utf8(json), mode));
+            Assert.Equal((line, column), (e.Line, e.Column));
+            Assert.Contains($"(line {line}, column {column};", e.Message, StringComparison.Ordinal);
+            for (var seed = 0; seed < 20; seed++)
+            {
+                var streamed = Assert.Throws<BlittableParseException>(() => TestSupport.ParseStreaming(context, TestSupport.Utf8(json), mode, new Random(seed), 1 + (seed % 6)));
+                Assert.Equal(e.Position, streamed.Position);
+                if (streamedInItsFeed || streamed.Line != 0)
+                    Assert.Equal((line, column), (streamed.Line, streamed.Column));
+            }
+        }
+    }
+
+    [Fact]
+    public void AReaderErrorSaysWhatIsWrongWithoutTheReadersOwnCountsOrOptions()
+    {
+        using var context = new JsonOperationContext();
+        var e = Assert.Throws<BlittableParseException>(() => context.Parse(TestSupport.Utf8("{\"a\": [1,],}"), BlittableMode.Disk));
+        Assert.Equal("The JSON array contains a trailing comma at the end, which JSON does not allow.", e.Description);
+        Assert.DoesNotContain("LineNumber", e.Message, StringComparison.Ordinal);
+        Assert.DoesNotContain("reader options", e.Message, StringComparison.Ordinal);
+    }
+
     [Fact]
     public void ADuplicateInALargeObjectIsReportedAtItsEarliestSecondOccurrence()
     {
