@@ -100,6 +100,7 @@ public class DocumentsTransaction : IDisposable
 
         Span<byte> key = stackalloc byte[DocumentIds.MaxKeyBytes];
         key = key[..DocumentIds.GetKeyOrThrow(id, key)];
+        var keptCollection = false;
 
         // The stored casing of an existing document wins: ids are case-insensitive.
         var existed = _docs.TryGet(key, out var existingValue);
@@ -110,6 +111,13 @@ public class DocumentsTransaction : IDisposable
             id = existing.Id;
             // Copy out of the record first: spans into a tree die with the next modification.
             var oldCollection = existing.CollectionUtf8.IsEmpty ? null : Encoding.UTF8.GetString(existing.CollectionUtf8);
+            // A body that names no collection keeps the document in its own (RavenDB's rule: a
+            // PUT of {"Name":"x"} must not move users/1 out of Users); naming another moves it.
+            if (collection is null && oldCollection is not null)
+            {
+                collection = oldCollection;
+                keptCollection = true;
+            }
             // Compared as the keys are (lowercased invariant UTF-8, cached per transaction).
             var moved = (oldCollection is null) != (collection is null)
                 || (oldCollection is not null && !CountChangeOf(oldCollection).Lower.AsSpan().SequenceEqual(CountChangeOf(collection!).Lower));
@@ -143,6 +151,8 @@ public class DocumentsTransaction : IDisposable
         metadata.Set("@id", id);
         metadata.Set("@change-vector", changeVector);
         metadata.SetUtf8("@last-modified", lastModified[..lastModifiedLength]);
+        if (keptCollection)
+            metadata.Set("@collection", collection!);
         var stamped = context.Modify(document, patch, BlittableMode.Disk);
 
         var idBytes = Encoding.UTF8.GetBytes(id);

@@ -88,12 +88,33 @@ public static class BatchParser
 
     /// <param name="span">The line as one span when it is held in one (empty otherwise): then the
     /// document, usually the last property, is parsed in the same pass that finds its end.</param>
+    /// <remarks>
+    /// A line is either the envelope <c>{"Id":…,"Document":{…}}</c> (RavenDB's stream adds
+    /// <c>"Type":"PUT"</c>; other properties are ignored) or, as RavenDB's exports and our corpus
+    /// hold them, the document itself carrying its id in <c>@metadata.@id</c>: a top-level
+    /// <c>@metadata</c> is what tells them apart, since an envelope's metadata is inside its
+    /// document. The envelope is read first (the client's stream, the hot path, pays nothing); a
+    /// document is known when the reader meets its <c>@metadata</c>, or when the line fails as an
+    /// envelope (a document's own <c>Id</c>, <c>Type</c> or <c>Document</c> property) and has one.
+    /// </remarks>
     private static DocumentToPut? ParseInsertLine(ReadOnlySpan<byte> span, ReadOnlySequence<byte> line, JsonOperationContext context, long lineNumber)
+    {
+        try
+        {
+            return ParseEnvelope(span, line, context, lineNumber);
+        }
+        catch (BadRequestException) when (HasTopLevelMetadata(line))
+        {
+            return ParseDocumentLine(line, context, lineNumber);
+        }
+    }
+
+    private static DocumentToPut? ParseEnvelope(ReadOnlySpan<byte> span, ReadOnlySequence<byte> line, JsonOperationContext context, long lineNumber)
     {
         var reader = span.IsEmpty ? new Utf8JsonReader(line, ReaderOptions) : new Utf8JsonReader(span, ReaderOptions);
         Read(ref reader);
         if (reader.TokenType != JsonTokenType.StartObject)
-            throw new BadRequestException($"Line {lineNumber} is not a JSON object {{\"Id\":...,\"Document\":{{...}}}}.");
+            throw new BadRequestException($"Line {lineNumber} is not a JSON object: send {{\"Id\":...,\"Document\":{{...}}}} or a document with its id in @metadata.@id.");
         string? id = null;
         BlittableDocument? document = null;
         while (Read(ref reader) && reader.TokenType == JsonTokenType.PropertyName)
@@ -118,6 +139,10 @@ public static class BatchParser
                 if (closesEnvelope)
                     return new DocumentToPut(Validate(id, $"Line {lineNumber}"), document.Value, DocumentBodies.GetCollection(document.Value), null);
             }
+            else if (reader.ValueTextEquals("@metadata"u8))
+            {
+                return ParseDocumentLine(line, context, lineNumber);
+            }
             else
             {
                 Read(ref reader);
@@ -127,9 +152,48 @@ public static class BatchParser
         if (Read(ref reader))
             throw new BadRequestException($"Line {lineNumber}: unexpected data after the object.");
         if (document is not { } doc)
-            throw new BadRequestException($"Line {lineNumber} has no 'Document' object.");
+            throw new BadRequestException($"Line {lineNumber} has no 'Document' object: send {{\"Id\":...,\"Document\":{{...}}}} or a document with its id in @metadata.@id.");
         id = Validate(id, $"Line {lineNumber}");
         return new DocumentToPut(id, doc, DocumentBodies.GetCollection(doc), null);
+    }
+
+    /// <summary>Cold path: whether the line is a JSON object with a top-level <c>@metadata</c> property.</summary>
+    private static bool HasTopLevelMetadata(ReadOnlySequence<byte> line)
+    {
+        var reader = new Utf8JsonReader(line, ReaderOptions);
+        try
+        {
+            if (!reader.Read() || reader.TokenType != JsonTokenType.StartObject)
+                return false;
+            while (reader.Read() && reader.TokenType == JsonTokenType.PropertyName)
+            {
+                if (reader.ValueTextEquals("@metadata"u8))
+                    return true;
+                reader.Read();
+                reader.Skip();
+            }
+        }
+        catch (JsonException)
+        {
+        }
+        return false;
+    }
+
+    /// <summary>A line that is the document itself, its id in <c>@metadata.@id</c> (RavenDB's export shape).</summary>
+    private static DocumentToPut ParseDocumentLine(ReadOnlySequence<byte> line, JsonOperationContext context, long lineNumber)
+    {
+        BlittableDocument document;
+        try
+        {
+            document = context.Parse(line, BlittableMode.Disk);
+        }
+        catch (BlittableParseException e)
+        {
+            throw new BadRequestException($"Line {lineNumber} is not valid JSON: {JsonSyntaxErrors.Located(e.Description, lineNumber, e.Column)}", e);
+        }
+        var id = DocumentBodies.GetMetadataId(document)
+            ?? throw new BadRequestException($"Line {lineNumber} has a top-level @metadata but no '@metadata.@id': a line that is a document carries its id there (or send {{\"Id\":...,\"Document\":{{...}}}}).");
+        return new DocumentToPut(Validate(id, $"Line {lineNumber}"), document, DocumentBodies.GetCollection(document), null);
     }
 
     /// <summary>Whether <paramref name="rest"/> is just the envelope's closing brace, with optional whitespace.</summary>
@@ -248,7 +312,7 @@ public static class BatchParser
         }
         catch (BlittableParseException e)
         {
-            throw new BadRequestException($"{where}: the document is invalid at byte {start + e.Position}: {e.Message}", e);
+            throw new BadRequestException($"{where}: the document is not valid JSON: {e.Description.TrimEnd('.')} (byte {start + e.Position} of the body; {e.Error}).", e);
         }
     }
 
@@ -293,7 +357,7 @@ public static class BatchParser
         }
         catch (JsonException e)
         {
-            throw new BadRequestException($"The body is not valid JSON: {e.Message}", e);
+            throw new BadRequestException("The body is not valid JSON: " + JsonSyntaxErrors.Describe(e), e);
         }
     }
 }

@@ -190,7 +190,7 @@ public sealed partial class BulkInsertOperation(DocumentDatabase database, long 
         }
         catch (JsonException e)
         {
-            throw new BadRequestException($"Bulk insert stopped at command {_line + 1}: the body is not valid JSON ({e.Message}). {_committed} document(s) were committed before it.", e);
+            throw new BadRequestException($"Bulk insert stopped at command {_line + 1}: the body is not valid JSON: {JsonSyntaxErrors.Describe(e)} {_committed} document(s) were committed before it.", e);
         }
     }
 

@@ -81,6 +81,18 @@ public static class DocumentBodies
     /// The document's collection from <c>@metadata.@collection</c>, or null; a 400 error when
     /// <c>@metadata</c> is not an object or the collection is not a usable name.
     /// </summary>
+    /// <summary>The document's <c>@metadata.@id</c>, or null when it has none.</summary>
+    public static string? GetMetadataId(BlittableDocument document)
+    {
+        if (!document.Root.TryGet("@metadata"u8, out var metadata) || metadata.Type != BlittableToken.Object)
+            return null;
+        if (!metadata.GetObject().TryGet("@id"u8, out var id) || id.Type == BlittableToken.Null)
+            return null;
+        if (id.Type != BlittableToken.String)
+            throw new BadRequestException("'@metadata.@id' must be a string.");
+        return id.GetString();
+    }
+
     public static string? GetCollection(BlittableDocument document)
     {
         var root = document.Root;
