@@ -17,23 +17,40 @@ public sealed class StudioHandler : HandlerBase
     private const string ContentSecurityPolicy =
         "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'; img-src data:; base-uri 'none'; form-action 'none'";
 
+    private readonly byte[] _start;
     private readonly byte[] _indexingPerformance;
 
     public StudioHandler(ServerContext server)
         : base(server)
     {
+        _start = ReadPage("index.html");
         _indexingPerformance = ReadPage("indexing-performance.html");
     }
 
+    /// <summary><c>GET /</c>: a browser that opens the server's address lands in the studio.</summary>
+    [Route("/", "GET")]
+    public ValueTask Root(RequestContext context)
+    {
+        context.Response.StatusCode = StatusCodes.Status302Found;
+        context.Response.Headers.Location = "/studio/";
+        return ValueTask.CompletedTask;
+    }
+
+    /// <summary><c>GET /studio/</c> (or <c>/studio</c>): the start page, the databases and the pages of each.</summary>
+    [Route("/studio", "GET")]
+    public ValueTask Start(RequestContext context) => WritePage(context, _start);
+
     /// <summary><c>GET /studio/indexing-performance?database=</c>: the indexing performance timeline.</summary>
     [Route("/studio/indexing-performance", "GET")]
-    public ValueTask IndexingPerformance(RequestContext context)
+    public ValueTask IndexingPerformance(RequestContext context) => WritePage(context, _indexingPerformance);
+
+    private static ValueTask WritePage(RequestContext context, byte[] page)
     {
         var headers = context.Response.Headers;
         headers.CacheControl = "no-cache";
         headers.ContentSecurityPolicy = ContentSecurityPolicy;
         headers.XContentTypeOptions = "nosniff";
-        return context.WriteBytesAsync(_indexingPerformance, HtmlContentType);
+        return context.WriteBytesAsync(page, HtmlContentType);
     }
 
     private static byte[] ReadPage(string fileName)
