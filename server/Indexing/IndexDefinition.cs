@@ -66,11 +66,12 @@ public sealed class IndexDefinition
 
     private static readonly char[] ForbiddenNameCharacters = ['\\', ':', '*', '?', '"', '<', '>', '|'];
 
-    private IndexDefinition(string name, IndexType type, IReadOnlyList<string> maps, IReadOnlyDictionary<string, IndexFieldOptions> fields, string? collection, IReadOnlyList<AutoIndexField> autoFields, DateTime createdAt)
+    private IndexDefinition(string name, IndexType type, IReadOnlyList<string> maps, IReadOnlyDictionary<string, IndexFieldOptions> fields, string? collection, IReadOnlyList<AutoIndexField> autoFields, DateTime createdAt, IReadOnlyDictionary<string, string>? additionalSources = null)
     {
         Name = name;
         Type = type;
         Maps = maps;
+        AdditionalSources = additionalSources ?? NoSources;
         Fields = fields;
         Collection = collection;
         AutoFields = autoFields;
@@ -83,6 +84,14 @@ public sealed class IndexDefinition
 
     /// <summary>The JavaScript maps of a static index (empty for an auto-index).</summary>
     public IReadOnlyList<string> Maps { get; }
+
+    /// <summary>
+    /// RavenDB's <c>AdditionalSources</c>: named scripts run before the maps, whose functions and
+    /// values the maps may use (ordinal names, in the order given; empty for most indexes).
+    /// </summary>
+    public IReadOnlyDictionary<string, string> AdditionalSources { get; }
+
+    private static readonly IReadOnlyDictionary<string, string> NoSources = new Dictionary<string, string>(StringComparer.Ordinal);
 
     /// <summary>Field options of a static index, by field name (case-sensitive, as the map outputs them).</summary>
     public IReadOnlyDictionary<string, IndexFieldOptions> Fields { get; }
@@ -104,12 +113,13 @@ public sealed class IndexDefinition
     internal static readonly IndexFieldOptions DefaultOptions = new(FieldIndexing.Default, Stored: false);
 
     /// <summary>A static index from code or a request.</summary>
-    public static IndexDefinition CreateStatic(string name, IReadOnlyList<string> maps, IReadOnlyDictionary<string, IndexFieldOptions>? fields = null)
+    public static IndexDefinition CreateStatic(string name, IReadOnlyList<string> maps, IReadOnlyDictionary<string, IndexFieldOptions>? fields = null, IReadOnlyDictionary<string, string>? additionalSources = null)
     {
         ValidateName(name);
         if (maps.Count == 0)
             throw new IndexCompilationException(name, "it has no maps; give at least one \"map('Collection', doc => ({ ... }))\".");
-        return new IndexDefinition(name, IndexType.Map, maps.ToArray(), new Dictionary<string, IndexFieldOptions>(fields ?? new Dictionary<string, IndexFieldOptions>(), StringComparer.Ordinal), null, [], DateTime.UtcNow);
+        var sources = additionalSources is null or { Count: 0 } ? NoSources : new Dictionary<string, string>(additionalSources, StringComparer.Ordinal);
+        return new IndexDefinition(name, IndexType.Map, maps.ToArray(), new Dictionary<string, IndexFieldOptions>(fields ?? new Dictionary<string, IndexFieldOptions>(), StringComparer.Ordinal), null, [], DateTime.UtcNow, sources);
     }
 
     /// <summary>An auto-index over <paramref name="collection"/>, named as RavenDB names them (<c>Auto/Orders/ByCompanyAndShipTo.City</c>).</summary>
@@ -126,7 +136,7 @@ public sealed class IndexDefinition
     }
 
     /// <summary>The same definition under another name (a replacement, and the index it becomes at the swap).</summary>
-    public IndexDefinition WithName(string name) => new(name, Type, Maps, Fields, Collection, AutoFields, CreatedAt);
+    public IndexDefinition WithName(string name) => new(name, Type, Maps, Fields, Collection, AutoFields, CreatedAt, AdditionalSources);
 
     /// <summary>Whether two definitions would build the same index (same maps, whitespace aside, and same field options).</summary>
     public bool SameAs(IndexDefinition other)
@@ -136,6 +146,9 @@ public sealed class IndexDefinition
         if (IsAuto)
             return string.Equals(Collection, other.Collection, StringComparison.OrdinalIgnoreCase) && AutoFields.SequenceEqual(other.AutoFields);
         if (!Maps.Select(NormalizeScript).SequenceEqual(other.Maps.Select(NormalizeScript)))
+            return false;
+        if (AdditionalSources.Count != other.AdditionalSources.Count
+            || AdditionalSources.Any(s => !other.AdditionalSources.TryGetValue(s.Key, out var theirs) || NormalizeScript(theirs) != NormalizeScript(s.Value)))
             return false;
         var mine = Fields.Where(f => f.Value != DefaultOptions).ToDictionary();
         var theirs = other.Fields.Where(f => f.Value != DefaultOptions).ToDictionary();
@@ -204,7 +217,7 @@ public sealed class IndexDefinition
         return folder;
     }
 
-    /// <summary>Reads a static definition from RavenDB's JSON shape (<c>Name</c>, <c>Maps</c>, <c>Fields</c>; other members ignored).</summary>
+    /// <summary>Reads a static definition from RavenDB's JSON shape (<c>Name</c>, <c>Maps</c>, <c>Fields</c>, <c>AdditionalSources</c>; other members ignored).</summary>
     /// <exception cref="BadRequestException">The JSON does not have that shape.</exception>
     /// <exception cref="FeatureNotSupportedException">A map-reduce (<c>Reduce</c>) definition.</exception>
     public static IndexDefinition FromJson(JsonElement json)
@@ -234,7 +247,21 @@ public sealed class IndexDefinition
                 fields[field.Name] = new IndexFieldOptions(ReadIndexing(name!, field.Name, field.Value), ReadStorage(name!, field.Name, field.Value));
             }
         }
-        return CreateStatic(name!, maps, fields);
+        var sources = new Dictionary<string, string>(StringComparer.Ordinal);
+        if (json.TryGetProperty("AdditionalSources", out var sourcesJson) && sourcesJson.ValueKind == JsonValueKind.Object)
+        {
+            foreach (var source in sourcesJson.EnumerateObject())
+            {
+                if (source.Value.ValueKind != JsonValueKind.String)
+                    throw new BadRequestException($"Index '{name}': additional source '{source.Name}' must be a string of JavaScript, such as \"function total(o) {{ return o.Freight; }}\".");
+                sources[source.Name] = source.Value.GetString()!;
+            }
+        }
+        else if (json.TryGetProperty("AdditionalSources", out sourcesJson) && sourcesJson.ValueKind != JsonValueKind.Null)
+        {
+            throw new BadRequestException($"Index '{name}': \"AdditionalSources\" must be an object of named scripts, such as {{\"helpers.js\":\"function total(o) {{ return o.Freight; }}\"}}.");
+        }
+        return CreateStatic(name!, maps, fields, sources);
     }
 
     private static FieldIndexing ReadIndexing(string index, string field, JsonElement options)
@@ -274,6 +301,7 @@ public sealed class IndexDefinition
             ["Name"] = Name,
             ["Type"] = IsAuto ? "AutoMap" : "JavaScriptMap",
             ["Maps"] = new JsonArray(Maps.Select(m => (JsonNode?)JsonValue.Create(m)).ToArray()),
+            ["AdditionalSources"] = new JsonObject(AdditionalSources.Select(s => KeyValuePair.Create(s.Key, (JsonNode?)JsonValue.Create(s.Value)))),
             ["Fields"] = fields,
             ["Reduce"] = null,
             ["SourceType"] = "Documents",
@@ -302,6 +330,6 @@ public sealed class IndexDefinition
             return new IndexDefinition(auto.Name, IndexType.AutoMap, [], auto.Fields, auto.Collection, auto.AutoFields, created);
         }
         var definition = FromJson(json);
-        return new IndexDefinition(definition.Name, IndexType.Map, definition.Maps, definition.Fields, null, [], created);
+        return new IndexDefinition(definition.Name, IndexType.Map, definition.Maps, definition.Fields, null, [], created, definition.AdditionalSources);
     }
 }

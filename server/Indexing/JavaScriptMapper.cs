@@ -6,5 +6,5 @@ namespace Jackdaw.Server.Indexing;
 public static class JavaScriptMapper
 {
     /// <exception cref="Errors.IndexCompilationException">A map does not compile or is not <c>map('Collection', fn)</c>.</exception>
-    public static IIndexMapper Create(IndexDefinition definition) => JavaScriptIndex.Compile(definition.Name, definition.Maps);
+    public static IIndexMapper Create(IndexDefinition definition) => JavaScriptIndex.Compile(definition.Name, definition.Maps, additionalSources: definition.AdditionalSources);
 }

@@ -16,8 +16,10 @@ namespace Jackdaw.Server.Indexing.JavaScript;
 /// Each map string is a script that calls <c>map(collection, fn)</c> once or more and may declare
 /// helper functions around it; several strings may map several collections or the same one twice.
 /// A map function returns an object (one entry), an array of objects (one entry each) or
-/// null/undefined (none). Scripts may call <c>id(doc)</c>, <c>load(id[, collection])</c> and
-/// <c>getMetadata(doc)</c>; they run in a sandbox (<see cref="JavaScriptLimits"/>, README.md).
+/// null/undefined (none). Scripts may call <c>id(doc)</c>, <c>load(id[, collection])</c>,
+/// <c>noTracking.load(id[, collection])</c> (a load whose changes do not map the document again) and
+/// <c>getMetadata(doc)</c>, and the functions of the definition's additional sources, which run
+/// first; they run in a sandbox (<see cref="JavaScriptLimits"/>, README.md).
 /// </summary>
 /// <remarks>
 /// One instance owns one Jint engine, made and loaded with the scripts once, and reused for every
@@ -55,10 +57,11 @@ public sealed partial class JavaScriptIndex : IIndexMapper, IDisposable
     public IReadOnlyList<string> Collections { get; }
 
     /// <summary>
-    /// True when a script's text calls <c>load(</c>: the indexer then tracks the ids in
-    /// <see cref="MapOutput.LoadedIds"/>. Read from the text: a call inside a comment or a string
-    /// counts too (a needless tracking), a call through an alias (<c>const get = load</c>) does not;
-    /// <see cref="MapOutput.LoadedIds"/> is filled either way.
+    /// True when a map or an additional source calls <c>load(</c> or <c>noTracking.load(</c>: the
+    /// indexer then gives the maps a loader and tracks the ids in <see cref="MapOutput.LoadedIds"/>.
+    /// Read from the text: a call inside a comment or a string counts too (a needless tracking), a
+    /// call through an alias (<c>const get = load</c>) does not; <see cref="MapOutput.LoadedIds"/> is
+    /// filled either way.
     /// </summary>
     public bool UsesLoad { get; }
 
@@ -70,7 +73,8 @@ public sealed partial class JavaScriptIndex : IIndexMapper, IDisposable
     /// that map string) or fails when run, a script registers no map, or a <c>map</c> call is given a
     /// collection that is not a non-empty string or a second argument that is not a function.
     /// </exception>
-    public static JavaScriptIndex Compile(string indexName, IReadOnlyList<string> maps, JavaScriptLimits? limits = null)
+    /// <param name="additionalSources">RavenDB's <c>AdditionalSources</c>: named scripts run once, in order, before the maps.</param>
+    public static JavaScriptIndex Compile(string indexName, IReadOnlyList<string> maps, JavaScriptLimits? limits = null, IReadOnlyDictionary<string, string>? additionalSources = null)
     {
         if (string.IsNullOrWhiteSpace(indexName))
         {
@@ -87,8 +91,10 @@ public sealed partial class JavaScriptIndex : IIndexMapper, IDisposable
         try
         {
             var scope = new MapScope(engine);
-            var functions = LoadScripts(indexName, maps, limits, engine, scope);
-            return new JavaScriptIndex(indexName, limits, engine, scope, functions, maps.Any(m => LoadCall().IsMatch(m)));
+            additionalSources ??= new Dictionary<string, string>();
+            var functions = LoadScripts(indexName, maps, additionalSources, limits, engine, scope);
+            var usesLoad = maps.Concat(additionalSources.Values).Any(script => LoadCall().IsMatch(script));
+            return new JavaScriptIndex(indexName, limits, engine, scope, functions, usesLoad);
         }
         catch
         {
@@ -97,7 +103,7 @@ public sealed partial class JavaScriptIndex : IIndexMapper, IDisposable
         }
     }
 
-    private static List<MapFunction> LoadScripts(string indexName, IReadOnlyList<string> maps, JavaScriptLimits limits, Engine engine, MapScope scope)
+    private static List<MapFunction> LoadScripts(string indexName, IReadOnlyList<string> maps, IReadOnlyDictionary<string, string> additionalSources, JavaScriptLimits limits, Engine engine, MapScope scope)
     {
         var functions = new List<MapFunction>();
         var current = 0;
@@ -131,7 +137,22 @@ public sealed partial class JavaScriptIndex : IIndexMapper, IDisposable
         }, 2));
         engine.SetValue("id", new ClrFunction(engine, "id", scope.Id, 1));
         engine.SetValue("load", new ClrFunction(engine, "load", scope.Load, 2));
+        var noTracking = new JsObject(engine);
+        noTracking.FastSetDataProperty("load", new ClrFunction(engine, "load", scope.LoadWithoutTracking, 2));
+        engine.SetValue("noTracking", noTracking);
         engine.SetValue("getMetadata", new ClrFunction(engine, "getMetadata", scope.GetMetadata, 1));
+
+        // Additional sources first: their functions are globals the maps call.
+        foreach (var (name, text) in additionalSources)
+        {
+            var source = $"AdditionalSources['{name}']";
+            var registered = functions.Count;
+            Run(indexName, text, source, limits, engine);
+            if (functions.Count != registered)
+            {
+                throw new IndexCompilationException(indexName, $"{source} calls map(); maps go in \"Maps\", additional sources hold the functions they use.");
+            }
+        }
 
         for (current = 0; current < maps.Count; current++)
         {
@@ -141,34 +162,8 @@ public sealed partial class JavaScriptIndex : IIndexMapper, IDisposable
                 throw new IndexCompilationException(indexName, $"{source} is empty; a map is a script such as map('Orders', o => ({{ Company: o.Company }})).");
             }
 
-            Prepared<Acornima.Ast.Script> script;
-            try
-            {
-                script = Engine.PrepareScript(maps[current], source);
-            }
-            catch (ScriptPreparationException e) when (e.InnerException is ParseErrorException parse)
-            {
-                // Acornima's lines count from 1 and its columns from 0.
-                throw new IndexCompilationException(indexName, $"{source}: {parse.Description}", parse.LineNumber, parse.Column + 1, e);
-            }
-            catch (ScriptPreparationException e)
-            {
-                throw new IndexCompilationException(indexName, $"{source}: {e.Message}", innerException: e);
-            }
-
             var registered = functions.Count;
-            engine.Constraints.Reset();
-            try
-            {
-                engine.Execute(script);
-            }
-            catch (Exception e) when (Describe(e, limits, "the script") is { } problem)
-            {
-                engine.Advanced.ResetCallStack();
-                var (_, line, column) = LocationOf(e);
-                throw new IndexCompilationException(indexName, $"{source}: {problem}", line, column, e);
-            }
-
+            Run(indexName, maps[current], source, limits, engine);
             if (functions.Count == registered)
             {
                 throw new IndexCompilationException(indexName, $"{source} registers no map; it must call map('Collection', doc => ({{ ... }})).");
@@ -177,6 +172,37 @@ public sealed partial class JavaScriptIndex : IIndexMapper, IDisposable
 
         compiling = false;
         return functions;
+    }
+
+    /// <summary>Parses and runs one script of the definition; its errors name <paramref name="source"/> and the line and column in it.</summary>
+    private static void Run(string indexName, string text, string source, JavaScriptLimits limits, Engine engine)
+    {
+        Prepared<Acornima.Ast.Script> script;
+        try
+        {
+            script = Engine.PrepareScript(text, source);
+        }
+        catch (ScriptPreparationException e) when (e.InnerException is ParseErrorException parse)
+        {
+            // Acornima's lines count from 1 and its columns from 0.
+            throw new IndexCompilationException(indexName, $"{source}: {parse.Description}", parse.LineNumber, parse.Column + 1, e);
+        }
+        catch (ScriptPreparationException e)
+        {
+            throw new IndexCompilationException(indexName, $"{source}: {e.Message}", innerException: e);
+        }
+
+        engine.Constraints.Reset();
+        try
+        {
+            engine.Execute(script);
+        }
+        catch (Exception e) when (Describe(e, limits, "the script") is { } problem)
+        {
+            engine.Advanced.ResetCallStack();
+            var (_, line, column) = LocationOf(e);
+            throw new IndexCompilationException(indexName, $"{source}: {problem}", line, column, e);
+        }
     }
 
     /// <summary>
@@ -294,7 +320,7 @@ public sealed partial class JavaScriptIndex : IIndexMapper, IDisposable
         return location.Start.Line <= 0 ? (null, null, null) : (location.SourceFile, location.Start.Line, location.Start.Column + 1);
     }
 
-    [GeneratedRegex(@"(?<![\w$.])load\s*\(")]
+    [GeneratedRegex(@"(?<![\w$.])(?:noTracking\s*\.\s*)?load\s*\(")]
     private static partial Regex LoadCall();
 
     /// <summary>One <c>map(collection, fn)</c> call; <see cref="Name"/> names it in errors.</summary>

@@ -27,6 +27,7 @@ internal sealed class MapScope
     private readonly List<ReadOnlyMemory<byte>> _documents = new();
     private readonly List<byte[]> _rented = new();
     private readonly Dictionary<string, JsValue> _loaded = new(StringComparer.OrdinalIgnoreCase);
+    private readonly HashSet<string> _tracked = new(StringComparer.OrdinalIgnoreCase);
     private readonly Dictionary<string, BlittablePropertyName> _names = new(StringComparer.Ordinal);
     private IMapDocumentLoader? _loader;
     private MapOutput? _output;
@@ -65,6 +66,7 @@ internal sealed class MapScope
 
         _rented.Clear();
         _loaded.Clear();
+        _tracked.Clear();
         _loader = null;
         _output = null;
     }
@@ -146,7 +148,16 @@ internal sealed class MapScope
     /// for is recorded in <see cref="MapOutput.LoadedIds"/>, a missing one too: its creation later must
     /// re-map this document. Without a loader every document is missing.
     /// </summary>
-    public JsValue Load(JsValue thisObject, JsValue[] arguments)
+    public JsValue Load(JsValue thisObject, JsValue[] arguments) => Load(arguments, track: true);
+
+    /// <summary>
+    /// <c>noTracking.load(id[, collection])</c>: <see cref="Load(JsValue, JsValue[])"/> without
+    /// recording the id, so that a change to that document does not map this one again (RavenDB's
+    /// name; for data that is read once, such as a lookup that never changes).
+    /// </summary>
+    public JsValue LoadWithoutTracking(JsValue thisObject, JsValue[] arguments) => Load(arguments, track: false);
+
+    private JsValue Load(JsValue[] arguments, bool track)
     {
         var idValue = arguments.Length > 0 ? arguments[0] : JsValue.Undefined;
         if (idValue.IsNull() || idValue.IsUndefined())
@@ -171,9 +182,13 @@ internal sealed class MapScope
         }
 
         var id = idValue.AsString();
-        if (!_loaded.TryGetValue(id, out var result))
+        if (track && _tracked.Add(id))
         {
             _output.LoadedIds.Add(id);
+        }
+
+        if (!_loaded.TryGetValue(id, out var result))
+        {
             result = LoadDocument(id);
             _loaded[id] = result;
         }

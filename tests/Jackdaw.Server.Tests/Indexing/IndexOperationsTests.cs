@@ -247,6 +247,9 @@ public sealed class IndexOperationsTests(ServerFixture fixture) : IClassFixture<
     [InlineData("""{"Indexes":[{"Name":"X","Maps":["map('A', a => a)"],"Fields":{"A":{"Indexing":"Fuzzy"}}}]}""", "BadRequestException", "Fuzzy")]
     [InlineData("""{"Indexes":[{"Name":"X","Maps":"map('A', a => a)"}]}""", "BadRequestException", "Maps")]
     [InlineData("""{"Indexes":[]}""", "BadRequestException", "empty")]
+    [InlineData("""{"Indexes":[{"Name":"X","Maps":["map('A', a => a)"],"AdditionalSources":{"h.js":42}}]}""", "BadRequestException", "additional source 'h.js' must be a string")]
+    [InlineData("""{"Indexes":[{"Name":"X","Maps":["map('A', a => a)"],"AdditionalSources":["function f() {}"]}]}""", "BadRequestException", "\"AdditionalSources\" must be an object")]
+    [InlineData("""{"Indexes":[{"Name":"X","Maps":["map('A', a => a)"],"AdditionalSources":{"h.js":"function f( {"}}]}""", "IndexCompilationException", "AdditionalSources['h.js']")]
     [InlineData("""{"Nope":1}""", "BadRequestException", "Indexes")]
     public async Task BadDefinitionsAre400AndCreateNothing(string body, string type, string mentions)
     {
@@ -259,6 +262,34 @@ public sealed class IndexOperationsTests(ServerFixture fixture) : IClassFixture<
         Assert.Contains(mentions, await Api.AssertErrorAsync(response, HttpStatusCode.BadRequest, type), StringComparison.Ordinal);
         using var list = await Client.GetAsync($"/databases/{db}/indexes");
         Assert.Empty((await Api.JsonAsync(list)).GetProperty("Results").EnumerateArray());
+    }
+
+    [Fact]
+    public async Task AdditionalSourcesAreStoredAnsweredAndAChangeOfThemIsANewDefinition()
+    {
+        var db = await SeedOrdersAsync();
+        static string WithSources(string rate) => JsonSerializer.Serialize(new
+        {
+            Indexes = new[]
+            {
+                new
+                {
+                    Name = "Orders/Scaled",
+                    Maps = new[] { "map('Orders', o => ({ Scaled: scaled(o) }))" },
+                    AdditionalSources = new Dictionary<string, string> { ["scale.js"] = $"function scaled(o) {{ return o.Lines.length * {rate}; }}" },
+                },
+            },
+        });
+        Assert.Equal(HttpStatusCode.Created, (await Client.PutAsync($"/databases/{db}/admin/indexes", Api.Json(WithSources("10")))).StatusCode);
+        Assert.Equal(6, (await QueryAsync(db, "from index 'Orders/Scaled' where Scaled = 20")).GetProperty("TotalResults").GetInt32());
+
+        var listed = (await Api.JsonAsync(await Client.GetAsync($"/databases/{db}/indexes?name=Orders/Scaled"))).GetProperty("Results")[0];
+        Assert.Equal("function scaled(o) { return o.Lines.length * 10; }", listed.GetProperty("AdditionalSources").GetProperty("scale.js").GetString());
+
+        // The same sources again change nothing; other sources build a replacement that takes over.
+        Assert.Equal(HttpStatusCode.Created, (await Client.PutAsync($"/databases/{db}/admin/indexes", Api.Json(WithSources("10")))).StatusCode);
+        Assert.Equal(HttpStatusCode.Created, (await Client.PutAsync($"/databases/{db}/admin/indexes", Api.Json(WithSources("100")))).StatusCode);
+        await Poll.UntilAsync(async () => (await QueryAsync(db, "from index 'Orders/Scaled' where Scaled = 200")).GetProperty("TotalResults").GetInt32() == 6, TimeSpan.FromSeconds(60), "the replacement built with the new sources");
     }
 
     [Fact]

@@ -221,6 +221,72 @@ public sealed class JavaScriptIndexTests
     }
 
     [Fact]
+    public void NoTrackingLoadReadsTheDocumentWithoutRecordingItsId()
+    {
+        var loader = new FakeLoader(
+            Doc("companies/1", "Companies", """{"Name":"Acme","@metadata":{"@id":"companies/1"}}"""),
+            Doc("employees/7", "Employees", """{"FirstName":"Ann","@metadata":{"@id":"employees/7"}}"""));
+        const string map = """
+            map('Orders', o => {
+                const company = noTracking.load(o.Company, 'Companies');
+                const again = load(o.Company);
+                return { Company: company.Name, Same: again === company, Employee: noTracking.load(o.Employee).FirstName, Wrong: noTracking.load(o.Employee, 'Companies') };
+            })
+            """;
+        using var index = JavaScriptIndex.Compile("Test", [map]);
+        var output = new MapOutput();
+
+        index.Map(OrderDoc(), loader, output);
+
+        var entry = Single(output.Entries);
+        Assert.Equal("Acme", entry["Company"]);
+        Assert.Equal(true, entry["Same"]);
+        Assert.Equal("Ann", entry["Employee"]);
+        Assert.Null(entry["Wrong"]);
+        // Only the tracked load of companies/1 is a reference; employees/7 was read untracked.
+        Assert.Equal(["companies/1"], output.LoadedIds);
+        Assert.True(index.UsesLoad);
+    }
+
+    [Fact]
+    public void AMapThatOnlyLoadsWithoutTrackingStillGetsALoader()
+    {
+        using var index = JavaScriptIndex.Compile("Test", ["map('Orders', o => ({ Company: noTracking.load(o.Company).Name }))"]);
+        Assert.True(index.UsesLoad);
+    }
+
+    [Fact]
+    public void AdditionalSourcesRunFirstAndTheirFunctionsServeTheMaps()
+    {
+        var loader = new FakeLoader(Doc("companies/1", "Companies", """{"Name":"Acme","@metadata":{"@id":"companies/1"}}"""));
+        using var index = JavaScriptIndex.Compile("Test", ["map('Orders', o => ({ Total: total(o), Company: companyName(o) }))"], additionalSources: new Dictionary<string, string>
+        {
+            ["totals.js"] = "const rate = 2;\nfunction total(o) { return o.Lines.reduce((s, l) => s + l.Quantity * l.PricePerUnit, 0) * rate; }",
+            ["companies.js"] = "function companyName(o) { return load(o.Company, 'Companies').Name; }",
+        });
+        var output = new MapOutput();
+
+        index.Map(OrderDoc(), loader, output);
+
+        var entry = Single(output.Entries);
+        Assert.Equal(2 * (2 * 10.5 + 3 * 4), Convert.ToDouble(entry["Total"], System.Globalization.CultureInfo.InvariantCulture));
+        Assert.Equal("Acme", entry["Company"]);
+        Assert.Equal(["companies/1"], output.LoadedIds);
+        Assert.True(index.UsesLoad);
+    }
+
+    [Theory]
+    [InlineData("function broken( {", 1, 19, "AdditionalSources['helpers.js']: ")]
+    [InlineData("\nnotDefined();", 2, 1, "ReferenceError: notDefined is not defined")]
+    [InlineData("map('Orders', o => o);", null, null, "AdditionalSources['helpers.js'] calls map()")]
+    public void AnAdditionalSourceThatFailsNamesItselfAndWhere(string source, int? line, int? column, string expected)
+    {
+        var error = Assert.Throws<IndexCompilationException>(() => JavaScriptIndex.Compile("Test", ["map('Orders', o => o)"], additionalSources: new Dictionary<string, string> { ["helpers.js"] = source }));
+        Assert.Contains(expected, error.Message);
+        Assert.Equal((line, column), (error.Line, error.Column));
+    }
+
+    [Fact]
     public void LoadWithoutALoaderFindsNothingButRecordsTheId()
     {
         using var index = JavaScriptIndex.Compile("Test", ["map('Orders', o => ({ Company: load(o.Company) }))"]);

@@ -161,3 +161,69 @@ test("JavaScript index tasks and the index maintenance operations", async () => 
         store.dispose();
     }
 });
+
+class Orders_ByCompanyName extends AbstractJavaScriptIndexCreationTask {
+    constructor() {
+        super();
+        // A tracked load in the map, a helper from AdditionalSources that loads without tracking.
+        this.map(Order, o => {
+            const company = load(o.company, "Companies");
+            return { company: o.company, name: company.name, label: labelOf(o) };
+        });
+        this.additionalSources = {
+            "labels.js": "function labelOf(o) { return noTracking.load(o.company, 'Companies').name + ' in ' + o.shipTo.city; }",
+        };
+    }
+}
+
+test("JavaScript maps that load other documents: load, noTracking.load and AdditionalSources", async () => {
+    const { store } = await freshStore();
+    try {
+        await seed(store);
+        await new Orders_ByCompanyName().execute(store);
+        const query = (field, value) => store.openSession().query({ indexName: "Orders/ByCompanyName" })
+            .waitForNonStaleResults().whereEquals(field, value).all();
+
+        assert.equal((await query("name", "Acme")).length, 5);
+        assert.equal((await query("label", "Globex in Paris")).length, 2);
+        const [definition] = (await store.maintenance.send(new GetIndexesOperation(0, 10))).filter(d => d.name === "Orders/ByCompanyName");
+        assert.deepEqual(definition.additionalSources, { "labels.js": "function labelOf(o) { return noTracking.load(o.company, 'Companies').name + ' in ' + o.shipTo.city; }" });
+
+        // The tracked load makes a change of the company map its orders again.
+        const session = store.openSession();
+        const acme = await session.load("companies/1");
+        acme.name = "Acme Corp";
+        await session.saveChanges();
+        assert.equal((await query("name", "Acme Corp")).length, 5);
+        assert.equal((await query("name", "Acme")).length, 0);
+        // Re-mapped orders read the new name through the helper too.
+        assert.equal((await query("label", "Acme Corp in Paris")).length, 1);
+    } finally {
+        store.dispose();
+    }
+});
+
+test("a map whose only load is noTracking.load is not mapped again when the loaded document changes", async () => {
+    const { store } = await freshStore();
+    try {
+        await seed(store);
+        const definition = new IndexDefinition();
+        definition.name = "Orders/ByCompanyNameUntracked";
+        definition.maps = new Set(["map('Orders', o => ({ name: noTracking.load(o.company, 'Companies').name }))"]);
+        await store.maintenance.send(new PutIndexesOperation(definition));
+        const query = value => store.openSession().query({ indexName: "Orders/ByCompanyNameUntracked" })
+            .waitForNonStaleResults().whereEquals("name", value).all();
+        assert.equal((await query("Globex")).length, 5);
+
+        const session = store.openSession();
+        (await session.load("companies/2")).name = "Globex Inc";
+        await session.saveChanges();
+        // An order saved after the change maps with the new name; the others keep the old one.
+        await session.store(new Order("companies/2", 1, "Rome", []), "orders/11");
+        await session.saveChanges();
+        assert.equal((await query("Globex")).length, 5);
+        assert.equal((await query("Globex Inc")).length, 1);
+    } finally {
+        store.dispose();
+    }
+});
