@@ -150,6 +150,26 @@ public class DocumentsReader : IDisposable
         return result;
     }
 
+    /// <summary>Every identity (lowercased prefix without its <c>|</c>) with its last value, in name order, from <paramref name="start"/> on, at most <paramref name="pageSize"/>.</summary>
+    public List<(string Prefix, long Value)> GetIdentities(int start = 0, int pageSize = int.MaxValue)
+    {
+        var result = new List<(string, long)>();
+        var tree = _transaction.OpenTree(DocumentsStorage.IdentitiesTree);
+        if (tree is null)
+            return result;
+        using var iterator = tree.Iterate();
+        if (!iterator.SeekFirst())
+            return result;
+        var index = 0;
+        do
+        {
+            if (index++ >= start)
+                result.Add((Encoding.UTF8.GetString(iterator.Key), BinaryPrimitives.ReadInt64LittleEndian(iterator.Value)));
+        }
+        while (result.Count < pageSize && iterator.MoveNext());
+        return result;
+    }
+
     /// <summary>The etag of the last change in this snapshot (every snapshot is durable).</summary>
     public long LastEtag => DocumentsStorage.ReadLastEtag(_transaction.OpenTree(DocumentsStorage.MetaTree));
 

@@ -271,14 +271,47 @@ public class DocumentsTransaction : IDisposable
 
     public void Dispose() => _transaction.Dispose();
 
-    private long NextIdentity(ReadOnlySpan<char> prefix)
+    /// <summary>
+    /// The next value of the identity <paramref name="prefix"/> (a collection's id prefix, without
+    /// its <c>|</c>; case-insensitive): one more than the last one handed out or seeded, 1 for a new one.
+    /// </summary>
+    public long NextIdentity(ReadOnlySpan<char> prefix)
     {
-        var lower = Encoding.UTF8.GetBytes(prefix.ToString().ToLowerInvariant());
-        var value = _identities.TryGet(lower, out var current) ? BinaryPrimitives.ReadInt64LittleEndian(current) + 1 : 1;
+        var lower = IdentityKey(prefix);
+        var value = checked((_identities.TryGet(lower, out var current) ? BinaryPrimitives.ReadInt64LittleEndian(current) : 0) + 1);
+        WriteIdentity(lower, value);
+        return value;
+    }
+
+    /// <summary>
+    /// Sets the identity <paramref name="prefix"/> to <paramref name="value"/> when that is higher
+    /// than its value, or in any case when <paramref name="force"/> is set (RavenDB's seed); returns
+    /// the identity's value afterwards.
+    /// </summary>
+    public long SeedIdentity(ReadOnlySpan<char> prefix, long value, bool force)
+    {
+        var lower = IdentityKey(prefix);
+        var current = _identities.TryGet(lower, out var stored) ? BinaryPrimitives.ReadInt64LittleEndian(stored) : 0;
+        if (!force && value <= current)
+            return current;
+        WriteIdentity(lower, value);
+        return value;
+    }
+
+    private static byte[] IdentityKey(ReadOnlySpan<char> prefix)
+    {
+        var key = Encoding.UTF8.GetBytes(prefix.ToString().ToLowerInvariant());
+        if (key.Length == 0 || key.Length > DocumentIds.MaxKeyBytes)
+            throw new BadRequestException($"An identity name is 1 to {DocumentIds.MaxKeyBytes} bytes of UTF-8 ('users' for ids users/1, users/2, ...), not {key.Length}.");
+        return key;
+    }
+
+    private void WriteIdentity(byte[] key, long value)
+    {
         Span<byte> buffer = stackalloc byte[sizeof(long)];
         BinaryPrimitives.WriteInt64LittleEndian(buffer, value);
-        _identities.Put(lower, buffer);
-        return value;
+        _identities.Put(key, buffer);
+        MarkWritten();
     }
 
     /// <summary>An empty expected change vector (<c>""</c>) means "the document must not exist yet".</summary>
