@@ -12,14 +12,6 @@ namespace Jackdaw.Server.Hosting;
 /// </summary>
 public sealed partial class JackdawHost : IAsyncDisposable
 {
-    private static readonly Dictionary<string, string> SwitchMappings = new(StringComparer.OrdinalIgnoreCase)
-    {
-        ["--urls"] = "Urls",
-        ["--data-dir"] = "DataDir",
-        ["--max-body-size"] = "MaxRequestBodySize",
-        ["--public-url"] = "PublicUrl",
-    };
-
     private readonly WebApplication _app;
 
     private JackdawHost(WebApplication app, ServerContext server)
@@ -34,18 +26,30 @@ public sealed partial class JackdawHost : IAsyncDisposable
     public IReadOnlyList<string> Urls =>
         _app.Services.GetRequiredService<IServer>().Features.Get<IServerAddressesFeature>()?.Addresses.ToList() ?? [];
 
-    /// <param name="args">Command-line arguments (<c>--urls</c>, <c>--data-dir</c>, ...).</param>
+    /// <param name="args">Command-line options (<c>--urls</c>, <c>--data-dir</c>, ...: <see cref="CommandLineOption.All"/>).</param>
     /// <param name="configure">Extra configuration of the builder (tests add logging providers).</param>
     /// <param name="handlerAssemblies">Assemblies searched for handler classes besides the server's own.</param>
+    /// <exception cref="InvalidOperationException">An unknown option, a missing or bad value.</exception>
     public static JackdawHost Create(string[] args, Action<WebApplicationBuilder>? configure = null, IEnumerable<System.Reflection.Assembly>? handlerAssemblies = null)
     {
+        var commandLine = CommandLine.Parse(args);
+        if (commandLine.Help || commandLine.HealthCheckUrl is not null)
+        {
+            throw new ArgumentException("--help and healthcheck are not server options; Program handles them.", nameof(args));
+        }
+        return Create(commandLine.Settings, configure, handlerAssemblies);
+    }
+
+    /// <param name="settings">Configuration from the command line, by key (<see cref="CommandLine.Settings"/>).</param>
+    internal static JackdawHost Create(IReadOnlyDictionary<string, string> settings, Action<WebApplicationBuilder>? configure = null, IEnumerable<System.Reflection.Assembly>? handlerAssemblies = null)
+    {
+        // No Args: the command line was parsed (and checked) already, and reaches configuration below.
         var builder = WebApplication.CreateSlimBuilder(new WebApplicationOptions
         {
-            Args = args,
             ContentRootPath = AppContext.BaseDirectory,
         });
         builder.Configuration.AddEnvironmentVariables("JACKDAW_");
-        builder.Configuration.AddCommandLine(args, SwitchMappings);
+        builder.Configuration.AddInMemoryCollection(settings.Select(setting => new KeyValuePair<string, string?>(setting.Key, setting.Value)));
 
         var options = ServerOptions.FromConfiguration(builder.Configuration);
         builder.WebHost.UseUrls(options.Urls.Split(';', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries));

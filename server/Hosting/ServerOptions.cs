@@ -3,8 +3,8 @@ namespace Jackdaw.Server.Hosting;
 /// <summary>
 /// Server settings. Sources, later ones winning: <c>appsettings.json</c> beside the executable,
 /// environment variables prefixed <c>JACKDAW_</c> (e.g. <c>JACKDAW_DATADIR</c>, <c>JACKDAW_URLS</c>;
-/// <c>ASPNETCORE_URLS</c> works too), then the command line (<c>--urls</c>, <c>--data-dir</c>,
-/// <c>--max-body-size</c>).
+/// <c>ASPNETCORE_URLS</c> works too), then the command line (<c>--urls</c>, <c>--data-dir</c>, ...:
+/// <see cref="CommandLineOption.All"/>, which <c>--help</c> prints).
 /// </summary>
 public sealed class ServerOptions
 {

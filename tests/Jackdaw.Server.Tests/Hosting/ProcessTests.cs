@@ -61,6 +61,97 @@ public class ProcessTests
     }
 }
 
+/// <summary>The command line as a newcomer meets it: help and mistakes.</summary>
+public class CommandLineProcessTests
+{
+    private static readonly TimeSpan ExitTimeout = TimeSpan.FromSeconds(60);
+
+    [Theory]
+    [InlineData("--help")]
+    [InlineData("-h")]
+    [InlineData("--help --urls http://127.0.0.1:0")]
+    [InlineData("--urls --help")]
+    [InlineData("--port 9000 -h")]
+    public async Task HelpPrintsEveryOptionWithItsDefaultAndCreatesNothing(string arguments)
+    {
+        using var folder = new TempFolder();
+        using var process = ServerProcess.Start(arguments, workingDirectory: folder.Path);
+        Assert.Equal(0, await process.WaitForExitAsync(ExitTimeout));
+        var help = process.Output;
+        string[] expected =
+        [
+            "--urls", "http://127.0.0.1:8080", "JACKDAW_URLS", "ASPNETCORE_URLS",
+            "--data-dir", "./data", "JACKDAW_DATADIR",
+            "--max-body-size", "268435456", "JACKDAW_MAXREQUESTBODYSIZE",
+            "--public-url", "JACKDAW_PUBLICURL",
+            "--Changes:QueueCapacity", "65536", "JACKDAW_CHANGES__QUEUECAPACITY",
+            "--Changes:MaxCommandBytes", "JACKDAW_CHANGES__MAXCOMMANDBYTES",
+            "--Changes:CloseGrace", "00:00:05", "JACKDAW_CHANGES__CLOSEGRACE",
+            "--Changes:EventStreamHeartbeat", "00:00:15", "JACKDAW_CHANGES__EVENTSTREAMHEARTBEAT",
+            "--Logging:LogLevel:", "Logging__LogLevel__",
+            "healthcheck", "--help",
+        ];
+        foreach (var text in expected)
+            Assert.Contains(text, help, StringComparison.Ordinal);
+        Assert.Empty(process.Error);
+        Assert.Empty(Directory.EnumerateFileSystemEntries(folder.Path));
+    }
+
+    [Theory]
+    [InlineData("--port 9000", "'--port'", "'--urls'")]
+    [InlineData("--data-dr /tmp/x", "'--data-dr'", "'--data-dir'")]
+    [InlineData("--max-body=1000", "'--max-body'", "'--max-body-size'")]
+    [InlineData("--frobnicate", "'--frobnicate'", null)]
+    public async Task UnknownOptionExitsWithOneLineNamingItAndTheNearest(string arguments, string named, string? suggested)
+    {
+        using var folder = new TempFolder();
+        using var process = ServerProcess.Start(arguments, workingDirectory: folder.Path);
+        Assert.Equal(2, await process.WaitForExitAsync(ExitTimeout));
+        var line = Assert.Single(Lines(process.Error));
+        Assert.StartsWith($"jackdaw: unknown option {named}", line, StringComparison.Ordinal);
+        if (suggested is null)
+            Assert.DoesNotContain("did you mean", line, StringComparison.Ordinal);
+        else
+            Assert.Contains($"did you mean {suggested}?", line, StringComparison.Ordinal);
+        Assert.Contains("jackdaw --help", line, StringComparison.Ordinal);
+        Assert.Equal(process.Error, process.Output);
+        Assert.Empty(Directory.EnumerateFileSystemEntries(folder.Path));
+    }
+
+    [Theory]
+    [InlineData("--urls", "--urls needs a value")]
+    [InlineData("--urls --data-dir /tmp/x", "--urls needs a value")]
+    [InlineData("--data-dir=", "--data-dir needs a value")]
+    [InlineData("serve", "unexpected argument 'serve'")]
+    [InlineData("--urls http://127.0.0.1:0 http://127.0.0.1:1", "unexpected argument 'http://127.0.0.1:1'")]
+    public async Task MissingValueOrStrayArgumentExitsWithOneLine(string arguments, string message)
+    {
+        using var folder = new TempFolder();
+        using var process = ServerProcess.Start(arguments, workingDirectory: folder.Path);
+        Assert.Equal(2, await process.WaitForExitAsync(ExitTimeout));
+        var line = Assert.Single(Lines(process.Error));
+        Assert.StartsWith($"jackdaw: {message}", line, StringComparison.Ordinal);
+        Assert.Empty(Directory.EnumerateFileSystemEntries(folder.Path));
+    }
+
+    [Theory]
+    [InlineData("--urls=http://127.0.0.1:0 --DATA-DIR={0} --Changes:QueueCapacity=32 --Logging:LogLevel:Jackdaw=Information")]
+    [InlineData("--urls http://127.0.0.1:0 --data-dir {0} --changes:queuecapacity 32 --Logging:LogLevel:Jackdaw Information")]
+    public async Task OptionsTakeTheirValueAfterAnEqualsSignOrASpace(string arguments)
+    {
+        using var folder = new TempFolder();
+        var dataDir = Path.Combine(folder.Path, "data here");
+        using var process = ServerProcess.Start(string.Format(System.Globalization.CultureInfo.InvariantCulture, arguments, $"\"{dataDir}\""), workingDirectory: folder.Path);
+        var address = await process.WaitForAddressAsync(TimeSpan.FromSeconds(60));
+        Assert.Equal("127.0.0.1", address.Host);
+        Assert.NotEqual(0, address.Port);
+        Assert.True(Directory.Exists(dataDir));
+        Assert.Contains($"data in {dataDir}", process.Output, StringComparison.Ordinal);
+    }
+
+    private static string[] Lines(string text) => text.Split('\n', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries);
+}
+
 public class HealthCheckTests
 {
     [Fact]
