@@ -112,7 +112,8 @@ internal sealed class CommandLine
         }
         text.Append("""
 
-            Exit codes: 0 after a clean shutdown (or --help), 2 for an unknown option or a bad value.
+            Exit codes: 0 after a clean shutdown (or --help), 1 when the server fails, 2 for an unknown
+            option, a bad value or an address already in use.
 
             """);
         return text.ToString();

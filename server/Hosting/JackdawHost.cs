@@ -3,6 +3,8 @@ using Jackdaw.Server.Routing;
 using Microsoft.AspNetCore.Hosting.Server;
 using Microsoft.AspNetCore.Hosting.Server.Features;
 using Microsoft.AspNetCore.Http.Features;
+using Microsoft.Extensions.DependencyInjection.Extensions;
+using Microsoft.Extensions.Options;
 
 namespace Jackdaw.Server.Hosting;
 
@@ -13,6 +15,7 @@ namespace Jackdaw.Server.Hosting;
 public sealed partial class JackdawHost : IAsyncDisposable
 {
     private readonly WebApplication _app;
+    private bool _started;
 
     private JackdawHost(WebApplication app, ServerContext server)
     {
@@ -60,6 +63,11 @@ public sealed partial class JackdawHost : IAsyncDisposable
         });
         builder.Services.Configure<HostOptions>(host => host.ShutdownTimeout = TimeSpan.FromSeconds(30));
         configure?.Invoke(builder);
+        builder.Services.Replace(ServiceDescriptor.Singleton<ILoggerFactory>(services => new AddressInUseLogFilter(new LoggerFactory(
+            services.GetServices<ILoggerProvider>(),
+            services.GetRequiredService<IOptionsMonitor<LoggerFilterOptions>>(),
+            services.GetService<IOptions<LoggerFactoryOptions>>(),
+            services.GetService<IExternalScopeProvider>()))));
 
         var app = builder.Build();
         Directory.CreateDirectory(options.DataDir);
@@ -80,6 +88,7 @@ public sealed partial class JackdawHost : IAsyncDisposable
     public async Task StartAsync(CancellationToken cancellationToken = default)
     {
         await _app.StartAsync(cancellationToken).ConfigureAwait(false);
+        _started = true;
         var logger = Server.LoggerFactory.CreateLogger("Jackdaw");
         var sinceProcessStart = DateTime.Now - Process.GetCurrentProcess().StartTime;
         LogStarted(logger, string.Join(", ", Urls), Server.Options.DataDir, Server.Build.FullVersion, sinceProcessStart.TotalMilliseconds);
@@ -93,7 +102,11 @@ public sealed partial class JackdawHost : IAsyncDisposable
     public async ValueTask DisposeAsync()
     {
         // Kestrel first (in-flight requests finish), then the databases (queued writes commit).
-        await _app.StopAsync().ConfigureAwait(false);
+        // A host that failed to start has nothing to stop (and would log "shutting down").
+        if (_started)
+        {
+            await _app.StopAsync().ConfigureAwait(false);
+        }
         await Server.DisposeAsync().ConfigureAwait(false);
         await _app.DisposeAsync().ConfigureAwait(false);
     }

@@ -1,4 +1,5 @@
 using System.Net;
+using System.Net.Sockets;
 using Jackdaw.Server.Tests.Infrastructure;
 
 namespace Jackdaw.Server.Tests.Hosting;
@@ -61,7 +62,7 @@ public class ProcessTests
     }
 }
 
-/// <summary>The command line as a newcomer meets it: help and mistakes.</summary>
+/// <summary>The command line as a newcomer meets it: help, mistakes, a port already taken.</summary>
 public class CommandLineProcessTests
 {
     private static readonly TimeSpan ExitTimeout = TimeSpan.FromSeconds(60);
@@ -147,6 +148,41 @@ public class CommandLineProcessTests
         Assert.NotEqual(0, address.Port);
         Assert.True(Directory.Exists(dataDir));
         Assert.Contains($"data in {dataDir}", process.Output, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public async Task AddressInUseExitsWithOneLineNamingItAndNoStackTrace()
+    {
+        using var folder = new TempFolder();
+        var taken = new TcpListener(IPAddress.Loopback, 0);
+        taken.Start();
+        try
+        {
+            var port = ((IPEndPoint)taken.LocalEndpoint).Port;
+            using var process = ServerProcess.Start($"--urls http://127.0.0.1:{port} --data-dir \"{folder.Path}\"");
+            Assert.Equal(2, await process.WaitForExitAsync(ExitTimeout));
+            var line = Assert.Single(Lines(process.Error));
+            Assert.Equal($"jackdaw: 127.0.0.1:{port} is already in use; pass --urls http://127.0.0.1:PORT with a free PORT", line);
+            Assert.DoesNotContain("   at ", process.Output, StringComparison.Ordinal);
+            Assert.Equal(process.Error, process.Output);
+        }
+        finally
+        {
+            taken.Stop();
+        }
+    }
+
+    [Fact]
+    public async Task OtherStartupFailuresAreLoggedWholeAndExitWithOneLine()
+    {
+        using var folder = new TempFolder();
+        // 192.0.2.1 is TEST-NET-1 (RFC 5737): never an address of this machine.
+        using var process = ServerProcess.Start($"--urls http://192.0.2.1:8080 --data-dir \"{folder.Path}\"");
+        Assert.Equal(1, await process.WaitForExitAsync(ExitTimeout));
+        var line = Assert.Single(Lines(process.Error));
+        Assert.StartsWith("jackdaw: failed to start: ", line, StringComparison.Ordinal);
+        Assert.Contains("Hosting failed to start", process.Output, StringComparison.Ordinal);
+        Assert.Contains("   at ", process.Output, StringComparison.Ordinal);
     }
 
     private static string[] Lines(string text) => text.Split('\n', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries);
