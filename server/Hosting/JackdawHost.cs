@@ -69,8 +69,8 @@ public sealed partial class JackdawHost : IAsyncDisposable
             services.GetService<IOptions<LoggerFactoryOptions>>(),
             services.GetService<IExternalScopeProvider>()))));
 
+        CreateDataDir(options.DataDir);
         var app = builder.Build();
-        Directory.CreateDirectory(options.DataDir);
         var server = new ServerContext(options, app.Services.GetRequiredService<ILoggerFactory>());
         var pipeline = new RequestPipeline(RouteDiscovery.BuildRouter(server, [typeof(JackdawHost).Assembly, .. handlerAssemblies ?? []]), server);
         // WebSocket upgrades on the same port: a handler accepts one with HttpContext.WebSockets.
@@ -82,6 +82,18 @@ public sealed partial class JackdawHost : IAsyncDisposable
             static branch => branch.UseWebSockets(new WebSocketOptions { KeepAliveInterval = TimeSpan.FromSeconds(30) }));
         app.Run(pipeline.InvokeAsync);
         return new JackdawHost(app, server);
+    }
+
+    private static void CreateDataDir(string dataDir)
+    {
+        try
+        {
+            Directory.CreateDirectory(dataDir);
+        }
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+        {
+            throw new InvalidOperationException($"DataDir '{dataDir}' cannot be made a folder ({e.Message.TrimEnd('.')}); set it with --data-dir to a folder this user may write, or JACKDAW_DATADIR.", e);
+        }
     }
 
     /// <summary>Starts listening; returns once Kestrel is bound.</summary>

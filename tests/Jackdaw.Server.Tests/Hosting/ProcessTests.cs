@@ -136,6 +136,22 @@ public class CommandLineProcessTests
     }
 
     [Theory]
+    [InlineData("--max-body-size lots", "MaxRequestBodySize 'lots' is not a positive number of bytes")]
+    [InlineData("--urls localhost", "Urls 'localhost' is not an address to listen on")]
+    [InlineData("--urls https://127.0.0.1:0", "Urls 'https://127.0.0.1:0' is not http")]
+    [InlineData("--data-dir a-file/data", "DataDir '{0}/a-file/data' cannot be made a folder")]
+    public async Task BadValueExitsWithOneLineNamingIt(string arguments, string message)
+    {
+        using var folder = new TempFolder();
+        File.WriteAllText(Path.Combine(folder.Path, "a-file"), string.Empty);
+        using var process = ServerProcess.Start(arguments, workingDirectory: folder.Path);
+        Assert.Equal(2, await process.WaitForExitAsync(ExitTimeout));
+        var line = Assert.Single(Lines(process.Error));
+        Assert.StartsWith($"jackdaw: {string.Format(System.Globalization.CultureInfo.InvariantCulture, message, folder.Path)}", line, StringComparison.Ordinal);
+        Assert.Equal(process.Error, process.Output);
+    }
+
+    [Theory]
     [InlineData("--urls=http://127.0.0.1:0 --DATA-DIR={0} --Changes:QueueCapacity=32 --Logging:LogLevel:Jackdaw=Information")]
     [InlineData("--urls http://127.0.0.1:0 --data-dir {0} --changes:queuecapacity 32 --Logging:LogLevel:Jackdaw Information")]
     public async Task OptionsTakeTheirValueAfterAnEqualsSignOrASpace(string arguments)
