@@ -55,6 +55,7 @@ public sealed partial class JackdawHost : IAsyncDisposable
         builder.Configuration.AddInMemoryCollection(settings.Select(setting => new KeyValuePair<string, string?>(setting.Key, setting.Value)));
 
         var options = ServerOptions.FromConfiguration(builder.Configuration);
+        CheckLogLevels(builder.Configuration);
         builder.WebHost.UseUrls(options.Urls.Split(';', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries));
         builder.WebHost.ConfigureKestrel(kestrel =>
         {
@@ -82,6 +83,18 @@ public sealed partial class JackdawHost : IAsyncDisposable
             static branch => branch.UseWebSockets(new WebSocketOptions { KeepAliveInterval = TimeSpan.FromSeconds(30) }));
         app.Run(pipeline.InvokeAsync);
         return new JackdawHost(app, server);
+    }
+
+    /// <summary>The logging configuration's own error ("Configuration value 'Verbose' is not supported.") names no key.</summary>
+    private static void CheckLogLevels(IConfiguration configuration)
+    {
+        foreach (var level in configuration.GetSection("Logging:LogLevel").GetChildren())
+        {
+            if (level.Value is { } value && !Enum.TryParse<LogLevel>(value, ignoreCase: true, out _))
+            {
+                throw new InvalidOperationException($"{level.Path} '{value}' is not a log level; set it with --{level.Path}=Debug (Trace, Debug, Information, Warning, Error, Critical or None).");
+            }
+        }
     }
 
     private static void CreateDataDir(string dataDir)

@@ -140,6 +140,7 @@ public class CommandLineProcessTests
     [InlineData("--urls localhost", "Urls 'localhost' is not an address to listen on")]
     [InlineData("--urls https://127.0.0.1:0", "Urls 'https://127.0.0.1:0' is not http")]
     [InlineData("--data-dir a-file/data", "DataDir '{0}/a-file/data' cannot be made a folder")]
+    [InlineData("--Logging:LogLevel:Jackdaw=Verbose", "Logging:LogLevel:Jackdaw 'Verbose' is not a log level")]
     public async Task BadValueExitsWithOneLineNamingIt(string arguments, string message)
     {
         using var folder = new TempFolder();
