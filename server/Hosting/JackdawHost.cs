@@ -3,6 +3,8 @@ using Jackdaw.Server.Routing;
 using Microsoft.AspNetCore.Hosting.Server;
 using Microsoft.AspNetCore.Hosting.Server.Features;
 using Microsoft.AspNetCore.Http.Features;
+using Microsoft.Extensions.DependencyInjection.Extensions;
+using Microsoft.Extensions.Options;
 
 namespace Jackdaw.Server.Hosting;
 
@@ -12,15 +14,8 @@ namespace Jackdaw.Server.Hosting;
 /// </summary>
 public sealed partial class JackdawHost : IAsyncDisposable
 {
-    private static readonly Dictionary<string, string> SwitchMappings = new(StringComparer.OrdinalIgnoreCase)
-    {
-        ["--urls"] = "Urls",
-        ["--data-dir"] = "DataDir",
-        ["--max-body-size"] = "MaxRequestBodySize",
-        ["--public-url"] = "PublicUrl",
-    };
-
     private readonly WebApplication _app;
+    private bool _started;
 
     private JackdawHost(WebApplication app, ServerContext server)
     {
@@ -34,20 +29,33 @@ public sealed partial class JackdawHost : IAsyncDisposable
     public IReadOnlyList<string> Urls =>
         _app.Services.GetRequiredService<IServer>().Features.Get<IServerAddressesFeature>()?.Addresses.ToList() ?? [];
 
-    /// <param name="args">Command-line arguments (<c>--urls</c>, <c>--data-dir</c>, ...).</param>
+    /// <param name="args">Command-line options (<c>--urls</c>, <c>--data-dir</c>, ...: <see cref="CommandLineOption.All"/>).</param>
     /// <param name="configure">Extra configuration of the builder (tests add logging providers).</param>
     /// <param name="handlerAssemblies">Assemblies searched for handler classes besides the server's own.</param>
+    /// <exception cref="InvalidOperationException">An unknown option, a missing or bad value.</exception>
     public static JackdawHost Create(string[] args, Action<WebApplicationBuilder>? configure = null, IEnumerable<System.Reflection.Assembly>? handlerAssemblies = null)
     {
+        var commandLine = CommandLine.Parse(args);
+        if (commandLine.Help || commandLine.HealthCheckUrl is not null)
+        {
+            throw new ArgumentException("--help and healthcheck are not server options; Program handles them.", nameof(args));
+        }
+        return Create(commandLine.Settings, configure, handlerAssemblies);
+    }
+
+    /// <param name="settings">Configuration from the command line, by key (<see cref="CommandLine.Settings"/>).</param>
+    internal static JackdawHost Create(IReadOnlyDictionary<string, string> settings, Action<WebApplicationBuilder>? configure = null, IEnumerable<System.Reflection.Assembly>? handlerAssemblies = null)
+    {
+        // No Args: the command line was parsed (and checked) already, and reaches configuration below.
         var builder = WebApplication.CreateSlimBuilder(new WebApplicationOptions
         {
-            Args = args,
             ContentRootPath = AppContext.BaseDirectory,
         });
         builder.Configuration.AddEnvironmentVariables("JACKDAW_");
-        builder.Configuration.AddCommandLine(args, SwitchMappings);
+        builder.Configuration.AddInMemoryCollection(settings.Select(setting => new KeyValuePair<string, string?>(setting.Key, setting.Value)));
 
         var options = ServerOptions.FromConfiguration(builder.Configuration);
+        CheckLogLevels(builder.Configuration);
         builder.WebHost.UseUrls(options.Urls.Split(';', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries));
         builder.WebHost.ConfigureKestrel(kestrel =>
         {
@@ -56,9 +64,14 @@ public sealed partial class JackdawHost : IAsyncDisposable
         });
         builder.Services.Configure<HostOptions>(host => host.ShutdownTimeout = TimeSpan.FromSeconds(30));
         configure?.Invoke(builder);
+        builder.Services.Replace(ServiceDescriptor.Singleton<ILoggerFactory>(services => new AddressInUseLogFilter(new LoggerFactory(
+            services.GetServices<ILoggerProvider>(),
+            services.GetRequiredService<IOptionsMonitor<LoggerFilterOptions>>(),
+            services.GetService<IOptions<LoggerFactoryOptions>>(),
+            services.GetService<IExternalScopeProvider>()))));
 
+        CreateDataDir(options.DataDir);
         var app = builder.Build();
-        Directory.CreateDirectory(options.DataDir);
         var server = new ServerContext(options, app.Services.GetRequiredService<ILoggerFactory>());
         var pipeline = new RequestPipeline(RouteDiscovery.BuildRouter(server, [typeof(JackdawHost).Assembly, .. handlerAssemblies ?? []]), server);
         // WebSocket upgrades on the same port: a handler accepts one with HttpContext.WebSockets.
@@ -72,10 +85,35 @@ public sealed partial class JackdawHost : IAsyncDisposable
         return new JackdawHost(app, server);
     }
 
+    /// <summary>The logging configuration's own error ("Configuration value 'Verbose' is not supported.") names no key.</summary>
+    private static void CheckLogLevels(IConfiguration configuration)
+    {
+        foreach (var level in configuration.GetSection("Logging:LogLevel").GetChildren())
+        {
+            if (level.Value is { } value && !Enum.TryParse<LogLevel>(value, ignoreCase: true, out _))
+            {
+                throw new InvalidOperationException($"{level.Path} '{value}' is not a log level; set it with --{level.Path}=Debug (Trace, Debug, Information, Warning, Error, Critical or None).");
+            }
+        }
+    }
+
+    private static void CreateDataDir(string dataDir)
+    {
+        try
+        {
+            Directory.CreateDirectory(dataDir);
+        }
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+        {
+            throw new InvalidOperationException($"DataDir '{dataDir}' cannot be made a folder ({e.Message.TrimEnd('.')}); set it with --data-dir to a folder this user may write, or JACKDAW_DATADIR.", e);
+        }
+    }
+
     /// <summary>Starts listening; returns once Kestrel is bound.</summary>
     public async Task StartAsync(CancellationToken cancellationToken = default)
     {
         await _app.StartAsync(cancellationToken).ConfigureAwait(false);
+        _started = true;
         var logger = Server.LoggerFactory.CreateLogger("Jackdaw");
         var sinceProcessStart = DateTime.Now - Process.GetCurrentProcess().StartTime;
         LogStarted(logger, string.Join(", ", Urls), Server.Options.DataDir, Server.Build.FullVersion, sinceProcessStart.TotalMilliseconds);
@@ -89,7 +127,11 @@ public sealed partial class JackdawHost : IAsyncDisposable
     public async ValueTask DisposeAsync()
     {
         // Kestrel first (in-flight requests finish), then the databases (queued writes commit).
-        await _app.StopAsync().ConfigureAwait(false);
+        // A host that failed to start has nothing to stop (and would log "shutting down").
+        if (_started)
+        {
+            await _app.StopAsync().ConfigureAwait(false);
+        }
         await Server.DisposeAsync().ConfigureAwait(false);
         await _app.DisposeAsync().ConfigureAwait(false);
     }

@@ -3,8 +3,8 @@ namespace Jackdaw.Server.Hosting;
 /// <summary>
 /// Server settings. Sources, later ones winning: <c>appsettings.json</c> beside the executable,
 /// environment variables prefixed <c>JACKDAW_</c> (e.g. <c>JACKDAW_DATADIR</c>, <c>JACKDAW_URLS</c>;
-/// <c>ASPNETCORE_URLS</c> works too), then the command line (<c>--urls</c>, <c>--data-dir</c>,
-/// <c>--max-body-size</c>).
+/// <c>ASPNETCORE_URLS</c> works too), then the command line (<c>--urls</c>, <c>--data-dir</c>, ...:
+/// <see cref="CommandLineOption.All"/>, which <c>--help</c> prints).
 /// </summary>
 public sealed class ServerOptions
 {
@@ -43,7 +43,11 @@ public sealed class ServerOptions
     {
         var options = new ServerOptions();
         if (configuration["Urls"] is { Length: > 0 } urls)
+        {
+            foreach (var url in urls.Split(';', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries))
+                CheckUrl(url);
             options.Urls = urls;
+        }
         if (configuration["DataDir"] is { Length: > 0 } dataDir)
             options.DataDir = Path.GetFullPath(dataDir);
         if (configuration["PublicUrl"] is { Length: > 0 } publicUrl)
@@ -60,6 +64,22 @@ public sealed class ServerOptions
         }
         options.Changes = ChangesFrom(configuration.GetSection("Changes"), options.Changes);
         return options;
+    }
+
+    /// <summary>An address Kestrel can listen on without more configuration: plain http (the slim host sets up no certificate).</summary>
+    private static void CheckUrl(string url)
+    {
+        Microsoft.AspNetCore.Http.BindingAddress address;
+        try
+        {
+            address = Microsoft.AspNetCore.Http.BindingAddress.Parse(url);
+        }
+        catch (FormatException)
+        {
+            throw new InvalidOperationException($"Urls '{url}' is not an address to listen on; set it with --urls {DefaultUrls} (several separated by ';') or JACKDAW_URLS.");
+        }
+        if (!address.Scheme.Equals("http", StringComparison.OrdinalIgnoreCase))
+            throw new InvalidOperationException($"Urls '{url}' is not http: Jackdaw serves plain http; put a proxy that terminates TLS in front, listen with --urls {DefaultUrls} and give clients its address with --public-url.");
     }
 
     private static Changes.ChangesOptions ChangesFrom(IConfigurationSection section, Changes.ChangesOptions defaults) => new()

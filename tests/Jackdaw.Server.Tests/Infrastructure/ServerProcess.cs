@@ -13,12 +13,13 @@ public sealed partial class ServerProcess : IDisposable
     private readonly Process _process;
     private readonly TaskCompletionSource<Uri> _address = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private readonly System.Text.StringBuilder _output = new();
+    private readonly System.Text.StringBuilder _error = new();
 
     private ServerProcess(Process process)
     {
         _process = process;
         _process.OutputDataReceived += OnOutput;
-        _process.ErrorDataReceived += OnOutput;
+        _process.ErrorDataReceived += OnError;
         _process.BeginOutputReadLine();
         _process.BeginErrorReadLine();
     }
@@ -31,6 +32,16 @@ public sealed partial class ServerProcess : IDisposable
         {
             lock (_output)
                 return _output.ToString();
+        }
+    }
+
+    /// <summary>What the process wrote to stderr alone (it is in <see cref="Output"/> too).</summary>
+    public string Error
+    {
+        get
+        {
+            lock (_output)
+                return _error.ToString();
         }
     }
 
@@ -96,6 +107,16 @@ public sealed partial class ServerProcess : IDisposable
         var match = ListeningLine().Match(e.Data);
         if (match.Success)
             _address.TrySetResult(new Uri(match.Groups[1].Value));
+    }
+
+    private void OnError(object sender, DataReceivedEventArgs e)
+    {
+        if (e.Data is not null)
+        {
+            lock (_output)
+                _error.AppendLine(e.Data);
+        }
+        OnOutput(sender, e);
     }
 
     [GeneratedRegex(@"Jackdaw listening on (http://[^, ]+)")]
