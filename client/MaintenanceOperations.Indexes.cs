@@ -352,7 +352,7 @@ public sealed partial class MaintenanceOperations
     {
         if (string.IsNullOrEmpty(_database))
         {
-            throw new InvalidOperationException("Index operations need a database: set DocumentStore.Database or use Maintenance.ForDatabase(name).");
+            throw new InvalidOperationException("Operations on a database's indexes and identities need a database: set DocumentStore.Database or use Maintenance.ForDatabase(name).");
         }
 
         return DocumentStore.DatabasePath(_database) + route;

@@ -27,12 +27,19 @@ public abstract class AbstractJavaScriptIndexCreationTask
     /// <summary>Options per field the maps output.</summary>
     public Dictionary<string, IndexFieldOptions> Fields { get; set; } = [];
 
+    /// <summary>
+    /// Named scripts run before the maps: helpers the maps call, e.g.
+    /// <c>["totals.js"] = "function total(o) { return o.Lines.reduce((s, l) => s + l.Quantity * l.PricePerUnit, 0); }"</c>.
+    /// </summary>
+    public Dictionary<string, string> AdditionalSources { get; set; } = [];
+
     /// <summary>The definition sent to the server.</summary>
     public virtual IndexDefinition CreateIndexDefinition() => new()
     {
         Name = IndexName,
         Maps = [.. Maps],
         Fields = Fields.ToDictionary(f => f.Key, f => new IndexFieldOptions { Indexing = f.Value.Indexing, Storage = f.Value.Storage }),
+        AdditionalSources = new Dictionary<string, string>(AdditionalSources, StringComparer.Ordinal),
     };
 
     /// <summary>

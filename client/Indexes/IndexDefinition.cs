@@ -13,6 +13,9 @@ public sealed class IndexDefinition
 
     public Dictionary<string, IndexFieldOptions> Fields { get; set; } = [];
 
+    /// <summary>Named scripts run before the maps, whose functions the maps may call (RavenDB's <c>AdditionalSources</c>).</summary>
+    public Dictionary<string, string> AdditionalSources { get; set; } = [];
+
     /// <summary>Set by the server when it lists definitions; not sent.</summary>
     public IndexType? Type { get; set; }
 }

@@ -4,7 +4,7 @@ namespace Jackdaw.Client;
 
 /// <summary>
 /// Whether the server would take a definition as unchanged: the same kind of index, the same maps
-/// in the same order once runs of whitespace are one space, and the same field options once
+/// in the same order and the same additional sources once runs of whitespace are one space, and the same field options once
 /// options at their defaults (<see cref="FieldIndexing.Default"/>, not stored) are left out. This
 /// is the server's own rule, so a deployment can say beforehand which indexes it will rebuild.
 /// </summary>
@@ -18,6 +18,12 @@ internal static class IndexDefinitionComparison
         }
 
         if (!current.Maps.Select(NormalizeScript).SequenceEqual(wanted.Maps.Select(NormalizeScript), StringComparer.Ordinal))
+        {
+            return false;
+        }
+
+        if (current.AdditionalSources.Count != wanted.AdditionalSources.Count
+            || current.AdditionalSources.Any(s => !wanted.AdditionalSources.TryGetValue(s.Key, out var theirs) || NormalizeScript(theirs) != NormalizeScript(s.Value)))
         {
             return false;
         }

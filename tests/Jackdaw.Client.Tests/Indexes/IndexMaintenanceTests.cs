@@ -79,7 +79,7 @@ public sealed class IndexMaintenanceTests : IDisposable
         var request = _fake.Requests.Single();
         Assert.Equal(("PUT", "/databases/db/admin/indexes"), (request.Method, request.PathAndQuery));
         Assert.Equal(
-            """{"Indexes":[{"Name":"A","Maps":["map('Users', u => ({ Name: u.Name }))"],"Fields":{}},{"Name":"B","Maps":["map('Users', u => ({ Age: u.Age }))"],"Fields":{"Age":{"Storage":"Yes"}}}]}""",
+            """{"Indexes":[{"Name":"A","Maps":["map('Users', u => ({ Name: u.Name }))"],"Fields":{},"AdditionalSources":{}},{"Name":"B","Maps":["map('Users', u => ({ Age: u.Age }))"],"Fields":{"Age":{"Storage":"Yes"}},"AdditionalSources":{}}]}""",
             request.Body);
     }
 

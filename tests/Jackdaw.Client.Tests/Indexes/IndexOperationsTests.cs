@@ -248,7 +248,7 @@ public sealed class IndexOperationsTests : IDisposable
         Assert.Equal(("POST", "/databases/db/indexes/test"), (request.Method, request.PathAndQuery));
         Assert.Equal(
             """
-            {"IndexDefinition":{"Name":"Users/Try","Maps":["map('Users', u => ({ Name: u.Name, Age: u.Age, City: u.Address.City }))"],"Fields":{}},
+            {"IndexDefinition":{"Name":"Users/Try","Maps":["map('Users', u => ({ Name: u.Name, Age: u.Age, City: u.Address.City }))"],"Fields":{},"AdditionalSources":{}},
             "Query":"from index 'Users/Try' where Age > $min and Status = $status","QueryParameters":{"min":30,"status":"Shipped","none":null},
             "MaxDocumentsToProcess":50,"WaitForNonStaleResultsTimeout":"00:01:30"}
             """.ReplaceLineEndings(""),

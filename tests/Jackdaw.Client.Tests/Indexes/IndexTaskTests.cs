@@ -32,7 +32,7 @@ public sealed class IndexTaskTests : IDisposable
         var request = ThePut();
         Assert.Equal("/databases/db/admin/indexes", request.PathAndQuery);
         Assert.Equal(
-            """{"Indexes":[{"Name":"Orders/Totals","Maps":["map('CorpusOrders', o => ({ Company: o.Company, Freight: o.Freight, City: o.ShipTo.City }))"],"Fields":{"Company":{"Indexing":"Exact","Storage":"Yes"}}}]}""",
+            """{"Indexes":[{"Name":"Orders/Totals","Maps":["map('CorpusOrders', o => ({ Company: o.Company, Freight: o.Freight, City: o.ShipTo.City }))"],"Fields":{"Company":{"Indexing":"Exact","Storage":"Yes"}},"AdditionalSources":{}}]}""",
             request.Body);
     }
 
