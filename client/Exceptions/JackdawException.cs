@@ -84,7 +84,8 @@ public sealed class IndexLockedException(string message, HttpStatusCode? statusC
 
 /// <summary>
 /// The server gave up waiting (<c>TimeoutException</c>): a query that asked for non-stale results did
-/// not get them within its <c>WaitForNonStaleResults</c> timeout. Query again, or wait longer.
+/// not get them within its <c>WaitForNonStaleResults</c> timeout (query again, or wait longer), or a
+/// save that waited for its indexes was saved but not indexed in time.
 /// </summary>
 public sealed class ServerTimeoutException(string message, HttpStatusCode? statusCode = HttpStatusCode.RequestTimeout, string? serverErrorType = ErrorTypes.Timeout)
     : JackdawException(message, statusCode, serverErrorType);

@@ -40,6 +40,18 @@ internal sealed partial class AsyncDocumentSession : IAsyncDocumentSession, IAdv
 
     public bool UseOptimisticConcurrency { get; set; }
 
+    private string _saveQuery = "";
+
+    public void WaitForIndexesAfterSaveChanges(TimeSpan? timeout = null, bool throwOnTimeout = true, params string[] indexes)
+    {
+        var query = new System.Text.StringBuilder("?waitForIndexesTimeout=")
+            .Append(Uri.EscapeDataString((timeout ?? TimeSpan.FromSeconds(15)).ToString("c", System.Globalization.CultureInfo.InvariantCulture)))
+            .Append("&waitForIndexThrow=").Append(throwOnTimeout ? "true" : "false");
+        foreach (var index in indexes ?? [])
+            query.Append("&waitForSpecificIndex=").Append(Uri.EscapeDataString(index));
+        _saveQuery = query.ToString();
+    }
+
     public int NumberOfRequests { get; private set; }
 
     public bool HasChanges => _deletes.Count > 0 || _byEntity.Values.Any(HasChanged);
@@ -215,7 +227,7 @@ internal sealed partial class AsyncDocumentSession : IAsyncDocumentSession, IAdv
             return;
 
         NumberOfRequests++;
-        var response = await _store.Executor.SendAsync(HttpMethod.Post, _databasePath + "/bulk_docs", body.WrittenMemory, token).ConfigureAwait(false);
+        var response = await _store.Executor.SendAsync(HttpMethod.Post, _databasePath + "/bulk_docs" + _saveQuery, body.WrittenMemory, token).ConfigureAwait(false);
         using var json = await ReadJsonAsync(response, "bulk_docs", token).ConfigureAwait(false);
         if (!json.RootElement.TryGetProperty("Results", out var results) || results.ValueKind != JsonValueKind.Array || results.GetArrayLength() != deletes.Count + pending.Count)
             throw new JackdawException($"bulk_docs answered with {Describe(json.RootElement)} instead of one result per command ({deletes.Count + pending.Count}).");

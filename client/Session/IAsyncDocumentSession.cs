@@ -93,4 +93,14 @@ public interface IAdvancedSessionOperations
 
     /// <summary>A query written in RQL, e.g. <c>from Orders where Company = $company</c>, with values given by <see cref="IAsyncRawDocumentQuery{T}.AddParameter"/>.</summary>
     IAsyncRawDocumentQuery<T> AsyncRawQuery<T>(string query);
+
+    /// <summary>
+    /// From now on, each <see cref="IAsyncDocumentSession.SaveChangesAsync"/> returns only once the
+    /// indexes its changes affect (or the ones named) have indexed them, so a query right after it
+    /// sees them. After <paramref name="timeout"/> (15 s by default), or at once when such an index is
+    /// stopped, disabled or in error, the save, which did happen, throws
+    /// <see cref="ServerTimeoutException"/> naming the indexes and why, unless
+    /// <paramref name="throwOnTimeout"/> is false.
+    /// </summary>
+    void WaitForIndexesAfterSaveChanges(TimeSpan? timeout = null, bool throwOnTimeout = true, params string[] indexes);
 }

@@ -1,6 +1,7 @@
 using Jackdaw.Server.Documents.Commands;
 using Jackdaw.Server.Errors;
 using Jackdaw.Server.Hosting;
+using Jackdaw.Server.Indexing;
 using Jackdaw.Server.Http;
 using Jackdaw.Server.Routing;
 
@@ -28,9 +29,22 @@ public sealed class BulkDocsHandler(ServerContext server) : HandlerBase(server)
             body.AdvanceTo(read.Buffer.End);
         }
 
-        var command = new BatchCommand(operations, context.Documents);
+        var wait = WaitForIndexes.Read(new QueryParameters(context.Request.QueryString.Value));
+        var command = new BatchCommand(operations, context.Documents) { RecordChanges = wait is not null };
         if (operations.Count > 0)
             await database.EnqueueAsync(command).ConfigureAwait(false);
+
+        // RavenDB's waitForIndexesAfterSaveChanges: the batch is saved; answer once its indexes have it.
+        if (wait is not null && operations.Count > 0)
+        {
+            var lagging = await IndexStore.Of(database).WaitForIndexesAsync(command.LastEtag, wait.Indexes, command.Collections, wait.Timeout, context.RequestAborted).ConfigureAwait(false);
+            if (lagging.Count > 0 && wait.Throw)
+            {
+                throw new IndexesNotCaughtUpException(
+                    $"The batch was saved (up to etag {command.LastEtag}), but after waiting {wait.Timeout} {lagging.Count} index(es) had not indexed it: "
+                    + string.Join("; ", lagging.Select(l => $"'{l.Name}': {l.Why}")) + ".");
+            }
+        }
 
         var json = context.StartJson();
         json.WriteStartObject();

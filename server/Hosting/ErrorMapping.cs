@@ -30,7 +30,7 @@ public static class ErrorMapping
         SubscriptionDoesNotExistException => (StatusCodes.Status404NotFound, ErrorTypes.SubscriptionDoesNotExist),
         SubscriptionAlreadyExistsException => (StatusCodes.Status409Conflict, ErrorTypes.SubscriptionAlreadyExists),
         // 408, as RavenDB answers a wait for non-stale results that timed out.
-        QueryTimeoutException => (StatusCodes.Status408RequestTimeout, ErrorTypes.Timeout),
+        QueryTimeoutException or IndexesNotCaughtUpException => (StatusCodes.Status408RequestTimeout, ErrorTypes.Timeout),
         // Another environment still holds the folder (a closed one whose last readers run on).
         EnvironmentLockedException => (StatusCodes.Status503ServiceUnavailable, ErrorTypes.DatabaseUnavailable),
         // 507 Insufficient Storage: the request was fine, the server's disk is not.

@@ -344,6 +344,18 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
     /// <summary>The collections it maps, lowercased.</summary>
     public IReadOnlyList<string> Collections => _lowerCollections;
 
+    /// <summary>Whether a change in one of <paramref name="lowerCollections"/> may change this index: it maps one of them, or it loads documents (of any collection).</summary>
+    public bool IsAffectedBy(IReadOnlySet<string> lowerCollections) =>
+        _mapper.UsesLoad || _lowerCollections.Any(lowerCollections.Contains);
+
+    /// <summary>Why this index indexes nothing until someone acts (stopped, disabled, in error, closing); null while it indexes.</summary>
+    public string? WhyNotIndexing =>
+        _state == IndexState.Error ? "it is in error"
+        : _disabled ? "it is disabled"
+        : _pausedAlone || _paused() ? "its indexing is stopped"
+        : _stop.IsCancellationRequested ? "it is closing"
+        : null;
+
     public IndexState State => _disabled && _state != IndexState.Error ? IndexState.Disabled : _state;
 
     /// <summary>Whether the index was closed (deleted, reset, replaced, or its database closed).</summary>

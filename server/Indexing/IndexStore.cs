@@ -479,6 +479,34 @@ public sealed class IndexStore : IAsyncDisposable
     /// <summary>Definitions as <c>GET /indexes</c> answers them.</summary>
     public IEnumerable<IndexDefinition> Definitions => Indexes.Select(i => i.Definition);
 
+    /// <summary>
+    /// Waits until the indexes named, or else every index a change in <paramref name="lowerCollections"/>
+    /// may affect, have indexed every change up to <paramref name="etag"/>, at most <paramref name="timeout"/>
+    /// in all (RavenDB's wait for indexes after a save). An index that cannot get there (stopped,
+    /// disabled, in error) is not waited for. Returns the ones that did not get there, and why.
+    /// </summary>
+    /// <exception cref="IndexDoesNotExistException">A named index does not exist.</exception>
+    public async Task<IReadOnlyList<(string Name, string Why)>> WaitForIndexesAsync(long etag, IReadOnlyList<string> names, IReadOnlySet<string> lowerCollections, TimeSpan timeout, CancellationToken cancellationToken)
+    {
+        var indexes = names.Count > 0
+            ? names.Select(Get).ToList()
+            : Indexes.Where(i => i.ReplacementOf is null && i.IsAffectedBy(lowerCollections)).ToList();
+        var lagging = new List<(string, string)>();
+        var deadline = DateTime.UtcNow + timeout;
+        foreach (var index in indexes)
+        {
+            if (index.WhyNotIndexing is { } why)
+            {
+                lagging.Add((index.Name, why));
+                continue;
+            }
+            var left = deadline - DateTime.UtcNow;
+            if (left <= TimeSpan.Zero || !await index.WaitForEtagAsync(etag, left, cancellationToken).ConfigureAwait(false))
+                lagging.Add((index.Name, index.WhyNotIndexing ?? $"it had not indexed up to etag {etag} within {timeout}"));
+        }
+        return lagging;
+    }
+
     private Index OpenIndex(IndexRecord record, bool start = true)
     {
         var definition = record.Definition;

@@ -31,6 +31,15 @@ public sealed class BatchCommand(IReadOnlyList<BatchOperation> operations, JsonO
 
     public long EstimatedBytes { get; } = operations.Sum(o => (long)(o.Put?.Document.Length ?? 0));
 
+    /// <summary>When set before it runs, the command records <see cref="LastEtag"/> and <see cref="Collections"/> (for a wait for indexes after it).</summary>
+    public bool RecordChanges { get; init; }
+
+    /// <summary>The etag of this batch's last change (with <see cref="RecordChanges"/>).</summary>
+    public long LastEtag { get; private set; }
+
+    /// <summary>The collections this batch changed, lowercased, a document's old collection too when it moved (with <see cref="RecordChanges"/>).</summary>
+    public HashSet<string> Collections { get; } = new(StringComparer.Ordinal);
+
     /// <summary>
     /// Runs a patch on the document as this transaction sees it: its JSON is changed and stored
     /// again as a new version (RavenDB's statuses: Patched, NotModified, DocumentDoesNotExist).
@@ -71,6 +80,7 @@ public sealed class BatchCommand(IReadOnlyList<BatchOperation> operations, JsonO
     {
         if (stream is { Failed: true })
             throw new InvalidOperationException("An earlier batch of this stream failed; nothing after it is committed.");
+        var changesBefore = transaction.DocumentChanges.Count;
         try
         {
             for (var i = 0; i < operations.Count; i++)
@@ -82,6 +92,17 @@ public sealed class BatchCommand(IReadOnlyList<BatchOperation> operations, JsonO
                     { Patch: { } patch } => new BatchOperationResult(null, false, ApplyPatch(transaction, operation, patch)),
                     _ => new BatchOperationResult(null, transaction.Delete(operation.Id, operation.ExpectedChangeVector)),
                 };
+            }
+            if (RecordChanges)
+            {
+                LastEtag = transaction.LastEtag;
+                Collections.Clear();
+                var changes = transaction.DocumentChanges;
+                for (var i = changesBefore; i < changes.Count; i++)
+                {
+                    if (changes[i].Collection is { } collection)
+                        Collections.Add(collection.ToLowerInvariant());
+                }
             }
         }
         catch when (stream is not null)
