@@ -89,6 +89,9 @@ public sealed class TransactionMerger<TTransaction> : IAsyncDisposable
     /// <summary>Commands committed so far.</summary>
     public long Commands => Volatile.Read(ref _commands);
 
+    /// <summary>Commands queued and not yet taken into a transaction (RavenDB's NumberOfTransactionMergerQueueOperations).</summary>
+    public int Queued => _queue.Reader.CanCount ? _queue.Reader.Count : 0;
+
     /// <summary>Queues <paramref name="command"/>; the task completes once it is durable, or faults with its exception.</summary>
     public Task EnqueueAsync(IMergedCommand<TTransaction> command)
     {

@@ -19,6 +19,11 @@ public sealed class BuildHandler : HandlerBase
         {
             writer.WriteStartObject();
             writer.WriteString("Version", build.Version);
+            // RavenDB's BuildNumber, which its clients' GetBuildNumberOperation reads: the product's
+            // major.minor and a build number made of the version's parts (0.1.0 → 100).
+            var parts = build.Version.Split('.', '-', '+').Select(p => int.TryParse(p, System.Globalization.CultureInfo.InvariantCulture, out var n) ? n : 0).Concat([0, 0, 0]).ToArray();
+            writer.WriteString("ProductVersion", $"{parts[0]}.{parts[1]}");
+            writer.WriteNumber("BuildVersion", (parts[0] * 10_000) + (parts[1] * 100) + parts[2]);
             writer.WriteString("FullVersion", build.FullVersion);
             writer.WriteString("CommitHash", build.CommitHash);
             writer.WriteEndObject();

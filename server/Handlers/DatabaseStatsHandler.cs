@@ -3,7 +3,10 @@ using Jackdaw.Server.Routing;
 
 namespace Jackdaw.Server.Handlers;
 
-/// <summary><c>GET /databases/*/stats</c>: counts, etags and sizes of one database.</summary>
+/// <summary>
+/// <c>GET /databases/*/stats</c>: counts, etags and sizes of one database, with every field RavenDB's
+/// clients read into <c>DatabaseStatistics</c> (counts of features Jackdaw does not have yet are 0).
+/// </summary>
 public sealed class DatabaseStatsHandler(ServerContext server) : HandlerBase(server)
 {
     [Route("/databases/*/stats", "GET")]
@@ -19,6 +22,10 @@ public sealed class DatabaseStatsHandler(ServerContext server) : HandlerBase(ser
         json.WriteNumber("CountOfDocuments", reader.DocumentCount);
         json.WriteNumber("CountOfTombstones", reader.TombstoneCount);
         json.WriteNumber("LastDocEtag", reader.LastEtag);
+        json.WriteNumber("LastDatabaseEtag", reader.LastEtag);
+        json.WriteString("DatabaseChangeVector", reader.LastEtag == 0 ? "" : Documents.ChangeVectors.Format(reader.LastEtag, database.DatabaseId));
+        foreach (var none in NotYet)
+            json.WriteNumber(none, 0);
         json.WriteStartObject("Collections");
         foreach (var collection in reader.GetCollections())
             json.WriteNumber(collection.Name, collection.Count);
@@ -27,22 +34,32 @@ public sealed class DatabaseStatsHandler(ServerContext server) : HandlerBase(ser
         json.WriteNumber("CountOfIndexes", indexes.Count);
         json.WriteNumber("CountOfStaleIndexes", indexes.Count(i => i.IsStale(reader)));
         json.WriteStartArray("Indexes");
+        DateTime? lastIndexing = null;
         foreach (var index in indexes)
         {
             json.WriteStartObject();
             json.WriteString("Name", index.Name);
-            json.WriteString("Type", index.Definition.IsAuto ? "AutoMap" : "Map");
+            json.WriteString("Type", index.Definition.IsAuto ? "AutoMap" : "JavaScriptMap");
             json.WriteString("State", index.State.ToString());
             json.WriteBoolean("IsStale", index.IsStale(reader));
-            json.WriteString("LockMode", "Unlock");
-            json.WriteString("Priority", "Normal");
+            json.WriteString("LockMode", index.LockMode.ToString());
+            json.WriteString("Priority", index.Priority.ToString());
+            WriteTime(json, "LastIndexingTime", index.LastIndexingTime);
             json.WriteEndObject();
+            if (index.LastIndexingTime is { } at && (lastIndexing is null || at > lastIndexing))
+                lastIndexing = at;
         }
         json.WriteEndArray();
+        WriteTime(json, "LastIndexingTime", lastIndexing);
         json.WriteStartObject("Storage");
         json.WriteNumber("DataFileBytes", storage.DataFileSize);
         json.WriteNumber("JournalBytes", storage.JournalSize);
         json.WriteEndObject();
+        WriteSize(json, "SizeOnDisk", storage.DataFileSize + storage.JournalSize);
+        WriteSize(json, "TempBuffersSizeOnDisk", 0);
+        json.WriteString("Pager", "Jackdaw.Storage");
+        json.WriteBoolean("Is64Bit", Environment.Is64BitProcess);
+        json.WriteNumber("NumberOfTransactionMergerQueueOperations", database.Merger.Queued);
         // Who holds the tombstones of each collection, and why: a stopped consumer is never silent.
         json.WriteStartArray("TombstoneCleanup");
         foreach (var state in database.Tombstones.GetState())
@@ -62,4 +79,37 @@ public sealed class DatabaseStatsHandler(ServerContext server) : HandlerBase(ser
         json.WriteEndObject();
         return context.CompleteJsonAsync();
     }
+
+    // Counts RavenDB's DatabaseStatistics carries of features not built yet (revisions, attachments,
+    // counters, time series, conflicts): 0, so that clients read numbers, not nulls.
+    private static readonly string[] NotYet =
+    [
+        "CountOfRevisionDocuments", "CountOfDocumentsConflicts", "CountOfConflicts", "CountOfAttachments",
+        "CountOfUniqueAttachments", "CountOfCounterEntries", "CountOfTimeSeriesSegments",
+    ];
+
+    private static void WriteTime(System.Text.Json.Utf8JsonWriter json, string name, DateTime? at)
+    {
+        if (at is { } time)
+            json.WriteString(name, time.ToUniversalTime().ToString("yyyy-MM-dd'T'HH:mm:ss.fffffff'Z'", System.Globalization.CultureInfo.InvariantCulture));
+        else
+            json.WriteNull(name);
+    }
+
+    /// <summary>RavenDB's <c>Size</c>: <c>{"HumaneSize":"2 MBytes","SizeInBytes":2097152}</c>.</summary>
+    private static void WriteSize(System.Text.Json.Utf8JsonWriter json, string name, long bytes)
+    {
+        json.WriteStartObject(name);
+        json.WriteString("HumaneSize", Humane(bytes));
+        json.WriteNumber("SizeInBytes", bytes);
+        json.WriteEndObject();
+    }
+
+    private static string Humane(long bytes) => bytes switch
+    {
+        >= 1L << 30 => FormattableString.Invariant($"{bytes / (double)(1L << 30):0.##} GBytes"),
+        >= 1L << 20 => FormattableString.Invariant($"{bytes / (double)(1L << 20):0.##} MBytes"),
+        >= 1L << 10 => FormattableString.Invariant($"{bytes / (double)(1L << 10):0.##} KBytes"),
+        _ => FormattableString.Invariant($"{bytes} Bytes"),
+    };
 }

@@ -26,10 +26,16 @@ public sealed class DocsHandler(ServerContext server) : HandlerBase(server)
 
         // One id is the common case: no list for it.
         string? single = null;
-        List<string>? ids = null;
+        List<string?>? ids = null;
         List<string[]>? includes = null;
+        var metadataOnly = false;
         foreach (var parameter in query)
         {
+            if (parameter.NameEquals("metadataOnly"))
+            {
+                metadataOnly = ReadBoolean(QueryParameters.Decode(parameter.RawValue, parameter.RawName), "metadataOnly");
+                continue;
+            }
             if (parameter.NameEquals("include"))
             {
                 var path = DocumentIncludes.Parse(QueryParameters.Decode(parameter.RawValue, parameter.RawName));
@@ -39,10 +45,15 @@ public sealed class DocsHandler(ServerContext server) : HandlerBase(server)
             }
             if (!parameter.NameEquals("id"))
                 continue;
-            var id = DocumentBodies.ValidateId(QueryParameters.Decode(parameter.RawValue, parameter.RawName));
-            if (single is null)
+            // Among several ids an empty one is a hole, answered null, as RavenDB does; alone it is an error.
+            var raw = QueryParameters.Decode(parameter.RawValue, parameter.RawName);
+            string? id = raw.Length == 0 ? null : DocumentBodies.ValidateId(raw);
+            if (single is null && ids is null)
             {
-                single = id;
+                if (id is null)
+                    ids = [null];
+                else
+                    single = id;
             }
             else
             {
@@ -51,10 +62,12 @@ public sealed class DocsHandler(ServerContext server) : HandlerBase(server)
             }
         }
 
+        if (ids is { Count: 1 } && ids[0] is null)
+            DocumentBodies.ValidateId(null, "id");
         if (ids is not null)
-            return GetManyAsync(context, database, ids, includes);
+            return GetManyAsync(context, database, ids, includes, metadataOnly);
         if (single is not null)
-            return GetOneAsync(context, database, single, includes);
+            return metadataOnly ? GetManyAsync(context, database, [single], includes, metadataOnly, notFoundIfMissing: true) : GetOneAsync(context, database, single, includes);
 
         var start = query.GetInt32("start", 0);
         var pageSize = query.GetInt32("pageSize", DefaultPageSize, 0, MaxPageSize);
@@ -65,7 +78,8 @@ public sealed class DocsHandler(ServerContext server) : HandlerBase(server)
             database,
             reader => startsWith is null ? reader.KeysByEtagDescending(start, pageSize) : reader.KeysStartingWith(startsWith, start, pageSize),
             ResultsSuffix,
-            context.RequestAborted);
+            context.RequestAborted,
+            metadataOnly);
     }
 
     [Route("/databases/*/docs", "HEAD")]
@@ -168,11 +182,27 @@ public sealed class DocsHandler(ServerContext server) : HandlerBase(server)
         return true;
     }
 
-    private static ValueTask GetManyAsync(RequestContext context, DocumentDatabase database, List<string> ids, List<string[]>? includes)
+    private static ValueTask GetManyAsync(RequestContext context, DocumentDatabase database, List<string?> ids, List<string[]>? includes, bool metadataOnly = false, bool notFoundIfMissing = false)
     {
+        if (notFoundIfMissing)
+        {
+            using var reader = database.BeginRead();
+            if (!reader.TryGet(ids[0]!, out _))
+            {
+                context.Response.StatusCode = StatusCodes.Status404NotFound;
+                context.Response.ContentType = JsonErrors.JsonContentType;
+                JsonErrors.Write(context.Response.BodyWriter, ErrorTypes.DocumentDoesNotExist, $"Document '{ids[0]}' does not exist.");
+                return ValueTask.CompletedTask;
+            }
+        }
         StartResults(context);
-        return DocumentResultsWriter.WriteByIdsAsync(context.Response.BodyWriter, database, ids, includes, context.RequestAborted);
+        return DocumentResultsWriter.WriteByIdsAsync(context.Response.BodyWriter, database, ids, includes, context.RequestAborted, metadataOnly);
     }
+
+    private static bool ReadBoolean(string value, string name) =>
+        value.Equals("true", StringComparison.OrdinalIgnoreCase) || (value.Equals("false", StringComparison.OrdinalIgnoreCase)
+            ? false
+            : throw new BadRequestException($"Query parameter '{name}' is '{value}'; it is true or false."));
 
     /// <summary>
     /// <c>POST /databases/*/docs</c> with <c>{"Ids":[...]}</c>: a load of more ids than fit in a URL
@@ -183,24 +213,33 @@ public sealed class DocsHandler(ServerContext server) : HandlerBase(server)
     {
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
         List<string[]>? includes = null;
+        var metadataOnly = false;
         foreach (var parameter in new QueryParameters(context.Request.QueryString.Value))
         {
             if (parameter.NameEquals("include") && DocumentIncludes.Parse(QueryParameters.Decode(parameter.RawValue, parameter.RawName)) is { Length: > 0 } path)
                 (includes ??= []).Add(path);
+            else if (parameter.NameEquals("metadataOnly"))
+                metadataOnly = ReadBoolean(QueryParameters.Decode(parameter.RawValue, parameter.RawName), "metadataOnly");
         }
         var ids = await ReadIdsAsync(context).ConfigureAwait(false);
-        await GetManyAsync(context, database, ids, includes).ConfigureAwait(false);
+        await GetManyAsync(context, database, ids, includes, metadataOnly).ConfigureAwait(false);
     }
 
-    private static async ValueTask<List<string>> ReadIdsAsync(RequestContext context)
+    private static async ValueTask<List<string?>> ReadIdsAsync(RequestContext context)
     {
         using var json = (await DocumentBodies.ReadJsonAsync(context.Request.BodyReader, context.RequestAborted).ConfigureAwait(false))!;
         if (json.RootElement.ValueKind != System.Text.Json.JsonValueKind.Object
             || !json.RootElement.TryGetProperty("Ids", out var array) || array.ValueKind != System.Text.Json.JsonValueKind.Array)
             throw new BadRequestException("The body must be {\"Ids\":[\"users/1\",...]}.");
-        var ids = new List<string>(array.GetArrayLength());
+        var ids = new List<string?>(array.GetArrayLength());
         foreach (var item in array.EnumerateArray())
         {
+            // A null or empty id is a hole in the list: answered null, as RavenDB does.
+            if (item.ValueKind == System.Text.Json.JsonValueKind.Null || (item.ValueKind == System.Text.Json.JsonValueKind.String && item.GetString()!.Length == 0))
+            {
+                ids.Add(null);
+                continue;
+            }
             if (item.ValueKind != System.Text.Json.JsonValueKind.String)
                 throw new BadRequestException("'Ids' must be an array of document ids.");
             ids.Add(DocumentBodies.ValidateId(item.GetString()));

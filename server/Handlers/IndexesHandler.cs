@@ -70,18 +70,36 @@ public sealed class IndexesHandler(ServerContext server) : HandlerBase(server)
         await context.CompleteJsonAsync().ConfigureAwait(false);
     }
 
-    /// <summary><c>GET /databases/*/indexes[?name=]</c>: definitions, <c>{"Results":[...]}</c>.</summary>
+    /// <summary>
+    /// <c>GET /databases/*/indexes[?name=][&amp;start=&amp;pageSize=][&amp;namesOnly=true]</c>: definitions,
+    /// <c>{"Results":[...]}</c>, in name order; with <c>namesOnly</c> the names alone (RavenDB's GetIndexNamesOperation).
+    /// </summary>
     [Route("/databases/*/indexes", "GET")]
     public async ValueTask Get(RequestContext context)
     {
         var (database, name) = Target(context, nameRequired: false);
+        var query = new QueryParameters(context.Request.QueryString.Value);
+        var start = query.GetInt32("start", 0);
+        var pageSize = query.GetInt32("pageSize", int.MaxValue, min: 0);
+        var namesOnly = query.GetString("namesOnly") switch
+        {
+            null => false,
+            var value when value.Equals("true", StringComparison.OrdinalIgnoreCase) => true,
+            var value when value.Equals("false", StringComparison.OrdinalIgnoreCase) => false,
+            var value => throw new BadRequestException($"Query parameter 'namesOnly' is '{value}'; it is true or false."),
+        };
         var store = IndexStore.Of(database);
-        var indexes = name is null ? store.Indexes : [store.Get(name)];
+        var indexes = name is null ? store.Indexes.Skip(start).Take(pageSize) : [store.Get(name)];
         var writer = context.StartJson();
         writer.WriteStartObject();
         writer.WriteStartArray("Results");
         foreach (var index in indexes)
         {
+            if (namesOnly)
+            {
+                writer.WriteStringValue(index.Name);
+                continue;
+            }
             var json = index.Definition.ToJson();
             json["LockMode"] = index.LockMode.ToString();
             json["Priority"] = index.Priority.ToString();

@@ -24,11 +24,30 @@ public static class DocumentResultsWriter
     private static ReadOnlySpan<byte> ResultsStart => "{\"Results\":["u8;
 
     /// <summary>
-    /// <c>{"Results":[…],"Includes":{…}}</c>: one entry per id, in order (the document, or
-    /// <c>null</c> when there is none), and the documents the <paramref name="includes"/> paths of
-    /// the found ones name.
+    /// A stored document as JSON: whole, or with <paramref name="metadataOnly"/> only its
+    /// <c>{"@metadata":{…}}</c> (RavenDB's <c>metadataOnly=true</c>).
     /// </summary>
-    public static async ValueTask WriteByIdsAsync(PipeWriter output, DocumentDatabase database, IReadOnlyList<string> ids, IReadOnlyList<string[]>? includes, CancellationToken cancellationToken)
+    public static void WriteDocument(ReadOnlySpan<byte> document, IBufferWriter<byte> output, bool metadataOnly)
+    {
+        if (!metadataOnly)
+        {
+            BlittableJsonWriter.WriteTo(document, output);
+            return;
+        }
+        output.Write("{\"@metadata\":"u8);
+        if (BlittableReader.Open(document).TryGet("@metadata"u8, out var metadata))
+            BlittableJsonWriter.WriteValue(metadata, output);
+        else
+            output.Write("{}"u8);
+        output.Write("}"u8);
+    }
+
+    /// <summary>
+    /// <c>{"Results":[…],"Includes":{…}}</c>: one entry per id, in order (the document, or
+    /// <c>null</c> when there is none or the id is null, as RavenDB answers a list with holes), and the
+    /// documents the <paramref name="includes"/> paths of the found ones name.
+    /// </summary>
+    public static async ValueTask WriteByIdsAsync(PipeWriter output, DocumentDatabase database, IReadOnlyList<string?> ids, IReadOnlyList<string[]>? includes, CancellationToken cancellationToken, bool metadataOnly = false)
     {
         var included = includes is null ? null : new HashSet<string>(StringComparer.OrdinalIgnoreCase);
         var reader = database.BeginRead();
@@ -39,9 +58,9 @@ public static class DocumentResultsWriter
             {
                 if (i > 0)
                     output.Write(","u8);
-                if (reader.TryGet(ids[i], out var record))
+                if (ids[i] is { } id && reader.TryGet(id, out var record))
                 {
-                    BlittableJsonWriter.WriteTo(record.Document, output);
+                    WriteDocument(record.Document, output, metadataOnly);
                     if (included is not null)
                         DocumentIncludes.Collect(record.Document, includes!, included);
                 }
@@ -70,7 +89,7 @@ public static class DocumentResultsWriter
     /// The documents whose storage keys <paramref name="keysOf"/> picks (in one snapshot), skipping
     /// any deleted since, then <paramref name="suffix"/>.
     /// </summary>
-    public static async ValueTask WritePageAsync(PipeWriter output, DocumentDatabase database, Func<DocumentsReader, List<byte[]>> keysOf, ReadOnlyMemory<byte> suffix, CancellationToken cancellationToken)
+    public static async ValueTask WritePageAsync(PipeWriter output, DocumentDatabase database, Func<DocumentsReader, List<byte[]>> keysOf, ReadOnlyMemory<byte> suffix, CancellationToken cancellationToken, bool metadataOnly = false)
     {
         var reader = database.BeginRead();
         try
@@ -85,7 +104,7 @@ public static class DocumentResultsWriter
                 if (!first)
                     output.Write(","u8);
                 first = false;
-                BlittableJsonWriter.WriteTo(record.Document, output);
+                WriteDocument(record.Document, output, metadataOnly);
                 if (output.UnflushedBytes >= FlushThreshold)
                     reader = await FlushOutsideSnapshotAsync(output, database, reader, cancellationToken).ConfigureAwait(false);
             }

@@ -48,6 +48,10 @@ public class HostTests(ServerFixture fixture) : IClassFixture<ServerFixture>
         Assert.Matches(@"^\d+\.\d+\.\d+", version);
         Assert.StartsWith(version, body.GetProperty("FullVersion").GetString(), StringComparison.Ordinal);
         Assert.False(string.IsNullOrEmpty(body.GetProperty("CommitHash").GetString()));
+        // RavenDB's BuildNumber fields: major.minor, and the parts as one number.
+        var parts = version.Split('.').Select(int.Parse).ToArray();
+        Assert.Equal($"{parts[0]}.{parts[1]}", body.GetProperty("ProductVersion").GetString());
+        Assert.Equal((parts[0] * 10_000) + (parts[1] * 100) + parts[2], body.GetProperty("BuildVersion").GetInt32());
     }
 
     [Fact]
