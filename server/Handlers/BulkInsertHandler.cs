@@ -27,11 +27,18 @@ public sealed class BulkInsertHandler(ServerContext server) : HandlerBase(server
         // RavenDB's form names an operation (from operations/next-operation-id) and sends a JSON
         // array it never ends: answered 204 at the closing ']', followed by operations/state.
         var query = new QueryParameters(context.Request.QueryString.Value);
+        var skipUnchanged = query.GetString("skipOverwriteIfUnchanged") switch
+        {
+            null => false,
+            var value when value.Equals("true", StringComparison.OrdinalIgnoreCase) => true,
+            var value when value.Equals("false", StringComparison.OrdinalIgnoreCase) => false,
+            var value => throw new BadRequestException($"Query parameter 'skipOverwriteIfUnchanged' is '{value}'; it is true or false."),
+        };
         if (query.TryGetRaw("id", out _))
         {
             var tracked = database.Operations.Start(query.GetInt64("id", 0, min: 1));
             using var killOrAbort = CancellationTokenSource.CreateLinkedTokenSource(context.RequestAborted, tracked.Killed);
-            var ravenForm = new BulkInsertOperation(database, context.Server.Options.MaxRequestBodySize, logger, jsonArray: true);
+            var ravenForm = new BulkInsertOperation(database, context.Server.Options.MaxRequestBodySize, logger, jsonArray: true, skipUnchanged);
             // The client may gzip the stream (bulkInsert({ useCompression: true })).
             var body = string.Equals(context.Request.Headers.ContentEncoding, "gzip", StringComparison.OrdinalIgnoreCase)
                 ? System.IO.Pipelines.PipeReader.Create(new System.IO.Compression.GZipStream(context.Request.Body, System.IO.Compression.CompressionMode.Decompress))
@@ -58,7 +65,7 @@ public sealed class BulkInsertHandler(ServerContext server) : HandlerBase(server
         // the file does not exist); a streamed one (the client's, with nothing to store) is not.
         if (context.Request.ContentLength == 0)
             throw new BadRequestException("The body is empty: bulk_insert takes one JSON document per line, {\"Id\":...,\"Document\":{...}} or a document with its id in @metadata.@id (with curl --data-binary @file, check that the file exists).");
-        var operation = new BulkInsertOperation(database, context.Server.Options.MaxRequestBodySize, logger);
+        var operation = new BulkInsertOperation(database, context.Server.Options.MaxRequestBodySize, logger, skipUnchanged: skipUnchanged);
         var committed = await operation.RunAsync(context.Request.BodyReader, context.RequestAborted).ConfigureAwait(false);
 
         var json = context.StartJson();

@@ -16,7 +16,7 @@ namespace Jackdaw.Server.Http;
 /// the error names the line and the count committed.
 /// </summary>
 /// <remarks>It lives beside <see cref="BatchParser"/>, whose line format it reads.</remarks>
-public sealed partial class BulkInsertOperation(DocumentDatabase database, long maxLineBytes, ILogger logger, bool jsonArray = false)
+public sealed partial class BulkInsertOperation(DocumentDatabase database, long maxLineBytes, ILogger logger, bool jsonArray = false, bool skipUnchanged = false)
 {
     private static readonly JsonReaderOptions ScanOptions = new() { MaxDepth = 1024 };
     private const int MaxBatchDocuments = 1024;
@@ -174,7 +174,7 @@ public sealed partial class BulkInsertOperation(DocumentDatabase database, long 
         // Count batches already done (and surface a failure) before queueing more.
         while (_inFlight.Count > 0 && (_inFlight.Count >= MaxInFlight || _inFlight.Peek().Commit.IsCompleted))
             await DrainOneAsync().ConfigureAwait(false);
-        _inFlight.Enqueue((database.EnqueueAsync(new BatchCommand(_batch, _parsing, _stream)), _batch.Count, _parsing));
+        _inFlight.Enqueue((database.EnqueueAsync(new BatchCommand(_batch, _parsing, _stream) { SkipUnchanged = skipUnchanged }), _batch.Count, _parsing));
         _batch = new List<BatchOperation>(MaxBatchDocuments);
         _batchBytes = 0;
         _parsing = _idle.TryPop(out var next) ? next : new JsonOperationContext();

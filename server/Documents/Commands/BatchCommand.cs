@@ -34,6 +34,17 @@ public sealed class BatchCommand(IReadOnlyList<BatchOperation> operations, JsonO
     /// <summary>When set before it runs, the command records <see cref="LastEtag"/> and <see cref="Collections"/> (for a wait for indexes after it).</summary>
     public bool RecordChanges { get; init; }
 
+    /// <summary>
+    /// RavenDB's bulk insert <c>skipOverwriteIfUnchanged</c>: a PUT whose document equals the stored
+    /// one (its stamped <c>@id</c>, <c>@change-vector</c> and <c>@last-modified</c> aside) is not
+    /// written, so the stored version keeps its change vector and etag and no index or subscription
+    /// sees it again. <see cref="Skipped"/> counts them.
+    /// </summary>
+    public bool SkipUnchanged { get; init; }
+
+    /// <summary>The PUTs <see cref="SkipUnchanged"/> left out.</summary>
+    public int Skipped { get; private set; }
+
     /// <summary>The etag of this batch's last change (with <see cref="RecordChanges"/>).</summary>
     public long LastEtag { get; private set; }
 
@@ -69,6 +80,37 @@ public sealed class BatchCommand(IReadOnlyList<BatchOperation> operations, JsonO
         return new PatchOutcome("Patched", put, modified);
     }
 
+    private static readonly string[] StampedMetadata = ["@id", "@change-vector", "@last-modified"];
+
+    /// <summary>Whether the stored document equals <paramref name="put"/>'s, as JSON, the metadata the server stamps aside (a cold path: the option is asked for).</summary>
+    private static bool Unchanged(DocumentsTransaction transaction, DocumentToPut put)
+    {
+        if (put.ExpectedChangeVector is not null || !transaction.TryGet(put.Id, out var record))
+            return false;
+        var stored = System.Text.Json.Nodes.JsonNode.Parse(Json(record.Document))!.AsObject();
+        var incoming = System.Text.Json.Nodes.JsonNode.Parse(Json(put.Document.Span))!.AsObject();
+        foreach (var document in new[] { stored, incoming })
+        {
+            if (document["@metadata"] is System.Text.Json.Nodes.JsonObject metadata)
+            {
+                foreach (var stamped in StampedMetadata)
+                    metadata.Remove(stamped);
+            }
+        }
+        // A put that names no collection keeps the stored one: the same as naming it.
+        if (incoming["@metadata"] is not System.Text.Json.Nodes.JsonObject { } incomingMetadata || !incomingMetadata.ContainsKey("@collection"))
+        {
+            if (stored["@metadata"] is System.Text.Json.Nodes.JsonObject storedMetadata)
+                storedMetadata.Remove("@collection");
+        }
+        if (incoming["@metadata"] is System.Text.Json.Nodes.JsonObject { Count: 0 } && stored["@metadata"] is System.Text.Json.Nodes.JsonObject { Count: 0 })
+        {
+            incoming.Remove("@metadata");
+            stored.Remove("@metadata");
+        }
+        return System.Text.Json.Nodes.JsonNode.DeepEquals(stored, incoming);
+    }
+
     private static string Json(ReadOnlySpan<byte> blittable)
     {
         var buffer = new System.Buffers.ArrayBufferWriter<byte>(blittable.Length * 2);
@@ -81,11 +123,17 @@ public sealed class BatchCommand(IReadOnlyList<BatchOperation> operations, JsonO
         if (stream is { Failed: true })
             throw new InvalidOperationException("An earlier batch of this stream failed; nothing after it is committed.");
         var changesBefore = transaction.DocumentChanges.Count;
+        Skipped = 0;
         try
         {
             for (var i = 0; i < operations.Count; i++)
             {
                 var operation = operations[i];
+                if (SkipUnchanged && operation.Put is { } candidate && Unchanged(transaction, candidate))
+                {
+                    Skipped++;
+                    continue;
+                }
                 _results[i] = operation switch
                 {
                     { Put: { } put } => new BatchOperationResult(transaction.Put(put.Id, put.Document.Span, put.Collection, put.ExpectedChangeVector, context), false),

@@ -61,3 +61,36 @@ test("a compressed bulk insert (useCompression) arrives whole", async () => {
         store.dispose();
     }
 });
+
+test("bulkInsert with skipOverwriteIfUnchanged leaves identical documents as they are", async () => {
+    const { store } = await freshStore();
+    try {
+        const first = store.bulkInsert();
+        for (let i = 1; i <= 3; i++) {
+            await first.store(new User(`user ${i}`, 20 + i), `users/${i}`);
+        }
+        await first.finish();
+        const before = store.openSession();
+        const vectors = [];
+        for (let i = 1; i <= 3; i++) {
+            vectors.push(before.advanced.getChangeVectorFor(await before.load(`users/${i}`)));
+        }
+
+        const again = store.bulkInsert({ skipOverwriteIfUnchanged: true });
+        await again.store(new User("user 1", 21), "users/1");
+        await again.store(new User("user two", 22), "users/2");
+        await again.store(new User("user 3", 23), "users/3");
+        await again.finish();
+
+        const after = store.openSession();
+        const now = [];
+        for (let i = 1; i <= 3; i++) {
+            now.push(after.advanced.getChangeVectorFor(await after.load(`users/${i}`)));
+        }
+        assert.equal(now[0], vectors[0]);
+        assert.notEqual(now[1], vectors[1]);
+        assert.equal(now[2], vectors[2]);
+    } finally {
+        store.dispose();
+    }
+});
