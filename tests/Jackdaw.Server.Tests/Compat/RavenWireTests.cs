@@ -57,6 +57,52 @@ public sealed class RavenWireTests
     }
 
     [Fact]
+    public async Task EachTagsStateShowsInItsRavenHiloDocumentAndAHigherMaxThereIsHonoured()
+    {
+        await using var server = await InProcessServer.StartAsync();
+        var client = server.Client;
+        foreach (var db in new[] { "doc1", "doc2" })
+        {
+            using (await client.PutAsync($"/admin/databases?name={db}", null))
+            {
+            }
+        }
+        var first = await NextRangeAsync(client, "doc1");
+        async Task<JsonElement> HiloAsync(string db, string tag) =>
+            (await Api.JsonAsync(await client.GetAsync($"/databases/{db}/docs?id=Raven/Hilo/{tag}"))).GetProperty("Results")[0];
+
+        var document = await HiloAsync("doc1", "users");
+        Assert.Equal(first.High, document.GetProperty("Max").GetInt64());
+        Assert.Equal("@hilo", document.GetProperty("@metadata").GetProperty("@collection").GetString());
+
+        // A return moves Max back; another database with the same tag has its own state.
+        using (await client.PutAsync($"/databases/doc1/hilo/return?tag=users&end={first.High}&last={first.Low + 1}", null))
+        {
+        }
+        Assert.Equal(first.Low + 1, (await HiloAsync("doc1", "users")).GetProperty("Max").GetInt64());
+        Assert.Equal(1, (await NextRangeAsync(client, "doc2")).Low);
+
+        // A higher Max written into the document (an import, an edit) is where the next range starts.
+        using (var put = await client.PutAsync("/databases/doc1/docs?id=Raven/Hilo/users", Api.Json("""{"Max":5000,"@metadata":{"@collection":"@hilo"}}""")))
+            Assert.Equal(HttpStatusCode.Created, put.StatusCode);
+        Assert.Equal(5001, (await NextRangeAsync(client, "doc1")).Low);
+    }
+
+    [Theory]
+    [InlineData(0, 0, 32)]
+    [InlineData(32, 10, 64)]
+    [InlineData(64, 29, 128)]
+    [InlineData(64, 45, 64)]
+    [InlineData(128, 61, 64)]
+    [InlineData(32, 3600, 32)]
+    public void RangesGrowAsRavenDbsDoDoublingWithin30SecondsAndHalvingAfterAMinute(long lastSize, int secondsAgo, long expected)
+    {
+        var now = new DateTime(2026, 11, 29, 12, 0, 0, DateTimeKind.Utc);
+        var lastRangeAt = lastSize == 0 ? default : now.AddSeconds(-secondsAgo);
+        Assert.Equal(expected, Jackdaw.Server.Databases.HiLoRanges.NextSize(lastSize, lastRangeAt, now));
+    }
+
+    [Fact]
     public async Task AReturnedRangeIsReusedOnlyWhenNobodyTookOneAfterIt()
     {
         await using var server = await InProcessServer.StartAsync();

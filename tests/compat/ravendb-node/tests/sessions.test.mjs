@@ -181,3 +181,21 @@ test("a database that does not exist gives the client's DatabaseDoesNotExistExce
         store.dispose();
     }
 });
+
+test("the HiLo state is a document the client can load: Raven/Hilo/users with its Max", async () => {
+    const { store } = await freshStore();
+    try {
+        const session = store.openSession();
+        const user = new User("Ada", 36);
+        await session.store(user);
+        await session.saveChanges();
+        assert.equal(user.id, "users/1-A");
+
+        const reader = store.openSession();
+        const hilo = await reader.load("Raven/Hilo/users");
+        assert.ok(hilo.Max >= 32, `Max is ${hilo.Max}`);
+        assert.equal(reader.advanced.getMetadataFor(hilo)["@collection"], "@hilo");
+    } finally {
+        store.dispose();
+    }
+});
