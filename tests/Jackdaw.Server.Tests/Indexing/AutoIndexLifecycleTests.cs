@@ -10,7 +10,9 @@ public sealed class AutoIndexLifecycleTests
 {
     private static async Task<JsonElement> QueryAsync(InProcessServer server, string db, string rql)
     {
-        var body = JsonSerializer.Serialize(new { Query = rql, WaitForNonStaleResults = true });
+        // Not the server's default of 15 s: on a busy machine the 24,000 changes of the build test
+        // took longer than that to index. The query answers as soon as the index caught up.
+        var body = JsonSerializer.Serialize(new { Query = rql, WaitForNonStaleResults = true, WaitForNonStaleResultsTimeout = "00:02:00" });
         using var response = await server.Client.PostAsync($"/databases/{db}/queries", Api.Json(body));
         var json = await Api.JsonAsync(response);
         Assert.True(response.StatusCode == HttpStatusCode.OK, json.ToString());
