@@ -15,6 +15,9 @@ public sealed class ServerFixture : IAsyncLifetime
 
     public string Url => _host!.Urls.Single();
 
+    /// <summary>The server, for what a test waits on that no client call shows (requests in progress).</summary>
+    public JackdawHost Host => _host ?? throw new InvalidOperationException("The server has not started.");
+
     public async Task InitializeAsync()
     {
         Directory.CreateDirectory(_dataDir);
