@@ -267,7 +267,9 @@ public sealed class SideBySideTests
             Assert.True(version is 2 or 3);
             await WaitUntilAsync(async () => (await IndexNamesAsync(server.Client, "Keep")).Count == 1, "the replacement swapped in after the restart");
             Assert.Equal(3, await VersionAsync(server.Client, "Keep", wait: true));
-            Assert.Single(Directory.GetDirectories(IndexesFolder(data.Path, "Keep")));
+            // The swap renames first and retires the old index after (it closes, then its files
+            // go): the folder is deleted a moment after the name answers with the new version.
+            await WaitUntilAsync(() => Task.FromResult(Directory.GetDirectories(IndexesFolder(data.Path, "Keep")).Length == 1), "the old index's folder was deleted after the swap");
         }
     }
 
