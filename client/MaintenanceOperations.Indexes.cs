@@ -217,9 +217,10 @@ public sealed partial class MaintenanceOperations
             ArgumentOutOfRangeException.ThrowIfLessThanOrEqual(t, TimeSpan.Zero, nameof(timeout));
         }
 
-        var body = TestIndexBody(definition, query, parameters, maxDocuments, timeout ?? QueryRequest.DefaultWaitTimeout);
+        var wait = timeout ?? QueryRequest.DefaultWaitTimeout;
+        var body = TestIndexBody(definition, query, parameters, maxDocuments, wait);
         var path = IndexesPath("/indexes/test");
-        using var response = await _executor.SendAsync(HttpMethod.Post, path, body, token).ConfigureAwait(false);
+        using var response = await _executor.SendAsync(HttpMethod.Post, path, body, wait, token).ConfigureAwait(false);
         var bytes = await response.Content.ReadAsByteArrayAsync(token).ConfigureAwait(false);
         try
         {

@@ -44,13 +44,30 @@ internal sealed class RequestExecutor : IDisposable
     public string CurrentUrl => _urls[Volatile.Read(ref _preferredUrl)];
 
     /// <summary>
+    /// What a request that asks the server to wait (for non-stale results) is given on top of that
+    /// wait, for the work after it and the answer (RavenDB's clients add the same 10 s).
+    /// </summary>
+    public static readonly TimeSpan ServerWaitMargin = TimeSpan.FromSeconds(10);
+
+    /// <summary>
     /// Sends a request with an optional JSON body and returns the buffered successful response
     /// (the caller disposes it). Connection failures move on to the store's next URL; a non-2xx
     /// answer throws the exception its error body names. The request timeout applies to each
     /// attempt (a refused connection fails at once, so failing over rarely adds to it).
     /// </summary>
-    public async Task<HttpResponseMessage> SendAsync(HttpMethod method, string pathAndQuery, ReadOnlyMemory<byte>? jsonBody, CancellationToken token)
+    public Task<HttpResponseMessage> SendAsync(HttpMethod method, string pathAndQuery, ReadOnlyMemory<byte>? jsonBody, CancellationToken token) =>
+        SendAsync(method, pathAndQuery, jsonBody, serverWait: null, token);
+
+    /// <summary>
+    /// As <see cref="SendAsync(HttpMethod, string, ReadOnlyMemory{byte}?, CancellationToken)"/>, for
+    /// a request that asks the server to wait up to <paramref name="serverWait"/> before it answers
+    /// (<c>WaitForNonStaleResultsTimeout</c>): its time limit is that wait plus
+    /// <see cref="ServerWaitMargin"/> when this is longer than the request timeout, so that the
+    /// server's answer (or its own timeout error) arrives instead of a cancelled request.
+    /// </summary>
+    public async Task<HttpResponseMessage> SendAsync(HttpMethod method, string pathAndQuery, ReadOnlyMemory<byte>? jsonBody, TimeSpan? serverWait, CancellationToken token)
     {
+        var longer = serverWait is { } wait && wait + ServerWaitMargin > _client.Timeout ? wait + ServerWaitMargin : (TimeSpan?)null;
         var first = Volatile.Read(ref _preferredUrl);
         HttpRequestException? lastConnectionError = null;
         for (var attempt = 0; attempt < _urls.Length; attempt++)
@@ -66,7 +83,9 @@ internal sealed class RequestExecutor : IDisposable
             HttpResponseMessage response;
             try
             {
-                response = await _client.SendAsync(request, HttpCompletionOption.ResponseContentRead, token).ConfigureAwait(false);
+                response = longer is { } limit
+                    ? await SendWithLimitAsync(request, limit, token).ConfigureAwait(false)
+                    : await _client.SendAsync(request, HttpCompletionOption.ResponseContentRead, token).ConfigureAwait(false);
             }
             catch (HttpRequestException e) when (e.HttpRequestError is HttpRequestError.ConnectionError or HttpRequestError.NameResolutionError)
             {
@@ -90,6 +109,14 @@ internal sealed class RequestExecutor : IDisposable
         throw new ServerUnavailableException(
             $"Could not connect to the Jackdaw server at {string.Join(", ", _urls)} ({lastConnectionError?.Message}). Check that the server is running and that DocumentStore.Urls points at it.",
             lastConnectionError);
+    }
+
+    /// <summary>A request with a time limit of its own, longer than the request timeout (on the client without one).</summary>
+    private async Task<HttpResponseMessage> SendWithLimitAsync(HttpRequestMessage request, TimeSpan limit, CancellationToken token)
+    {
+        using var timeout = CancellationTokenSource.CreateLinkedTokenSource(token);
+        timeout.CancelAfter(limit);
+        return await _streamingClient.SendAsync(request, HttpCompletionOption.ResponseContentRead, timeout.Token).ConfigureAwait(false);
     }
 
     /// <summary>

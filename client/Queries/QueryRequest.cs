@@ -15,6 +15,9 @@ internal sealed record QueryRequest(string Query, IReadOnlyList<KeyValuePair<str
     /// <summary>How long the server waits for non-stale results when no timeout is given (RavenDB's default).</summary>
     public static readonly TimeSpan DefaultWaitTimeout = TimeSpan.FromSeconds(15);
 
+    /// <summary>How long the server may wait before it answers (null when the query does not wait).</summary>
+    public TimeSpan? ServerWait => WaitForNonStaleResults ? WaitTimeout ?? DefaultWaitTimeout : null;
+
     /// <summary>
     /// The JSON body. Parameter values go through the documents' serializer options, so a
     /// parameter compares with a stored value written the same way (enums as strings, ISO dates).
@@ -45,7 +48,7 @@ internal sealed record QueryRequest(string Query, IReadOnlyList<KeyValuePair<str
             writer.WriteBoolean("WaitForNonStaleResults", WaitForNonStaleResults);
             if (WaitForNonStaleResults)
             {
-                writer.WriteString("WaitForNonStaleResultsTimeout", (WaitTimeout ?? DefaultWaitTimeout).ToString("c", CultureInfo.InvariantCulture));
+                writer.WriteString("WaitForNonStaleResultsTimeout", ServerWait!.Value.ToString("c", CultureInfo.InvariantCulture));
             }
 
             writer.WriteEndObject();

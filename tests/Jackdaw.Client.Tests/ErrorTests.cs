@@ -1,6 +1,7 @@
 using System.Net;
 using System.Net.Sockets;
 using System.Text;
+using System.Text.Json.Nodes;
 using Jackdaw.Client.Tests.Infrastructure;
 
 namespace Jackdaw.Client.Tests;
@@ -166,6 +167,33 @@ public sealed class ErrorTests : IDisposable
         Assert.Contains("timeout", error.Message, StringComparison.OrdinalIgnoreCase);
     }
 
+    [Fact]
+    public async Task ARequestThatAsksTheServerToWaitLongerThanTheRequestTimeoutIsGivenThatWait()
+    {
+        // The server answers queries and index tests after 1 s: past the 200 ms request timeout,
+        // within the wait for non-stale results they ask for.
+        _fake.Intercept = r => r.PathAndQuery.EndsWith("/indexes/test", StringComparison.Ordinal)
+            ? FakeJackdaw.Json(HttpStatusCode.OK, new JsonObject { ["IndexName"] = "Users/Try", ["DocumentsProcessed"] = 0, ["TotalResults"] = 0 })
+            : null;
+        using var store = new DocumentStore
+        {
+            Urls = ["http://jackdaw.test"],
+            Database = TestStores.Database,
+            Conventions = new DocumentConventions { RequestTimeout = TimeSpan.FromMilliseconds(200) },
+            HttpMessageHandlerFactory = () => new SlowHandler(_fake, TimeSpan.FromSeconds(1)),
+        }.Initialize();
+        using var session = store.OpenAsyncSession();
+
+        Assert.Empty(await session.Query<User>().Customize(x => x.WaitForNonStaleResults(TimeSpan.FromSeconds(30))).ToListAsync());
+        Assert.Empty(await session.Advanced.AsyncRawQuery<User>("from Users").WaitForNonStaleResults(TimeSpan.FromSeconds(30)).ToListAsync());
+        var tested = await store.Maintenance.TestIndexAsync(new IndexDefinition { Name = "Users/Try", Maps = ["map('Users', u => ({ Name: u.Name }))"] }, timeout: TimeSpan.FromSeconds(30));
+        Assert.Equal("Users/Try", tested.IndexName);
+
+        // A query that does not wait keeps the request timeout.
+        var error = await Assert.ThrowsAsync<ServerUnavailableException>(() => session.Query<User>().ToListAsync());
+        Assert.Contains("timeout", error.Message, StringComparison.OrdinalIgnoreCase);
+    }
+
     private static int ClosedPort()
     {
         using var listener = new TcpListener(IPAddress.Loopback, 0);
@@ -182,6 +210,20 @@ public sealed class ErrorTests : IDisposable
             entered.TrySetResult();
             await Task.Delay(Timeout.Infinite, cancellationToken);
             throw new InvalidOperationException("unreachable");
+        }
+    }
+
+    /// <summary>Answers every POST after <paramref name="delay"/>, as a server that takes its time.</summary>
+    private sealed class SlowHandler(FakeJackdaw inner, TimeSpan delay) : DelegatingHandler(inner)
+    {
+        protected override async Task<HttpResponseMessage> SendAsync(HttpRequestMessage request, CancellationToken cancellationToken)
+        {
+            if (request.Method == HttpMethod.Post)
+            {
+                await Task.Delay(delay, cancellationToken);
+            }
+
+            return await base.SendAsync(request, cancellationToken);
         }
     }
 

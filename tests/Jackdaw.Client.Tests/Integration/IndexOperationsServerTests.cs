@@ -30,7 +30,7 @@ public sealed class IndexOperationsServerTests(ServerFixture server) : IClassFix
         var query = session.Advanced.AsyncRawQuery<CorpusOrder>("from index 'Orders/Totals' where City = $city").AddParameter("city", city);
         if (wait)
         {
-            query = query.WaitForNonStaleResults(TimeSpan.FromSeconds(30));
+            query = query.WaitForNonStaleResults(ServerFixture.IndexingWait);
         }
 
         return (await query.ToListAsync()).Count;
@@ -42,7 +42,7 @@ public sealed class IndexOperationsServerTests(ServerFixture server) : IClassFix
         var query = session.Advanced.AsyncRawQuery<CorpusOrder>("from index 'Orders/Totals' where Company = $company").AddParameter("company", company);
         if (wait)
         {
-            query = query.WaitForNonStaleResults(TimeSpan.FromSeconds(30));
+            query = query.WaitForNonStaleResults(ServerFixture.IndexingWait);
         }
 
         return (await query.ToListAsync()).Count;

@@ -15,7 +15,7 @@ public sealed class IndexServerTests(ServerFixture server) : IClassFixture<Serve
         using var session = store.OpenAsyncSession();
 
         var found = await session.Query<CorpusOrder, Orders_Totals>()
-            .Customize(x => x.WaitForNonStaleResults(TimeSpan.FromSeconds(30)))
+            .Customize(x => x.WaitForNonStaleResults(ServerFixture.IndexingWait))
             .Statistics(out var stats)
             .Where(x => x.Company == company)
             .OrderByDescending(x => x.Freight)

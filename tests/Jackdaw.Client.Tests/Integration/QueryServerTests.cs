@@ -186,13 +186,13 @@ public sealed class QueryServerTests(ServerFixture server) : IClassFixture<Serve
         var orders = await StoreCorpusAsync(store);
         using var session = store.OpenAsyncSession();
 
-        var byFreight = await session.Query<CorpusOrder>().Customize(x => x.WaitForNonStaleResults()).OrderByDescending(x => x.Freight).Take(50).ToListAsync();
+        var byFreight = await session.Query<CorpusOrder>().Customize(x => x.WaitForNonStaleResults(ServerFixture.IndexingWait)).OrderByDescending(x => x.Freight).Take(50).ToListAsync();
         Assert.Equal(orders.OrderByDescending(x => x.Freight).Take(50).Select(x => x.Freight), byFreight.Select(x => x.Freight));
 
-        var byDate = await session.Query<CorpusOrder>().Customize(x => x.WaitForNonStaleResults()).Where(x => x.Valid).OrderBy(x => x.OrderedAt).Skip(10).Take(20).ToListAsync();
+        var byDate = await session.Query<CorpusOrder>().Customize(x => x.WaitForNonStaleResults(ServerFixture.IndexingWait)).Where(x => x.Valid).OrderBy(x => x.OrderedAt).Skip(10).Take(20).ToListAsync();
         Assert.Equal(orders.Where(x => x.Valid).OrderBy(x => x.OrderedAt).Skip(10).Take(20).Select(x => x.OrderedAt), byDate.Select(x => x.OrderedAt));
 
-        var byCity = await session.Query<CorpusOrder>().Customize(x => x.WaitForNonStaleResults()).OrderBy(x => x.ShipTo.City).ThenByDescending(x => x.Freight).Take(40).ToListAsync();
+        var byCity = await session.Query<CorpusOrder>().Customize(x => x.WaitForNonStaleResults(ServerFixture.IndexingWait)).OrderBy(x => x.ShipTo.City).ThenByDescending(x => x.Freight).Take(40).ToListAsync();
         Assert.Equal(
             orders.OrderBy(x => x.ShipTo.City.ToLowerInvariant(), StringComparer.Ordinal).ThenByDescending(x => x.Freight).Take(40).Select(x => (x.ShipTo.City, x.Freight)),
             byCity.Select(x => (x.ShipTo.City, x.Freight)));
@@ -226,9 +226,9 @@ public sealed class QueryServerTests(ServerFixture server) : IClassFixture<Serve
         var company = orders[3].Company;
         using var session = store.OpenAsyncSession();
 
-        var projected = await session.Query<CorpusOrder>().Customize(x => x.WaitForNonStaleResults()).Where(x => x.Company == company).Select(x => new { x.Id, x.Company, City = x.ShipTo.City }).ToListAsync();
-        var summaries = await session.Query<CorpusOrder>().Customize(x => x.WaitForNonStaleResults()).Where(x => x.Company == company).Select(x => new OrderSummary { Id = x.Id, Company = x.Company, City = x.ShipTo.City }).ToListAsync();
-        var cities = await session.Query<CorpusOrder>().Customize(x => x.WaitForNonStaleResults()).Where(x => x.Company == company).Select(x => x.ShipTo.City).ToListAsync();
+        var projected = await session.Query<CorpusOrder>().Customize(x => x.WaitForNonStaleResults(ServerFixture.IndexingWait)).Where(x => x.Company == company).Select(x => new { x.Id, x.Company, City = x.ShipTo.City }).ToListAsync();
+        var summaries = await session.Query<CorpusOrder>().Customize(x => x.WaitForNonStaleResults(ServerFixture.IndexingWait)).Where(x => x.Company == company).Select(x => new OrderSummary { Id = x.Id, Company = x.Company, City = x.ShipTo.City }).ToListAsync();
+        var cities = await session.Query<CorpusOrder>().Customize(x => x.WaitForNonStaleResults(ServerFixture.IndexingWait)).Where(x => x.Company == company).Select(x => x.ShipTo.City).ToListAsync();
 
         var expected = orders.Where(x => x.Company == company).Select(x => (x.Id, x.Company, x.ShipTo.City)).Order().ToList();
         Assert.Equal(expected, projected.Select(x => (x.Id, x.Company, x.City)).Order());
@@ -278,7 +278,7 @@ public sealed class QueryServerTests(ServerFixture server) : IClassFixture<Serve
     {
         var expectedIds = expected.Select(x => x.Id!).Order(StringComparer.Ordinal).ToList();
         Assert.NotEmpty(expectedIds);
-        var actual = await query.Customize(x => x.WaitForNonStaleResults()).ToListAsync();
+        var actual = await query.Customize(x => x.WaitForNonStaleResults(ServerFixture.IndexingWait)).ToListAsync();
         Assert.Equal(expectedIds, actual.Select(x => x.Id!).Order(StringComparer.Ordinal));
     }
 }

@@ -13,7 +13,17 @@ public sealed class ServerFixture : IAsyncLifetime
     private JackdawHost? _host;
     private int _databases;
 
+    /// <summary>
+    /// How long a query over the corpus waits for non-stale results. An auto-index over 2,000
+    /// orders missed the server's default of 15 s on a busy machine; the query answers as soon as
+    /// the index caught up, so this only bounds a hang.
+    /// </summary>
+    public static readonly TimeSpan IndexingWait = TimeSpan.FromMinutes(2);
+
     public string Url => _host!.Urls.Single();
+
+    /// <summary>The server, for what a test waits on that no client call shows (requests in progress).</summary>
+    public JackdawHost Host => _host ?? throw new InvalidOperationException("The server has not started.");
 
     public async Task InitializeAsync()
     {

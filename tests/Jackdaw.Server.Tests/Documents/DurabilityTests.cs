@@ -130,6 +130,15 @@ public class DurabilityTests
                 }
             })).ToArray();
 
+            // The kill comes at a random moment once writes flow: a fixed time from the start was
+            // not enough on a busy machine, where a fresh server acknowledged 32 writes in three
+            // rounds. Twenty more each round, and a delete, make sure there is something to lose.
+            var deadline = DateTime.UtcNow + TimeSpan.FromSeconds(60);
+            while (acknowledged.Count < (round + 1) * 20 || !acknowledged.Values.Any(v => v is null))
+            {
+                Assert.True(DateTime.UtcNow < deadline, $"round {round}: {acknowledged.Count} writes acknowledged after 60 s");
+                await Task.Delay(20);
+            }
             await Task.Delay(TimeSpan.FromMilliseconds(random.Next(400, 1500)));
             server.KillHard();
             await server.WaitForExitAsync(TimeSpan.FromSeconds(30));

@@ -10,7 +10,9 @@ public sealed class AutoIndexLifecycleTests
 {
     private static async Task<JsonElement> QueryAsync(InProcessServer server, string db, string rql)
     {
-        var body = JsonSerializer.Serialize(new { Query = rql, WaitForNonStaleResults = true });
+        // Not the server's default of 15 s: on a busy machine the 24,000 changes of the build test
+        // took longer than that to index. The query answers as soon as the index caught up.
+        var body = JsonSerializer.Serialize(new { Query = rql, WaitForNonStaleResults = true, WaitForNonStaleResultsTimeout = "00:02:00" });
         using var response = await server.Client.PostAsync($"/databases/{db}/queries", Api.Json(body));
         var json = await Api.JsonAsync(response);
         Assert.True(response.StatusCode == HttpStatusCode.OK, json.ToString());
@@ -32,6 +34,26 @@ public sealed class AutoIndexLifecycleTests
 
     private static IndexStore Store(InProcessServer server) =>
         IndexStore.Of(server.Host.Server.Databases.GetDatabase("Auto"));
+
+    /// <summary>
+    /// Runs housekeeping passes until <paramref name="condition"/> holds. Idleness and deletion are
+    /// decided by the clock at each pass: passes every 50 ms see each state as soon as it is due,
+    /// where one pass after a fixed sleep could come late enough on a busy machine to skip one.
+    /// </summary>
+    private static async Task HousekeepUntilAsync(IndexStore store, Func<bool> condition, string what)
+    {
+        var deadline = DateTime.UtcNow + TimeSpan.FromMinutes(1);
+        while (true)
+        {
+            await store.RunHousekeepingAsync();
+            if (condition())
+            {
+                return;
+            }
+            Assert.True(DateTime.UtcNow < deadline, "Timed out waiting until " + what);
+            await Task.Delay(50);
+        }
+    }
 
     [Fact]
     public async Task QueriesReuseAndWidenAutoIndexesAndTheNarrowerGoes()
@@ -141,9 +163,9 @@ public sealed class AutoIndexLifecycleTests
         await using var server = await StartWithUsersAsync(options);
         await QueryAsync(server, "Auto", "from Users where Age > 40");
         var store = Store(server);
-        await Task.Delay(500);
-        await store.RunHousekeepingAsync();
         var index = store.Get("Auto/Users/ByAge");
+        await HousekeepUntilAsync(store, () => index.State == IndexState.Idle || store.Indexes.Count == 0, "the index went idle");
+        Assert.True(store.Indexes.Count == 1, "the index was deleted before a housekeeping pass saw it idle: no pass ran in the 3 s after the query");
         Assert.Equal(IndexState.Idle, index.State);
         using (var stats = await server.Client.GetAsync("/databases/Auto/indexes/stats"))
         {
@@ -155,13 +177,15 @@ public sealed class AutoIndexLifecycleTests
         using (await server.Client.PutAsync("/databases/Auto/docs?id=users/new", Api.Json("""{"Age":99,"@metadata":{"@collection":"Users"}}""")))
         {
         }
+        // Started before the query: the index's last query time is later than this.
+        var sinceWake = System.Diagnostics.Stopwatch.StartNew();
         var answer = await QueryAsync(server, "Auto", "from Users where Age = 99");
         Assert.Equal(1, answer.GetProperty("TotalResults").GetInt64());
         Assert.Equal(IndexState.Normal, index.State);
 
-        await Task.Delay(3200);
-        await store.RunHousekeepingAsync();
-        Assert.Empty(store.Indexes);
+        // Deleted once it was not queried for 3 s, and not before.
+        await HousekeepUntilAsync(store, () => store.Indexes.Count == 0, "the index was deleted");
+        Assert.True(sinceWake.Elapsed >= options.AutoIndexDeleteAfter, $"deleted {sinceWake.Elapsed} after its last query");
         Assert.Contains(server.Logs.Records, e => e.Message.Contains("Auto/Users/ByAge", StringComparison.Ordinal) && e.Message.Contains("deleted", StringComparison.Ordinal));
     }
 

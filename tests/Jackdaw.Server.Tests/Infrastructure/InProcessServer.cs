@@ -19,7 +19,10 @@ public sealed class InProcessServer : IAsyncDisposable
         Host = host;
         Logs = logs;
         var address = host.Urls.Single();
-        Client = new HttpClient { BaseAddress = new Uri(address), Timeout = TimeSpan.FromSeconds(60) };
+        // Longer than any wait a test asks the server for (WaitForNonStaleResultsTimeout up to 3
+        // minutes, for builds that take that long on a busy machine): the server's own answer to a
+        // wait that ran out says more than a cancelled request. This only bounds a hang.
+        Client = new HttpClient { BaseAddress = new Uri(address), Timeout = TimeSpan.FromMinutes(4) };
     }
 
     public JackdawHost Host { get; }

@@ -27,7 +27,7 @@ public sealed class CrashTests(ITestOutputHelper output) : EngineTestBase
             totalRecovered += env.RecoveredTransactions;
             using var r = env.BeginRead();
             var tree = r.OpenTree("crash");
-            Assert.NotNull(tree);
+            Assert.True(tree is not null, $"round {round}: {acks.Count} commits acknowledged, and no tree after recovery");
             tree.Validate();
             foreach (var (ackRound, n) in acknowledged)
             {
@@ -75,6 +75,7 @@ public sealed class CrashTests(ITestOutputHelper output) : EngineTestBase
         start.Environment[CrashChild.Variable] = string.Join('|', Folder, round.ToString(CultureInfo.InvariantCulture), mode);
         var acks = new List<int>();
         var ready = new ManualResetEventSlim();
+        var committing = new ManualResetEventSlim();
         using var process = new Process { StartInfo = start };
         process.OutputDataReceived += (_, e) =>
         {
@@ -96,6 +97,8 @@ public sealed class CrashTests(ITestOutputHelper output) : EngineTestBase
                 {
                     acks.Add(int.Parse(parts[2], CultureInfo.InvariantCulture));
                 }
+
+                committing.Set();
             }
         };
         var errors = new System.Text.StringBuilder();
@@ -120,7 +123,15 @@ public sealed class CrashTests(ITestOutputHelper output) : EngineTestBase
 
         whileRunning?.Invoke();
 
-        // Wait on the condition "the child is committing", then let it run a random while.
+        // Wait on the condition "the child is committing" (its first acknowledgement: on a busy
+        // machine a fresh child took longer than the random while to commit once, and a round
+        // killed before that left no tree), then let it run a random while.
+        if (!committing.Wait(TimeSpan.FromSeconds(60)))
+        {
+            process.Kill(entireProcessTree: true);
+            Assert.Fail($"The child never acknowledged a commit: {errors}");
+        }
+
         Assert.True(process.WaitForExit(killAfterMs) is false, $"The child exited early: {errors}");
         process.Kill(entireProcessTree: true);
         process.WaitForExit();
