@@ -11,9 +11,10 @@ namespace Jackdaw.Client.Queries;
 /// </summary>
 internal sealed class QueryAnswer
 {
-    private QueryAnswer(byte[] body) => Body = body;
+    private QueryAnswer(ReadOnlyMemory<byte> body) => Body = body;
 
-    public byte[] Body { get; }
+    /// <summary>The answer's bytes: a whole response body, or one item of a <c>multi_get</c> answer.</summary>
+    public ReadOnlyMemory<byte> Body { get; }
 
     public List<Range> Results { get; } = [];
 
@@ -39,7 +40,7 @@ internal sealed class QueryAnswer
     public long DurationInMs { get; private set; }
 
     /// <exception cref="JackdawException">The body is not a query answer.</exception>
-    public static QueryAnswer Parse(byte[] body)
+    public static QueryAnswer Parse(ReadOnlyMemory<byte> body)
     {
         var answer = new QueryAnswer(body);
         try
@@ -71,7 +72,7 @@ internal sealed class QueryAnswer
 
     private void Read()
     {
-        var reader = new Utf8JsonReader(Body);
+        var reader = new Utf8JsonReader(Body.Span);
         if (!reader.Read() || reader.TokenType != JsonTokenType.StartObject)
         {
             ThrowUnexpected("it is not a JSON object");
@@ -202,7 +203,7 @@ internal sealed class QueryAnswer
 
     private void ThrowUnexpected(string problem)
     {
-        var text = Encoding.UTF8.GetString(Body, 0, Math.Min(Body.Length, 200));
+        var text = Encoding.UTF8.GetString(Body.Span[..Math.Min(Body.Length, 200)]);
         throw new JackdawException($"The server's answer to a query is not a query result ({problem}): {text}{(Body.Length > 200 ? "..." : "")}");
     }
 }
