@@ -3,25 +3,38 @@ using System.Text.Json;
 
 namespace Jackdaw.Client.Http;
 
-/// <summary>One item of a <c>multi_get</c> answer: its status and where its <c>Result</c> is (null when it has none, a 304 say).</summary>
-internal readonly record struct MultiGetItem(int StatusCode, Range? Result);
+/// <summary>Where the items of a <c>multi_get</c> answer go, one call per item, in order.</summary>
+internal interface IMultiGetResultReader
+{
+    /// <summary>
+    /// Item <paramref name="index"/> answered <paramref name="statusCode"/> and its <c>Result</c>
+    /// follows: <paramref name="reader"/> (over all of <paramref name="body"/>) is on its first
+    /// token, an object or array, and must be left on its last one, whatever happens.
+    /// </summary>
+    void ReadResult(int index, int statusCode, ref Utf8JsonReader reader, ReadOnlyMemory<byte> body);
+
+    /// <summary>Item <paramref name="index"/>, whole: its <c>Result</c> as a slice of the body (empty when null or absent).</summary>
+    void TakeResult(int index, int statusCode, ReadOnlyMemory<byte> result);
+}
 
 /// <summary>
-/// Reads <c>{"Results":[{"Result":...,"StatusCode":200,"Headers":{...}}, ...]}</c>, locating each
-/// result in the body without copying it.
+/// Reads <c>{"Results":[{"StatusCode":200,"Headers":{...},"Result":...}, ...]}</c> in one pass.
+/// Jackdaw's server writes each item's status before its result, so the result is read where it
+/// lies, by whoever asked for it, and the body is walked once; from a server that writes the
+/// result first (RavenDB's order) the result is located, then handed over as a slice.
 /// </summary>
 internal static class MultiGetAnswer
 {
     /// <exception cref="JackdawException">The body is not a <c>multi_get</c> answer of <paramref name="expected"/> items.</exception>
-    public static MultiGetItem[] Parse(ReadOnlySpan<byte> body, int expected)
+    public static void Read(ReadOnlyMemory<byte> body, int expected, IMultiGetResultReader target)
     {
-        var items = new List<MultiGetItem>(expected);
+        var count = 0;
         try
         {
-            var reader = new Utf8JsonReader(body);
+            var reader = new Utf8JsonReader(body.Span);
             if (!reader.Read() || reader.TokenType != JsonTokenType.StartObject)
             {
-                throw Unexpected(body, expected);
+                throw Unexpected(body.Span, expected);
             }
 
             while (reader.Read() && reader.TokenType == JsonTokenType.PropertyName)
@@ -36,12 +49,17 @@ internal static class MultiGetAnswer
 
                 if (reader.TokenType != JsonTokenType.StartArray)
                 {
-                    throw Unexpected(body, expected);
+                    throw Unexpected(body.Span, expected);
                 }
 
                 while (reader.Read() && reader.TokenType == JsonTokenType.StartObject)
                 {
-                    items.Add(ReadItem(ref reader, body, expected));
+                    if (count == expected)
+                    {
+                        throw Unexpected(body.Span, expected);
+                    }
+
+                    ReadItem(ref reader, body, count++, expected, target);
                 }
             }
         }
@@ -50,26 +68,38 @@ internal static class MultiGetAnswer
             throw new JackdawException($"The server's answer to multi_get is not JSON: {e.Message}", e);
         }
 
-        return items.Count == expected ? [.. items] : throw Unexpected(body, expected);
+        if (count != expected)
+        {
+            throw Unexpected(body.Span, expected);
+        }
     }
 
-    private static MultiGetItem ReadItem(ref Utf8JsonReader reader, ReadOnlySpan<byte> body, int expected)
+    private static void ReadItem(ref Utf8JsonReader reader, ReadOnlyMemory<byte> body, int index, int expected, IMultiGetResultReader target)
     {
         int? status = null;
         Range? result = null;
+        var handedOver = false;
         while (reader.Read() && reader.TokenType == JsonTokenType.PropertyName)
         {
-            if (reader.ValueTextEquals("Result"u8))
+            if (reader.ValueTextEquals("StatusCode"u8))
             {
                 reader.Read();
-                var start = (int)reader.TokenStartIndex;
-                reader.Skip();
-                result = reader.TokenType == JsonTokenType.Null ? null : start..(int)reader.BytesConsumed;
+                status = reader.TokenType == JsonTokenType.Number && reader.TryGetInt32(out var value) ? value : throw Unexpected(body.Span, expected);
             }
-            else if (reader.ValueTextEquals("StatusCode"u8))
+            else if (reader.ValueTextEquals("Result"u8))
             {
                 reader.Read();
-                status = reader.TokenType == JsonTokenType.Number && reader.TryGetInt32(out var value) ? value : throw Unexpected(body, expected);
+                if (status is { } known && reader.TokenType is JsonTokenType.StartObject or JsonTokenType.StartArray)
+                {
+                    target.ReadResult(index, known, ref reader, body);
+                    handedOver = true;
+                }
+                else if (reader.TokenType != JsonTokenType.Null)
+                {
+                    var start = (int)reader.TokenStartIndex;
+                    reader.Skip();
+                    result = start..(int)reader.BytesConsumed;
+                }
             }
             else
             {
@@ -78,7 +108,15 @@ internal static class MultiGetAnswer
             }
         }
 
-        return new MultiGetItem(status ?? throw Unexpected(body, expected), result);
+        if (status is not { } statusCode)
+        {
+            throw Unexpected(body.Span, expected);
+        }
+
+        if (!handedOver)
+        {
+            target.TakeResult(index, statusCode, result is { } range ? body[range] : default);
+        }
     }
 
     private static JackdawException Unexpected(ReadOnlySpan<byte> body, int expected)

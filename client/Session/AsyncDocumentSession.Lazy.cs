@@ -56,9 +56,21 @@ internal sealed partial class AsyncDocumentSession : IEagerSessionOperations
         {
             foreach (var operation in operations)
             {
-                if (operation.CreateRequest() is { } request)
+                GetRequest? request;
+                try
                 {
-                    sent.Add((operation, request));
+                    request = operation.CreateRequest();
+                }
+                catch (Exception e) when (e is not OperationCanceledException)
+                {
+                    // Answered from the session and failed there (a type mismatch, say): that operation only.
+                    operation.Fail(e);
+                    continue;
+                }
+
+                if (request is { } toSend)
+                {
+                    sent.Add((operation, toSend));
                 }
             }
 
@@ -127,11 +139,16 @@ internal sealed partial class AsyncDocumentSession : IEagerSessionOperations
             answer = await response.Content.ReadAsByteArrayAsync(token).ConfigureAwait(false);
         }
 
-        var items = MultiGetAnswer.Parse(answer, sent.Count);
-        for (var i = 0; i < items.Length; i++)
-        {
-            var (operation, request) = sent[i];
-            operation.Complete(request, items[i].StatusCode, items[i].Result is { } range ? answer.AsMemory(range) : default);
-        }
+        MultiGetAnswer.Read(answer, sent.Count, new Batch(sent));
+    }
+
+    /// <summary>Gives each item of the answer to the operation that asked for it.</summary>
+    private sealed class Batch(List<(LazyOperation Operation, GetRequest Request)> sent) : IMultiGetResultReader
+    {
+        public void ReadResult(int index, int statusCode, ref Utf8JsonReader reader, ReadOnlyMemory<byte> body) =>
+            sent[index].Operation.Complete(sent[index].Request, statusCode, ref reader, body);
+
+        public void TakeResult(int index, int statusCode, ReadOnlyMemory<byte> result) =>
+            sent[index].Operation.Complete(sent[index].Request, statusCode, result);
     }
 }

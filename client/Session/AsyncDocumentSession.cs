@@ -130,6 +130,20 @@ internal sealed partial class AsyncDocumentSession : IAsyncDocumentSession, IAdv
 
     internal void RegisterMissing(string id) => _knownMissing.Add(id);
 
+    /// <summary>The same for an answer inside a larger body, read where it lies (see <see cref="TrackResults{T}(ref Utf8JsonReader, ReadOnlyMemory{byte}, IReadOnlyList{string})"/>).</summary>
+    internal void TrackLoaded<T>(ref Utf8JsonReader reader, ReadOnlyMemory<byte> body, IReadOnlyList<string> ids)
+        where T : class
+    {
+        try
+        {
+            TrackResults<T>(ref reader, body, ids);
+        }
+        catch (JsonException e)
+        {
+            throw new JackdawException($"The server's answer to GET docs is not JSON: {e.Message}", e);
+        }
+    }
+
     /// <summary>Tracks a GET docs answer for <paramref name="ids"/>, as a load does.</summary>
     internal void TrackLoaded<T>(ReadOnlyMemory<byte> body, IReadOnlyList<string> ids)
         where T : class
@@ -414,9 +428,22 @@ internal sealed partial class AsyncDocumentSession : IAsyncDocumentSession, IAdv
         where T : class
     {
         var reader = new Utf8JsonReader(body.Span);
+        TrackResults<T>(ref reader, body, ids);
+    }
+
+    /// <summary>
+    /// The same for an answer inside a larger body (an item of a <c>multi_get</c>): <paramref name="reader"/>
+    /// reads all of <paramref name="body"/> and is on the answer's <c>{</c> (or before it, at the
+    /// start); it is left on the answer's <c>}</c>.
+    /// </summary>
+    private void TrackResults<T>(ref Utf8JsonReader reader, ReadOnlyMemory<byte> body, IReadOnlyList<string> ids)
+        where T : class
+    {
         var count = -1;
-        if (!reader.Read() || reader.TokenType != JsonTokenType.StartObject)
-            ThrowUnexpectedDocsAnswer(body, ids.Count);
+        if (reader.TokenType == JsonTokenType.None && !reader.Read() || reader.TokenType != JsonTokenType.StartObject)
+            ThrowUnexpectedDocsAnswer(body[(int)reader.TokenStartIndex..], ids.Count);
+        // Documents are kept as slices of body at the reader's offsets; errors quote the answer itself.
+        var answer = body[(int)reader.TokenStartIndex..];
         while (reader.Read() && reader.TokenType == JsonTokenType.PropertyName)
         {
             var isResults = reader.ValueTextEquals("Results"u8);
@@ -431,19 +458,19 @@ internal sealed partial class AsyncDocumentSession : IAsyncDocumentSession, IAdv
             while (reader.Read() && reader.TokenType != JsonTokenType.EndArray)
             {
                 if (count == ids.Count)
-                    ThrowUnexpectedDocsAnswer(body, ids.Count);
+                    ThrowUnexpectedDocsAnswer(answer, ids.Count);
                 var requestedId = ids[count++];
                 if (reader.TokenType == JsonTokenType.Null)
                     _knownMissing.Add(requestedId);
                 else if (reader.TokenType == JsonTokenType.StartObject)
                     Track(ref reader, body, requestedId, typeof(T));
                 else
-                    ThrowUnexpectedDocsAnswer(body, ids.Count);
+                    ThrowUnexpectedDocsAnswer(answer, ids.Count);
             }
         }
 
         if (count != ids.Count)
-            ThrowUnexpectedDocsAnswer(body, ids.Count);
+            ThrowUnexpectedDocsAnswer(answer, ids.Count);
     }
 
     /// <summary>

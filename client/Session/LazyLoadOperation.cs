@@ -1,4 +1,5 @@
 using System.Text;
+using System.Text.Json;
 using Jackdaw.Client.Http;
 
 namespace Jackdaw.Client.Session;
@@ -44,6 +45,18 @@ internal sealed class LazyLoadOperation<T>(AsyncDocumentSession session, IReadOn
             session.TrackLoaded<T>(result, _toFetch);
         }
 
+        SetValue(session.LocalResults<T>(ids));
+    }
+
+    protected override void HandleResponse(GetRequest request, int statusCode, ref Utf8JsonReader reader, ReadOnlyMemory<byte> body)
+    {
+        if (statusCode != 200)
+        {
+            base.HandleResponse(request, statusCode, ref reader, body);
+            return;
+        }
+
+        session.TrackLoaded<T>(ref reader, body, _toFetch);
         SetValue(session.LocalResults<T>(ids));
     }
 }

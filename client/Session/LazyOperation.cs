@@ -1,5 +1,6 @@
 using System.Net;
 using System.Runtime.ExceptionServices;
+using System.Text.Json;
 using Jackdaw.Client.Http;
 
 namespace Jackdaw.Client.Session;
@@ -34,6 +35,26 @@ internal abstract class LazyOperation
         }
     }
 
+    /// <summary>
+    /// Reads the operation's item where it lies in the answer: <paramref name="reader"/> (over all of
+    /// <paramref name="body"/>) is on the <c>Result</c>'s first token and is left on its last one,
+    /// even when the operation fails on it.
+    /// </summary>
+    public void Complete(GetRequest request, int statusCode, ref Utf8JsonReader reader, ReadOnlyMemory<byte> body)
+    {
+        var atStart = reader;
+        try
+        {
+            HandleResponse(request, statusCode, ref reader, body);
+        }
+        catch (Exception e)
+        {
+            reader = atStart;
+            reader.Skip();
+            Fail(e);
+        }
+    }
+
     public void Fail(Exception error)
     {
         _error = error;
@@ -41,6 +62,14 @@ internal abstract class LazyOperation
     }
 
     protected abstract void HandleResponse(GetRequest request, int statusCode, ReadOnlyMemory<byte> result);
+
+    /// <summary>The same, reading from the answer's reader; by default the result is located and handled as a slice.</summary>
+    protected virtual void HandleResponse(GetRequest request, int statusCode, ref Utf8JsonReader reader, ReadOnlyMemory<byte> body)
+    {
+        var start = (int)reader.TokenStartIndex;
+        reader.Skip();
+        HandleResponse(request, statusCode, body[start..(int)reader.BytesConsumed]);
+    }
 
     protected void Done() => IsDone = true;
 

@@ -1,3 +1,4 @@
+using System.Text.Json;
 using Jackdaw.Client.Http;
 using Jackdaw.Client.Queries;
 
@@ -19,6 +20,17 @@ internal sealed class LazyQueryOperation<TResult, TValue>(
     protected override void HandleResponse(GetRequest request, int statusCode, ReadOnlyMemory<byte> result)
     {
         ThrowIfError(request, statusCode, result);
-        SetValue(select(session.ReadQueryAnswer<TResult>(result, shape, statistics)));
+        SetValue(select(session.ReadQueryAnswer<TResult>(QueryAnswer.Parse(result), shape, statistics)));
+    }
+
+    protected override void HandleResponse(GetRequest request, int statusCode, ref Utf8JsonReader reader, ReadOnlyMemory<byte> body)
+    {
+        if (statusCode != 200)
+        {
+            base.HandleResponse(request, statusCode, ref reader, body);
+            return;
+        }
+
+        SetValue(select(session.ReadQueryAnswer<TResult>(QueryAnswer.Parse(body, ref reader), shape, statistics)));
     }
 }

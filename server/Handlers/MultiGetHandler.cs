@@ -12,7 +12,7 @@ namespace Jackdaw.Server.Handlers;
 /// <c>POST /databases/*/multi_get</c>, RavenDB's lazy operations: several requests in one round
 /// trip. Each item runs through the router and its handler as an <see cref="InnerRequest"/> (no
 /// loopback connection) and is answered in RavenDB's shape, in the order asked:
-/// <c>{"Results":[{"Result":body or null,"StatusCode":200,"Headers":{"ETag":"..."}}]}</c>. An item
+/// <c>{"Results":[{"StatusCode":200,"Headers":{"ETag":"..."},"Result":body or null}]}</c>. An item
 /// that fails has its own status and <c>{"Type","Message"}</c> body; the others are unaffected.
 /// </summary>
 public sealed class MultiGetHandler(ServerContext server) : HandlerBase(server)
@@ -108,10 +108,26 @@ public sealed class MultiGetHandler(ServerContext server) : HandlerBase(server)
         return named.Equals(database, StringComparison.OrdinalIgnoreCase) ? (url, query) : (null, query);
     }
 
-    /// <summary><c>{"Result":...,"StatusCode":n,"Headers":{...}}</c>; a body that is not JSON (a Studio page) is a JSON string.</summary>
+    /// <summary>
+    /// <c>{"StatusCode":n,"Headers":{...},"Result":...}</c>; a body that is not JSON (a Studio page)
+    /// is a JSON string. RavenDB writes <c>Result</c> first, as it streams the handler's output; its
+    /// clients read the properties in any order, and with the status first a reader can parse the
+    /// result where it lies, knowing whether it is an answer or an error (ours does).
+    /// </summary>
     private static void WriteResult(Utf8JsonWriter json, InnerRequest inner)
     {
         json.WriteStartObject();
+        json.WriteNumber("StatusCode", inner.StatusCode);
+        json.WriteStartObject("Headers");
+        foreach (var (name, values) in inner.ResponseHeaders)
+        {
+            foreach (var value in values)
+            {
+                json.WriteString(name, value);
+            }
+        }
+
+        json.WriteEndObject();
         json.WritePropertyName("Result");
         var body = inner.ResponseBody;
         if (body.IsEmpty)
@@ -129,17 +145,6 @@ public sealed class MultiGetHandler(ServerContext server) : HandlerBase(server)
             json.WriteStringValue(Encoding.UTF8.GetString(body));
         }
 
-        json.WriteNumber("StatusCode", inner.StatusCode);
-        json.WriteStartObject("Headers");
-        foreach (var (name, values) in inner.ResponseHeaders)
-        {
-            foreach (var value in values)
-            {
-                json.WriteString(name, value);
-            }
-        }
-
-        json.WriteEndObject();
         json.WriteEndObject();
     }
 }

@@ -118,6 +118,39 @@ public sealed class LazyServerTests(ServerFixture server) : IClassFixture<Server
     }
 
     [Fact]
+    public async Task AnOperationThatCannotReadItsAnswerFailsAloneAndTheNextItemsAreRead()
+    {
+        using var store = await StoreWithUsersAsync(2);
+        await QueryServerTests.StoreAsync(store, new Company { Id = "companies/1", Name = "Acme" });
+
+        using (var session = store.OpenAsyncSession())
+        {
+            // companies/1 is stored as a Company: read as a User it fails in the middle of the answer.
+            var wrongType = session.Advanced.Lazily.LoadAsync<User>(["companies/1", "users/1"]);
+            var after = session.Query<User>().Where(u => u.Age > 21).LazilyAsync();
+            var last = session.Advanced.Lazily.LoadAsync<Company>("companies/1");
+            await Assert.ThrowsAsync<InvalidOperationException>(() => session.Advanced.Eagerly.ExecuteAllPendingLazyOperationsAsync());
+
+            await Assert.ThrowsAsync<InvalidOperationException>(() => wrongType.Value);
+            Assert.Equal(["user 2"], (await after.Value).Select(u => u.Name));
+            Assert.Equal("Acme", (await last.Value)!.Name);
+            Assert.Equal(1, session.Advanced.NumberOfRequests);
+        }
+
+        using (var session = store.OpenAsyncSession())
+        {
+            // Held by the session as another type: that operation fails, the others have their values.
+            var company = await session.LoadAsync<Company>("companies/1");
+            var heldAsAnother = session.Advanced.Lazily.LoadAsync<User>(["companies/1", "users/2"]);
+            var user = session.Advanced.Lazily.LoadAsync<User>("users/1");
+            await Assert.ThrowsAsync<InvalidOperationException>(() => session.Advanced.Eagerly.ExecuteAllPendingLazyOperationsAsync());
+            await Assert.ThrowsAsync<InvalidOperationException>(() => heldAsAnother.Value);
+            Assert.Equal("user 1", (await user.Value)!.Name);
+            Assert.Same(company, await session.LoadAsync<Company>("companies/1"));
+        }
+    }
+
+    [Fact]
     public async Task AMissingDatabaseFailsEveryPendingOperation()
     {
         using var store = await server.NewStoreAsync();
