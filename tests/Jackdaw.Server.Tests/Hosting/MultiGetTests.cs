@@ -253,6 +253,33 @@ public sealed class MultiGetTests(Infrastructure.ServerFixture fixture) : IClass
     }
 
     [Fact]
+    public async Task StreamsAndWebSocketsAreRefusedAsItemsWhileOtherRoutesWork()
+    {
+        var db = await DatabaseWithUsersAsync(1);
+        var results = await MultiGetAsync(db, """
+            [
+              {"Url":"/databases/{db}/changes/events","Query":"?collection=Users"},
+              {"Url":"/databases/{db}/changes"},
+              {"Url":"/databases/{db}/subscriptions/connect","Query":"?name=none"},
+              {"Url":"/databases/{db}/bulk_insert","Method":"POST","Content":"{\"Id\":\"users/7\",\"Document\":{\"Name\":\"bulk\"}}\n"},
+              {"Url":"/databases/{db}/docs","Query":"?id=users/1","Method":"HEAD"},
+              {"Url":"/databases/{db}/collections/stats"},
+              {"Url":"/databases/{db}/docs","Query":"?id=users/7"}
+            ]
+            """);
+        AssertItemError(results[0], HttpStatusCode.BadRequest, "BadRequestException");
+        AssertItemError(results[1], HttpStatusCode.BadRequest, "BadRequestException");
+        Assert.True(Status(results[2]) is 400 or 404, results[2].ToString());
+        Assert.Equal(1, results[3].GetProperty("Result").GetProperty("Count").GetInt32());
+        Assert.Equal(200, Status(results[4]));
+        Assert.Equal(JsonValueKind.Null, results[4].GetProperty("Result").ValueKind);
+        Assert.NotNull(Header(results[4], "ETag"));
+        Assert.Equal(1, results[5].GetProperty("Result").GetProperty("Collections").GetProperty("Users").GetInt32());
+        // Items run in order: a later one sees what an earlier one wrote.
+        Assert.Equal("bulk", results[6].GetProperty("Result").GetProperty("Results")[0].GetProperty("Name").GetString());
+    }
+
+    [Fact]
     public async Task NoRequestsIsAnEmptyAnswer()
     {
         var db = await fixture.CreateDatabaseAsync();
