@@ -76,10 +76,17 @@ internal sealed class AsyncRawDocumentQuery<T>(AsyncDocumentSession session, str
         ? results[0]
         : throw new InvalidOperationException($"The query returned {results.Count} results; SingleAsync and SingleOrDefaultAsync expect at most one. Query: {query}");
 
-    private Task<QueryResult<T>> RunAsync(CancellationToken token)
-    {
-        var request = new QueryRequest(query, _parameters, _customization.WaitForNonStale, _customization.WaitTimeout);
-        var shape = new QueryResultShape(_customization.IsNoTracking ? QueryResultMode.NoTracking : QueryResultMode.Auto);
-        return session.QueryAsync<T>(request, shape, _statistics, token);
-    }
+    public Lazy<Task<IEnumerable<T>>> LazilyAsync(CancellationToken token = default) =>
+        session.AddLazyOperation(new LazyQueryOperation<T, IEnumerable<T>>(session, Body(), Shape, _statistics, result => result.Results), token);
+
+    public Lazy<Task<int>> CountLazilyAsync(CancellationToken token = default) =>
+        session.AddLazyOperation(new LazyQueryOperation<T, int>(session, Body(), Shape, _statistics, result => checked((int)result.TotalResults)), token);
+
+    private QueryResultShape Shape => new(_customization.IsNoTracking ? QueryResultMode.NoTracking : QueryResultMode.Auto);
+
+    private QueryRequest Request() => new(query, [.. _parameters], _customization.WaitForNonStale, _customization.WaitTimeout);
+
+    private ReadOnlyMemory<byte> Body() => Request().ToJson(session.Conventions.SerializerOptions);
+
+    private Task<QueryResult<T>> RunAsync(CancellationToken token) => session.QueryAsync<T>(Request(), Shape, _statistics, token);
 }

@@ -35,4 +35,10 @@ public interface IAsyncRawDocumentQuery<T>
     Task<T> SingleAsync(CancellationToken token = default);
 
     Task<T?> SingleOrDefaultAsync(CancellationToken token = default);
+
+    /// <summary>The results, run later with the session's other lazy operations in one request (see <see cref="ILazySessionOperations"/>).</summary>
+    Lazy<Task<IEnumerable<T>>> LazilyAsync(CancellationToken token = default);
+
+    /// <summary>The number of matches (as <see cref="CountAsync"/>), run later with the session's other lazy operations.</summary>
+    Lazy<Task<int>> CountLazilyAsync(CancellationToken token = default);
 }

@@ -142,6 +142,19 @@ public static class JackdawQueryableExtensions
     public static Task<T?> SingleOrDefaultAsync<T>(this IQueryable<T> source, Expression<Func<T, bool>> predicate, CancellationToken token = default) =>
         Queryable.Where(Checked(source), predicate).SingleOrDefaultAsync(token);
 
+    /// <summary>
+    /// The query, run later: with the session's other lazy operations (lazy loads, other lazy
+    /// queries) in one request, when the first of their values is awaited or
+    /// <see cref="IEagerSessionOperations.ExecuteAllPendingLazyOperationsAsync"/> runs. Results are
+    /// tracked as <see cref="ToListAsync{T}"/> tracks them.
+    /// </summary>
+    public static Lazy<Task<IEnumerable<T>>> LazilyAsync<T>(this IQueryable<T> source, CancellationToken token = default) =>
+        ProviderOf(source).Lazily<T>(source.Expression, token);
+
+    /// <summary>How many documents match (as <see cref="CountAsync{T}(IQueryable{T}, CancellationToken)"/>), run later as <see cref="LazilyAsync{T}"/> is.</summary>
+    public static Lazy<Task<int>> CountLazilyAsync<T>(this IQueryable<T> source, CancellationToken token = default) =>
+        ProviderOf(source).CountLazily(source.Expression, token);
+
     private static IQueryable<T> Checked<T>(IQueryable<T> source, [CallerMemberName] string method = "")
     {
         _ = ProviderOf(source, method);

@@ -11,9 +11,12 @@ namespace Jackdaw.Client.Queries;
 /// </summary>
 internal sealed class QueryAnswer
 {
-    private QueryAnswer(byte[] body) => Body = body;
+    private int _start;
 
-    public byte[] Body { get; }
+    private QueryAnswer(ReadOnlyMemory<byte> body) => Body = body;
+
+    /// <summary>The answer's bytes: a whole response body, or one item of a <c>multi_get</c> answer.</summary>
+    public ReadOnlyMemory<byte> Body { get; }
 
     public List<Range> Results { get; } = [];
 
@@ -39,12 +42,24 @@ internal sealed class QueryAnswer
     public long DurationInMs { get; private set; }
 
     /// <exception cref="JackdawException">The body is not a query answer.</exception>
-    public static QueryAnswer Parse(byte[] body)
+    public static QueryAnswer Parse(ReadOnlyMemory<byte> body)
     {
-        var answer = new QueryAnswer(body);
+        var reader = new Utf8JsonReader(body.Span);
+        return Parse(body, ref reader);
+    }
+
+    /// <summary>
+    /// Reads the answer whose first token <paramref name="reader"/> (over all of <paramref name="buffer"/>)
+    /// is about to read, leaving it on the answer's last token: an answer inside a larger body (an
+    /// item of a <c>multi_get</c>) is read in the same pass as the body. Ranges are in <paramref name="buffer"/>.
+    /// </summary>
+    /// <exception cref="JackdawException">The value is not a query answer.</exception>
+    public static QueryAnswer Parse(ReadOnlyMemory<byte> buffer, ref Utf8JsonReader reader)
+    {
+        var answer = new QueryAnswer(buffer);
         try
         {
-            answer.Read();
+            answer.Read(ref reader);
         }
         catch (JsonException e)
         {
@@ -69,10 +84,10 @@ internal sealed class QueryAnswer
         statistics.Timestamp = DateTime.UtcNow;
     }
 
-    private void Read()
+    private void Read(ref Utf8JsonReader reader)
     {
-        var reader = new Utf8JsonReader(Body);
-        if (!reader.Read() || reader.TokenType != JsonTokenType.StartObject)
+        _start = reader.TokenType == JsonTokenType.None ? 0 : (int)reader.TokenStartIndex;
+        if (reader.TokenType == JsonTokenType.None && !reader.Read() || reader.TokenType != JsonTokenType.StartObject)
         {
             ThrowUnexpected("it is not a JSON object");
         }
@@ -202,7 +217,8 @@ internal sealed class QueryAnswer
 
     private void ThrowUnexpected(string problem)
     {
-        var text = Encoding.UTF8.GetString(Body, 0, Math.Min(Body.Length, 200));
-        throw new JackdawException($"The server's answer to a query is not a query result ({problem}): {text}{(Body.Length > 200 ? "..." : "")}");
+        var rest = Body.Span[_start..];
+        var text = Encoding.UTF8.GetString(rest[..Math.Min(rest.Length, 200)]);
+        throw new JackdawException($"The server's answer to a query is not a query result ({problem}): {text}{(rest.Length > 200 ? "..." : "")}");
     }
 }

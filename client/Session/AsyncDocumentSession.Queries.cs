@@ -56,7 +56,15 @@ internal sealed partial class AsyncDocumentSession
             answerBody = await response.Content.ReadAsByteArrayAsync(token).ConfigureAwait(false);
         }
 
-        var answer = QueryAnswer.Parse(answerBody);
+        return ReadQueryAnswer<TResult>(QueryAnswer.Parse(answerBody), shape, statistics);
+    }
+
+    /// <summary>
+    /// A query's answer (a response body, or an item of a <c>multi_get</c>) as objects: statistics
+    /// filled, includes kept, documents tracked unless <paramref name="shape"/> says otherwise.
+    /// </summary>
+    internal QueryResult<TResult> ReadQueryAnswer<TResult>(QueryAnswer answer, QueryResultShape shape, IReadOnlyList<QueryStatistics> statistics)
+    {
         foreach (var target in statistics)
         {
             answer.FillStatistics(target);
@@ -70,7 +78,7 @@ internal sealed partial class AsyncDocumentSession
         var results = new List<TResult>(answer.Results.Count);
         foreach (var range in answer.Results)
         {
-            results.Add(Materialize<TResult>(answerBody.AsMemory(range), shape));
+            results.Add(Materialize<TResult>(answer.Body[range], shape));
         }
 
         return new QueryResult<TResult>(results, answer.TotalResults);
@@ -167,7 +175,7 @@ internal sealed partial class AsyncDocumentSession
 
             if (document is { } range)
             {
-                _included[id] = answer.Body.AsMemory(range);
+                _included[id] = answer.Body[range];
                 _knownMissing.Remove(id);
             }
             else

@@ -38,6 +38,8 @@ internal sealed partial class AsyncDocumentSession : IAsyncDocumentSession, IAdv
 
     public IAdvancedSessionOperations Advanced => this;
 
+    internal DocumentConventions Conventions => _conventions;
+
     public bool UseOptimisticConcurrency { get; set; }
 
     private string _saveQuery = "";
@@ -78,14 +80,9 @@ internal sealed partial class AsyncDocumentSession : IAsyncDocumentSession, IAdv
     {
         ArgumentNullException.ThrowIfNull(ids);
         var requested = ids.ToList();
-        var toFetch = new List<string>();
-        var seen = new HashSet<string>(StringComparer.OrdinalIgnoreCase);
         foreach (var id in requested)
-        {
             ArgumentException.ThrowIfNullOrEmpty(id, nameof(ids));
-            if (seen.Add(id) && !_deletes.ContainsKey(id) && !_byId.ContainsKey(id) && !_knownMissing.Contains(id) && !TrackIncluded(id, typeof(T)))
-                toFetch.Add(id);
-        }
+        var toFetch = IdsToFetch(requested, typeof(T));
 
         var start = 0;
         while (start < toFetch.Count)
@@ -105,14 +102,72 @@ internal sealed partial class AsyncDocumentSession : IAsyncDocumentSession, IAdv
             start += count;
         }
 
+        return LocalResults<T>(requested);
+    }
+
+    /// <summary>
+    /// The ids a load must ask the server for, each once: not tracked, deleted or known missing,
+    /// and not kept from a query's includes (those are tracked now, as <paramref name="type"/>).
+    /// </summary>
+    internal List<string> IdsToFetch(IReadOnlyList<string> ids, Type type)
+    {
+        var toFetch = new List<string>();
+        var seen = new HashSet<string>(StringComparer.OrdinalIgnoreCase);
+        foreach (var id in ids)
+        {
+            if (seen.Add(id) && !_deletes.ContainsKey(id) && !_byId.ContainsKey(id) && !_knownMissing.Contains(id) && !TrackIncluded(id, type))
+                toFetch.Add(id);
+        }
+
+        return toFetch;
+    }
+
+    /// <summary>What the session holds for each id, after a load: the tracked entity, or null.</summary>
+    internal Dictionary<string, T?> LocalResults<T>(IReadOnlyList<string> ids)
+        where T : class
+    {
         var results = new Dictionary<string, T?>(StringComparer.OrdinalIgnoreCase);
-        foreach (var id in requested)
+        foreach (var id in ids)
         {
             TryGetLocal<T>(id, out var entity);
             results[id] = entity;
         }
 
         return results;
+    }
+
+    /// <summary>Whether a load of <paramref name="id"/> would be answered without the server.</summary>
+    internal bool IsKnownLocally(string id) =>
+        _byId.ContainsKey(id) || _deletes.ContainsKey(id) || _knownMissing.Contains(id) || _included.ContainsKey(id);
+
+    internal void RegisterMissing(string id) => _knownMissing.Add(id);
+
+    /// <summary>The same for an answer inside a larger body, read where it lies (see <see cref="TrackResults{T}(ref Utf8JsonReader, ReadOnlyMemory{byte}, IReadOnlyList{string})"/>).</summary>
+    internal void TrackLoaded<T>(ref Utf8JsonReader reader, ReadOnlyMemory<byte> body, IReadOnlyList<string> ids)
+        where T : class
+    {
+        try
+        {
+            TrackResults<T>(ref reader, body, ids);
+        }
+        catch (JsonException e)
+        {
+            throw new JackdawException($"The server's answer to GET docs is not JSON: {e.Message}", e);
+        }
+    }
+
+    /// <summary>Tracks a GET docs answer for <paramref name="ids"/>, as a load does.</summary>
+    internal void TrackLoaded<T>(ReadOnlyMemory<byte> body, IReadOnlyList<string> ids)
+        where T : class
+    {
+        try
+        {
+            TrackResults<T>(body, ids);
+        }
+        catch (JsonException e)
+        {
+            throw new JackdawException($"The server's answer to GET docs is not JSON: {e.Message}", e);
+        }
     }
 
     public Task StoreAsync(object entity, CancellationToken token = default) => StoreAsync(entity, null, null, token);
@@ -374,27 +429,33 @@ internal sealed partial class AsyncDocumentSession : IAsyncDocumentSession, IAdv
         byte[] body;
         using (response)
             body = await response.Content.ReadAsByteArrayAsync(token).ConfigureAwait(false);
-        try
-        {
-            TrackResults<T>(body, ids);
-        }
-        catch (JsonException e)
-        {
-            throw new JackdawException($"The server's answer to GET docs is not JSON: {e.Message}", e);
-        }
+        TrackLoaded<T>(body, ids);
     }
 
     /// <summary>
     /// Walks GET docs' answer <c>{"Results":[document or null, ...],...}</c> with one reader and
     /// tracks each document; the tracked documents keep slices of <paramref name="body"/>, not copies.
     /// </summary>
-    private void TrackResults<T>(byte[] body, List<string> ids)
+    private void TrackResults<T>(ReadOnlyMemory<byte> body, IReadOnlyList<string> ids)
         where T : class
     {
-        var reader = new Utf8JsonReader(body);
+        var reader = new Utf8JsonReader(body.Span);
+        TrackResults<T>(ref reader, body, ids);
+    }
+
+    /// <summary>
+    /// The same for an answer inside a larger body (an item of a <c>multi_get</c>): <paramref name="reader"/>
+    /// reads all of <paramref name="body"/> and is on the answer's <c>{</c> (or before it, at the
+    /// start); it is left on the answer's <c>}</c>.
+    /// </summary>
+    private void TrackResults<T>(ref Utf8JsonReader reader, ReadOnlyMemory<byte> body, IReadOnlyList<string> ids)
+        where T : class
+    {
         var count = -1;
-        if (!reader.Read() || reader.TokenType != JsonTokenType.StartObject)
-            ThrowUnexpectedDocsAnswer(body, ids.Count);
+        if (reader.TokenType == JsonTokenType.None && !reader.Read() || reader.TokenType != JsonTokenType.StartObject)
+            ThrowUnexpectedDocsAnswer(body[(int)reader.TokenStartIndex..], ids.Count);
+        // Documents are kept as slices of body at the reader's offsets; errors quote the answer itself.
+        var answer = body[(int)reader.TokenStartIndex..];
         while (reader.Read() && reader.TokenType == JsonTokenType.PropertyName)
         {
             var isResults = reader.ValueTextEquals("Results"u8);
@@ -409,19 +470,19 @@ internal sealed partial class AsyncDocumentSession : IAsyncDocumentSession, IAdv
             while (reader.Read() && reader.TokenType != JsonTokenType.EndArray)
             {
                 if (count == ids.Count)
-                    ThrowUnexpectedDocsAnswer(body, ids.Count);
+                    ThrowUnexpectedDocsAnswer(answer, ids.Count);
                 var requestedId = ids[count++];
                 if (reader.TokenType == JsonTokenType.Null)
                     _knownMissing.Add(requestedId);
                 else if (reader.TokenType == JsonTokenType.StartObject)
                     Track(ref reader, body, requestedId, typeof(T));
                 else
-                    ThrowUnexpectedDocsAnswer(body, ids.Count);
+                    ThrowUnexpectedDocsAnswer(answer, ids.Count);
             }
         }
 
         if (count != ids.Count)
-            ThrowUnexpectedDocsAnswer(body, ids.Count);
+            ThrowUnexpectedDocsAnswer(answer, ids.Count);
     }
 
     /// <summary>
@@ -508,9 +569,9 @@ internal sealed partial class AsyncDocumentSession : IAsyncDocumentSession, IAdv
     }
 
     [DoesNotReturn]
-    private static void ThrowUnexpectedDocsAnswer(byte[] body, int count)
+    private static void ThrowUnexpectedDocsAnswer(ReadOnlyMemory<byte> body, int count)
     {
-        var text = Encoding.UTF8.GetString(body, 0, Math.Min(body.Length, 200));
+        var text = Encoding.UTF8.GetString(body.Span[..Math.Min(body.Length, 200)]);
         throw new JackdawException($"GET docs answered with {text}{(body.Length > 200 ? "..." : "")} instead of one result per id ({count}).");
     }
 

@@ -65,8 +65,14 @@ public interface IAdvancedSessionOperations
     /// <summary>When on, every write of a loaded document carries its change vector, so a concurrent change makes the save throw <see cref="ConcurrencyException"/>.</summary>
     bool UseOptimisticConcurrency { get; set; }
 
-    /// <summary>Requests this session sent to the server.</summary>
+    /// <summary>Requests this session sent to the server (a batch of lazy operations is one).</summary>
     int NumberOfRequests { get; }
+
+    /// <summary>Loads that wait, to be sent with the session's other lazy operations in one request.</summary>
+    ILazySessionOperations Lazily { get; }
+
+    /// <summary>Runs the pending lazy operations now.</summary>
+    IEagerSessionOperations Eagerly { get; }
 
     /// <summary>True when <see cref="IAsyncDocumentSession.SaveChangesAsync"/> would send something.</summary>
     bool HasChanges { get; }

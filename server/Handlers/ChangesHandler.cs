@@ -39,6 +39,9 @@ public sealed class ChangesHandler(ServerContext server) : HandlerBase(server)
     [Route("/databases/*/changes/events", "GET")]
     public async ValueTask Events(RequestContext context)
     {
+        // Inside a multi_get the stream would never end and its events would pile up in the item's buffer.
+        if (context.IsInnerRequest)
+            throw new BadRequestException("An event stream never ends, so it cannot be an item of a multi_get: open /databases/{db}/changes/events as a request of its own.");
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
         var filter = WatchSet.Empty;
         string? lastEventId = context.Request.Headers["Last-Event-ID"];

@@ -17,8 +17,13 @@ public sealed class RequestContext : IDisposable
     private RouteMatch<RequestHandler> _match;
     private Utf8JsonWriter? _json;
     private JsonOperationContext? _documents;
+    private readonly RequestPipeline _pipeline;
 
-    internal RequestContext(ServerContext server) => Server = server;
+    internal RequestContext(ServerContext server, RequestPipeline pipeline)
+    {
+        Server = server;
+        _pipeline = pipeline;
+    }
 
     public ServerContext Server { get; }
 
@@ -29,6 +34,9 @@ public sealed class RequestContext : IDisposable
     public HttpResponse Response => HttpContext.Response;
 
     public CancellationToken RequestAborted => HttpContext.RequestAborted;
+
+    /// <summary>True for a request that arrived inside another (an item of <c>multi_get</c>).</summary>
+    public bool IsInnerRequest { get; private set; }
 
     /// <summary>
     /// Where this request builds and reads blittable documents; its buffers are pooled with this
@@ -85,11 +93,18 @@ public sealed class RequestContext : IDisposable
         static async ValueTask AwaitWrite(ValueTask<System.IO.Pipelines.FlushResult> pending) => await pending.ConfigureAwait(false);
     }
 
-    internal void Initialize(HttpContext httpContext, string path, in RouteMatch<RequestHandler> match)
+    /// <summary>
+    /// Requests to run inside this one, through the same router and handlers (see
+    /// <see cref="InnerRequest"/>); dispose it before this request ends.
+    /// </summary>
+    public InnerRequest CreateInnerRequest() => new(_pipeline, HttpContext);
+
+    internal void Initialize(HttpContext httpContext, string path, in RouteMatch<RequestHandler> match, bool isInner)
     {
         HttpContext = httpContext;
         Path = path;
         _match = match;
+        IsInnerRequest = isInner;
     }
 
     /// <summary>Returns the document buffers for good (the pool drops this context).</summary>
@@ -106,6 +121,7 @@ public sealed class RequestContext : IDisposable
         HttpContext = null!;
         Path = string.Empty;
         _match = default;
+        IsInnerRequest = false;
         _json?.Reset(Stream.Null);
         _documents?.Reset();
     }

@@ -26,13 +26,25 @@ public sealed partial class RequestPipeline
         // pool cannot keep is disposed (its pooled buffers go back to the shared pool) rather than
         // left to the GC with them.
         _contexts = new DefaultObjectPoolProvider { MaximumRetained = Math.Max(256, Environment.ProcessorCount * 64) }
-            .Create(new ContextPolicy(server));
+            .Create(new ContextPolicy(server, this));
     }
 
     public Task InvokeAsync(HttpContext http)
     {
-        var started = Stopwatch.GetTimestamp();
         _server.Statistics.RequestStarted();
+        return Dispatch(http, inner: null);
+    }
+
+    /// <summary>
+    /// Runs a request that arrived inside another (<see cref="InnerRequest"/>): routed, handled and
+    /// mapped to an error exactly as one from the network, but not counted in the statistics (the
+    /// outer request is the one served).
+    /// </summary>
+    internal Task InvokeInnerAsync(HttpContext http, InnerRequest inner) => Dispatch(http, inner);
+
+    private Task Dispatch(HttpContext http, InnerRequest? inner)
+    {
+        var started = Stopwatch.GetTimestamp();
         var path = http.Request.Path.Value;
         if (string.IsNullOrEmpty(path))
             path = "/";
@@ -42,8 +54,8 @@ public sealed partial class RequestPipeline
             // Under a database, RavenDB's clients read a 404 as "no such item" (an attachment, a
             // counter): a feature Jackdaw does not have must say so, as a 501.
             return path.StartsWith("/databases/", StringComparison.Ordinal) && path.IndexOf('/', "/databases/".Length) > 0
-                ? Finish(http, started, JsonErrors.WriteAsync(http, StatusCodes.Status501NotImplemented, ErrorTypes.FeatureNotSupported, $"'{http.Request.Method} {path}' is not supported by Jackdaw (yet): no route matches it. docs/architecture.md lists the routes and the RavenDB features that exist."), failed: true)
-                : Finish(http, started, JsonErrors.WriteAsync(http, StatusCodes.Status404NotFound, ErrorTypes.RouteNotFound, $"No route matches '{http.Request.Method} {path}'."), failed: true);
+                ? Finish(http, inner, started, JsonErrors.WriteAsync(http, StatusCodes.Status501NotImplemented, ErrorTypes.FeatureNotSupported, $"'{http.Request.Method} {path}' is not supported by Jackdaw (yet): no route matches it. docs/architecture.md lists the routes and the RavenDB features that exist."), failed: true)
+                : Finish(http, inner, started, JsonErrors.WriteAsync(http, StatusCodes.Status404NotFound, ErrorTypes.RouteNotFound, $"No route matches '{http.Request.Method} {path}'."), failed: true);
         }
 
         var handler = match.Endpoint!.GetHandler(HttpMethodKinds.Parse(http.Request.Method));
@@ -51,11 +63,11 @@ public sealed partial class RequestPipeline
         {
             var endpoint = match.Endpoint;
             http.Response.Headers.Allow = endpoint.Allow;
-            return Finish(http, started, JsonErrors.WriteAsync(http, StatusCodes.Status405MethodNotAllowed, ErrorTypes.MethodNotAllowed, $"'{endpoint.Template}' does not support {http.Request.Method}; allowed: {endpoint.Allow}."), failed: true);
+            return Finish(http, inner, started, JsonErrors.WriteAsync(http, StatusCodes.Status405MethodNotAllowed, ErrorTypes.MethodNotAllowed, $"'{endpoint.Template}' does not support {http.Request.Method}; allowed: {endpoint.Allow}."), failed: true);
         }
 
         var context = _contexts.Get();
-        context.Initialize(http, path, match);
+        context.Initialize(http, path, match, inner is not null);
         ValueTask pending;
         try
         {
@@ -69,13 +81,13 @@ public sealed partial class RequestPipeline
         if (pending.IsCompletedSuccessfully)
         {
             _contexts.Return(context);
-            Completed(http, started, failed: false);
+            Completed(http, inner, started, failed: false);
             return Task.CompletedTask;
         }
-        return AwaitHandler(http, context, pending, started);
+        return AwaitHandler(http, inner, context, pending, started);
     }
 
-    private async Task AwaitHandler(HttpContext http, RequestContext context, ValueTask pending, long started)
+    private async Task AwaitHandler(HttpContext http, InnerRequest? inner, RequestContext context, ValueTask pending, long started)
     {
         var failed = false;
         try
@@ -85,19 +97,21 @@ public sealed partial class RequestPipeline
         catch (Exception e)
         {
             failed = true;
+            // An inner request's partial answer is only in its buffer: the error replaces it whole.
+            inner?.ClearResponse();
             await WriteFailureAsync(http, e).ConfigureAwait(false);
         }
         finally
         {
             _contexts.Return(context);
         }
-        Completed(http, started, failed);
+        Completed(http, inner, started, failed);
     }
 
-    private async Task Finish(HttpContext http, long started, ValueTask pending, bool failed)
+    private async Task Finish(HttpContext http, InnerRequest? inner, long started, ValueTask pending, bool failed)
     {
         await pending.ConfigureAwait(false);
-        Completed(http, started, failed);
+        Completed(http, inner, started, failed);
     }
 
     private async ValueTask WriteFailureAsync(HttpContext http, Exception e)
@@ -126,9 +140,10 @@ public sealed partial class RequestPipeline
         }
     }
 
-    private void Completed(HttpContext http, long started, bool failed)
+    private void Completed(HttpContext http, InnerRequest? inner, long started, bool failed)
     {
-        _server.Statistics.RequestFinished(failed);
+        if (inner is null)
+            _server.Statistics.RequestFinished(failed);
         if (_logger.IsEnabled(LogLevel.Debug))
             LogRequest(_logger, http.Request.Method, http.Request.Path.Value ?? "/", http.Response.StatusCode, Stopwatch.GetElapsedTime(started).TotalMilliseconds);
     }
@@ -139,9 +154,9 @@ public sealed partial class RequestPipeline
     [LoggerMessage(EventId = 2, Level = LogLevel.Error, Message = "Request {Method} {Path} failed (trace id {TraceId})")]
     private static partial void LogHandlerFailure(ILogger logger, Exception exception, string method, string path, string traceId);
 
-    private sealed class ContextPolicy(ServerContext server) : IPooledObjectPolicy<RequestContext>
+    private sealed class ContextPolicy(ServerContext server, RequestPipeline pipeline) : IPooledObjectPolicy<RequestContext>
     {
-        public RequestContext Create() => new(server);
+        public RequestContext Create() => new(server, pipeline);
 
         public bool Return(RequestContext obj)
         {

@@ -46,9 +46,35 @@ internal sealed class JackdawQueryProvider(AsyncDocumentSession session, Documen
     public async Task<long> CountAsync(Expression expression, CancellationToken token)
     {
         var model = Translate(expression);
-        // Results are not expected; should any come they are read as plain JSON, never tracked.
-        var countOnly = new QueryResultShape(QueryResultMode.Projection, new Projection());
-        var total = (await RunAsync<System.Text.Json.JsonElement>(model, 0, 0, token, countOnly).ConfigureAwait(false)).TotalResults;
+        var total = (await RunAsync<System.Text.Json.JsonElement>(model, 0, 0, token, CountOnly).ConfigureAwait(false)).TotalResults;
+        return Count(model, total);
+    }
+
+    /// <summary>The query's results once the session's lazy operations have run (one request for all of them).</summary>
+    public Lazy<Task<IEnumerable<TResult>>> Lazily<TResult>(Expression expression, CancellationToken token)
+    {
+        var model = Translate(expression);
+        var (request, shape) = Prepare(model, model.Take, model.Skip);
+        return session.AddLazyOperation(
+            new LazyQueryOperation<TResult, IEnumerable<TResult>>(session, request.ToJson(conventions.SerializerOptions), shape, model.Statistics, result => result.Results),
+            token);
+    }
+
+    /// <summary>The number of results (as <see cref="CountAsync"/> counts) once the session's lazy operations have run.</summary>
+    public Lazy<Task<int>> CountLazily(Expression expression, CancellationToken token)
+    {
+        var model = Translate(expression);
+        var (request, _) = Prepare(model, 0, 0);
+        return session.AddLazyOperation(
+            new LazyQueryOperation<System.Text.Json.JsonElement, int>(session, request.ToJson(conventions.SerializerOptions), CountOnly, model.Statistics, result => checked((int)Count(model, result.TotalResults))),
+            token);
+    }
+
+    // Results are not expected when counting; should any come they are read as plain JSON, never tracked.
+    private static QueryResultShape CountOnly => new(QueryResultMode.Projection, new Projection());
+
+    private static long Count(QueryModel model, long total)
+    {
         var count = Math.Max(0, total - model.Skip);
         return model.Take is { } take ? Math.Min(count, take) : count;
     }
@@ -76,11 +102,18 @@ internal sealed class JackdawQueryProvider(AsyncDocumentSession session, Documen
 
     private Task<QueryResult<TResult>> RunAsync<TResult>(QueryModel model, long? limit, long offset, CancellationToken token, QueryResultShape? shape = null)
     {
+        var (request, defaultShape) = Prepare(model, limit, offset);
+        return session.QueryAsync<TResult>(request, shape ?? defaultShape, model.Statistics, token);
+    }
+
+    /// <summary>The request for <paramref name="model"/> with this paging, and how its results become objects.</summary>
+    private (QueryRequest Request, QueryResultShape Shape) Prepare(QueryModel model, long? limit, long offset)
+    {
         var customization = model.Customization;
         var request = new QueryRequest(model.ToRql(limit, offset), model.Parameters.Values, customization.WaitForNonStale, customization.WaitTimeout);
-        shape ??= model.Projection is { } projection ? new QueryResultShape(QueryResultMode.Projection, projection)
+        var shape = model.Projection is { } projection ? new QueryResultShape(QueryResultMode.Projection, projection)
             : customization.IsNoTracking ? new QueryResultShape(QueryResultMode.NoTracking, EntityType: documentType)
             : new QueryResultShape(QueryResultMode.Track, EntityType: documentType);
-        return session.QueryAsync<TResult>(request, shape, model.Statistics, token);
+        return (request, shape);
     }
 }

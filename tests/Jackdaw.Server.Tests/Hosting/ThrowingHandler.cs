@@ -20,6 +20,23 @@ public sealed class ThrowingHandler(ServerContext server) : HandlerBase(server)
         throw new InvalidOperationException("the async test handler failed on purpose");
     }
 
+    /// <summary>Writes part of an answer, then fails: the error must replace what was written.</summary>
+    [Route("/databases/*/test/write-then-throw", "GET")]
+    public async ValueTask WriteThenThrow(RequestContext context)
+    {
+        context.Response.Headers["X-Partial"] = "yes";
+        var json = context.StartJson();
+        json.WriteStartObject();
+        json.WriteString("Partial", "answer");
+        json.Flush();
+        await Task.Yield();
+        throw new InvalidOperationException("the handler failed after writing");
+    }
+
+    [Route("/databases/*/test/throw", "GET")]
+    public ValueTask ThrowUnderADatabase(RequestContext context) =>
+        throw new InvalidOperationException("the database test handler failed on purpose");
+
     [Route("/test/bad-request", "POST")]
     public ValueTask BadRequest(RequestContext context) =>
         throw new BadRequestException("the body was not acceptable");

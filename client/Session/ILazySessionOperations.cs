@@ -1,0 +1,21 @@
+namespace Jackdaw.Client;
+
+/// <summary>
+/// Loads that wait: each call records an operation and returns a <see cref="Lazy{T}"/> at once.
+/// The session's pending lazy operations (these, and queries made lazy with
+/// <see cref="JackdawQueryableExtensions.LazilyAsync{T}"/> and
+/// <see cref="JackdawQueryableExtensions.CountLazilyAsync{T}"/>) go to the server together, in one
+/// <c>multi_get</c> request, when the first of their values is asked for or when
+/// <see cref="IEagerSessionOperations.ExecuteAllPendingLazyOperationsAsync"/> runs. Loaded
+/// documents join the session as with <see cref="IAsyncDocumentSession.LoadAsync{T}(string, CancellationToken)"/>.
+/// </summary>
+public interface ILazySessionOperations
+{
+    /// <summary>The document with this id, or null; an id the session holds already is answered without the server.</summary>
+    Lazy<Task<T?>> LoadAsync<T>(string id, CancellationToken token = default)
+        where T : class;
+
+    /// <summary>The documents with these ids, missing ones mapped to null.</summary>
+    Lazy<Task<Dictionary<string, T?>>> LoadAsync<T>(IEnumerable<string> ids, CancellationToken token = default)
+        where T : class;
+}
