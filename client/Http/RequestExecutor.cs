@@ -49,7 +49,18 @@ internal sealed class RequestExecutor : IDisposable
     /// answer throws the exception its error body names. The request timeout applies to each
     /// attempt (a refused connection fails at once, so failing over rarely adds to it).
     /// </summary>
-    public async Task<HttpResponseMessage> SendAsync(HttpMethod method, string pathAndQuery, ReadOnlyMemory<byte>? jsonBody, CancellationToken token)
+    public Task<HttpResponseMessage> SendAsync(HttpMethod method, string pathAndQuery, ReadOnlyMemory<byte>? jsonBody, CancellationToken token) =>
+        SendAsync(_client, HttpCompletionOption.ResponseContentRead, method, pathAndQuery, jsonBody, token);
+
+    /// <summary>
+    /// As <see cref="SendAsync(HttpMethod, string, ReadOnlyMemory{byte}?, CancellationToken)"/>, but returns once the
+    /// headers arrived, the body still to be read (streams), and without the request timeout: a
+    /// stream takes as long as its reader.
+    /// </summary>
+    public Task<HttpResponseMessage> SendForStreamAsync(HttpMethod method, string pathAndQuery, ReadOnlyMemory<byte>? jsonBody, CancellationToken token) =>
+        SendAsync(_streamingClient, HttpCompletionOption.ResponseHeadersRead, method, pathAndQuery, jsonBody, token);
+
+    private async Task<HttpResponseMessage> SendAsync(HttpClient client, HttpCompletionOption completion, HttpMethod method, string pathAndQuery, ReadOnlyMemory<byte>? jsonBody, CancellationToken token)
     {
         var first = Volatile.Read(ref _preferredUrl);
         HttpRequestException? lastConnectionError = null;
@@ -66,7 +77,7 @@ internal sealed class RequestExecutor : IDisposable
             HttpResponseMessage response;
             try
             {
-                response = await _client.SendAsync(request, HttpCompletionOption.ResponseContentRead, token).ConfigureAwait(false);
+                response = await client.SendAsync(request, completion, token).ConfigureAwait(false);
             }
             catch (HttpRequestException e) when (e.HttpRequestError is HttpRequestError.ConnectionError or HttpRequestError.NameResolutionError)
             {

@@ -76,9 +76,12 @@ internal sealed class AsyncRawDocumentQuery<T>(AsyncDocumentSession session, str
         ? results[0]
         : throw new InvalidOperationException($"The query returned {results.Count} results; SingleAsync and SingleOrDefaultAsync expect at most one. Query: {query}");
 
+    /// <summary>The request this query sends as it stands (also what a stream of it sends).</summary>
+    internal QueryRequest CreateRequest() => new(query, _parameters, _customization.WaitForNonStale, _customization.WaitTimeout);
+
     private Task<QueryResult<T>> RunAsync(CancellationToken token)
     {
-        var request = new QueryRequest(query, _parameters, _customization.WaitForNonStale, _customization.WaitTimeout);
+        var request = CreateRequest();
         var shape = new QueryResultShape(_customization.IsNoTracking ? QueryResultMode.NoTracking : QueryResultMode.Auto);
         return session.QueryAsync<T>(request, shape, _statistics, token);
     }
