@@ -65,9 +65,23 @@ internal sealed class RequestExecutor : IDisposable
     /// <see cref="ServerWaitMargin"/> when this is longer than the request timeout, so that the
     /// server's answer (or its own timeout error) arrives instead of a cancelled request.
     /// </summary>
-    public async Task<HttpResponseMessage> SendAsync(HttpMethod method, string pathAndQuery, ReadOnlyMemory<byte>? jsonBody, TimeSpan? serverWait, CancellationToken token)
+    public Task<HttpResponseMessage> SendAsync(HttpMethod method, string pathAndQuery, ReadOnlyMemory<byte>? jsonBody, TimeSpan? serverWait, CancellationToken token)
     {
         var longer = serverWait is { } wait && wait + ServerWaitMargin > _client.Timeout ? wait + ServerWaitMargin : (TimeSpan?)null;
+        return SendAsync(_client, HttpCompletionOption.ResponseContentRead, longer, method, pathAndQuery, jsonBody, token);
+    }
+
+    /// <summary>
+    /// As <see cref="SendAsync(HttpMethod, string, ReadOnlyMemory{byte}?, CancellationToken)"/>, but returns once the
+    /// headers arrived, the body still to be read (streams), and without the request timeout: a
+    /// stream takes as long as its reader.
+    /// </summary>
+    public Task<HttpResponseMessage> SendForStreamAsync(HttpMethod method, string pathAndQuery, ReadOnlyMemory<byte>? jsonBody, CancellationToken token) =>
+        SendAsync(_streamingClient, HttpCompletionOption.ResponseHeadersRead, null, method, pathAndQuery, jsonBody, token);
+
+    /// <param name="limit">A time limit longer than the request timeout: the request goes through the client without one, cancelled after it.</param>
+    private async Task<HttpResponseMessage> SendAsync(HttpClient client, HttpCompletionOption completion, TimeSpan? limit, HttpMethod method, string pathAndQuery, ReadOnlyMemory<byte>? jsonBody, CancellationToken token)
+    {
         var first = Volatile.Read(ref _preferredUrl);
         HttpRequestException? lastConnectionError = null;
         for (var attempt = 0; attempt < _urls.Length; attempt++)
@@ -83,9 +97,9 @@ internal sealed class RequestExecutor : IDisposable
             HttpResponseMessage response;
             try
             {
-                response = longer is { } limit
-                    ? await SendWithLimitAsync(request, limit, token).ConfigureAwait(false)
-                    : await _client.SendAsync(request, HttpCompletionOption.ResponseContentRead, token).ConfigureAwait(false);
+                response = limit is { } longer
+                    ? await SendWithLimitAsync(request, longer, token).ConfigureAwait(false)
+                    : await client.SendAsync(request, completion, token).ConfigureAwait(false);
             }
             catch (HttpRequestException e) when (e.HttpRequestError is HttpRequestError.ConnectionError or HttpRequestError.NameResolutionError)
             {

@@ -84,9 +84,10 @@ internal sealed class AsyncRawDocumentQuery<T>(AsyncDocumentSession session, str
 
     private QueryResultShape Shape => new(_customization.IsNoTracking ? QueryResultMode.NoTracking : QueryResultMode.Auto);
 
-    private QueryRequest Request() => new(query, [.. _parameters], _customization.WaitForNonStale, _customization.WaitTimeout);
+    /// <summary>The request this query sends as it stands (also what a stream or a lazy form of it sends).</summary>
+    internal QueryRequest CreateRequest() => new(query, [.. _parameters], _customization.WaitForNonStale, _customization.WaitTimeout);
 
-    private ReadOnlyMemory<byte> Body() => Request().ToJson(session.Conventions.SerializerOptions);
+    private ReadOnlyMemory<byte> Body() => CreateRequest().ToJson(session.Conventions.SerializerOptions);
 
-    private Task<QueryResult<T>> RunAsync(CancellationToken token) => session.QueryAsync<T>(Request(), Shape, _statistics, token);
+    private Task<QueryResult<T>> RunAsync(CancellationToken token) => session.QueryAsync<T>(CreateRequest(), Shape, _statistics, token);
 }

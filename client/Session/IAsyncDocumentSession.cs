@@ -109,4 +109,32 @@ public interface IAdvancedSessionOperations
     /// <paramref name="throwOnTimeout"/> is false.
     /// </summary>
     void WaitForIndexesAfterSaveChanges(TimeSpan? timeout = null, bool throwOnTimeout = true, params string[] indexes);
+
+    /// <summary>
+    /// Streams every result of a query, however many: one request, the results read and
+    /// deserialized one at a time as they arrive (the answer is never held whole, here or on the
+    /// server). Results are not tracked by the session. The query runs when the enumeration
+    /// starts; leaving it early closes the connection and stops the server.
+    /// </summary>
+    IAsyncEnumerable<StreamResult<T>> StreamAsync<T>(IQueryable<T> query, CancellationToken token = default);
+
+    /// <summary>
+    /// As <see cref="StreamAsync{T}(IQueryable{T}, CancellationToken)"/>; <paramref name="statistics"/> is
+    /// filled from the server's answer when the enumeration starts (before its first result).
+    /// </summary>
+    IAsyncEnumerable<StreamResult<T>> StreamAsync<T>(IQueryable<T> query, out StreamQueryStatistics statistics, CancellationToken token = default);
+
+    /// <summary>Streams the results of a raw RQL query (see <see cref="StreamAsync{T}(IQueryable{T}, CancellationToken)"/>).</summary>
+    IAsyncEnumerable<StreamResult<T>> StreamAsync<T>(IAsyncRawDocumentQuery<T> query, CancellationToken token = default);
+
+    IAsyncEnumerable<StreamResult<T>> StreamAsync<T>(IAsyncRawDocumentQuery<T> query, out StreamQueryStatistics statistics, CancellationToken token = default);
+
+    /// <summary>
+    /// Streams documents by id: those whose id starts with <paramref name="startsWith"/> in id order
+    /// (after <paramref name="startAfter"/> when given), or with no prefix every document, newest
+    /// change first. <paramref name="matches"/> and <paramref name="exclude"/> filter on the rest of
+    /// the id (<c>*</c> and <c>?</c> wildcards, alternatives separated by <c>|</c>); then
+    /// <paramref name="start"/> are skipped and at most <paramref name="pageSize"/> returned. Not tracked.
+    /// </summary>
+    IAsyncEnumerable<StreamResult<T>> StreamAsync<T>(string? startsWith, string? matches = null, int start = 0, int pageSize = int.MaxValue, string? startAfter = null, string? exclude = null, CancellationToken token = default);
 }

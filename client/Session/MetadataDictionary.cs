@@ -25,6 +25,16 @@ public sealed class MetadataDictionary : IDictionary<string, object?>
         _values.TryAdd(MetadataKeys.ClrType, clrTypeName);
     }
 
+    /// <summary>The metadata exactly as received (a streamed result's): no entries added.</summary>
+    internal MetadataDictionary(JsonElement? received)
+    {
+        if (received is { ValueKind: JsonValueKind.Object } element)
+        {
+            foreach (var property in element.EnumerateObject())
+                _values[property.Name] = ToValue(property.Value);
+        }
+    }
+
     /// <summary>True once the user changed an entry.</summary>
     internal bool IsDirty { get; set; }
 

@@ -60,6 +60,9 @@ public static class DocumentIds
         return length;
     }
 
+    /// <summary>The storage-key form of an id prefix (invariant lower case, UTF-8): every id that starts with <paramref name="prefix"/> (any casing) has a key that starts with it.</summary>
+    public static byte[] KeyPrefix(string prefix) => Encoding.UTF8.GetBytes(prefix.ToLowerInvariant());
+
     public static IdKind KindOf(ReadOnlySpan<char> id) => id.IsEmpty ? IdKind.Exact : id[^1] switch
     {
         '/' => IdKind.ServerGenerated,

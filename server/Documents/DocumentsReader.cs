@@ -131,6 +131,27 @@ public class DocumentsReader : IDisposable
         return keys;
     }
 
+    /// <summary>
+    /// The documents whose storage key starts with <paramref name="lowerPrefix"/> (see
+    /// <see cref="DocumentIds.KeyPrefix"/>), in id order, after <paramref name="afterKey"/> (a key
+    /// an earlier enumeration handed out; empty to start at the first), or backward before it.
+    /// </summary>
+    public DocumentsById GetDocumentsById(ReadOnlySpan<byte> lowerPrefix, ReadOnlySpan<byte> afterKey, bool descending = false) =>
+        new(Docs, lowerPrefix, afterKey, descending);
+
+    /// <summary>Every document, newest change first, with an etag below <paramref name="beforeEtag"/>.</summary>
+    public DocumentsNewestFirst GetDocumentsNewestFirst(long beforeEtag = long.MaxValue) =>
+        new(this, _transaction.OpenTree(DocumentsStorage.DocsByEtagTree), beforeEtag);
+
+    /// <summary>How many documents a collection (any casing) has; 0 for one that has none.</summary>
+    public long CountOf(string collection)
+    {
+        var lower = StorageKeys.LowerCollection(collection);
+        if (lower.Length > StorageKeys.MaxCollectionBytes || _transaction.OpenTree(DocumentsStorage.CollectionCountsTree) is not { } tree || !tree.TryGet(lower, out var value))
+            return 0;
+        return BinaryPrimitives.ReadInt64LittleEndian(value);
+    }
+
     /// <summary>Every collection with its document count, in name order.</summary>
     public List<CollectionCount> GetCollections()
     {

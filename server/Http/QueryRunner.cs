@@ -16,9 +16,6 @@ using Lucene.Net.Search;
 
 namespace Jackdaw.Server.Http;
 
-/// <summary>A query as a client sends it (RavenDB's <c>IndexQuery</c>).</summary>
-public sealed record QueryRequest(string Text, IReadOnlyDictionary<string, JsonElement> Parameters, bool WaitForNonStaleResults, TimeSpan WaitTimeout);
-
 /// <summary>A query's answer: the JSON body, or nothing when the client's <c>If-None-Match</c> still holds.</summary>
 public sealed record QueryAnswer(string ResultEtag, ReadOnlyMemory<byte> Body, bool NotModified);
 
@@ -55,11 +52,25 @@ public static class QueryRunner
     private static async Task<QueryAnswer> RunOnceAsync(DocumentDatabase database, QueryRequest request, string? ifNoneMatch, CancellationToken cancellationToken)
     {
         var started = Stopwatch.GetTimestamp();
+        var plan = await PlanAsync(database, request, cancellationToken).ConfigureAwait(false);
+        var limit = plan.Limit ?? DefaultPageSize;
+        return plan.Index is null
+            ? RunOnDocuments(database, plan.Query, request, plan.Offset, limit, ifNoneMatch, started)
+            : Execute(database, plan.Index, plan.Query, request, plan.Offset, limit, ifNoneMatch, started);
+    }
+
+    /// <summary>
+    /// Parses the query and decides what answers it: the document store (no index), or an index
+    /// (an auto-index made or widened when none covers the query), waited for as the request asks
+    /// (and for a new index's first batch). Queries and streams plan alike.
+    /// </summary>
+    internal static async Task<QueryPlan> PlanAsync(DocumentDatabase database, QueryRequest request, CancellationToken cancellationToken)
+    {
         var query = RqlParser.Parse(request.Text);
         var offset = Count(query.Offset, request, "offset") ?? 0;
-        var limit = Count(query.Limit, request, "limit") ?? DefaultPageSize;
+        var limit = Count(query.Limit, request, "limit");
         if (!query.From.IsIndex && LuceneQueryBuilder.OnIdOnly(query.Where) && query.OrderBy.All(o => o.IsId || o.IsScore))
-            return RunOnDocuments(database, query, request, offset, limit, ifNoneMatch, started);
+            return new QueryPlan(query, offset, limit, null);
 
         var store = IndexStore.Of(database);
         Indexing.Index index;
@@ -89,8 +100,7 @@ public static class QueryRunner
                     : $"Waited {request.WaitTimeout} for index '{index.Name}' to index every change up to etag {cutoff}; it has not yet. Retry, or query without WaitForNonStaleResults to get stale results.");
             }
         }
-
-        return Execute(database, index, query, request, offset, limit, ifNoneMatch, started);
+        return new QueryPlan(query, offset, limit, index);
     }
 
     /// <summary>
@@ -124,10 +134,7 @@ public static class QueryRunner
             {
                 if (index.Generation != generation)
                     continue;
-                var known = KnownFields(index, searcher.IndexReader);
-                var builder = new LuceneQueryBuilder(request.Text, request.Parameters, (path, indexing, position) => Resolve(index, known, searcher.IndexReader, request.Text, path, indexing, position), index.IsMultiValued);
-                var luceneQuery = builder.Build(query.Where);
-                var sort = BuildSort(index, known, searcher.IndexReader, query, request.Text, builder);
+                var (luceneQuery, sort) = BuildSearch(index, searcher.IndexReader, query, request);
                 var output = new ArrayBufferWriter<byte>(16 * 1024);
                 output.Write("{\"Results\":["u8);
                 var (total, skipped, included) = WriteHits(searcher, luceneQuery, sort, query, offset, limit, reader, index, output);
@@ -146,7 +153,16 @@ public static class QueryRunner
         }
     }
 
-    private static bool IsAllDocs(string name) => string.Equals(name, "@all_docs", StringComparison.OrdinalIgnoreCase);
+    /// <summary>The Lucene query and sort of <paramref name="query"/> on <paramref name="index"/>, as <paramref name="reader"/> (a searcher's) sees its fields.</summary>
+    internal static (Query Query, Sort? Sort) BuildSearch(Indexing.Index index, IndexReader reader, RqlQuery query, QueryRequest request)
+    {
+        var known = KnownFields(index, reader);
+        var builder = new LuceneQueryBuilder(request.Text, request.Parameters, (path, indexing, position) => Resolve(index, known, reader, request.Text, path, indexing, position), index.IsMultiValued);
+        var luceneQuery = builder.Build(query.Where);
+        return (luceneQuery, BuildSort(index, known, reader, query, request.Text, builder));
+    }
+
+    internal static bool IsAllDocs(string name) => string.Equals(name, "@all_docs", StringComparison.OrdinalIgnoreCase);
 
     /// <summary>A collection scan: no index needed.</summary>
     private static QueryAnswer RunOnDocuments(DocumentDatabase database, RqlQuery query, QueryRequest request, long offset, long limit, string? ifNoneMatch, long started)
@@ -211,7 +227,7 @@ public static class QueryRunner
         return new QueryAnswer(resultEtag, output.WrittenMemory, NotModified: false);
     }
 
-    private static List<string[]>? IncludePaths(RqlQuery query) =>
+    internal static List<string[]>? IncludePaths(RqlQuery query) =>
         query.Include.Count == 0 ? null : query.Include.Select(p => p.Segments.Select(s => s.Name).ToArray()).ToList();
 
     private static (long Total, long Skipped, HashSet<string>? Included) WriteHits(IndexSearcher searcher, Query luceneQuery, Sort? sort, RqlQuery query, long offset, long limit, DocumentsReader reader, Indexing.Index index, ArrayBufferWriter<byte> output)
@@ -282,7 +298,7 @@ public static class QueryRunner
     }
 
     /// <summary>The (lowercased) id of a hit, from the <c>@id@s</c> doc values of its segment; null when the segment has none.</summary>
-    private static string? IdOf(IList<AtomicReaderContext> leaves, int doc, Lucene.Net.Util.BytesRef scratch)
+    internal static string? IdOf(IList<AtomicReaderContext> leaves, int doc, Lucene.Net.Util.BytesRef scratch)
     {
         var leaf = leaves[ReaderUtil.SubIndex(doc, leaves)];
         var values = leaf.AtomicReader.GetSortedDocValues(LuceneFields.Id + LuceneFields.StringSortSuffix);
@@ -299,7 +315,7 @@ public static class QueryRunner
     public static readonly TimeSpan FirstBatchWait = TimeSpan.FromSeconds(5);
 
     /// <summary>A document, or its projection when the query selects, as JSON (also a subscription's batch items).</summary>
-    internal static void WriteResult(ArrayBufferWriter<byte> output, RqlQuery query, string id, ReadOnlySpan<byte> document, Lucene.Net.Documents.Document? stored, Indexing.Index? index)
+    internal static void WriteResult(IBufferWriter<byte> output, RqlQuery query, string id, ReadOnlySpan<byte> document, Lucene.Net.Documents.Document? stored, Indexing.Index? index)
     {
         if (query.Select.Count == 0)
         {
@@ -417,7 +433,7 @@ public static class QueryRunner
     /// What the results depend on: the query, its parameters, the database's snapshot and how far
     /// the index has indexed. Equal etags mean equal answers (RavenDB's <c>ResultEtag</c>).
     /// </summary>
-    private static string ResultEtag(QueryRequest request, long databaseEtag, string source, long caughtUpTo, long lastIndexed)
+    internal static string ResultEtag(QueryRequest request, long databaseEtag, string source, long caughtUpTo, long lastIndexed)
     {
         var hash = new XxHash64();
         hash.Append(Encoding.UTF8.GetBytes(request.Text));

@@ -100,6 +100,21 @@ internal sealed class JackdawQueryProvider(AsyncDocumentSession session, Documen
         return results[0];
     }
 
+    /// <summary>
+    /// The request and result shape of a stream of the query: as <see cref="ToListAsync{TResult}"/>
+    /// sends it, its documents never tracked (as RavenDB's streams).
+    /// </summary>
+    public (QueryRequest Request, QueryResultShape Shape) CreateStreamRequest(Expression expression)
+    {
+        var model = Translate(expression);
+        var customization = model.Customization;
+        var request = new QueryRequest(model.ToRql(model.Take, model.Skip), model.Parameters.Values, customization.WaitForNonStale, customization.WaitTimeout);
+        var shape = model.Projection is { } projection
+            ? new QueryResultShape(QueryResultMode.Projection, projection)
+            : new QueryResultShape(QueryResultMode.NoTracking, EntityType: documentType);
+        return (request, shape);
+    }
+
     private Task<QueryResult<TResult>> RunAsync<TResult>(QueryModel model, long? limit, long offset, CancellationToken token, QueryResultShape? shape = null)
     {
         var (request, defaultShape) = Prepare(model, limit, offset);
