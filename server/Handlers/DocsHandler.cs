@@ -72,6 +72,21 @@ public sealed class DocsHandler(ServerContext server) : HandlerBase(server)
         var start = query.GetInt32("start", 0);
         var pageSize = query.GetInt32("pageSize", DefaultPageSize, 0, MaxPageSize);
         var startsWith = query.GetString("startsWith");
+        var matches = IdPattern.Parse(query.GetString("matches"));
+        var exclude = IdPattern.Parse(query.GetString("exclude"));
+        var startAfter = query.GetString("startAfter");
+        if (!string.IsNullOrEmpty(startsWith) && (matches is not null || exclude is not null || !string.IsNullOrEmpty(startAfter)))
+        {
+            // RavenDB's loadStartingWith with wildcards: filtered in id order, then paged.
+            StartResults(context);
+            return DocumentResultsWriter.WritePageAsync(
+                context.Response.BodyWriter,
+                database,
+                reader => KeysMatching(reader, startsWith, matches, exclude, startAfter, start, pageSize),
+                ResultsSuffix,
+                context.RequestAborted,
+                metadataOnly);
+        }
         StartResults(context);
         return DocumentResultsWriter.WritePageAsync(
             context.Response.BodyWriter,
@@ -197,6 +212,34 @@ public sealed class DocsHandler(ServerContext server) : HandlerBase(server)
         }
         StartResults(context);
         return DocumentResultsWriter.WriteByIdsAsync(context.Response.BodyWriter, database, ids, includes, context.RequestAborted, metadataOnly);
+    }
+
+    /// <summary>
+    /// Storage keys of the documents under <paramref name="startsWith"/>, in id order, after
+    /// <paramref name="startAfter"/>, whose id after the prefix <paramref name="matches"/> and not
+    /// <paramref name="exclude"/>, <paramref name="start"/> of them skipped, at most <paramref name="pageSize"/>.
+    /// </summary>
+    private static List<byte[]> KeysMatching(DocumentsReader reader, string startsWith, IdPattern? matches, IdPattern? exclude, string? startAfter, int start, int pageSize)
+    {
+        var keys = new List<byte[]>();
+        if (pageSize <= 0)
+            return keys;
+        var after = string.IsNullOrEmpty(startAfter) ? [] : DocumentIds.KeyPrefix(startAfter);
+        var skipped = 0;
+        using var documents = reader.GetDocumentsById(DocumentIds.KeyPrefix(startsWith), after).GetEnumerator();
+        while (documents.MoveNext())
+        {
+            var id = System.Text.Encoding.UTF8.GetString(documents.Current.IdUtf8);
+            var rest = id.AsSpan(Math.Min(startsWith.Length, id.Length));
+            if ((matches is not null && !matches.Matches(rest)) || (exclude is not null && exclude.Matches(rest)))
+                continue;
+            if (skipped++ < start)
+                continue;
+            keys.Add(documents.CurrentKey.ToArray());
+            if (keys.Count == pageSize)
+                break;
+        }
+        return keys;
     }
 
     private static bool ReadBoolean(string value, string name) =>

@@ -53,6 +53,25 @@ public sealed class RavenShapesTests(ServerFixture fixture) : IClassFixture<Serv
     }
 
     [Fact]
+    public async Task LoadStartingWithFiltersByWildcardsAndStartsAfterAnId()
+    {
+        var db = await fixture.CreateDatabaseAsync();
+        var ids = new[] { "users/1", "users/10", "users/11", "users/2", "users/20", "users/21", "users/3", "Users/3a", "orders/1" };
+        foreach (var id in ids)
+            Assert.Equal(HttpStatusCode.Created, (await Client.PutAsync($"/databases/{db}/docs?id={id}", Api.Json("{}"))).StatusCode);
+        async Task<List<string>> IdsAsync(string query) =>
+            (await Api.JsonAsync(await Client.GetAsync($"/databases/{db}/docs?startsWith=users/&{query}"))).GetProperty("Results")
+                .EnumerateArray().Select(d => d.GetProperty("@metadata").GetProperty("@id").GetString()!).ToList();
+
+        // A model: ids under the prefix in id order (case-insensitive), the wildcard on the rest of the id.
+        Assert.Equal(["users/10", "users/11", "users/20", "users/21"], await IdsAsync("matches=1?|2?"));
+        Assert.Equal(["users/2", "users/3", "Users/3a"], await IdsAsync("exclude=1*|2?"));
+        Assert.Equal(["users/2", "users/20", "users/21", "users/3", "Users/3a"], await IdsAsync("startAfter=users/11"));
+        Assert.Equal(["users/20", "users/21"], await IdsAsync("startAfter=users/11&matches=2*&start=1&pageSize=2"));
+        Assert.Equal(["Users/3a"], await IdsAsync("matches=*A"));
+    }
+
+    [Fact]
     public async Task IndexNamesOnlyAndPagedDefinitions()
     {
         var db = await fixture.CreateDatabaseAsync();

@@ -199,3 +199,22 @@ test("the HiLo state is a document the client can load: Raven/Hilo/users with it
         store.dispose();
     }
 });
+
+test("loadStartingWith with matches, exclude, startAfter and paging", async () => {
+    const { store } = await freshStore();
+    try {
+        const session = store.openSession();
+        for (const id of ["users/1", "users/10", "users/11", "users/2", "users/20", "users/21"]) {
+            await session.store(new User(id, 1), id);
+        }
+        await session.saveChanges();
+        const reader = store.openSession();
+        const names = list => list.map(u => u.name);
+        assert.deepEqual(names(await reader.advanced.loadStartingWith("users/", { matches: "1?|2?" })), ["users/10", "users/11", "users/20", "users/21"]);
+        assert.deepEqual(names(await reader.advanced.loadStartingWith("users/", { exclude: "1*" })), ["users/2", "users/20", "users/21"]);
+        assert.deepEqual(names(await reader.advanced.loadStartingWith("users/", { startAfter: "users/11", pageSize: 2 })), ["users/2", "users/20"]);
+        assert.deepEqual(names(await reader.advanced.loadStartingWith("users/", { matches: "2*", start: 1, pageSize: 1 })), ["users/20"]);
+    } finally {
+        store.dispose();
+    }
+});
