@@ -48,7 +48,9 @@ public sealed class DocOrderHits : HitStream
                 continue;
             }
             var ord = _ids?.GetOrd(doc) ?? -1;
-            SetCurrent(_leaves[_leaf].DocBase + doc, _ids, ord, ord >= 0 && ord == _previousOrd);
+            var global = _leaves[_leaf].DocBase + doc;
+            var key = ReadKey(global, _ids, ord);
+            SetCurrent(global, key.Bytes, key.Offset, key.Length, ord >= 0 && ord == _previousOrd);
             _previousOrd = ord;
             return true;
         }

@@ -21,7 +21,9 @@ public abstract class HitStream
     private readonly BytesRef _scratch = new();
     private int _leafIndex = -1;
     private SortedDocValues? _ids;
-    private byte[]? _storedKey;
+    private byte[] _key = [];
+    private int _keyOffset;
+    private int _keyLength;
 
     protected HitStream(IndexSearcher searcher)
     {
@@ -45,7 +47,7 @@ public abstract class HitStream
     public abstract bool MoveNext();
 
     /// <summary>The current hit's document's storage key (its lowercased id, UTF-8); valid until the next move.</summary>
-    public ReadOnlySpan<byte> Key => _storedKey ?? _scratch.Bytes.AsSpan(_scratch.Offset, _scratch.Length);
+    public ReadOnlySpan<byte> Key => _key.AsSpan(_keyOffset, _keyLength);
 
     /// <summary>The leaf (segment) a document number lies in, and its <c>@id@s</c> doc values.</summary>
     protected AtomicReaderContext LeafOf(int doc, out SortedDocValues? ids)
@@ -59,19 +61,29 @@ public abstract class HitStream
         return _leaves[_leafIndex];
     }
 
-    /// <summary>Makes <paramref name="doc"/> the current hit: reads its key; <paramref name="repeat"/> as the walk decided.</summary>
-    protected void SetCurrent(int doc, SortedDocValues? ids, int ord, bool repeat)
+    /// <summary>
+    /// The storage key of document <paramref name="doc"/> (<paramref name="ord"/> in
+    /// <paramref name="ids"/>), in a buffer valid until the next call.
+    /// </summary>
+    protected BytesRef ReadKey(int doc, SortedDocValues? ids, int ord)
     {
-        Doc = doc;
-        IsRepeat = repeat;
         if (ids is not null && ord >= 0)
         {
             ids.LookupOrd(ord, _scratch);
-            _storedKey = null;
-            return;
+            return _scratch;
         }
         // A segment without the doc values (none of its entries has an id term): the stored id.
         var id = _searcher.Doc(doc).Get(LuceneFields.DocumentId) ?? "";
-        _storedKey = Encoding.UTF8.GetBytes(LuceneFields.Lower(id));
+        return new BytesRef(Encoding.UTF8.GetBytes(LuceneFields.Lower(id)));
+    }
+
+    /// <summary>Makes <paramref name="doc"/> the current hit, its key <paramref name="key"/> (in a buffer the caller keeps until the next move).</summary>
+    protected void SetCurrent(int doc, byte[] key, int offset, int length, bool repeat)
+    {
+        Doc = doc;
+        IsRepeat = repeat;
+        _key = key;
+        _keyOffset = offset;
+        _keyLength = length;
     }
 }
