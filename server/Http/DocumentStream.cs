@@ -50,6 +50,12 @@ public static class DocumentStream
             await output.WriteErrorAsync(e.Message, cancellationToken).ConfigureAwait(false);
             throw;
         }
+        catch (Exception) when (cancellationToken.IsCancellationRequested)
+        {
+            // The client went away (a reset may surface as an I/O error, not a cancellation):
+            // nobody to answer and nothing to log.
+            return;
+        }
         finally
         {
             reader?.Dispose();

@@ -87,6 +87,12 @@ public static class QueryStream
             await output.WriteErrorAsync(e.Message, cancellationToken).ConfigureAwait(false);
             throw;
         }
+        catch (Exception) when (cancellationToken.IsCancellationRequested)
+        {
+            // The client went away (a reset may surface as an I/O error, not a cancellation):
+            // nobody to answer and nothing to log.
+            return;
+        }
         finally
         {
             reader?.Dispose();
@@ -145,6 +151,12 @@ public static class QueryStream
             reader = null;
             await output.WriteErrorAsync(e.Message, cancellationToken).ConfigureAwait(false);
             throw;
+        }
+        catch (Exception) when (cancellationToken.IsCancellationRequested)
+        {
+            // The client went away (a reset may surface as an I/O error, not a cancellation):
+            // nobody to answer and nothing to log.
+            return;
         }
         finally
         {
