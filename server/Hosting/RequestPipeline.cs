@@ -104,17 +104,42 @@ public sealed partial class RequestPipeline
         finally
         {
             _contexts.Return(context);
+            // Whatever happened, also if the answer could not be written: every request counted
+            // active is counted finished.
+            Completed(http, inner, started, failed);
         }
-        Completed(http, inner, started, failed);
     }
 
     private async Task Finish(HttpContext http, InnerRequest? inner, long started, ValueTask pending, bool failed)
     {
-        await pending.ConfigureAwait(false);
-        Completed(http, inner, started, failed);
+        try
+        {
+            await pending.ConfigureAwait(false);
+        }
+        catch (OperationCanceledException) when (http.RequestAborted.IsCancellationRequested)
+        {
+            // The client went away before its error answer was written.
+        }
+        finally
+        {
+            Completed(http, inner, started, failed);
+        }
     }
 
     private async ValueTask WriteFailureAsync(HttpContext http, Exception e)
+    {
+        try
+        {
+            await WriteFailureAnswerAsync(http, e).ConfigureAwait(false);
+        }
+        catch (OperationCanceledException) when (http.RequestAborted.IsCancellationRequested)
+        {
+            // The client went away before the answer was written (its flush is cancelled with the
+            // request): nobody to answer, and nothing for the host to log as unhandled.
+        }
+    }
+
+    private async ValueTask WriteFailureAnswerAsync(HttpContext http, Exception e)
     {
         if (ErrorMapping.Map(e) is var (status, type))
         {

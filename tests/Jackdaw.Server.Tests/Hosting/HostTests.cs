@@ -195,5 +195,32 @@ public class HostTests(ServerFixture fixture) : IClassFixture<ServerFixture>
     }
 
     [Fact]
+    public async Task ARequestWhoseClientLeftBeforeItsErrorAnswerIsCountedFinished()
+    {
+        var statistics = fixture.Server.Host.Server.Statistics;
+        var served = statistics.RequestsServed;
+        using (var cancel = new CancellationTokenSource())
+        {
+            var request = Client.GetAsync("/test/fail-after-abort", cancel.Token);
+            await WaitUntilAsync(() => statistics.ActiveRequests == 1, "the request reached its handler");
+            await cancel.CancelAsync();
+            await Assert.ThrowsAnyAsync<OperationCanceledException>(() => request);
+        }
+        // The handler fails after the abort, and the pipeline cannot write its 500: the request
+        // still ends (it stayed in ActiveRequests for good, and /admin/stats said so).
+        await WaitUntilAsync(() => statistics.ActiveRequests == 0 && statistics.RequestsServed > served, "the request was counted finished");
+    }
+
+    private static async Task WaitUntilAsync(Func<bool> condition, string what)
+    {
+        var deadline = DateTime.UtcNow + TimeSpan.FromSeconds(30);
+        while (!condition())
+        {
+            Assert.True(DateTime.UtcNow < deadline, "Timed out waiting until " + what);
+            await Task.Delay(20);
+        }
+    }
+
+    [Fact]
     public void DataFolderIsCreated() => Assert.True(Directory.Exists(fixture.Server.DataDir));
 }

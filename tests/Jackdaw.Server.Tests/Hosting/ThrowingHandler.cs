@@ -37,6 +37,16 @@ public sealed class ThrowingHandler(ServerContext server) : HandlerBase(server)
     public ValueTask ThrowUnderADatabase(RequestContext context) =>
         throw new InvalidOperationException("the database test handler failed on purpose");
 
+    /// <summary>Fails once the client has gone away, so that its error answer has nobody to go to.</summary>
+    [Route("/test/fail-after-abort", "GET")]
+    public async ValueTask FailAfterAbort(RequestContext context)
+    {
+        var aborted = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        using (context.RequestAborted.Register(() => aborted.TrySetResult()))
+            await aborted.Task;
+        throw new IOException("the test handler failed after its client went away");
+    }
+
     [Route("/test/bad-request", "POST")]
     public ValueTask BadRequest(RequestContext context) =>
         throw new BadRequestException("the body was not acceptable");
