@@ -1,4 +1,5 @@
 using Jackdaw.Server.Databases;
+using Jackdaw.Server.Errors;
 using Jackdaw.Server.Hosting;
 using Jackdaw.Server.Http;
 using Jackdaw.Server.Routing;
@@ -21,6 +22,11 @@ public sealed class QueriesHandler(ServerContext server) : HandlerBase(server)
     {
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
         var request = await QueryRequest.ReadAsync(context.Request.BodyReader, context.RequestAborted).ConfigureAwait(false);
+        if (Debug(context) is { } debug)
+        {
+            await ExplainAsync(context, database, request, debug).ConfigureAwait(false);
+            return;
+        }
         await AnswerAsync(context, database, request).ConfigureAwait(false);
     }
 
@@ -29,7 +35,24 @@ public sealed class QueriesHandler(ServerContext server) : HandlerBase(server)
     public ValueTask Get(RequestContext context)
     {
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
-        return AnswerAsync(context, database, QueryRequest.FromQueryString(context.Request.QueryString.Value));
+        var request = QueryRequest.FromQueryString(context.Request.QueryString.Value);
+        return Debug(context) is { } debug ? ExplainAsync(context, database, request, debug) : AnswerAsync(context, database, request);
+    }
+
+    /// <summary>The <c>debug</c> parameter, when given.</summary>
+    private static string? Debug(RequestContext context) =>
+        new QueryParameters(context.Request.QueryString.Value).GetString("debug") is { Length: > 0 } debug ? debug : null;
+
+    /// <summary><c>?debug=explain</c>: which index would answer the query, and why (RavenDB's <c>ExplainQueryCommand</c>).</summary>
+    private static async ValueTask ExplainAsync(RequestContext context, DocumentDatabase database, QueryRequest request, string debug)
+    {
+        if (!string.Equals(debug, "explain", StringComparison.OrdinalIgnoreCase))
+            throw new BadRequestException($"debug={debug} is not supported; debug=explain tells which index a query would use and why.");
+        var body = QueryRunner.Explain(database, request);
+        var response = context.Response;
+        response.StatusCode = StatusCodes.Status200OK;
+        response.ContentType = JsonErrors.JsonContentType;
+        await response.BodyWriter.WriteAsync(body, context.RequestAborted).ConfigureAwait(false);
     }
 
     private static async ValueTask AnswerAsync(RequestContext context, DocumentDatabase database, QueryRequest request)

@@ -30,4 +30,22 @@ public static class ErrorTypes
 
     /// <summary>RavenDB's name for a query that waited for non-stale results in vain (our <see cref="Errors.QueryTimeoutException"/>).</summary>
     public const string Timeout = "TimeoutException";
+
+    /// <summary>
+    /// The type as RavenDB's server names it: its full .NET type name, from which RavenDB's clients'
+    /// exception dispatchers take the class they throw (the Node.js client maps only names under
+    /// <c>Raven.Client.Exceptions.</c>, by their last segment). Written for requests from those
+    /// clients (<see cref="JsonErrors.RavenClientVersionHeader"/>); curl and Jackdaw's client see the short name.
+    /// </summary>
+    public static string RavenName(string type) => type switch
+    {
+        Timeout => "System.TimeoutException",
+        DatabaseDoesNotExist or DatabaseUnavailable => "Raven.Client.Exceptions.Database." + type,
+        DocumentDoesNotExist => "Raven.Client.Exceptions.Documents." + type,
+        IndexCompilation => "Raven.Client.Exceptions.Documents.Compilation." + type,
+        IndexDoesNotExist or IndexLocked => "Raven.Client.Exceptions.Documents.Indexes." + type,
+        SubscriptionDoesNotExist or SubscriptionAlreadyExists => "Raven.Client.Exceptions.Documents.Subscriptions." + type,
+        RouteNotFound => "Raven.Client.Exceptions.Routing." + type,
+        _ => "Raven.Client.Exceptions." + type,
+    };
 }

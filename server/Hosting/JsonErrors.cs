@@ -5,11 +5,15 @@ namespace Jackdaw.Server.Hosting;
 
 /// <summary>
 /// Writes the <c>{"Type": ..., "Message": ..., "Error": ...}</c> error body every error response
-/// uses (<c>Error</c> repeats the message, where RavenDB's clients read it).
+/// uses (<c>Error</c> repeats the message, where RavenDB's clients read it). A request from
+/// RavenDB's clients gets the type by RavenDB's full name (<see cref="ErrorTypes.RavenName"/>).
 /// </summary>
 public static class JsonErrors
 {
     public const string JsonContentType = "application/json; charset=utf-8";
+
+    /// <summary>The request header RavenDB's official clients send with every request.</summary>
+    public const string RavenClientVersionHeader = "Raven-Client-Version";
 
     private static readonly JsonEncodedText TypeName = JsonEncodedText.Encode("Type");
     private static readonly JsonEncodedText MessageName = JsonEncodedText.Encode("Message");
@@ -22,6 +26,8 @@ public static class JsonErrors
             return;
         response.StatusCode = statusCode;
         response.ContentType = JsonContentType;
+        if (context.Request.Headers.ContainsKey(RavenClientVersionHeader))
+            type = ErrorTypes.RavenName(type);
         Write(response.BodyWriter, type, message);
         await response.BodyWriter.FlushAsync(context.RequestAborted).ConfigureAwait(false);
     }

@@ -52,11 +52,69 @@ public static class QueryRunner
     private static async Task<QueryAnswer> RunOnceAsync(DocumentDatabase database, QueryRequest request, string? ifNoneMatch, CancellationToken cancellationToken)
     {
         var started = Stopwatch.GetTimestamp();
-        var plan = await PlanAsync(database, request, cancellationToken).ConfigureAwait(false);
+        var query = RqlParser.Parse(request.Text);
+        var timings = query.IncludeTimings ? new QueryTimings() : null;
+        var plan = await PlanAsync(database, request, query, timings, cancellationToken).ConfigureAwait(false);
         var limit = plan.Limit ?? DefaultPageSize;
+        var filter = QueryFilter.Of(plan.Query, request, Count(plan.Query.FilterLimit, request, "filter_limit"));
+        var run = new QueryRun(request, plan.Offset, limit, filter, timings, started);
         return plan.Index is null
-            ? RunOnDocuments(database, plan.Query, request, plan.Offset, limit, ifNoneMatch, started)
-            : Execute(database, plan.Index, plan.Query, request, plan.Offset, limit, ifNoneMatch, started);
+            ? RunOnDocuments(database, plan.Query, run, ifNoneMatch)
+            : Execute(database, plan.Index, plan.Query, run, ifNoneMatch);
+    }
+
+    /// <summary>What one run of a query carries beside the query: paging, its filter, its timings.</summary>
+    private sealed record QueryRun(QueryRequest Request, long Offset, long Limit, QueryFilter? Filter, QueryTimings? Timings, long Started);
+
+    /// <summary>
+    /// <c>POST /queries?debug=explain</c>: which index the query would use and why, without running
+    /// it (nor creating an auto-index): <c>{"IndexName":...,"Results":[{"Index":...,"Reason":...}]}</c>.
+    /// </summary>
+    public static ReadOnlyMemory<byte> Explain(DocumentDatabase database, QueryRequest request)
+    {
+        var query = RqlParser.Parse(request.Text);
+        string indexName;
+        List<(string Index, string Reason)> reasons;
+        if (query.From.IsIndex)
+        {
+            var index = IndexStore.Of(database).Get(query.From.Name);
+            indexName = index.Name;
+            reasons = [(index.Name, "The query names this index ('from index').")];
+        }
+        else if (!query.From.IsIndex && LuceneQueryBuilder.OnIdOnly(query.Where) && query.OrderBy.All(o => o.IsId || o.IsScore))
+        {
+            indexName = IsAllDocs(query.From.Name) ? "AllDocs" : "collection/" + query.From.Name;
+            reasons = [(indexName, query.Where is null
+                ? "The query has no where on fields and no order by: the documents are read from the collection, no index is needed."
+                : "The query's where is on id() only: the documents are read by id from the collection, no index is needed.")];
+        }
+        else if (IsAllDocs(query.From.Name))
+        {
+            throw new InvalidQueryException(request.Text, query.From.Position, "a where on fields or an order by over @all_docs needs a static index; query a collection, or define an index and query it with 'from index'.");
+        }
+        else
+        {
+            var (name, found) = IndexStore.Of(database).ExplainAutoIndex(query.From.Name, LuceneQueryBuilder.NeededFields(query));
+            indexName = name;
+            reasons = [.. found];
+        }
+        var output = new ArrayBufferWriter<byte>(512);
+        using (var writer = new Utf8JsonWriter(output, new JsonWriterOptions { Encoder = JavaScriptEncoder.UnsafeRelaxedJsonEscaping }))
+        {
+            writer.WriteStartObject();
+            writer.WriteString("IndexName", indexName);
+            writer.WriteStartArray("Results");
+            foreach (var (index, reason) in reasons)
+            {
+                writer.WriteStartObject();
+                writer.WriteString("Index", index);
+                writer.WriteString("Reason", reason);
+                writer.WriteEndObject();
+            }
+            writer.WriteEndArray();
+            writer.WriteEndObject();
+        }
+        return output.WrittenMemory;
     }
 
     /// <summary>
@@ -64,13 +122,19 @@ public static class QueryRunner
     /// (an auto-index made or widened when none covers the query), waited for as the request asks
     /// (and for a new index's first batch). Queries and streams plan alike.
     /// </summary>
-    internal static async Task<QueryPlan> PlanAsync(DocumentDatabase database, QueryRequest request, CancellationToken cancellationToken)
+    internal static Task<QueryPlan> PlanAsync(DocumentDatabase database, QueryRequest request, CancellationToken cancellationToken) =>
+        PlanAsync(database, request, RqlParser.Parse(request.Text), null, cancellationToken);
+
+    private static async Task<QueryPlan> PlanAsync(DocumentDatabase database, QueryRequest request, RqlQuery query, QueryTimings? timings, CancellationToken cancellationToken)
     {
-        var query = RqlParser.Parse(request.Text);
+        var optimizer = timings?.Start("Optimizer");
         var offset = Count(query.Offset, request, "offset") ?? 0;
         var limit = Count(query.Limit, request, "limit");
         if (!query.From.IsIndex && LuceneQueryBuilder.OnIdOnly(query.Where) && query.OrderBy.All(o => o.IsId || o.IsScore))
+        {
+            optimizer?.Dispose();
             return new QueryPlan(query, offset, limit, null);
+        }
 
         var store = IndexStore.Of(database);
         Indexing.Index index;
@@ -85,7 +149,9 @@ public static class QueryRunner
             index = await store.GetOrCreateAutoIndexAsync(query.From.Name, LuceneQueryBuilder.NeededFields(query)).ConfigureAwait(false);
         }
         index.MarkQueried();
+        optimizer?.Dispose();
 
+        using var staleness = timings?.Start("Staleness");
         if (!request.WaitForNonStaleResults)
         {
             await index.WaitForFirstBatchAsync(FirstBatchWait, cancellationToken).ConfigureAwait(false);
@@ -112,11 +178,14 @@ public static class QueryRunner
         var query = RqlParser.Parse(request.Text);
         var offset = Count(query.Offset, request, "offset") ?? 0;
         var limit = Count(query.Limit, request, "limit") ?? DefaultPageSize;
-        return Execute(database, index, query, request, offset, limit, null, Stopwatch.GetTimestamp()).Body;
+        var filter = QueryFilter.Of(query, request, Count(query.FilterLimit, request, "filter_limit"));
+        var run = new QueryRun(request, offset, limit, filter, query.IncludeTimings ? new QueryTimings() : null, Stopwatch.GetTimestamp());
+        return Execute(database, index, query, run, null).Body;
     }
 
-    private static QueryAnswer Execute(DocumentDatabase database, Indexing.Index index, RqlQuery query, QueryRequest request, long offset, long limit, string? ifNoneMatch, long started)
+    private static QueryAnswer Execute(DocumentDatabase database, Indexing.Index index, RqlQuery query, QueryRun run, string? ifNoneMatch)
     {
+        var request = run.Request;
         using var reader = database.BeginRead();
         while (true)
         {
@@ -137,13 +206,9 @@ public static class QueryRunner
                 var (luceneQuery, sort) = BuildSearch(index, searcher.IndexReader, query, request);
                 var output = new ArrayBufferWriter<byte>(16 * 1024);
                 output.Write("{\"Results\":["u8);
-                var (total, skipped, included) = WriteHits(searcher, luceneQuery, sort, query, offset, limit, reader, index, output);
-                output.Write("],\"Includes\":"u8);
-                if (included is null)
-                    output.Write("{}"u8);
-                else
-                    DocumentIncludes.Write(output, reader, included);
-                WriteTail(output, total, skipped, index.Name, stale, index.LastIndexingTime ?? DateTime.UtcNow, resultEtag, started);
+                var (total, skipped, included) = WriteHits(searcher, luceneQuery, sort, query, run, reader, index, output);
+                WriteIncludes(output, reader, included, run.Timings);
+                WriteTail(output, total, skipped, index.Name, stale, index.LastIndexingTime ?? DateTime.UtcNow, resultEtag, run);
                 return new QueryAnswer(resultEtag, output.WrittenMemory, NotModified: false);
             }
             finally
@@ -164,9 +229,23 @@ public static class QueryRunner
 
     internal static bool IsAllDocs(string name) => string.Equals(name, "@all_docs", StringComparison.OrdinalIgnoreCase);
 
-    /// <summary>A collection scan: no index needed.</summary>
-    private static QueryAnswer RunOnDocuments(DocumentDatabase database, RqlQuery query, QueryRequest request, long offset, long limit, string? ifNoneMatch, long started)
+    private static void WriteIncludes(ArrayBufferWriter<byte> output, DocumentsReader reader, HashSet<string>? included, QueryTimings? timings)
     {
+        output.Write("],\"Includes\":"u8);
+        if (included is null)
+        {
+            output.Write("{}"u8);
+            return;
+        }
+        using var timing = timings?.Start("Includes");
+        DocumentIncludes.Write(output, reader, included);
+    }
+
+    /// <summary>A collection scan: no index needed.</summary>
+    private static QueryAnswer RunOnDocuments(DocumentDatabase database, RqlQuery query, QueryRun run, string? ifNoneMatch)
+    {
+        var (request, offset, limit, filter) = (run.Request, run.Offset, run.Limit, run.Filter);
+        var timing = run.Timings?.Start("Query");
         var evaluator = new RqlEvaluator(request.Text, request.Parameters);
         var collection = IsAllDocs(query.From.Name) ? null : query.From.Name;
         var includes = IncludePaths(query);
@@ -182,10 +261,18 @@ public static class QueryRunner
         var byId = query.OrderBy.FirstOrDefault(o => o.IsId);
         if (byId is null)
         {
+            using var storage = run.Timings?.Start("Storage");
             foreach (var record in reader.GetDocumentsFrom(collection, 0))
             {
                 if (query.Where is not null && !evaluator.Matches(query.Where, record.Id, record.Document))
                     continue;
+                if (filter is not null)
+                {
+                    if (filter.Exhausted)
+                        break;
+                    if (!filter.Matches(record.Id, record.Document))
+                        continue;
+                }
                 total++;
                 if (total <= offset || written >= limit)
                     continue;
@@ -199,6 +286,7 @@ public static class QueryRunner
         else
         {
             // order by id(): the matching ids, sorted as an index sorts them (lowercased, ordinal).
+            using var storage = run.Timings?.Start("Storage");
             var ids = new List<string>();
             foreach (var record in reader.GetDocumentsFrom(collection, 0))
             {
@@ -206,10 +294,24 @@ public static class QueryRunner
                     ids.Add(record.Id);
             }
             ids.Sort((a, b) => string.CompareOrdinal(a.ToLowerInvariant(), b.ToLowerInvariant()) * (byId.Descending ? -1 : 1));
-            total = ids.Count;
-            foreach (var id in ids.Skip((int)Math.Min(offset, int.MaxValue)).Take((int)Math.Min(limit, int.MaxValue)))
+            if (filter is null)
+                total = ids.Count;
+            long matched = 0;
+            foreach (var id in ids)
             {
+                // A filter examines the documents in the query's order, as far as its filter_limit.
+                if (filter is null && (matched >= offset + limit))
+                    break;
                 if (!reader.TryGet(id, out var record))
+                    continue;
+                if (filter is not null)
+                {
+                    if (filter.Exhausted)
+                        break;
+                    if (!filter.Matches(record.Id, record.Document))
+                        continue;
+                }
+                if (matched++ < offset || written >= limit)
                     continue;
                 if (written++ > 0)
                     output.Write(","u8);
@@ -217,31 +319,36 @@ public static class QueryRunner
                 if (included is not null)
                     DocumentIncludes.Collect(record.Document, includes!, included);
             }
+            if (filter is not null)
+                total = matched;
         }
-        output.Write("],\"Includes\":"u8);
-        if (included is null)
-            output.Write("{}"u8);
-        else
-            DocumentIncludes.Write(output, reader, included);
-        WriteTail(output, total, 0, collection is null ? "AllDocs" : "collection/" + collection, false, DateTime.UtcNow, resultEtag, started);
+        timing?.Dispose();
+        WriteIncludes(output, reader, included, run.Timings);
+        WriteTail(output, total, 0, collection is null ? "AllDocs" : "collection/" + collection, false, DateTime.UtcNow, resultEtag, run);
         return new QueryAnswer(resultEtag, output.WrittenMemory, NotModified: false);
     }
 
     internal static List<string[]>? IncludePaths(RqlQuery query) =>
         query.Include.Count == 0 ? null : query.Include.Select(p => p.Segments.Select(s => s.Name).ToArray()).ToList();
 
-    private static (long Total, long Skipped, HashSet<string>? Included) WriteHits(IndexSearcher searcher, Query luceneQuery, Sort? sort, RqlQuery query, long offset, long limit, DocumentsReader reader, Indexing.Index index, ArrayBufferWriter<byte> output)
+    private static (long Total, long Skipped, HashSet<string>? Included) WriteHits(IndexSearcher searcher, Query luceneQuery, Sort? sort, RqlQuery query, QueryRun run, DocumentsReader reader, Indexing.Index index, ArrayBufferWriter<byte> output)
     {
+        var (offset, limit, filter, timings) = (run.Offset, run.Limit, run.Filter, run.Timings);
+        using var timing = timings?.Start("Query");
         var includes = IncludePaths(query);
         var included = includes is null ? null : new HashSet<string>(StringComparer.OrdinalIgnoreCase);
         var maxDoc = Math.Max(1, searcher.IndexReader.MaxDoc);
         // A small first window: a query without a limit asks for a page of a million, and Lucene
-        // would fill a priority queue that large for every query (measured: 20× slower).
-        var needed = Math.Min(maxDoc, Math.Max(1, offset + limit));
-        var wanted = (int)Math.Min(needed, FirstWindow);
+        // would fill a priority queue that large for every query (measured: 20× slower). A filter
+        // examines every hit (up to its filter_limit) to count its matches: a window of that many.
+        var needed = filter is null ? Math.Min(maxDoc, Math.Max(1, offset + limit)) : Math.Min(maxDoc, Math.Max(1, filter.Limit ?? maxDoc));
+        var wanted = (int)(filter is null ? Math.Min(needed, FirstWindow) : needed);
         while (true)
         {
-            var top = sort is null ? searcher.Search(luceneQuery, wanted) : searcher.Search(luceneQuery, null, wanted, sort);
+            TopDocs top;
+            using (timings?.Start("Lucene"))
+                top = sort is null ? searcher.Search(luceneQuery, wanted) : searcher.Search(luceneQuery, null, wanted, sort);
+            using var retriever = timings?.Start("Retriever");
             var seen = new HashSet<string>(StringComparer.OrdinalIgnoreCase);
             long skipped = 0;
             long distinct = 0;
@@ -267,23 +374,38 @@ public static class QueryRunner
                     skipped++;
                     continue;
                 }
+                if (filter is not null)
+                {
+                    if (filter.Exhausted)
+                        break;
+                    if (!filter.Matches(record.Id, record.Document))
+                        continue;
+                }
                 distinct++;
                 if (distinct <= offset)
                     continue;
                 if (written >= limit)
-                    break;
+                {
+                    // A filtered query counts every match; an unfiltered one has its total from Lucene.
+                    if (filter is null)
+                        break;
+                    continue;
+                }
                 if (written++ > 0)
                     output.Write(","u8);
                 WriteResult(output, query, record.Id, record.Document, stored, index);
                 if (included is not null)
                     DocumentIncludes.Collect(record.Document, includes!, included);
             }
-            if (written < limit && top.ScoreDocs.Length == wanted && wanted < top.TotalHits)
+            if (filter is null && written < limit && top.ScoreDocs.Length == wanted && wanted < top.TotalHits)
+                complete = false;
+            // Duplicates or deleted documents kept the filter from examining its filter_limit.
+            if (filter is not null && !filter.Exhausted && top.ScoreDocs.Length == wanted && wanted < top.TotalHits)
                 complete = false;
             if (complete)
             {
-                // Exact when every hit was read; otherwise the hits less the duplicates seen.
-                var total = top.ScoreDocs.Length == top.TotalHits ? distinct : top.TotalHits - skipped;
+                // Exact when every hit was read (or filtered); otherwise the hits less the duplicates seen.
+                var total = filter is not null || top.ScoreDocs.Length == top.TotalHits ? distinct : top.TotalHits - skipped;
                 return (total, skipped, included);
             }
             // Duplicates (a map that returned several entries) or deleted documents used up the
@@ -291,6 +413,7 @@ public static class QueryRunner
             output.ResetWrittenCount();
             output.Write("{\"Results\":["u8);
             included?.Clear();
+            filter?.Reset();
             // The first window was too small: ask for what the page needs (grown further only when
             // duplicates or deleted documents used it up).
             wanted = (int)Math.Min(top.TotalHits, wanted < needed ? needed : (long)wanted * 2);
@@ -420,8 +543,16 @@ public static class QueryRunner
         values.Write(json);
     }
 
-    private static void WriteTail(ArrayBufferWriter<byte> output, long total, long skipped, string indexName, bool stale, DateTime indexTimestamp, string resultEtag, long started)
+    private static void WriteTail(ArrayBufferWriter<byte> output, long total, long skipped, string indexName, bool stale, DateTime indexTimestamp, string resultEtag, QueryRun run)
     {
+        if (run.Filter is not null)
+            output.Write(Encoding.UTF8.GetBytes($",\"ScannedResults\":{run.Filter.Scanned}"));
+        if (run.Timings is not null)
+        {
+            output.Write(","u8);
+            run.Timings.Write(output);
+        }
+        var started = run.Started;
         var now = JsonDefaults.FormatTime(DateTime.UtcNow);
         var tail = $",\"TotalResults\":{total},\"SkippedResults\":{skipped},\"IndexName\":{JsonSerializer.Serialize(indexName)},\"IsStale\":{(stale ? "true" : "false")}," +
             $"\"IndexTimestamp\":\"{JsonDefaults.FormatTime(indexTimestamp)}\",\"LastQueryTime\":\"{now}\",\"ResultEtag\":{resultEtag},\"NodeTag\":\"A\"," +
@@ -533,7 +664,7 @@ public static class QueryRunner
     }
 
     /// <summary>A limit or offset; null when none is given (RavenDB's clients send a null parameter for "none").</summary>
-    private static long? Count(RqlValue? value, QueryRequest request, string what)
+    internal static long? Count(RqlValue? value, QueryRequest request, string what)
     {
         if (value is null || value.Kind == RqlValueKind.Null)
             return null;

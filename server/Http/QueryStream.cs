@@ -41,7 +41,10 @@ public static class QueryStream
             var plan = await QueryRunner.PlanAsync(database, request, cancellationToken).ConfigureAwait(false);
             if (plan.Query.Include.Count > 0)
                 throw new InvalidQueryException(request.Text, plan.Query.Include[0].Position, "a stream returns no includes; remove the 'include' clause (or run the query without streaming).");
-            var state = new State(plan.Query, plan.Offset + start, Math.Min(plan.Limit ?? long.MaxValue, pageSize));
+            if (plan.Query.IncludeTimings)
+                throw new InvalidQueryException(request.Text, 0, "a stream carries no timings; remove 'include timings()' (or run the query without streaming).");
+            var filter = QueryFilter.Of(plan.Query, request, QueryRunner.Count(plan.Query.FilterLimit, request, "filter_limit"));
+            var state = new State(plan.Query, plan.Offset + start, Math.Min(plan.Limit ?? long.MaxValue, pageSize), filter);
             try
             {
                 if (plan.Index is null)
@@ -175,7 +178,7 @@ public static class QueryStream
             // indexed: not a result (a query counts both in SkippedResults).
             if (hits.IsRepeat || !reader.TryGetByKey(hits.Key, out var record))
                 continue;
-            switch (state.Next())
+            switch (state.Next(record.Id, record.Document))
             {
                 case Step.Skip:
                     continue;
@@ -202,6 +205,7 @@ public static class QueryStream
     private static bool HasSearch(RqlExpression? expression) => expression switch
     {
         RqlMethod method => method.Method == RqlMethodKind.Search,
+        RqlProximity => true,
         RqlBinary binary => HasSearch(binary.Left) || HasSearch(binary.Right),
         RqlNot not => HasSearch(not.Operand),
         RqlExact exact => HasSearch(exact.Inner),
@@ -216,16 +220,26 @@ public static class QueryStream
     }
 
     /// <summary>The query and how many results are still to skip, and how many were written.</summary>
-    private sealed class State(RqlQuery query, long offset, long limit)
+    private sealed class State(RqlQuery query, long offset, long limit, QueryFilter? filter)
     {
         private long _toSkip = offset;
         private long _written;
 
         public RqlQuery Query { get; } = query;
 
-        /// <summary>For the next result: skip it, write it (counted), or stop: the page is full.</summary>
-        public Step Next()
+        /// <summary>
+        /// For the next document found: skip it (the filter refuses it, or it is before the page),
+        /// write it (counted), or stop: the page is full, or the filter examined its filter_limit.
+        /// </summary>
+        public Step Next(string id, ReadOnlySpan<byte> document)
         {
+            if (filter is not null)
+            {
+                if (filter.Exhausted)
+                    return Step.Done;
+                if (!filter.Matches(id, document))
+                    return Step.Skip;
+            }
             if (_toSkip > 0)
             {
                 _toSkip--;
@@ -299,7 +313,7 @@ public static class QueryStream
         {
             if (where is not null && !where.Matches(state.Query.Where, record.Id, record.Document))
                 return Step.Skip;
-            var step = state.Next();
+            var step = state.Next(record.Id, record.Document);
             if (step != Step.Write)
                 return step;
             if (state.Query.Select.Count == 0)

@@ -436,7 +436,7 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
 
     private static IndexWriter NewWriter(LuceneDirectory directory, Action<Exception> mergeFailed)
     {
-        var analyzer = new StandardAnalyzer(LuceneVersion.LUCENE_48, CharArraySet.Empty);
+        var analyzer = new ValueGapAnalyzer(new StandardAnalyzer(LuceneVersion.LUCENE_48, CharArraySet.Empty));
         var config = new IndexWriterConfig(LuceneVersion.LUCENE_48, analyzer)
         {
             OpenMode = OpenMode.CREATE_OR_APPEND,

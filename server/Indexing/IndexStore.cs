@@ -462,6 +462,47 @@ public sealed class IndexStore : IAsyncDisposable
         }
     }
 
+    /// <summary>
+    /// What <see cref="GetOrCreateAutoIndexAsync"/> would do for a query (RavenDB's
+    /// <c>debug=explain</c>), without doing it: the index it would use (an existing one, or the
+    /// one it would create or widen into) and, for each auto-index of the collection, why it is or
+    /// is not the one.
+    /// </summary>
+    public (string IndexName, IReadOnlyList<(string Index, string Reason)> Reasons) ExplainAutoIndex(string collection, IReadOnlyCollection<AutoIndexField> fields)
+    {
+        var reasons = new List<(string, string)>();
+        var found = FindAutoIndex(collection, fields);
+        var existing = _indexes.Values
+            .Where(i => i.Definition.IsAuto && !i.IsDisposed && string.Equals(i.Definition.Collection, collection, StringComparison.OrdinalIgnoreCase))
+            .OrderBy(i => i.Name, StringComparer.Ordinal)
+            .ToList();
+        foreach (var index in existing)
+        {
+            var missing = fields.Where(f => !index.Definition.AutoFields.Any(a => a.Indexing == f.Indexing && string.Equals(a.Path, f.Path, StringComparison.Ordinal))).ToList();
+            string reason;
+            if (ReferenceEquals(index, found))
+                reason = "Chosen: it covers every field the query uses (" + FieldList(fields) + ").";
+            else if (missing.Count > 0)
+                reason = "It does not cover " + FieldList(missing) + ".";
+            else
+                reason = "It covers the query, but a wider index that has caught up (or the widest one) is preferred.";
+            reasons.Add((index.Name, reason));
+        }
+        if (found is not null)
+            return (found.Name, reasons);
+        var definition = IndexDefinition.CreateAuto(existing.FirstOrDefault()?.Definition.Collection ?? collection, existing.SelectMany(i => i.Definition.AutoFields).Concat(fields));
+        reasons.Add((definition.Name, existing.Count == 0
+            ? $"No auto-index of {collection} exists: the query would create this one, for {FieldList(fields)}."
+            : $"No auto-index of {collection} covers {FieldList(fields)}: the query would create this one, with the fields of the existing ones and its own, and the narrower ones would be retired once it caught up."));
+        return (definition.Name, reasons);
+    }
+
+    private static string FieldList(IEnumerable<AutoIndexField> fields)
+    {
+        var list = fields.Select(f => f.Key).ToList();
+        return list.Count == 0 ? "no field" : string.Join(", ", list);
+    }
+
     private Index? FindAutoIndex(string collection, IReadOnlyCollection<AutoIndexField> fields)
     {
         var covering = _indexes.Values.Where(index =>

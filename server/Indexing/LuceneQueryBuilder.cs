@@ -77,6 +77,9 @@ public sealed class LuceneQueryBuilder
             case RqlMethod { Field.IsId: false } m:
                 fields.Add(new AutoIndexField(m.Field.Path!.ToString(), m.Method == RqlMethodKind.Search ? FieldIndexing.Search : exact ? FieldIndexing.Exact : FieldIndexing.Default));
                 break;
+            case RqlProximity p:
+                Collect(p.Search, exact, fields);
+                break;
         }
     }
 
@@ -90,7 +93,7 @@ public sealed class LuceneQueryBuilder
         RqlComparison c => c.Field.IsId,
         RqlIn i => i.Field.IsId,
         RqlBetween b => b.Field.IsId,
-        RqlMethod m => m.Field.IsId && m.Method is RqlMethodKind.StartsWith or RqlMethodKind.EndsWith,
+        RqlMethod m => m.Field.IsId && m.Method is RqlMethodKind.StartsWith or RqlMethodKind.EndsWith or RqlMethodKind.Regex,
         _ => false,
     };
 
@@ -134,6 +137,8 @@ public sealed class LuceneQueryBuilder
             }
             case RqlMethod m:
                 return Method(m, exact);
+            case RqlProximity p:
+                return Proximity(p, exact);
             default:
                 throw new InvalidQueryException(_text, expression.Position, "this expression cannot be used in a where clause.");
         }
@@ -278,6 +283,12 @@ public sealed class LuceneQueryBuilder
             return new TermQuery(new Term(LuceneFields.Exists, existing.Name));
         }
         var value = Resolve(method.Value!);
+        if (method.Method == RqlMethodKind.Regex)
+        {
+            var regexTarget = Target(method.Field, exact, method.Position);
+            var pattern = value as string ?? throw new InvalidQueryException(_text, method.Value!.Position, "regex() takes the pattern as a string.");
+            return new RegexTermsQuery(regexTarget.Name, RqlRegex.Create(_text, method.Value!, pattern, exact: !regexTarget.LowerStrings), _text, method.Value!);
+        }
         if (value is not string text)
             return new BooleanQuery();
         if (method.Method == RqlMethodKind.Search)
@@ -307,6 +318,29 @@ public sealed class LuceneQueryBuilder
                 query.Add(new TermQuery(new Term(target.Name, token)), occur);
         }
         return query.Clauses.Count == 0 ? new BooleanQuery() : query;
+    }
+
+    /// <summary>
+    /// <c>proximity(search(F, 'a b'), n)</c>: a phrase query of the analyzed words with slop n. As
+    /// RavenDB, it needs at least two words and no wildcards.
+    /// </summary>
+    private Query Proximity(RqlProximity proximity, bool exact)
+    {
+        var method = proximity.Search;
+        var target = Target(method.Field, exact, method.Position, FieldIndexing.Search);
+        if (target.Indexing != FieldIndexing.Search)
+            throw new InvalidQueryException(_text, method.Position, $"search() needs a field indexed for full text; '{method.Field}' is indexed {target.Indexing} in this index (give it \"Indexing\": \"Search\").");
+        if (Resolve(method.Value!) is not string text)
+            return new BooleanQuery();
+        if (text.AsSpan().IndexOfAny('*', '?') >= 0)
+            throw new InvalidQueryException(_text, proximity.Position, "Proximity search works only on simple string terms, not wildcard or prefix ones.");
+        var words = Analyze(target.Name, text);
+        if (words.Count < 2)
+            throw new InvalidQueryException(_text, proximity.Position, $"Proximity search works only on multiple search terms; '{text}' gives {words.Count}.");
+        var phrase = new PhraseQuery { Slop = proximity.Distance };
+        foreach (var word in words)
+            phrase.Add(new Term(target.Name, word));
+        return phrase;
     }
 
     private static List<string> Analyze(string field, string text)

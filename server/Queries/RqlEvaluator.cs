@@ -18,13 +18,20 @@ namespace Jackdaw.Server.Queries;
 /// <item><c>Field = null</c> finds an explicit null, not a missing field; <c>exists(Field)</c> finds
 ///   any present value, null included; <c>!=</c> is <c>not =</c> (a missing field is "not equal");</item>
 /// <item><c>search</c> splits the text and the words on anything that is not a letter or digit and
-///   matches when any word (<c>and</c>: every word) is among the text's words, case-insensitively.</item>
+///   matches when any word (<c>and</c>: every word) is among the text's words, case-insensitively;
+///   <c>proximity(search(...), n)</c> when the words occur in one value with at most <c>n</c> moves
+///   between them (the slop of Lucene's phrase query);</item>
+/// <item><c>regex</c> matches when the .NET regular expression finds a match in a value
+///   (<see cref="RqlRegex"/>: case-insensitive except inside <c>exact()</c>).</item>
 /// </list>
 /// </summary>
 public sealed class RqlEvaluator
 {
     private readonly string _query;
     private readonly IReadOnlyDictionary<string, JsonElement> _parameters;
+
+    // The compiled pattern of each regex() (by node and exactness), made once per evaluator.
+    private readonly Dictionary<(RqlMethod, bool), System.Text.RegularExpressions.Regex> _regexes = [];
 
     /// <param name="query">The query text, for error positions.</param>
     /// <param name="parameters">The values of its <c>$parameters</c>.</param>
@@ -61,6 +68,7 @@ public sealed class RqlEvaluator
             targets.Any(t => Compare(value, t, exact) == 0)),
         RqlIn i => AllIn(i, id, document, exact),
         RqlMethod m => EvaluateMethod(m, id, document, exact),
+        RqlProximity p => Proximity(p, id, document),
         _ => throw new InvalidQueryException(_query, expression.Position, "this expression cannot be evaluated."),
     };
 
@@ -80,6 +88,13 @@ public sealed class RqlEvaluator
         if (method.Method == RqlMethodKind.Exists)
             return method.Field.IsId || Collect(method.Field.Path!, document).Count > 0;
         var target = Resolve(method.Value!);
+        if (method.Method == RqlMethodKind.Regex)
+        {
+            var key = (method, exact);
+            if (!_regexes.TryGetValue(key, out var regex))
+                _regexes[key] = regex = RqlRegex.Create(_query, method.Value!, target, exact);
+            return Any(method.Field, id, document, regex, (value, r) => value is string s && RqlRegex.IsMatch(_query, method.Value!, r, s));
+        }
         if (target.ValueKind != JsonValueKind.String)
             return false;
         var text = target.GetString()!;
@@ -103,6 +118,47 @@ public sealed class RqlEvaluator
                 found.UnionWith(Words(s));
         }
         return method.SearchAll ? words.All(found.Contains) : words.Any(found.Contains);
+    }
+
+    private bool Proximity(RqlProximity proximity, string id, BlittableObject document)
+    {
+        var target = Resolve(proximity.Search.Value!);
+        if (target.ValueKind != JsonValueKind.String)
+            return false;
+        var words = Words(target.GetString()!);
+        foreach (var value in Values(proximity.Search.Field, id, document))
+        {
+            if (value is string s && WithinSlop(Words(s), words, proximity.Distance))
+                return true;
+        }
+        return false;
+    }
+
+    /// <summary>
+    /// Whether <paramref name="words"/> occur in <paramref name="text"/> with a slop of at most
+    /// <paramref name="slop"/>: for positions p<sub>i</sub> of the i-th word, max(p<sub>i</sub> - i) - min(p<sub>i</sub> - i)
+    /// (Lucene's sloppy phrase match length; 0 is the exact phrase).
+    /// </summary>
+    private static bool WithinSlop(List<string> text, List<string> words, int slop)
+    {
+        return Choose(0, int.MaxValue, int.MinValue);
+
+        bool Choose(int word, int low, int high)
+        {
+            if (word == words.Count)
+                return high - low <= slop;
+            for (var position = 0; position < text.Count; position++)
+            {
+                if (!string.Equals(text[position], words[word], StringComparison.OrdinalIgnoreCase))
+                    continue;
+                var offset = position - word;
+                var newLow = Math.Min(low, offset);
+                var newHigh = Math.Max(high, offset);
+                if (newHigh - newLow <= slop && Choose(word + 1, newLow, newHigh))
+                    return true;
+            }
+            return false;
+        }
     }
 
     private static List<string> Words(string text) =>

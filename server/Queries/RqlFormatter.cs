@@ -23,14 +23,18 @@ public static class RqlFormatter
             text.AppendJoin(", ", query.OrderBy.Select(o =>
                 (o.IsId ? "id()" : o.Path is null ? "score()" : Path(o.Path)) + (o.As is { } type ? " as " + type : "") + (o.Descending ? " desc" : "")));
         }
+        if (query.Filter is { } filter)
+            Write(text.Append(" filter "), filter);
         if (query.Select.Count > 0)
             text.Append(" select ").AppendJoin(", ", query.Select.Select(p => Path(p.Path) + (p.Alias is { } a ? " as " + Name(a) : "")));
-        if (query.Include.Count > 0)
-            text.Append(" include ").AppendJoin(", ", query.Include.Select(Path));
+        if (query.Include.Count > 0 || query.IncludeTimings)
+            text.Append(" include ").AppendJoin(", ", query.Include.Select(Path).Concat(query.IncludeTimings ? ["timings()"] : []));
         if (query.Limit is { } limit)
             text.Append(" limit ").Append(Value(limit));
         if (query.Offset is { } offset)
             text.Append(" offset ").Append(Value(offset));
+        if (query.FilterLimit is { } filterLimit)
+            text.Append(" filter_limit ").Append(Value(filterLimit));
         return text.ToString();
     }
 
@@ -72,6 +76,7 @@ public static class RqlFormatter
                     RqlMethodKind.StartsWith => "startsWith(",
                     RqlMethodKind.EndsWith => "endsWith(",
                     RqlMethodKind.Search => "search(",
+                    RqlMethodKind.Regex => "regex(",
                     _ => "exists(",
                 }).Append(Operand(method.Field));
                 if (method.Value is { } value)
@@ -79,6 +84,11 @@ public static class RqlFormatter
                 if (method.Method == RqlMethodKind.Search && method.SearchAll)
                     text.Append(", and");
                 text.Append(')');
+                break;
+            case RqlProximity proximity:
+                text.Append("proximity(");
+                Write(text, proximity.Search);
+                text.Append(", ").Append(proximity.Distance).Append(')');
                 break;
             case RqlExact exact:
                 text.Append("exact(");
@@ -99,7 +109,7 @@ public static class RqlFormatter
     private static readonly HashSet<string> Keywords = new(StringComparer.OrdinalIgnoreCase)
     {
         "from", "index", "as", "where", "and", "or", "not", "between", "in", "all", "order", "by", "select",
-        "include", "limit", "offset", "asc", "desc", "ascending", "descending", "true", "false", "null", "id", "score",
+        "include", "limit", "offset", "filter", "filter_limit", "asc", "desc", "ascending", "descending", "true", "false", "null", "id", "score",
     };
 
     private static string Value(RqlValue value) => value.Kind switch

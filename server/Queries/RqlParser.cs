@@ -6,14 +6,17 @@ namespace Jackdaw.Server.Queries;
 /// Parses the RQL subset Jackdaw answers (keywords case-insensitive):
 /// <code>
 /// query      = "from" ( name | "index" string ) [ "as" name ] [ "where" or ]
-///              [ "order" "by" order { "," order } ] [ "select" projection { "," projection } ]
-///              [ "include" path { "," path } ] [ "limit" value [ "offset" value | "," value ] ]
+///              [ "order" "by" order { "," order } ] [ "filter" or ] [ "select" projection { "," projection } ]
+///              [ "include" include { "," include } ] [ "limit" value [ "offset" value | "," value ] ]
+///              [ "filter_limit" value ]
 /// or         = and { "or" and }
 /// and        = unary { "and" unary }
 /// unary      = "not" unary | "(" or ")" | method | operand comparison
 /// comparison = op value | "between" value "and" value | [ "all" ] "in" "(" value { "," value } ")"
-/// method     = ( "startsWith" | "endsWith" ) "(" operand "," value ")" | "search" "(" operand "," value [ "," ( "and" | "or" ) ] ")"
-///              | "exists" "(" operand ")" | "exact" "(" unary ")"
+/// method     = ( "startsWith" | "endsWith" | "regex" ) "(" operand "," value ")" | search
+///              | "proximity" "(" search "," number ")" | "exists" "(" operand ")" | "exact" "(" unary ")"
+/// search     = "search" "(" operand "," value [ "," ( "and" | "or" ) ] ")"
+/// include    = path | "timings" "(" ")"
 /// operand    = "id" "(" ")" | path          path = name [ "[]" ] { "." name [ "[]" ] }
 /// value      = string | number | "true" | "false" | "null" | $parameter
 /// order      = ( "score" "(" ")" | "id" "(" ")" | path ) [ "as" ( "long" | "double" | "alphaNumeric" | "string" ) ] [ "asc" | "desc" ]
@@ -26,8 +29,8 @@ public sealed class RqlParser
     public const int MaxDepth = 128;
 
     // The clauses after 'from', in the order RavenDB's RQL requires them.
-    private static readonly string[] Clauses = ["where", "order", "select", "include", "limit"];
-    private static readonly string[] ClauseNames = ["where", "order by", "select", "include", "limit"];
+    private static readonly string[] Clauses = ["where", "order", "filter", "select", "include", "limit", "filter_limit"];
+    private static readonly string[] ClauseNames = ["where", "order by", "filter", "select", "include", "limit", "filter_limit"];
 
     private readonly string _query;
     private readonly List<RqlToken> _tokens;
@@ -57,7 +60,9 @@ public sealed class RqlParser
         List<RqlOrder> orderBy = [];
         List<RqlProjection> select = [];
         List<RqlPath> include = [];
-        RqlValue? limit = null, offset = null;
+        RqlValue? limit = null, offset = null, filterLimit = null;
+        RqlExpression? filter = null;
+        var timings = false;
 
         if (TakeKeyword("where"))
             where = ParseOr();
@@ -68,6 +73,8 @@ public sealed class RqlParser
                 orderBy.Add(ParseOrder());
             while (Take(RqlTokenKind.Comma));
         }
+        if (TakeKeyword("filter"))
+            filter = ParseOr();
         if (TakeKeyword("select"))
         {
             do
@@ -77,7 +84,12 @@ public sealed class RqlParser
         if (TakeKeyword("include"))
         {
             do
-                include.Add(ParsePath());
+            {
+                if (Current.Kind == RqlTokenKind.Identifier && Peek(1).Kind == RqlTokenKind.OpenParen)
+                    timings |= ParseIncludeMethod();
+                else
+                    include.Add(ParsePath());
+            }
             while (Take(RqlTokenKind.Comma));
         }
         if (TakeKeyword("limit"))
@@ -88,9 +100,28 @@ public sealed class RqlParser
             else if (Take(RqlTokenKind.Comma))
                 (offset, limit) = (limit, ParseValue("a number of results"));
         }
+        if (TakeKeyword("filter_limit"))
+        {
+            if (filter is null)
+                throw Error(_tokens[_next - 1], "'filter_limit' limits a 'filter' clause, and the query has none");
+            filterLimit = ParseValue("the most documents the filter examines");
+        }
         if (Current.Kind != RqlTokenKind.End)
-            throw ClauseOutOfPlace(where is not null, orderBy.Count > 0, select.Count > 0, include.Count > 0, limit is not null);
-        return new RqlQuery(from, where, orderBy, select, include, limit, offset);
+            throw ClauseOutOfPlace(where is not null, orderBy.Count > 0, filter is not null, select.Count > 0, include.Count > 0 || timings, limit is not null, filterLimit is not null);
+        return new RqlQuery(from, where, orderBy, select, include, limit, offset) { Filter = filter, FilterLimit = filterLimit, IncludeTimings = timings };
+    }
+
+    /// <summary><c>include timings()</c> (true); the other include methods of RavenDB's RQL are refused by name.</summary>
+    private bool ParseIncludeMethod()
+    {
+        var token = Current;
+        if (!token.Is("timings"))
+        {
+            throw Error(token, $"'include {token.Text}()' is not supported; include takes document paths (include Company) and timings()");
+        }
+        _next += 2;
+        Expect(RqlTokenKind.CloseParen, "')' after timings(");
+        return true;
     }
 
     /// <summary>
@@ -120,7 +151,12 @@ public sealed class RqlParser
         }
         var allowed = new List<string>();
         for (var i = last + 1; i < Clauses.Length; i++)
+        {
+            // filter_limit only follows a filter.
+            if (Clauses[i] == "filter_limit" && !taken[2])
+                continue;
             allowed.Add($"'{ClauseNames[i]}'");
+        }
         allowed.Add("the end of the query");
         var list = allowed.Count == 1 ? allowed[0] : string.Join(", ", allowed[..^1]) + " or " + allowed[^1];
         return Error(Current, "expected " + list);
@@ -237,6 +273,28 @@ public sealed class RqlParser
                 result = new RqlMethod(name == "startswith" ? RqlMethodKind.StartsWith : RqlMethodKind.EndsWith, field, value, false, token.Position);
                 break;
             }
+            case "regex":
+            {
+                var field = ParseOperand();
+                Expect(RqlTokenKind.Comma, "',' and the regular expression");
+                var value = ParseValue("the regular expression");
+                result = new RqlMethod(RqlMethodKind.Regex, field, value, false, token.Position);
+                break;
+            }
+            case "proximity":
+            {
+                var inner = Current;
+                if (!(inner.Is("search") && Peek(1).Kind == RqlTokenKind.OpenParen))
+                    throw Error(inner, "expected search(...): proximity applies to a search, e.g. proximity(search(Notes, 'fluent french'), 2)");
+                var search = (RqlMethod)ParseMethod();
+                Expect(RqlTokenKind.Comma, "',' and the most words between the search's words");
+                var distance = Current;
+                if (distance.Kind != RqlTokenKind.Number || !int.TryParse(distance.Text, System.Globalization.NumberStyles.None, System.Globalization.CultureInfo.InvariantCulture, out var words))
+                    throw Error(distance, "expected the proximity distance: a whole number of at least 0");
+                _next++;
+                result = new RqlProximity(search, words, token.Position);
+                break;
+            }
             case "search":
             {
                 var field = ParseOperand();
@@ -260,7 +318,7 @@ public sealed class RqlParser
                 result = new RqlExact(ParseUnary(), token.Position);
                 break;
             default:
-                throw Error(token, $"unknown method '{token.Text}'; expected startsWith, endsWith, search, exists, exact or id");
+                throw Error(token, $"unknown method '{token.Text}'; expected startsWith, endsWith, search, regex, proximity, exists, exact or id");
         }
         Expect(RqlTokenKind.CloseParen, $"')' to close {token.Text}(");
         return result;

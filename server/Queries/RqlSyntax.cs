@@ -8,7 +8,17 @@ public sealed record RqlQuery(
     IReadOnlyList<RqlProjection> Select,
     IReadOnlyList<RqlPath> Include,
     RqlValue? Limit,
-    RqlValue? Offset);
+    RqlValue? Offset)
+{
+    /// <summary>The <c>filter</c> clause: tested on each document the index (or the scan) finds, before paging.</summary>
+    public RqlExpression? Filter { get; init; }
+
+    /// <summary>The <c>filter_limit</c>: the most documents the filter examines (null: all).</summary>
+    public RqlValue? FilterLimit { get; init; }
+
+    /// <summary><c>include timings()</c>: the answer carries how long each stage took.</summary>
+    public bool IncludeTimings { get; init; }
+}
 
 /// <summary><c>from Orders</c> or <c>from index 'Orders/Totals'</c>, with an optional alias.</summary>
 public sealed record RqlSource(string Name, bool IsIndex, string? Alias, int Position);
@@ -70,7 +80,7 @@ public sealed record RqlBetween(RqlOperand Field, RqlValue Low, RqlValue High, i
 /// <summary><c>Field in (...)</c>, or <c>Field all in (...)</c>.</summary>
 public sealed record RqlIn(RqlOperand Field, IReadOnlyList<RqlValue> Values, bool All, int Position) : RqlExpression(Position);
 
-/// <summary><c>startsWith(f, v)</c>, <c>endsWith(f, v)</c>, <c>search(f, v[, and|or])</c>, <c>exists(f)</c>.</summary>
+/// <summary><c>startsWith(f, v)</c>, <c>endsWith(f, v)</c>, <c>search(f, v[, and|or])</c>, <c>exists(f)</c>, <c>regex(f, pattern)</c>.</summary>
 public sealed record RqlMethod(RqlMethodKind Method, RqlOperand Field, RqlValue? Value, bool SearchAll, int Position) : RqlExpression(Position);
 
 public enum RqlMethodKind : byte
@@ -79,7 +89,11 @@ public enum RqlMethodKind : byte
     EndsWith,
     Search,
     Exists,
+    Regex,
 }
+
+/// <summary><c>proximity(search(f, 'a b'), n)</c>: the search's words at most <c>n</c> words apart, in order.</summary>
+public sealed record RqlProximity(RqlMethod Search, int Distance, int Position) : RqlExpression(Position);
 
 /// <summary><c>exact(Field = 'X')</c>: the comparison, case-sensitive.</summary>
 public sealed record RqlExact(RqlExpression Inner, int Position) : RqlExpression(Position);

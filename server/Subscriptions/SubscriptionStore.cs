@@ -96,6 +96,10 @@ public sealed class SubscriptionStore : IAsyncDisposable
             throw new InvalidQueryException(query, parsed.From.Position, "a subscription reads a collection, not an index: write 'from Orders where ...'.");
         if (parsed.OrderBy.Count > 0)
             throw new InvalidQueryException(query, parsed.OrderBy[0].Position, "a subscription delivers documents in the order they change; 'order by' has no meaning here.");
+        if (parsed.Filter is not null)
+            throw new InvalidQueryException(query, parsed.Filter.Position, "a subscription tests its 'where' on each document that changes; write the condition there instead of in 'filter'.");
+        if (parsed.IncludeTimings)
+            throw new InvalidQueryException(query, parsed.From.Position, "a subscription has no timings to include; remove 'include timings()'.");
         if (parsed.Limit is not null || parsed.Offset is not null)
             throw new InvalidQueryException(query, (parsed.Limit ?? parsed.Offset)!.Position, "a subscription delivers every matching document; 'limit' and 'offset' have no meaning here.");
         // Values must not come from $parameters (a subscription has none); evaluating once finds them.

@@ -116,6 +116,8 @@ public sealed class StreamingTests(ServerFixture fixture) : IClassFixture<Server
     [InlineData("from index 'Orders/Lines' where Quantity > 20", false)]
     [InlineData("from index 'Orders/Lines' where Quantity > 20 order by Quantity desc", true)]
     [InlineData("from index 'Orders/Lines' order by Product limit 50 offset 5", true)]
+    [InlineData("from Orders where Freight > 100 order by Freight desc filter ShipTo.Country != 'Qatar' and regex(Company, '7$') limit 50 offset 3", true)]
+    [InlineData("from Orders filter Freight < 50 limit 40 filter_limit 900", true)]
     public async Task AQueryStreamGivesTheQuerysResults(string rql, bool ordered)
     {
         var db = await OrdersDatabaseAsync();
@@ -134,7 +136,9 @@ public sealed class StreamingTests(ServerFixture fixture) : IClassFixture<Server
         Assert.False(stream.GetProperty("IsStale").GetBoolean());
         Assert.True(stream.GetProperty("ResultEtag").GetInt64() > 0);
         Assert.True(stream.GetProperty("IndexTimestamp").TryGetDateTime(out _));
-        if (!rql.StartsWith("from index", StringComparison.Ordinal))
+        // A stream states its total before it starts: an index's entries, and what a filter would
+        // keep is not known yet (its total is what the where matches).
+        if (!rql.StartsWith("from index", StringComparison.Ordinal) && !rql.Contains(" filter ", StringComparison.Ordinal))
             Assert.Equal(answer.GetProperty("TotalResults").GetInt64(), stream.GetProperty("TotalResults").GetInt64());
         // The same documents, byte for byte (projections included).
         Assert.Equal(answer.GetProperty("Results").EnumerateArray().Select(r => r.GetRawText()).Order(StringComparer.Ordinal),

@@ -1,3 +1,4 @@
+using System.Text.RegularExpressions;
 using System.Globalization;
 using System.Net;
 using System.Text;
@@ -176,7 +177,7 @@ public sealed class IndexedQueryModelTests(ServerFixture fixture) : IClassFixtur
                     var lower = s.ToLowerInvariant();
                     // Some values in another casing: Default indexing is case-insensitive.
                     var asked = random.Next(3) == 0 ? s.ToUpperInvariant() : s;
-                    switch (random.Next(field.Kind == 'd' ? 3 : 7))
+                    switch (random.Next(field.Kind == 'd' ? 3 : 8))
                     {
                         case 0: return ($"{path} = {Value(asked)}", d => At(d, path).Any(e => Str(e) == lower));
                         case 1: return ($"{path} > {Value(s)}", d => At(d, path).Any(e => Str(e) is { } v && string.CompareOrdinal(v, lower) > 0));
@@ -193,6 +194,14 @@ public sealed class IndexedQueryModelTests(ServerFixture fixture) : IClassFixtur
                         }
                         case 5:
                             return ($"exact({path} = {Value(s)})", d => At(d, path).Any(e => e.ValueKind == JsonValueKind.String && e.GetString() == s));
+                        case 7:
+                        {
+                            // A regular expression: anchored at the start, at the end, or a piece from the middle.
+                            var from = random.Next(Math.Max(1, lower.Length - 2));
+                            var piece = Regex.Escape(lower.Substring(from, Math.Min(lower.Length - from, 1 + random.Next(4))));
+                            var pattern = random.Next(3) switch { 0 => "^" + piece, 1 => piece + "$", _ => piece.ToUpperInvariant() };
+                            return ($"regex({path}, {Value(pattern)})", d => At(d, path).Any(e => Str(e) is { } v && Regex.IsMatch(v, pattern, RegexOptions.IgnoreCase | RegexOptions.CultureInvariant)));
+                        }
                         default:
                         {
                             var other = SampleValue(field).GetString()!.ToLowerInvariant();
@@ -243,6 +252,7 @@ public sealed class IndexedQueryModelTests(ServerFixture fixture) : IClassFixtur
         var random = new Random(18_18);
         var nonEmpty = 0;
         var ordered = 0;
+        var filtered = 0;
         const int Rounds = 200;
         for (var round = 0; round < Rounds; round++)
         {
@@ -273,7 +283,16 @@ public sealed class IndexedQueryModelTests(ServerFixture fixture) : IClassFixtur
             var paging = limit is null ? "" : $" limit {limit} offset {offset}";
             var project = random.Next(4) == 0;
             var select = project ? (isOrders ? " select Company, ShipTo.City as City" : " select FirstName, Age as Years") : "";
-            var rql = $"from {collection} where {where}{orderText}{select}{paging}";
+            // Sometimes a filter: tested on the documents the index finds, before paging.
+            var filterText = "";
+            var whereModel = model;
+            if (random.Next(4) == 0)
+            {
+                var (filter, filterModel) = generator.Predicate(1);
+                filterText = " filter " + filter;
+                model = d => whereModel(d) && filterModel(d);
+            }
+            var rql = $"from {collection} where {where}{orderText}{filterText}{select}{paging}";
 
             var expected = docs.Where(d => model(d.Json)).ToList();
             var answer = await QueryAsync(db, rql, generator.Parameters);
@@ -284,6 +303,13 @@ public sealed class IndexedQueryModelTests(ServerFixture fixture) : IClassFixtur
                 ordered += orderBy.Count > 0 ? 1 : 0;
             }
             Assert.True(expected.Count == answer.GetProperty("TotalResults").GetInt64(), $"{rql}: model total {expected.Count}, server {answer.GetProperty("TotalResults")}");
+            if (filterText.Length > 0)
+            {
+                // The filter examined each document the where found.
+                var scanned = docs.Count(d => whereModel(d.Json));
+                Assert.True(scanned == answer.GetProperty("ScannedResults").GetInt64(), $"{rql}: model scanned {scanned}, server {answer.GetProperty("ScannedResults")}");
+                filtered++;
+            }
 
             var window = expected;
             var byId = expected.ToDictionary(d => d.Id, StringComparer.OrdinalIgnoreCase);
@@ -333,5 +359,6 @@ public sealed class IndexedQueryModelTests(ServerFixture fixture) : IClassFixtur
         }
         // A model test whose queries all come back empty would prove nothing.
         Assert.True(nonEmpty > Rounds / 3 && ordered > Rounds / 6, $"only {nonEmpty} of {Rounds} queries had several results ({ordered} of them ordered)");
+        Assert.True(filtered > Rounds / 8, $"only {filtered} of {Rounds} queries had a filter");
     }
 }

@@ -1,3 +1,4 @@
+using System.Text.RegularExpressions;
 using System.Globalization;
 using System.Text.Json;
 using Jackdaw.Server.Errors;
@@ -86,6 +87,28 @@ public sealed class RqlEvaluatorTests
         Assert.Equal(Model(d => two.All(p => At(d.Json, "Lines[].Product").Any(e => StringIs(e, p)))), Query($"from Orders where Lines[].Product all in ('{two[0]}', '{two[1]}')"));
         // A number never equals a string.
         Assert.Empty(Query("from Orders where Freight = '10'"));
+
+        // regex(): .NET patterns, found anywhere in the value, case-insensitive except inside exact().
+        Assert.Equal(Model(d => At(d.Json, "Company").Any(e => Regex.IsMatch(e.GetString()!, "^companies/1[0-9]$"))), Query("from Orders where regex(Company, '^COMPANIES/1[0-9]$')"));
+        Assert.Empty(Query("from Orders where exact(regex(Company, '^COMPANIES/'))"));
+        Assert.Equal(Model(d => At(d.Json, "Lines[].ProductName").Any(e => e.GetString()!.Contains("chai", StringComparison.OrdinalIgnoreCase))), Query("from Orders where regex(Lines[].ProductName, 'chai')"));
+        Assert.Equal(Model(d => Regex.IsMatch(d.Id, "/[12]$")), Query("from Orders where regex(id(), '/[12]$')"));
+        Assert.Empty(Query("from Orders where regex(Freight, '1')"));
+        var invalid = Assert.Throws<InvalidQueryException>(() => Query("from Orders where regex(Company, '(')"));
+        Assert.Contains("is not a valid regular expression", invalid.Message, StringComparison.Ordinal);
+
+        // proximity(): the words in one value, at most n moves apart (Lucene's phrase slop).
+        static List<string> Words(JsonElement e) => e.GetString()!.Split(' ').Select(w => w.ToLowerInvariant()).ToList();
+        var names = Orders.Value.SelectMany(d => At(d.Json, "Lines[].ProductName")).Select(Words).First(w => w.Count >= 2);
+        var (w0, w1) = (names[0], names[1]);
+        // Positions i of the first word and j of the second with j - i within [low, high].
+        bool Near(Doc d, string first, string second, int low, int high) => At(d.Json, "Lines[].ProductName").Select(Words).Any(w =>
+            Enumerable.Range(0, w.Count).Any(i => w[i] == first && Enumerable.Range(0, w.Count).Any(j => w[j] == second && j - i >= low && j - i <= high)));
+        Assert.Equal(Model(d => Near(d, w0, w1, 1, 1)), Query($"from Orders where proximity(search(Lines[].ProductName, '{w0} {w1}'), 0)"));
+        Assert.NotEmpty(Model(d => Near(d, w0, w1, 1, 1)));
+        // Reversed: '{w1} {w0}' with slop s matches when the offsets p(w1) - 0 and p(w0) - 1 are at most s apart.
+        Assert.Equal(Model(d => Near(d, w1, w0, -1, 3)), Query($"from Orders where proximity(search(Lines[].ProductName, '{w1} {w0}'), 2)"));
+        Assert.Equal(Model(d => Near(d, w1, w0, 0, 2)), Query($"from Orders where proximity(search(Lines[].ProductName, '{w1} {w0}'), 1)"));
     }
 
     [Fact]

@@ -29,6 +29,13 @@ public sealed class RqlParserTests
     [InlineData("from Orders limit 20, 10", "from Orders limit 10 offset 20")]
     [InlineData("from Users where Name = 'it\\'s \\\\ \\u0041\\n'", "from Users where Name = 'it\\'s \\\\ A\n'")]
     [InlineData("from 'Order Lines' where 'Unit Price' > 1", "from 'Order Lines' where 'Unit Price' > 1")]
+    [InlineData("from Users where regex(Name, '^a.*z$') or regex(id(), $p)", "from Users where (regex(Name, '^a.*z$') or regex(id(), $p))")]
+    [InlineData("from Users where proximity(search(Bio, 'quick fox'), 3) and Age > 1", "from Users where (proximity(search(Bio, 'quick fox'), 3) and Age > 1)")]
+    [InlineData("from Users where Age > 1 order by Age FILTER Name = 'x' and not Tags in ('a') select Name limit 5 FILTER_LIMIT 10",
+        "from Users where Age > 1 order by Age filter (Name = 'x' and not Tags in ('a')) select Name limit 5 filter_limit 10")]
+    [InlineData("from Users filter Age > 1 filter_limit $n", "from Users filter Age > 1 filter_limit $n")]
+    [InlineData("from Users include Company, timings()", "from Users include Company, timings()")]
+    [InlineData("from Users include timings() limit 1", "from Users include timings() limit 1")]
     public void ParsesTheSubsetAndFormatsItBack(string query, string normalized)
     {
         var parsed = RqlParser.Parse(query);
@@ -77,6 +84,12 @@ public sealed class RqlParserTests
     [InlineData("from Orders order by", 20, "expected a field name")]
     [InlineData("from Orders order by a as int", 26, "expected long, double, alphaNumeric or string")]
     [InlineData("from Orders limit", 17, "a number of results")]
+    [InlineData("from Orders limit 1 filter_limit 5", 20, "'filter_limit' limits a 'filter' clause, and the query has none")]
+    [InlineData("from Orders include highlight(Name, 18, 2)", 20, "'include highlight()' is not supported")]
+    [InlineData("from Orders where regex(Name)", 28, "',' and the regular expression")]
+    [InlineData("from Orders where proximity(Name = 'a', 2)", 28, "proximity applies to a search")]
+    [InlineData("from Orders where proximity(search(Name, 'a b'), -1)", 49, "a whole number of at least 0")]
+    [InlineData("from Orders where proximity(search(Name, 'a b'), 1.5)", 49, "a whole number of at least 0")]
     [InlineData("from Orders where a = 1\n  and b", 31, "(line 2, column 8)")]
     public void AnInvalidQueryNamesThePositionAndWhatWasExpected(string query, int position, string mentions)
     {
@@ -93,6 +106,8 @@ public sealed class RqlParserTests
     [InlineData("from Users where Age > 1 include Company order by Age", 41, "'order by' must come before 'include'")]
     [InlineData("from Users where Age > 1 where Age < 5", 25, "'where' may appear only once")]
     [InlineData("from Users include Company include Address", 27, "'include' may appear only once")]
+    [InlineData("from Users select Name filter Age > 1", 23, "'filter' must come before 'select'")]
+    [InlineData("from Users filter Age > 1 limit 1 filter Age < 5", 34, "'filter' may appear only once")]
     public void AClauseOutOfOrderSaysWhichClauseItMustPrecede(string query, int position, string mentions)
     {
         var error = Assert.Throws<InvalidQueryException>(() => RqlParser.Parse(query));
@@ -102,8 +117,9 @@ public sealed class RqlParserTests
     }
 
     [Theory]
-    [InlineData("from Users x", "expected 'where', 'order by', 'select', 'include', 'limit' or the end of the query")]
-    [InlineData("from Users where a = 1 x", "expected 'order by', 'select', 'include', 'limit' or the end of the query")]
+    [InlineData("from Users x", "expected 'where', 'order by', 'filter', 'select', 'include', 'limit' or the end of the query")]
+    [InlineData("from Users where a = 1 x", "expected 'order by', 'filter', 'select', 'include', 'limit' or the end of the query")]
+    [InlineData("from Users filter a = 1 x", "expected 'select', 'include', 'limit', 'filter_limit' or the end of the query")]
     [InlineData("from Users select a x", "expected 'include', 'limit' or the end of the query")]
     [InlineData("from Users include a x", "expected 'limit' or the end of the query")]
     [InlineData("from Users limit 1 x", "expected the end of the query")]
