@@ -310,7 +310,8 @@ public sealed class IndexStore : IAsyncDisposable
             var old = TryGet(original);
             var definition = replacement.Definition.WithName(old?.Name ?? original);
             var record = new IndexRecord(definition, Path.GetFileName(replacement.Folder), null, old?.LockMode ?? replacement.LockMode, old?.Priority ?? replacement.Priority, old?.Disabled ?? false);
-            await _database.EnqueueAsync(new SwapCommand(record, replacement.Name)).ConfigureAwait(false);
+            // One transaction: the index's record takes the replacement's definition and folder, the replacement's record goes.
+            await _database.EnqueueAsync(new JsonRecords.StoreCommand(TreeName, [(record.Name, record.ToJson()), (replacement.Name, null)])).ConfigureAwait(false);
             replacement.BecomeReplaced(definition);
             _indexes[definition.Name] = replacement;
             _indexes.TryRemove(ReplacementName(definition.Name), out _);
@@ -336,7 +337,7 @@ public sealed class IndexStore : IAsyncDisposable
     /// <summary>Deletes an index's record and, once unused, its files (under the changes lock).</summary>
     private async Task DropAsync(Index index)
     {
-        await _database.EnqueueAsync(new StoreDefinitionCommand(index.Name, null)).ConfigureAwait(false);
+        await _database.EnqueueAsync(new JsonRecords.StoreCommand(TreeName, index.Name, null)).ConfigureAwait(false);
         _indexes.TryRemove(index.Name, out _);
         await RetireAsync(index).ConfigureAwait(false);
         OnIndexEvent(index.Name, IndexEventKind.Removed);
@@ -622,30 +623,24 @@ public sealed class IndexStore : IAsyncDisposable
     }
 
     private Task StoreAsync(IndexRecord record) =>
-        _database.EnqueueAsync(new StoreDefinitionCommand(record.Name, record.ToJson()));
+        _database.EnqueueAsync(new JsonRecords.StoreCommand(TreeName, record.Name, record.ToJson()));
 
     private List<IndexRecord> ReadRecords()
     {
         var records = new List<IndexRecord>();
+        List<byte[]> stored;
         using (var reader = _database.BeginRead())
+            stored = JsonRecords.ReadAll(reader, TreeName);
+        foreach (var value in stored)
         {
-            if (reader.GetTree(TreeName) is { } tree)
+            try
             {
-                using var iterator = tree.Iterate();
-                var more = iterator.SeekFirst();
-                while (more)
-                {
-                    try
-                    {
-                        using var json = JsonDocument.Parse(iterator.Value.ToArray());
-                        records.Add(IndexRecord.FromJson(json.RootElement));
-                    }
-                    catch (Exception e)
-                    {
-                        _logger.LogError(e, "An index definition of database {Database} cannot be read; it is skipped", _database.Name);
-                    }
-                    more = iterator.MoveNext();
-                }
+                using var json = JsonDocument.Parse(value);
+                records.Add(IndexRecord.FromJson(json.RootElement));
+            }
+            catch (Exception e)
+            {
+                _logger.LogError(e, "An index definition of database {Database} cannot be read; it is skipped", _database.Name);
             }
         }
         // A replacement whose index is gone (deleted while it was building) is dropped with it.
@@ -653,7 +648,7 @@ public sealed class IndexStore : IAsyncDisposable
         foreach (var orphan in records.Where(r => r.ReplacementOf is not null && !names.Contains(r.ReplacementOf)).ToList())
         {
             _logger.LogWarning("Replacement {Index} of database {Database} replaces nothing; dropped", orphan.Name, _database.Name);
-            _database.EnqueueAsync(new StoreDefinitionCommand(orphan.Name, null)).GetAwaiter().GetResult();
+            _database.EnqueueAsync(new JsonRecords.StoreCommand(TreeName, orphan.Name, null)).GetAwaiter().GetResult();
             records.Remove(orphan);
         }
         return records;
@@ -776,30 +771,5 @@ public sealed class IndexStore : IAsyncDisposable
         foreach (var index in _indexes.Values)
             await index.DisposeAsync().ConfigureAwait(false);
         _indexes.Clear();
-    }
-
-    /// <summary>The swap, in one transaction: the index's record takes the replacement's definition and folder; the replacement's record goes.</summary>
-    private sealed class SwapCommand(IndexRecord record, string replacementName) : IMergedCommand<DatabaseTransaction>
-    {
-        public void Execute(DatabaseTransaction transaction)
-        {
-            var tree = transaction.GetTree(TreeName);
-            tree.Put(Encoding.UTF8.GetBytes(record.Name.ToLowerInvariant()), record.ToJson());
-            tree.Delete(Encoding.UTF8.GetBytes(replacementName.ToLowerInvariant()));
-        }
-    }
-
-    /// <summary>Stores (or, with null, removes) a definition, in the merger: durable when it completes.</summary>
-    private sealed class StoreDefinitionCommand(string name, byte[]? json) : IMergedCommand<DatabaseTransaction>
-    {
-        public void Execute(DatabaseTransaction transaction)
-        {
-            var tree = transaction.GetTree(TreeName);
-            var key = Encoding.UTF8.GetBytes(name.ToLowerInvariant());
-            if (json is null)
-                tree.Delete(key);
-            else
-                tree.Put(key, json);
-        }
     }
 }
