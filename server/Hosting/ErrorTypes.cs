@@ -27,6 +27,8 @@ public static class ErrorTypes
     public const string IndexLocked = "IndexLockedException";
     public const string SubscriptionDoesNotExist = "SubscriptionDoesNotExistException";
     public const string SubscriptionAlreadyExists = "SubscriptionAlreadyExistsException";
+    public const string AnalyzerCompilation = "AnalyzerCompilationException";
+    public const string AnalyzerInUse = "AnalyzerInUseException";
 
     /// <summary>RavenDB's name for a query that waited for non-stale results in vain (our <see cref="Errors.QueryTimeoutException"/>).</summary>
     public const string Timeout = "TimeoutException";

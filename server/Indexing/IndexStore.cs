@@ -32,7 +32,7 @@ public sealed class IndexingOptions
 /// Built on the database when it opens (a database component), so every index resumes its loop
 /// at once after a restart.
 /// </summary>
-public sealed class IndexStore : IAsyncDisposable
+public sealed partial class IndexStore : IAsyncDisposable
 {
     public const string TreeName = "Indexes";
 
@@ -53,6 +53,8 @@ public sealed class IndexStore : IAsyncDisposable
         _options = options;
         _logger = loggerFactory.CreateLogger($"Jackdaw.Indexes.{database.Name}");
         database.RegisterTrees("Indexes", TreeName);
+        // Before the indexes: they resolve the analyzers their fields name as they open.
+        Analyzers = new Analysis.AnalyzerStore(database, _logger);
         IndexesFolder = Path.Combine(database.Folder, "Indexes");
         Directory.CreateDirectory(IndexesFolder);
         var records = ReadRecords();
@@ -209,6 +211,7 @@ public sealed class IndexStore : IAsyncDisposable
                 throw new BadRequestException($"'{definition.Name}': names starting with '{ReplacementPrefix}' are kept for replacements built side by side.");
             if (CreateMapper(definition) is IDisposable compiled)
                 compiled.Dispose();
+            Analyzers.Resolve(definition);
         }
         await _changes.WaitAsync().ConfigureAwait(false);
         try
@@ -513,10 +516,12 @@ public sealed class IndexStore : IAsyncDisposable
         var definition = record.Definition;
         var folder = Path.Combine(IndexesFolder, record.Folder);
         // Files of another definition (a crash between storing a definition and deleting an old
-        // folder) are not this index's. The name is not part of it: a replacement keeps its files
-        // when it takes the name of the index it replaced.
+        // folder), or written with another version of an analyzer it uses (a crash between storing
+        // the analyzer and rebuilding the index), are not this index's. The name is not part of it:
+        // a replacement keeps its files when it takes the name of the index it replaced.
         var stamp = Path.Combine(folder, "definition.sha256");
-        var fingerprint = Fingerprint(definition);
+        var analyzers = Analyzers.Resolve(definition);
+        var fingerprint = Fingerprint(definition, analyzers.Signature);
         if (Directory.Exists(folder) && (!File.Exists(stamp) || File.ReadAllText(stamp) != fingerprint))
             DeleteFolder(folder);
         if (!Directory.Exists(folder))
@@ -526,7 +531,7 @@ public sealed class IndexStore : IAsyncDisposable
             Storage.Engine.FileDurability.SyncFile(stamp);
             Storage.Engine.FileDurability.SyncFolder(IndexesFolder);
         }
-        var index = Index.Open(_database, record, CreateMapper(definition), folder, _logger, () => _paused, OnBatch, OnCaughtUp, _options.OpenDirectory, start);
+        var index = Index.Open(_database, record, CreateMapper(definition), analyzers, folder, _logger, () => _paused, OnBatch, OnCaughtUp, _options.OpenDirectory, start);
         if (record.ReplacementOf is { } original)
             index.OriginalQueried = () => _indexes.TryGetValue(original, out var answering) && answering != index && answering.QueriedWithin(Index.YieldWindow);
         return index;
@@ -574,12 +579,15 @@ public sealed class IndexStore : IAsyncDisposable
         }
     }
 
-    private static string Fingerprint(IndexDefinition definition)
+    private static string Fingerprint(IndexDefinition definition, string? analyzers)
     {
         var json = definition.ToJson();
         json.Remove("CreatedAt");
         json.Remove("Name");
         json["Layout"] = LuceneFields.LayoutVersion;
+        // The recipes of the database analyzers it uses: files written with another version of one are not this index's.
+        if (analyzers is not null)
+            json["Analyzers"] = analyzers;
         return Convert.ToHexString(SHA256.HashData(Encoding.UTF8.GetBytes(json.ToJsonString())));
     }
 
