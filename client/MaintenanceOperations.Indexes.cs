@@ -353,7 +353,7 @@ public sealed partial class MaintenanceOperations
     {
         if (string.IsNullOrEmpty(_database))
         {
-            throw new InvalidOperationException("Operations on a database's indexes and identities need a database: set DocumentStore.Database or use Maintenance.ForDatabase(name).");
+            throw new InvalidOperationException("Operations on a database's indexes, analyzers and identities need a database: set DocumentStore.Database or use Maintenance.ForDatabase(name).");
         }
 
         return DocumentStore.DatabasePath(_database) + route;

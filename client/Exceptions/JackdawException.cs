@@ -83,6 +83,21 @@ public sealed class IndexLockedException(string message, HttpStatusCode? statusC
     : JackdawException(message, statusCode, serverErrorType);
 
 /// <summary>
+/// An analyzer the server cannot build (<c>AnalyzerCompilationException</c>, 400): its <c>Code</c> is C#,
+/// or neither a built-in analyzer's name nor a JSON chain of allowed Lucene parts, or an argument is out
+/// of bounds. The message names the analyzer and what is allowed; nothing of that PUT was stored.
+/// </summary>
+public sealed class AnalyzerCompilationException(string message, HttpStatusCode? statusCode = HttpStatusCode.BadRequest, string? serverErrorType = ErrorTypes.AnalyzerCompilation)
+    : JackdawException(message, statusCode, serverErrorType);
+
+/// <summary>
+/// An analyzer that index definitions name was not deleted (<c>AnalyzerInUseException</c>, 409); the
+/// message lists the indexes. Change or delete them first.
+/// </summary>
+public sealed class AnalyzerInUseException(string message, HttpStatusCode? statusCode = HttpStatusCode.Conflict, string? serverErrorType = ErrorTypes.AnalyzerInUse)
+    : JackdawException(message, statusCode, serverErrorType);
+
+/// <summary>
 /// The server gave up waiting (<c>TimeoutException</c>): a query that asked for non-stale results did
 /// not get them within its <c>WaitForNonStaleResults</c> timeout (query again, or wait longer), or a
 /// save that waited for its indexes was saved but not indexed in time.
@@ -119,4 +134,6 @@ public static class ErrorTypes
     public const string IndexCompilation = "IndexCompilationException";
     public const string IndexLocked = "IndexLockedException";
     public const string Timeout = "TimeoutException";
+    public const string AnalyzerCompilation = "AnalyzerCompilationException";
+    public const string AnalyzerInUse = "AnalyzerInUseException";
 }

@@ -207,6 +207,8 @@ internal sealed class RequestExecutor : IDisposable
             ErrorTypes.IndexCompilation => new IndexCompilationException(message, status, type),
             ErrorTypes.IndexLocked => new IndexLockedException(message, status, type),
             ErrorTypes.Timeout => new ServerTimeoutException(message, status, type),
+            ErrorTypes.AnalyzerCompilation => new AnalyzerCompilationException(message, status, type),
+            ErrorTypes.AnalyzerInUse => new AnalyzerInUseException(message, status, type),
             _ => new JackdawException(message, status, type),
         };
     }

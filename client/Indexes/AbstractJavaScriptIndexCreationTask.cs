@@ -38,7 +38,7 @@ public abstract class AbstractJavaScriptIndexCreationTask
     {
         Name = IndexName,
         Maps = [.. Maps],
-        Fields = Fields.ToDictionary(f => f.Key, f => new IndexFieldOptions { Indexing = f.Value.Indexing, Storage = f.Value.Storage }),
+        Fields = Fields.ToDictionary(f => f.Key, f => new IndexFieldOptions { Indexing = f.Value.Indexing, Storage = f.Value.Storage, Analyzer = f.Value.Analyzer }),
         AdditionalSources = new Dictionary<string, string>(AdditionalSources, StringComparer.Ordinal),
     };
 

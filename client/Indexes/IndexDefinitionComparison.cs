@@ -5,7 +5,7 @@ namespace Jackdaw.Client;
 /// <summary>
 /// Whether the server would take a definition as unchanged: the same kind of index, the same maps
 /// in the same order and the same additional sources once runs of whitespace are one space, and the same field options once
-/// options at their defaults (<see cref="FieldIndexing.Default"/>, not stored) are left out. This
+/// options at their defaults (<see cref="FieldIndexing.Default"/>, not stored, no analyzer) are left out. This
 /// is the server's own rule, so a deployment can say beforehand which indexes it will rebuild.
 /// </summary>
 internal static class IndexDefinitionComparison
@@ -33,10 +33,12 @@ internal static class IndexDefinitionComparison
         return mine.Count == theirs.Count && mine.All(f => theirs.TryGetValue(f.Key, out var options) && options == f.Value);
     }
 
-    private static Dictionary<string, (FieldIndexing, FieldStorage)> ExplicitFields(IndexDefinition definition) =>
+    // A field that names an analyzer and no indexing is a Search field, as the server reads it.
+    private static Dictionary<string, (FieldIndexing, FieldStorage, string?)> ExplicitFields(IndexDefinition definition) =>
         definition.Fields
-            .Select(f => (f.Key, Options: (f.Value?.Indexing ?? FieldIndexing.Default, f.Value?.Storage ?? FieldStorage.No)))
-            .Where(f => f.Options != (FieldIndexing.Default, FieldStorage.No))
+            .Select(f => (f.Key, Analyzer: string.IsNullOrWhiteSpace(f.Value?.Analyzer) ? null : f.Value.Analyzer.Trim(), f.Value))
+            .Select(f => (f.Key, Options: (f.Value?.Indexing ?? (f.Analyzer is null ? FieldIndexing.Default : FieldIndexing.Search), f.Value?.Storage ?? FieldStorage.No, f.Analyzer)))
+            .Where(f => f.Options != (FieldIndexing.Default, FieldStorage.No, null))
             .ToDictionary(f => f.Key, f => f.Options, StringComparer.Ordinal);
 
     /// <summary>Trimmed, with each run of whitespace as one space.</summary>

@@ -404,9 +404,10 @@ public sealed class IndexesHandler(ServerContext server) : HandlerBase(server)
         if (!parsed.From.IsIndex)
             throw new Errors.InvalidQueryException(queryText, parsed.From.Position, $"the query of an index test runs on the tested index: write it as from index '{definition.Name}'.");
 
+        var analyzers = IndexStore.Of(database).Analyzers.Resolve(definition);
         var mapper = IndexStore.CreateMapper(definition);
         var logger = Server.LoggerFactory.CreateLogger("Jackdaw.Indexes.Test");
-        var index = Indexing.Index.CreateInMemory(database, definition, mapper, logger);
+        var index = Indexing.Index.CreateInMemory(database, definition, mapper, analyzers, logger);
         try
         {
             var mapResults = new List<(string Id, List<IndexField[]> Entries)>();

@@ -29,6 +29,8 @@ public static class ErrorMapping
         IndexLockedException => (StatusCodes.Status409Conflict, ErrorTypes.IndexLocked),
         SubscriptionDoesNotExistException => (StatusCodes.Status404NotFound, ErrorTypes.SubscriptionDoesNotExist),
         SubscriptionAlreadyExistsException => (StatusCodes.Status409Conflict, ErrorTypes.SubscriptionAlreadyExists),
+        AnalyzerCompilationException => (StatusCodes.Status400BadRequest, ErrorTypes.AnalyzerCompilation),
+        AnalyzerInUseException => (StatusCodes.Status409Conflict, ErrorTypes.AnalyzerInUse),
         // 408, as RavenDB answers a wait for non-stale results that timed out.
         QueryTimeoutException or IndexesNotCaughtUpException => (StatusCodes.Status408RequestTimeout, ErrorTypes.Timeout),
         // Another environment still holds the folder (a closed one whose last readers run on).

@@ -27,6 +27,8 @@ public static class ErrorTypes
     public const string IndexLocked = "IndexLockedException";
     public const string SubscriptionDoesNotExist = "SubscriptionDoesNotExistException";
     public const string SubscriptionAlreadyExists = "SubscriptionAlreadyExistsException";
+    public const string AnalyzerCompilation = "AnalyzerCompilationException";
+    public const string AnalyzerInUse = "AnalyzerInUseException";
 
     /// <summary>RavenDB's name for a query that waited for non-stale results in vain (our <see cref="Errors.QueryTimeoutException"/>).</summary>
     public const string Timeout = "TimeoutException";
@@ -42,7 +44,7 @@ public static class ErrorTypes
         Timeout => "System.TimeoutException",
         DatabaseDoesNotExist or DatabaseUnavailable => "Raven.Client.Exceptions.Database." + type,
         DocumentDoesNotExist => "Raven.Client.Exceptions.Documents." + type,
-        IndexCompilation => "Raven.Client.Exceptions.Documents.Compilation." + type,
+        IndexCompilation or AnalyzerCompilation => "Raven.Client.Exceptions.Documents.Compilation." + type,
         IndexDoesNotExist or IndexLocked => "Raven.Client.Exceptions.Documents.Indexes." + type,
         SubscriptionDoesNotExist or SubscriptionAlreadyExists => "Raven.Client.Exceptions.Documents.Subscriptions." + type,
         RouteNotFound => "Raven.Client.Exceptions.Routing." + type,

@@ -134,10 +134,11 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
     private long _batchIds;
     private BatchTimer? _timer;
 
-    private Index(DocumentDatabase database, IndexRecord record, IIndexMapper mapper, string? folder, ILogger logger, Func<bool> paused, Func<string, LuceneDirectory>? openDirectory = null)
+    private Index(DocumentDatabase database, IndexRecord record, IIndexMapper mapper, Analysis.IndexAnalyzers analyzers, string? folder, ILogger logger, Func<bool> paused, Func<string, LuceneDirectory>? openDirectory = null)
     {
         var definition = record.Definition;
         _database = database;
+        Analyzers = analyzers;
         _definition = definition;
         _paused = paused;
         ReplacementOf = record.ReplacementOf;
@@ -164,7 +165,7 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
                 if (_staticPlans.TryGetValue(name, out var plan))
                     return plan;
                 var options = definition.OptionsOf(name);
-                plan = new FieldPlan(name, options.Indexing, options.Stored);
+                plan = new FieldPlan(name, options.Indexing, options.Stored, analyzers.For(name));
                 _staticPlans[name] = plan;
                 return plan;
             };
@@ -175,7 +176,7 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
         {
             // A test run (POST /indexes/test): nothing is written to disk or storage.
             _directory = new RAMDirectory();
-            (_writer, _positions) = (NewWriter(_directory, OnMergeFailed), new Dictionary<string, CollectionPosition>());
+            (_writer, _positions) = (NewWriter(_directory, analyzers.Writer, OnMergeFailed), new Dictionary<string, CollectionPosition>());
             _addHorizon = -1;
         }
         else
@@ -184,7 +185,7 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
             _directory = openDirectory?.Invoke(folder) ?? new PreadDirectory(new DirectoryInfo(folder));
             try
             {
-                (_writer, _positions) = OpenWriter(_directory, folder, logger, definition.Name, OnMergeFailed);
+                (_writer, _positions) = OpenWriter(_directory, analyzers.Writer, folder, logger, definition.Name, OnMergeFailed);
             }
             catch
             {
@@ -240,8 +241,8 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
     /// An index in memory for a test run: no loop, no files, no tombstone hold. <see cref="RunTest"/>
     /// maps the first documents once; queries then run on it as on any index. Dispose it after.
     /// </summary>
-    public static Index CreateInMemory(DocumentDatabase database, IndexDefinition definition, IIndexMapper mapper, ILogger logger) =>
-        new(database, new IndexRecord(definition, "", null, IndexLockMode.Unlock, IndexPriority.Normal, false), mapper, null, logger, () => false);
+    public static Index CreateInMemory(DocumentDatabase database, IndexDefinition definition, IIndexMapper mapper, Analysis.IndexAnalyzers analyzers, ILogger logger) =>
+        new(database, new IndexRecord(definition, "", null, IndexLockMode.Unlock, IndexPriority.Normal, false), mapper, analyzers, null, logger, () => false);
 
     /// <summary>
     /// Maps at most <paramref name="maxDocuments"/> documents of the mapped collections (the first by
@@ -392,9 +393,9 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
     /// <paramref name="openDirectory"/> opens the folder as a Lucene directory (a
     /// <see cref="PreadDirectory"/> unless given: tests wrap it to inject disk failures).
     /// </summary>
-    public static Index Open(DocumentDatabase database, IndexRecord record, IIndexMapper mapper, string folder, ILogger logger, Func<bool> paused, Action<Index, IndexingBatch>? onBatch = null, Action<Index>? onCaughtUp = null, Func<string, LuceneDirectory>? openDirectory = null, bool start = true)
+    public static Index Open(DocumentDatabase database, IndexRecord record, IIndexMapper mapper, Analysis.IndexAnalyzers analyzers, string folder, ILogger logger, Func<bool> paused, Action<Index, IndexingBatch>? onBatch = null, Action<Index>? onCaughtUp = null, Func<string, LuceneDirectory>? openDirectory = null, bool start = true)
     {
-        var index = new Index(database, record, mapper, folder, logger, paused, openDirectory);
+        var index = new Index(database, record, mapper, analyzers, folder, logger, paused, openDirectory);
         if (onBatch is not null)
             index.BatchCompleted += onBatch;
         if (onCaughtUp is not null)
@@ -411,11 +412,11 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
             _loop = Task.Run(RunAsync);
     }
 
-    private static (IndexWriter, Dictionary<string, CollectionPosition>) OpenWriter(LuceneDirectory directory, string folder, ILogger logger, string name, Action<Exception> mergeFailed)
+    private static (IndexWriter, Dictionary<string, CollectionPosition>) OpenWriter(LuceneDirectory directory, Lucene.Net.Analysis.Analyzer analyzer, string folder, ILogger logger, string name, Action<Exception> mergeFailed)
     {
         try
         {
-            var writer = NewWriter(directory, mergeFailed);
+            var writer = NewWriter(directory, analyzer, mergeFailed);
             return (writer, ReadPositions(writer.CommitData));
         }
         catch (Exception e) when (e is not LockObtainFailedException && e is IOException or CorruptIndexException or IndexFormatTooOldException or IndexFormatTooNewException or InvalidOperationException)
@@ -424,7 +425,7 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
             logger.LogWarning(e, "Index {Index}: its files in {Folder} cannot be opened; it is rebuilt from the start", name, folder);
             foreach (var file in System.IO.Directory.GetFiles(folder))
                 File.Delete(file);
-            return (NewWriter(directory, mergeFailed), new Dictionary<string, CollectionPosition>());
+            return (NewWriter(directory, analyzer, mergeFailed), new Dictionary<string, CollectionPosition>());
         }
     }
 
@@ -434,10 +435,10 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
         : writer.CommitData is { } committed && committed.TryGetValue(AddHorizonKey, out var horizon)
           && long.TryParse(horizon, NumberStyles.None, CultureInfo.InvariantCulture, out var parsed) ? parsed : 0;
 
-    private static IndexWriter NewWriter(LuceneDirectory directory, Action<Exception> mergeFailed)
+    private static IndexWriter NewWriter(LuceneDirectory directory, Lucene.Net.Analysis.Analyzer analyzer, Action<Exception> mergeFailed)
     {
-        var analyzer = new ValueGapAnalyzer(new StandardAnalyzer(LuceneVersion.LUCENE_48, CharArraySet.Empty));
-        var config = new IndexWriterConfig(LuceneVersion.LUCENE_48, analyzer)
+        // A gap between the values of one field: a phrase never spans two of them.
+        var config = new IndexWriterConfig(LuceneVersion.LUCENE_48, new ValueGapAnalyzer(analyzer))
         {
             OpenMode = OpenMode.CREATE_OR_APPEND,
             MergeScheduler = new ReportingMergeScheduler(mergeFailed),
@@ -465,8 +466,15 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
         }
     }
 
-    /// <summary>The analyzer of <see cref="FieldIndexing.Search"/> fields, for query text.</summary>
+    /// <summary>The analyzer of <see cref="FieldIndexing.Search"/> fields whose options name none, for their values and query text.</summary>
     public static readonly Lucene.Net.Analysis.Analyzer SearchAnalyzer = new StandardAnalyzer(LuceneVersion.LUCENE_48, CharArraySet.Empty);
+
+    /// <summary>
+    /// The analyzers its fields name, resolved when it opened: the index writes and queries with
+    /// these until it is rebuilt. They are not disposed with the index (a query may still analyze its
+    /// terms with them); they hold only per-thread token stream caches.
+    /// </summary>
+    public Analysis.IndexAnalyzers Analyzers { get; }
 
     private static Dictionary<string, CollectionPosition> ReadPositions(IDictionary<string, string>? data)
     {
@@ -490,7 +498,7 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
         if (Definition.IsAuto)
             return _autoPlans.TryGetValue(luceneName, out var plan) ? plan : new FieldPlan(luceneName, FieldIndexing.Default, false);
         var options = Definition.OptionsOf(luceneName);
-        return new FieldPlan(luceneName, options.Indexing, options.Stored);
+        return new FieldPlan(luceneName, options.Indexing, options.Stored, Analyzers.For(luceneName));
     }
 
     /// <summary>A searcher over everything indexed so far; release it with <see cref="Release"/>.</summary>
@@ -1394,7 +1402,7 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
         // A rollback that failed may have kept the write lock (only this index writes this folder).
         if (IndexWriter.IsLocked(_directory))
             IndexWriter.Unlock(_directory);
-        var writer = NewWriter(_directory, OnMergeFailed);
+        var writer = NewWriter(_directory, Analyzers.Writer, OnMergeFailed);
         SearcherManager searchers;
         try
         {

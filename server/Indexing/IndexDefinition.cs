@@ -28,8 +28,12 @@ public enum IndexType : byte
     AutoMap,
 }
 
-/// <summary>Options of one field of a static index.</summary>
-public sealed record IndexFieldOptions(FieldIndexing Indexing, bool Stored);
+/// <summary>
+/// Options of one field of a static index. <see cref="Analyzer"/> names a built-in Lucene analyzer or
+/// one of the database's analyzers; as in RavenDB it applies to <see cref="FieldIndexing.Search"/>
+/// fields only (a field that names one without saying how it is indexed is a Search field).
+/// </summary>
+public sealed record IndexFieldOptions(FieldIndexing Indexing, bool Stored, string? Analyzer = null);
 
 /// <summary>A field of an auto-index: a document path, as a query names it, and how it is indexed.</summary>
 public sealed record AutoIndexField(string Path, FieldIndexing Indexing)
@@ -244,7 +248,8 @@ public sealed class IndexDefinition
             {
                 if (field.Value.ValueKind != JsonValueKind.Object)
                     throw new BadRequestException($"Index '{name}': field '{field.Name}' must be an object such as {{\"Indexing\":\"Exact\",\"Storage\":\"Yes\"}}.");
-                fields[field.Name] = new IndexFieldOptions(ReadIndexing(name!, field.Name, field.Value), ReadStorage(name!, field.Name, field.Value));
+                var analyzer = ReadAnalyzer(name!, field.Name, field.Value);
+                fields[field.Name] = new IndexFieldOptions(ReadIndexing(name!, field.Name, field.Value, analyzer), ReadStorage(name!, field.Name, field.Value), analyzer);
             }
         }
         var sources = new Dictionary<string, string>(StringComparer.Ordinal);
@@ -264,13 +269,27 @@ public sealed class IndexDefinition
         return CreateStatic(name!, maps, fields, sources);
     }
 
-    private static FieldIndexing ReadIndexing(string index, string field, JsonElement options)
+    private static FieldIndexing ReadIndexing(string index, string field, JsonElement options, string? analyzer)
     {
+        // As RavenDB: a field that names an analyzer and says nothing of its indexing is full text.
         if (!options.TryGetProperty("Indexing", out var value) || value.ValueKind == JsonValueKind.Null)
-            return FieldIndexing.Default;
+            return analyzer is null ? FieldIndexing.Default : FieldIndexing.Search;
         return value.ValueKind == JsonValueKind.String && Enum.TryParse<FieldIndexing>(value.GetString(), ignoreCase: true, out var indexing) && Enum.IsDefined(indexing)
             ? indexing
             : throw new BadRequestException($"Index '{index}': field '{field}' has Indexing {value.GetRawText()}; it must be one of Default, Exact, Search, No.");
+    }
+
+    private static string? ReadAnalyzer(string index, string field, JsonElement options)
+    {
+        if (!options.TryGetProperty("Analyzer", out var value) || value.ValueKind == JsonValueKind.Null)
+        {
+            return null;
+        }
+        if (value.ValueKind != JsonValueKind.String)
+        {
+            throw new BadRequestException($"Index '{index}': field '{field}' has Analyzer {value.GetRawText()}; it must be a string naming an analyzer, such as \"StandardAnalyzer\" or one of the database's analyzers.");
+        }
+        return string.IsNullOrWhiteSpace(value.GetString()) ? null : value.GetString()!.Trim();
     }
 
     private static bool ReadStorage(string index, string field, JsonElement options)
@@ -294,7 +313,15 @@ public sealed class IndexDefinition
         else
         {
             foreach (var (field, options) in Fields)
-                fields[field] = new JsonObject { ["Indexing"] = options.Indexing.ToString(), ["Storage"] = options.Stored ? "Yes" : "No" };
+            {
+                var entry = new JsonObject { ["Indexing"] = options.Indexing.ToString(), ["Storage"] = options.Stored ? "Yes" : "No" };
+                // Only when named: the JSON of definitions without analyzers (and their fingerprints) stays as it was.
+                if (options.Analyzer is not null)
+                {
+                    entry["Analyzer"] = options.Analyzer;
+                }
+                fields[field] = entry;
+            }
         }
         var json = new JsonObject
         {

@@ -32,7 +32,7 @@ public sealed class IndexingOptions
 /// Built on the database when it opens (a database component), so every index resumes its loop
 /// at once after a restart.
 /// </summary>
-public sealed class IndexStore : IAsyncDisposable
+public sealed partial class IndexStore : IAsyncDisposable
 {
     public const string TreeName = "Indexes";
 
@@ -53,6 +53,8 @@ public sealed class IndexStore : IAsyncDisposable
         _options = options;
         _logger = loggerFactory.CreateLogger($"Jackdaw.Indexes.{database.Name}");
         database.RegisterTrees("Indexes", TreeName);
+        // Before the indexes: they resolve the analyzers their fields name as they open.
+        Analyzers = new Analysis.AnalyzerStore(database, _logger);
         IndexesFolder = Path.Combine(database.Folder, "Indexes");
         Directory.CreateDirectory(IndexesFolder);
         var records = ReadRecords();
@@ -209,6 +211,7 @@ public sealed class IndexStore : IAsyncDisposable
                 throw new BadRequestException($"'{definition.Name}': names starting with '{ReplacementPrefix}' are kept for replacements built side by side.");
             if (CreateMapper(definition) is IDisposable compiled)
                 compiled.Dispose();
+            Analyzers.Resolve(definition);
         }
         await _changes.WaitAsync().ConfigureAwait(false);
         try
@@ -310,7 +313,8 @@ public sealed class IndexStore : IAsyncDisposable
             var old = TryGet(original);
             var definition = replacement.Definition.WithName(old?.Name ?? original);
             var record = new IndexRecord(definition, Path.GetFileName(replacement.Folder), null, old?.LockMode ?? replacement.LockMode, old?.Priority ?? replacement.Priority, old?.Disabled ?? false);
-            await _database.EnqueueAsync(new SwapCommand(record, replacement.Name)).ConfigureAwait(false);
+            // One transaction: the index's record takes the replacement's definition and folder, the replacement's record goes.
+            await _database.EnqueueAsync(new JsonRecords.StoreCommand(TreeName, [(record.Name, record.ToJson()), (replacement.Name, null)])).ConfigureAwait(false);
             replacement.BecomeReplaced(definition);
             _indexes[definition.Name] = replacement;
             _indexes.TryRemove(ReplacementName(definition.Name), out _);
@@ -336,7 +340,7 @@ public sealed class IndexStore : IAsyncDisposable
     /// <summary>Deletes an index's record and, once unused, its files (under the changes lock).</summary>
     private async Task DropAsync(Index index)
     {
-        await _database.EnqueueAsync(new StoreDefinitionCommand(index.Name, null)).ConfigureAwait(false);
+        await _database.EnqueueAsync(new JsonRecords.StoreCommand(TreeName, index.Name, null)).ConfigureAwait(false);
         _indexes.TryRemove(index.Name, out _);
         await RetireAsync(index).ConfigureAwait(false);
         OnIndexEvent(index.Name, IndexEventKind.Removed);
@@ -553,10 +557,12 @@ public sealed class IndexStore : IAsyncDisposable
         var definition = record.Definition;
         var folder = Path.Combine(IndexesFolder, record.Folder);
         // Files of another definition (a crash between storing a definition and deleting an old
-        // folder) are not this index's. The name is not part of it: a replacement keeps its files
-        // when it takes the name of the index it replaced.
+        // folder), or written with another version of an analyzer it uses (a crash between storing
+        // the analyzer and rebuilding the index), are not this index's. The name is not part of it:
+        // a replacement keeps its files when it takes the name of the index it replaced.
         var stamp = Path.Combine(folder, "definition.sha256");
-        var fingerprint = Fingerprint(definition);
+        var analyzers = Analyzers.Resolve(definition);
+        var fingerprint = Fingerprint(definition, analyzers.Signature);
         if (Directory.Exists(folder) && (!File.Exists(stamp) || File.ReadAllText(stamp) != fingerprint))
             DeleteFolder(folder);
         if (!Directory.Exists(folder))
@@ -566,7 +572,7 @@ public sealed class IndexStore : IAsyncDisposable
             Storage.Engine.FileDurability.SyncFile(stamp);
             Storage.Engine.FileDurability.SyncFolder(IndexesFolder);
         }
-        var index = Index.Open(_database, record, CreateMapper(definition), folder, _logger, () => _paused, OnBatch, OnCaughtUp, _options.OpenDirectory, start);
+        var index = Index.Open(_database, record, CreateMapper(definition), analyzers, folder, _logger, () => _paused, OnBatch, OnCaughtUp, _options.OpenDirectory, start);
         if (record.ReplacementOf is { } original)
             index.OriginalQueried = () => _indexes.TryGetValue(original, out var answering) && answering != index && answering.QueriedWithin(Index.YieldWindow);
         return index;
@@ -614,12 +620,15 @@ public sealed class IndexStore : IAsyncDisposable
         }
     }
 
-    private static string Fingerprint(IndexDefinition definition)
+    private static string Fingerprint(IndexDefinition definition, string? analyzers)
     {
         var json = definition.ToJson();
         json.Remove("CreatedAt");
         json.Remove("Name");
         json["Layout"] = LuceneFields.LayoutVersion;
+        // The recipes of the database analyzers it uses: files written with another version of one are not this index's.
+        if (analyzers is not null)
+            json["Analyzers"] = analyzers;
         return Convert.ToHexString(SHA256.HashData(Encoding.UTF8.GetBytes(json.ToJsonString())));
     }
 
@@ -663,30 +672,24 @@ public sealed class IndexStore : IAsyncDisposable
     }
 
     private Task StoreAsync(IndexRecord record) =>
-        _database.EnqueueAsync(new StoreDefinitionCommand(record.Name, record.ToJson()));
+        _database.EnqueueAsync(new JsonRecords.StoreCommand(TreeName, record.Name, record.ToJson()));
 
     private List<IndexRecord> ReadRecords()
     {
         var records = new List<IndexRecord>();
+        List<byte[]> stored;
         using (var reader = _database.BeginRead())
+            stored = JsonRecords.ReadAll(reader, TreeName);
+        foreach (var value in stored)
         {
-            if (reader.GetTree(TreeName) is { } tree)
+            try
             {
-                using var iterator = tree.Iterate();
-                var more = iterator.SeekFirst();
-                while (more)
-                {
-                    try
-                    {
-                        using var json = JsonDocument.Parse(iterator.Value.ToArray());
-                        records.Add(IndexRecord.FromJson(json.RootElement));
-                    }
-                    catch (Exception e)
-                    {
-                        _logger.LogError(e, "An index definition of database {Database} cannot be read; it is skipped", _database.Name);
-                    }
-                    more = iterator.MoveNext();
-                }
+                using var json = JsonDocument.Parse(value);
+                records.Add(IndexRecord.FromJson(json.RootElement));
+            }
+            catch (Exception e)
+            {
+                _logger.LogError(e, "An index definition of database {Database} cannot be read; it is skipped", _database.Name);
             }
         }
         // A replacement whose index is gone (deleted while it was building) is dropped with it.
@@ -694,7 +697,7 @@ public sealed class IndexStore : IAsyncDisposable
         foreach (var orphan in records.Where(r => r.ReplacementOf is not null && !names.Contains(r.ReplacementOf)).ToList())
         {
             _logger.LogWarning("Replacement {Index} of database {Database} replaces nothing; dropped", orphan.Name, _database.Name);
-            _database.EnqueueAsync(new StoreDefinitionCommand(orphan.Name, null)).GetAwaiter().GetResult();
+            _database.EnqueueAsync(new JsonRecords.StoreCommand(TreeName, orphan.Name, null)).GetAwaiter().GetResult();
             records.Remove(orphan);
         }
         return records;
@@ -817,30 +820,5 @@ public sealed class IndexStore : IAsyncDisposable
         foreach (var index in _indexes.Values)
             await index.DisposeAsync().ConfigureAwait(false);
         _indexes.Clear();
-    }
-
-    /// <summary>The swap, in one transaction: the index's record takes the replacement's definition and folder; the replacement's record goes.</summary>
-    private sealed class SwapCommand(IndexRecord record, string replacementName) : IMergedCommand<DatabaseTransaction>
-    {
-        public void Execute(DatabaseTransaction transaction)
-        {
-            var tree = transaction.GetTree(TreeName);
-            tree.Put(Encoding.UTF8.GetBytes(record.Name.ToLowerInvariant()), record.ToJson());
-            tree.Delete(Encoding.UTF8.GetBytes(replacementName.ToLowerInvariant()));
-        }
-    }
-
-    /// <summary>Stores (or, with null, removes) a definition, in the merger: durable when it completes.</summary>
-    private sealed class StoreDefinitionCommand(string name, byte[]? json) : IMergedCommand<DatabaseTransaction>
-    {
-        public void Execute(DatabaseTransaction transaction)
-        {
-            var tree = transaction.GetTree(TreeName);
-            var key = Encoding.UTF8.GetBytes(name.ToLowerInvariant());
-            if (json is null)
-                tree.Delete(key);
-            else
-                tree.Put(key, json);
-        }
     }
 }

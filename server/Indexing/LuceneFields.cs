@@ -5,8 +5,11 @@ using Lucene.Net.Util;
 
 namespace Jackdaw.Server.Indexing;
 
-/// <summary>Where one field of an index goes in Lucene, and how.</summary>
-public sealed record FieldPlan(string LuceneName, FieldIndexing Indexing, bool Stored);
+/// <summary>
+/// Where one field of an index goes in Lucene, and how; <see cref="Analyzer"/> is the analyzer its
+/// options name (for a Search field: its values and search() terms go through it), null for the default.
+/// </summary>
+public sealed record FieldPlan(string LuceneName, FieldIndexing Indexing, bool Stored, Lucene.Net.Analysis.Analyzer? Analyzer = null);
 
 /// <summary>
 /// The layout of index entries in Lucene. Each entry is one Lucene document:

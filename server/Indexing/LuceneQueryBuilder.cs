@@ -2,6 +2,7 @@ using System.Globalization;
 using System.Text.Json;
 using Jackdaw.Server.Errors;
 using Jackdaw.Server.Queries;
+using Lucene.Net.Analysis;
 using Lucene.Net.Analysis.TokenAttributes;
 using Lucene.Net.Index;
 using Lucene.Net.Search;
@@ -213,15 +214,15 @@ public sealed class LuceneQueryBuilder
         { inner, Occur.MUST_NOT },
     };
 
-    /// <summary>A field as a query reaches it: its Lucene name and whether its string terms are lowercased.</summary>
-    private readonly record struct FieldTarget(string Name, bool IsId, bool LowerStrings, FieldIndexing Indexing);
+    /// <summary>A field as a query reaches it: its Lucene name, whether its string terms are lowercased, and the analyzer its options name (null: the default).</summary>
+    private readonly record struct FieldTarget(string Name, bool IsId, bool LowerStrings, FieldIndexing Indexing, Analyzer? Analyzer = null);
 
     private FieldTarget Target(RqlOperand operand, bool exact, int position, FieldIndexing wanted = FieldIndexing.Default)
     {
         if (operand.IsId)
             return new FieldTarget(LuceneFields.Id, true, true, FieldIndexing.Default);
         var plan = _resolve(operand.Path!, wanted == FieldIndexing.Default && exact ? FieldIndexing.Exact : wanted, position);
-        return new FieldTarget(plan.LuceneName, false, plan.Indexing != FieldIndexing.Exact, plan.Indexing);
+        return new FieldTarget(plan.LuceneName, false, plan.Indexing != FieldIndexing.Exact, plan.Indexing, plan.Analyzer);
     }
 
     private Query Comparison(RqlComparison comparison, bool exact)
@@ -311,11 +312,25 @@ public sealed class LuceneQueryBuilder
             // A word with * or ? is a wildcard over the words of the field, as RavenDB's search allows.
             if (word.AsSpan().IndexOfAny('*', '?') >= 0)
             {
-                query.Add(new WildcardQuery(new Term(target.Name, LuceneFields.Lower(word))), occur);
+                query.Add(new WildcardQuery(new Term(target.Name, WildcardTerm(target, word))), occur);
                 continue;
             }
-            foreach (var token in Analyze(target.Name, word))
-                query.Add(new TermQuery(new Term(target.Name, token)), occur);
+            var tokens = Analyze(target.Analyzer ?? Index.SearchAnalyzer, target.Name, word);
+            if (target.Analyzer is null || tokens.Count == 1)
+            {
+                foreach (var (token, _) in tokens)
+                    query.Add(new TermQuery(new Term(target.Name, token)), occur);
+            }
+            else if (tokens.Count > 1)
+            {
+                // A named analyzer may make several tokens of one word (n-grams, a split word): the
+                // word matches where the field has them at the same relative positions, as Lucene's
+                // phrase query reads the analyzer's positions (n-grams of one token share one).
+                var phrase = new PhraseQuery();
+                foreach (var (token, position) in tokens)
+                    phrase.Add(new Term(target.Name, token), position);
+                query.Add(phrase, occur);
+            }
         }
         return query.Clauses.Count == 0 ? new BooleanQuery() : query;
     }
@@ -334,23 +349,39 @@ public sealed class LuceneQueryBuilder
             return new BooleanQuery();
         if (text.AsSpan().IndexOfAny('*', '?') >= 0)
             throw new InvalidQueryException(_text, proximity.Position, "Proximity search works only on simple string terms, not wildcard or prefix ones.");
-        var words = Analyze(target.Name, text);
+        var words = Analyze(target.Analyzer ?? Index.SearchAnalyzer, target.Name, text);
         if (words.Count < 2)
             throw new InvalidQueryException(_text, proximity.Position, $"Proximity search works only on multiple search terms; '{text}' gives {words.Count}.");
         var phrase = new PhraseQuery { Slop = proximity.Distance };
-        foreach (var word in words)
-            phrase.Add(new Term(target.Name, word));
+        foreach (var (word, position) in words)
+            phrase.Add(new Term(target.Name, word), position);
         return phrase;
     }
 
-    private static List<string> Analyze(string field, string text)
+    // The default analyzer drops * and ?, so a wildcard word is lowercased as its terms are. A named
+    // analyzer that keeps the word as one token (whitespace or keyword based) gives the term as its
+    // field's terms are made (folded, or with its case); otherwise the word is lowercased too.
+    private static string WildcardTerm(FieldTarget target, string word)
     {
-        var tokens = new List<string>();
-        using var stream = Index.SearchAnalyzer.GetTokenStream(field, new StringReader(text));
+        if (target.Analyzer is { } analyzer && Analyze(analyzer, target.Name, word) is [var (token, _)] && token.AsSpan().IndexOfAny('*', '?') >= 0)
+            return token;
+        return LuceneFields.Lower(word);
+    }
+
+    /// <summary>The tokens the analyzer makes of <paramref name="text"/>, each with its position (from 0).</summary>
+    private static List<(string Token, int Position)> Analyze(Analyzer analyzer, string field, string text)
+    {
+        var tokens = new List<(string, int)>();
+        using var stream = analyzer.GetTokenStream(field, new StringReader(text));
         var term = stream.AddAttribute<ICharTermAttribute>();
+        var increment = stream.AddAttribute<IPositionIncrementAttribute>();
         stream.Reset();
+        var position = -1;
         while (stream.IncrementToken())
-            tokens.Add(term.ToString());
+        {
+            position += increment.PositionIncrement;
+            tokens.Add((term.ToString(), Math.Max(position, 0)));
+        }
         stream.End();
         return tokens;
     }

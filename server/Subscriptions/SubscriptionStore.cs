@@ -1,4 +1,3 @@
-using System.Text;
 using System.Text.Json;
 using Jackdaw.Server.Databases;
 using Jackdaw.Server.Documents;
@@ -45,25 +44,21 @@ public sealed class SubscriptionStore : IAsyncDisposable
         _database = database;
         _logger = loggerFactory.CreateLogger($"Jackdaw.Subscriptions.{database.Name}");
         database.RegisterTrees("Subscriptions", TreeName);
-        using var reader = database.BeginRead();
-        if (reader.GetTree(TreeName) is { } tree)
+        List<byte[]> stored;
+        using (var reader = database.BeginRead())
+            stored = JsonRecords.ReadAll(reader, TreeName);
+        foreach (var value in stored)
         {
-            using var iterator = tree.Iterate();
-            var more = iterator.SeekFirst();
-            while (more)
+            try
             {
-                try
-                {
-                    using var json = JsonDocument.Parse(iterator.Value.ToArray());
-                    var record = SubscriptionRecord.FromJson(json.RootElement);
-                    _states[record.Name] = new SubscriptionState(this, record, Parse(record.Query));
-                    _lastId = Math.Max(_lastId, record.Id);
-                }
-                catch (Exception e)
-                {
-                    _logger.LogError(e, "A subscription of database {Database} cannot be read; it is skipped", database.Name);
-                }
-                more = iterator.MoveNext();
+                using var json = JsonDocument.Parse(value);
+                var record = SubscriptionRecord.FromJson(json.RootElement);
+                _states[record.Name] = new SubscriptionState(this, record, Parse(record.Query));
+                _lastId = Math.Max(_lastId, record.Id);
+            }
+            catch (Exception e)
+            {
+                _logger.LogError(e, "A subscription of database {Database} cannot be read; it is skipped", database.Name);
             }
         }
     }
@@ -162,7 +157,7 @@ public sealed class SubscriptionStore : IAsyncDisposable
             var state = Get(name);
             // In line with its acknowledgements' stores: one that was under way when the delete
             // came cannot put the record back afterwards (it would come back at the next open).
-            await state.DeleteAsync(() => _database.EnqueueAsync(new StoreCommand(state.Record.Name, null))).ConfigureAwait(false);
+            await state.DeleteAsync(() => _database.EnqueueAsync(new JsonRecords.StoreCommand(TreeName, state.Record.Name, null))).ConfigureAwait(false);
             _states.TryRemove(state.Record.Name, out _);
             state.CloseAll("the subscription was deleted");
         }
@@ -180,25 +175,12 @@ public sealed class SubscriptionStore : IAsyncDisposable
             state.CloseAll("the subscription was disabled");
     }
 
-    internal Task StoreAsync(SubscriptionRecord record) => _database.EnqueueAsync(new StoreCommand(record.Name, record.ToJson()));
+    internal Task StoreAsync(SubscriptionRecord record) => _database.EnqueueAsync(new JsonRecords.StoreCommand(TreeName, record.Name, record.ToJson()));
 
     public ValueTask DisposeAsync()
     {
         foreach (var state in _states.Values)
             state.CloseAll("the database is closing", canReconnect: true);
         return ValueTask.CompletedTask;
-    }
-
-    private sealed class StoreCommand(string name, byte[]? json) : IMergedCommand<DatabaseTransaction>
-    {
-        public void Execute(DatabaseTransaction transaction)
-        {
-            var tree = transaction.GetTree(TreeName);
-            var key = Encoding.UTF8.GetBytes(name.ToLowerInvariant());
-            if (json is null)
-                tree.Delete(key);
-            else
-                tree.Put(key, json);
-        }
     }
 }

@@ -33,6 +33,14 @@ public sealed class IndexDefinitionComparisonTests
         { """{"Name":{"Indexing":"Exact"}}""", """{"Name":{"Indexing":"Exact","Storage":"No"}}""" },
         { "{}", """{"Name":{"Storage":"Yes"}}""" },
         { """{"Name":{"Indexing":"No","Storage":"Yes"}}""", """{"Name":{"Storage":"Yes","Indexing":"No"}}""" },
+        { "{}", """{"Name":{"Analyzer":"Folding"}}""" },
+        { """{"Name":{"Indexing":"Search","Analyzer":"Folding"}}""", """{"Name":{"Analyzer":"Folding"}}""" },
+        { """{"Name":{"Analyzer":"Folding"}}""", """{"Name":{"Analyzer":" Folding "}}""" },
+        { """{"Name":{"Analyzer":"Folding"}}""", """{"Name":{"Analyzer":"folding"}}""" },
+        { """{"Name":{"Analyzer":"Folding"}}""", """{"Name":{"Indexing":"Search"}}""" },
+        { """{"Name":{"Indexing":"Exact","Analyzer":"Folding"}}""", """{"Name":{"Indexing":"Exact"}}""" },
+        { "{}", """{"Name":{"Analyzer":" "}}""" },
+        { "{}", """{"Name":{"Indexing":"Default","Analyzer":null}}""" },
     };
 
     [Theory]

@@ -125,4 +125,37 @@ public sealed class IndexMaintenanceTests : IDisposable
 
         Assert.Equal(HttpStatusCode.NotFound, error.StatusCode);
     }
+
+    [Fact]
+    public async Task AnalyzersArePutListedAndDeletedWithRavenDbsShapes()
+    {
+        _fake.Intercept = request => request.Method switch
+        {
+            "PUT" => new HttpResponseMessage(HttpStatusCode.Created),
+            "DELETE" => new HttpResponseMessage(HttpStatusCode.NoContent),
+            _ => FakeJackdaw.Json(HttpStatusCode.OK, JsonNode.Parse("""{"Analyzers":[{"Name":"Folding","Code":"WhitespaceAnalyzer"}]}""")!),
+        };
+
+        await _store.Maintenance.PutAnalyzersAsync(new AnalyzerDefinition { Name = "Folding", Code = "{\"Tokenizer\":\"Whitespace\"}" });
+        var listed = Assert.Single(await _store.Maintenance.GetAnalyzersAsync());
+        await _store.Maintenance.DeleteAnalyzerAsync("My Analyzer/2");
+
+        Assert.Equal(
+            [("PUT", "/databases/db/admin/analyzers"), ("GET", "/databases/db/analyzers"), ("DELETE", "/databases/db/admin/analyzers?name=My%20Analyzer%2F2")],
+            _fake.Requests.Select(r => (r.Method, r.PathAndQuery)));
+        Assert.Equal("""{"Analyzers":[{"Name":"Folding","Code":"{\"Tokenizer\":\"Whitespace\"}"}]}""", _fake.Requests.First().Body);
+        Assert.Equal(("Folding", "WhitespaceAnalyzer"), (listed.Name, listed.Code));
+        await Assert.ThrowsAsync<ArgumentException>(() => _store.Maintenance.PutAnalyzersAsync());
+        await Assert.ThrowsAsync<ArgumentException>(() => _store.Maintenance.DeleteAnalyzerAsync(" "));
+    }
+
+    [Fact]
+    public async Task AFieldsAnalyzerIsSentWithItsOptions()
+    {
+        _fake.Intercept = _ => FakeJackdaw.Json(HttpStatusCode.Created, JsonNode.Parse("""{"Results":[{"Index":"A"}]}""")!);
+
+        await _store.Maintenance.PutIndexesAsync(new IndexDefinition { Name = "A", Maps = ["map('Users', u => ({ Name: u.Name }))"], Fields = { ["Name"] = new IndexFieldOptions { Analyzer = "Folding" } } });
+
+        Assert.Equal("""{"Analyzer":"Folding"}""", _fake.Requests.Single().BodyJson["Indexes"]![0]!["Fields"]!["Name"]!.ToJsonString());
+    }
 }

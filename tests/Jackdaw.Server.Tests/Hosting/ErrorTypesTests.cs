@@ -48,6 +48,7 @@ public sealed class ErrorTypesTests(Infrastructure.ServerFixture fixture) : ICla
             ErrorTypes.DiskFull, ErrorTypes.DatabaseUnavailable, ErrorTypes.FeatureNotSupported, ErrorTypes.InvalidQuery,
             ErrorTypes.IndexCompilation, ErrorTypes.IndexDoesNotExist, ErrorTypes.Timeout, ErrorTypes.IndexLocked,
             ErrorTypes.SubscriptionDoesNotExist, ErrorTypes.SubscriptionAlreadyExists,
+            ErrorTypes.AnalyzerCompilation, ErrorTypes.AnalyzerInUse,
         ];
         Assert.Equal(AllTypes().Order(StringComparer.Ordinal), covered.Order(StringComparer.Ordinal));
     }
@@ -217,6 +218,26 @@ public sealed class ErrorTypesTests(Infrastructure.ServerFixture fixture) : ICla
         }
         using var response = await Client.PutAsync($"/databases/{db}/admin/indexes", Api.Json("{\"Indexes\":[{\"Name\":\"L\",\"Maps\":[\"map('A', a => ({ C: a.C }))\"]}]}"));
         await Api.AssertErrorAsync(response, HttpStatusCode.Conflict, "IndexLockedException");
+    }
+
+    [Fact]
+    public async Task AnalyzerCompilationException()
+    {
+        var db = await fixture.CreateDatabaseAsync();
+        using var response = await Client.PutAsync($"/databases/{db}/admin/analyzers", Api.Json("{\"Analyzers\":[{\"Name\":\"A\",\"Code\":\"class A : Analyzer { }\"}]}"));
+        await Api.AssertErrorAsync(response, HttpStatusCode.BadRequest, "AnalyzerCompilationException");
+    }
+
+    [Fact]
+    public async Task AnalyzerInUseException()
+    {
+        var db = await fixture.CreateDatabaseAsync();
+        using (var put = await Client.PutAsync($"/databases/{db}/admin/analyzers", Api.Json("{\"Analyzers\":[{\"Name\":\"A\",\"Code\":\"WhitespaceAnalyzer\"}]}")))
+            Assert.Equal(HttpStatusCode.Created, put.StatusCode);
+        using (var put = await Client.PutAsync($"/databases/{db}/admin/indexes", Api.Json("{\"Indexes\":[{\"Name\":\"I\",\"Maps\":[\"map('A', a => ({ B: a.B }))\"],\"Fields\":{\"B\":{\"Analyzer\":\"A\"}}}]}")))
+            Assert.Equal(HttpStatusCode.Created, put.StatusCode);
+        using var response = await Client.DeleteAsync($"/databases/{db}/admin/analyzers?name=A");
+        await Api.AssertErrorAsync(response, HttpStatusCode.Conflict, "AnalyzerInUseException");
     }
 
     [Fact]

@@ -1,0 +1,68 @@
+using System.Text;
+using Jackdaw.Server.Documents;
+
+namespace Jackdaw.Server.Databases;
+
+/// <summary>
+/// Named JSON records in a feature tree of the database (index definitions, subscriptions,
+/// analyzers): one entry per record, keyed by its lowercased name, so names are unique ignoring
+/// case. Written through the merger (<see cref="StoreCommand"/>: durable when it completes), read
+/// from a snapshot (<see cref="ReadAll"/>).
+/// </summary>
+/// <remarks>
+/// <code>
+/// tree {feature}   key: the record's name, lowercased (invariant), UTF-8
+///                  value: the record as UTF-8 JSON (the feature's own shape)
+/// </code>
+/// </remarks>
+public static class JsonRecords
+{
+    /// <summary>The key of the record named <paramref name="name"/>.</summary>
+    public static byte[] Key(string name) => Encoding.UTF8.GetBytes(name.ToLowerInvariant());
+
+    /// <summary>The value of every record of <paramref name="tree"/> in the snapshot, in key order (none when the tree was never written).</summary>
+    public static List<byte[]> ReadAll(DatabaseReader reader, string tree)
+    {
+        var values = new List<byte[]>();
+        if (reader.GetTree(tree) is not { } records)
+        {
+            return values;
+        }
+        using var iterator = records.Iterate();
+        var more = iterator.SeekFirst();
+        while (more)
+        {
+            values.Add(iterator.Value.ToArray());
+            more = iterator.MoveNext();
+        }
+        return values;
+    }
+
+    /// <summary>
+    /// Stores records (a null value removes one) in one transaction: all of them or, if the
+    /// transaction fails, none.
+    /// </summary>
+    public sealed class StoreCommand(string tree, IReadOnlyList<(string Name, byte[]? Json)> records) : IMergedCommand<DatabaseTransaction>
+    {
+        public StoreCommand(string tree, string name, byte[]? json)
+            : this(tree, [(name, json)])
+        {
+        }
+
+        public void Execute(DatabaseTransaction transaction)
+        {
+            var target = transaction.GetTree(tree);
+            foreach (var (name, json) in records)
+            {
+                if (json is null)
+                {
+                    target.Delete(Key(name));
+                }
+                else
+                {
+                    target.Put(Key(name), json);
+                }
+            }
+        }
+    }
+}
