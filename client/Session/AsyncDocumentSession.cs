@@ -276,7 +276,11 @@ internal sealed partial class AsyncDocumentSession : IAsyncDocumentSession, IAdv
     /// stored subtype (its <c>Jackdaw-Clr-Type</c>) is deserialized again, as that type.
     /// <paramref name="requestedId"/> is empty for a query result, whose id only its metadata gives.
     /// </summary>
-    private object Track(ref Utf8JsonReader reader, ReadOnlyMemory<byte> buffer, string requestedId, Type requested)
+    private object Track(ref Utf8JsonReader reader, ReadOnlyMemory<byte> buffer, string requestedId, Type requested) =>
+        Track(ref reader, buffer, requestedId, requested, out _);
+
+    /// <summary>The same, giving the document's id (its <c>@metadata.@id</c>, else <paramref name="requestedId"/>).</summary>
+    private object Track(ref Utf8JsonReader reader, ReadOnlyMemory<byte> buffer, string requestedId, Type requested, out string id)
     {
         var start = (int)reader.TokenStartIndex;
         var requestedType = _conventions.GetEntityTypeInfo(requested);
@@ -304,7 +308,7 @@ internal sealed partial class AsyncDocumentSession : IAsyncDocumentSession, IAdv
         var document = buffer.Slice(start, (int)reader.BytesConsumed - start);
         if (!LoadedMetadataReader.TryRead(document.Span, requestedId, requestedType.ClrTypeNameUtf8, out var metadata))
             throw new JackdawException(requestedId.Length > 0 ? $"Document '{requestedId}' came without @metadata." : "A query result came without @metadata; documents carry it, projections need a Select.");
-        var id = metadata.Id ?? (requestedId.Length > 0 ? requestedId : throw new JackdawException("A query result came without @metadata.@id, so the session cannot track it."));
+        id = metadata.Id ?? (requestedId.Length > 0 ? requestedId : throw new JackdawException("A query result came without @metadata.@id, so the session cannot track it."));
         if (_byId.TryGetValue(id, out var tracked))
         {
             return requested.IsInstanceOfType(tracked.Entity) ? tracked.Entity : throw new InvalidOperationException(

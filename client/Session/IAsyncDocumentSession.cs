@@ -86,6 +86,19 @@ public interface IAdvancedSessionOperations
     /// <summary>The entity's document id, or null when the server has yet to generate it.</summary>
     string? GetDocumentId(object entity);
 
+    /// <summary>
+    /// The documents whose ids start with <paramref name="idPrefix"/> (case-insensitively), in id
+    /// order: after <paramref name="startAfter"/> when given, those whose id after the prefix
+    /// <paramref name="matches"/> and not <paramref name="exclude"/> (<c>*</c> any run of characters,
+    /// <c>?</c> one character, alternatives separated by <c>|</c>), <paramref name="start"/> of them
+    /// skipped, at most <paramref name="pageSize"/> (the server allows up to 1,024). One request;
+    /// the documents join the session as loaded ones do, so loading one of them again makes none.
+    /// A document the session holds already is the held instance; one it deletes at its next save
+    /// comes as stored, untracked.
+    /// </summary>
+    Task<IEnumerable<T>> LoadStartingWithAsync<T>(string idPrefix, string? matches = null, int start = 0, int pageSize = 25, string? exclude = null, string? startAfter = null, CancellationToken token = default)
+        where T : class;
+
     /// <summary>Whether the session holds the document: loaded, queried, stored, or included by a query.</summary>
     bool IsLoaded(string id);
 
