@@ -1,6 +1,7 @@
 using System.Diagnostics.CodeAnalysis;
 using System.Text;
 using System.Text.Json;
+using Jackdaw.Client.Queries;
 
 namespace Jackdaw.Client.Session;
 
@@ -25,35 +26,45 @@ internal sealed partial class AsyncDocumentSession
             return local;
         }
 
-        await LoadFromServerAsync<T>([id], token).ConfigureAwait(false);
+        await LoadFromServerAsync<T>([id], null, token).ConfigureAwait(false);
         TryGetLocal<T>(id, out local);
         return local;
     }
 
-    public async Task<Dictionary<string, T?>> LoadAsync<T>(IEnumerable<string> ids, CancellationToken token = default)
+    public Task<Dictionary<string, T?>> LoadAsync<T>(IEnumerable<string> ids, CancellationToken token = default)
+        where T : class =>
+        LoadAsync<T>(ids, null, token);
+
+    /// <summary>A load of several ids, with the documents they reference at <paramref name="includes"/> when given.</summary>
+    internal async Task<Dictionary<string, T?>> LoadAsync<T>(IEnumerable<string> ids, IncludePaths? includes, CancellationToken token)
         where T : class
     {
         ArgumentNullException.ThrowIfNull(ids);
         var requested = ids.ToList();
         foreach (var id in requested)
+        {
             ArgumentException.ThrowIfNullOrEmpty(id, nameof(ids));
-        var toFetch = IdsToFetch(requested, typeof(T));
+        }
 
+        var toFetch = IdsToFetch(requested, typeof(T), includes);
         var start = 0;
         while (start < toFetch.Count)
         {
             var count = 0;
-            var length = _databasePath.Length + 6;
+            var length = _databasePath.Length + 6 + (includes?.QueryLength() ?? 0);
             while (start + count < toFetch.Count)
             {
                 var escaped = Uri.EscapeDataString(toFetch[start + count]).Length + 4;
                 if (count > 0 && length + escaped > MaxLoadUrlLength)
+                {
                     break;
+                }
+
                 length += escaped;
                 count++;
             }
 
-            await LoadFromServerAsync<T>(toFetch.GetRange(start, count), token).ConfigureAwait(false);
+            await LoadFromServerAsync<T>(toFetch.GetRange(start, count), includes, token).ConfigureAwait(false);
             start += count;
         }
 
@@ -63,15 +74,29 @@ internal sealed partial class AsyncDocumentSession
     /// <summary>
     /// The ids a load must ask the server for, each once: not tracked, deleted or known missing,
     /// and not kept from a query's includes (those are tracked now, as <paramref name="type"/>).
+    /// With <paramref name="includes"/>, a document the server has and the session holds is asked
+    /// for again when it references (at those paths) an id the session knows nothing of: the
+    /// answer brings the included documents (see <see cref="IncludesHeld"/>).
     /// </summary>
-    internal List<string> IdsToFetch(IReadOnlyList<string> ids, Type type)
+    internal List<string> IdsToFetch(IReadOnlyList<string> ids, Type type, IncludePaths? includes = null)
     {
         var toFetch = new List<string>();
         var seen = new HashSet<string>(StringComparer.OrdinalIgnoreCase);
         foreach (var id in ids)
         {
-            if (seen.Add(id) && !_deletes.ContainsKey(id) && !_byId.ContainsKey(id) && !_knownMissing.Contains(id) && !TrackIncluded(id, type))
+            if (!seen.Add(id) || _deletes.ContainsKey(id) || _knownMissing.Contains(id))
+            {
+                continue;
+            }
+
+            if (!_byId.TryGetValue(id, out var held) && !TrackIncluded(id, type))
+            {
                 toFetch.Add(id);
+            }
+            else if (includes is not null && (held ?? _byId.GetValueOrDefault(id)) is { } info && !IncludesHeld(info, includes))
+            {
+                toFetch.Add(id);
+            }
         }
 
         return toFetch;
@@ -97,13 +122,13 @@ internal sealed partial class AsyncDocumentSession
 
     internal void RegisterMissing(string id) => _knownMissing.Add(id);
 
-    /// <summary>The same for an answer inside a larger body, read where it lies (see <see cref="TrackResults{T}(ref Utf8JsonReader, ReadOnlyMemory{byte}, IReadOnlyList{string})"/>).</summary>
-    internal void TrackLoaded<T>(ref Utf8JsonReader reader, ReadOnlyMemory<byte> body, IReadOnlyList<string> ids)
+    /// <summary>The same for an answer inside a larger body, read where it lies (see <see cref="TrackResults{T}(ref Utf8JsonReader, ReadOnlyMemory{byte}, IReadOnlyList{string}, IncludePaths?)"/>).</summary>
+    internal void TrackLoaded<T>(ref Utf8JsonReader reader, ReadOnlyMemory<byte> body, IReadOnlyList<string> ids, IncludePaths? includes)
         where T : class
     {
         try
         {
-            TrackResults<T>(ref reader, body, ids);
+            TrackResults<T>(ref reader, body, ids, includes);
         }
         catch (JsonException e)
         {
@@ -111,13 +136,14 @@ internal sealed partial class AsyncDocumentSession
         }
     }
 
-    /// <summary>Tracks a GET docs answer for <paramref name="ids"/>, as a load does.</summary>
-    internal void TrackLoaded<T>(ReadOnlyMemory<byte> body, IReadOnlyList<string> ids)
+    /// <summary>Tracks a GET docs answer for <paramref name="ids"/> (and what it includes at <paramref name="includes"/>), as a load does.</summary>
+    internal void TrackLoaded<T>(ReadOnlyMemory<byte> body, IReadOnlyList<string> ids, IncludePaths? includes)
         where T : class
     {
         try
         {
-            TrackResults<T>(body, ids);
+            var reader = new Utf8JsonReader(body.Span);
+            TrackResults<T>(ref reader, body, ids, includes);
         }
         catch (JsonException e)
         {
@@ -138,11 +164,11 @@ internal sealed partial class AsyncDocumentSession
         return true;
     }
 
-    private async Task LoadFromServerAsync<T>(List<string> ids, CancellationToken token)
+    private async Task LoadFromServerAsync<T>(List<string> ids, IncludePaths? includes, CancellationToken token)
         where T : class
     {
         string url;
-        if (ids.Count == 1)
+        if (ids.Count == 1 && includes is null)
         {
             url = string.Concat(_databasePath, "/docs?id=", Uri.EscapeDataString(ids[0]));
         }
@@ -150,7 +176,11 @@ internal sealed partial class AsyncDocumentSession
         {
             var builder = new StringBuilder(_databasePath).Append("/docs");
             for (var i = 0; i < ids.Count; i++)
+            {
                 builder.Append(i == 0 ? "?id=" : "&id=").Append(Uri.EscapeDataString(ids[i]));
+            }
+
+            includes?.AppendQuery(builder);
             url = builder.ToString();
         }
 
@@ -169,29 +199,24 @@ internal sealed partial class AsyncDocumentSession
         byte[] body;
         using (response)
             body = await response.Content.ReadAsByteArrayAsync(token).ConfigureAwait(false);
-        TrackLoaded<T>(body, ids);
+        TrackLoaded<T>(body, ids, includes);
     }
 
     /// <summary>
-    /// Walks GET docs' answer <c>{"Results":[document or null, ...],...}</c> with one reader and
-    /// tracks each document; the tracked documents keep slices of <paramref name="body"/>, not copies.
+    /// Walks GET docs' answer <c>{"Results":[document or null, ...],"Includes":{id: document},...}</c>
+    /// with one reader, tracks each document and keeps the included ones for later loads; the
+    /// documents keep slices of <paramref name="body"/>, not copies. An id the results reference at
+    /// <paramref name="includes"/> that the answer did not include has no document: it is
+    /// remembered as missing. <paramref name="reader"/> reads all of <paramref name="body"/> (an
+    /// answer alone, or an item of a <c>multi_get</c>) and is on the answer's <c>{</c> (or before
+    /// it, at the start); it is left on the answer's <c>}</c>.
     /// </summary>
-    private void TrackResults<T>(ReadOnlyMemory<byte> body, IReadOnlyList<string> ids)
-        where T : class
-    {
-        var reader = new Utf8JsonReader(body.Span);
-        TrackResults<T>(ref reader, body, ids);
-    }
-
-    /// <summary>
-    /// The same for an answer inside a larger body (an item of a <c>multi_get</c>): <paramref name="reader"/>
-    /// reads all of <paramref name="body"/> and is on the answer's <c>{</c> (or before it, at the
-    /// start); it is left on the answer's <c>}</c>.
-    /// </summary>
-    private void TrackResults<T>(ref Utf8JsonReader reader, ReadOnlyMemory<byte> body, IReadOnlyList<string> ids)
+    private void TrackResults<T>(ref Utf8JsonReader reader, ReadOnlyMemory<byte> body, IReadOnlyList<string> ids, IncludePaths? includes)
         where T : class
     {
         var count = -1;
+        List<(string Id, Range? Document)>? included = null;
+        List<Range>? loaded = includes is null ? null : [];
         if (reader.TokenType == JsonTokenType.None && !reader.Read() || reader.TokenType != JsonTokenType.StartObject)
             ThrowUnexpectedDocsAnswer(body[(int)reader.TokenStartIndex..], ids.Count);
         // Documents are kept as slices of body at the reader's offsets; errors quote the answer itself.
@@ -199,7 +224,22 @@ internal sealed partial class AsyncDocumentSession
         while (reader.Read() && reader.TokenType == JsonTokenType.PropertyName)
         {
             var isResults = reader.ValueTextEquals("Results"u8);
+            var isIncludes = reader.ValueTextEquals("Includes"u8);
             reader.Read();
+            if (isIncludes)
+            {
+                // Most loads include nothing: "Includes":{} costs no list.
+                var afterStart = reader;
+                if (reader.TokenType == JsonTokenType.StartObject && afterStart.Read() && afterStart.TokenType == JsonTokenType.EndObject)
+                {
+                    reader = afterStart;
+                    continue;
+                }
+
+                QueryAnswer.ReadIncludes(ref reader, included ??= []);
+                continue;
+            }
+
             if (!isResults || reader.TokenType != JsonTokenType.StartArray)
             {
                 reader.Skip();
@@ -215,7 +255,11 @@ internal sealed partial class AsyncDocumentSession
                 if (reader.TokenType == JsonTokenType.Null)
                     _knownMissing.Add(requestedId);
                 else if (reader.TokenType == JsonTokenType.StartObject)
+                {
+                    var start = (int)reader.TokenStartIndex;
                     Track(ref reader, body, requestedId, typeof(T));
+                    loaded?.Add(start..(int)reader.BytesConsumed);
+                }
                 else
                     ThrowUnexpectedDocsAnswer(answer, ids.Count);
             }
@@ -223,6 +267,10 @@ internal sealed partial class AsyncDocumentSession
 
         if (count != ids.Count)
             ThrowUnexpectedDocsAnswer(answer, ids.Count);
+        if (included is not null)
+            KeepIncludes(body, included);
+        if (includes is not null)
+            RegisterMissingIncludes(body, loaded!, includes);
     }
 
     [DoesNotReturn]

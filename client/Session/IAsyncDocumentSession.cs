@@ -1,3 +1,4 @@
+using System.Linq.Expressions;
 using Jackdaw.Client.Session;
 
 namespace Jackdaw.Client;
@@ -17,6 +18,22 @@ public interface IAsyncDocumentSession : IDisposable
 
     /// <summary>The documents with these ids, in one request for those not loaded yet; missing ones map to null.</summary>
     Task<Dictionary<string, T?>> LoadAsync<T>(IEnumerable<string> ids, CancellationToken token = default)
+        where T : class;
+
+    /// <summary>
+    /// Begins a load that also brings the documents whose ids the loaded ones hold at
+    /// <paramref name="path"/> (<c>"Company"</c>, <c>"Lines[].Product"</c>), in the same request:
+    /// <c>session.Include("Company").LoadAsync&lt;Order&gt;("orders/1")</c>. Loading them afterwards makes no request.
+    /// The load names its type (<c>LoadAsync&lt;Order&gt;</c>): documents are not read as <see cref="object"/>.
+    /// </summary>
+    IAsyncLoaderWithInclude<object> Include(string path);
+
+    /// <summary>As <see cref="Include(string)"/>, the path given as a member: <c>session.Include&lt;Order&gt;(x => x.Company)</c>.</summary>
+    IAsyncLoaderWithInclude<T> Include<T>(Expression<Func<T, string?>> path)
+        where T : class;
+
+    /// <summary>As <see cref="Include(string)"/>, for a member holding several ids: <c>x => x.Tags</c>, <c>x => x.Lines.Select(l => l.Product)</c>.</summary>
+    IAsyncLoaderWithInclude<T> Include<T>(Expression<Func<T, IEnumerable<string>?>> path)
         where T : class;
 
     /// <summary>
