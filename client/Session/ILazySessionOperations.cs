@@ -18,4 +18,12 @@ public interface ILazySessionOperations
     /// <summary>The documents with these ids, missing ones mapped to null.</summary>
     Lazy<Task<Dictionary<string, T?>>> LoadAsync<T>(IEnumerable<string> ids, CancellationToken token = default)
         where T : class;
+
+    /// <summary>
+    /// A page of the documents whose ids start with <paramref name="idPrefix"/>, by id in id order,
+    /// as <see cref="IAdvancedSessionOperations.LoadStartingWithAsync{T}"/> loads it (the arguments
+    /// are checked now). The session cannot know which documents a prefix has: it is always sent.
+    /// </summary>
+    Lazy<Task<Dictionary<string, T>>> LoadStartingWithAsync<T>(string idPrefix, string? matches = null, int start = 0, int pageSize = 25, string? exclude = null, string? startAfter = null, CancellationToken token = default)
+        where T : class;
 }

@@ -34,4 +34,11 @@ internal sealed class LazySessionOperations(AsyncDocumentSession session) : ILaz
 
         return session.AddLazyOperation(new LazyLoadOperation<T>(session, requested), token);
     }
+
+    public Lazy<Task<Dictionary<string, T>>> LoadStartingWithAsync<T>(string idPrefix, string? matches = null, int start = 0, int pageSize = 25, string? exclude = null, string? startAfter = null, CancellationToken token = default)
+        where T : class
+    {
+        var query = AsyncDocumentSession.StartingWithQuery(idPrefix, matches, start, pageSize, exclude, startAfter);
+        return session.AddLazyOperation(new LazyStartsWithOperation<T>(session, query), token);
+    }
 }

@@ -210,6 +210,61 @@ public sealed class LoadStartingWithServerTests(ServerFixture server) : IClassFi
     }
 
     [Fact]
+    public async Task LazyPagesGoInOneRequestWithTheOtherLazyOperations()
+    {
+        using var store = await StoreWithIdsAsync(server);
+        using var session = store.OpenAsyncSession();
+        var held = await session.LoadAsync<User>("users/21");
+        Assert.Equal(1, session.Advanced.NumberOfRequests);
+
+        var first = session.Advanced.Lazily.LoadStartingWithAsync<User>("users/");
+        var filtered = session.Advanced.Lazily.LoadStartingWithAsync<User>("users/", "2*|a?*", 1, 6, "22");
+        var after = session.Advanced.Lazily.LoadStartingWithAsync<User>("USERS/", pageSize: 4, startAfter: "users/29");
+        var none = session.Advanced.Lazily.LoadStartingWithAsync<User>("nothing/");
+        var load = session.Advanced.Lazily.LoadAsync<User>("users/1");
+        var count = session.Query<User>().Customize(x => x.WaitForNonStaleResults(ServerFixture.IndexingWait)).CountLazilyAsync();
+        Assert.Equal(1, session.Advanced.NumberOfRequests);
+
+        await session.Advanced.Eagerly.ExecuteAllPendingLazyOperationsAsync();
+        Assert.Equal(2, session.Advanced.NumberOfRequests);
+        Assert.Equal(Expected("users/"), (await first.Value).Keys);
+        Assert.Equal(Expected("users/", "2*|a?*", 1, 6, "22"), (await filtered.Value).Keys);
+        Assert.Equal(Expected("USERS/", pageSize: 4, startAfter: "users/29"), (await after.Value).Keys);
+        Assert.Empty(await none.Value);
+        Assert.All(await first.Value, pair => Assert.Equal(pair.Key, pair.Value.Id));
+        Assert.Equal(Ids.Length, await count.Value);
+
+        // One identity map: the held instance, the lazy load's instance, and no request for any of them.
+        Assert.Same(held, (await filtered.Value)["USERS/21"]);
+        Assert.Same(await load.Value, (await first.Value)["users/1"]);
+        foreach (var user in (await after.Value).Values)
+        {
+            Assert.Same(user, await session.LoadAsync<User>(user.Id!));
+        }
+
+        Assert.Equal(2, session.Advanced.NumberOfRequests);
+    }
+
+    [Fact]
+    public async Task ALazyPageIsCheckedWhenMadeAndFailsAloneOnTheServer()
+    {
+        using var store = await StoreWithIdsAsync(server);
+        using var session = store.OpenAsyncSession();
+
+        Assert.Throws<ArgumentException>(() => session.Advanced.Lazily.LoadStartingWithAsync<User>(""));
+        Assert.Throws<ArgumentOutOfRangeException>(() => session.Advanced.Lazily.LoadStartingWithAsync<User>("users/", start: -1));
+        await session.Advanced.Eagerly.ExecuteAllPendingLazyOperationsAsync();
+        Assert.Equal(0, session.Advanced.NumberOfRequests);
+
+        var tooLarge = session.Advanced.Lazily.LoadStartingWithAsync<User>("users/", pageSize: 1025);
+        var page = session.Advanced.Lazily.LoadStartingWithAsync<User>("users/3");
+        await Assert.ThrowsAsync<BadRequestException>(() => session.Advanced.Eagerly.ExecuteAllPendingLazyOperationsAsync());
+        await Assert.ThrowsAsync<BadRequestException>(() => tooLarge.Value);
+        Assert.Equal(Expected("users/3"), (await page.Value).Keys);
+        Assert.Equal(1, session.Advanced.NumberOfRequests);
+    }
+
+    [Fact]
     public async Task PrefixesAndPatternsThatNeedEscapingReachTheServerAsWritten()
     {
         using var store = await server.NewStoreAsync();
@@ -225,5 +280,9 @@ public sealed class LoadStartingWithServerTests(ServerFixture server) : IClassFi
         Assert.Equal(["two"], (await session.Advanced.LoadStartingWithAsync<User>("a&b=c/", matches: "*+")).Select(u => u.Name));
         Assert.Equal(["one", "two"], (await session.Advanced.LoadStartingWithAsync<User>("a&b=c/", exclude: "ä ?")).Select(u => u.Name));
         Assert.Equal(["three"], (await session.Advanced.LoadStartingWithAsync<User>("a&b=c/", startAfter: "a&b=c/2+")).Select(u => u.Name));
+
+        // Lazily, in the multi_get body.
+        var lazy = session.Advanced.Lazily.LoadStartingWithAsync<User>("a&b=c/", "*+|ä*", exclude: "ä 3");
+        Assert.Equal(["two"], (await lazy.Value).Values.Select(u => u.Name));
     }
 }
