@@ -60,6 +60,15 @@ internal sealed class IncludePaths
         Add(string.Join('.', field.Segments.Select(segment => segment.Array ? segment.Name + "[]" : segment.Name)));
     }
 
+    /// <summary>A copy with the same paths, which later additions to this one leave alone.</summary>
+    public IncludePaths Copy()
+    {
+        var copy = new IncludePaths();
+        copy._paths.AddRange(_paths);
+        copy._segments.AddRange(_segments);
+        return copy;
+    }
+
     /// <summary>Appends <c>&amp;include=path</c> for each path.</summary>
     public void AppendQuery(StringBuilder query)
     {

@@ -1,8 +1,20 @@
+using System.Linq.Expressions;
+
 namespace Jackdaw.Client.Session;
 
 /// <summary><see cref="ILazySessionOperations"/> of one session.</summary>
 internal sealed class LazySessionOperations(AsyncDocumentSession session) : ILazySessionOperations
 {
+    public IAsyncLazyLoaderWithInclude<object> Include(string path) => new LazyLoaderWithInclude<object>(session).Include(path);
+
+    public IAsyncLazyLoaderWithInclude<T> Include<T>(Expression<Func<T, string?>> path)
+        where T : class =>
+        new LazyLoaderWithInclude<T>(session).Include(path);
+
+    public IAsyncLazyLoaderWithInclude<T> Include<T>(Expression<Func<T, IEnumerable<string>?>> path)
+        where T : class =>
+        new LazyLoaderWithInclude<T>(session).Include(path);
+
     public Lazy<Task<T?>> LoadAsync<T>(string id, CancellationToken token = default)
         where T : class
     {

@@ -198,6 +198,63 @@ public sealed class IncludeServerTests(ServerFixture server) : IClassFixture<Ser
     }
 
     [Fact]
+    public async Task LazyIncludesGoInOneRequestWithTheOtherLazyOperations()
+    {
+        using var store = await StoreWithOrdersAsync();
+        using var session = store.OpenAsyncSession();
+
+        var first = session.Advanced.Lazily.Include<Order>(o => o.Customer).Include("Lines[].Product").LoadAsync("orders/1");
+        var others = session.Advanced.Lazily.Include("Customer").LoadAsync<Order>(["orders/2", "orders/3", "orders/404"]);
+        var missing = session.Advanced.Lazily.Include("Customer").LoadAsync<Order>("orders/405");
+        var page = session.Advanced.Lazily.LoadStartingWithAsync<Company>("products/");
+        var plain = session.Advanced.Lazily.LoadAsync<Order>("orders/2");
+        Assert.Equal(0, session.Advanced.NumberOfRequests);
+
+        Assert.Equal("companies/1", (await first.Value)!.Customer);
+        Assert.Equal(1, session.Advanced.NumberOfRequests);
+        Assert.Null((await others.Value)["orders/404"]);
+        Assert.Null(await missing.Value);
+        Assert.Same((await others.Value)["orders/2"], await plain.Value);
+        Assert.Equal(["products/1", "products/2"], (await page.Value).Keys);
+
+        var companies = await session.LoadAsync<Company>(["companies/1", "companies/2", "products/1", "products/2"]);
+        Assert.Equal(["Acme", "Globex", "Anvil", "Rocket"], companies.Values.Select(c => c!.Name));
+        Assert.Same(companies["products/1"], (await page.Value)["products/1"]);
+        Assert.Null(await session.LoadAsync<Company>("companies/404"));
+        Assert.Null(await session.LoadAsync<Order>("orders/405"));
+        Assert.Equal(1, session.Advanced.NumberOfRequests);
+    }
+
+    [Fact]
+    public async Task ALazyIncludeTheSessionCanAnswerIsNotSent()
+    {
+        using var store = await StoreWithOrdersAsync();
+        using var session = store.OpenAsyncSession();
+        var order = await session.Include<Order>(o => o.Customer).LoadAsync("orders/1");
+        Assert.Equal(1, session.Advanced.NumberOfRequests);
+
+        var held = session.Advanced.Lazily.Include<Order>(o => o.Customer).LoadAsync("orders/1");
+        await session.Advanced.Eagerly.ExecuteAllPendingLazyOperationsAsync();
+        Assert.Same(order, await held.Value);
+        Assert.Equal(1, session.Advanced.NumberOfRequests);
+
+        // Held without what these paths reference: sent. A path added to the loader afterwards is not part of that load.
+        var loader = session.Advanced.Lazily.Include<Order>(o => o.Lines.Select(l => l.Product));
+        var second = loader.LoadAsync("orders/2");
+        loader.Include(o => o.Customer);
+        var withBoth = loader.LoadAsync("orders/1");
+        Assert.Same(order, await withBoth.Value);
+        Assert.Equal(2, session.Advanced.NumberOfRequests);
+        Assert.Equal("companies/2", (await second.Value)!.Customer);
+        Assert.True(session.Advanced.IsLoaded("products/1"));
+        Assert.True(session.Advanced.IsLoaded("products/2"));
+        Assert.False(session.Advanced.IsLoaded("companies/2"));
+
+        Assert.Throws<NotSupportedException>(() => session.Advanced.Lazily.Include("Customer").LoadAsync("orders/1"));
+        Assert.Equal(2, session.Advanced.NumberOfRequests);
+    }
+
+    [Fact]
     public async Task WhatTheSessionHoldsAfterwardsIsWhatTheModelReferences()
     {
         // 60 orders over 40 company ids, 30 of which exist; a seeded random pick of 25 orders is loaded.
