@@ -104,7 +104,7 @@ internal sealed class QueryAnswer
             else if (reader.ValueTextEquals("Includes"u8))
             {
                 reader.Read();
-                ReadIncludes(ref reader);
+                ReadIncludes(ref reader, Includes);
             }
             else if (reader.ValueTextEquals("TotalResults"u8))
             {
@@ -171,7 +171,12 @@ internal sealed class QueryAnswer
         }
     }
 
-    private void ReadIncludes(ref Utf8JsonReader reader)
+    /// <summary>
+    /// Reads <c>{"id":document|null,...}</c> (<paramref name="reader"/> on its first token, left on
+    /// its last) into <paramref name="includes"/>, as ranges of the buffer the reader reads; anything
+    /// but an object is skipped. Loads by id answer their includes in the same shape.
+    /// </summary>
+    internal static void ReadIncludes(ref Utf8JsonReader reader, List<(string Id, Range? Document)> includes)
     {
         if (reader.TokenType != JsonTokenType.StartObject)
         {
@@ -187,12 +192,12 @@ internal sealed class QueryAnswer
             {
                 var start = (int)reader.TokenStartIndex;
                 reader.Skip();
-                Includes.Add((id, start..(int)reader.BytesConsumed));
+                includes.Add((id, start..(int)reader.BytesConsumed));
             }
             else
             {
                 reader.Skip();
-                Includes.Add((id, null));
+                includes.Add((id, null));
             }
         }
     }

@@ -72,7 +72,7 @@ internal sealed partial class AsyncDocumentSession
 
         if (shape.Mode != QueryResultMode.NoTracking)
         {
-            KeepIncludes(answer);
+            KeepIncludes(answer.Body, answer.Includes);
         }
 
         var results = new List<TResult>(answer.Results.Count);
@@ -163,10 +163,13 @@ internal sealed partial class AsyncDocumentSession
         return true;
     }
 
-    /// <summary>Keeps the documents a query included for later loads; an included id with no document is remembered as missing.</summary>
-    private void KeepIncludes(QueryAnswer answer)
+    /// <summary>
+    /// Keeps the documents a query or a load included (ranges of <paramref name="body"/>) for later
+    /// loads; an included id with no document is remembered as missing.
+    /// </summary>
+    private void KeepIncludes(ReadOnlyMemory<byte> body, List<(string Id, Range? Document)> includes)
     {
-        foreach (var (id, document) in answer.Includes)
+        foreach (var (id, document) in includes)
         {
             if (_byId.ContainsKey(id) || _deletes.ContainsKey(id))
             {
@@ -175,7 +178,7 @@ internal sealed partial class AsyncDocumentSession
 
             if (document is { } range)
             {
-                _included[id] = answer.Body[range];
+                _included[id] = body[range];
                 _knownMissing.Remove(id);
             }
             else

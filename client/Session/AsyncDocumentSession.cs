@@ -1,6 +1,4 @@
 using System.Buffers;
-using System.Diagnostics.CodeAnalysis;
-using System.Text;
 using System.Text.Json;
 using Jackdaw.Client.Conventions;
 using Jackdaw.Client.Json;
@@ -14,9 +12,6 @@ namespace Jackdaw.Client.Session;
 /// </summary>
 internal sealed partial class AsyncDocumentSession : IAsyncDocumentSession, IAdvancedSessionOperations
 {
-    // GET URLs stay well under common 8 KiB request-line limits; more ids go in further requests.
-    private const int MaxLoadUrlLength = 6000;
-
     private readonly DocumentStore _store;
     private readonly DocumentConventions _conventions;
     private readonly string _databasePath;
@@ -57,118 +52,6 @@ internal sealed partial class AsyncDocumentSession : IAsyncDocumentSession, IAdv
     public int NumberOfRequests { get; private set; }
 
     public bool HasChanges => _deletes.Count > 0 || _byEntity.Values.Any(HasChanged);
-
-    public async Task<T?> LoadAsync<T>(string id, CancellationToken token = default)
-        where T : class
-    {
-        ArgumentException.ThrowIfNullOrEmpty(id);
-        if (TryGetLocal<T>(id, out var local))
-            return local;
-        if (TrackIncluded(id, typeof(T)))
-        {
-            TryGetLocal<T>(id, out local);
-            return local;
-        }
-
-        await LoadFromServerAsync<T>([id], token).ConfigureAwait(false);
-        TryGetLocal<T>(id, out local);
-        return local;
-    }
-
-    public async Task<Dictionary<string, T?>> LoadAsync<T>(IEnumerable<string> ids, CancellationToken token = default)
-        where T : class
-    {
-        ArgumentNullException.ThrowIfNull(ids);
-        var requested = ids.ToList();
-        foreach (var id in requested)
-            ArgumentException.ThrowIfNullOrEmpty(id, nameof(ids));
-        var toFetch = IdsToFetch(requested, typeof(T));
-
-        var start = 0;
-        while (start < toFetch.Count)
-        {
-            var count = 0;
-            var length = _databasePath.Length + 6;
-            while (start + count < toFetch.Count)
-            {
-                var escaped = Uri.EscapeDataString(toFetch[start + count]).Length + 4;
-                if (count > 0 && length + escaped > MaxLoadUrlLength)
-                    break;
-                length += escaped;
-                count++;
-            }
-
-            await LoadFromServerAsync<T>(toFetch.GetRange(start, count), token).ConfigureAwait(false);
-            start += count;
-        }
-
-        return LocalResults<T>(requested);
-    }
-
-    /// <summary>
-    /// The ids a load must ask the server for, each once: not tracked, deleted or known missing,
-    /// and not kept from a query's includes (those are tracked now, as <paramref name="type"/>).
-    /// </summary>
-    internal List<string> IdsToFetch(IReadOnlyList<string> ids, Type type)
-    {
-        var toFetch = new List<string>();
-        var seen = new HashSet<string>(StringComparer.OrdinalIgnoreCase);
-        foreach (var id in ids)
-        {
-            if (seen.Add(id) && !_deletes.ContainsKey(id) && !_byId.ContainsKey(id) && !_knownMissing.Contains(id) && !TrackIncluded(id, type))
-                toFetch.Add(id);
-        }
-
-        return toFetch;
-    }
-
-    /// <summary>What the session holds for each id, after a load: the tracked entity, or null.</summary>
-    internal Dictionary<string, T?> LocalResults<T>(IReadOnlyList<string> ids)
-        where T : class
-    {
-        var results = new Dictionary<string, T?>(StringComparer.OrdinalIgnoreCase);
-        foreach (var id in ids)
-        {
-            TryGetLocal<T>(id, out var entity);
-            results[id] = entity;
-        }
-
-        return results;
-    }
-
-    /// <summary>Whether a load of <paramref name="id"/> would be answered without the server.</summary>
-    internal bool IsKnownLocally(string id) =>
-        _byId.ContainsKey(id) || _deletes.ContainsKey(id) || _knownMissing.Contains(id) || _included.ContainsKey(id);
-
-    internal void RegisterMissing(string id) => _knownMissing.Add(id);
-
-    /// <summary>The same for an answer inside a larger body, read where it lies (see <see cref="TrackResults{T}(ref Utf8JsonReader, ReadOnlyMemory{byte}, IReadOnlyList{string})"/>).</summary>
-    internal void TrackLoaded<T>(ref Utf8JsonReader reader, ReadOnlyMemory<byte> body, IReadOnlyList<string> ids)
-        where T : class
-    {
-        try
-        {
-            TrackResults<T>(ref reader, body, ids);
-        }
-        catch (JsonException e)
-        {
-            throw new JackdawException($"The server's answer to GET docs is not JSON: {e.Message}", e);
-        }
-    }
-
-    /// <summary>Tracks a GET docs answer for <paramref name="ids"/>, as a load does.</summary>
-    internal void TrackLoaded<T>(ReadOnlyMemory<byte> body, IReadOnlyList<string> ids)
-        where T : class
-    {
-        try
-        {
-            TrackResults<T>(body, ids);
-        }
-        catch (JsonException e)
-        {
-            throw new JackdawException($"The server's answer to GET docs is not JSON: {e.Message}", e);
-        }
-    }
 
     public Task StoreAsync(object entity, CancellationToken token = default) => StoreAsync(entity, null, null, token);
 
@@ -385,106 +268,6 @@ internal sealed partial class AsyncDocumentSession : IAsyncDocumentSession, IAdv
         return current.SequenceEqual(info.Snapshot);
     }
 
-    private bool TryGetLocal<T>(string id, out T? entity)
-        where T : class
-    {
-        entity = null;
-        if (_deletes.ContainsKey(id) || _knownMissing.Contains(id))
-            return true;
-        if (!_byId.TryGetValue(id, out var info))
-            return false;
-        entity = info.Entity as T ?? throw new InvalidOperationException(
-            $"Document '{info.Id}' is already loaded in this session as {info.Entity.GetType().FullName}, which is not a {typeof(T).FullName}.");
-        return true;
-    }
-
-    private async Task LoadFromServerAsync<T>(List<string> ids, CancellationToken token)
-        where T : class
-    {
-        string url;
-        if (ids.Count == 1)
-        {
-            url = string.Concat(_databasePath, "/docs?id=", Uri.EscapeDataString(ids[0]));
-        }
-        else
-        {
-            var builder = new StringBuilder(_databasePath).Append("/docs");
-            for (var i = 0; i < ids.Count; i++)
-                builder.Append(i == 0 ? "?id=" : "&id=").Append(Uri.EscapeDataString(ids[i]));
-            url = builder.ToString();
-        }
-
-        NumberOfRequests++;
-        HttpResponseMessage response;
-        try
-        {
-            response = await _store.Executor.SendAsync(HttpMethod.Get, url, null, token).ConfigureAwait(false);
-        }
-        catch (DocumentDoesNotExistException) when (ids.Count == 1)
-        {
-            _knownMissing.Add(ids[0]);
-            return;
-        }
-
-        byte[] body;
-        using (response)
-            body = await response.Content.ReadAsByteArrayAsync(token).ConfigureAwait(false);
-        TrackLoaded<T>(body, ids);
-    }
-
-    /// <summary>
-    /// Walks GET docs' answer <c>{"Results":[document or null, ...],...}</c> with one reader and
-    /// tracks each document; the tracked documents keep slices of <paramref name="body"/>, not copies.
-    /// </summary>
-    private void TrackResults<T>(ReadOnlyMemory<byte> body, IReadOnlyList<string> ids)
-        where T : class
-    {
-        var reader = new Utf8JsonReader(body.Span);
-        TrackResults<T>(ref reader, body, ids);
-    }
-
-    /// <summary>
-    /// The same for an answer inside a larger body (an item of a <c>multi_get</c>): <paramref name="reader"/>
-    /// reads all of <paramref name="body"/> and is on the answer's <c>{</c> (or before it, at the
-    /// start); it is left on the answer's <c>}</c>.
-    /// </summary>
-    private void TrackResults<T>(ref Utf8JsonReader reader, ReadOnlyMemory<byte> body, IReadOnlyList<string> ids)
-        where T : class
-    {
-        var count = -1;
-        if (reader.TokenType == JsonTokenType.None && !reader.Read() || reader.TokenType != JsonTokenType.StartObject)
-            ThrowUnexpectedDocsAnswer(body[(int)reader.TokenStartIndex..], ids.Count);
-        // Documents are kept as slices of body at the reader's offsets; errors quote the answer itself.
-        var answer = body[(int)reader.TokenStartIndex..];
-        while (reader.Read() && reader.TokenType == JsonTokenType.PropertyName)
-        {
-            var isResults = reader.ValueTextEquals("Results"u8);
-            reader.Read();
-            if (!isResults || reader.TokenType != JsonTokenType.StartArray)
-            {
-                reader.Skip();
-                continue;
-            }
-
-            count = 0;
-            while (reader.Read() && reader.TokenType != JsonTokenType.EndArray)
-            {
-                if (count == ids.Count)
-                    ThrowUnexpectedDocsAnswer(answer, ids.Count);
-                var requestedId = ids[count++];
-                if (reader.TokenType == JsonTokenType.Null)
-                    _knownMissing.Add(requestedId);
-                else if (reader.TokenType == JsonTokenType.StartObject)
-                    Track(ref reader, body, requestedId, typeof(T));
-                else
-                    ThrowUnexpectedDocsAnswer(answer, ids.Count);
-            }
-        }
-
-        if (count != ids.Count)
-            ThrowUnexpectedDocsAnswer(answer, ids.Count);
-    }
-
     /// <summary>
     /// Tracks the document whose <c>{</c> <paramref name="reader"/> (reading <paramref name="buffer"/>)
     /// is on, moves the reader past its <c>}</c> and returns its entity; an id the session tracks
@@ -493,7 +276,11 @@ internal sealed partial class AsyncDocumentSession : IAsyncDocumentSession, IAdv
     /// stored subtype (its <c>Jackdaw-Clr-Type</c>) is deserialized again, as that type.
     /// <paramref name="requestedId"/> is empty for a query result, whose id only its metadata gives.
     /// </summary>
-    private object Track(ref Utf8JsonReader reader, ReadOnlyMemory<byte> buffer, string requestedId, Type requested)
+    private object Track(ref Utf8JsonReader reader, ReadOnlyMemory<byte> buffer, string requestedId, Type requested) =>
+        Track(ref reader, buffer, requestedId, requested, out _);
+
+    /// <summary>The same, giving the document's id (its <c>@metadata.@id</c>, else <paramref name="requestedId"/>).</summary>
+    private object Track(ref Utf8JsonReader reader, ReadOnlyMemory<byte> buffer, string requestedId, Type requested, out string id)
     {
         var start = (int)reader.TokenStartIndex;
         var requestedType = _conventions.GetEntityTypeInfo(requested);
@@ -521,7 +308,7 @@ internal sealed partial class AsyncDocumentSession : IAsyncDocumentSession, IAdv
         var document = buffer.Slice(start, (int)reader.BytesConsumed - start);
         if (!LoadedMetadataReader.TryRead(document.Span, requestedId, requestedType.ClrTypeNameUtf8, out var metadata))
             throw new JackdawException(requestedId.Length > 0 ? $"Document '{requestedId}' came without @metadata." : "A query result came without @metadata; documents carry it, projections need a Select.");
-        var id = metadata.Id ?? (requestedId.Length > 0 ? requestedId : throw new JackdawException("A query result came without @metadata.@id, so the session cannot track it."));
+        id = metadata.Id ?? (requestedId.Length > 0 ? requestedId : throw new JackdawException("A query result came without @metadata.@id, so the session cannot track it."));
         if (_byId.TryGetValue(id, out var tracked))
         {
             return requested.IsInstanceOfType(tracked.Entity) ? tracked.Entity : throw new InvalidOperationException(
@@ -566,13 +353,6 @@ internal sealed partial class AsyncDocumentSession : IAsyncDocumentSession, IAdv
         }
 
         return entity ?? throw new JackdawException($"Document '{id}' deserialized to null.");
-    }
-
-    [DoesNotReturn]
-    private static void ThrowUnexpectedDocsAnswer(ReadOnlyMemory<byte> body, int count)
-    {
-        var text = Encoding.UTF8.GetString(body.Span[..Math.Min(body.Length, 200)]);
-        throw new JackdawException($"GET docs answered with {text}{(body.Length > 200 ? "..." : "")} instead of one result per id ({count}).");
     }
 
     /// <summary>

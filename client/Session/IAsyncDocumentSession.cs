@@ -1,3 +1,4 @@
+using System.Linq.Expressions;
 using Jackdaw.Client.Session;
 
 namespace Jackdaw.Client;
@@ -17,6 +18,22 @@ public interface IAsyncDocumentSession : IDisposable
 
     /// <summary>The documents with these ids, in one request for those not loaded yet; missing ones map to null.</summary>
     Task<Dictionary<string, T?>> LoadAsync<T>(IEnumerable<string> ids, CancellationToken token = default)
+        where T : class;
+
+    /// <summary>
+    /// Begins a load that also brings the documents whose ids the loaded ones hold at
+    /// <paramref name="path"/> (<c>"Company"</c>, <c>"Lines[].Product"</c>), in the same request:
+    /// <c>session.Include("Company").LoadAsync&lt;Order&gt;("orders/1")</c>. Loading them afterwards makes no request.
+    /// The load names its type (<c>LoadAsync&lt;Order&gt;</c>): documents are not read as <see cref="object"/>.
+    /// </summary>
+    IAsyncLoaderWithInclude<object> Include(string path);
+
+    /// <summary>As <see cref="Include(string)"/>, the path given as a member: <c>session.Include&lt;Order&gt;(x => x.Company)</c>.</summary>
+    IAsyncLoaderWithInclude<T> Include<T>(Expression<Func<T, string?>> path)
+        where T : class;
+
+    /// <summary>As <see cref="Include(string)"/>, for a member holding several ids: <c>x => x.Tags</c>, <c>x => x.Lines.Select(l => l.Product)</c>.</summary>
+    IAsyncLoaderWithInclude<T> Include<T>(Expression<Func<T, IEnumerable<string>?>> path)
         where T : class;
 
     /// <summary>
@@ -85,6 +102,19 @@ public interface IAdvancedSessionOperations
 
     /// <summary>The entity's document id, or null when the server has yet to generate it.</summary>
     string? GetDocumentId(object entity);
+
+    /// <summary>
+    /// The documents whose ids start with <paramref name="idPrefix"/> (case-insensitively), in id
+    /// order: after <paramref name="startAfter"/> when given, those whose id after the prefix
+    /// <paramref name="matches"/> and not <paramref name="exclude"/> (<c>*</c> any run of characters,
+    /// <c>?</c> one character, alternatives separated by <c>|</c>), <paramref name="start"/> of them
+    /// skipped, at most <paramref name="pageSize"/> (the server allows up to 1,024). One request;
+    /// the documents join the session as loaded ones do, so loading one of them again makes none.
+    /// A document the session holds already is the held instance; one it deletes at its next save
+    /// comes as stored, untracked.
+    /// </summary>
+    Task<IEnumerable<T>> LoadStartingWithAsync<T>(string idPrefix, string? matches = null, int start = 0, int pageSize = 25, string? exclude = null, string? startAfter = null, CancellationToken token = default)
+        where T : class;
 
     /// <summary>Whether the session holds the document: loaded, queried, stored, or included by a query.</summary>
     bool IsLoaded(string id);

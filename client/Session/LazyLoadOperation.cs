@@ -6,16 +6,17 @@ namespace Jackdaw.Client.Session;
 
 /// <summary>
 /// A lazy load of one or more ids: <c>GET /docs?id=a&amp;id=b</c> for those the session does not
-/// hold when the batch is sent, tracked as a load tracks them.
+/// hold when the batch is sent (with <c>&amp;include=path</c> for each of <paramref name="includes"/>,
+/// also those whose included documents it lacks), tracked as a load tracks them.
 /// </summary>
-internal sealed class LazyLoadOperation<T>(AsyncDocumentSession session, IReadOnlyList<string> ids) : LazyOperation<Dictionary<string, T?>>
+internal sealed class LazyLoadOperation<T>(AsyncDocumentSession session, IReadOnlyList<string> ids, IncludePaths? includes = null) : LazyOperation<Dictionary<string, T?>>
     where T : class
 {
     private List<string> _toFetch = [];
 
     public override GetRequest? CreateRequest()
     {
-        _toFetch = session.IdsToFetch(ids, typeof(T));
+        _toFetch = session.IdsToFetch(ids, typeof(T), includes);
         if (_toFetch.Count == 0)
         {
             SetValue(session.LocalResults<T>(ids));
@@ -28,6 +29,8 @@ internal sealed class LazyLoadOperation<T>(AsyncDocumentSession session, IReadOn
         {
             query.Append(query.Length == 0 ? "?id=" : "&id=").Append(Uri.EscapeDataString(id));
         }
+
+        includes?.AppendQuery(query);
 
         return new GetRequest("/docs", query.ToString(), "GET", default);
     }
@@ -42,7 +45,7 @@ internal sealed class LazyLoadOperation<T>(AsyncDocumentSession session, IReadOn
         else
         {
             ThrowIfError(request, statusCode, result);
-            session.TrackLoaded<T>(result, _toFetch);
+            session.TrackLoaded<T>(result, _toFetch, includes);
         }
 
         SetValue(session.LocalResults<T>(ids));
@@ -56,7 +59,7 @@ internal sealed class LazyLoadOperation<T>(AsyncDocumentSession session, IReadOn
             return;
         }
 
-        session.TrackLoaded<T>(ref reader, body, _toFetch);
+        session.TrackLoaded<T>(ref reader, body, _toFetch, includes);
         SetValue(session.LocalResults<T>(ids));
     }
 }

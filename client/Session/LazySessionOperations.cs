@@ -1,8 +1,20 @@
+using System.Linq.Expressions;
+
 namespace Jackdaw.Client.Session;
 
 /// <summary><see cref="ILazySessionOperations"/> of one session.</summary>
 internal sealed class LazySessionOperations(AsyncDocumentSession session) : ILazySessionOperations
 {
+    public IAsyncLazyLoaderWithInclude<object> Include(string path) => new LazyLoaderWithInclude<object>(session).Include(path);
+
+    public IAsyncLazyLoaderWithInclude<T> Include<T>(Expression<Func<T, string?>> path)
+        where T : class =>
+        new LazyLoaderWithInclude<T>(session).Include(path);
+
+    public IAsyncLazyLoaderWithInclude<T> Include<T>(Expression<Func<T, IEnumerable<string>?>> path)
+        where T : class =>
+        new LazyLoaderWithInclude<T>(session).Include(path);
+
     public Lazy<Task<T?>> LoadAsync<T>(string id, CancellationToken token = default)
         where T : class
     {
@@ -33,5 +45,12 @@ internal sealed class LazySessionOperations(AsyncDocumentSession session) : ILaz
         }
 
         return session.AddLazyOperation(new LazyLoadOperation<T>(session, requested), token);
+    }
+
+    public Lazy<Task<Dictionary<string, T>>> LoadStartingWithAsync<T>(string idPrefix, string? matches = null, int start = 0, int pageSize = 25, string? exclude = null, string? startAfter = null, CancellationToken token = default)
+        where T : class
+    {
+        var query = AsyncDocumentSession.StartingWithQuery(idPrefix, matches, start, pageSize, exclude, startAfter);
+        return session.AddLazyOperation(new LazyStartsWithOperation<T>(session, query), token);
     }
 }
