@@ -75,7 +75,7 @@ public sealed class DocsHandler(ServerContext server) : HandlerBase(server)
         var matches = IdPattern.Parse(query.GetString("matches"));
         var exclude = IdPattern.Parse(query.GetString("exclude"));
         var startAfter = query.GetString("startAfter");
-        if (!string.IsNullOrEmpty(startsWith) && (matches is not null || exclude is not null || !string.IsNullOrEmpty(startAfter)))
+        if (startsWith is not null && (matches is not null || exclude is not null || !string.IsNullOrEmpty(startAfter)))
         {
             // RavenDB's loadStartingWith with wildcards: filtered in id order, then paged.
             StartResults(context);

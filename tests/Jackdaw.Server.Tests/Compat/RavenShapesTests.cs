@@ -69,6 +69,10 @@ public sealed class RavenShapesTests(ServerFixture fixture) : IClassFixture<Serv
         Assert.Equal(["users/2", "users/20", "users/21", "users/3", "Users/3a"], await IdsAsync("startAfter=users/11"));
         Assert.Equal(["users/20", "users/21"], await IdsAsync("startAfter=users/11&matches=2*&start=1&pageSize=2"));
         Assert.Equal(["Users/3a"], await IdsAsync("matches=*A"));
+
+        // An empty prefix is every id, the wildcards on the whole id.
+        var all = await Api.JsonAsync(await Client.GetAsync($"/databases/{db}/docs?startsWith=&matches=*1&exclude=orders/*"));
+        Assert.Equal(["users/1", "users/11", "users/21"], all.GetProperty("Results").EnumerateArray().Select(d => d.GetProperty("@metadata").GetProperty("@id").GetString()!));
     }
 
     [Fact]
