@@ -13,6 +13,8 @@ namespace Jackdaw.Client;
 /// chunked request; the server commits them in merged transactions as they arrive.
 /// <see cref="DisposeAsync"/> ends the stream, waits for the server's final count and throws
 /// <see cref="BulkInsertException"/> if the server failed. Not thread-safe: one producer at a time.
+/// With an <see cref="OnProgress"/> handler added before the first document, the insert runs as
+/// an operation of the server, whose progress comes through the changes feed (as RavenDB's does).
 /// </summary>
 public sealed class BulkInsertOperation : IAsyncDisposable
 {
@@ -23,6 +25,7 @@ public sealed class BulkInsertOperation : IAsyncDisposable
 
     private readonly DocumentStore _store;
     private readonly DocumentConventions _conventions;
+    private readonly string _database;
     private readonly string _path;
     private readonly CancellationToken _token;
     private readonly Pipe _pipe = new(new PipeOptions(pauseWriterThreshold: PauseThreshold, resumeWriterThreshold: PauseThreshold / 2, minimumSegmentSize: 16 * 1024, useSynchronizationContext: false));
@@ -31,6 +34,7 @@ public sealed class BulkInsertOperation : IAsyncDisposable
     private readonly Utf8JsonWriter _entityWriter;
     private readonly Utf8JsonWriter _lineWriter;
     private Task<HttpResponseMessage>? _request;
+    private IDisposable? _progress;
     private bool _disposed;
     private bool _failureReported;
 
@@ -38,12 +42,22 @@ public sealed class BulkInsertOperation : IAsyncDisposable
     {
         _store = store;
         _conventions = store.Conventions;
+        _database = database;
         _path = DocumentStore.DatabasePath(database) + "/bulk_insert";
         _token = token;
         var options = new JsonWriterOptions { Encoder = _conventions.SerializerOptions.Encoder, SkipValidation = true };
         _entityWriter = new Utf8JsonWriter(_entityBuffer, options);
         _lineWriter = new Utf8JsonWriter(_pipe.Writer, options);
     }
+
+    /// <summary>
+    /// Raised with the server's progress, about once a second while it moves (RavenDB's
+    /// <c>OnProgress</c>): documents read and committed, batches, the last id committed. Add the
+    /// handler before the first <see cref="StoreAsync(object, CancellationToken)"/>: the insert then
+    /// takes an operation id and watches it on <see cref="DocumentStore.Changes"/>. It is called on
+    /// the changes connection's thread; a short insert may end before the first report.
+    /// </summary>
+    public event EventHandler<BulkInsertOnProgressEventArgs>? OnProgress;
 
     /// <summary>Documents handed to the stream so far.</summary>
     public long DocumentsSent { get; private set; }
@@ -66,7 +80,8 @@ public sealed class BulkInsertOperation : IAsyncDisposable
         token.ThrowIfCancellationRequested();
         if (_request is { IsCompleted: true })
             await ThrowFailureAsync().ConfigureAwait(false);
-        _request ??= Start();
+        if (_request is null)
+            _request = OnProgress is null ? Start(null) : await StartFollowedAsync(token).ConfigureAwait(false);
 
         var type = _conventions.GetEntityTypeInfo(entity.GetType());
         if (string.IsNullOrEmpty(id))
@@ -106,6 +121,20 @@ public sealed class BulkInsertOperation : IAsyncDisposable
 
     /// <summary>Ends the stream and waits for the server to commit everything; throws <see cref="BulkInsertException"/> on failure.</summary>
     public async ValueTask DisposeAsync()
+    {
+        try
+        {
+            await EndAsync().ConfigureAwait(false);
+        }
+        finally
+        {
+            // The final state came before the answer: nothing more to report.
+            _progress?.Dispose();
+            _progress = null;
+        }
+    }
+
+    private async ValueTask EndAsync()
     {
         if (_disposed)
             return;
@@ -161,11 +190,36 @@ public sealed class BulkInsertOperation : IAsyncDisposable
             throw new BulkInsertException($"bulk_insert committed {DocumentsCommitted} documents but {DocumentsSent} were sent.", response.StatusCode, null);
     }
 
-    private Task<HttpResponseMessage> Start()
+    /// <summary>
+    /// Takes an operation id and watches it on the changes feed, then starts the stream under it:
+    /// lines still (<c>application/x-ndjson</c>), answered with their count, but tracked by the server.
+    /// </summary>
+    private async Task<Task<HttpResponseMessage>> StartFollowedAsync(CancellationToken token)
+    {
+        long id;
+        using (var response = await _store.Executor.SendAsync(HttpMethod.Get, DocumentStore.DatabasePath(_database) + "/operations/next-operation-id", null, token).ConfigureAwait(false))
+        {
+            using var json = JsonDocument.Parse(await response.Content.ReadAsByteArrayAsync(token).ConfigureAwait(false));
+            id = json.RootElement.TryGetProperty("Id", out var value) && value.TryGetInt64(out var number)
+                ? number
+                : throw new JackdawException("operations/next-operation-id answered without a number \"Id\".");
+        }
+        _progress = _store.Changes(_database).ForOperationId(id).Subscribe(new ActionObserver<OperationStatusChange>(ReportProgress));
+        return Start(id);
+    }
+
+    private void ReportProgress(OperationStatusChange change)
+    {
+        if (change.State is { Status: OperationStatus.InProgress, Progress: { } progress })
+            OnProgress?.Invoke(this, new BulkInsertOnProgressEventArgs(progress));
+    }
+
+    private Task<HttpResponseMessage> Start(long? operationId)
     {
         var content = new PipeReaderContent(_pipe.Reader);
         content.Headers.ContentType = new MediaTypeHeaderValue("application/x-ndjson");
-        var request = new HttpRequestMessage(HttpMethod.Post, _store.Executor.UrlFor(_path)) { Content = content };
+        var path = operationId is { } id ? _path + "?id=" + id.ToString(System.Globalization.CultureInfo.InvariantCulture) : _path;
+        var request = new HttpRequestMessage(HttpMethod.Post, _store.Executor.UrlFor(path)) { Content = content };
         request.Headers.TransferEncodingChunked = true;
         var task = _store.Executor.SendStreamingAsync(request, _token);
 

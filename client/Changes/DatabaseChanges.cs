@@ -89,6 +89,17 @@ internal sealed class DatabaseChanges : IDatabaseChanges
     public IChangesObservable<IndexChange> ForAllIndexes() =>
         new ChangesObservable<IndexChange>(this, "all-indexes", "watch-indexes", "unwatch-indexes", null, static _ => true);
 
+    public IChangesObservable<OperationStatusChange> ForOperationId(long operationId)
+    {
+        // RavenDB's clients send the id as a string.
+        var id = operationId.ToString(System.Globalization.CultureInfo.InvariantCulture);
+        return new ChangesObservable<OperationStatusChange>(this, "operations/" + id, "watch-operation", "unwatch-operation", id,
+            c => c.OperationId == operationId);
+    }
+
+    public IChangesObservable<OperationStatusChange> ForAllOperations() =>
+        new ChangesObservable<OperationStatusChange>(this, "all-operations", "watch-operations", "unwatch-operations", null, static _ => true);
+
     /// <summary>Whether the server confirmed watching a target (<see cref="IChangesObservable{T}.EnsureSubscribedNow"/>).</summary>
     internal Task SubscribedTask(string key)
     {
@@ -402,6 +413,9 @@ internal sealed class DatabaseChanges : IDatabaseChanges
                     Type = Enum.TryParse<IndexChangeTypes>(index.GetProperty("Type").GetString(), out var indexKind) ? indexKind : IndexChangeTypes.None,
                     Name = index.GetProperty("Name").GetString() ?? "",
                 });
+                break;
+            case "OperationStatusChange":
+                Notify(OperationStatusChange.Read(message.GetProperty("Value")));
                 break;
         }
     }

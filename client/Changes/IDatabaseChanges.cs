@@ -37,4 +37,9 @@ public interface IDatabaseChanges : IDisposable
     IChangesObservable<IndexChange> ForIndex(string indexName);
 
     IChangesObservable<IndexChange> ForAllIndexes();
+
+    /// <summary>The progress (about once a second while it moves) and the final state of one operation (a bulk insert).</summary>
+    IChangesObservable<OperationStatusChange> ForOperationId(long operationId);
+
+    IChangesObservable<OperationStatusChange> ForAllOperations();
 }

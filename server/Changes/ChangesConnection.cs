@@ -1,11 +1,12 @@
+using System.Globalization;
 using System.Threading.Channels;
 
 namespace Jackdaw.Server.Changes;
 
 /// <summary>
 /// One client of the changes feed: its id, what it watches and its bounded queue of messages to
-/// send. The feed offers it every commit (while it watches documents) and the index changes it
-/// watches, on the publishing thread; a protocol session (WebSocket or event stream) reads the
+/// send. The feed offers it every commit (while it watches documents) and the index and operation
+/// changes it watches, on the publishing thread; a protocol session (WebSocket or event stream) reads the
 /// queue, picks the changes the connection watches and writes them to the client. A queue that
 /// fills up closes the connection as <see cref="ChangesCloseReason.TooSlow"/>: what was queued is
 /// dropped and the session sends a notice instead.
@@ -153,6 +154,23 @@ public sealed class ChangesConnection : IDisposable
             case "indexes":
                 Watch(w => w.WithAllIndexes(on));
                 return true;
+            case "operations":
+                Watch(w => w.WithAllOperations(on));
+                return true;
+            case "operation":
+                // RavenDB's clients send the id as a string ("17"); a number is read as text too.
+                if (!long.TryParse(command.Param, NumberStyles.None, CultureInfo.InvariantCulture, out var operation))
+                {
+                    error = $"'{command.Name}' needs \"Param\": the operation id (a whole number, as operations/next-operation-id gave it){(command.Param is null ? "" : $", not '{Shorten(command.Param)}'")}.";
+                    return false;
+                }
+                if (on && Watches.Count >= MaxWatches)
+                {
+                    error = $"A connection watches at most {MaxWatches:N0} ids, prefixes, collections, indexes and operations: unwatch some first, or watch all operations.";
+                    return false;
+                }
+                Watch(w => w.WithOperation(operation, on));
+                return true;
             case "doc" or "prefix" or "collection" or "index":
                 if (string.IsNullOrEmpty(command.Param))
                 {
@@ -182,18 +200,18 @@ public sealed class ChangesConnection : IDisposable
         }
         if (IsAcceptedWithoutEvents(name))
             return true;
-        error = $"Unknown command '{command.Name}'. The changes feed knows watch-doc, watch-docs, watch-prefix, watch-collection, watch-index, watch-indexes and their unwatch- forms.";
+        error = $"Unknown command '{command.Name}'. The changes feed knows watch-doc, watch-docs, watch-prefix, watch-collection, watch-index, watch-indexes, watch-operation, watch-operations and their unwatch- forms.";
         return false;
     }
 
+    private static string Shorten(string text) => text.Length <= 64 ? text : text[..64] + "…";
+
     /// <summary>
     /// Commands of RavenDB's clients for things Jackdaw does not publish (counters, time series,
-    /// operations, topology): confirmed, so a client that sends them (the Node.js client's bulk insert
-    /// watches its operation) is not failed, and never followed by an event.
+    /// topology): confirmed, so a client that sends them is not failed, and never followed by an event.
     /// </summary>
     private static bool IsAcceptedWithoutEvents(string name) => name is
-        "watch-operation" or "unwatch-operation" or "watch-operations" or "unwatch-operations"
-        or "watch-counters" or "unwatch-counters" or "watch-counter" or "unwatch-counter"
+        "watch-counters" or "unwatch-counters" or "watch-counter" or "unwatch-counter"
         or "watch-document-counters" or "unwatch-document-counters" or "watch-document-counter" or "unwatch-document-counter"
         or "watch-all-timeseries" or "unwatch-all-timeseries" or "watch-timeseries" or "unwatch-timeseries"
         or "watch-all-document-timeseries" or "unwatch-all-document-timeseries" or "watch-document-timeseries" or "unwatch-document-timeseries"

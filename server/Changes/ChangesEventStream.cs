@@ -9,6 +9,11 @@ namespace Jackdaw.Server.Changes;
 /// Runs one changes connection as server-sent events (<c>text/event-stream</c>), for curl and
 /// <c>EventSource</c>: each document change of the filter is an event whose <c>id:</c> is its etag
 /// and whose <c>data:</c> is the change's JSON (<c>{"Type":"Put","Id":…,"CollectionName":…,"ChangeVector":…}</c>).
+/// An operation's status change of the filter is an event named <c>OperationStatusChange</c>
+/// whose <c>data:</c> is <c>{"OperationId":…,"State":{…}}</c>, without an <c>id:</c>: it is not
+/// a position in the etag feeds, so it leaves the client's <c>Last-Event-ID</c> as it was, and a
+/// resumed stream does not replay it (the next progress, or the state at <c>operations/state</c>,
+/// says where the operation stands).
 /// </summary>
 /// <remarks>
 /// The stream covers every change after its position P. It starts at the database's last etag
@@ -86,7 +91,14 @@ public static class ChangesEventStream
                 while (sent < 4096 && messages.TryRead(out var message))
                 {
                     if (message.Kind == ChangesMessageKind.Commit)
+                    {
                         sent += await WriteCommitAsync(output, message.Commit!, filter, position, token).ConfigureAwait(false);
+                    }
+                    else if (message.Kind == ChangesMessageKind.Operation)
+                    {
+                        WriteNamedEvent(output, "event: OperationStatusChange\n"u8, message.Payload!);
+                        sent++;
+                    }
                     connection.Release(message);
                 }
                 if (sent > 0)
@@ -167,6 +179,14 @@ public static class ChangesEventStream
         Write(output, IdField);
         WriteNumber(output, etag);
         Write(output, "\n"u8);
+        Write(output, DataField);
+        Write(output, data);
+        Write(output, "\n\n"u8);
+    }
+
+    private static void WriteNamedEvent(PipeWriter output, ReadOnlySpan<byte> eventLine, byte[] data)
+    {
+        Write(output, eventLine);
         Write(output, DataField);
         Write(output, data);
         Write(output, "\n\n"u8);

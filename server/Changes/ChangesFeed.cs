@@ -6,14 +6,15 @@ namespace Jackdaw.Server.Changes;
 
 /// <summary>
 /// The changes feed of one database: the connections watching it, fed from the durable-commit
-/// notifications (document changes, in commit order, only once durable) and the index store's
-/// events. Created with the first connection (a database nobody watches pays nothing) and
+/// notifications (document changes, in commit order, only once durable), the index store's
+/// events and the operations' status changes (bulk insert progress, about once a second, and
+/// their end). Created with the first connection (a database nobody watches pays nothing) and
 /// closed with its database, which closes every connection (their clients reconnect to the
 /// database opened next).
 /// </summary>
 /// <remarks>
-/// Everything here runs on the publishing thread of the notifications or on an index loop, so it
-/// only queues: a commit goes, as one shared <see cref="PublishedCommit"/>, to each connection that
+/// Everything here runs on the publishing thread of the notifications, on an index loop, on the
+/// operations' progress timer or on the request that ended an operation, so it only queues: a commit goes, as one shared <see cref="PublishedCommit"/>, to each connection that
 /// watches documents, whose sender picks and serializes its changes (each serialized once for all
 /// connections). A connection whose queue is full is closed (<see cref="ChangesCloseReason.TooSlow"/>);
 /// nothing ever waits for a client.
@@ -26,6 +27,7 @@ public sealed class ChangesFeed
     private readonly IDisposable _commits;
     private readonly IDisposable? _batches;
     private readonly IDisposable? _indexEvents;
+    private readonly IDisposable _operations;
     private volatile ChangesConnection[] _connections = [];
     private bool _closed;
 
@@ -33,6 +35,7 @@ public sealed class ChangesFeed
     {
         Database = database;
         _commits = database.Notifications.Subscribe(OnCommit);
+        _operations = database.Operations.Subscribe(OnOperation);
         if (database.GetComponent<IndexStore>() is { } indexes)
         {
             _batches = indexes.SubscribeBatches(OnBatch);
@@ -143,6 +146,19 @@ public sealed class ChangesFeed
         }
     }
 
+    /// <summary>An operation's status change, serialized once for every connection that watches it (they are few).</summary>
+    private void OnOperation(DatabaseOperationState state)
+    {
+        byte[]? payload = null;
+        foreach (var connection in _connections)
+        {
+            if (!connection.Watches.MatchesOperation(state.OperationId))
+                continue;
+            payload ??= ChangesJson.OperationStatusChangeValue(state);
+            connection.Offer(ChangesMessage.ForOperation(payload));
+        }
+    }
+
     /// <summary>The database closed: every connection closes and the feed takes no new one.</summary>
     private void Close()
     {
@@ -155,6 +171,7 @@ public sealed class ChangesFeed
         _commits.Dispose();
         _batches?.Dispose();
         _indexEvents?.Dispose();
+        _operations.Dispose();
         foreach (var connection in connections)
             connection.Close(ChangesCloseReason.DatabaseClosed);
     }

@@ -1,5 +1,6 @@
 using System.Buffers;
 using System.Text.Json;
+using Jackdaw.Server.Databases;
 using Jackdaw.Server.Documents;
 
 namespace Jackdaw.Server.Changes;
@@ -9,6 +10,7 @@ namespace Jackdaw.Server.Changes;
 /// <code>
 /// {"Type":"DocumentChange","Value":{"Type":"Put"|"Delete","Id":"orders/1","CollectionName":"Orders","ChangeVector":"A:7-…"}}
 /// {"Type":"IndexChange","Value":{"Name":"Orders/Totals","Type":"BatchCompleted"|"IndexAdded"|"IndexRemoved"|"SideBySideReplace"}}
+/// {"Type":"OperationStatusChange","Value":{"OperationId":7,"State":{…}}}    (State: OperationStateJson)
 /// {"CommandId":1,"Type":"Confirm"}
 /// {"Type":"Error","Exception":"…"[,"Error":"TooSlow"|"MessageTooBig"|…][,"CommandId":1]}
 /// </code>
@@ -43,6 +45,17 @@ public static class ChangesJson
             writer.WriteStartObject();
             writer.WriteString("Name"u8, name);
             writer.WriteString("Type"u8, type.ToString());
+            writer.WriteEndObject();
+        });
+
+    /// <summary>The <c>Value</c> of an <c>OperationStatusChange</c>: the operation's id and its state.</summary>
+    public static byte[] OperationStatusChangeValue(DatabaseOperationState state) =>
+        Build(writer =>
+        {
+            writer.WriteStartObject();
+            writer.WriteNumber("OperationId"u8, state.OperationId);
+            writer.WritePropertyName("State"u8);
+            OperationStateJson.WriteState(writer, state);
             writer.WriteEndObject();
         });
 
@@ -83,13 +96,13 @@ public static class ChangesJson
         writer.WriteEndObject();
     }
 
-    /// <summary>Writes a queued index change or whole message (commits are expanded by the sender).</summary>
+    /// <summary>Writes a queued index or operation change, or a whole message (commits are expanded by the sender).</summary>
     public static void WriteMessage(Utf8JsonWriter writer, in ChangesMessage message)
     {
-        if (message.Kind == ChangesMessageKind.Index)
+        if (message.Kind is ChangesMessageKind.Index or ChangesMessageKind.Operation)
         {
             writer.WriteStartObject();
-            writer.WriteString("Type"u8, "IndexChange"u8);
+            writer.WriteString("Type"u8, message.Kind == ChangesMessageKind.Index ? "IndexChange"u8 : "OperationStatusChange"u8);
             writer.WritePropertyName("Value"u8);
             writer.WriteRawValue(message.Payload!, skipInputValidation: true);
             writer.WriteEndObject();

@@ -9,6 +9,9 @@ public enum ChangesMessageKind : byte
     /// <summary>An index change: the payload is its <c>Value</c> object.</summary>
     Index,
 
+    /// <summary>An operation's status change: the payload is its <c>Value</c> object.</summary>
+    Operation,
+
     /// <summary>A whole message written as it is (<c>Confirm</c>, <c>Error</c>).</summary>
     Raw,
 }
@@ -22,6 +25,8 @@ public readonly record struct ChangesMessage(ChangesMessageKind Kind, PublishedC
     public static ChangesMessage ForCommit(PublishedCommit commit) => new(ChangesMessageKind.Commit, commit, null, Math.Max(1, commit.Changes.Count));
 
     public static ChangesMessage ForIndex(byte[] payload) => new(ChangesMessageKind.Index, null, payload, 1);
+
+    public static ChangesMessage ForOperation(byte[] payload) => new(ChangesMessageKind.Operation, null, payload, 1);
 
     public static ChangesMessage Raw(byte[] message) => new(ChangesMessageKind.Raw, null, message, 1);
 }

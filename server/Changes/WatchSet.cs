@@ -5,7 +5,7 @@ namespace Jackdaw.Server.Changes;
 
 /// <summary>
 /// What one connection watches: documents by id, id prefix or collection (or all of them), indexes
-/// by name (or all). Immutable: a command builds a new set and swaps it in, so the publishing thread
+/// by name (or all), operations by id (or all). Immutable: a command builds a new set and swaps it in, so the publishing thread
 /// matches changes against a consistent set without a lock. Ids, prefixes, collections and index
 /// names compare ignoring case, as RavenDB's do.
 /// </summary>
@@ -13,9 +13,9 @@ public sealed class WatchSet
 {
     private static readonly StringComparer Names = StringComparer.OrdinalIgnoreCase;
 
-    public static readonly WatchSet Empty = new(false, ImmutableHashSet.Create<string>(Names), [], ImmutableHashSet.Create<string>(Names), false, ImmutableHashSet.Create<string>(Names));
+    public static readonly WatchSet Empty = new(false, ImmutableHashSet.Create<string>(Names), [], ImmutableHashSet.Create<string>(Names), false, ImmutableHashSet.Create<string>(Names), false, []);
 
-    private WatchSet(bool allDocuments, ImmutableHashSet<string> documents, ImmutableArray<string> prefixes, ImmutableHashSet<string> collections, bool allIndexes, ImmutableHashSet<string> indexes)
+    private WatchSet(bool allDocuments, ImmutableHashSet<string> documents, ImmutableArray<string> prefixes, ImmutableHashSet<string> collections, bool allIndexes, ImmutableHashSet<string> indexes, bool allOperations, ImmutableHashSet<long> operations)
     {
         AllDocuments = allDocuments;
         Documents = documents;
@@ -23,8 +23,11 @@ public sealed class WatchSet
         Collections = collections;
         AllIndexes = allIndexes;
         Indexes = indexes;
+        AllOperations = allOperations;
+        Operations = operations;
         WatchesDocuments = allDocuments || !documents.IsEmpty || !prefixes.IsEmpty || !collections.IsEmpty;
         WatchesIndexes = allIndexes || !indexes.IsEmpty;
+        WatchesOperations = allOperations || !operations.IsEmpty;
     }
 
     public bool AllDocuments { get; }
@@ -44,6 +47,12 @@ public sealed class WatchSet
 
     public bool WatchesIndexes { get; }
 
+    public bool AllOperations { get; }
+
+    public ImmutableHashSet<long> Operations { get; }
+
+    public bool WatchesOperations { get; }
+
     public bool Matches(in DocumentChange change)
     {
         if (!WatchesDocuments)
@@ -62,24 +71,30 @@ public sealed class WatchSet
         return false;
     }
 
-    /// <summary>The single entries watched: ids, prefixes, collections and indexes.</summary>
-    public int Count => Documents.Count + Prefixes.Length + Collections.Count + Indexes.Count;
+    /// <summary>The single entries watched: ids, prefixes, collections, indexes and operations.</summary>
+    public int Count => Documents.Count + Prefixes.Length + Collections.Count + Indexes.Count + Operations.Count;
 
     public bool MatchesIndex(string name) => AllIndexes || (!Indexes.IsEmpty && Indexes.Contains(name));
 
-    public WatchSet WithAllDocuments(bool on) => new(on, Documents, Prefixes, Collections, AllIndexes, Indexes);
+    public bool MatchesOperation(long id) => AllOperations || (!Operations.IsEmpty && Operations.Contains(id));
 
-    public WatchSet WithDocument(string id, bool on) => new(AllDocuments, on ? Documents.Add(id) : Documents.Remove(id), Prefixes, Collections, AllIndexes, Indexes);
+    public WatchSet WithAllDocuments(bool on) => new(on, Documents, Prefixes, Collections, AllIndexes, Indexes, AllOperations, Operations);
+
+    public WatchSet WithDocument(string id, bool on) => new(AllDocuments, on ? Documents.Add(id) : Documents.Remove(id), Prefixes, Collections, AllIndexes, Indexes, AllOperations, Operations);
 
     public WatchSet WithPrefix(string prefix, bool on)
     {
         var without = Prefixes.RemoveAll(p => Names.Equals(p, prefix));
-        return new(AllDocuments, Documents, on ? without.Add(prefix) : without, Collections, AllIndexes, Indexes);
+        return new(AllDocuments, Documents, on ? without.Add(prefix) : without, Collections, AllIndexes, Indexes, AllOperations, Operations);
     }
 
-    public WatchSet WithCollection(string collection, bool on) => new(AllDocuments, Documents, Prefixes, on ? Collections.Add(collection) : Collections.Remove(collection), AllIndexes, Indexes);
+    public WatchSet WithCollection(string collection, bool on) => new(AllDocuments, Documents, Prefixes, on ? Collections.Add(collection) : Collections.Remove(collection), AllIndexes, Indexes, AllOperations, Operations);
 
-    public WatchSet WithAllIndexes(bool on) => new(AllDocuments, Documents, Prefixes, Collections, on, Indexes);
+    public WatchSet WithAllIndexes(bool on) => new(AllDocuments, Documents, Prefixes, Collections, on, Indexes, AllOperations, Operations);
 
-    public WatchSet WithIndex(string name, bool on) => new(AllDocuments, Documents, Prefixes, Collections, AllIndexes, on ? Indexes.Add(name) : Indexes.Remove(name));
+    public WatchSet WithIndex(string name, bool on) => new(AllDocuments, Documents, Prefixes, Collections, AllIndexes, on ? Indexes.Add(name) : Indexes.Remove(name), AllOperations, Operations);
+
+    public WatchSet WithAllOperations(bool on) => new(AllDocuments, Documents, Prefixes, Collections, AllIndexes, Indexes, on, Operations);
+
+    public WatchSet WithOperation(long id, bool on) => new(AllDocuments, Documents, Prefixes, Collections, AllIndexes, Indexes, AllOperations, on ? Operations.Add(id) : Operations.Remove(id));
 }

@@ -61,6 +61,7 @@ public sealed class DocumentDatabase : IAsyncDisposable
         Notifications = new DurableNotifications(state.LastEtag, logger);
         Merger = new TransactionMerger<DatabaseTransaction>(BeginWriteTransaction, CommitWriteTransaction, logger) { Name = name };
         Tombstones = new TombstoneCleaner(this, options, logger);
+        Operations = new DatabaseOperations(logger);
         RegisterTrees("HiLo ranges", HiLoRanges.TreeName);
     }
 
@@ -91,7 +92,7 @@ public sealed class DocumentDatabase : IAsyncDisposable
     public bool IsReadOnly => _environment.ReadOnlyReason is not null;
 
     /// <summary>Long-running operations (bulk inserts) by id, as RavenDB's clients follow them.</summary>
-    public DatabaseOperations Operations { get; } = new();
+    public DatabaseOperations Operations { get; }
 
     /// <summary>Removes tombstones once their consumers have passed them.</summary>
     public TombstoneCleaner Tombstones { get; }
@@ -235,6 +236,7 @@ public sealed class DocumentDatabase : IAsyncDisposable
             }
         }
         await Tombstones.DisposeAsync().ConfigureAwait(false);
+        Operations.Dispose();
         // Finish the writes already queued (their requests are waiting), then close storage.
         await Merger.DisposeAsync().ConfigureAwait(false);
         Notifications.Close(Name);

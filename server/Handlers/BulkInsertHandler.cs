@@ -1,3 +1,4 @@
+using Jackdaw.Server.Databases;
 using Jackdaw.Server.Errors;
 using Jackdaw.Server.Hosting;
 using Jackdaw.Server.Http;
@@ -10,7 +11,10 @@ namespace Jackdaw.Server.Handlers;
 /// <c>POST /databases/*/bulk_insert</c>: a stream of newline-delimited <c>{"Id":…,"Document":{…}}</c>
 /// lines, ingested by <see cref="BulkInsertOperation"/>; the answer, at the end of the body, is
 /// <c>{"Count":N}</c>. With <c>?id=</c> (an operation id), RavenDB's form: a JSON array of
-/// <c>{"Id","Type":"PUT","Document"}</c> commands, answered 204 at its closing <c>]</c>.
+/// <c>{"Id","Type":"PUT","Document"}</c> commands, answered 204 at its closing <c>]</c>; unless the
+/// body is said to be <c>application/x-ndjson</c> (Jackdaw's client following its progress): lines
+/// as without an id, answered <c>{"Count":N}</c>. Either way the operation is tracked: its state
+/// at <c>operations/state</c>, its progress and end on the changes feed.
 /// </summary>
 public sealed class BulkInsertHandler(ServerContext server) : HandlerBase(server)
 {
@@ -38,24 +42,33 @@ public sealed class BulkInsertHandler(ServerContext server) : HandlerBase(server
         {
             var tracked = database.Operations.Start(query.GetInt64("id", 0, min: 1));
             using var killOrAbort = CancellationTokenSource.CreateLinkedTokenSource(context.RequestAborted, tracked.Killed);
-            var ravenForm = new BulkInsertOperation(database, context.Server.Options.MaxRequestBodySize, logger, jsonArray: true, skipUnchanged);
+            var lines = IsNdjson(context.Request.ContentType);
+            var insert = new BulkInsertOperation(database, context.Server.Options.MaxRequestBodySize, logger, jsonArray: !lines, skipUnchanged, tracked);
             // The client may gzip the stream (bulkInsert({ useCompression: true })).
             var body = string.Equals(context.Request.Headers.ContentEncoding, "gzip", StringComparison.OrdinalIgnoreCase)
                 ? System.IO.Pipelines.PipeReader.Create(new System.IO.Compression.GZipStream(context.Request.Body, System.IO.Compression.CompressionMode.Decompress))
                 : context.Request.BodyReader;
+            long count;
             try
             {
-                tracked.Complete(await ravenForm.RunAsync(body, killOrAbort.Token).ConfigureAwait(false));
+                count = await insert.RunAsync(body, killOrAbort.Token).ConfigureAwait(false);
+                tracked.Complete(count);
             }
             catch (OperationCanceledException e) when (tracked.Killed.IsCancellationRequested && !context.RequestAborted.IsCancellationRequested)
             {
-                tracked.Fail(e, ravenForm.Committed);
-                throw new BadRequestException($"Bulk insert {tracked.Id} was killed (operations/kill); the {ravenForm.Committed} document(s) committed before stay.", e);
+                var killed = new BadRequestException($"Bulk insert {tracked.Id} was killed (operations/kill); the {insert.Committed} document(s) committed before stay.", e);
+                tracked.Fail(FailureOf(killed), insert.Committed);
+                throw killed;
             }
             catch (Exception e)
             {
-                tracked.Fail(e, ravenForm.Committed);
+                tracked.Fail(FailureOf(e), insert.Committed);
                 throw;
+            }
+            if (lines)
+            {
+                await WriteCountAsync(context, count).ConfigureAwait(false);
+                return;
             }
             context.Response.StatusCode = StatusCodes.Status204NoContent;
             return;
@@ -66,12 +79,24 @@ public sealed class BulkInsertHandler(ServerContext server) : HandlerBase(server
         if (context.Request.ContentLength == 0)
             throw new BadRequestException("The body is empty: bulk_insert takes one JSON document per line, {\"Id\":...,\"Document\":{...}} or a document with its id in @metadata.@id (with curl --data-binary @file, check that the file exists).");
         var operation = new BulkInsertOperation(database, context.Server.Options.MaxRequestBodySize, logger, skipUnchanged: skipUnchanged);
-        var committed = await operation.RunAsync(context.Request.BodyReader, context.RequestAborted).ConfigureAwait(false);
+        await WriteCountAsync(context, await operation.RunAsync(context.Request.BodyReader, context.RequestAborted).ConfigureAwait(false)).ConfigureAwait(false);
+    }
 
+    private static ValueTask WriteCountAsync(RequestContext context, long committed)
+    {
         var json = context.StartJson();
         json.WriteStartObject();
         json.WriteNumber("Count", committed);
         json.WriteEndObject();
-        await context.CompleteJsonAsync().ConfigureAwait(false);
+        return context.CompleteJsonAsync();
     }
+
+    /// <summary>The error as the pipeline answers it (<see cref="ErrorMapping"/>), for the operation's result.</summary>
+    private static OperationFailure FailureOf(Exception e) =>
+        ErrorMapping.Map(e) is var (status, type)
+            ? new OperationFailure(type, ErrorMapping.MessageOf(e), status)
+            : new OperationFailure(ErrorTypes.InternalServerError, $"{e.GetType().Name}: {e.Message}", StatusCodes.Status500InternalServerError);
+
+    private static bool IsNdjson(string? contentType) =>
+        contentType is not null && contentType.AsSpan().TrimStart().StartsWith("application/x-ndjson", StringComparison.OrdinalIgnoreCase);
 }

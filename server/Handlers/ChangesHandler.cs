@@ -17,7 +17,7 @@ public sealed class ChangesHandler(ServerContext server) : HandlerBase(server)
     /// <summary>
     /// <c>GET /databases/{db}/changes</c> (WebSocket, as RavenDB's clients connect): commands such
     /// as <c>{"CommandId":1,"Command":"watch-doc","Param":"orders/1"}</c> in, JSON arrays of
-    /// <c>Confirm</c>, <c>DocumentChange</c>, <c>IndexChange</c> and <c>Error</c> messages out.
+    /// <c>Confirm</c>, <c>DocumentChange</c>, <c>IndexChange</c>, <c>OperationStatusChange</c> and <c>Error</c> messages out.
     /// </summary>
     [Route("/databases/*/changes", "GET")]
     public async ValueTask Connect(RequestContext context)
@@ -31,10 +31,12 @@ public sealed class ChangesHandler(ServerContext server) : HandlerBase(server)
     }
 
     /// <summary>
-    /// <c>GET /databases/{db}/changes/events[?collection=&amp;id=&amp;prefix=]</c>: the document changes
-    /// of the filter (every document when none is given; parameters may repeat and add up) as
-    /// <c>text/event-stream</c>, each event's id its etag. <c>Last-Event-ID</c> (the header, or
-    /// <c>?lastEventId=</c>) resumes after that etag.
+    /// <c>GET /databases/{db}/changes/events[?collection=&amp;id=&amp;prefix=&amp;operation=&amp;operations=true]</c>:
+    /// the document changes of the filter (every document when no parameter names documents or
+    /// operations; parameters may repeat and add up) as <c>text/event-stream</c>, each event's id
+    /// its etag, and the status changes of the operations named (or all), as events named
+    /// <c>OperationStatusChange</c>. <c>Last-Event-ID</c> (the header, or <c>?lastEventId=</c>)
+    /// resumes after that etag.
     /// </summary>
     [Route("/databases/*/changes/events", "GET")]
     public async ValueTask Events(RequestContext context)
@@ -53,10 +55,14 @@ public sealed class ChangesHandler(ServerContext server) : HandlerBase(server)
                 filter = filter.WithDocument(Required(parameter, "id"), true);
             else if (parameter.NameEquals("prefix"))
                 filter = filter.WithPrefix(Required(parameter, "prefix"), true);
+            else if (parameter.NameEquals("operation"))
+                filter = filter.WithOperation(OperationId(Required(parameter, "operation")), true);
+            else if (parameter.NameEquals("operations"))
+                filter = filter.WithAllOperations(Flag(Required(parameter, "operations"), "operations"));
             else if (parameter.NameEquals("lastEventId") && string.IsNullOrEmpty(lastEventId))
                 lastEventId = QueryParameters.Decode(parameter.RawValue, "lastEventId");
         }
-        if (!filter.WatchesDocuments)
+        if (!filter.WatchesDocuments && !filter.WatchesOperations)
             filter = filter.WithAllDocuments(true);
         long? after = null;
         if (!string.IsNullOrWhiteSpace(lastEventId))
@@ -120,6 +126,11 @@ public sealed class ChangesHandler(ServerContext server) : HandlerBase(server)
         WriteNames(json, "WatchCollections", watches.Collections);
         json.WriteBoolean("WatchAllIndexes", watches.AllIndexes);
         WriteNames(json, "WatchIndexes", watches.Indexes);
+        json.WriteBoolean("WatchAllOperations", watches.AllOperations);
+        json.WriteStartArray("WatchOperations");
+        foreach (var operation in watches.Operations.Order())
+            json.WriteNumberValue(operation);
+        json.WriteEndArray();
         json.WriteEndObject();
     }
 
@@ -137,6 +148,16 @@ public sealed class ChangesHandler(ServerContext server) : HandlerBase(server)
             throw new BadRequestException($"Query parameter '{name}' is empty: give a value, e.g. ?collection=Orders, ?id=orders/1 or ?prefix=orders/.");
         return QueryParameters.Decode(parameter.RawValue, name);
     }
+
+    private static long OperationId(string text) =>
+        long.TryParse(text, NumberStyles.None, CultureInfo.InvariantCulture, out var id)
+            ? id
+            : throw new BadRequestException($"Query parameter 'operation' is '{text}': give an operation id, a whole number as operations/next-operation-id gave it (or ?operations=true for all).");
+
+    private static bool Flag(string text, string name) =>
+        bool.TryParse(text, out var on)
+            ? on
+            : throw new BadRequestException($"Query parameter '{name}' is '{text}'; it is true or false.");
 
     private static CancellationToken ServerStopping(RequestContext context) =>
         context.HttpContext.RequestServices.GetRequiredService<IHostApplicationLifetime>().ApplicationStopping;

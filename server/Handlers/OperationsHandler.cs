@@ -22,7 +22,9 @@ public sealed class OperationsHandler(ServerContext server) : HandlerBase(server
     }
 
     /// <summary>
-    /// <c>GET /databases/*/operations/state?id=</c> → <c>{"Status":"InProgress|Completed|Faulted|Canceled","Result":{...}}</c>;
+    /// <c>GET /databases/*/operations/state?id=</c> → RavenDB's <c>OperationState</c>
+    /// (<see cref="OperationStateJson"/>): <c>{"Progress":{...},"Result":null,"Status":"InProgress"}</c> while
+    /// it runs, then <c>"Completed"</c>, <c>"Faulted"</c> or <c>"Canceled"</c> with its <c>Result</c>;
     /// 404 for an id that was never started (or is long gone).
     /// </summary>
     [Route("/databases/*/operations/state", "GET")]
@@ -36,18 +38,7 @@ public sealed class OperationsHandler(ServerContext server) : HandlerBase(server
             context.Response.ContentLength = 0;
             return ValueTask.CompletedTask;
         }
-        var json = context.StartJson();
-        json.WriteStartObject();
-        json.WriteString("Status", operation.Status.ToString());
-        json.WriteStartObject("Result");
-        json.WriteNumber("Total", operation.Total);
-        if (operation.Error is { } error)
-        {
-            json.WriteString("Message", error);
-            json.WriteString("Error", error);
-        }
-        json.WriteEndObject();
-        json.WriteEndObject();
+        OperationStateJson.WriteState(context.StartJson(), operation.State);
         return context.CompleteJsonAsync();
     }
 

@@ -13,10 +13,12 @@ namespace Jackdaw.Server.Http;
 /// lines are parsed as they arrive and committed in batches through the merger, up to
 /// <see cref="MaxInFlight"/> batches committing while the next is parsed. A bad line or a broken
 /// stream stops it: every batch committed before stays, the batch being parsed is not applied, and
-/// the error names the line and the count committed.
+/// the error names the line and the count committed. A tracked insert (RavenDB's, with an
+/// operation id) counts into its <see cref="DatabaseOperation"/> as it goes, for the progress the
+/// operation publishes: each document read, each batch once durable.
 /// </summary>
 /// <remarks>It lives beside <see cref="BatchParser"/>, whose line format it reads.</remarks>
-public sealed partial class BulkInsertOperation(DocumentDatabase database, long maxLineBytes, ILogger logger, bool jsonArray = false, bool skipUnchanged = false)
+public sealed partial class BulkInsertOperation(DocumentDatabase database, long maxLineBytes, ILogger logger, bool jsonArray = false, bool skipUnchanged = false, DatabaseOperation? tracked = null)
 {
     private static readonly JsonReaderOptions ScanOptions = new() { MaxDepth = 1024 };
     private const int MaxBatchDocuments = 1024;
@@ -33,6 +35,7 @@ public sealed partial class BulkInsertOperation(DocumentDatabase database, long 
     private long _batchBytes;
     private long _committed;
     private long _line;
+    private long _batchesSent;
 
     // RavenDB's form: where the array scan stands, and the element being scanned across reads.
     private ArrayPart _part = ArrayPart.Open;
@@ -106,6 +109,7 @@ public sealed partial class BulkInsertOperation(DocumentDatabase database, long 
                     if (document is null)
                         continue;
                     _batch.Add(new BatchOperation(document.Id, document, null));
+                    tracked?.DocumentProcessed();
                     _batchBytes += text.Length;
                     full = _batch.Count >= MaxBatchDocuments || _batchBytes >= MaxBatchBytes;
                 }
@@ -174,11 +178,31 @@ public sealed partial class BulkInsertOperation(DocumentDatabase database, long 
         // Count batches already done (and surface a failure) before queueing more.
         while (_inFlight.Count > 0 && (_inFlight.Count >= MaxInFlight || _inFlight.Peek().Commit.IsCompleted))
             await DrainOneAsync().ConfigureAwait(false);
-        _inFlight.Enqueue((database.EnqueueAsync(new BatchCommand(_batch, _parsing, _stream) { SkipUnchanged = skipUnchanged }), _batch.Count, _parsing));
+        var commit = database.EnqueueAsync(new BatchCommand(_batch, _parsing, _stream) { SkipUnchanged = skipUnchanged });
+        if (tracked is not null)
+            CountWhenDurable(commit, tracked, ++_batchesSent, _batch.Count, _batch[^1].Id);
+        _inFlight.Enqueue((commit, _batch.Count, _parsing));
         _batch = new List<BatchOperation>(MaxBatchDocuments);
         _batchBytes = 0;
         _parsing = _idle.TryPop(out var next) ? next : new JsonOperationContext();
     }
+
+    /// <summary>
+    /// The operation's progress counts a batch as soon as it is durable, not when this stream next
+    /// looks (which waits for the client's next batch): a client that pauses still sees its count.
+    /// </summary>
+    private static void CountWhenDurable(Task commit, DatabaseOperation tracked, long batch, int count, string lastId) =>
+        commit.ContinueWith(
+            static (task, state) =>
+            {
+                var (operation, batch, count, lastId) = ((DatabaseOperation, long, int, string))state!;
+                if (task.IsCompletedSuccessfully)
+                    operation.BatchCommitted(batch, count, lastId);
+            },
+            (tracked, batch, count, lastId),
+            CancellationToken.None,
+            TaskContinuationOptions.ExecuteSynchronously,
+            TaskScheduler.Default);
 
     private bool TryReadItem(ref ReadOnlySequence<byte> buffer, bool isCompleted, out ReadOnlySequence<byte> item)
     {

@@ -164,6 +164,71 @@ public sealed class ChangesServerTests(ServerFixture server) : IClassFixture<Ser
     }
 
     [Fact]
+    public async Task ABulkInsertReportsItsProgressWhileItRunsWithGrowingCounts()
+    {
+        using var store = await server.NewStoreAsync();
+        var seen = new List<BulkInsertProgress>();
+        var sent = 0;
+        await using (var bulk = store.BulkInsert())
+        {
+            bulk.OnProgress += (_, e) =>
+            {
+                lock (seen)
+                    seen.Add(e.Progress);
+            };
+            // The server reports about once a second while the counts move: insert until two
+            // reports came, however long that takes on this machine (with a cap).
+            var deadline = DateTime.UtcNow + TimeSpan.FromMinutes(2);
+            while (DateTime.UtcNow < deadline)
+            {
+                lock (seen)
+                {
+                    if (seen.Count >= 2)
+                        break;
+                }
+                for (var i = 0; i < 1000; i++, sent++)
+                    await bulk.StoreAsync(new User { Name = $"user {sent}" }, $"users/{sent}");
+            }
+        }
+
+        List<BulkInsertProgress> reports;
+        lock (seen)
+            reports = [.. seen];
+        Assert.True(reports.Count >= 2, $"{reports.Count} progress report(s) for {sent} documents");
+        Assert.All(reports, p => Assert.InRange(p.Total, 0, p.DocumentsProcessed));
+        Assert.All(reports, p => Assert.InRange(p.DocumentsProcessed, 1, sent));
+        Assert.All(reports.Where(p => p.Total > 0), p => Assert.Matches(@"^users/\d+$", p.LastProcessedId));
+        Assert.Equal(reports.Select(p => p.DocumentsProcessed).Order(), reports.Select(p => p.DocumentsProcessed));
+        Assert.True(reports[^1].DocumentsProcessed > reports[0].DocumentsProcessed, "the counts grew");
+        using var session = store.OpenAsyncSession();
+        Assert.Equal($"user {sent - 1}", (await session.LoadAsync<User>($"users/{sent - 1}"))!.Name);
+    }
+
+    [Fact]
+    public async Task ForAllOperationsGetsTheFinalStateOfABulkInsert()
+    {
+        using var store = await server.NewStoreAsync();
+        var operations = store.Changes().ForAllOperations();
+        var collector = new Collector<OperationStatusChange>();
+        using var subscription = operations.Subscribe(collector);
+        await operations.EnsureSubscribedNow();
+
+        await using (var bulk = store.BulkInsert())
+        {
+            // A handler makes the insert an operation of the server.
+            bulk.OnProgress += (_, _) => { };
+            for (var i = 0; i < 10; i++)
+                await bulk.StoreAsync(new User { Name = $"user {i}" }, $"users/{i}");
+        }
+
+        var completed = await collector.NextAsync(c => c.State.Status == OperationStatus.Completed);
+        Assert.Null(completed.State.Progress);
+        Assert.Equal(10, completed.State.Result!.Total);
+        Assert.Equal("Processed 10 items.", completed.State.Result.Message);
+        Assert.Null(completed.State.Result.ErrorType);
+    }
+
+    [Fact]
     public async Task TheLastObserverGoneTheServerStopsSendingAndDisposingCompletesTheObservers()
     {
         using var store = await server.NewStoreAsync();

@@ -11,96 +11,6 @@ public sealed class ChangesEventStreamTests(ServerFixture fixture) : IClassFixtu
 {
     private HttpClient Client => fixture.Client;
 
-    /// <summary>One event: its id (an etag), its name when not a plain message, its data parsed.</summary>
-    private sealed record Event(long? Id, string? Name, JsonElement? Data)
-    {
-        public string Describe() => $"{Data!.Value.GetProperty("Type").GetString()} {Data.Value.GetProperty("Id").GetString()}";
-    }
-
-    /// <summary>An open event stream, read event by event.</summary>
-    private sealed class EventStream : IDisposable
-    {
-        private readonly HttpResponseMessage _response;
-        private readonly StreamReader _reader;
-
-        private EventStream(HttpResponseMessage response, Stream body)
-        {
-            _response = response;
-            _reader = new StreamReader(body, Encoding.UTF8);
-        }
-
-        public HttpResponseMessage Response => _response;
-
-        public static async Task<EventStream> OpenAsync(HttpClient client, string url, string? lastEventId = null)
-        {
-            var request = new HttpRequestMessage(HttpMethod.Get, url);
-            if (lastEventId is not null)
-                request.Headers.TryAddWithoutValidation("Last-Event-ID", lastEventId);
-            var response = await client.SendAsync(request, HttpCompletionOption.ResponseHeadersRead);
-            Assert.Equal(HttpStatusCode.OK, response.StatusCode);
-            Assert.Equal("text/event-stream", response.Content.Headers.ContentType?.MediaType);
-            return new EventStream(response, await response.Content.ReadAsStreamAsync());
-        }
-
-        /// <summary>The next event (an id-only event is the stream's position); null at the end of the stream.</summary>
-        public async Task<Event?> NextAsync()
-        {
-            using var timeout = new CancellationTokenSource(ChangesSocket.Timeout);
-            long? id = null;
-            string? name = null;
-            StringBuilder? data = null;
-            var any = false;
-            while (await _reader.ReadLineAsync(timeout.Token) is { } line)
-            {
-                if (line.Length == 0)
-                {
-                    if (any)
-                        return new Event(id, name, data is null ? null : JsonDocument.Parse(data.ToString()).RootElement.Clone());
-                    continue;
-                }
-                if (line.StartsWith(':') || line.StartsWith("retry:", StringComparison.Ordinal))
-                    continue;
-                any = true;
-                var colon = line.IndexOf(':');
-                var value = line[(colon + 1)..].TrimStart();
-                switch (line[..colon])
-                {
-                    case "id":
-                        id = long.Parse(value);
-                        break;
-                    case "event":
-                        name = value;
-                        break;
-                    case "data":
-                        (data ??= new StringBuilder()).Append(value);
-                        break;
-                }
-            }
-            return null;
-        }
-
-        /// <summary>The change events up to and including the one of <paramref name="lastId"/>.</summary>
-        public async Task<List<Event>> ChangesUntilAsync(string lastId)
-        {
-            var events = new List<Event>();
-            while (true)
-            {
-                var next = await NextAsync() ?? throw new InvalidOperationException("The stream ended before " + lastId);
-                if (next.Data is null)
-                    continue;
-                events.Add(next);
-                if (next.Data.Value.GetProperty("Id").GetString() == lastId)
-                    return events;
-            }
-        }
-
-        public void Dispose()
-        {
-            _reader.Dispose();
-            _response.Dispose();
-        }
-    }
-
     private ChangesFeed FeedOf(string db) => ChangesFeed.For(fixture.Server.Host.Server.Databases.GetDatabase(db));
 
     private static async Task WaitUntilAsync(Func<bool> condition, string what)
@@ -164,13 +74,13 @@ public sealed class ChangesEventStreamTests(ServerFixture fixture) : IClassFixtu
     public async Task EachStreamGetsTheChangesOfItsFilterWithTheirEtagsAsIds()
     {
         var db = await fixture.CreateDatabaseAsync();
-        using var orders = await EventStream.OpenAsync(Client, $"/databases/{db}/changes/events?collection=Orders&id=sentinel/1");
-        using var user = await EventStream.OpenAsync(Client, $"/databases/{db}/changes/events?id=Users/1&id=sentinel/1");
-        using var companies = await EventStream.OpenAsync(Client, $"/databases/{db}/changes/events?prefix=companies/&id=sentinel/1");
-        using var all = await EventStream.OpenAsync(Client, $"/databases/{db}/changes/events");
+        using var orders = await EventStreamClient.OpenAsync(Client, $"/databases/{db}/changes/events?collection=Orders&id=sentinel/1");
+        using var user = await EventStreamClient.OpenAsync(Client, $"/databases/{db}/changes/events?id=Users/1&id=sentinel/1");
+        using var companies = await EventStreamClient.OpenAsync(Client, $"/databases/{db}/changes/events?prefix=companies/&id=sentinel/1");
+        using var all = await EventStreamClient.OpenAsync(Client, $"/databases/{db}/changes/events");
         // Each starts with its position: the database's last etag (nothing yet).
         foreach (var stream in new[] { orders, user, companies, all })
-            Assert.Equal(new Event(0, null, null), await stream.NextAsync());
+            Assert.Equal(new ServerSentEvent(0, null, null), await stream.NextAsync());
         await WaitUntilAsync(() => FeedOf(db).Connections.Count == 4, "the four streams are registered");
 
         var etags = new Dictionary<string, long>
@@ -206,8 +116,8 @@ public sealed class ChangesEventStreamTests(ServerFixture fixture) : IClassFixtu
         for (var i = 1; i <= 5; i++)
             await ChangesFeedTests.PutAsync(Client, db, $"orders/{i}", "Orders");
         long lastSeen;
-        var seen = new List<Event>();
-        using (var first = await EventStream.OpenAsync(Client, $"/databases/{db}/changes/events?collection=Orders"))
+        var seen = new List<ServerSentEvent>();
+        using (var first = await EventStreamClient.OpenAsync(Client, $"/databases/{db}/changes/events?collection=Orders"))
         {
             await first.NextAsync(); // the position
             await ChangesFeedTests.PutAsync(Client, db, "orders/6", "Orders");
@@ -239,9 +149,9 @@ public sealed class ChangesEventStreamTests(ServerFixture fixture) : IClassFixtu
             }
         });
         await WaitUntilAsync(() => { lock (written) return written.Count >= 20; }, "the writer has started");
-        using var resumed = await EventStream.OpenAsync(Client, $"/databases/{db}/changes/events?collection=Orders", lastSeen.ToString());
-        var events = new List<Event>();
-        Event? position = null;
+        using var resumed = await EventStreamClient.OpenAsync(Client, $"/databases/{db}/changes/events?collection=Orders", lastSeen.ToString());
+        var events = new List<ServerSentEvent>();
+        ServerSentEvent? position = null;
         while (events.Count < 200)
         {
             var next = await resumed.NextAsync() ?? throw new InvalidOperationException("The stream ended");
@@ -280,11 +190,11 @@ public sealed class ChangesEventStreamTests(ServerFixture fixture) : IClassFixtu
         var db = await fixture.CreateDatabaseAsync();
         await ChangesFeedTests.PutAsync(Client, db, "orders/1", "Orders");
         await ChangesFeedTests.PutAsync(Client, db, "orders/2", "Orders");
-        using (var stream = await EventStream.OpenAsync(Client, $"/databases/{db}/changes/events?lastEventId=1"))
+        using (var stream = await EventStreamClient.OpenAsync(Client, $"/databases/{db}/changes/events?lastEventId=1"))
         {
             var replayed = await stream.NextAsync();
             Assert.Equal("Put orders/2", replayed!.Describe());
-            Assert.Equal(new Event(2, null, null), await stream.NextAsync());
+            Assert.Equal(new ServerSentEvent(2, null, null), await stream.NextAsync());
         }
         using var bad = await Client.GetAsync($"/databases/{db}/changes/events?collection=Orders&lastEventId=abc");
         await Api.AssertErrorAsync(bad, HttpStatusCode.BadRequest, "BadRequestException");
@@ -297,7 +207,7 @@ public sealed class ChangesEventStreamTests(ServerFixture fixture) : IClassFixtu
     {
         var db = await fixture.CreateDatabaseAsync();
         var feed = FeedOf(db);
-        using (var stream = await EventStream.OpenAsync(Client, $"/databases/{db}/changes/events?prefix=orders/"))
+        using (var stream = await EventStreamClient.OpenAsync(Client, $"/databases/{db}/changes/events?prefix=orders/"))
         {
             await stream.NextAsync();
             var connection = Assert.Single(feed.Connections);
@@ -313,7 +223,7 @@ public sealed class ChangesEventStreamTests(ServerFixture fixture) : IClassFixtu
         var db = await fixture.CreateDatabaseAsync();
         var feed = FeedOf(db);
         feed.Options = new ChangesOptions { QueueCapacity = 32, CloseGrace = TimeSpan.FromSeconds(60) };
-        using var stream = await EventStream.OpenAsync(Client, $"/databases/{db}/changes/events?collection=Items");
+        using var stream = await EventStreamClient.OpenAsync(Client, $"/databases/{db}/changes/events?collection=Items");
         var connection = Assert.Single(feed.Connections);
         var written = 0;
         while (connection.CloseReason == ChangesCloseReason.None)
@@ -326,7 +236,7 @@ public sealed class ChangesEventStreamTests(ServerFixture fixture) : IClassFixtu
         }
         Assert.Equal(ChangesCloseReason.TooSlow, connection.CloseReason);
 
-        Event? last = null;
+        ServerSentEvent? last = null;
         var changes = 0;
         while (await stream.NextAsync() is { } next)
         {

@@ -312,7 +312,6 @@ public sealed class ChangesFeedTests(ServerFixture fixture) : IClassFixture<Serv
     {
         var db = await fixture.CreateDatabaseAsync();
         await using var socket = await ChangesSocket.ConnectAsync(Server, db);
-        await socket.CommandAsync("watch-operation", "12");
         await socket.CommandAsync("watch-counters");
         await socket.CommandAsync("watch-topology-change");
         await socket.CommandAsync("WATCH-DOCS");

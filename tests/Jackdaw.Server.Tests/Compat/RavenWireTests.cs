@@ -189,6 +189,74 @@ public sealed class RavenWireTests
         var json = await Api.JsonAsync(state);
         Assert.Equal("Faulted", json.GetProperty("Status").GetString());
         Assert.Contains(mentions, json.GetProperty("Result").GetProperty("Error").GetString(), StringComparison.Ordinal);
+        // RavenDB's OperationExceptionResult: the error as the request was answered.
+        Assert.Equal("BadRequestException", json.GetProperty("Result").GetProperty("Type").GetString());
+        Assert.Equal(400, json.GetProperty("Result").GetProperty("StatusCode").GetInt32());
+    }
+
+    private static async Task<JsonElement> OperationStateAsync(HttpClient client, string db, long id)
+    {
+        using var response = await client.GetAsync($"/databases/{db}/operations/state?id={id}");
+        Assert.Equal(HttpStatusCode.OK, response.StatusCode);
+        return await Api.JsonAsync(response);
+    }
+
+    [Fact]
+    public async Task OperationsStateCarriesABulkInsertsProgressWhileItRuns()
+    {
+        await using var server = await InProcessServer.StartAsync();
+        var client = server.Client;
+        using (await client.PutAsync("/admin/databases?name=progress", null))
+        {
+        }
+        await using var insert = await HeldBulkInsert.StartAsync(client, "progress");
+        var timeout = TimeSpan.FromSeconds(30);
+
+        // Read but not committed yet (a batch is 1,024 documents): processed, not in Total.
+        await insert.SendAsync(1, 100);
+        JsonElement state = default;
+        await Poll.UntilAsync(async () => (state = await OperationStateAsync(client, "progress", insert.Id)).GetProperty("Progress").GetProperty("DocumentsProcessed").GetInt64() == 100, timeout, "100 documents processed");
+        Assert.Equal("InProgress", state.GetProperty("Status").GetString());
+        Assert.Equal(JsonValueKind.Null, state.GetProperty("Result").ValueKind);
+        var progress = state.GetProperty("Progress");
+        Assert.Equal("Raven.Client.Documents.Operations.BulkInsertProgress, Raven.Client", progress.GetProperty("$type").GetString());
+        Assert.Equal(0, progress.GetProperty("Total").GetInt64());
+        Assert.Equal(JsonValueKind.Null, progress.GetProperty("LastProcessedId").ValueKind);
+
+        // A full batch is in Total once durable, while the client still holds the stream open.
+        await insert.SendAsync(101, 1900);
+        await Poll.UntilAsync(async () => (state = await OperationStateAsync(client, "progress", insert.Id)).GetProperty("Progress").GetProperty("Total").GetInt64() == 1024, timeout, "the first batch committed");
+        progress = state.GetProperty("Progress");
+        Assert.Equal(1, progress.GetProperty("BatchCount").GetInt64());
+        Assert.Equal("items/1024", progress.GetProperty("LastProcessedId").GetString());
+        Assert.Equal(0, progress.GetProperty("AttachmentsProcessed").GetInt64());
+
+        using (var response = await insert.EndAsync())
+            Assert.Equal(HttpStatusCode.NoContent, response.StatusCode);
+        state = await OperationStateAsync(client, "progress", insert.Id);
+        Assert.Equal("Completed", state.GetProperty("Status").GetString());
+        Assert.Equal(JsonValueKind.Null, state.GetProperty("Progress").ValueKind);
+        var result = state.GetProperty("Result");
+        Assert.Equal("Raven.Client.Documents.Operations.BulkOperationResult, Raven.Client", result.GetProperty("$type").GetString());
+        Assert.Equal(2000, result.GetProperty("Total").GetInt64());
+        Assert.Equal(2000, result.GetProperty("DocumentsProcessed").GetInt64());
+        Assert.Equal("Processed 2,000 items.", result.GetProperty("Message").GetString());
+    }
+
+    [Fact]
+    public async Task LinesUnderAnOperationIdAreTrackedAndAnsweredWithTheirCount()
+    {
+        await using var server = await InProcessServer.StartAsync();
+        var client = server.Client;
+        using (await client.PutAsync("/admin/databases?name=lines", null))
+        {
+        }
+        using var content = new StringContent("{\"Id\":\"a/1\",\"Document\":{}}\n{\"Id\":\"a/2\",\"Document\":{}}\n", Encoding.UTF8, "application/x-ndjson");
+        using (var response = await client.PostAsync("/databases/lines/bulk_insert?id=3", content))
+            Assert.Equal(2, (await Api.JsonAsync(response)).GetProperty("Count").GetInt64());
+        var state = await OperationStateAsync(client, "lines", 3);
+        Assert.Equal("Completed", state.GetProperty("Status").GetString());
+        Assert.Equal(2, state.GetProperty("Result").GetProperty("Total").GetInt64());
     }
 
     [Fact]

@@ -94,3 +94,43 @@ test("bulkInsert with skipOverwriteIfUnchanged leaves identical documents as the
         store.dispose();
     }
 });
+
+test("bulkInsert reports its progress on 'progress' with growing counts while it runs", async () => {
+    const { store } = await freshStore();
+    try {
+        const bulk = store.bulkInsert();
+        const seen = [];
+        // Registered before the first store: the client then watches its operation on the changes feed.
+        bulk.on("progress", e => seen.push(e.progress));
+        // The server reports about once a second while the counts move, and the client sends its
+        // buffer each MB: keep inserting until two reports came (not for a fixed time), with a cap.
+        let stored = 0;
+        const deadline = Date.now() + 120_000;
+        while (seen.length < 2 && Date.now() < deadline) {
+            for (let k = 0; k < 1000; k++, stored++) {
+                await bulk.store(new User(`progress ${stored}`, stored % 90), `progress/${stored}`);
+            }
+            await new Promise(resolve => setTimeout(resolve, 20));
+        }
+        await bulk.finish();
+
+        assert.ok(seen.length >= 2, `expected at least two progress reports after ${stored} documents, got ${seen.length}`);
+        for (const progress of seen) {
+            assert.ok(progress.documentsProcessed > 0 && progress.documentsProcessed <= stored);
+            assert.ok(progress.total <= progress.documentsProcessed);
+            assert.equal(progress.attachmentsProcessed, 0);
+            if (progress.total > 0) {
+                assert.match(progress.lastProcessedId, /^progress\/\d+$/);
+            }
+        }
+        for (let i = 1; i < seen.length; i++) {
+            assert.ok(seen[i].documentsProcessed >= seen[i - 1].documentsProcessed, "the counts never go back");
+        }
+        assert.ok(seen.at(-1).documentsProcessed > seen[0].documentsProcessed, "the counts grew");
+
+        const session = store.openSession();
+        assert.equal((await session.load(`progress/${stored - 1}`)).name, `progress ${stored - 1}`);
+    } finally {
+        store.dispose();
+    }
+});
