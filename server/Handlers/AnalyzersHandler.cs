@@ -1,7 +1,7 @@
 using System.Text.Json;
 using Jackdaw.Server.Errors;
 using Jackdaw.Server.Hosting;
-using Jackdaw.Server.Http;
+using Jackdaw.Server.Wire;
 using Jackdaw.Server.Indexing;
 using Jackdaw.Server.Indexing.Analysis;
 using Jackdaw.Server.Routing;
@@ -57,7 +57,7 @@ public sealed class AnalyzersHandler(ServerContext server) : HandlerBase(server)
     public async ValueTask Delete(RequestContext context)
     {
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
-        var name = new QueryParameters(context.Request.QueryString.Value).GetString("name");
+        var name = new UrlQuery(context.Request.QueryString.Value).GetString("name");
         if (string.IsNullOrWhiteSpace(name))
         {
             throw new BadRequestException("Query parameter 'name' is required: the analyzer's name, e.g. ?name=MyAnalyzer.");
@@ -71,7 +71,7 @@ public sealed class AnalyzersHandler(ServerContext server) : HandlerBase(server)
     public async ValueTask Get(RequestContext context)
     {
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
-        var namesOnly = new QueryParameters(context.Request.QueryString.Value).GetString("namesOnly") switch
+        var namesOnly = new UrlQuery(context.Request.QueryString.Value).GetString("namesOnly") switch
         {
             null => false,
             var value when value.Equals("true", StringComparison.OrdinalIgnoreCase) => true,

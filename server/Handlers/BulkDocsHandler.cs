@@ -2,7 +2,7 @@ using Jackdaw.Server.Documents.Commands;
 using Jackdaw.Server.Errors;
 using Jackdaw.Server.Hosting;
 using Jackdaw.Server.Indexing;
-using Jackdaw.Server.Http;
+using Jackdaw.Server.Wire;
 using Jackdaw.Server.Routing;
 
 namespace Jackdaw.Server.Handlers;
@@ -29,7 +29,7 @@ public sealed class BulkDocsHandler(ServerContext server) : HandlerBase(server)
             body.AdvanceTo(read.Buffer.End);
         }
 
-        var wait = WaitForIndexes.Read(new QueryParameters(context.Request.QueryString.Value));
+        var wait = WaitForIndexes.Read(new UrlQuery(context.Request.QueryString.Value));
         var command = new BatchCommand(operations, context.Documents) { RecordChanges = wait is not null };
         if (operations.Count > 0)
             await database.EnqueueAsync(command).ConfigureAwait(false);

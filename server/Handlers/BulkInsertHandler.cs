@@ -1,7 +1,7 @@
 using Jackdaw.Server.Databases;
 using Jackdaw.Server.Errors;
 using Jackdaw.Server.Hosting;
-using Jackdaw.Server.Http;
+using Jackdaw.Server.Wire;
 using Jackdaw.Server.Routing;
 using Microsoft.AspNetCore.Http.Features;
 
@@ -30,7 +30,7 @@ public sealed class BulkInsertHandler(ServerContext server) : HandlerBase(server
 
         // RavenDB's form names an operation (from operations/next-operation-id) and sends a JSON
         // array it never ends: answered 204 at the closing ']', followed by operations/state.
-        var query = new QueryParameters(context.Request.QueryString.Value);
+        var query = new UrlQuery(context.Request.QueryString.Value);
         var skipUnchanged = query.GetString("skipOverwriteIfUnchanged") switch
         {
             null => false,

@@ -3,7 +3,7 @@ using System.Text.Json;
 using Jackdaw.Server.Changes;
 using Jackdaw.Server.Errors;
 using Jackdaw.Server.Hosting;
-using Jackdaw.Server.Http;
+using Jackdaw.Server.Wire;
 using Jackdaw.Server.Routing;
 
 namespace Jackdaw.Server.Handlers;
@@ -47,7 +47,7 @@ public sealed class ChangesHandler(ServerContext server) : HandlerBase(server)
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
         var filter = WatchSet.Empty;
         string? lastEventId = context.Request.Headers["Last-Event-ID"];
-        foreach (var parameter in new QueryParameters(context.Request.QueryString.Value))
+        foreach (var parameter in new UrlQuery(context.Request.QueryString.Value))
         {
             if (parameter.NameEquals("collection"))
                 filter = filter.WithCollection(Required(parameter, "collection"), true);
@@ -60,7 +60,7 @@ public sealed class ChangesHandler(ServerContext server) : HandlerBase(server)
             else if (parameter.NameEquals("operations"))
                 filter = filter.WithAllOperations(Flag(Required(parameter, "operations"), "operations"));
             else if (parameter.NameEquals("lastEventId") && string.IsNullOrEmpty(lastEventId))
-                lastEventId = QueryParameters.Decode(parameter.RawValue, "lastEventId");
+                lastEventId = UrlQuery.Decode(parameter.RawValue, "lastEventId");
         }
         if (!filter.WatchesDocuments && !filter.WatchesOperations)
             filter = filter.WithAllDocuments(true);
@@ -102,7 +102,7 @@ public sealed class ChangesHandler(ServerContext server) : HandlerBase(server)
     public ValueTask Drop(RequestContext context)
     {
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
-        var text = new QueryParameters(context.Request.QueryString.Value).GetString("id");
+        var text = new UrlQuery(context.Request.QueryString.Value).GetString("id");
         if (!long.TryParse(text, NumberStyles.None, CultureInfo.InvariantCulture, out var id))
             throw new BadRequestException("Query parameter 'id' is required: the connection's id, as GET /databases/{db}/changes/debug lists them.");
         context.Response.StatusCode = ChangesFeed.For(database, Server.Options.Changes).Drop(id) ? StatusCodes.Status204NoContent : StatusCodes.Status404NotFound;
@@ -142,11 +142,11 @@ public sealed class ChangesHandler(ServerContext server) : HandlerBase(server)
         json.WriteEndArray();
     }
 
-    private static string Required(QueryParameters.Parameter parameter, string name)
+    private static string Required(UrlQuery.Parameter parameter, string name)
     {
         if (parameter.RawValue.IsEmpty)
             throw new BadRequestException($"Query parameter '{name}' is empty: give a value, e.g. ?collection=Orders, ?id=orders/1 or ?prefix=orders/.");
-        return QueryParameters.Decode(parameter.RawValue, name);
+        return UrlQuery.Decode(parameter.RawValue, name);
     }
 
     private static long OperationId(string text) =>

@@ -1,6 +1,6 @@
 using System.Buffers;
 using Jackdaw.Server.Hosting;
-using Jackdaw.Server.Http;
+using Jackdaw.Server.Wire;
 using Jackdaw.Server.Routing;
 using Jackdaw.Server.Errors;
 
@@ -35,7 +35,7 @@ public sealed class CollectionsHandler(ServerContext server) : HandlerBase(serve
     public async ValueTask Docs(RequestContext context)
     {
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
-        var query = new QueryParameters(context.Request.QueryString.Value);
+        var query = new UrlQuery(context.Request.QueryString.Value);
         var name = query.GetString("name");
         if (string.IsNullOrEmpty(name))
             throw new BadRequestException("Query parameter 'name' (the collection) is required, e.g. ?name=Users.");

@@ -1,5 +1,5 @@
 using Jackdaw.Server.Hosting;
-using Jackdaw.Server.Http;
+using Jackdaw.Server.Wire;
 using Jackdaw.Server.Routing;
 using Jackdaw.Server.Errors;
 
@@ -12,7 +12,7 @@ public sealed class DatabasesHandler(ServerContext server) : HandlerBase(server)
     public ValueTask List(RequestContext context)
     {
         // RavenDB's GetDatabaseRecordOperation asks this route with ?name=: a list would be read as a record.
-        if (new QueryParameters(context.Request.QueryString.Value).GetString("name") is { } asked)
+        if (new UrlQuery(context.Request.QueryString.Value).GetString("name") is { } asked)
             throw new FeatureNotSupportedException($"Database records are not supported: Jackdaw keeps no record for '{asked}' beyond its name (see GET /databases/{asked}/stats).");
         var json = context.StartJson();
         json.WriteStartObject();
@@ -31,7 +31,7 @@ public sealed class DatabasesHandler(ServerContext server) : HandlerBase(server)
     [Route("/databases", "GET")]
     public ValueTask ListPaged(RequestContext context)
     {
-        var query = new QueryParameters(context.Request.QueryString.Value);
+        var query = new UrlQuery(context.Request.QueryString.Value);
         var start = query.GetInt32("start", 0);
         var pageSize = query.GetInt32("pageSize", int.MaxValue, 0);
         var namesOnly = string.Equals(query.GetString("namesOnly"), "true", StringComparison.OrdinalIgnoreCase);
@@ -62,7 +62,7 @@ public sealed class DatabasesHandler(ServerContext server) : HandlerBase(server)
     [Route("/admin/databases", "PUT")]
     public async ValueTask Create(RequestContext context)
     {
-        var name = new QueryParameters(context.Request.QueryString.Value).GetString("name")
+        var name = new UrlQuery(context.Request.QueryString.Value).GetString("name")
             ?? await ReadStringPropertyAsync(context, "DatabaseName").ConfigureAwait(false)
             ?? throw new BadRequestException("The database name is required: /admin/databases?name=Northwind, or a body {\"DatabaseName\":\"Northwind\"}.");
         if (!Server.Databases.TryCreate(name))
@@ -92,7 +92,7 @@ public sealed class DatabasesHandler(ServerContext server) : HandlerBase(server)
     [Route("/admin/databases", "DELETE")]
     public async ValueTask Delete(RequestContext context)
     {
-        var single = new QueryParameters(context.Request.QueryString.Value).GetString("name");
+        var single = new UrlQuery(context.Request.QueryString.Value).GetString("name");
         if (single is not null)
         {
             if (!await Server.Databases.TryDeleteAsync(single).ConfigureAwait(false))

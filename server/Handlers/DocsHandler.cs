@@ -5,7 +5,7 @@ using Jackdaw.Server.Documents;
 using Jackdaw.Server.Documents.Commands;
 using Jackdaw.Server.Errors;
 using Jackdaw.Server.Hosting;
-using Jackdaw.Server.Http;
+using Jackdaw.Server.Wire;
 using Jackdaw.Server.Routing;
 using Jackdaw.Storage.Blittable;
 
@@ -22,7 +22,7 @@ public sealed class DocsHandler(ServerContext server) : HandlerBase(server)
     public ValueTask Get(RequestContext context)
     {
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
-        var query = new QueryParameters(context.Request.QueryString.Value);
+        var query = new UrlQuery(context.Request.QueryString.Value);
 
         // One id is the common case: no list for it.
         string? single = null;
@@ -33,12 +33,12 @@ public sealed class DocsHandler(ServerContext server) : HandlerBase(server)
         {
             if (parameter.NameEquals("metadataOnly"))
             {
-                metadataOnly = ReadBoolean(QueryParameters.Decode(parameter.RawValue, parameter.RawName), "metadataOnly");
+                metadataOnly = ReadBoolean(UrlQuery.Decode(parameter.RawValue, parameter.RawName), "metadataOnly");
                 continue;
             }
             if (parameter.NameEquals("include"))
             {
-                var path = DocumentIncludes.Parse(QueryParameters.Decode(parameter.RawValue, parameter.RawName));
+                var path = DocumentIncludes.Parse(UrlQuery.Decode(parameter.RawValue, parameter.RawName));
                 if (path.Length > 0)
                     (includes ??= []).Add(path);
                 continue;
@@ -46,7 +46,7 @@ public sealed class DocsHandler(ServerContext server) : HandlerBase(server)
             if (!parameter.NameEquals("id"))
                 continue;
             // Among several ids an empty one is a hole, answered null, as RavenDB does; alone it is an error.
-            var raw = QueryParameters.Decode(parameter.RawValue, parameter.RawName);
+            var raw = UrlQuery.Decode(parameter.RawValue, parameter.RawName);
             string? id = raw.Length == 0 ? null : DocumentBodies.ValidateId(raw);
             if (single is null && ids is null)
             {
@@ -101,7 +101,7 @@ public sealed class DocsHandler(ServerContext server) : HandlerBase(server)
     public ValueTask Head(RequestContext context)
     {
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
-        var id = DocumentBodies.ValidateId(new QueryParameters(context.Request.QueryString.Value).GetString("id"));
+        var id = DocumentBodies.ValidateId(new UrlQuery(context.Request.QueryString.Value).GetString("id"));
         using var reader = database.BeginRead();
         if (!reader.TryGet(id, out var record))
         {
@@ -118,7 +118,7 @@ public sealed class DocsHandler(ServerContext server) : HandlerBase(server)
     public async ValueTask Put(RequestContext context)
     {
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
-        var id = DocumentBodies.ValidateId(new QueryParameters(context.Request.QueryString.Value).GetString("id"));
+        var id = DocumentBodies.ValidateId(new UrlQuery(context.Request.QueryString.Value).GetString("id"));
         var expected = IfMatch(context);
         var document = await DocumentBodies.ParseAsync(context.Request.BodyReader, context.Documents, context.RequestAborted).ConfigureAwait(false);
         var put = new DocumentToPut(id, document, DocumentBodies.GetCollection(document), expected);
@@ -140,7 +140,7 @@ public sealed class DocsHandler(ServerContext server) : HandlerBase(server)
     public async ValueTask Delete(RequestContext context)
     {
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
-        var id = DocumentBodies.ValidateId(new QueryParameters(context.Request.QueryString.Value).GetString("id"));
+        var id = DocumentBodies.ValidateId(new UrlQuery(context.Request.QueryString.Value).GetString("id"));
         await database.EnqueueAsync(new DeleteDocumentCommand(id, IfMatch(context))).ConfigureAwait(false);
         context.Response.StatusCode = StatusCodes.Status204NoContent;
     }
@@ -257,12 +257,12 @@ public sealed class DocsHandler(ServerContext server) : HandlerBase(server)
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
         List<string[]>? includes = null;
         var metadataOnly = false;
-        foreach (var parameter in new QueryParameters(context.Request.QueryString.Value))
+        foreach (var parameter in new UrlQuery(context.Request.QueryString.Value))
         {
-            if (parameter.NameEquals("include") && DocumentIncludes.Parse(QueryParameters.Decode(parameter.RawValue, parameter.RawName)) is { Length: > 0 } path)
+            if (parameter.NameEquals("include") && DocumentIncludes.Parse(UrlQuery.Decode(parameter.RawValue, parameter.RawName)) is { Length: > 0 } path)
                 (includes ??= []).Add(path);
             else if (parameter.NameEquals("metadataOnly"))
-                metadataOnly = ReadBoolean(QueryParameters.Decode(parameter.RawValue, parameter.RawName), "metadataOnly");
+                metadataOnly = ReadBoolean(UrlQuery.Decode(parameter.RawValue, parameter.RawName), "metadataOnly");
         }
         var ids = await ReadIdsAsync(context).ConfigureAwait(false);
         await GetManyAsync(context, database, ids, includes, metadataOnly).ConfigureAwait(false);

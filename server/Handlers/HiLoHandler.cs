@@ -3,7 +3,7 @@ using Jackdaw.Server.Databases;
 using Jackdaw.Server.Documents;
 using Jackdaw.Server.Errors;
 using Jackdaw.Server.Hosting;
-using Jackdaw.Server.Http;
+using Jackdaw.Server.Wire;
 using Jackdaw.Server.Routing;
 
 namespace Jackdaw.Server.Handlers;
@@ -22,7 +22,7 @@ public sealed class HiLoHandler(ServerContext server) : HandlerBase(server)
     public async ValueTask Next(RequestContext context)
     {
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
-        var query = new QueryParameters(context.Request.QueryString.Value);
+        var query = new UrlQuery(context.Request.QueryString.Value);
         var tag = RequiredTag(query);
         var lastSize = query.GetInt64("lastBatchSize", 0);
         var lastMax = query.GetInt64("lastMax", 0);
@@ -51,7 +51,7 @@ public sealed class HiLoHandler(ServerContext server) : HandlerBase(server)
     public async ValueTask Return(RequestContext context)
     {
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
-        var query = new QueryParameters(context.Request.QueryString.Value);
+        var query = new UrlQuery(context.Request.QueryString.Value);
         var tag = RequiredTag(query);
         var end = query.GetInt64("end", 0);
         var last = query.GetInt64("last", 0);
@@ -59,7 +59,7 @@ public sealed class HiLoHandler(ServerContext server) : HandlerBase(server)
         context.Response.StatusCode = StatusCodes.Status204NoContent;
     }
 
-    private static string RequiredTag(QueryParameters query)
+    private static string RequiredTag(UrlQuery query)
     {
         var tag = query.GetString("tag");
         if (string.IsNullOrEmpty(tag))

@@ -1,7 +1,7 @@
 using Jackdaw.Server.Documents.Commands;
 using Jackdaw.Server.Errors;
 using Jackdaw.Server.Hosting;
-using Jackdaw.Server.Http;
+using Jackdaw.Server.Wire;
 using Jackdaw.Server.Routing;
 
 namespace Jackdaw.Server.Handlers;
@@ -18,7 +18,7 @@ public sealed class IdentityHandler(ServerContext server) : HandlerBase(server)
     public async ValueTask Next(RequestContext context)
     {
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
-        var query = new QueryParameters(context.Request.QueryString.Value);
+        var query = new UrlQuery(context.Request.QueryString.Value);
         var command = new NextIdentityCommand(Prefix(query));
         await database.EnqueueAsync(command).ConfigureAwait(false);
         var json = context.StartJson();
@@ -36,7 +36,7 @@ public sealed class IdentityHandler(ServerContext server) : HandlerBase(server)
     public async ValueTask Seed(RequestContext context)
     {
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
-        var query = new QueryParameters(context.Request.QueryString.Value);
+        var query = new UrlQuery(context.Request.QueryString.Value);
         var prefix = Prefix(query);
         if (query.GetString("value") is not { Length: > 0 })
             throw new BadRequestException("Query parameter 'value' is required: the value to seed the identity with (?name=users&value=1000).");
@@ -57,7 +57,7 @@ public sealed class IdentityHandler(ServerContext server) : HandlerBase(server)
     public ValueTask List(RequestContext context)
     {
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
-        var query = new QueryParameters(context.Request.QueryString.Value);
+        var query = new UrlQuery(context.Request.QueryString.Value);
         var start = query.GetInt32("start", 0);
         var pageSize = query.GetInt32("pageSize", int.MaxValue, min: 1);
         using var reader = database.BeginRead();
@@ -70,7 +70,7 @@ public sealed class IdentityHandler(ServerContext server) : HandlerBase(server)
     }
 
     /// <summary>The identity's prefix: <c>name</c> without the <c>|</c> RavenDB's clients may leave on it.</summary>
-    private static string Prefix(QueryParameters query)
+    private static string Prefix(UrlQuery query)
     {
         var name = query.GetString("name");
         if (string.IsNullOrWhiteSpace(name))

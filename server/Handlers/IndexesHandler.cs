@@ -3,7 +3,7 @@ using System.Text.Json;
 using Jackdaw.Server.Databases;
 using Jackdaw.Server.Errors;
 using Jackdaw.Server.Hosting;
-using Jackdaw.Server.Http;
+using Jackdaw.Server.Wire;
 using Jackdaw.Server.Indexing;
 using Jackdaw.Server.Routing;
 
@@ -78,7 +78,7 @@ public sealed class IndexesHandler(ServerContext server) : HandlerBase(server)
     public async ValueTask Get(RequestContext context)
     {
         var (database, name) = Target(context, nameRequired: false);
-        var query = new QueryParameters(context.Request.QueryString.Value);
+        var query = new UrlQuery(context.Request.QueryString.Value);
         var start = query.GetInt32("start", 0);
         var pageSize = query.GetInt32("pageSize", int.MaxValue, min: 0);
         var namesOnly = query.GetString("namesOnly") switch
@@ -400,7 +400,7 @@ public sealed class IndexesHandler(ServerContext server) : HandlerBase(server)
             }
         }
         queryText ??= $"from index '{definition.Name.Replace("'", "\\'", StringComparison.Ordinal)}'";
-        var parsed = Queries.RqlParser.Parse(queryText);
+        var parsed = Rql.RqlParser.Parse(queryText);
         if (!parsed.From.IsIndex)
             throw new Errors.InvalidQueryException(queryText, parsed.From.Position, $"the query of an index test runs on the tested index: write it as from index '{definition.Name}'.");
 
@@ -464,7 +464,7 @@ public sealed class IndexesHandler(ServerContext server) : HandlerBase(server)
     {
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
         var unusedFor = IndexCleanupAdvisor.DefaultUnusedFor;
-        if (new QueryParameters(context.Request.QueryString.Value).GetString("unusedFor") is { Length: > 0 } given
+        if (new UrlQuery(context.Request.QueryString.Value).GetString("unusedFor") is { Length: > 0 } given
             && (!TimeSpan.TryParse(given, CultureInfo.InvariantCulture, out unusedFor) || unusedFor < TimeSpan.Zero))
             throw new BadRequestException($"unusedFor '{given}' is not a time span such as 7.00:00:00.");
         var advice = IndexCleanupAdvisor.Advise(IndexStore.Of(database).Indexes, unusedFor, DateTime.UtcNow);
@@ -552,10 +552,10 @@ public sealed class IndexesHandler(ServerContext server) : HandlerBase(server)
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
         var store = IndexStore.Of(database);
         var names = new List<string>();
-        foreach (var parameter in new QueryParameters(context.Request.QueryString.Value))
+        foreach (var parameter in new UrlQuery(context.Request.QueryString.Value))
         {
             if (parameter.NameEquals("name"))
-                names.Add(QueryParameters.Decode(parameter.RawValue, "name"));
+                names.Add(UrlQuery.Decode(parameter.RawValue, "name"));
         }
         var indexes = names.Count == 0 ? store.Indexes : names.Select(store.Get).ToList();
         var writer = context.StartJson();
@@ -679,10 +679,10 @@ public sealed class IndexesHandler(ServerContext server) : HandlerBase(server)
     private static IReadOnlyCollection<Indexing.Index> Named(RequestContext context, IndexStore store)
     {
         var names = new List<string>();
-        foreach (var parameter in new QueryParameters(context.Request.QueryString.Value))
+        foreach (var parameter in new UrlQuery(context.Request.QueryString.Value))
         {
             if (parameter.NameEquals("name") && !parameter.RawValue.IsEmpty)
-                names.Add(QueryParameters.Decode(parameter.RawValue, "name"));
+                names.Add(UrlQuery.Decode(parameter.RawValue, "name"));
         }
         return names.Count == 0 ? store.Indexes : names.Select(store.Get).ToList();
     }
@@ -690,7 +690,7 @@ public sealed class IndexesHandler(ServerContext server) : HandlerBase(server)
     private (DocumentDatabase Database, string? Name) Target(RequestContext context, bool nameRequired)
     {
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
-        var name = new QueryParameters(context.Request.QueryString.Value).GetString("name");
+        var name = new UrlQuery(context.Request.QueryString.Value).GetString("name");
         if (nameRequired && string.IsNullOrEmpty(name))
             throw new BadRequestException("Query parameter 'name' is required: the index's name, e.g. ?name=Orders/Totals.");
         return (database, string.IsNullOrEmpty(name) ? null : name);

@@ -1,6 +1,6 @@
 using Jackdaw.Server.Databases;
 using Jackdaw.Server.Hosting;
-using Jackdaw.Server.Http;
+using Jackdaw.Server.Wire;
 using Jackdaw.Server.Routing;
 
 namespace Jackdaw.Server.Handlers;
@@ -31,7 +31,7 @@ public sealed class OperationsHandler(ServerContext server) : HandlerBase(server
     public ValueTask State(RequestContext context)
     {
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
-        var id = new QueryParameters(context.Request.QueryString.Value).GetInt64("id", 0, min: 1);
+        var id = new UrlQuery(context.Request.QueryString.Value).GetInt64("id", 0, min: 1);
         if (!database.Operations.TryGet(id, out var operation))
         {
             context.Response.StatusCode = StatusCodes.Status404NotFound;
@@ -47,7 +47,7 @@ public sealed class OperationsHandler(ServerContext server) : HandlerBase(server
     public ValueTask Kill(RequestContext context)
     {
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
-        var id = new QueryParameters(context.Request.QueryString.Value).GetInt64("id", 0, min: 1);
+        var id = new UrlQuery(context.Request.QueryString.Value).GetInt64("id", 0, min: 1);
         if (database.Operations.TryGet(id, out var operation))
             operation.Kill();
         context.Response.StatusCode = StatusCodes.Status204NoContent;

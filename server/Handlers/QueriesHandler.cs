@@ -1,7 +1,7 @@
 using Jackdaw.Server.Databases;
 using Jackdaw.Server.Errors;
 using Jackdaw.Server.Hosting;
-using Jackdaw.Server.Http;
+using Jackdaw.Server.Wire;
 using Jackdaw.Server.Routing;
 
 namespace Jackdaw.Server.Handlers;
@@ -41,7 +41,7 @@ public sealed class QueriesHandler(ServerContext server) : HandlerBase(server)
 
     /// <summary>The <c>debug</c> parameter, when given.</summary>
     private static string? Debug(RequestContext context) =>
-        new QueryParameters(context.Request.QueryString.Value).GetString("debug") is { Length: > 0 } debug ? debug : null;
+        new UrlQuery(context.Request.QueryString.Value).GetString("debug") is { Length: > 0 } debug ? debug : null;
 
     /// <summary><c>?debug=explain</c>: which index would answer the query, and why (RavenDB's <c>ExplainQueryCommand</c>).</summary>
     private static async ValueTask ExplainAsync(RequestContext context, DocumentDatabase database, QueryRequest request, string debug)

@@ -1,6 +1,6 @@
 using Jackdaw.Server.Documents;
 using Jackdaw.Server.Hosting;
-using Jackdaw.Server.Http;
+using Jackdaw.Server.Wire;
 using Jackdaw.Server.Routing;
 
 namespace Jackdaw.Server.Handlers;
@@ -24,7 +24,7 @@ public sealed class StreamsHandler(ServerContext server) : HandlerBase(server)
     public ValueTask Docs(RequestContext context)
     {
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
-        var query = new QueryParameters(context.Request.QueryString.Value);
+        var query = new UrlQuery(context.Request.QueryString.Value);
         var output = Start(context, StreamResultsWriter.ParseFormat(query.GetString("format")));
         var request = new DocumentStreamRequest(
             query.GetString("startsWith"),
@@ -51,7 +51,7 @@ public sealed class StreamsHandler(ServerContext server) : HandlerBase(server)
     public async ValueTask PostQuery(RequestContext context)
     {
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
-        var format = StreamResultsWriter.ParseFormat(new QueryParameters(context.Request.QueryString.Value).GetString("format"));
+        var format = StreamResultsWriter.ParseFormat(new UrlQuery(context.Request.QueryString.Value).GetString("format"));
         var request = await QueryRequest.ReadAsync(context.Request.BodyReader, context.RequestAborted).ConfigureAwait(false);
         await QueryStream.WriteAsync(Start(context, format), database, request, 0, long.MaxValue, context.RequestAborted).ConfigureAwait(false);
     }
@@ -64,7 +64,7 @@ public sealed class StreamsHandler(ServerContext server) : HandlerBase(server)
     public ValueTask GetQuery(RequestContext context)
     {
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
-        var query = new QueryParameters(context.Request.QueryString.Value);
+        var query = new UrlQuery(context.Request.QueryString.Value);
         var format = StreamResultsWriter.ParseFormat(query.GetString("format"));
         var request = QueryRequest.FromQueryString(context.Request.QueryString.Value);
         var start = query.GetInt64("start", 0);

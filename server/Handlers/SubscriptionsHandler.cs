@@ -1,7 +1,7 @@
 using System.Text.Json;
 using Jackdaw.Server.Errors;
 using Jackdaw.Server.Hosting;
-using Jackdaw.Server.Http;
+using Jackdaw.Server.Wire;
 using Jackdaw.Server.Routing;
 using Jackdaw.Server.Subscriptions;
 
@@ -157,7 +157,7 @@ public sealed class SubscriptionsHandler(ServerContext server) : HandlerBase(ser
     {
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
         var store = SubscriptionStore.Of(database);
-        var parameters = new QueryParameters(context.Request.QueryString.Value);
+        var parameters = new UrlQuery(context.Request.QueryString.Value);
         var name = parameters.GetString("name") ?? throw new BadRequestException("Query parameter 'name' is required: the subscription's name.");
         var strategyText = parameters.GetString("strategy") ?? "OpenIfFree";
         if (!Enum.TryParse<SubscriptionStrategy>(strategyText, ignoreCase: true, out var strategy) || !Enum.IsDefined(strategy))
@@ -185,7 +185,7 @@ public sealed class SubscriptionsHandler(ServerContext server) : HandlerBase(ser
 
     private static string? NameOf(RequestContext context, bool required)
     {
-        var parameters = new QueryParameters(context.Request.QueryString.Value);
+        var parameters = new UrlQuery(context.Request.QueryString.Value);
         var name = parameters.GetString("name") ?? parameters.GetString("taskName");
         if (required && string.IsNullOrEmpty(name))
             throw new BadRequestException("Query parameter 'name' is required: the subscription's name.");

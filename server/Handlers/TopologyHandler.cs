@@ -1,6 +1,6 @@
 using Jackdaw.Server.Errors;
 using Jackdaw.Server.Hosting;
-using Jackdaw.Server.Http;
+using Jackdaw.Server.Wire;
 using Jackdaw.Server.Routing;
 
 namespace Jackdaw.Server.Handlers;
@@ -18,7 +18,7 @@ public sealed class TopologyHandler(ServerContext server) : HandlerBase(server)
     [Route("/topology", "GET")]
     public ValueTask Database(RequestContext context)
     {
-        var name = new QueryParameters(context.Request.QueryString.Value).GetString("name");
+        var name = new UrlQuery(context.Request.QueryString.Value).GetString("name");
         if (string.IsNullOrEmpty(name))
             throw new BadRequestException("Query parameter 'name' (the database) is required, e.g. /topology?name=Northwind.");
         // Opening it answers the question and surfaces a database that cannot open.

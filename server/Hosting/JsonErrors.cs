@@ -1,5 +1,5 @@
 using System.Text.Json;
-using Jackdaw.Server.Http;
+using Jackdaw.Server.Wire;
 
 namespace Jackdaw.Server.Hosting;
 

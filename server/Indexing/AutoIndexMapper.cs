@@ -18,7 +18,7 @@ public interface IIndexMapper
 
 /// <summary>
 /// The map of an auto-index: each field is a document path read straight from the blittable form
-/// (no JavaScript), with the meaning <see cref="Queries.RqlEvaluator"/> gives paths: a path that
+/// (no JavaScript), with the meaning <see cref="Rql.RqlEvaluator"/> gives paths: a path that
 /// meets arrays walks every element (one term per element), an object or array where a value was
 /// expected is present but equal to nothing.
 /// </summary>

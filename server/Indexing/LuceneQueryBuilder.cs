@@ -1,7 +1,7 @@
 using System.Globalization;
 using System.Text.Json;
 using Jackdaw.Server.Errors;
-using Jackdaw.Server.Queries;
+using Jackdaw.Server.Rql;
 using Lucene.Net.Analysis;
 using Lucene.Net.Analysis.TokenAttributes;
 using Lucene.Net.Index;

@@ -1,5 +1,5 @@
 using System.Text.RegularExpressions;
-using Jackdaw.Server.Queries;
+using Jackdaw.Server.Rql;
 using Lucene.Net.Index;
 using Lucene.Net.Search;
 using Lucene.Net.Util;

@@ -1,7 +1,7 @@
 using System.Text;
 using Jackdaw.Server.Documents;
 using Jackdaw.Server.Errors;
-using Jackdaw.Server.Queries;
+using Jackdaw.Server.Rql;
 using Microsoft.Extensions.Logging;
 
 namespace Jackdaw.Server.Subscriptions;

@@ -2,7 +2,7 @@ using System.Text.Json;
 using Jackdaw.Server.Databases;
 using Jackdaw.Server.Documents;
 using Jackdaw.Server.Errors;
-using Jackdaw.Server.Queries;
+using Jackdaw.Server.Rql;
 using Microsoft.Extensions.Logging;
 using NonBlocking;
 

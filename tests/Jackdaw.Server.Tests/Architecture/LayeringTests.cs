@@ -5,7 +5,7 @@ namespace Jackdaw.Server.Tests.Architecture;
 
 /// <summary>
 /// The server's layers depend one way (docs/architecture.md, "Projects and layers"):
-/// Handlers → Hosting → Routing; Handlers → Http → Indexing → Queries, Databases → Documents →
+/// Handlers → Hosting → Routing; Handlers → Wire → Indexing → Rql, Databases → Documents →
 /// Errors; Handlers → Changes → Indexing, Databases, Documents, Errors; everything → storage. Each
 /// rule names the types that break it.
 /// </summary>
@@ -15,11 +15,11 @@ public sealed class LayeringTests
     private const string Routing = Server + ".Routing";
     private const string Hosting = Server + ".Hosting";
     private const string Handlers = Server + ".Handlers";
-    private const string Http = Server + ".Http";
+    private const string Wire = Server + ".Wire";
     private const string Databases = Server + ".Databases";
     private const string Documents = Server + ".Documents";
     private const string Errors = Server + ".Errors";
-    private const string Queries = Server + ".Queries";
+    private const string Rql = Server + ".Rql";
     private const string Indexing = Server + ".Indexing";
     private const string Changes = Server + ".Changes";
     private const string Subscriptions = Server + ".Subscriptions";
@@ -35,7 +35,7 @@ public sealed class LayeringTests
     [Fact]
     public void EveryServerTypeLivesInAKnownLayer()
     {
-        string[] layers = [Routing, Hosting, Handlers, Http, Databases, Documents, Errors, Queries, Indexing, Subscriptions, Changes];
+        string[] layers = [Routing, Hosting, Handlers, Wire, Databases, Documents, Errors, Rql, Indexing, Subscriptions, Changes];
         var strays = ServerAssembly.GetTypes()
             .Where(t => t.Namespace is not null && t.Namespace.StartsWith(Server, StringComparison.Ordinal))
             .Where(t => !layers.Any(l => t.Namespace == l || t.Namespace!.StartsWith(l + ".", StringComparison.Ordinal)))
@@ -52,12 +52,12 @@ public sealed class LayeringTests
         var handlers = Types.InAssembly(ServerAssembly).That().ResideInNamespace(Handlers);
         Assert.False(handlers.ShouldNot().HaveDependencyOn(Hosting).GetResult().IsSuccessful);
         Assert.False(Types.InAssembly(ServerAssembly).That().ResideInNamespace(Handlers).ShouldNot().HaveDependencyOn(Databases).GetResult().IsSuccessful);
-        Assert.False(Types.InAssembly(ServerAssembly).That().ResideInNamespace(Http).ShouldNot().HaveDependencyOn(Documents).GetResult().IsSuccessful);
+        Assert.False(Types.InAssembly(ServerAssembly).That().ResideInNamespace(Wire).ShouldNot().HaveDependencyOn(Documents).GetResult().IsSuccessful);
     }
 
     [Fact]
     public void RoutingDependsOnNothingElseOfTheServer() =>
-        AssertNoDependency(Routing, Hosting, Handlers, Http, Databases, Documents, Errors);
+        AssertNoDependency(Routing, Hosting, Handlers, Wire, Databases, Documents, Errors);
 
     [Fact]
     public void HostingDoesNotKnowTheHandlers() => AssertNoDependency(Hosting, Handlers);
@@ -65,32 +65,32 @@ public sealed class LayeringTests
     [Fact]
     public void NothingBelowTheHandlersKnowsAspNetCoreHttp()
     {
-        foreach (var layer in new[] { Http, Databases, Documents, Errors, Queries, Indexing, Subscriptions, Changes })
+        foreach (var layer in new[] { Wire, Databases, Documents, Errors, Rql, Indexing, Subscriptions, Changes })
             AssertNoDependency(layer, "Microsoft.AspNetCore");
     }
 
     [Fact]
     public void NothingBelowTheHandlersKnowsTheHandlersOrTheHost()
     {
-        foreach (var layer in new[] { Http, Databases, Documents, Errors, Queries, Indexing, Subscriptions, Changes })
+        foreach (var layer in new[] { Wire, Databases, Documents, Errors, Rql, Indexing, Subscriptions, Changes })
             AssertNoDependency(layer, Handlers, Hosting, Routing);
     }
 
     [Fact]
     public void LowerLayersDoNotKnowHigherOnes()
     {
-        AssertNoDependency(Databases, Http);
-        AssertNoDependency(Documents, Http, Databases);
-        AssertNoDependency(Errors, Http, Databases, Documents, Queries);
-        AssertNoDependency(Documents, Queries, Indexing);
-        AssertNoDependency(Databases, Indexing, Queries);
-        AssertNoDependency(Queries, Indexing, Http);
-        AssertNoDependency(Indexing, Http);
-        AssertNoDependency(Subscriptions, Http, Indexing);
+        AssertNoDependency(Databases, Wire);
+        AssertNoDependency(Documents, Wire, Databases);
+        AssertNoDependency(Errors, Wire, Databases, Documents, Rql);
+        AssertNoDependency(Documents, Rql, Indexing);
+        AssertNoDependency(Databases, Indexing, Rql);
+        AssertNoDependency(Rql, Indexing, Wire);
+        AssertNoDependency(Indexing, Wire);
+        AssertNoDependency(Subscriptions, Wire, Indexing);
         AssertNoDependency(Databases, Subscriptions);
-        // The changes feed sits beside Http: the handlers wire it to ASP.NET, nothing below knows it.
-        AssertNoDependency(Changes, Http, Subscriptions);
-        foreach (var layer in new[] { Http, Databases, Documents, Errors, Queries, Indexing, Subscriptions })
+        // The changes feed sits beside Wire: the handlers wire it to ASP.NET, nothing below knows it.
+        AssertNoDependency(Changes, Wire, Subscriptions);
+        foreach (var layer in new[] { Wire, Databases, Documents, Errors, Rql, Indexing, Subscriptions })
             AssertNoDependency(layer, Changes);
     }
 

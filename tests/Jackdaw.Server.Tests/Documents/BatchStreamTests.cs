@@ -1,5 +1,5 @@
 using Jackdaw.Server.Documents.Commands;
-using Jackdaw.Server.Http;
+using Jackdaw.Server.Wire;
 using Jackdaw.Server.Tests.Infrastructure;
 using Jackdaw.Storage.Blittable;
 using Jackdaw.Server.Errors;

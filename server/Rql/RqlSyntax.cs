@@ -1,0 +1,108 @@
+namespace Jackdaw.Server.Rql;
+
+/// <summary>A parsed RQL query. Every node keeps the position where it starts, for errors found later (planning, parameters).</summary>
+public sealed record RqlQuery(
+    RqlSource From,
+    RqlExpression? Where,
+    IReadOnlyList<RqlOrder> OrderBy,
+    IReadOnlyList<RqlProjection> Select,
+    IReadOnlyList<RqlPath> Include,
+    RqlValue? Limit,
+    RqlValue? Offset)
+{
+    /// <summary>The <c>filter</c> clause: tested on each document the index (or the scan) finds, before paging.</summary>
+    public RqlExpression? Filter { get; init; }
+
+    /// <summary>The <c>filter_limit</c>: the most documents the filter examines (null: all).</summary>
+    public RqlValue? FilterLimit { get; init; }
+
+    /// <summary><c>include timings()</c>: the answer carries how long each stage took.</summary>
+    public bool IncludeTimings { get; init; }
+}
+
+/// <summary><c>from Orders</c> or <c>from index 'Orders/Totals'</c>, with an optional alias.</summary>
+public sealed record RqlSource(string Name, bool IsIndex, string? Alias, int Position);
+
+/// <summary>A field path: <c>ShipTo.City</c>, <c>Lines[].Product</c> (a segment marked as walking an array).</summary>
+public sealed record RqlPath(IReadOnlyList<RqlPathSegment> Segments, int Position)
+{
+    public override string ToString() => string.Join('.', Segments.Select(s => s.Array ? s.Name + "[]" : s.Name));
+}
+
+public readonly record struct RqlPathSegment(string Name, bool Array);
+
+/// <summary>What a comparison is about: a field, or the document's id (<c>id()</c>).</summary>
+public sealed record RqlOperand(RqlPath? Path, int Position)
+{
+    public bool IsId => Path is null;
+
+    public override string ToString() => Path?.ToString() ?? "id()";
+}
+
+/// <summary>A literal (string, number, boolean, null) or a <c>$parameter</c>.</summary>
+public sealed record RqlValue(RqlValueKind Kind, string Text, int Position);
+
+public enum RqlValueKind : byte
+{
+    String,
+    Number,
+    True,
+    False,
+    Null,
+    Parameter,
+}
+
+public enum RqlComparisonOperator : byte
+{
+    Equal,
+    NotEqual,
+    Less,
+    LessOrEqual,
+    Greater,
+    GreaterOrEqual,
+}
+
+/// <summary>A node of a <c>where</c> clause.</summary>
+public abstract record RqlExpression(int Position);
+
+/// <summary><c>a and b</c>, <c>a or b</c>.</summary>
+public sealed record RqlBinary(RqlExpression Left, bool IsAnd, RqlExpression Right, int Position) : RqlExpression(Position);
+
+/// <summary><c>not a</c>.</summary>
+public sealed record RqlNot(RqlExpression Operand, int Position) : RqlExpression(Position);
+
+/// <summary><c>Field op value</c>.</summary>
+public sealed record RqlComparison(RqlOperand Field, RqlComparisonOperator Operator, RqlValue Value, int Position) : RqlExpression(Position);
+
+/// <summary><c>Field between low and high</c> (both ends included).</summary>
+public sealed record RqlBetween(RqlOperand Field, RqlValue Low, RqlValue High, int Position) : RqlExpression(Position);
+
+/// <summary><c>Field in (...)</c>, or <c>Field all in (...)</c>.</summary>
+public sealed record RqlIn(RqlOperand Field, IReadOnlyList<RqlValue> Values, bool All, int Position) : RqlExpression(Position);
+
+/// <summary><c>startsWith(f, v)</c>, <c>endsWith(f, v)</c>, <c>search(f, v[, and|or])</c>, <c>exists(f)</c>, <c>regex(f, pattern)</c>.</summary>
+public sealed record RqlMethod(RqlMethodKind Method, RqlOperand Field, RqlValue? Value, bool SearchAll, int Position) : RqlExpression(Position);
+
+public enum RqlMethodKind : byte
+{
+    StartsWith,
+    EndsWith,
+    Search,
+    Exists,
+    Regex,
+}
+
+/// <summary><c>proximity(search(f, 'a b'), n)</c>: the search's words at most <c>n</c> words apart, in order.</summary>
+public sealed record RqlProximity(RqlMethod Search, int Distance, int Position) : RqlExpression(Position);
+
+/// <summary><c>exact(Field = 'X')</c>: the comparison, case-sensitive.</summary>
+public sealed record RqlExact(RqlExpression Inner, int Position) : RqlExpression(Position);
+
+/// <summary>An <c>order by</c> key: a field (optionally typed <c>as long|double|alphaNumeric|string</c>), <c>score()</c> or <c>id()</c>.</summary>
+public sealed record RqlOrder(RqlPath? Path, bool Descending, string? As, int Position, bool IsId = false)
+{
+    public bool IsScore => Path is null && !IsId;
+}
+
+/// <summary>A <c>select</c> item: a field, optionally renamed.</summary>
+public sealed record RqlProjection(RqlPath Path, string? Alias, int Position);

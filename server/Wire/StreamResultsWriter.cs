@@ -1,0 +1,168 @@
+using System.Buffers;
+using System.IO.Pipelines;
+using System.Text.Json;
+using Jackdaw.Server.Errors;
+using Jackdaw.Storage.Blittable;
+
+namespace Jackdaw.Server.Wire;
+
+/// <summary>How a stream's answer is laid out (RavenDB's <c>format</c> query parameter).</summary>
+public enum StreamFormat
+{
+    /// <summary>One JSON object: <c>{"Results":[...]}</c>, a query's statistics first.</summary>
+    Json,
+
+    /// <summary>JSON lines, as RavenDB's Node.js client asks (<c>format=jsonl</c>): a document per line; a query's <c>{"Stats":{...}}</c> then <c>{"Item":{...}}</c> lines.</summary>
+    Jsonl,
+}
+
+/// <summary>
+/// The statistics a query stream writes before its first result (RavenDB's
+/// <c>StreamQueryStatistics</c>): known once the query is planned, before anything is read.
+/// </summary>
+public readonly record struct StreamQueryStatistics(string ResultEtag, bool IsStale, string IndexName, long TotalResults, DateTime IndexTimestamp);
+
+/// <summary>
+/// Writes a stream's answer in RavenDB's shapes, to the response's <see cref="PipeWriter"/>, one
+/// result at a time; the caller flushes when <see cref="ShouldFlush"/> says so. JSON:
+/// <c>{"Results":[doc,doc]}</c> (a query: <c>{"ResultEtag":n,"IsStale":b,"IndexName":s,"TotalResults":n,"IndexTimestamp":s,"Results":[...]}</c>);
+/// JSON lines: one document per line (a query: a <c>{"Stats":{...}}</c> line, then
+/// <c>{"Item":doc}</c> lines). An error after the first byte ends the stream in its shape:
+/// <c>...],"Error":"message"}</c>, or a <c>{"Error":"message"}</c> line.
+/// </summary>
+public sealed class StreamResultsWriter(PipeWriter output, StreamFormat format)
+{
+    /// <summary>Flush once this much is buffered: large enough that flushes cost little, small enough to stream.</summary>
+    public const int FlushThreshold = 64 * 1024;
+
+    private bool _query;
+    private bool _first = true;
+    private bool _ended;
+
+    /// <summary>The format a <c>format</c> query parameter names: none or <c>json</c> is JSON, <c>jsonl</c> JSON lines.</summary>
+    /// <exception cref="FeatureNotSupportedException"><c>csv</c> (RavenDB's export format).</exception>
+    /// <exception cref="BadRequestException">Any other value.</exception>
+    public static StreamFormat ParseFormat(string? format)
+    {
+        if (string.IsNullOrEmpty(format) || string.Equals(format, "json", StringComparison.OrdinalIgnoreCase))
+            return StreamFormat.Json;
+        if (string.Equals(format, "jsonl", StringComparison.OrdinalIgnoreCase))
+            return StreamFormat.Jsonl;
+        if (string.Equals(format, "csv", StringComparison.OrdinalIgnoreCase))
+            throw new FeatureNotSupportedException("Streaming as CSV (format=csv) is not supported by Jackdaw (yet); use format=json or format=jsonl.");
+        throw new BadRequestException($"Unknown stream format '{format}': use json (the default) or jsonl.");
+    }
+
+    /// <summary>Whether anything was written: from then on an error can only be reported inside the stream.</summary>
+    public bool Started { get; private set; }
+
+    public bool ShouldFlush => output.UnflushedBytes >= FlushThreshold;
+
+    /// <summary>Starts a stream of documents (<c>streams/docs</c>).</summary>
+    public void StartDocuments()
+    {
+        Started = true;
+        if (format == StreamFormat.Json)
+            output.Write("{\"Results\":["u8);
+    }
+
+    /// <summary>Starts a query's stream with its statistics.</summary>
+    public void StartQuery(in StreamQueryStatistics statistics)
+    {
+        Started = true;
+        _query = true;
+        var stats = new ArrayBufferWriter<byte>(256);
+        using (var json = new Utf8JsonWriter(stats, JsonDefaults.WriterOptions))
+        {
+            json.WriteStartObject();
+            json.WritePropertyName("ResultEtag"u8);
+            json.WriteRawValue(statistics.ResultEtag, skipInputValidation: true);
+            json.WriteBoolean("IsStale"u8, statistics.IsStale);
+            json.WriteString("IndexName"u8, statistics.IndexName);
+            json.WriteNumber("TotalResults"u8, statistics.TotalResults);
+            json.WriteString("IndexTimestamp"u8, JsonDefaults.FormatTime(statistics.IndexTimestamp));
+            json.WriteEndObject();
+        }
+        if (format == StreamFormat.Jsonl)
+        {
+            output.Write("{\"Stats\":"u8);
+            output.Write(stats.WrittenSpan);
+            output.Write("}\n"u8);
+        }
+        else
+        {
+            // The statistics' properties, then the results, in one object.
+            output.Write(stats.WrittenSpan[..^1]);
+            output.Write(",\"Results\":["u8);
+        }
+    }
+
+    /// <summary>Writes a stored document as one result.</summary>
+    public void WriteDocument(ReadOnlySpan<byte> blittable)
+    {
+        BeginResult();
+        BlittableJsonWriter.WriteTo(blittable, output);
+        EndResult();
+    }
+
+    /// <summary>Starts a result the caller writes itself into <see cref="Output"/> (a projection); end it with <see cref="EndResult"/>.</summary>
+    public void BeginResult()
+    {
+        if (format == StreamFormat.Json)
+        {
+            if (!_first)
+                output.Write(","u8);
+            _first = false;
+        }
+        else if (_query)
+        {
+            output.Write("{\"Item\":"u8);
+        }
+    }
+
+    public IBufferWriter<byte> Output => output;
+
+    public void EndResult()
+    {
+        if (format == StreamFormat.Jsonl)
+            output.Write(_query ? "}\n"u8 : "\n"u8);
+    }
+
+    /// <summary>Ends the stream after its last result.</summary>
+    public void End()
+    {
+        _ended = true;
+        if (format == StreamFormat.Json)
+            output.Write("]}"u8);
+    }
+
+    /// <summary>
+    /// Sends what is buffered; false when the client is gone (the stream should stop quietly).
+    /// Waits while the client reads slower than the stream writes.
+    /// </summary>
+    public async ValueTask<bool> FlushAsync(CancellationToken cancellationToken)
+    {
+        var result = await output.FlushAsync(cancellationToken).ConfigureAwait(false);
+        return !result.IsCompleted && !result.IsCanceled;
+    }
+
+    /// <summary>Ends a started stream with an error in its shape, and sends it.</summary>
+    public async ValueTask WriteErrorAsync(string message, CancellationToken cancellationToken)
+    {
+        if (_ended)
+            return;
+        _ended = true;
+        if (format == StreamFormat.Json)
+            output.Write("],\"Error\":"u8);
+        else
+            output.Write("{\"Error\":"u8);
+        using (var json = new Utf8JsonWriter(output, JsonDefaults.WriterOptions))
+            json.WriteStringValue(message);
+        output.Write(format == StreamFormat.Json ? "}"u8 : "}\n"u8);
+        await output.FlushAsync(cancellationToken).ConfigureAwait(false);
+    }
+
+    /// <summary>Whether <paramref name="error"/> must be reported inside the stream: something was written, and the client is still there to read it.</summary>
+    public bool ReportsInStream(Exception error, CancellationToken cancellationToken) =>
+        Started && !cancellationToken.IsCancellationRequested && error is not OperationCanceledException;
+}
