@@ -1,5 +1,6 @@
 using System.Globalization;
 using System.Text.Json;
+using Jackdaw.Server.Queries;
 using Jackdaw.Server.Databases;
 using Jackdaw.Server.Errors;
 using Jackdaw.Server.Hosting;

@@ -1,3 +1,4 @@
+using Jackdaw.Server.Queries;
 using Jackdaw.Server.Databases;
 using Jackdaw.Server.Errors;
 using Jackdaw.Server.Hosting;
@@ -21,7 +22,7 @@ public sealed class QueriesHandler(ServerContext server) : HandlerBase(server)
     public async ValueTask Post(RequestContext context)
     {
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
-        var request = await QueryRequest.ReadAsync(context.Request.BodyReader, context.RequestAborted).ConfigureAwait(false);
+        var request = await QueryRequestReader.ReadAsync(context.Request.BodyReader, context.RequestAborted).ConfigureAwait(false);
         if (Debug(context) is { } debug)
         {
             await ExplainAsync(context, database, request, debug).ConfigureAwait(false);
@@ -35,7 +36,7 @@ public sealed class QueriesHandler(ServerContext server) : HandlerBase(server)
     public ValueTask Get(RequestContext context)
     {
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
-        var request = QueryRequest.FromQueryString(context.Request.QueryString.Value);
+        var request = QueryRequestReader.FromQueryString(context.Request.QueryString.Value);
         return Debug(context) is { } debug ? ExplainAsync(context, database, request, debug) : AnswerAsync(context, database, request);
     }
 

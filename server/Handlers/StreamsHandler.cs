@@ -1,3 +1,4 @@
+using Jackdaw.Server.Queries;
 using Jackdaw.Server.Documents;
 using Jackdaw.Server.Hosting;
 using Jackdaw.Server.Wire;
@@ -52,7 +53,7 @@ public sealed class StreamsHandler(ServerContext server) : HandlerBase(server)
     {
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
         var format = StreamResultsWriter.ParseFormat(new UrlQuery(context.Request.QueryString.Value).GetString("format"));
-        var request = await QueryRequest.ReadAsync(context.Request.BodyReader, context.RequestAborted).ConfigureAwait(false);
+        var request = await QueryRequestReader.ReadAsync(context.Request.BodyReader, context.RequestAborted).ConfigureAwait(false);
         await QueryStream.WriteAsync(Start(context, format), database, request, 0, long.MaxValue, context.RequestAborted).ConfigureAwait(false);
     }
 
@@ -66,7 +67,7 @@ public sealed class StreamsHandler(ServerContext server) : HandlerBase(server)
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
         var query = new UrlQuery(context.Request.QueryString.Value);
         var format = StreamResultsWriter.ParseFormat(query.GetString("format"));
-        var request = QueryRequest.FromQueryString(context.Request.QueryString.Value);
+        var request = QueryRequestReader.FromQueryString(context.Request.QueryString.Value);
         var start = query.GetInt64("start", 0);
         var pageSize = query.GetInt64("pageSize", long.MaxValue);
         return QueryStream.WriteAsync(Start(context, format), database, request, start, pageSize, context.RequestAborted);

@@ -1,5 +1,6 @@
 using System.Buffers;
 using System.IO.Pipelines;
+using Jackdaw.Server.Queries;
 using Jackdaw.Server.Databases;
 using Jackdaw.Server.Documents;
 using Jackdaw.Storage.Blittable;

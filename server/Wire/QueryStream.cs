@@ -1,4 +1,5 @@
 using System.Text;
+using Jackdaw.Server.Queries;
 using Jackdaw.Server.Databases;
 using Jackdaw.Server.Documents;
 using Jackdaw.Server.Errors;
@@ -38,12 +39,12 @@ public static class QueryStream
         // anything is written; the answer cannot change course after that).
         for (var attempt = 0; ; attempt++)
         {
-            var plan = await QueryRunner.PlanAsync(database, request, cancellationToken).ConfigureAwait(false);
+            var plan = await QueryPlanner.PlanAsync(database, request, cancellationToken).ConfigureAwait(false);
             if (plan.Query.Include.Count > 0)
                 throw new InvalidQueryException(request.Text, plan.Query.Include[0].Position, "a stream returns no includes; remove the 'include' clause (or run the query without streaming).");
             if (plan.Query.IncludeTimings)
                 throw new InvalidQueryException(request.Text, 0, "a stream carries no timings; remove 'include timings()' (or run the query without streaming).");
-            var filter = QueryFilter.Of(plan.Query, request, QueryRunner.Count(plan.Query.FilterLimit, request, "filter_limit"));
+            var filter = QueryFilter.Of(plan.Query, request, QueryPlanner.Count(plan.Query.FilterLimit, request, "filter_limit"));
             var state = new State(plan.Query, plan.Offset + start, Math.Min(plan.Limit ?? long.MaxValue, pageSize), filter);
             try
             {
@@ -62,13 +63,13 @@ public static class QueryStream
     private static async ValueTask StreamDocumentsAsync(StreamResultsWriter output, DocumentDatabase database, QueryRequest request, State state, CancellationToken cancellationToken)
     {
         var query = state.Query;
-        var collection = QueryRunner.IsAllDocs(query.From.Name) ? null : query.From.Name;
+        var collection = QueryPlanner.IsAllDocs(query.From.Name) ? null : query.From.Name;
         var scan = new DocumentScan(collection, query.OrderBy.FirstOrDefault(o => o.IsId), query.Where is null ? null : new RqlEvaluator(request.Text, request.Parameters));
         var reader = database.BeginRead();
         try
         {
             output.StartQuery(new StreamQueryStatistics(
-                QueryRunner.ResultEtag(request, reader.LastEtag, collection ?? "@all_docs", 0, 0),
+                QueryResultEtag.Compute(request, reader.LastEtag, collection ?? "@all_docs", 0, 0),
                 IsStale: false,
                 collection is null ? "AllDocs" : "collection/" + collection,
                 scan.Count(reader, query),
@@ -120,7 +121,7 @@ public static class QueryStream
                 var progress = index.Progress;
                 var stale = index.IsStale(reader);
                 statistics = new StreamQueryStatistics(
-                    QueryRunner.ResultEtag(request, reader.LastEtag, index.Name, progress.CaughtUpTo, progress.LastIndexedEtag),
+                    QueryResultEtag.Compute(request, reader.LastEtag, index.Name, progress.CaughtUpTo, progress.LastIndexedEtag),
                     stale,
                     index.Name,
                     0,
@@ -134,7 +135,7 @@ public static class QueryStream
                 reader = null;
             }
 
-            var (luceneQuery, sort) = QueryRunner.BuildSearch(index, searcher.IndexReader, query, request);
+            var (luceneQuery, sort) = IndexQueryExecutor.BuildSearch(index, searcher.IndexReader, query, request);
             var hits = HitStream.Create(searcher, luceneQuery, sort, ranked: HasSearch(query.Where));
             output.StartQuery(statistics with { TotalResults = hits.TotalHits });
             var needsStored = query.Select.Any(p => index.PlanOf(p.Path.ToString()).Stored);
@@ -192,7 +193,7 @@ public static class QueryStream
             else
             {
                 output.BeginResult();
-                QueryRunner.WriteResult(output.Output, state.Query, record.Id, record.Document, needsStored ? searcher.Doc(hits.Doc) : null, index);
+                QueryProjection.WriteResult(output.Output, state.Query, record.Id, record.Document, needsStored ? searcher.Doc(hits.Doc) : null, index);
                 output.EndResult();
             }
             if (output.ShouldFlush)
@@ -323,7 +324,7 @@ public static class QueryStream
             else
             {
                 output.BeginResult();
-                QueryRunner.WriteResult(output.Output, state.Query, record.Id, record.Document, null, null);
+                QueryProjection.WriteResult(output.Output, state.Query, record.Id, record.Document, null, null);
                 output.EndResult();
             }
             return Step.Write;

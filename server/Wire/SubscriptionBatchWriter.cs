@@ -2,6 +2,7 @@ using System.Buffers;
 using System.Buffers.Text;
 using System.Text.Encodings.Web;
 using System.Text.Json;
+using Jackdaw.Server.Queries;
 using Jackdaw.Server.Documents;
 using Jackdaw.Server.Rql;
 using Jackdaw.Server.Subscriptions;
@@ -49,7 +50,7 @@ public sealed class SubscriptionBatchWriter(RqlQuery query, string databaseId) :
         output.Write(",\"ChangeVector\":\""u8);
         ChangeVectors.Write(output, etag, databaseId);
         output.Write("\",\"Data\":"u8);
-        QueryRunner.WriteResult(output, query, id, document, null, null);
+        QueryProjection.WriteResult(output, query, id, document, null, null);
         output.Write("}"u8);
         if (_included is not null)
             DocumentIncludes.Collect(document, _includes!, _included);

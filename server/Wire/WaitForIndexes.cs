@@ -1,3 +1,4 @@
+using Jackdaw.Server.Queries;
 using Jackdaw.Server.Errors;
 
 namespace Jackdaw.Server.Wire;

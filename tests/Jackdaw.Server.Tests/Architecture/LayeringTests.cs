@@ -20,6 +20,7 @@ public sealed class LayeringTests
     private const string Documents = Server + ".Documents";
     private const string Errors = Server + ".Errors";
     private const string Rql = Server + ".Rql";
+    private const string Queries = Server + ".Queries";
     private const string Indexing = Server + ".Indexing";
     private const string Changes = Server + ".Changes";
     private const string Subscriptions = Server + ".Subscriptions";
@@ -35,7 +36,7 @@ public sealed class LayeringTests
     [Fact]
     public void EveryServerTypeLivesInAKnownLayer()
     {
-        string[] layers = [Routing, Hosting, Handlers, Wire, Databases, Documents, Errors, Rql, Indexing, Subscriptions, Changes];
+        string[] layers = [Routing, Hosting, Handlers, Wire, Databases, Documents, Errors, Rql, Indexing, Queries, Subscriptions, Changes];
         var strays = ServerAssembly.GetTypes()
             .Where(t => t.Namespace is not null && t.Namespace.StartsWith(Server, StringComparison.Ordinal))
             .Where(t => !layers.Any(l => t.Namespace == l || t.Namespace!.StartsWith(l + ".", StringComparison.Ordinal)))
@@ -65,14 +66,14 @@ public sealed class LayeringTests
     [Fact]
     public void NothingBelowTheHandlersKnowsAspNetCoreHttp()
     {
-        foreach (var layer in new[] { Wire, Databases, Documents, Errors, Rql, Indexing, Subscriptions, Changes })
+        foreach (var layer in new[] { Wire, Databases, Documents, Errors, Rql, Indexing, Queries, Subscriptions, Changes })
             AssertNoDependency(layer, "Microsoft.AspNetCore");
     }
 
     [Fact]
     public void NothingBelowTheHandlersKnowsTheHandlersOrTheHost()
     {
-        foreach (var layer in new[] { Wire, Databases, Documents, Errors, Rql, Indexing, Subscriptions, Changes })
+        foreach (var layer in new[] { Wire, Databases, Documents, Errors, Rql, Indexing, Queries, Subscriptions, Changes })
             AssertNoDependency(layer, Handlers, Hosting, Routing);
     }
 
@@ -85,12 +86,13 @@ public sealed class LayeringTests
         AssertNoDependency(Documents, Rql, Indexing);
         AssertNoDependency(Databases, Indexing, Rql);
         AssertNoDependency(Rql, Indexing, Wire);
-        AssertNoDependency(Indexing, Wire);
+        AssertNoDependency(Indexing, Wire, Queries);
+        AssertNoDependency(Queries, Wire, Subscriptions);
         AssertNoDependency(Subscriptions, Wire, Indexing);
         AssertNoDependency(Databases, Subscriptions);
         // The changes feed sits beside Wire: the handlers wire it to ASP.NET, nothing below knows it.
         AssertNoDependency(Changes, Wire, Subscriptions);
-        foreach (var layer in new[] { Wire, Databases, Documents, Errors, Rql, Indexing, Subscriptions })
+        foreach (var layer in new[] { Wire, Databases, Documents, Errors, Rql, Indexing, Queries, Subscriptions })
             AssertNoDependency(layer, Changes);
     }
 

@@ -154,7 +154,7 @@ public sealed class AutoIndexLifecycleTests
         Assert.True(started.Elapsed < QueryRunnerFirstBatchWait, $"a query of a stopped index waited {started.Elapsed}");
     }
 
-    private static readonly TimeSpan QueryRunnerFirstBatchWait = Jackdaw.Server.Wire.QueryRunner.FirstBatchWait;
+    private static readonly TimeSpan QueryRunnerFirstBatchWait = Jackdaw.Server.Queries.QueryPlanner.FirstBatchWait;
 
     [Fact]
     public async Task AnAutoIndexNotQueriedGoesIdleThenIsDeletedAndAQueryWakesIt()

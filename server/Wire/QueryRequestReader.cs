@@ -2,15 +2,13 @@ using System.Globalization;
 using System.IO.Pipelines;
 using System.Text.Json;
 using Jackdaw.Server.Errors;
+using Jackdaw.Server.Queries;
 
 namespace Jackdaw.Server.Wire;
 
-/// <summary>A query as a client sends it (RavenDB's <c>IndexQuery</c>).</summary>
-public sealed record QueryRequest(string Text, IReadOnlyDictionary<string, JsonElement> Parameters, bool WaitForNonStaleResults, TimeSpan WaitTimeout)
+/// <summary>A <see cref="QueryRequest"/> as RavenDB's clients send it: the JSON body of a POST, or the GET form's URL.</summary>
+public static class QueryRequestReader
 {
-    /// <summary>How long a query waits for non-stale results when it does not say (RavenDB's default).</summary>
-    public static readonly TimeSpan DefaultWaitTimeout = TimeSpan.FromSeconds(15);
-
     /// <summary>
     /// The body of <c>POST /queries</c> and <c>POST /streams/queries</c>:
     /// <c>{"Query":"from Orders where ...","QueryParameters":{...},"WaitForNonStaleResults":false,"WaitForNonStaleResultsTimeout":"00:00:15"}</c>;
@@ -29,7 +27,7 @@ public sealed record QueryRequest(string Text, IReadOnlyDictionary<string, JsonE
                 parameters[parameter.Name] = parameter.Value.Clone();
         }
         var wait = root.TryGetProperty("WaitForNonStaleResults", out var w) && w.ValueKind == JsonValueKind.True;
-        var timeout = DefaultWaitTimeout;
+        var timeout = QueryRequest.DefaultWaitTimeout;
         if (root.TryGetProperty("WaitForNonStaleResultsTimeout", out var t) && t.ValueKind == JsonValueKind.String)
             timeout = ParseTimeout(t.GetString()!);
         return new QueryRequest(text.GetString()!, parameters, wait, timeout);
@@ -45,7 +43,7 @@ public sealed record QueryRequest(string Text, IReadOnlyDictionary<string, JsonE
         var query = parameters.GetString("query")
             ?? throw new BadRequestException("Query parameter 'query' is required, e.g. ?query=from Users.");
         var wait = string.Equals(parameters.GetString("waitForNonStaleResults"), "true", StringComparison.OrdinalIgnoreCase);
-        var timeout = parameters.GetString("waitForNonStaleResultsTimeout") is { Length: > 0 } given ? ParseTimeout(given) : DefaultWaitTimeout;
+        var timeout = parameters.GetString("waitForNonStaleResultsTimeout") is { Length: > 0 } given ? ParseTimeout(given) : QueryRequest.DefaultWaitTimeout;
         return new QueryRequest(query, new Dictionary<string, JsonElement>(), wait, timeout);
     }
 

@@ -2,7 +2,7 @@ using System.Buffers;
 using System.Diagnostics;
 using System.Text.Json;
 
-namespace Jackdaw.Server.Wire;
+namespace Jackdaw.Server.Queries;
 
 /// <summary>
 /// How long each stage of a query took, for <c>include timings()</c>, in RavenDB's shape:
@@ -10,7 +10,7 @@ namespace Jackdaw.Server.Wire;
 /// A stage is timed between <see cref="Start"/> and disposing what it returns; a stage started inside
 /// another is its child.
 /// </summary>
-internal sealed class QueryTimings
+public sealed class QueryTimings
 {
     private readonly Stage _root = new("", null);
     private Stage _current;
@@ -49,7 +49,7 @@ internal sealed class QueryTimings
         writer.Flush();
     }
 
-    internal sealed class Stage(string name, Stage? parent)
+    public sealed class Stage(string name, Stage? parent)
     {
         private readonly List<Stage> _children = [];
         private long _started;

@@ -4,7 +4,7 @@ using System.Text.Json;
 using Jackdaw.Server.Documents;
 using Jackdaw.Storage.Blittable;
 
-namespace Jackdaw.Server.Wire;
+namespace Jackdaw.Server.Queries;
 
 /// <summary>
 /// RavenDB's <c>include</c>: the documents whose ids the loaded documents name under a path
@@ -20,6 +20,10 @@ public static class DocumentIncludes
         foreach (var path in paths)
             Walk(root, path, 0, ids);
     }
+
+    /// <summary>The include paths of a query, split into property names (null: it includes nothing).</summary>
+    public static List<string[]>? PathsOf(Rql.RqlQuery query) =>
+        query.Include.Count == 0 ? null : query.Include.Select(p => p.Segments.Select(s => s.Name).ToArray()).ToList();
 
     /// <summary>An include path split into property names (<c>Lines[].Product</c> → Lines, Product).</summary>
     public static string[] Parse(string path) =>

@@ -1,13 +1,13 @@
 using Jackdaw.Server.Rql;
 
-namespace Jackdaw.Server.Wire;
+namespace Jackdaw.Server.Queries;
 
 /// <summary>
 /// A query's <c>filter</c> clause: tested on each document the index or the collection scan finds,
 /// before paging, at most <c>filter_limit</c> documents (then the query ends with what it found, as
 /// RavenDB's does). <see cref="Scanned"/> is the answer's <c>ScannedResults</c>.
 /// </summary>
-internal sealed class QueryFilter(RqlExpression expression, RqlEvaluator evaluator, long? limit)
+public sealed class QueryFilter(RqlExpression expression, RqlEvaluator evaluator, long? limit)
 {
     /// <summary>The filter of <paramref name="query"/>, or null when it has none.</summary>
     public static QueryFilter? Of(RqlQuery query, QueryRequest request, long? limit) =>
