@@ -635,7 +635,8 @@ public sealed class IndexesHandler(ServerContext server) : HandlerBase(server)
         catch (Exception e) when (e is OperationCanceledException or System.Net.WebSockets.WebSocketException)
         {
         }
-        if (socket.State == System.Net.WebSockets.WebSocketState.Open)
+        // A client that closed first is answered too (the feed ends when its reader sees the close).
+        if (socket.State is System.Net.WebSockets.WebSocketState.Open or System.Net.WebSockets.WebSocketState.CloseReceived)
         {
             try
             {

@@ -68,6 +68,17 @@ public sealed class IndexingPerformanceFeedTests(ServerFixture fixture) : IClass
     }
 
     [Fact]
+    public async Task TheServerAnswersTheClientsClose()
+    {
+        var db = await fixture.CreateDatabaseAsync();
+        using var socket = await ConnectAsync(db);
+        using var timeout = new CancellationTokenSource(Wait);
+        await socket.CloseAsync(WebSocketCloseStatus.NormalClosure, "bye", timeout.Token);
+        Assert.Equal(WebSocketState.Closed, socket.State);
+        Assert.Equal(WebSocketCloseStatus.NormalClosure, socket.CloseStatus);
+    }
+
+    [Fact]
     public async Task APlainGetIsToldTheRouteIsAWebSocket()
     {
         var db = await fixture.CreateDatabaseAsync();
