@@ -4,9 +4,10 @@ using System.Text.Encodings.Web;
 using System.Text.Json;
 using Jackdaw.Server.Documents;
 using Jackdaw.Server.Rql;
-using Jackdaw.Server.Subscriptions;
+// QueryRunner.WriteResult and DocumentIncludes only, until they move to the Queries layer (issue 27).
+using Jackdaw.Server.Wire;
 
-namespace Jackdaw.Server.Wire;
+namespace Jackdaw.Server.Subscriptions;
 
 /// <summary>
 /// A subscription batch as the worker receives it:

@@ -3,11 +3,10 @@ using System.Net.WebSockets;
 using System.Text.Json;
 using System.Threading.Channels;
 using Jackdaw.Server.Errors;
-using Jackdaw.Server.Subscriptions;
 using Jackdaw.Storage.Engine;
 using Microsoft.Extensions.Logging;
 
-namespace Jackdaw.Server.Wire;
+namespace Jackdaw.Server.Subscriptions;
 
 /// <summary>
 /// A worker's WebSocket connection to a subscription, from the accepted session to the close:

@@ -26,10 +26,23 @@ public sealed class LayeringTests
 
     private static readonly Assembly ServerAssembly = typeof(Jackdaw.Server.Hosting.JackdawHost).Assembly;
 
-    private static void AssertNoDependency(string layer, params string[] forbidden)
+    // What the subscription batch writer uses of Wire (a projection's result, a batch's includes),
+    // allowed only until it moves to the Queries layer (issue 27); then Subscriptions uses no Wire.
+    private static readonly string[] MovingToQueries = [Wire + ".QueryRunner", Wire + ".DocumentIncludes"];
+
+    /// <summary>Every type of Wire but <paramref name="allowed"/>, named as the dependency checks name them.</summary>
+    private static string[] WireExcept(string[] allowed) => ServerAssembly.GetTypes()
+        .Where(t => t.Namespace == Wire && !allowed.Any(a => t.FullName == a || t.FullName!.StartsWith(a + "+", StringComparison.Ordinal)))
+        .Select(t => t.FullName!.Replace('+', '/'))
+        .ToArray();
+
+    private static void AssertNoDependency(string layer, params string[] forbidden) =>
+        AssertNoDependency(layer, string.Join(", ", forbidden), forbidden);
+
+    private static void AssertNoDependency(string layer, string described, string[] forbidden)
     {
         var result = Types.InAssembly(ServerAssembly).That().ResideInNamespace(layer).ShouldNot().HaveDependencyOnAny(forbidden).GetResult();
-        Assert.True(result.IsSuccessful, $"{layer} must not depend on {string.Join(", ", forbidden)}; these do: {string.Join(", ", result.FailingTypeNames ?? [])}");
+        Assert.True(result.IsSuccessful, $"{layer} must not depend on {described}; these do: {string.Join(", ", result.FailingTypeNames ?? [])}");
     }
 
     [Fact]
@@ -53,6 +66,8 @@ public sealed class LayeringTests
         Assert.False(handlers.ShouldNot().HaveDependencyOn(Hosting).GetResult().IsSuccessful);
         Assert.False(Types.InAssembly(ServerAssembly).That().ResideInNamespace(Handlers).ShouldNot().HaveDependencyOn(Databases).GetResult().IsSuccessful);
         Assert.False(Types.InAssembly(ServerAssembly).That().ResideInNamespace(Wire).ShouldNot().HaveDependencyOn(Documents).GetResult().IsSuccessful);
+        // Rules that name single types (the Wire types Subscriptions may not use) see them too.
+        Assert.False(Types.InAssembly(ServerAssembly).That().ResideInNamespace(Handlers).ShouldNot().HaveDependencyOn(Hosting + ".RequestContext").GetResult().IsSuccessful);
     }
 
     [Fact]
@@ -86,7 +101,7 @@ public sealed class LayeringTests
         AssertNoDependency(Databases, Indexing, Rql);
         AssertNoDependency(Rql, Indexing, Wire);
         AssertNoDependency(Indexing, Wire);
-        AssertNoDependency(Subscriptions, Wire, Indexing);
+        AssertNoDependency(Subscriptions, $"{Wire} (but {string.Join(" and ", MovingToQueries)} until they move to Queries), {Indexing}", [.. WireExcept(MovingToQueries), Indexing]);
         AssertNoDependency(Databases, Subscriptions);
         // The changes feed sits beside Wire: the handlers wire it to ASP.NET, nothing below knows it.
         AssertNoDependency(Changes, Wire, Subscriptions);
