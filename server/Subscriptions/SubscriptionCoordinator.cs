@@ -14,13 +14,15 @@ namespace Jackdaw.Server.Subscriptions;
 public sealed record SubscriptionBatch(long StartExclusive, long LastEtag, int Count, ReadOnlyMemory<byte> Message);
 
 /// <summary>
-/// The runtime of one subscription: its record, the workers connected, and the batches in flight.
+/// The runtime coordinator of one subscription: its record, the workers connected, and the
+/// batches in flight (not RavenDB's <c>SubscriptionState</c>, which is the stored record:
+/// <see cref="SubscriptionRecord"/> here).
 /// Ranges are handed out in etag order from <c>_sentUpTo</c>; a worker that goes without
 /// acknowledging gives its range back (sent again to the next worker: at least once); the
 /// acknowledged position advances over contiguous acknowledged ranges and is stored (durably)
 /// before the worker is told.
 /// </summary>
-public sealed class SubscriptionState
+public sealed class SubscriptionCoordinator
 {
     /// <summary>The most documents scanned (matching or not) to make one batch.</summary>
     public const int MaxScan = 64 * 1024;
@@ -37,7 +39,7 @@ public sealed class SubscriptionState
     private volatile SubscriptionRecord _record;
     private long _sentUpTo;
 
-    internal SubscriptionState(SubscriptionStore store, SubscriptionRecord record, RqlQuery query)
+    internal SubscriptionCoordinator(SubscriptionStore store, SubscriptionRecord record, RqlQuery query)
     {
         _store = store;
         _record = record;
@@ -421,13 +423,13 @@ public sealed class SubscriptionState
 /// </summary>
 public sealed class SubscriptionSession : IDisposable
 {
-    private readonly SubscriptionState _state;
+    private readonly SubscriptionCoordinator _subscription;
     private readonly CancellationTokenSource _closed = new();
     private readonly List<SubscriptionBatch> _held = new();
 
-    internal SubscriptionSession(SubscriptionState state, SubscriptionStrategy strategy, string address)
+    internal SubscriptionSession(SubscriptionCoordinator subscription, SubscriptionStrategy strategy, string address)
     {
-        _state = state;
+        _subscription = subscription;
         Strategy = strategy;
         Address = address;
         Since = DateTime.UtcNow;
@@ -443,7 +445,7 @@ public sealed class SubscriptionSession : IDisposable
     public SubscriptionBatch? InFlight { get; private set; }
 
     /// <summary>The subscription this worker is connected to.</summary>
-    public SubscriptionState Subscription => _state;
+    public SubscriptionCoordinator Subscription => _subscription;
 
     /// <summary>The batches taken and not acknowledged: the one sent, then the one prepared (a snapshot; never blocks).</summary>
     public IReadOnlyList<SubscriptionBatch> Held => _heldView;
@@ -500,16 +502,16 @@ public sealed class SubscriptionSession : IDisposable
             // The database's position before the take, not the subscription's: documents of other
             // collections after the last one it matches must not wake the wait again at once (it
             // spun until its heartbeat, holding up the connection).
-            var seen = _state.DatabaseEtag;
+            var seen = _subscription.DatabaseEtag;
             // Captured before the take too: ranges given back after it wake this wait.
-            var returned = _state.RangesReturned;
+            var returned = _subscription.RangesReturned;
             SubscriptionBatch? batch;
             // Taken and held in one step: a worker that leaves gives back every range it took.
             lock (_held)
             {
                 if (_leaving)
                     throw new OperationCanceledException("The worker's session has ended.");
-                batch = _state.TakeBatch(maxDocuments, maxBytes, writer);
+                batch = _subscription.TakeBatch(maxDocuments, maxBytes, writer);
                 if (batch is { Count: > 0 })
                 {
                     _held.Add(batch);
@@ -520,7 +522,7 @@ public sealed class SubscriptionSession : IDisposable
                 return batch;
             if (batch is not null)
             {
-                await _state.CompleteAsync(batch, sent: false).ConfigureAwait(false);
+                await _subscription.CompleteAsync(batch, sent: false).ConfigureAwait(false);
                 continue;
             }
             var left = deadline - DateTime.UtcNow;
@@ -528,7 +530,7 @@ public sealed class SubscriptionSession : IDisposable
                 return null;
             try
             {
-                await _state.WaitForChangesAsync(Math.Max(seen, _state.SentUpTo), returned, linked.Token).WaitAsync(left, linked.Token).ConfigureAwait(false);
+                await _subscription.WaitForChangesAsync(Math.Max(seen, _subscription.SentUpTo), returned, linked.Token).WaitAsync(left, linked.Token).ConfigureAwait(false);
             }
             catch (TimeoutException)
             {
@@ -544,7 +546,7 @@ public sealed class SubscriptionSession : IDisposable
         if (InFlight is not null)
             throw new InvalidOperationException("A batch is sent only after the previous one was acknowledged.");
         InFlight = batch;
-        _state.MarkBatchSent();
+        _subscription.MarkBatchSent();
     }
 
     /// <summary>The worker acknowledged the batch in flight (its last etag): stored durably before this returns.</summary>
@@ -554,7 +556,7 @@ public sealed class SubscriptionSession : IDisposable
         var batch = InFlight ?? throw new BadRequestException($"An acknowledgement of etag {etag} came with no batch in flight.");
         if (etag != batch.LastEtag)
             throw new BadRequestException($"An acknowledgement of etag {etag} does not match the batch in flight, whose last etag is {batch.LastEtag}.");
-        await _state.CompleteAsync(batch, sent: true).ConfigureAwait(false);
+        await _subscription.CompleteAsync(batch, sent: true).ConfigureAwait(false);
         InFlight = null;
         lock (_held)
         {
@@ -565,7 +567,7 @@ public sealed class SubscriptionSession : IDisposable
 
     public void Dispose()
     {
-        _state.Remove(this);
+        _subscription.Remove(this);
         _closed.Dispose();
     }
 }
