@@ -577,9 +577,7 @@ public sealed class IndexesHandler(ServerContext server) : HandlerBase(server)
     {
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
         var store = IndexStore.Of(database);
-        if (!context.HttpContext.WebSockets.IsWebSocketRequest)
-            throw new BadRequestException("This route is a WebSocket: connect with ws://.../databases/{db}/indexes/performance/live.");
-        using var socket = await context.HttpContext.WebSockets.AcceptWebSocketAsync().ConfigureAwait(false);
+        using var socket = await context.AcceptWebSocketAsync("connect with ws://.../databases/{db}/indexes/performance/live.").ConfigureAwait(false);
         await IndexingPerformanceFeed.RunAsync(socket, store, context.RequestAborted).ConfigureAwait(false);
     }
 

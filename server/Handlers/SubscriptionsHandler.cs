@@ -163,9 +163,7 @@ public sealed class SubscriptionsHandler(ServerContext server) : HandlerBase(ser
         if (!Enum.TryParse<SubscriptionStrategy>(strategyText, ignoreCase: true, out var strategy) || !Enum.IsDefined(strategy))
             throw new BadRequestException($"strategy '{strategyText}' is not one of OpenIfFree, TakeOver, WaitForFree, Concurrent.");
         var maxDocs = parameters.GetInt32("maxDocsPerBatch", 4096, 1, 65_536);
-        if (!context.HttpContext.WebSockets.IsWebSocketRequest)
-            throw new BadRequestException("This route is a WebSocket: connect with ws://.../databases/{db}/subscriptions/connect?name=...");
-        using var socket = await context.HttpContext.WebSockets.AcceptWebSocketAsync().ConfigureAwait(false);
+        using var socket = await context.AcceptWebSocketAsync("connect with ws://.../databases/{db}/subscriptions/connect?name=...").ConfigureAwait(false);
         var address = $"{context.HttpContext.Connection.RemoteIpAddress}:{context.HttpContext.Connection.RemotePort}";
         var aborted = context.RequestAborted;
 

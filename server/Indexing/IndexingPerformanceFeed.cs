@@ -3,6 +3,7 @@ using System.Net.WebSockets;
 using System.Text;
 using System.Text.Json;
 using System.Threading.Channels;
+using Jackdaw.Server.WebSockets;
 
 namespace Jackdaw.Server.Indexing;
 
@@ -33,24 +34,10 @@ public static class IndexingPerformanceFeed
             }
         });
         using var closed = CancellationTokenSource.CreateLinkedTokenSource(aborted);
-        // Read (and ignore) what the client sends, so a close is noticed.
+        // Read (and drop) what the client sends, so its close is noticed and ends the feed.
         var reading = Task.Run(async () =>
         {
-            var buffer = new byte[1024];
-            try
-            {
-                while (socket.State == WebSocketState.Open)
-                {
-                    var received = await socket.ReceiveAsync(buffer, closed.Token).ConfigureAwait(false);
-                    if (received.MessageType == WebSocketMessageType.Close)
-                    {
-                        break;
-                    }
-                }
-            }
-            catch (Exception e) when (e is OperationCanceledException or WebSocketException)
-            {
-            }
+            await WebSocketClosing.DrainAsync(socket, closed.Token).ConfigureAwait(false);
             closed.Cancel();
         });
         try
@@ -83,17 +70,8 @@ public static class IndexingPerformanceFeed
         catch (Exception e) when (e is OperationCanceledException or WebSocketException)
         {
         }
-        // A client that closed first is answered too (the feed ends when its reader sees the close).
-        if (socket.State is WebSocketState.Open or WebSocketState.CloseReceived)
-        {
-            try
-            {
-                await socket.CloseAsync(WebSocketCloseStatus.NormalClosure, "bye", CancellationToken.None).ConfigureAwait(false);
-            }
-            catch (WebSocketException)
-            {
-            }
-        }
+        // A client that closed first is answered too; else the reader waits for the client's close.
+        await WebSocketClosing.SendCloseAsync(socket, WebSocketCloseStatus.NormalClosure, "bye", aborted).ConfigureAwait(false);
         await reading.ConfigureAwait(false);
     }
 }
