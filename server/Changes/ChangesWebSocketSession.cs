@@ -1,6 +1,7 @@
 using System.Buffers;
 using System.Net.WebSockets;
 using System.Text.Json;
+using Jackdaw.Server.WebSockets;
 
 namespace Jackdaw.Server.Changes;
 
@@ -162,11 +163,8 @@ public static class ChangesWebSocketSession
                     "TooSlow");
                 await socket.SendAsync(Frame(notice), WebSocketMessageType.Text, true, connection.Aborted).ConfigureAwait(false);
             }
-            if (socket.State is WebSocketState.Open or WebSocketState.CloseReceived)
-            {
-                var (status, description) = CloseStatusOf(reason);
-                await socket.CloseOutputAsync(status, description, connection.Aborted).ConfigureAwait(false);
-            }
+            var (status, description) = CloseStatusOf(reason);
+            await WebSocketClosing.SendCloseAsync(socket, status, description, connection.Aborted).ConfigureAwait(false);
         }
         catch (Exception e) when (e is OperationCanceledException or WebSocketException or ObjectDisposedException)
         {

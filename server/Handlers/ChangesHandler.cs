@@ -23,9 +23,7 @@ public sealed class ChangesHandler(ServerContext server) : HandlerBase(server)
     public async ValueTask Connect(RequestContext context)
     {
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
-        if (!context.HttpContext.WebSockets.IsWebSocketRequest)
-            throw new BadRequestException("This route is a WebSocket: connect with ws://.../databases/{db}/changes, or read server-sent events from /databases/{db}/changes/events?collection=Orders.");
-        using var socket = await context.HttpContext.WebSockets.AcceptWebSocketAsync().ConfigureAwait(false);
+        using var socket = await context.AcceptWebSocketAsync("connect with ws://.../databases/{db}/changes, or read server-sent events from /databases/{db}/changes/events?collection=Orders.").ConfigureAwait(false);
         using var connection = ChangesFeed.For(database, Server.Options.Changes).Connect(ChangesProtocol.WebSocket);
         await ChangesWebSocketSession.RunAsync(connection, socket, ServerStopping(context)).ConfigureAwait(false);
     }

@@ -569,84 +569,17 @@ public sealed class IndexesHandler(ServerContext server) : HandlerBase(server)
         await context.CompleteJsonAsync().ConfigureAwait(false);
     }
 
-    /// <summary>The most batches a live performance connection queues before it drops the oldest.</summary>
-    public const int LivePerformanceQueue = 1024;
-
     /// <summary>
     /// <c>GET /databases/*/indexes/performance/live</c> (WebSocket): every new batch of every index of
-    /// the database as it completes, one text message <c>[{"Name","Performance":[batch]}]</c> each.
-    /// A slow reader loses the oldest queued batches (a notice says how many), never the server's memory.
+    /// the database as it completes (<see cref="IndexingPerformanceFeed"/>).
     /// </summary>
     [Route("/databases/*/indexes/performance/live", "GET")]
     public async ValueTask PerformanceLive(RequestContext context)
     {
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
         var store = IndexStore.Of(database);
-        if (!context.HttpContext.WebSockets.IsWebSocketRequest)
-            throw new BadRequestException("This route is a WebSocket: connect with ws://.../databases/{db}/indexes/performance/live.");
-        using var socket = await context.HttpContext.WebSockets.AcceptWebSocketAsync().ConfigureAwait(false);
-        var queue = System.Threading.Channels.Channel.CreateBounded<(string Index, IndexingBatch Batch)>(
-            new System.Threading.Channels.BoundedChannelOptions(LivePerformanceQueue) { FullMode = System.Threading.Channels.BoundedChannelFullMode.DropOldest, SingleReader = true });
-        var dropped = 0L;
-        using var subscription = store.SubscribeBatches((index, batch) =>
-        {
-            if (!queue.Writer.TryWrite((index.Name, batch)))
-                Interlocked.Increment(ref dropped);
-        });
-        using var closed = CancellationTokenSource.CreateLinkedTokenSource(context.RequestAborted);
-        // Read (and ignore) what the client sends, so a close is noticed.
-        var reading = Task.Run(async () =>
-        {
-            var buffer = new byte[1024];
-            try
-            {
-                while (socket.State == System.Net.WebSockets.WebSocketState.Open)
-                {
-                    var received = await socket.ReceiveAsync(buffer, closed.Token).ConfigureAwait(false);
-                    if (received.MessageType == System.Net.WebSockets.WebSocketMessageType.Close)
-                        break;
-                }
-            }
-            catch (Exception e) when (e is OperationCanceledException or System.Net.WebSockets.WebSocketException)
-            {
-            }
-            closed.Cancel();
-        });
-        try
-        {
-            while (await queue.Reader.WaitToReadAsync(closed.Token).ConfigureAwait(false))
-            {
-                var buffer = new System.Buffers.ArrayBufferWriter<byte>(4096);
-                using (var writer = new Utf8JsonWriter(buffer))
-                {
-                    writer.WriteStartArray();
-                    var batches = new List<(string Index, IndexingBatch Batch)>();
-                    while (batches.Count < 64 && queue.Reader.TryRead(out var item))
-                        batches.Add(item);
-                    foreach (var group in batches.GroupBy(b => b.Index))
-                        IndexingPerformanceJson.WriteIndex(writer, group.Key, group.Select(g => g.Batch));
-                    writer.WriteEndArray();
-                }
-                await socket.SendAsync(buffer.WrittenMemory, System.Net.WebSockets.WebSocketMessageType.Text, true, closed.Token).ConfigureAwait(false);
-                var lost = Interlocked.Exchange(ref dropped, 0);
-                if (lost > 0)
-                    await socket.SendAsync(System.Text.Encoding.UTF8.GetBytes($"{{\"Type\":\"Dropped\",\"Count\":{lost}}}"), System.Net.WebSockets.WebSocketMessageType.Text, true, closed.Token).ConfigureAwait(false);
-            }
-        }
-        catch (Exception e) when (e is OperationCanceledException or System.Net.WebSockets.WebSocketException)
-        {
-        }
-        if (socket.State == System.Net.WebSockets.WebSocketState.Open)
-        {
-            try
-            {
-                await socket.CloseAsync(System.Net.WebSockets.WebSocketCloseStatus.NormalClosure, "bye", CancellationToken.None).ConfigureAwait(false);
-            }
-            catch (System.Net.WebSockets.WebSocketException)
-            {
-            }
-        }
-        await reading.ConfigureAwait(false);
+        using var socket = await context.AcceptWebSocketAsync("connect with ws://.../databases/{db}/indexes/performance/live.").ConfigureAwait(false);
+        await IndexingPerformanceFeed.RunAsync(socket, store, context.RequestAborted).ConfigureAwait(false);
     }
 
     /// <summary>A replacement's progress: documents done of the mapped collections' total, and an estimate of the time left from its recent batches.</summary>

@@ -47,20 +47,20 @@ public sealed class SubscriptionsHandler(ServerContext server) : HandlerBase(ser
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
         var store = SubscriptionStore.Of(database);
         var name = NameOf(context, required: false);
-        var states = name is null ? store.Subscriptions : [store.Get(name)];
+        var subscriptions = name is null ? store.Subscriptions : [store.Get(name)];
         var writer = context.StartJson();
         writer.WriteStartObject();
         writer.WriteStartArray("Results");
-        foreach (var state in states)
-            WriteState(writer, state, database.DatabaseId);
+        foreach (var subscription in subscriptions)
+            WriteState(writer, subscription, database.DatabaseId);
         writer.WriteEndArray();
         writer.WriteEndObject();
         await context.CompleteJsonAsync().ConfigureAwait(false);
     }
 
-    private static void WriteState(Utf8JsonWriter writer, SubscriptionState state, string databaseId)
+    private static void WriteState(Utf8JsonWriter writer, SubscriptionCoordinator subscription, string databaseId)
     {
-        var record = state.Record;
+        var record = subscription.Record;
         writer.WriteStartObject();
         writer.WriteNumber("SubscriptionId", record.Id);
         writer.WriteString("SubscriptionName", record.Name);
@@ -71,7 +71,7 @@ public sealed class SubscriptionsHandler(ServerContext server) : HandlerBase(ser
         JsonDefaults.WriteTime(writer, "CreatedAt", record.CreatedAt);
         JsonDefaults.WriteTime(writer, "LastBatchAckTime", record.LastAckAt);
         JsonDefaults.WriteTime(writer, "LastBatchTime", record.LastBatchAt);
-        var sessions = state.Sessions;
+        var sessions = subscription.Sessions;
         JsonDefaults.WriteTime(writer, "LastClientConnectionTime", sessions.Count == 0 ? null : sessions.Max(s => s.Since));
         writer.WriteStartArray("Workers");
         foreach (var session in sessions)
@@ -97,7 +97,7 @@ public sealed class SubscriptionsHandler(ServerContext server) : HandlerBase(ser
             writer.WriteEndObject();
         }
         writer.WriteEndArray();
-        writer.WriteNumber("PendingDocuments", state.CountPending());
+        writer.WriteNumber("PendingDocuments", subscription.CountPending());
         writer.WriteEndObject();
     }
 
@@ -106,9 +106,9 @@ public sealed class SubscriptionsHandler(ServerContext server) : HandlerBase(ser
     public async ValueTask State(RequestContext context)
     {
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
-        var state = SubscriptionStore.Of(database).Get(NameOf(context, required: true)!);
+        var subscription = SubscriptionStore.Of(database).Get(NameOf(context, required: true)!);
         var writer = context.StartJson();
-        WriteState(writer, state, database.DatabaseId);
+        WriteState(writer, subscription, database.DatabaseId);
         await context.CompleteJsonAsync().ConfigureAwait(false);
     }
 
@@ -163,9 +163,7 @@ public sealed class SubscriptionsHandler(ServerContext server) : HandlerBase(ser
         if (!Enum.TryParse<SubscriptionStrategy>(strategyText, ignoreCase: true, out var strategy) || !Enum.IsDefined(strategy))
             throw new BadRequestException($"strategy '{strategyText}' is not one of OpenIfFree, TakeOver, WaitForFree, Concurrent.");
         var maxDocs = parameters.GetInt32("maxDocsPerBatch", 4096, 1, 65_536);
-        if (!context.HttpContext.WebSockets.IsWebSocketRequest)
-            throw new BadRequestException("This route is a WebSocket: connect with ws://.../databases/{db}/subscriptions/connect?name=...");
-        using var socket = await context.HttpContext.WebSockets.AcceptWebSocketAsync().ConfigureAwait(false);
+        using var socket = await context.AcceptWebSocketAsync("connect with ws://.../databases/{db}/subscriptions/connect?name=...").ConfigureAwait(false);
         var address = $"{context.HttpContext.Connection.RemoteIpAddress}:{context.HttpContext.Connection.RemotePort}";
         var aborted = context.RequestAborted;
 

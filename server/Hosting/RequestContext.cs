@@ -1,4 +1,6 @@
+using System.Net.WebSockets;
 using System.Text.Json;
+using Jackdaw.Server.Errors;
 using Jackdaw.Server.Wire;
 using Jackdaw.Server.Routing;
 using Jackdaw.Storage.Blittable;
@@ -91,6 +93,21 @@ public sealed class RequestContext : IDisposable
         return write.IsCompletedSuccessfully ? ValueTask.CompletedTask : AwaitWrite(write);
 
         static async ValueTask AwaitWrite(ValueTask<System.IO.Pipelines.FlushResult> pending) => await pending.ConfigureAwait(false);
+    }
+
+    /// <summary>
+    /// Accepts the WebSocket this request asks to upgrade to. A plain request (an item of a
+    /// <c>multi_get</c> is one) is refused with a 400: "This route is a WebSocket: " and
+    /// <paramref name="howToConnect"/>. Ending the connection is <c>WebSockets.WebSocketClosing</c>'s.
+    /// </summary>
+    /// <exception cref="BadRequestException">The request is not a WebSocket upgrade.</exception>
+    public Task<WebSocket> AcceptWebSocketAsync(string howToConnect)
+    {
+        if (!HttpContext.WebSockets.IsWebSocketRequest)
+        {
+            throw new BadRequestException("This route is a WebSocket: " + howToConnect);
+        }
+        return HttpContext.WebSockets.AcceptWebSocketAsync();
     }
 
     /// <summary>

@@ -27,7 +27,8 @@ public enum SubscriptionStrategy : byte
 /// <summary>
 /// The subscriptions of one database (a database component): definitions and acknowledged
 /// positions in the database's <c>Subscriptions</c> tree, written through the merger (durable before
-/// a worker is told), and the runtime state of each (connected workers, batches in flight).
+/// a worker is told), and the runtime of each, its <see cref="SubscriptionCoordinator"/>
+/// (connected workers, batches in flight).
 /// </summary>
 public sealed class SubscriptionStore : IAsyncDisposable
 {
@@ -35,7 +36,7 @@ public sealed class SubscriptionStore : IAsyncDisposable
 
     private readonly DocumentDatabase _database;
     private readonly ILogger _logger;
-    private readonly ConcurrentDictionary<string, SubscriptionState> _states = new(StringComparer.OrdinalIgnoreCase);
+    private readonly ConcurrentDictionary<string, SubscriptionCoordinator> _subscriptions = new(StringComparer.OrdinalIgnoreCase);
     private readonly SemaphoreSlim _changes = new(1, 1);
     private long _lastId;
 
@@ -53,7 +54,7 @@ public sealed class SubscriptionStore : IAsyncDisposable
             {
                 using var json = JsonDocument.Parse(value);
                 var record = SubscriptionRecord.FromJson(json.RootElement);
-                _states[record.Name] = new SubscriptionState(this, record, Parse(record.Query));
+                _subscriptions[record.Name] = new SubscriptionCoordinator(this, record, Parse(record.Query));
                 _lastId = Math.Max(_lastId, record.Id);
             }
             catch (Exception e)
@@ -77,10 +78,10 @@ public sealed class SubscriptionStore : IAsyncDisposable
     /// <summary>How long a worker may take to acknowledge a batch before it is dropped and the batch goes to the next one.</summary>
     public TimeSpan AckTimeout { get; set; } = TimeSpan.FromMinutes(1);
 
-    public IReadOnlyCollection<SubscriptionState> Subscriptions => _states.Values.OrderBy(s => s.Record.Id).ToList();
+    public IReadOnlyCollection<SubscriptionCoordinator> Subscriptions => _subscriptions.Values.OrderBy(s => s.Record.Id).ToList();
 
-    public SubscriptionState Get(string name) =>
-        _states.TryGetValue(name, out var state) ? state : throw new SubscriptionDoesNotExistException(name);
+    public SubscriptionCoordinator Get(string name) =>
+        _subscriptions.TryGetValue(name, out var subscription) ? subscription : throw new SubscriptionDoesNotExistException(name);
 
     /// <summary>The parsed query of a subscription: <c>from Collection</c> (or <c>@all_docs</c>), an optional where, select, include.</summary>
     /// <exception cref="InvalidQueryException">Not such a query.</exception>
@@ -135,11 +136,11 @@ public sealed class SubscriptionStore : IAsyncDisposable
             name = string.IsNullOrWhiteSpace(name) ? id.ToString(System.Globalization.CultureInfo.InvariantCulture) : name.Trim();
             if (name.Length > 256 || name.Any(char.IsControl))
                 throw new BadRequestException("A subscription name has at most 256 characters and no control characters.");
-            if (_states.ContainsKey(name))
+            if (_subscriptions.ContainsKey(name))
                 throw new SubscriptionAlreadyExistsException(name);
             var record = new SubscriptionRecord(id, name, query, start, false, DateTime.UtcNow, null, null);
             await StoreAsync(record).ConfigureAwait(false);
-            _states[name] = new SubscriptionState(this, record, Parse(query));
+            _subscriptions[name] = new SubscriptionCoordinator(this, record, Parse(query));
             _logger.LogInformation("Subscription {Subscription} of database {Database} created from etag {Etag}", name, _database.Name, start);
             return record;
         }
@@ -154,12 +155,12 @@ public sealed class SubscriptionStore : IAsyncDisposable
         await _changes.WaitAsync().ConfigureAwait(false);
         try
         {
-            var state = Get(name);
+            var subscription = Get(name);
             // In line with its acknowledgements' stores: one that was under way when the delete
             // came cannot put the record back afterwards (it would come back at the next open).
-            await state.DeleteAsync(() => _database.EnqueueAsync(new JsonRecords.StoreCommand(TreeName, state.Record.Name, null))).ConfigureAwait(false);
-            _states.TryRemove(state.Record.Name, out _);
-            state.CloseAll("the subscription was deleted");
+            await subscription.DeleteAsync(() => _database.EnqueueAsync(new JsonRecords.StoreCommand(TreeName, subscription.Record.Name, null))).ConfigureAwait(false);
+            _subscriptions.TryRemove(subscription.Record.Name, out _);
+            subscription.CloseAll("the subscription was deleted");
         }
         finally
         {
@@ -169,18 +170,18 @@ public sealed class SubscriptionStore : IAsyncDisposable
 
     public async Task SetDisabledAsync(string name, bool disabled)
     {
-        var state = Get(name);
-        await state.UpdateAsync(r => r with { Disabled = disabled }).ConfigureAwait(false);
+        var subscription = Get(name);
+        await subscription.UpdateAsync(r => r with { Disabled = disabled }).ConfigureAwait(false);
         if (disabled)
-            state.CloseAll("the subscription was disabled");
+            subscription.CloseAll("the subscription was disabled");
     }
 
     internal Task StoreAsync(SubscriptionRecord record) => _database.EnqueueAsync(new JsonRecords.StoreCommand(TreeName, record.Name, record.ToJson()));
 
     public ValueTask DisposeAsync()
     {
-        foreach (var state in _states.Values)
-            state.CloseAll("the database is closing", canReconnect: true);
+        foreach (var subscription in _subscriptions.Values)
+            subscription.CloseAll("the database is closing", canReconnect: true);
         return ValueTask.CompletedTask;
     }
 }

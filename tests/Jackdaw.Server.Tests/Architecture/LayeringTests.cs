@@ -6,8 +6,9 @@ namespace Jackdaw.Server.Tests.Architecture;
 /// <summary>
 /// The server's layers depend one way (docs/architecture.md, "Projects and layers"):
 /// Handlers → Hosting → Routing; Handlers → Wire → Indexing → Rql, Databases → Documents →
-/// Errors; Handlers → Changes → Indexing, Databases, Documents, Errors; everything → storage. Each
-/// rule names the types that break it.
+/// Errors; Handlers → Changes → Indexing, Databases, Documents, Errors; Changes, Subscriptions and
+/// Indexing → WebSockets (closing a WebSocket; it uses nothing else of the server); everything →
+/// storage. Each rule names the types that break it.
 /// </summary>
 public sealed class LayeringTests
 {
@@ -24,19 +25,23 @@ public sealed class LayeringTests
     private const string Indexing = Server + ".Indexing";
     private const string Changes = Server + ".Changes";
     private const string Subscriptions = Server + ".Subscriptions";
+    private const string WebSockets = Server + ".WebSockets";
 
     private static readonly Assembly ServerAssembly = typeof(Jackdaw.Server.Hosting.JackdawHost).Assembly;
 
-    private static void AssertNoDependency(string layer, params string[] forbidden)
+    private static void AssertNoDependency(string layer, params string[] forbidden) =>
+        AssertNoDependency(layer, string.Join(", ", forbidden), forbidden);
+
+    private static void AssertNoDependency(string layer, string described, string[] forbidden)
     {
         var result = Types.InAssembly(ServerAssembly).That().ResideInNamespace(layer).ShouldNot().HaveDependencyOnAny(forbidden).GetResult();
-        Assert.True(result.IsSuccessful, $"{layer} must not depend on {string.Join(", ", forbidden)}; these do: {string.Join(", ", result.FailingTypeNames ?? [])}");
+        Assert.True(result.IsSuccessful, $"{layer} must not depend on {described}; these do: {string.Join(", ", result.FailingTypeNames ?? [])}");
     }
 
     [Fact]
     public void EveryServerTypeLivesInAKnownLayer()
     {
-        string[] layers = [Routing, Hosting, Handlers, Wire, Databases, Documents, Errors, Rql, Indexing, Queries, Subscriptions, Changes];
+        string[] layers = [Routing, Hosting, Handlers, Wire, Databases, Documents, Errors, Rql, Indexing, Queries, Subscriptions, Changes, WebSockets];
         var strays = ServerAssembly.GetTypes()
             .Where(t => t.Namespace is not null && t.Namespace.StartsWith(Server, StringComparison.Ordinal))
             .Where(t => !layers.Any(l => t.Namespace == l || t.Namespace!.StartsWith(l + ".", StringComparison.Ordinal)))
@@ -54,6 +59,8 @@ public sealed class LayeringTests
         Assert.False(handlers.ShouldNot().HaveDependencyOn(Hosting).GetResult().IsSuccessful);
         Assert.False(Types.InAssembly(ServerAssembly).That().ResideInNamespace(Handlers).ShouldNot().HaveDependencyOn(Databases).GetResult().IsSuccessful);
         Assert.False(Types.InAssembly(ServerAssembly).That().ResideInNamespace(Wire).ShouldNot().HaveDependencyOn(Documents).GetResult().IsSuccessful);
+        // Rules that name single types (the Wire types Subscriptions may not use) see them too.
+        Assert.False(Types.InAssembly(ServerAssembly).That().ResideInNamespace(Handlers).ShouldNot().HaveDependencyOn(Hosting + ".RequestContext").GetResult().IsSuccessful);
     }
 
     [Fact]
@@ -61,19 +68,23 @@ public sealed class LayeringTests
         AssertNoDependency(Routing, Hosting, Handlers, Wire, Databases, Documents, Errors);
 
     [Fact]
+    public void WebSocketsDependOnNothingElseOfTheServer() =>
+        AssertNoDependency(WebSockets, Routing, Hosting, Handlers, Wire, Databases, Documents, Errors, Rql, Indexing, Subscriptions, Changes);
+
+    [Fact]
     public void HostingDoesNotKnowTheHandlers() => AssertNoDependency(Hosting, Handlers);
 
     [Fact]
     public void NothingBelowTheHandlersKnowsAspNetCoreHttp()
     {
-        foreach (var layer in new[] { Wire, Databases, Documents, Errors, Rql, Indexing, Queries, Subscriptions, Changes })
+        foreach (var layer in new[] { Wire, Databases, Documents, Errors, Rql, Indexing, Queries, Subscriptions, Changes, WebSockets })
             AssertNoDependency(layer, "Microsoft.AspNetCore");
     }
 
     [Fact]
     public void NothingBelowTheHandlersKnowsTheHandlersOrTheHost()
     {
-        foreach (var layer in new[] { Wire, Databases, Documents, Errors, Rql, Indexing, Queries, Subscriptions, Changes })
+        foreach (var layer in new[] { Wire, Databases, Documents, Errors, Rql, Indexing, Queries, Subscriptions, Changes, WebSockets })
             AssertNoDependency(layer, Handlers, Hosting, Routing);
     }
 

@@ -370,6 +370,8 @@ public sealed class ChangesFeedTests(ServerFixture fixture) : IClassFixture<Serv
     {
         var db = await fixture.CreateDatabaseAsync();
         using var response = await Client.GetAsync($"/databases/{db}/changes");
-        Assert.Contains("WebSocket", await Api.AssertErrorAsync(response, HttpStatusCode.BadRequest, "BadRequestException"), StringComparison.Ordinal);
+        Assert.Equal(
+            "This route is a WebSocket: connect with ws://.../databases/{db}/changes, or read server-sent events from /databases/{db}/changes/events?collection=Orders.",
+            await Api.AssertErrorAsync(response, HttpStatusCode.BadRequest, "BadRequestException"));
     }
 }

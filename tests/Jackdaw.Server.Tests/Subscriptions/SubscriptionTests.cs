@@ -366,6 +366,50 @@ public sealed class SubscriptionTests(ServerFixture fixture) : IClassFixture<Ser
         await gone.DisposeAsync();
     }
 
+    [Fact]
+    public async Task ARefusedWorkerIsToldWhyThenClosedAsAPolicyViolation()
+    {
+        var db = await fixture.CreateDatabaseAsync();
+        var (worker, status) = await SubscriptionWorker.ConnectAsync(Server, db, "Missing");
+        await using var scope = worker;
+        Assert.Equal("NotFound", status.GetProperty("Status").GetString());
+        Assert.Equal("SubscriptionDoesNotExistException", status.GetProperty("Exception").GetString());
+        Assert.Null(await worker.ReceiveAsync(Wait));
+        Assert.Equal(System.Net.WebSockets.WebSocketCloseStatus.PolicyViolation, worker.Socket.CloseStatus);
+        Assert.Equal("NotFound", worker.Socket.CloseStatusDescription);
+    }
+
+    [Fact]
+    public async Task ADroppedWorkerIsToldWhyThenClosedNormally()
+    {
+        var db = await SeedAsync(1);
+        await CreateAsync(db, "C", "from Orders");
+        var (worker, _) = await SubscriptionWorker.ConnectAsync(Server, db, "C");
+        await using var scope = worker;
+        using (var drop = await Client.PostAsync($"/databases/{db}/subscriptions/drop?name=C", null))
+            Assert.Equal(HttpStatusCode.NoContent, drop.StatusCode);
+        JsonElement? closed;
+        do
+        {
+            closed = await worker.ReceiveAsync(Wait);
+        }
+        while (closed is { } m && m.GetProperty("Type").GetString() == "Batch");
+        Assert.Equal("Closed", closed!.Value.GetProperty("Status").GetString());
+        Assert.Null(await worker.ReceiveAsync(Wait));
+        Assert.Equal(System.Net.WebSockets.WebSocketCloseStatus.NormalClosure, worker.Socket.CloseStatus);
+        Assert.Equal("closed", worker.Socket.CloseStatusDescription);
+    }
+
+    [Fact]
+    public async Task APlainGetOfTheConnectRouteIsToldItIsAWebSocket()
+    {
+        var db = await SeedAsync(1);
+        await CreateAsync(db, "P", "from Orders");
+        using var response = await Client.GetAsync($"/databases/{db}/subscriptions/connect?name=P");
+        var message = await Api.AssertErrorAsync(response, HttpStatusCode.BadRequest, "BadRequestException");
+        Assert.Equal("This route is a WebSocket: connect with ws://.../databases/{db}/subscriptions/connect?name=...", message);
+    }
+
     [Theory]
     [InlineData("not json", "InvalidJsonException")]
     [InlineData("{\"Type\":\"Acknowledge\",\"Etag\":999999}", "does not match")]

@@ -1,8 +1,7 @@
 using System.Globalization;
 using System.Text.Json;
-using Jackdaw.Server.Indexing;
 
-namespace Jackdaw.Server.Wire;
+namespace Jackdaw.Server.Indexing;
 
 /// <summary>Indexing batches in RavenDB's shape of indexing performance stats.</summary>
 public static class IndexingPerformanceJson
@@ -52,5 +51,6 @@ public static class IndexingPerformanceJson
         writer.WriteEndObject();
     }
 
-    private static string Time(DateTime time) => JsonDefaults.FormatTime(time);
+    // RavenDB's time format, as Wire's JsonDefaults.FormatTime writes it (Indexing may not use Wire).
+    private static string Time(DateTime time) => time.ToString("yyyy-MM-dd'T'HH:mm:ss.fffffff'Z'", CultureInfo.InvariantCulture);
 }

@@ -3,11 +3,11 @@ using System.Net.WebSockets;
 using System.Text.Json;
 using System.Threading.Channels;
 using Jackdaw.Server.Errors;
-using Jackdaw.Server.Subscriptions;
+using Jackdaw.Server.WebSockets;
 using Jackdaw.Storage.Engine;
 using Microsoft.Extensions.Logging;
 
-namespace Jackdaw.Server.Wire;
+namespace Jackdaw.Server.Subscriptions;
 
 /// <summary>
 /// A worker's WebSocket connection to a subscription, from the accepted session to the close:
@@ -87,14 +87,8 @@ public sealed class SubscriptionConnection : IDisposable
         var status = reason switch { SubscriptionDoesNotExistException => "NotFound", SubscriptionInUseException => "InUse", _ => "Closed" };
         var message = JsonSerializer.SerializeToUtf8Bytes(new { Type = "ConnectionStatus", Status = status, Exception = reason.GetType().Name, reason.Message, CanReconnect = reason is SubscriptionInUseException });
         await socket.SendAsync(message, WebSocketMessageType.Text, true, aborted).ConfigureAwait(false);
-        try
-        {
-            await socket.CloseOutputAsync(WebSocketCloseStatus.PolicyViolation, status, CancellationToken.None).ConfigureAwait(false);
-        }
-        catch (WebSocketException)
-        {
-        }
-        await DrainAsync(socket, aborted).ConfigureAwait(false);
+        await WebSocketClosing.SendCloseAsync(socket, WebSocketCloseStatus.PolicyViolation, status, CancellationToken.None).ConfigureAwait(false);
+        await WebSocketClosing.DrainAsync(socket, WebSocketClosing.Grace, aborted).ConfigureAwait(false);
     }
 
     private async Task RunAsync()
@@ -142,7 +136,7 @@ public sealed class SubscriptionConnection : IDisposable
             await CloseOutputAsync(WebSocketCloseStatus.NormalClosure, "closed").ConfigureAwait(false);
             // The reader ends at the client's close frame (or a broken connection); a client that
             // never answers the close is left after a few seconds.
-            await Task.WhenAny(reading, Task.Delay(TimeSpan.FromSeconds(5))).ConfigureAwait(false);
+            await Task.WhenAny(reading, Task.Delay(WebSocketClosing.Grace)).ConfigureAwait(false);
         }
         finally
         {
@@ -327,35 +321,11 @@ public sealed class SubscriptionConnection : IDisposable
         }
         try
         {
-            if (_socket.State is WebSocketState.Open or WebSocketState.CloseReceived)
-                await _socket.CloseOutputAsync(status, description, _sendLimit.Token).ConfigureAwait(false);
-        }
-        catch (Exception e) when (e is WebSocketException or OperationCanceledException)
-        {
+            await WebSocketClosing.SendCloseAsync(_socket, status, description, _sendLimit.Token).ConfigureAwait(false);
         }
         finally
         {
             _sending.Release();
-        }
-    }
-
-    /// <summary>Reads until the client's close frame (at most a few seconds), so the close handshake completes.</summary>
-    private static async Task DrainAsync(WebSocket socket, CancellationToken aborted)
-    {
-        var buffer = new byte[1024];
-        using var limit = CancellationTokenSource.CreateLinkedTokenSource(aborted);
-        limit.CancelAfter(TimeSpan.FromSeconds(5));
-        try
-        {
-            while (socket.State is WebSocketState.Open or WebSocketState.CloseSent)
-            {
-                var received = await socket.ReceiveAsync(buffer.AsMemory(), limit.Token).ConfigureAwait(false);
-                if (received.MessageType == WebSocketMessageType.Close)
-                    return;
-            }
-        }
-        catch (Exception e) when (e is OperationCanceledException or WebSocketException)
-        {
         }
     }
 

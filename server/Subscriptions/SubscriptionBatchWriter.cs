@@ -5,9 +5,8 @@ using System.Text.Json;
 using Jackdaw.Server.Queries;
 using Jackdaw.Server.Documents;
 using Jackdaw.Server.Rql;
-using Jackdaw.Server.Subscriptions;
 
-namespace Jackdaw.Server.Wire;
+namespace Jackdaw.Server.Subscriptions;
 
 /// <summary>
 /// A subscription batch as the worker receives it:
