@@ -18,9 +18,9 @@ public interface IIndexMapper
 
 /// <summary>
 /// The map of an auto-index: each field is a document path read straight from the blittable form
-/// (no JavaScript) by <see cref="DocumentPath"/>: a path that meets arrays walks every element
-/// (one term per element); an object at its end, or a number that does not read as a double, is
-/// present but equal to nothing (<see cref="Present"/>).
+/// (no JavaScript) by <see cref="DocumentPath"/>, the walk <see cref="Rql.RqlEvaluator"/> uses too:
+/// a path that meets arrays walks every element (one term per element); an object at its end, or a
+/// number that does not read as a double, is present but equal to nothing (<see cref="Present"/>).
 /// </summary>
 public sealed class AutoIndexMapper : IIndexMapper
 {

@@ -179,6 +179,51 @@ public sealed class RqlEvaluatorTests
 
     private static string Quote(string text) => "'" + text.Replace("\\", "\\\\", StringComparison.Ordinal).Replace("'", "\\'", StringComparison.Ordinal) + "'";
 
+    private static bool Matches(byte[] document, string where, Dictionary<string, JsonElement>? parameters = null)
+    {
+        var rql = "from Docs where " + where;
+        return new RqlEvaluator(rql, parameters).Matches(RqlParser.Parse(rql).Where, "docs/1", document);
+    }
+
+    private static byte[] Blittable(string json)
+    {
+        using var context = new JsonOperationContext();
+        return context.Parse(System.Text.Encoding.UTF8.GetBytes(json), BlittableMode.Disk).ToArray();
+    }
+
+    [Fact]
+    public void ValuesAreReadAsAnAutoIndexReadsThem()
+    {
+        // A number that does not read as a double (only a document written by other means than JSON
+        // holds one: the text of 1.5 is overwritten) is present and equal to nothing, as the index
+        // keeps it; it used to be null here.
+        var bad = Blittable("""{"A":1.5}""");
+        var at = bad.AsSpan().IndexOf("\u00031.5"u8);
+        "1x5"u8.CopyTo(bad.AsSpan(at + 1));
+        Assert.True(Matches(bad, "exists(A)"));
+        Assert.False(Matches(bad, "A = null"));
+        Assert.False(Matches(bad, "A = 1.5"));
+        Assert.True(Matches(bad, "A != null"));
+
+        // An object at the end of the path: present, equal to nothing.
+        var nested = Blittable("""{"A":{"B":null}}""");
+        Assert.True(Matches(nested, "exists(A)"));
+        Assert.False(Matches(nested, "A = null"));
+        Assert.True(Matches(nested, "A.B = null"));
+
+        // One zero.
+        var zero = Blittable("""{"A":-0.0}""");
+        Assert.True(Matches(zero, "A = 0"));
+        Assert.True(Matches(zero, "A >= 0 and A <= -0"));
+        Assert.False(Matches(zero, "A < 0 or A > 0"));
+
+        // The string form of the path is read, as an auto-index reads its field: a quoted name
+        // holding a '.' is two names.
+        var dotted = Blittable("""{"a":{"b":1},"a.b":2}""");
+        Assert.True(Matches(dotted, "'a.b' = 1"));
+        Assert.False(Matches(dotted, "'a.b' = 2"));
+    }
+
     [Fact]
     public void AMissingParameterIsAnInvalidQueryNamingIt()
     {
