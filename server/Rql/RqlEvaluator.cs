@@ -13,8 +13,9 @@ namespace Jackdaw.Server.Rql;
 /// <item>a path reaches the values <see cref="DocumentPath"/> gives (its leaf rules: arrays walked
 ///   wherever met, an object at the end or a number that does not read as a double is present and
 ///   equal to nothing), read from the path's string form as an auto-index reads its fields;</item>
-/// <item>strings compare lowercased (invariant culture), by ordinal, except inside <c>exact()</c>
-///   (ordinal as they are): the order of an index's lowercased terms;</item>
+/// <item>strings compare lowercased (invariant culture) except inside <c>exact()</c> (as they are),
+///   by code point: the order of an index's terms (UTF-8 bytes), which differs from UTF-16 ordinal
+///   where a character beyond U+FFFF meets one from U+E000;</item>
 /// <item>numbers compare as numbers (-0 equals 0); a number never equals a string;</item>
 /// <item>a path through an array (<c>Lines[].Product</c>, or any segment that meets an array) matches
 ///   when any element does; <c>all in</c> needs every listed value among the elements;</item>
@@ -240,11 +241,27 @@ public sealed class RqlEvaluator
     private static int? Compare(Scalar value, JsonElement target, bool exact) => (value.Kind, target.ValueKind) switch
     {
         (PathLeafKind.Null, JsonValueKind.Null) => 0,
-        (PathLeafKind.String, JsonValueKind.String) when value.Term is { } s => Math.Sign(exact ? string.CompareOrdinal(s, target.GetString()) : string.CompareOrdinal(s.ToLowerInvariant(), target.GetString()!.ToLowerInvariant())),
+        (PathLeafKind.String, JsonValueKind.String) when value.Term is { } s => Math.Sign(exact ? CompareCodePoints(s, target.GetString()!) : CompareCodePoints(s.ToLowerInvariant(), target.GetString()!.ToLowerInvariant())),
         (PathLeafKind.Number, JsonValueKind.Number) => value.Number.CompareTo(target.GetDouble()),
         (PathLeafKind.True, JsonValueKind.True) or (PathLeafKind.False, JsonValueKind.False) => 0,
         _ => null,
     };
+
+    /// <summary>
+    /// Ordinal order by code point, which is the order of UTF-8 bytes and so of an index's terms. It
+    /// differs from <see cref="string.CompareOrdinal(string, string)"/> (UTF-16 units) only where a
+    /// character beyond U+FFFF (a surrogate pair) meets one from U+E000 to U+FFFF.
+    /// </summary>
+    public static int CompareCodePoints(string a, string b)
+    {
+        var common = a.AsSpan().CommonPrefixLength(b);
+        if (common == a.Length || common == b.Length)
+            return a.Length.CompareTo(b.Length);
+        var (x, y) = (a[common], b[common]);
+        if (char.IsSurrogate(x) != char.IsSurrogate(y) && (char.IsSurrogate(x) ? y : x) >= '\uE000')
+            return char.IsSurrogate(x) ? 1 : -1;
+        return x.CompareTo(y);
+    }
 
     /// <summary>The values of an <c>in</c> list entry: a <c>$parameter</c> holding an array gives each element.</summary>
     private IEnumerable<JsonElement> ResolveList(RqlValue value)

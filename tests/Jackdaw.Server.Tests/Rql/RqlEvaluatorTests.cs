@@ -225,6 +225,20 @@ public sealed class RqlEvaluatorTests
     }
 
     [Fact]
+    public void StringsCompareByCodePointAsIndexTermsDo()
+    {
+        // U+1F600 (a surrogate pair in UTF-16) is after U+FF71 by code point and in UTF-8, before it by UTF-16 unit.
+        var document = Blittable("""{"A":"😀 smile"}""");
+        Assert.True(Matches(document, "A > 'ｱ'"));
+        Assert.False(Matches(document, "A < 'ｱ'"));
+        Assert.True(Matches(document, "exact(A between 'ｱ' and '😁')"));
+        Assert.True(RqlEvaluator.CompareCodePoints("\uD83D\uDE00", "\uFF71") > 0);
+        Assert.True(RqlEvaluator.CompareCodePoints("\uD7FF", "\uD83D\uDE00") < 0);
+        Assert.True(RqlEvaluator.CompareCodePoints("ab", "abc") < 0);
+        Assert.Equal(0, RqlEvaluator.CompareCodePoints("ab", "ab"));
+    }
+
+    [Fact]
     public void AMissingParameterIsAnInvalidQueryNamingIt()
     {
         var error = Assert.Throws<InvalidQueryException>(() => Query("from Orders where Company = $company"));
