@@ -15,7 +15,9 @@ namespace Jackdaw.Server.Rql;
 ///   equal to nothing), read from the path's string form as an auto-index reads its fields;</item>
 /// <item>strings compare lowercased (invariant culture) except inside <c>exact()</c> (as they are),
 ///   by code point: the order of an index's terms (UTF-8 bytes), which differs from UTF-16 ordinal
-///   where a character beyond U+FFFF meets one from U+E000;</item>
+///   where a character beyond U+FFFF meets one from U+E000; a string longer than
+///   <see cref="LongestTerm"/> characters is no term of an index: it equals nothing and is in no range
+///   (<c>search()</c> still finds its words);</item>
 /// <item>numbers compare as numbers (-0 equals 0); a number never equals a string;</item>
 /// <item>a path through an array (<c>Lines[].Product</c>, or any segment that meets an array) matches
 ///   when any element does; <c>all in</c> needs every listed value among the elements;</item>
@@ -31,6 +33,12 @@ namespace Jackdaw.Server.Rql;
 /// </summary>
 public sealed class RqlEvaluator
 {
+    /// <summary>
+    /// The longest string an index keeps as a term (<c>LuceneFields.MaxTermChars</c> is this one;
+    /// Lucene's own limit is 32,766 bytes): a longer string is compared with nothing, here as there.
+    /// </summary>
+    public const int LongestTerm = 8 * 1024;
+
     private readonly string _query;
     private readonly IReadOnlyDictionary<string, JsonElement> _parameters;
 
@@ -195,8 +203,8 @@ public sealed class RqlEvaluator
             ? new Scalar(PathLeafKind.String, 0, leaf.GetString())
             : new Scalar(leaf.Kind, leaf.Number, null);
 
-        /// <summary>The string, or null when the value is not one.</summary>
-        public string? Term => Kind == PathLeafKind.String ? Text : null;
+        /// <summary>The string when an index would keep it as a term (see <see cref="LongestTerm"/>), else null.</summary>
+        public string? Term => Kind == PathLeafKind.String && Text!.Length <= LongestTerm ? Text : null;
     }
 
     private struct FirstMatch<T>(T target, Func<Scalar, T, bool> test) : IDocumentPathVisitor

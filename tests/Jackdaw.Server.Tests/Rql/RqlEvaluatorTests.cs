@@ -225,6 +225,24 @@ public sealed class RqlEvaluatorTests
     }
 
     [Fact]
+    public void AStringLongerThanAnIndexTermIsComparedWithNothingButSearched()
+    {
+        var text = "word " + new string('q', RqlEvaluator.LongestTerm);
+        var document = Blittable($$"""{"A":"{{text}}","B":"short"}""");
+        var parameters = new Dictionary<string, JsonElement> { ["t"] = JsonSerializer.SerializeToElement(text) };
+        Assert.True(Matches(document, "exists(A)"));
+        Assert.False(Matches(document, "A = $t", parameters));
+        Assert.False(Matches(document, "exact(A = $t)", parameters));
+        Assert.False(Matches(document, "A > 'a'"));
+        Assert.False(Matches(document, "startsWith(A, 'word')"));
+        Assert.False(Matches(document, "endsWith(A, 'q')"));
+        Assert.False(Matches(document, "regex(A, 'word')"));
+        Assert.True(Matches(document, "A != $t", parameters));
+        Assert.True(Matches(document, "search(A, 'word')"));
+        Assert.True(Matches(document, "startsWith(B, 'sh')"));
+    }
+
+    [Fact]
     public void StringsCompareByCodePointAsIndexTermsDo()
     {
         // U+1F600 (a surrogate pair in UTF-16) is after U+FF71 by code point and in UTF-8, before it by UTF-16 unit.
