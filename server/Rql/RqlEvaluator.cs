@@ -20,7 +20,8 @@ namespace Jackdaw.Server.Rql;
 ///   (<c>search()</c> still finds its words);</item>
 /// <item>numbers compare as numbers (-0 equals 0); a number never equals a string;</item>
 /// <item>a path through an array (<c>Lines[].Product</c>, or any segment that meets an array) matches
-///   when any element does; <c>all in</c> needs every listed value among the elements;</item>
+///   when any element does; <c>all in</c> needs every listed value among the elements (and an empty
+///   list matches nothing, as the index's query of no clauses);</item>
 /// <item><c>Field = null</c> finds an explicit null, not a missing field; <c>exists(Field)</c> finds
 ///   any present value, null included; <c>!=</c> is <c>not =</c> (a missing field is "not equal");</item>
 /// <item><c>search</c> splits the text and the words on anything that is not a letter or digit and
@@ -87,12 +88,14 @@ public sealed class RqlEvaluator
     private bool AllIn(RqlIn expression, string id, ReadOnlySpan<byte> document, bool exact)
     {
         var values = Values(expression.Field, id, document);
+        var any = false;
         foreach (var resolved in expression.Values.SelectMany(ResolveList))
         {
             if (!values.Any(value => Compare(value, resolved, exact) == 0))
                 return false;
+            any = true;
         }
-        return true;
+        return any;
     }
 
     private bool EvaluateMethod(RqlMethod method, string id, ReadOnlySpan<byte> document, bool exact)

@@ -257,6 +257,15 @@ public sealed class RqlEvaluatorTests
     }
 
     [Fact]
+    public void AllInAnEmptyListMatchesNothing()
+    {
+        var document = Blittable("""{"A":[1,2]}""");
+        Assert.False(Matches(document, "A all in ($list)", new() { ["list"] = JsonSerializer.SerializeToElement(Array.Empty<int>()) }));
+        Assert.True(Matches(document, "A all in ($list)", new() { ["list"] = JsonSerializer.SerializeToElement(new[] { 2, 1 }) }));
+        Assert.False(Matches(document, "A in ($list)", new() { ["list"] = JsonSerializer.SerializeToElement(Array.Empty<int>()) }));
+    }
+
+    [Fact]
     public void AMissingParameterIsAnInvalidQueryNamingIt()
     {
         var error = Assert.Throws<InvalidQueryException>(() => Query("from Orders where Company = $company"));
