@@ -245,7 +245,7 @@ public sealed class LuceneQueryBuilder
         null when target.IsId => new BooleanQuery(),
         null => new TermQuery(new Term(LuceneFields.Null, target.Name)),
         string s => new TermQuery(new Term(target.Name, target.LowerStrings ? LuceneFields.Lower(s) : s)),
-        double d when !target.IsId => NumericRangeQuery.NewDoubleRange(target.Name + LuceneFields.NumberSuffix, LuceneFields.NumberPrecisionStep, d, d, true, true),
+        double d when !target.IsId => NumericRangeQuery.NewDoubleRange(target.Name + LuceneFields.NumberSuffix, LuceneFields.NumberPrecisionStep, LowBound(d, true), HighBound(d, true), true, true),
         bool b when !target.IsId => new TermQuery(new Term(target.Name + LuceneFields.BooleanSuffix, b ? "true" : "false")),
         _ => new BooleanQuery(),
     };
@@ -266,13 +266,20 @@ public sealed class LuceneQueryBuilder
                 return TermRangeQuery.NewStringRange(target.Name, from, to, includeLow, includeHigh);
             }
             case double when !target.IsId:
-                return NumericRangeQuery.NewDoubleRange(target.Name + LuceneFields.NumberSuffix, LuceneFields.NumberPrecisionStep, low as double?, high as double?, includeLow, includeHigh);
+                return NumericRangeQuery.NewDoubleRange(target.Name + LuceneFields.NumberSuffix, LuceneFields.NumberPrecisionStep, LowBound(low as double?, includeLow), HighBound(high as double?, includeHigh), includeLow, includeHigh);
             case null or bool when (low is null || includeLow) && (high is null || includeHigh) && !(low is null && high is null):
                 return Equal(target, bound);
             default:
                 return new BooleanQuery();
         }
     }
+
+    // Lucene's numeric terms order -0 just before 0 (their bits differ), and an index may hold either
+    // (a JavaScript map's -0; an auto-index built before its walk read -0 as 0). RQL knows one zero:
+    // a bound at zero takes in both zeros, or neither.
+    private static double? LowBound(double? value, bool inclusive) => value == 0 ? (inclusive ? -0.0 : 0.0) : value;
+
+    private static double? HighBound(double? value, bool inclusive) => value == 0 ? (inclusive ? 0.0 : -0.0) : value;
 
     private Query Method(RqlMethod method, bool exact)
     {
