@@ -53,4 +53,22 @@ public sealed class RangeBoundTests(ServerFixture fixture) : IClassFixture<Serve
         Assert.Equal(expected, scanned);
         Assert.Equal(expected, indexed);
     }
+
+    [Theory]
+    [InlineData("F >= null", "null")]
+    [InlineData("F <= null", "null")]
+    [InlineData("F > null", "")]
+    [InlineData("F between null and null", "null")]
+    [InlineData("F between null and 1", "")]
+    [InlineData("F between true and false", "")]
+    [InlineData("F between true and true", "true")]
+    [InlineData("F <= true", "true")]
+    [InlineData("F < true", "")]
+    public async Task NullAndBooleansHaveNoOrderButInclusiveBoundsMatchTheirValue(string where, string expected)
+    {
+        var db = await SeedAsync();
+        var (indexed, scanned) = await AskAsync(db, where);
+        Assert.Equal(expected, scanned);
+        Assert.Equal(expected, indexed);
+    }
 }
