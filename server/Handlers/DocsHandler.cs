@@ -28,7 +28,7 @@ public sealed class DocsHandler(ServerContext server) : HandlerBase(server)
         // One id is the common case: no list for it.
         string? single = null;
         List<string?>? ids = null;
-        List<string[]>? includes = null;
+        List<DocumentPath>? includes = null;
         var metadataOnly = false;
         foreach (var parameter in query)
         {
@@ -39,8 +39,7 @@ public sealed class DocsHandler(ServerContext server) : HandlerBase(server)
             }
             if (parameter.NameEquals("include"))
             {
-                var path = DocumentIncludes.Parse(UrlQuery.Decode(parameter.RawValue, parameter.RawName));
-                if (path.Length > 0)
+                if (DocumentIncludes.Parse(UrlQuery.Decode(parameter.RawValue, parameter.RawName)) is { } path)
                     (includes ??= []).Add(path);
                 continue;
             }
@@ -146,7 +145,7 @@ public sealed class DocsHandler(ServerContext server) : HandlerBase(server)
         context.Response.StatusCode = StatusCodes.Status204NoContent;
     }
 
-    private static async ValueTask GetOneAsync(RequestContext context, DocumentDatabase database, string id, List<string[]>? includes)
+    private static async ValueTask GetOneAsync(RequestContext context, DocumentDatabase database, string id, List<DocumentPath>? includes)
     {
         var output = context.Response.BodyWriter;
         using (var reader = database.BeginRead())
@@ -158,7 +157,7 @@ public sealed class DocsHandler(ServerContext server) : HandlerBase(server)
     }
 
     /// <summary>Writes <c>{"Results":[doc],"Includes":{}}</c> (or a 404 error); false when nothing more is to be sent (304).</summary>
-    private static bool WriteSingle(RequestContext context, DocumentsReader reader, string id, List<string[]>? includes)
+    private static bool WriteSingle(RequestContext context, DocumentsReader reader, string id, List<DocumentPath>? includes)
     {
         if (!reader.TryGet(id, out var record))
         {
@@ -198,7 +197,7 @@ public sealed class DocsHandler(ServerContext server) : HandlerBase(server)
         return true;
     }
 
-    private static ValueTask GetManyAsync(RequestContext context, DocumentDatabase database, List<string?> ids, List<string[]>? includes, bool metadataOnly = false, bool notFoundIfMissing = false)
+    private static ValueTask GetManyAsync(RequestContext context, DocumentDatabase database, List<string?> ids, List<DocumentPath>? includes, bool metadataOnly = false, bool notFoundIfMissing = false)
     {
         if (notFoundIfMissing)
         {
@@ -256,11 +255,11 @@ public sealed class DocsHandler(ServerContext server) : HandlerBase(server)
     public async ValueTask PostIds(RequestContext context)
     {
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
-        List<string[]>? includes = null;
+        List<DocumentPath>? includes = null;
         var metadataOnly = false;
         foreach (var parameter in new UrlQuery(context.Request.QueryString.Value))
         {
-            if (parameter.NameEquals("include") && DocumentIncludes.Parse(UrlQuery.Decode(parameter.RawValue, parameter.RawName)) is { Length: > 0 } path)
+            if (parameter.NameEquals("include") && DocumentIncludes.Parse(UrlQuery.Decode(parameter.RawValue, parameter.RawName)) is { } path)
                 (includes ??= []).Add(path);
             else if (parameter.NameEquals("metadataOnly"))
                 metadataOnly = ReadBoolean(UrlQuery.Decode(parameter.RawValue, parameter.RawName), "metadataOnly");

@@ -1,4 +1,4 @@
-using Jackdaw.Storage.Blittable;
+using Jackdaw.Server.Documents;
 
 namespace Jackdaw.Server.Indexing;
 
@@ -18,23 +18,26 @@ public interface IIndexMapper
 
 /// <summary>
 /// The map of an auto-index: each field is a document path read straight from the blittable form
-/// (no JavaScript), with the meaning <see cref="Rql.RqlEvaluator"/> gives paths: a path that
-/// meets arrays walks every element (one term per element), an object or array where a value was
-/// expected is present but equal to nothing.
+/// (no JavaScript) by <see cref="DocumentPath"/>, the walk <see cref="Rql.RqlEvaluator"/> uses too:
+/// a path that meets arrays walks every element (one term per element); an object at its end, or a
+/// number that does not read as a double, is present but equal to nothing (<see cref="Present"/>).
 /// </summary>
 public sealed class AutoIndexMapper : IIndexMapper
 {
-    /// <summary>The value of a field that is present but is an object: it exists, and equals nothing.</summary>
+    /// <summary>The value of a field that is present but is an object or a bad number: it exists, and equals nothing.</summary>
     public static readonly object Present = new();
 
+    private static readonly object BoxedTrue = true;
+    private static readonly object BoxedFalse = false;
+
     private readonly AutoIndexField[] _fields;
-    private readonly string[][] _paths;
+    private readonly DocumentPath[] _paths;
 
     public AutoIndexMapper(IndexDefinition definition)
     {
         Collections = [definition.Collection!];
         _fields = definition.AutoFields.ToArray();
-        _paths = _fields.Select(f => f.Path.Split('.').Select(s => s.EndsWith("[]", StringComparison.Ordinal) ? s[..^2] : s).ToArray()).ToArray();
+        _paths = _fields.Select(f => DocumentPath.Parse(f.Path)).ToArray();
     }
 
     public IReadOnlyList<string> Collections { get; }
@@ -43,49 +46,45 @@ public sealed class AutoIndexMapper : IIndexMapper
 
     public void Map(MapInput document, IMapDocumentLoader? loader, MapOutput output)
     {
-        var root = BlittableReader.Open(document.Blittable.Span);
+        var blittable = document.Blittable.Span;
         var entry = new List<IndexField>(_fields.Length);
-        var values = new List<object?>();
+        var values = new FieldValues([]);
         for (var i = 0; i < _fields.Length; i++)
         {
-            values.Clear();
-            Walk(root, _paths[i], 0, values);
-            if (values.Count == 0)
+            values.Values.Clear();
+            _paths[i].Walk(blittable, ref values);
+            if (values.Values.Count == 0)
                 continue;
-            entry.Add(new IndexField(_fields[i].LuceneName, values.Count == 1 ? values[0] : values.ToArray()));
+            entry.Add(new IndexField(_fields[i].LuceneName, values.Values.Count == 1 ? values.Values[0] : values.Values.ToArray()));
         }
         output.Entries.Add(entry.ToArray());
     }
 
-    private static void Walk(BlittableObject current, string[] path, int depth, List<object?> values)
+    /// <summary>The values a path reaches, as index fields hold them.</summary>
+    private readonly struct FieldValues(List<object?> values) : IDocumentPathVisitor
     {
-        if (current.TryGet(path[depth], out var value))
-            Visit(value, path, depth + 1, values);
-    }
+        public List<object?> Values => values;
 
-    private static void Visit(BlittableValue value, string[] path, int depth, List<object?> values)
-    {
-        switch (value.Type)
+        public bool Leaf(PathLeaf leaf)
         {
-            case BlittableToken.Array:
-                var array = value.GetArray();
-                for (var i = 0; i < array.Length; i++)
-                    Visit(array[i], path, depth, values);
-                return;
-            case BlittableToken.Object when depth < path.Length:
-                Walk(value.GetObject(), path, depth, values);
-                return;
+            values.Add(leaf.Kind switch
+            {
+                PathLeafKind.Null => null,
+                PathLeafKind.True => BoxedTrue,
+                PathLeafKind.False => BoxedFalse,
+                PathLeafKind.Number => leaf.Number,
+                PathLeafKind.String => leaf.GetString(),
+                _ => Present,
+            });
+            return true;
         }
-        if (depth < path.Length)
-            return;
-        values.Add(value.Type switch
+
+        public void EnterArray()
         {
-            BlittableToken.Null => null,
-            BlittableToken.True => true,
-            BlittableToken.False => false,
-            BlittableToken.Integer or BlittableToken.Double => value.TryGetDouble(out var d) ? d : Present,
-            BlittableToken.String => value.GetString(),
-            _ => Present,
-        });
+        }
+
+        public void LeaveArray()
+        {
+        }
     }
 }

@@ -59,8 +59,8 @@ public static class LuceneFields
 
     private static readonly FieldType NumberType = new(DoubleField.TYPE_NOT_STORED) { NumericPrecisionStep = NumberPrecisionStep };
 
-    /// <summary>The longest string indexed as a term.</summary>
-    public const int MaxTermChars = 8 * 1024;
+    /// <summary>The longest string indexed as a term (the evaluator compares no longer one either).</summary>
+    public const int MaxTermChars = Rql.RqlEvaluator.LongestTerm;
 
     /// <summary>Sort values are cut to this many characters.</summary>
     public const int MaxSortChars = 256;

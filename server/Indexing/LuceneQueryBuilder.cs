@@ -125,7 +125,7 @@ public sealed class LuceneQueryBuilder
             case RqlBetween b:
             {
                 var target = Target(b.Field, exact, b.Position);
-                return Range(target, Resolve(b.Low), true, Resolve(b.High), true);
+                return Range(target, new Bound(Resolve(b.Low), true), new Bound(Resolve(b.High), true));
             }
             case RqlIn i:
             {
@@ -203,7 +203,7 @@ public sealed class LuceneQueryBuilder
                 left.AddRange(group);
                 continue;
             }
-            query.Add(Range(target, low, lower[0].Operator == RqlComparisonOperator.GreaterOrEqual, high, upper[0].Operator == RqlComparisonOperator.LessOrEqual), Occur.MUST);
+            query.Add(Range(target, new Bound(low, lower[0].Operator == RqlComparisonOperator.GreaterOrEqual), new Bound(high, upper[0].Operator == RqlComparisonOperator.LessOrEqual)), Occur.MUST);
         }
         return left;
     }
@@ -233,10 +233,10 @@ public sealed class LuceneQueryBuilder
         {
             RqlComparisonOperator.Equal => Equal(target, value),
             RqlComparisonOperator.NotEqual => Not(Equal(target, value)),
-            RqlComparisonOperator.Less => Range(target, null, false, value, false),
-            RqlComparisonOperator.LessOrEqual => Range(target, null, false, value, true),
-            RqlComparisonOperator.Greater => Range(target, value, false, null, false),
-            _ => Range(target, value, true, null, false),
+            RqlComparisonOperator.Less => Range(target, null, new Bound(value, false)),
+            RqlComparisonOperator.LessOrEqual => Range(target, null, new Bound(value, true)),
+            RqlComparisonOperator.Greater => Range(target, new Bound(value, false), null),
+            _ => Range(target, new Bound(value, true), null),
         };
     }
 
@@ -245,34 +245,47 @@ public sealed class LuceneQueryBuilder
         null when target.IsId => new BooleanQuery(),
         null => new TermQuery(new Term(LuceneFields.Null, target.Name)),
         string s => new TermQuery(new Term(target.Name, target.LowerStrings ? LuceneFields.Lower(s) : s)),
-        double d when !target.IsId => NumericRangeQuery.NewDoubleRange(target.Name + LuceneFields.NumberSuffix, LuceneFields.NumberPrecisionStep, d, d, true, true),
+        double d when !target.IsId => NumericRangeQuery.NewDoubleRange(target.Name + LuceneFields.NumberSuffix, LuceneFields.NumberPrecisionStep, LowBound(d, true), HighBound(d, true), true, true),
         bool b when !target.IsId => new TermQuery(new Term(target.Name + LuceneFields.BooleanSuffix, b ? "true" : "false")),
         _ => new BooleanQuery(),
     };
 
-    // A range with one open end (null). A string bound ranges over strings, a number over numbers;
-    // an inclusive bound of null or a boolean matches what equals it (as the evaluator compares them).
-    private static Query Range(FieldTarget target, object? low, bool includeLow, object? high, bool includeHigh)
+    /// <summary>One end of a range: a query value (null is the value null) and whether the range includes it.</summary>
+    private readonly record struct Bound(object? Value, bool Inclusive);
+
+    // A range between two bounds of one kind, or with one open end (a null Bound?). A string bound
+    // ranges over strings, a number over numbers. Null and booleans have no order: an inclusive
+    // bound of one matches what equals it (both bounds, when two, the same value), any other range
+    // nothing, as the evaluator compares them (F >= null finds the nulls, F between true and false nothing).
+    private static Query Range(FieldTarget target, Bound? low, Bound? high)
     {
-        var bound = low ?? high;
-        if (low is not null && high is not null && low.GetType() != high.GetType())
+        if (low is { } l && high is { } h && l.Value?.GetType() != h.Value?.GetType())
             return new BooleanQuery();
-        switch (bound)
+        var bound = (low ?? high)!.Value;
+        switch (bound.Value)
         {
             case string:
             {
-                var from = low is string l ? (target.LowerStrings ? LuceneFields.Lower(l) : l) : null;
-                var to = high is string h ? (target.LowerStrings ? LuceneFields.Lower(h) : h) : null;
-                return TermRangeQuery.NewStringRange(target.Name, from, to, includeLow, includeHigh);
+                var from = low?.Value is string lowText ? (target.LowerStrings ? LuceneFields.Lower(lowText) : lowText) : null;
+                var to = high?.Value is string highText ? (target.LowerStrings ? LuceneFields.Lower(highText) : highText) : null;
+                return TermRangeQuery.NewStringRange(target.Name, from, to, low?.Inclusive ?? false, high?.Inclusive ?? false);
             }
             case double when !target.IsId:
-                return NumericRangeQuery.NewDoubleRange(target.Name + LuceneFields.NumberSuffix, LuceneFields.NumberPrecisionStep, low as double?, high as double?, includeLow, includeHigh);
-            case null or bool when (low is null || includeLow) && (high is null || includeHigh) && !(low is null && high is null):
-                return Equal(target, bound);
+                return NumericRangeQuery.NewDoubleRange(target.Name + LuceneFields.NumberSuffix, LuceneFields.NumberPrecisionStep,
+                    LowBound(low?.Value as double?, low?.Inclusive ?? false), HighBound(high?.Value as double?, high?.Inclusive ?? false), low?.Inclusive ?? false, high?.Inclusive ?? false);
+            case null or bool when (low is null || low.Value.Inclusive) && (high is null || high.Value.Inclusive) && (low is null || high is null || Equals(low.Value.Value, high.Value.Value)):
+                return Equal(target, bound.Value);
             default:
                 return new BooleanQuery();
         }
     }
+
+    // Lucene's numeric terms order -0 just before 0 (their bits differ), and an index may hold either
+    // (a JavaScript map's -0; an auto-index built before its walk read -0 as 0). RQL knows one zero:
+    // a bound at zero takes in both zeros, or neither.
+    private static double? LowBound(double? value, bool inclusive) => value == 0 ? (inclusive ? -0.0 : 0.0) : value;
+
+    private static double? HighBound(double? value, bool inclusive) => value == 0 ? (inclusive ? 0.0 : -0.0) : value;
 
     private Query Method(RqlMethod method, bool exact)
     {

@@ -8,28 +8,37 @@ namespace Jackdaw.Server.Queries;
 
 /// <summary>
 /// RavenDB's <c>include</c>: the documents whose ids the loaded documents name under a path
-/// (<c>Company</c>, <c>Address.Owner</c>, <c>Lines[].Product</c>; arrays are walked wherever they
-/// are met), answered under <c>"Includes":{id: document}</c> so a client needs no second request.
+/// (<c>Company</c>, <c>Address.Owner</c>, <c>Lines[].Product</c>; read by <see cref="DocumentPath"/>,
+/// so arrays are walked wherever they are met), answered under <c>"Includes":{id: document}</c> so a
+/// client needs no second request. Only strings that are valid ids are included.
 /// </summary>
 public static class DocumentIncludes
 {
     /// <summary>Adds to <paramref name="ids"/> every string that <paramref name="paths"/> reach in the document.</summary>
-    public static void Collect(ReadOnlySpan<byte> document, IReadOnlyList<string[]> paths, HashSet<string> ids)
+    public static void Collect(ReadOnlySpan<byte> document, IReadOnlyList<DocumentPath> paths, HashSet<string> ids)
     {
-        var root = BlittableReader.Open(document);
+        var collector = new IdCollector(ids);
         foreach (var path in paths)
-            Walk(root, path, 0, ids);
+        {
+            path.Walk(document, ref collector);
+        }
     }
 
-    /// <summary>The include paths of a query, split into property names (null: it includes nothing).</summary>
-    public static List<string[]>? PathsOf(Rql.RqlQuery query) =>
-        query.Include.Count == 0 ? null : query.Include.Select(p => p.Segments.Select(s => s.Name).ToArray()).ToList();
+    /// <summary>The include paths of a query (null: it includes nothing).</summary>
+    public static List<DocumentPath>? PathsOf(Rql.RqlQuery query) =>
+        query.Include.Count == 0 ? null : query.Include.Select(p => p.DocumentPath).ToList();
 
-    /// <summary>An include path split into property names (<c>Lines[].Product</c> → Lines, Product).</summary>
-    public static string[] Parse(string path) =>
-        path.Split('.', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries)
+    /// <summary>
+    /// An include path as a URL gives it (<c>Lines[].Product</c>): names separated by <c>.</c>, blanks
+    /// around them and empty ones dropped; null when no name is left.
+    /// </summary>
+    public static DocumentPath? Parse(string path)
+    {
+        var names = path.Split('.', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries)
             .Select(segment => segment.EndsWith("[]", StringComparison.Ordinal) ? segment[..^2] : segment)
             .ToArray();
+        return names.Length == 0 ? null : new DocumentPath(names);
+    }
 
     /// <summary>Writes <c>{"id":document,...}</c> for the included ids that exist (missing ones are left out).</summary>
     public static void Write(IBufferWriter<byte> output, DocumentsReader reader, IEnumerable<string> ids)
@@ -51,28 +60,24 @@ public static class DocumentIncludes
         output.Write("}"u8);
     }
 
-    private static void Walk(BlittableObject current, string[] path, int depth, HashSet<string> ids)
+    private readonly struct IdCollector(HashSet<string> ids) : IDocumentPathVisitor
     {
-        if (current.TryGet(path[depth], out var value))
-            Visit(value, path, depth + 1, ids);
-    }
-
-    private static void Visit(BlittableValue value, string[] path, int depth, HashSet<string> ids)
-    {
-        switch (value.Type)
+        public bool Leaf(PathLeaf leaf)
         {
-            case BlittableToken.String when depth == path.Length:
-                if (value.GetString() is { Length: > 0 } id && DocumentIds.Validate(id) is null)
-                    ids.Add(id);
-                break;
-            case BlittableToken.Array:
-                var array = value.GetArray();
-                for (var i = 0; i < array.Length; i++)
-                    Visit(array[i], path, depth, ids);
-                break;
-            case BlittableToken.Object when depth < path.Length:
-                Walk(value.GetObject(), path, depth, ids);
-                break;
+            if (leaf.Kind == PathLeafKind.String && leaf.GetString() is { Length: > 0 } id && DocumentIds.Validate(id) is null)
+            {
+                ids.Add(id);
+            }
+
+            return true;
+        }
+
+        public void EnterArray()
+        {
+        }
+
+        public void LeaveArray()
+        {
         }
     }
 }

@@ -1,6 +1,7 @@
 using System.Buffers;
 using System.Text.Encodings.Web;
 using System.Text.Json;
+using Jackdaw.Server.Documents;
 using Jackdaw.Server.Indexing;
 using Jackdaw.Server.Rql;
 using Jackdaw.Storage.Blittable;
@@ -24,7 +25,7 @@ public static class QueryProjection
         }
         using var writer = new Utf8JsonWriter(output, new JsonWriterOptions { Encoder = JavaScriptEncoder.UnsafeRelaxedJsonEscaping, SkipValidation = true });
         writer.WriteStartObject();
-        var root = BlittableReader.Open(document);
+        ArrayBufferWriter<byte>? value = null;
         foreach (var projection in query.Select)
         {
             var name = projection.Alias ?? projection.Path.ToString();
@@ -37,8 +38,9 @@ public static class QueryProjection
                 writer.WriteRawValue(storedJson, skipInputValidation: true);
                 continue;
             }
-            var value = new ArrayBufferWriter<byte>(64);
-            WritePath(value, root, projection.Path);
+            value ??= new ArrayBufferWriter<byte>(256);
+            value.ResetWrittenCount();
+            WritePath(value, document, projection.Path);
             writer.WriteRawValue(value.WrittenSpan, skipInputValidation: true);
         }
         writer.WritePropertyName("@metadata");
@@ -49,74 +51,52 @@ public static class QueryProjection
         writer.WriteEndObject();
     }
 
-    /// <summary>The value a path reaches in a document (arrays walked: several values become an array; none is null).</summary>
-    private static void WritePath(ArrayBufferWriter<byte> output, BlittableObject root, RqlPath path)
+    /// <summary>
+    /// The value a path reaches in a document (<see cref="DocumentPath"/>'s walk): the value itself
+    /// (an object or array whole), an array of values for each array the path goes through (nested
+    /// as the arrays are, an element that does not reach a value left out), or null when it reaches none.
+    /// </summary>
+    private static void WritePath(ArrayBufferWriter<byte> output, ReadOnlySpan<byte> document, RqlPath path)
     {
-        var segments = path.Segments.Select(s => s.Name).ToArray();
-        var values = new ArrayBufferWriter<byte>();
-        var count = 0;
-        Walk(root, segments, 0, values, ref count, path.Segments.Any(s => s.Array));
-        if (count == 0)
-        {
+        var writer = new ProjectedValue(output);
+        path.DocumentPath.Walk(document, ref writer);
+        if (!writer.Written)
             output.Write("null"u8);
-            return;
-        }
-        output.Write(values.WrittenSpan);
     }
 
-    private static void Walk(BlittableObject current, string[] path, int depth, ArrayBufferWriter<byte> values, ref int count, bool asArray)
+    /// <summary>Writes the values of a walk as JSON, arrays as the walk enters and leaves them.</summary>
+    private struct ProjectedValue(ArrayBufferWriter<byte> output) : IDocumentPathVisitor
     {
-        if (!current.TryGet(path[depth], out var value))
-            return;
-        if (depth == path.Length - 1)
+        private bool _comma;
+
+        public bool Written { get; private set; }
+
+        public bool Leaf(PathLeaf leaf)
         {
-            Append(values, value, ref count);
-            return;
+            Separate();
+            BlittableJsonWriter.WriteValue(leaf.Value, output);
+            return true;
         }
-        Visit(value, path, depth + 1, values, ref count);
-    }
 
-    private static void Visit(BlittableValue value, string[] path, int depth, ArrayBufferWriter<byte> values, ref int count)
-    {
-        switch (value.Type)
+        public void EnterArray()
         {
-            case BlittableToken.Object:
-                var obj = value.GetObject();
-                if (obj.TryGet(path[depth], out var next))
-                {
-                    if (depth == path.Length - 1)
-                        Append(values, next, ref count);
-                    else
-                        Visit(next, path, depth + 1, values, ref count);
-                }
-                return;
-            case BlittableToken.Array:
-                // A path through an array projects every element's value, as an array.
-                var array = value.GetArray();
-                var inner = new ArrayBufferWriter<byte>();
-                var innerCount = 0;
-                for (var i = 0; i < array.Length; i++)
-                    Visit(array[i], path, depth, inner, ref innerCount);
-                var wrapped = new ArrayBufferWriter<byte>();
-                wrapped.Write("["u8);
-                wrapped.Write(inner.WrittenSpan);
-                wrapped.Write("]"u8);
-                AppendRaw(values, wrapped.WrittenSpan, ref count);
-                return;
+            Separate();
+            output.Write("["u8);
+            _comma = false;
         }
-    }
 
-    private static void Append(ArrayBufferWriter<byte> values, BlittableValue value, ref int count)
-    {
-        if (count++ > 0)
-            values.Write(","u8);
-        BlittableJsonWriter.WriteValue(value, values);
-    }
+        public void LeaveArray()
+        {
+            output.Write("]"u8);
+            _comma = true;
+        }
 
-    private static void AppendRaw(ArrayBufferWriter<byte> values, ReadOnlySpan<byte> json, ref int count)
-    {
-        if (count++ > 0)
-            values.Write(","u8);
-        values.Write(json);
+        private void Separate()
+        {
+            if (_comma)
+                output.Write(","u8);
+            _comma = true;
+            Written = true;
+        }
     }
 }

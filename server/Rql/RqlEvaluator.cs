@@ -1,7 +1,7 @@
 using System.Globalization;
 using System.Text.Json;
+using Jackdaw.Server.Documents;
 using Jackdaw.Server.Errors;
-using Jackdaw.Storage.Blittable;
 
 namespace Jackdaw.Server.Rql;
 
@@ -10,11 +10,18 @@ namespace Jackdaw.Server.Rql;
 /// meaning the indexes will give it (so subscriptions, which filter without an index, and tests
 /// agree with queries):
 /// <list type="bullet">
-/// <item>strings compare lowercased (invariant culture), by ordinal, except inside <c>exact()</c>
-///   (ordinal as they are): the order of an index's lowercased terms;</item>
-/// <item>numbers compare as numbers; a number never equals a string;</item>
+/// <item>a path reaches the values <see cref="DocumentPath"/> gives (its leaf rules: arrays walked
+///   wherever met, an object at the end or a number that does not read as a double is present and
+///   equal to nothing), read from the path's string form as an auto-index reads its fields;</item>
+/// <item>strings compare lowercased (invariant culture) except inside <c>exact()</c> (as they are),
+///   by code point: the order of an index's terms (UTF-8 bytes), which differs from UTF-16 ordinal
+///   where a character beyond U+FFFF meets one from U+E000; a string longer than
+///   <see cref="LongestTerm"/> characters is no term of an index: it equals nothing and is in no range
+///   (<c>search()</c> still finds its words);</item>
+/// <item>numbers compare as numbers (-0 equals 0); a number never equals a string;</item>
 /// <item>a path through an array (<c>Lines[].Product</c>, or any segment that meets an array) matches
-///   when any element does; <c>all in</c> needs every listed value among the elements;</item>
+///   when any element does; <c>all in</c> needs every listed value among the elements (and an empty
+///   list matches nothing, as the index's query of no clauses);</item>
 /// <item><c>Field = null</c> finds an explicit null, not a missing field; <c>exists(Field)</c> finds
 ///   any present value, null included; <c>!=</c> is <c>not =</c> (a missing field is "not equal");</item>
 /// <item><c>search</c> splits the text and the words on anything that is not a letter or digit and
@@ -27,6 +34,12 @@ namespace Jackdaw.Server.Rql;
 /// </summary>
 public sealed class RqlEvaluator
 {
+    /// <summary>
+    /// The longest string an index keeps as a term (<c>LuceneFields.MaxTermChars</c> is this one;
+    /// Lucene's own limit is 32,766 bytes): a longer string is compared with nothing, here as there.
+    /// </summary>
+    public const int LongestTerm = 8 * 1024;
+
     private readonly string _query;
     private readonly IReadOnlyDictionary<string, JsonElement> _parameters;
 
@@ -44,9 +57,9 @@ public sealed class RqlEvaluator
     /// <summary>Whether the document (<paramref name="id"/>, its blittable) matches <paramref name="expression"/>.</summary>
     /// <exception cref="InvalidQueryException">A parameter the expression uses is not given.</exception>
     public bool Matches(RqlExpression? expression, string id, ReadOnlySpan<byte> document) =>
-        expression is null || Evaluate(expression, id, BlittableReader.Open(document), exact: false);
+        expression is null || Evaluate(expression, id, document, exact: false);
 
-    private bool Evaluate(RqlExpression expression, string id, BlittableObject document, bool exact) => expression switch
+    private bool Evaluate(RqlExpression expression, string id, ReadOnlySpan<byte> document, bool exact) => expression switch
     {
         RqlBinary { IsAnd: true } b => Evaluate(b.Left, id, document, exact) && Evaluate(b.Right, id, document, exact),
         RqlBinary b => Evaluate(b.Left, id, document, exact) || Evaluate(b.Right, id, document, exact),
@@ -72,41 +85,43 @@ public sealed class RqlEvaluator
         _ => throw new InvalidQueryException(_query, expression.Position, "this expression cannot be evaluated."),
     };
 
-    private bool AllIn(RqlIn expression, string id, BlittableObject document, bool exact)
+    private bool AllIn(RqlIn expression, string id, ReadOnlySpan<byte> document, bool exact)
     {
         var values = Values(expression.Field, id, document);
+        var any = false;
         foreach (var resolved in expression.Values.SelectMany(ResolveList))
         {
             if (!values.Any(value => Compare(value, resolved, exact) == 0))
                 return false;
+            any = true;
         }
-        return true;
+        return any;
     }
 
-    private bool EvaluateMethod(RqlMethod method, string id, BlittableObject document, bool exact)
+    private bool EvaluateMethod(RqlMethod method, string id, ReadOnlySpan<byte> document, bool exact)
     {
         if (method.Method == RqlMethodKind.Exists)
-            return method.Field.IsId || Collect(method.Field.Path!, document).Count > 0;
+            return method.Field.IsId || Any(method.Field, id, document, true, static (_, _) => true);
         var target = Resolve(method.Value!);
         if (method.Method == RqlMethodKind.Regex)
         {
             var key = (method, exact);
             if (!_regexes.TryGetValue(key, out var regex))
                 _regexes[key] = regex = RqlRegex.Create(_query, method.Value!, target, exact);
-            return Any(method.Field, id, document, regex, (value, r) => value is string s && RqlRegex.IsMatch(_query, method.Value!, r, s));
+            return Any(method.Field, id, document, regex, (value, r) => value.Term is { } s && RqlRegex.IsMatch(_query, method.Value!, r, s));
         }
         if (target.ValueKind != JsonValueKind.String)
             return false;
         var text = target.GetString()!;
         return method.Method switch
         {
-            RqlMethodKind.StartsWith => Any(method.Field, id, document, exact ? text : text.ToLowerInvariant(), (value, t) => value is string s && (exact ? s : s.ToLowerInvariant()).StartsWith(t, StringComparison.Ordinal)),
-            RqlMethodKind.EndsWith => Any(method.Field, id, document, exact ? text : text.ToLowerInvariant(), (value, t) => value is string s && (exact ? s : s.ToLowerInvariant()).EndsWith(t, StringComparison.Ordinal)),
+            RqlMethodKind.StartsWith => Any(method.Field, id, document, exact ? text : text.ToLowerInvariant(), (value, t) => value.Term is { } s && (exact ? s : s.ToLowerInvariant()).StartsWith(t, StringComparison.Ordinal)),
+            RqlMethodKind.EndsWith => Any(method.Field, id, document, exact ? text : text.ToLowerInvariant(), (value, t) => value.Term is { } s && (exact ? s : s.ToLowerInvariant()).EndsWith(t, StringComparison.Ordinal)),
             _ => Search(method, id, document, text),
         };
     }
 
-    private bool Search(RqlMethod method, string id, BlittableObject document, string text)
+    private bool Search(RqlMethod method, string id, ReadOnlySpan<byte> document, string text)
     {
         var words = Words(text);
         if (words.Count == 0)
@@ -114,13 +129,13 @@ public sealed class RqlEvaluator
         var found = new HashSet<string>(StringComparer.OrdinalIgnoreCase);
         foreach (var value in Values(method.Field, id, document))
         {
-            if (value is string s)
-                found.UnionWith(Words(s));
+            if (value.Kind == PathLeafKind.String)
+                found.UnionWith(Words(value.Text!));
         }
         return method.SearchAll ? words.All(found.Contains) : words.Any(found.Contains);
     }
 
-    private bool Proximity(RqlProximity proximity, string id, BlittableObject document)
+    private bool Proximity(RqlProximity proximity, string id, ReadOnlySpan<byte> document)
     {
         var target = Resolve(proximity.Search.Value!);
         if (target.ValueKind != JsonValueKind.String)
@@ -128,7 +143,7 @@ public sealed class RqlEvaluator
         var words = Words(target.GetString()!);
         foreach (var value in Values(proximity.Search.Field, id, document))
         {
-            if (value is string s && WithinSlop(Words(s), words, proximity.Distance))
+            if (value.Kind == PathLeafKind.String && WithinSlop(Words(value.Text!), words, proximity.Distance))
                 return true;
         }
         return false;
@@ -164,76 +179,100 @@ public sealed class RqlEvaluator
     private static List<string> Words(string text) =>
         text.Split(text.Where(c => !char.IsLetterOrDigit(c)).Distinct().ToArray(), StringSplitOptions.RemoveEmptyEntries).ToList();
 
-    private bool Any<T>(RqlOperand operand, string id, BlittableObject document, T target, Func<object?, T, bool> test)
+    /// <summary>Whether some value the operand reaches passes <paramref name="test"/> (the walk stops at the first).</summary>
+    private static bool Any<T>(RqlOperand operand, string id, ReadOnlySpan<byte> document, T target, Func<Scalar, T, bool> test)
     {
-        foreach (var value in Values(operand, id, document))
+        if (operand.IsId)
+            return test(new Scalar(PathLeafKind.String, 0, id), target);
+        var visitor = new FirstMatch<T>(target, test);
+        operand.Path!.DocumentPath.Walk(document, ref visitor);
+        return visitor.Found;
+    }
+
+    /// <summary>Every value a field reaches (arrays walked).</summary>
+    private static List<Scalar> Values(RqlOperand operand, string id, ReadOnlySpan<byte> document)
+    {
+        if (operand.IsId)
+            return [new Scalar(PathLeafKind.String, 0, id)];
+        var visitor = new AllValues([]);
+        operand.Path!.DocumentPath.Walk(document, ref visitor);
+        return visitor.Values;
+    }
+
+    /// <summary>A value a path reached, as the comparisons read it: its kind, its number or its text.</summary>
+    private readonly record struct Scalar(PathLeafKind Kind, double Number, string? Text)
+    {
+        public static Scalar Of(PathLeaf leaf) => leaf.Kind == PathLeafKind.String
+            ? new Scalar(PathLeafKind.String, 0, leaf.GetString())
+            : new Scalar(leaf.Kind, leaf.Number, null);
+
+        /// <summary>The string when an index would keep it as a term (see <see cref="LongestTerm"/>), else null.</summary>
+        public string? Term => Kind == PathLeafKind.String && Text!.Length <= LongestTerm ? Text : null;
+    }
+
+    private struct FirstMatch<T>(T target, Func<Scalar, T, bool> test) : IDocumentPathVisitor
+    {
+        public bool Found { get; private set; }
+
+        public bool Leaf(PathLeaf leaf)
         {
-            if (test(value, target))
-                return true;
+            Found = test(Scalar.Of(leaf), target);
+            return !Found;
         }
-        return false;
-    }
 
-    /// <summary>The values a field reaches (arrays walked), as string, double, bool or null.</summary>
-    private static List<object?> Values(RqlOperand operand, string id, BlittableObject document) =>
-        operand.IsId ? [id] : Collect(operand.Path!, document);
-
-    private static List<object?> Collect(RqlPath path, BlittableObject document)
-    {
-        var values = new List<object?>();
-        Walk(document, path.Segments, 0, values);
-        return values;
-    }
-
-    private static void Walk(BlittableObject current, IReadOnlyList<RqlPathSegment> segments, int depth, List<object?> values)
-    {
-        if (current.TryGet(segments[depth].Name, out var value))
-            Visit(value, segments, depth + 1, values);
-    }
-
-    private static void Visit(BlittableValue value, IReadOnlyList<RqlPathSegment> segments, int depth, List<object?> values)
-    {
-        switch (value.Type)
+        public readonly void EnterArray()
         {
-            case BlittableToken.Array:
-                var array = value.GetArray();
-                for (var i = 0; i < array.Length; i++)
-                    Visit(array[i], segments, depth, values);
-                return;
-            case BlittableToken.Object when depth < segments.Count:
-                Walk(value.GetObject(), segments, depth, values);
-                return;
         }
-        if (depth < segments.Count)
-            return;
-        values.Add(value.Type switch
+
+        public readonly void LeaveArray()
         {
-            BlittableToken.Null => null,
-            BlittableToken.True => true,
-            BlittableToken.False => false,
-            BlittableToken.Integer or BlittableToken.Double => value.TryGetDouble(out var d) ? d : null,
-            BlittableToken.String => value.GetString(),
-            _ => Unmatchable.Instance,
-        });
+        }
     }
 
-    /// <summary>An object or array where a scalar was expected: present, equal to nothing.</summary>
-    private sealed class Unmatchable
+    private readonly struct AllValues(List<Scalar> values) : IDocumentPathVisitor
     {
-        public static readonly Unmatchable Instance = new();
+        public List<Scalar> Values => values;
+
+        public bool Leaf(PathLeaf leaf)
+        {
+            values.Add(Scalar.Of(leaf));
+            return true;
+        }
+
+        public void EnterArray()
+        {
+        }
+
+        public void LeaveArray()
+        {
+        }
     }
 
     /// <summary>The order of a document's value against a query value; null when they cannot be compared.</summary>
-    private static int? Compare(object? value, JsonElement target, bool exact) => (value, target.ValueKind) switch
+    private static int? Compare(Scalar value, JsonElement target, bool exact) => (value.Kind, target.ValueKind) switch
     {
-        (null, JsonValueKind.Null) => 0,
-        (string s, JsonValueKind.String) => Math.Sign(exact ? string.CompareOrdinal(s, target.GetString()) : string.CompareOrdinal(s.ToLowerInvariant(), target.GetString()!.ToLowerInvariant())),
-        (double d, JsonValueKind.Number) => d.CompareTo(target.GetDouble()),
-        (bool b, JsonValueKind.True) => b ? 0 : null,
-        (bool b, JsonValueKind.False) => b ? null : 0,
+        (PathLeafKind.Null, JsonValueKind.Null) => 0,
+        (PathLeafKind.String, JsonValueKind.String) when value.Term is { } s => Math.Sign(exact ? CompareCodePoints(s, target.GetString()!) : CompareCodePoints(s.ToLowerInvariant(), target.GetString()!.ToLowerInvariant())),
+        (PathLeafKind.Number, JsonValueKind.Number) => value.Number.CompareTo(target.GetDouble()),
+        (PathLeafKind.True, JsonValueKind.True) or (PathLeafKind.False, JsonValueKind.False) => 0,
         _ => null,
     };
 
+    /// <summary>
+    /// Ordinal order by code point, which is the order of UTF-8 bytes and so of an index's terms. It
+    /// differs from <see cref="string.CompareOrdinal(string, string)"/> (UTF-16 units) only where a
+    /// character beyond U+FFFF (a surrogate pair) meets one from U+E000 to U+FFFF.
+    /// </summary>
+    public static int CompareCodePoints(string a, string b)
+    {
+        var common = a.AsSpan().CommonPrefixLength(b);
+        if (common == a.Length || common == b.Length)
+            return a.Length.CompareTo(b.Length);
+        var (x, y) = (a[common], b[common]);
+        if (char.IsSurrogate(x) != char.IsSurrogate(y) && (char.IsSurrogate(x) ? y : x) >= '\uE000')
+            return char.IsSurrogate(x) ? 1 : -1;
+        return x.CompareTo(y);
+    }
 
     /// <summary>The values of an <c>in</c> list entry: a <c>$parameter</c> holding an array gives each element.</summary>
     private IEnumerable<JsonElement> ResolveList(RqlValue value)

@@ -1,3 +1,6 @@
+using System.Runtime.CompilerServices;
+using Jackdaw.Server.Documents;
+
 namespace Jackdaw.Server.Rql;
 
 /// <summary>A parsed RQL query. Every node keeps the position where it starts, for errors found later (planning, parameters).</summary>
@@ -26,6 +29,16 @@ public sealed record RqlSource(string Name, bool IsIndex, string? Alias, int Pos
 /// <summary>A field path: <c>ShipTo.City</c>, <c>Lines[].Product</c> (a segment marked as walking an array).</summary>
 public sealed record RqlPath(IReadOnlyList<RqlPathSegment> Segments, int Position)
 {
+    // Kept beside the path, not in it: a record's fields take part in its equality.
+    private static readonly ConditionalWeakTable<RqlPath, DocumentPath> Walkers = new();
+
+    /// <summary>
+    /// The path as documents are read: its string form (<see cref="ToString"/>), split as an
+    /// auto-index splits its fields, so a where, a projection and an include read what an index
+    /// reads (a quoted name holding a <c>.</c> is two names here too). Made once per path.
+    /// </summary>
+    public DocumentPath DocumentPath => Walkers.GetValue(this, static path => DocumentPath.Parse(path.ToString()));
+
     public override string ToString() => string.Join('.', Segments.Select(s => s.Array ? s.Name + "[]" : s.Name));
 }
 

@@ -19,7 +19,7 @@ namespace Jackdaw.Server.Subscriptions;
 public sealed class SubscriptionBatchWriter(RqlQuery query, string databaseId) : ISubscriptionBatchWriter
 {
     private const int InitialBytes = 64 * 1024;
-    private readonly List<string[]>? _includes = query.Include.Count == 0 ? null : query.Include.Select(p => p.Segments.Select(s => s.Name).ToArray()).ToList();
+    private readonly List<DocumentPath>? _includes = DocumentIncludes.PathsOf(query);
     private readonly HashSet<string>? _included = query.Include.Count == 0 ? null : new HashSet<string>(StringComparer.OrdinalIgnoreCase);
     private ArrayBufferWriter<byte> _output = new(InitialBytes);
     private bool _first;

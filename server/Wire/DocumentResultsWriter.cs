@@ -48,7 +48,7 @@ public static class DocumentResultsWriter
     /// <c>null</c> when there is none or the id is null, as RavenDB answers a list with holes), and the
     /// documents the <paramref name="includes"/> paths of the found ones name.
     /// </summary>
-    public static async ValueTask WriteByIdsAsync(PipeWriter output, DocumentDatabase database, IReadOnlyList<string?> ids, IReadOnlyList<string[]>? includes, CancellationToken cancellationToken, bool metadataOnly = false)
+    public static async ValueTask WriteByIdsAsync(PipeWriter output, DocumentDatabase database, IReadOnlyList<string?> ids, IReadOnlyList<DocumentPath>? includes, CancellationToken cancellationToken, bool metadataOnly = false)
     {
         var included = includes is null ? null : new HashSet<string>(StringComparer.OrdinalIgnoreCase);
         var reader = database.BeginRead();

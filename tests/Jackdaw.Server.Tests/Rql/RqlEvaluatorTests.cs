@@ -179,6 +179,92 @@ public sealed class RqlEvaluatorTests
 
     private static string Quote(string text) => "'" + text.Replace("\\", "\\\\", StringComparison.Ordinal).Replace("'", "\\'", StringComparison.Ordinal) + "'";
 
+    private static bool Matches(byte[] document, string where, Dictionary<string, JsonElement>? parameters = null)
+    {
+        var rql = "from Docs where " + where;
+        return new RqlEvaluator(rql, parameters).Matches(RqlParser.Parse(rql).Where, "docs/1", document);
+    }
+
+    private static byte[] Blittable(string json)
+    {
+        using var context = new JsonOperationContext();
+        return context.Parse(System.Text.Encoding.UTF8.GetBytes(json), BlittableMode.Disk).ToArray();
+    }
+
+    [Fact]
+    public void ValuesAreReadAsAnAutoIndexReadsThem()
+    {
+        // A number that does not read as a double (only a document written by other means than JSON
+        // holds one: the text of 1.5 is overwritten) is present and equal to nothing, as the index
+        // keeps it; it used to be null here.
+        var bad = Blittable("""{"A":1.5}""");
+        var at = bad.AsSpan().IndexOf("\u00031.5"u8);
+        "1x5"u8.CopyTo(bad.AsSpan(at + 1));
+        Assert.True(Matches(bad, "exists(A)"));
+        Assert.False(Matches(bad, "A = null"));
+        Assert.False(Matches(bad, "A = 1.5"));
+        Assert.True(Matches(bad, "A != null"));
+
+        // An object at the end of the path: present, equal to nothing.
+        var nested = Blittable("""{"A":{"B":null}}""");
+        Assert.True(Matches(nested, "exists(A)"));
+        Assert.False(Matches(nested, "A = null"));
+        Assert.True(Matches(nested, "A.B = null"));
+
+        // One zero.
+        var zero = Blittable("""{"A":-0.0}""");
+        Assert.True(Matches(zero, "A = 0"));
+        Assert.True(Matches(zero, "A >= 0 and A <= -0"));
+        Assert.False(Matches(zero, "A < 0 or A > 0"));
+
+        // The string form of the path is read, as an auto-index reads its field: a quoted name
+        // holding a '.' is two names.
+        var dotted = Blittable("""{"a":{"b":1},"a.b":2}""");
+        Assert.True(Matches(dotted, "'a.b' = 1"));
+        Assert.False(Matches(dotted, "'a.b' = 2"));
+    }
+
+    [Fact]
+    public void AStringLongerThanAnIndexTermIsComparedWithNothingButSearched()
+    {
+        var text = "word " + new string('q', RqlEvaluator.LongestTerm);
+        var document = Blittable($$"""{"A":"{{text}}","B":"short"}""");
+        var parameters = new Dictionary<string, JsonElement> { ["t"] = JsonSerializer.SerializeToElement(text) };
+        Assert.True(Matches(document, "exists(A)"));
+        Assert.False(Matches(document, "A = $t", parameters));
+        Assert.False(Matches(document, "exact(A = $t)", parameters));
+        Assert.False(Matches(document, "A > 'a'"));
+        Assert.False(Matches(document, "startsWith(A, 'word')"));
+        Assert.False(Matches(document, "endsWith(A, 'q')"));
+        Assert.False(Matches(document, "regex(A, 'word')"));
+        Assert.True(Matches(document, "A != $t", parameters));
+        Assert.True(Matches(document, "search(A, 'word')"));
+        Assert.True(Matches(document, "startsWith(B, 'sh')"));
+    }
+
+    [Fact]
+    public void StringsCompareByCodePointAsIndexTermsDo()
+    {
+        // U+1F600 (a surrogate pair in UTF-16) is after U+FF71 by code point and in UTF-8, before it by UTF-16 unit.
+        var document = Blittable("""{"A":"😀 smile"}""");
+        Assert.True(Matches(document, "A > 'ｱ'"));
+        Assert.False(Matches(document, "A < 'ｱ'"));
+        Assert.True(Matches(document, "exact(A between 'ｱ' and '😁')"));
+        Assert.True(RqlEvaluator.CompareCodePoints("\uD83D\uDE00", "\uFF71") > 0);
+        Assert.True(RqlEvaluator.CompareCodePoints("\uD7FF", "\uD83D\uDE00") < 0);
+        Assert.True(RqlEvaluator.CompareCodePoints("ab", "abc") < 0);
+        Assert.Equal(0, RqlEvaluator.CompareCodePoints("ab", "ab"));
+    }
+
+    [Fact]
+    public void AllInAnEmptyListMatchesNothing()
+    {
+        var document = Blittable("""{"A":[1,2]}""");
+        Assert.False(Matches(document, "A all in ($list)", new() { ["list"] = JsonSerializer.SerializeToElement(Array.Empty<int>()) }));
+        Assert.True(Matches(document, "A all in ($list)", new() { ["list"] = JsonSerializer.SerializeToElement(new[] { 2, 1 }) }));
+        Assert.False(Matches(document, "A in ($list)", new() { ["list"] = JsonSerializer.SerializeToElement(Array.Empty<int>()) }));
+    }
+
     [Fact]
     public void AMissingParameterIsAnInvalidQueryNamingIt()
     {
