@@ -1,6 +1,5 @@
 using System.Security.Cryptography;
 using System.Text;
-using System.Text.Json;
 using Jackdaw.Server.Databases;
 using Jackdaw.Server.Documents;
 using Jackdaw.Server.Errors;
@@ -677,21 +676,8 @@ public sealed partial class IndexStore : IAsyncDisposable
     private List<IndexRecord> ReadRecords()
     {
         var records = new List<IndexRecord>();
-        List<byte[]> stored;
-        using (var reader = _database.BeginRead())
-            stored = JsonRecords.ReadAll(reader, TreeName);
-        foreach (var value in stored)
-        {
-            try
-            {
-                using var json = JsonDocument.Parse(value);
-                records.Add(IndexRecord.FromJson(json.RootElement));
-            }
-            catch (Exception e)
-            {
-                _logger.LogError(e, "An index definition of database {Database} cannot be read; it is skipped", _database.Name);
-            }
-        }
+        JsonRecords.ReadAll(_database, TreeName, json => records.Add(IndexRecord.FromJson(json)),
+            e => _logger.LogError(e, "An index definition of database {Database} cannot be read; it is skipped", _database.Name));
         // A replacement whose index is gone (deleted while it was building) is dropped with it.
         var names = records.Where(r => r.ReplacementOf is null).Select(r => r.Name).ToHashSet(StringComparer.OrdinalIgnoreCase);
         foreach (var orphan in records.Where(r => r.ReplacementOf is not null && !names.Contains(r.ReplacementOf)).ToList())
