@@ -3,6 +3,7 @@ using System.Text.Json;
 using Jackdaw.Server.Databases;
 using Jackdaw.Server.Errors;
 using Jackdaw.Server.Hosting;
+using Jackdaw.Server.Indexing.Definitions;
 using Jackdaw.Server.Wire;
 using Jackdaw.Server.Indexing;
 using Jackdaw.Server.Routing;

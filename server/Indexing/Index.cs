@@ -2,6 +2,7 @@ using System.Diagnostics;
 using System.Globalization;
 using Jackdaw.Server.Databases;
 using Jackdaw.Server.Documents;
+using Jackdaw.Server.Indexing.Definitions;
 using Jackdaw.Storage.Engine;
 using Lucene.Net.Analysis.Standard;
 using Lucene.Net.Analysis.Util;

@@ -1,5 +1,6 @@
 using System.Text.Json.Nodes;
 using System.Text.RegularExpressions;
+using Jackdaw.Server.Indexing.Definitions;
 
 namespace Jackdaw.Server.Indexing;
 

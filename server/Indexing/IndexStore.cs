@@ -3,6 +3,7 @@ using System.Text;
 using Jackdaw.Server.Databases;
 using Jackdaw.Server.Documents;
 using Jackdaw.Server.Errors;
+using Jackdaw.Server.Indexing.Definitions;
 using Microsoft.Extensions.Logging;
 using System.Collections.Immutable;
 using NonBlocking;

@@ -1,3 +1,4 @@
+using Jackdaw.Server.Indexing.Definitions;
 using Jackdaw.Server.Indexing.JavaScript;
 
 namespace Jackdaw.Server.Indexing;

@@ -2,6 +2,7 @@ using System.Collections.Immutable;
 using System.Text.Json;
 using Jackdaw.Server.Databases;
 using Jackdaw.Server.Errors;
+using Jackdaw.Server.Indexing.Definitions;
 using Lucene.Net.Analysis;
 using Microsoft.Extensions.Logging;
 

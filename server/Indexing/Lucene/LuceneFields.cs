@@ -1,5 +1,6 @@
 using System.Globalization;
 using System.Text.Json;
+using Jackdaw.Server.Indexing.Definitions;
 using Lucene.Net.Documents;
 using Lucene.Net.Util;
 

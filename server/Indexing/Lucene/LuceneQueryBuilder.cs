@@ -1,6 +1,7 @@
 using System.Globalization;
 using System.Text.Json;
 using Jackdaw.Server.Errors;
+using Jackdaw.Server.Indexing.Definitions;
 using Jackdaw.Server.Rql;
 using Lucene.Net.Analysis;
 using Lucene.Net.Analysis.TokenAttributes;

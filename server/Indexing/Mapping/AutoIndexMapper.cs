@@ -1,3 +1,4 @@
+using Jackdaw.Server.Indexing.Definitions;
 using Jackdaw.Storage.Blittable;
 
 namespace Jackdaw.Server.Indexing;
