@@ -3,6 +3,7 @@ using System.Globalization;
 using Jackdaw.Server.Databases;
 using Jackdaw.Server.Documents;
 using Jackdaw.Server.Indexing.Definitions;
+using Jackdaw.Server.Indexing.Mapping;
 using Jackdaw.Storage.Engine;
 using Lucene.Net.Analysis.Standard;
 using Lucene.Net.Analysis.Util;

@@ -1,9 +1,9 @@
 using System.Security.Cryptography;
 using System.Text;
 using Jackdaw.Server.Databases;
-using Jackdaw.Server.Documents;
 using Jackdaw.Server.Errors;
 using Jackdaw.Server.Indexing.Definitions;
+using Jackdaw.Server.Indexing.Mapping;
 using Microsoft.Extensions.Logging;
 using System.Collections.Immutable;
 using NonBlocking;

@@ -1,5 +1,6 @@
 using Jackdaw.Server.Indexing.Definitions;
 using Jackdaw.Server.Indexing.JavaScript;
+using Jackdaw.Server.Indexing.Mapping;
 
 namespace Jackdaw.Server.Indexing;
 

@@ -1,6 +1,7 @@
 using System.Text.RegularExpressions;
 using Acornima;
 using Jackdaw.Server.Errors;
+using Jackdaw.Server.Indexing.Mapping;
 using Jint;
 using Jint.Native;
 using Jint.Native.Error;

@@ -1,6 +1,7 @@
 using System.Buffers;
 using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
+using Jackdaw.Server.Indexing.Mapping;
 using Jackdaw.Storage.Blittable;
 using Jint;
 using Jint.Native;

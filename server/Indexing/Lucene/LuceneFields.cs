@@ -1,6 +1,7 @@
 using System.Globalization;
 using System.Text.Json;
 using Jackdaw.Server.Indexing.Definitions;
+using Jackdaw.Server.Indexing.Mapping;
 using Lucene.Net.Documents;
 using Lucene.Net.Util;
 

@@ -3,6 +3,7 @@ using System.Text.Json.Nodes;
 using Jackdaw.Server.Errors;
 using Jackdaw.Server.Indexing;
 using Jackdaw.Server.Indexing.JavaScript;
+using Jackdaw.Server.Indexing.Mapping;
 using Jackdaw.Storage.Blittable;
 
 namespace Jackdaw.Server.Tests.Indexing;
