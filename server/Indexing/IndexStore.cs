@@ -3,6 +3,7 @@ using System.Text;
 using Jackdaw.Server.Databases;
 using Jackdaw.Server.Errors;
 using Jackdaw.Server.Indexing.Definitions;
+using Jackdaw.Server.Indexing.JavaScript;
 using Jackdaw.Server.Indexing.Mapping;
 using Microsoft.Extensions.Logging;
 using System.Collections.Immutable;
@@ -635,7 +636,7 @@ public sealed partial class IndexStore : IAsyncDisposable
     /// <summary>The map of a definition; compiling it is where a bad definition is refused.</summary>
     /// <exception cref="IndexCompilationException">The JavaScript does not compile, or is not a map.</exception>
     public static IIndexMapper CreateMapper(IndexDefinition definition) =>
-        definition.IsAuto ? new AutoIndexMapper(definition) : JavaScriptMapper.Create(definition);
+        definition.IsAuto ? new AutoIndexMapper(definition) : JavaScriptMapper.Compile(definition.Name, definition.Maps, additionalSources: definition.AdditionalSources);
 
     /// <summary>
     /// A new index: opened first, then its definition stored. A disk that fails creating its files
