@@ -4,6 +4,7 @@ using Jackdaw.Server.Databases;
 using Jackdaw.Server.Errors;
 using Jackdaw.Server.Hosting;
 using Jackdaw.Server.Indexing.Definitions;
+using Jackdaw.Server.Indexing.Lucene;
 using Jackdaw.Server.Indexing.Mapping;
 using Jackdaw.Server.Wire;
 using Jackdaw.Server.Indexing;

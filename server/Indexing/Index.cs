@@ -3,10 +3,10 @@ using System.Globalization;
 using Jackdaw.Server.Databases;
 using Jackdaw.Server.Documents;
 using Jackdaw.Server.Indexing.Definitions;
+using Jackdaw.Server.Indexing.Lucene;
 using Jackdaw.Server.Indexing.Mapping;
 using Jackdaw.Storage.Engine;
-using Lucene.Net.Analysis.Standard;
-using Lucene.Net.Analysis.Util;
+using Lucene.Net.Analysis;
 using Lucene.Net.Index;
 using Lucene.Net.Search;
 using Lucene.Net.Store;
@@ -414,7 +414,7 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
             _loop = Task.Run(RunAsync);
     }
 
-    private static (IndexWriter, Dictionary<string, CollectionPosition>) OpenWriter(LuceneDirectory directory, Lucene.Net.Analysis.Analyzer analyzer, string folder, ILogger logger, string name, Action<Exception> mergeFailed)
+    private static (IndexWriter, Dictionary<string, CollectionPosition>) OpenWriter(LuceneDirectory directory, Analyzer analyzer, string folder, ILogger logger, string name, Action<Exception> mergeFailed)
     {
         try
         {
@@ -437,7 +437,7 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
         : writer.CommitData is { } committed && committed.TryGetValue(AddHorizonKey, out var horizon)
           && long.TryParse(horizon, NumberStyles.None, CultureInfo.InvariantCulture, out var parsed) ? parsed : 0;
 
-    private static IndexWriter NewWriter(LuceneDirectory directory, Lucene.Net.Analysis.Analyzer analyzer, Action<Exception> mergeFailed)
+    private static IndexWriter NewWriter(LuceneDirectory directory, Analyzer analyzer, Action<Exception> mergeFailed)
     {
         // A gap between the values of one field: a phrase never spans two of them.
         var config = new IndexWriterConfig(LuceneVersion.LUCENE_48, new ValueGapAnalyzer(analyzer))
@@ -467,9 +467,6 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
             throw;
         }
     }
-
-    /// <summary>The analyzer of <see cref="FieldIndexing.Search"/> fields whose options name none, for their values and query text.</summary>
-    public static readonly Lucene.Net.Analysis.Analyzer SearchAnalyzer = new StandardAnalyzer(LuceneVersion.LUCENE_48, CharArraySet.Empty);
 
     /// <summary>
     /// The analyzers its fields name, resolved when it opened: the index writes and queries with

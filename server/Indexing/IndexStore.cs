@@ -4,10 +4,12 @@ using Jackdaw.Server.Databases;
 using Jackdaw.Server.Errors;
 using Jackdaw.Server.Indexing.Definitions;
 using Jackdaw.Server.Indexing.JavaScript;
+using Jackdaw.Server.Indexing.Lucene;
 using Jackdaw.Server.Indexing.Mapping;
 using Microsoft.Extensions.Logging;
 using System.Collections.Immutable;
 using NonBlocking;
+using LuceneDirectory = Lucene.Net.Store.Directory;
 
 namespace Jackdaw.Server.Indexing;
 
@@ -24,7 +26,7 @@ public sealed class IndexingOptions
     public TimeSpan IdleCheckInterval { get; init; } = TimeSpan.FromMinutes(1);
 
     /// <summary>Opens an index's folder as a Lucene directory (a <see cref="PreadDirectory"/> unless set: tests wrap it to inject disk failures).</summary>
-    public Func<string, Lucene.Net.Store.Directory>? OpenDirectory { get; init; }
+    public Func<string, LuceneDirectory>? OpenDirectory { get; init; }
 }
 
 /// <summary>

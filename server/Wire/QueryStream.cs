@@ -3,6 +3,7 @@ using Jackdaw.Server.Databases;
 using Jackdaw.Server.Documents;
 using Jackdaw.Server.Errors;
 using Jackdaw.Server.Indexing;
+using Jackdaw.Server.Indexing.Lucene;
 using Jackdaw.Server.Rql;
 using Lucene.Net.Search;
 
