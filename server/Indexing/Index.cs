@@ -16,27 +16,6 @@ using LuceneDirectory = Lucene.Net.Store.Directory;
 
 namespace Jackdaw.Server.Indexing;
 
-/// <summary>The state of an index, as RavenDB names them.</summary>
-public enum IndexState : byte
-{
-    Normal,
-
-    /// <summary>An auto-index nobody queried for a while: it does not index until a query needs it.</summary>
-    Idle,
-
-    /// <summary>Too many documents failed to map (15% of at least 100 attempts): it stopped until reset.</summary>
-    Error,
-
-    /// <summary>Disabled by an operator (persisted): it does not index until enabled.</summary>
-    Disabled,
-}
-
-/// <summary>An error mapping one document.</summary>
-public sealed record IndexError(string Document, string Action, string Error, DateTime Timestamp);
-
-/// <summary>Where an index has read up to in one collection: documents and tombstones, by etag.</summary>
-public readonly record struct CollectionPosition(long Documents, long Tombstones);
-
 /// <summary>
 /// One index: its definition, its Lucene directory and one indexing loop.
 /// <list type="bullet">
@@ -1574,11 +1553,4 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
             return new MapInput(record.Id, System.Text.Encoding.UTF8.GetString(record.CollectionUtf8), record.Document.ToArray());
         }
     }
-}
-
-/// <summary>An index's positions per collection (lowercased) and the snapshot etag it has fully indexed.</summary>
-public sealed record IndexProgress(IReadOnlyDictionary<string, CollectionPosition> Positions, long CaughtUpTo)
-{
-    /// <summary>The highest document etag indexed in any collection.</summary>
-    public long LastIndexedEtag => Positions.Count == 0 ? 0 : Positions.Values.Max(p => Math.Max(p.Documents, p.Tombstones));
 }

@@ -2,57 +2,6 @@ using System.Diagnostics;
 
 namespace Jackdaw.Server.Indexing;
 
-/// <summary>One timed operation of an indexing batch, with the operations it is made of.</summary>
-public sealed record IndexingOperation(string Name, double DurationInMs, IReadOnlyList<IndexingOperation> Operations);
-
-/// <summary>
-/// What one batch of one index did (RavenDB's indexing performance stats): when, how long, how many
-/// items read, entries written and documents failed, bytes allocated, and the tree of its operations.
-/// </summary>
-public sealed record IndexingBatch(
-    long Id,
-    DateTime Started,
-    DateTime Completed,
-    double DurationInMs,
-    int InputCount,
-    int OutputCount,
-    int FailedCount,
-    long AllocatedBytes,
-    long DocumentsSize,
-    IndexingOperation Details);
-
-/// <summary>The last batches of an index, oldest first (a bounded ring).</summary>
-public sealed class IndexingBatchRing
-{
-    /// <summary>Batches kept per index.</summary>
-    public const int Capacity = 1000;
-
-    private readonly IndexingBatch[] _items = new IndexingBatch[Capacity];
-    private long _count;
-
-    public void Add(IndexingBatch batch)
-    {
-        lock (_items)
-        {
-            _items[_count % Capacity] = batch;
-            _count++;
-        }
-    }
-
-    public IndexingBatch[] ToArray()
-    {
-        lock (_items)
-        {
-            var length = (int)Math.Min(_count, Capacity);
-            var result = new IndexingBatch[length];
-            var first = _count - length;
-            for (var i = 0; i < length; i++)
-                result[i] = _items[(first + i) % Capacity];
-            return result;
-        }
-    }
-}
-
 /// <summary>
 /// Times the parts of one batch as the loop runs them (one thread: plain fields). Reading the
 /// storage is what the loop's time leaves once mapping and Lucene writes are taken out.
