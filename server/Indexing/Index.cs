@@ -1,16 +1,10 @@
 using System.Diagnostics;
-using System.Globalization;
 using Jackdaw.Server.Databases;
 using Jackdaw.Server.Documents;
 using Jackdaw.Server.Indexing.Definitions;
 using Jackdaw.Server.Indexing.Lucene;
 using Jackdaw.Server.Indexing.Mapping;
-using Jackdaw.Storage.Engine;
-using Lucene.Net.Analysis;
-using Lucene.Net.Index;
 using Lucene.Net.Search;
-using Lucene.Net.Store;
-using Lucene.Net.Util;
 using Microsoft.Extensions.Logging;
 using LuceneDirectory = Lucene.Net.Store.Directory;
 
@@ -66,34 +60,17 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
     /// <summary>Errors kept per index (the oldest go first).</summary>
     public const int MaxErrors = 500;
 
-    private const string PositionPrefix = "position:";
-    private const string MultiValuedKey = "multivalued";
-    private const string AddHorizonKey = "add-horizon";
-
-    // Documents at or below this etag were first met by this index when it was empty (its first
-    // pass): no entry of theirs can exist yet, so they are added without a delete-by-id term, which
-    // Lucene otherwise resolves against every segment. -1 until the first batch sets it; 0 for an
-    // index that did not start empty. Kept in the commit data, so a restart mid-pass goes on adding.
-    private long _addHorizon;
-
-    // Fields some entry gave several values (an array): ranges on them cannot be folded into one.
-    private readonly System.Collections.Concurrent.ConcurrentDictionary<string, byte> _multiValued = new(StringComparer.Ordinal);
-
     /// <summary>Whether some entry of this index has several values in the field (then <c>F &gt;= a and F &lt; b</c> must stay two conditions).</summary>
-    public bool IsMultiValued(string luceneName) => _multiValued.ContainsKey(luceneName);
+    public bool IsMultiValued(string luceneName) => _files.IsMultiValued(luceneName);
 
     private readonly DocumentDatabase _database;
     private readonly ILogger _logger;
     private readonly IIndexMapper _mapper;
     private readonly string[] _lowerCollections;
-    private readonly LuceneDirectory _directory;
-    // Replaced (by the loop) only when a failure rolls the index back to its last commit.
-    private IndexWriter _writer;
-    private SearcherManager _searchers;
+    private readonly IndexFiles _files;
     private readonly CancellationTokenSource _stop = new();
     private readonly Func<string, FieldPlan> _planOf;
     private readonly Queue<IndexError> _errors = new();
-    private readonly HashSet<string> _syncedFiles = new(StringComparer.Ordinal);
     private readonly IDisposable _tombstoneRegistration;
     private readonly Dictionary<string, FieldPlan> _staticPlans = new(StringComparer.Ordinal);
     private readonly Dictionary<string, FieldPlan> _autoPlans = new(StringComparer.Ordinal);
@@ -131,7 +108,6 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
         _mapper = mapper;
         _logger = logger;
         Folder = folder ?? "";
-        _inMemory = folder is null;
         _lowerCollections = mapper.Collections.Select(c => c.ToLowerInvariant()).Distinct().ToArray();
         if (definition.IsAuto)
         {
@@ -153,54 +129,8 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
         }
 
         _tombstoneRegistration = new NoRegistration();
-        if (folder is null)
-        {
-            // A test run (POST /indexes/test): nothing is written to disk or storage.
-            _directory = new RAMDirectory();
-            (_writer, _positions) = (NewWriter(_directory, analyzers.Writer, OnMergeFailed), new Dictionary<string, CollectionPosition>());
-            _addHorizon = -1;
-        }
-        else
-        {
-            System.IO.Directory.CreateDirectory(folder);
-            _directory = openDirectory?.Invoke(folder) ?? new PreadDirectory(new DirectoryInfo(folder));
-            try
-            {
-                (_writer, _positions) = OpenWriter(_directory, analyzers.Writer, folder, logger, definition.Name, OnMergeFailed);
-            }
-            catch
-            {
-                _directory.Dispose();
-                throw;
-            }
-        }
-        try
-        {
-            if (folder is not null)
-            {
-                _addHorizon = CommittedHorizon(_writer, _positions);
-                if (_writer.CommitData is { } data && data.TryGetValue(MultiValuedKey, out var multi))
-                {
-                    foreach (var name in System.Text.Json.JsonSerializer.Deserialize<string[]>(multi) ?? [])
-                        _multiValued[name] = 0;
-                }
-            }
-            _searchers = new SearcherManager(_writer, applyAllDeletes: true, searcherFactory: null);
-        }
-        catch
-        {
-            // Nothing of it stays open (the write lock, the files).
-            try
-            {
-                _writer.Rollback();
-            }
-            catch (Exception)
-            {
-                // The first failure is the one to report.
-            }
-            _directory.Dispose();
-            throw;
-        }
+        // In memory for a test run (POST /indexes/test): nothing is written to disk or storage.
+        _files = IndexFiles.Open(folder, openDirectory, analyzers.Writer, OnMergeFailed, logger, definition.Name, out _positions);
         _progress = _openedProgress = new IndexProgress(new Dictionary<string, CollectionPosition>(_positions), CaughtUpTo: 0);
         _lastCommitTimestamp = Stopwatch.GetTimestamp();
         _committed = new Dictionary<string, CollectionPosition>(_positions);
@@ -208,8 +138,6 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
         if (folder is not null)
             _tombstoneRegistration = database.Tombstones.Register(this);
     }
-
-    private readonly bool _inMemory;
 
     private sealed class NoRegistration : IDisposable
     {
@@ -233,7 +161,7 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
     public int RunTest(int maxDocuments, TimeSpan maxTime, Action<string, MapOutput>? observe)
     {
         var started = Stopwatch.GetTimestamp();
-        if (!_inMemory)
+        if (!_files.InMemory)
             throw new InvalidOperationException("Only an in-memory index runs a test.");
         _mapObserver = observe;
         var count = 0;
@@ -254,7 +182,7 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
                     break;
             }
         }
-        _searchers.MaybeRefreshBlocking();
+        _files.Refresh();
         _mapObserver = null;
         return count;
     }
@@ -393,82 +321,12 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
             _loop = Task.Run(RunAsync);
     }
 
-    private static (IndexWriter, Dictionary<string, CollectionPosition>) OpenWriter(LuceneDirectory directory, Analyzer analyzer, string folder, ILogger logger, string name, Action<Exception> mergeFailed)
-    {
-        try
-        {
-            var writer = NewWriter(directory, analyzer, mergeFailed);
-            return (writer, ReadPositions(writer.CommitData));
-        }
-        catch (Exception e) when (e is not LockObtainFailedException && e is IOException or CorruptIndexException or IndexFormatTooOldException or IndexFormatTooNewException or InvalidOperationException)
-        {
-            // Files a crash left unusable: the index starts again from the first document.
-            logger.LogWarning(e, "Index {Index}: its files in {Folder} cannot be opened; it is rebuilt from the start", name, folder);
-            foreach (var file in System.IO.Directory.GetFiles(folder))
-                File.Delete(file);
-            return (NewWriter(directory, analyzer, mergeFailed), new Dictionary<string, CollectionPosition>());
-        }
-    }
-
-    // The add horizon a commit carries: -1 for an empty index (its first batch sets it), 0 when none.
-    private static long CommittedHorizon(IndexWriter writer, Dictionary<string, CollectionPosition> positions) =>
-        writer.NumDocs == 0 && positions.Count == 0 ? -1
-        : writer.CommitData is { } committed && committed.TryGetValue(AddHorizonKey, out var horizon)
-          && long.TryParse(horizon, NumberStyles.None, CultureInfo.InvariantCulture, out var parsed) ? parsed : 0;
-
-    private static IndexWriter NewWriter(LuceneDirectory directory, Analyzer analyzer, Action<Exception> mergeFailed)
-    {
-        // A gap between the values of one field: a phrase never spans two of them.
-        var config = new IndexWriterConfig(LuceneVersion.LUCENE_48, new ValueGapAnalyzer(analyzer))
-        {
-            OpenMode = OpenMode.CREATE_OR_APPEND,
-            MergeScheduler = new ReportingMergeScheduler(mergeFailed),
-            RAMBufferSizeMB = 64,
-        };
-        var writer = new IndexWriter(directory, config);
-        try
-        {
-            if (!DirectoryReader.IndexExists(directory))
-                writer.Commit();
-            return writer;
-        }
-        catch
-        {
-            // Let go of the write lock: the next attempt (or the next open) takes it.
-            try
-            {
-                writer.Rollback();
-            }
-            catch (Exception)
-            {
-                // The commit's failure is the one to report.
-            }
-            throw;
-        }
-    }
-
     /// <summary>
     /// The analyzers its fields name, resolved when it opened: the index writes and queries with
     /// these until it is rebuilt. They are not disposed with the index (a query may still analyze its
     /// terms with them); they hold only per-thread token stream caches.
     /// </summary>
     public Analysis.IndexAnalyzers Analyzers { get; }
-
-    private static Dictionary<string, CollectionPosition> ReadPositions(IDictionary<string, string>? data)
-    {
-        var positions = new Dictionary<string, CollectionPosition>(StringComparer.Ordinal);
-        if (data is null)
-            return positions;
-        foreach (var (key, value) in data)
-        {
-            if (!key.StartsWith(PositionPrefix, StringComparison.Ordinal))
-                continue;
-            var parts = value.Split(',');
-            if (parts.Length == 2 && long.TryParse(parts[0], CultureInfo.InvariantCulture, out var documents) && long.TryParse(parts[1], CultureInfo.InvariantCulture, out var tombstones))
-                positions[key[PositionPrefix.Length..]] = new CollectionPosition(documents, tombstones);
-        }
-        return positions;
-    }
 
     /// <summary>The plan of a field this index writes (for queries).</summary>
     public FieldPlan PlanOf(string luceneName)
@@ -488,7 +346,7 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
         Interlocked.Increment(ref _activeSearchers);
         try
         {
-            return AcquireSearcher();
+            return _files.AcquireSearcher();
         }
         catch
         {
@@ -501,8 +359,7 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
     {
         try
         {
-            // Whichever manager it came from: a release only decrements the reader's count.
-            Volatile.Read(ref _searchers).Release(searcher);
+            _files.ReleaseSearcher(searcher);
         }
         finally
         {
@@ -650,40 +507,10 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
     }
 
     /// <summary>The Lucene segments of what is searchable now (a query reads each).</summary>
-    public int SegmentsCount => ReadSearchable(static reader => reader.Leaves.Count);
+    public int SegmentsCount => _files.ReadSearchable(static reader => reader.Leaves.Count);
 
     /// <summary>The number of entries (Lucene documents) searchable now.</summary>
-    public int EntriesCount => ReadSearchable(static reader => reader.NumDocs);
-
-    private T ReadSearchable<T>(Func<IndexReader, T> read)
-    {
-        var searcher = AcquireSearcher();
-        try
-        {
-            return read(searcher.IndexReader);
-        }
-        finally
-        {
-            Volatile.Read(ref _searchers).Release(searcher);
-        }
-    }
-
-    // A rollback (RollBackToLastCommit) replaces the searcher manager and closes the old one: a
-    // caller that read the old one just before takes the new one.
-    private IndexSearcher AcquireSearcher()
-    {
-        while (true)
-        {
-            var searchers = Volatile.Read(ref _searchers);
-            try
-            {
-                return searchers.Acquire();
-            }
-            catch (ObjectDisposedException) when (!ReferenceEquals(searchers, Volatile.Read(ref _searchers)))
-            {
-            }
-        }
-    }
+    public int EntriesCount => _files.ReadSearchable(static reader => reader.NumDocs);
 
     /// <summary>Makes an idle auto-index idle (it stops indexing until a query needs it).</summary>
     public void SetIdle()
@@ -913,8 +740,8 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
         using (var reader = _database.BeginRead())
         {
             snapshotEtag = reader.LastEtag;
-            if (_addHorizon == -1)
-                _addHorizon = snapshotEtag;
+            if (_files.AddHorizon == -1)
+                _files.AddHorizon = snapshotEtag;
             var loader = _mapper.UsesLoad ? new SnapshotLoader(reader) : null;
             foreach (var collection in _lowerCollections)
             {
@@ -926,7 +753,7 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
                         full = true;
                         break;
                     }
-                    MapDocument(record, output, loader, firstMet: record.Etag <= _addHorizon);
+                    MapDocument(record, output, loader, firstMet: record.Etag <= _files.AddHorizon);
                     position = position with { Documents = record.Etag };
                     count++;
                     bytes += record.Document.Length;
@@ -949,7 +776,7 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
                         if (!(reader.TryGet(id, out var current) && Array.IndexOf(_lowerCollections, LuceneFields.Lower(System.Text.Encoding.UTF8.GetString(current.CollectionUtf8))) >= 0))
                         {
                             var deleteStarted = Stopwatch.GetTimestamp();
-                            _writer.DeleteDocuments(new Term(LuceneFields.Id, LuceneFields.Lower(id)));
+                            _files.DeleteEntries(LuceneFields.Lower(id));
                             timer.AddDelete(Stopwatch.GetTimestamp() - deleteStarted);
                         }
                         position = position with { Tombstones = tombstone.Etag };
@@ -1084,7 +911,7 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
         {
             var timer = new BatchTimer();
             var started = Stopwatch.GetTimestamp();
-            _writer.ForceMerge(SegmentsAfterBuild);
+            _files.ForceMerge(SegmentsAfterBuild);
             Commit();
             timer.AddCommit(Stopwatch.GetTimestamp() - started);
             Refresh(timer);
@@ -1111,7 +938,7 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
     {
         var started = Stopwatch.GetTimestamp();
         _refreshWanted = false;
-        _searchers.MaybeRefreshBlocking();
+        _files.Refresh();
         _progress = _pendingProgress ?? _progress;
         _refreshPending = false;
         _lastRefresh = Stopwatch.GetTimestamp();
@@ -1146,7 +973,7 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
             RecordError(id, "Map", e.Message);
             if (timer is not null)
                 timer.Failed++;
-            _writer.DeleteDocuments(new Term(LuceneFields.Id, lowerId));
+            _files.DeleteEntries(lowerId);
             return;
         }
         var writeStarted = Stopwatch.GetTimestamp();
@@ -1155,38 +982,7 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
         if (timer is not null)
             timer.Output += output.Entries.Count;
         Interlocked.Increment(ref _mapSuccesses);
-        var idTerm = new Term(LuceneFields.Id, lowerId);
-        foreach (var entry in output.Entries)
-        {
-            foreach (var field in entry)
-            {
-                if (field.Value is IReadOnlyList<object?> { Count: > 1 } && !_multiValued.ContainsKey(field.Name))
-                    _multiValued[field.Name] = 0;
-            }
-        }
-        switch (output.Entries.Count)
-        {
-            case 0 when firstMet:
-                break;
-            case 0:
-                _writer.DeleteDocuments(idTerm);
-                break;
-            case 1 when firstMet:
-                _writer.AddDocument(LuceneFields.Build(id, lowerId, output.Entries[0], _planOf, References(output)));
-                break;
-            case 1:
-                _writer.UpdateDocument(idTerm, LuceneFields.Build(id, lowerId, output.Entries[0], _planOf, References(output)));
-                break;
-            default:
-                var entries = new List<IEnumerable<IIndexableField>>(output.Entries.Count);
-                foreach (var entry in output.Entries)
-                    entries.Add(LuceneFields.Build(id, lowerId, entry, _planOf, References(output)));
-                if (firstMet)
-                    _writer.AddDocuments(entries);
-                else
-                    _writer.UpdateDocuments(idTerm, entries);
-                break;
-        }
+        _files.WriteEntries(id, lowerId, output.Entries, _planOf, References(output), firstMet);
         timer?.AddWrite(Stopwatch.GetTimestamp() - writeStarted);
     }
 
@@ -1224,22 +1020,7 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
         }
         if (changed.Count == 0)
             return;
-        _searchers.MaybeRefreshBlocking();
-        var referrers = new HashSet<string>(StringComparer.OrdinalIgnoreCase);
-        var searcher = _searchers.Acquire();
-        try
-        {
-            foreach (var (id, _, _) in changed)
-            {
-                var hits = searcher.Search(new TermQuery(new Term(LuceneFields.References, LuceneFields.Lower(id))), int.MaxValue);
-                foreach (var hit in hits.ScoreDocs)
-                    referrers.Add(searcher.Doc(hit.Doc).Get(LuceneFields.DocumentId));
-            }
-        }
-        finally
-        {
-            _searchers.Release(searcher);
-        }
+        var referrers = _files.FindReferrers(changed.Select(c => c.Id));
         foreach (var referrer in referrers)
         {
             if (reader.TryGet(referrer, out var record)
@@ -1266,20 +1047,6 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
         RecordError("", "Merge", e.Message);
     }
 
-    /// <summary>
-    /// Lucene's concurrent merges, with failures reported instead of thrown on the merge thread
-    /// (where Lucene.Net 4.8 keeps them unseen): the merge is tried again at a later flush.
-    /// </summary>
-    private sealed class ReportingMergeScheduler(Action<Exception> failed) : ConcurrentMergeScheduler
-    {
-        protected override void HandleMergeException(Exception exc)
-        {
-            failed(exc);
-            // As Lucene's own handler: a pause, so a disk that keeps failing is not retried in a loop.
-            Thread.Sleep(250);
-        }
-    }
-
     private void RecordError(string document, string action, string error)
     {
         lock (_errors)
@@ -1304,16 +1071,7 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
 
     private void Commit()
     {
-        var data = new Dictionary<string, string>(StringComparer.Ordinal);
-        if (!_multiValued.IsEmpty)
-            data[MultiValuedKey] = System.Text.Json.JsonSerializer.Serialize(_multiValued.Keys.Order(StringComparer.Ordinal).ToArray());
-        if (_addHorizon > 0)
-            data[AddHorizonKey] = _addHorizon.ToString(CultureInfo.InvariantCulture);
-        foreach (var (collection, position) in _positions)
-            data[PositionPrefix + collection] = string.Create(CultureInfo.InvariantCulture, $"{position.Documents},{position.Tombstones}");
-        _writer.SetCommitData(data);
-        _writer.Commit();
-        SyncNewFiles();
+        _files.Commit(_positions);
         _dirty = false;
         _commitSoon = false;
         _failuresInARow = 0;
@@ -1361,7 +1119,6 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
     // failed while the positions already moved past them, and a retried batch meets documents it
     // may have added before (twice, below the add horizon). The loop rolls the writer back.
     private bool _rollbackNeeded;
-    private bool _writerClosed;
 
     /// <summary>
     /// Discards everything since the last durable commit (Lucene's rollback, which closes the
@@ -1372,59 +1129,31 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
     /// </summary>
     private void RollBackToLastCommit()
     {
-        if (!_writerClosed)
+        var positions = _files.RollBack(commit =>
         {
-            _writerClosed = true;
-            _writer.Rollback();
-        }
-        // A rollback that failed may have kept the write lock (only this index writes this folder).
-        if (IndexWriter.IsLocked(_directory))
-            IndexWriter.Unlock(_directory);
-        var writer = NewWriter(_directory, Analyzers.Writer, OnMergeFailed);
-        SearcherManager searchers;
-        try
-        {
-            searchers = new SearcherManager(writer, applyAllDeletes: true, searcherFactory: null);
-        }
-        catch
-        {
-            writer.Rollback();
-            throw;
-        }
-        var positions = ReadPositions(writer.CommitData);
-        // Queries see a progress no searcher they can get is behind: before the swap, the lesser of
-        // the published and the committed positions (true of both searchers: a commit may be ahead
-        // of the last refresh); after it, the commit's. A query that read the progress before the
-        // swap acquires again (Generation).
-        _pendingProgress = null;
-        var published = _progress.Positions;
-        var lesser = new Dictionary<string, CollectionPosition>(StringComparer.Ordinal);
-        foreach (var (collection, committed) in positions)
-        {
-            if (published.TryGetValue(collection, out var shown))
-                lesser[collection] = new CollectionPosition(Math.Min(shown.Documents, committed.Documents), Math.Min(shown.Tombstones, committed.Tombstones));
-        }
-        _progress = new IndexProgress(lesser, CaughtUpTo: 0);
-        Interlocked.Increment(ref _generation);
-        var old = _searchers;
-        _writer = writer;
-        _writerClosed = false;
-        Volatile.Write(ref _searchers, searchers);
-        old.Dispose();
+            // Queries see a progress no searcher they can get is behind: before the swap, the
+            // lesser of the published and the committed positions (true of both searchers: a
+            // commit may be ahead of the last refresh); after it, the commit's. A query that read
+            // the progress before the swap acquires again (Generation).
+            _pendingProgress = null;
+            var published = _progress.Positions;
+            var lesser = new Dictionary<string, CollectionPosition>(StringComparer.Ordinal);
+            foreach (var (collection, committed) in commit)
+            {
+                if (published.TryGetValue(collection, out var shown))
+                    lesser[collection] = new CollectionPosition(Math.Min(shown.Documents, committed.Documents), Math.Min(shown.Tombstones, committed.Tombstones));
+            }
+            _progress = new IndexProgress(lesser, CaughtUpTo: 0);
+            Interlocked.Increment(ref _generation);
+        });
         _progress = new IndexProgress(new Dictionary<string, CollectionPosition>(positions), CaughtUpTo: 0);
         // What it indexes again is committed at the first chance: a disk that fails again makes
         // it start over from there, not from further back each time.
         _commitSoon = true;
         _positions = positions;
-        _addHorizon = CommittedHorizon(writer, positions);
         _refreshPending = false;
         _dirty = false;
-        // Segment names after the commit are used again by the new writer: their files must be
-        // fsynced again at the next commit. The commit itself may be one whose files our own
-        // fsync (after Lucene's) failed for: they are fsynced now.
-        _syncedFiles.Clear();
-        if (!_inMemory)
-            SyncNewFiles();
+        _files.SyncAgain();
         _rollbackNeeded = false;
         RollbacksDone++;
         _logger.LogWarning("Index {Index}: rolled back to its last commit; indexing again from there", Name);
@@ -1441,30 +1170,6 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
     /// <see cref="Progress"/> and again after <see cref="Acquire"/>, and starts again when it changed.
     /// </summary>
     public long Generation => Interlocked.Read(ref _generation);
-
-    private void SyncNewFiles()
-    {
-        var synced = false;
-        foreach (var path in System.IO.Directory.GetFiles(Folder))
-        {
-            var name = Path.GetFileName(path);
-            if (name == "write.lock" || _syncedFiles.Contains(name))
-                continue;
-            try
-            {
-                FileDurability.SyncFile(path);
-            }
-            catch (FileNotFoundException)
-            {
-                continue; // merged away meanwhile
-            }
-            _syncedFiles.Add(name);
-            synced = true;
-        }
-        if (synced)
-            FileDurability.SyncFolder(Folder);
-        _syncedFiles.RemoveWhere(n => !File.Exists(Path.Combine(Folder, n)));
-    }
 
     string ITombstoneConsumer.Name => $"Index '{Name}'";
 
@@ -1508,7 +1213,7 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
         _tombstoneRegistration.Dispose();
         try
         {
-            if (_dirty && !_inMemory && !_rollbackNeeded)
+            if (_dirty && !_files.InMemory && !_rollbackNeeded)
                 Commit();
         }
         catch (Exception e)
@@ -1516,29 +1221,9 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
             _rollbackNeeded = true;
             _logger.LogWarning(e, "Index {Index}: the last commit failed; it re-indexes from its previous commit", Name);
         }
-        _searchers.Dispose();
-        try
-        {
-            // After a failure nothing since the last commit is kept (Lucene's commit on close would).
-            if (!_rollbackNeeded)
-                _writer.Dispose();
-            else if (!_writerClosed)
-                _writer.Rollback();
-        }
-        catch (Exception e)
-        {
-            _logger.LogWarning(e, "Index {Index}: closing its writer failed; it re-indexes from its last commit", Name);
-            // Lucene keeps the write lock of a writer whose close failed: a reset reopens the folder.
-            try
-            {
-                _writer.Rollback();
-            }
-            catch (Exception)
-            {
-                // The close's failure is the one logged.
-            }
-        }
-        _directory.Dispose();
+        // After a failure nothing since the last commit is kept (Lucene's commit on close would).
+        // Lucene keeps the write lock of a writer whose close failed: it is rolled back, and a reset reopens the folder.
+        _files.Close(keep: !_rollbackNeeded, e => _logger.LogWarning(e, "Index {Index}: closing its writer failed; it re-indexes from its last commit", Name));
         (_mapper as IDisposable)?.Dispose();
         Volatile.Read(ref _batchDone).TrySetResult();
     }
