@@ -4,6 +4,7 @@ using Jackdaw.Server.Documents;
 using Jackdaw.Server.Indexing.Definitions;
 using Jackdaw.Server.Indexing.Lucene;
 using Jackdaw.Server.Indexing.Mapping;
+using Jackdaw.Server.Indexing.Workers;
 using Lucene.Net.Search;
 using Microsoft.Extensions.Logging;
 using LuceneDirectory = Lucene.Net.Store.Directory;
@@ -41,20 +42,12 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
     /// <summary>How long a caught-up index waits for more work before it commits what it indexed.</summary>
     public static readonly TimeSpan IdleCommitDelay = TimeSpan.FromMilliseconds(250);
 
-    /// <summary>The most documents one batch maps.</summary>
-    public const int BatchCount = 64 * 1024;
-
-    /// <summary>The most document bytes one batch reads.</summary>
-    public const long BatchBytes = 128L * 1024 * 1024;
-
-    public static readonly TimeSpan BatchTime = TimeSpan.FromSeconds(2);
-
     /// <summary>The time a batch may take: the priority's share of the indexing time.</summary>
     public static TimeSpan BatchTimeFor(IndexPriority priority) => priority switch
     {
-        IndexPriority.Low => BatchTime / 4,
-        IndexPriority.High => BatchTime * 2,
-        _ => BatchTime,
+        IndexPriority.Low => Batch.MaxTime / 4,
+        IndexPriority.High => Batch.MaxTime * 2,
+        _ => Batch.MaxTime,
     };
 
     /// <summary>Errors kept per index (the oldest go first).</summary>
@@ -68,6 +61,11 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
     private readonly IIndexMapper _mapper;
     private readonly string[] _lowerCollections;
     private readonly IndexFiles _files;
+    private readonly MapDocuments _map;
+    private readonly CleanupDeletedDocuments _cleanup;
+
+    // Null for a map that loads nothing.
+    private readonly HandleReferences? _references;
     private readonly CancellationTokenSource _stop = new();
     private readonly Func<string, FieldPlan> _planOf;
     private readonly Queue<IndexError> _errors = new();
@@ -83,14 +81,10 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
     private Task _loop = Task.CompletedTask;
     private long _lastCommitTimestamp;
     private bool _dirty;
-    private long _mapAttempts;
-    private long _mapErrors;
-    private long _mapSuccesses;
     private volatile IndexState _state;
     private long _lastQueryingTicks;
     private long _lastIndexingTicks;
     private long _batchIds;
-    private BatchTimer? _timer;
 
     private Index(DocumentDatabase database, IndexRecord record, IIndexMapper mapper, Analysis.IndexAnalyzers analyzers, string? folder, ILogger logger, Func<bool> paused, Func<string, LuceneDirectory>? openDirectory = null)
     {
@@ -131,6 +125,9 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
         _tombstoneRegistration = new NoRegistration();
         // In memory for a test run (POST /indexes/test): nothing is written to disk or storage.
         _files = IndexFiles.Open(folder, openDirectory, analyzers.Writer, OnMergeFailed, logger, definition.Name, out _positions);
+        _map = new MapDocuments(mapper, _files, _planOf, RecordError);
+        _cleanup = new CleanupDeletedDocuments(_files, _lowerCollections);
+        _references = mapper.UsesLoad ? new HandleReferences(_files, _map, _lowerCollections) : null;
         _progress = _openedProgress = new IndexProgress(new Dictionary<string, CollectionPosition>(_positions), CaughtUpTo: 0);
         _lastCommitTimestamp = Stopwatch.GetTimestamp();
         _committed = new Dictionary<string, CollectionPosition>(_positions);
@@ -163,7 +160,7 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
         var started = Stopwatch.GetTimestamp();
         if (!_files.InMemory)
             throw new InvalidOperationException("Only an in-memory index runs a test.");
-        _mapObserver = observe;
+        _map.Observer = observe;
         var count = 0;
         var output = new MapOutput();
         using (var reader = _database.BeginRead())
@@ -175,7 +172,7 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
                 {
                     if (Stopwatch.GetElapsedTime(started) > maxTime)
                         break;
-                    MapDocument(record, output, loader);
+                    _map.Map(record, output, loader, timer: null);
                     count++;
                 }
                 if (count >= maxDocuments || Stopwatch.GetElapsedTime(started) > maxTime)
@@ -183,11 +180,9 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
             }
         }
         _files.Refresh();
-        _mapObserver = null;
+        _map.Observer = null;
         return count;
     }
-
-    private Action<string, MapOutput>? _mapObserver;
 
     private volatile IndexDefinition _definition;
     private readonly Func<bool> _paused;
@@ -274,9 +269,9 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
     /// <summary>Positions and how far the loop has caught up, as of the last completed batch.</summary>
     public IndexProgress Progress => _progress;
 
-    public long MapAttempts => Interlocked.Read(ref _mapAttempts);
+    public long MapAttempts => _map.Attempts;
 
-    public long MapErrors => Interlocked.Read(ref _mapErrors);
+    public long MapErrors => _map.Errors;
 
     public DateTime? LastQueryingTime => Ticks(Interlocked.Read(ref _lastQueryingTicks));
 
@@ -292,7 +287,7 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
     public long BatchesRun { get; private set; }
 
     /// <summary>Documents mapped since this index was opened.</summary>
-    public long DocumentsMapped { get; private set; }
+    public long DocumentsMapped => _map.DocumentsMapped;
 
     private static DateTime? Ticks(long ticks) => ticks == 0 ? null : new DateTime(ticks, DateTimeKind.Utc);
 
@@ -413,7 +408,7 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
         if (_mapper.UsesLoad)
         {
             // A change of any document may change what the map loaded.
-            var references = progress.Positions.GetValueOrDefault(ReferencesPosition);
+            var references = progress.Positions.GetValueOrDefault(HandleReferences.Position);
             foreach (var _ in reader.GetDocumentsFrom(null, references.Documents, 1))
                 return true;
             foreach (var _ in reader.GetTombstonesFrom(null, references.Tombstones, 1))
@@ -713,7 +708,7 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
 
     private void Publish(BatchTimer timer)
     {
-        var batch = timer.Finish(Interlocked.Increment(ref _batchIds));
+        var batch = IndexingBatch.Of(timer, Interlocked.Increment(ref _batchIds));
         Performance.Add(batch);
         try
         {
@@ -728,76 +723,14 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
     /// <summary>One batch: returns whether there is more to do at once.</summary>
     private bool RunBatch()
     {
-        var timer = _timer = new BatchTimer();
-        var started = Stopwatch.GetTimestamp();
+        var timer = new BatchTimer();
         var batchTime = _yielding ? YieldingBatchTime : BatchTimeFor(Priority);
-        var positions = new Dictionary<string, CollectionPosition>(_positions);
-        var count = 0;
-        long bytes = 0;
-        var full = false;
-        long snapshotEtag;
-        var output = new MapOutput();
+        var batch = new Batch(new Dictionary<string, CollectionPosition>(_positions), batchTime, timer);
         using (var reader = _database.BeginRead())
-        {
-            snapshotEtag = reader.LastEtag;
-            if (_files.AddHorizon == -1)
-                _files.AddHorizon = snapshotEtag;
-            var loader = _mapper.UsesLoad ? new SnapshotLoader(reader) : null;
-            foreach (var collection in _lowerCollections)
-            {
-                var position = positions.GetValueOrDefault(collection);
-                foreach (var record in reader.GetDocumentsFrom(collection, position.Documents))
-                {
-                    if (count >= BatchCount || bytes >= BatchBytes || Stopwatch.GetElapsedTime(started) > batchTime)
-                    {
-                        full = true;
-                        break;
-                    }
-                    MapDocument(record, output, loader, firstMet: record.Etag <= _files.AddHorizon);
-                    position = position with { Documents = record.Etag };
-                    count++;
-                    bytes += record.Document.Length;
-                    timer.DocumentsSize += record.Document.Length;
-                }
-                if (!full)
-                {
-                    foreach (var tombstone in reader.GetTombstonesFrom(collection, position.Tombstones))
-                    {
-                        if (count >= BatchCount || Stopwatch.GetElapsedTime(started) > BatchTime)
-                        {
-                            full = true;
-                            break;
-                        }
-                        // A document deleted and written again keeps its tombstone: its entries
-                        // stay (its newer version is, or will be, indexed from the documents feed),
-                        // also when it moved to another collection this index maps (deleting then
-                        // would remove the entry that collection's feed wrote earlier in the batch).
-                        var id = tombstone.Id;
-                        if (!(reader.TryGet(id, out var current) && Array.IndexOf(_lowerCollections, LuceneFields.Lower(System.Text.Encoding.UTF8.GetString(current.CollectionUtf8))) >= 0))
-                        {
-                            var deleteStarted = Stopwatch.GetTimestamp();
-                            _files.DeleteEntries(LuceneFields.Lower(id));
-                            timer.AddDelete(Stopwatch.GetTimestamp() - deleteStarted);
-                        }
-                        position = position with { Tombstones = tombstone.Etag };
-                        count++;
-                        timer.Input++;
-                    }
-                }
-                positions[collection] = position;
-                if (full)
-                    break;
-            }
-            if (!full && _mapper.UsesLoad)
-            {
-                var referencesStarted = Stopwatch.GetTimestamp();
-                ProcessReferences(reader, positions, ref count, started, ref full, output, loader);
-                timer.AddReferences(Stopwatch.GetTimestamp() - referencesStarted);
-            }
-        }
+            batch.Run(reader, _lowerCollections, _files, _map, _cleanup, _references);
         timer.EndLoop();
 
-        if (count > 0)
+        if (batch.Count > 0)
         {
             var now = Stopwatch.GetTimestamp();
             if (Stopwatch.GetElapsedTime(_lastWork, now) > _refreshInterval * 2)
@@ -808,8 +741,8 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
             BatchesRun++;
             Interlocked.Exchange(ref _lastIndexingTicks, DateTime.UtcNow.Ticks);
         }
-        _positions = positions;
-        _pendingProgress = new IndexProgress(positions, full ? (_pendingProgress ?? _progress).CaughtUpTo : snapshotEtag);
+        _positions = batch.Positions;
+        _pendingProgress = new IndexProgress(batch.Positions, batch.Full ? (_pendingProgress ?? _progress).CaughtUpTo : batch.SnapshotEtag);
         // Queries see a batch once the searcher is refreshed, and only then does the index count as
         // having indexed it. A refresh flushes a segment (and resolves the delete-by-id terms): after
         // a big batch, or when a query waits, at once; after the small batches a stream of writes
@@ -824,7 +757,7 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
             if (Stopwatch.GetElapsedTime(_lastRefresh) >= MaxRefreshInterval)
                 Refresh(timer);
         }
-        else if (full || _refreshWanted)
+        else if (batch.Full || _refreshWanted)
             Refresh(timer);
         else if (Stopwatch.GetElapsedTime(_lastRefresh) >= _refreshInterval)
             RefreshOnInterval(timer, streaming: false);
@@ -835,10 +768,9 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
             timer.AddCommit(Stopwatch.GetTimestamp() - commitStarted);
         }
         CheckErrorRate();
-        _timer = null;
-        if (count > 0 || timer.Committed)
+        if (batch.Count > 0 || timer.Committed)
             Publish(timer);
-        return full;
+        return batch.Full;
     }
 
     /// <summary>The longest batch of a replacement that yields to requests (<see cref="OriginalQueried"/>).</summary>
@@ -944,100 +876,6 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
         _lastRefresh = Stopwatch.GetTimestamp();
         timer?.AddRefresh(_lastRefresh - started);
     }
-
-    private byte[] _buffer = new byte[64 * 1024];
-
-    private void MapDocument(DocumentRecord record, MapOutput output, SnapshotLoader? loader, bool firstMet = false)
-    {
-        var id = record.Id;
-        var lowerId = LuceneFields.Lower(id);
-        var length = record.Document.Length;
-        if (_buffer.Length < length)
-            _buffer = new byte[Math.Max(length, _buffer.Length * 2)];
-        record.Document.CopyTo(_buffer);
-        var collection = System.Text.Encoding.UTF8.GetString(record.CollectionUtf8);
-        output.Clear();
-        Interlocked.Increment(ref _mapAttempts);
-        DocumentsMapped++;
-        var timer = _timer;
-        if (timer is not null)
-            timer.Input++;
-        var mapStarted = Stopwatch.GetTimestamp();
-        try
-        {
-            _mapper.Map(new MapInput(id, collection, _buffer.AsMemory(0, length)), loader, output);
-        }
-        catch (IndexMapException e)
-        {
-            Interlocked.Increment(ref _mapErrors);
-            RecordError(id, "Map", e.Message);
-            if (timer is not null)
-                timer.Failed++;
-            _files.DeleteEntries(lowerId);
-            return;
-        }
-        var writeStarted = Stopwatch.GetTimestamp();
-        timer?.AddMap(collection, writeStarted - mapStarted);
-        _mapObserver?.Invoke(id, output);
-        if (timer is not null)
-            timer.Output += output.Entries.Count;
-        Interlocked.Increment(ref _mapSuccesses);
-        _files.WriteEntries(id, lowerId, output.Entries, _planOf, References(output), firstMet);
-        timer?.AddWrite(Stopwatch.GetTimestamp() - writeStarted);
-    }
-
-    private static List<string>? References(MapOutput output) => output.LoadedIds.Count == 0 ? null : output.LoadedIds;
-
-    /// <summary>
-    /// For a map that loads documents: every change (any collection) after the references position
-    /// re-maps the documents whose entries loaded the changed one. The searcher is refreshed first,
-    /// so entries written earlier in this batch are seen.
-    /// </summary>
-    private void ProcessReferences(DocumentsReader reader, Dictionary<string, CollectionPosition> positions, ref int count, long started, ref bool full, MapOutput output, SnapshotLoader? loader)
-    {
-        var position = positions.GetValueOrDefault(ReferencesPosition);
-        var changed = new List<(string Id, long Etag, bool Tombstone)>();
-        foreach (var record in reader.GetDocumentsFrom(null, position.Documents))
-        {
-            if (count + changed.Count >= BatchCount || Stopwatch.GetElapsedTime(started) > BatchTime)
-            {
-                full = true;
-                break;
-            }
-            changed.Add((record.Id, record.Etag, false));
-        }
-        if (!full)
-        {
-            foreach (var tombstone in reader.GetTombstonesFrom(null, position.Tombstones))
-            {
-                if (count + changed.Count >= BatchCount || Stopwatch.GetElapsedTime(started) > BatchTime)
-                {
-                    full = true;
-                    break;
-                }
-                changed.Add((tombstone.Id, tombstone.Etag, true));
-            }
-        }
-        if (changed.Count == 0)
-            return;
-        var referrers = _files.FindReferrers(changed.Select(c => c.Id));
-        foreach (var referrer in referrers)
-        {
-            if (reader.TryGet(referrer, out var record)
-                && Array.IndexOf(_lowerCollections, System.Text.Encoding.UTF8.GetString(record.CollectionUtf8).ToLowerInvariant()) >= 0)
-            {
-                MapDocument(record, output, loader);
-                count++;
-            }
-        }
-        foreach (var (_, etag, tombstone) in changed)
-            position = tombstone ? position with { Tombstones = etag } : position with { Documents = etag };
-        count += changed.Count;
-        positions[ReferencesPosition] = position;
-    }
-
-    // The position of the references pass, beside the collections' (no collection is named "@references").
-    private const string ReferencesPosition = "@references";
 
     // A background merge that failed (the disk): its segments stay as they were and Lucene merges
     // them at a later flush; nothing is lost, but it is said.
@@ -1182,7 +1020,7 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
         var own = Array.IndexOf(_lowerCollections, lowerCollection) >= 0
             ? committed.TryGetValue(lowerCollection, out var position) ? position.Tombstones : 0
             : long.MaxValue;
-        var references = _mapper.UsesLoad ? committed.GetValueOrDefault(ReferencesPosition).Tombstones : long.MaxValue;
+        var references = _mapper.UsesLoad ? committed.GetValueOrDefault(HandleReferences.Position).Tombstones : long.MaxValue;
         return Math.Min(own, references);
     }
 
@@ -1226,16 +1064,5 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
         _files.Close(keep: !_rollbackNeeded, e => _logger.LogWarning(e, "Index {Index}: closing its writer failed; it re-indexes from its last commit", Name));
         (_mapper as IDisposable)?.Dispose();
         Volatile.Read(ref _batchDone).TrySetResult();
-    }
-
-    /// <summary>Loads other documents for a map's <c>load(id)</c>, from the batch's snapshot.</summary>
-    private sealed class SnapshotLoader(DocumentsReader reader) : IMapDocumentLoader
-    {
-        public MapInput? Load(string id)
-        {
-            if (!reader.TryGet(id, out var record))
-                return null;
-            return new MapInput(record.Id, System.Text.Encoding.UTF8.GetString(record.CollectionUtf8), record.Document.ToArray());
-        }
     }
 }
