@@ -186,10 +186,11 @@ public sealed partial class Index : IAsyncDisposable, ITombstoneConsumer
     }
 
     /// <summary>
-    /// An index in memory for a test run: no loop, no files, no tombstone hold. <see cref="RunTest"/>
-    /// maps the first documents once; queries then run on it as on any index. Dispose it after.
+    /// An index in memory for a test run (<see cref="IndexTestRun"/>): no loop, no files, no
+    /// tombstone hold. <see cref="RunTest"/> maps the first documents once; queries then run on it
+    /// as on any index. Dispose it after.
     /// </summary>
-    public static Index CreateInMemory(DocumentDatabase database, IndexDefinition definition, IIndexMapper mapper, Analysis.IndexAnalyzers analyzers, ILogger logger) =>
+    internal static Index CreateInMemory(DocumentDatabase database, IndexDefinition definition, IIndexMapper mapper, Analysis.IndexAnalyzers analyzers, ILogger logger) =>
         new(database, new IndexRecord(definition, "", null, IndexLockMode.Unlock, IndexPriority.Normal, false), mapper, analyzers, null, logger, () => false);
 
     /// <summary>
@@ -197,7 +198,7 @@ public sealed partial class Index : IAsyncDisposable, ITombstoneConsumer
     /// etag), handing each map's output to <paramref name="observe"/>, then makes them searchable.
     /// </summary>
     /// <returns>How many documents were mapped.</returns>
-    public int RunTest(int maxDocuments, TimeSpan maxTime, Action<string, MapOutput>? observe)
+    internal int RunTest(int maxDocuments, TimeSpan maxTime, Action<string, MapOutput>? observe)
     {
         var started = Stopwatch.GetTimestamp();
         if (!_files.InMemory)
