@@ -1,4 +1,5 @@
 using System.Text;
+using System.Text.Json;
 using Jackdaw.Server.Documents;
 
 namespace Jackdaw.Server.Databases;
@@ -7,7 +8,7 @@ namespace Jackdaw.Server.Databases;
 /// Named JSON records in a feature tree of the database (index definitions, subscriptions,
 /// analyzers): one entry per record, keyed by its lowercased name, so names are unique ignoring
 /// case. Written through the merger (<see cref="StoreCommand"/>: durable when it completes), read
-/// from a snapshot (<see cref="ReadAll"/>).
+/// from a snapshot when the store opens (<see cref="ReadAll"/>).
 /// </summary>
 /// <remarks>
 /// <code>
@@ -20,22 +21,40 @@ public static class JsonRecords
     /// <summary>The key of the record named <paramref name="name"/>.</summary>
     public static byte[] Key(string name) => Encoding.UTF8.GetBytes(name.ToLowerInvariant());
 
-    /// <summary>The value of every record of <paramref name="tree"/> in the snapshot, in key order (none when the tree was never written).</summary>
-    public static List<byte[]> ReadAll(DatabaseReader reader, string tree)
+    /// <summary>
+    /// Reads every record of <paramref name="tree"/> from one snapshot, in key order (none when the
+    /// tree was never written), handing each to <paramref name="read"/>. A record that cannot be
+    /// read (its JSON, or <paramref name="read"/> throws) is handed to <paramref name="skipped"/> and
+    /// left out: one bad record does not keep the others from opening.
+    /// </summary>
+    public static void ReadAll(DocumentDatabase database, string tree, Action<JsonElement> read, Action<Exception> skipped)
     {
         var values = new List<byte[]>();
-        if (reader.GetTree(tree) is not { } records)
+        using (var reader = database.BeginRead())
         {
-            return values;
+            if (reader.GetTree(tree) is { } records)
+            {
+                using var iterator = records.Iterate();
+                var more = iterator.SeekFirst();
+                while (more)
+                {
+                    values.Add(iterator.Value.ToArray());
+                    more = iterator.MoveNext();
+                }
+            }
         }
-        using var iterator = records.Iterate();
-        var more = iterator.SeekFirst();
-        while (more)
+        foreach (var value in values)
         {
-            values.Add(iterator.Value.ToArray());
-            more = iterator.MoveNext();
+            try
+            {
+                using var json = JsonDocument.Parse(value);
+                read(json.RootElement);
+            }
+            catch (Exception e)
+            {
+                skipped(e);
+            }
         }
-        return values;
     }
 
     /// <summary>

@@ -4,6 +4,8 @@ using Jackdaw.Server.Queries;
 using Jackdaw.Server.Databases;
 using Jackdaw.Server.Errors;
 using Jackdaw.Server.Hosting;
+using Jackdaw.Server.Indexing.Definitions;
+using Jackdaw.Server.Indexing.Lucene;
 using Jackdaw.Server.Wire;
 using Jackdaw.Server.Indexing;
 using Jackdaw.Server.Routing;
@@ -359,9 +361,6 @@ public sealed class IndexesHandler(ServerContext server) : HandlerBase(server)
         context.Response.StatusCode = StatusCodes.Status204NoContent;
     }
 
-    /// <summary>The most documents a test run maps.</summary>
-    public const int MaxTestDocuments = 100_000;
-
     /// <summary>
     /// <c>POST /databases/*/indexes/test</c> <c>{"IndexDefinition":{...},"Query":"from index '...' where ...",
     /// "QueryParameters":{},"MaxDocumentsToProcess":1000,"WaitForNonStaleResultsTimeout":"00:00:15"}</c>:
@@ -391,8 +390,8 @@ public sealed class IndexesHandler(ServerContext server) : HandlerBase(server)
             }
             if (root.TryGetProperty("MaxDocumentsToProcess", out var max) && max.ValueKind != JsonValueKind.Null)
             {
-                if (max.ValueKind != JsonValueKind.Number || !max.TryGetInt32(out maxDocuments) || maxDocuments < 1 || maxDocuments > MaxTestDocuments)
-                    throw new BadRequestException($"MaxDocumentsToProcess must be a whole number from 1 to {MaxTestDocuments}.");
+                if (max.ValueKind != JsonValueKind.Number || !max.TryGetInt32(out maxDocuments) || maxDocuments < 1 || maxDocuments > IndexTestRun.MaxDocuments)
+                    throw new BadRequestException($"MaxDocumentsToProcess must be a whole number from 1 to {IndexTestRun.MaxDocuments}.");
             }
             if (root.TryGetProperty("WaitForNonStaleResultsTimeout", out var timeout) && timeout.ValueKind == JsonValueKind.String)
             {
@@ -405,29 +404,20 @@ public sealed class IndexesHandler(ServerContext server) : HandlerBase(server)
         if (!parsed.From.IsIndex)
             throw new Errors.InvalidQueryException(queryText, parsed.From.Position, $"the query of an index test runs on the tested index: write it as from index '{definition.Name}'.");
 
-        var analyzers = IndexStore.Of(database).Analyzers.Resolve(definition);
-        var mapper = IndexStore.CreateMapper(definition);
-        var logger = Server.LoggerFactory.CreateLogger("Jackdaw.Indexes.Test");
-        var index = Indexing.Index.CreateInMemory(database, definition, mapper, analyzers, logger);
+        var run = await IndexTestRun.RunAsync(database, definition, maxDocuments, maxTime, Server.LoggerFactory.CreateLogger("Jackdaw.Indexes.Test")).ConfigureAwait(false);
         try
         {
-            var mapResults = new List<(string Id, List<IndexField[]> Entries)>();
-            var processed = index.RunTest(maxDocuments, maxTime, (id, output) =>
-            {
-                if (mapResults.Count < 10)
-                    mapResults.Add((id, output.Entries.ToList()));
-            });
-            var answer = QueryRunner.RunOn(database, index, new QueryRequest(queryText, parameters, false, TimeSpan.Zero));
+            var answer = QueryRunner.RunOn(database, run.Index, new QueryRequest(queryText, parameters, false, TimeSpan.Zero));
             using var results = JsonDocument.Parse(answer);
             var writer = context.StartJson();
             writer.WriteStartObject();
             writer.WriteString("IndexName", definition.Name);
-            writer.WriteNumber("DocumentsProcessed", processed);
+            writer.WriteNumber("DocumentsProcessed", run.DocumentsProcessed);
             writer.WritePropertyName("QueryResults");
             results.RootElement.GetProperty("Results").WriteTo(writer);
             writer.WriteNumber("TotalResults", results.RootElement.GetProperty("TotalResults").GetInt64());
             writer.WriteStartArray("MapResults");
-            foreach (var (id, entries) in mapResults)
+            foreach (var (id, entries) in run.MapResults)
             {
                 writer.WriteStartObject();
                 writer.WriteString("Document", id);
@@ -446,13 +436,13 @@ public sealed class IndexesHandler(ServerContext server) : HandlerBase(server)
                 writer.WriteEndObject();
             }
             writer.WriteEndArray();
-            WriteErrors(writer, "IndexErrors", index.GetErrors());
+            WriteErrors(writer, "IndexErrors", run.Index.GetErrors());
             writer.WriteEndObject();
             await context.CompleteJsonAsync().ConfigureAwait(false);
         }
         finally
         {
-            await index.DisposeAsync().ConfigureAwait(false);
+            await run.DisposeAsync().ConfigureAwait(false);
         }
     }
 

@@ -1,42 +1,18 @@
 using System.Diagnostics;
-using System.Globalization;
 using Jackdaw.Server.Databases;
-using Jackdaw.Server.Documents;
-using Jackdaw.Storage.Engine;
-using Lucene.Net.Analysis.Standard;
-using Lucene.Net.Analysis.Util;
-using Lucene.Net.Index;
-using Lucene.Net.Search;
-using Lucene.Net.Store;
-using Lucene.Net.Util;
+using Jackdaw.Server.Indexing.Definitions;
+using Jackdaw.Server.Indexing.Lucene;
+using Jackdaw.Server.Indexing.Mapping;
+using Jackdaw.Server.Indexing.Workers;
 using Microsoft.Extensions.Logging;
 using LuceneDirectory = Lucene.Net.Store.Directory;
 
 namespace Jackdaw.Server.Indexing;
 
-/// <summary>The state of an index, as RavenDB names them.</summary>
-public enum IndexState : byte
-{
-    Normal,
-
-    /// <summary>An auto-index nobody queried for a while: it does not index until a query needs it.</summary>
-    Idle,
-
-    /// <summary>Too many documents failed to map (15% of at least 100 attempts): it stopped until reset.</summary>
-    Error,
-
-    /// <summary>Disabled by an operator (persisted): it does not index until enabled.</summary>
-    Disabled,
-}
-
-/// <summary>An error mapping one document.</summary>
-public sealed record IndexError(string Document, string Action, string Error, DateTime Timestamp);
-
-/// <summary>Where an index has read up to in one collection: documents and tombstones, by etag.</summary>
-public readonly record struct CollectionPosition(long Documents, long Tombstones);
-
 /// <summary>
-/// One index: its definition, its Lucene directory and one indexing loop.
+/// One index: its definition, its Lucene files (<see cref="IndexFiles"/>) and one indexing loop
+/// (Index.Loop.cs) that runs batches of work (<see cref="Batch"/>, Workers/); what queries use is in
+/// Index.Queries.cs.
 /// <list type="bullet">
 /// <item>The loop waits for durable commits, reads each mapped collection's documents and
 ///   tombstones after its positions (in batches bounded by count, bytes and time), maps them and
@@ -59,80 +35,98 @@ public readonly record struct CollectionPosition(long Documents, long Tombstones
 ///   fixed in Lucene.Net only after 4.8.0-beta00017, lucenenet #935).</item>
 /// </list>
 /// </summary>
-public sealed class Index : IAsyncDisposable, ITombstoneConsumer
+public sealed partial class Index : IAsyncDisposable, ITombstoneConsumer
 {
-    public static readonly TimeSpan CommitInterval = TimeSpan.FromSeconds(2);
-
-    /// <summary>How long a caught-up index waits for more work before it commits what it indexed.</summary>
-    public static readonly TimeSpan IdleCommitDelay = TimeSpan.FromMilliseconds(250);
-
-    /// <summary>The most documents one batch maps.</summary>
-    public const int BatchCount = 64 * 1024;
-
-    /// <summary>The most document bytes one batch reads.</summary>
-    public const long BatchBytes = 128L * 1024 * 1024;
-
-    public static readonly TimeSpan BatchTime = TimeSpan.FromSeconds(2);
-
-    /// <summary>The time a batch may take: the priority's share of the indexing time.</summary>
-    public static TimeSpan BatchTimeFor(IndexPriority priority) => priority switch
-    {
-        IndexPriority.Low => BatchTime / 4,
-        IndexPriority.High => BatchTime * 2,
-        _ => BatchTime,
-    };
-
     /// <summary>Errors kept per index (the oldest go first).</summary>
     public const int MaxErrors = 500;
 
-    private const string PositionPrefix = "position:";
-    private const string MultiValuedKey = "multivalued";
-    private const string AddHorizonKey = "add-horizon";
-
-    // Documents at or below this etag were first met by this index when it was empty (its first
-    // pass): no entry of theirs can exist yet, so they are added without a delete-by-id term, which
-    // Lucene otherwise resolves against every segment. -1 until the first batch sets it; 0 for an
-    // index that did not start empty. Kept in the commit data, so a restart mid-pass goes on adding.
-    private long _addHorizon;
-
-    // Fields some entry gave several values (an array): ranges on them cannot be folded into one.
-    private readonly System.Collections.Concurrent.ConcurrentDictionary<string, byte> _multiValued = new(StringComparer.Ordinal);
-
-    /// <summary>Whether some entry of this index has several values in the field (then <c>F &gt;= a and F &lt; b</c> must stay two conditions).</summary>
-    public bool IsMultiValued(string luceneName) => _multiValued.ContainsKey(luceneName);
-
+    // What the index is, and its parts.
     private readonly DocumentDatabase _database;
     private readonly ILogger _logger;
+    private volatile IndexDefinition _definition;
     private readonly IIndexMapper _mapper;
     private readonly string[] _lowerCollections;
-    private readonly LuceneDirectory _directory;
-    // Replaced (by the loop) only when a failure rolls the index back to its last commit.
-    private IndexWriter _writer;
-    private SearcherManager _searchers;
-    private readonly CancellationTokenSource _stop = new();
     private readonly Func<string, FieldPlan> _planOf;
-    private readonly Queue<IndexError> _errors = new();
-    private readonly HashSet<string> _syncedFiles = new(StringComparer.Ordinal);
-    private readonly IDisposable _tombstoneRegistration;
     private readonly Dictionary<string, FieldPlan> _staticPlans = new(StringComparer.Ordinal);
     private readonly Dictionary<string, FieldPlan> _autoPlans = new(StringComparer.Ordinal);
+    private readonly IndexFiles _files;
+    private readonly MapDocuments _map;
+    private readonly CleanupDeletedDocuments _cleanup;
 
-    // Written by the loop only; published as one immutable snapshot for queries and stats.
-    private Dictionary<string, CollectionPosition> _positions;
-    private volatile IndexProgress _progress;
-    private TaskCompletionSource _batchDone = new(TaskCreationOptions.RunContinuationsAsynchronously);
-    private TaskCompletionSource _wake = new(TaskCreationOptions.RunContinuationsAsynchronously);
-    private Task _loop = Task.CompletedTask;
-    private long _lastCommitTimestamp;
-    private bool _dirty;
-    private long _mapAttempts;
-    private long _mapErrors;
-    private long _mapSuccesses;
+    // Null for a map that loads nothing.
+    private readonly HandleReferences? _references;
+
+    private readonly IDisposable _tombstoneRegistration;
+    private readonly CancellationTokenSource _stop = new();
+    private readonly Func<bool> _paused;
+
+    // Its state, as operators, queries and the loop set it.
+    private volatile bool _disabled;
+    private volatile bool _pausedAlone;
     private volatile IndexState _state;
+    private readonly Queue<IndexError> _errors = new();
+
+    // What queries and stats read (Index.Queries.cs).
+    private volatile IndexProgress _progress;
+
+    // The progress the index was opened with: until a batch replaces it, no batch is visible yet.
+    private readonly IndexProgress _openedProgress;
+
+    private TaskCompletionSource _batchDone = new(TaskCreationOptions.RunContinuationsAsynchronously);
+    private long _generation;
     private long _lastQueryingTicks;
     private long _lastIndexingTicks;
+    private int _activeSearchers;
+    private Action? _deleteWhenUnused;
+
+    // The positions of the last durable commit: tombstones at or below them may be removed.
+    private volatile Dictionary<string, CollectionPosition> _committed = new();
+
+    // The loop's (Index.Loop.cs), written by it only. The positions it reached are published to
+    // queries and stats as one immutable snapshot (_progress) once a refresh makes them searchable.
+    private Dictionary<string, CollectionPosition> _positions;
+    private IndexProgress? _pendingProgress;
+    private Task _loop = Task.CompletedTask;
+    private TaskCompletionSource _wake = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private long _batchIds;
-    private BatchTimer? _timer;
+    private long _lastCommitTimestamp;
+    private bool _dirty;
+
+    // Set by a rollback: the next batch commits.
+    private bool _commitSoon;
+
+    // Failures since the index last committed (or caught up with nothing to commit).
+    private int _failuresInARow;
+
+    // Set when a batch, a refresh or a commit failed (the disk, Lucene): what the writer holds
+    // since the last commit cannot be trusted. Lucene drops the documents of a segment whose flush
+    // failed while the positions already moved past them, and a retried batch meets documents it
+    // may have added before (twice, below the add horizon). The loop rolls the writer back.
+    private bool _rollbackNeeded;
+
+    private volatile bool _lastBatchFailed;
+
+    // Refreshes are spaced by the stream of writes: each refresh flushes a segment, and ten small
+    // segments a second keep Lucene's merges busy (a PUT with an index cost 2.7x one without). The
+    // interval starts at RefreshInterval; each refresh made because it was up while writes kept
+    // coming doubles it, up to MaxRefreshInterval; a quiet spell (no batch for twice the interval)
+    // brings it back. The writes that come while the loop waits for a refresh are indexed in one
+    // batch after it (one batch a second costs far less than one per commit). Occasional writes are
+    // searchable within 100 ms, a sustained stream within about 2 s (the interval, then the batch
+    // that waited for it); a query that waits for non-stale results refreshes at once either way.
+    private TimeSpan _refreshInterval = RefreshInterval;
+
+    private long _lastWork;
+    private bool _refreshPending;
+    private long _lastRefresh;
+    private volatile bool _refreshWanted;
+
+    // Whether the next batch is a yielding one (short); a replacement starts yielding.
+    private bool _yielding;
+
+    private long _etagSeenWriting;
+    private long _lastWriteSeen;
+    private bool _mergedAfterBuild;
 
     private Index(DocumentDatabase database, IndexRecord record, IIndexMapper mapper, Analysis.IndexAnalyzers analyzers, string? folder, ILogger logger, Func<bool> paused, Func<string, LuceneDirectory>? openDirectory = null)
     {
@@ -150,7 +144,6 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
         _mapper = mapper;
         _logger = logger;
         Folder = folder ?? "";
-        _inMemory = folder is null;
         _lowerCollections = mapper.Collections.Select(c => c.ToLowerInvariant()).Distinct().ToArray();
         if (definition.IsAuto)
         {
@@ -172,54 +165,11 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
         }
 
         _tombstoneRegistration = new NoRegistration();
-        if (folder is null)
-        {
-            // A test run (POST /indexes/test): nothing is written to disk or storage.
-            _directory = new RAMDirectory();
-            (_writer, _positions) = (NewWriter(_directory, analyzers.Writer, OnMergeFailed), new Dictionary<string, CollectionPosition>());
-            _addHorizon = -1;
-        }
-        else
-        {
-            System.IO.Directory.CreateDirectory(folder);
-            _directory = openDirectory?.Invoke(folder) ?? new PreadDirectory(new DirectoryInfo(folder));
-            try
-            {
-                (_writer, _positions) = OpenWriter(_directory, analyzers.Writer, folder, logger, definition.Name, OnMergeFailed);
-            }
-            catch
-            {
-                _directory.Dispose();
-                throw;
-            }
-        }
-        try
-        {
-            if (folder is not null)
-            {
-                _addHorizon = CommittedHorizon(_writer, _positions);
-                if (_writer.CommitData is { } data && data.TryGetValue(MultiValuedKey, out var multi))
-                {
-                    foreach (var name in System.Text.Json.JsonSerializer.Deserialize<string[]>(multi) ?? [])
-                        _multiValued[name] = 0;
-                }
-            }
-            _searchers = new SearcherManager(_writer, applyAllDeletes: true, searcherFactory: null);
-        }
-        catch
-        {
-            // Nothing of it stays open (the write lock, the files).
-            try
-            {
-                _writer.Rollback();
-            }
-            catch (Exception)
-            {
-                // The first failure is the one to report.
-            }
-            _directory.Dispose();
-            throw;
-        }
+        // In memory for a test run (POST /indexes/test): nothing is written to disk or storage.
+        _files = IndexFiles.Open(folder, openDirectory, analyzers.Writer, OnMergeFailed, logger, definition.Name, out _positions);
+        _map = new MapDocuments(mapper, _files, _planOf, RecordError);
+        _cleanup = new CleanupDeletedDocuments(_files, _lowerCollections);
+        _references = mapper.UsesLoad ? new HandleReferences(_files, _map, _lowerCollections) : null;
         _progress = _openedProgress = new IndexProgress(new Dictionary<string, CollectionPosition>(_positions), CaughtUpTo: 0);
         _lastCommitTimestamp = Stopwatch.GetTimestamp();
         _committed = new Dictionary<string, CollectionPosition>(_positions);
@@ -227,8 +177,6 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
         if (folder is not null)
             _tombstoneRegistration = database.Tombstones.Register(this);
     }
-
-    private readonly bool _inMemory;
 
     private sealed class NoRegistration : IDisposable
     {
@@ -238,10 +186,11 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
     }
 
     /// <summary>
-    /// An index in memory for a test run: no loop, no files, no tombstone hold. <see cref="RunTest"/>
-    /// maps the first documents once; queries then run on it as on any index. Dispose it after.
+    /// An index in memory for a test run (<see cref="IndexTestRun"/>): no loop, no files, no
+    /// tombstone hold. <see cref="RunTest"/> maps the first documents once; queries then run on it
+    /// as on any index. Dispose it after.
     /// </summary>
-    public static Index CreateInMemory(DocumentDatabase database, IndexDefinition definition, IIndexMapper mapper, Analysis.IndexAnalyzers analyzers, ILogger logger) =>
+    internal static Index CreateInMemory(DocumentDatabase database, IndexDefinition definition, IIndexMapper mapper, Analysis.IndexAnalyzers analyzers, ILogger logger) =>
         new(database, new IndexRecord(definition, "", null, IndexLockMode.Unlock, IndexPriority.Normal, false), mapper, analyzers, null, logger, () => false);
 
     /// <summary>
@@ -249,12 +198,12 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
     /// etag), handing each map's output to <paramref name="observe"/>, then makes them searchable.
     /// </summary>
     /// <returns>How many documents were mapped.</returns>
-    public int RunTest(int maxDocuments, TimeSpan maxTime, Action<string, MapOutput>? observe)
+    internal int RunTest(int maxDocuments, TimeSpan maxTime, Action<string, MapOutput>? observe)
     {
         var started = Stopwatch.GetTimestamp();
-        if (!_inMemory)
+        if (!_files.InMemory)
             throw new InvalidOperationException("Only an in-memory index runs a test.");
-        _mapObserver = observe;
+        _map.Observer = observe;
         var count = 0;
         var output = new MapOutput();
         using (var reader = _database.BeginRead())
@@ -266,28 +215,42 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
                 {
                     if (Stopwatch.GetElapsedTime(started) > maxTime)
                         break;
-                    MapDocument(record, output, loader);
+                    _map.Map(record, output, loader, timer: null);
                     count++;
                 }
                 if (count >= maxDocuments || Stopwatch.GetElapsedTime(started) > maxTime)
                     break;
             }
         }
-        _searchers.MaybeRefreshBlocking();
-        _mapObserver = null;
+        _files.Refresh();
+        _map.Observer = null;
         return count;
     }
 
-    private Action<string, MapOutput>? _mapObserver;
+    /// <summary>
+    /// Opens (or creates) the index in <paramref name="folder"/> and starts its loop (unless
+    /// <paramref name="start"/> is false: then <see cref="Start"/> does);
+    /// <paramref name="openDirectory"/> opens the folder as a Lucene directory (a
+    /// <see cref="PreadDirectory"/> unless given: tests wrap it to inject disk failures).
+    /// </summary>
+    public static Index Open(DocumentDatabase database, IndexRecord record, IIndexMapper mapper, Analysis.IndexAnalyzers analyzers, string folder, ILogger logger, Func<bool> paused, Action<Index, IndexingBatch>? onBatch = null, Action<Index>? onCaughtUp = null, Func<string, LuceneDirectory>? openDirectory = null, bool start = true)
+    {
+        var index = new Index(database, record, mapper, analyzers, folder, logger, paused, openDirectory);
+        if (onBatch is not null)
+            index.BatchCompleted += onBatch;
+        if (onCaughtUp is not null)
+            index.CaughtUp += onCaughtUp;
+        if (start)
+            index.Start();
+        return index;
+    }
 
-    private volatile IndexDefinition _definition;
-    private readonly Func<bool> _paused;
-
-    // The progress the index was opened with: until a batch replaces it, no batch is visible yet.
-    private readonly IndexProgress _openedProgress;
-    private volatile bool _disabled;
-    private int _activeSearchers;
-    private Action? _deleteWhenUnused;
+    /// <summary>Starts the indexing loop of an index opened without it.</summary>
+    public void Start()
+    {
+        if (_loop == Task.CompletedTask && !_stop.IsCancellationRequested)
+            _loop = Task.Run(RunAsync);
+    }
 
     /// <summary>The definition; its name changes once, when a replacement becomes the index it replaced.</summary>
     public IndexDefinition Definition => _definition;
@@ -312,8 +275,6 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
                 Wake();
         }
     }
-
-    private volatile bool _pausedAlone;
 
     /// <summary>This index alone paused for this run (<c>/admin/indexes/stop?name=</c>); not persisted.</summary>
     public bool Paused
@@ -362,12 +323,19 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
     /// <summary>Whether the index was closed (deleted, reset, replaced, or its database closed).</summary>
     public bool IsDisposed => _stop.IsCancellationRequested;
 
+    /// <summary>Makes an idle auto-index idle (it stops indexing until a query needs it).</summary>
+    public void SetIdle()
+    {
+        if (_state == IndexState.Normal)
+            _state = IndexState.Idle;
+    }
+
     /// <summary>Positions and how far the loop has caught up, as of the last completed batch.</summary>
     public IndexProgress Progress => _progress;
 
-    public long MapAttempts => Interlocked.Read(ref _mapAttempts);
+    public long MapAttempts => _map.Attempts;
 
-    public long MapErrors => Interlocked.Read(ref _mapErrors);
+    public long MapErrors => _map.Errors;
 
     public DateTime? LastQueryingTime => Ticks(Interlocked.Read(ref _lastQueryingTicks));
 
@@ -383,91 +351,12 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
     public long BatchesRun { get; private set; }
 
     /// <summary>Documents mapped since this index was opened.</summary>
-    public long DocumentsMapped { get; private set; }
+    public long DocumentsMapped => _map.DocumentsMapped;
+
+    /// <summary>Rollbacks to the last commit after a failure since the index was opened.</summary>
+    public int RollbacksDone { get; private set; }
 
     private static DateTime? Ticks(long ticks) => ticks == 0 ? null : new DateTime(ticks, DateTimeKind.Utc);
-
-    /// <summary>
-    /// Opens (or creates) the index in <paramref name="folder"/> and starts its loop (unless
-    /// <paramref name="start"/> is false: then <see cref="Start"/> does);
-    /// <paramref name="openDirectory"/> opens the folder as a Lucene directory (a
-    /// <see cref="PreadDirectory"/> unless given: tests wrap it to inject disk failures).
-    /// </summary>
-    public static Index Open(DocumentDatabase database, IndexRecord record, IIndexMapper mapper, Analysis.IndexAnalyzers analyzers, string folder, ILogger logger, Func<bool> paused, Action<Index, IndexingBatch>? onBatch = null, Action<Index>? onCaughtUp = null, Func<string, LuceneDirectory>? openDirectory = null, bool start = true)
-    {
-        var index = new Index(database, record, mapper, analyzers, folder, logger, paused, openDirectory);
-        if (onBatch is not null)
-            index.BatchCompleted += onBatch;
-        if (onCaughtUp is not null)
-            index.CaughtUp += onCaughtUp;
-        if (start)
-            index.Start();
-        return index;
-    }
-
-    /// <summary>Starts the indexing loop of an index opened without it.</summary>
-    public void Start()
-    {
-        if (_loop == Task.CompletedTask && !_stop.IsCancellationRequested)
-            _loop = Task.Run(RunAsync);
-    }
-
-    private static (IndexWriter, Dictionary<string, CollectionPosition>) OpenWriter(LuceneDirectory directory, Lucene.Net.Analysis.Analyzer analyzer, string folder, ILogger logger, string name, Action<Exception> mergeFailed)
-    {
-        try
-        {
-            var writer = NewWriter(directory, analyzer, mergeFailed);
-            return (writer, ReadPositions(writer.CommitData));
-        }
-        catch (Exception e) when (e is not LockObtainFailedException && e is IOException or CorruptIndexException or IndexFormatTooOldException or IndexFormatTooNewException or InvalidOperationException)
-        {
-            // Files a crash left unusable: the index starts again from the first document.
-            logger.LogWarning(e, "Index {Index}: its files in {Folder} cannot be opened; it is rebuilt from the start", name, folder);
-            foreach (var file in System.IO.Directory.GetFiles(folder))
-                File.Delete(file);
-            return (NewWriter(directory, analyzer, mergeFailed), new Dictionary<string, CollectionPosition>());
-        }
-    }
-
-    // The add horizon a commit carries: -1 for an empty index (its first batch sets it), 0 when none.
-    private static long CommittedHorizon(IndexWriter writer, Dictionary<string, CollectionPosition> positions) =>
-        writer.NumDocs == 0 && positions.Count == 0 ? -1
-        : writer.CommitData is { } committed && committed.TryGetValue(AddHorizonKey, out var horizon)
-          && long.TryParse(horizon, NumberStyles.None, CultureInfo.InvariantCulture, out var parsed) ? parsed : 0;
-
-    private static IndexWriter NewWriter(LuceneDirectory directory, Lucene.Net.Analysis.Analyzer analyzer, Action<Exception> mergeFailed)
-    {
-        // A gap between the values of one field: a phrase never spans two of them.
-        var config = new IndexWriterConfig(LuceneVersion.LUCENE_48, new ValueGapAnalyzer(analyzer))
-        {
-            OpenMode = OpenMode.CREATE_OR_APPEND,
-            MergeScheduler = new ReportingMergeScheduler(mergeFailed),
-            RAMBufferSizeMB = 64,
-        };
-        var writer = new IndexWriter(directory, config);
-        try
-        {
-            if (!DirectoryReader.IndexExists(directory))
-                writer.Commit();
-            return writer;
-        }
-        catch
-        {
-            // Let go of the write lock: the next attempt (or the next open) takes it.
-            try
-            {
-                writer.Rollback();
-            }
-            catch (Exception)
-            {
-                // The commit's failure is the one to report.
-            }
-            throw;
-        }
-    }
-
-    /// <summary>The analyzer of <see cref="FieldIndexing.Search"/> fields whose options name none, for their values and query text.</summary>
-    public static readonly Lucene.Net.Analysis.Analyzer SearchAnalyzer = new StandardAnalyzer(LuceneVersion.LUCENE_48, CharArraySet.Empty);
 
     /// <summary>
     /// The analyzers its fields name, resolved when it opened: the index writes and queries with
@@ -475,583 +364,6 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
     /// terms with them); they hold only per-thread token stream caches.
     /// </summary>
     public Analysis.IndexAnalyzers Analyzers { get; }
-
-    private static Dictionary<string, CollectionPosition> ReadPositions(IDictionary<string, string>? data)
-    {
-        var positions = new Dictionary<string, CollectionPosition>(StringComparer.Ordinal);
-        if (data is null)
-            return positions;
-        foreach (var (key, value) in data)
-        {
-            if (!key.StartsWith(PositionPrefix, StringComparison.Ordinal))
-                continue;
-            var parts = value.Split(',');
-            if (parts.Length == 2 && long.TryParse(parts[0], CultureInfo.InvariantCulture, out var documents) && long.TryParse(parts[1], CultureInfo.InvariantCulture, out var tombstones))
-                positions[key[PositionPrefix.Length..]] = new CollectionPosition(documents, tombstones);
-        }
-        return positions;
-    }
-
-    /// <summary>The plan of a field this index writes (for queries).</summary>
-    public FieldPlan PlanOf(string luceneName)
-    {
-        if (Definition.IsAuto)
-            return _autoPlans.TryGetValue(luceneName, out var plan) ? plan : new FieldPlan(luceneName, FieldIndexing.Default, false);
-        var options = Definition.OptionsOf(luceneName);
-        return new FieldPlan(luceneName, options.Indexing, options.Stored, Analyzers.For(luceneName));
-    }
-
-    /// <summary>A searcher over everything indexed so far; release it with <see cref="Release"/>.</summary>
-    /// <exception cref="ObjectDisposedException">The index was deleted, reset or replaced meanwhile (look it up again).</exception>
-    public IndexSearcher Acquire()
-    {
-        MarkQueried();
-        ObjectDisposedException.ThrowIf(_stop.IsCancellationRequested, this);
-        Interlocked.Increment(ref _activeSearchers);
-        try
-        {
-            return AcquireSearcher();
-        }
-        catch
-        {
-            ReleaseSearcherCount();
-            throw;
-        }
-    }
-
-    public void Release(IndexSearcher searcher)
-    {
-        try
-        {
-            // Whichever manager it came from: a release only decrements the reader's count.
-            Volatile.Read(ref _searchers).Release(searcher);
-        }
-        finally
-        {
-            ReleaseSearcherCount();
-        }
-    }
-
-    private void ReleaseSearcherCount()
-    {
-        if (Interlocked.Decrement(ref _activeSearchers) == 0 && _stop.IsCancellationRequested)
-            Interlocked.Exchange(ref _deleteWhenUnused, null)?.Invoke();
-    }
-
-    /// <summary>
-    /// For a closed index that was replaced or deleted: runs <paramref name="delete"/> (removing its
-    /// files) once no query still reads it, at once if none does.
-    /// </summary>
-    public void DeleteFilesWhenUnused(Action delete)
-    {
-        Volatile.Write(ref _deleteWhenUnused, delete);
-        if (Volatile.Read(ref _activeSearchers) == 0)
-            Interlocked.Exchange(ref _deleteWhenUnused, null)?.Invoke();
-    }
-
-    /// <summary>Marks the index queried now (an auto-index chosen by the planner).</summary>
-    /// <remarks>An idle auto-index wakes up and catches up.</remarks>
-    public void MarkQueried()
-    {
-        Interlocked.Exchange(ref _lastQueryingTicks, DateTime.UtcNow.Ticks);
-        if (_state == IndexState.Idle)
-        {
-            _state = IndexState.Normal;
-            Wake();
-        }
-    }
-
-    /// <summary>Whether the index has not yet indexed everything in <paramref name="reader"/>'s snapshot for its collections.</summary>
-    public bool IsStale(DocumentsReader reader)
-    {
-        var progress = _progress;
-        if (progress.CaughtUpTo >= reader.LastEtag)
-            return false;
-        foreach (var collection in _lowerCollections)
-        {
-            var position = progress.Positions.GetValueOrDefault(collection);
-            foreach (var _ in reader.GetDocumentsFrom(collection, position.Documents, 1))
-                return true;
-            foreach (var _ in reader.GetTombstonesFrom(collection, position.Tombstones, 1))
-                return true;
-        }
-        if (_mapper.UsesLoad)
-        {
-            // A change of any document may change what the map loaded.
-            var references = progress.Positions.GetValueOrDefault(ReferencesPosition);
-            foreach (var _ in reader.GetDocumentsFrom(null, references.Documents, 1))
-                return true;
-            foreach (var _ in reader.GetTombstonesFrom(null, references.Tombstones, 1))
-                return true;
-        }
-        return false;
-    }
-
-    /// <summary>
-    /// A query of an index that has not yet made a batch visible since it was opened (just created,
-    /// or reset) waits for that first batch, at most <paramref name="timeout"/>, as RavenDB's do: the
-    /// first query of a new auto-index over a small collection answers with its documents rather
-    /// than nothing. An index that is up to date, stopped, disabled or in error is not waited for.
-    /// </summary>
-    public async Task WaitForFirstBatchAsync(TimeSpan timeout, CancellationToken cancellationToken)
-    {
-        var deadline = Stopwatch.GetTimestamp() + (long)(timeout.TotalSeconds * Stopwatch.Frequency);
-        var woken = false;
-        while (ReferenceEquals(_progress, _openedProgress))
-        {
-            var done = Volatile.Read(ref _batchDone).Task;
-            if (_state != IndexState.Normal || _disabled || _pausedAlone || _paused() || _stop.IsCancellationRequested || _lastBatchFailed)
-                return;
-            using (var reader = _database.BeginRead())
-            {
-                if (!IsStale(reader))
-                    return;
-            }
-            if (!woken)
-            {
-                _refreshWanted = true;
-                Wake();
-                woken = true;
-            }
-            if (!await WaitForBatchAsync(done, deadline, cancellationToken).ConfigureAwait(false))
-                return;
-        }
-    }
-
-    /// <summary>
-    /// Completes when the index has indexed every change up to <paramref name="etag"/> (false after
-    /// <paramref name="timeout"/>, or when the index is in error).
-    /// </summary>
-    public async Task<bool> WaitForEtagAsync(long etag, TimeSpan timeout, CancellationToken cancellationToken)
-    {
-        var deadline = Stopwatch.GetTimestamp() + (long)(timeout.TotalSeconds * Stopwatch.Frequency);
-        while (true)
-        {
-            var done = Volatile.Read(ref _batchDone).Task;
-            if (_progress.CaughtUpTo >= etag)
-                return true;
-            // Asked on every pass: a refresh that published an earlier batch cleared the wish,
-            // and the batch that reaches the etag must not wait for the refresh interval.
-            _refreshWanted = true;
-            Wake();
-            using (var reader = _database.BeginRead())
-            {
-                if (!IsStale(reader) && reader.LastEtag >= etag)
-                    return true;
-            }
-            if (_state == IndexState.Error)
-                return false;
-            ObjectDisposedException.ThrowIf(_stop.IsCancellationRequested, this);
-            if (!await WaitForBatchAsync(done, deadline, cancellationToken).ConfigureAwait(false))
-                return false;
-        }
-    }
-
-    /// <summary>Waits for the batch signal <paramref name="done"/> until <paramref name="deadline"/> (a timestamp); false when it passed first.</summary>
-    private static async Task<bool> WaitForBatchAsync(Task done, long deadline, CancellationToken cancellationToken)
-    {
-        var left = deadline - Stopwatch.GetTimestamp();
-        if (left <= 0)
-            return false;
-        try
-        {
-            await done.WaitAsync(TimeSpan.FromSeconds((double)left / Stopwatch.Frequency), cancellationToken).ConfigureAwait(false);
-            return true;
-        }
-        catch (TimeoutException)
-        {
-            return false;
-        }
-    }
-
-    /// <summary>The last errors (at most <see cref="MaxErrors"/>), oldest first.</summary>
-    public IndexError[] GetErrors()
-    {
-        lock (_errors)
-            return _errors.ToArray();
-    }
-
-    /// <summary>The Lucene segments of what is searchable now (a query reads each).</summary>
-    public int SegmentsCount => ReadSearchable(static reader => reader.Leaves.Count);
-
-    /// <summary>The number of entries (Lucene documents) searchable now.</summary>
-    public int EntriesCount => ReadSearchable(static reader => reader.NumDocs);
-
-    private T ReadSearchable<T>(Func<IndexReader, T> read)
-    {
-        var searcher = AcquireSearcher();
-        try
-        {
-            return read(searcher.IndexReader);
-        }
-        finally
-        {
-            Volatile.Read(ref _searchers).Release(searcher);
-        }
-    }
-
-    // A rollback (RollBackToLastCommit) replaces the searcher manager and closes the old one: a
-    // caller that read the old one just before takes the new one.
-    private IndexSearcher AcquireSearcher()
-    {
-        while (true)
-        {
-            var searchers = Volatile.Read(ref _searchers);
-            try
-            {
-                return searchers.Acquire();
-            }
-            catch (ObjectDisposedException) when (!ReferenceEquals(searchers, Volatile.Read(ref _searchers)))
-            {
-            }
-        }
-    }
-
-    /// <summary>Makes an idle auto-index idle (it stops indexing until a query needs it).</summary>
-    public void SetIdle()
-    {
-        if (_state == IndexState.Normal)
-            _state = IndexState.Idle;
-    }
-
-    private void Wake() => Volatile.Read(ref _wake).TrySetResult();
-
-    private void ResetWake() => Interlocked.Exchange(ref _wake, new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously));
-
-    // Wakes whoever waits for the loop's next batch (queries waiting for progress).
-    private void SignalBatchDone() => Interlocked.Exchange(ref _batchDone, new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously)).TrySetResult();
-
-    /// <summary>
-    /// A batch, refresh or commit failed (the disk, Lucene): the index goes back to its last commit
-    /// before it goes on, the error is recorded, and the loop waits (<see cref="BackOffAsync"/>).
-    /// </summary>
-    private Task<bool> FailedAsync(Exception e, string action, string what, CancellationToken token)
-    {
-        _rollbackNeeded = true;
-        _logger.LogError(e, "Index {Index}: {What} failed; it goes back to its last commit and indexes again from there", Name, what);
-        RecordError("", action, e.Message);
-        return BackOffAsync(token);
-    }
-
-    private async Task RunAsync()
-    {
-        var token = _stop.Token;
-        while (!token.IsCancellationRequested)
-        {
-            var wake = Volatile.Read(ref _wake).Task;
-            var seenEtag = _database.LastEtag;
-            var batchStarted = Stopwatch.GetTimestamp();
-            bool more;
-            try
-            {
-                if (_rollbackNeeded)
-                    RollBackToLastCommit();
-                var running = _state is IndexState.Normal && !_disabled && !_pausedAlone && !_paused();
-                more = running && RunBatch();
-                _lastBatchFailed = false;
-                if (!more && running)
-                {
-                    if (ReplacementOf is not null)
-                        MergeAfterBuild();
-                    CaughtUp?.Invoke(this);
-                }
-            }
-            catch (Exception) when (token.IsCancellationRequested || _database.IsClosing)
-            {
-                // Closing: no commit keeps what this batch did (DisposeAsync rolls back).
-                _rollbackNeeded = true;
-                break;
-            }
-            catch (Exception e)
-            {
-                // Not a document's fault (those are index errors): the disk, Lucene. Try again later.
-                _lastBatchFailed = true;
-                // Queries waiting for a batch look again (they see the failure).
-                SignalBatchDone();
-                if (!await FailedAsync(e, "Indexing", "a batch", token).ConfigureAwait(false))
-                    break;
-                // Straight to the rollback: a refresh now would publish the failed batch's
-                // positions as searchable.
-                continue;
-            }
-            if (!more && _refreshPending)
-            {
-                // Caught up with a batch not yet searchable: refresh when its interval is up (or a
-                // query asks), then look for work again.
-                try
-                {
-                    // A replacement that caught up refreshes at once: its swap waits for it.
-                    var left = ReplacementOf is not null ? TimeSpan.Zero : _refreshInterval - Stopwatch.GetElapsedTime(_lastRefresh);
-                    if (left > TimeSpan.Zero && !_refreshWanted)
-                        await Task.WhenAny(Task.Delay(left, token), wake).ConfigureAwait(false);
-                    if (token.IsCancellationRequested)
-                        break;
-                    var timer = new BatchTimer();
-                    if (_refreshWanted || wake.IsCompleted)
-                        Refresh(timer);
-                    else
-                        RefreshOnInterval(timer, streaming: _database.LastEtag != seenEtag);
-                    timer.EndLoop();
-                    Publish(timer);
-                }
-                catch (Exception) when (token.IsCancellationRequested || _database.IsClosing)
-                {
-                    _rollbackNeeded = true;
-                    break;
-                }
-                catch (Exception e)
-                {
-                    if (!await FailedAsync(e, "Refresh", "a refresh", token).ConfigureAwait(false))
-                        break;
-                }
-                SignalBatchDone();
-                if (wake.IsCompleted)
-                    ResetWake();
-                continue;
-            }
-            SignalBatchDone();
-            var lastEtag = _database.LastEtag;
-            if (lastEtag != _etagSeenWriting)
-            {
-                _etagSeenWriting = lastEtag;
-                _lastWriteSeen = Stopwatch.GetTimestamp();
-            }
-            if (more && ReplacementOf is not null && (Stopwatch.GetElapsedTime(_lastWriteSeen) < YieldWindow || OriginalQueried?.Invoke() == true))
-            {
-                // A replacement building while the database serves writes or its original answers
-                // queries yields: short batches, each followed by a rest three times as long.
-                _yielding = true;
-                var rest = Stopwatch.GetElapsedTime(batchStarted) * YieldingRestFactor;
-                try
-                {
-                    await Task.WhenAny(Task.Delay(rest < MaxYieldingRest ? rest : MaxYieldingRest, token), wake).ConfigureAwait(false);
-                }
-                catch (OperationCanceledException)
-                {
-                    break;
-                }
-                if (wake.IsCompleted)
-                    ResetWake();
-                continue;
-            }
-            _yielding = false;
-            if (more)
-            {
-                // A low-priority index leaves the cores to the others between its batches.
-                if (Priority == IndexPriority.Low)
-                {
-                    try
-                    {
-                        await Task.Delay(50, token).ConfigureAwait(false);
-                    }
-                    catch (OperationCanceledException)
-                    {
-                        break;
-                    }
-                }
-                continue;
-            }
-            try
-            {
-                var commit = _database.Notifications.WaitForEtagAsync(seenEtag + 1, token);
-                if (_dirty)
-                {
-                    // Caught up with uncommitted work: commit unless more comes soon (a steady
-                    // stream of writes then commits every CommitInterval from the batches).
-                    var idle = Task.Delay(IdleCommitDelay, token);
-                    await Task.WhenAny(commit, wake, _database.Notifications.Closed, idle).ConfigureAwait(false);
-                    if (idle.IsCompletedSuccessfully && !commit.IsCompleted && !wake.IsCompleted)
-                        CommitIdle();
-                    if (!commit.IsCompleted && !wake.IsCompleted && !_database.Notifications.Closed.IsCompleted)
-                        await Task.WhenAny(commit, wake, _database.Notifications.Closed).WaitAsync(token).ConfigureAwait(false);
-                }
-                else
-                {
-                    // Caught up with nothing to commit: whatever failed before is behind it.
-                    _failuresInARow = 0;
-                    await Task.WhenAny(commit, wake, _database.Notifications.Closed).WaitAsync(token).ConfigureAwait(false);
-                }
-                if (wake.IsCompleted)
-                    ResetWake();
-                if (_database.Notifications.Closed.IsCompleted)
-                    break;
-            }
-            catch (OperationCanceledException)
-            {
-                break;
-            }
-            catch (Exception e)
-            {
-                if (token.IsCancellationRequested || _database.IsClosing)
-                {
-                    _rollbackNeeded = true;
-                    break;
-                }
-                if (!await FailedAsync(e, "Commit", "the commit after catching up", token).ConfigureAwait(false))
-                    break;
-            }
-        }
-    }
-
-    /// <summary>A commit on its own, after the loop caught up: recorded as a batch of one operation.</summary>
-    private void CommitIdle()
-    {
-        if (!_dirty)
-            return;
-        var timer = new BatchTimer();
-        var started = Stopwatch.GetTimestamp();
-        Commit();
-        timer.EndLoop();
-        timer.AddCommit(Stopwatch.GetTimestamp() - started);
-        Publish(timer);
-    }
-
-    private void Publish(BatchTimer timer)
-    {
-        var batch = timer.Finish(Interlocked.Increment(ref _batchIds));
-        Performance.Add(batch);
-        try
-        {
-            BatchCompleted?.Invoke(this, batch);
-        }
-        catch (Exception e)
-        {
-            _logger.LogWarning(e, "Index {Index}: a batch listener failed", Name);
-        }
-    }
-
-    /// <summary>One batch: returns whether there is more to do at once.</summary>
-    private bool RunBatch()
-    {
-        var timer = _timer = new BatchTimer();
-        var started = Stopwatch.GetTimestamp();
-        var batchTime = _yielding ? YieldingBatchTime : BatchTimeFor(Priority);
-        var positions = new Dictionary<string, CollectionPosition>(_positions);
-        var count = 0;
-        long bytes = 0;
-        var full = false;
-        long snapshotEtag;
-        var output = new MapOutput();
-        using (var reader = _database.BeginRead())
-        {
-            snapshotEtag = reader.LastEtag;
-            if (_addHorizon == -1)
-                _addHorizon = snapshotEtag;
-            var loader = _mapper.UsesLoad ? new SnapshotLoader(reader) : null;
-            foreach (var collection in _lowerCollections)
-            {
-                var position = positions.GetValueOrDefault(collection);
-                foreach (var record in reader.GetDocumentsFrom(collection, position.Documents))
-                {
-                    if (count >= BatchCount || bytes >= BatchBytes || Stopwatch.GetElapsedTime(started) > batchTime)
-                    {
-                        full = true;
-                        break;
-                    }
-                    MapDocument(record, output, loader, firstMet: record.Etag <= _addHorizon);
-                    position = position with { Documents = record.Etag };
-                    count++;
-                    bytes += record.Document.Length;
-                    timer.DocumentsSize += record.Document.Length;
-                }
-                if (!full)
-                {
-                    foreach (var tombstone in reader.GetTombstonesFrom(collection, position.Tombstones))
-                    {
-                        if (count >= BatchCount || Stopwatch.GetElapsedTime(started) > BatchTime)
-                        {
-                            full = true;
-                            break;
-                        }
-                        // A document deleted and written again keeps its tombstone: its entries
-                        // stay (its newer version is, or will be, indexed from the documents feed),
-                        // also when it moved to another collection this index maps (deleting then
-                        // would remove the entry that collection's feed wrote earlier in the batch).
-                        var id = tombstone.Id;
-                        if (!(reader.TryGet(id, out var current) && Array.IndexOf(_lowerCollections, LuceneFields.Lower(System.Text.Encoding.UTF8.GetString(current.CollectionUtf8))) >= 0))
-                        {
-                            var deleteStarted = Stopwatch.GetTimestamp();
-                            _writer.DeleteDocuments(new Term(LuceneFields.Id, LuceneFields.Lower(id)));
-                            timer.AddDelete(Stopwatch.GetTimestamp() - deleteStarted);
-                        }
-                        position = position with { Tombstones = tombstone.Etag };
-                        count++;
-                        timer.Input++;
-                    }
-                }
-                positions[collection] = position;
-                if (full)
-                    break;
-            }
-            if (!full && _mapper.UsesLoad)
-            {
-                var referencesStarted = Stopwatch.GetTimestamp();
-                ProcessReferences(reader, positions, ref count, started, ref full, output, loader);
-                timer.AddReferences(Stopwatch.GetTimestamp() - referencesStarted);
-            }
-        }
-        timer.EndLoop();
-
-        if (count > 0)
-        {
-            var now = Stopwatch.GetTimestamp();
-            if (Stopwatch.GetElapsedTime(_lastWork, now) > _refreshInterval * 2)
-                _refreshInterval = RefreshInterval;
-            _lastWork = now;
-            _dirty = true;
-            _refreshPending = true;
-            BatchesRun++;
-            Interlocked.Exchange(ref _lastIndexingTicks, DateTime.UtcNow.Ticks);
-        }
-        _positions = positions;
-        _pendingProgress = new IndexProgress(positions, full ? (_pendingProgress ?? _progress).CaughtUpTo : snapshotEtag);
-        // Queries see a batch once the searcher is refreshed, and only then does the index count as
-        // having indexed it. A refresh flushes a segment (and resolves the delete-by-id terms): after
-        // a big batch, or when a query waits, at once; after the small batches a stream of writes
-        // makes, at most every RefreshInterval (one tiny segment per durable commit cost 4-5× the
-        // CPU of a PUT).
-        if (!_refreshPending)
-            _progress = _pendingProgress;
-        else if (_yielding && !_refreshWanted)
-        {
-            // A replacement that yields is not queried before its swap: it refreshes (for its
-            // progress) at most every MaxRefreshInterval, not after each short batch.
-            if (Stopwatch.GetElapsedTime(_lastRefresh) >= MaxRefreshInterval)
-                Refresh(timer);
-        }
-        else if (full || _refreshWanted)
-            Refresh(timer);
-        else if (Stopwatch.GetElapsedTime(_lastRefresh) >= _refreshInterval)
-            RefreshOnInterval(timer, streaming: false);
-        if (_dirty && (_commitSoon || Stopwatch.GetElapsedTime(_lastCommitTimestamp) > CommitInterval))
-        {
-            var commitStarted = Stopwatch.GetTimestamp();
-            Commit();
-            timer.AddCommit(Stopwatch.GetTimestamp() - commitStarted);
-        }
-        CheckErrorRate();
-        _timer = null;
-        if (count > 0 || timer.Committed)
-            Publish(timer);
-        return full;
-    }
-
-    /// <summary>The longest batch of a replacement that yields to requests (<see cref="OriginalQueried"/>).</summary>
-    public static readonly TimeSpan YieldingBatchTime = TimeSpan.FromMilliseconds(250);
-
-    /// <summary>A yielding replacement rests this many times as long as its batch took: a quarter of a core at most.</summary>
-    public const int YieldingRestFactor = 3;
-
-    private static readonly TimeSpan MaxYieldingRest = YieldingBatchTime * YieldingRestFactor;
-
-    // Whether the next batch is a yielding one (short); a replacement starts yielding.
-    private bool _yielding;
-
-    /// <summary>A replacement yields while the database had a write, or its original a query, this recently.</summary>
-    public static readonly TimeSpan YieldWindow = TimeSpan.FromSeconds(1);
-
-    private long _etagSeenWriting;
-    private long _lastWriteSeen;
 
     /// <summary>
     /// For a replacement (<see cref="ReplacementOf"/>): whether the index it replaces answered a
@@ -1061,245 +373,11 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
     /// </summary>
     public Func<bool>? OriginalQueried { get; set; }
 
-    /// <summary>Whether a query used the index within <paramref name="window"/>.</summary>
-    public bool QueriedWithin(TimeSpan window) => DateTime.UtcNow.Ticks - Interlocked.Read(ref _lastQueryingTicks) < window.Ticks;
-
-    /// <summary>The shortest time between two refreshes while writes stream in (a query that waits refreshes at once).</summary>
-    public static readonly TimeSpan RefreshInterval = TimeSpan.FromMilliseconds(100);
-
-    /// <summary>The longest a small batch waits to become searchable while more writes stream in.</summary>
-    public static readonly TimeSpan MaxRefreshInterval = TimeSpan.FromSeconds(1);
-
-    // Refreshes are spaced by the stream of writes: each refresh flushes a segment, and ten small
-    // segments a second keep Lucene's merges busy (a PUT with an index cost 2.7x one without). The
-    // interval starts at RefreshInterval; each refresh made because it was up while writes kept
-    // coming doubles it, up to MaxRefreshInterval; a quiet spell (no batch for twice the interval)
-    // brings it back. The writes that come while the loop waits for a refresh are indexed in one
-    // batch after it (one batch a second costs far less than one per commit). Occasional writes are
-    // searchable within 100 ms, a sustained stream within about 2 s (the interval, then the batch
-    // that waited for it); a query that waits for non-stale results refreshes at once either way.
-    private TimeSpan _refreshInterval = RefreshInterval;
-    private long _lastWork;
-    private volatile bool _lastBatchFailed;
-
-    private bool _refreshPending;
-    private IndexProgress? _pendingProgress;
-    private long _lastRefresh;
-    private volatile bool _refreshWanted;
-
-    /// <summary>The most segments a replacement keeps when it caught up, before its swap.</summary>
-    public const int SegmentsAfterBuild = 4;
-
-    private bool _mergedAfterBuild;
-
-    /// <summary>
-    /// A replacement built in short batches (yielding to requests) is made of many small segments,
-    /// fewer than Lucene's merge policy merges on its own; a query reads each one (the swapped-in
-    /// index answered at 60% of the old one's rate). Once, when it first caught up, it is merged
-    /// down to <see cref="SegmentsAfterBuild"/> segments and refreshed, before the swap.
-    /// </summary>
-    private void MergeAfterBuild()
+    /// <summary>The last errors (at most <see cref="MaxErrors"/>), oldest first.</summary>
+    public IndexError[] GetErrors()
     {
-        if (_mergedAfterBuild)
-            return;
-        if (SegmentsCount > SegmentsAfterBuild || _refreshPending)
-        {
-            var timer = new BatchTimer();
-            var started = Stopwatch.GetTimestamp();
-            _writer.ForceMerge(SegmentsAfterBuild);
-            Commit();
-            timer.AddCommit(Stopwatch.GetTimestamp() - started);
-            Refresh(timer);
-            timer.EndLoop();
-            Publish(timer);
-        }
-        // Only once it worked: a failure rolls back and the replacement merges when it caught up again.
-        _mergedAfterBuild = true;
-    }
-
-    /// <summary>
-    /// A refresh because the interval was up: when writes kept coming while it waited
-    /// (<paramref name="streaming"/>), the next one comes twice as late.
-    /// </summary>
-    private void RefreshOnInterval(BatchTimer timer, bool streaming)
-    {
-        Refresh(timer);
-        if (streaming)
-            _refreshInterval = TimeSpan.FromTicks(Math.Min(_refreshInterval.Ticks * 2, MaxRefreshInterval.Ticks));
-    }
-
-    /// <summary>Makes everything written searchable and publishes the progress that goes with it.</summary>
-    private void Refresh(BatchTimer? timer)
-    {
-        var started = Stopwatch.GetTimestamp();
-        _refreshWanted = false;
-        _searchers.MaybeRefreshBlocking();
-        _progress = _pendingProgress ?? _progress;
-        _refreshPending = false;
-        _lastRefresh = Stopwatch.GetTimestamp();
-        timer?.AddRefresh(_lastRefresh - started);
-    }
-
-    private byte[] _buffer = new byte[64 * 1024];
-
-    private void MapDocument(DocumentRecord record, MapOutput output, SnapshotLoader? loader, bool firstMet = false)
-    {
-        var id = record.Id;
-        var lowerId = LuceneFields.Lower(id);
-        var length = record.Document.Length;
-        if (_buffer.Length < length)
-            _buffer = new byte[Math.Max(length, _buffer.Length * 2)];
-        record.Document.CopyTo(_buffer);
-        var collection = System.Text.Encoding.UTF8.GetString(record.CollectionUtf8);
-        output.Clear();
-        Interlocked.Increment(ref _mapAttempts);
-        DocumentsMapped++;
-        var timer = _timer;
-        if (timer is not null)
-            timer.Input++;
-        var mapStarted = Stopwatch.GetTimestamp();
-        try
-        {
-            _mapper.Map(new MapInput(id, collection, _buffer.AsMemory(0, length)), loader, output);
-        }
-        catch (IndexMapException e)
-        {
-            Interlocked.Increment(ref _mapErrors);
-            RecordError(id, "Map", e.Message);
-            if (timer is not null)
-                timer.Failed++;
-            _writer.DeleteDocuments(new Term(LuceneFields.Id, lowerId));
-            return;
-        }
-        var writeStarted = Stopwatch.GetTimestamp();
-        timer?.AddMap(collection, writeStarted - mapStarted);
-        _mapObserver?.Invoke(id, output);
-        if (timer is not null)
-            timer.Output += output.Entries.Count;
-        Interlocked.Increment(ref _mapSuccesses);
-        var idTerm = new Term(LuceneFields.Id, lowerId);
-        foreach (var entry in output.Entries)
-        {
-            foreach (var field in entry)
-            {
-                if (field.Value is IReadOnlyList<object?> { Count: > 1 } && !_multiValued.ContainsKey(field.Name))
-                    _multiValued[field.Name] = 0;
-            }
-        }
-        switch (output.Entries.Count)
-        {
-            case 0 when firstMet:
-                break;
-            case 0:
-                _writer.DeleteDocuments(idTerm);
-                break;
-            case 1 when firstMet:
-                _writer.AddDocument(LuceneFields.Build(id, lowerId, output.Entries[0], _planOf, References(output)));
-                break;
-            case 1:
-                _writer.UpdateDocument(idTerm, LuceneFields.Build(id, lowerId, output.Entries[0], _planOf, References(output)));
-                break;
-            default:
-                var entries = new List<IEnumerable<IIndexableField>>(output.Entries.Count);
-                foreach (var entry in output.Entries)
-                    entries.Add(LuceneFields.Build(id, lowerId, entry, _planOf, References(output)));
-                if (firstMet)
-                    _writer.AddDocuments(entries);
-                else
-                    _writer.UpdateDocuments(idTerm, entries);
-                break;
-        }
-        timer?.AddWrite(Stopwatch.GetTimestamp() - writeStarted);
-    }
-
-    private static List<string>? References(MapOutput output) => output.LoadedIds.Count == 0 ? null : output.LoadedIds;
-
-    /// <summary>
-    /// For a map that loads documents: every change (any collection) after the references position
-    /// re-maps the documents whose entries loaded the changed one. The searcher is refreshed first,
-    /// so entries written earlier in this batch are seen.
-    /// </summary>
-    private void ProcessReferences(DocumentsReader reader, Dictionary<string, CollectionPosition> positions, ref int count, long started, ref bool full, MapOutput output, SnapshotLoader? loader)
-    {
-        var position = positions.GetValueOrDefault(ReferencesPosition);
-        var changed = new List<(string Id, long Etag, bool Tombstone)>();
-        foreach (var record in reader.GetDocumentsFrom(null, position.Documents))
-        {
-            if (count + changed.Count >= BatchCount || Stopwatch.GetElapsedTime(started) > BatchTime)
-            {
-                full = true;
-                break;
-            }
-            changed.Add((record.Id, record.Etag, false));
-        }
-        if (!full)
-        {
-            foreach (var tombstone in reader.GetTombstonesFrom(null, position.Tombstones))
-            {
-                if (count + changed.Count >= BatchCount || Stopwatch.GetElapsedTime(started) > BatchTime)
-                {
-                    full = true;
-                    break;
-                }
-                changed.Add((tombstone.Id, tombstone.Etag, true));
-            }
-        }
-        if (changed.Count == 0)
-            return;
-        _searchers.MaybeRefreshBlocking();
-        var referrers = new HashSet<string>(StringComparer.OrdinalIgnoreCase);
-        var searcher = _searchers.Acquire();
-        try
-        {
-            foreach (var (id, _, _) in changed)
-            {
-                var hits = searcher.Search(new TermQuery(new Term(LuceneFields.References, LuceneFields.Lower(id))), int.MaxValue);
-                foreach (var hit in hits.ScoreDocs)
-                    referrers.Add(searcher.Doc(hit.Doc).Get(LuceneFields.DocumentId));
-            }
-        }
-        finally
-        {
-            _searchers.Release(searcher);
-        }
-        foreach (var referrer in referrers)
-        {
-            if (reader.TryGet(referrer, out var record)
-                && Array.IndexOf(_lowerCollections, System.Text.Encoding.UTF8.GetString(record.CollectionUtf8).ToLowerInvariant()) >= 0)
-            {
-                MapDocument(record, output, loader);
-                count++;
-            }
-        }
-        foreach (var (_, etag, tombstone) in changed)
-            position = tombstone ? position with { Tombstones = etag } : position with { Documents = etag };
-        count += changed.Count;
-        positions[ReferencesPosition] = position;
-    }
-
-    // The position of the references pass, beside the collections' (no collection is named "@references").
-    private const string ReferencesPosition = "@references";
-
-    // A background merge that failed (the disk): its segments stay as they were and Lucene merges
-    // them at a later flush; nothing is lost, but it is said.
-    private void OnMergeFailed(Exception e)
-    {
-        _logger.LogError(e, "Index {Index}: a background merge failed; its segments stay and are merged later", Name);
-        RecordError("", "Merge", e.Message);
-    }
-
-    /// <summary>
-    /// Lucene's concurrent merges, with failures reported instead of thrown on the merge thread
-    /// (where Lucene.Net 4.8 keeps them unseen): the merge is tried again at a later flush.
-    /// </summary>
-    private sealed class ReportingMergeScheduler(Action<Exception> failed) : ConcurrentMergeScheduler
-    {
-        protected override void HandleMergeException(Exception exc)
-        {
-            failed(exc);
-            // As Lucene's own handler: a pause, so a disk that keeps failing is not retried in a loop.
-            Thread.Sleep(250);
-        }
+        lock (_errors)
+            return _errors.ToArray();
     }
 
     private void RecordError(string document, string action, string error)
@@ -1324,168 +402,12 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
         }
     }
 
-    private void Commit()
+    // A background merge that failed (the disk): its segments stay as they were and Lucene merges
+    // them at a later flush; nothing is lost, but it is said.
+    private void OnMergeFailed(Exception e)
     {
-        var data = new Dictionary<string, string>(StringComparer.Ordinal);
-        if (!_multiValued.IsEmpty)
-            data[MultiValuedKey] = System.Text.Json.JsonSerializer.Serialize(_multiValued.Keys.Order(StringComparer.Ordinal).ToArray());
-        if (_addHorizon > 0)
-            data[AddHorizonKey] = _addHorizon.ToString(CultureInfo.InvariantCulture);
-        foreach (var (collection, position) in _positions)
-            data[PositionPrefix + collection] = string.Create(CultureInfo.InvariantCulture, $"{position.Documents},{position.Tombstones}");
-        _writer.SetCommitData(data);
-        _writer.Commit();
-        SyncNewFiles();
-        _dirty = false;
-        _commitSoon = false;
-        _failuresInARow = 0;
-        _lastCommitTimestamp = Stopwatch.GetTimestamp();
-        _committed = new Dictionary<string, CollectionPosition>(_positions);
-    }
-
-    // The positions of the last durable commit: tombstones at or below them may be removed.
-    private volatile Dictionary<string, CollectionPosition> _committed = new();
-
-    // Failures since the index last committed (or caught up with nothing to commit).
-    private int _failuresInARow;
-
-    // Set by a rollback: the next batch commits.
-    private bool _commitSoon;
-
-    /// <summary>Waits <see cref="RetryDelay"/> after one more failure; false when the index stops meanwhile.</summary>
-    private async Task<bool> BackOffAsync(CancellationToken token)
-    {
-        try
-        {
-            // A second at least; the rest of a longer wait ends early for a query that waits.
-            var wake = Volatile.Read(ref _wake).Task;
-            var delay = RetryDelay(++_failuresInARow);
-            await Task.Delay(TimeSpan.FromSeconds(1), token).ConfigureAwait(false);
-            if (delay > TimeSpan.FromSeconds(1))
-                await Task.WhenAny(Task.Delay(delay - TimeSpan.FromSeconds(1), token), wake).ConfigureAwait(false);
-            token.ThrowIfCancellationRequested();
-            if (wake.IsCompleted)
-                ResetWake();
-            return true;
-        }
-        catch (OperationCanceledException)
-        {
-            return false;
-        }
-    }
-
-    /// <summary>The wait before trying again after failures in a row: 1 s, doubled per failure up to 30 s (a full disk is not hammered).</summary>
-    public static TimeSpan RetryDelay(int failuresInARow) =>
-        TimeSpan.FromSeconds(Math.Min(30, 1 << Math.Clamp(failuresInARow - 1, 0, 5)));
-
-    // Set when a batch, a refresh or a commit failed (the disk, Lucene): what the writer holds
-    // since the last commit cannot be trusted. Lucene drops the documents of a segment whose flush
-    // failed while the positions already moved past them, and a retried batch meets documents it
-    // may have added before (twice, below the add horizon). The loop rolls the writer back.
-    private bool _rollbackNeeded;
-    private bool _writerClosed;
-
-    /// <summary>
-    /// Discards everything since the last durable commit (Lucene's rollback, which closes the
-    /// writer), opens a new writer and searcher manager on the same files and takes the positions
-    /// and add horizon of that commit: the loop indexes again from there, so nothing is missed or
-    /// added twice. Throws while the disk still fails; the loop tries again a second later.
-    /// Queries keep the searchers they hold; the next ones see the committed state.
-    /// </summary>
-    private void RollBackToLastCommit()
-    {
-        if (!_writerClosed)
-        {
-            _writerClosed = true;
-            _writer.Rollback();
-        }
-        // A rollback that failed may have kept the write lock (only this index writes this folder).
-        if (IndexWriter.IsLocked(_directory))
-            IndexWriter.Unlock(_directory);
-        var writer = NewWriter(_directory, Analyzers.Writer, OnMergeFailed);
-        SearcherManager searchers;
-        try
-        {
-            searchers = new SearcherManager(writer, applyAllDeletes: true, searcherFactory: null);
-        }
-        catch
-        {
-            writer.Rollback();
-            throw;
-        }
-        var positions = ReadPositions(writer.CommitData);
-        // Queries see a progress no searcher they can get is behind: before the swap, the lesser of
-        // the published and the committed positions (true of both searchers: a commit may be ahead
-        // of the last refresh); after it, the commit's. A query that read the progress before the
-        // swap acquires again (Generation).
-        _pendingProgress = null;
-        var published = _progress.Positions;
-        var lesser = new Dictionary<string, CollectionPosition>(StringComparer.Ordinal);
-        foreach (var (collection, committed) in positions)
-        {
-            if (published.TryGetValue(collection, out var shown))
-                lesser[collection] = new CollectionPosition(Math.Min(shown.Documents, committed.Documents), Math.Min(shown.Tombstones, committed.Tombstones));
-        }
-        _progress = new IndexProgress(lesser, CaughtUpTo: 0);
-        Interlocked.Increment(ref _generation);
-        var old = _searchers;
-        _writer = writer;
-        _writerClosed = false;
-        Volatile.Write(ref _searchers, searchers);
-        old.Dispose();
-        _progress = new IndexProgress(new Dictionary<string, CollectionPosition>(positions), CaughtUpTo: 0);
-        // What it indexes again is committed at the first chance: a disk that fails again makes
-        // it start over from there, not from further back each time.
-        _commitSoon = true;
-        _positions = positions;
-        _addHorizon = CommittedHorizon(writer, positions);
-        _refreshPending = false;
-        _dirty = false;
-        // Segment names after the commit are used again by the new writer: their files must be
-        // fsynced again at the next commit. The commit itself may be one whose files our own
-        // fsync (after Lucene's) failed for: they are fsynced now.
-        _syncedFiles.Clear();
-        if (!_inMemory)
-            SyncNewFiles();
-        _rollbackNeeded = false;
-        RollbacksDone++;
-        _logger.LogWarning("Index {Index}: rolled back to its last commit; indexing again from there", Name);
-    }
-
-    /// <summary>Rollbacks to the last commit after a failure since the index was opened.</summary>
-    public int RollbacksDone { get; private set; }
-
-    private long _generation;
-
-    /// <summary>
-    /// Changes when the index rolls back (<see cref="RollBackToLastCommit"/>): the progress read
-    /// before it may be ahead of the searchers after it. A query reads it before
-    /// <see cref="Progress"/> and again after <see cref="Acquire"/>, and starts again when it changed.
-    /// </summary>
-    public long Generation => Interlocked.Read(ref _generation);
-
-    private void SyncNewFiles()
-    {
-        var synced = false;
-        foreach (var path in System.IO.Directory.GetFiles(Folder))
-        {
-            var name = Path.GetFileName(path);
-            if (name == "write.lock" || _syncedFiles.Contains(name))
-                continue;
-            try
-            {
-                FileDurability.SyncFile(path);
-            }
-            catch (FileNotFoundException)
-            {
-                continue; // merged away meanwhile
-            }
-            _syncedFiles.Add(name);
-            synced = true;
-        }
-        if (synced)
-            FileDurability.SyncFolder(Folder);
-        _syncedFiles.RemoveWhere(n => !File.Exists(Path.Combine(Folder, n)));
+        _logger.LogError(e, "Index {Index}: a background merge failed; its segments stay and are merged later", Name);
+        RecordError("", "Merge", e.Message);
     }
 
     string ITombstoneConsumer.Name => $"Index '{Name}'";
@@ -1499,7 +421,7 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
         var own = Array.IndexOf(_lowerCollections, lowerCollection) >= 0
             ? committed.TryGetValue(lowerCollection, out var position) ? position.Tombstones : 0
             : long.MaxValue;
-        var references = _mapper.UsesLoad ? committed.GetValueOrDefault(ReferencesPosition).Tombstones : long.MaxValue;
+        var references = _mapper.UsesLoad ? committed.GetValueOrDefault(HandleReferences.Position).Tombstones : long.MaxValue;
         return Math.Min(own, references);
     }
 
@@ -1530,7 +452,7 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
         _tombstoneRegistration.Dispose();
         try
         {
-            if (_dirty && !_inMemory && !_rollbackNeeded)
+            if (_dirty && !_files.InMemory && !_rollbackNeeded)
                 Commit();
         }
         catch (Exception e)
@@ -1538,48 +460,10 @@ public sealed class Index : IAsyncDisposable, ITombstoneConsumer
             _rollbackNeeded = true;
             _logger.LogWarning(e, "Index {Index}: the last commit failed; it re-indexes from its previous commit", Name);
         }
-        _searchers.Dispose();
-        try
-        {
-            // After a failure nothing since the last commit is kept (Lucene's commit on close would).
-            if (!_rollbackNeeded)
-                _writer.Dispose();
-            else if (!_writerClosed)
-                _writer.Rollback();
-        }
-        catch (Exception e)
-        {
-            _logger.LogWarning(e, "Index {Index}: closing its writer failed; it re-indexes from its last commit", Name);
-            // Lucene keeps the write lock of a writer whose close failed: a reset reopens the folder.
-            try
-            {
-                _writer.Rollback();
-            }
-            catch (Exception)
-            {
-                // The close's failure is the one logged.
-            }
-        }
-        _directory.Dispose();
+        // After a failure nothing since the last commit is kept (Lucene's commit on close would).
+        // Lucene keeps the write lock of a writer whose close failed: it is rolled back, and a reset reopens the folder.
+        _files.Close(keep: !_rollbackNeeded, e => _logger.LogWarning(e, "Index {Index}: closing its writer failed; it re-indexes from its last commit", Name));
         (_mapper as IDisposable)?.Dispose();
         Volatile.Read(ref _batchDone).TrySetResult();
     }
-
-    /// <summary>Loads other documents for a map's <c>load(id)</c>, from the batch's snapshot.</summary>
-    private sealed class SnapshotLoader(DocumentsReader reader) : IMapDocumentLoader
-    {
-        public MapInput? Load(string id)
-        {
-            if (!reader.TryGet(id, out var record))
-                return null;
-            return new MapInput(record.Id, System.Text.Encoding.UTF8.GetString(record.CollectionUtf8), record.Document.ToArray());
-        }
-    }
-}
-
-/// <summary>An index's positions per collection (lowercased) and the snapshot etag it has fully indexed.</summary>
-public sealed record IndexProgress(IReadOnlyDictionary<string, CollectionPosition> Positions, long CaughtUpTo)
-{
-    /// <summary>The highest document etag indexed in any collection.</summary>
-    public long LastIndexedEtag => Positions.Count == 0 ? 0 : Positions.Values.Max(p => Math.Max(p.Documents, p.Tombstones));
 }

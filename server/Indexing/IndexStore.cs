@@ -1,30 +1,16 @@
 using System.Security.Cryptography;
 using System.Text;
-using System.Text.Json;
 using Jackdaw.Server.Databases;
-using Jackdaw.Server.Documents;
 using Jackdaw.Server.Errors;
+using Jackdaw.Server.Indexing.Definitions;
+using Jackdaw.Server.Indexing.JavaScript;
+using Jackdaw.Server.Indexing.Lucene;
+using Jackdaw.Server.Indexing.Mapping;
 using Microsoft.Extensions.Logging;
 using System.Collections.Immutable;
 using NonBlocking;
 
 namespace Jackdaw.Server.Indexing;
-
-/// <summary>Settings of the indexes of every database.</summary>
-public sealed class IndexingOptions
-{
-    /// <summary>An auto-index not queried for this long becomes idle (stops indexing until a query needs it).</summary>
-    public TimeSpan AutoIndexIdleAfter { get; init; } = TimeSpan.FromMinutes(30);
-
-    /// <summary>An auto-index idle this long is deleted (logged, and shown in stats beforehand).</summary>
-    public TimeSpan AutoIndexDeleteAfter { get; init; } = TimeSpan.FromDays(7);
-
-    /// <summary>How often idleness is checked.</summary>
-    public TimeSpan IdleCheckInterval { get; init; } = TimeSpan.FromMinutes(1);
-
-    /// <summary>Opens an index's folder as a Lucene directory (a <see cref="PreadDirectory"/> unless set: tests wrap it to inject disk failures).</summary>
-    public Func<string, Lucene.Net.Store.Directory>? OpenDirectory { get; init; }
-}
 
 /// <summary>
 /// The indexes of one database: their definitions (JSON in the database's <c>Indexes</c> tree,
@@ -44,8 +30,12 @@ public sealed partial class IndexStore : IAsyncDisposable
 
     // Indexes being rebuilt under their name (reset, changed definition): queries wait for the new one.
     private readonly ConcurrentDictionary<string, Task<Index>> _replacing = new(StringComparer.OrdinalIgnoreCase);
+
     private readonly CancellationTokenSource _stop = new();
     private readonly Task _housekeeping;
+    private System.Collections.Immutable.ImmutableList<Action<Index, IndexingBatch>> _batchListeners = [];
+    private System.Collections.Immutable.ImmutableList<Action<string, IndexEventKind>> _eventListeners = [];
+    private volatile bool _paused;
 
     private IndexStore(DocumentDatabase database, IndexingOptions options, ILoggerFactory loggerFactory)
     {
@@ -83,8 +73,6 @@ public sealed partial class IndexStore : IAsyncDisposable
 
     public string IndexesFolder { get; }
 
-    private System.Collections.Immutable.ImmutableList<Action<Index, IndexingBatch>> _batchListeners = [];
-
     /// <summary>
     /// Calls <paramref name="listener"/> with every batch of every index of this database, on the
     /// index's loop: it must be quick and must not block (queue the work). Dispose to stop.
@@ -111,8 +99,6 @@ public sealed partial class IndexStore : IAsyncDisposable
         foreach (var listener in Volatile.Read(ref _batchListeners))
             listener(index, batch);
     }
-
-    private System.Collections.Immutable.ImmutableList<Action<string, IndexEventKind>> _eventListeners = [];
 
     /// <summary>
     /// Calls <paramref name="listener"/> with the name of every index added, removed or swapped in
@@ -157,42 +143,8 @@ public sealed partial class IndexStore : IAsyncDisposable
         return TryGet(name) ?? throw new IndexDoesNotExistException(name);
     }
 
-    /// <summary>Closes <paramref name="old"/> and opens <paramref name="definition"/> under the same name; queries meanwhile wait for it.</summary>
-    private async Task<Index> RebuildAsync(Index old, IndexRecord record, Func<Task>? beforeClose = null)
-    {
-        var definition = record.Definition;
-        var done = new TaskCompletionSource<Index>(TaskCreationOptions.RunContinuationsAsynchronously);
-        _replacing[old.Name] = done.Task;
-        try
-        {
-            if (beforeClose is not null)
-                await beforeClose().ConfigureAwait(false);
-            await old.DisposeAsync().ConfigureAwait(false);
-            DeleteFolder(old.Folder);
-            if (!string.Equals(old.Name, definition.Name, StringComparison.Ordinal))
-                _indexes.TryRemove(old.Name, out _);
-            var index = OpenIndex(record);
-            _indexes[definition.Name] = index;
-            done.SetResult(index);
-            return index;
-        }
-        catch (Exception e)
-        {
-            _indexes.TryRemove(old.Name, out _);
-            done.SetException(new IndexDoesNotExistException(old.Name));
-            _ = done.Task.Exception;
-            throw new InvalidOperationException($"Index '{old.Name}' could not be rebuilt: {e.Message}", e);
-        }
-        finally
-        {
-            _replacing.TryRemove(old.Name, out _);
-        }
-    }
-
-    /// <summary>The name a replacement of <paramref name="name"/> is built under, beside it.</summary>
-    public static string ReplacementName(string name) => ReplacementPrefix + name;
-
-    public const string ReplacementPrefix = "ReplacementOf/";
+    /// <summary>Definitions as <c>GET /indexes</c> answers them.</summary>
+    public IEnumerable<IndexDefinition> Definitions => Indexes.Select(i => i.Definition);
 
     /// <summary>
     /// Creates or changes indexes. Every definition is compiled first, and locks are checked: one bad
@@ -243,109 +195,6 @@ public sealed partial class IndexStore : IAsyncDisposable
 
     public sealed record PutResult(string Name, PutOutcome Outcome);
 
-    private async Task<PutResult> PutOneAsync(IndexDefinition definition)
-    {
-        if (!_indexes.TryGetValue(definition.Name, out var existing))
-        {
-            var record = new IndexRecord(definition, IndexRecord.NewFolder(definition.Name), null, IndexLockMode.Unlock, IndexPriority.Normal, false);
-            await CreateAsync(record, index =>
-            {
-                _indexes[definition.Name] = index;
-                _logger.LogInformation("Index {Index} of database {Database} created", definition.Name, _database.Name);
-                OnIndexEvent(definition.Name, IndexEventKind.Added);
-            }).ConfigureAwait(false);
-            return new PutResult(definition.Name, PutOutcome.Created);
-        }
-        var replacementName = ReplacementName(existing.Name);
-        var replacement = TryGet(replacementName);
-        if (existing.Definition.SameAs(definition))
-        {
-            // Back to the current definition: a replacement building is no longer wanted.
-            if (replacement is not null)
-                await DropAsync(replacement).ConfigureAwait(false);
-            return new PutResult(existing.Name, PutOutcome.Unchanged);
-        }
-        if (existing.LockMode == IndexLockMode.LockedIgnore)
-        {
-            _logger.LogInformation("Index {Index} is locked (LockedIgnore): its changed definition is ignored", existing.Name);
-            return new PutResult(existing.Name, PutOutcome.IgnoredLocked);
-        }
-        var renamed = definition.WithName(replacementName);
-        if (replacement is not null)
-        {
-            if (replacement.Definition.SameAs(renamed))
-                return new PutResult(existing.Name, PutOutcome.ReplacementStarted);
-            await DropAsync(replacement).ConfigureAwait(false);
-        }
-        var replacementRecord = new IndexRecord(renamed, IndexRecord.NewFolder(replacementName), existing.Name, existing.LockMode, existing.Priority, false);
-        await CreateAsync(replacementRecord, index =>
-        {
-            _indexes[replacementName] = index;
-            OnIndexEvent(replacementName, IndexEventKind.Added);
-            _logger.LogInformation("Index {Index} of database {Database}: a changed definition builds side by side as {Replacement}", existing.Name, _database.Name, replacementName);
-        }).ConfigureAwait(false);
-        return new PutResult(existing.Name, PutOutcome.ReplacementStarted);
-    }
-
-    /// <summary>
-    /// Swaps a replacement in for the index it replaces: one transaction stores the new definition
-    /// under the index's name (pointing at the replacement's folder) and removes the replacement's
-    /// record; then the name resolves to the replacement (a query runs wholly on the old or wholly on
-    /// the new), and the old index's files go once no query reads them. With
-    /// <paramref name="onlyIfCaughtUp"/>, nothing happens while the replacement is stale.
-    /// </summary>
-    /// <returns>Whether a swap happened.</returns>
-    public async Task<bool> SwapAsync(string name, bool onlyIfCaughtUp)
-    {
-        await _changes.WaitAsync().ConfigureAwait(false);
-        try
-        {
-            var replacement = TryGet(ReplacementName(name));
-            if (replacement is null || replacement.IsDisposed)
-                return false;
-            if (onlyIfCaughtUp)
-            {
-                using var reader = _database.BeginRead();
-                if (replacement.IsStale(reader) || replacement.State != IndexState.Normal)
-                    return false;
-            }
-            var original = replacement.ReplacementOf!;
-            var old = TryGet(original);
-            var definition = replacement.Definition.WithName(old?.Name ?? original);
-            var record = new IndexRecord(definition, Path.GetFileName(replacement.Folder), null, old?.LockMode ?? replacement.LockMode, old?.Priority ?? replacement.Priority, old?.Disabled ?? false);
-            // One transaction: the index's record takes the replacement's definition and folder, the replacement's record goes.
-            await _database.EnqueueAsync(new JsonRecords.StoreCommand(TreeName, [(record.Name, record.ToJson()), (replacement.Name, null)])).ConfigureAwait(false);
-            replacement.BecomeReplaced(definition);
-            _indexes[definition.Name] = replacement;
-            _indexes.TryRemove(ReplacementName(definition.Name), out _);
-            if (old is not null)
-                await RetireAsync(old).ConfigureAwait(false);
-            _logger.LogInformation("Index {Index} of database {Database}: its replacement has caught up and was swapped in", definition.Name, _database.Name);
-            OnIndexEvent(definition.Name, IndexEventKind.ReplacementSwapped);
-            return true;
-        }
-        finally
-        {
-            _changes.Release();
-        }
-    }
-
-    /// <summary>Closes an index that no name resolves to any more; its files go once no query reads them.</summary>
-    private async Task RetireAsync(Index index)
-    {
-        await index.DisposeAsync().ConfigureAwait(false);
-        index.DeleteFilesWhenUnused(() => DeleteFolder(index.Folder));
-    }
-
-    /// <summary>Deletes an index's record and, once unused, its files (under the changes lock).</summary>
-    private async Task DropAsync(Index index)
-    {
-        await _database.EnqueueAsync(new JsonRecords.StoreCommand(TreeName, index.Name, null)).ConfigureAwait(false);
-        _indexes.TryRemove(index.Name, out _);
-        await RetireAsync(index).ConfigureAwait(false);
-        OnIndexEvent(index.Name, IndexEventKind.Removed);
-    }
-
     /// <summary>Persists and applies lock mode, priority or disabled of an index.</summary>
     public async Task UpdateSettingsAsync(string name, Func<Index, IndexRecord, IndexRecord> change)
     {
@@ -375,8 +224,6 @@ public sealed partial class IndexStore : IAsyncDisposable
 
     private static IndexRecord RecordOf(Index index) =>
         new(index.Definition, Path.GetFileName(index.Folder), index.ReplacementOf, index.LockMode, index.Priority, index.Disabled);
-
-    private volatile bool _paused;
 
     /// <summary>Whether indexing is stopped for this run of the server (<c>/admin/indexes/stop</c>); not persisted.</summary>
     public bool IsPaused => _paused;
@@ -433,96 +280,37 @@ public sealed partial class IndexStore : IAsyncDisposable
         }
     }
 
-    /// <summary>
-    /// The auto-index of <paramref name="collection"/> that covers <paramref name="fields"/>: an
-    /// existing one, or a new one covering these fields and those of the collection's other
-    /// auto-indexes (which are deleted once it has caught up).
-    /// </summary>
-    public async Task<Index> GetOrCreateAutoIndexAsync(string collection, IReadOnlyCollection<AutoIndexField> fields)
+    /// <summary>Closes <paramref name="old"/> and opens <paramref name="definition"/> under the same name; queries meanwhile wait for it.</summary>
+    private async Task<Index> RebuildAsync(Index old, IndexRecord record, Func<Task>? beforeClose = null)
     {
-        if (FindAutoIndex(collection, fields) is { } found)
-            return found;
-        await _changes.WaitAsync().ConfigureAwait(false);
+        var definition = record.Definition;
+        var done = new TaskCompletionSource<Index>(TaskCreationOptions.RunContinuationsAsynchronously);
+        _replacing[old.Name] = done.Task;
         try
         {
-            if (FindAutoIndex(collection, fields) is { } raced)
-                return raced;
-            var existing = _indexes.Values.Where(i => i.Definition.IsAuto && string.Equals(i.Definition.Collection, collection, StringComparison.OrdinalIgnoreCase)).ToList();
-            var widened = existing.SelectMany(i => i.Definition.AutoFields).Concat(fields);
-            var definition = IndexDefinition.CreateAuto(existing.FirstOrDefault()?.Definition.Collection ?? collection, widened);
-            if (_indexes.TryGetValue(definition.Name, out var same))
-                return same;
-            var record = new IndexRecord(definition, IndexRecord.NewFolder(definition.Name), null, IndexLockMode.Unlock, IndexPriority.Normal, false);
-            return await CreateAsync(record, index =>
-            {
-                _indexes[definition.Name] = index;
-                _logger.LogInformation("Auto-index {Index} of database {Database} created for a query", definition.Name, _database.Name);
-                OnIndexEvent(definition.Name, IndexEventKind.Added);
-            }).ConfigureAwait(false);
+            if (beforeClose is not null)
+                await beforeClose().ConfigureAwait(false);
+            await old.DisposeAsync().ConfigureAwait(false);
+            DeleteFolder(old.Folder);
+            if (!string.Equals(old.Name, definition.Name, StringComparison.Ordinal))
+                _indexes.TryRemove(old.Name, out _);
+            var index = OpenIndex(record);
+            _indexes[definition.Name] = index;
+            done.SetResult(index);
+            return index;
+        }
+        catch (Exception e)
+        {
+            _indexes.TryRemove(old.Name, out _);
+            done.SetException(new IndexDoesNotExistException(old.Name));
+            _ = done.Task.Exception;
+            throw new InvalidOperationException($"Index '{old.Name}' could not be rebuilt: {e.Message}", e);
         }
         finally
         {
-            _changes.Release();
+            _replacing.TryRemove(old.Name, out _);
         }
     }
-
-    /// <summary>
-    /// What <see cref="GetOrCreateAutoIndexAsync"/> would do for a query (RavenDB's
-    /// <c>debug=explain</c>), without doing it: the index it would use (an existing one, or the
-    /// one it would create or widen into) and, for each auto-index of the collection, why it is or
-    /// is not the one.
-    /// </summary>
-    public (string IndexName, IReadOnlyList<(string Index, string Reason)> Reasons) ExplainAutoIndex(string collection, IReadOnlyCollection<AutoIndexField> fields)
-    {
-        var reasons = new List<(string, string)>();
-        var found = FindAutoIndex(collection, fields);
-        var existing = _indexes.Values
-            .Where(i => i.Definition.IsAuto && !i.IsDisposed && string.Equals(i.Definition.Collection, collection, StringComparison.OrdinalIgnoreCase))
-            .OrderBy(i => i.Name, StringComparer.Ordinal)
-            .ToList();
-        foreach (var index in existing)
-        {
-            var missing = fields.Where(f => !index.Definition.AutoFields.Any(a => a.Indexing == f.Indexing && string.Equals(a.Path, f.Path, StringComparison.Ordinal))).ToList();
-            string reason;
-            if (ReferenceEquals(index, found))
-                reason = "Chosen: it covers every field the query uses (" + FieldList(fields) + ").";
-            else if (missing.Count > 0)
-                reason = "It does not cover " + FieldList(missing) + ".";
-            else
-                reason = "It covers the query, but a wider index that has caught up (or the widest one) is preferred.";
-            reasons.Add((index.Name, reason));
-        }
-        if (found is not null)
-            return (found.Name, reasons);
-        var definition = IndexDefinition.CreateAuto(existing.FirstOrDefault()?.Definition.Collection ?? collection, existing.SelectMany(i => i.Definition.AutoFields).Concat(fields));
-        reasons.Add((definition.Name, existing.Count == 0
-            ? $"No auto-index of {collection} exists: the query would create this one, for {FieldList(fields)}."
-            : $"No auto-index of {collection} covers {FieldList(fields)}: the query would create this one, with the fields of the existing ones and its own, and the narrower ones would be retired once it caught up."));
-        return (definition.Name, reasons);
-    }
-
-    private static string FieldList(IEnumerable<AutoIndexField> fields)
-    {
-        var list = fields.Select(f => f.Key).ToList();
-        return list.Count == 0 ? "no field" : string.Join(", ", list);
-    }
-
-    private Index? FindAutoIndex(string collection, IReadOnlyCollection<AutoIndexField> fields)
-    {
-        var covering = _indexes.Values.Where(index =>
-            index.Definition.IsAuto && !index.IsDisposed
-            && string.Equals(index.Definition.Collection, collection, StringComparison.OrdinalIgnoreCase)
-            && fields.All(f => index.Definition.AutoFields.Any(a => a.Indexing == f.Indexing && string.Equals(a.Path, f.Path, StringComparison.Ordinal)))).ToList();
-        if (covering.Count <= 1)
-            return covering.FirstOrDefault();
-        // While a wider auto-index builds, a narrower one that has caught up keeps answering what it covers.
-        using var reader = _database.BeginRead();
-        return covering.Where(i => !i.IsStale(reader)).MaxBy(i => i.Definition.AutoFields.Count)
-            ?? covering.MaxBy(i => i.Definition.AutoFields.Count);
-    }
-
-    /// <summary>Definitions as <c>GET /indexes</c> answers them.</summary>
-    public IEnumerable<IndexDefinition> Definitions => Indexes.Select(i => i.Definition);
 
     /// <summary>
     /// Waits until the indexes named, or else every index a change in <paramref name="lowerCollections"/>
@@ -635,7 +423,7 @@ public sealed partial class IndexStore : IAsyncDisposable
     /// <summary>The map of a definition; compiling it is where a bad definition is refused.</summary>
     /// <exception cref="IndexCompilationException">The JavaScript does not compile, or is not a map.</exception>
     public static IIndexMapper CreateMapper(IndexDefinition definition) =>
-        definition.IsAuto ? new AutoIndexMapper(definition) : JavaScriptMapper.Create(definition);
+        definition.IsAuto ? new AutoIndexMapper(definition) : JavaScriptMapper.Compile(definition.Name, definition.Maps, additionalSources: definition.AdditionalSources);
 
     /// <summary>
     /// A new index: opened first, then its definition stored. A disk that fails creating its files
@@ -677,21 +465,8 @@ public sealed partial class IndexStore : IAsyncDisposable
     private List<IndexRecord> ReadRecords()
     {
         var records = new List<IndexRecord>();
-        List<byte[]> stored;
-        using (var reader = _database.BeginRead())
-            stored = JsonRecords.ReadAll(reader, TreeName);
-        foreach (var value in stored)
-        {
-            try
-            {
-                using var json = JsonDocument.Parse(value);
-                records.Add(IndexRecord.FromJson(json.RootElement));
-            }
-            catch (Exception e)
-            {
-                _logger.LogError(e, "An index definition of database {Database} cannot be read; it is skipped", _database.Name);
-            }
-        }
+        JsonRecords.ReadAll(_database, TreeName, json => records.Add(IndexRecord.FromJson(json)),
+            e => _logger.LogError(e, "An index definition of database {Database} cannot be read; it is skipped", _database.Name));
         // A replacement whose index is gone (deleted while it was building) is dropped with it.
         var names = records.Where(r => r.ReplacementOf is null).Select(r => r.Name).ToHashSet(StringComparer.OrdinalIgnoreCase);
         foreach (var orphan in records.Where(r => r.ReplacementOf is not null && !names.Contains(r.ReplacementOf)).ToList())
@@ -723,86 +498,6 @@ public sealed partial class IndexStore : IAsyncDisposable
         catch (IOException e)
         {
             _logger.LogWarning(e, "Index folder {Folder} could not be deleted; it goes at the next open", folder);
-        }
-    }
-
-    /// <summary>Idle auto-indexes, and deleting those idle too long; narrower auto-indexes once a wider one caught up.</summary>
-    private async Task HousekeepingAsync()
-    {
-        while (!_stop.IsCancellationRequested)
-        {
-            try
-            {
-                await Task.Delay(_options.IdleCheckInterval, _stop.Token).ConfigureAwait(false);
-                await RunHousekeepingAsync().ConfigureAwait(false);
-            }
-            catch (OperationCanceledException)
-            {
-                return;
-            }
-            catch (Exception e) when (!_database.IsClosing)
-            {
-                _logger.LogWarning(e, "Index housekeeping of database {Database} failed; it runs again later", _database.Name);
-            }
-            catch (Exception)
-            {
-                return;
-            }
-        }
-    }
-
-    /// <summary>One pass of housekeeping (tests call it directly).</summary>
-    public async Task RunHousekeepingAsync()
-    {
-        var now = DateTime.UtcNow;
-        foreach (var index in _indexes.Values.Where(i => i.Definition.IsAuto).ToList())
-        {
-            var lastUsed = index.LastQueryingTime ?? index.Definition.CreatedAt;
-            if (now - lastUsed > _options.AutoIndexDeleteAfter)
-            {
-                _logger.LogWarning("Auto-index {Index} of database {Database} was not queried since {LastUsed:o}; deleted", index.Name, _database.Name, lastUsed);
-                await DeleteAsync(index.Name).ConfigureAwait(false);
-            }
-            else if (now - lastUsed > _options.AutoIndexIdleAfter && index.State == IndexState.Normal)
-            {
-                _logger.LogInformation("Auto-index {Index} of database {Database} is idle; it is deleted at {DeleteAt:o} unless queried", index.Name, _database.Name, lastUsed + _options.AutoIndexDeleteAfter);
-                index.SetIdle();
-            }
-        }
-        await RemoveCoveredAutoIndexesAsync().ConfigureAwait(false);
-    }
-
-    /// <summary>When the auto-index deleted at <paramref name="index"/>'s current idleness runs out (null for static ones).</summary>
-    public DateTime? AutoDeleteAt(Index index) =>
-        index.Definition.IsAuto ? (index.LastQueryingTime ?? index.Definition.CreatedAt) + _options.AutoIndexDeleteAfter : null;
-
-    /// <summary>Deletes auto-indexes whose fields a wider auto-index of the same collection covers, once that one is not stale.</summary>
-    public async Task RemoveCoveredAutoIndexesAsync()
-    {
-        var autos = _indexes.Values.Where(i => i.Definition.IsAuto).ToList();
-        foreach (var narrow in autos)
-        {
-            var wider = autos.FirstOrDefault(w => w != narrow
-                && string.Equals(w.Definition.Collection, narrow.Definition.Collection, StringComparison.OrdinalIgnoreCase)
-                && w.Definition.AutoFields.Count > narrow.Definition.AutoFields.Count
-                && narrow.Definition.AutoFields.All(f => w.Definition.AutoFields.Contains(f)));
-            if (wider is null)
-                continue;
-            bool stale;
-            using (var reader = _database.BeginRead())
-                stale = wider.IsStale(reader);
-            if (!stale && _indexes.ContainsKey(narrow.Name))
-            {
-                try
-                {
-                    await DeleteAsync(narrow.Name).ConfigureAwait(false);
-                    _logger.LogInformation("Auto-index {Index} is covered by {Wider}, which has caught up; deleted", narrow.Name, wider.Name);
-                }
-                catch (IndexDoesNotExistException)
-                {
-                    // Removed meanwhile by another pass.
-                }
-            }
         }
     }
 

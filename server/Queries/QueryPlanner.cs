@@ -9,6 +9,8 @@ using Jackdaw.Server.Databases;
 using Jackdaw.Server.Documents;
 using Jackdaw.Server.Errors;
 using Jackdaw.Server.Indexing;
+using Jackdaw.Server.Indexing.Definitions;
+using Jackdaw.Server.Indexing.Lucene;
 using Jackdaw.Server.Rql;
 using Jackdaw.Storage.Blittable;
 using Lucene.Net.Index;

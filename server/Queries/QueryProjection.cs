@@ -3,6 +3,8 @@ using System.Text.Encodings.Web;
 using System.Text.Json;
 using Jackdaw.Server.Documents;
 using Jackdaw.Server.Indexing;
+using Jackdaw.Server.Indexing.Definitions;
+using Jackdaw.Server.Indexing.Lucene;
 using Jackdaw.Server.Rql;
 using Jackdaw.Storage.Blittable;
 

@@ -1,4 +1,3 @@
-using System.Text.Json;
 using Jackdaw.Server.Databases;
 using Jackdaw.Server.Documents;
 using Jackdaw.Server.Errors;
@@ -45,23 +44,13 @@ public sealed class SubscriptionStore : IAsyncDisposable
         _database = database;
         _logger = loggerFactory.CreateLogger($"Jackdaw.Subscriptions.{database.Name}");
         database.RegisterTrees("Subscriptions", TreeName);
-        List<byte[]> stored;
-        using (var reader = database.BeginRead())
-            stored = JsonRecords.ReadAll(reader, TreeName);
-        foreach (var value in stored)
-        {
-            try
+        JsonRecords.ReadAll(database, TreeName, json =>
             {
-                using var json = JsonDocument.Parse(value);
-                var record = SubscriptionRecord.FromJson(json.RootElement);
+                var record = SubscriptionRecord.FromJson(json);
                 _subscriptions[record.Name] = new SubscriptionCoordinator(this, record, Parse(record.Query));
                 _lastId = Math.Max(_lastId, record.Id);
-            }
-            catch (Exception e)
-            {
-                _logger.LogError(e, "A subscription of database {Database} cannot be read; it is skipped", database.Name);
-            }
-        }
+            },
+            e => _logger.LogError(e, "A subscription of database {Database} cannot be read; it is skipped", database.Name));
     }
 
     public static Func<DocumentDatabase, IAsyncDisposable> Component(ILoggerFactory loggerFactory) =>

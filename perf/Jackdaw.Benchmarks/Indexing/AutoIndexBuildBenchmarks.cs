@@ -1,6 +1,9 @@
 using BenchmarkDotNet.Attributes;
 using Jackdaw.Benchmarks.Blittable;
 using Jackdaw.Server.Indexing;
+using Jackdaw.Server.Indexing.Definitions;
+using Jackdaw.Server.Indexing.Lucene;
+using Jackdaw.Server.Indexing.Mapping;
 using Jackdaw.Storage.Blittable;
 using Lucene.Net.Analysis.Standard;
 using Lucene.Net.Analysis.Util;

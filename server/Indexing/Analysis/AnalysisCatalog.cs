@@ -1,5 +1,7 @@
 using static Jackdaw.Server.Indexing.Analysis.AnalysisPart;
 
+using Jackdaw.Server.Indexing.Lucene;
+
 namespace Jackdaw.Server.Indexing.Analysis;
 
 /// <summary>

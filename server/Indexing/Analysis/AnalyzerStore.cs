@@ -2,6 +2,7 @@ using System.Collections.Immutable;
 using System.Text.Json;
 using Jackdaw.Server.Databases;
 using Jackdaw.Server.Errors;
+using Jackdaw.Server.Indexing.Definitions;
 using Lucene.Net.Analysis;
 using Microsoft.Extensions.Logging;
 
@@ -28,25 +29,13 @@ public sealed class AnalyzerStore
     {
         _database = database;
         database.RegisterTrees("Analyzers", TreeName);
-        List<byte[]> stored;
-        using (var reader = database.BeginRead())
-        {
-            stored = JsonRecords.ReadAll(reader, TreeName);
-        }
         var analyzers = _analyzers.ToBuilder();
-        foreach (var value in stored)
-        {
-            try
+        JsonRecords.ReadAll(database, TreeName, json =>
             {
-                using var json = JsonDocument.Parse(value);
-                var definition = AnalyzerDefinition.FromJson(json.RootElement);
+                var definition = AnalyzerDefinition.FromJson(json);
                 analyzers[definition.Name] = new Compiled(definition, AnalyzerRecipe.Parse(definition.Name, definition.Code));
-            }
-            catch (Exception e)
-            {
-                logger.LogError(e, "An analyzer of database {Database} cannot be read; it is skipped, and indexes naming it do not open", database.Name);
-            }
-        }
+            },
+            e => logger.LogError(e, "An analyzer of database {Database} cannot be read; it is skipped, and indexes naming it do not open", database.Name));
         _analyzers = analyzers.ToImmutable();
     }
 

@@ -1,3 +1,4 @@
+using Jackdaw.Server.Indexing.Lucene;
 using Lucene.Net.Analysis;
 using Lucene.Net.Analysis.Miscellaneous;
 
@@ -6,7 +7,7 @@ namespace Jackdaw.Server.Indexing.Analysis;
 /// <summary>
 /// The analyzers of one index: the one of each <see cref="FieldIndexing.Search"/> field whose options
 /// name an analyzer, used both to index the field and to analyze <c>search()</c> terms on it; every
-/// other full-text field gets <see cref="Index.SearchAnalyzer"/>. Resolved when the index opens (see
+/// other full-text field gets <see cref="LuceneFields.SearchAnalyzer"/>. Resolved when the index opens (see
 /// <see cref="AnalyzerStore.Resolve"/>), so an index keeps the analyzers it was opened with.
 /// </summary>
 public sealed class IndexAnalyzers
@@ -21,7 +22,7 @@ public sealed class IndexAnalyzers
         _byField = byField;
         Signature = signature;
         CustomNames = customNames;
-        Writer = byField.Count == 0 ? Index.SearchAnalyzer : new PerFieldAnalyzerWrapper(Index.SearchAnalyzer, byField.ToDictionary(StringComparer.Ordinal));
+        Writer = byField.Count == 0 ? LuceneFields.SearchAnalyzer : new PerFieldAnalyzerWrapper(LuceneFields.SearchAnalyzer, byField.ToDictionary(StringComparer.Ordinal));
     }
 
     /// <summary>The analyzer of the index's writer: per field, its own or the default.</summary>

@@ -1,4 +1,5 @@
 using System.Globalization;
+using Jackdaw.Server.Indexing.Mapping;
 using Jint;
 using Jint.Native;
 using Jint.Native.Json;

@@ -1,6 +1,7 @@
 using System.Buffers;
 using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
+using Jackdaw.Server.Indexing.Mapping;
 using Jackdaw.Storage.Blittable;
 using Jint;
 using Jint.Native;
@@ -10,7 +11,7 @@ using Jint.Runtime;
 namespace Jackdaw.Server.Indexing.JavaScript;
 
 /// <summary>
-/// The documents one <see cref="JavaScriptIndex.Map"/> call may read (the mapped one and those it
+/// The documents one <see cref="JavaScriptMapper.Map"/> call may read (the mapped one and those it
 /// loads) and RavenDB's functions over them: <c>id(doc)</c>, <c>load(id[, collection])</c>,
 /// <c>getMetadata(doc)</c>. Lazy document objects keep a slot number and a generation, not the
 /// bytes: a document object a script kept in a global past its call finds the generation moved on

@@ -1,6 +1,6 @@
 using System.Text.Json;
 using Jackdaw.Client.Json;
-using ServerDefinition = Jackdaw.Server.Indexing.IndexDefinition;
+using ServerDefinition = Jackdaw.Server.Indexing.Definitions.IndexDefinition;
 
 namespace Jackdaw.Client.Tests.Indexes;
 

@@ -1,4 +1,5 @@
 using System.Reflection;
+using System.Text.RegularExpressions;
 using NetArchTest.Rules;
 
 namespace Jackdaw.Server.Tests.Architecture;
@@ -8,7 +9,8 @@ namespace Jackdaw.Server.Tests.Architecture;
 /// Handlers → Hosting → Routing; Handlers → Wire → Indexing → Rql, Databases → Documents →
 /// Errors; Handlers → Changes → Indexing, Databases, Documents, Errors; Changes, Subscriptions and
 /// Indexing → WebSockets (closing a WebSocket; it uses nothing else of the server); everything →
-/// storage. Each rule names the types that break it.
+/// storage. Inside Indexing too: Indexing → Workers → Lucene → Mapping → Definitions, Indexing →
+/// Analysis → Lucene, Indexing → JavaScript → Mapping. Each rule names the types that break it.
 /// </summary>
 public sealed class LayeringTests
 {
@@ -28,6 +30,9 @@ public sealed class LayeringTests
     private const string WebSockets = Server + ".WebSockets";
 
     private static readonly Assembly ServerAssembly = typeof(Jackdaw.Server.Hosting.JackdawHost).Assembly;
+
+    // Indexing's folders, each a namespace below the Indexing namespace itself.
+    private static readonly string[] IndexingParts = ["Definitions", "Mapping", "JavaScript", "Analysis", "Lucene", "Workers"];
 
     private static void AssertNoDependency(string layer, params string[] forbidden) =>
         AssertNoDependency(layer, string.Join(", ", forbidden), forbidden);
@@ -50,9 +55,48 @@ public sealed class LayeringTests
         Assert.True(strays.Count == 0, "Types outside the known layers (add the layer to this test and to docs/architecture.md): " + string.Join(", ", strays));
     }
 
+    /// <summary>
+    /// Whether the types of <paramref name="part"/> of Indexing use none of the
+    /// <paramref name="forbidden"/> parts and none of the Indexing namespace's own types.
+    /// NetArchTest matches namespaces by prefix, and Jackdaw.Server.Indexing is a prefix of every
+    /// part's: the part is matched exactly, and the Indexing namespace's types are named one by one.
+    /// </summary>
+    private static TestResult IndexingPartDependencies(string part, params string[] forbidden)
+    {
+        var root = ServerAssembly.GetTypes()
+            .Where(t => t.Namespace == Indexing && !t.IsNested && !t.Name.StartsWith('<'))
+            .Select(t => t.FullName!);
+        return Types.InAssembly(ServerAssembly).That().ResideInNamespaceMatching("^" + Regex.Escape(Indexing + "." + part) + "$")
+            .ShouldNot().HaveDependencyOnAny([.. root, .. forbidden.Select(f => Indexing + "." + f)]).GetResult();
+    }
+
+    private static void AssertIndexingPartDependsOnlyOn(string part, params string[] allowed)
+    {
+        var forbidden = IndexingParts.Where(p => p != part && !allowed.Contains(p)).ToArray();
+        var result = IndexingPartDependencies(part, forbidden);
+        Assert.True(result.IsSuccessful, $"Indexing.{part} may use only {(allowed.Length == 0 ? "nothing" : string.Join(", ", allowed))} of Indexing; these use more: {string.Join(", ", result.FailingTypeNames ?? [])}");
+    }
+
+    [Fact]
+    public void IndexingPartsDependOneWay()
+    {
+        AssertIndexingPartDependsOnlyOn("Definitions");
+        AssertIndexingPartDependsOnlyOn("Mapping", "Definitions");
+        AssertIndexingPartDependsOnlyOn("JavaScript", "Mapping", "Definitions");
+        AssertIndexingPartDependsOnlyOn("Lucene", "Mapping", "Definitions");
+        AssertIndexingPartDependsOnlyOn("Analysis", "Lucene", "Mapping", "Definitions");
+        AssertIndexingPartDependsOnlyOn("Workers", "Lucene", "Mapping", "Definitions");
+    }
+
     [Fact]
     public void TheChecksSeeRealDependencies()
     {
+        // Workers write through Lucene's IndexFiles, JavaScript implements Mapping's IIndexMapper,
+        // and Index runs the Workers' batches.
+        Assert.False(IndexingPartDependencies("Workers", "Lucene").IsSuccessful);
+        Assert.False(IndexingPartDependencies("JavaScript", "Mapping").IsSuccessful);
+        Assert.False(Types.InAssembly(ServerAssembly).That().ResideInNamespaceMatching("^" + Regex.Escape(Indexing) + "$")
+            .ShouldNot().HaveDependencyOn(Indexing + ".Workers").GetResult().IsSuccessful);
         // Handlers use the host's RequestContext and the databases: a check that could not see
         // that would pass every rule above without meaning anything.
         var handlers = Types.InAssembly(ServerAssembly).That().ResideInNamespace(Handlers);

@@ -1,6 +1,7 @@
 using System.Net;
 using System.Text.Json;
 using Jackdaw.Server.Indexing;
+using Jackdaw.Server.Indexing.Lucene;
 using Jackdaw.Server.Tests.Infrastructure;
 
 namespace Jackdaw.Server.Tests.Indexing;

@@ -1,3 +1,5 @@
+using Jackdaw.Server.Indexing.Definitions;
+using Jackdaw.Server.Indexing.Mapping;
 using System.Text;
 using Jackdaw.Server.Indexing;
 using Jackdaw.Storage.Blittable;

@@ -2,6 +2,7 @@ using System.Net;
 using System.Text;
 using System.Text.Json;
 using Jackdaw.Server.Indexing;
+using Jackdaw.Server.Indexing.Lucene;
 using Jackdaw.Server.Tests.Infrastructure;
 using Lucene.Net.Store;
 

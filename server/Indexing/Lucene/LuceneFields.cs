@@ -1,15 +1,14 @@
 using System.Globalization;
 using System.Text.Json;
+using Jackdaw.Server.Indexing.Definitions;
+using Jackdaw.Server.Indexing.Mapping;
+using Lucene.Net.Analysis;
+using Lucene.Net.Analysis.Standard;
+using Lucene.Net.Analysis.Util;
 using Lucene.Net.Documents;
 using Lucene.Net.Util;
 
-namespace Jackdaw.Server.Indexing;
-
-/// <summary>
-/// Where one field of an index goes in Lucene, and how; <see cref="Analyzer"/> is the analyzer its
-/// options name (for a Search field: its values and search() terms go through it), null for the default.
-/// </summary>
-public sealed record FieldPlan(string LuceneName, FieldIndexing Indexing, bool Stored, Lucene.Net.Analysis.Analyzer? Analyzer = null);
+namespace Jackdaw.Server.Indexing.Lucene;
 
 /// <summary>
 /// The layout of index entries in Lucene. Each entry is one Lucene document:
@@ -58,6 +57,9 @@ public static class LuceneFields
     public const int NumberPrecisionStep = 8;
 
     private static readonly FieldType NumberType = new(DoubleField.TYPE_NOT_STORED) { NumericPrecisionStep = NumberPrecisionStep };
+
+    /// <summary>The analyzer of <see cref="FieldIndexing.Search"/> fields whose options name none, for their values and query text.</summary>
+    public static readonly Analyzer SearchAnalyzer = new StandardAnalyzer(LuceneVersion.LUCENE_48, CharArraySet.Empty);
 
     /// <summary>The longest string indexed as a term (the evaluator compares no longer one either).</summary>
     public const int MaxTermChars = Rql.RqlEvaluator.LongestTerm;

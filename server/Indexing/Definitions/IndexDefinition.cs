@@ -3,57 +3,7 @@ using System.Text.Json;
 using System.Text.Json.Nodes;
 using Jackdaw.Server.Errors;
 
-namespace Jackdaw.Server.Indexing;
-
-/// <summary>How a field's values are indexed (RavenDB's <c>FieldIndexing</c>).</summary>
-public enum FieldIndexing : byte
-{
-    /// <summary>The whole value, lowercased: a case-insensitive exact match, ranges and sorting.</summary>
-    Default,
-
-    /// <summary>The whole value as it is: a case-sensitive match.</summary>
-    Exact,
-
-    /// <summary>Full text: words, through Lucene's StandardAnalyzer (no stop words removed).</summary>
-    Search,
-
-    /// <summary>Not indexed (it may still be stored for projections).</summary>
-    No,
-}
-
-/// <summary>What kind of index: a static JavaScript map, or an auto-index made from queries.</summary>
-public enum IndexType : byte
-{
-    Map,
-    AutoMap,
-}
-
-/// <summary>
-/// Options of one field of a static index. <see cref="Analyzer"/> names a built-in Lucene analyzer or
-/// one of the database's analyzers; as in RavenDB it applies to <see cref="FieldIndexing.Search"/>
-/// fields only (a field that names one without saying how it is indexed is a Search field).
-/// </summary>
-public sealed record IndexFieldOptions(FieldIndexing Indexing, bool Stored, string? Analyzer = null);
-
-/// <summary>A field of an auto-index: a document path, as a query names it, and how it is indexed.</summary>
-public sealed record AutoIndexField(string Path, FieldIndexing Indexing)
-{
-    /// <summary>The name the field has in RavenDB's auto-index names and definitions: <c>Name</c>, <c>search(Name)</c>, <c>exact(Name)</c>.</summary>
-    public string Key => Indexing switch
-    {
-        FieldIndexing.Search => $"search({Path})",
-        FieldIndexing.Exact => $"exact({Path})",
-        _ => Path,
-    };
-
-    /// <summary>The Lucene field its string terms go to (one path may be indexed several ways).</summary>
-    public string LuceneName => Indexing switch
-    {
-        FieldIndexing.Search => Path + "@search",
-        FieldIndexing.Exact => Path + "@exact",
-        _ => Path,
-    };
-}
+namespace Jackdaw.Server.Indexing.Definitions;
 
 /// <summary>
 /// An index definition: a static one (<see cref="IndexType.Map"/>: JavaScript maps and field

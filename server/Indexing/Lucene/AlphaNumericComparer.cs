@@ -2,7 +2,7 @@ using Lucene.Net.Index;
 using Lucene.Net.Search;
 using Lucene.Net.Util;
 
-namespace Jackdaw.Server.Indexing;
+namespace Jackdaw.Server.Indexing.Lucene;
 
 /// <summary>
 /// RavenDB's <c>order by F as alphaNumeric</c>: runs of digits compare as numbers, the rest as

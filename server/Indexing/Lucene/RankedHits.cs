@@ -2,7 +2,7 @@ using System.Text;
 using Lucene.Net.Index;
 using Lucene.Net.Search;
 
-namespace Jackdaw.Server.Indexing;
+namespace Jackdaw.Server.Indexing.Lucene;
 
 /// <summary>
 /// Hits in the order of a sort (or by relevance), a page at a time: each page is a search after

@@ -1,7 +1,7 @@
 using Lucene.Net.Index;
 using Lucene.Net.Search;
 
-namespace Jackdaw.Server.Indexing;
+namespace Jackdaw.Server.Indexing.Lucene;
 
 /// <summary>
 /// Hits in index order: the query's scorer walked segment by segment over live documents, one

@@ -1,28 +1,6 @@
 using System.Text.Json;
-using System.Text.Json.Nodes;
 
-namespace Jackdaw.Server.Indexing;
-
-/// <summary>How an index takes a changed definition (RavenDB's lock modes).</summary>
-public enum IndexLockMode : byte
-{
-    /// <summary>A changed definition is built side by side and replaces it.</summary>
-    Unlock,
-
-    /// <summary>A changed definition is ignored (the PUT succeeds and changes nothing).</summary>
-    LockedIgnore,
-
-    /// <summary>A changed definition is refused with 409 <c>IndexLockedException</c>.</summary>
-    LockedError,
-}
-
-/// <summary>How much of the indexing time an index gets.</summary>
-public enum IndexPriority : byte
-{
-    Low,
-    Normal,
-    High,
-}
+namespace Jackdaw.Server.Indexing.Definitions;
 
 /// <summary>
 /// What the database stores for one index, in its <c>Indexes</c> tree (key: the lowercased name):

@@ -3,7 +3,7 @@ using Lucene.Net.Index;
 using Lucene.Net.Search;
 using Lucene.Net.Util;
 
-namespace Jackdaw.Server.Indexing;
+namespace Jackdaw.Server.Indexing.Lucene;
 
 /// <summary>
 /// The hits of a query on one searcher, one at a time, for streams: never all of them in memory.

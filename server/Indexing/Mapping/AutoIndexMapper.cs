@@ -1,20 +1,8 @@
 using Jackdaw.Server.Documents;
+using Jackdaw.Server.Indexing.Definitions;
+using Jackdaw.Storage.Blittable;
 
-namespace Jackdaw.Server.Indexing;
-
-/// <summary>What maps a document to index entries: an auto-index's field reader or a JavaScript map.</summary>
-public interface IIndexMapper
-{
-    /// <summary>The collections it maps, as the definition names them.</summary>
-    IReadOnlyList<string> Collections { get; }
-
-    /// <summary>Whether it may load other documents (then a change of a loaded one re-maps its referrers).</summary>
-    bool UsesLoad { get; }
-
-    /// <summary>Appends the entries of <paramref name="document"/> to <paramref name="output"/>.</summary>
-    /// <exception cref="IndexMapException">The document cannot be mapped (an index error, not a crash).</exception>
-    void Map(MapInput document, IMapDocumentLoader? loader, MapOutput output);
-}
+namespace Jackdaw.Server.Indexing.Mapping;
 
 /// <summary>
 /// The map of an auto-index: each field is a document path read straight from the blittable form

@@ -1,6 +1,7 @@
 using System.Text.RegularExpressions;
 using Acornima;
 using Jackdaw.Server.Errors;
+using Jackdaw.Server.Indexing.Mapping;
 using Jint;
 using Jint.Native;
 using Jint.Native.Error;
@@ -11,7 +12,7 @@ using Jint.Runtime.Interop;
 namespace Jackdaw.Server.Indexing.JavaScript;
 
 /// <summary>
-/// A static index whose maps are JavaScript, as RavenDB's JavaScript indexes are:
+/// The map of a static index whose maps are JavaScript, as RavenDB's JavaScript indexes are:
 /// <c>map('Orders', o => ({ Company: o.Company, Total: o.Lines.reduce((s, l) => s + l.Quantity * l.PricePerUnit, 0) }))</c>.
 /// Each map string is a script that calls <c>map(collection, fn)</c> once or more and may declare
 /// helper functions around it; several strings may map several collections or the same one twice.
@@ -28,14 +29,14 @@ namespace Jackdaw.Server.Indexing.JavaScript;
 /// once. Globals a script sets survive from one document to the next (as in RavenDB); documents
 /// do not (see <see cref="MapScope"/>).
 /// </remarks>
-public sealed partial class JavaScriptIndex : IIndexMapper, IDisposable
+public sealed partial class JavaScriptMapper : IIndexMapper, IDisposable
 {
     private readonly Engine _engine;
     private readonly MapScope _scope;
     private readonly IndexEntryConverter _converter;
     private readonly Dictionary<string, MapFunction[]> _maps;
 
-    private JavaScriptIndex(string name, JavaScriptLimits limits, Engine engine, MapScope scope, List<MapFunction> functions, bool usesLoad)
+    private JavaScriptMapper(string name, JavaScriptLimits limits, Engine engine, MapScope scope, List<MapFunction> functions, bool usesLoad)
     {
         Name = name;
         Limits = limits;
@@ -74,7 +75,7 @@ public sealed partial class JavaScriptIndex : IIndexMapper, IDisposable
     /// collection that is not a non-empty string or a second argument that is not a function.
     /// </exception>
     /// <param name="additionalSources">RavenDB's <c>AdditionalSources</c>: named scripts run once, in order, before the maps.</param>
-    public static JavaScriptIndex Compile(string indexName, IReadOnlyList<string> maps, JavaScriptLimits? limits = null, IReadOnlyDictionary<string, string>? additionalSources = null)
+    public static JavaScriptMapper Compile(string indexName, IReadOnlyList<string> maps, JavaScriptLimits? limits = null, IReadOnlyDictionary<string, string>? additionalSources = null)
     {
         if (string.IsNullOrWhiteSpace(indexName))
         {
@@ -94,7 +95,7 @@ public sealed partial class JavaScriptIndex : IIndexMapper, IDisposable
             additionalSources ??= new Dictionary<string, string>();
             var functions = LoadScripts(indexName, maps, additionalSources, limits, engine, scope);
             var usesLoad = maps.Concat(additionalSources.Values).Any(script => LoadCall().IsMatch(script));
-            return new JavaScriptIndex(indexName, limits, engine, scope, functions, usesLoad);
+            return new JavaScriptMapper(indexName, limits, engine, scope, functions, usesLoad);
         }
         catch
         {

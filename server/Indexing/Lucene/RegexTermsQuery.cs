@@ -4,7 +4,7 @@ using Lucene.Net.Index;
 using Lucene.Net.Search;
 using Lucene.Net.Util;
 
-namespace Jackdaw.Server.Indexing;
+namespace Jackdaw.Server.Indexing.Lucene;
 
 /// <summary>
 /// <c>regex(Field, pattern)</c> on an index: every term of the field that the .NET regular
@@ -25,7 +25,7 @@ internal sealed class RegexTermsQuery : MultiTermQuery
         _pattern = pattern;
     }
 
-    protected override TermsEnum GetTermsEnum(Terms terms, Lucene.Net.Util.AttributeSource atts) =>
+    protected override TermsEnum GetTermsEnum(Terms terms, AttributeSource atts) =>
         new Matching(terms.GetEnumerator(), this);
 
     public override string ToString(string field) => (Field == field ? "" : Field + ":") + "/" + _regex + "/";

@@ -1,7 +1,7 @@
 using Lucene.Net.Store;
 using Microsoft.Win32.SafeHandles;
 
-namespace Jackdaw.Server.Indexing;
+namespace Jackdaw.Server.Indexing.Lucene;
 
 /// <summary>
 /// The index's directory: <see cref="FSDirectory"/>'s writing, fsync and locking, with reads that

@@ -1,6 +1,6 @@
 using Lucene.Net.Analysis;
 
-namespace Jackdaw.Server.Indexing;
+namespace Jackdaw.Server.Indexing.Lucene;
 
 /// <summary>
 /// An analyzer that leaves <see cref="Gap"/> positions between the values of one field (the

@@ -1,8 +1,8 @@
 using System.Text;
 using System.Text.Json.Nodes;
 using Jackdaw.Server.Errors;
-using Jackdaw.Server.Indexing;
 using Jackdaw.Server.Indexing.JavaScript;
+using Jackdaw.Server.Indexing.Mapping;
 using Jackdaw.Storage.Blittable;
 
 namespace Jackdaw.Server.Tests.Indexing;
@@ -12,7 +12,7 @@ namespace Jackdaw.Server.Tests.Indexing;
 /// the lazy document object seen through every way a script can look at it, RavenDB's functions,
 /// every compile error with its position, and every sandbox limit followed by a document that maps.
 /// </summary>
-public sealed class JavaScriptIndexTests
+public sealed class JavaScriptMapperTests
 {
     private const string Order = """
         {"Company":"companies/1","Employee":"employees/7","OrderedAt":"2026-03-16T17:23:30.464Z","ShippedAt":null,
@@ -29,7 +29,7 @@ public sealed class JavaScriptIndexTests
     // probe saying Missing for a key GetOwnProperty finds would silently drop it from Object.keys,
     // spread and JSON.stringify). It takes effect if set before Jint first checks, which in this
     // test assembly is the JavaScript index tests.
-    static JavaScriptIndexTests() => AppContext.SetSwitch("Jint.EnableHostContractVerification", true);
+    static JavaScriptMapperTests() => AppContext.SetSwitch("Jint.EnableHostContractVerification", true);
 
     private static MapInput Doc(string id, string collection, string json)
     {
@@ -41,7 +41,7 @@ public sealed class JavaScriptIndexTests
 
     private static List<IndexField[]> MapOne(string map, MapInput document, IMapDocumentLoader? loader = null)
     {
-        using var index = JavaScriptIndex.Compile("Test", [map]);
+        using var index = JavaScriptMapper.Compile("Test", [map]);
         var output = new MapOutput();
         index.Map(document, loader, output);
         return output.Entries;
@@ -201,7 +201,7 @@ public sealed class JavaScriptIndexTests
                 };
             })
             """;
-        using var index = JavaScriptIndex.Compile("Test", [map]);
+        using var index = JavaScriptMapper.Compile("Test", [map]);
         var output = new MapOutput();
 
         index.Map(OrderDoc(), loader, output);
@@ -233,7 +233,7 @@ public sealed class JavaScriptIndexTests
                 return { Company: company.Name, Same: again === company, Employee: noTracking.load(o.Employee).FirstName, Wrong: noTracking.load(o.Employee, 'Companies') };
             })
             """;
-        using var index = JavaScriptIndex.Compile("Test", [map]);
+        using var index = JavaScriptMapper.Compile("Test", [map]);
         var output = new MapOutput();
 
         index.Map(OrderDoc(), loader, output);
@@ -251,7 +251,7 @@ public sealed class JavaScriptIndexTests
     [Fact]
     public void AMapThatOnlyLoadsWithoutTrackingStillGetsALoader()
     {
-        using var index = JavaScriptIndex.Compile("Test", ["map('Orders', o => ({ Company: noTracking.load(o.Company).Name }))"]);
+        using var index = JavaScriptMapper.Compile("Test", ["map('Orders', o => ({ Company: noTracking.load(o.Company).Name }))"]);
         Assert.True(index.UsesLoad);
     }
 
@@ -259,7 +259,7 @@ public sealed class JavaScriptIndexTests
     public void AdditionalSourcesRunFirstAndTheirFunctionsServeTheMaps()
     {
         var loader = new FakeLoader(Doc("companies/1", "Companies", """{"Name":"Acme","@metadata":{"@id":"companies/1"}}"""));
-        using var index = JavaScriptIndex.Compile("Test", ["map('Orders', o => ({ Total: total(o), Company: companyName(o) }))"], additionalSources: new Dictionary<string, string>
+        using var index = JavaScriptMapper.Compile("Test", ["map('Orders', o => ({ Total: total(o), Company: companyName(o) }))"], additionalSources: new Dictionary<string, string>
         {
             ["totals.js"] = "const rate = 2;\nfunction total(o) { return o.Lines.reduce((s, l) => s + l.Quantity * l.PricePerUnit, 0) * rate; }",
             ["companies.js"] = "function companyName(o) { return load(o.Company, 'Companies').Name; }",
@@ -281,7 +281,7 @@ public sealed class JavaScriptIndexTests
     [InlineData("map('Orders', o => o);", null, null, "AdditionalSources['helpers.js'] calls map()")]
     public void AnAdditionalSourceThatFailsNamesItselfAndWhere(string source, int? line, int? column, string expected)
     {
-        var error = Assert.Throws<IndexCompilationException>(() => JavaScriptIndex.Compile("Test", ["map('Orders', o => o)"], additionalSources: new Dictionary<string, string> { ["helpers.js"] = source }));
+        var error = Assert.Throws<IndexCompilationException>(() => JavaScriptMapper.Compile("Test", ["map('Orders', o => o)"], additionalSources: new Dictionary<string, string> { ["helpers.js"] = source }));
         Assert.Contains(expected, error.Message);
         Assert.Equal((line, column), (error.Line, error.Column));
     }
@@ -289,7 +289,7 @@ public sealed class JavaScriptIndexTests
     [Fact]
     public void LoadWithoutALoaderFindsNothingButRecordsTheId()
     {
-        using var index = JavaScriptIndex.Compile("Test", ["map('Orders', o => ({ Company: load(o.Company) }))"]);
+        using var index = JavaScriptMapper.Compile("Test", ["map('Orders', o => ({ Company: load(o.Company) }))"]);
         var output = new MapOutput();
 
         index.Map(OrderDoc(), null, output);
@@ -301,14 +301,14 @@ public sealed class JavaScriptIndexTests
     [Fact]
     public void UsesLoadIsFalseWithoutALoadCall()
     {
-        using var index = JavaScriptIndex.Compile("Test", ["map('Orders', o => ({ Download: o.download, Reload: o.reload(1) }))"]);
+        using var index = JavaScriptMapper.Compile("Test", ["map('Orders', o => ({ Download: o.download, Reload: o.reload(1) }))"]);
         Assert.False(index.UsesLoad);
     }
 
     [Fact]
     public void SeveralMapsCoverSeveralCollectionsIgnoringCase()
     {
-        using var index = JavaScriptIndex.Compile("Test", [
+        using var index = JavaScriptMapper.Compile("Test", [
             "map('Orders', o => ({ Kind: 'order', Name: o.Company }))",
             "map('Companies', c => ({ Kind: 'company', Name: c.Name }))",
             "map('orders', o => o.Lines.map(l => ({ Kind: 'line', Name: l.Product })))",
@@ -331,7 +331,7 @@ public sealed class JavaScriptIndexTests
     [Fact]
     public void OneScriptMayRegisterSeveralMapsAndDeclareHelpers()
     {
-        using var index = JavaScriptIndex.Compile("Test", ["""
+        using var index = JavaScriptMapper.Compile("Test", ["""
             map('Orders', function (o) { return { Total: total(o.Lines), Discounted: discounted(o.Lines) }; });
 
             function total(lines) { return lines.reduce((s, l) => s + l.Quantity * l.PricePerUnit, 0); }
@@ -410,7 +410,7 @@ public sealed class JavaScriptIndexTests
     [Fact]
     public void ADocumentKeptInAGlobalIsNotReadAfterItsCall()
     {
-        using var index = JavaScriptIndex.Compile("Test", ["""
+        using var index = JavaScriptMapper.Compile("Test", ["""
             let previous = null;
             map('Orders', o => {
                 const before = previous;
@@ -430,7 +430,7 @@ public sealed class JavaScriptIndexTests
     [Fact]
     public void ScriptErrorsNameTheErrorAndWhereItHappened()
     {
-        using var index = JavaScriptIndex.Compile("Orders/Broken", ["map('Orders', o => ({\n  A: o.Nope.x }))"]);
+        using var index = JavaScriptMapper.Compile("Orders/Broken", ["map('Orders', o => ({\n  A: o.Nope.x }))"]);
 
         var error = Assert.Throws<IndexMapException>(() => index.Map(OrderDoc(), null, new MapOutput()));
 
@@ -445,7 +445,7 @@ public sealed class JavaScriptIndexTests
     [InlineData("null.x;", "TypeError: Cannot read properties of null (reading 'x')")]
     public void ThrownValuesAreDescribed(string body, string expected)
     {
-        using var index = JavaScriptIndex.Compile("Test", [$"map('Orders', o => {{ {body} }})"]);
+        using var index = JavaScriptMapper.Compile("Test", [$"map('Orders', o => {{ {body} }})"]);
         var error = Assert.Throws<IndexMapException>(() => index.Map(OrderDoc(), null, new MapOutput()));
         Assert.Contains("could not map 'orders/1': " + expected, error.Message);
     }
@@ -453,7 +453,7 @@ public sealed class JavaScriptIndexTests
     [Fact]
     public void AFailedDocumentLeavesNoEntriesOfItsOwn()
     {
-        using var index = JavaScriptIndex.Compile("Test", [
+        using var index = JavaScriptMapper.Compile("Test", [
             "map('Orders', o => ({ A: 1 }))",
             "map('Orders', o => { if (o.Company === 'companies/1') throw new Error('boom'); return { B: 2 }; })",
         ]);
@@ -474,7 +474,7 @@ public sealed class JavaScriptIndexTests
     [InlineData("map('Orders', o => () => 1)", "returned a function")]
     public void AMapReturningNeitherObjectsNorNullFails(string map, string expected)
     {
-        using var index = JavaScriptIndex.Compile("Test", [map]);
+        using var index = JavaScriptMapper.Compile("Test", [map]);
         var error = Assert.Throws<IndexMapException>(() => index.Map(OrderDoc(), null, new MapOutput()));
         Assert.Contains("Maps[0] (Orders) " + expected, error.Message);
     }
@@ -492,7 +492,7 @@ public sealed class JavaScriptIndexTests
     [InlineData("map('Orders', o => o);\nload('x');", 2, 1, "load() can only be called while a document is mapped")]
     public void CompileErrorsGiveTheLineAndColumnInTheMap(string map, int line, int column, string expected)
     {
-        var error = Assert.Throws<IndexCompilationException>(() => JavaScriptIndex.Compile("Orders/Totals", ["map('Orders', o => o)", map]));
+        var error = Assert.Throws<IndexCompilationException>(() => JavaScriptMapper.Compile("Orders/Totals", ["map('Orders', o => o)", map]));
 
         Assert.Equal("Orders/Totals", error.IndexName);
         Assert.Equal(line, error.Line);
@@ -507,7 +507,7 @@ public sealed class JavaScriptIndexTests
     [InlineData("  \n ", "Maps[0] is empty")]
     public void CompileErrorsWithoutAPosition(string map, string expected)
     {
-        var error = Assert.Throws<IndexCompilationException>(() => JavaScriptIndex.Compile("Test", [map]));
+        var error = Assert.Throws<IndexCompilationException>(() => JavaScriptMapper.Compile("Test", [map]));
         Assert.Contains(expected, error.Message);
         Assert.Null(error.Line);
         Assert.Null(error.Column);
@@ -516,22 +516,22 @@ public sealed class JavaScriptIndexTests
     [Fact]
     public void AScriptThatNeverFinishesFailsToCompile()
     {
-        var error = Assert.Throws<IndexCompilationException>(() => JavaScriptIndex.Compile("Test", ["map('Orders', o => o);\nwhile (true) {}"]));
+        var error = Assert.Throws<IndexCompilationException>(() => JavaScriptMapper.Compile("Test", ["map('Orders', o => o);\nwhile (true) {}"]));
         Assert.Contains("Maps[0]: the script ran past its limit of 100000 statements", error.Message);
     }
 
     [Fact]
     public void AnIndexNeedsANameAndAMap()
     {
-        Assert.Contains("has no name", Assert.Throws<IndexCompilationException>(() => JavaScriptIndex.Compile("", ["map('Orders', o => o)"])).Message);
-        Assert.Contains("has no name", Assert.Throws<IndexCompilationException>(() => JavaScriptIndex.Compile("  ", ["map('Orders', o => o)"])).Message);
-        Assert.Contains("has no maps", Assert.Throws<IndexCompilationException>(() => JavaScriptIndex.Compile("Test", [])).Message);
+        Assert.Contains("has no name", Assert.Throws<IndexCompilationException>(() => JavaScriptMapper.Compile("", ["map('Orders', o => o)"])).Message);
+        Assert.Contains("has no name", Assert.Throws<IndexCompilationException>(() => JavaScriptMapper.Compile("  ", ["map('Orders', o => o)"])).Message);
+        Assert.Contains("has no maps", Assert.Throws<IndexCompilationException>(() => JavaScriptMapper.Compile("Test", [])).Message);
     }
 
     [Fact]
     public void MapCannotBeCalledWhileDocumentsAreMapped()
     {
-        using var index = JavaScriptIndex.Compile("Test", ["map('Orders', o => { map('Other', x => x); return {}; })"]);
+        using var index = JavaScriptMapper.Compile("Test", ["map('Orders', o => { map('Other', x => x); return {}; })"]);
         var error = Assert.Throws<IndexMapException>(() => index.Map(OrderDoc(), null, new MapOutput()));
         Assert.Contains("cannot be called while documents are mapped", error.Message);
     }
@@ -554,7 +554,7 @@ public sealed class JavaScriptIndexTests
     {
         // A generous timeout: on a loaded machine the 1 s default could stop the script before the
         // limit under test does.
-        using var index = JavaScriptIndex.Compile("Test", [$$"""map('Orders', o => { if (o.Bad) { {{badBranch}} } return { Company: o.Company }; })"""], JavaScriptLimits.Default with { Timeout = TimeSpan.FromSeconds(60) });
+        using var index = JavaScriptMapper.Compile("Test", [$$"""map('Orders', o => { if (o.Bad) { {{badBranch}} } return { Company: o.Company }; })"""], JavaScriptLimits.Default with { Timeout = TimeSpan.FromSeconds(60) });
         var output = new MapOutput();
 
         var error = Assert.Throws<IndexMapException>(() => index.Map(Doc("orders/bad", "Orders", """{"Bad":true,"Company":"companies/9"}"""), null, output));
@@ -584,7 +584,7 @@ public sealed class JavaScriptIndexTests
     public void TheTimeoutStopsAMapThatStaysUnderTheStatementLimit()
     {
         var limits = new JavaScriptLimits { MaxStatements = int.MaxValue, Timeout = TimeSpan.FromMilliseconds(200) };
-        using var index = JavaScriptIndex.Compile("Test", ["map('Orders', o => { if (o.Bad) { while (true) {} } return { Company: o.Company }; })"], limits);
+        using var index = JavaScriptMapper.Compile("Test", ["map('Orders', o => { if (o.Bad) { while (true) {} } return { Company: o.Company }; })"], limits);
         var output = new MapOutput();
 
         var error = Assert.Throws<IndexMapException>(() => index.Map(Doc("orders/bad", "Orders", """{"Bad":true}"""), null, output));
@@ -599,7 +599,7 @@ public sealed class JavaScriptIndexTests
     {
         var lines = string.Join(',', Enumerable.Range(0, 1000).Select(i => $$"""{"Product":"products/{{i}}","PricePerUnit":1.5,"Quantity":{{i}}}"""));
         var document = Doc("orders/big", "Orders", $$"""{"Company":"companies/1","Lines":[{{lines}}]}""");
-        using var index = JavaScriptIndex.Compile("Test", [
+        using var index = JavaScriptMapper.Compile("Test", [
             OrdersTotals,
             "map('Orders', o => o.Lines.map(l => ({ Product: l.Product, Value: helper(l) })));\nfunction helper(l) { const v = l.Quantity * l.PricePerUnit; if (v > 100) { return v; } return 0; }",
         ]);
@@ -614,7 +614,7 @@ public sealed class JavaScriptIndexTests
     [Fact]
     public void ManyDocumentsMapOnOneEngine()
     {
-        using var index = JavaScriptIndex.Compile("Orders/Totals", [OrdersTotals]);
+        using var index = JavaScriptMapper.Compile("Orders/Totals", [OrdersTotals]);
         var output = new MapOutput();
         var orders = Infrastructure.Corpus.Lines("orders", 500).ToList();
         using var context = new JsonOperationContext();

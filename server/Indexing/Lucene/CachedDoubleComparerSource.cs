@@ -2,7 +2,7 @@ using System.Runtime.CompilerServices;
 using Lucene.Net.Index;
 using Lucene.Net.Search;
 
-namespace Jackdaw.Server.Indexing;
+namespace Jackdaw.Server.Indexing.Lucene;
 
 /// <summary>
 /// Sorts on a double doc-values field with the values of each segment read once into memory and

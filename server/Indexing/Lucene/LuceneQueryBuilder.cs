@@ -1,13 +1,14 @@
 using System.Globalization;
 using System.Text.Json;
 using Jackdaw.Server.Errors;
+using Jackdaw.Server.Indexing.Definitions;
 using Jackdaw.Server.Rql;
 using Lucene.Net.Analysis;
 using Lucene.Net.Analysis.TokenAttributes;
 using Lucene.Net.Index;
 using Lucene.Net.Search;
 
-namespace Jackdaw.Server.Indexing;
+namespace Jackdaw.Server.Indexing.Lucene;
 
 /// <summary>
 /// Turns an RQL <c>where</c> into a Lucene query over an index's fields (<see cref="LuceneFields"/>),
@@ -328,7 +329,7 @@ public sealed class LuceneQueryBuilder
                 query.Add(new WildcardQuery(new Term(target.Name, WildcardTerm(target, word))), occur);
                 continue;
             }
-            var tokens = Analyze(target.Analyzer ?? Index.SearchAnalyzer, target.Name, word);
+            var tokens = Analyze(target.Analyzer ?? LuceneFields.SearchAnalyzer, target.Name, word);
             if (target.Analyzer is null || tokens.Count == 1)
             {
                 foreach (var (token, _) in tokens)
@@ -362,7 +363,7 @@ public sealed class LuceneQueryBuilder
             return new BooleanQuery();
         if (text.AsSpan().IndexOfAny('*', '?') >= 0)
             throw new InvalidQueryException(_text, proximity.Position, "Proximity search works only on simple string terms, not wildcard or prefix ones.");
-        var words = Analyze(target.Analyzer ?? Index.SearchAnalyzer, target.Name, text);
+        var words = Analyze(target.Analyzer ?? LuceneFields.SearchAnalyzer, target.Name, text);
         if (words.Count < 2)
             throw new InvalidQueryException(_text, proximity.Position, $"Proximity search works only on multiple search terms; '{text}' gives {words.Count}.");
         var phrase = new PhraseQuery { Slop = proximity.Distance };
