@@ -88,6 +88,72 @@ public sealed class LayeringTests
         AssertIndexingPartDependsOnlyOn("Workers", "Lucene", "Mapping", "Definitions");
     }
 
+    /// <summary>
+    /// Every namespace of the server, sub-namespaces included, lowest first: each may use those
+    /// before it and none after it (docs/architecture.md, "Inside the server"). The rules below add
+    /// what the order alone allows but the design does not (Subscriptions never uses Indexing
+    /// directly, say).
+    /// </summary>
+    private static readonly string[] Order =
+    [
+        Errors, WebSockets, Routing,
+        Documents, Documents + ".Commands",
+        Databases, Rql,
+        Indexing + ".Definitions", Indexing + ".Mapping", Indexing + ".JavaScript", Indexing + ".Lucene", Indexing + ".Analysis", Indexing + ".Workers", Indexing,
+        Queries, Subscriptions, Changes, Wire, Hosting, Handlers,
+    ];
+
+    /// <summary>The types of exactly namespace <paramref name="ns"/> (not its sub-namespaces), named as the dependency checks name them.</summary>
+    private static string[] TypesOf(string ns) => ServerAssembly.GetTypes()
+        .Where(t => t.Namespace == ns)
+        .Select(t => t.FullName!.Replace('+', '/'))
+        .ToArray();
+
+    [Fact]
+    public void EveryNamespaceHasItsPlaceInTheOrder()
+    {
+        var missing = ServerAssembly.GetTypes()
+            .Where(t => t.Namespace is not null && t.Namespace.StartsWith(Server + ".", StringComparison.Ordinal) && !Order.Contains(t.Namespace))
+            .Select(t => t.Namespace!)
+            .Distinct()
+            .ToList();
+        Assert.True(missing.Count == 0, "Namespaces without a place in LayeringTests.Order (add them, and to docs/architecture.md): " + string.Join(", ", missing));
+    }
+
+    [Fact]
+    public void NoNamespaceUsesOneAboveIt()
+    {
+        var failures = new List<string>();
+        for (var i = 0; i < Order.Length - 1; i++)
+        {
+            var above = Order.Skip(i + 1).SelectMany(TypesOf).ToArray();
+            var result = Types.InAssembly(ServerAssembly).That().ResideInNamespaceMatching("^" + System.Text.RegularExpressions.Regex.Escape(Order[i]) + "$")
+                .ShouldNot().HaveDependencyOnAny(above).GetResult();
+            if (result.IsSuccessful)
+                continue;
+            // Which of the namespaces above: checked one by one only when the layer fails.
+            foreach (var higher in Order.Skip(i + 1))
+            {
+                var one = Types.InAssembly(ServerAssembly).That().ResideInNamespaceMatching("^" + System.Text.RegularExpressions.Regex.Escape(Order[i]) + "$")
+                    .ShouldNot().HaveDependencyOnAny(TypesOf(higher)).GetResult();
+                if (!one.IsSuccessful)
+                    failures.Add($"{Order[i]} uses {higher}, which is above it: {string.Join(", ", one.FailingTypeNames ?? [])}");
+            }
+        }
+        Assert.True(failures.Count == 0, string.Join("\n", failures));
+    }
+
+    [Fact]
+    public void TheOrderCheckSeesASubNamespaceUsingItsParent()
+    {
+        // A type of Indexing.Lucene that used Indexing's Index would be caught: the check looks at
+        // exact namespaces, not at name prefixes (Indexing.Lucene starts with Indexing).
+        var index = TypesOf(Indexing);
+        Assert.Contains(Indexing + ".Index", index);
+        Assert.DoesNotContain(index, n => n.StartsWith(Indexing + ".Lucene.", StringComparison.Ordinal));
+        Assert.False(Types.InAssembly(ServerAssembly).That().ResideInNamespaceMatching("^" + System.Text.RegularExpressions.Regex.Escape(Queries) + "$").ShouldNot().HaveDependencyOnAny(index).GetResult().IsSuccessful);
+    }
+
     [Fact]
     public void TheChecksSeeRealDependencies()
     {
