@@ -1,3 +1,5 @@
+// One file because every case drives the same JavaScriptMapper through one shared harness (Map,
+// Document, the loader fake); split by topic it would spread that harness over several files.
 using System.Text;
 using System.Text.Json.Nodes;
 using Jackdaw.Server.Errors;
