@@ -28,6 +28,7 @@ COPY --from=build /app .
 RUN mkdir -p /data && chown "$APP_UID" /data
 VOLUME /data
 ENV JACKDAW_URLS=http://0.0.0.0:8080 \
+    JACKDAW_SECURITY__UNSECUREDACCESSALLOWED=PublicNetwork \
     JACKDAW_DATADIR=/data \
     ASPNETCORE_HTTP_PORTS= \
     DOTNET_gcServer=1

@@ -1,5 +1,6 @@
 using Jackdaw.Server.Hosting;
 using Jackdaw.Server.Routing;
+using Jackdaw.Server.Security;
 
 namespace Jackdaw.Server.Handlers;
 
@@ -7,6 +8,7 @@ namespace Jackdaw.Server.Handlers;
 public sealed class AdminHandler(ServerContext server) : HandlerBase(server)
 {
     [Route("/admin/stats", "GET")]
+    [Access(RouteAccess.Operator)]
     public ValueTask GetStats(RequestContext context)
     {
         var stats = Server.Statistics;

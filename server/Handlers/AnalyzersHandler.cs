@@ -5,6 +5,7 @@ using Jackdaw.Server.Wire;
 using Jackdaw.Server.Indexing;
 using Jackdaw.Server.Indexing.Analysis;
 using Jackdaw.Server.Routing;
+using Jackdaw.Server.Security;
 
 namespace Jackdaw.Server.Handlers;
 
@@ -23,6 +24,7 @@ public sealed class AnalyzersHandler(ServerContext server) : HandlerBase(server)
     /// whose recipe changed are rebuilt.
     /// </summary>
     [Route("/databases/*/admin/analyzers", "PUT")]
+    [Access(RouteAccess.DatabaseAdmin)]
     public async ValueTask Put(RequestContext context)
     {
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
@@ -54,6 +56,7 @@ public sealed class AnalyzersHandler(ServerContext server) : HandlerBase(server)
 
     /// <summary><c>DELETE /databases/*/admin/analyzers?name=</c>: 204, also when there was none; 409 while index definitions name it.</summary>
     [Route("/databases/*/admin/analyzers", "DELETE")]
+    [Access(RouteAccess.DatabaseAdmin)]
     public async ValueTask Delete(RequestContext context)
     {
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
@@ -68,6 +71,7 @@ public sealed class AnalyzersHandler(ServerContext server) : HandlerBase(server)
 
     /// <summary><c>GET /databases/*/analyzers[?namesOnly=true]</c>: <c>{"Analyzers":[{"Name","Code"}]}</c> in name order (RavenDB's studio route).</summary>
     [Route("/databases/*/analyzers", "GET")]
+    [Access(RouteAccess.DatabaseRead)]
     public async ValueTask Get(RequestContext context)
     {
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));

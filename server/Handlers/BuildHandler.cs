@@ -2,6 +2,7 @@ using System.Text.Json;
 using Jackdaw.Server.Hosting;
 using Jackdaw.Server.Wire;
 using Jackdaw.Server.Routing;
+using Jackdaw.Server.Security;
 
 namespace Jackdaw.Server.Handlers;
 
@@ -32,5 +33,6 @@ public sealed class BuildHandler : HandlerBase
     }
 
     [Route("/build/version", "GET")]
+    [Access(RouteAccess.Unauthenticated)]
     public ValueTask GetVersion(RequestContext context) => context.WriteBytesAsync(_versionBody, JsonErrors.JsonContentType);
 }

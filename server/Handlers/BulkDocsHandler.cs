@@ -4,6 +4,7 @@ using Jackdaw.Server.Hosting;
 using Jackdaw.Server.Indexing;
 using Jackdaw.Server.Wire;
 using Jackdaw.Server.Routing;
+using Jackdaw.Server.Security;
 
 namespace Jackdaw.Server.Handlers;
 
@@ -11,6 +12,7 @@ namespace Jackdaw.Server.Handlers;
 public sealed class BulkDocsHandler(ServerContext server) : HandlerBase(server)
 {
     [Route("/databases/*/bulk_docs", "POST")]
+    [Access(RouteAccess.DatabaseReadWrite)]
     public async ValueTask Post(RequestContext context)
     {
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));

@@ -4,6 +4,7 @@ using Jackdaw.Server.Hosting;
 using Jackdaw.Server.Wire;
 using Jackdaw.Server.Routing;
 using Microsoft.AspNetCore.Http.Features;
+using Jackdaw.Server.Security;
 
 namespace Jackdaw.Server.Handlers;
 
@@ -19,6 +20,7 @@ namespace Jackdaw.Server.Handlers;
 public sealed class BulkInsertHandler(ServerContext server) : HandlerBase(server)
 {
     [Route("/databases/*/bulk_insert", "POST")]
+    [Access(RouteAccess.DatabaseReadWrite)]
     public async ValueTask Post(RequestContext context)
     {
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));

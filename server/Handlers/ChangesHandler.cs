@@ -5,6 +5,7 @@ using Jackdaw.Server.Errors;
 using Jackdaw.Server.Hosting;
 using Jackdaw.Server.Wire;
 using Jackdaw.Server.Routing;
+using Jackdaw.Server.Security;
 
 namespace Jackdaw.Server.Handlers;
 
@@ -20,6 +21,7 @@ public sealed class ChangesHandler(ServerContext server) : HandlerBase(server)
     /// <c>Confirm</c>, <c>DocumentChange</c>, <c>IndexChange</c>, <c>OperationStatusChange</c> and <c>Error</c> messages out.
     /// </summary>
     [Route("/databases/*/changes", "GET")]
+    [Access(RouteAccess.DatabaseRead)]
     public async ValueTask Connect(RequestContext context)
     {
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
@@ -37,6 +39,7 @@ public sealed class ChangesHandler(ServerContext server) : HandlerBase(server)
     /// resumes after that etag.
     /// </summary>
     [Route("/databases/*/changes/events", "GET")]
+    [Access(RouteAccess.DatabaseRead)]
     public async ValueTask Events(RequestContext context)
     {
         // Inside a multi_get the stream would never end and its events would pile up in the item's buffer.
@@ -82,6 +85,7 @@ public sealed class ChangesHandler(ServerContext server) : HandlerBase(server)
 
     /// <summary><c>GET /databases/{db}/changes/debug</c>: the open connections, what each watches and how far behind it is.</summary>
     [Route("/databases/*/changes/debug", "GET")]
+    [Access(RouteAccess.DatabaseRead)]
     public ValueTask Debug(RequestContext context)
     {
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
@@ -97,6 +101,7 @@ public sealed class ChangesHandler(ServerContext server) : HandlerBase(server)
 
     /// <summary><c>DELETE /databases/{db}/changes?id=</c>: closes that connection (its client reconnects); 404 when there is none.</summary>
     [Route("/databases/*/changes", "DELETE")]
+    [Access(RouteAccess.DatabaseReadWrite)]
     public ValueTask Drop(RequestContext context)
     {
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));

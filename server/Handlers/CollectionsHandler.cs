@@ -3,6 +3,7 @@ using Jackdaw.Server.Hosting;
 using Jackdaw.Server.Wire;
 using Jackdaw.Server.Routing;
 using Jackdaw.Server.Errors;
+using Jackdaw.Server.Security;
 
 namespace Jackdaw.Server.Handlers;
 
@@ -15,6 +16,7 @@ public sealed class CollectionsHandler(ServerContext server) : HandlerBase(serve
     private static readonly ReadOnlyMemory<byte> PageSuffix = "]}"u8.ToArray();
 
     [Route("/databases/*/collections/stats", "GET")]
+    [Access(RouteAccess.DatabaseRead)]
     public ValueTask Stats(RequestContext context)
     {
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
@@ -32,6 +34,7 @@ public sealed class CollectionsHandler(ServerContext server) : HandlerBase(serve
 
     /// <summary>A collection's documents, newest change first.</summary>
     [Route("/databases/*/collections/docs", "GET")]
+    [Access(RouteAccess.DatabaseRead)]
     public async ValueTask Docs(RequestContext context)
     {
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));

@@ -1,5 +1,6 @@
 using Jackdaw.Server.Hosting;
 using Jackdaw.Server.Routing;
+using Jackdaw.Server.Security;
 
 namespace Jackdaw.Server.Handlers;
 
@@ -10,6 +11,7 @@ namespace Jackdaw.Server.Handlers;
 public sealed class DatabaseStatsHandler(ServerContext server) : HandlerBase(server)
 {
     [Route("/databases/*/stats", "GET")]
+    [Access(RouteAccess.DatabaseRead)]
     public ValueTask Get(RequestContext context)
     {
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));

@@ -2,6 +2,7 @@ using Jackdaw.Server.Hosting;
 using Jackdaw.Server.Wire;
 using Jackdaw.Server.Routing;
 using Jackdaw.Server.Errors;
+using Jackdaw.Server.Security;
 
 namespace Jackdaw.Server.Handlers;
 
@@ -9,6 +10,7 @@ namespace Jackdaw.Server.Handlers;
 public sealed class DatabasesHandler(ServerContext server) : HandlerBase(server)
 {
     [Route("/admin/databases", "GET")]
+    [Access(RouteAccess.Operator)]
     public ValueTask List(RequestContext context)
     {
         // RavenDB's GetDatabaseRecordOperation asks this route with ?name=: a list would be read as a record.
@@ -29,6 +31,7 @@ public sealed class DatabasesHandler(ServerContext server) : HandlerBase(server)
     /// <c>{"Databases":["Northwind",...]}</c>, or objects with a <c>Name</c> unless <c>namesOnly=true</c>.
     /// </summary>
     [Route("/databases", "GET")]
+    [Access(RouteAccess.ValidUser)]
     public ValueTask ListPaged(RequestContext context)
     {
         var query = new UrlQuery(context.Request.QueryString.Value);
@@ -60,6 +63,7 @@ public sealed class DatabasesHandler(ServerContext server) : HandlerBase(server)
     /// RavenDB's answer shape; 409 <c>DatabaseAlreadyExistsException</c> when it exists.
     /// </summary>
     [Route("/admin/databases", "PUT")]
+    [Access(RouteAccess.Operator)]
     public async ValueTask Create(RequestContext context)
     {
         var name = new UrlQuery(context.Request.QueryString.Value).GetString("name")
@@ -90,6 +94,7 @@ public sealed class DatabasesHandler(ServerContext server) : HandlerBase(server)
     /// <c>DatabaseDoesNotExistException</c> and deletes nothing.
     /// </summary>
     [Route("/admin/databases", "DELETE")]
+    [Access(RouteAccess.Operator)]
     public async ValueTask Delete(RequestContext context)
     {
         var single = new UrlQuery(context.Request.QueryString.Value).GetString("name");

@@ -9,6 +9,7 @@ using Jackdaw.Server.Hosting;
 using Jackdaw.Server.Wire;
 using Jackdaw.Server.Routing;
 using Jackdaw.Storage.Blittable;
+using Jackdaw.Server.Security;
 
 namespace Jackdaw.Server.Handlers;
 
@@ -20,6 +21,7 @@ public sealed class DocsHandler(ServerContext server) : HandlerBase(server)
     private const int MaxPageSize = 1024;
 
     [Route("/databases/*/docs", "GET")]
+    [Access(RouteAccess.DatabaseRead)]
     public ValueTask Get(RequestContext context)
     {
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
@@ -98,6 +100,7 @@ public sealed class DocsHandler(ServerContext server) : HandlerBase(server)
     }
 
     [Route("/databases/*/docs", "HEAD")]
+    [Access(RouteAccess.DatabaseRead)]
     public ValueTask Head(RequestContext context)
     {
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
@@ -115,6 +118,7 @@ public sealed class DocsHandler(ServerContext server) : HandlerBase(server)
     }
 
     [Route("/databases/*/docs", "PUT")]
+    [Access(RouteAccess.DatabaseReadWrite)]
     public async ValueTask Put(RequestContext context)
     {
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
@@ -137,6 +141,7 @@ public sealed class DocsHandler(ServerContext server) : HandlerBase(server)
     }
 
     [Route("/databases/*/docs", "DELETE")]
+    [Access(RouteAccess.DatabaseReadWrite)]
     public async ValueTask Delete(RequestContext context)
     {
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
@@ -252,6 +257,7 @@ public sealed class DocsHandler(ServerContext server) : HandlerBase(server)
     /// (RavenDB's clients switch to it past ~1 KB of ids), with <c>include</c> in the query as for GET.
     /// </summary>
     [Route("/databases/*/docs", "POST")]
+    [Access(RouteAccess.DatabaseRead)]
     public async ValueTask PostIds(RequestContext context)
     {
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));

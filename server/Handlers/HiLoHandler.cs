@@ -5,6 +5,7 @@ using Jackdaw.Server.Errors;
 using Jackdaw.Server.Hosting;
 using Jackdaw.Server.Wire;
 using Jackdaw.Server.Routing;
+using Jackdaw.Server.Security;
 
 namespace Jackdaw.Server.Handlers;
 
@@ -19,6 +20,7 @@ public sealed class HiLoHandler(ServerContext server) : HandlerBase(server)
     /// → <c>{"Prefix":"users/","Low":1,"High":32,"LastSize":32,"ServerTag":"A","LastRangeAt":"..."}</c>.
     /// </summary>
     [Route("/databases/*/hilo/next", "GET")]
+    [Access(RouteAccess.DatabaseRead)]
     public async ValueTask Next(RequestContext context)
     {
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
@@ -48,6 +50,7 @@ public sealed class HiLoHandler(ServerContext server) : HandlerBase(server)
 
     /// <summary><c>PUT /databases/*/hilo/return?tag=&amp;end=&amp;last=</c>: gives back the unused end of a range (204).</summary>
     [Route("/databases/*/hilo/return", "PUT")]
+    [Access(RouteAccess.DatabaseReadWrite)]
     public async ValueTask Return(RequestContext context)
     {
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));

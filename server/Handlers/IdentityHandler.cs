@@ -3,6 +3,7 @@ using Jackdaw.Server.Errors;
 using Jackdaw.Server.Hosting;
 using Jackdaw.Server.Wire;
 using Jackdaw.Server.Routing;
+using Jackdaw.Server.Security;
 
 namespace Jackdaw.Server.Handlers;
 
@@ -15,6 +16,7 @@ public sealed class IdentityHandler(ServerContext server) : HandlerBase(server)
 {
     /// <summary><c>POST /databases/*/identity/next?name=users</c> → <c>{"NewIdentityValue":3}</c>: the next value, as a put of <c>users|</c> would take it.</summary>
     [Route("/databases/*/identity/next", "POST")]
+    [Access(RouteAccess.DatabaseReadWrite)]
     public async ValueTask Next(RequestContext context)
     {
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
@@ -33,6 +35,7 @@ public sealed class IdentityHandler(ServerContext server) : HandlerBase(server)
     /// raises the counter to the value (a lower one leaves it, and the answer says where it is), or sets it when forced.
     /// </summary>
     [Route("/databases/*/identity/seed", "POST")]
+    [Access(RouteAccess.DatabaseReadWrite)]
     public async ValueTask Seed(RequestContext context)
     {
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
@@ -54,6 +57,7 @@ public sealed class IdentityHandler(ServerContext server) : HandlerBase(server)
 
     /// <summary><c>GET /databases/*/debug/identities[?start=&amp;pageSize=]</c> → <c>{"users|":2,"invoices|":7}</c>, lowercased, in name order.</summary>
     [Route("/databases/*/debug/identities", "GET")]
+    [Access(RouteAccess.DatabaseRead)]
     public ValueTask List(RequestContext context)
     {
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));

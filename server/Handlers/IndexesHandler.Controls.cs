@@ -8,6 +8,7 @@ using Jackdaw.Server.Indexing.Lucene;
 using Jackdaw.Server.Wire;
 using Jackdaw.Server.Indexing;
 using Jackdaw.Server.Routing;
+using Jackdaw.Server.Security;
 
 namespace Jackdaw.Server.Handlers;
 
@@ -20,6 +21,7 @@ public sealed partial class IndexesHandler
     /// how each index takes a changed definition (persisted). 204.
     /// </summary>
     [Route("/databases/*/indexes/set-lock", "POST")]
+    [Access(RouteAccess.DatabaseReadWrite)]
     public async ValueTask SetLock(RequestContext context)
     {
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
@@ -36,6 +38,7 @@ public sealed partial class IndexesHandler
     /// how much of the indexing time each index gets (persisted). 204.
     /// </summary>
     [Route("/databases/*/indexes/set-priority", "POST")]
+    [Access(RouteAccess.DatabaseReadWrite)]
     public async ValueTask SetPriority(RequestContext context)
     {
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
@@ -50,11 +53,15 @@ public sealed partial class IndexesHandler
     /// <summary><c>POST /databases/*/indexes/disable?name=</c> (RavenDB: <c>/admin/indexes/disable</c>): the index stops indexing until enabled (persisted). 204.</summary>
     [Route("/databases/*/indexes/disable", "POST")]
     [Route("/databases/*/admin/indexes/disable", "POST")]
+    [Access(RouteAccess.DatabaseReadWrite, Template = "/databases/*/indexes/disable")]
+    [Access(RouteAccess.DatabaseAdmin, Template = "/databases/*/admin/indexes/disable")]
     public ValueTask Disable(RequestContext context) => SetDisabledAsync(context, true);
 
     /// <summary><c>POST /databases/*/indexes/enable?name=</c> (RavenDB: <c>/admin/indexes/enable</c>). 204.</summary>
     [Route("/databases/*/indexes/enable", "POST")]
     [Route("/databases/*/admin/indexes/enable", "POST")]
+    [Access(RouteAccess.DatabaseReadWrite, Template = "/databases/*/indexes/enable")]
+    [Access(RouteAccess.DatabaseAdmin, Template = "/databases/*/admin/indexes/enable")]
     public ValueTask Enable(RequestContext context) => SetDisabledAsync(context, false);
 
     private async ValueTask SetDisabledAsync(RequestContext context, bool disabled)
@@ -67,6 +74,8 @@ public sealed partial class IndexesHandler
     /// <summary><c>POST /databases/*/indexes/stop[?name=]</c> (RavenDB: <c>/admin/indexes/stop</c>): all indexing of the database, or of one index, pauses for this run of the database. 204.</summary>
     [Route("/databases/*/indexes/stop", "POST")]
     [Route("/databases/*/admin/indexes/stop", "POST")]
+    [Access(RouteAccess.DatabaseReadWrite, Template = "/databases/*/indexes/stop")]
+    [Access(RouteAccess.DatabaseAdmin, Template = "/databases/*/admin/indexes/stop")]
     public ValueTask Stop(RequestContext context)
     {
         var (database, name) = Target(context, nameRequired: false);
@@ -81,6 +90,8 @@ public sealed partial class IndexesHandler
     /// <summary><c>POST /databases/*/indexes/start</c> (RavenDB: <c>/admin/indexes/start</c>). 204.</summary>
     [Route("/databases/*/indexes/start", "POST")]
     [Route("/databases/*/admin/indexes/start", "POST")]
+    [Access(RouteAccess.DatabaseReadWrite, Template = "/databases/*/indexes/start")]
+    [Access(RouteAccess.DatabaseAdmin, Template = "/databases/*/admin/indexes/start")]
     public ValueTask Start(RequestContext context)
     {
         var (database, name) = Target(context, nameRequired: false);
@@ -97,6 +108,7 @@ public sealed partial class IndexesHandler
 
     /// <summary><c>GET /databases/*/indexes/status</c> (RavenDB's indexing status): <c>{"Status":"Running|Paused","Indexes":[{"Name","Status"}]}</c>.</summary>
     [Route("/databases/*/indexes/status", "GET")]
+    [Access(RouteAccess.DatabaseRead)]
     public async ValueTask Status(RequestContext context)
     {
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
@@ -119,6 +131,7 @@ public sealed partial class IndexesHandler
 
     /// <summary><c>POST /databases/*/indexes/replace?name=</c>: swaps a replacement in now, caught up or not. 204; 404 when none builds.</summary>
     [Route("/databases/*/indexes/replace", "POST")]
+    [Access(RouteAccess.DatabaseReadWrite)]
     public async ValueTask Replace(RequestContext context)
     {
         var (database, name) = Target(context, nameRequired: true);

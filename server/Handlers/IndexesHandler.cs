@@ -9,6 +9,7 @@ using Jackdaw.Server.Indexing.Lucene;
 using Jackdaw.Server.Wire;
 using Jackdaw.Server.Indexing;
 using Jackdaw.Server.Routing;
+using Jackdaw.Server.Security;
 
 namespace Jackdaw.Server.Handlers;
 
@@ -21,6 +22,8 @@ public sealed partial class IndexesHandler(ServerContext server) : HandlerBase(s
     /// <summary><c>PUT /databases/*/admin/indexes</c> <c>{"Indexes":[{"Name","Maps":[...],"Fields":{...}}]}</c> → 201 <c>{"Results":[{"Index":name}]}</c>.</summary>
     [Route("/databases/*/admin/indexes", "PUT")]
     [Route("/databases/*/indexes", "PUT")]
+    [Access(RouteAccess.DatabaseAdmin, Template = "/databases/*/admin/indexes")]
+    [Access(RouteAccess.DatabaseReadWrite, Template = "/databases/*/indexes")]
     public async ValueTask Put(RequestContext context)
     {
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
@@ -78,6 +81,7 @@ public sealed partial class IndexesHandler(ServerContext server) : HandlerBase(s
     /// <c>{"Results":[...]}</c>, in name order; with <c>namesOnly</c> the names alone (RavenDB's GetIndexNamesOperation).
     /// </summary>
     [Route("/databases/*/indexes", "GET")]
+    [Access(RouteAccess.DatabaseRead)]
     public async ValueTask Get(RequestContext context)
     {
         var (database, name) = Target(context, nameRequired: false);
@@ -116,6 +120,7 @@ public sealed partial class IndexesHandler(ServerContext server) : HandlerBase(s
 
     /// <summary><c>DELETE /databases/*/indexes?name=</c>: the definition, then the files (204).</summary>
     [Route("/databases/*/indexes", "DELETE")]
+    [Access(RouteAccess.DatabaseReadWrite)]
     public async ValueTask Delete(RequestContext context)
     {
         var (database, name) = Target(context, nameRequired: true);
@@ -126,6 +131,7 @@ public sealed partial class IndexesHandler(ServerContext server) : HandlerBase(s
     /// <summary><c>RESET /databases/*/indexes?name=</c> (RavenDB's verb) or <c>POST /indexes/reset?name=</c>: rebuild from the start.</summary>
     [Route("/databases/*/indexes", "RESET")]
     [Route("/databases/*/indexes/reset", "POST")]
+    [Access(RouteAccess.DatabaseReadWrite)]
     public async ValueTask Reset(RequestContext context)
     {
         var (database, name) = Target(context, nameRequired: true);
@@ -135,6 +141,7 @@ public sealed partial class IndexesHandler(ServerContext server) : HandlerBase(s
 
     /// <summary><c>GET /databases/*/indexes/stats[?name=]</c>.</summary>
     [Route("/databases/*/indexes/stats", "GET")]
+    [Access(RouteAccess.DatabaseRead)]
     public async ValueTask Stats(RequestContext context)
     {
         var (database, name) = Target(context, nameRequired: false);
@@ -194,6 +201,7 @@ public sealed partial class IndexesHandler(ServerContext server) : HandlerBase(s
 
     /// <summary><c>GET /databases/*/indexes/errors[?name=]</c>: the last errors of each index.</summary>
     [Route("/databases/*/indexes/errors", "GET")]
+    [Access(RouteAccess.DatabaseRead)]
     public async ValueTask Errors(RequestContext context)
     {
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
@@ -216,6 +224,7 @@ public sealed partial class IndexesHandler(ServerContext server) : HandlerBase(s
 
     /// <summary><c>GET /databases/*/indexes/staleness?name=</c> → <c>{"IsStale":bool,"StalenessReasons":[...]}</c>.</summary>
     [Route("/databases/*/indexes/staleness", "GET")]
+    [Access(RouteAccess.DatabaseRead)]
     public async ValueTask Staleness(RequestContext context)
     {
         var (database, name) = Target(context, nameRequired: true);
@@ -256,6 +265,7 @@ public sealed partial class IndexesHandler(ServerContext server) : HandlerBase(s
     /// results, the raw map output of the first documents and the map errors. Nothing is stored.
     /// </summary>
     [Route("/databases/*/indexes/test", "POST")]
+    [Access(RouteAccess.DatabaseRead)]
     public async ValueTask Test(RequestContext context)
     {
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
@@ -339,6 +349,7 @@ public sealed partial class IndexesHandler(ServerContext server) : HandlerBase(s
     /// <c>{"Results":[{"Type":"Unused|Covered|Mergeable|Errored","Indexes":[...],"Reason","Evidence":{...},"MergedDefinition":{...}|null}]}</c>.
     /// </summary>
     [Route("/databases/*/indexes/cleanup", "GET")]
+    [Access(RouteAccess.DatabaseRead)]
     public async ValueTask Cleanup(RequestContext context)
     {
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
@@ -394,6 +405,7 @@ public sealed partial class IndexesHandler(ServerContext server) : HandlerBase(s
     /// (RavenDB's indexing performance stats), <c>{"Results":[{"Name","Performance":[...]}]}</c>.
     /// </summary>
     [Route("/databases/*/indexes/performance", "GET")]
+    [Access(RouteAccess.DatabaseRead)]
     public async ValueTask Performance(RequestContext context)
     {
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
@@ -420,6 +432,7 @@ public sealed partial class IndexesHandler(ServerContext server) : HandlerBase(s
     /// the database as it completes (<see cref="IndexingPerformanceFeed"/>).
     /// </summary>
     [Route("/databases/*/indexes/performance/live", "GET")]
+    [Access(RouteAccess.DatabaseRead)]
     public async ValueTask PerformanceLive(RequestContext context)
     {
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));

@@ -5,6 +5,7 @@ using Jackdaw.Server.Errors;
 using Jackdaw.Server.Hosting;
 using Jackdaw.Server.Wire;
 using Jackdaw.Server.Routing;
+using Jackdaw.Server.Security;
 
 namespace Jackdaw.Server.Handlers;
 
@@ -23,6 +24,7 @@ public sealed class MultiGetHandler(ServerContext server) : HandlerBase(server)
     private const string DatabasesPrefix = "/databases/";
 
     [Route("/databases/*/multi_get", "POST")]
+    [Access(RouteAccess.DatabaseRead)]
     public async ValueTask Post(RequestContext context)
     {
         if (context.IsInnerRequest)

@@ -2,6 +2,7 @@ using Jackdaw.Server.Databases;
 using Jackdaw.Server.Hosting;
 using Jackdaw.Server.Wire;
 using Jackdaw.Server.Routing;
+using Jackdaw.Server.Security;
 
 namespace Jackdaw.Server.Handlers;
 
@@ -10,6 +11,7 @@ public sealed class OperationsHandler(ServerContext server) : HandlerBase(server
 {
     /// <summary><c>GET /databases/*/operations/next-operation-id</c> → <c>{"Id":n,"NodeTag":"A"}</c>.</summary>
     [Route("/databases/*/operations/next-operation-id", "GET")]
+    [Access(RouteAccess.DatabaseRead)]
     public ValueTask NextId(RequestContext context)
     {
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
@@ -28,6 +30,7 @@ public sealed class OperationsHandler(ServerContext server) : HandlerBase(server
     /// 404 for an id that was never started (or is long gone).
     /// </summary>
     [Route("/databases/*/operations/state", "GET")]
+    [Access(RouteAccess.DatabaseRead)]
     public ValueTask State(RequestContext context)
     {
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
@@ -44,6 +47,7 @@ public sealed class OperationsHandler(ServerContext server) : HandlerBase(server
 
     /// <summary><c>POST /databases/*/operations/kill?id=</c>: cancels a running operation (204).</summary>
     [Route("/databases/*/operations/kill", "POST")]
+    [Access(RouteAccess.DatabaseReadWrite)]
     public ValueTask Kill(RequestContext context)
     {
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));

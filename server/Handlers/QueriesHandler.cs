@@ -4,6 +4,7 @@ using Jackdaw.Server.Errors;
 using Jackdaw.Server.Hosting;
 using Jackdaw.Server.Wire;
 using Jackdaw.Server.Routing;
+using Jackdaw.Server.Security;
 
 namespace Jackdaw.Server.Handlers;
 
@@ -19,6 +20,7 @@ public sealed class QueriesHandler(ServerContext server) : HandlerBase(server)
     /// "WaitForNonStaleResults":false,"WaitForNonStaleResultsTimeout":"00:00:15"}</c>.
     /// </summary>
     [Route("/databases/*/queries", "POST")]
+    [Access(RouteAccess.DatabaseRead)]
     public async ValueTask Post(RequestContext context)
     {
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
@@ -33,6 +35,7 @@ public sealed class QueriesHandler(ServerContext server) : HandlerBase(server)
 
     /// <summary><c>GET /databases/*/queries?query=[&amp;waitForNonStaleResults=true&amp;waitForNonStaleResultsTimeout=00:00:15]</c>.</summary>
     [Route("/databases/*/queries", "GET")]
+    [Access(RouteAccess.DatabaseRead)]
     public ValueTask Get(RequestContext context)
     {
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));

@@ -3,6 +3,7 @@ using Jackdaw.Server.Documents;
 using Jackdaw.Server.Hosting;
 using Jackdaw.Server.Wire;
 using Jackdaw.Server.Routing;
+using Jackdaw.Server.Security;
 
 namespace Jackdaw.Server.Handlers;
 
@@ -22,6 +23,7 @@ public sealed class StreamsHandler(ServerContext server) : HandlerBase(server)
     /// document, newest change first (see <see cref="DocumentStreamRequest"/>).
     /// </summary>
     [Route("/databases/*/streams/docs", "GET")]
+    [Access(RouteAccess.DatabaseRead)]
     public ValueTask Docs(RequestContext context)
     {
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
@@ -40,6 +42,7 @@ public sealed class StreamsHandler(ServerContext server) : HandlerBase(server)
 
     /// <summary>HEAD of the documents' stream: 200 without reading anything (RavenDB answers it so too).</summary>
     [Route("/databases/*/streams/docs", "HEAD")]
+    [Access(RouteAccess.DatabaseRead)]
     public ValueTask DocsHead(RequestContext context)
     {
         Server.Databases.GetDatabase(context.GetCaptureMemory(0));
@@ -49,6 +52,7 @@ public sealed class StreamsHandler(ServerContext server) : HandlerBase(server)
 
     /// <summary><c>POST /databases/*/streams/queries[?format=jsonl]</c> with a query's body, as <c>POST /queries</c> takes it.</summary>
     [Route("/databases/*/streams/queries", "POST")]
+    [Access(RouteAccess.DatabaseRead)]
     public async ValueTask PostQuery(RequestContext context)
     {
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
@@ -62,6 +66,7 @@ public sealed class StreamsHandler(ServerContext server) : HandlerBase(server)
     /// <c>start</c> and <c>pageSize</c> page on top of its own <c>offset</c> and <c>limit</c>.
     /// </summary>
     [Route("/databases/*/streams/queries", "GET")]
+    [Access(RouteAccess.DatabaseRead)]
     public ValueTask GetQuery(RequestContext context)
     {
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));

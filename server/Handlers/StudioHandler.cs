@@ -1,6 +1,7 @@
 using System.Reflection;
 using Jackdaw.Server.Hosting;
 using Jackdaw.Server.Routing;
+using Jackdaw.Server.Security;
 
 namespace Jackdaw.Server.Handlers;
 
@@ -29,6 +30,7 @@ public sealed class StudioHandler : HandlerBase
 
     /// <summary><c>GET /</c>: a browser that opens the server's address lands in the studio.</summary>
     [Route("/", "GET")]
+    [Access(RouteAccess.Unauthenticated)]
     public ValueTask Root(RequestContext context)
     {
         context.Response.StatusCode = StatusCodes.Status302Found;
@@ -38,10 +40,12 @@ public sealed class StudioHandler : HandlerBase
 
     /// <summary><c>GET /studio/</c> (or <c>/studio</c>): the start page, the databases and the pages of each.</summary>
     [Route("/studio", "GET")]
+    [Access(RouteAccess.Unauthenticated)]
     public ValueTask Start(RequestContext context) => WritePage(context, _start);
 
     /// <summary><c>GET /studio/indexing-performance?database=</c>: the indexing performance timeline.</summary>
     [Route("/studio/indexing-performance", "GET")]
+    [Access(RouteAccess.Unauthenticated)]
     public ValueTask IndexingPerformance(RequestContext context) => WritePage(context, _indexingPerformance);
 
     private static ValueTask WritePage(RequestContext context, byte[] page)

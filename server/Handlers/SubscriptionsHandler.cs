@@ -4,6 +4,7 @@ using Jackdaw.Server.Hosting;
 using Jackdaw.Server.Wire;
 using Jackdaw.Server.Routing;
 using Jackdaw.Server.Subscriptions;
+using Jackdaw.Server.Security;
 
 namespace Jackdaw.Server.Handlers;
 
@@ -16,6 +17,7 @@ public sealed class SubscriptionsHandler(ServerContext server) : HandlerBase(ser
 {
     /// <summary><c>PUT /databases/*/subscriptions</c> <c>{"Name","Query","ChangeVector"}</c> → 201 <c>{"Name","RaftCommandIndex"}</c>.</summary>
     [Route("/databases/*/subscriptions", "PUT")]
+    [Access(RouteAccess.DatabaseReadWrite)]
     public async ValueTask Create(RequestContext context)
     {
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
@@ -42,6 +44,7 @@ public sealed class SubscriptionsHandler(ServerContext server) : HandlerBase(ser
 
     /// <summary><c>GET /databases/*/subscriptions[?name=]</c>: each with its query, position, workers, times and pending count.</summary>
     [Route("/databases/*/subscriptions", "GET")]
+    [Access(RouteAccess.DatabaseRead)]
     public async ValueTask List(RequestContext context)
     {
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
@@ -103,6 +106,7 @@ public sealed class SubscriptionsHandler(ServerContext server) : HandlerBase(ser
 
     /// <summary><c>GET /databases/*/subscriptions/state?name=</c> (RavenDB's client): the state object of one subscription.</summary>
     [Route("/databases/*/subscriptions/state", "GET")]
+    [Access(RouteAccess.DatabaseRead)]
     public async ValueTask State(RequestContext context)
     {
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
@@ -114,6 +118,7 @@ public sealed class SubscriptionsHandler(ServerContext server) : HandlerBase(ser
 
     /// <summary><c>DELETE /databases/*/subscriptions?name=</c> (RavenDB's clients: <c>?taskName=</c>): closes its workers. 204.</summary>
     [Route("/databases/*/subscriptions", "DELETE")]
+    [Access(RouteAccess.DatabaseReadWrite)]
     public async ValueTask Delete(RequestContext context)
     {
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
@@ -122,6 +127,7 @@ public sealed class SubscriptionsHandler(ServerContext server) : HandlerBase(ser
     }
 
     [Route("/databases/*/subscriptions/disable", "POST")]
+    [Access(RouteAccess.DatabaseReadWrite)]
     public async ValueTask Disable(RequestContext context)
     {
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
@@ -130,6 +136,7 @@ public sealed class SubscriptionsHandler(ServerContext server) : HandlerBase(ser
     }
 
     [Route("/databases/*/subscriptions/enable", "POST")]
+    [Access(RouteAccess.DatabaseReadWrite)]
     public async ValueTask Enable(RequestContext context)
     {
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
@@ -139,6 +146,7 @@ public sealed class SubscriptionsHandler(ServerContext server) : HandlerBase(ser
 
     /// <summary><c>POST /databases/*/subscriptions/drop?name=</c>: closes its workers' connections (they may reconnect). 204.</summary>
     [Route("/databases/*/subscriptions/drop", "POST")]
+    [Access(RouteAccess.DatabaseReadWrite)]
     public ValueTask Drop(RequestContext context)
     {
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
@@ -153,6 +161,7 @@ public sealed class SubscriptionsHandler(ServerContext server) : HandlerBase(ser
     /// the server stores the position durably, answers <c>{"Type":"Confirm"}</c>, then sends the next.
     /// </summary>
     [Route("/databases/*/subscriptions/connect", "GET")]
+    [Access(RouteAccess.DatabaseReadWrite)]
     public async ValueTask Connect(RequestContext context)
     {
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));

@@ -2,6 +2,7 @@ using Jackdaw.Server.Errors;
 using Jackdaw.Server.Hosting;
 using Jackdaw.Server.Wire;
 using Jackdaw.Server.Routing;
+using Jackdaw.Server.Security;
 
 namespace Jackdaw.Server.Handlers;
 
@@ -16,6 +17,7 @@ public sealed class TopologyHandler(ServerContext server) : HandlerBase(server)
 
     /// <summary><c>GET /topology?name={db}</c>: the database's nodes; 503 <c>DatabaseDoesNotExistException</c> (with <c>Database-Missing</c>) when it does not exist.</summary>
     [Route("/topology", "GET")]
+    [Access(RouteAccess.ValidUser)]
     public ValueTask Database(RequestContext context)
     {
         var name = new UrlQuery(context.Request.QueryString.Value).GetString("name");
@@ -40,6 +42,7 @@ public sealed class TopologyHandler(ServerContext server) : HandlerBase(server)
 
     /// <summary><c>GET /cluster/topology</c>: a cluster of one member, this server.</summary>
     [Route("/cluster/topology", "GET")]
+    [Access(RouteAccess.ValidUser)]
     public ValueTask Cluster(RequestContext context)
     {
         var json = context.StartJson();

@@ -69,6 +69,12 @@ internal sealed record CommandLineOption(
             new("--Changes:EventStreamHeartbeat", "Changes:EventStreamHeartbeat", "TIME",
                 "How often an idle event stream sends a heartbeat (hh:mm:ss or seconds, at most 1 hour).",
                 Time(changes.EventStreamHeartbeat), "JACKDAW_CHANGES__EVENTSTREAMHEARTBEAT", Time(changes.EventStreamHeartbeat)),
+            new("--Security:", "Security:", "VALUE",
+                "Secures the server (HTTPS, client certificates; README, \"Security\"). Keys:\n"
+                + "Certificate:Path (a PFX, or a PEM certificate), Certificate:KeyPath (its PEM key),\n"
+                + "Certificate:Password (the PFX's), WellKnownAdminCertificates (ClusterAdmin thumbprints),\n"
+                + "UnsecuredAccessAllowed=PublicNetwork (serve other machines without HTTPS).",
+                "unsecured, loopback only", "JACKDAW_SECURITY__CERTIFICATE__PATH, ...", "/etc/jackdaw/server.pfx", Pattern: "--Security:KEY"),
             new("--Logging:", "Logging:", "LEVEL",
                 "The log level of a category and those under it (Default: every category; Jackdaw.Requests\n"
                 + "logs each request at Debug): Trace, Debug, Information, Warning, Error, Critical or None.\n"

@@ -29,6 +29,7 @@ public static class ErrorTypes
     public const string SubscriptionAlreadyExists = "SubscriptionAlreadyExistsException";
     public const string AnalyzerCompilation = "AnalyzerCompilationException";
     public const string AnalyzerInUse = "AnalyzerInUseException";
+    public const string Authorization = "AuthorizationException";
 
     /// <summary>RavenDB's name for a query that waited for non-stale results in vain (our <see cref="Errors.QueryTimeoutException"/>).</summary>
     public const string Timeout = "TimeoutException";
@@ -48,6 +49,7 @@ public static class ErrorTypes
         IndexDoesNotExist or IndexLocked => "Raven.Client.Exceptions.Documents.Indexes." + type,
         SubscriptionDoesNotExist or SubscriptionAlreadyExists => "Raven.Client.Exceptions.Documents.Subscriptions." + type,
         RouteNotFound => "Raven.Client.Exceptions.Routing." + type,
+        Authorization => "Raven.Client.Exceptions.Security." + type,
         _ => "Raven.Client.Exceptions." + type,
     };
 }

@@ -56,11 +56,20 @@ public sealed partial class JackdawHost : IAsyncDisposable
 
         var options = ServerOptions.FromConfiguration(builder.Configuration);
         CheckLogLevels(builder.Configuration);
-        builder.WebHost.UseUrls(options.Urls.Split(';', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries));
+        var urls = options.Urls.Split(';', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries);
+        // Set once the app is built (it needs the logger factory), read at each TLS handshake.
+        Security.ServerSecurity? security = null;
+        if (!options.Security.IsSecured)
+            builder.WebHost.UseUrls(urls);
         builder.WebHost.ConfigureKestrel(kestrel =>
         {
             kestrel.AddServerHeader = false;
             kestrel.Limits.MaxRequestBodySize = options.MaxRequestBodySize;
+            if (options.Security.IsSecured)
+            {
+                foreach (var url in urls)
+                    HttpsEndpoints.Listen(kestrel, url, () => security!);
+            }
         });
         builder.Services.Configure<HostOptions>(host => host.ShutdownTimeout = TimeSpan.FromSeconds(30));
         configure?.Invoke(builder);
@@ -72,7 +81,10 @@ public sealed partial class JackdawHost : IAsyncDisposable
 
         CreateDataDir(options.DataDir);
         var app = builder.Build();
-        var server = new ServerContext(options, app.Services.GetRequiredService<ILoggerFactory>());
+        var loggerFactory = app.Services.GetRequiredService<ILoggerFactory>();
+        if (options.Security.IsSecured)
+            security = OpenSecurity(options, loggerFactory, app);
+        var server = new ServerContext(options, loggerFactory, security);
         var pipeline = new RequestPipeline(RouteDiscovery.BuildRouter(server, [typeof(JackdawHost).Assembly, .. handlerAssemblies ?? []]), server);
         // WebSocket upgrades on the same port: a handler accepts one with HttpContext.WebSockets.
         // Only upgradable requests pass through the WebSocket middleware, which sets a feature
@@ -83,6 +95,22 @@ public sealed partial class JackdawHost : IAsyncDisposable
             static branch => branch.UseWebSockets(new WebSocketOptions { KeepAliveInterval = TimeSpan.FromSeconds(30) }));
         app.Run(pipeline.InvokeAsync);
         return new JackdawHost(app, server);
+    }
+
+    private static Security.ServerSecurity OpenSecurity(ServerOptions options, ILoggerFactory loggerFactory, WebApplication app)
+    {
+        try
+        {
+            return Security.ServerSecurity.Open(options.Security, options.DataDir, loggerFactory);
+        }
+        catch (Exception e)
+        {
+            ((IDisposable)app).Dispose();
+            // What the user can fix (the file) is told as a bad setting: one line, exit code 2.
+            if (e is Security.CertificateLoadException)
+                throw new InvalidOperationException(e.Message + " Set the file with --Security:Certificate:Path (JACKDAW_SECURITY__CERTIFICATE__PATH).", e);
+            throw;
+        }
     }
 
     /// <summary>The logging configuration's own error ("Configuration value 'Verbose' is not supported.") names no key.</summary>

@@ -37,6 +37,9 @@ public sealed class RequestContext : IDisposable
 
     public CancellationToken RequestAborted => HttpContext.RequestAborted;
 
+    /// <summary>Who sent the request, on a secured server (null on an unsecured one, and on routes open to anyone).</summary>
+    public Security.Caller? Caller { get; internal set; }
+
     /// <summary>True for a request that arrived inside another (an item of <c>multi_get</c>).</summary>
     public bool IsInnerRequest { get; private set; }
 
@@ -139,6 +142,7 @@ public sealed class RequestContext : IDisposable
         Path = string.Empty;
         _match = default;
         IsInnerRequest = false;
+        Caller = null;
         _json?.Reset(Stream.Null);
         _documents?.Reset();
     }

@@ -1,12 +1,15 @@
 using System.Reflection;
 using Jackdaw.Server.Routing;
+using Jackdaw.Server.Security;
 
 namespace Jackdaw.Server.Hosting;
 
 /// <summary>
 /// Finds every <c>[Route]</c> method once at startup and builds the router. A handler class is any
 /// public class with such methods; it is created once, with the <see cref="ServerContext"/> as its
-/// constructor argument, and each method must be <c>ValueTask M(RequestContext)</c>.
+/// constructor argument, and each method must be <c>ValueTask M(RequestContext)</c> and declare
+/// the least access each of its routes needs (<see cref="AccessAttribute"/>). On a secured server
+/// every handler is bound behind its check (<see cref="RequestAuthorization"/>).
 /// </summary>
 public static class RouteDiscovery
 {
@@ -26,10 +29,24 @@ public static class RouteDiscovery
                         throw new InvalidOperationException($"{type.Name}.{method.Name} is routed but is not 'ValueTask {method.Name}(RequestContext)'.");
                     instance ??= Activator.CreateInstance(type, server)
                         ?? throw new InvalidOperationException($"{type.Name} could not be created with a ServerContext.");
-                    builder.Add(route.Template, route.Method, method.CreateDelegate<RequestHandler>(instance));
+                    var access = AccessAttribute.For(method, route.Template)
+                        ?? throw new InvalidOperationException($"{type.Name}.{method.Name} serves '{route.Method} {route.Template}' but declares no [Access(...)]: every route says the least clearance it needs.");
+                    var handler = method.CreateDelegate<RequestHandler>(instance);
+                    if (server.Security is { } security)
+                        handler = RequestAuthorization.Wrap(handler, access, route.Template, security.Authorizer);
+                    builder.Add(route.Template, route.Method, handler);
                 }
             }
         }
         return builder.Build();
     }
+
+    /// <summary>Every route of <paramref name="assemblies"/> with the access it declares (null: none), for the route-table check.</summary>
+    public static IReadOnlyList<(string Method, string Template, RouteAccess? Access)> Routes(IEnumerable<Assembly> assemblies) =>
+        assemblies.Distinct().SelectMany(a => a.GetTypes())
+            .Where(type => type.IsClass && !type.IsAbstract)
+            .SelectMany(type => type.GetMethods(BindingFlags.Instance | BindingFlags.Public | BindingFlags.DeclaredOnly))
+            .SelectMany(method => method.GetCustomAttributes<RouteAttribute>().Select(route => (route.Method, route.Template, AccessAttribute.For(method, route.Template))))
+            .OrderBy(r => r.Template, StringComparer.Ordinal).ThenBy(r => r.Method, StringComparer.Ordinal)
+            .ToList();
 }

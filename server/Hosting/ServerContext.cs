@@ -4,7 +4,7 @@ using Jackdaw.Server.Databases;
 namespace Jackdaw.Server.Hosting;
 
 /// <summary>Server-wide state handed to every handler class when it is created at startup.</summary>
-public sealed class ServerContext(ServerOptions options, ILoggerFactory loggerFactory) : IAsyncDisposable
+public sealed class ServerContext(ServerOptions options, ILoggerFactory loggerFactory, Security.ServerSecurity? security = null) : IAsyncDisposable
 {
     private DatabasesLandlord? _databases;
 
@@ -13,6 +13,9 @@ public sealed class ServerContext(ServerOptions options, ILoggerFactory loggerFa
     public ILoggerFactory LoggerFactory { get; } = loggerFactory;
 
     public ServerStatistics Statistics { get; } = new();
+
+    /// <summary>The server certificate, the registered client certificates and their checks; null on an unsecured server.</summary>
+    public Security.ServerSecurity? Security { get; } = security;
 
     public BuildInfo Build { get; } = BuildInfo.FromAssembly(typeof(ServerContext).Assembly);
 
@@ -30,6 +33,7 @@ public sealed class ServerContext(ServerOptions options, ILoggerFactory loggerFa
     {
         if (_databases is not null)
             await _databases.DisposeAsync().ConfigureAwait(false);
+        Security?.Dispose();
     }
 }
 

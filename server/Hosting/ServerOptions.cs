@@ -9,6 +9,7 @@ namespace Jackdaw.Server.Hosting;
 public sealed class ServerOptions
 {
     public const string DefaultUrls = "http://127.0.0.1:8080";
+    public const string DefaultSecuredUrls = "https://127.0.0.1:8080";
     public const string DefaultDataDir = "./data";
     public const long DefaultMaxRequestBodySize = 256L * 1024 * 1024;
 
@@ -26,6 +27,9 @@ public sealed class ServerOptions
     /// </summary>
     public string? PublicUrl { get; set; }
 
+    /// <summary>HTTPS and client certificates (<c>Security:*</c>); unsecured when no certificate is given.</summary>
+    public Security.SecurityOptions Security { get; set; } = new();
+
     /// <summary>Settings every database of this server opens with.</summary>
     public Databases.DocumentDatabaseOptions Database { get; set; } = new();
 
@@ -41,13 +45,13 @@ public sealed class ServerOptions
 
     public static ServerOptions FromConfiguration(IConfiguration configuration)
     {
-        var options = new ServerOptions();
+        var options = new ServerOptions { Security = Jackdaw.Server.Security.SecurityOptions.FromConfiguration(configuration.GetSection("Security")) };
         if (configuration["Urls"] is { Length: > 0 } urls)
-        {
-            foreach (var url in urls.Split(';', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries))
-                CheckUrl(url);
             options.Urls = urls;
-        }
+        else if (options.Security.IsSecured)
+            options.Urls = DefaultSecuredUrls;
+        foreach (var url in options.Urls.Split(';', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries))
+            CheckUrl(url, options.Security);
         if (configuration["DataDir"] is { Length: > 0 } dataDir)
             options.DataDir = Path.GetFullPath(dataDir);
         if (configuration["PublicUrl"] is { Length: > 0 } publicUrl)
@@ -66,8 +70,11 @@ public sealed class ServerOptions
         return options;
     }
 
-    /// <summary>An address Kestrel can listen on without more configuration: plain http (the slim host sets up no certificate).</summary>
-    private static void CheckUrl(string url)
+    /// <summary>
+    /// An address the server may listen on: https with a certificate (and only then); plain http on
+    /// loopback, or on any address when <c>Security:UnsecuredAccessAllowed=PublicNetwork</c> says so.
+    /// </summary>
+    private static void CheckUrl(string url, Security.SecurityOptions security)
     {
         Microsoft.AspNetCore.Http.BindingAddress address;
         try
@@ -78,9 +85,21 @@ public sealed class ServerOptions
         {
             throw new InvalidOperationException($"Urls '{url}' is not an address to listen on; set it with --urls {DefaultUrls} (several separated by ';') or JACKDAW_URLS.");
         }
-        if (!address.Scheme.Equals("http", StringComparison.OrdinalIgnoreCase))
-            throw new InvalidOperationException($"Urls '{url}' is not http: Jackdaw serves plain http; put a proxy that terminates TLS in front, listen with --urls {DefaultUrls} and give clients its address with --public-url.");
+        var https = address.Scheme.Equals("https", StringComparison.OrdinalIgnoreCase);
+        if (!https && !address.Scheme.Equals("http", StringComparison.OrdinalIgnoreCase))
+            throw new InvalidOperationException($"Urls '{url}' is neither http nor https; set it with --urls {DefaultUrls} or JACKDAW_URLS.");
+        if (security.IsSecured && !https)
+            throw new InvalidOperationException($"Urls '{url}' is plain http but Security:Certificate:Path is set: a secured server listens on https only (--urls https://0.0.0.0:443), so that no request escapes its client-certificate check.");
+        if (!security.IsSecured && https)
+            throw new InvalidOperationException($"Urls '{url}' is https but no server certificate is given: set --Security:Certificate:Path (a PFX, or PEM with --Security:Certificate:KeyPath), or JACKDAW_SECURITY__CERTIFICATE__PATH.");
+        if (!security.IsSecured && !security.UnsecuredPublicNetworkAllowed && !IsLoopback(address.Host))
+            throw new InvalidOperationException($"Urls '{url}' would serve other machines without HTTPS or client certificates: anyone who reaches it could read and delete every database. Secure it (--Security:Certificate:Path; README, \"Security\"), or allow it knowingly with --Security:UnsecuredAccessAllowed=PublicNetwork (RavenDB's Security.UnsecuredAccessAllowed; JACKDAW_SECURITY__UNSECUREDACCESSALLOWED=PublicNetwork).");
     }
+
+    /// <summary>True for an address only this machine reaches.</summary>
+    public static bool IsLoopback(string host) =>
+        host.Equals("localhost", StringComparison.OrdinalIgnoreCase)
+        || (System.Net.IPAddress.TryParse(host.Trim('[', ']'), out var ip) && System.Net.IPAddress.IsLoopback(ip));
 
     private static Changes.ChangesOptions ChangesFrom(IConfigurationSection section, Changes.ChangesOptions defaults) => new()
     {

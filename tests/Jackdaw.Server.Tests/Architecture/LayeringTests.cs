@@ -8,7 +8,8 @@ namespace Jackdaw.Server.Tests.Architecture;
 /// The server's layers depend one way (docs/architecture.md, "Projects and layers"):
 /// Handlers → Hosting → Routing; Handlers → Wire → Indexing → Rql, Databases → Documents →
 /// Errors; Handlers → Changes → Indexing, Databases, Documents, Errors; Changes, Subscriptions and
-/// Indexing → WebSockets (closing a WebSocket; it uses nothing else of the server); everything →
+/// Indexing → WebSockets (closing a WebSocket; it uses nothing else of the server); Hosting and
+/// Handlers → Security (certificates, clearances; it knows no HTTP); everything →
 /// storage. Inside Indexing too: Indexing → Workers → Lucene → Mapping → Definitions, Indexing →
 /// Analysis → Lucene, Indexing → JavaScript → Mapping. Each rule names the types that break it.
 /// </summary>
@@ -28,6 +29,7 @@ public sealed class LayeringTests
     private const string Changes = Server + ".Changes";
     private const string Subscriptions = Server + ".Subscriptions";
     private const string WebSockets = Server + ".WebSockets";
+    private const string Security = Server + ".Security";
 
     private static readonly Assembly ServerAssembly = typeof(Jackdaw.Server.Hosting.JackdawHost).Assembly;
 
@@ -46,7 +48,7 @@ public sealed class LayeringTests
     [Fact]
     public void EveryServerTypeLivesInAKnownLayer()
     {
-        string[] layers = [Routing, Hosting, Handlers, Wire, Databases, Documents, Errors, Rql, Indexing, Queries, Subscriptions, Changes, WebSockets];
+        string[] layers = [Routing, Hosting, Handlers, Wire, Databases, Documents, Errors, Rql, Indexing, Queries, Subscriptions, Changes, WebSockets, Security];
         var strays = ServerAssembly.GetTypes()
             .Where(t => t.Namespace is not null && t.Namespace.StartsWith(Server, StringComparison.Ordinal))
             .Where(t => !layers.Any(l => t.Namespace == l || t.Namespace!.StartsWith(l + ".", StringComparison.Ordinal)))
@@ -96,7 +98,7 @@ public sealed class LayeringTests
     /// </summary>
     private static readonly string[] Order =
     [
-        Errors, WebSockets, Routing,
+        Errors, WebSockets, Routing, Security,
         Documents, Documents + ".Commands",
         Databases, Rql,
         Indexing + ".Definitions", Indexing + ".Mapping", Indexing + ".JavaScript", Indexing + ".Lucene", Indexing + ".Analysis", Indexing + ".Workers", Indexing,
@@ -187,14 +189,14 @@ public sealed class LayeringTests
     [Fact]
     public void NothingBelowTheHandlersKnowsAspNetCoreHttp()
     {
-        foreach (var layer in new[] { Wire, Databases, Documents, Errors, Rql, Indexing, Queries, Subscriptions, Changes, WebSockets })
+        foreach (var layer in new[] { Wire, Databases, Documents, Errors, Rql, Indexing, Queries, Subscriptions, Changes, WebSockets, Security })
             AssertNoDependency(layer, "Microsoft.AspNetCore");
     }
 
     [Fact]
     public void NothingBelowTheHandlersKnowsTheHandlersOrTheHost()
     {
-        foreach (var layer in new[] { Wire, Databases, Documents, Errors, Rql, Indexing, Queries, Subscriptions, Changes, WebSockets })
+        foreach (var layer in new[] { Wire, Databases, Documents, Errors, Rql, Indexing, Queries, Subscriptions, Changes, WebSockets, Security })
             AssertNoDependency(layer, Handlers, Hosting, Routing);
     }
 

@@ -48,7 +48,7 @@ public sealed class ErrorTypesTests(Infrastructure.ServerFixture fixture) : ICla
             ErrorTypes.DiskFull, ErrorTypes.DatabaseUnavailable, ErrorTypes.FeatureNotSupported, ErrorTypes.InvalidQuery,
             ErrorTypes.IndexCompilation, ErrorTypes.IndexDoesNotExist, ErrorTypes.Timeout, ErrorTypes.IndexLocked,
             ErrorTypes.SubscriptionDoesNotExist, ErrorTypes.SubscriptionAlreadyExists,
-            ErrorTypes.AnalyzerCompilation, ErrorTypes.AnalyzerInUse,
+            ErrorTypes.AnalyzerCompilation, ErrorTypes.AnalyzerInUse, ErrorTypes.Authorization,
         ];
         Assert.Equal(AllTypes().Order(StringComparer.Ordinal), covered.Order(StringComparer.Ordinal));
     }
@@ -269,6 +269,15 @@ public sealed class ErrorTypesTests(Infrastructure.ServerFixture fixture) : ICla
             Assert.Equal(HttpStatusCode.OK, bulk.StatusCode);
         using var response = await Client.PostAsync($"/databases/{db}/queries", Api.Json("{\"Query\":\"from Items where N > 5\",\"WaitForNonStaleResults\":true,\"WaitForNonStaleResultsTimeout\":\"00:00:00\"}"));
         Assert.Contains("Auto/Items/ByN", await Api.AssertErrorAsync(response, HttpStatusCode.RequestTimeout, "TimeoutException"), StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public async Task AuthorizationException()
+    {
+        // Only a secured server refuses; tests/Security has the cases, this is the type's one answer.
+        await using var secured = await SecuredServer.StartAsync();
+        using var response = await secured.Client(null).GetAsync("/databases");
+        await Api.AssertErrorAsync(response, HttpStatusCode.Unauthorized, "AuthorizationException");
     }
 
     private static string RepositoryFile(string relative)

@@ -138,7 +138,7 @@ public class CommandLineProcessTests
     [Theory]
     [InlineData("--max-body-size lots", "MaxRequestBodySize 'lots' is not a positive number of bytes")]
     [InlineData("--urls localhost", "Urls 'localhost' is not an address to listen on")]
-    [InlineData("--urls https://127.0.0.1:0", "Urls 'https://127.0.0.1:0' is not http")]
+    [InlineData("--urls https://127.0.0.1:0", "Urls 'https://127.0.0.1:0' is https but no server certificate is given")]
     [InlineData("--data-dir a-file/data", "DataDir '{0}/a-file/data' cannot be made a folder")]
     [InlineData("--Logging:LogLevel:Jackdaw=Verbose", "Logging:LogLevel:Jackdaw 'Verbose' is not a log level")]
     public async Task BadValueExitsWithOneLineNamingIt(string arguments, string message)
@@ -194,7 +194,7 @@ public class CommandLineProcessTests
     {
         using var folder = new TempFolder();
         // 192.0.2.1 is TEST-NET-1 (RFC 5737): never an address of this machine.
-        using var process = ServerProcess.Start($"--urls http://192.0.2.1:8080 --data-dir \"{folder.Path}\"");
+        using var process = ServerProcess.Start($"--urls http://192.0.2.1:8080 --Security:UnsecuredAccessAllowed PublicNetwork --data-dir \"{folder.Path}\"");
         Assert.Equal(1, await process.WaitForExitAsync(ExitTimeout));
         var line = Assert.Single(Lines(process.Error));
         Assert.StartsWith("jackdaw: failed to start: ", line, StringComparison.Ordinal);

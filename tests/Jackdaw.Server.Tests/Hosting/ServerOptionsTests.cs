@@ -11,18 +11,34 @@ public class ServerOptionsTests
             .AddInMemoryCollection([new KeyValuePair<string, string?>(key, value)])
             .Build());
 
+    private static ServerOptions From(params (string Key, string Value)[] settings) =>
+        ServerOptions.FromConfiguration(new ConfigurationBuilder()
+            .AddInMemoryCollection(settings.Select(s => new KeyValuePair<string, string?>(s.Key, s.Value)))
+            .Build());
+
     [Theory]
     [InlineData("http://127.0.0.1:0")]
-    [InlineData("http://0.0.0.0:8080; http://[::1]:8080")]
     [InlineData("http://localhost:8080")]
+    [InlineData("http://[::1]:8080;http://127.0.0.1:8081")]
+    public void LoopbackUrlsAreTaken(string urls) => Assert.Equal(urls, From("Urls", urls).Urls);
+
+    [Theory]
+    [InlineData("http://0.0.0.0:8080; http://[::1]:8080")]
     [InlineData("http://*:8080")]
     [InlineData("HTTP://+:8080")]
-    public void UrlsKestrelCanListenOnAreTaken(string urls) => Assert.Equal(urls, From("Urls", urls).Urls);
+    [InlineData("http://192.0.2.1:8080")]
+    public void PublicUrlsNeedUnsecuredAccessAllowedPublicNetwork(string urls)
+    {
+        var error = Assert.Throws<InvalidOperationException>(() => From("Urls", urls));
+        Assert.Contains("--Security:UnsecuredAccessAllowed=PublicNetwork", error.Message, StringComparison.Ordinal);
+        Assert.Equal(urls, From(("Urls", urls), ("Security:UnsecuredAccessAllowed", "PublicNetwork")).Urls);
+    }
 
     [Theory]
     [InlineData("foo", "Urls 'foo' is not an address to listen on; set it with --urls http://127.0.0.1:8080")]
     [InlineData("http://127.0.0.1:0;9000", "Urls '9000' is not an address to listen on")]
-    [InlineData("https://127.0.0.1:8443", "Urls 'https://127.0.0.1:8443' is not http: Jackdaw serves plain http")]
+    [InlineData("https://127.0.0.1:8443", "Urls 'https://127.0.0.1:8443' is https but no server certificate is given")]
+    [InlineData("ftp://127.0.0.1:8443", "Urls 'ftp://127.0.0.1:8443' is neither http nor https")]
     public void BadUrlsAreRefusedByName(string urls, string message)
     {
         var error = Assert.Throws<InvalidOperationException>(() => From("Urls", urls));

@@ -3,6 +3,7 @@ using Jackdaw.Server.Hosting;
 using Jackdaw.Server.Wire;
 using Jackdaw.Server.Routing;
 using Jackdaw.Server.Errors;
+using Jackdaw.Server.Security;
 
 namespace Jackdaw.Server.Tests.Hosting;
 
@@ -10,10 +11,13 @@ namespace Jackdaw.Server.Tests.Hosting;
 public sealed class ThrowingHandler(ServerContext server) : HandlerBase(server)
 {
     [Route("/test/throw", "GET")]
+    [Access(RouteAccess.Unauthenticated)]
     public ValueTask ThrowSynchronously(RequestContext context) =>
         throw new InvalidOperationException("the test handler failed on purpose");
 
     [Route("/test/throw-async", "GET")]
+
+    [Access(RouteAccess.Unauthenticated)]
     public async ValueTask ThrowAsynchronously(RequestContext context)
     {
         await Task.Yield();
@@ -22,6 +26,7 @@ public sealed class ThrowingHandler(ServerContext server) : HandlerBase(server)
 
     /// <summary>Writes part of an answer, then fails: the error must replace what was written.</summary>
     [Route("/databases/*/test/write-then-throw", "GET")]
+    [Access(RouteAccess.DatabaseRead)]
     public async ValueTask WriteThenThrow(RequestContext context)
     {
         context.Response.Headers["X-Partial"] = "yes";
@@ -34,11 +39,14 @@ public sealed class ThrowingHandler(ServerContext server) : HandlerBase(server)
     }
 
     [Route("/databases/*/test/throw", "GET")]
+
+    [Access(RouteAccess.DatabaseRead)]
     public ValueTask ThrowUnderADatabase(RequestContext context) =>
         throw new InvalidOperationException("the database test handler failed on purpose");
 
     /// <summary>Fails once the client has gone away, so that its error answer has nobody to go to.</summary>
     [Route("/test/fail-after-abort", "GET")]
+    [Access(RouteAccess.Unauthenticated)]
     public async ValueTask FailAfterAbort(RequestContext context)
     {
         var aborted = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
@@ -48,11 +56,14 @@ public sealed class ThrowingHandler(ServerContext server) : HandlerBase(server)
     }
 
     [Route("/test/bad-request", "POST")]
+
+    [Access(RouteAccess.Unauthenticated)]
     public ValueTask BadRequest(RequestContext context) =>
         throw new BadRequestException("the body was not acceptable");
 
     /// <summary>Accepts a WebSocket and sends back each text message until the client closes.</summary>
     [Route("/test/websocket-echo", "GET")]
+    [Access(RouteAccess.Unauthenticated)]
     public async ValueTask WebSocketEcho(RequestContext context)
     {
         if (!context.HttpContext.WebSockets.IsWebSocketRequest)
@@ -72,6 +83,8 @@ public sealed class ThrowingHandler(ServerContext server) : HandlerBase(server)
     }
 
     [Route("/test/echo/*/$", "GET")]
+
+    [Access(RouteAccess.Unauthenticated)]
     public ValueTask Echo(RequestContext context)
     {
         var json = context.StartJson();
@@ -83,6 +96,8 @@ public sealed class ThrowingHandler(ServerContext server) : HandlerBase(server)
     }
 
     [Route("/test/body", "POST")]
+
+    [Access(RouteAccess.Unauthenticated)]
     public async ValueTask ReadBody(RequestContext context)
     {
         long total = 0;

@@ -1,0 +1,68 @@
+using System.Security.Cryptography;
+using System.Security.Cryptography.X509Certificates;
+
+namespace Jackdaw.Server.Tests.Infrastructure;
+
+/// <summary>
+/// Certificates made in the tests with <see cref="CertificateRequest"/> (no external tool): a
+/// server certificate for 127.0.0.1 and localhost, and client certificates, optionally issued by
+/// another certificate. Each is returned with its private key, loaded ephemerally.
+/// </summary>
+public static class TestCertificates
+{
+    public static X509Certificate2 Server(string name = "jackdaw-test-server", DateTimeOffset? notBefore = null, DateTimeOffset? notAfter = null)
+    {
+        using var key = RSA.Create(2048);
+        var request = new CertificateRequest($"CN={name}", key, HashAlgorithmName.SHA256, RSASignaturePadding.Pkcs1);
+        var san = new SubjectAlternativeNameBuilder();
+        san.AddIpAddress(System.Net.IPAddress.Loopback);
+        san.AddDnsName("localhost");
+        request.CertificateExtensions.Add(san.Build());
+        request.CertificateExtensions.Add(new X509EnhancedKeyUsageExtension([new Oid("1.3.6.1.5.5.7.3.1"), new Oid("1.3.6.1.5.5.7.3.2")], critical: false));
+        using var made = request.CreateSelfSigned(notBefore ?? DateTimeOffset.UtcNow.AddDays(-1), notAfter ?? DateTimeOffset.UtcNow.AddYears(1));
+        return Reload(made);
+    }
+
+    /// <summary>A client certificate: self-signed, or signed by <paramref name="issuer"/>; <paramref name="key"/> reuses a key (a renewal).</summary>
+    public static X509Certificate2 Client(string name, X509Certificate2? issuer = null, DateTimeOffset? notBefore = null, DateTimeOffset? notAfter = null, RSA? key = null)
+    {
+        using var own = key is null ? RSA.Create(2048) : null;
+        var rsa = key ?? own!;
+        var request = new CertificateRequest($"CN={name}", rsa, HashAlgorithmName.SHA256, RSASignaturePadding.Pkcs1);
+        request.CertificateExtensions.Add(new X509EnhancedKeyUsageExtension([new Oid("1.3.6.1.5.5.7.3.2")], critical: false));
+        var from = notBefore ?? DateTimeOffset.UtcNow.AddDays(-1);
+        var to = notAfter ?? DateTimeOffset.UtcNow.AddYears(1);
+        if (issuer is null)
+        {
+            using var selfSigned = request.CreateSelfSigned(from, to);
+            return Reload(selfSigned);
+        }
+        var serial = RandomNumberGenerator.GetBytes(16);
+        serial[0] &= 0x7F;
+        using var generator = issuer.GetRSAPrivateKey()!;
+        using var signed = request.Create(issuer.SubjectName, X509SignatureGenerator.CreateForRSA(generator, RSASignaturePadding.Pkcs1), from, to, serial);
+        using var withKey = signed.CopyWithPrivateKey(rsa);
+        return Reload(withKey);
+    }
+
+    /// <summary>Writes <paramref name="certificate"/> as a PFX (with <paramref name="password"/>) into <paramref name="path"/>.</summary>
+    public static string WritePfx(X509Certificate2 certificate, string path, string? password = null)
+    {
+        File.WriteAllBytes(path, certificate.Export(X509ContentType.Pfx, password));
+        return path;
+    }
+
+    /// <summary>Writes the certificate and its key as PEM files; returns (certificate, key) paths.</summary>
+    public static (string Certificate, string Key) WritePem(X509Certificate2 certificate, string folder, string name)
+    {
+        var certificatePath = Path.Combine(folder, name + ".crt");
+        var keyPath = Path.Combine(folder, name + ".key");
+        File.WriteAllText(certificatePath, certificate.ExportCertificatePem());
+        File.WriteAllText(keyPath, certificate.GetRSAPrivateKey()!.ExportPkcs8PrivateKeyPem());
+        return (certificatePath, keyPath);
+    }
+
+    /// <summary>Through PKCS#12 and back, ephemeral: usable by SslStream on every platform.</summary>
+    private static X509Certificate2 Reload(X509Certificate2 certificate) =>
+        X509CertificateLoader.LoadPkcs12(certificate.Export(X509ContentType.Pfx), null, X509KeyStorageFlags.EphemeralKeySet | X509KeyStorageFlags.Exportable);
+}
