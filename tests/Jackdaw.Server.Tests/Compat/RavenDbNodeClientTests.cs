@@ -1,4 +1,5 @@
 using System.Diagnostics;
+using System.Security.Cryptography.X509Certificates;
 using System.Text;
 using Jackdaw.Server.Tests.Infrastructure;
 using Xunit.Abstractions;
@@ -27,6 +28,44 @@ public sealed class RavenDbNodeClientTests(ITestOutputHelper output)
         Assert.True(exitCode == 0, "The RavenDB Node.js client suite failed:\n" + text);
         Assert.Contains("# fail 0", text, StringComparison.Ordinal);
         // The suite ran at all: every scenario file was found and counted.
+        Assert.Matches(@"# pass [1-9]\d*", text);
+    }
+
+    /// <summary>
+    /// The same scenarios against a secured server, the client presenting a ClusterAdmin client
+    /// certificate through its <c>authOptions</c>: as PEM (certificate and PKCS#1 key in one file, as
+    /// that client reads them) for the whole suite, and as a password-protected PFX for the sessions
+    /// and the certificate operations.
+    /// </summary>
+    [Theory]
+    [InlineData("pem", "tests/")]
+    [InlineData("pfx", "tests/sessions.test.mjs tests/certificates.test.mjs")]
+    public async Task TheOfficialNodeClientPassesTheSuiteOnASecuredServer(string type, string files)
+    {
+        var suite = SuiteFolder();
+        await EnsureInstalledAsync(suite);
+        await using var server = await SecuredServer.StartAsync();
+        using var client = TestCertificates.Client("node-client");
+        server.Register(client, Jackdaw.Server.Security.SecurityClearance.ClusterAdmin);
+        var folder = server.CertificateFolder;
+        var ca = Path.Combine(folder, "ca.pem");
+        File.WriteAllText(ca, server.ServerCertificate.ExportCertificatePem());
+        var certificate = Path.Combine(folder, "client." + type);
+        const string password = "node-secret";
+        if (type == "pem")
+            File.WriteAllText(certificate, client.ExportCertificatePem() + "\n" + client.GetRSAPrivateKey()!.ExportRSAPrivateKeyPem() + "\n");
+        else
+            TestCertificates.WritePfx(client, certificate, password);
+        files = string.Join(' ', files.Split(' ').Where(f => f.EndsWith('/') || File.Exists(Path.Combine(suite, f))));
+        var (exitCode, text) = await RunAsync("node", "--test --test-concurrency=1 --test-reporter=tap " + files, suite, TimeSpan.FromMinutes(5),
+            ("JACKDAW_URL", server.Url.TrimEnd('/')),
+            ("JACKDAW_AUTH_TYPE", type),
+            ("JACKDAW_CLIENT_CERT", certificate),
+            ("JACKDAW_CLIENT_CERT_PASSWORD", type == "pfx" ? password : string.Empty),
+            ("JACKDAW_CA", ca));
+        output.WriteLine(text);
+        Assert.True(exitCode == 0, $"The RavenDB Node.js client suite failed on a secured server ({type}):\n" + text);
+        Assert.Contains("# fail 0", text, StringComparison.Ordinal);
         Assert.Matches(@"# pass [1-9]\d*", text);
     }
 

@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { IndexDefinition, PutIndexesOperation } from "ravendb";
-import { freshStore, url, User, Company } from "./harness.mjs";
+import { freshStore, rawFetch, User, Company } from "./harness.mjs";
 
 // The Node.js client's changes API over Jackdaw's /databases/{db}/changes WebSocket.
 
@@ -148,15 +148,15 @@ test("an unsubscribed observable gets nothing more; a dropped connection reconne
         await observable.ensureSubscribedNow();
 
         // The server closes the connection (as on a restart): the client opens another and watches again.
-        const debug = await (await fetch(`${url}/databases/${encodeURIComponent(database)}/changes/debug`)).json();
+        const debug = await (await rawFetch(`/databases/${encodeURIComponent(database)}/changes/debug`)).json();
         const connection = debug.Connections.find(c => c.WatchCollections.includes("Users"));
         assert.ok(connection, JSON.stringify(debug));
         assert.deepEqual(connection.WatchDocuments, []);
-        const dropped = await fetch(`${url}/databases/${encodeURIComponent(database)}/changes?id=${connection.Id}`, { method: "DELETE" });
+        const dropped = await rawFetch(`/databases/${encodeURIComponent(database)}/changes?id=${connection.Id}`, { method: "DELETE" });
         assert.equal(dropped.status, 204);
         const deadline = Date.now() + 20000;
         for (;;) {
-            const again = await (await fetch(`${url}/databases/${encodeURIComponent(database)}/changes/debug`)).json();
+            const again = await (await rawFetch(`/databases/${encodeURIComponent(database)}/changes/debug`)).json();
             if (again.Connections.some(c => c.Id !== connection.Id && c.WatchCollections.includes("Users"))) {
                 break;
             }

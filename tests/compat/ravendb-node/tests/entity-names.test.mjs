@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { DocumentStore, GetCollectionStatisticsOperation } from "ravendb";
-import { freshStore, url } from "./harness.mjs";
+import { GetCollectionStatisticsOperation } from "ravendb";
+import { freshStore, storeFor } from "./harness.mjs";
 
 class $Gadget_Ünïcode {
     constructor(name, size) {
@@ -13,7 +13,7 @@ class $Gadget_Ünïcode {
 test("custom entity names: any character a class name gives, in collections, HiLo tags and queries", async () => {
     const { store: plain, database } = await freshStore();
     plain.dispose();
-    const store = new DocumentStore(url, database);
+    const store = storeFor(database);
     store.conventions.findCollectionName = () => "$Gadget_Ünïcode.Items-v2";
     store.conventions.registerEntityType($Gadget_Ünïcode);
     store.initialize();

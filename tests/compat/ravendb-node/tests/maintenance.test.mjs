@@ -1,14 +1,14 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
-    DocumentStore, CreateDatabaseOperation, DeleteDatabasesOperation, GetDatabaseNamesOperation,
+    CreateDatabaseOperation, DeleteDatabasesOperation, GetDatabaseNamesOperation,
     GetStatisticsOperation, GetCollectionStatisticsOperation,
 } from "ravendb";
-import { url, User, Company } from "./harness.mjs";
+import { storeFor, User, Company } from "./harness.mjs";
 
 test("create, list, inspect and delete databases with the server's maintenance operations", async () => {
     const name = `maintenance-${process.pid}-${Date.now()}`;
-    const store = new DocumentStore(url, name);
+    const store = storeFor(name);
     store.initialize();
     try {
         await store.maintenance.server.send(new CreateDatabaseOperation({ databaseName: name }));

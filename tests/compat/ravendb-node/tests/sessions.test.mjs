@@ -1,7 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { DocumentStore } from "ravendb";
-import { freshStore, url, User, Company } from "./harness.mjs";
+import { freshStore, storeFor, User, Company } from "./harness.mjs";
 
 test("store with an explicit id, saveChanges, load, and the metadata RavenDB's client tracks", async () => {
     const { store } = await freshStore();
@@ -64,7 +63,7 @@ test("store with no id uses HiLo ranges: users/1-A, users/2-A, ... and never the
 
         // Another store (another process, to the server) gets a range of its own; the first store
         // returns the unused end of its range when it is disposed.
-        const other = new DocumentStore(url, database);
+        const other = storeFor(database);
         other.initialize();
         const otherSession = other.openSession();
         const company = new Company("Acme");
@@ -172,7 +171,7 @@ test("useOptimisticConcurrency: a conflicting save gets the client's Concurrency
 });
 
 test("a database that does not exist gives the client's DatabaseDoesNotExistException", async () => {
-    const store = new DocumentStore(url, "no-such-database");
+    const store = storeFor("no-such-database");
     store.initialize();
     try {
         const session = store.openSession();
