@@ -78,7 +78,29 @@ public sealed partial class ServerCertificateHolder : IDisposable
     /// <summary>Logs a warning when less than the warning period remains before <paramref name="certificate"/> expires.</summary>
     public void WarnIfExpiring(X509Certificate2? certificate = null)
     {
-        certificate ??= Current;
+        if (certificate is null)
+        {
+            // The timer's call: counted, so that a replacement cannot dispose it under the check;
+            // a stopped holder has nothing to check.
+            ServerCertificate counted;
+            try
+            {
+                counted = Acquire();
+            }
+            catch (ObjectDisposedException)
+            {
+                return;
+            }
+            try
+            {
+                WarnIfExpiring(counted.Certificate);
+            }
+            finally
+            {
+                counted.Release();
+            }
+            return;
+        }
         var left = certificate.NotAfter.ToUniversalTime() - _time.GetUtcNow().UtcDateTime;
         if (left < _expiryWarning)
             LogExpiring(_logger, certificate.Thumbprint, certificate.NotAfter.ToUniversalTime(), Math.Max(0, left.TotalDays));

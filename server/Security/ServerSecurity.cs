@@ -7,7 +7,11 @@ namespace Jackdaw.Server.Security;
 /// </summary>
 public sealed class ServerSecurity : IDisposable
 {
+    /// <summary>How often a running server checks its certificate's expiry (a server may run for weeks).</summary>
+    public static readonly TimeSpan ExpiryCheckInterval = TimeSpan.FromHours(12);
+
     private readonly CertificateFileWatcher _watcher;
+    private readonly Timer _expiryCheck;
 
     private ServerSecurity(SecurityOptions options, ServerCertificateHolder certificate, CertificateStore store, CertificateFileWatcher watcher)
     {
@@ -16,6 +20,7 @@ public sealed class ServerSecurity : IDisposable
         Store = store;
         _watcher = watcher;
         Authorizer = new Authorizer(store, certificate, options);
+        _expiryCheck = new Timer(static state => ((ServerCertificateHolder)state!).WarnIfExpiring(), certificate, ExpiryCheckInterval, ExpiryCheckInterval);
     }
 
     public SecurityOptions Options { get; }
@@ -51,6 +56,7 @@ public sealed class ServerSecurity : IDisposable
 
     public void Dispose()
     {
+        _expiryCheck.Dispose();
         _watcher.Dispose();
         Certificate.Dispose();
         Store.Dispose();
