@@ -200,7 +200,7 @@ internal sealed class ClientTls
         string.Create(CultureInfo.InvariantCulture, $"{certificate.Subject} (thumbprint {certificate.Thumbprint})");
 
     /// <summary><paramref name="e"/> or the first of its inner exceptions that is a <typeparamref name="T"/>.</summary>
-    private static T? InnerOf<T>(Exception? e)
+    public static T? InnerOf<T>(Exception? e)
         where T : Exception
     {
         for (; e is not null; e = e.InnerException)

@@ -12,6 +12,9 @@ namespace Jackdaw.Client.Http;
 /// </summary>
 internal sealed class RequestExecutor : IDisposable
 {
+    /// <summary>What a plain-http request closed without an answer may mean: the address is a secured server's.</summary>
+    private const string SecuredServerHint = "A secured Jackdaw server closes plain-http connections so: if this one is secured, use its https:// URL.";
+
     private static readonly MediaTypeHeaderValue JsonContentType = MediaTypeHeaderValue.Parse("application/json; charset=utf-8");
     private readonly HttpClient _client;
     private readonly HttpClient _streamingClient;
@@ -185,7 +188,12 @@ internal sealed class RequestExecutor : IDisposable
         catch (WebSocketException e) when (socket.HttpStatusCode is HttpStatusCode.Unauthorized or HttpStatusCode.Forbidden)
         {
             throw await ExplainRefusalAsync(uri, socket.HttpStatusCode, e, token).ConfigureAwait(false);
-        }    }
+        }
+        catch (WebSocketException e) when (uri.Scheme == Uri.UriSchemeWs && ClientTls.InnerOf<HttpRequestException>(e) is { HttpRequestError: HttpRequestError.ResponseEnded })
+        {
+            throw new ServerUnavailableException($"The server closed the connection without answering the WebSocket request to {uri}. {SecuredServerHint}", e);
+        }
+    }
 
     /// <summary>
     /// <c>ClientWebSocket</c> keeps no body of a refused upgrade, so the same path is asked again
@@ -284,6 +292,8 @@ internal sealed class RequestExecutor : IDisposable
         OperationCanceledException => new ServerUnavailableException($"{method} {url} got no answer within the request timeout (DocumentConventions.RequestTimeout).", e),
         HttpRequestException { HttpRequestError: HttpRequestError.ConnectionError or HttpRequestError.NameResolutionError } =>
             new ServerUnavailableException($"Could not connect to the Jackdaw server for {method} {url} ({e.Message}). Check that the server is running and that DocumentStore.Urls points at it.", e),
+        HttpRequestException { HttpRequestError: HttpRequestError.ResponseEnded } when url.StartsWith("http://", StringComparison.OrdinalIgnoreCase) =>
+            new ServerUnavailableException($"The Jackdaw server closed the connection without answering {method} {url}; a write may or may not have been applied. {SecuredServerHint}", e),
         HttpRequestException or IOException =>
             new ServerUnavailableException($"The connection to the Jackdaw server broke during {method} {url} ({e.Message}); a write may or may not have been applied.", e),
         JackdawException j => j,

@@ -312,6 +312,17 @@ public sealed class SecuredServerTests(SecuredServerFixture server) : IClassFixt
         }
     }
 
+    [Fact]
+    public async Task AnHttpUrlToTheSecuredServerSaysToUseHttps()
+    {
+        using var store = new DocumentStore { Urls = [server.Url.Replace("https://", "http://", StringComparison.Ordinal)], Database = "db" }.Initialize();
+
+        var request = await Assert.ThrowsAsync<ServerUnavailableException>(() => store.Maintenance.GetDatabaseNamesAsync());
+        Assert.Contains("if this one is secured, use its https:// URL", request.Message, StringComparison.Ordinal);
+        var changes = await Assert.ThrowsAsync<ServerUnavailableException>(() => store.Changes().EnsureConnectedNow().WaitAsync(Timeout));
+        Assert.Contains("if this one is secured, use its https:// URL", changes.Message, StringComparison.Ordinal);
+    }
+
     private void AssertNamesTheServersCertificate(CertificateException failure)
     {
         Assert.Contains($"the server's certificate CN=jackdaw-test-server (thumbprint {server.ServerCertificate.Thumbprint}) is not trusted", failure.Message, StringComparison.Ordinal);
