@@ -1,3 +1,5 @@
+using System.Net.Security;
+using System.Security.Cryptography.X509Certificates;
 using Jackdaw.Client.Http;
 using Jackdaw.Client.Session;
 
@@ -13,6 +15,9 @@ public sealed class DocumentStore : IDisposable
     private string[] _urls = [];
     private string? _database;
     private DocumentConventions _conventions = new();
+    private X509Certificate2? _certificate;
+    private X509Certificate2? _trustedServerCertificate;
+    private RemoteCertificateValidationCallback? _serverCertificateValidation;
     private RequestExecutor? _executor;
     private MaintenanceOperations? _maintenance;
     private readonly Dictionary<string, Changes.DatabaseChanges> _changes = new(StringComparer.OrdinalIgnoreCase);
@@ -50,6 +55,53 @@ public sealed class DocumentStore : IDisposable
         }
     }
 
+    /// <summary>
+    /// The client certificate, with its private key, presented at every TLS handshake with a secured
+    /// server: requests, streams, bulk inserts, the changes feed and subscription workers. The server
+    /// identifies the caller by it (it must be registered there, with the access the calls need).
+    /// Needs https URLs. The store uses it until disposed and does not dispose it.
+    /// </summary>
+    public X509Certificate2? Certificate
+    {
+        get => _certificate;
+        set
+        {
+            ThrowIfInitialized();
+            _certificate = value;
+        }
+    }
+
+    /// <summary>
+    /// The server's certificate to trust instead of the operating system's trust store: the
+    /// server's own (self-signed, say), or the certificate authority that issued it. The server's
+    /// certificate must still be valid now and name the URL's host. Null (the default): the
+    /// operating system's trust store decides, as for any https client.
+    /// </summary>
+    public X509Certificate2? TrustedServerCertificate
+    {
+        get => _trustedServerCertificate;
+        set
+        {
+            ThrowIfInitialized();
+            _trustedServerCertificate = value;
+        }
+    }
+
+    /// <summary>
+    /// Decides alone whether the server's certificate is trusted, at every TLS handshake: it gets the
+    /// certificate, the chain the operating system built and the errors it found, and returns true to
+    /// accept. Set this or <see cref="TrustedServerCertificate"/>, not both.
+    /// </summary>
+    public RemoteCertificateValidationCallback? ServerCertificateValidation
+    {
+        get => _serverCertificateValidation;
+        set
+        {
+            ThrowIfInitialized();
+            _serverCertificateValidation = value;
+        }
+    }
+
     /// <summary>Creating, listing and deleting databases; the indexes of <see cref="Database"/> (or of <see cref="MaintenanceOperations.ForDatabase"/>).</summary>
     public MaintenanceOperations Maintenance => _maintenance ?? throw NotInitialized();
 
@@ -73,14 +125,47 @@ public sealed class DocumentStore : IDisposable
             if (!Uri.TryCreate(_urls[i], UriKind.Absolute, out var uri) || (uri.Scheme != Uri.UriSchemeHttp && uri.Scheme != Uri.UriSchemeHttps))
                 throw new InvalidOperationException($"'{_urls[i]}' in DocumentStore.Urls is not an http(s) URL such as \"http://127.0.0.1:8080\".");
             urls[i] = _urls[i].TrimEnd('/');
+            if (uri.Scheme == Uri.UriSchemeHttp)
+            {
+                ThrowIfSecuritySetFor(_urls[i]);
+            }
         }
 
+        var tls = CreateTls();
         _conventions.Freeze();
-        var handler = HttpMessageHandlerFactory?.Invoke() ?? RequestExecutor.CreateDefaultHandler();
-        _executor = new RequestExecutor(urls, _conventions.RequestTimeout, handler);
+        var handler = HttpMessageHandlerFactory?.Invoke() ?? RequestExecutor.CreateDefaultHandler(tls);
+        _executor = new RequestExecutor(urls, _conventions.RequestTimeout, handler, tls);
         _maintenance = new MaintenanceOperations(_executor, _conventions, _database);
         _subscriptions = new DocumentSubscriptions(this);
         return this;
+    }
+
+    /// <summary>As RavenDB's client: a certificate (or a trust setting) over plain http would be ignored, which is never what was meant.</summary>
+    private void ThrowIfSecuritySetFor(string url)
+    {
+        var setting = _certificate is not null ? nameof(Certificate)
+            : _trustedServerCertificate is not null ? nameof(TrustedServerCertificate)
+            : _serverCertificateValidation is not null ? nameof(ServerCertificateValidation)
+            : null;
+        if (setting is not null)
+        {
+            throw new InvalidOperationException($"'{url}' in DocumentStore.Urls is http, but DocumentStore.{setting} is set: certificates are used over https only. Use the server's https:// URL, or leave {setting} unset for an unsecured server.");
+        }
+    }
+
+    private ClientTls CreateTls()
+    {
+        if (_trustedServerCertificate is not null && _serverCertificateValidation is not null)
+        {
+            throw new InvalidOperationException("DocumentStore.TrustedServerCertificate and ServerCertificateValidation are both set: set one (the callback decides alone; it may compare the certificate with yours).");
+        }
+
+        if (_certificate is { HasPrivateKey: false })
+        {
+            throw new InvalidOperationException($"DocumentStore.Certificate {ClientTls.Name(_certificate)} has no private key, so it cannot be presented: load it with its key (X509CertificateLoader.LoadPkcs12FromFile for a .pfx, X509Certificate2.CreateFromPemFile(certificate, key) for PEM files).");
+        }
+
+        return new ClientTls(_certificate, _trustedServerCertificate, _serverCertificateValidation);
     }
 
     /// <summary>A session on <see cref="Database"/> (or <paramref name="database"/>). Sessions are cheap and not thread-safe.</summary>

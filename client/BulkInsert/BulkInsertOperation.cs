@@ -12,7 +12,9 @@ namespace Jackdaw.Client;
 /// Streams documents to <c>POST /databases/{db}/bulk_insert</c> as newline-delimited JSON over one
 /// chunked request; the server commits them in merged transactions as they arrive.
 /// <see cref="DisposeAsync"/> ends the stream, waits for the server's final count and throws
-/// <see cref="BulkInsertException"/> if the server failed. Not thread-safe: one producer at a time.
+/// <see cref="BulkInsertException"/> if the server failed (a secured server's refusal is the
+/// <see cref="AuthorizationException"/>, a failed TLS handshake the <see cref="CertificateException"/>:
+/// nothing was stored). Not thread-safe: one producer at a time.
 /// With an <see cref="OnProgress"/> handler added before the first document, the insert runs as
 /// an operation of the server, whose progress comes through the changes feed (as RavenDB's does).
 /// </summary>
@@ -268,6 +270,12 @@ public sealed class BulkInsertOperation : IAsyncDisposable
             _failureReported = true;
             throw;
         }
+        catch (CertificateException)
+        {
+            // No TLS connection, so nothing was sent: the cause is the whole story.
+            _failureReported = true;
+            throw;
+        }
         catch (JackdawException e)
         {
             _failureReported = true;
@@ -279,10 +287,11 @@ public sealed class BulkInsertOperation : IAsyncDisposable
         }
     }
 
-    private async Task<BulkInsertException> CreateFailureAsync(HttpResponseMessage response)
+    /// <summary>The server's error as a <see cref="BulkInsertException"/>; a refusal (nothing of the stream was read) stays the <see cref="AuthorizationException"/> it is.</summary>
+    private async Task<JackdawException> CreateFailureAsync(HttpResponseMessage response)
     {
         _failureReported = true;
         var error = await RequestExecutor.CreateErrorAsync(response, HttpMethod.Post, _path, CancellationToken.None).ConfigureAwait(false);
-        return new BulkInsertException(error.Message, error.StatusCode, error.ServerErrorType, error);
+        return error is AuthorizationException ? error : new BulkInsertException(error.Message, error.StatusCode, error.ServerErrorType, error);
     }
 }

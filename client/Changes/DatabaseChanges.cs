@@ -215,7 +215,7 @@ internal sealed class DatabaseChanges : IDatabaseChanges
         timeout.CancelAfter(_store.Conventions.RequestTimeout);
         try
         {
-            await socket.ConnectAsync(uri, timeout.Token).ConfigureAwait(false);
+            await _store.Executor.ConnectWebSocketAsync(socket, uri, timeout.Token).ConfigureAwait(false);
         }
         catch (OperationCanceledException) when (!token.IsCancellationRequested)
         {

@@ -136,4 +136,5 @@ public static class ErrorTypes
     public const string Timeout = "TimeoutException";
     public const string AnalyzerCompilation = "AnalyzerCompilationException";
     public const string AnalyzerInUse = "AnalyzerInUseException";
+    public const string Authorization = "AuthorizationException";
 }

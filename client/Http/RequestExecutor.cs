@@ -1,24 +1,32 @@
 using System.Net;
 using System.Net.Http.Headers;
+using System.Net.WebSockets;
 using System.Text.Json;
 
 namespace Jackdaw.Client.Http;
 
 /// <summary>
 /// The store's one <see cref="HttpClient"/>: sends requests to the first URL that answers, applies
-/// the request timeout and turns every failure into a <see cref="JackdawException"/>. Thread-safe.
+/// the request timeout and turns every failure into a <see cref="JackdawException"/>. It also opens
+/// the store's WebSockets, through a handler of their own with the same TLS settings. Thread-safe.
 /// </summary>
 internal sealed class RequestExecutor : IDisposable
 {
+    /// <summary>What a plain-http request closed without an answer may mean: the address is a secured server's.</summary>
+    private const string SecuredServerHint = "A secured Jackdaw server closes plain-http connections so: if this one is secured, use its https:// URL.";
+
     private static readonly MediaTypeHeaderValue JsonContentType = MediaTypeHeaderValue.Parse("application/json; charset=utf-8");
     private readonly HttpClient _client;
     private readonly HttpClient _streamingClient;
+    private readonly HttpMessageInvoker _webSockets;
+    private readonly ClientTls _tls;
     private readonly string[] _urls;
     private int _preferredUrl;
 
-    public RequestExecutor(string[] urls, TimeSpan timeout, HttpMessageHandler handler)
+    public RequestExecutor(string[] urls, TimeSpan timeout, HttpMessageHandler handler, ClientTls tls)
     {
         _urls = urls;
+        _tls = tls;
 
         // Two clients over one handler (one connection pool). Ordinary requests use HttpClient's own
         // timeout: it links the caller's token to the timer in the one token source HttpClient makes
@@ -28,17 +36,26 @@ internal sealed class RequestExecutor : IDisposable
         _client.DefaultRequestHeaders.Accept.Add(new MediaTypeWithQualityHeaderValue("application/json"));
         _streamingClient = new HttpClient(handler, disposeHandler: true) { Timeout = Timeout.InfiniteTimeSpan };
         _streamingClient.DefaultRequestHeaders.Accept.Add(new MediaTypeWithQualityHeaderValue("application/json"));
+
+        // Upgraded connections leave the pool, so WebSockets get a handler of their own (the one
+        // above may also be a test's fake), with the same certificates.
+        _webSockets = new HttpMessageInvoker(CreateDefaultHandler(tls), disposeHandler: true);
     }
 
-    public static SocketsHttpHandler CreateDefaultHandler() => new()
+    public static SocketsHttpHandler CreateDefaultHandler(ClientTls tls)
     {
-        PooledConnectionLifetime = TimeSpan.FromMinutes(10),
-        PooledConnectionIdleTimeout = TimeSpan.FromMinutes(2),
-        MaxConnectionsPerServer = int.MaxValue,
-        AutomaticDecompression = DecompressionMethods.None,
-        UseCookies = false,
-        ConnectTimeout = TimeSpan.FromSeconds(10),
-    };
+        var handler = new SocketsHttpHandler
+        {
+            PooledConnectionLifetime = TimeSpan.FromMinutes(10),
+            PooledConnectionIdleTimeout = TimeSpan.FromMinutes(2),
+            MaxConnectionsPerServer = int.MaxValue,
+            AutomaticDecompression = DecompressionMethods.None,
+            UseCookies = false,
+            ConnectTimeout = TimeSpan.FromSeconds(10),
+        };
+        tls.Apply(handler);
+        return handler;
+    }
 
     /// <summary>URL requests go to now (the last one that answered).</summary>
     public string CurrentUrl => _urls[Volatile.Read(ref _preferredUrl)];
@@ -109,7 +126,9 @@ internal sealed class RequestExecutor : IDisposable
             }
             catch (Exception e) when (e is not OperationCanceledException || !token.IsCancellationRequested)
             {
-                throw TranslateTransportFailure(e, method, _urls[index] + pathAndQuery);
+                // A failed TLS handshake is not failed over: it is the store's settings (or the
+                // server's certificate), the same at every URL.
+                throw Translate(e, method, _urls[index] + pathAndQuery);
             }
 
             if (index != first)
@@ -145,9 +164,63 @@ internal sealed class RequestExecutor : IDisposable
         }
         catch (Exception e) when (e is not OperationCanceledException || !token.IsCancellationRequested)
         {
-            throw TranslateTransportFailure(e, request.Method, request.RequestUri?.ToString() ?? "");
+            throw Translate(e, request.Method, request.RequestUri?.ToString() ?? "");
         }
     }
+
+    /// <summary>
+    /// Opens <paramref name="socket"/> to <paramref name="uri"/> (<c>ws(s)://</c> of the current URL)
+    /// with the store's TLS settings. A failed handshake throws <see cref="CertificateException"/>,
+    /// and a refused upgrade (401, 403) the <see cref="AuthorizationException"/> with the server's
+    /// message; any other failure is the socket's own, for the caller to name.
+    /// </summary>
+    public async Task ConnectWebSocketAsync(ClientWebSocket socket, Uri uri, CancellationToken token)
+    {
+        socket.Options.CollectHttpResponseDetails = true;
+        try
+        {
+            await socket.ConnectAsync(uri, _webSockets, token).ConfigureAwait(false);
+        }
+        catch (WebSocketException e) when (_tls.Explain(e, uri) is { } failed)
+        {
+            throw failed;
+        }
+        catch (WebSocketException e) when (socket.HttpStatusCode is HttpStatusCode.Unauthorized or HttpStatusCode.Forbidden)
+        {
+            throw await ExplainRefusalAsync(uri, socket.HttpStatusCode, e, token).ConfigureAwait(false);
+        }
+        catch (WebSocketException e) when (uri.Scheme == Uri.UriSchemeWs && ClientTls.InnerOf<HttpRequestException>(e) is { HttpRequestError: HttpRequestError.ResponseEnded })
+        {
+            throw new ServerUnavailableException($"The server closed the connection without answering the WebSocket request to {uri}. {SecuredServerHint}", e);
+        }
+    }
+
+    /// <summary>
+    /// <c>ClientWebSocket</c> keeps no body of a refused upgrade, so the same path is asked again
+    /// as a plain GET: the server checks access before the route runs, so it refuses that one the
+    /// same way, with its message in the body.
+    /// </summary>
+    private async Task<JackdawException> ExplainRefusalAsync(Uri uri, HttpStatusCode status, WebSocketException refused, CancellationToken token)
+    {
+        try
+        {
+            using var response = await SendAsync(HttpMethod.Get, uri.PathAndQuery, null, token).ConfigureAwait(false);
+        }
+        catch (AuthorizationException e)
+        {
+            return e;
+        }
+        catch (JackdawException)
+        {
+            // Answered otherwise this time (access granted meanwhile, say): the upgrade's status says enough.
+        }
+
+        return new AuthorizationException($"The server refused the WebSocket connection to {uri} with {(int)status} {status} ({refused.Message}).", status, ErrorTypes.Authorization);
+    }
+
+    /// <summary>A failed TLS handshake as a <see cref="CertificateException"/>, anything else as <see cref="TranslateTransportFailure"/> says.</summary>
+    private JackdawException Translate(Exception e, HttpMethod method, string url) =>
+        (Uri.TryCreate(url, UriKind.Absolute, out var uri) ? _tls.Explain(e, uri) : null) ?? TranslateTransportFailure(e, method, url);
 
     public string UrlFor(string pathAndQuery) => CurrentUrl + pathAndQuery;
 
@@ -209,6 +282,7 @@ internal sealed class RequestExecutor : IDisposable
             ErrorTypes.Timeout => new ServerTimeoutException(message, status, type),
             ErrorTypes.AnalyzerCompilation => new AnalyzerCompilationException(message, status, type),
             ErrorTypes.AnalyzerInUse => new AnalyzerInUseException(message, status, type),
+            ErrorTypes.Authorization => new AuthorizationException(message, status, type),
             _ => new JackdawException(message, status, type),
         };
     }
@@ -218,6 +292,8 @@ internal sealed class RequestExecutor : IDisposable
         OperationCanceledException => new ServerUnavailableException($"{method} {url} got no answer within the request timeout (DocumentConventions.RequestTimeout).", e),
         HttpRequestException { HttpRequestError: HttpRequestError.ConnectionError or HttpRequestError.NameResolutionError } =>
             new ServerUnavailableException($"Could not connect to the Jackdaw server for {method} {url} ({e.Message}). Check that the server is running and that DocumentStore.Urls points at it.", e),
+        HttpRequestException { HttpRequestError: HttpRequestError.ResponseEnded } when url.StartsWith("http://", StringComparison.OrdinalIgnoreCase) =>
+            new ServerUnavailableException($"The Jackdaw server closed the connection without answering {method} {url}; a write may or may not have been applied. {SecuredServerHint}", e),
         HttpRequestException or IOException =>
             new ServerUnavailableException($"The connection to the Jackdaw server broke during {method} {url} ({e.Message}); a write may or may not have been applied.", e),
         JackdawException j => j,
@@ -228,5 +304,6 @@ internal sealed class RequestExecutor : IDisposable
     {
         _client.Dispose();
         _streamingClient.Dispose();
+        _webSockets.Dispose();
     }
 }

@@ -23,8 +23,10 @@ namespace Jackdaw.Client;
 /// (an <see cref="SubscriptionOpeningStrategy.OpenIfFree"/> worker finding it held: it does not wait, use
 /// <see cref="SubscriptionOpeningStrategy.WaitForFree"/> for that), <see cref="SubscriptionClosedException"/>
 /// (taken over by another worker, disabled or deleted), <see cref="SubscriberErrorException"/>,
-/// <see cref="DatabaseDoesNotExistException"/>. Disposing closes the connection and ends <c>Run</c>'s task
-/// without an error; a batch being processed then is not acknowledged (it is delivered again).
+/// <see cref="DatabaseDoesNotExistException"/>, and a secured server's <see cref="AuthorizationException"/>
+/// or a failed TLS handshake's <see cref="CertificateException"/> (settings a retry does not change).
+/// Disposing closes the connection and ends <c>Run</c>'s task without an error; a batch being processed
+/// then is not acknowledged (it is delivered again).
 /// </remarks>
 public sealed class SubscriptionWorker<T> : IAsyncDisposable, IDisposable
     where T : class
@@ -253,7 +255,7 @@ public sealed class SubscriptionWorker<T> : IAsyncDisposable, IDisposable
         timeout.CancelAfter(_store.Conventions.RequestTimeout);
         try
         {
-            await socket.ConnectAsync(uri, timeout.Token).ConfigureAwait(false);
+            await _store.Executor.ConnectWebSocketAsync(socket, uri, timeout.Token).ConfigureAwait(false);
         }
         catch (OperationCanceledException) when (!stopping.IsCancellationRequested)
         {
