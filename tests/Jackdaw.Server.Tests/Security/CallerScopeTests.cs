@@ -7,7 +7,7 @@ namespace Jackdaw.Server.Tests.Security;
 
 /// <summary>
 /// What the caller's certificate decides beyond its route's access, as in RavenDB: the databases it
-/// is shown and the topology of a database it cannot use.
+/// is shown, the topology of a database it cannot use, and each item of a <c>multi_get</c>.
 /// </summary>
 public sealed class CallerScopeTests : IAsyncLifetime
 {
@@ -53,5 +53,20 @@ public sealed class CallerScopeTests : IAsyncLifetime
         using var refused = await _reader.GetAsync("/topology?name=payroll");
         var message = await Api.AssertErrorAsync(refused, HttpStatusCode.Forbidden, ErrorTypes.Authorization);
         Assert.Contains("no access to database 'payroll'", message, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public async Task EachMultiGetItemIsAuthorizedAsTheCallerOfTheBatch()
+    {
+        using var response = await _reader.PostAsync("/databases/shop/multi_get", Api.Json("""
+            {"Requests":[
+              {"Url":"/databases/shop/docs","Query":"?id=missing","Method":"GET"},
+              {"Url":"/databases/shop/docs","Query":"?id=users/1","Method":"PUT","Content":{"Name":"Ann"}}]}
+            """));
+        Assert.Equal(HttpStatusCode.OK, response.StatusCode);
+        var results = (await Api.JsonAsync(response)).GetProperty("Results").EnumerateArray().ToList();
+        Assert.Equal(404, results[0].GetProperty("StatusCode").GetInt32());
+        Assert.Equal(403, results[1].GetProperty("StatusCode").GetInt32());
+        Assert.Contains("has Read access to database 'shop'", results[1].GetProperty("Result").GetProperty("Message").GetString(), StringComparison.Ordinal);
     }
 }
