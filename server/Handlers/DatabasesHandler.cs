@@ -28,7 +28,8 @@ public sealed class DatabasesHandler(ServerContext server) : HandlerBase(server)
 
     /// <summary>
     /// <c>GET /databases?start=&amp;pageSize=&amp;namesOnly=</c>, RavenDB's list:
-    /// <c>{"Databases":["Northwind",...]}</c>, or objects with a <c>Name</c> unless <c>namesOnly=true</c>.
+    /// <c>{"Databases":["Northwind",...]}</c>, or objects with a <c>Name</c> unless <c>namesOnly=true</c>;
+    /// on a secured server, only the databases the caller has access to.
     /// </summary>
     [Route("/databases", "GET")]
     [Access(RouteAccess.ValidUser)]
@@ -41,7 +42,9 @@ public sealed class DatabasesHandler(ServerContext server) : HandlerBase(server)
         var json = context.StartJson();
         json.WriteStartObject();
         json.WriteStartArray("Databases");
-        foreach (var name in Server.Databases.Names.Skip(start).Take(pageSize))
+        // As RavenDB: a caller sees only the databases it has access to (everyone, unsecured).
+        var caller = context.Caller;
+        foreach (var name in Server.Databases.Names.Where(name => caller is null || caller.CanSee(name)).Skip(start).Take(pageSize))
         {
             if (namesOnly)
             {

@@ -20,7 +20,8 @@ public sealed class HiLoHandler(ServerContext server) : HandlerBase(server)
     /// → <c>{"Prefix":"users/","Low":1,"High":32,"LastSize":32,"ServerTag":"A","LastRangeAt":"..."}</c>.
     /// </summary>
     [Route("/databases/*/hilo/next", "GET")]
-    [Access(RouteAccess.DatabaseRead)]
+    // ReadWrite, as RavenDB: taking a range writes the tag's HiLo document.
+    [Access(RouteAccess.DatabaseReadWrite)]
     public async ValueTask Next(RequestContext context)
     {
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));

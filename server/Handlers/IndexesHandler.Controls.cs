@@ -53,15 +53,15 @@ public sealed partial class IndexesHandler
     /// <summary><c>POST /databases/*/indexes/disable?name=</c> (RavenDB: <c>/admin/indexes/disable</c>): the index stops indexing until enabled (persisted). 204.</summary>
     [Route("/databases/*/indexes/disable", "POST")]
     [Route("/databases/*/admin/indexes/disable", "POST")]
-    [Access(RouteAccess.DatabaseReadWrite, Template = "/databases/*/indexes/disable")]
-    [Access(RouteAccess.DatabaseAdmin, Template = "/databases/*/admin/indexes/disable")]
+    // Admin under either path: RavenDB has it under /admin/ only, and an alias must not get around that.
+    [Access(RouteAccess.DatabaseAdmin)]
     public ValueTask Disable(RequestContext context) => SetDisabledAsync(context, true);
 
     /// <summary><c>POST /databases/*/indexes/enable?name=</c> (RavenDB: <c>/admin/indexes/enable</c>). 204.</summary>
     [Route("/databases/*/indexes/enable", "POST")]
     [Route("/databases/*/admin/indexes/enable", "POST")]
-    [Access(RouteAccess.DatabaseReadWrite, Template = "/databases/*/indexes/enable")]
-    [Access(RouteAccess.DatabaseAdmin, Template = "/databases/*/admin/indexes/enable")]
+    // Admin under either path: RavenDB has it under /admin/ only, and an alias must not get around that.
+    [Access(RouteAccess.DatabaseAdmin)]
     public ValueTask Enable(RequestContext context) => SetDisabledAsync(context, false);
 
     private async ValueTask SetDisabledAsync(RequestContext context, bool disabled)
@@ -74,8 +74,8 @@ public sealed partial class IndexesHandler
     /// <summary><c>POST /databases/*/indexes/stop[?name=]</c> (RavenDB: <c>/admin/indexes/stop</c>): all indexing of the database, or of one index, pauses for this run of the database. 204.</summary>
     [Route("/databases/*/indexes/stop", "POST")]
     [Route("/databases/*/admin/indexes/stop", "POST")]
-    [Access(RouteAccess.DatabaseReadWrite, Template = "/databases/*/indexes/stop")]
-    [Access(RouteAccess.DatabaseAdmin, Template = "/databases/*/admin/indexes/stop")]
+    // Admin under either path: RavenDB has it under /admin/ only, and an alias must not get around that.
+    [Access(RouteAccess.DatabaseAdmin)]
     public ValueTask Stop(RequestContext context)
     {
         var (database, name) = Target(context, nameRequired: false);
@@ -90,8 +90,8 @@ public sealed partial class IndexesHandler
     /// <summary><c>POST /databases/*/indexes/start</c> (RavenDB: <c>/admin/indexes/start</c>). 204.</summary>
     [Route("/databases/*/indexes/start", "POST")]
     [Route("/databases/*/admin/indexes/start", "POST")]
-    [Access(RouteAccess.DatabaseReadWrite, Template = "/databases/*/indexes/start")]
-    [Access(RouteAccess.DatabaseAdmin, Template = "/databases/*/admin/indexes/start")]
+    // Admin under either path: RavenDB has it under /admin/ only, and an alias must not get around that.
+    [Access(RouteAccess.DatabaseAdmin)]
     public ValueTask Start(RequestContext context)
     {
         var (database, name) = Target(context, nameRequired: false);

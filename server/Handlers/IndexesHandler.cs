@@ -265,7 +265,8 @@ public sealed partial class IndexesHandler(ServerContext server) : HandlerBase(s
     /// results, the raw map output of the first documents and the map errors. Nothing is stored.
     /// </summary>
     [Route("/databases/*/indexes/test", "POST")]
-    [Access(RouteAccess.DatabaseRead)]
+    // ReadWrite, as RavenDB's indexes/test: it runs the caller's JavaScript over the documents.
+    [Access(RouteAccess.DatabaseReadWrite)]
     public async ValueTask Test(RequestContext context)
     {
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));

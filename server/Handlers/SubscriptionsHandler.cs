@@ -161,7 +161,9 @@ public sealed class SubscriptionsHandler(ServerContext server) : HandlerBase(ser
     /// the server stores the position durably, answers <c>{"Type":"Confirm"}</c>, then sends the next.
     /// </summary>
     [Route("/databases/*/subscriptions/connect", "GET")]
-    [Access(RouteAccess.DatabaseReadWrite)]
+    // Read, as RavenDB: a read-only certificate may be a subscription worker (its acknowledgements
+    // move only the subscription's position, never a document).
+    [Access(RouteAccess.DatabaseRead)]
     public async ValueTask Connect(RequestContext context)
     {
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));

@@ -15,7 +15,11 @@ public sealed class TopologyHandler(ServerContext server) : HandlerBase(server)
     /// <summary>The tag of this (only) node in topologies, operation ids and HiLo ids.</summary>
     public const string NodeTag = "A";
 
-    /// <summary><c>GET /topology?name={db}</c>: the database's nodes; 503 <c>DatabaseDoesNotExistException</c> (with <c>Database-Missing</c>) when it does not exist.</summary>
+    /// <summary>
+    /// <c>GET /topology?name={db}</c>: the database's nodes; 503 <c>DatabaseDoesNotExistException</c>
+    /// (with <c>Database-Missing</c>) when it does not exist; on a secured server, 403 for a caller
+    /// with no access to it.
+    /// </summary>
     [Route("/topology", "GET")]
     [Access(RouteAccess.ValidUser)]
     public ValueTask Database(RequestContext context)
@@ -23,6 +27,9 @@ public sealed class TopologyHandler(ServerContext server) : HandlerBase(server)
         var name = new UrlQuery(context.Request.QueryString.Value).GetString("name");
         if (string.IsNullOrEmpty(name))
             throw new BadRequestException("Query parameter 'name' (the database) is required, e.g. /topology?name=Northwind.");
+        // As RavenDB: a caller without access to the database is refused, not told where it lives.
+        if (context.Caller is { } caller && Authorizer.Authorize(caller, RouteAccess.DatabaseRead, name) is { } denied)
+            throw new AuthorizationException(denied.NotAuthenticated, denied.Message);
         // Opening it answers the question and surfaces a database that cannot open.
         var database = Server.Databases.GetDatabase(name);
         var json = context.StartJson();

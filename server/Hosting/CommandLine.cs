@@ -89,7 +89,9 @@ internal sealed class CommandLine
             Usage:
               jackdaw [options]            run the server until SIGTERM or Ctrl+C
               jackdaw {HealthCheckVerb} [URL]    exit 0 if URL answers 200, else 1 (for container health checks;
-                                           URL defaults to {DefaultHealthCheckUrl})
+                                           URL defaults to /build/version on the first of JACKDAW_URLS,
+                                           0.0.0.0 read as 127.0.0.1, or {DefaultHealthCheckUrl};
+                                           https on loopback takes the server's certificate unchecked)
               jackdaw --help, -h           print this and exit
 
             jackdaw is `dotnet run --project server -c Release --` from a checkout (the working directory is
@@ -128,7 +130,8 @@ internal sealed class CommandLine
         {
             throw new InvalidOperationException($"unexpected argument '{args[2]}': {HealthCheckVerb} takes one URL, e.g. {HealthCheckVerb} {DefaultHealthCheckUrl}");
         }
-        var url = args.Count == 2 ? args[1] : DefaultHealthCheckUrl;
+        var url = args.Count == 2 ? args[1]
+            : HealthCheck.DefaultUrl(Environment.GetEnvironmentVariable("JACKDAW_URLS") ?? Environment.GetEnvironmentVariable("ASPNETCORE_URLS"));
         if (url.StartsWith('-'))
         {
             throw new InvalidOperationException($"{HealthCheckVerb} takes a URL, not '{url}', e.g. {HealthCheckVerb} {DefaultHealthCheckUrl}");

@@ -9,8 +9,8 @@ namespace Jackdaw.Server.Hosting;
 /// through the same router, handlers and error mapping as requests from the network, without a
 /// loopback connection. Each item gets a pooled <see cref="RequestContext"/> of its own and an
 /// <see cref="HttpContext"/> over the features this class implements: the request comes from the
-/// item, the response goes into a <see cref="ResponseBuffer"/>, and the connection, services and
-/// cancellation are the outer request's. One instance serves every item of one outer request, reset
+/// item, the response goes into a <see cref="ResponseBuffer"/>, and the connection (with its client
+/// certificate), services and cancellation are the outer request's. One instance serves every item of one outer request, reset
 /// between them (a multi_get of many items allocates one context, not one per item).
 /// </summary>
 /// <remarks>
@@ -55,6 +55,18 @@ public sealed class InnerRequest :
         if (outer.Features.Get<IHttpConnectionFeature>() is { } connection)
         {
             features.Set(connection);
+        }
+
+        // The client certificate is the connection's: without it every item of a secured server's
+        // multi_get would be refused as anonymous. Its cached identity comes along too.
+        if (outer.Features.Get<ITlsConnectionFeature>() is { } tls)
+        {
+            features.Set(tls);
+        }
+
+        if (outer.Features.Get<TlsConnection>() is { } tlsConnection)
+        {
+            features.Set(tlsConnection);
         }
 
         if (outer.Features.Get<IServiceProvidersFeature>() is { } services)

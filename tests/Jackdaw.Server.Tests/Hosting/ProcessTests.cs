@@ -204,23 +204,3 @@ public class CommandLineProcessTests
 
     private static string[] Lines(string text) => text.Split('\n', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries);
 }
-
-public class HealthCheckTests
-{
-    [Fact]
-    public async Task HealthCheckSucceedsAgainstARunningServerAndFailsWithoutOne()
-    {
-        using var data = new TempFolder();
-        using var server = ServerProcess.Start($"--urls http://127.0.0.1:0 --data-dir \"{data.Path}\"");
-        var address = await server.WaitForAddressAsync(TimeSpan.FromSeconds(60));
-
-        using var healthy = ServerProcess.Start($"healthcheck {address}build/version");
-        Assert.Equal(0, await healthy.WaitForExitAsync(TimeSpan.FromSeconds(60)));
-
-        server.KillHard();
-        await server.WaitForExitAsync(TimeSpan.FromSeconds(30));
-        using var unhealthy = ServerProcess.Start($"healthcheck {address}build/version");
-        Assert.Equal(1, await unhealthy.WaitForExitAsync(TimeSpan.FromSeconds(60)));
-        Assert.Contains("unhealthy", unhealthy.Output, StringComparison.Ordinal);
-    }
-}

@@ -119,7 +119,7 @@ public sealed partial class ServerProcess : IDisposable
         OnOutput(sender, e);
     }
 
-    [GeneratedRegex(@"Jackdaw listening on (http://[^, ]+)")]
+    [GeneratedRegex(@"Jackdaw listening on (https?://[^, ]+)")]
     private static partial Regex ListeningLine();
 
     [DllImport("libc", SetLastError = true)]

@@ -5,12 +5,12 @@ namespace Jackdaw.Server.Tests.Infrastructure;
 
 /// <summary>
 /// Certificates made in the tests with <see cref="CertificateRequest"/> (no external tool): a
-/// server certificate for 127.0.0.1 and localhost, and client certificates, optionally issued by
-/// another certificate. Each is returned with its private key, loaded ephemerally.
+/// certificate authority, a server certificate for 127.0.0.1 and localhost, and client
+/// certificates, the last two self-signed or issued by another certificate. Each is returned with its private key, loaded ephemerally.
 /// </summary>
 public static class TestCertificates
 {
-    /// <summary>A server certificate for 127.0.0.1 and localhost: self-signed, or signed by <paramref name="issuer"/> (an <see cref="Authority"/>).</summary>
+    /// <summary>A server certificate for 127.0.0.1 and localhost: self-signed, or signed by <paramref name="issuer"/>.</summary>
     public static X509Certificate2 Server(string name = "jackdaw-test-server", DateTimeOffset? notBefore = null, DateTimeOffset? notAfter = null, X509Certificate2? issuer = null)
     {
         using var key = RSA.Create(2048);
@@ -20,28 +20,18 @@ public static class TestCertificates
         san.AddDnsName("localhost");
         request.CertificateExtensions.Add(san.Build());
         request.CertificateExtensions.Add(new X509EnhancedKeyUsageExtension([new Oid("1.3.6.1.5.5.7.3.1"), new Oid("1.3.6.1.5.5.7.3.2")], critical: false));
-        var from = notBefore ?? DateTimeOffset.UtcNow.AddDays(-1);
-        var to = notAfter ?? DateTimeOffset.UtcNow.AddYears(1);
-        if (issuer is null)
-        {
-            using var selfSigned = request.CreateSelfSigned(from, to);
-            return Reload(selfSigned);
-        }
-        using var signed = request.Create(issuer, from, to, Serial());
-        using var withKey = signed.CopyWithPrivateKey(key);
-        return Reload(withKey);
+        return Issue(request, key, issuer, notBefore ?? DateTimeOffset.UtcNow.AddDays(-1), notAfter ?? DateTimeOffset.UtcNow.AddYears(1));
     }
 
-    /// <summary>A certificate authority (self-signed, allowed to sign others), as an operator's private CA.</summary>
+    /// <summary>A certificate authority of one's own (self-signed, may sign certificates), as <c>openssl req -x509</c> makes.</summary>
     public static X509Certificate2 Authority(string name = "jackdaw-test-ca")
     {
         using var key = RSA.Create(2048);
         var request = new CertificateRequest($"CN={name}", key, HashAlgorithmName.SHA256, RSASignaturePadding.Pkcs1);
-        request.CertificateExtensions.Add(new X509BasicConstraintsExtension(certificateAuthority: true, hasPathLengthConstraint: false, pathLengthConstraint: 0, critical: true));
+        request.CertificateExtensions.Add(new X509BasicConstraintsExtension(certificateAuthority: true, hasPathLengthConstraint: false, 0, critical: true));
         request.CertificateExtensions.Add(new X509KeyUsageExtension(X509KeyUsageFlags.KeyCertSign | X509KeyUsageFlags.CrlSign, critical: true));
         request.CertificateExtensions.Add(new X509SubjectKeyIdentifierExtension(request.PublicKey, critical: false));
-        using var made = request.CreateSelfSigned(DateTimeOffset.UtcNow.AddDays(-2), DateTimeOffset.UtcNow.AddYears(2));
-        return Reload(made);
+        return Issue(request, key, issuer: null, DateTimeOffset.UtcNow.AddDays(-1), DateTimeOffset.UtcNow.AddYears(10));
     }
 
     /// <summary>A client certificate: self-signed, or signed by <paramref name="issuer"/>; <paramref name="key"/> reuses a key (a renewal).</summary>
@@ -51,16 +41,22 @@ public static class TestCertificates
         var rsa = key ?? own!;
         var request = new CertificateRequest($"CN={name}", rsa, HashAlgorithmName.SHA256, RSASignaturePadding.Pkcs1);
         request.CertificateExtensions.Add(new X509EnhancedKeyUsageExtension([new Oid("1.3.6.1.5.5.7.3.2")], critical: false));
-        var from = notBefore ?? DateTimeOffset.UtcNow.AddDays(-1);
-        var to = notAfter ?? DateTimeOffset.UtcNow.AddYears(1);
+        return Issue(request, rsa, issuer, notBefore ?? DateTimeOffset.UtcNow.AddDays(-1), notAfter ?? DateTimeOffset.UtcNow.AddYears(1));
+    }
+
+    /// <summary>The certificate <paramref name="request"/> asks for, self-signed or signed by <paramref name="issuer"/>, with <paramref name="key"/>.</summary>
+    private static X509Certificate2 Issue(CertificateRequest request, RSA key, X509Certificate2? issuer, DateTimeOffset from, DateTimeOffset to)
+    {
         if (issuer is null)
         {
             using var selfSigned = request.CreateSelfSigned(from, to);
             return Reload(selfSigned);
         }
+        var serial = RandomNumberGenerator.GetBytes(16);
+        serial[0] &= 0x7F;
         using var generator = issuer.GetRSAPrivateKey()!;
-        using var signed = request.Create(issuer.SubjectName, X509SignatureGenerator.CreateForRSA(generator, RSASignaturePadding.Pkcs1), from, to, Serial());
-        using var withKey = signed.CopyWithPrivateKey(rsa);
+        using var signed = request.Create(issuer.SubjectName, X509SignatureGenerator.CreateForRSA(generator, RSASignaturePadding.Pkcs1), from, to, serial);
+        using var withKey = signed.CopyWithPrivateKey(key);
         return Reload(withKey);
     }
 
@@ -79,13 +75,6 @@ public static class TestCertificates
         File.WriteAllText(certificatePath, certificate.ExportCertificatePem());
         File.WriteAllText(keyPath, certificate.GetRSAPrivateKey()!.ExportPkcs8PrivateKeyPem());
         return (certificatePath, keyPath);
-    }
-
-    private static byte[] Serial()
-    {
-        var serial = RandomNumberGenerator.GetBytes(16);
-        serial[0] &= 0x7F;
-        return serial;
     }
 
     /// <summary>Through PKCS#12 and back, ephemeral: usable by SslStream on every platform.</summary>

@@ -1,4 +1,3 @@
-using System.Diagnostics;
 using Jackdaw.Server.Tests.Infrastructure;
 
 namespace Jackdaw.Server.Tests.Readme;
@@ -38,32 +37,10 @@ public sealed class ReadmeClientProgramTests
 
     private static async Task<string> RunAsync(string command, string workingDirectory, TimeSpan timeout)
     {
-        var info = new ProcessStartInfo("bash")
-        {
-            RedirectStandardOutput = true,
-            RedirectStandardError = true,
-            UseShellExecute = false,
-            WorkingDirectory = workingDirectory,
-        };
-        info.ArgumentList.Add("-c");
-        info.ArgumentList.Add(command);
-        info.Environment["DOTNET_NOLOGO"] = "1";
-        info.Environment["DOTNET_CLI_TELEMETRY_OPTOUT"] = "1";
-        using var process = Process.Start(info)!;
-        var stdout = process.StandardOutput.ReadToEndAsync();
-        var stderr = process.StandardError.ReadToEndAsync();
-        using var cancel = new CancellationTokenSource(timeout);
-        try
-        {
-            await process.WaitForExitAsync(cancel.Token);
-        }
-        catch (OperationCanceledException)
-        {
-            process.Kill(entireProcessTree: true);
-            throw new TimeoutException($"'{command}' did not finish in {timeout}. Output:\n{await stdout}\n{await stderr}");
-        }
-        var output = await stdout;
-        Assert.True(process.ExitCode == 0, $"'{command}' exited with {process.ExitCode}:\n{output}\n{await stderr}");
-        return output;
+        var result = await Bash.RunAsync(command, workingDirectory, timeout, new Dictionary<string, string> { ["DOTNET_NOLOGO"] = "1", ["DOTNET_CLI_TELEMETRY_OPTOUT"] = "1" });
+        if (result.TimedOut)
+            throw new TimeoutException($"'{command}' did not finish in {timeout}. Output:\n{result.Output}\n{result.Error}");
+        Assert.True(result.ExitCode == 0, $"'{command}' exited with {result.ExitCode}:\n{result.Output}\n{result.Error}");
+        return result.Output;
     }
 }

@@ -1,4 +1,3 @@
-using System.Diagnostics;
 using System.Text;
 using System.Text.RegularExpressions;
 using Jackdaw.Server.Tests.Infrastructure;
@@ -9,6 +8,8 @@ namespace Jackdaw.Server.Tests.Readme;
 /// Every curl example of README.md, run in order as a newcomer pastes them (from the repository's
 /// folder, with bash) against the real server on a fresh data folder, the port the only change;
 /// each answer is checked against the comment beside its command (<see cref="ReadmePattern"/>).
+/// The examples of the Security section need a secured server and the certificates its commands
+/// make: <see cref="ReadmeSecurityTests"/> runs them.
 /// </summary>
 public sealed partial class ReadmeCurlTests
 {
@@ -94,41 +95,21 @@ public sealed partial class ReadmeCurlTests
         Assert.Throws<InvalidOperationException>(() => ReadmePattern.Fill("curl <unknown>", values));
     }
 
-    /// <summary>The README's commands that talk to the server: every command of each block whose commands all call curl.</summary>
+    /// <summary>The README's commands that talk to the unsecured server: every command of each block (outside the Security section) whose commands all call curl.</summary>
     private static List<ReadmeCommand> CurlCommands() =>
         ReadmeDocument.Blocks()
-            .Where(block => block.Language == "sh")
+            .Where(block => block.Language == "sh" && block.Section != ReadmeSecurityTests.Section)
             .Select(ReadmeDocument.Commands)
             .Where(commands => commands.Count > 0 && commands.All(c => CurlCall().IsMatch(c.Text)))
             .SelectMany(commands => commands)
             .ToList();
 
-    /// <summary>Runs <paramref name="command"/> with bash in the repository's folder; each curl transfer's output is followed by a status line.</summary>
-    private static async Task<string> RunAsync(string command)
+    /// <summary>Runs <paramref name="command"/> with bash in <paramref name="workingDirectory"/> (the repository's folder); each curl transfer's output is followed by a status line.</summary>
+    internal static async Task<string> RunAsync(string command, string? workingDirectory = null)
     {
-        var info = new ProcessStartInfo("bash")
-        {
-            RedirectStandardOutput = true,
-            RedirectStandardError = true,
-            UseShellExecute = false,
-            WorkingDirectory = ReadmeDocument.RepositoryRoot,
-        };
-        info.ArgumentList.Add("-c");
-        info.ArgumentList.Add($"curl() {{ command curl -w '\\n{StatusMarker}%{{http_code}}\\n' \"$@\"; }}\n{command}");
-        using var process = Process.Start(info)!;
-        var stdout = process.StandardOutput.ReadToEndAsync();
-        var stderr = process.StandardError.ReadToEndAsync();
-        using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(60));
-        try
-        {
-            await process.WaitForExitAsync(timeout.Token);
-        }
-        catch (OperationCanceledException)
-        {
-            process.Kill(entireProcessTree: true);
-            return $"(still running after 60 s) {await stdout}";
-        }
-        return (await stdout) + (await stderr);
+        var result = await Bash.RunAsync($"curl() {{ command curl -w '\\n{StatusMarker}%{{http_code}}\\n' \"$@\"; }}\n{command}",
+            workingDirectory ?? ReadmeDocument.RepositoryRoot, TimeSpan.FromSeconds(60));
+        return result.TimedOut ? $"(still running after 60 s) {result.Output}" : result.Output + result.Error;
     }
 
     /// <summary>
@@ -146,7 +127,7 @@ public sealed partial class ReadmeCurlTests
     }
 
     /// <summary>Null when <paramref name="output"/> is what the command's comment shows, else what differs.</summary>
-    private static string? Check(ReadmeCommand command, string output, Dictionary<string, string> values)
+    internal static string? Check(ReadmeCommand command, string output, Dictionary<string, string> values)
     {
         var lines = ExpectationOf(command);
         if (lines.Count == 0)

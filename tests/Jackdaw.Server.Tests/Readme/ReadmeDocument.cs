@@ -2,8 +2,11 @@ using System.Text;
 
 namespace Jackdaw.Server.Tests.Readme;
 
-/// <summary>A fenced code block of README.md: its info string (<c>sh</c>, <c>csharp</c>), the line its first line of code is on, its text.</summary>
-internal sealed record ReadmeBlock(string Language, int FirstLine, string Code);
+/// <summary>
+/// A fenced code block of README.md: its info string (<c>sh</c>, <c>csharp</c>), the line its first
+/// line of code is on, its text, and the <c>## </c> heading it is under.
+/// </summary>
+internal sealed record ReadmeBlock(string Language, int FirstLine, string Code, string Section = "");
 
 /// <summary>
 /// A shell command of a README block and what the README shows beside it: the comment at the end
@@ -23,8 +26,11 @@ internal static class ReadmeDocument
     {
         var blocks = new List<ReadmeBlock>();
         var lines = File.ReadAllLines(Path);
+        var section = "";
         for (var i = 0; i < lines.Length; i++)
         {
+            if (lines[i].StartsWith("## ", StringComparison.Ordinal))
+                section = lines[i][3..].Trim();
             if (!lines[i].StartsWith("```", StringComparison.Ordinal) || lines[i].Length == 3)
                 continue;
             var language = lines[i][3..].Trim();
@@ -32,7 +38,7 @@ internal static class ReadmeDocument
             var first = i + 2;
             for (i++; i < lines.Length && !lines[i].StartsWith("```", StringComparison.Ordinal); i++)
                 code.Append(lines[i]).Append('\n');
-            blocks.Add(new ReadmeBlock(language, first, code.ToString()));
+            blocks.Add(new ReadmeBlock(language, first, code.ToString(), section));
         }
         return blocks;
     }
