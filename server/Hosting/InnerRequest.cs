@@ -74,17 +74,6 @@ public sealed class InnerRequest :
             features.Set(services);
         }
 
-        // The connection's TLS: each item is authorized as the outer request's caller.
-        if (outer.Features.Get<ITlsConnectionFeature>() is { } tls)
-        {
-            features.Set(tls);
-        }
-
-        if (outer.Features.Get<TlsConnection>() is { } secured)
-        {
-            features.Set(secured);
-        }
-
         _http = new DefaultHttpContext(features);
         Scheme = outer.Request.Scheme;
         _outerHost = outer.Request.Host.Value ?? string.Empty;
