@@ -11,7 +11,10 @@ public sealed class ChangesOptions
     /// </summary>
     public int QueueCapacity { get; init; } = 64 * 1024;
 
-    /// <summary>The largest command a client may send; a larger one is refused and the connection closed.</summary>
+    /// <summary>
+    /// The largest command a client may send; a larger one is refused and the connection closed. The
+    /// server's <c>Limits:MaxWebSocketMessageSize</c> unless <c>Changes:MaxCommandBytes</c> is set.
+    /// </summary>
     public int MaxCommandBytes { get; init; } = 64 * 1024;
 
     /// <summary>

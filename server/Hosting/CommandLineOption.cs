@@ -51,7 +51,8 @@ internal sealed record CommandLineOption(
                 "The data folder; a relative path is taken from the working directory.",
                 ServerOptions.DefaultDataDir, "JACKDAW_DATADIR", ServerOptions.DefaultDataDir),
             new("--max-body-size", "MaxRequestBodySize", "BYTES",
-                "The largest request body the server accepts.",
+                "The largest request body the server accepts, but a bulk insert's stream: the ceiling of\n"
+                + "the --Limits:Max...BodySize limits of each route.",
                 $"{ServerOptions.DefaultMaxRequestBodySize} ({ServerOptions.DefaultMaxRequestBodySize >> 20} MiB)",
                 "JACKDAW_MAXREQUESTBODYSIZE", Number(ServerOptions.DefaultMaxRequestBodySize)),
             new("--public-url", "PublicUrl", "URL",
@@ -62,7 +63,7 @@ internal sealed record CommandLineOption(
                 Number(changes.QueueCapacity), "JACKDAW_CHANGES__QUEUECAPACITY", Number(changes.QueueCapacity)),
             new("--Changes:MaxCommandBytes", "Changes:MaxCommandBytes", "BYTES",
                 "The largest command a changes-feed client may send.",
-                Number(changes.MaxCommandBytes), "JACKDAW_CHANGES__MAXCOMMANDBYTES", Number(changes.MaxCommandBytes)),
+                $"that of --Limits:MaxWebSocketMessageSize ({Number(changes.MaxCommandBytes)})", "JACKDAW_CHANGES__MAXCOMMANDBYTES", Number(changes.MaxCommandBytes)),
             new("--Changes:CloseGrace", "Changes:CloseGrace", "TIME",
                 "The time a closing changes-feed connection gets (hh:mm:ss or seconds, at most 1 hour).",
                 Time(changes.CloseGrace), "JACKDAW_CHANGES__CLOSEGRACE", Time(changes.CloseGrace)),
@@ -75,6 +76,7 @@ internal sealed record CommandLineOption(
                 + "Certificate:Password (the PFX's), WellKnownAdminCertificates (ClusterAdmin thumbprints),\n"
                 + "UnsecuredAccessAllowed=PublicNetwork (serve other machines without HTTPS).",
                 "unsecured, loopback only", "JACKDAW_SECURITY__CERTIFICATE__PATH, ...", "/etc/jackdaw/server.pfx", Pattern: "--Security:KEY"),
+            .. ServerLimits.CommandLineOptions(),
             new("--Logging:", "Logging:", "LEVEL",
                 "The log level of a category and those under it (Default: every category; Jackdaw.Requests\n"
                 + "logs each request at Debug): Trace, Debug, Information, Warning, Error, Critical or None.\n"

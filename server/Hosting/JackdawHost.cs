@@ -64,7 +64,8 @@ public sealed partial class JackdawHost : IAsyncDisposable
         builder.WebHost.ConfigureKestrel(kestrel =>
         {
             kestrel.AddServerHeader = false;
-            kestrel.Limits.MaxRequestBodySize = options.MaxRequestBodySize;
+            // Per route, a handler raises the body limit of its request (RequestContext.LimitBody).
+            options.Limits.ApplyTo(kestrel.Limits, options.MaxRequestBodySize);
             if (options.Security.IsSecured)
             {
                 foreach (var url in urls)

@@ -43,6 +43,9 @@ public sealed class ServerOptions
     /// </summary>
     public Changes.ChangesOptions Changes { get; set; } = new();
 
+    /// <summary>Limits against abuse: body sizes per route, headers, connections, data rate, WebSocket messages, queries (<c>Limits:*</c>).</summary>
+    public ServerLimits Limits { get; set; } = new();
+
     public static ServerOptions FromConfiguration(IConfiguration configuration)
     {
         var options = new ServerOptions { Security = Jackdaw.Server.Security.SecurityOptions.FromConfiguration(configuration.GetSection("Security")) };
@@ -66,7 +69,8 @@ public sealed class ServerOptions
                 throw new InvalidOperationException($"MaxRequestBodySize '{max}' is not a positive number of bytes; set it with --max-body-size 268435456 or JACKDAW_MAXREQUESTBODYSIZE.");
             options.MaxRequestBodySize = bytes;
         }
-        options.Changes = ChangesFrom(configuration.GetSection("Changes"), options.Changes);
+        options.Limits = ServerLimits.FromConfiguration(configuration, options.MaxRequestBodySize);
+        options.Changes = ChangesFrom(configuration.GetSection("Changes"), new() { MaxCommandBytes = options.Limits.MaxWebSocketMessageSize });
         return options;
     }
 
@@ -127,7 +131,7 @@ public sealed class ServerOptions
         return true;
     }
 
-    private static TimeSpan PositiveTime(IConfigurationSection section, string key, TimeSpan fallback)
+    internal static TimeSpan PositiveTime(IConfigurationSection section, string key, TimeSpan fallback)
     {
         if (section[key] is not { Length: > 0 } text)
             return fallback;

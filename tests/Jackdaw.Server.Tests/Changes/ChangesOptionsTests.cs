@@ -2,17 +2,13 @@ using System.Net;
 using Jackdaw.Server.Changes;
 using Jackdaw.Server.Hosting;
 using Jackdaw.Server.Tests.Infrastructure;
-using Microsoft.Extensions.Configuration;
 
 namespace Jackdaw.Server.Tests.Changes;
 
 /// <summary>The changes feed's limits come from configuration (<c>Changes:*</c>).</summary>
 public sealed class ChangesOptionsTests
 {
-    private static ServerOptions From(params (string Key, string Value)[] settings) =>
-        ServerOptions.FromConfiguration(new ConfigurationBuilder()
-            .AddInMemoryCollection(settings.Select(s => new KeyValuePair<string, string?>(s.Key, s.Value)))
-            .Build());
+    private static ServerOptions From(params (string Key, string Value)[] settings) => Configured.Options(settings);
 
     [Fact]
     public void DefaultsUnlessConfigured()

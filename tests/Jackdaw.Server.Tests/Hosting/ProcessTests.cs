@@ -89,6 +89,9 @@ public class CommandLineProcessTests
             "--Changes:MaxCommandBytes", "JACKDAW_CHANGES__MAXCOMMANDBYTES",
             "--Changes:CloseGrace", "00:00:05", "JACKDAW_CHANGES__CLOSEGRACE",
             "--Changes:EventStreamHeartbeat", "00:00:15", "JACKDAW_CHANGES__EVENTSTREAMHEARTBEAT",
+            "--Limits:MaxDocumentBodySize", "67108864 (64 MiB)", "JACKDAW_LIMITS__MAXDOCUMENTBODYSIZE",
+            "--Limits:MaxConcurrentConnections", "10000", "--Limits:MinRequestBodyDataRate", "240",
+            "--Limits:MaxQueryLimit", "1048576", "JACKDAW_LIMITS__MAXQUERYLIMIT",
             "--Logging:LogLevel:", "Logging__LogLevel__",
             "healthcheck", "--help",
         ];
@@ -137,6 +140,8 @@ public class CommandLineProcessTests
 
     [Theory]
     [InlineData("--max-body-size lots", "MaxRequestBodySize 'lots' is not a positive number of bytes")]
+    [InlineData("--Limits:MaxQueryLimit=lots", "Limits:MaxQueryLimit 'lots' is not a positive whole number; set it with --Limits:MaxQueryLimit or JACKDAW_LIMITS__MAXQUERYLIMIT.")]
+    [InlineData("--max-body-size 1000 --Limits:MaxBatchBodySize 2000", "Limits:MaxBatchBodySize '2000' is over MaxRequestBodySize (1,000)")]
     [InlineData("--urls localhost", "Urls 'localhost' is not an address to listen on")]
     [InlineData("--urls https://127.0.0.1:0", "Urls 'https://127.0.0.1:0' is https but no server certificate is given")]
     [InlineData("--data-dir a-file/data", "DataDir '{0}/a-file/data' cannot be made a folder")]

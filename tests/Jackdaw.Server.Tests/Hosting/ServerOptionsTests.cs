@@ -1,20 +1,14 @@
 using Jackdaw.Server.Hosting;
-using Microsoft.Extensions.Configuration;
+using Jackdaw.Server.Tests.Infrastructure;
 
 namespace Jackdaw.Server.Tests.Hosting;
 
 /// <summary>Server settings from configuration; the Changes: keys are in <c>ChangesOptionsTests</c>.</summary>
 public class ServerOptionsTests
 {
-    private static ServerOptions From(string key, string value) =>
-        ServerOptions.FromConfiguration(new ConfigurationBuilder()
-            .AddInMemoryCollection([new KeyValuePair<string, string?>(key, value)])
-            .Build());
+    private static ServerOptions From(string key, string value) => Configured.Options((key, value));
 
-    private static ServerOptions From(params (string Key, string Value)[] settings) =>
-        ServerOptions.FromConfiguration(new ConfigurationBuilder()
-            .AddInMemoryCollection(settings.Select(s => new KeyValuePair<string, string?>(s.Key, s.Value)))
-            .Build());
+    private static ServerOptions From(params (string Key, string Value)[] settings) => Configured.Options(settings);
 
     [Theory]
     [InlineData("http://127.0.0.1:0")]
