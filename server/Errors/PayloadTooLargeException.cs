@@ -1,6 +1,6 @@
 namespace Jackdaw.Server.Errors;
 
-/// <summary>A request, or one line of a streamed request, is larger than the server accepts (<c>--max-body-size</c>).</summary>
+/// <summary>One line of a streamed request is larger than the server accepts (a bulk insert's line, <c>Limits:MaxDocumentBodySize</c>).</summary>
 public sealed class PayloadTooLargeException : Exception
 {
     public PayloadTooLargeException(string message)

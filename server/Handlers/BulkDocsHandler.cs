@@ -15,6 +15,7 @@ public sealed class BulkDocsHandler(ServerContext server) : HandlerBase(server)
     [Access(RouteAccess.DatabaseReadWrite)]
     public async ValueTask Post(RequestContext context)
     {
+        context.LimitBody(RequestBodyKind.Batch);
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
         // RavenDB's clients send attachments with a batch as multipart/form-data.
         if (context.Request.ContentType is { } contentType && contentType.StartsWith("multipart/", StringComparison.OrdinalIgnoreCase))

@@ -3,7 +3,6 @@ using Jackdaw.Server.Errors;
 using Jackdaw.Server.Hosting;
 using Jackdaw.Server.Wire;
 using Jackdaw.Server.Routing;
-using Microsoft.AspNetCore.Http.Features;
 using Jackdaw.Server.Security;
 
 namespace Jackdaw.Server.Handlers;
@@ -24,10 +23,10 @@ public sealed class BulkInsertHandler(ServerContext server) : HandlerBase(server
     public async ValueTask Post(RequestContext context)
     {
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
-        // The body is a stream of documents, each committed as it comes: the per-request body
-        // limit (meant for single documents and batches) does not apply; each line is bounded instead.
-        if (context.HttpContext.Features.Get<IHttpMaxRequestBodySizeFeature>() is { IsReadOnly: false } limit)
-            limit.MaxRequestBodySize = null;
+        // The body is a stream of documents, each committed as it comes: it has a limit of its own
+        // (none by default), and each line is bounded as a document.
+        context.LimitBody(RequestBodyKind.BulkInsert);
+        var (lineBytes, lineSetting) = Server.Options.Limits.BodyLimit(RequestBodyKind.Document, Server.Options.MaxRequestBodySize);
         var logger = context.Server.LoggerFactory.CreateLogger<BulkInsertOperation>();
 
         // RavenDB's form names an operation (from operations/next-operation-id) and sends a JSON
@@ -45,7 +44,7 @@ public sealed class BulkInsertHandler(ServerContext server) : HandlerBase(server
             var tracked = database.Operations.Start(query.GetInt64("id", 0, min: 1));
             using var killOrAbort = CancellationTokenSource.CreateLinkedTokenSource(context.RequestAborted, tracked.Killed);
             var lines = IsNdjson(context.Request.ContentType);
-            var insert = new BulkInsertOperation(database, context.Server.Options.MaxRequestBodySize, logger, jsonArray: !lines, skipUnchanged, tracked);
+            var insert = new BulkInsertOperation(database, (lineBytes!.Value, lineSetting), logger, jsonArray: !lines, skipUnchanged, tracked);
             // The client may gzip the stream (bulkInsert({ useCompression: true })).
             var body = string.Equals(context.Request.Headers.ContentEncoding, "gzip", StringComparison.OrdinalIgnoreCase)
                 ? System.IO.Pipelines.PipeReader.Create(new System.IO.Compression.GZipStream(context.Request.Body, System.IO.Compression.CompressionMode.Decompress))
@@ -64,7 +63,7 @@ public sealed class BulkInsertHandler(ServerContext server) : HandlerBase(server
             }
             catch (Exception e)
             {
-                tracked.Fail(FailureOf(e), insert.Committed);
+                tracked.Fail(FailureOf(context.ExplainLimit(e)), insert.Committed);
                 throw;
             }
             if (lines)
@@ -80,7 +79,7 @@ public sealed class BulkInsertHandler(ServerContext server) : HandlerBase(server
         // the file does not exist); a streamed one (the client's, with nothing to store) is not.
         if (context.Request.ContentLength == 0)
             throw new BadRequestException("The body is empty: bulk_insert takes one JSON document per line, {\"Id\":...,\"Document\":{...}} or a document with its id in @metadata.@id (with curl --data-binary @file, check that the file exists).");
-        var operation = new BulkInsertOperation(database, context.Server.Options.MaxRequestBodySize, logger, skipUnchanged: skipUnchanged);
+        var operation = new BulkInsertOperation(database, (lineBytes!.Value, lineSetting), logger, skipUnchanged: skipUnchanged);
         await WriteCountAsync(context, await operation.RunAsync(context.Request.BodyReader, context.RequestAborted).ConfigureAwait(false)).ConfigureAwait(false);
     }
 

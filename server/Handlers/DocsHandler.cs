@@ -121,6 +121,7 @@ public sealed class DocsHandler(ServerContext server) : HandlerBase(server)
     [Access(RouteAccess.DatabaseReadWrite)]
     public async ValueTask Put(RequestContext context)
     {
+        context.LimitBody(RequestBodyKind.Document);
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
         var id = DocumentBodies.ValidateId(new UrlQuery(context.Request.QueryString.Value).GetString("id"));
         var expected = IfMatch(context);

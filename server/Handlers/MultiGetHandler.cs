@@ -36,6 +36,7 @@ public sealed class MultiGetHandler(ServerContext server) : HandlerBase(server)
         var database = context.GetCapture(0).ToString();
         Server.Databases.GetDatabase(database);
 
+        context.LimitBody(RequestBodyKind.Batch);
         byte[] body;
         var read = await DocumentBodies.BufferAsync(context.Request.BodyReader, context.RequestAborted).ConfigureAwait(false);
         try

@@ -4,6 +4,7 @@ using Jackdaw.Server.Errors;
 using Jackdaw.Server.Wire;
 using Jackdaw.Server.Routing;
 using Jackdaw.Storage.Blittable;
+using Microsoft.AspNetCore.Http.Features;
 
 namespace Jackdaw.Server.Hosting;
 
@@ -19,6 +20,7 @@ public sealed class RequestContext : IDisposable
     private RouteMatch<RequestHandler> _match;
     private Utf8JsonWriter? _json;
     private JsonOperationContext? _documents;
+    private RequestBodyKind _body;
     private readonly RequestPipeline _pipeline;
 
     internal RequestContext(ServerContext server, RequestPipeline pipeline)
@@ -114,6 +116,28 @@ public sealed class RequestContext : IDisposable
     }
 
     /// <summary>
+    /// Holds this request's body to the limit of <paramref name="kind"/> (<c>Limits:MaxDocumentBodySize</c>
+    /// ...) rather than <c>Limits:MaxOtherBodySize</c>, which every route gets unless it says; call
+    /// it before reading the body. A body over it fails the read with a 413 that names the setting.
+    /// </summary>
+    public void LimitBody(RequestBodyKind kind)
+    {
+        _body = kind;
+        // An inner request's body is part of its outer one's, already read.
+        if (!IsInnerRequest && HttpContext.Features.Get<IHttpMaxRequestBodySizeFeature>() is { IsReadOnly: false } feature)
+        {
+            feature.MaxRequestBodySize = Server.Options.Limits.BodyLimit(kind, Server.Options.MaxRequestBodySize).Bytes;
+        }
+    }
+
+    /// <summary>
+    /// <paramref name="exception"/>, or, for the server's own error about this request's body (too
+    /// large for its limit, or arriving too slowly), the same error with a message naming the setting.
+    /// </summary>
+    public Exception ExplainLimit(Exception exception) =>
+        Server.Options.Limits.Explain(exception, _body, Server.Options.MaxRequestBodySize);
+
+    /// <summary>
     /// Requests to run inside this one, through the same router and handlers (see
     /// <see cref="InnerRequest"/>); dispose it before this request ends.
     /// </summary>
@@ -143,6 +167,7 @@ public sealed class RequestContext : IDisposable
         _match = default;
         IsInnerRequest = false;
         Caller = null;
+        _body = RequestBodyKind.Other;
         _json?.Reset(Stream.Null);
         _documents?.Reset();
     }

@@ -99,7 +99,7 @@ public sealed partial class RequestPipeline
             failed = true;
             // An inner request's partial answer is only in its buffer: the error replaces it whole.
             inner?.ClearResponse();
-            await WriteFailureAsync(http, e).ConfigureAwait(false);
+            await WriteFailureAsync(http, context.ExplainLimit(e)).ConfigureAwait(false);
         }
         finally
         {

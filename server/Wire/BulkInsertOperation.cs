@@ -18,7 +18,8 @@ namespace Jackdaw.Server.Wire;
 /// operation publishes: each document read, each batch once durable.
 /// </summary>
 /// <remarks>It lives beside <see cref="BatchParser"/>, whose line format it reads.</remarks>
-public sealed partial class BulkInsertOperation(DocumentDatabase database, long maxLineBytes, ILogger logger, bool jsonArray = false, bool skipUnchanged = false, DatabaseOperation? tracked = null)
+/// <param name="maxLine">The longest line, in bytes, and the setting that decides it (for the error that names it).</param>
+public sealed partial class BulkInsertOperation(DocumentDatabase database, (long Bytes, string Setting) maxLine, ILogger logger, bool jsonArray = false, bool skipUnchanged = false, DatabaseOperation? tracked = null)
 {
     private static readonly JsonReaderOptions ScanOptions = new() { MaxDepth = 1024 };
     private const int MaxBatchDocuments = 1024;
@@ -79,7 +80,7 @@ public sealed partial class BulkInsertOperation(DocumentDatabase database, long 
                 }
 
                 var buffer = result.Buffer;
-                if (!jsonArray && buffer.Length > maxLineBytes && buffer.PositionOf((byte)'\n') is null)
+                if (!jsonArray && buffer.Length > maxLine.Bytes && buffer.PositionOf((byte)'\n') is null)
                 {
                     body.AdvanceTo(buffer.End);
                     throw LineTooLong(_line + 1);
@@ -88,7 +89,7 @@ public sealed partial class BulkInsertOperation(DocumentDatabase database, long 
                 while (!full && TryReadItem(ref buffer, result.IsCompleted, out var text))
                 {
                     _line++;
-                    if (text.Length > maxLineBytes)
+                    if (text.Length > maxLine.Bytes)
                     {
                         body.AdvanceTo(buffer.Start, buffer.End);
                         throw LineTooLong(_line);
@@ -249,7 +250,7 @@ public sealed partial class BulkInsertOperation(DocumentDatabase database, long 
                 }
                 _scanned += reader.BytesConsumed;
                 _scanState = reader.CurrentState;
-                if (_scanned > maxLineBytes)
+                if (_scanned > maxLine.Bytes)
                     throw LineTooLong(_line + 1);
                 if (isCompleted)
                     throw new BadRequestException($"Bulk insert stopped at command {_line + 1}: the body ended inside it. {_committed} document(s) were committed before it.");
@@ -338,7 +339,7 @@ public sealed partial class BulkInsertOperation(DocumentDatabase database, long 
     }
 
     private PayloadTooLargeException LineTooLong(long line) =>
-        new($"Bulk insert line {line} is longer than the largest request body allowed ({maxLineBytes} bytes); nothing from it on was committed.");
+        new($"Bulk insert line {line} is longer than {maxLine.Bytes.ToString("N0", System.Globalization.CultureInfo.InvariantCulture)} bytes, the largest document allowed ({maxLine.Setting}); nothing from it on was committed.");
 
     [LoggerMessage(Level = LogLevel.Warning, Message = "Bulk insert into {Database} ended early at line {Line}; {Committed} document(s) had been committed")]
     private static partial void LogBrokenStream(ILogger logger, Exception exception, string database, long committed, long line);

@@ -163,6 +163,8 @@ public class HostTests(ServerFixture fixture) : IClassFixture<ServerFixture>
         request.Headers.ExpectContinue = true;
         using var response = await Client.SendAsync(request);
         await AssertErrorAsync(response, HttpStatusCode.RequestEntityTooLarge, "PayloadTooLargeException");
+        // The ceiling is lower than the route's own limit: the message names the ceiling.
+        Assert.Contains("over 1,048,576 bytes, the largest request body allowed (MaxRequestBodySize; set it with --max-body-size or JACKDAW_MAXREQUESTBODYSIZE)", await response.Content.ReadAsStringAsync(), StringComparison.Ordinal);
     }
 
     [Fact]

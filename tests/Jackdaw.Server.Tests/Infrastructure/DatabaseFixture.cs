@@ -6,7 +6,7 @@ using System.Text.Json;
 namespace Jackdaw.Server.Tests.Infrastructure;
 
 /// <summary>One in-process server shared by a test class; each test makes its own database.</summary>
-public sealed class ServerFixture : IAsyncLifetime
+public class ServerFixture : IAsyncLifetime
 {
     private InProcessServer? _server;
     private int _databases;
@@ -15,7 +15,10 @@ public sealed class ServerFixture : IAsyncLifetime
 
     public HttpClient Client => Server.Client;
 
-    public async Task InitializeAsync() => _server = await InProcessServer.StartAsync("--max-body-size", "67108864");
+    /// <summary>The server's command line, besides its address and data folder.</summary>
+    protected virtual string[] Args => ["--max-body-size", "67108864"];
+
+    public async Task InitializeAsync() => _server = await InProcessServer.StartAsync(Args);
 
     public async Task DisposeAsync()
     {
