@@ -32,64 +32,42 @@ public static class ChangesWebSocketSession
 
     private static async Task ReceiveLoopAsync(ChangesConnection connection, WebSocket socket)
     {
-        var max = connection.Options.MaxCommandBytes;
-        var buffer = ArrayPool<byte>.Shared.Rent(Math.Min(4096, max));
+        using var reader = new WebSocketMessageReader(socket, connection.Options.MaxCommandBytes);
         try
         {
             while (true)
             {
-                var count = 0;
-                ValueWebSocketReceiveResult result;
-                do
+                var read = await reader.ReadAsync(connection.Aborted).ConfigureAwait(false);
+                if (read == WebSocketRead.Closed)
+                    return;
+                if (read == WebSocketRead.TooBig)
                 {
-                    if (count == buffer.Length)
+                    // Refused at once (a message that never ends must not keep the connection);
+                    // what follows is read and dropped until the client closes or the grace runs out.
+                    if (connection.CloseReason == ChangesCloseReason.None)
                     {
-                        if (buffer.Length >= max)
-                        {
-                            // Refused at once (a message that never ends must not keep the
-                            // connection); what follows is read into the same space and dropped
-                            // until the client closes or the grace runs out.
-                            if (connection.CloseReason == ChangesCloseReason.None)
-                            {
-                                connection.SendError($"The message is larger than {max:N0} bytes, the most a changes command may be; the connection is closed.", "MessageTooBig");
-                                connection.Close(ChangesCloseReason.MessageTooBig);
-                            }
-                            count = 0;
-                        }
-                        else
-                        {
-                            var larger = ArrayPool<byte>.Shared.Rent(Math.Min(buffer.Length * 2, max));
-                            buffer.AsSpan(0, count).CopyTo(larger);
-                            ArrayPool<byte>.Shared.Return(buffer);
-                            buffer = larger;
-                        }
+                        connection.SendError($"The message is larger than {reader.MaxBytes:N0} bytes, the most a changes command may be; the connection is closed.", "MessageTooBig");
+                        connection.Close(ChangesCloseReason.MessageTooBig);
                     }
-                    result = await socket.ReceiveAsync(buffer.AsMemory(count), connection.Aborted).ConfigureAwait(false);
-                    if (result.MessageType == WebSocketMessageType.Close)
-                        return;
-                    count += result.Count;
+                    await WebSocketClosing.DrainAsync(socket, connection.Aborted).ConfigureAwait(false);
+                    return;
                 }
-                while (!result.EndOfMessage);
 
                 if (connection.CloseReason != ChangesCloseReason.None)
                     continue; // closing: wait for the client's close frame, ignore the rest
-                if (result.MessageType == WebSocketMessageType.Binary)
+                if (reader.MessageType == WebSocketMessageType.Binary)
                 {
                     connection.SendError("Binary messages are not commands: send each command as a text message holding JSON, e.g. {\"CommandId\":1,\"Command\":\"watch-doc\",\"Param\":\"orders/1\"}.", "BinaryMessage");
                 }
                 else
                 {
-                    connection.HandleCommand(buffer.AsSpan(0, count));
+                    connection.HandleCommand(reader.Message.Span);
                 }
             }
         }
         catch (Exception e) when (e is OperationCanceledException or WebSocketException or ObjectDisposedException)
         {
             // The client went away, or the connection was aborted after its grace.
-        }
-        finally
-        {
-            ArrayPool<byte>.Shared.Return(buffer);
         }
     }
 

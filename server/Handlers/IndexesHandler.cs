@@ -439,7 +439,7 @@ public sealed partial class IndexesHandler(ServerContext server) : HandlerBase(s
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
         var store = IndexStore.Of(database);
         using var socket = await context.AcceptWebSocketAsync("connect with ws://.../databases/{db}/indexes/performance/live.").ConfigureAwait(false);
-        await IndexingPerformanceFeed.RunAsync(socket, store, context.RequestAborted).ConfigureAwait(false);
+        await IndexingPerformanceFeed.RunAsync(socket, store, Server.Options.Limits.MaxWebSocketMessageSize, context.RequestAborted).ConfigureAwait(false);
     }
 
     /// <summary>A replacement's progress: documents done of the mapped collections' total, and an estimate of the time left from its recent batches.</summary>

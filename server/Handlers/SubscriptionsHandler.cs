@@ -189,7 +189,7 @@ public sealed class SubscriptionsHandler(ServerContext server) : HandlerBase(ser
             return;
         }
         using (session)
-            await SubscriptionConnection.RunAsync(socket, session, store.AckTimeout, maxDocs, database.DatabaseId, store.Logger, aborted).ConfigureAwait(false);
+            await SubscriptionConnection.RunAsync(socket, session, store.AckTimeout, maxDocs, Server.Options.Limits.MaxWebSocketMessageSize, database.DatabaseId, store.Logger, aborted).ConfigureAwait(false);
     }
 
     private static string? NameOf(RequestContext context, bool required)

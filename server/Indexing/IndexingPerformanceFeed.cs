@@ -13,7 +13,8 @@ namespace Jackdaw.Server.Indexing;
 /// <c>[{"Name","Performance":[batch]}]</c> at a time (up to 64 batches, grouped by index). A slow
 /// reader loses the oldest queued batches (a <c>{"Type":"Dropped","Count"}</c> notice says how
 /// many), never the server's memory. The client sends nothing; its messages are read and dropped
-/// so that its close is noticed.
+/// so that its close is noticed, and one longer than the server's largest WebSocket message ends
+/// the feed (1009).
 /// </summary>
 public static class IndexingPerformanceFeed
 {
@@ -21,7 +22,8 @@ public static class IndexingPerformanceFeed
     public const int QueueCapacity = 1024;
 
     /// <summary>Serves an accepted WebSocket until the client leaves (or the request is aborted).</summary>
-    public static async Task RunAsync(WebSocket socket, IndexStore store, CancellationToken aborted)
+    /// <param name="maxMessageBytes">The longest message the client may send (<c>Limits:MaxWebSocketMessageSize</c>).</param>
+    public static async Task RunAsync(WebSocket socket, IndexStore store, int maxMessageBytes, CancellationToken aborted)
     {
         var queue = Channel.CreateBounded<(string Index, IndexingBatch Batch)>(
             new BoundedChannelOptions(QueueCapacity) { FullMode = BoundedChannelFullMode.DropOldest, SingleReader = true });
@@ -35,9 +37,23 @@ public static class IndexingPerformanceFeed
         });
         using var closed = CancellationTokenSource.CreateLinkedTokenSource(aborted);
         // Read (and drop) what the client sends, so its close is noticed and ends the feed.
+        var tooBig = false;
         var reading = Task.Run(async () =>
         {
-            await WebSocketClosing.DrainAsync(socket, closed.Token).ConfigureAwait(false);
+            using var reader = new WebSocketMessageReader(socket, maxMessageBytes);
+            try
+            {
+                WebSocketRead read;
+                do
+                {
+                    read = await reader.ReadAsync(closed.Token).ConfigureAwait(false);
+                }
+                while (read == WebSocketRead.Message);
+                tooBig = read == WebSocketRead.TooBig;
+            }
+            catch (Exception e) when (e is OperationCanceledException or WebSocketException or ObjectDisposedException)
+            {
+            }
             closed.Cancel();
         });
         try
@@ -69,6 +85,14 @@ public static class IndexingPerformanceFeed
         }
         catch (Exception e) when (e is OperationCanceledException or WebSocketException)
         {
+        }
+        if (tooBig)
+        {
+            // The reader stopped inside the message: what is left of it, and the client's close, are dropped here.
+            await reading.ConfigureAwait(false);
+            await WebSocketClosing.SendCloseAsync(socket, WebSocketCloseStatus.MessageTooBig, $"a message may have at most {maxMessageBytes} bytes", aborted).ConfigureAwait(false);
+            await WebSocketClosing.DrainAsync(socket, WebSocketClosing.Grace, aborted).ConfigureAwait(false);
+            return;
         }
         // A client that closed first is answered too; else the reader waits for the client's close.
         await WebSocketClosing.SendCloseAsync(socket, WebSocketCloseStatus.NormalClosure, "bye", aborted).ConfigureAwait(false);

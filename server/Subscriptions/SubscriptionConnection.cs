@@ -24,9 +24,6 @@ namespace Jackdaw.Server.Subscriptions;
 /// </summary>
 public sealed class SubscriptionConnection : IDisposable
 {
-    /// <summary>The largest message a worker may send (an acknowledgement is a few dozen bytes).</summary>
-    public const int MaxWorkerMessage = 64 * 1024;
-
     /// <summary>The most document bytes in one batch.</summary>
     public const long MaxBatchBytes = 16L * 1024 * 1024;
 
@@ -40,6 +37,7 @@ public sealed class SubscriptionConnection : IDisposable
     private readonly SubscriptionSession _session;
     private readonly TimeSpan _ackTimeout;
     private readonly int _maxDocs;
+    private readonly int _maxMessageBytes;
     private readonly CancellationToken _aborted;
     private readonly ILogger _logger;
     private readonly CancellationTokenSource _connection;
@@ -59,8 +57,9 @@ public sealed class SubscriptionConnection : IDisposable
     // What ended the connection, told to the worker after its session left.
     private (string Type, string Message)? _error;
 
-    private SubscriptionConnection(WebSocket socket, SubscriptionSession session, TimeSpan ackTimeout, int maxDocs, string databaseId, ILogger logger, CancellationToken aborted)
+    private SubscriptionConnection(WebSocket socket, SubscriptionSession session, TimeSpan ackTimeout, int maxDocs, int maxMessageBytes, string databaseId, ILogger logger, CancellationToken aborted)
     {
+        _maxMessageBytes = maxMessageBytes;
         _logger = logger;
         _socket = socket;
         _session = session;
@@ -75,9 +74,10 @@ public sealed class SubscriptionConnection : IDisposable
     }
 
     /// <summary>Serves an accepted session until the worker, the subscription or the server ends it; then closes the socket.</summary>
-    public static async Task RunAsync(WebSocket socket, SubscriptionSession session, TimeSpan ackTimeout, int maxDocs, string databaseId, ILogger logger, CancellationToken aborted)
+    /// <param name="maxMessageBytes">The largest message the worker may send (an acknowledgement is a few dozen bytes): the server's <c>Limits:MaxWebSocketMessageSize</c>.</param>
+    public static async Task RunAsync(WebSocket socket, SubscriptionSession session, TimeSpan ackTimeout, int maxDocs, int maxMessageBytes, string databaseId, ILogger logger, CancellationToken aborted)
     {
-        using var connection = new SubscriptionConnection(socket, session, ackTimeout, maxDocs, databaseId, logger, aborted);
+        using var connection = new SubscriptionConnection(socket, session, ackTimeout, maxDocs, maxMessageBytes, databaseId, logger, aborted);
         await connection.RunAsync().ConfigureAwait(false);
     }
 
@@ -214,29 +214,22 @@ public sealed class SubscriptionConnection : IDisposable
     /// <summary>Reads the worker's messages: acknowledgements go to the batch loop; anything bad is an error message and the end of the connection.</summary>
     private async Task ReadAsync()
     {
-        var buffer = new byte[MaxWorkerMessage];
+        using var reader = new WebSocketMessageReader(_socket, _maxMessageBytes);
         try
         {
             // Receives use only the request's token: cancelling a pending receive aborts a WebSocket,
             // and a closing connection must still deliver its last message and close frame.
             while (true)
             {
-                var length = 0;
-                ValueWebSocketReceiveResult received;
-                do
-                {
-                    if (length == buffer.Length)
-                    {
-                        await SendErrorAsync("BadRequestException", $"A worker message may have at most {MaxWorkerMessage} bytes.").ConfigureAwait(false);
-                        return;
-                    }
-                    received = await _socket.ReceiveAsync(buffer.AsMemory(length), _aborted).ConfigureAwait(false);
-                    length += received.Count;
-                }
-                while (!received.EndOfMessage && received.MessageType != WebSocketMessageType.Close);
-                if (received.MessageType == WebSocketMessageType.Close)
+                var read = await reader.ReadAsync(_aborted).ConfigureAwait(false);
+                if (read == WebSocketRead.Closed)
                     return;
-                if (received.MessageType == WebSocketMessageType.Binary)
+                if (read == WebSocketRead.TooBig)
+                {
+                    await SendErrorAsync("BadRequestException", $"A worker message may have at most {_maxMessageBytes} bytes (the server's Limits:MaxWebSocketMessageSize).").ConfigureAwait(false);
+                    return;
+                }
+                if (reader.MessageType == WebSocketMessageType.Binary)
                 {
                     await SendErrorAsync("BadRequestException", "Binary frames are not accepted: send JSON text such as {\"Type\":\"Acknowledge\",\"Etag\":12}.").ConfigureAwait(false);
                     return;
@@ -244,7 +237,7 @@ public sealed class SubscriptionConnection : IDisposable
                 long etag;
                 try
                 {
-                    using var json = JsonDocument.Parse(buffer.AsMemory(0, length));
+                    using var json = JsonDocument.Parse(reader.Message);
                     var root = json.RootElement;
                     var type = root.ValueKind == JsonValueKind.Object && root.TryGetProperty("Type", out var t) && t.ValueKind == JsonValueKind.String ? t.GetString() : null;
                     if (type == "Heartbeat")
