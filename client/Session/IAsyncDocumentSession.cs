@@ -108,8 +108,9 @@ public interface IAdvancedSessionOperations
     /// order: after <paramref name="startAfter"/> when given, those whose id after the prefix
     /// <paramref name="matches"/> and not <paramref name="exclude"/> (<c>*</c> any run of characters,
     /// <c>?</c> one character, alternatives separated by <c>|</c>), <paramref name="start"/> of them
-    /// skipped, at most <paramref name="pageSize"/> (the server allows up to 1,024). One request;
-    /// the documents join the session as loaded ones do, so loading one of them again makes none.
+    /// skipped, at most <paramref name="pageSize"/> (the server allows up to its
+    /// <c>Limits:MaxQueryLimit</c>, 1,048,576 by default). One request; the documents join the
+    /// session as loaded ones do, so loading one of them again makes none.
     /// A document the session holds already is the held instance; one it deletes at its next save
     /// comes as stored, untracked.
     /// </summary>

@@ -11,7 +11,6 @@ namespace Jackdaw.Server.Handlers;
 public sealed class CollectionsHandler(ServerContext server) : HandlerBase(server)
 {
     private const int DefaultPageSize = 25;
-    private const int MaxPageSize = 1024;
 
     private static readonly ReadOnlyMemory<byte> PageSuffix = "]}"u8.ToArray();
 
@@ -43,7 +42,7 @@ public sealed class CollectionsHandler(ServerContext server) : HandlerBase(serve
         if (string.IsNullOrEmpty(name))
             throw new BadRequestException("Query parameter 'name' (the collection) is required, e.g. ?name=Users.");
         var start = query.GetInt32("start", 0);
-        var pageSize = query.GetInt32("pageSize", DefaultPageSize, 0, MaxPageSize);
+        var pageSize = PageSize(query, DefaultPageSize);
 
         context.Response.StatusCode = StatusCodes.Status200OK;
         context.Response.ContentType = JsonErrors.JsonContentType;

@@ -18,7 +18,6 @@ public sealed class DocsHandler(ServerContext server) : HandlerBase(server)
 {
     private static readonly ReadOnlyMemory<byte> ResultsSuffix = "],\"Includes\":{}}"u8.ToArray();
     private const int DefaultPageSize = 25;
-    private const int MaxPageSize = 1024;
 
     [Route("/databases/*/docs", "GET")]
     [Access(RouteAccess.DatabaseRead)]
@@ -72,7 +71,7 @@ public sealed class DocsHandler(ServerContext server) : HandlerBase(server)
             return metadataOnly ? GetManyAsync(context, database, [single], includes, metadataOnly, notFoundIfMissing: true) : GetOneAsync(context, database, single, includes);
 
         var start = query.GetInt32("start", 0);
-        var pageSize = query.GetInt32("pageSize", DefaultPageSize, 0, MaxPageSize);
+        var pageSize = PageSize(query, DefaultPageSize);
         var startsWith = query.GetString("startsWith");
         var matches = IdPattern.Parse(query.GetString("matches"));
         var exclude = IdPattern.Parse(query.GetString("exclude"));

@@ -1,4 +1,6 @@
+using Jackdaw.Server.Errors;
 using Jackdaw.Server.Hosting;
+using Jackdaw.Server.Wire;
 
 namespace Jackdaw.Server.Handlers;
 
@@ -10,4 +12,23 @@ namespace Jackdaw.Server.Handlers;
 public abstract class HandlerBase(ServerContext server)
 {
     protected ServerContext Server { get; } = server;
+
+    /// <summary>
+    /// The <c>pageSize</c> of a page of documents (<paramref name="defaultValue"/> when not given): at
+    /// most the server's <c>Limits:MaxQueryLimit</c>, the most results a query answers. A larger one
+    /// is a 400 that names the setting and points to <c>/streams/docs</c>, which reads any number:
+    /// unlike a query's <c>limit</c>, no client sends a page size to mean "no limit", so asking more
+    /// than a page may hold is a mistake worth saying.
+    /// </summary>
+    /// <exception cref="BadRequestException">pageSize is not a whole number, or is over the limit.</exception>
+    protected int PageSize(UrlQuery query, int defaultValue)
+    {
+        var max = Server.Options.Limits.MaxQueryLimit;
+        var pageSize = query.GetInt64("pageSize", defaultValue);
+        if (pageSize > max)
+        {
+            throw new BadRequestException($"pageSize {pageSize} is over {max.ToString("N0", System.Globalization.CultureInfo.InvariantCulture)}, the most documents one page holds (Limits:MaxQueryLimit). Page on with start, or read them all with /streams/docs, which has no such limit.");
+        }
+        return (int)pageSize;
+    }
 }

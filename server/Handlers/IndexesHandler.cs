@@ -306,7 +306,7 @@ public sealed partial class IndexesHandler(ServerContext server) : HandlerBase(s
         var run = await IndexTestRun.RunAsync(database, definition, maxDocuments, maxTime, Server.LoggerFactory.CreateLogger("Jackdaw.Indexes.Test")).ConfigureAwait(false);
         try
         {
-            var answer = QueryRunner.RunOn(database, run.Index, new QueryRequest(queryText, parameters, false, TimeSpan.Zero));
+            var answer = QueryRunner.RunOn(database, run.Index, new QueryRequest(queryText, parameters, false, TimeSpan.Zero), Server.Options.Limits.MaxQueryLimit);
             using var results = JsonDocument.Parse(answer);
             var writer = context.StartJson();
             writer.WriteStartObject();

@@ -62,7 +62,7 @@ public sealed class QueriesHandler(ServerContext server) : HandlerBase(server)
     private static async ValueTask AnswerAsync(RequestContext context, DocumentDatabase database, QueryRequest request)
     {
         var ifNoneMatch = context.Request.Headers.IfNoneMatch.Count > 0 ? context.Request.Headers.IfNoneMatch[0] : null;
-        var answer = await QueryRunner.RunAsync(database, request, ifNoneMatch, context.RequestAborted).ConfigureAwait(false);
+        var answer = await QueryRunner.RunAsync(database, request, context.Server.Options.Limits.MaxQueryLimit, ifNoneMatch, context.RequestAborted).ConfigureAwait(false);
         var response = context.Response;
         response.Headers.ETag = "\"" + answer.ResultEtag + "\"";
         if (answer.NotModified)

@@ -96,12 +96,12 @@ public sealed class ServerLimits
 
     /// <summary>
     /// The most results one query answers (<c>/queries</c>, whose answer is built in memory), and the
-    /// most documents of a page (<c>pageSize</c> of <c>/docs</c>, <c>/collections/docs</c>). A query with
-    /// no <c>limit</c>, or a larger one, answers at most this many (its <c>TotalResults</c> counts them
-    /// all), as a larger <c>pageSize</c> gets a page this large: RavenDB's clients send
-    /// <c>int.MaxValue</c> for "no limit", which a 400 would break. The streams, which are how large
-    /// results are read, are not limited. 1,048,576 is what a query without a limit answered before
-    /// it was a setting.
+    /// largest <c>pageSize</c> of a page of documents (<c>/docs</c>, <c>/collections/docs</c>). A query
+    /// with no <c>limit</c>, or a larger one, answers at most this many (its <c>TotalResults</c> counts
+    /// them all): RavenDB's clients send <c>int.MaxValue</c> for "no limit", which a 400 would break.
+    /// A larger <c>pageSize</c> is a 400 naming this setting. The streams, which are how large results
+    /// are read, are not limited. 1,048,576 is what a query without a limit answered before it was a
+    /// setting.
     /// </summary>
     public int MaxQueryLimit { get; init; } = 1024 * 1024;
 
@@ -224,7 +224,7 @@ public sealed class ServerLimits
             Option(nameof(MinRequestBodyDataRate), "BYTES/S", "The least rate a body must arrive at after the grace period, or it is cut off\n(408); none: no minimum.", Plain(defaults.MinRequestBodyDataRate!.Value), "1024"),
             Option(nameof(MinRequestBodyDataRateGracePeriod), "TIME", "The time a body gets before its rate is checked (more than 1 second).", Time(defaults.MinRequestBodyDataRateGracePeriod), "00:00:10"),
             Option(nameof(MaxWebSocketMessageSize), "BYTES", "The largest message a WebSocket client may send (changes feed, subscriptions).", Plain(defaults.MaxWebSocketMessageSize), "16384"),
-            Option(nameof(MaxQueryLimit), "N", "The most results of a query (/queries) or documents of a page (/docs pageSize),\nwhatever limit or pageSize asks; the streams are not limited.", Plain(defaults.MaxQueryLimit), "10000"),
+            Option(nameof(MaxQueryLimit), "N", "The most results of a query (/queries), whatever limit it asks, and the largest\npageSize of a page (/docs; over it: 400); the streams are not limited.", Plain(defaults.MaxQueryLimit), "10000"),
         ];
     }
 

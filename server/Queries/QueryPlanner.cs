@@ -29,9 +29,6 @@ public sealed record QueryExplanation(string IndexName, IReadOnlyList<(string In
 /// </summary>
 public static class QueryPlanner
 {
-    /// <summary>The most results one query returns when it names no limit.</summary>
-    public const int DefaultPageSize = 1024 * 1024;
-
     /// <summary>How long a query waits for a new index's first batch (<see cref="Indexing.Index.WaitForFirstBatchAsync"/>): a batch takes at most 2 s.</summary>
     public static readonly TimeSpan FirstBatchWait = TimeSpan.FromSeconds(5);
 

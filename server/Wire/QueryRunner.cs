@@ -14,18 +14,22 @@ namespace Jackdaw.Server.Wire;
 /// Runs a query (<see cref="QueryPlanner"/>, then <see cref="IndexQueryExecutor"/> or
 /// <see cref="CollectionQueryExecutor"/>) and writes RavenDB's answer shape around its results:
 /// <c>{"Results":[...],"Includes":{...},"TotalResults",...}</c>, and the explanation of
-/// <c>debug=explain</c>.
+/// <c>debug=explain</c>. The answer is built in memory: it holds at most <c>maxLimit</c> results,
+/// whatever <c>limit</c> the query names, while the streams (<see cref="QueryStream"/>) write results
+/// as they read them and have no such limit.
 /// </summary>
 public static class QueryRunner
 {
-    public static async Task<QueryAnswer> RunAsync(DocumentDatabase database, QueryRequest request, string? ifNoneMatch, CancellationToken cancellationToken)
+    /// <param name="maxLimit">The most results the answer may hold (the server's <c>Limits:MaxQueryLimit</c>).</param>
+    /// <exception cref="Errors.InvalidQueryException">The query is not valid.</exception>
+    public static async Task<QueryAnswer> RunAsync(DocumentDatabase database, QueryRequest request, int maxLimit, string? ifNoneMatch, CancellationToken cancellationToken)
     {
         // An index deleted, reset or rebuilt under the query: plan again (a few times at most).
         for (var attempt = 0; ; attempt++)
         {
             try
             {
-                return await RunOnceAsync(database, request, ifNoneMatch, cancellationToken).ConfigureAwait(false);
+                return await RunOnceAsync(database, request, maxLimit, ifNoneMatch, cancellationToken).ConfigureAwait(false);
             }
             catch (ObjectDisposedException) when (attempt < 3 && !database.IsClosing)
             {
@@ -33,13 +37,13 @@ public static class QueryRunner
         }
     }
 
-    private static async Task<QueryAnswer> RunOnceAsync(DocumentDatabase database, QueryRequest request, string? ifNoneMatch, CancellationToken cancellationToken)
+    private static async Task<QueryAnswer> RunOnceAsync(DocumentDatabase database, QueryRequest request, int maxLimit, string? ifNoneMatch, CancellationToken cancellationToken)
     {
         var started = Stopwatch.GetTimestamp();
         var query = RqlParser.Parse(request.Text);
         var timings = query.IncludeTimings ? new QueryTimings() : null;
         var plan = await QueryPlanner.PlanAsync(database, request, query, timings, cancellationToken).ConfigureAwait(false);
-        var limit = plan.Limit ?? QueryPlanner.DefaultPageSize;
+        var limit = Within(plan.Limit, maxLimit);
         var filter = QueryFilter.Of(plan.Query, request, QueryPlanner.Count(plan.Query.FilterLimit, request, "filter_limit"));
         var run = new QueryRun(request, plan.Offset, limit, filter, timings, started, RavenAnswerShape.Instance);
         return plan.Index is null
@@ -77,15 +81,24 @@ public static class QueryRunner
     /// Runs a query on a given index (a test index of <c>POST /indexes/test</c>), whatever its
     /// <c>from</c> names; no waiting, no caching. Returns the answer's JSON.
     /// </summary>
-    public static ReadOnlyMemory<byte> RunOn(DocumentDatabase database, Indexing.Index index, QueryRequest request)
+    public static ReadOnlyMemory<byte> RunOn(DocumentDatabase database, Indexing.Index index, QueryRequest request, int maxLimit)
     {
         var query = RqlParser.Parse(request.Text);
         var offset = QueryPlanner.Count(query.Offset, request, "offset") ?? 0;
-        var limit = QueryPlanner.Count(query.Limit, request, "limit") ?? QueryPlanner.DefaultPageSize;
+        var limit = Within(QueryPlanner.Count(query.Limit, request, "limit"), maxLimit);
         var filter = QueryFilter.Of(query, request, QueryPlanner.Count(query.FilterLimit, request, "filter_limit"));
         var run = new QueryRun(request, offset, limit, filter, query.IncludeTimings ? new QueryTimings() : null, Stopwatch.GetTimestamp(), RavenAnswerShape.Instance);
         return IndexQueryExecutor.Execute(database, index, query, run, null).Body;
     }
+
+    /// <summary>
+    /// The query's limit, at most <paramref name="maxLimit"/>; that when it names none. A larger
+    /// limit is read as none, not refused: RavenDB's clients send <c>int.MaxValue</c> to mean "no
+    /// limit" (Jackdaw's client for a <c>Skip</c> without <c>Take</c>, RavenDB users'
+    /// <c>Take(int.MaxValue)</c>), and a 400 would break queries RavenDB answers. The answer's
+    /// <c>TotalResults</c> still counts every match.
+    /// </summary>
+    private static long Within(long? limit, int maxLimit) => Math.Min(limit ?? maxLimit, maxLimit);
 
     /// <summary>RavenDB's answer: results, includes, then the statistics its clients read.</summary>
     private sealed class RavenAnswerShape : IQueryAnswerShape

@@ -205,8 +205,8 @@ public sealed class LoadStartingWithServerTests(ServerFixture server) : IClassFi
         await Assert.ThrowsAsync<ArgumentOutOfRangeException>(() => session.Advanced.LoadStartingWithAsync<User>("users/", pageSize: -1));
         Assert.Equal(0, session.Advanced.NumberOfRequests);
 
-        // The server's own limit answers as a bad request.
-        await Assert.ThrowsAsync<BadRequestException>(() => session.Advanced.LoadStartingWithAsync<User>("users/", pageSize: 1025));
+        // The server's own limit (Limits:MaxQueryLimit, 1,048,576 by default) answers as a bad request.
+        await Assert.ThrowsAsync<BadRequestException>(() => session.Advanced.LoadStartingWithAsync<User>("users/", pageSize: 2_000_000));
     }
 
     [Fact]
@@ -256,7 +256,7 @@ public sealed class LoadStartingWithServerTests(ServerFixture server) : IClassFi
         await session.Advanced.Eagerly.ExecuteAllPendingLazyOperationsAsync();
         Assert.Equal(0, session.Advanced.NumberOfRequests);
 
-        var tooLarge = session.Advanced.Lazily.LoadStartingWithAsync<User>("users/", pageSize: 1025);
+        var tooLarge = session.Advanced.Lazily.LoadStartingWithAsync<User>("users/", pageSize: 2_000_000);
         var page = session.Advanced.Lazily.LoadStartingWithAsync<User>("users/3");
         await Assert.ThrowsAsync<BadRequestException>(() => session.Advanced.Eagerly.ExecuteAllPendingLazyOperationsAsync());
         await Assert.ThrowsAsync<BadRequestException>(() => tooLarge.Value);
