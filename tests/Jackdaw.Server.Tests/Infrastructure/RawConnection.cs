@@ -58,20 +58,31 @@ public sealed class RawConnection : IDisposable
         }
     }
 
-    /// <summary>Whether the server closed the connection (a read that returns nothing) within <paramref name="timeout"/>, having sent nothing first.</summary>
-    public async Task<bool> ClosedByServerAsync(TimeSpan timeout)
+    /// <summary>
+    /// What the server sends until it closes the connection (a TLS alert, say; usually nothing), or
+    /// null when it has not closed it within <paramref name="timeout"/>. A reset rather than a close
+    /// throws: that is not closing cleanly.
+    /// </summary>
+    public async Task<byte[]?> ReadUntilClosedAsync(TimeSpan timeout)
     {
         using var cancel = new CancellationTokenSource(timeout);
+        var received = new MemoryStream();
         var buffer = new byte[1024];
         try
         {
-            return await Stream.ReadAsync(buffer, cancel.Token) == 0;
+            int read;
+            while ((read = await Stream.ReadAsync(buffer, cancel.Token)) > 0)
+                received.Write(buffer, 0, read);
+            return received.ToArray();
         }
         catch (OperationCanceledException)
         {
-            return false;
+            return null;
         }
     }
+
+    /// <summary>Whether the server closed the connection within <paramref name="timeout"/> having sent nothing.</summary>
+    public async Task<bool> ClosedByServerAsync(TimeSpan timeout) => await ReadUntilClosedAsync(timeout) is { Length: 0 };
 
     public void Dispose() => _client.Dispose();
 
