@@ -59,8 +59,9 @@ public sealed partial class JackdawHost : IAsyncDisposable
         var urls = options.Urls.Split(';', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries);
         // Set once the app is built (it needs the logger factory), read at each TLS handshake.
         Security.ServerSecurity? security = null;
-        if (!options.Security.IsSecured)
-            builder.WebHost.UseUrls(urls);
+        // Secured, the addresses are Kestrel's Listen calls (HttpsEndpoints); the Urls key, which
+        // the web host would also read, is emptied so that Kestrel has no other to "override".
+        builder.WebHost.UseUrls(options.Security.IsSecured ? [] : urls);
         builder.WebHost.ConfigureKestrel(kestrel =>
         {
             kestrel.AddServerHeader = false;
