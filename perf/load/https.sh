@@ -33,7 +33,14 @@
 #   PLAIN=1             both servers over plain http (no certificates; new-conn is a new TCP
 #                       connection per request): the same rounds without TLS, for its cost
 #   JACKDAW_PLAIN=1     Jackdaw alone over plain http (unsecured), the bare app over https
+#   WITH_HTTP=1         also an unsecured Jackdaw and the bare app over http, loaded in the same
+#                       rounds: what TLS (and, for Jackdaw, authorization) adds to each side's CPU
+#                       per request, and the difference, Jackdaw's extra cost of being secured
 #   WORKLOADS="keep-alive new-conn"   which workloads to run
+#   WARMUP=15s          each server's warm-up per workload, before the rounds: on a busy host the
+#                       tiered JIT's background compiles get little CPU, and a server with more code
+#                       (Jackdaw) reaches its steady state later (a profile after 3 s under load 30:
+#                       13% of the samples in the JIT, none after 45 s)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROUNDS=${1:-3}
@@ -101,18 +108,31 @@ BARE=$SCHEME://127.0.0.1:$BARE_PORT
 
 wait_up() { for _ in $(seq 1 200); do "${CURL[@]}" -o /dev/null "$1" && return 0; sleep 0.1; done; echo "server at $1 did not start" >&2; exit 1; }
 
-dotnet "$SERVER_BUILD/Jackdaw.Server.dll" --urls "$JACKDAW" --data-dir "$WORK/data" --Logging:LogLevel:Default=Warning \
-  "${JACKDAW_TLS[@]}" >"$WORK/jackdaw.log" 2>&1 &
-PIDS+=($!); JACKDAW_PID=$!
-wait_up "$JACKDAW/build/version" || { cat "$WORK/jackdaw.log" >&2; exit 1; }
-"${CURL[@]}" -X PUT "$JACKDAW/admin/databases?name=bench" >/dev/null
-"${CURL[@]}" -X POST -H 'Content-Type: application/x-ndjson' --data-binary @"$WORK/docs/jackdaw.ndjson" "$JACKDAW/databases/bench/bulk_insert" >/dev/null
+# The servers loaded in turn, each round: name, pid, url.
+NAMES=(); SERVER_PIDS=(); URLS=()
+start_jackdaw() { # name url data-dir [options...]
+  local name=$1 url=$2 data=$3; shift 3
+  dotnet "$SERVER_BUILD/Jackdaw.Server.dll" --urls "$url" --data-dir "$data" --Logging:LogLevel:Default=Warning "$@" >"$data.log" 2>&1 &
+  PIDS+=($!); NAMES+=("$name"); SERVER_PIDS+=($!); URLS+=("$url")
+  wait_up "$url/build/version" || { cat "$data.log" >&2; exit 1; }
+  "${CURL[@]}" -X PUT "$url/admin/databases?name=bench" >/dev/null
+  "${CURL[@]}" -X POST -H 'Content-Type: application/x-ndjson' --data-binary @"$WORK/docs/jackdaw.ndjson" "$url/databases/bench/bulk_insert" >/dev/null
+}
+start_bare() { # name url [options...]
+  local name=$1 url=$2; shift 2
+  dotnet "$WORK/bare/BareKestrel.dll" --urls "$url" --body-bytes "$BODY" "$@" >"$WORK/$name.log" 2>&1 &
+  PIDS+=($!); NAMES+=("$name"); SERVER_PIDS+=($!); URLS+=("$url")
+  wait_up "$url/" || { cat "$WORK/$name.log" >&2; exit 1; }
+}
+start_jackdaw Jackdaw "$JACKDAW" "$WORK/data" "${JACKDAW_TLS[@]}"
 # The bare app answers a body of the mean size of Jackdaw's answers (a sample of the documents).
 BODY=$(for i in $(seq 1 $((DOCS / 100 + 1)) "$DOCS"); do "${CURL[@]}" -o /dev/null -w '%{size_download}\n' "$JACKDAW/databases/bench/docs?id=docs/$i"; done |
   awk '{s += $1; n++} END {printf "%d", s / n}')
-dotnet "$WORK/bare/BareKestrel.dll" --urls "$BARE" --body-bytes "$BODY" "${BARE_TLS[@]}" >"$WORK/bare.log" 2>&1 &
-PIDS+=($!); BARE_PID=$!
-wait_up "$BARE/" || { cat "$WORK/bare.log" >&2; exit 1; }
+start_bare bare "$BARE" "${BARE_TLS[@]}"
+if [ "${WITH_HTTP:-0}" = 1 ]; then
+  start_jackdaw "Jackdaw http" "http://127.0.0.1:$((JACKDAW_PORT + 10))" "$WORK/data-http"
+  start_bare "bare http" "http://127.0.0.1:$((BARE_PORT + 10))"
+fi
 
 cpu() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 TICK=$(getconf CLK_TCK)
@@ -135,24 +155,30 @@ run() { # pid url workload duration -> "rps p99 server-µs/request wrk-µs/reque
 }
 
 echo "# warm-up"
-for w in $WORKLOADS; do run "$JACKDAW_PID" "$JACKDAW" "$w" 3s >/dev/null; run "$BARE_PID" "$BARE" "$w" 3s >/dev/null; done
+for w in $WORKLOADS; do for i in "${!NAMES[@]}"; do run "${SERVER_PIDS[$i]}" "${URLS[$i]}" "$w" "${WARMUP:-15s}" >/dev/null; done; done
 
-echo "# GET a random document of $DOCS by id, Jackdaw at $JACKDAW, bare at $BARE ($( [ "$PLAIN" = 1 ] && echo "no TLS" || echo "$KEY certificates, $CERT_FORM, client certificate required")), Jackdaw $(git rev-parse --short HEAD)$(git diff --quiet || echo '+changes') against bare Kestrel answering $BODY B, wrk -t2 -c64 -d$DURATION, $ROUNDS rounds interleaved"
+echo "# GET a random document of $DOCS by id, Jackdaw at $JACKDAW, bare at $BARE ($( [ "$PLAIN" = 1 ] && echo "no TLS" || echo "$KEY certificates, $CERT_FORM, client certificate required"))$( [ "${WITH_HTTP:-0}" = 1 ] && echo ", and both over http"), Jackdaw $(git rev-parse --short HEAD)$(git diff --quiet || echo '+changes') against bare Kestrel answering $BODY B, wrk -t2 -c64 -d$DURATION, $ROUNDS rounds interleaved"
 echo "| round | workload | server | load (1m) | req/s | p99 | server CPU µs/request | wrk CPU µs/request |"
 echo "|---|---|---|---|---|---|---|---|"
-declare -A RATIOS
+declare -A RATIOS TLS_COST
 for r in $(seq 1 "$ROUNDS"); do
   for w in $WORKLOADS; do
-    read -r jr jp jc jw < <(run "$JACKDAW_PID" "$JACKDAW" "$w" "$DURATION")
-    jl=$(cut -d' ' -f1 /proc/loadavg)
-    read -r br bp bc bw < <(run "$BARE_PID" "$BARE" "$w" "$DURATION")
-    bl=$(cut -d' ' -f1 /proc/loadavg)
-    echo "| $r | $w | Jackdaw | $jl | $jr | $jp | $jc | $jw |"
-    echo "| $r | $w | bare | $bl | $br | $bp | $bc | $bw |"
-    RATIOS[$w]+="$(awk -v a="$jr" -v b="$br" -v ca="$jc" -v cb="$bc" 'BEGIN {printf "%.2f/%.2f ", a / b, cb / ca}')"
+    rps=(); cpus=()
+    for i in "${!NAMES[@]}"; do
+      read -r rr rp rc rw < <(run "${SERVER_PIDS[$i]}" "${URLS[$i]}" "$w" "$DURATION")
+      echo "| $r | $w | ${NAMES[$i]} | $(cut -d' ' -f1 /proc/loadavg) | $rr | $rp | $rc | $rw |"
+      rps+=("$rr"); cpus+=("$rc")
+    done
+    RATIOS[$w]+="$(awk -v a="${rps[0]}" -v b="${rps[1]}" -v ca="${cpus[0]}" -v cb="${cpus[1]}" 'BEGIN {printf "%.2f/%.2f ", a / b, cb / ca}')"
+    if [ ${#NAMES[@]} = 4 ]; then
+      TLS_COST[$w]+="$(awk -v j="${cpus[0]}" -v b="${cpus[1]}" -v jh="${cpus[2]}" -v bh="${cpus[3]}" 'BEGIN {printf "%.1f-%.1f=%.1f ", j - jh, b - bh, (j - jh) - (b - bh)}')"
+    fi
   done
 done
 for w in $WORKLOADS; do
   echo "$w, Jackdaw / bare per round, req/s / inverse CPU per request (≥ 0.8 is the target): ${RATIOS[$w]}" |
     awk '{print} {for (i = 1; i <= NF; i++) if ($i ~ /^[0-9.]+\/[0-9.]+$/) {split($i, x, "/"); s += log(x[1]); c += log(x[2]); n++}} END {if (n) printf "  geometric mean: req/s %.2f, CPU %.2f\n", exp(s / n), exp(c / n)}'
+  if [ -n "${TLS_COST[$w]:-}" ]; then
+    echo "$w, CPU µs/request added over http per round, Jackdaw's - bare's = what being secured costs Jackdaw beyond TLS: ${TLS_COST[$w]}"
+  fi
 done
