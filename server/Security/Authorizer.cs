@@ -106,7 +106,7 @@ public sealed class Authorizer(CertificateStore store, ServerCertificateHolder s
     private Caller? Lookup(X509Certificate2 certificate, out AccessDenied? denied)
     {
         denied = null;
-        if (_wellKnownAdmins.Contains(certificate.Thumbprint) || certificate.Thumbprint == ServerCertificate.Current.Thumbprint)
+        if (_wellKnownAdmins.Contains(certificate.Thumbprint) || certificate.Thumbprint == ServerCertificate.Thumbprint)
             return new Caller(certificate, SecurityClearance.ClusterAdmin, null);
         if (Store.Find(certificate) is { } definition)
             return new Caller(certificate, definition.Clearance, definition);

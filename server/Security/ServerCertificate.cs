@@ -17,6 +17,11 @@ public sealed class ServerCertificate
     internal ServerCertificate(X509Certificate2 certificate)
     {
         Certificate = certificate;
+        // Read once, while the certificate is surely alive: a retired certificate is disposed by its
+        // last release, at any moment for a reader that does not hold it, and its own properties
+        // throw after that; these stay readable.
+        Thumbprint = certificate.Thumbprint;
+        NotAfter = certificate.NotAfter.ToUniversalTime();
         // Built once: SslStream would otherwise build the chain on every handshake.
         Context = SslStreamCertificateContext.Create(certificate, additionalCertificates: null, offline: true);
         Interlocked.Increment(ref s_live);
@@ -25,7 +30,14 @@ public sealed class ServerCertificate
     /// <summary>Server certificates created and not yet disposed, process-wide (the leak test reads it).</summary>
     public static long Live => Interlocked.Read(ref s_live);
 
+    /// <summary>The certificate itself: use it only while holding a reference (a retired one is disposed by its last release).</summary>
     public X509Certificate2 Certificate { get; }
+
+    /// <summary>The certificate's thumbprint, readable after it is disposed.</summary>
+    public string Thumbprint { get; }
+
+    /// <summary>When the certificate expires (UTC), readable after it is disposed.</summary>
+    public DateTime NotAfter { get; }
 
     public SslStreamCertificateContext Context { get; }
 

@@ -14,13 +14,35 @@ public static class TestCertificates
     public static X509Certificate2 Server(string name = "jackdaw-test-server", DateTimeOffset? notBefore = null, DateTimeOffset? notAfter = null, X509Certificate2? issuer = null)
     {
         using var key = RSA.Create(2048);
+        return Issue(ServerRequest(name, key), key, issuer, notBefore ?? DateTimeOffset.UtcNow.AddDays(-1), notAfter ?? DateTimeOffset.UtcNow.AddYears(1));
+    }
+
+    /// <summary>
+    /// <paramref name="count"/> distinct server certificates of one key (each has its own random
+    /// serial, hence its own thumbprint), for tests that replace the server certificate hundreds of
+    /// times: straight from <see cref="CertificateRequest"/>, without a new key or a PFX round trip
+    /// each (both cost more than the signature). Linux's SslStream serves such a certificate as it is.
+    /// Made as they are enumerated: a leak test does not hold them all while it measures.
+    /// </summary>
+    public static IEnumerable<X509Certificate2> ServerSeries(int count, string name = "jackdaw-test-server")
+    {
+        using var key = RSA.Create(2048);
+        var request = ServerRequest(name, key);
+        var from = DateTimeOffset.UtcNow.AddDays(-1);
+        var to = DateTimeOffset.UtcNow.AddYears(1);
+        for (var i = 0; i < count; i++)
+            yield return request.CreateSelfSigned(from, to);
+    }
+
+    private static CertificateRequest ServerRequest(string name, RSA key)
+    {
         var request = new CertificateRequest($"CN={name}", key, HashAlgorithmName.SHA256, RSASignaturePadding.Pkcs1);
         var san = new SubjectAlternativeNameBuilder();
         san.AddIpAddress(System.Net.IPAddress.Loopback);
         san.AddDnsName("localhost");
         request.CertificateExtensions.Add(san.Build());
         request.CertificateExtensions.Add(new X509EnhancedKeyUsageExtension([new Oid("1.3.6.1.5.5.7.3.1"), new Oid("1.3.6.1.5.5.7.3.2")], critical: false));
-        return Issue(request, key, issuer, notBefore ?? DateTimeOffset.UtcNow.AddDays(-1), notAfter ?? DateTimeOffset.UtcNow.AddYears(1));
+        return request;
     }
 
     /// <summary>A certificate authority of one's own (self-signed, may sign certificates), as <c>openssl req -x509</c> makes.</summary>
