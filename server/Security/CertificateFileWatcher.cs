@@ -18,6 +18,7 @@ public sealed partial class CertificateFileWatcher : IDisposable
     private readonly Timer _timer;
     private readonly Lock _lock = new();
     private int _attempts;
+    private int _failedLoads;
     private bool _disposed;
 
     public CertificateFileWatcher(SecurityOptions options, ServerCertificateHolder holder, ILogger logger)
@@ -29,6 +30,9 @@ public sealed partial class CertificateFileWatcher : IDisposable
         string?[] files = [options.CertificatePath, options.CertificateKeyPath];
         _watchers = files.OfType<string>().Select(Watch).ToArray();
     }
+
+    /// <summary>Loads of a changed file that failed (half-written, or a key not yet matching its certificate), since the start.</summary>
+    internal int FailedLoads => Volatile.Read(ref _failedLoads);
 
     private FileSystemWatcher Watch(string file)
     {
@@ -64,6 +68,7 @@ public sealed partial class CertificateFileWatcher : IDisposable
         }
         catch (CertificateLoadException e)
         {
+            Interlocked.Increment(ref _failedLoads);
             lock (_lock)
             {
                 if (_disposed)

@@ -39,7 +39,8 @@ public sealed partial class ServerCertificateHolder : IDisposable
     /// <summary>When the current certificate expires (UTC).</summary>
     public DateTime NotAfter => CurrentEntry.NotAfter;
 
-    private ServerCertificate CurrentEntry => Volatile.Read(ref _current) ?? throw new ObjectDisposedException(nameof(ServerCertificateHolder));
+    /// <summary>The current certificate, not counted (tests watch it being retired and disposed).</summary>
+    internal ServerCertificate CurrentEntry => Volatile.Read(ref _current) ?? throw new ObjectDisposedException(nameof(ServerCertificateHolder));
 
     /// <summary>How many times the certificate was replaced since the server started.</summary>
     public long Replacements => Interlocked.Read(ref _replacements);

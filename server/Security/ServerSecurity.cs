@@ -31,6 +31,9 @@ public sealed class ServerSecurity : IDisposable
 
     public Authorizer Authorizer { get; }
 
+    /// <summary>The watcher of the certificate's files (tests read how often a load failed).</summary>
+    internal CertificateFileWatcher Watcher => _watcher;
+
     /// <summary>The folder of the system store under <paramref name="dataDir"/>.</summary>
     public static string SystemFolder(string dataDir) => Path.Combine(dataDir, "System");
 

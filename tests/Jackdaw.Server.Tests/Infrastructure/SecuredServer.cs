@@ -14,12 +14,13 @@ public sealed class SecuredServer : IAsyncDisposable
     private readonly TempFolder _certificates;
     private readonly List<HttpClient> _clients = [];
 
-    private SecuredServer(InProcessServer server, TempFolder certificates, X509Certificate2 serverCertificate, string certificatePath)
+    private SecuredServer(InProcessServer server, TempFolder certificates, X509Certificate2 serverCertificate, string certificatePath, string? keyPath)
     {
         Server = server;
         _certificates = certificates;
         ServerCertificate = serverCertificate;
         CertificatePath = certificatePath;
+        KeyPath = keyPath;
         Url = server.Host.Urls.Single();
         Admin = Client(serverCertificate);
     }
@@ -31,7 +32,11 @@ public sealed class SecuredServer : IAsyncDisposable
     /// <summary>The server certificate as first loaded (with its key; also a ClusterAdmin client certificate).</summary>
     public X509Certificate2 ServerCertificate { get; }
 
+    /// <summary>The server certificate's file: a PFX (password "secret"), or a PEM certificate whose key is at <see cref="KeyPath"/>.</summary>
     public string CertificatePath { get; }
+
+    /// <summary>The PEM key's file; null for a PFX.</summary>
+    public string? KeyPath { get; }
 
     public string CertificateFolder => _certificates.Path;
 
@@ -40,13 +45,27 @@ public sealed class SecuredServer : IAsyncDisposable
 
     public ServerSecurity Security => Server.Host.Server.Security!;
 
-    public static async Task<SecuredServer> StartAsync(params string[] extraArgs)
+    public static Task<SecuredServer> StartAsync(params string[] extraArgs) => StartAsync(TestCertificates.Server(), pem: false, extraArgs);
+
+    /// <summary>A server presenting <paramref name="certificate"/>, written as a PFX or as PEM certificate and key files.</summary>
+    public static async Task<SecuredServer> StartAsync(X509Certificate2 certificate, bool pem, params string[] extraArgs)
     {
         var folder = new TempFolder("jackdaw-certs");
-        var certificate = TestCertificates.Server();
-        var path = TestCertificates.WritePfx(certificate, Path.Combine(folder.Path, "server.pfx"), "secret");
-        var server = await InProcessServer.StartAsync(["--urls", "https://127.0.0.1:0", "--Security:Certificate:Path", path, "--Security:Certificate:Password", "secret", .. extraArgs]);
-        return new SecuredServer(server, folder, certificate, path);
+        string path;
+        string? keyPath = null;
+        string[] files;
+        if (pem)
+        {
+            (path, keyPath) = TestCertificates.WritePem(certificate, folder.Path, "server");
+            files = ["--Security:Certificate:Path", path, "--Security:Certificate:KeyPath", keyPath];
+        }
+        else
+        {
+            path = TestCertificates.WritePfx(certificate, Path.Combine(folder.Path, "server.pfx"), "secret");
+            files = ["--Security:Certificate:Path", path, "--Security:Certificate:Password", "secret"];
+        }
+        var server = await InProcessServer.StartAsync(["--urls", "https://127.0.0.1:0", .. files, .. extraArgs]);
+        return new SecuredServer(server, folder, certificate, path, keyPath);
     }
 
     /// <summary>An HTTPS client presenting <paramref name="certificate"/> (none when null), trusting whatever certificate the server presents.</summary>
