@@ -17,7 +17,9 @@ public sealed partial class CertificateFileWatcher : IDisposable
     private readonly FileSystemWatcher[] _watchers;
     private readonly Timer _timer;
     private readonly Lock _lock = new();
+    private readonly Lock _reloadLock = new();
     private int _attempts;
+    private int _reloads;
     private int _failedLoads;
     private bool _disposed;
 
@@ -33,6 +35,12 @@ public sealed partial class CertificateFileWatcher : IDisposable
 
     /// <summary>Loads of a changed file that failed (half-written, or a key not yet matching its certificate), since the start.</summary>
     internal int FailedLoads => Volatile.Read(ref _failedLoads);
+
+    /// <summary>Reloads begun (the timer fired), since the start.</summary>
+    internal int Reloads => Volatile.Read(ref _reloads);
+
+    /// <summary>Called with each certificate loaded, before it replaces the current one (tests pause a reload there).</summary>
+    internal Action<System.Security.Cryptography.X509Certificates.X509Certificate2>? Loaded { get; set; }
 
     private FileSystemWatcher Watch(string file)
     {
@@ -61,9 +69,19 @@ public sealed partial class CertificateFileWatcher : IDisposable
 
     private void Reload()
     {
+        Interlocked.Increment(ref _reloads);
+        // One reload at a time: the timer fires again for a change seen while a reload runs, and
+        // the older content, loaded first but replacing last, would be served until the next change.
+        lock (_reloadLock)
+            ReloadAlone();
+    }
+
+    private void ReloadAlone()
+    {
         try
         {
             var certificate = CertificateLoader.Load(_options.CertificatePath!, _options.CertificateKeyPath, _options.CertificatePassword, DateTime.UtcNow);
+            Loaded?.Invoke(certificate);
             _holder.Replace(certificate);
         }
         catch (CertificateLoadException e)

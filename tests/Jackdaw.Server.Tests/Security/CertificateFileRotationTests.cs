@@ -30,12 +30,11 @@ public sealed class CertificateFileRotationTests(ITestOutputHelper output)
         Assert.Equal(first.Thumbprint, keepAlive.LastThumbprint);
 
         using var renewed = TestCertificates.Server("renewed");
-        var staged = TestCertificates.WritePfx(renewed, Path.Combine(server.CertificateFolder, "staged.pfx"), "secret");
         var renamed = Stopwatch.StartNew();
-        File.Move(staged, server.CertificatePath, overwrite: true);
+        Install(server, renewed);
         using var fresh = new TlsObservingClient(server.Url, caller, keepAlive: false);
         await AssertPresentedAsync(fresh, renewed);
-        output.WriteLine($"New handshakes presented the renewed certificate {renamed.ElapsedMilliseconds} ms after the rename.");
+        output.WriteLine($"New handshakes presented the renewed certificate {renamed.ElapsedMilliseconds} ms after the new file was put in place.");
 
         // The connection opened before: the same connection, served, on the old certificate,
         // which stays alive for it.
@@ -104,6 +103,54 @@ public sealed class CertificateFileRotationTests(ITestOutputHelper output)
         await AssertPresentedAsync(fresh, renewed);
         Assert.Equal(1, server.Security.Certificate.Replacements);
         await AssertDisposedAsync(first);
+    }
+
+    [Fact]
+    public async Task AReloadOfOlderContentNeverReplacesTheNewerOne()
+    {
+        await using var server = await SecuredServer.StartAsync();
+        var watcher = server.Security.Watcher;
+        var holder = server.Security.Certificate;
+        using var older = TestCertificates.Server("older");
+        using var newer = TestCertificates.Server("newer");
+        using var resume = new ManualResetEventSlim();
+        var pausedWithOlder = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        var newerInstalled = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        watcher.Loaded = loaded =>
+        {
+            if (loaded.Thumbprint == older.Thumbprint)
+            {
+                pausedWithOlder.TrySetResult();
+                resume.Wait(Deadline);
+            }
+        };
+        holder.Replaced += installed =>
+        {
+            if (installed.Thumbprint == newer.Thumbprint)
+                newerInstalled.TrySetResult();
+        };
+
+        // A reload has read the older file and is held before it replaces the certificate; the
+        // newer file arrives meanwhile and its own reload begins.
+        Install(server, older);
+        await pausedWithOlder.Task.WaitAsync(Deadline);
+        var reloads = watcher.Reloads;
+        Install(server, newer);
+        await Poll.UntilAsync(() => Task.FromResult(watcher.Reloads > reloads), Deadline, "the watcher to reload the newer file");
+        // Were reloads not one at a time, the newer one would install its certificate now, under
+        // the held one; 2 s is its chance to (one at a time, it waits for the held reload instead).
+        await Task.WhenAny(newerInstalled.Task, Task.Delay(TimeSpan.FromSeconds(2)));
+        resume.Set();
+
+        await Poll.UntilAsync(() => Task.FromResult(holder.Replacements >= 2), Deadline, "both reloads to replace the certificate");
+        Assert.Equal(newer.Thumbprint, holder.Thumbprint);
+    }
+
+    /// <summary>Puts <paramref name="certificate"/> in the server's PFX file at once (a rename).</summary>
+    private static void Install(SecuredServer server, X509Certificate2 certificate)
+    {
+        var staged = TestCertificates.WritePfx(certificate, Path.Combine(server.CertificateFolder, "staged.pfx"), "secret");
+        File.Move(staged, server.CertificatePath, overwrite: true);
     }
 
     /// <summary>A registered Operator: the server's own first certificate stops being ClusterAdmin once replaced.</summary>
