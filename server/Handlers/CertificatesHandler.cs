@@ -1,0 +1,201 @@
+using System.Security.Cryptography.X509Certificates;
+using Jackdaw.Server.Errors;
+using Jackdaw.Server.Hosting;
+using Jackdaw.Server.Routing;
+using Jackdaw.Server.Security;
+using Jackdaw.Server.Wire;
+
+namespace Jackdaw.Server.Handlers;
+
+/// <summary>
+/// The client certificates a secured server knows, with RavenDB's routes and bodies (its
+/// clients' <c>PutClientCertificateOperation</c>, <c>GetCertificatesOperation</c>,
+/// <c>GetCertificateOperation</c>, <c>EditClientCertificateOperation</c>,
+/// <c>DeleteCertificateOperation</c>). Answers without a body carry <c>Content-Length: 0</c>
+/// or are 204: those clients fail on any other. On an unsecured server every route is a 400
+/// saying how to secure it.
+/// </summary>
+public sealed class CertificatesHandler(ServerContext server) : HandlerBase(server)
+{
+    private const string PutExample = "{\"Name\":\"reporting\",\"Certificate\":\"MIIC...(base64 DER, or PEM)\",\"SecurityClearance\":\"ValidUser\",\"Permissions\":{\"Northwind\":\"Read\"}}";
+    private const string EditExample = "{\"Thumbprint\":\"A1B2...\",\"Name\":\"reporting\",\"SecurityClearance\":\"ValidUser\",\"Permissions\":{\"Northwind\":\"Admin\"}}";
+
+    /// <summary>
+    /// <c>PUT /admin/certificates</c>: registers a client certificate's public part (201, no body).
+    /// A certificate already registered under that thumbprint is replaced.
+    /// </summary>
+    [Route("/admin/certificates", "PUT")]
+    [Access(RouteAccess.Operator)]
+    public async ValueTask Put(RequestContext context)
+    {
+        var security = Secured();
+        var body = await ReadBodyAsync(context, PutExample).ConfigureAwait(false);
+        var name = body.RequireName(PutExample);
+        if (!string.IsNullOrEmpty(body.TwoFactorAuthenticationKey))
+            throw new FeatureNotSupportedException($"Two-factor authentication is not supported: the certificate '{name}' was not registered. Send it without TwoFactorAuthenticationKey.");
+        using var certificate = body.ReadPublicCertificate();
+        if (string.Equals(certificate.Thumbprint, security.Certificate.Thumbprint, StringComparison.OrdinalIgnoreCase))
+            throw new BadRequestException($"The certificate {certificate.Thumbprint} is the server's own certificate, which is a ClusterAdmin already; it is not registered.");
+        var now = DateTime.UtcNow;
+        if (certificate.NotAfter.ToUniversalTime() <= now)
+            throw new BadRequestException($"The certificate '{name}' ({certificate.Thumbprint}) expired on {certificate.NotAfter.ToUniversalTime():yyyy-MM-dd HH:mm} UTC: it could never be used. Renew it and register the renewal.");
+        var clearance = body.Clearance ?? SecurityClearance.ValidUser;
+        var caller = context.Caller!;
+        CertificateClearanceRules.EnsureMayGrant(caller, clearance, name);
+        if (security.Store.Get(certificate.Thumbprint) is { } existing)
+            CertificateClearanceRules.EnsureMayChange(caller, existing, "replace");
+        security.Store.Put(CertificateDefinition.Of(certificate, name, clearance, body.Permissions));
+        Empty(context, StatusCodes.Status201Created);
+    }
+
+    /// <summary>
+    /// <c>GET /admin/certificates[?start=&amp;pageSize=][&amp;name=][&amp;metadataOnly=true]</c>: the
+    /// server's certificate then the registered ones by name, paged together, as
+    /// <c>{"Results":[...],"LoadedServerCert","WellKnownAdminCerts":[...]}</c>; with
+    /// <c>?thumbprint=</c>, <c>Results</c> holds that one certificate (404, no body, when unknown).
+    /// </summary>
+    [Route("/admin/certificates", "GET")]
+    [Access(RouteAccess.Operator)]
+    public ValueTask List(RequestContext context)
+    {
+        var security = Secured();
+        var query = new UrlQuery(context.Request.QueryString.Value);
+        var metadataOnly = string.Equals(query.GetString("metadataOnly"), "true", StringComparison.OrdinalIgnoreCase);
+        var server = ReadServerCertificate(security, CertificateResults.ServerDefinition);
+        IEnumerable<CertificateDefinition> results;
+        if (query.GetString("thumbprint") is { Length: > 0 } thumbprint)
+        {
+            var one = security.Store.Get(thumbprint.Trim())
+                ?? (string.Equals(thumbprint.Trim(), server.Thumbprint, StringComparison.OrdinalIgnoreCase) ? server : null);
+            if (one is null)
+            {
+                // RavenDB's answer: its clients read a 404 as "no such certificate" (null).
+                Empty(context, StatusCodes.Status404NotFound);
+                return ValueTask.CompletedTask;
+            }
+            results = [one];
+        }
+        else
+        {
+            var start = query.GetInt32("start", 0);
+            var pageSize = query.GetInt32("pageSize", int.MaxValue);
+            var name = query.GetString("name");
+            results = security.Store.All.Prepend(server)
+                .Where(d => name is null || d.Name == name)
+                .Skip(start)
+                .Take(pageSize);
+        }
+        var json = context.StartJson();
+        json.WriteStartObject();
+        json.WriteStartArray("Results");
+        foreach (var definition in results)
+            CertificateResults.Write(json, definition, metadataOnly);
+        json.WriteEndArray();
+        json.WriteString("LoadedServerCert", server.Thumbprint);
+        json.WriteStartArray("WellKnownAdminCerts");
+        foreach (var wellKnown in security.Options.WellKnownAdminCertificates)
+            json.WriteStringValue(wellKnown);
+        json.WriteEndArray();
+        json.WriteEndObject();
+        return context.CompleteJsonAsync();
+    }
+
+    /// <summary><c>GET /certificates/whoami</c>: the caller's own certificate definition (RavenDB's route).</summary>
+    [Route("/certificates/whoami", "GET")]
+    [Access(RouteAccess.ValidUser)]
+    public ValueTask WhoAmI(RequestContext context)
+    {
+        var security = Secured();
+        var caller = context.Caller!;
+        var definition = ReadServerCertificate(security, server => CertificateResults.DefinitionOf(caller, server));
+        var json = context.StartJson();
+        CertificateResults.Write(json, definition, metadataOnly: false);
+        return context.CompleteJsonAsync();
+    }
+
+    /// <summary>
+    /// <c>POST /admin/certificates/edit</c> <c>{"Thumbprint","Name","Permissions","SecurityClearance"}</c>:
+    /// changes a registered certificate's name, clearance and permissions (201, no body); a field
+    /// left out keeps its value.
+    /// </summary>
+    [Route("/admin/certificates/edit", "POST")]
+    [Access(RouteAccess.Operator)]
+    public async ValueTask Edit(RequestContext context)
+    {
+        var security = Secured();
+        var body = await ReadBodyAsync(context, EditExample).ConfigureAwait(false);
+        if (string.IsNullOrEmpty(body.Thumbprint))
+            throw new BadRequestException("\"Thumbprint\" is required: the thumbprint of the registered certificate to edit, as " + EditExample);
+        var name = body.RequireName(EditExample);
+        // Not a 404: RavenDB's clients take a 404 for success on this route.
+        var existing = security.Store.Get(body.Thumbprint)
+            ?? throw new BadRequestException($"No certificate with thumbprint {body.Thumbprint} is registered: register it first (PUT /admin/certificates).");
+        var caller = context.Caller!;
+        CertificateClearanceRules.EnsureMayChange(caller, existing, "edit");
+        var clearance = body.Clearance ?? existing.Clearance;
+        CertificateClearanceRules.EnsureMayGrant(caller, clearance, name);
+        security.Store.Put(existing with
+        {
+            Name = name,
+            Clearance = clearance,
+            Permissions = body.Permissions ?? existing.Permissions,
+        });
+        Empty(context, StatusCodes.Status201Created);
+    }
+
+    /// <summary><c>DELETE /admin/certificates?thumbprint=</c>: 204, also when none was registered.</summary>
+    [Route("/admin/certificates", "DELETE")]
+    [Access(RouteAccess.Operator)]
+    public ValueTask Delete(RequestContext context)
+    {
+        var security = Secured();
+        var thumbprint = new UrlQuery(context.Request.QueryString.Value).GetString("thumbprint")?.Trim();
+        if (string.IsNullOrEmpty(thumbprint))
+            throw new BadRequestException("Query parameter 'thumbprint' is required: the registered certificate to delete, as ?thumbprint=A1B2...");
+        var caller = context.Caller!;
+        if (string.Equals(thumbprint, caller.Thumbprint, StringComparison.OrdinalIgnoreCase))
+            throw new BadRequestException($"The certificate {thumbprint} is the one this request came with: a certificate does not delete itself (use another ClusterAdmin or Operator certificate).");
+        if (security.Store.Get(thumbprint) is { } existing)
+        {
+            CertificateClearanceRules.EnsureMayChange(caller, existing, "delete");
+            security.Store.Delete(thumbprint);
+        }
+        Empty(context, StatusCodes.Status204NoContent);
+        return ValueTask.CompletedTask;
+    }
+
+    private ServerSecurity Secured() => Server.Security ?? throw new BadRequestException(
+        "This server is not secured: it has no certificates to manage. Secure it with a server certificate: "
+        + "--Security:Certificate:Path server.pfx --Security:Certificate:Password ... (or a PEM certificate with --Security:Certificate:KeyPath), "
+        + "or JACKDAW_SECURITY__CERTIFICATE__PATH; it then serves https only, and every request presents a client certificate.");
+
+    /// <summary>
+    /// What <paramref name="read"/> makes of the current server certificate, counted meanwhile: a
+    /// replacement may otherwise dispose it under the read.
+    /// </summary>
+    private static T ReadServerCertificate<T>(ServerSecurity security, Func<X509Certificate2, T> read)
+    {
+        var counted = security.Certificate.Acquire();
+        try
+        {
+            return read(counted.Certificate);
+        }
+        finally
+        {
+            counted.Release();
+        }
+    }
+
+    private static async ValueTask<CertificateRequestBody> ReadBodyAsync(RequestContext context, string example)
+    {
+        using var json = await DocumentBodies.ReadJsonAsync(context.Request.BodyReader, context.RequestAborted, allowEmpty: true).ConfigureAwait(false);
+        return CertificateRequestBody.Parse(json, example);
+    }
+
+    private static void Empty(RequestContext context, int status)
+    {
+        context.Response.StatusCode = status;
+        if (status != StatusCodes.Status204NoContent)
+            context.Response.ContentLength = 0;
+    }
+}
