@@ -9,15 +9,16 @@ namespace Jackdaw.Server.Handlers;
 
 /// <summary>
 /// The client certificates a secured server knows, with RavenDB's routes and bodies (its
-/// clients' <c>PutClientCertificateOperation</c>, <c>GetCertificatesOperation</c>,
-/// <c>GetCertificateOperation</c>, <c>EditClientCertificateOperation</c>,
-/// <c>DeleteCertificateOperation</c>). Answers without a body carry <c>Content-Length: 0</c>
-/// or are 204: those clients fail on any other. On an unsecured server every route is a 400
-/// saying how to secure it.
+/// clients' <c>PutClientCertificateOperation</c>, <c>CreateClientCertificateOperation</c>,
+/// <c>GetCertificatesOperation</c>, <c>GetCertificateOperation</c>,
+/// <c>EditClientCertificateOperation</c>, <c>DeleteCertificateOperation</c>). Answers without
+/// a body carry <c>Content-Length: 0</c> or are 204: those clients fail on any other. On an
+/// unsecured server every route is a 400 saying how to secure it.
 /// </summary>
 public sealed class CertificatesHandler(ServerContext server) : HandlerBase(server)
 {
     private const string PutExample = "{\"Name\":\"reporting\",\"Certificate\":\"MIIC...(base64 DER, or PEM)\",\"SecurityClearance\":\"ValidUser\",\"Permissions\":{\"Northwind\":\"Read\"}}";
+    private const string CreateExample = "{\"Name\":\"reporting\",\"SecurityClearance\":\"ValidUser\",\"Permissions\":{\"Northwind\":\"ReadWrite\"},\"Password\":\"optional\"}";
     private const string EditExample = "{\"Thumbprint\":\"A1B2...\",\"Name\":\"reporting\",\"SecurityClearance\":\"ValidUser\",\"Permissions\":{\"Northwind\":\"Admin\"}}";
 
     /// <summary>
@@ -46,6 +47,33 @@ public sealed class CertificatesHandler(ServerContext server) : HandlerBase(serv
             CertificateClearanceRules.EnsureMayChange(caller, existing, "replace");
         security.Store.Put(CertificateDefinition.Of(certificate, name, clearance, body.Permissions));
         Empty(context, StatusCodes.Status201Created);
+    }
+
+    /// <summary>
+    /// <c>POST /admin/certificates</c>: makes a client certificate signed by the server's, registers
+    /// it, and answers a zip of it (see <see cref="ClientCertificateArchive"/>).
+    /// </summary>
+    [Route("/admin/certificates", "POST")]
+    [Access(RouteAccess.Operator)]
+    public async ValueTask Create(RequestContext context)
+    {
+        var security = Secured();
+        var body = await ReadBodyAsync(context, CreateExample).ConfigureAwait(false);
+        var name = body.RequireName(CreateExample);
+        var now = DateTime.UtcNow;
+        if (body.NotAfter is { } notAfter && notAfter <= now)
+            throw new BadRequestException($"\"NotAfter\" is {notAfter:yyyy-MM-dd HH:mm} UTC: a new certificate must expire in the future.");
+        var clearance = body.Clearance ?? SecurityClearance.ValidUser;
+        CertificateClearanceRules.EnsureMayGrant(context.Caller!, clearance, name);
+        var archive = ReadServerCertificate(security, issuer =>
+        {
+            using var certificate = ClientCertificateIssuer.Issue(name, issuer, now, body.NotAfter);
+            var zip = ClientCertificateArchive.Create(name, certificate, issuer, string.IsNullOrEmpty(body.Password) ? null : body.Password);
+            security.Store.Put(CertificateDefinition.Of(certificate, name, clearance, body.Permissions));
+            return zip;
+        });
+        context.Response.Headers.ContentDisposition = "attachment; filename=" + Uri.EscapeDataString(name) + ".zip";
+        await context.WriteBytesAsync(archive, "application/zip").ConfigureAwait(false);
     }
 
     /// <summary>

@@ -49,6 +49,7 @@ public sealed class CertificatesApiTests : IAsyncLifetime
     [Theory]
     [InlineData("GET", "/admin/certificates")]
     [InlineData("PUT", "/admin/certificates")]
+    [InlineData("POST", "/admin/certificates")]
     [InlineData("DELETE", "/admin/certificates?thumbprint=AB")]
     [InlineData("POST", "/admin/certificates/edit")]
     [InlineData("GET", "/certificates/whoami")]
@@ -215,6 +216,7 @@ public sealed class CertificatesApiTests : IAsyncLifetime
         }
 
         await AssertRefused(await client.PutAsync("/admin/certificates", Body(newcomer, "newcomer", "ClusterAdmin")), "cannot give the certificate 'newcomer' clearance ClusterAdmin");
+        await AssertRefused(await client.PostAsync("/admin/certificates", Api.Json("""{"Name":"made","SecurityClearance":"ClusterAdmin","Permissions":{}}""")), "clearance ClusterAdmin");
         await AssertRefused(await client.PostAsync("/admin/certificates/edit", Api.Json($$"""{"Thumbprint":"{{admin.Thumbprint}}","Name":"demoted","SecurityClearance":"Operator"}""")), "cannot edit the certificate 'admin'");
         await AssertRefused(await client.PostAsync("/admin/certificates/edit", Api.Json($$"""{"Thumbprint":"{{peer.Thumbprint}}","Name":"promoted","SecurityClearance":"ClusterAdmin"}""")), "clearance ClusterAdmin");
         await AssertRefused(await client.DeleteAsync("/admin/certificates?thumbprint=" + admin.Thumbprint), "cannot delete the certificate 'admin'");
