@@ -8,18 +8,20 @@ using Jackdaw.Server.Wire;
 namespace Jackdaw.Server.Handlers;
 
 /// <summary>
-/// The client certificates a secured server knows, with RavenDB's routes and bodies (its
-/// clients' <c>PutClientCertificateOperation</c>, <c>CreateClientCertificateOperation</c>,
+/// The client certificates a secured server knows, and its own, with RavenDB's routes and bodies
+/// (its clients' <c>PutClientCertificateOperation</c>, <c>CreateClientCertificateOperation</c>,
 /// <c>GetCertificatesOperation</c>, <c>GetCertificateOperation</c>,
-/// <c>EditClientCertificateOperation</c>, <c>DeleteCertificateOperation</c>). Answers without
-/// a body carry <c>Content-Length: 0</c> or are 204: those clients fail on any other. On an
-/// unsecured server every route is a 400 saying how to secure it.
+/// <c>EditClientCertificateOperation</c>, <c>DeleteCertificateOperation</c>,
+/// <c>ReplaceClusterCertificateOperation</c>). Answers without a body carry
+/// <c>Content-Length: 0</c> or are 204: those clients fail on any other. On an unsecured server
+/// every route is a 400 saying how to secure it.
 /// </summary>
 public sealed class CertificatesHandler(ServerContext server) : HandlerBase(server)
 {
     private const string PutExample = "{\"Name\":\"reporting\",\"Certificate\":\"MIIC...(base64 DER, or PEM)\",\"SecurityClearance\":\"ValidUser\",\"Permissions\":{\"Northwind\":\"Read\"}}";
     private const string CreateExample = "{\"Name\":\"reporting\",\"SecurityClearance\":\"ValidUser\",\"Permissions\":{\"Northwind\":\"ReadWrite\"},\"Password\":\"optional\"}";
     private const string EditExample = "{\"Thumbprint\":\"A1B2...\",\"Name\":\"reporting\",\"SecurityClearance\":\"ValidUser\",\"Permissions\":{\"Northwind\":\"Admin\"}}";
+    private const string ReplaceExample = "{\"Certificate\":\"MII...(base64 of a PFX with its private key)\",\"Password\":\"optional\"}";
 
     /// <summary>
     /// <c>PUT /admin/certificates</c>: registers a client certificate's public part (201, no body).
@@ -192,6 +194,76 @@ public sealed class CertificatesHandler(ServerContext server) : HandlerBase(serv
         return ValueTask.CompletedTask;
     }
 
+    /// <summary>
+    /// <c>POST /admin/certificates/replace-cluster-cert[?replaceImmediately=true]</c>
+    /// <c>{"Certificate":"(base64 PFX)","Password"}</c>: the server certificate, replaced at once
+    /// (new handshakes present it; open connections keep theirs) and written over the configured
+    /// file(s) so that a restart serves it (201, no body). A single server has no cluster to wait
+    /// for, so <c>replaceImmediately</c> changes nothing.
+    /// </summary>
+    [Route("/admin/certificates/replace-cluster-cert", "POST")]
+    [Access(RouteAccess.ClusterAdmin)]
+    public async ValueTask ReplaceServerCertificate(RequestContext context)
+    {
+        var security = Secured();
+        var body = await ReadBodyAsync(context, ReplaceExample).ConfigureAwait(false);
+        if (string.IsNullOrWhiteSpace(body.Certificate))
+            throw new BadRequestException("\"Certificate\" is required: the new server certificate as base64 of a PFX with its private key, as " + ReplaceExample);
+        byte[] pfx;
+        try
+        {
+            pfx = Convert.FromBase64String(body.Certificate.Trim());
+        }
+        catch (FormatException)
+        {
+            throw new BadRequestException("\"Certificate\" is not base64: send the new server certificate as base64 of a PFX with its private key.");
+        }
+        X509Certificate2 certificate;
+        try
+        {
+            certificate = CertificateLoader.LoadPfx(pfx, string.IsNullOrEmpty(body.Password) ? null : body.Password, "the body's Certificate", DateTime.UtcNow);
+        }
+        catch (CertificateLoadException e)
+        {
+            throw new BadRequestException(e.Message, e);
+        }
+        if (!CanServeTls(certificate))
+        {
+            var thumbprint = certificate.Thumbprint;
+            certificate.Dispose();
+            throw new BadRequestException($"The certificate {thumbprint} cannot serve TLS: its extended key usage lacks Server Authentication (1.3.6.1.5.5.7.3.1), so clients would refuse it. The server keeps its certificate.");
+        }
+        ServerCertificateFiles.Install(security.Options, security.Certificate, certificate);
+        Empty(context, StatusCodes.Status201Created);
+    }
+
+    /// <summary>
+    /// <c>GET /admin/certificates/server</c>: the certificate new handshakes present, its expiry
+    /// (<c>DaysLeft</c>, <c>Expiring</c> within the warning period) and how many times it was replaced.
+    /// </summary>
+    [Route("/admin/certificates/server", "GET")]
+    [Access(RouteAccess.Operator)]
+    public ValueTask ServerCertificate(RequestContext context)
+    {
+        var security = Secured();
+        var (thumbprint, subject, issuer, notBefore, notAfter) = ReadServerCertificate(security, certificate =>
+            (certificate.Thumbprint, certificate.Subject, certificate.Issuer, certificate.NotBefore.ToUniversalTime(), certificate.NotAfter.ToUniversalTime()));
+        var left = notAfter - DateTime.UtcNow;
+        var json = context.StartJson();
+        json.WriteStartObject();
+        json.WriteString("Thumbprint", thumbprint);
+        json.WriteString("Subject", subject);
+        json.WriteString("Issuer", issuer);
+        JsonDefaults.WriteTime(json, "NotBefore", notBefore);
+        JsonDefaults.WriteTime(json, "NotAfter", notAfter);
+        json.WriteNumber("DaysLeft", Math.Round(Math.Max(0, left.TotalDays), 2));
+        json.WriteBoolean("Expiring", left < security.Options.ExpiryWarning);
+        json.WriteNumber("ExpiryWarningDays", security.Options.ExpiryWarning.TotalDays);
+        json.WriteNumber("Replacements", security.Certificate.Replacements);
+        json.WriteEndObject();
+        return context.CompleteJsonAsync();
+    }
+
     private ServerSecurity Secured() => Server.Security ?? throw new BadRequestException(
         "This server is not secured: it has no certificates to manage. Secure it with a server certificate: "
         + "--Security:Certificate:Path server.pfx --Security:Certificate:Password ... (or a PEM certificate with --Security:Certificate:KeyPath), "
@@ -219,6 +291,11 @@ public sealed class CertificatesHandler(ServerContext server) : HandlerBase(serv
         using var json = await DocumentBodies.ReadJsonAsync(context.Request.BodyReader, context.RequestAborted, allowEmpty: true).ConfigureAwait(false);
         return CertificateRequestBody.Parse(json, example);
     }
+
+    /// <summary>No extended key usage at all allows every use; otherwise it must list Server Authentication.</summary>
+    private static bool CanServeTls(X509Certificate2 certificate) =>
+        certificate.Extensions.OfType<X509EnhancedKeyUsageExtension>().FirstOrDefault() is not { } usage
+        || usage.EnhancedKeyUsages.Cast<System.Security.Cryptography.Oid>().Any(oid => oid.Value == "1.3.6.1.5.5.7.3.1");
 
     private static void Empty(RequestContext context, int status)
     {

@@ -74,7 +74,7 @@ public static class CertificateLoader
     }
 
     /// <summary>PEM files start with text ("-----BEGIN"); a PFX is DER (binary, first byte 0x30).</summary>
-    private static bool IsPem(string path)
+    internal static bool IsPem(string path)
     {
         if (path.EndsWith(".pfx", StringComparison.OrdinalIgnoreCase) || path.EndsWith(".p12", StringComparison.OrdinalIgnoreCase))
             return false;

@@ -6,18 +6,25 @@ namespace Jackdaw.Server.Tests.Infrastructure;
 
 /// <summary>
 /// The real server, secured: HTTPS on 127.0.0.1 port 0 with a server certificate made for the
-/// test (a PFX in its own temp folder), and clients that present a chosen client certificate.
-/// The server certificate itself is ClusterAdmin, so <see cref="Admin"/> may do anything.
+/// test (a PFX in its own temp folder), its data in another, and clients that present a chosen
+/// client certificate. The server certificate itself is ClusterAdmin, so <see cref="Admin"/> may
+/// do anything. <see cref="RestartAsync"/> starts a new server on the same folders.
 /// </summary>
 public sealed class SecuredServer : IAsyncDisposable
 {
-    private readonly TempFolder _certificates;
-    private readonly List<HttpClient> _clients = [];
+    /// <summary>The password of the server certificate's PFX.</summary>
+    public const string CertificatePassword = "secret";
 
-    private SecuredServer(InProcessServer server, TempFolder certificates, X509Certificate2 serverCertificate, string certificatePath, string? keyPath)
+    private readonly TempFolder _certificates;
+    private readonly TempFolder _data;
+    private readonly List<HttpClient> _clients = [];
+    private bool _handedOver;
+
+    private SecuredServer(InProcessServer server, TempFolder certificates, TempFolder data, X509Certificate2 serverCertificate, string certificatePath, string? keyPath)
     {
         Server = server;
         _certificates = certificates;
+        _data = data;
         ServerCertificate = serverCertificate;
         CertificatePath = certificatePath;
         KeyPath = keyPath;
@@ -48,24 +55,51 @@ public sealed class SecuredServer : IAsyncDisposable
     public static Task<SecuredServer> StartAsync(params string[] extraArgs) => StartAsync(TestCertificates.Server(), pem: false, extraArgs);
 
     /// <summary>A server presenting <paramref name="certificate"/>, written as a PFX or as PEM certificate and key files.</summary>
-    public static async Task<SecuredServer> StartAsync(X509Certificate2 certificate, bool pem, params string[] extraArgs)
+    public static Task<SecuredServer> StartAsync(X509Certificate2 certificate, bool pem, params string[] extraArgs)
     {
         var folder = new TempFolder("jackdaw-certs");
         string path;
         string? keyPath = null;
-        string[] files;
         if (pem)
-        {
             (path, keyPath) = TestCertificates.WritePem(certificate, folder.Path, "server");
-            files = ["--Security:Certificate:Path", path, "--Security:Certificate:KeyPath", keyPath];
-        }
         else
+            path = TestCertificates.WritePfx(certificate, Path.Combine(folder.Path, "server.pfx"), CertificatePassword);
+        return StartOnAsync(folder, new TempFolder("jackdaw-data"), certificate, path, keyPath, extraArgs);
+    }
+
+    /// <summary>
+    /// Stops this server and starts a new one on the same data folder and certificate files (as the
+    /// files are now: a certificate installed through the API included). The new server takes both
+    /// folders over; disposing this one afterwards does nothing more.
+    /// </summary>
+    public async Task<SecuredServer> RestartAsync(params string[] extraArgs)
+    {
+        await StopAsync();
+        _handedOver = true;
+        using var onDisk = KeyPath is null
+            ? X509CertificateLoader.LoadPkcs12FromFile(CertificatePath, CertificatePassword, X509KeyStorageFlags.EphemeralKeySet | X509KeyStorageFlags.Exportable)
+            : X509Certificate2.CreateFromPemFile(CertificatePath, KeyPath);
+        // Through PKCS#12, as TestCertificates does: usable by SslStream as a client certificate.
+        var certificate = X509CertificateLoader.LoadPkcs12(onDisk.Export(X509ContentType.Pfx), null, X509KeyStorageFlags.EphemeralKeySet | X509KeyStorageFlags.Exportable);
+        return await StartOnAsync(_certificates, _data, certificate, CertificatePath, KeyPath, extraArgs);
+    }
+
+    private static async Task<SecuredServer> StartOnAsync(TempFolder certificates, TempFolder data, X509Certificate2 certificate, string path, string? keyPath, string[] extraArgs)
+    {
+        string[] files = keyPath is null
+            ? ["--Security:Certificate:Path", path, "--Security:Certificate:Password", CertificatePassword]
+            : ["--Security:Certificate:Path", path, "--Security:Certificate:KeyPath", keyPath];
+        try
         {
-            path = TestCertificates.WritePfx(certificate, Path.Combine(folder.Path, "server.pfx"), "secret");
-            files = ["--Security:Certificate:Path", path, "--Security:Certificate:Password", "secret"];
+            var server = await InProcessServer.StartAsync(["--urls", "https://127.0.0.1:0", "--data-dir", data.Path, .. files, .. extraArgs]);
+            return new SecuredServer(server, certificates, data, certificate, path, keyPath);
         }
-        var server = await InProcessServer.StartAsync(["--urls", "https://127.0.0.1:0", .. files, .. extraArgs]);
-        return new SecuredServer(server, folder, certificate, path, keyPath);
+        catch
+        {
+            certificates.Dispose();
+            data.Dispose();
+            throw;
+        }
     }
 
     /// <summary>An HTTPS client presenting <paramref name="certificate"/> (none when null), trusting whatever certificate the server presents.</summary>
@@ -93,12 +127,21 @@ public sealed class SecuredServer : IAsyncDisposable
 
     public async ValueTask DisposeAsync()
     {
+        if (_handedOver)
+            return;
+        await StopAsync();
+        _certificates.Dispose();
+        _data.Dispose();
+    }
+
+    private async Task StopAsync()
+    {
         lock (_clients)
         {
             foreach (var client in _clients)
                 client.Dispose();
+            _clients.Clear();
         }
         await Server.DisposeAsync();
-        _certificates.Dispose();
     }
 }

@@ -52,6 +52,8 @@ public sealed class CertificatesApiTests : IAsyncLifetime
     [InlineData("POST", "/admin/certificates")]
     [InlineData("DELETE", "/admin/certificates?thumbprint=AB")]
     [InlineData("POST", "/admin/certificates/edit")]
+    [InlineData("POST", "/admin/certificates/replace-cluster-cert")]
+    [InlineData("GET", "/admin/certificates/server")]
     [InlineData("GET", "/certificates/whoami")]
     public async Task AnUnsecuredServerAnswersEveryCertificateRouteWithHowToSecureIt(string method, string uri)
     {
@@ -221,6 +223,7 @@ public sealed class CertificatesApiTests : IAsyncLifetime
         await AssertRefused(await client.PostAsync("/admin/certificates/edit", Api.Json($$"""{"Thumbprint":"{{peer.Thumbprint}}","Name":"promoted","SecurityClearance":"ClusterAdmin"}""")), "clearance ClusterAdmin");
         await AssertRefused(await client.DeleteAsync("/admin/certificates?thumbprint=" + admin.Thumbprint), "cannot delete the certificate 'admin'");
         await AssertRefused(await client.PutAsync("/admin/certificates", Body(admin, "admin", "Operator")), "cannot replace the certificate 'admin'");
+        await AssertRefused(await client.PostAsync("/admin/certificates/replace-cluster-cert", Api.Json("{}")), "needs ClusterAdmin");
         Assert.Equal(SecurityClearance.ClusterAdmin, _server.Security.Store.Get(admin.Thumbprint)!.Clearance);
 
         using (var put = await client.PutAsync("/admin/certificates", Body(newcomer, "newcomer", "Operator")))
