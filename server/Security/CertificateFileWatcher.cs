@@ -17,7 +17,6 @@ public sealed partial class CertificateFileWatcher : IDisposable
     private readonly FileSystemWatcher[] _watchers;
     private readonly Timer _timer;
     private readonly Lock _lock = new();
-    private readonly Lock _reloadLock = new();
     private int _attempts;
     private int _reloads;
     private int _failedLoads;
@@ -72,7 +71,9 @@ public sealed partial class CertificateFileWatcher : IDisposable
         Interlocked.Increment(ref _reloads);
         // One reload at a time: the timer fires again for a change seen while a reload runs, and
         // the older content, loaded first but replacing last, would be served until the next change.
-        lock (_reloadLock)
+        // The lock is the holder's, which replace-cluster-cert takes to write the files and install
+        // what it wrote: a reload that read the files before that write cannot install after it.
+        lock (_holder.FilesLock)
             ReloadAlone();
     }
 

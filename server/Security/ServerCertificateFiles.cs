@@ -10,14 +10,12 @@ namespace Jackdaw.Server.Security;
 /// over the configured file(s) first, so that a restart serves it too, then handed to the holder.
 /// Each file is replaced atomically: written to a temp file beside it (with the old file's
 /// permissions), fsynced, renamed over it, and the folder fsynced. The file watcher then loads the
-/// same thumbprint and changes nothing. A PFX is written with the configured password; PEM as a
+/// same thumbprint and changes nothing (it reads the files under the holder's
+/// <see cref="ServerCertificateHolder.FilesLock"/>, as this writes them). A PFX is written with the configured password; PEM as a
 /// certificate and a PKCS#8 key, in one file or in the two configured.
 /// </summary>
 public static class ServerCertificateFiles
 {
-    // Two replacements at once would interleave their files.
-    private static readonly Lock InstallLock = new();
-
     /// <summary>
     /// Writes <paramref name="certificate"/> (with its exportable private key) to the files of
     /// <paramref name="options"/> and makes it current. The holder owns it from then on; false (and
@@ -25,7 +23,9 @@ public static class ServerCertificateFiles
     /// </summary>
     public static bool Install(SecurityOptions options, ServerCertificateHolder holder, X509Certificate2 certificate)
     {
-        lock (InstallLock)
+        // Two replacements at once would interleave their files, and the file watcher must not
+        // install what it read before this write after this one is installed.
+        lock (holder.FilesLock)
         {
             if (string.Equals(holder.Thumbprint, certificate.Thumbprint, StringComparison.OrdinalIgnoreCase))
             {

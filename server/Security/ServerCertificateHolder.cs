@@ -42,6 +42,13 @@ public sealed partial class ServerCertificateHolder : IDisposable
     /// <summary>The current certificate, not counted (tests watch it being retired and disposed).</summary>
     internal ServerCertificate CurrentEntry => Volatile.Read(ref _current) ?? throw new ObjectDisposedException(nameof(ServerCertificateHolder));
 
+    /// <summary>
+    /// Held while a certificate is read from the configured files and installed (the file watcher)
+    /// or written to them and installed (<see cref="ServerCertificateFiles"/>), so that those happen
+    /// one after the other.
+    /// </summary>
+    internal Lock FilesLock { get; } = new();
+
     /// <summary>How many times the certificate was replaced since the server started.</summary>
     public long Replacements => Interlocked.Read(ref _replacements);
 

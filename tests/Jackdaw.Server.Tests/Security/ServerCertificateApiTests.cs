@@ -82,6 +82,31 @@ public sealed class ServerCertificateApiTests
     }
 
     [Fact]
+    public async Task BackToBackReplacementsLeaveTheLastOneServing()
+    {
+        await using var server = await SecuredServer.StartAsync();
+        using var admin = TestCertificates.Client("admin");
+        server.Register(admin, SecurityClearance.ClusterAdmin);
+        var client = server.Client(admin);
+        X509Certificate2[] certificates = [server.ServerCertificate, TestCertificates.Server("jackdaw-a"), TestCertificates.Server("jackdaw-b")];
+        // Each write wakes the file watcher, whose reload may still be reading the file when the next
+        // replacement is installed: it must never put the older certificate back.
+        for (var round = 1; round <= 12; round++)
+        {
+            var next = certificates[round % certificates.Length];
+            using (var replaced = await client.PostAsync("/admin/certificates/replace-cluster-cert", ReplaceBody(next, null)))
+                CertificatesApiTests.AssertEmpty(replaced, HttpStatusCode.Created);
+            Assert.Equal(next.Thumbprint, await PresentedThumbprintAsync(server.Url));
+        }
+        var last = certificates[12 % certificates.Length];
+        Assert.Equal(last.Thumbprint, await PresentedThumbprintAsync(server.Url));
+        // A stale reload would have counted as a replacement (and its correction as another).
+        Assert.Equal(12, server.Security.Certificate.Replacements);
+        using var onDisk = X509CertificateLoader.LoadPkcs12FromFile(server.CertificatePath, SecuredServer.CertificatePassword);
+        Assert.Equal(last.Thumbprint, onDisk.Thumbprint);
+    }
+
+    [Fact]
     public async Task AnUnusableReplacementIs400AndTheServerKeepsItsCertificate()
     {
         await using var server = await SecuredServer.StartAsync();
