@@ -35,7 +35,8 @@ public sealed class RavenDbNodeClientTests(ITestOutputHelper output)
     /// The same scenarios against a secured server, the client presenting a ClusterAdmin client
     /// certificate through its <c>authOptions</c>: as PEM (certificate and PKCS#1 key in one file, as
     /// that client reads them) for the whole suite, and as a password-protected PFX for the sessions
-    /// and the certificate operations.
+    /// and the certificate operations. The certificate operations also get two server certificates
+    /// (PFX without password) to replace the server's with and put it back.
     /// </summary>
     [Theory]
     [InlineData("pem", "tests/")]
@@ -56,13 +57,19 @@ public sealed class RavenDbNodeClientTests(ITestOutputHelper output)
             File.WriteAllText(certificate, client.ExportCertificatePem() + "\n" + client.GetRSAPrivateKey()!.ExportRSAPrivateKeyPem() + "\n");
         else
             TestCertificates.WritePfx(client, certificate, password);
+        using var next = TestCertificates.Server("jackdaw-next");
+        var nextCa = Path.Combine(folder, "next.pem");
+        File.WriteAllText(nextCa, next.ExportCertificatePem());
         files = string.Join(' ', files.Split(' ').Where(f => f.EndsWith('/') || File.Exists(Path.Combine(suite, f))));
         var (exitCode, text) = await RunAsync("node", "--test --test-concurrency=1 --test-reporter=tap " + files, suite, TimeSpan.FromMinutes(5),
             ("JACKDAW_URL", server.Url.TrimEnd('/')),
             ("JACKDAW_AUTH_TYPE", type),
             ("JACKDAW_CLIENT_CERT", certificate),
             ("JACKDAW_CLIENT_CERT_PASSWORD", type == "pfx" ? password : string.Empty),
-            ("JACKDAW_CA", ca));
+            ("JACKDAW_CA", ca),
+            ("JACKDAW_SERVER_PFX", TestCertificates.WritePfx(server.ServerCertificate, Path.Combine(folder, "own.pfx"))),
+            ("JACKDAW_NEXT_SERVER_PFX", TestCertificates.WritePfx(next, Path.Combine(folder, "next.pfx"))),
+            ("JACKDAW_NEXT_SERVER_CA", nextCa));
         output.WriteLine(text);
         Assert.True(exitCode == 0, $"The RavenDB Node.js client suite failed on a secured server ({type}):\n" + text);
         Assert.Contains("# fail 0", text, StringComparison.Ordinal);
