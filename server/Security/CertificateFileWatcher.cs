@@ -104,6 +104,12 @@ public sealed partial class CertificateFileWatcher : IDisposable
         {
             // The server is stopping.
         }
+        catch (Exception e)
+        {
+            // Anything else (the TLS context refusing the certificate, say) must not escape a timer
+            // callback, which would end the process: the current certificate keeps serving.
+            LogReloadFailed(_logger, e);
+        }
     }
 
     public void Dispose()
@@ -114,6 +120,9 @@ public sealed partial class CertificateFileWatcher : IDisposable
             watcher.Dispose();
         _timer.Dispose();
     }
+
+    [LoggerMessage(EventId = 303, Level = LogLevel.Error, Message = "Loading the changed server certificate failed; the current certificate stays")]
+    private static partial void LogReloadFailed(ILogger logger, Exception exception);
 
     [LoggerMessage(EventId = 302, Level = LogLevel.Warning, Message = "The changed server certificate file is not usable after {Attempts} tries; the current certificate stays: {Reason}")]
     private static partial void LogUnusable(ILogger logger, string reason, int attempts);

@@ -146,6 +146,32 @@ public sealed class CertificateFileRotationTests(ITestOutputHelper output)
         Assert.Equal(newer.Thumbprint, holder.Thumbprint);
     }
 
+    [Fact]
+    public async Task AReloadThatFailsUnexpectedlyIsLoggedAndTheServerKeepsServing()
+    {
+        await using var server = await SecuredServer.StartAsync();
+        var watcher = server.Security.Watcher;
+        var holder = server.Security.Certificate;
+        var first = holder.Thumbprint;
+        using var refused = TestCertificates.Server("refused");
+        // An exception that is not a load error (the TLS context refusing the certificate, say):
+        // thrown from the watcher's timer it would end the process.
+        watcher.Loaded = loaded =>
+        {
+            if (loaded.Thumbprint == refused.Thumbprint)
+                throw new InvalidOperationException("refused by the test");
+        };
+
+        Install(server, refused);
+        await Poll.UntilAsync(
+            () => Task.FromResult(server.Server.Logs.Records.Any(r => r.Level == Microsoft.Extensions.Logging.LogLevel.Error && r.Exception?.Message == "refused by the test")),
+            Deadline,
+            "the failed reload to be logged");
+        Assert.Equal(first, holder.Thumbprint);
+        using var response = await server.Admin.GetAsync("/admin/stats");
+        Assert.Equal(HttpStatusCode.OK, response.StatusCode);
+    }
+
     /// <summary>Puts <paramref name="certificate"/> in the server's PFX file at once (a rename).</summary>
     private static void Install(SecuredServer server, X509Certificate2 certificate)
     {
