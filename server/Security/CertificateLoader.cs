@@ -27,16 +27,7 @@ public static class CertificateLoader
         {
             throw new CertificateLoadException($"The server certificate '{path}'{(keyPath is null ? "" : $" (key '{keyPath}')")} cannot be read: {e.Message.TrimEnd('.')}.", e);
         }
-        try
-        {
-            Check(certificate, path, now);
-            return certificate;
-        }
-        catch
-        {
-            certificate.Dispose();
-            throw;
-        }
+        return Checked(certificate, path, now);
     }
 
     /// <summary>A PFX sent through the API (<c>replace-cluster-cert</c>), checked as a file is.</summary>
@@ -51,6 +42,12 @@ public static class CertificateLoader
         {
             throw new CertificateLoadException($"The certificate in {source} cannot be read: {e.Message.TrimEnd('.')}.", e);
         }
+        return Checked(certificate, source, now);
+    }
+
+    /// <summary><paramref name="certificate"/> when it can serve now; otherwise it is disposed and the reason thrown.</summary>
+    private static X509Certificate2 Checked(X509Certificate2 certificate, string source, DateTime now)
+    {
         try
         {
             Check(certificate, source, now);
