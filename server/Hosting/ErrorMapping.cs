@@ -15,6 +15,7 @@ public static class ErrorMapping
     public static (int Status, string Type)? Map(Exception exception) => exception switch
     {
         BadRequestException => (StatusCodes.Status400BadRequest, ErrorTypes.BadRequest),
+        BackupException => (StatusCodes.Status400BadRequest, ErrorTypes.Backup),
         AuthorizationException denied => (denied.NotAuthenticated ? StatusCodes.Status401Unauthorized : StatusCodes.Status403Forbidden, ErrorTypes.Authorization),
         ConcurrencyException => (StatusCodes.Status409Conflict, ErrorTypes.Concurrency),
         DocumentDoesNotExistException => (StatusCodes.Status404NotFound, ErrorTypes.DocumentDoesNotExist),

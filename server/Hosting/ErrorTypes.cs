@@ -30,6 +30,7 @@ public static class ErrorTypes
     public const string AnalyzerCompilation = "AnalyzerCompilationException";
     public const string AnalyzerInUse = "AnalyzerInUseException";
     public const string Authorization = "AuthorizationException";
+    public const string Backup = "BackupException";
 
     /// <summary>RavenDB's name for a query that waited for non-stale results in vain (our <see cref="Errors.QueryTimeoutException"/>).</summary>
     public const string Timeout = "TimeoutException";

@@ -48,7 +48,7 @@ public sealed class ErrorTypesTests(Infrastructure.ServerFixture fixture) : ICla
             ErrorTypes.DiskFull, ErrorTypes.DatabaseUnavailable, ErrorTypes.FeatureNotSupported, ErrorTypes.InvalidQuery,
             ErrorTypes.IndexCompilation, ErrorTypes.IndexDoesNotExist, ErrorTypes.Timeout, ErrorTypes.IndexLocked,
             ErrorTypes.SubscriptionDoesNotExist, ErrorTypes.SubscriptionAlreadyExists,
-            ErrorTypes.AnalyzerCompilation, ErrorTypes.AnalyzerInUse, ErrorTypes.Authorization,
+            ErrorTypes.AnalyzerCompilation, ErrorTypes.AnalyzerInUse, ErrorTypes.Authorization, ErrorTypes.Backup,
         ];
         Assert.Equal(AllTypes().Order(StringComparer.Ordinal), covered.Order(StringComparer.Ordinal));
     }

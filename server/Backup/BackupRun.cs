@@ -1,0 +1,27 @@
+namespace Jackdaw.Server.Backup;
+
+/// <summary>
+/// The progress of one backup, restore or verification, read from other threads while it runs
+/// (an operation's state shows it): pages copied, entries written or read, bytes.
+/// </summary>
+public sealed class BackupRun
+{
+    private long _pages;
+    private long _entries;
+    private long _bytes;
+
+    public long Pages => Volatile.Read(ref _pages);
+
+    public long Entries => Volatile.Read(ref _entries);
+
+    public long Bytes => Volatile.Read(ref _bytes);
+
+    /// <summary>What the run is doing now, e.g. "copying pages", "index 'Orders/Totals'".</summary>
+    public string Stage { get; set; } = "starting";
+
+    internal void AddPages(long count) => Interlocked.Add(ref _pages, count);
+
+    internal void AddEntries(long count) => Interlocked.Add(ref _entries, count);
+
+    internal void AddBytes(long count) => Interlocked.Add(ref _bytes, count);
+}
