@@ -66,7 +66,7 @@ public sealed partial class StorageEnvironment
 
             RetireAndRelease(cut);
 
-            Journal.DeleteFlushed(Math.Min(DataFile.HeaderA, DataFile.HeaderB));
+            DeleteFlushedJournals();
             Interlocked.Increment(ref _flushCount);
             Volatile.Write(ref _flushFailure, null);
         }

@@ -38,15 +38,16 @@ public sealed partial class StorageEnvironment : IDisposable
     private bool _releaseWhenReadersEnd;
     private Exception? _flushFailure;
 
-    private StorageEnvironment(StorageEnvironmentOptions options, FileStream lockFile, DataFile dataFile, Recovery.Result recovered, Dictionary<long, byte[]>? readOnlyOverlay = null)
+    private StorageEnvironment(StorageEnvironmentOptions options, FileStream lockFile, DataFile dataFile, Recovery.Result recovered, long? retention, Dictionary<long, byte[]>? readOnlyOverlay = null)
     {
+        _retention = retention;
         Options = options;
         Pool = new PagePool(Math.Clamp(options.FlushThresholdPages, 1024, 64 * 1024));
         _lockFile = lockFile;
         DataFile = dataFile;
         _lastCommitted = recovered.LastTransactionId;
         _lastDurable = recovered.LastTransactionId;
-        Journal = new JournalWriter(options.Path, options.MaxJournalFileSize, recovered.NextJournalSequence, OnDurable, options.Io);
+        Journal = new JournalWriter(options.Path, options.MaxJournalFileSize, recovered.NextJournalSequence, OnDurable, options.Io, recovered.Retained);
         RecoveredTransactions = recovered.ReplayedTransactions;
         if (readOnlyOverlay is not null)
         {
@@ -57,6 +58,11 @@ public sealed partial class StorageEnvironment : IDisposable
             {
                 PageTable.Add(recovered.LastTransactionId, readOnlyOverlay);
             }
+        }
+        else
+        {
+            // Retained files the retention no longer needs (it moved on or stopped before a crash).
+            Journal.DropRetained(retention);
         }
 
         _flusher = new Thread(FlusherLoop) { IsBackground = true, Name = "Jackdaw flusher" };
@@ -114,10 +120,11 @@ public sealed partial class StorageEnvironment : IDisposable
         try
         {
             dataFile = DataFile.Open(options.Path, options.InitialDataFileSize, options.Io, out _);
+            var retention = Backup.JournalRetentionFile.Read(options.Path);
             Recovery.Result recovered;
             try
             {
-                recovered = Recovery.Run(dataFile, options.Path);
+                recovered = Recovery.Run(dataFile, options.Path, retention, options.Io);
             }
             catch (DiskFullException)
             {
@@ -126,10 +133,10 @@ public sealed partial class StorageEnvironment : IDisposable
                 // safe to repeat over a partly written data file: replay into memory instead.
                 var overlay = new Dictionary<long, byte[]>();
                 recovered = Recovery.RunInMemory(dataFile, options.Path, overlay);
-                return new StorageEnvironment(options, lockFile, dataFile, recovered, overlay);
+                return new StorageEnvironment(options, lockFile, dataFile, recovered, retention, overlay);
             }
 
-            return new StorageEnvironment(options, lockFile, dataFile, recovered);
+            return new StorageEnvironment(options, lockFile, dataFile, recovered, retention);
         }
         catch
         {

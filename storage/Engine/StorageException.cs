@@ -29,7 +29,7 @@ public sealed class EnvironmentLockedException : StorageException
 }
 
 /// <summary>A file of the environment is damaged beyond what recovery repairs. <see cref="FileName"/> names it.</summary>
-public sealed class StorageCorruptedException : StorageException
+public class StorageCorruptedException : StorageException
 {
     public StorageCorruptedException(string fileName, string message)
         : base($"{message} (file: '{fileName}')")
@@ -71,4 +71,31 @@ public sealed class DiskFullException : StorageException
 
     /// <summary>The file or folder that could not be written.</summary>
     public string Path { get; }
+}
+
+/// <summary>
+/// The journal records an incremental backup (or journal retention) needs were not kept: the journal
+/// files after <see cref="AfterTransactionId"/> were deleted once flushed. Take a full backup.
+/// </summary>
+public sealed class JournalsUnavailableException : StorageException
+{
+    public JournalsUnavailableException(long afterTransactionId, string message) : base(message)
+    {
+        AfterTransactionId = afterTransactionId;
+    }
+
+    /// <summary>The transaction after which records were asked for.</summary>
+    public long AfterTransactionId { get; }
+}
+
+/// <summary>
+/// A backup stream that fails its checks (a checksum, a header, a chunk out of place, a newer format)
+/// or does not continue the chain being restored. The message says what failed and where;
+/// <see cref="StorageCorruptedException.FileName"/> names the stream (its file name when it is a file).
+/// </summary>
+public sealed class BackupStreamException : StorageCorruptedException
+{
+    public BackupStreamException(string stream, string message) : base(stream, message)
+    {
+    }
 }

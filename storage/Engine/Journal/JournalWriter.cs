@@ -9,7 +9,7 @@ namespace Jackdaw.Storage.Engine.Journal;
 /// commit), always in transaction order. A record is acknowledged (its handle completed) only
 /// after the fdatasync that covers it has returned.
 /// </summary>
-internal sealed class JournalWriter : IDisposable
+internal sealed partial class JournalWriter : IDisposable
 {
     public const string FilePrefix = "journal.";
 
@@ -57,14 +57,17 @@ internal sealed class JournalWriter : IDisposable
         /// <summary>Bytes from the start that have been written (records or zeros): see <see cref="ZeroChunk"/>.</summary>
         public long Written { get; set; }
 
+        public long FirstTransactionId { get; set; } = -1;
+
         public long LastTransactionId { get; set; } = -1;
 
         public bool Closed { get; set; }
     }
 
-    public JournalWriter(string folder, long maxFileSize, long nextSequence, Action<long> onDurable, StorageIo io)
+    public JournalWriter(string folder, long maxFileSize, long nextSequence, Action<long> onDurable, StorageIo io, List<RetainedJournal> retained)
     {
         _io = io;
+        _retained = retained;
         _folder = folder;
         _maxFileSize = Math.Max(maxFileSize, 64 * 1024);
         _onDurable = onDurable;
@@ -77,13 +80,13 @@ internal sealed class JournalWriter : IDisposable
 
     public static string FileNameFor(long sequence) => FilePrefix + sequence.ToString("D10", CultureInfo.InvariantCulture);
 
-    /// <summary>Journal files in the folder, oldest first.</summary>
-    public static List<(long Sequence, string Path)> ListFiles(string folder)
+    /// <summary>Journal files in the folder (or, with <see cref="RetainedPrefix"/>, retained ones), oldest first.</summary>
+    public static List<(long Sequence, string Path)> ListFiles(string folder, string prefix = FilePrefix)
     {
         var result = new List<(long, string)>();
-        foreach (var path in Directory.EnumerateFiles(folder, FilePrefix + "*"))
+        foreach (var path in Directory.EnumerateFiles(folder, prefix + "*"))
         {
-            var suffix = System.IO.Path.GetFileName(path).Substring(FilePrefix.Length);
+            var suffix = System.IO.Path.GetFileName(path).Substring(prefix.Length);
             if (long.TryParse(suffix, NumberStyles.None, CultureInfo.InvariantCulture, out var seq))
             {
                 result.Add((seq, path));
@@ -236,6 +239,11 @@ internal sealed class JournalWriter : IDisposable
                 var r = batch[i].Record;
                 buffers.Add(r.Buffer.AsMemory(0, r.Length));
                 size += r.Length;
+                if (file.FirstTransactionId < 0)
+                {
+                    file.FirstTransactionId = r.TransactionId;
+                }
+
                 file.LastTransactionId = r.TransactionId;
                 i++;
             }
@@ -331,30 +339,6 @@ internal sealed class JournalWriter : IDisposable
 
         _current = file;
         return file;
-    }
-
-    /// <summary>Deletes closed journal files whose every transaction is at or below <paramref name="flushed"/>.</summary>
-    public void DeleteFlushed(long flushed)
-    {
-        List<JournalFile> doomed = [];
-        lock (_files)
-        {
-            for (var i = 0; i < _files.Count; i++)
-            {
-                var f = _files[i];
-                if (f.Closed && f.LastTransactionId <= flushed)
-                {
-                    doomed.Add(f);
-                    _files.RemoveAt(i--);
-                }
-            }
-        }
-
-        foreach (var f in doomed)
-        {
-            f.Stream.Dispose();
-            File.Delete(f.Path);
-        }
     }
 
     public void Dispose()

@@ -1,8 +1,5 @@
 using System.Buffers.Binary;
-using System.IO.Hashing;
-using System.Runtime.InteropServices;
 using Jackdaw.Storage.Engine.Paging;
-using K4os.Compression.LZ4;
 
 namespace Jackdaw.Storage.Engine.Journal;
 
@@ -14,9 +11,15 @@ namespace Jackdaw.Storage.Engine.Journal;
 /// </summary>
 internal static class Recovery
 {
-    public readonly record struct Result(long LastTransactionId, long NextJournalSequence, int ReplayedTransactions, bool StoppedAtTornRecord);
+    public readonly record struct Result(long LastTransactionId, long NextJournalSequence, int ReplayedTransactions, bool StoppedAtTornRecord, List<RetainedJournal> Retained);
 
-    public static Result Run(DataFile dataFile, string folder) => Run(dataFile, folder, overlay: null);
+    /// <summary>
+    /// Replays into the data file. With <paramref name="keepAfter"/> set (journal retention, or null),
+    /// a journal file holding a transaction after it is not deleted but truncated to its last valid
+    /// record and renamed to <c>retained.N</c>: recovery never replays a retained file, so a torn tail
+    /// in one can never hide newer journal files from a later recovery.
+    /// </summary>
+    public static Result Run(DataFile dataFile, string folder, long? keepAfter, StorageIo io) => Run(dataFile, folder, keepAfter, io, overlay: null);
 
     /// <summary>
     /// Replays without writing anything: each record's pages go into <paramref name="overlay"/>
@@ -24,19 +27,20 @@ internal static class Recovery
     /// content), the journal files stay, the headers stay. For opening read-only when recovery
     /// cannot write (a full disk); the same torn-tail rules apply.
     /// </summary>
-    public static Result RunInMemory(DataFile dataFile, string folder, Dictionary<long, byte[]> overlay) => Run(dataFile, folder, overlay);
+    public static Result RunInMemory(DataFile dataFile, string folder, Dictionary<long, byte[]> overlay) => Run(dataFile, folder, keepAfter: null, StorageIo.Default, overlay);
 
-    private static Result Run(DataFile dataFile, string folder, Dictionary<long, byte[]>? overlay)
+    private static Result Run(DataFile dataFile, string folder, long? keepAfter, StorageIo io, Dictionary<long, byte[]>? overlay)
     {
         var files = JournalWriter.ListFiles(folder);
         var flushed = dataFile.FlushedTransactionId;
         var last = flushed;
         var replayed = 0;
         var torn = false;
-        var headerBuffer = new byte[JournalRecordHeader.Size];
         byte[] stored = [];
         byte[] raw = [];
 
+        // Per journal file: its first and last accepted transaction and where its accepted records end.
+        var accepted = new List<(long First, long Last, long End)>();
         foreach (var (_, path) in files)
         {
             if (torn)
@@ -44,112 +48,58 @@ internal static class Recovery
                 break;
             }
 
-            using var stream = new FileStream(path, FileMode.Open, FileAccess.Read, FileShare.Read, 1, FileOptions.None);
-            var length = stream.Length;
-            long position = 0;
-            while (true)
+            using var scanner = new JournalScanner(path);
+            var (first, lastInFile, end) = (-1L, -1L, 0L);
+            while (scanner.Next())
             {
-                if (position + JournalRecordHeader.Size > length)
-                {
-                    break;
-                }
-
-                RandomAccess.Read(stream.SafeFileHandle, headerBuffer, position);
-                var h = MemoryMarshal.Read<JournalRecordHeader>(headerBuffer);
-                if (h.Magic != JournalRecordHeader.MagicValue)
-                {
-                    // Zeroed preallocated space (the normal end of a file) or garbage: either way the end.
-                    if (!IsAllZero(headerBuffer))
-                    {
-                        torn = true;
-                    }
-
-                    break;
-                }
-
-                if (h.HeaderHash != JournalRecordHeader.ComputeHeaderHash(headerBuffer) || h.PayloadSize < 0 ||
-                    position + JournalRecordHeader.Size + h.PayloadSize > length || h.UncompressedSize < 0 || h.UncompressedSize > int.MaxValue)
-                {
-                    torn = true;
-                    break;
-                }
-
-                if ((h.Flags & ~(JournalRecordHeader.Lz4Flag | JournalRecordHeader.DiffFlag)) != 0)
-                {
-                    // A valid record of a layout this build does not know: replaying it or calling it a
-                    // torn tail would both lose acknowledged transactions.
-                    throw new StorageCorruptedException(path, $"The journal record of transaction {h.TransactionId} has flags {h.Flags:X}, which this build does not know: a newer build wrote it. Open the folder with that build.");
-                }
-
+                var h = scanner.Header;
                 if (h.TransactionId <= flushed)
                 {
                     // Already in the data file (kept until both headers are past it).
                     last = Math.Max(last, h.TransactionId);
-                    position += JournalRecordHeader.Size + h.PayloadSize;
-                    continue;
-                }
-
-                if (h.TransactionId != last + 1)
-                {
-                    if (replayed == 0 && h.TransactionId > last + 1)
-                    {
-                        throw new StorageCorruptedException(path, $"The journal continues at transaction {h.TransactionId} but the data file holds transactions up to {flushed} only: transactions in between are missing.");
-                    }
-
-                    torn = true;
-                    break;
-                }
-
-                if (stored.Length < h.PayloadSize)
-                {
-                    stored = new byte[h.PayloadSize];
-                }
-
-                RandomAccess.Read(stream.SafeFileHandle, stored.AsSpan(0, h.PayloadSize), position + JournalRecordHeader.Size);
-                if (XxHash64.HashToUInt64(stored.AsSpan(0, h.PayloadSize)) != h.PayloadHash)
-                {
-                    torn = true;
-                    break;
-                }
-
-                ReadOnlySpan<byte> payload;
-                if ((h.Flags & JournalRecordHeader.Lz4Flag) != 0)
-                {
-                    if (raw.Length < h.UncompressedSize)
-                    {
-                        raw = new byte[h.UncompressedSize];
-                    }
-
-                    var decoded = LZ4Codec.Decode(stored.AsSpan(0, h.PayloadSize), raw.AsSpan(0, (int)h.UncompressedSize));
-                    if (decoded != h.UncompressedSize)
-                    {
-                        torn = true;
-                        break;
-                    }
-
-                    payload = raw.AsSpan(0, decoded);
                 }
                 else
                 {
-                    payload = stored.AsSpan(0, h.PayloadSize);
+                    if (h.TransactionId != last + 1)
+                    {
+                        if (replayed == 0 && h.TransactionId > last + 1)
+                        {
+                            throw new StorageCorruptedException(path, $"The journal continues at transaction {h.TransactionId} but the data file holds transactions up to {flushed} only: transactions in between are missing.");
+                        }
+
+                        scanner.StopHere();
+                        break;
+                    }
+
+                    if (!scanner.ReadPayload(ref stored) || !JournalScanner.TryDecode(h, stored.AsSpan(0, h.PayloadSize), ref raw, out var payload))
+                    {
+                        scanner.StopHere();
+                        break;
+                    }
+
+                    if (!Apply(dataFile, overlay, payload, h))
+                    {
+                        throw new StorageCorruptedException(path, $"Journal record of transaction {h.TransactionId} passed its checksum but its page list is malformed.");
+                    }
+
+                    last = h.TransactionId;
+                    replayed++;
                 }
 
-                var diffLayout = (h.Flags & JournalRecordHeader.DiffFlag) != 0;
-                if (!Apply(dataFile: null, null, payload, h.PageCount, diffLayout) || !Apply(dataFile, overlay, payload, h.PageCount, diffLayout))
-                {
-                    throw new StorageCorruptedException(path, $"Journal record of transaction {h.TransactionId} passed its checksum but its page list is malformed.");
-                }
-
-                last = h.TransactionId;
-                replayed++;
-                position += JournalRecordHeader.Size + h.PayloadSize;
+                first = first < 0 ? h.TransactionId : first;
+                lastInFile = h.TransactionId;
+                end = scanner.End;
             }
+
+            torn = scanner.Torn;
+            accepted.Add((first, lastInFile, end));
         }
 
-        var nextSequence = files.Count == 0 ? 1 : files[^1].Sequence + 1;
+        var retained = ScanRetained(folder);
+        var nextSequence = Math.Max(files.Count == 0 ? 0 : files[^1].Sequence, retained.Count == 0 ? 0 : retained[^1].Sequence) + 1;
         if (overlay is not null)
         {
-            return new Result(last, nextSequence, replayed, torn);
+            return new Result(last, nextSequence, replayed, torn, retained);
         }
 
         if (last > flushed)
@@ -166,12 +116,77 @@ internal static class Recovery
             dataFile.WriteHeader(last);
         }
 
-        foreach (var (_, path) in files)
+        var renamed = false;
+        for (var i = 0; i < files.Count; i++)
         {
-            File.Delete(path);
+            var (sequence, path) = files[i];
+            if (keepAfter is { } keep && i < accepted.Count && accepted[i].Last > keep)
+            {
+                // Every accepted record is at or below `last`, now in both headers: never replayed again.
+                var (first, lastInFile, end) = accepted[i];
+                var target = Path.Combine(folder, JournalWriter.RetainedFileNameFor(sequence));
+                using (var stream = new FileStream(path, FileMode.Open, FileAccess.ReadWrite, FileShare.Read, 1, FileOptions.None))
+                {
+                    io.SetLength(stream, end);
+                    io.DataSync(stream);
+                }
+
+                File.Move(path, target, overwrite: true);
+                retained.Add(new RetainedJournal(sequence, target, first, lastInFile));
+                renamed = true;
+            }
+            else
+            {
+                File.Delete(path);
+            }
         }
 
-        return new Result(last, nextSequence, replayed, torn);
+        if (renamed)
+        {
+            retained.Sort((a, b) => a.Sequence.CompareTo(b.Sequence));
+            io.SyncFolder(folder);
+        }
+
+        return new Result(last, nextSequence, replayed, torn, retained);
+    }
+
+    /// <summary>
+    /// The retained journal files in the folder, oldest first, each with the first and last transaction
+    /// of its valid records (a walk over the headers; payloads are checked when a backup reads them).
+    /// </summary>
+    private static List<RetainedJournal> ScanRetained(string folder)
+    {
+        var result = new List<RetainedJournal>();
+        foreach (var (sequence, path) in JournalWriter.ListFiles(folder, JournalWriter.RetainedPrefix))
+        {
+            using var scanner = new JournalScanner(path);
+            var (first, last) = (-1L, -1L);
+            while (scanner.Next())
+            {
+                if (last >= 0 && scanner.Header.TransactionId != last + 1)
+                {
+                    break;
+                }
+
+                first = first < 0 ? scanner.Header.TransactionId : first;
+                last = scanner.Header.TransactionId;
+            }
+
+            result.Add(new RetainedJournal(sequence, path, first, last));
+        }
+
+        return result;
+    }
+
+    /// <summary>
+    /// Checks a record's page list, then writes its pages into <paramref name="dataFile"/> (or into
+    /// <paramref name="overlay"/> when set); false, with nothing written, when the list is malformed.
+    /// Backups restore journal records through this too.
+    /// </summary>
+    public static bool Apply(DataFile dataFile, Dictionary<long, byte[]>? overlay, ReadOnlySpan<byte> payload, in JournalRecordHeader h)
+    {
+        var diffLayout = (h.Flags & JournalRecordHeader.DiffFlag) != 0;
+        return Apply(dataFile: null, null, payload, h.PageCount, diffLayout) && Apply(dataFile, overlay, payload, h.PageCount, diffLayout);
     }
 
     /// <summary>
@@ -251,6 +266,31 @@ internal static class Recovery
         return count == pageCount;
     }
 
+    /// <summary>
+    /// Adds every page entry of a record's payload to <paramref name="touched"/> (first page → the longest
+    /// length seen); false when the page list is malformed.
+    /// </summary>
+    public static bool AddTouchedPages(ReadOnlySpan<byte> payload, in JournalRecordHeader h, Dictionary<long, int> touched)
+    {
+        var diffLayout = (h.Flags & JournalRecordHeader.DiffFlag) != 0;
+        if (!Apply(dataFile: null, null, payload, h.PageCount, diffLayout))
+        {
+            return false;
+        }
+
+        var entryHeader = diffLayout ? JournalRecord.EntryHeader : JournalRecord.WholePageEntryHeader;
+        for (var pos = 0; pos < payload.Length;)
+        {
+            var number = BinaryPrimitives.ReadInt64LittleEndian(payload.Slice(pos));
+            var length = BinaryPrimitives.ReadInt32LittleEndian(payload.Slice(pos + 8));
+            var stored = diffLayout ? BinaryPrimitives.ReadInt32LittleEndian(payload.Slice(pos + 12)) : length;
+            touched[number] = Math.Max(length, touched.GetValueOrDefault(number));
+            pos += entryHeader + stored;
+        }
+
+        return true;
+    }
+
     /// <summary>A copy of the run as the data file holds it; zeros past the end of the file.</summary>
     private static unsafe byte[] ReadBase(DataFile dataFile, long number, int length)
     {
@@ -265,5 +305,4 @@ internal static class Recovery
         return page;
     }
 
-    private static bool IsAllZero(ReadOnlySpan<byte> span) => !span.ContainsAnyExcept((byte)0);
 }

@@ -126,6 +126,30 @@ internal sealed unsafe class DataFile : IDisposable
         io.SyncFolder(Path.GetDirectoryName(path)!);
     }
 
+    /// <summary>
+    /// A new file at <paramref name="path"/> holding only the two headers (flushed transaction 0), for a
+    /// restore to write every page into; it grows in 64 MiB steps.
+    /// </summary>
+    public static DataFile CreateEmpty(string path, StorageIo io)
+    {
+        var stream = new FileStream(path, FileMode.CreateNew, FileAccess.ReadWrite, FileShare.Read, 1, FileOptions.None);
+        try
+        {
+            var buffer = new byte[Constants.FirstFreePage * Constants.PageSize];
+            WriteHeader(buffer.AsSpan(0, Constants.PageSize), 0);
+            WriteHeader(buffer.AsSpan(Constants.PageSize, Constants.PageSize), 0);
+            io.Write(stream.SafeFileHandle, buffer, 0, path);
+            var file = new DataFile(path, stream, MaxGrowthStep, io);
+            file.ReadHeaders();
+            return file;
+        }
+        catch
+        {
+            stream.Dispose();
+            throw;
+        }
+    }
+
     private static void WriteInitialPages(FileStream stream, StorageIo io)
     {
         var buffer = new byte[Constants.FirstFreePage * Constants.PageSize + Constants.PageSize];

@@ -60,6 +60,22 @@ internal sealed class PageTable
         return Find(version, snapshot);
     }
 
+    /// <summary>Newest version of the page visible at <paramref name="snapshot"/>, with its transaction, or null.</summary>
+    public PageVersion? TryGetVersion(long pageNumber, long snapshot)
+    {
+        if (!_pages.TryGetValue(pageNumber, out var version))
+        {
+            return null;
+        }
+
+        while (version is not null && version.TransactionId > snapshot)
+        {
+            version = version.Older;
+        }
+
+        return version;
+    }
+
     private static byte[]? Find(PageVersion? version, long snapshot)
     {
         while (version is not null)
