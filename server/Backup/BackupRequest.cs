@@ -34,6 +34,9 @@ public sealed class BackupRequest
 
     /// <summary>With <see cref="RetainJournals"/>: the lowest transaction other chains still need the journals after.</summary>
     public long? OtherChainsNeedAfter { get; init; }
+
+    /// <summary>Tests only: makes the stream the file is written to (a disk that fills up), instead of a new file at the path.</summary>
+    internal Func<string, Stream>? CreateFile { get; init; }
 }
 
 /// <summary>What a backup run wrote.</summary>

@@ -10,7 +10,11 @@ public sealed class BackupRun
     private long _entries;
     private long _bytes;
 
-    public long Pages => Volatile.Read(ref _pages);
+    /// <summary>Pages copied or applied (the engine's count while it copies the storage).</summary>
+    public long Pages => (Engine?.Pages ?? 0) + Volatile.Read(ref _pages);
+
+    /// <summary>The storage engine's counters of the copy in progress.</summary>
+    public Jackdaw.Storage.Engine.BackupProgress? Engine { get; internal set; }
 
     public long Entries => Volatile.Read(ref _entries);
 

@@ -86,6 +86,41 @@ public sealed class DatabasesLandlord : IAsyncDisposable
         return true;
     }
 
+    /// <summary>
+    /// Makes a database of <paramref name="preparedFolder"/> (a complete database folder on the same
+    /// file system, such as a restore builds): it is moved into place under the name and opened. False,
+    /// and the folder left where it is, when a database of that name exists.
+    /// </summary>
+    /// <exception cref="DatabaseUnavailableException">A database of that name is still being deleted.</exception>
+    public bool TryAdopt(string name, string preparedFolder)
+    {
+        ThrowIfInvalid(name);
+        var key = new DatabaseNameKey(name);
+        var folder = Path.Combine(Root, name);
+        lock (_lifecycle)
+        {
+            if (_folders.ContainsKey(key))
+                return false;
+            if (_deleting.ContainsKey(key))
+                throw new DatabaseUnavailableException(name, "a database of that name is still being deleted.");
+            Directory.Move(preparedFolder, folder);
+            Storage.Engine.FileDurability.SyncFolder(Root);
+            _folders[key] = folder;
+        }
+        try
+        {
+            _ = GetOrOpen(key);
+        }
+        catch
+        {
+            lock (_lifecycle)
+                _folders.TryRemove(key, out _);
+            TryDeleteFolder(folder);
+            throw;
+        }
+        return true;
+    }
+
     /// <summary>Deletes a database and its data; false if it does not exist.</summary>
     public async Task<bool> TryDeleteAsync(string name)
     {

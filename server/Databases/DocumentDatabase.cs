@@ -91,6 +91,13 @@ public sealed class DocumentDatabase : IAsyncDisposable
     /// <summary>Whether the storage opened read-only (recovery could not write).</summary>
     public bool IsReadOnly => _environment.ReadOnlyReason is not null;
 
+    /// <summary>
+    /// The database's storage environment, for its backups (server/Backup): copies of its pages and
+    /// journals, and the journals kept for them. Everything else reads and writes through
+    /// <see cref="BeginRead"/> and <see cref="Merger"/>.
+    /// </summary>
+    public StorageEnvironment Storage => _environment;
+
     /// <summary>Long-running operations (bulk inserts) by id, as RavenDB's clients follow them.</summary>
     public DatabaseOperations Operations { get; }
 

@@ -276,6 +276,23 @@ internal sealed class IndexFiles
     }
 
     /// <summary>
+    /// Holds the last commit for a backup: its files stay on disk (the writer's later commits do
+    /// not delete them) until the capture is disposed. Null for an index in memory. Safe from any
+    /// thread: the deletion policy is synchronized. A rollback opens a new writer that keeps only
+    /// the files of the commit it opens on: a capture older than that commit may then lose files,
+    /// which the backup reports as the index having changed under it.
+    /// </summary>
+    public IndexCommitCapture? CaptureCommit()
+    {
+        if (InMemory)
+            return null;
+        var writer = _writer;
+        var policy = (SnapshotDeletionPolicy)writer.Config.IndexDeletionPolicy;
+        var commit = policy.Snapshot();
+        return new IndexCommitCapture(_folder!, commit.FileNames.ToArray(), ReadPositions(commit.UserData), () => policy.Release(commit));
+    }
+
+    /// <summary>
     /// Discards everything written since the last commit (Lucene's rollback, which closes the
     /// writer), opens a new writer and searcher manager on the same files, and returns the commit's
     /// positions (its add horizon is taken too). <paramref name="beforeSwap"/> runs with them before
@@ -388,6 +405,8 @@ internal sealed class IndexFiles
             OpenMode = OpenMode.CREATE_OR_APPEND,
             MergeScheduler = new ReportingMergeScheduler(mergeFailed),
             RAMBufferSizeMB = 64,
+            // Lucene's default (only the last commit is kept), plus the commits a backup holds.
+            IndexDeletionPolicy = new SnapshotDeletionPolicy(new KeepOnlyLastCommitDeletionPolicy()),
         };
         var writer = new IndexWriter(directory, config);
         try

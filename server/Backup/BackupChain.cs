@@ -1,0 +1,123 @@
+using System.Globalization;
+using Jackdaw.Server.Errors;
+
+namespace Jackdaw.Server.Backup;
+
+/// <summary>
+/// The files of one chain folder. A file's name is the time it was started, to the millisecond
+/// (<c>yyyy-MM-dd-HH-mm-ss-fff</c>), and its kind as the extension, so names sort in chain order:
+/// a snapshot, then the incremental files that continue it (a later snapshot starts over). A file
+/// is written as <c>{name}.in-progress</c> and renamed only when complete and synced: anything else
+/// in the folder is not the chain's, and leftovers of a run that died are deleted by the next one.
+/// </summary>
+public static class BackupChain
+{
+    public const string SnapshotExtension = ".jackdaw-snapshot";
+    public const string IncrementalExtension = ".jackdaw-incremental";
+    public const string MinimalIncrementalExtension = ".jackdaw-minimal-incremental";
+    public const string InProgressExtension = ".in-progress";
+
+    private const string StampFormat = "yyyy-MM-dd-HH-mm-ss-fff";
+
+    public static string ExtensionOf(BackupKind kind) => kind switch
+    {
+        BackupKind.Full => SnapshotExtension,
+        BackupKind.Incremental => IncrementalExtension,
+        _ => MinimalIncrementalExtension,
+    };
+
+    /// <summary>The kind a file's name says, or null when it is not a backup file of a chain.</summary>
+    public static BackupKind? KindOf(string fileName)
+    {
+        if (fileName.EndsWith(SnapshotExtension, StringComparison.Ordinal))
+            return BackupKind.Full;
+        if (fileName.EndsWith(MinimalIncrementalExtension, StringComparison.Ordinal))
+            return BackupKind.MinimalIncremental;
+        if (fileName.EndsWith(IncrementalExtension, StringComparison.Ordinal))
+            return BackupKind.Incremental;
+        return null;
+    }
+
+    /// <summary>The chain's backup files in the folder, in chain order (by name); empty when the folder does not exist.</summary>
+    public static List<string> Files(string folder)
+    {
+        if (!Directory.Exists(folder))
+            return [];
+        var files = Directory.EnumerateFiles(folder)
+            .Where(f => KindOf(Path.GetFileName(f)) is not null)
+            .ToList();
+        files.Sort(StringComparer.Ordinal);
+        return files;
+    }
+
+    /// <summary>Deletes what runs that died left (<c>*.in-progress</c>).</summary>
+    public static void DeleteLeftovers(string folder)
+    {
+        foreach (var leftover in Directory.EnumerateFiles(folder, "*" + InProgressExtension))
+            File.Delete(leftover);
+    }
+
+    /// <summary>A name for a new file of <paramref name="kind"/> that sorts after every file of the chain.</summary>
+    public static string NextName(string? lastFileName, BackupKind kind, DateTime utcNow)
+    {
+        var stamp = utcNow;
+        if (lastFileName is not null && lastFileName.Length >= StampFormat.Length &&
+            DateTime.TryParseExact(lastFileName.AsSpan(0, StampFormat.Length), StampFormat, CultureInfo.InvariantCulture, DateTimeStyles.AdjustToUniversal | DateTimeStyles.AssumeUniversal, out var last) &&
+            stamp <= last)
+        {
+            stamp = last.AddMilliseconds(1);
+        }
+        return stamp.ToString(StampFormat, CultureInfo.InvariantCulture) + ExtensionOf(kind);
+    }
+
+    /// <summary>
+    /// The files a restore applies, opened and checked for order: the last snapshot at or before
+    /// <paramref name="lastFileName"/> (or the folder's last file), then every incremental after it,
+    /// each continuing exactly where the previous one ended.
+    /// </summary>
+    public static List<BackupArchiveReader> OpenForRestore(string folder, string? lastFileName)
+    {
+        if (!Directory.Exists(folder))
+            throw new BackupException($"The backup folder '{folder}' does not exist.");
+        var files = Files(folder);
+        if (files.Count == 0)
+            throw new BackupException($"The backup folder '{folder}' holds no backup file (*{SnapshotExtension}, *{IncrementalExtension}, *{MinimalIncrementalExtension}).");
+        var end = files.Count - 1;
+        if (lastFileName is not null)
+        {
+            end = files.FindIndex(f => string.Equals(Path.GetFileName(f), lastFileName, StringComparison.Ordinal));
+            if (end < 0)
+                throw new BackupException($"LastFileNameToRestore '{lastFileName}' is not a backup file of '{folder}'.");
+        }
+        var start = end;
+        while (start >= 0 && KindOf(Path.GetFileName(files[start])) != BackupKind.Full)
+            start--;
+        if (start < 0)
+            throw new BackupException($"The backup folder '{folder}' holds no snapshot (*{SnapshotExtension}) at or before '{Path.GetFileName(files[end])}': incremental files alone cannot be restored.");
+
+        var opened = new List<BackupArchiveReader>();
+        try
+        {
+            for (var i = start; i <= end; i++)
+            {
+                var reader = BackupArchiveReader.Open(files[i]);
+                opened.Add(reader);
+                var manifest = reader.Manifest;
+                if (manifest.Kind != KindOf(reader.FileName))
+                    throw new BackupException($"The backup file '{reader.FileName}' holds a {manifest.Kind} backup but is named as another kind.");
+                if (i == start)
+                    continue;
+                var previous = opened[^2];
+                if (manifest.PreviousTransactionId != previous.Manifest.TransactionId)
+                    throw new BackupException($"The backup chain in '{folder}' is broken: '{reader.FileName}' continues from transaction {manifest.PreviousTransactionId} ('{manifest.PreviousFile}'), but '{previous.FileName}' ends at transaction {previous.Manifest.TransactionId}.");
+            }
+            return opened;
+        }
+        catch
+        {
+            foreach (var reader in opened)
+                reader.Dispose();
+            throw;
+        }
+    }
+}
