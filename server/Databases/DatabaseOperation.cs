@@ -1,7 +1,7 @@
 namespace Jackdaw.Server.Databases;
 
 /// <summary>
-/// One long-running operation of a database (a bulk insert), as RavenDB's clients follow it by id:
+/// One long-running operation of a database (a bulk insert, an import or export), as RavenDB's clients follow it by id:
 /// its status, its progress counts and, once ended, why it failed. The ingesting request writes the
 /// counts; <see cref="DatabaseOperations"/> publishes them about once a second while they change,
 /// and the final state once when the operation ends.
@@ -25,14 +25,22 @@ public sealed class DatabaseOperation
     private OperationStatus _status = OperationStatus.InProgress;
     private OperationFailure? _failure;
     private BulkInsertProgress _published;
+    private long _publishedVersion = -1;
 
-    internal DatabaseOperation(DatabaseOperations owner, long id)
+    internal DatabaseOperation(DatabaseOperations owner, long id, IOperationDetails? details)
     {
         _owner = owner;
         Id = id;
+        Details = details;
     }
 
     public long Id { get; }
+
+    /// <summary>
+    /// The counts of an operation that is not a bulk insert (an import, an export), which write
+    /// their own progress and result; null for a bulk insert.
+    /// </summary>
+    public IOperationDetails? Details { get; }
 
     public OperationStatus Status
     {
@@ -124,7 +132,16 @@ public sealed class DatabaseOperation
                 return;
             }
             var state = StateLocked();
-            if (state.Progress == _published)
+            if (Details is { } details)
+            {
+                var version = details.Version;
+                if (version == _publishedVersion)
+                {
+                    return;
+                }
+                _publishedVersion = version;
+            }
+            else if (state.Progress == _published)
             {
                 return;
             }
@@ -150,5 +167,5 @@ public sealed class DatabaseOperation
     }
 
     private DatabaseOperationState StateLocked() =>
-        new(Id, _status, new BulkInsertProgress(_total, _batchCount, _lastProcessedId, Volatile.Read(ref _documentsProcessed)), _failure);
+        new(Id, _status, new BulkInsertProgress(_total, _batchCount, _lastProcessedId, Volatile.Read(ref _documentsProcessed)), _failure, Details);
 }

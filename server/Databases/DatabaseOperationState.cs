@@ -8,4 +8,5 @@ namespace Jackdaw.Server.Databases;
 /// <param name="Status">In progress, or how it ended.</param>
 /// <param name="Progress">Its counts; once it ended, what it had committed.</param>
 /// <param name="Failure">Why it failed or was cancelled; null otherwise.</param>
-public sealed record DatabaseOperationState(long OperationId, OperationStatus Status, BulkInsertProgress Progress, OperationFailure? Failure);
+/// <param name="Details">The live counts of an operation that writes its own progress and result (an import or export); null for a bulk insert.</param>
+public sealed record DatabaseOperationState(long OperationId, OperationStatus Status, BulkInsertProgress Progress, OperationFailure? Failure, IOperationDetails? Details = null);

@@ -40,10 +40,11 @@ public sealed class DatabaseOperations : IDisposable
     public long NextId() => Interlocked.Increment(ref _lastId);
 
     /// <summary>The operation of that id, started now unless it already was.</summary>
+    /// <param name="details">The counts of an operation that writes its own progress and result (see <see cref="IOperationDetails"/>); null for a bulk insert.</param>
     /// <exception cref="Errors.BadRequestException">An operation of that id is still running.</exception>
-    public DatabaseOperation Start(long id)
+    public DatabaseOperation Start(long id, IOperationDetails? details = null)
     {
-        var operation = new DatabaseOperation(this, id);
+        var operation = new DatabaseOperation(this, id, details);
         var existing = _operations.GetOrAdd(id, operation);
         if (!ReferenceEquals(existing, operation))
         {

@@ -17,7 +17,9 @@ namespace Jackdaw.Server.Databases;
 /// The <c>$type</c>s are RavenDB's, which its C# client reads to pick the classes. <c>Processed</c>
 /// is RavenDB's older name of <c>DocumentsProcessed</c>, still sent. Two departures: a cancelled
 /// (killed) operation has a result too, saying what was committed, where RavenDB's is null; and
-/// <c>Error</c> is the message, not a stack trace.
+/// <c>Error</c> is the message, not a stack trace. An operation with <see cref="DatabaseOperationState.Details"/>
+/// (an import or export) writes its own <c>Progress</c> and completed <c>Result</c> (RavenDB's
+/// <c>SmugglerResult</c>); its failure is the same <c>OperationExceptionResult</c>.
 /// </summary>
 public static class OperationStateJson
 {
@@ -28,7 +30,11 @@ public static class OperationStateJson
         writer.WriteStartObject();
         writer.WriteString("$type"u8, RavenTypes + "OperationState, Raven.Client");
         writer.WritePropertyName("Progress"u8);
-        if (state.Status == OperationStatus.InProgress)
+        if (state.Status == OperationStatus.InProgress && state.Details is { } running)
+        {
+            running.WriteProgress(writer);
+        }
+        else if (state.Status == OperationStatus.InProgress)
         {
             WriteProgress(writer, state.Progress);
         }
@@ -39,6 +45,9 @@ public static class OperationStateJson
         writer.WritePropertyName("Result"u8);
         switch (state.Status)
         {
+            case OperationStatus.Completed when state.Details is { } details:
+                details.WriteResult(writer);
+                break;
             case OperationStatus.Completed:
                 WriteResult(writer, state.Progress.Total);
                 break;

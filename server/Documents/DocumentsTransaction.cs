@@ -216,6 +216,29 @@ public class DocumentsTransaction : IDisposable
         return true;
     }
 
+    /// <summary>
+    /// A deletion that happened elsewhere (a tombstone of an imported dump): deletes the document
+    /// when it exists and was last written at or before <paramref name="keepAfterEtag"/> (one
+    /// written after it, by the import itself or since it began, is newer than the deletion and
+    /// stays); when there is no such document, records a tombstone for the id alone, so that whoever
+    /// reads this database's tombstones (an export of them, an index) sees the deletion too.
+    /// Returns whether a document was deleted.
+    /// </summary>
+    /// <param name="collection">The deleted document's collection, at most 255 bytes lowercased; null when it had none.</param>
+    public bool ApplyDeletion(string id, string? collection, long keepAfterEtag)
+    {
+        if (TryGet(id, out var existing))
+            return existing.Etag <= keepAfterEtag && Delete(id, expectedChangeVector: null);
+        if (collection is { Length: 0 })
+            collection = null;
+        var etag = LastEtag + 1;
+        var length = TombstoneRecord.Write(DateTime.UtcNow.Ticks, Encoding.UTF8.GetBytes(id), collection is null ? [] : Encoding.UTF8.GetBytes(collection), ref _scratch);
+        AddTombstone(etag, collection, length);
+        LastEtag = etag;
+        _changes.Add(new DocumentChange(etag, id, collection, DocumentChangeKind.Delete));
+        return false;
+    }
+
     /// <summary>Writes the tombstone held in <c>_scratch</c> under <paramref name="etag"/> and its collection.</summary>
     private void AddTombstone(long etag, string? collection, int length)
     {

@@ -44,6 +44,12 @@ public static class ErrorMapping
         _ => null,
     };
 
+    /// <summary>The error as the pipeline answers it, for the result of an operation that failed (RavenDB's <c>OperationExceptionResult</c>).</summary>
+    public static Jackdaw.Server.Databases.OperationFailure FailureOf(Exception exception) =>
+        Map(exception) is var (status, type)
+            ? new Jackdaw.Server.Databases.OperationFailure(type, MessageOf(exception), status)
+            : new Jackdaw.Server.Databases.OperationFailure(ErrorTypes.InternalServerError, $"{exception.GetType().Name}: {exception.Message}", StatusCodes.Status500InternalServerError);
+
     /// <summary>Headers an error answer carries besides its body (RavenDB's <c>Database-Missing</c>).</summary>
     public static void AddHeaders(HttpResponse response, Exception exception)
     {

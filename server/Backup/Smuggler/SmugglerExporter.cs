@@ -1,0 +1,280 @@
+using System.Buffers;
+using System.IO.Compression;
+using System.Text.Json;
+using Jackdaw.Server.Databases;
+using Jackdaw.Server.Documents;
+using Jackdaw.Server.Indexing;
+using Jackdaw.Server.Subscriptions;
+using Jackdaw.Server.Wire;
+using Jackdaw.Storage.Blittable;
+
+namespace Jackdaw.Server.Backup.Smuggler;
+
+/// <summary>
+/// Writes a database as a <c>.ravendbdump</c>: gzipped JSON, in RavenDB's layout and order,
+/// <code>
+/// {"BuildVersion":60000,
+///  "Docs":[{...document, its @metadata as stored...},...],
+///  "Tombstones":[{"Key":lower id,"Type":"Document","Collection","Flags":"None","ChangeVector","DeletedEtag","Etag","LastModified"}],
+///  "Indexes":[{"Type":"JavaScriptMap","IndexDefinition":{...}}],
+///  "Identities":[{"Key":"users|","Value":7}],
+///  "Subscriptions":[{"SubscriptionName","Query","SubscriptionId","ChangeVectorForNextBatchStartingPoint",...}]}
+/// </code>
+/// each array only when its type is asked for. Documents are read in etag order and written from
+/// their stored blittable bytes (turned into JSON text, never into objects). Nothing is held whole:
+/// once <see cref="FlushThreshold"/> bytes of JSON are buffered, the snapshot is closed, the bytes
+/// go through gzip to the destination (waiting for a slow reader without pinning old pages), and
+/// reading resumes in a fresh snapshot after the last etag written, as <c>DocumentStream</c> does.
+/// So the dump is not one snapshot: a document that changed meanwhile may appear twice (the later
+/// copy wins on import). <see cref="SmugglerResult.LastEtag"/> is the last etag of the snapshot
+/// in which the documents ran out: every change up to it is in the dump, and the tombstones
+/// written stop there too, so an incremental export from it plus one misses nothing.
+/// </summary>
+internal sealed class SmugglerExporter
+{
+    /// <summary>
+    /// The <c>BuildVersion</c> written: RavenDB 6's. RavenDB reads the dump's layout from it (below
+    /// 40000 is its 3.x format), so it names the layout written, not Jackdaw's own version.
+    /// </summary>
+    public const long DumpBuildVersion = 60000;
+
+    private const int FlushThreshold = 256 * 1024;
+
+    private readonly DocumentDatabase _database;
+    private readonly SmugglerExportOptions _options;
+    private readonly SmugglerResult _result;
+    private readonly CancellationToken _cancel;
+    private readonly ArrayBufferWriter<byte> _buffer = new(FlushThreshold + (FlushThreshold / 2));
+    private readonly ArrayBufferWriter<byte> _document = new(16 * 1024);
+    private readonly Utf8JsonWriter _json;
+    private readonly DateTime _now = DateTime.UtcNow;
+
+    public SmugglerExporter(DocumentDatabase database, SmugglerExportOptions options, SmugglerResult result, CancellationToken cancel)
+    {
+        _database = database;
+        _options = options;
+        _result = result;
+        _cancel = cancel;
+        _json = new Utf8JsonWriter(_buffer, JsonDefaults.WriterOptions);
+    }
+
+    public async Task RunAsync(Stream destination)
+    {
+        var gzip = new GZipStream(destination, CompressionLevel.Fastest, leaveOpen: true);
+        await using (gzip.ConfigureAwait(false))
+        {
+            _json.WriteStartObject();
+            _json.WriteNumber("BuildVersion", DumpBuildVersion);
+            var covered = _database.LastEtag;
+            if (_options.Includes(DatabaseItemType.Documents))
+                covered = await WriteDocumentsAsync(gzip).ConfigureAwait(false);
+            _result.SetLastEtag(covered);
+            if (_options.Includes(DatabaseItemType.Tombstones))
+                await WriteTombstonesAsync(gzip, covered).ConfigureAwait(false);
+            if (_options.Includes(DatabaseItemType.Indexes))
+                WriteIndexes();
+            if (_options.Includes(DatabaseItemType.Identities))
+                WriteIdentities();
+            if (_options.Includes(DatabaseItemType.Subscriptions))
+                WriteSubscriptions();
+            _json.WriteEndObject();
+            await FlushAsync(gzip).ConfigureAwait(false);
+        }
+        await destination.FlushAsync(_cancel).ConfigureAwait(false);
+        _result.FinishAll();
+    }
+
+    private long AfterEtag => Math.Max((_options.StartDocumentsEtag ?? 0) - 1, 0);
+
+    /// <summary>Writes the documents; returns the etag every change up to which is covered.</summary>
+    private async Task<long> WriteDocumentsAsync(Stream output)
+    {
+        _result.Documents.Start();
+        _json.WriteStartArray("Docs");
+        // All documents in one etag-ordered pass; a collection filter reads each collection's own feed.
+        var passes = _options.Collections.Count == 0 ? new string?[] { null } : _options.Collections.Distinct(StringComparer.OrdinalIgnoreCase).Select(c => (string?)c).ToArray();
+        var covered = long.MaxValue;
+        foreach (var collection in passes)
+        {
+            var after = AfterEtag;
+            while (true)
+            {
+                bool more;
+                using (var reader = _database.BeginRead())
+                {
+                    more = WriteSomeDocuments(reader, collection, ref after);
+                    if (!more)
+                        covered = Math.Min(covered, reader.LastEtag);
+                }
+                if (!more)
+                    break;
+                await FlushAsync(output).ConfigureAwait(false);
+            }
+        }
+        _json.WriteEndArray();
+        _result.Documents.Finish(skipped: false);
+        return covered;
+    }
+
+    /// <summary>Writes documents after <paramref name="after"/> until the buffer should be flushed (true) or the feed ends (false).</summary>
+    private bool WriteSomeDocuments(DocumentsReader reader, string? collection, ref long after)
+    {
+        foreach (var document in reader.GetDocumentsFrom(collection, after))
+        {
+            _cancel.ThrowIfCancellationRequested();
+            after = document.Etag;
+            if (!_options.IncludeExpired && SmugglerDocuments.Expired(document.Document, _now))
+            {
+                _result.Documents.SkippedOne();
+                continue;
+            }
+            _document.ResetWrittenCount();
+            BlittableJsonWriter.WriteTo(document.Document, _document);
+            _json.WriteRawValue(_document.WrittenSpan, skipInputValidation: true);
+            _result.Documents.Read(_document.WrittenCount);
+            _result.Documents.Etag(document.Etag);
+            if (_buffer.WrittenCount + _json.BytesPending >= FlushThreshold)
+                return true;
+        }
+        return false;
+    }
+
+    private async Task WriteTombstonesAsync(Stream output, long upTo)
+    {
+        _result.Tombstones.Start();
+        _json.WriteStartArray("Tombstones");
+        var after = AfterEtag;
+        while (true)
+        {
+            bool more;
+            using (var reader = _database.BeginRead())
+                more = WriteSomeTombstones(reader, upTo, ref after);
+            if (!more)
+                break;
+            await FlushAsync(output).ConfigureAwait(false);
+        }
+        _json.WriteEndArray();
+        _result.Tombstones.Finish(skipped: false);
+    }
+
+    private bool WriteSomeTombstones(DocumentsReader reader, long upTo, ref long after)
+    {
+        foreach (var tombstone in reader.GetTombstonesFrom(null, after))
+        {
+            _cancel.ThrowIfCancellationRequested();
+            if (tombstone.Etag > upTo)
+                return false;
+            after = tombstone.Etag;
+            var collection = tombstone.Collection;
+            if (_options.Collections.Count > 0 && (collection is null || !_options.IncludesCollection(collection)))
+                continue;
+            var start = _buffer.WrittenCount + _json.BytesPending;
+            _json.WriteStartObject();
+            // RavenDB's key is the lowercased id; the casing is not kept.
+            _json.WriteString("Key", tombstone.Id.ToLowerInvariant());
+            _json.WriteString("Type", "Document");
+            _json.WriteString("Collection", collection);
+            _json.WriteString("Flags", "None");
+            _json.WriteString("ChangeVector", ChangeVectors.Format(tombstone.Etag, reader.DatabaseId));
+            _json.WriteNumber("DeletedEtag", tombstone.Etag);
+            _json.WriteNumber("Etag", tombstone.Etag);
+            JsonDefaults.WriteTime(_json, "LastModified", new DateTime(tombstone.DeletedAtTicks, DateTimeKind.Utc));
+            _json.WriteEndObject();
+            _result.Tombstones.Read(_buffer.WrittenCount + _json.BytesPending - start);
+            _result.Tombstones.Etag(tombstone.Etag);
+            if (_buffer.WrittenCount + _json.BytesPending >= FlushThreshold)
+                return true;
+        }
+        return false;
+    }
+
+    private void WriteIndexes()
+    {
+        _result.Indexes.Start();
+        _json.WriteStartArray("Indexes");
+        if (_database.GetComponent<IndexStore>() is { } store)
+        {
+            foreach (var index in store.Indexes)
+            {
+                // Auto-indexes are made again by the queries that need them (RavenDB writes them
+                // in its own server-side shape, which only it reads).
+                if (index.Definition.IsAuto || index.Name.StartsWith(IndexStore.ReplacementPrefix, StringComparison.OrdinalIgnoreCase))
+                {
+                    _result.Indexes.SkippedOne();
+                    continue;
+                }
+                var definition = index.Definition.ToJson();
+                definition["LockMode"] = index.LockMode.ToString();
+                definition["Priority"] = index.Priority.ToString();
+                definition.Remove("CreatedAt");
+                if (_options.RemoveAnalyzers)
+                    SmugglerIndexes.RemoveAnalyzers(definition);
+                _json.WriteStartObject();
+                _json.WriteString("Type", "JavaScriptMap");
+                _json.WritePropertyName("IndexDefinition");
+                definition.WriteTo(_json);
+                _json.WriteEndObject();
+                _result.Indexes.Read();
+            }
+        }
+        _json.WriteEndArray();
+        _result.Indexes.Finish(skipped: false);
+    }
+
+    private void WriteIdentities()
+    {
+        _result.Identities.Start();
+        _json.WriteStartArray("Identities");
+        using (var reader = _database.BeginRead())
+        {
+            foreach (var (prefix, value) in reader.GetIdentities())
+            {
+                _json.WriteStartObject();
+                _json.WriteString("Key", prefix + "|");
+                _json.WriteNumber("Value", value);
+                _json.WriteEndObject();
+                _result.Identities.Read();
+            }
+        }
+        _json.WriteEndArray();
+        _result.Identities.Finish(skipped: false);
+    }
+
+    private void WriteSubscriptions()
+    {
+        _result.Subscriptions.Start();
+        _json.WriteStartArray("Subscriptions");
+        if (_database.GetComponent<SubscriptionStore>() is { } store)
+        {
+            foreach (var subscription in store.Subscriptions)
+            {
+                var record = subscription.Record;
+                _json.WriteStartObject();
+                _json.WriteString("Query", record.Query);
+                _json.WriteString("ChangeVectorForNextBatchStartingPoint", ChangeVectors.Format(record.AckedEtag, _database.DatabaseId));
+                _json.WriteNumber("SubscriptionId", record.Id);
+                _json.WriteString("SubscriptionName", record.Name);
+                _json.WriteNull("MentorNode");
+                _json.WriteBoolean("PinToMentorNode", false);
+                _json.WriteString("NodeTag", "A");
+                JsonDefaults.WriteTime(_json, "LastBatchAckTime", record.LastAckAt);
+                _json.WriteNull("LastClientConnectionTime");
+                _json.WriteBoolean("Disabled", record.Disabled);
+                _json.WriteNull("ArchivedDataProcessingBehavior");
+                _json.WriteEndObject();
+                _result.Subscriptions.Read();
+            }
+        }
+        _json.WriteEndArray();
+        _result.Subscriptions.Finish(skipped: false);
+    }
+
+    private async ValueTask FlushAsync(Stream output)
+    {
+        _json.Flush();
+        if (_buffer.WrittenCount == 0)
+            return;
+        await output.WriteAsync(_buffer.WrittenMemory, _cancel).ConfigureAwait(false);
+        _buffer.ResetWrittenCount();
+    }
+}
