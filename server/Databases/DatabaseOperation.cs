@@ -1,9 +1,10 @@
 namespace Jackdaw.Server.Databases;
 
 /// <summary>
-/// One long-running operation of a database (a bulk insert), as RavenDB's clients follow it by id:
-/// its status, its progress counts and, once ended, why it failed. The ingesting request writes the
-/// counts; <see cref="DatabaseOperations"/> publishes them about once a second while they change,
+/// One long-running operation of a database (a bulk insert, a backup), as RavenDB's clients follow
+/// it by id: its status, its progress and, once ended, its result or why it failed. A bulk insert's
+/// request writes its counts; any other kind describes its progress and result as JSON of its own
+/// (<see cref="OperationDetails"/>: this layer does not know backups). <see cref="DatabaseOperations"/> publishes them about once a second while they change,
 /// and the final state once when the operation ends.
 /// </summary>
 /// <remarks>
@@ -25,11 +26,15 @@ public sealed class DatabaseOperation
     private OperationStatus _status = OperationStatus.InProgress;
     private OperationFailure? _failure;
     private BulkInsertProgress _published;
+    private readonly Func<byte[]>? _describeProgress;
+    private byte[]? _publishedDetails;
+    private byte[]? _result;
 
-    internal DatabaseOperation(DatabaseOperations owner, long id)
+    internal DatabaseOperation(DatabaseOperations owner, long id, Func<byte[]>? describeProgress = null)
     {
         _owner = owner;
         Id = id;
+        _describeProgress = describeProgress;
     }
 
     public long Id { get; }
@@ -101,6 +106,22 @@ public sealed class DatabaseOperation
     /// <summary>It ended with every document committed (<paramref name="total"/> of them); publishes the final state.</summary>
     public void Complete(long total) => End(OperationStatus.Completed, total, null);
 
+    /// <summary>An operation that describes itself (started with a progress description) ended well with <paramref name="resultJson"/>, its <c>Result</c>.</summary>
+    public void Complete(byte[] resultJson)
+    {
+        lock (_lock)
+        {
+            if (_status == OperationStatus.InProgress)
+            {
+                _result = resultJson;
+            }
+        }
+        End(OperationStatus.Completed, 0, null);
+    }
+
+    /// <summary>An operation that describes itself failed at <paramref name="failure"/> (<see cref="OperationStatus.Canceled"/> when it was killed).</summary>
+    public void Fail(OperationFailure failure) => Fail(failure, 0);
+
     /// <summary>
     /// It stopped at <paramref name="failure"/> after committing <paramref name="total"/> documents:
     /// <see cref="OperationStatus.Canceled"/> when it was killed, else <see cref="OperationStatus.Faulted"/>.
@@ -124,7 +145,15 @@ public sealed class DatabaseOperation
                 return;
             }
             var state = StateLocked();
-            if (state.Progress == _published)
+            if (state.Details is { ProgressJson: { } json })
+            {
+                if (_publishedDetails is not null && json.AsSpan().SequenceEqual(_publishedDetails))
+                {
+                    return;
+                }
+                _publishedDetails = json;
+            }
+            else if (state.Progress == _published)
             {
                 return;
             }
@@ -150,5 +179,6 @@ public sealed class DatabaseOperation
     }
 
     private DatabaseOperationState StateLocked() =>
-        new(Id, _status, new BulkInsertProgress(_total, _batchCount, _lastProcessedId, Volatile.Read(ref _documentsProcessed)), _failure);
+        new(Id, _status, new BulkInsertProgress(_total, _batchCount, _lastProcessedId, Volatile.Read(ref _documentsProcessed)), _failure,
+            _describeProgress is null ? null : new OperationDetails(_status == OperationStatus.InProgress ? _describeProgress() : null, _result));
 }

@@ -8,4 +8,5 @@ namespace Jackdaw.Server.Databases;
 /// <param name="Status">In progress, or how it ended.</param>
 /// <param name="Progress">Its counts; once it ended, what it had committed.</param>
 /// <param name="Failure">Why it failed or was cancelled; null otherwise.</param>
-public sealed record DatabaseOperationState(long OperationId, OperationStatus Status, BulkInsertProgress Progress, OperationFailure? Failure);
+/// <param name="Details">For an operation other than a bulk insert: its progress and result as it describes them; null for a bulk insert.</param>
+public sealed record DatabaseOperationState(long OperationId, OperationStatus Status, BulkInsertProgress Progress, OperationFailure? Failure, OperationDetails? Details = null);

@@ -39,11 +39,15 @@ public sealed class DatabaseOperations : IDisposable
     /// <summary>A new operation id (from 1).</summary>
     public long NextId() => Interlocked.Increment(ref _lastId);
 
-    /// <summary>The operation of that id, started now unless it already was.</summary>
+    /// <summary>
+    /// The operation of that id, started now unless it already was. <paramref name="describeProgress"/>:
+    /// for an operation that is not a bulk insert, its progress as JSON (called under the
+    /// operation's lock, whenever its state is read); it then ends with <see cref="DatabaseOperation.Complete(byte[])"/>.
+    /// </summary>
     /// <exception cref="Errors.BadRequestException">An operation of that id is still running.</exception>
-    public DatabaseOperation Start(long id)
+    public DatabaseOperation Start(long id, Func<byte[]>? describeProgress = null)
     {
-        var operation = new DatabaseOperation(this, id);
+        var operation = new DatabaseOperation(this, id, describeProgress);
         var existing = _operations.GetOrAdd(id, operation);
         if (!ReferenceEquals(existing, operation))
         {

@@ -15,7 +15,9 @@ namespace Jackdaw.Server.Databases;
 /// Result (failed):        {"$type":"…OperationExceptionResult, Raven.Client","Type","Message","Error","StatusCode","Total"}
 /// </code>
 /// The <c>$type</c>s are RavenDB's, which its C# client reads to pick the classes. <c>Processed</c>
-/// is RavenDB's older name of <c>DocumentsProcessed</c>, still sent. Two departures: a cancelled
+/// is RavenDB's older name of <c>DocumentsProcessed</c>, still sent. An operation of another kind
+/// (a backup, a restore) gives its own <c>Progress</c> and <c>Result</c> (<see cref="OperationDetails"/>),
+/// written as they are; its failure has no <c>Total</c>. Two departures: a cancelled
 /// (killed) operation has a result too, saying what was committed, where RavenDB's is null; and
 /// <c>Error</c> is the message, not a stack trace.
 /// </summary>
@@ -28,9 +30,13 @@ public static class OperationStateJson
         writer.WriteStartObject();
         writer.WriteString("$type"u8, RavenTypes + "OperationState, Raven.Client");
         writer.WritePropertyName("Progress"u8);
-        if (state.Status == OperationStatus.InProgress)
+        if (state.Status == OperationStatus.InProgress && state.Details is null)
         {
             WriteProgress(writer, state.Progress);
+        }
+        else if (state.Status == OperationStatus.InProgress && state.Details?.ProgressJson is { } progressJson)
+        {
+            writer.WriteRawValue(progressJson, skipInputValidation: true);
         }
         else
         {
@@ -39,11 +45,14 @@ public static class OperationStateJson
         writer.WritePropertyName("Result"u8);
         switch (state.Status)
         {
-            case OperationStatus.Completed:
+            case OperationStatus.Completed when state.Details is { ResultJson: { } resultJson }:
+                writer.WriteRawValue(resultJson, skipInputValidation: true);
+                break;
+            case OperationStatus.Completed when state.Details is null:
                 WriteResult(writer, state.Progress.Total);
                 break;
             case OperationStatus.Faulted or OperationStatus.Canceled when state.Failure is { } failure:
-                WriteFailure(writer, failure, state.Progress.Total);
+                WriteFailure(writer, failure, state.Details is null ? state.Progress.Total : null);
                 break;
             default:
                 writer.WriteNullValue();
@@ -78,7 +87,7 @@ public static class OperationStateJson
         writer.WriteEndObject();
     }
 
-    private static void WriteFailure(Utf8JsonWriter writer, OperationFailure failure, long total)
+    private static void WriteFailure(Utf8JsonWriter writer, OperationFailure failure, long? total)
     {
         writer.WriteStartObject();
         writer.WriteString("$type"u8, RavenTypes + "OperationExceptionResult, Raven.Client");
@@ -86,7 +95,10 @@ public static class OperationStateJson
         writer.WriteString("Message"u8, failure.Message);
         writer.WriteString("Error"u8, failure.Message);
         writer.WriteNumber("StatusCode"u8, failure.StatusCode);
-        writer.WriteNumber("Total"u8, total);
+        if (total is { } committed)
+        {
+            writer.WriteNumber("Total"u8, committed);
+        }
         writer.WriteEndObject();
     }
 

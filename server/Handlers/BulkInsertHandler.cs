@@ -58,12 +58,12 @@ public sealed class BulkInsertHandler(ServerContext server) : HandlerBase(server
             catch (OperationCanceledException e) when (tracked.Killed.IsCancellationRequested && !context.RequestAborted.IsCancellationRequested)
             {
                 var killed = new BadRequestException($"Bulk insert {tracked.Id} was killed (operations/kill); the {insert.Committed} document(s) committed before stay.", e);
-                tracked.Fail(FailureOf(killed), insert.Committed);
+                tracked.Fail(ErrorMapping.FailureOf(killed), insert.Committed);
                 throw killed;
             }
             catch (Exception e)
             {
-                tracked.Fail(FailureOf(context.ExplainLimit(e)), insert.Committed);
+                tracked.Fail(ErrorMapping.FailureOf(context.ExplainLimit(e)), insert.Committed);
                 throw;
             }
             if (lines)
@@ -91,12 +91,6 @@ public sealed class BulkInsertHandler(ServerContext server) : HandlerBase(server
         json.WriteEndObject();
         return context.CompleteJsonAsync();
     }
-
-    /// <summary>The error as the pipeline answers it (<see cref="ErrorMapping"/>), for the operation's result.</summary>
-    private static OperationFailure FailureOf(Exception e) =>
-        ErrorMapping.Map(e) is var (status, type)
-            ? new OperationFailure(type, ErrorMapping.MessageOf(e), status)
-            : new OperationFailure(ErrorTypes.InternalServerError, $"{e.GetType().Name}: {e.Message}", StatusCodes.Status500InternalServerError);
 
     private static bool IsNdjson(string? contentType) =>
         contentType is not null && contentType.AsSpan().TrimStart().StartsWith("application/x-ndjson", StringComparison.OrdinalIgnoreCase);
