@@ -17,8 +17,8 @@ public readonly record struct NextBackup(DateTime DateTime, bool IsFull);
 /// </remarks>
 public static class PeriodicBackupSchedule
 {
-    /// <summary>The next run; null when the task is disabled.</summary>
-    public static NextBackup? Next(PeriodicBackupConfiguration configuration, PeriodicBackupStatus status, DateTime now)
+    /// <summary>The next run of a task of <paramref name="database"/>; null when the task is disabled.</summary>
+    public static NextBackup? Next(PeriodicBackupConfiguration configuration, PeriodicBackupStatus status, string database, DateTime now)
     {
         if (configuration.Disabled)
             return null;
@@ -26,7 +26,7 @@ public static class PeriodicBackupSchedule
         var nextFull = configuration.FullSchedule?.GetNextOccurrence(Utc(status.LastFullBackupInternal ?? created), TimeZoneInfo.Utc);
         var lastAny = Max(status.LastFullBackupInternal, status.LastIncrementalBackupInternal);
         var nextIncremental = configuration.IncrementalSchedule?.GetNextOccurrence(Utc(lastAny ?? created), TimeZoneInfo.Utc);
-        var hasChain = CurrentChain(configuration, status) is not null;
+        var hasChain = CurrentChain(configuration, status, database) is not null;
         if (nextFull is null && nextIncremental is null)
             return null;
         if (!hasChain)
@@ -38,13 +38,14 @@ public static class PeriodicBackupSchedule
 
     /// <summary>
     /// The folder of the chain the task's next incremental adds to: the last snapshot's, while it
-    /// is in the configured folder and of the configured kind; null when the next run must start a
-    /// chain (none yet, or the configuration moved).
+    /// is in the configured folder and of the configured kind and database; null when the next run
+    /// must start a chain (none yet, the configuration moved, or the status came with a restore
+    /// from another database, whose chain this one must not add to).
     /// </summary>
-    public static string? CurrentChain(PeriodicBackupConfiguration configuration, PeriodicBackupStatus status) =>
+    public static string? CurrentChain(PeriodicBackupConfiguration configuration, PeriodicBackupStatus status, string database) =>
         status.FolderName is { } folder
         && string.Equals(Path.GetDirectoryName(folder), configuration.FolderPath, StringComparison.Ordinal)
-        && folder.EndsWith("-" + configuration.FolderKind, StringComparison.Ordinal)
+        && folder.EndsWith($".jackdaw-{database}-{configuration.FolderKind}", StringComparison.Ordinal)
             ? folder
             : null;
 

@@ -89,7 +89,7 @@ public sealed class PeriodicBackups : IAsyncDisposable
 
     /// <summary>The task's next run (null when disabled).</summary>
     public NextBackup? NextOf(long taskId) =>
-        TryGet(taskId, out var configuration, out var status) ? PeriodicBackupSchedule.Next(configuration, status, Now) : null;
+        TryGet(taskId, out var configuration, out var status) ? PeriodicBackupSchedule.Next(configuration, status, _database.Name, Now) : null;
 
     /// <summary>The run of the task in progress: its operation id, start and kind; null when none runs.</summary>
     public (long OperationId, DateTime Started, bool IsFull)? RunningOf(long taskId)
@@ -205,7 +205,7 @@ public sealed class PeriodicBackups : IAsyncDisposable
             if (_disposed || task.Deleted || task.Running is not null)
                 return;
             var now = Now;
-            next = PeriodicBackupSchedule.Next(task.Configuration, task.Status, now);
+            next = PeriodicBackupSchedule.Next(task.Configuration, task.Status, _database.Name, now);
             if (next is not { } due)
                 return;
             if (due.DateTime > now || opening)
@@ -248,7 +248,7 @@ public sealed class PeriodicBackups : IAsyncDisposable
         PeriodicBackupStatus status;
         lock (task.Lock)
             (configuration, status) = (task.Configuration, task.Status);
-        var chain = PeriodicBackupSchedule.CurrentChain(configuration, status) is { } current && Directory.Exists(current) ? current : null;
+        var chain = PeriodicBackupSchedule.CurrentChain(configuration, status, _database.Name) is { } current && Directory.Exists(current) ? current : null;
         var full = run.IsFull || chain is null;
         var folder = full ? Path.Combine(configuration.FolderPath, PeriodicBackupSchedule.ChainFolderName(run.Started, _database.Name, configuration.FolderKind)) : chain!;
         var createdFolder = full && !Directory.Exists(folder);
@@ -375,7 +375,7 @@ public sealed class PeriodicBackups : IAsyncDisposable
                 continue;
             lock (other.Lock)
             {
-                if (other.Configuration.Disabled || other.Status.TransactionId is not { } after || PeriodicBackupSchedule.CurrentChain(other.Configuration, other.Status) is null)
+                if (other.Configuration.Disabled || other.Status.TransactionId is not { } after || PeriodicBackupSchedule.CurrentChain(other.Configuration, other.Status, _database.Name) is null)
                     continue;
                 lowest = lowest is null ? after : Math.Min(lowest.Value, after);
             }

@@ -251,6 +251,20 @@ public sealed class PeriodicBackupSchedulerTests : IAsyncDisposable
         Assert.Empty(PeriodicBackups.Of(database).Configurations);
     }
 
+    [Fact]
+    public void AChainOfAnotherDatabaseOrFolderIsNotContinued()
+    {
+        using var document = JsonDocument.Parse(Configuration("0 2 * * *", "0 * * * *"));
+        var configuration = PeriodicBackupConfiguration.Parse(document.RootElement, 1, Start.UtcDateTime);
+        var ours = new PeriodicBackupStatus { TaskId = 1, LastFullBackupInternal = Start.UtcDateTime, FolderName = Path.Combine(_backups.Path, "2025-01-01-00-00-00.jackdaw-Test-snapshot") };
+        Assert.Equal(new NextBackup(Start.UtcDateTime.AddHours(1), false), PeriodicBackupSchedule.Next(configuration, ours, "Test", Start.UtcDateTime));
+        // A status restored from database Orders names Orders' chain: this database starts its own.
+        var restored = ours with { FolderName = Path.Combine(_backups.Path, "2025-01-01-00-00-00.jackdaw-Orders-snapshot") };
+        Assert.Equal(new NextBackup(Start.UtcDateTime.AddHours(1), true), PeriodicBackupSchedule.Next(configuration, restored, "Test", Start.UtcDateTime));
+        var elsewhere = ours with { FolderName = "/elsewhere/2025-01-01-00-00-00.jackdaw-Test-snapshot" };
+        Assert.Null(PeriodicBackupSchedule.CurrentChain(configuration, elsewhere, "Test"));
+    }
+
     [Theory]
     [InlineData("""{"FullBackupFrequency":"0 2 * *","LocalSettings":{"FolderPath":"/tmp/b"}}""", "FullBackupFrequency")]
     [InlineData("""{"IncrementalBackupFrequency":"every hour","LocalSettings":{"FolderPath":"/tmp/b"}}""", "IncrementalBackupFrequency")]
