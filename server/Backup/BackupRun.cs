@@ -20,8 +20,22 @@ public sealed class BackupRun
 
     public long Bytes => Volatile.Read(ref _bytes);
 
-    /// <summary>What the run is doing now, e.g. "copying pages", "index 'Orders/Totals'".</summary>
-    public string Stage { get; set; } = "starting";
+    private string _stage = "starting";
+    private long _stages;
+
+    /// <summary>What the run is doing now, e.g. "copying the storage", "copying index folder 'orders-1a2b'".</summary>
+    public string Stage
+    {
+        get => Volatile.Read(ref _stage);
+        set
+        {
+            Volatile.Write(ref _stage, value);
+            Interlocked.Increment(ref _stages);
+        }
+    }
+
+    /// <summary>Moves whenever anything above does (the operation publishes progress only when it moved).</summary>
+    public long Version => Pages + Entries + Bytes + (Engine?.Bytes ?? 0) + Volatile.Read(ref _stages);
 
     internal void AddPages(long count) => Interlocked.Add(ref _pages, count);
 

@@ -73,6 +73,6 @@ public sealed class TopologyHandler(ServerContext server) : HandlerBase(server)
     }
 
     /// <summary>The URL the client reached this server by: what it must use for every later request.</summary>
-    private static string BaseUrl(RequestContext context) =>
+    internal static string BaseUrl(RequestContext context) =>
         context.Server.Options.PublicUrl ?? $"{context.Request.Scheme}://{context.Request.Host.Value}";
 }

@@ -44,12 +44,6 @@ public static class ErrorMapping
         _ => null,
     };
 
-    /// <summary>The error as the pipeline answers it, for the result of an operation that failed (RavenDB's <c>OperationExceptionResult</c>).</summary>
-    public static Jackdaw.Server.Databases.OperationFailure FailureOf(Exception exception) =>
-        Map(exception) is var (status, type)
-            ? new Jackdaw.Server.Databases.OperationFailure(type, MessageOf(exception), status)
-            : new Jackdaw.Server.Databases.OperationFailure(ErrorTypes.InternalServerError, $"{exception.GetType().Name}: {exception.Message}", StatusCodes.Status500InternalServerError);
-
     /// <summary>Headers an error answer carries besides its body (RavenDB's <c>Database-Missing</c>).</summary>
     public static void AddHeaders(HttpResponse response, Exception exception)
     {
@@ -64,4 +58,14 @@ public static class ErrorMapping
         BlittableParseException { Line: > 0 } parse => "The request body is not valid JSON: " + JsonSyntaxErrors.Located(parse.Description, parse.Line, parse.Column),
         _ => exception.Message,
     };
+
+    /// <summary>
+    /// The error as an operation's state reports it (RavenDB's <c>OperationExceptionResult</c>): the
+    /// type, message and status its request would have been answered with; an unknown exception
+    /// is an internal error whose message names its class.
+    /// </summary>
+    public static Databases.OperationFailure FailureOf(Exception exception) =>
+        Map(exception) is var (status, type)
+            ? new Databases.OperationFailure(type, MessageOf(exception), status)
+            : new Databases.OperationFailure(ErrorTypes.InternalServerError, $"{exception.GetType().Name}: {exception.Message}", StatusCodes.Status500InternalServerError);
 }

@@ -7,6 +7,7 @@ namespace Jackdaw.Server.Hosting;
 public sealed class ServerContext(ServerOptions options, ILoggerFactory loggerFactory, Security.ServerSecurity? security = null) : IAsyncDisposable
 {
     private DatabasesLandlord? _databases;
+    private DatabaseOperations? _operations;
 
     public ServerOptions Options { get; } = options;
 
@@ -25,14 +26,33 @@ public sealed class ServerContext(ServerOptions options, ILoggerFactory loggerFa
         () => new DatabasesLandlord(
             Path.Combine(Options.DataDir, "Databases"),
             LoggerFactory,
-            // Every database opens with its indexes (their loops resume at once after a restart).
-            Options.Database with { Components = [.. Options.Database.Components, Indexing.IndexStore.Component(Options.Indexing, LoggerFactory), Subscriptions.SubscriptionStore.Component(LoggerFactory)] }));
+            // Every database opens with its indexes (their loops resume at once after a restart),
+            // its subscriptions, and last its periodic backups (a missed run catches up at once).
+            Options.Database with
+            {
+                Components =
+                [
+                    .. Options.Database.Components,
+                    Indexing.IndexStore.Component(Options.Indexing, LoggerFactory),
+                    Subscriptions.SubscriptionStore.Component(LoggerFactory),
+                    Backup.PeriodicBackups.Component(Options.Backup with { FailureOf = ErrorMapping.FailureOf }, LoggerFactory),
+                ],
+            }));
+
+    /// <summary>
+    /// The server's own long-running operations (restores, verifications), by id: RavenDB's
+    /// server-level <c>/operations/state</c>. In memory, as a database's.
+    /// </summary>
+    public DatabaseOperations Operations => LazyInitializer.EnsureInitialized(
+        ref _operations,
+        () => new DatabaseOperations(LoggerFactory.CreateLogger("Jackdaw.Operations")));
 
     /// <summary>Closes every open database: queued writes finish, storage is closed cleanly.</summary>
     public async ValueTask DisposeAsync()
     {
         if (_databases is not null)
             await _databases.DisposeAsync().ConfigureAwait(false);
+        _operations?.Dispose();
         Security?.Dispose();
     }
 }

@@ -33,6 +33,9 @@ public sealed class ServerOptions
     /// <summary>Settings every database of this server opens with.</summary>
     public Databases.DocumentDatabaseOptions Database { get; set; } = new();
 
+    /// <summary>The clock and backup of every database's periodic backup tasks (tests replace them).</summary>
+    public Backup.PeriodicBackupOptions Backup { get; set; } = new();
+
     /// <summary>Settings of every database's indexes.</summary>
     public Indexing.IndexingOptions Indexing { get; set; } = new();
 

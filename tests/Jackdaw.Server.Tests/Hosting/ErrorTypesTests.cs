@@ -280,6 +280,16 @@ public sealed class ErrorTypesTests(Infrastructure.ServerFixture fixture) : ICla
         await Api.AssertErrorAsync(response, HttpStatusCode.Unauthorized, "AuthorizationException");
     }
 
+    [Fact]
+    public async Task BackupException()
+    {
+        // A restore from a folder that holds no snapshot is refused by the request itself.
+        using var empty = new TempFolder("jackdaw-empty-backup");
+        var body = System.Text.Json.JsonSerializer.Serialize(new { DatabaseName = "restored-" + Guid.NewGuid().ToString("N"), BackupLocation = empty.Path });
+        using var response = await Client.PostAsync("/admin/restore/database", Api.Json(body));
+        Assert.Contains(empty.Path, await Api.AssertErrorAsync(response, HttpStatusCode.BadRequest, "BackupException"), StringComparison.Ordinal);
+    }
+
     private static string RepositoryFile(string relative)
     {
         for (var dir = new DirectoryInfo(AppContext.BaseDirectory); dir is not null; dir = dir.Parent)

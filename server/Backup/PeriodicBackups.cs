@@ -1,0 +1,490 @@
+using System.Collections.Concurrent;
+using System.Diagnostics;
+using System.Text.Json;
+using Jackdaw.Server.Databases;
+using Jackdaw.Server.Documents;
+using Jackdaw.Server.Errors;
+using Microsoft.Extensions.Logging;
+
+namespace Jackdaw.Server.Backup;
+
+/// <summary>
+/// The periodic backup tasks of one database (a database component): their configurations in the
+/// database's <c>PeriodicBackups</c> tree and their statuses in <c>PeriodicBackupStatus</c> (key:
+/// the task id), written through the merger, and a timer per enabled task that starts its next run
+/// (<see cref="PeriodicBackupSchedule"/>). A run that was missed while the database was closed is
+/// run once as soon as it opens.
+/// </summary>
+/// <remarks>
+/// A task runs one backup at a time: a run is started only under the task's lock when none is
+/// running, and the timer is set again only once it ended. Every run, scheduled or asked for
+/// (<see cref="StartNow"/>), is an operation of the database, which <c>operations/state</c> follows.
+/// A failed run records its error (with the folder) in the status and the log, and the next
+/// occurrence tries again; the database keeps serving.
+/// </remarks>
+public sealed class PeriodicBackups : IAsyncDisposable
+{
+    public const string ConfigurationTree = "PeriodicBackups";
+    public const string StatusTree = "PeriodicBackupStatus";
+
+    private readonly DocumentDatabase _database;
+    private readonly PeriodicBackupOptions _options;
+    private readonly ILogger _logger;
+    private readonly ConcurrentDictionary<long, BackupTask> _tasks = new();
+    private readonly SemaphoreSlim _changes = new(1, 1);
+    private readonly CancellationTokenSource _closing = new();
+    private long _lastId;
+    private volatile bool _disposed;
+
+    private PeriodicBackups(DocumentDatabase database, PeriodicBackupOptions options, ILoggerFactory loggerFactory)
+    {
+        _database = database;
+        _options = options;
+        _logger = loggerFactory.CreateLogger($"Jackdaw.Backup.{database.Name}");
+        database.RegisterTrees("Periodic backups", ConfigurationTree, StatusTree);
+        var statuses = new Dictionary<long, PeriodicBackupStatus>();
+        JsonRecords.ReadAll(database, StatusTree, json =>
+            {
+                var status = PeriodicBackupStatus.FromJson(json);
+                statuses[status.TaskId] = status;
+            },
+            e => _logger.LogError(e, "A periodic backup status of database {Database} cannot be read; its task starts afresh", database.Name));
+        JsonRecords.ReadAll(database, ConfigurationTree, json =>
+            {
+                var taskId = json.GetProperty("TaskId").GetInt64();
+                var configuration = PeriodicBackupConfiguration.Parse(json, taskId, Now);
+                _tasks[taskId] = new BackupTask(configuration, statuses.GetValueOrDefault(taskId) ?? new PeriodicBackupStatus { TaskId = taskId });
+                _lastId = Math.Max(_lastId, taskId);
+            },
+            e => _logger.LogError(e, "A periodic backup task of database {Database} cannot be read; it is skipped", database.Name));
+        foreach (var task in _tasks.Values)
+            Schedule(task, opening: true);
+    }
+
+    public static Func<DocumentDatabase, IAsyncDisposable> Component(PeriodicBackupOptions options, ILoggerFactory loggerFactory) =>
+        database => new PeriodicBackups(database, options, loggerFactory);
+
+    public static PeriodicBackups Of(DocumentDatabase database) =>
+        database.GetComponent<PeriodicBackups>() ?? throw new InvalidOperationException($"Database '{database.Name}' was opened without periodic backups.");
+
+    /// <summary>The time by the backups' clock.</summary>
+    public DateTime Now => _options.Time.GetUtcNow().UtcDateTime;
+
+    public IReadOnlyList<PeriodicBackupConfiguration> Configurations => _tasks.Values.Select(t => t.Configuration).OrderBy(c => c.TaskId).ToList();
+
+    /// <summary>The task's configuration and status, or false when there is no such task.</summary>
+    public bool TryGet(long taskId, out PeriodicBackupConfiguration configuration, out PeriodicBackupStatus status)
+    {
+        if (_tasks.TryGetValue(taskId, out var task))
+        {
+            lock (task.Lock)
+            {
+                (configuration, status) = (task.Configuration, task.Status);
+            }
+            return true;
+        }
+        (configuration, status) = (null!, null!);
+        return false;
+    }
+
+    /// <summary>The task's next run (null when disabled).</summary>
+    public NextBackup? NextOf(long taskId) =>
+        TryGet(taskId, out var configuration, out var status) ? PeriodicBackupSchedule.Next(configuration, status, _database.Name, Now) : null;
+
+    /// <summary>The run of the task in progress: its operation id, start and kind; null when none runs.</summary>
+    public (long OperationId, DateTime Started, bool IsFull)? RunningOf(long taskId)
+    {
+        if (!_tasks.TryGetValue(taskId, out var task))
+            return null;
+        lock (task.Lock)
+        {
+            return task.Running is { } running ? (running.Operation.Id, running.Started, running.IsFull) : null;
+        }
+    }
+
+    /// <summary>
+    /// Creates a task (<c>TaskId</c> 0 or absent) or replaces the configuration of an existing one
+    /// (its status stays); durable when it returns. A changed folder or kind starts a new chain.
+    /// </summary>
+    /// <exception cref="BadRequestException">A field is wrong, or <c>TaskId</c> names no task.</exception>
+    public async Task<PeriodicBackupConfiguration> UpdateAsync(JsonElement json)
+    {
+        var asked = json.ValueKind == JsonValueKind.Object && json.TryGetProperty("TaskId", out var id) && id.ValueKind == JsonValueKind.Number
+            ? id.TryGetInt64(out var value) && value >= 0 ? value : throw new BadRequestException("TaskId must be a whole number, 0 for a new task.")
+            : 0;
+        await _changes.WaitAsync().ConfigureAwait(false);
+        try
+        {
+            ObjectDisposedException.ThrowIf(_disposed, this);
+            var existing = asked == 0 ? null : _tasks.GetValueOrDefault(asked) ?? throw new BadRequestException($"There is no periodic backup task {asked} in database '{_database.Name}'; send TaskId 0 to create one.");
+            var taskId = asked == 0 ? _lastId + 1 : asked;
+            // The creation time is the server's (the schedule counts from it), never the client's.
+            var configuration = PeriodicBackupConfiguration.Parse(json, taskId, Now) with { CreatedAt = existing?.Configuration.CreatedAt ?? Now };
+            await _database.EnqueueAsync(new JsonRecords.StoreCommand(ConfigurationTree, Key(taskId), configuration.ToJson())).ConfigureAwait(false);
+            _lastId = Math.Max(_lastId, taskId);
+            if (existing is null)
+            {
+                var task = new BackupTask(configuration, new PeriodicBackupStatus { TaskId = taskId });
+                _tasks[taskId] = task;
+                Schedule(task);
+                _logger.LogInformation("Periodic backup task {Task} ({Name}) of database {Database} created: full '{Full}', incremental '{Incremental}', into {Folder}",
+                    taskId, configuration.Name, _database.Name, configuration.FullBackupFrequency, configuration.IncrementalBackupFrequency, configuration.FolderPath);
+            }
+            else
+            {
+                lock (existing.Lock)
+                    existing.Configuration = configuration;
+                Schedule(existing);
+                _logger.LogInformation("Periodic backup task {Task} ({Name}) of database {Database} updated", taskId, configuration.Name, _database.Name);
+            }
+            StopRetainingJournalsIfUnused();
+            return configuration;
+        }
+        finally
+        {
+            _changes.Release();
+        }
+    }
+
+    /// <summary>Deletes a task, its configuration and status (its backups stay on disk); a run in progress is cancelled.</summary>
+    /// <exception cref="BadRequestException">No such task.</exception>
+    public async Task DeleteAsync(long taskId)
+    {
+        await _changes.WaitAsync().ConfigureAwait(false);
+        try
+        {
+            if (!_tasks.TryGetValue(taskId, out var task))
+                throw new BadRequestException($"There is no periodic backup task {taskId} in database '{_database.Name}'.");
+            await _database.EnqueueAsync(new DeleteTaskCommand(Key(taskId))).ConfigureAwait(false);
+            _tasks.TryRemove(taskId, out _);
+            Task? running;
+            lock (task.Lock)
+            {
+                task.Deleted = true;
+                task.Timer?.Dispose();
+                task.Timer = null;
+                running = task.Running?.Completion;
+                task.Running?.Cancel.Cancel();
+            }
+            if (running is not null)
+                await running.ConfigureAwait(false);
+            _logger.LogInformation("Periodic backup task {Task} of database {Database} deleted", taskId, _database.Name);
+            StopRetainingJournalsIfUnused();
+        }
+        finally
+        {
+            _changes.Release();
+        }
+    }
+
+    /// <summary>
+    /// Runs the task now (RavenDB's <c>StartBackupOperation</c>), a snapshot when <paramref name="isFull"/>
+    /// (or when there is no chain yet); returns its operation. When a run of the task is in
+    /// progress, that run's operation: a task never runs two backups at once.
+    /// </summary>
+    /// <exception cref="BadRequestException">No such task.</exception>
+    public DatabaseOperation StartNow(long taskId, bool isFull)
+    {
+        if (!_tasks.TryGetValue(taskId, out var task))
+            throw new BadRequestException($"There is no periodic backup task {taskId} in database '{_database.Name}'.");
+        return TryStart(task, isFull) ?? throw new DatabaseUnavailableException(_database.Name, "it is closing.");
+    }
+
+    /// <summary>
+    /// Sets the task's timer for its next run, or starts the run now when it is due (the catch-up).
+    /// While the database is <paramref name="opening"/>, a due run waits <see cref="PeriodicBackupOptions.CatchUpDelay"/>:
+    /// the database's other parts are not all built yet.
+    /// </summary>
+    private void Schedule(BackupTask task, bool opening = false)
+    {
+        NextBackup? next;
+        lock (task.Lock)
+        {
+            task.Timer?.Dispose();
+            task.Timer = null;
+            if (_disposed || task.Deleted || task.Running is not null)
+                return;
+            var now = Now;
+            next = PeriodicBackupSchedule.Next(task.Configuration, task.Status, _database.Name, now);
+            if (next is not { } due)
+                return;
+            if (due.DateTime > now || opening)
+            {
+                var delay = due.DateTime > now ? due.DateTime - now : _options.CatchUpDelay;
+                task.Timer = _options.Time.CreateTimer(static state => ((TimerState)state!).Fire(), new TimerState(this, task),
+                    delay < _options.MaxTimerDelay ? delay : _options.MaxTimerDelay, Timeout.InfiniteTimeSpan);
+                return;
+            }
+        }
+        _logger.LogInformation("Periodic backup task {Task} of database {Database} is due since {Due}; running it now", task.Configuration.TaskId, _database.Name, next.Value.DateTime.ToString("o", System.Globalization.CultureInfo.InvariantCulture));
+        TryStart(task, next.Value.IsFull);
+    }
+
+    /// <summary>A timer went off: run the task if it is due, else look again later (a long wait is cut in pieces).</summary>
+    private void OnTimer(BackupTask task) => Schedule(task);
+
+    private DatabaseOperation? TryStart(BackupTask task, bool isFull)
+    {
+        lock (task.Lock)
+        {
+            if (task.Running is { } running)
+                return running.Operation;
+            if (_disposed || task.Deleted)
+                return null;
+            task.Timer?.Dispose();
+            task.Timer = null;
+            var progress = new BackupRun();
+            var details = new BackupOperationDetails(progress, restore: false);
+            var operation = _database.Operations.Start(_database.Operations.NextId(), details);
+            var run = new RunningBackup(operation, details, Now, isFull, progress, CancellationTokenSource.CreateLinkedTokenSource(_closing.Token, operation.Killed));
+            task.Running = run;
+            run.Completion = Task.Run(() => RunAsync(task, run));
+            return operation;
+        }
+    }
+
+    private async Task RunAsync(BackupTask task, RunningBackup run)
+    {
+        PeriodicBackupConfiguration configuration;
+        PeriodicBackupStatus status;
+        lock (task.Lock)
+            (configuration, status) = (task.Configuration, task.Status);
+        var chain = PeriodicBackupSchedule.CurrentChain(configuration, status, _database.Name) is { } current && Directory.Exists(current) ? current : null;
+        var full = run.IsFull || chain is null;
+        var folder = full ? Path.Combine(configuration.FolderPath, PeriodicBackupSchedule.ChainFolderName(run.Started, _database.Name, configuration.FolderKind)) : chain!;
+        var createdFolder = full && !Directory.Exists(folder);
+        var clock = Stopwatch.StartNew();
+        try
+        {
+            var request = new BackupRequest
+            {
+                Folder = folder,
+                Full = full,
+                Minimal = configuration.MinimalIncremental,
+                RetainJournals = true,
+                OtherChainsNeedAfter = OtherChainsNeedAfter(task),
+            };
+            var result = await _options.Run(_database, request, run.Progress, run.Cancel.Token).ConfigureAwait(false);
+            var wroteFull = result.Kind == BackupKind.Full;
+            var duration = (long)clock.Elapsed.TotalMilliseconds;
+            status = status with
+            {
+                LastFullBackup = wroteFull ? run.Started : status.LastFullBackup,
+                LastFullBackupInternal = full || wroteFull ? run.Started : status.LastFullBackupInternal,
+                FullBackupDurationInMs = wroteFull ? duration : status.FullBackupDurationInMs,
+                LastIncrementalBackup = wroteFull ? status.LastIncrementalBackup : run.Started,
+                LastIncrementalBackupInternal = full ? status.LastIncrementalBackupInternal : run.Started,
+                IncrementalBackupDurationInMs = wroteFull ? status.IncrementalBackupDurationInMs : duration,
+                IsFull = wroteFull,
+                DurationInMs = duration,
+                FolderName = Path.GetDirectoryName(result.FilePath) ?? folder,
+                FileName = result.FileName,
+                SizeInBytes = result.SizeInBytes,
+                TransactionId = result.TransactionId,
+                LastEtag = result.Etag,
+                LastDatabaseChangeVector = result.ChangeVector,
+                LastOperationId = run.Operation.Id,
+                Error = null,
+                ErrorAt = null,
+                Note = result.Note,
+            };
+            await SaveStatusAsync(task, status).ConfigureAwait(false);
+            _logger.LogInformation("Periodic backup task {Task} of database {Database} wrote {Kind} file {File} ({Size} bytes) in {Duration} ms",
+                configuration.TaskId, _database.Name, result.Kind, result.FilePath, result.SizeInBytes, duration);
+            ApplyRetention(configuration, status.FolderName!);
+            run.Details.Complete(run.Operation, BackupOperationJson.Result(result));
+        }
+        catch (Exception e)
+        {
+            if (createdFolder)
+                DeleteIfEmpty(folder);
+            var closing = _closing.IsCancellationRequested && !run.Operation.Killed.IsCancellationRequested;
+            var message = run.Operation.Killed.IsCancellationRequested
+                ? $"The backup into '{folder}' was killed (operations/kill)."
+                : $"The backup into '{folder}' failed: {e.Message}";
+            if (closing)
+            {
+                // Not a failure of the backup: the database closed under it. The status keeps the
+                // last attempt it had, so the run is caught up when the database opens again.
+                _logger.LogInformation("Periodic backup task {Task} of database {Database} stopped: the database is closing", configuration.TaskId, _database.Name);
+            }
+            else
+            {
+                _logger.LogError(e, "Periodic backup task {Task} of database {Database}: {Message}", configuration.TaskId, _database.Name, message);
+                status = status with
+                {
+                    LastFullBackupInternal = full ? run.Started : status.LastFullBackupInternal,
+                    LastIncrementalBackupInternal = full ? status.LastIncrementalBackupInternal : run.Started,
+                    IsFull = full,
+                    DurationInMs = (long)clock.Elapsed.TotalMilliseconds,
+                    LastOperationId = run.Operation.Id,
+                    Error = message,
+                    ErrorAt = run.Started,
+                };
+                await SaveStatusAsync(task, status).ConfigureAwait(false);
+            }
+            run.Operation.Fail(_options.FailureOf(e is OperationCanceledException or BackupException ? new BackupException(message, e) : e), 0);
+        }
+        finally
+        {
+            lock (task.Lock)
+                task.Running = null;
+            run.Cancel.Dispose();
+            Schedule(task);
+        }
+    }
+
+    /// <summary>Keeps the status in memory, and on disk when the database still takes writes (a failure to store it is logged: the run's own outcome stands).</summary>
+    private async Task SaveStatusAsync(BackupTask task, PeriodicBackupStatus status)
+    {
+        lock (task.Lock)
+        {
+            if (task.Deleted)
+                return;
+            task.Status = status;
+        }
+        try
+        {
+            await _database.EnqueueAsync(new JsonRecords.StoreCommand(StatusTree, Key(status.TaskId), status.ToJson())).ConfigureAwait(false);
+        }
+        catch (Exception e)
+        {
+            _logger.LogError(e, "The status of periodic backup task {Task} of database {Database} could not be stored", status.TaskId, _database.Name);
+        }
+    }
+
+    private void ApplyRetention(PeriodicBackupConfiguration configuration, string currentChain)
+    {
+        try
+        {
+            foreach (var deleted in PeriodicBackupRetention.Apply(configuration, _database.Name, currentChain, Now))
+                _logger.LogInformation("Periodic backup task {Task} of database {Database} deleted the expired chain {Folder}", configuration.TaskId, _database.Name, deleted);
+        }
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+        {
+            _logger.LogError(e, "Periodic backup task {Task} of database {Database} could not apply its retention policy in {Folder}", configuration.TaskId, _database.Name, configuration.FolderPath);
+        }
+    }
+
+    /// <summary>The lowest transaction the other enabled tasks' chains continue from: their next incrementals need the journals after it.</summary>
+    private long? OtherChainsNeedAfter(BackupTask task)
+    {
+        long? lowest = null;
+        foreach (var other in _tasks.Values)
+        {
+            if (ReferenceEquals(other, task))
+                continue;
+            lock (other.Lock)
+            {
+                if (other.Configuration.Disabled || other.Status.TransactionId is not { } after || PeriodicBackupSchedule.CurrentChain(other.Configuration, other.Status, _database.Name) is null)
+                    continue;
+                lowest = lowest is null ? after : Math.Min(lowest.Value, after);
+            }
+        }
+        return lowest;
+    }
+
+    private void StopRetainingJournalsIfUnused()
+    {
+        if (_tasks.Values.Any(t => !t.Configuration.Disabled))
+            return;
+        try
+        {
+            _options.StopRetainingJournals(_database);
+        }
+        catch (Exception e)
+        {
+            _logger.LogError(e, "Database {Database} has no enabled periodic backup left but could not stop keeping its journals", _database.Name);
+        }
+    }
+
+    private static void DeleteIfEmpty(string folder)
+    {
+        try
+        {
+            if (Directory.Exists(folder) && !Directory.EnumerateFileSystemEntries(folder).Any())
+                Directory.Delete(folder);
+        }
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+        {
+            // Left as it is: an empty folder is no backup, and retention removes it later.
+        }
+    }
+
+    private static string Key(long taskId) => taskId.ToString(System.Globalization.CultureInfo.InvariantCulture);
+
+    /// <summary>Stops the timers and cancels the runs in progress, waiting for them to end.</summary>
+    public async ValueTask DisposeAsync()
+    {
+        var running = new List<Task>();
+        await _changes.WaitAsync().ConfigureAwait(false);
+        try
+        {
+            _disposed = true;
+            _closing.Cancel();
+            foreach (var task in _tasks.Values)
+            {
+                lock (task.Lock)
+                {
+                    task.Timer?.Dispose();
+                    task.Timer = null;
+                    if (task.Running?.Completion is { } completion)
+                        running.Add(completion);
+                }
+            }
+        }
+        finally
+        {
+            _changes.Release();
+        }
+        await Task.WhenAll(running).ConfigureAwait(false);
+        _closing.Dispose();
+    }
+
+    private sealed class BackupTask(PeriodicBackupConfiguration configuration, PeriodicBackupStatus status)
+    {
+        public readonly Lock Lock = new();
+
+        public PeriodicBackupConfiguration Configuration { get; set; } = configuration;
+
+        public PeriodicBackupStatus Status { get; set; } = status;
+
+        public ITimer? Timer { get; set; }
+
+        public RunningBackup? Running { get; set; }
+
+        public bool Deleted { get; set; }
+    }
+
+    private sealed class RunningBackup(DatabaseOperation operation, BackupOperationDetails details, DateTime started, bool isFull, BackupRun progress, CancellationTokenSource cancel)
+    {
+        public DatabaseOperation Operation { get; } = operation;
+
+        public BackupOperationDetails Details { get; } = details;
+
+        public DateTime Started { get; } = started;
+
+        public bool IsFull { get; } = isFull;
+
+        public BackupRun Progress { get; } = progress;
+
+        public CancellationTokenSource Cancel { get; } = cancel;
+
+        public Task? Completion { get; set; }
+    }
+
+    private sealed class TimerState(PeriodicBackups owner, BackupTask task)
+    {
+        public void Fire() => owner.OnTimer(task);
+    }
+
+    /// <summary>Removes a task's configuration and status in one transaction.</summary>
+    private sealed class DeleteTaskCommand(string key) : IMergedCommand<DatabaseTransaction>
+    {
+        public void Execute(DatabaseTransaction transaction)
+        {
+            transaction.GetTree(ConfigurationTree).Delete(JsonRecords.Key(key));
+            transaction.GetTree(StatusTree).Delete(JsonRecords.Key(key));
+        }
+    }
+}
