@@ -180,5 +180,6 @@ internal sealed class BackupStreamReader(Stream source)
         }
     }
 
-    private static string Capital(string part) => char.ToUpperInvariant(part[0]) + part[1..];
+    /// <summary>A part's description at the start of a sentence.</summary>
+    public static string Capital(string part) => char.ToUpperInvariant(part[0]) + part[1..];
 }

@@ -216,7 +216,7 @@ public sealed class EnvironmentRestore : IDisposable
                     var bytes = reader.ReadPayload(chunk, ref buffer);
                     if (chunk.Number < Constants.StatePage || bytes.Length == 0 || bytes.Length % Constants.PageSize != 0)
                     {
-                        throw reader.Damaged($"{part} is malformed: {bytes.Length} bytes from page {chunk.Number}.");
+                        throw reader.Damaged($"{BackupStreamReader.Capital(part)} is malformed: {bytes.Length} bytes from page {chunk.Number}.");
                     }
 
                     dataFile.EnsureSize(chunk.Number + (bytes.Length / Constants.PageSize));
@@ -251,7 +251,7 @@ public sealed class EnvironmentRestore : IDisposable
                     return CheckEnd(reader, header, reader.ReadPayload(chunk, ref buffer), part, pages, records, next - 1);
 
                 default:
-                    throw reader.Damaged($"{part} does not belong in a {header.Kind} backup stream at this place.");
+                    throw reader.Damaged($"{BackupStreamReader.Capital(part)} does not belong in a {header.Kind} backup stream at this place.");
             }
         }
     }
@@ -260,7 +260,7 @@ public sealed class EnvironmentRestore : IDisposable
     {
         if (record.Length < JournalRecordHeader.Size)
         {
-            throw reader.Damaged($"{part} is malformed: {record.Length} bytes.");
+            throw reader.Damaged($"{BackupStreamReader.Capital(part)} is malformed: {record.Length} bytes.");
         }
 
         var h = MemoryMarshal.Read<JournalRecordHeader>(record);
@@ -268,22 +268,22 @@ public sealed class EnvironmentRestore : IDisposable
             h.PayloadSize != record.Length - JournalRecordHeader.Size || h.TransactionId != chunkTransaction ||
             System.IO.Hashing.XxHash64.HashToUInt64(record[JournalRecordHeader.Size..]) != h.PayloadHash)
         {
-            throw reader.Damaged($"{part} holds a journal record that fails its own checks.");
+            throw reader.Damaged($"{BackupStreamReader.Capital(part)} holds a journal record that fails its own checks.");
         }
 
         if (h.TransactionId != expected)
         {
-            throw reader.Damaged($"{part} comes where transaction {expected} should: a record is missing.");
+            throw reader.Damaged($"{BackupStreamReader.Capital(part)} comes where transaction {expected} should: a record is missing.");
         }
 
         if ((h.Flags & ~(JournalRecordHeader.Lz4Flag | JournalRecordHeader.DiffFlag)) != 0)
         {
-            throw reader.Damaged($"{part} has record flags {h.Flags:X}, which this build does not know: restore it with the newer build that wrote it.");
+            throw reader.Damaged($"{BackupStreamReader.Capital(part)} has record flags {h.Flags:X}, which this build does not know: restore it with the newer build that wrote it.");
         }
 
         if (!JournalScanner.TryDecode(h, record[JournalRecordHeader.Size..], ref _raw, out var payload) || !Recovery.Apply(_dataFile!, overlay: null, payload, h))
         {
-            throw reader.Damaged($"{part} passed its checksums but its page list is malformed.");
+            throw reader.Damaged($"{BackupStreamReader.Capital(part)} passed its checksums but its page list is malformed.");
         }
     }
 
@@ -291,7 +291,7 @@ public sealed class EnvironmentRestore : IDisposable
     {
         if (payload.Length != 24)
         {
-            throw reader.Damaged($"{part} is malformed: {payload.Length} bytes.");
+            throw reader.Damaged($"{BackupStreamReader.Capital(part)} is malformed: {payload.Length} bytes.");
         }
 
         var last = BinaryPrimitives.ReadInt64LittleEndian(payload);
@@ -301,11 +301,9 @@ public sealed class EnvironmentRestore : IDisposable
         if (expectedPages != pages || expectedRecords != records || last != recordsEnd || last < header.AfterTransactionId ||
             (header.Kind != BackupKind.Full && last != header.LastTransactionId))
         {
-            throw reader.Damaged($"{Capital(part)} does not match the stream: it says transaction {last}, {expectedPages} pages and {expectedRecords} records; the stream held {pages} pages and {records} records up to transaction {recordsEnd}.");
+            throw reader.Damaged($"{BackupStreamReader.Capital(part)} does not match the stream: it says transaction {last}, {expectedPages} pages and {expectedRecords} records; the stream held {pages} pages and {records} records up to transaction {recordsEnd}.");
         }
 
         return last;
     }
-
-    private static string Capital(string part) => char.ToUpperInvariant(part[0]) + part[1..];
 }

@@ -127,8 +127,8 @@ public abstract class BackupTestBase : EngineTestBase
     /// <summary>A backup written to memory, with what its transaction saw.</summary>
     internal sealed record Taken(byte[] Stream, long TransactionId, SortedDictionary<string, List<(byte[] Key, byte[] Value)>> Contents, BackupProgress Progress);
 
-    internal static Taken Full(StorageEnvironment env, Stream? destination = null) =>
-        Take(env, (b, d, p) => b.WriteFull(d, p, CancellationToken.None), destination);
+    internal static Taken Full(StorageEnvironment env, Stream? destination = null, bool retain = true) =>
+        Take(env, (b, d, p) => b.WriteFull(d, p, CancellationToken.None), destination, retain);
 
     internal static Taken Incremental(StorageEnvironment env, long after, bool minimal = false, bool retain = true) =>
         Take(env, minimal ? (b, d, p) => b.WriteMinimalIncremental(after, d, p, CancellationToken.None) : (b, d, p) => b.WriteIncremental(after, d, p, CancellationToken.None), retain: retain);

@@ -1,13 +1,16 @@
 using Jackdaw.Storage.Engine;
+using Jackdaw.Storage.Engine.Journal;
 
 namespace Jackdaw.Storage.Tests.Backup;
 
 public sealed class FullBackupTests : BackupTestBase
 {
-    [Fact]
-    public void FullBackupWhileAWriterCommitsRestoresTheStateAtItsTransaction()
+    [Theory]
+    [InlineData(64L * 1024 * 1024)]
+    [InlineData(64L * 1024)] // journal files flushed during the copy are kept by its pin, as retained files
+    public void FullBackupWhileAWriterCommitsRestoresTheStateAtItsTransaction(long maxJournalFileSize)
     {
-        var env = Open(SourceOptions());
+        var env = Open(SourceOptions(maxJournalFileSize));
         Mutate(env, new Random(1), 400);
         env.Flush();
 
@@ -29,15 +32,31 @@ public sealed class FullBackupTests : BackupTestBase
         {
             if (writes == 3)
             {
+                // Two flushes: journal files are deleted once both header slots are past them.
                 Mutate(env, new Random(3), 40);
                 env.Flush();
+                Mutate(env, new Random(4), 5);
+                env.Flush();
+                if (maxJournalFileSize < 1024 * 1024)
+                {
+                    Assert.NotEmpty(JournalWriter.ListFiles(SourceFolder, JournalWriter.RetainedPrefix));
+                }
+
                 changed++;
             }
         });
 
-        var taken = Full(env, destination);
-        stop.Cancel();
-        writer.Join();
+        Taken taken;
+        try
+        {
+            taken = Full(env, destination);
+        }
+        finally
+        {
+            stop.Cancel();
+            writer.Join();
+        }
+
         Assert.Equal(1, changed);
         Assert.True(taken.Progress.Pages > 100, $"{taken.Progress.Pages} pages copied");
         Assert.True(taken.Progress.Records >= 40, $"{taken.Progress.Records} journal records after the copied pages");
