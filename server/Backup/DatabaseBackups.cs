@@ -54,24 +54,55 @@ public static class DatabaseBackups
         }
 
         var (kind, previous, note) = Decide(database, folder, request);
-        using (previous)
+        try
         {
-            var name = BackupChain.NextName(previous?.FileName ?? BackupChain.Files(folder).Select(Path.GetFileName).LastOrDefault(), kind, DateTime.UtcNow);
-            var path = Path.Combine(folder, name);
-            var temporary = path + BackupChain.InProgressExtension;
-            using var hold = database.Tombstones.Register(new BackupTombstoneHold());
-            var captures = CaptureIndexes(database);
+            return WriteFile(database, request, folder, kind, previous, note, progress, clock, cancel);
+        }
+        catch (JournalsUnavailableException e) when (kind != BackupKind.Full)
+        {
+            // The journals looked kept but one could not be read through: a snapshot instead.
+            previous?.Dispose();
+            previous = null;
+            return WriteFile(database, request, folder, BackupKind.Full, null, $"a snapshot: {e.Message}", progress, clock, cancel);
+        }
+        finally
+        {
+            previous?.Dispose();
+        }
+    }
+
+    private static BackupResult WriteFile(DocumentDatabase database, BackupRequest request, string folder, BackupKind kind, BackupArchiveReader? previous, string? note, BackupRun progress, Stopwatch clock, CancellationToken cancel)
+    {
+        var name = BackupChain.NextName(previous?.FileName ?? BackupChain.Files(folder).Select(Path.GetFileName).LastOrDefault(), kind, DateTime.UtcNow);
+        var path = Path.Combine(folder, name);
+        var temporary = path + BackupChain.InProgressExtension;
+        using var hold = database.Tombstones.Register(new BackupTombstoneHold());
+        var captures = CaptureIndexes(database);
+        var engine = new BackupProgress();
+        progress.Engine = engine;
+        try
+        {
+            BackupManifest manifest;
             try
             {
-                progress.Stage = "copying the storage";
-                using var backup = database.Storage.BeginBackup();
-                var engine = new BackupProgress();
-                progress.Engine = engine;
-                BackupManifest manifest;
-                try
+                using var file = request.CreateFile?.Invoke(temporary) ?? new FileStream(temporary, FileMode.CreateNew, FileAccess.Write, FileShare.None, 1 << 16, FileOptions.None);
+                var writer = new BackupArchiveWriter(file, progress);
+                manifest = new BackupManifest
                 {
-                    using var file = request.CreateFile?.Invoke(temporary) ?? new FileStream(temporary, FileMode.CreateNew, FileAccess.Write, FileShare.None, 1 << 16, FileOptions.None);
-                    var writer = new BackupArchiveWriter(file, progress);
+                    Database = database.Name,
+                    DatabaseId = database.DatabaseId,
+                    Kind = kind,
+                    PreviousTransactionId = kind == BackupKind.Full ? null : previous!.Manifest.TransactionId,
+                    PreviousFile = kind == BackupKind.Full ? null : previous!.FileName,
+                };
+
+                // The index files first, while the storage pins nothing: held by their commits.
+                foreach (var capture in captures)
+                    manifest.Indexes.Add(CopyIndex(writer, capture, name, kind == BackupKind.Full ? null : previous!.Manifest, progress, cancel));
+
+                progress.Stage = "copying the storage";
+                using (var backup = database.Storage.BeginBackup())
+                {
                     using (var storage = writer.BeginEntry(StorageEntry))
                     {
                         switch (kind)
@@ -88,66 +119,58 @@ public static class DatabaseBackups
                         }
                     }
                     progress.AddEntries(1);
+                    manifest.Etag = DocumentsStorage.ReadLastEtag(backup.Transaction.OpenTree(DocumentsStorage.MetaTree));
+                    manifest.ChangeVector = manifest.Etag == 0 ? "" : ChangeVectors.Format(manifest.Etag, database.DatabaseId);
+                    manifest.TransactionId = backup.TransactionId;
 
-                    var meta = backup.Transaction.OpenTree(DocumentsStorage.MetaTree);
-                    var etag = DocumentsStorage.ReadLastEtag(meta);
-                    manifest = new BackupManifest
-                    {
-                        Database = database.Name,
-                        DatabaseId = database.DatabaseId,
-                        Kind = kind,
-                        CreatedUtc = DateTime.UtcNow,
-                        Etag = etag,
-                        ChangeVector = etag == 0 ? "" : ChangeVectors.Format(etag, database.DatabaseId),
-                        TransactionId = backup.TransactionId,
-                        PreviousTransactionId = kind == BackupKind.Full ? null : previous!.Manifest.TransactionId,
-                        PreviousFile = kind == BackupKind.Full ? null : previous!.FileName,
-                    };
-                    progress.Stage = "copying index files";
-                    foreach (var capture in captures)
-                        manifest.Indexes.Add(CopyIndex(writer, capture, name, kind == BackupKind.Full ? null : previous!.Manifest, progress, cancel));
-                    writer.Finish(manifest);
-                    progress.Stage = "syncing";
-                    if (file is FileStream durable)
-                        durable.Flush(flushToDisk: true);
-                    else
-                        file.Flush();
-                }
-                catch
-                {
-                    TryDelete(temporary);
-                    throw;
+                    // Now, while the backup's read transaction keeps every journal after it: a file
+                    // that then fails to complete only costs the next incremental, which becomes a
+                    // snapshot (the chain's last file is older than the journals kept).
+                    if (request.RetainJournals)
+                        backup.RetainJournals(request.OtherChainsNeedAfter);
                 }
 
-                File.Move(temporary, path);
-                FileDurability.SyncFolder(folder);
-                if (request.RetainJournals)
-                    backup.RetainJournals(request.OtherChainsNeedAfter);
-                progress.Stage = "done";
-                return new BackupResult
-                {
-                    FileName = name,
-                    FilePath = path,
-                    Kind = kind,
-                    SizeInBytes = new FileInfo(path).Length,
-                    Etag = manifest.Etag,
-                    ChangeVector = manifest.ChangeVector,
-                    TransactionId = manifest.TransactionId,
-                    Duration = clock.Elapsed,
-                    Pages = engine.Pages,
-                    Entries = progress.Entries,
-                    Note = note,
-                };
+                // Disposed: the read transaction does not pin the flusher while the file is synced.
+                manifest.CreatedUtc = DateTime.UtcNow;
+                writer.Finish(manifest);
+                progress.Stage = "syncing";
+                if (file is FileStream durable)
+                    durable.Flush(flushToDisk: true);
+                else
+                    file.Flush();
             }
-            catch (Exception e) when (e is IOException or UnauthorizedAccessException && e is not DiskFullException)
+            catch
             {
-                throw new BackupException($"Writing the backup file '{temporary}' failed: {e.Message}", e);
+                TryDelete(temporary);
+                throw;
             }
-            finally
+
+            File.Move(temporary, path);
+            FileDurability.SyncFolder(folder);
+            progress.Stage = "done";
+            return new BackupResult
             {
-                foreach (var capture in captures)
-                    capture.Dispose();
-            }
+                FileName = name,
+                FilePath = path,
+                Kind = kind,
+                SizeInBytes = new FileInfo(path).Length,
+                Etag = manifest.Etag,
+                ChangeVector = manifest.ChangeVector,
+                TransactionId = manifest.TransactionId,
+                Duration = clock.Elapsed,
+                Pages = engine.Pages,
+                Entries = progress.Entries,
+                Note = note,
+            };
+        }
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+        {
+            throw new BackupException($"Writing the backup file '{temporary}' failed: {e.Message}", e);
+        }
+        finally
+        {
+            foreach (var capture in captures)
+                capture.Dispose();
         }
     }
 
