@@ -11,7 +11,7 @@ namespace Jackdaw.Server.Backup;
 /// to a file (or a pipe) as the backup runs:
 /// <code>
 /// offset  size  field
-///  0       8    magic "JDBACKUP"
+///  0       8    magic "JDBKFILE"
 ///  8       4    format version (<see cref="FormatVersion"/>)
 /// 12       4    reserved (0)
 /// 16       ..   entries, one after another; each a run of blocks:
@@ -36,7 +36,7 @@ public static class BackupArchive
     public const int TailSize = 32;
     public const int BlockHeaderSize = 16;
 
-    internal static ReadOnlySpan<byte> Magic => "JDBACKUP"u8;
+    internal static ReadOnlySpan<byte> Magic => "JDBKFILE"u8;
 
     internal static ReadOnlySpan<byte> TailMagic => "JDBKTAIL"u8;
 }
