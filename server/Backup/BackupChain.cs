@@ -50,11 +50,30 @@ public static class BackupChain
         return files;
     }
 
-    /// <summary>Deletes what runs that died left (<c>*.in-progress</c>).</summary>
+    // The temporary files backups of this process are writing now: not leftovers.
+    private static readonly System.Collections.Concurrent.ConcurrentDictionary<string, byte> Writing = new(StringComparer.Ordinal);
+
+    /// <summary>Deletes what runs that died left (<c>*.in-progress</c>), but not the file a running backup writes.</summary>
     public static void DeleteLeftovers(string folder)
     {
         foreach (var leftover in Directory.EnumerateFiles(folder, "*" + InProgressExtension))
-            File.Delete(leftover);
+        {
+            if (!Writing.ContainsKey(Path.GetFullPath(leftover)))
+                File.Delete(leftover);
+        }
+    }
+
+    /// <summary>Marks <paramref name="temporary"/> as being written until the result is disposed (see <see cref="DeleteLeftovers"/>).</summary>
+    public static IDisposable BeginWriting(string temporary)
+    {
+        var path = Path.GetFullPath(temporary);
+        Writing[path] = 0;
+        return new Release(path);
+    }
+
+    private sealed class Release(string path) : IDisposable
+    {
+        public void Dispose() => Writing.TryRemove(path, out _);
     }
 
     /// <summary>A name for a new file of <paramref name="kind"/> that sorts after every file of the chain.</summary>
@@ -108,6 +127,8 @@ public static class BackupChain
                 if (i == start)
                     continue;
                 var previous = opened[^2];
+                if (manifest.DatabaseId != previous.Manifest.DatabaseId)
+                    throw new BackupException($"The backup chain in '{folder}' is broken: '{reader.FileName}' is a backup of another database (id {manifest.DatabaseId}, '{manifest.Database}') than '{previous.FileName}' (id {previous.Manifest.DatabaseId}, '{previous.Manifest.Database}').");
                 if (manifest.PreviousTransactionId != previous.Manifest.TransactionId)
                     throw new BackupException($"The backup chain in '{folder}' is broken: '{reader.FileName}' continues from transaction {manifest.PreviousTransactionId} ('{manifest.PreviousFile}'), but '{previous.FileName}' ends at transaction {previous.Manifest.TransactionId}.");
             }

@@ -12,13 +12,12 @@ namespace Jackdaw.Server.Backup;
 public static class BackupOperations
 {
     /// <summary>
-    /// Starts <paramref name="work"/> (handed the operation's kill token) as operation <paramref name="id"/>;
+    /// Starts <paramref name="work"/> (handed the operation's kill token) as a new operation of <paramref name="operations"/>;
     /// its progress is <paramref name="run"/>'s, its result the JSON <paramref name="work"/> returns.
     /// A failure ends the operation as <paramref name="failureOf"/> describes it, and is logged.
     /// </summary>
     public static DatabaseOperation Start(
         DatabaseOperations operations,
-        long id,
         string what,
         BackupRun run,
         bool restore,
@@ -27,7 +26,8 @@ public static class BackupOperations
         ILogger logger)
     {
         var details = new BackupOperationDetails(run, restore);
-        var operation = operations.Start(id, details);
+        var operation = operations.StartNew(details);
+        var id = operation.Id;
         _ = Task.Run(async () =>
         {
             try

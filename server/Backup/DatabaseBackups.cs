@@ -76,6 +76,7 @@ public static class DatabaseBackups
         var name = BackupChain.NextName(previous?.FileName ?? BackupChain.Files(folder).Select(Path.GetFileName).LastOrDefault(), kind, DateTime.UtcNow);
         var path = Path.Combine(folder, name);
         var temporary = path + BackupChain.InProgressExtension;
+        using var writing = BackupChain.BeginWriting(temporary);
         using var hold = database.Tombstones.Register(new BackupTombstoneHold());
         var captures = CaptureIndexes(database);
         var engine = new BackupProgress();
@@ -183,78 +184,148 @@ public static class DatabaseBackups
         if (!files.Any(f => BackupChain.KindOf(Path.GetFileName(f)) == BackupKind.Full))
             return (BackupKind.Full, null, "a snapshot: the folder holds none yet for an incremental backup to continue");
         var previous = BackupArchiveReader.Open(files[^1]);
-        if (!database.Storage.JournalsAvailableAfter(previous.Manifest.TransactionId))
+        try
         {
-            var why = $"a snapshot: the journals since '{previous.FileName}' (transaction {previous.Manifest.TransactionId}) were not kept";
-            previous.Dispose();
-            return (BackupKind.Full, null, why);
+            string? why = null;
+            if (previous.Manifest.DatabaseId != database.DatabaseId)
+            {
+                why = $"a snapshot: the folder's last file '{previous.FileName}' is a backup of another database ('{previous.Manifest.Database}', id {previous.Manifest.DatabaseId})";
+            }
+            else
+            {
+                using var read = database.Storage.BeginRead();
+                if (previous.Manifest.TransactionId > read.Id)
+                    why = $"a snapshot: the folder's last file '{previous.FileName}' ends at transaction {previous.Manifest.TransactionId}, past this database's {read.Id}";
+                else if (!database.Storage.JournalsAvailableAfter(previous.Manifest.TransactionId))
+                    why = $"a snapshot: the journals since '{previous.FileName}' (transaction {previous.Manifest.TransactionId}) were not kept";
+            }
+            if (why is not null)
+            {
+                previous.Dispose();
+                return (BackupKind.Full, null, why);
+            }
+            return (request.Minimal ? BackupKind.MinimalIncremental : BackupKind.Incremental, previous, null);
         }
-        return (request.Minimal ? BackupKind.MinimalIncremental : BackupKind.Incremental, previous, null);
+        catch
+        {
+            previous.Dispose();
+            throw;
+        }
     }
 
-    private static List<IndexCommitCapture> CaptureIndexes(DocumentDatabase database)
+    private static List<HeldIndex> CaptureIndexes(DocumentDatabase database)
     {
-        var captures = new List<IndexCommitCapture>();
+        var held = new List<HeldIndex>();
         if (database.GetComponent<IndexStore>() is not { } store)
-            return captures;
+            return held;
         try
         {
             foreach (var index in store.Indexes)
             {
                 if (index.CaptureCommit() is { } capture)
-                    captures.Add(capture);
+                    held.Add(HeldIndex.Open(capture));
             }
         }
         catch
         {
-            foreach (var capture in captures)
-                capture.Dispose();
+            foreach (var index in held)
+                index.Dispose();
             throw;
         }
-        return captures;
+        return held;
     }
 
     /// <summary>
-    /// Copies the files of an index's commit that the chain does not hold yet (Lucene never changes
-    /// a file once written: a name and length seen before are the same file), and lists them all.
+    /// Copies the files of an index's commit that the chain does not hold yet, and lists them all.
+    /// Lucene never changes a file once written, but a rebuilt index writes the same names again
+    /// (<c>segments_1</c>, <c>_0.cfs</c>): a file counts as held already only with the same name,
+    /// length and last 16 bytes (Lucene's footer: its magic and the file's CRC32).
     /// </summary>
-    private static BackupIndex CopyIndex(BackupArchiveWriter writer, IndexCommitCapture capture, string fileName, BackupManifest? previous, BackupRun progress, CancellationToken cancel)
+    private static BackupIndex CopyIndex(BackupArchiveWriter writer, HeldIndex held, string fileName, BackupManifest? previous, BackupRun progress, CancellationToken cancel)
     {
-        var folderName = Path.GetFileName(capture.Folder);
+        var folderName = Path.GetFileName(held.Capture.Folder);
         var index = new BackupIndex { Folder = folderName };
         var known = previous?.Indexes.Find(i => i.Folder == folderName);
-        var names = capture.Files.ToList();
-        if (File.Exists(Path.Combine(capture.Folder, DefinitionStamp)))
-            names.Add(DefinitionStamp);
-        foreach (var name in names)
+        foreach (var (name, stream) in held.Files)
         {
             cancel.ThrowIfCancellationRequested();
-            var source = Path.Combine(capture.Folder, name);
-            FileStream stream;
-            try
+            var length = stream.Length;
+            var tail = Tail(stream);
+            var same = known?.Files.Find(f => f.Name == name && f.Length == length && f.Tail == tail);
+            if (same is not null && name != DefinitionStamp)
             {
-                stream = new FileStream(source, FileMode.Open, FileAccess.Read, FileShare.ReadWrite | FileShare.Delete, 1 << 16, FileOptions.SequentialScan);
+                index.Files.Add(new BackupIndexFile { Name = name, Length = length, Tail = tail, In = same.In });
+                continue;
             }
-            catch (FileNotFoundException e)
-            {
-                throw new BackupException($"The files of index folder '{folderName}' changed during the backup ('{name}' is gone: the index was rolled back or deleted); run the backup again.", e);
-            }
-            using (stream)
-            {
-                var length = stream.Length;
-                var same = known?.Files.Find(f => f.Name == name && f.Length == length);
-                if (same is not null && name != DefinitionStamp)
-                {
-                    index.Files.Add(new BackupIndexFile { Name = name, Length = length, In = same.In });
-                    continue;
-                }
-                progress.Stage = $"copying index folder '{folderName}'";
-                writer.WriteEntry(IndexEntry(folderName, name), stream, cancel);
-                progress.AddEntries(1);
-                index.Files.Add(new BackupIndexFile { Name = name, Length = length, In = fileName });
-            }
+            progress.Stage = $"copying index folder '{folderName}'";
+            stream.Position = 0;
+            writer.WriteEntry(IndexEntry(folderName, name), stream, cancel);
+            progress.AddEntries(1);
+            index.Files.Add(new BackupIndexFile { Name = name, Length = length, Tail = tail, In = fileName });
         }
         return index;
+    }
+
+    private static string Tail(FileStream stream)
+    {
+        Span<byte> tail = stackalloc byte[16];
+        var length = (int)Math.Min(stream.Length, tail.Length);
+        var read = RandomAccess.Read(stream.SafeFileHandle, tail[..length], stream.Length - length);
+        return Convert.ToHexString(tail[..read]);
+    }
+
+    /// <summary>
+    /// An index's commit held for a backup, with its files open from the moment it was taken: a
+    /// reset that deletes the folder and writes the same names again cannot swap other files in.
+    /// </summary>
+    private sealed class HeldIndex : IDisposable
+    {
+        private HeldIndex(IndexCommitCapture capture, List<(string Name, FileStream Stream)> files)
+        {
+            Capture = capture;
+            Files = files;
+        }
+
+        public IndexCommitCapture Capture { get; }
+
+        public List<(string Name, FileStream Stream)> Files { get; }
+
+        public static HeldIndex Open(IndexCommitCapture capture)
+        {
+            var files = new List<(string, FileStream)>();
+            try
+            {
+                var names = capture.Files.ToList();
+                if (File.Exists(Path.Combine(capture.Folder, DefinitionStamp)))
+                    names.Add(DefinitionStamp);
+                foreach (var name in names)
+                {
+                    try
+                    {
+                        files.Add((name, new FileStream(Path.Combine(capture.Folder, name), FileMode.Open, FileAccess.Read, FileShare.ReadWrite | FileShare.Delete, 1 << 16, FileOptions.SequentialScan)));
+                    }
+                    catch (FileNotFoundException e)
+                    {
+                        throw new BackupException($"The files of index folder '{Path.GetFileName(capture.Folder)}' changed as the backup began ('{name}' is gone: the index was reset, rolled back or deleted); run the backup again.", e);
+                    }
+                }
+                return new HeldIndex(capture, files);
+            }
+            catch
+            {
+                foreach (var (_, stream) in files)
+                    stream.Dispose();
+                capture.Dispose();
+                throw;
+            }
+        }
+
+        public void Dispose()
+        {
+            foreach (var (_, stream) in Files)
+                stream.Dispose();
+            Capture.Dispose();
+        }
     }
 
     private static void TryDelete(string path)

@@ -19,6 +19,9 @@ public static class DatabaseRestore
 {
     private const string WorkFolderPrefix = "~restore-";
 
+    // The work folders restores of this process are building now: not leftovers of one that died.
+    private static readonly System.Collections.Concurrent.ConcurrentDictionary<string, byte> Building = new(StringComparer.Ordinal);
+
     /// <exception cref="DatabaseAlreadyExistsException">A database of that name exists.</exception>
     /// <exception cref="BackupException">The folder, the chain or a file is not right (named).</exception>
     public static Task<RestoreResult> RestoreAsync(DatabasesLandlord landlord, RestoreRequest request, BackupRun progress, CancellationToken cancel)
@@ -31,9 +34,13 @@ public static class DatabaseRestore
         return Task.Factory.StartNew(() =>
         {
             var clock = Stopwatch.StartNew();
-            foreach (var leftover in Directory.EnumerateDirectories(landlord.Root, WorkFolderPrefix + "*"))
-                TryDeleteFolder(leftover);
             var work = Path.Combine(landlord.Root, WorkFolderPrefix + Guid.NewGuid().ToString("N"));
+            Building[work] = 0;
+            foreach (var leftover in Directory.EnumerateDirectories(landlord.Root, WorkFolderPrefix + "*"))
+            {
+                if (!Building.ContainsKey(leftover))
+                    TryDeleteFolder(leftover);
+            }
             try
             {
                 var result = Build(readers, work, request.DatabaseName, progress, cancel);
@@ -50,10 +57,11 @@ public static class DatabaseRestore
             }
             finally
             {
+                Building.TryRemove(work, out _);
                 foreach (var reader in readers)
                     reader.Dispose();
             }
-        }, cancel, TaskCreationOptions.LongRunning, TaskScheduler.Default);
+        }, CancellationToken.None, TaskCreationOptions.LongRunning, TaskScheduler.Default);
     }
 
     /// <summary>
@@ -81,7 +89,7 @@ public static class DatabaseRestore
                     reader.Dispose();
                 TryDeleteFolder(work);
             }
-        }, cancel, TaskCreationOptions.LongRunning, TaskScheduler.Default);
+        }, CancellationToken.None, TaskCreationOptions.LongRunning, TaskScheduler.Default);
     }
 
     private static RestoreResult Finished(RestoreResult result, Stopwatch clock) => new()
@@ -123,6 +131,15 @@ public static class DatabaseRestore
                 progress.AddEntries(1);
             }
             storage.Complete();
+        }
+
+        // Another database from here on: its own id, so no backup chain of the source (whose
+        // history goes on elsewhere) takes this one's files, nor this one the source's.
+        using (var environment = StorageEnvironment.Open(new StorageEnvironmentOptions { Path = Path.Combine(work, "Storage") }))
+        using (var transaction = environment.BeginWrite())
+        {
+            DocumentsStorage.ReplaceDatabaseId(transaction, ChangeVectors.NewDatabaseId());
+            transaction.Commit();
         }
 
         var last = readers[^1].Manifest;

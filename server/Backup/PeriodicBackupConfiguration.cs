@@ -120,6 +120,8 @@ public sealed record PeriodicBackupConfiguration
             : null;
         if (string.IsNullOrWhiteSpace(folder))
             throw new BadRequestException("LocalSettings.FolderPath is required: the absolute folder the backups go to, e.g. {\"LocalSettings\":{\"FolderPath\":\"/var/backups/jackdaw\"}}.");
+        if (folder.AsSpan().IndexOfAny(Path.GetInvalidPathChars()) >= 0)
+            throw new BadRequestException("LocalSettings.FolderPath has a character no path may hold (a control character such as NUL).");
         if (!Path.IsPathFullyQualified(folder))
             throw new BadRequestException($"LocalSettings.FolderPath '{folder}' is not an absolute path; give the full path of the folder, e.g. /var/backups/jackdaw.");
         return (backupType, Path.TrimEndingDirectorySeparator(folder), Boolean(json, "MinimalIncremental", "MinimalIncremental"));

@@ -59,6 +59,9 @@ public sealed class PeriodicBackups : IAsyncDisposable
             e => _logger.LogError(e, "A periodic backup task of database {Database} cannot be read; it is skipped", database.Name));
         foreach (var task in _tasks.Values)
             Schedule(task, opening: true);
+        // Journals kept for tasks that are gone (disabled while a run was finishing, say) are let go.
+        if (database.Storage.JournalRetention is not null)
+            StopRetainingJournalsIfUnused();
     }
 
     public static Func<DocumentDatabase, IAsyncDisposable> Component(PeriodicBackupOptions options, ILoggerFactory loggerFactory) =>
@@ -221,7 +224,30 @@ public sealed class PeriodicBackups : IAsyncDisposable
     }
 
     /// <summary>A timer went off: run the task if it is due, else look again later (a long wait is cut in pieces).</summary>
-    private void OnTimer(BackupTask task) => Schedule(task);
+    private void OnTimer(BackupTask task) => ScheduleLogged(task);
+
+    /// <summary>
+    /// <see cref="Schedule"/> from a timer or the end of a run, where an exception would end the
+    /// process (a timer callback) or leave the task without a timer: logged, and tried again later.
+    /// </summary>
+    private void ScheduleLogged(BackupTask task)
+    {
+        try
+        {
+            Schedule(task);
+        }
+        catch (Exception e)
+        {
+            _logger.LogError(e, "Periodic backup task {Task} of database {Database} could not be scheduled; trying again in a minute", task.Configuration.TaskId, _database.Name);
+            lock (task.Lock)
+            {
+                if (_disposed || task.Deleted)
+                    return;
+                task.Timer?.Dispose();
+                task.Timer = _options.Time.CreateTimer(static state => ((TimerState)state!).Fire(), new TimerState(this, task), TimeSpan.FromMinutes(1), Timeout.InfiniteTimeSpan);
+            }
+        }
+    }
 
     private DatabaseOperation? TryStart(BackupTask task, bool isFull)
     {
@@ -235,7 +261,7 @@ public sealed class PeriodicBackups : IAsyncDisposable
             task.Timer = null;
             var progress = new BackupRun();
             var details = new BackupOperationDetails(progress, restore: false);
-            var operation = _database.Operations.Start(_database.Operations.NextId(), details);
+            var operation = _database.Operations.StartNew(details);
             var run = new RunningBackup(operation, details, Now, isFull, progress, CancellationTokenSource.CreateLinkedTokenSource(_closing.Token, operation.Killed));
             task.Running = run;
             run.Completion = Task.Run(() => RunAsync(task, run));
@@ -330,7 +356,9 @@ public sealed class PeriodicBackups : IAsyncDisposable
             lock (task.Lock)
                 task.Running = null;
             run.Cancel.Dispose();
-            Schedule(task);
+            // A run that ends after its task was disabled or deleted set the retention again.
+            StopRetainingJournalsIfUnused();
+            ScheduleLogged(task);
         }
     }
 

@@ -39,6 +39,30 @@ public sealed class DatabaseOperations : IDisposable
     /// <summary>A new operation id (from 1).</summary>
     public long NextId() => Interlocked.Increment(ref _lastId);
 
+    /// <summary>
+    /// An operation the server starts of its own accord, under a new id that no running operation
+    /// has: ids are also chosen by clients (an import's or a bulk insert's <c>operationId</c>), so
+    /// the next id may be taken already.
+    /// </summary>
+    public DatabaseOperation StartNew(IOperationDetails? details)
+    {
+        while (true)
+        {
+            var id = NextId();
+            if (!_operations.TryGetValue(id, out var existing) || existing.Status != OperationStatus.InProgress)
+            {
+                try
+                {
+                    return Start(id, details);
+                }
+                catch (Errors.BadRequestException)
+                {
+                    // Taken between the look and the start: the next one.
+                }
+            }
+        }
+    }
+
     /// <summary>The operation of that id, started now unless it already was.</summary>
     /// <param name="details">The counts of an operation that writes its own progress and result (see <see cref="IOperationDetails"/>); null for a bulk insert.</param>
     /// <exception cref="Errors.BadRequestException">An operation of that id is still running.</exception>

@@ -107,6 +107,17 @@ public static class DocumentsStorage
     }
 
     /// <summary>
+    /// Gives the database a new id (the suffix of the change vectors it writes from now on): a
+    /// database restored from a backup is another database than the one backed up, with a history
+    /// of its own from there, and backup chains tell the two apart by it.
+    /// </summary>
+    public static void ReplaceDatabaseId(WriteTransaction transaction, string databaseId)
+    {
+        var meta = transaction.OpenTree(MetaTree) ?? throw new InvalidDataException("The database has no documents schema.");
+        meta.Put(DatabaseIdKey, Encoding.UTF8.GetBytes(databaseId));
+    }
+
+    /// <summary>
     /// What a database's documents hold, read without writing (an environment opened read-only):
     /// the schema must be current already, since a migration would have to write.
     /// </summary>

@@ -35,12 +35,17 @@ public sealed class BackupHandler(ServerContext server) : HandlerBase(server)
             request = new BackupRequest
             {
                 Folder = folder,
-                Full = !root.TryGetProperty("IsFullBackup", out var full) || full.ValueKind != JsonValueKind.False,
+                Full = !root.TryGetProperty("IsFullBackup", out var full) || full.ValueKind switch
+                {
+                    JsonValueKind.True or JsonValueKind.Null => true,
+                    JsonValueKind.False => false,
+                    _ => throw new BadRequestException($"IsFullBackup must be true or false, not {full.GetRawText()}."),
+                },
                 Minimal = minimal,
             };
         }
         var run = new BackupRun();
-        var operation = BackupOperations.Start(database.Operations, database.Operations.NextId(), $"The backup of database '{database.Name}' into '{request.Folder}'", run, restore: false,
+        var operation = BackupOperations.Start(database.Operations, $"The backup of database '{database.Name}' into '{request.Folder}'", run, restore: false,
             async cancel => BackupOperationJson.Result(await DatabaseBackups.RunAsync(database, request, run, cancel).ConfigureAwait(false)),
             ErrorMapping.FailureOf, context.Server.LoggerFactory.CreateLogger<BackupHandler>());
         var writer = context.StartJson();

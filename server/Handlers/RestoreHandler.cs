@@ -51,7 +51,7 @@ public sealed class RestoreHandler(ServerContext server) : HandlerBase(server)
         }
         var run = new BackupRun();
         var landlord = Server.Databases;
-        var operation = BackupOperations.Start(Server.Operations, Server.Operations.NextId(), $"The restore of '{request.BackupLocation}' into database '{request.DatabaseName}'", run, restore: true,
+        var operation = BackupOperations.Start(Server.Operations, $"The restore of '{request.BackupLocation}' into database '{request.DatabaseName}'", run, restore: true,
             async cancel => BackupOperationJson.Result(await DatabaseRestore.RestoreAsync(landlord, request, run, cancel).ConfigureAwait(false), verified: false),
             ErrorMapping.FailureOf, context.Server.LoggerFactory.CreateLogger<RestoreHandler>());
         await WriteOperationIdAsync(context, operation.Id).ConfigureAwait(false);
@@ -70,7 +70,7 @@ public sealed class RestoreHandler(ServerContext server) : HandlerBase(server)
         var location = CheckedLocation(query.GetString("path"), "path");
         var lastFile = CheckedLastFile(location, query.GetString("lastFileNameToRestore"));
         var run = new BackupRun();
-        var operation = BackupOperations.Start(Server.Operations, Server.Operations.NextId(), $"The verification of '{location}'", run, restore: true,
+        var operation = BackupOperations.Start(Server.Operations, $"The verification of '{location}'", run, restore: true,
             async cancel => BackupOperationJson.Result(await DatabaseRestore.VerifyAsync(location, lastFile, run, cancel).ConfigureAwait(false), verified: true),
             ErrorMapping.FailureOf, context.Server.LoggerFactory.CreateLogger<RestoreHandler>());
         return WriteOperationIdAsync(context, operation.Id);

@@ -82,7 +82,17 @@ public sealed class SmugglerHandler(ServerContext server) : HandlerBase(server)
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
         context.LimitBody(RequestBodyKind.BulkInsert);
         var (id, _) = QueryOf(context, database);
-        var (options, body) = await ReadImportAsync(context).ConfigureAwait(false);
+        SmugglerImportOptions options;
+        Stream body;
+        try
+        {
+            (options, body) = await ReadImportAsync(context).ConfigureAwait(false);
+        }
+        catch (Exception e) when (e is InvalidDataException or IOException and not Microsoft.AspNetCore.Http.BadHttpRequestException && !context.RequestAborted.IsCancellationRequested)
+        {
+            // A multipart body cut short, an options part marked gzip that is not.
+            throw new BadRequestException($"The import's multipart body cannot be read: {e.Message}", e);
+        }
         var (documentBytes, documentSetting) = Server.Options.Limits.BodyLimit(RequestBodyKind.Document, Server.Options.MaxRequestBodySize);
         if (documentBytes is { } max)
             options.MaxDocumentBytes = max;

@@ -97,11 +97,26 @@ public sealed class EnvironmentBackup : IDisposable
     /// While this backup is open: sets <see cref="StorageEnvironment.JournalRetention"/> to
     /// min(<see cref="TransactionId"/>, <paramref name="otherChainsNeedAfter"/>). Safe for the records after
     /// <see cref="TransactionId"/>: the open transaction keeps the flusher (which deletes journals) from
-    /// passing it. An earlier <paramref name="otherChainsNeedAfter"/> whose records are gone throws
-    /// <see cref="JournalsUnavailableException"/>.
+    /// passing it. An earlier <paramref name="otherChainsNeedAfter"/> whose records are gone already is
+    /// left out: that chain's next file is a snapshot anyway, and this chain must not fail for it.
     /// </summary>
-    public void RetainJournals(long? otherChainsNeedAfter = null) =>
-        _environment.RetainJournalsAfter(Math.Min(TransactionId, otherChainsNeedAfter ?? long.MaxValue));
+    public void RetainJournals(long? otherChainsNeedAfter = null)
+    {
+        if (otherChainsNeedAfter is { } other && other < TransactionId)
+        {
+            try
+            {
+                _environment.RetainJournalsAfter(other);
+                return;
+            }
+            catch (JournalsUnavailableException)
+            {
+                // Gone: keep what this chain needs.
+            }
+        }
+
+        _environment.RetainJournalsAfter(TransactionId);
+    }
 
     public void Dispose() => CloseTransaction();
 

@@ -76,7 +76,12 @@ internal sealed class JournalScanner : IDisposable
             return false;
         }
 
-        RandomAccess.Read(_stream.SafeFileHandle, _headerBytes, Position);
+        if (RandomAccess.Read(_stream.SafeFileHandle, _headerBytes, Position) < _headerBytes.Length)
+        {
+            // The file is shorter than when the walk began (the flusher cut a kept file down to its records).
+            return false;
+        }
+
         var h = MemoryMarshal.Read<JournalRecordHeader>(_headerBytes);
         if (h.Magic != JournalRecordHeader.MagicValue)
         {
@@ -120,7 +125,12 @@ internal sealed class JournalScanner : IDisposable
             buffer = new byte[size];
         }
 
-        RandomAccess.Read(_stream.SafeFileHandle, buffer.AsSpan(0, size), Position + JournalRecordHeader.Size);
+        if (RandomAccess.Read(_stream.SafeFileHandle, buffer.AsSpan(0, size), Position + JournalRecordHeader.Size) < size)
+        {
+            StopHere();
+            return false;
+        }
+
         if (XxHash64.HashToUInt64(buffer.AsSpan(0, size)) != Header.PayloadHash)
         {
             StopHere();
@@ -142,7 +152,12 @@ internal sealed class JournalScanner : IDisposable
             buffer = new byte[length];
         }
 
-        RandomAccess.Read(_stream.SafeFileHandle, buffer.AsSpan(0, length), Position);
+        if (RandomAccess.Read(_stream.SafeFileHandle, buffer.AsSpan(0, length), Position) < length)
+        {
+            StopHere();
+            return -1;
+        }
+
         if (XxHash64.HashToUInt64(buffer.AsSpan(JournalRecordHeader.Size, Header.PayloadSize)) != Header.PayloadHash)
         {
             StopHere();

@@ -142,8 +142,10 @@ public sealed class BackupRestoreTests
             Assert.True(index.GetProperty("DocumentsMappedSinceOpen").GetInt64() < expected.Count, index.ToString());
         }
 
-        // The subscription stands where it stood.
-        Assert.Equal(await SubscriptionStateAsync(server.Client, "Source"), await SubscriptionStateAsync(server.Client, "Restored"));
+        // The subscription stands where it stood; the restored database has an id of its own.
+        var (sourceAt, restoredAt) = (await SubscriptionStateAsync(server.Client, "Source"), await SubscriptionStateAsync(server.Client, "Restored"));
+        Assert.Equal(BackupModel.EtagOf(sourceAt), BackupModel.EtagOf(restoredAt));
+        Assert.NotEqual(Database(server, "Source").DatabaseId, Database(server, "Restored").DatabaseId);
     }
 
     [Fact]
@@ -212,6 +214,76 @@ public sealed class BackupRestoreTests
         var second = await DatabaseBackups.RunAsync(database, new BackupRequest { Folder = folder.Path }, new BackupRun(), CancellationToken.None);
         Assert.Equal(BackupKind.Full, second.Kind);
         Assert.Contains("were not kept", second.Note);
+    }
+
+    [Fact]
+    public async Task AnIndexResetBetweenTwoFilesIsRestoredFromItsNewFiles()
+    {
+        // A reset writes segments_1, _0.cfs... again under the same folder: the incremental file
+        // must carry the new files, not point at the old ones of the same names.
+        var model = new BackupModel();
+        await using var server = await StartWithSourceAsync(model, seed: 300);
+        using var folder = new TempFolder("jackdaw-backup");
+        await BackupAsync(server, folder.Path, full: true);
+        using (var reset = await server.Client.PostAsync($"/databases/Source/indexes/reset?name={Uri.EscapeDataString(IndexName)}", null))
+            Assert.True(reset.IsSuccessStatusCode, await reset.Content.ReadAsStringAsync());
+        Assert.Equal(30, await CountGroupAsync(server.Client, "Source", 7, wait: true));
+        var index = IndexStore.Of(Database(server, "Source")).Indexes.Single();
+        await Poll.UntilAsync(() =>
+        {
+            using var commit = index.CaptureCommit()!;
+            return Task.FromResult(commit.Positions.Count > 0);
+        }, TimeSpan.FromSeconds(60), "the reset index's commit");
+        var incremental = await BackupAsync(server, folder.Path, full: false);
+        Assert.Equal(BackupKind.Incremental, incremental.Kind);
+        BackupIndex files;
+        using (var file = BackupArchiveReader.Open(incremental.FilePath))
+            files = file.Manifest.Indexes.Single();
+
+        await RestoreAsync(server, folder.Path, "AfterReset");
+        // Byte for byte the reset index's files, whichever file of the chain holds each (files a
+        // reset wrote again with the same name and length, but other bytes, come from the new one).
+        var sourceFolder = Path.Combine(IndexStore.Of(Database(server, "Source")).IndexesFolder, files.Folder);
+        var restoredFolder = Path.Combine(IndexStore.Of(Database(server, "AfterReset")).IndexesFolder, files.Folder);
+        Assert.All(files.Files, f => Assert.True(
+            File.ReadAllBytes(Path.Combine(sourceFolder, f.Name)).AsSpan().SequenceEqual(File.ReadAllBytes(Path.Combine(restoredFolder, f.Name))),
+            $"{f.Name} (from {f.In}) differs from the source's"));
+        Assert.Equal(30, await CountGroupAsync(server.Client, "AfterReset", 7, wait: true));
+        using var stats = await server.Client.GetAsync("/databases/AfterReset/indexes/stats");
+        var restored = (await Api.JsonAsync(stats)).GetProperty("Results")[0];
+        Assert.Equal(0, restored.GetProperty("ErrorsCount").GetInt64());
+        Assert.Equal(300, restored.GetProperty("EntriesCount").GetInt64());
+        Assert.Equal(0, restored.GetProperty("DocumentsMappedSinceOpen").GetInt64());
+    }
+
+    [Fact]
+    public async Task AnIncrementalOntoAnotherDatabasesChainIsASnapshot()
+    {
+        var model = new BackupModel();
+        await using var server = await StartWithSourceAsync(model, seed: 100);
+        using var folder = new TempFolder("jackdaw-backup");
+        await BackupAsync(server, folder.Path, full: true);
+        using (var created = await server.Client.PutAsync("/admin/databases?name=Other", null))
+            Assert.Equal(HttpStatusCode.Created, created.StatusCode);
+        await model.WriteAsync(server.Client, "Other", [("items/other", 1)]);
+        var other = await DatabaseBackups.RunAsync(Database(server, "Other"), new BackupRequest { Folder = folder.Path, RetainJournals = true }, new BackupRun(), CancellationToken.None);
+        Assert.Equal(BackupKind.Full, other.Kind);
+        Assert.Contains("another database", other.Note);
+
+        // A restored database is another database too: its backups never continue the source's chain.
+        await RestoreAsync(server, folder.Path, "Copy");
+        var copy = await DatabaseBackups.RunAsync(Database(server, "Copy"), new BackupRequest { Folder = folder.Path }, new BackupRun(), CancellationToken.None);
+        Assert.Equal(BackupKind.Full, copy.Kind);
+    }
+
+    [Fact]
+    public void AnOperationTheServerStartsNeverTakesAClientsId()
+    {
+        using var operations = new DatabaseOperations(Microsoft.Extensions.Logging.Abstractions.NullLogger.Instance);
+        var clients = operations.Start(operations.NextId() + 1);
+        var ours = operations.StartNew(null);
+        Assert.NotEqual(clients.Id, ours.Id);
+        Assert.Equal(OperationStatus.InProgress, clients.Status);
     }
 
     [Fact]
