@@ -58,7 +58,11 @@ public sealed class PeriodicBackups : IAsyncDisposable
             },
             e => _logger.LogError(e, "A periodic backup task of database {Database} cannot be read; it is skipped", database.Name));
         foreach (var task in _tasks.Values)
+        {
+            // Before any clean-up can run: the tombstones were kept while the database was closed.
+            HoldTombstones(task);
             Schedule(task, opening: true);
+        }
     }
 
     public static Func<DocumentDatabase, IAsyncDisposable> Component(PeriodicBackupOptions options, ILoggerFactory loggerFactory) =>
@@ -126,14 +130,27 @@ public sealed class PeriodicBackups : IAsyncDisposable
             {
                 var task = new BackupTask(configuration, new PeriodicBackupStatus { TaskId = taskId });
                 _tasks[taskId] = task;
+                HoldTombstones(task);
                 Schedule(task);
                 _logger.LogInformation("Periodic backup task {Task} ({Name}) of database {Database} created: full '{Full}', incremental '{Incremental}', into {Folder}",
                     taskId, configuration.Name, _database.Name, configuration.FullBackupFrequency, configuration.IncrementalBackupFrequency, configuration.FolderPath);
             }
             else
             {
+                PeriodicBackupStatus? broken = null;
                 lock (existing.Lock)
+                {
                     existing.Configuration = configuration;
+                    // A logical chain whose tombstones were not held meanwhile (the task was disabled,
+                    // or wrote the binary chain) cannot take another incremental: the next run starts a chain.
+                    if (existing.TombstoneHold is null && configuration.Logical && !configuration.Disabled && existing.Status.FolderName is not null)
+                    {
+                        broken = existing.Status with { FolderName = null, Note = "the task's tombstones were not kept while it was disabled: its next run starts a new chain" };
+                    }
+                }
+                if (broken is not null)
+                    await SaveStatusAsync(existing, broken).ConfigureAwait(false);
+                HoldTombstones(existing);
                 Schedule(existing);
                 _logger.LogInformation("Periodic backup task {Task} ({Name}) of database {Database} updated", taskId, configuration.Name, _database.Name);
             }
@@ -168,6 +185,7 @@ public sealed class PeriodicBackups : IAsyncDisposable
             }
             if (running is not null)
                 await running.ConfigureAwait(false);
+            HoldTombstones(task);
             _logger.LogInformation("Periodic backup task {Task} of database {Database} deleted", taskId, _database.Name);
             StopRetainingJournalsIfUnused();
         }
@@ -256,13 +274,22 @@ public sealed class PeriodicBackups : IAsyncDisposable
         var clock = Stopwatch.StartNew();
         try
         {
+            if (configuration.Logical)
+            {
+                // A full backup's next incremental needs the tombstones after the etag it starts at.
+                lock (task.Lock)
+                    task.RunHoldAfter = _database.LastEtag;
+            }
             var request = new BackupRequest
             {
                 Folder = folder,
                 Full = full,
                 Minimal = configuration.MinimalIncremental,
-                RetainJournals = true,
-                OtherChainsNeedAfter = OtherChainsNeedAfter(task),
+                RetainJournals = !configuration.Logical,
+                OtherChainsNeedAfter = configuration.Logical ? null : OtherChainsNeedAfter(task),
+                Logical = configuration.Logical,
+                // The task's hold has kept every tombstone after its chain's last file.
+                TombstonesKeptAfter = configuration.Logical && !full && task.TombstoneHold is not null ? status.LastEtag : null,
             };
             var result = await _options.Run(_database, request, run.Progress, run.Cancel.Token).ConfigureAwait(false);
             var wroteFull = result.Kind == BackupKind.Full;
@@ -328,7 +355,10 @@ public sealed class PeriodicBackups : IAsyncDisposable
         finally
         {
             lock (task.Lock)
+            {
                 task.Running = null;
+                task.RunHoldAfter = long.MaxValue;
+            }
             run.Cancel.Dispose();
             Schedule(task);
         }
@@ -376,7 +406,7 @@ public sealed class PeriodicBackups : IAsyncDisposable
                 continue;
             lock (other.Lock)
             {
-                if (other.Configuration.Disabled || other.Status.TransactionId is not { } after || PeriodicBackupSchedule.CurrentChain(other.Configuration, other.Status, _database.Name) is null)
+                if (other.Configuration.Disabled || other.Configuration.Logical || other.Status.TransactionId is not { } after || PeriodicBackupSchedule.CurrentChain(other.Configuration, other.Status, _database.Name) is null)
                     continue;
                 lowest = lowest is null ? after : Math.Min(lowest.Value, after);
             }
@@ -386,7 +416,7 @@ public sealed class PeriodicBackups : IAsyncDisposable
 
     private void StopRetainingJournalsIfUnused()
     {
-        if (_tasks.Values.Any(t => !t.Configuration.Disabled))
+        if (_tasks.Values.Any(t => !t.Configuration.Disabled && !t.Configuration.Logical))
             return;
         try
         {
@@ -396,6 +426,24 @@ public sealed class PeriodicBackups : IAsyncDisposable
         {
             _logger.LogError(e, "Database {Database} has no enabled periodic backup left but could not stop keeping its journals", _database.Name);
         }
+    }
+
+    /// <summary>
+    /// Registers the task with the tombstone cleaner while it is an enabled logical task (its next
+    /// incremental exports the tombstones after its chain's last etag), and releases it otherwise.
+    /// </summary>
+    private void HoldTombstones(BackupTask task)
+    {
+        IDisposable? released = null;
+        lock (task.Lock)
+        {
+            var hold = task.Configuration.Logical && !task.Configuration.Disabled && !task.Deleted && !_disposed;
+            if (hold && task.TombstoneHold is null)
+                task.TombstoneHold = _database.Tombstones.Register(new ChainTombstones(this, task));
+            else if (!hold)
+                (released, task.TombstoneHold) = (task.TombstoneHold, null);
+        }
+        released?.Dispose();
     }
 
     private static void DeleteIfEmpty(string folder)
@@ -428,6 +476,8 @@ public sealed class PeriodicBackups : IAsyncDisposable
                 {
                     task.Timer?.Dispose();
                     task.Timer = null;
+                    task.TombstoneHold?.Dispose();
+                    task.TombstoneHold = null;
                     if (task.Running?.Completion is { } completion)
                         running.Add(completion);
                 }
@@ -454,6 +504,49 @@ public sealed class PeriodicBackups : IAsyncDisposable
         public RunningBackup? Running { get; set; }
 
         public bool Deleted { get; set; }
+
+        /// <summary>The task's registration with the tombstone cleaner (an enabled logical task), else null.</summary>
+        public IDisposable? TombstoneHold { get; set; }
+
+        /// <summary>While a logical run is in progress: the database's last etag when it started (its file starts at or after it).</summary>
+        public long RunHoldAfter { get; set; } = long.MaxValue;
+    }
+
+    /// <summary>
+    /// A logical task as a tombstone consumer: it has processed every tombstone up to its chain's last
+    /// etag (the status's <c>LastEtag</c>, persisted with it), and, while a run is in progress, up to
+    /// where that run started; with no chain and no run it needs none.
+    /// </summary>
+    private sealed class ChainTombstones(PeriodicBackups owner, BackupTask task) : ITombstoneConsumer
+    {
+        public string Name
+        {
+            get
+            {
+                lock (task.Lock)
+                    return $"Periodic backup task {task.Configuration.TaskId} ('{task.Configuration.Name}')";
+            }
+        }
+
+        public bool Consumes(string lowerCollection) => true;
+
+        public long GetLastProcessedTombstoneEtag(string lowerCollection)
+        {
+            lock (task.Lock)
+            {
+                var chain = PeriodicBackupSchedule.CurrentChain(task.Configuration, task.Status, owner._database.Name) is not null ? task.Status.LastEtag : long.MaxValue;
+                return Math.Min(chain, task.RunHoldAfter);
+            }
+        }
+
+        public string? HoldReason
+        {
+            get
+            {
+                lock (task.Lock)
+                    return task.Status.Error is { } error ? $"its last run failed: {error}" : null;
+            }
+        }
     }
 
     private sealed class RunningBackup(DatabaseOperation operation, BackupOperationDetails details, DateTime started, bool isFull, BackupRun progress, CancellationTokenSource cancel)
