@@ -50,6 +50,46 @@ public static class BackupChain
         return files;
     }
 
+    /// <summary>
+    /// The indexes in <paramref name="files"/> (a chain folder's, in order) a restore applies: the last
+    /// file <paramref name="isFull"/> says starts a chain at or before <paramref name="lastFileName"/>
+    /// (or the last file), to that file.
+    /// </summary>
+    /// <exception cref="BackupException">No such file, or no full file to start from (<paramref name="fullKind"/> names its kind).</exception>
+    internal static (int Start, int End) RangeToRestore(string folder, List<string> files, string? lastFileName, Func<string, bool> isFull, string fullKind)
+    {
+        var end = files.Count - 1;
+        if (lastFileName is not null)
+        {
+            end = files.FindIndex(f => string.Equals(Path.GetFileName(f), lastFileName, StringComparison.Ordinal));
+            if (end < 0)
+                throw new BackupException($"LastFileNameToRestore '{lastFileName}' is not a backup file of '{folder}'.");
+        }
+        var start = end;
+        while (start >= 0 && !isFull(Path.GetFileName(files[start])))
+            start--;
+        if (start < 0)
+            throw new BackupException($"The backup folder '{folder}' holds no {fullKind} at or before '{Path.GetFileName(files[end])}': incremental files alone cannot be restored.");
+        return (start, end);
+    }
+
+    /// <summary>Makes the chain's folder when missing and deletes what runs that died left in it; returns its full path.</summary>
+    /// <exception cref="BackupException">The folder cannot be made or written (named).</exception>
+    internal static string PrepareFolder(string folder)
+    {
+        folder = Path.GetFullPath(folder);
+        try
+        {
+            Directory.CreateDirectory(folder);
+            DeleteLeftovers(folder);
+        }
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+        {
+            throw new BackupException($"The backup folder '{folder}' cannot be written: {e.Message}", e);
+        }
+        return folder;
+    }
+
     // The temporary files backups of this process are writing now: not leftovers.
     private static readonly System.Collections.Concurrent.ConcurrentDictionary<string, byte> Writing = new(StringComparer.Ordinal);
 
@@ -77,7 +117,10 @@ public static class BackupChain
     }
 
     /// <summary>A name for a new file of <paramref name="kind"/> that sorts after every file of the chain.</summary>
-    public static string NextName(string? lastFileName, BackupKind kind, DateTime utcNow)
+    public static string NextName(string? lastFileName, BackupKind kind, DateTime utcNow) => NextName(lastFileName, ExtensionOf(kind), utcNow);
+
+    /// <summary>A name ending in <paramref name="extension"/> that sorts after <paramref name="lastFileName"/> (a logical chain's files too).</summary>
+    public static string NextName(string? lastFileName, string extension, DateTime utcNow)
     {
         var stamp = utcNow;
         if (lastFileName is not null && lastFileName.Length >= StampFormat.Length &&
@@ -86,7 +129,7 @@ public static class BackupChain
         {
             stamp = last.AddMilliseconds(1);
         }
-        return stamp.ToString(StampFormat, CultureInfo.InvariantCulture) + ExtensionOf(kind);
+        return stamp.ToString(StampFormat, CultureInfo.InvariantCulture) + extension;
     }
 
     /// <summary>
@@ -101,18 +144,7 @@ public static class BackupChain
         var files = Files(folder);
         if (files.Count == 0)
             throw new BackupException($"The backup folder '{folder}' holds no backup file (*{SnapshotExtension}, *{IncrementalExtension}, *{MinimalIncrementalExtension}).");
-        var end = files.Count - 1;
-        if (lastFileName is not null)
-        {
-            end = files.FindIndex(f => string.Equals(Path.GetFileName(f), lastFileName, StringComparison.Ordinal));
-            if (end < 0)
-                throw new BackupException($"LastFileNameToRestore '{lastFileName}' is not a backup file of '{folder}'.");
-        }
-        var start = end;
-        while (start >= 0 && KindOf(Path.GetFileName(files[start])) != BackupKind.Full)
-            start--;
-        if (start < 0)
-            throw new BackupException($"The backup folder '{folder}' holds no snapshot (*{SnapshotExtension}) at or before '{Path.GetFileName(files[end])}': incremental files alone cannot be restored.");
+        var (start, end) = RangeToRestore(folder, files, lastFileName, f => KindOf(f) == BackupKind.Full, $"snapshot (*{SnapshotExtension})");
 
         var opened = new List<BackupArchiveReader>();
         try

@@ -11,7 +11,7 @@ namespace Jackdaw.Server.Backup;
 /// <code>
 /// Progress: {"$type":"…Backups.BackupProgress, Raven.Client"|"…RestoreProgress…","Stage","Pages","Entries","Bytes"}
 /// Backup result:  {"$type":"…Backups.BackupResult, Raven.Client","Messages":[…],"LocalBackup":{"BackupDirectory","FileName","TempFolderUsed":false},
-///                  "Kind","FileName","FilePath","SizeInBytes","Etag","ChangeVector","TransactionId","DurationInMs","Pages","Entries","Note"}
+///                  "Kind","Logical","FileName","FilePath","SizeInBytes","Etag","ChangeVector","TransactionId","DurationInMs","Pages","Entries","Note"}
 /// Restore result: {"$type":"…Backups.RestoreResult, Raven.Client","Messages":[…],"DatabaseName","Files":[…],"Etag","TransactionId",
 ///                  "Indexes","SizeInBytes","DurationInMs","Verified"}
 /// </code>
@@ -46,6 +46,7 @@ public static class BackupOperationJson
         writer.WriteBoolean("TempFolderUsed", false);
         writer.WriteEndObject();
         writer.WriteString("Kind", result.Kind.ToString());
+        writer.WriteBoolean("Logical", result.Logical);
         writer.WriteString("FileName", result.FileName);
         writer.WriteString("FilePath", result.FilePath);
         writer.WriteNumber("SizeInBytes", result.SizeInBytes);

@@ -1,6 +1,6 @@
 namespace Jackdaw.Server.Backup;
 
-/// <summary>The kinds of file a binary backup chain holds.</summary>
+/// <summary>The kinds of file a binary backup chain holds (a logical chain: <see cref="Full"/> and <see cref="Incremental"/>).</summary>
 public enum BackupKind
 {
     /// <summary>A snapshot: every page, every index's files, as of one transaction.</summary>
@@ -35,6 +35,19 @@ public sealed class BackupRequest
     /// <summary>With <see cref="RetainJournals"/>: the lowest transaction other chains still need the journals after.</summary>
     public long? OtherChainsNeedAfter { get; init; }
 
+    /// <summary>
+    /// A logical file (RavenDB's <c>BackupType</c> <c>Backup</c>, <see cref="LogicalBackups"/>) rather than
+    /// the binary chain's; <see cref="Minimal"/>, <see cref="RetainJournals"/> and <see cref="OtherChainsNeedAfter"/> do not apply.
+    /// </summary>
+    public bool Logical { get; init; }
+
+    /// <summary>
+    /// Logical incrementals: every tombstone after this etag is still in the database (a periodic
+    /// task's hold has kept them since its chain's last file). Null: nobody kept them, and the file
+    /// is a full backup (<see cref="BackupResult.Note"/> says why).
+    /// </summary>
+    public long? TombstonesKeptAfter { get; init; }
+
     /// <summary>Tests only: makes the stream the file is written to (a disk that fills up), instead of a new file at the path.</summary>
     internal Func<string, Stream>? CreateFile { get; init; }
 }
@@ -47,6 +60,9 @@ public sealed class BackupResult
     public required string FilePath { get; init; }
 
     public required BackupKind Kind { get; init; }
+
+    /// <summary>A logical file (<see cref="Kind"/> is then <see cref="BackupKind.Full"/> or <see cref="BackupKind.Incremental"/>).</summary>
+    public bool Logical { get; init; }
 
     public long SizeInBytes { get; init; }
 

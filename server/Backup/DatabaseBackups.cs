@@ -33,8 +33,11 @@ public static class DatabaseBackups
 
     /// <summary>Writes one file of the chain in <see cref="BackupRequest.Folder"/>.</summary>
     /// <exception cref="BackupException">The folder cannot be made or written (the path is named).</exception>
+    /// <remarks>A <see cref="BackupRequest.Logical"/> request writes a file of a logical chain instead (<see cref="LogicalBackups"/>).</remarks>
     public static Task<BackupResult> RunAsync(DocumentDatabase database, BackupRequest request, BackupRun progress, CancellationToken cancel) =>
-        Task.Factory.StartNew(() => Run(database, request, progress, cancel), cancel, TaskCreationOptions.LongRunning, TaskScheduler.Default);
+        request.Logical
+            ? LogicalBackups.RunAsync(database, request, progress, cancel)
+            : Task.Factory.StartNew(() => Run(database, request, progress, cancel), cancel, TaskCreationOptions.LongRunning, TaskScheduler.Default);
 
     /// <summary>Lets the database delete its journals once flushed again (no periodic task keeps them).</summary>
     public static void StopRetainingJournals(DocumentDatabase database) => database.Storage.StopRetainingJournals();
@@ -42,16 +45,7 @@ public static class DatabaseBackups
     private static BackupResult Run(DocumentDatabase database, BackupRequest request, BackupRun progress, CancellationToken cancel)
     {
         var clock = Stopwatch.StartNew();
-        var folder = Path.GetFullPath(request.Folder);
-        try
-        {
-            Directory.CreateDirectory(folder);
-            BackupChain.DeleteLeftovers(folder);
-        }
-        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
-        {
-            throw new BackupException($"The backup folder '{folder}' cannot be written: {e.Message}", e);
-        }
+        var folder = BackupChain.PrepareFolder(request.Folder);
 
         var (kind, previous, note) = Decide(database, folder, request);
         try

@@ -11,7 +11,8 @@ namespace Jackdaw.Server.Backup;
 /// throw-away folder to verify it. The database is built in a folder of its own beside the others
 /// (<c>~restore-{id}</c>: not a valid database name, so never opened as one), and moved into place
 /// only when complete: a restore that fails or dies leaves no database, and the next restore
-/// deletes what it left. The storage is rebuilt by the engine (<see cref="EnvironmentRestore"/>:
+/// deletes what it left. A folder of logical backup files is imported instead (<see cref="LogicalRestore"/>).
+/// The storage is rebuilt by the engine (<see cref="EnvironmentRestore"/>:
 /// the snapshot's pages, then each incremental file in order); each index folder gets the files of
 /// its commit as of the last file applied, so the index goes on from there instead of rebuilding.
 /// </summary>
@@ -30,17 +31,13 @@ public static class DatabaseRestore
             throw new BadRequestException(invalid);
         if (landlord.Names.Contains(request.DatabaseName, StringComparer.OrdinalIgnoreCase))
             throw new DatabaseAlreadyExistsException(request.DatabaseName);
+        if (LogicalRestore.Holds(request.BackupLocation))
+            return LogicalRestore.RestoreAsync(landlord, request, progress, cancel);
         var readers = BackupChain.OpenForRestore(request.BackupLocation, request.LastFileNameToRestore);
         return Task.Factory.StartNew(() =>
         {
             var clock = Stopwatch.StartNew();
-            var work = Path.Combine(landlord.Root, WorkFolderPrefix + Guid.NewGuid().ToString("N"));
-            Building[work] = 0;
-            foreach (var leftover in Directory.EnumerateDirectories(landlord.Root, WorkFolderPrefix + "*"))
-            {
-                if (!Building.ContainsKey(leftover))
-                    TryDeleteFolder(leftover);
-            }
+            var work = NewWorkFolder(landlord);
             try
             {
                 var result = Build(readers, work, request.DatabaseName, progress, cancel);
@@ -57,7 +54,7 @@ public static class DatabaseRestore
             }
             finally
             {
-                Building.TryRemove(work, out _);
+                EndWork(work);
                 foreach (var reader in readers)
                     reader.Dispose();
             }
@@ -70,6 +67,8 @@ public static class DatabaseRestore
     /// </summary>
     public static Task<RestoreResult> VerifyAsync(string backupLocation, string? lastFileNameToRestore, BackupRun progress, CancellationToken cancel)
     {
+        if (LogicalRestore.Holds(backupLocation))
+            return LogicalRestore.VerifyAsync(backupLocation, lastFileNameToRestore, progress, cancel);
         var readers = BackupChain.OpenForRestore(backupLocation, lastFileNameToRestore);
         return Task.Factory.StartNew(() =>
         {
@@ -92,7 +91,8 @@ public static class DatabaseRestore
         }, CancellationToken.None, TaskCreationOptions.LongRunning, TaskScheduler.Default);
     }
 
-    private static RestoreResult Finished(RestoreResult result, Stopwatch clock) => new()
+    /// <summary>The result with the time the whole run took.</summary>
+    internal static RestoreResult Finished(RestoreResult result, Stopwatch clock) => new()
     {
         DatabaseName = result.DatabaseName,
         Files = result.Files,
@@ -209,7 +209,27 @@ public static class DatabaseRestore
         }
     }
 
-    private static void TryDeleteFolder(string folder)
+    /// <summary>A new work folder's path beside the databases (not made yet); deletes the ones restores that died left.</summary>
+    /// <summary>
+    /// A new work folder's path (registered as being built until <see cref="EndWork"/>), after
+    /// deleting the leftovers of restores that died: those no restore of this process is building.
+    /// </summary>
+    internal static string NewWorkFolder(DatabasesLandlord landlord)
+    {
+        var work = Path.Combine(landlord.Root, WorkFolderPrefix + Guid.NewGuid().ToString("N"));
+        Building[work] = 0;
+        foreach (var leftover in Directory.EnumerateDirectories(landlord.Root, WorkFolderPrefix + "*"))
+        {
+            if (!Building.ContainsKey(leftover))
+                TryDeleteFolder(leftover);
+        }
+        return work;
+    }
+
+    /// <summary>The restore building <paramref name="work"/> has ended (moved it into place or given up).</summary>
+    internal static void EndWork(string work) => Building.TryRemove(work, out _);
+
+    internal static void TryDeleteFolder(string folder)
     {
         try
         {

@@ -23,8 +23,11 @@ public sealed record PeriodicBackupConfiguration
     /// <summary>A disabled task keeps its configuration and status but never runs on its own.</summary>
     public bool Disabled { get; init; }
 
-    /// <summary>RavenDB's <c>BackupType</c>: <c>Backup</c> or <c>Snapshot</c>; both write the binary chain for now (docs/architecture.md §5, Backups).</summary>
+    /// <summary>RavenDB's <c>BackupType</c>: <c>Snapshot</c> writes the binary chain, <c>Backup</c> the logical one (<see cref="LogicalBackups"/>).</summary>
     public required string BackupType { get; init; }
+
+    /// <summary>A logical chain (<c>BackupType</c> <c>Backup</c>): the task holds the tombstones its next incremental exports.</summary>
+    public bool Logical => BackupType == "Backup";
 
     /// <summary>When to take a snapshot (5-field cron, UTC); null: only the first run of a chain is one.</summary>
     public string? FullBackupFrequency { get; init; }

@@ -22,7 +22,7 @@ namespace Jackdaw.Server.Backup;
 /// A failed run records its error (with the folder) in the status and the log, and the next
 /// occurrence tries again; the database keeps serving.
 /// </remarks>
-public sealed class PeriodicBackups : IAsyncDisposable
+public sealed partial class PeriodicBackups : IAsyncDisposable
 {
     public const string ConfigurationTree = "PeriodicBackups";
     public const string StatusTree = "PeriodicBackupStatus";
@@ -58,7 +58,11 @@ public sealed class PeriodicBackups : IAsyncDisposable
             },
             e => _logger.LogError(e, "A periodic backup task of database {Database} cannot be read; it is skipped", database.Name));
         foreach (var task in _tasks.Values)
+        {
+            // Before any clean-up can run: the tombstones were kept while the database was closed.
+            HoldTombstones(task);
             Schedule(task, opening: true);
+        }
         // Journals kept for tasks that are gone (disabled while a run was finishing, say) are let go.
         if (database.Storage.JournalRetention is not null)
             StopRetainingJournalsIfUnused();
@@ -129,14 +133,27 @@ public sealed class PeriodicBackups : IAsyncDisposable
             {
                 var task = new BackupTask(configuration, new PeriodicBackupStatus { TaskId = taskId });
                 _tasks[taskId] = task;
+                HoldTombstones(task);
                 Schedule(task);
                 _logger.LogInformation("Periodic backup task {Task} ({Name}) of database {Database} created: full '{Full}', incremental '{Incremental}', into {Folder}",
                     taskId, configuration.Name, _database.Name, configuration.FullBackupFrequency, configuration.IncrementalBackupFrequency, configuration.FolderPath);
             }
             else
             {
+                PeriodicBackupStatus? broken = null;
                 lock (existing.Lock)
+                {
                     existing.Configuration = configuration;
+                    // A logical chain whose tombstones were not held meanwhile (the task was disabled,
+                    // or wrote the binary chain) cannot take another incremental: the next run starts a chain.
+                    if (existing.TombstoneHold is null && configuration.Logical && !configuration.Disabled && existing.Status.FolderName is not null)
+                    {
+                        broken = existing.Status with { FolderName = null, Note = "the task's tombstones were not kept while it was disabled: its next run starts a new chain" };
+                    }
+                }
+                if (broken is not null)
+                    await SaveStatusAsync(existing, broken).ConfigureAwait(false);
+                HoldTombstones(existing);
                 Schedule(existing);
                 _logger.LogInformation("Periodic backup task {Task} ({Name}) of database {Database} updated", taskId, configuration.Name, _database.Name);
             }
@@ -171,6 +188,7 @@ public sealed class PeriodicBackups : IAsyncDisposable
             }
             if (running is not null)
                 await running.ConfigureAwait(false);
+            HoldTombstones(task);
             _logger.LogInformation("Periodic backup task {Task} of database {Database} deleted", taskId, _database.Name);
             StopRetainingJournalsIfUnused();
         }
@@ -282,13 +300,22 @@ public sealed class PeriodicBackups : IAsyncDisposable
         var clock = Stopwatch.StartNew();
         try
         {
+            if (configuration.Logical)
+            {
+                // A full backup's next incremental needs the tombstones after the etag it starts at.
+                lock (task.Lock)
+                    task.RunHoldAfter = _database.LastEtag;
+            }
             var request = new BackupRequest
             {
                 Folder = folder,
                 Full = full,
                 Minimal = configuration.MinimalIncremental,
-                RetainJournals = true,
-                OtherChainsNeedAfter = OtherChainsNeedAfter(task),
+                RetainJournals = !configuration.Logical,
+                OtherChainsNeedAfter = configuration.Logical ? null : OtherChainsNeedAfter(task),
+                Logical = configuration.Logical,
+                // The task's hold has kept every tombstone after its chain's last file.
+                TombstonesKeptAfter = configuration.Logical && !full && task.TombstoneHold is not null ? status.LastEtag : null,
             };
             var result = await _options.Run(_database, request, run.Progress, run.Cancel.Token).ConfigureAwait(false);
             var wroteFull = result.Kind == BackupKind.Full;
@@ -354,7 +381,10 @@ public sealed class PeriodicBackups : IAsyncDisposable
         finally
         {
             lock (task.Lock)
+            {
                 task.Running = null;
+                task.RunHoldAfter = long.MaxValue;
+            }
             run.Cancel.Dispose();
             // A run that ends after its task was disabled or deleted set the retention again.
             StopRetainingJournalsIfUnused();
@@ -404,7 +434,7 @@ public sealed class PeriodicBackups : IAsyncDisposable
                 continue;
             lock (other.Lock)
             {
-                if (other.Configuration.Disabled || other.Status.TransactionId is not { } after || PeriodicBackupSchedule.CurrentChain(other.Configuration, other.Status, _database.Name) is null)
+                if (other.Configuration.Disabled || other.Configuration.Logical || other.Status.TransactionId is not { } after || PeriodicBackupSchedule.CurrentChain(other.Configuration, other.Status, _database.Name) is null)
                     continue;
                 lowest = lowest is null ? after : Math.Min(lowest.Value, after);
             }
@@ -414,7 +444,7 @@ public sealed class PeriodicBackups : IAsyncDisposable
 
     private void StopRetainingJournalsIfUnused()
     {
-        if (_tasks.Values.Any(t => !t.Configuration.Disabled))
+        if (_tasks.Values.Any(t => !t.Configuration.Disabled && !t.Configuration.Logical))
             return;
         try
         {
@@ -424,6 +454,24 @@ public sealed class PeriodicBackups : IAsyncDisposable
         {
             _logger.LogError(e, "Database {Database} has no enabled periodic backup left but could not stop keeping its journals", _database.Name);
         }
+    }
+
+    /// <summary>
+    /// Registers the task with the tombstone cleaner while it is an enabled logical task (its next
+    /// incremental exports the tombstones after its chain's last etag), and releases it otherwise.
+    /// </summary>
+    private void HoldTombstones(BackupTask task)
+    {
+        IDisposable? released = null;
+        lock (task.Lock)
+        {
+            var hold = task.Configuration.Logical && !task.Configuration.Disabled && !task.Deleted && !_disposed;
+            if (hold && task.TombstoneHold is null)
+                task.TombstoneHold = _database.Tombstones.Register(new ChainTombstones(this, task));
+            else if (!hold)
+                (released, task.TombstoneHold) = (task.TombstoneHold, null);
+        }
+        released?.Dispose();
     }
 
     private static void DeleteIfEmpty(string folder)
@@ -456,6 +504,8 @@ public sealed class PeriodicBackups : IAsyncDisposable
                 {
                     task.Timer?.Dispose();
                     task.Timer = null;
+                    task.TombstoneHold?.Dispose();
+                    task.TombstoneHold = null;
                     if (task.Running?.Completion is { } completion)
                         running.Add(completion);
                 }
@@ -467,52 +517,5 @@ public sealed class PeriodicBackups : IAsyncDisposable
         }
         await Task.WhenAll(running).ConfigureAwait(false);
         _closing.Dispose();
-    }
-
-    private sealed class BackupTask(PeriodicBackupConfiguration configuration, PeriodicBackupStatus status)
-    {
-        public readonly Lock Lock = new();
-
-        public PeriodicBackupConfiguration Configuration { get; set; } = configuration;
-
-        public PeriodicBackupStatus Status { get; set; } = status;
-
-        public ITimer? Timer { get; set; }
-
-        public RunningBackup? Running { get; set; }
-
-        public bool Deleted { get; set; }
-    }
-
-    private sealed class RunningBackup(DatabaseOperation operation, BackupOperationDetails details, DateTime started, bool isFull, BackupRun progress, CancellationTokenSource cancel)
-    {
-        public DatabaseOperation Operation { get; } = operation;
-
-        public BackupOperationDetails Details { get; } = details;
-
-        public DateTime Started { get; } = started;
-
-        public bool IsFull { get; } = isFull;
-
-        public BackupRun Progress { get; } = progress;
-
-        public CancellationTokenSource Cancel { get; } = cancel;
-
-        public Task? Completion { get; set; }
-    }
-
-    private sealed class TimerState(PeriodicBackups owner, BackupTask task)
-    {
-        public void Fire() => owner.OnTimer(task);
-    }
-
-    /// <summary>Removes a task's configuration and status in one transaction.</summary>
-    private sealed class DeleteTaskCommand(string key) : IMergedCommand<DatabaseTransaction>
-    {
-        public void Execute(DatabaseTransaction transaction)
-        {
-            transaction.GetTree(ConfigurationTree).Delete(JsonRecords.Key(key));
-            transaction.GetTree(StatusTree).Delete(JsonRecords.Key(key));
-        }
     }
 }

@@ -121,6 +121,13 @@ public sealed class DatabasesLandlord : IAsyncDisposable
         return true;
     }
 
+    /// <summary>
+    /// Opens a database in a folder that is not one of the server's (yet), with the server's options:
+    /// a restore imports into it, closes it, and then adopts the folder (<see cref="TryAdopt"/>).
+    /// The caller disposes it.
+    /// </summary>
+    public DocumentDatabase OpenDetached(string name, string folder) => DocumentDatabase.Open(name, folder, _loggerFactory, _options);
+
     /// <summary>Deletes a database and its data; false if it does not exist.</summary>
     public async Task<bool> TryDeleteAsync(string name)
     {

@@ -20,7 +20,9 @@ public sealed class BackupHandler(ServerContext server) : HandlerBase(server)
     /// <c>POST /databases/*/admin/backup</c> with RavenDB's <c>BackupConfiguration</c>
     /// <c>{"BackupType":"Backup|Snapshot","LocalSettings":{"FolderPath"}}</c> and Jackdaw's optional
     /// <c>"IsFullBackup"</c> (default true) and <c>"MinimalIncremental"</c>: one file in the chain
-    /// folder <c>FolderPath</c> itself → <c>{"OperationId","OperationNodeTag"}</c>.
+    /// folder <c>FolderPath</c> itself → <c>{"OperationId","OperationNodeTag"}</c>. <c>Snapshot</c>
+    /// writes the binary chain; <c>Backup</c> (the default, as RavenDB's) a logical full backup
+    /// (an incremental one needs a periodic task's tombstones: <see cref="LogicalBackups"/>).
     /// </summary>
     [Route("/databases/*/admin/backup", "POST")]
     [Access(RouteAccess.DatabaseAdmin)]
@@ -31,7 +33,7 @@ public sealed class BackupHandler(ServerContext server) : HandlerBase(server)
         using (var json = await DocumentBodies.ReadJsonAsync(context.Request.BodyReader, context.RequestAborted).ConfigureAwait(false))
         {
             var root = json?.RootElement ?? default;
-            var (_, folder, minimal) = PeriodicBackupConfiguration.ParseDestination(root);
+            var (backupType, folder, minimal) = PeriodicBackupConfiguration.ParseDestination(root);
             request = new BackupRequest
             {
                 Folder = folder,
@@ -42,6 +44,7 @@ public sealed class BackupHandler(ServerContext server) : HandlerBase(server)
                     _ => throw new BadRequestException($"IsFullBackup must be true or false, not {full.GetRawText()}."),
                 },
                 Minimal = minimal,
+                Logical = backupType == "Backup",
             };
         }
         var run = new BackupRun();

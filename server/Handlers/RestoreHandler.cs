@@ -20,7 +20,7 @@ public sealed class RestoreHandler(ServerContext server) : HandlerBase(server)
     /// <c>POST /admin/restore/database</c> with RavenDB's <c>RestoreBackupConfiguration</c>
     /// <c>{"DatabaseName","BackupLocation","LastFileNameToRestore"}</c> → <c>{"OperationId","OperationNodeTag"}</c>;
     /// 409 <c>DatabaseAlreadyExistsException</c> for a taken name, 400 <c>BackupException</c> for a
-    /// folder that holds no snapshot.
+    /// folder that holds no snapshot (or logical full backup).
     /// </summary>
     [Route("/admin/restore/database", "POST")]
     [Access(RouteAccess.Operator)]
@@ -76,7 +76,7 @@ public sealed class RestoreHandler(ServerContext server) : HandlerBase(server)
         return WriteOperationIdAsync(context, operation.Id);
     }
 
-    /// <summary>The chain's folder: absolute, existing, and holding a snapshot (the chain's first file).</summary>
+    /// <summary>The chain's folder: absolute, existing, and holding a snapshot or a logical full backup (the chain's first file).</summary>
     private static string CheckedLocation(string? location, string field)
     {
         if (string.IsNullOrWhiteSpace(location))
@@ -85,8 +85,8 @@ public sealed class RestoreHandler(ServerContext server) : HandlerBase(server)
             throw new BadRequestException($"{field} '{location}' is not an absolute path.");
         if (!Directory.Exists(location))
             throw new BackupException($"The backup folder '{location}' does not exist.");
-        if (!Directory.EnumerateFiles(location, "*.jackdaw-snapshot").Any())
-            throw new BackupException($"The backup folder '{location}' holds no snapshot (*.jackdaw-snapshot): a chain starts with one. A periodic task's chains are its sub-folders named {{date}}.jackdaw-{{database}}-{{kind}}.");
+        if (!Directory.EnumerateFiles(location, "*" + BackupChain.SnapshotExtension).Any() && !Directory.EnumerateFiles(location, "*" + LogicalChain.FullExtension).Any())
+            throw new BackupException($"The backup folder '{location}' holds no snapshot (*{BackupChain.SnapshotExtension}) and no logical full backup (*{LogicalChain.FullExtension}): a chain starts with one. A periodic task's chains are its sub-folders named {{date}}.jackdaw-{{database}}-{{kind}}.");
         return Path.TrimEndingDirectorySeparator(location);
     }
 

@@ -28,7 +28,8 @@ namespace Jackdaw.Server.Backup.Smuggler;
 /// So the dump is not one snapshot: a document that changed meanwhile may appear twice (the later
 /// copy wins on import). <see cref="SmugglerResult.LastEtag"/> is the last etag of the snapshot
 /// in which the documents ran out: every change up to it is in the dump, and the tombstones
-/// written stop there too, so an incremental export from it plus one misses nothing.
+/// written stop there too, so an incremental export from it plus one misses nothing. A logical
+/// backup writes its tombstones first instead (<see cref="SmugglerExportOptions.DeletionsFirst"/>).
 /// </summary>
 internal sealed class SmugglerExporter
 {
@@ -65,12 +66,27 @@ internal sealed class SmugglerExporter
         {
             _json.WriteStartObject();
             _json.WriteNumber("BuildVersion", DumpBuildVersion);
-            var covered = _database.LastEtag;
-            if (_options.Includes(DatabaseItemType.Documents))
-                covered = await WriteDocumentsAsync(gzip).ConfigureAwait(false);
-            _result.SetLastEtag(covered);
-            if (_options.Includes(DatabaseItemType.Tombstones))
-                await WriteTombstonesAsync(gzip, covered).ConfigureAwait(false);
+            if (_options.DeletionsFirst)
+            {
+                long covered;
+                using (var reader = _database.BeginRead())
+                    covered = reader.LastEtag;
+                _options.WriteHeader?.Invoke(_json, covered);
+                _result.SetLastEtag(covered);
+                if (_options.Includes(DatabaseItemType.Tombstones))
+                    await WriteTombstonesAsync(gzip, covered).ConfigureAwait(false);
+                if (_options.Includes(DatabaseItemType.Documents))
+                    await WriteDocumentsAsync(gzip).ConfigureAwait(false);
+            }
+            else
+            {
+                var covered = _database.LastEtag;
+                if (_options.Includes(DatabaseItemType.Documents))
+                    covered = await WriteDocumentsAsync(gzip).ConfigureAwait(false);
+                _result.SetLastEtag(covered);
+                if (_options.Includes(DatabaseItemType.Tombstones))
+                    await WriteTombstonesAsync(gzip, covered).ConfigureAwait(false);
+            }
             if (_options.Includes(DatabaseItemType.Indexes))
                 WriteIndexes();
             if (_options.Includes(DatabaseItemType.Identities))

@@ -29,6 +29,9 @@ namespace Jackdaw.Server.Backup.Smuggler;
 /// </remarks>
 internal sealed partial class SmugglerImporter
 {
+    /// <summary>The property a logical backup file describes itself in (see <c>Backup.LogicalChain</c>).</summary>
+    internal const string LogicalBackupHeader = "JackdawBackup";
+
     private const int MaxBatchDocuments = 1024;
     private const long MaxBatchBytes = 8 * 1024 * 1024;
 
@@ -130,6 +133,10 @@ internal sealed partial class SmugglerImporter
                 return;
             case "Subscriptions":
                 await ReadSubscriptionsAsync(dump).ConfigureAwait(false);
+                return;
+            case LogicalBackupHeader:
+                // A logical backup's own header (the etags it covers): read by the restore, nothing to import.
+                await dump.SkipValueAsync().ConfigureAwait(false);
                 return;
             case "RevisionDocuments":
                 // Revisions carry attachments' bytes as documents do: read past element by element.
