@@ -143,10 +143,10 @@ internal static class BackupSafetyKit
 
 /// <summary>
 /// A file that fills the disk: it writes through to <c>path</c> until <c>limit</c> bytes, then every
-/// write (and, with <c>failFlush</c>, a flush: the error an fsync reports late) throws the
-/// <see cref="IOException"/> the OS gives for ENOSPC.
+/// write (with <c>failTail</c>, the write of the file's tail, its last; with <c>failFlush</c>, a
+/// flush: the error an fsync reports late) throws the <see cref="IOException"/> the OS gives for ENOSPC.
 /// </summary>
-internal sealed class FullDiskStream(string path, long limit, bool failFlush = false) : Stream
+internal sealed class FullDiskStream(string path, long limit, bool failFlush = false, bool failTail = false) : Stream
 {
     private readonly FileStream _file = new(path, FileMode.CreateNew, FileAccess.Write);
     private long _written;
@@ -173,6 +173,11 @@ internal sealed class FullDiskStream(string path, long limit, bool failFlush = f
 
     public override void Write(ReadOnlySpan<byte> buffer)
     {
+        if (failTail && buffer.Length == BackupArchive.TailSize && buffer.EndsWith("JDBKTAIL"u8))
+        {
+            Failures++;
+            throw NoSpace(_file.Name);
+        }
         var room = (int)Math.Max(0, Math.Min(buffer.Length, limit - _written));
         _file.Write(buffer[..room]);
         _written += room;
