@@ -76,6 +76,7 @@ public static class DatabaseBackups
         var name = BackupChain.NextName(previous?.FileName ?? BackupChain.Files(folder).Select(Path.GetFileName).LastOrDefault(), kind, DateTime.UtcNow);
         var path = Path.Combine(folder, name);
         var temporary = path + BackupChain.InProgressExtension;
+        using var claim = BackupChain.Claim(temporary);
         using var hold = database.Tombstones.Register(new BackupTombstoneHold());
         var captures = CaptureIndexes(database);
         var engine = new BackupProgress();

@@ -146,8 +146,10 @@ internal static class BackupSafetyKit
 /// write (with <c>failTail</c>, the write of the file's tail, its last; with <c>failFlush</c>, a
 /// flush: the error an fsync reports late) throws the <see cref="IOException"/> the OS gives for ENOSPC.
 /// </summary>
-internal sealed class FullDiskStream(string path, long limit, bool failFlush = false, bool failTail = false) : Stream
+internal sealed class FullDiskStream(string path, long limit, bool failFlush = false, bool failTail = false, Action? beforeFirstWrite = null) : Stream
 {
+    private Action? _beforeFirstWrite = beforeFirstWrite;
+
     private readonly FileStream _file = new(path, FileMode.CreateNew, FileAccess.Write);
     private long _written;
 
@@ -173,6 +175,7 @@ internal sealed class FullDiskStream(string path, long limit, bool failFlush = f
 
     public override void Write(ReadOnlySpan<byte> buffer)
     {
+        Interlocked.Exchange(ref _beforeFirstWrite, null)?.Invoke();
         if (failTail && buffer.Length == BackupArchive.TailSize && buffer.EndsWith("JDBKTAIL"u8))
         {
             Failures++;

@@ -311,4 +311,27 @@ public sealed class BackupSafetyTests(BackupChainFixture chain) : IClassFixture<
         Assert.True(state.GetProperty("Status").GetString() == "Completed", state.ToString());
         chain.Model.AssertRestored(files[0].Etag, source, DatabaseState.Read(Database(Server, "TwoOverHttp")));
     }
+
+    [Fact]
+    public async Task ABackupIntoAFolderDoesNotTakeTheFileAnotherOneIsWritingThereForALeftover()
+    {
+        using var temp = new TempFolder("jackdaw-two-at-once");
+        using var started = new ManualResetEventSlim();
+        using var go = new ManualResetEventSlim();
+        // The first backup stops at its first write, its .in-progress file made; the second runs whole meanwhile.
+        var first = BackupAsync(Server, temp.Path, full: true, createFile: path => new FullDiskStream(path, long.MaxValue, beforeFirstWrite: () =>
+        {
+            started.Set();
+            go.Wait(TimeSpan.FromSeconds(60));
+        }));
+        Assert.True(started.Wait(TimeSpan.FromSeconds(60)), "the first backup did not start writing");
+        await Task.Delay(5);
+        var second = await BackupAsync(Server, temp.Path, full: true);
+        go.Set();
+        var firstResult = await first;
+        Assert.Equal([firstResult.FileName, second.FileName], BackupChain.Files(temp.Path).Select(Path.GetFileName));
+        Assert.Empty(Directory.GetFiles(temp.Path, "*" + BackupChain.InProgressExtension));
+        var restored = await RestoreAsync(Server, temp.Path, "TwoAtOnce", last: firstResult.FileName);
+        Assert.Equal([firstResult.FileName], restored.Files);
+    }
 }
