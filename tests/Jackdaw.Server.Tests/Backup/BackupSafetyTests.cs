@@ -313,7 +313,7 @@ public sealed class BackupSafetyTests(BackupChainFixture chain) : IClassFixture<
     }
 
     [Fact]
-    public async Task ABackupIntoAFolderDoesNotTakeTheFileAnotherOneIsWritingThereForALeftover()
+    public async Task TwoBackupsIntoOneFolderTakeTurnsAndNeitherTakesTheOthersFileForALeftover()
     {
         using var temp = new TempFolder("jackdaw-two-at-once");
         using var started = new ManualResetEventSlim();
@@ -325,13 +325,44 @@ public sealed class BackupSafetyTests(BackupChainFixture chain) : IClassFixture<
             go.Wait(TimeSpan.FromSeconds(60));
         }));
         Assert.True(started.Wait(TimeSpan.FromSeconds(60)), "the first backup did not start writing");
-        await Task.Delay(5);
-        var second = await BackupAsync(Server, temp.Path, full: true);
+        // What a periodic run does in the task's other chain folders: the file being written is no leftover.
+        Assert.Equal(0, BackupChain.DeleteLeftovers(temp.Path));
+        Assert.Single(Directory.GetFiles(temp.Path, "*" + BackupChain.InProgressExtension));
+        // The second waits for the first (one run per folder at a time), then goes on.
+        var pending = BackupAsync(Server, temp.Path, full: true);
+        await Task.Delay(200);
+        Assert.False(pending.IsCompleted);
         go.Set();
         var firstResult = await first;
+        var second = await pending;
         Assert.Equal([firstResult.FileName, second.FileName], BackupChain.Files(temp.Path).Select(Path.GetFileName));
         Assert.Empty(Directory.GetFiles(temp.Path, "*" + BackupChain.InProgressExtension));
         var restored = await RestoreAsync(Server, temp.Path, "TwoAtOnce", last: firstResult.FileName);
         Assert.Equal([firstResult.FileName], restored.Files);
+    }
+
+    [Fact]
+    public async Task TwoIncrementalsIntoOneFolderAtOnceMakeAChainThatRestores()
+    {
+        using var temp = new TempFolder("jackdaw-two-incrementals");
+        await BackupAsync(Server, temp.Path, full: true);
+        await chain.Model.WriteAsync(Server.Client, Source, [("items/two-incrementals-1", 1)]);
+        using var started = new ManualResetEventSlim();
+        using var go = new ManualResetEventSlim();
+        var first = BackupAsync(Server, temp.Path, full: false, createFile: path => new FullDiskStream(path, long.MaxValue, beforeFirstWrite: () =>
+        {
+            started.Set();
+            go.Wait(TimeSpan.FromSeconds(60));
+        }));
+        Assert.True(started.Wait(TimeSpan.FromSeconds(60)), "the first backup did not start writing");
+        var second = BackupAsync(Server, temp.Path, full: false);
+        await Task.Delay(200);
+        await chain.Model.WriteAsync(Server.Client, Source, [("items/two-incrementals-2", 2)]);
+        go.Set();
+        var results = await Task.WhenAll(first, second);
+        Assert.All(results, r => Assert.Equal(BackupKind.Incremental, r.Kind));
+        var restored = await RestoreAsync(Server, temp.Path, "TwoIncrementals");
+        Assert.Equal(3, restored.Files.Count);
+        chain.Model.AssertRestored(results.Max(r => r.Etag), DatabaseState.Read(Database(Server, Source)), DatabaseState.Read(Database(Server, "TwoIncrementals")));
     }
 }
