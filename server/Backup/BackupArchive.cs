@@ -13,7 +13,7 @@ namespace Jackdaw.Server.Backup;
 /// offset  size  field
 ///  0       8    magic "JDBKFILE"
 ///  8       4    format version (<see cref="FormatVersion"/>)
-/// 12       4    reserved (0)
+/// 12       4    reserved (0; a reader refuses anything else)
 /// 16       ..   entries, one after another; each a run of blocks:
 ///                 [int raw length][int stored length][long XxHash64 of the stored bytes][stored bytes]
 ///               a block is LZ4 (fast) when that made it smaller, else raw (stored length = raw

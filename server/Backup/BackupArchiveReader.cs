@@ -70,6 +70,8 @@ public sealed class BackupArchiveReader : IDisposable
             throw new BackupException($"The backup file '{name}' was written in backup format {version} by a newer build; this build reads format {BackupArchive.FormatVersion} and older. Restore it with a newer build.");
         if (version < 1)
             throw new BackupException($"The backup file '{name}' has a damaged header (format version {version}).");
+        if (BinaryPrimitives.ReadInt32LittleEndian(header[12..]) != 0)
+            throw new BackupException($"The backup file '{name}' has a damaged header (its reserved bytes are not zero).");
         Span<byte> tail = stackalloc byte[BackupArchive.TailSize];
         RandomAccess.Read(file.SafeFileHandle, tail, length - BackupArchive.TailSize);
         if (!tail[24..].SequenceEqual(BackupArchive.TailMagic))
@@ -111,14 +113,16 @@ public sealed class BackupArchiveReader : IDisposable
         return new EntryStream(this, entry, progress);
     }
 
-    /// <summary>Reads every entry through, checking every block and every entry's checksum.</summary>
-    public void VerifyAll(BackupRun? progress, CancellationToken cancel)
+    /// <summary>Reads every entry (or those <paramref name="which"/> picks by name) through, checking every block and every entry's checksum.</summary>
+    public void VerifyAll(BackupRun? progress, CancellationToken cancel, Func<string, bool>? which = null)
     {
         var buffer = ArrayPool<byte>.Shared.Rent(BackupArchive.BlockSize);
         try
         {
             foreach (var entry in Manifest.Entries)
             {
+                if (which is not null && !which(entry.Name))
+                    continue;
                 using var stream = new EntryStream(this, entry, progress);
                 while (stream.Read(buffer, 0, buffer.Length) > 0)
                     cancel.ThrowIfCancellationRequested();

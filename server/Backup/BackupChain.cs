@@ -90,30 +90,34 @@ public static class BackupChain
         return folder;
     }
 
-    // The temporary files backups of this process are writing now: not leftovers.
+    /// <summary>The temporary files the backups of this process are writing now (full paths): no leftovers.</summary>
     private static readonly System.Collections.Concurrent.ConcurrentDictionary<string, byte> Writing = new(StringComparer.Ordinal);
 
-    /// <summary>Deletes what runs that died left (<c>*.in-progress</c>), but not the file a running backup writes.</summary>
-    public static void DeleteLeftovers(string folder)
+    /// <summary>
+    /// Marks a temporary file (<c>{name}.in-progress</c>, a full path) as being written until the
+    /// result is disposed, so that <see cref="DeleteLeftovers"/> (another backup into the same
+    /// folder) leaves it alone. Call it before the file is created.
+    /// </summary>
+    public static IDisposable Claim(string temporaryPath)
     {
+        temporaryPath = Path.GetFullPath(temporaryPath);
+        if (!Writing.TryAdd(temporaryPath, 0))
+            throw new BackupException($"Another backup is writing '{temporaryPath}' already.");
+        return new Release(temporaryPath);
+    }
+
+    /// <summary>Deletes what runs that died left (<c>*.in-progress</c> no backup of this process is writing); returns how many.</summary>
+    public static int DeleteLeftovers(string folder)
+    {
+        var deleted = 0;
         foreach (var leftover in Directory.EnumerateFiles(folder, "*" + InProgressExtension))
         {
-            if (!Writing.ContainsKey(Path.GetFullPath(leftover)))
-                File.Delete(leftover);
+            if (Writing.ContainsKey(Path.GetFullPath(leftover)))
+                continue;
+            File.Delete(leftover);
+            deleted++;
         }
-    }
-
-    /// <summary>Marks <paramref name="temporary"/> as being written until the result is disposed (see <see cref="DeleteLeftovers"/>).</summary>
-    public static IDisposable BeginWriting(string temporary)
-    {
-        var path = Path.GetFullPath(temporary);
-        Writing[path] = 0;
-        return new Release(path);
-    }
-
-    private sealed class Release(string path) : IDisposable
-    {
-        public void Dispose() => Writing.TryRemove(path, out _);
+        return deleted;
     }
 
     /// <summary>A name for a new file of <paramref name="kind"/> that sorts after every file of the chain.</summary>
@@ -172,5 +176,10 @@ public static class BackupChain
                 reader.Dispose();
             throw;
         }
+    }
+
+    private sealed class Release(string path) : IDisposable
+    {
+        public void Dispose() => Writing.TryRemove(path, out _);
     }
 }

@@ -47,30 +47,46 @@ public static class DatabaseBackups
         var clock = Stopwatch.StartNew();
         var folder = BackupChain.PrepareFolder(request.Folder);
 
-        var (kind, previous, note) = Decide(database, folder, request);
+        // One run at a time per folder: two incrementals at once would both continue the same
+        // last file, and the chain would break at the second.
+        var gate = FolderGates.GetOrAdd(folder, _ => new SemaphoreSlim(1, 1));
+        if (!gate.Wait(0, cancel))
+        {
+            progress.Stage = "waiting for another backup into the folder";
+            gate.Wait(cancel);
+        }
+        BackupArchiveReader? previous = null;
         try
         {
-            return WriteFile(database, request, folder, kind, previous, note, progress, clock, cancel);
-        }
-        catch (JournalsUnavailableException e) when (kind != BackupKind.Full)
-        {
-            // The journals looked kept but one could not be read through: a snapshot instead.
-            previous?.Dispose();
-            previous = null;
-            return WriteFile(database, request, folder, BackupKind.Full, null, $"a snapshot: {e.Message}", progress, clock, cancel);
+            (var kind, previous, var note) = Decide(database, folder, request);
+            try
+            {
+                return WriteFile(database, request, folder, kind, previous, note, progress, clock, cancel);
+            }
+            catch (JournalsUnavailableException e) when (kind != BackupKind.Full)
+            {
+                // The journals looked kept but one could not be read through: a snapshot instead.
+                previous?.Dispose();
+                previous = null;
+                return WriteFile(database, request, folder, BackupKind.Full, null, $"a snapshot: {e.Message}", progress, clock, cancel);
+            }
         }
         finally
         {
             previous?.Dispose();
+            gate.Release();
         }
     }
+
+    /// <summary>A gate per chain folder (full path) this process backs up into; few, so never removed.</summary>
+    private static readonly System.Collections.Concurrent.ConcurrentDictionary<string, SemaphoreSlim> FolderGates = new(StringComparer.Ordinal);
 
     private static BackupResult WriteFile(DocumentDatabase database, BackupRequest request, string folder, BackupKind kind, BackupArchiveReader? previous, string? note, BackupRun progress, Stopwatch clock, CancellationToken cancel)
     {
         var name = BackupChain.NextName(previous?.FileName ?? BackupChain.Files(folder).Select(Path.GetFileName).LastOrDefault(), kind, DateTime.UtcNow);
         var path = Path.Combine(folder, name);
         var temporary = path + BackupChain.InProgressExtension;
-        using var writing = BackupChain.BeginWriting(temporary);
+        using var claim = BackupChain.Claim(temporary);
         using var hold = database.Tombstones.Register(new BackupTombstoneHold());
         var captures = CaptureIndexes(database);
         var engine = new BackupProgress();

@@ -79,6 +79,16 @@ public static class DatabaseRestore
                 var result = Build(readers, work, readers[0].Manifest.Database, progress, cancel);
                 progress.Stage = "reading the restored storage";
                 ReadEverything(Path.Combine(work, "Storage"), cancel);
+                // The restore read only the index files of the last file's commits: the others
+                // (files of earlier commits, kept for earlier restore points) are checked too.
+                var used = readers[^1].Manifest.Indexes
+                    .SelectMany(i => i.Files.Select(f => (f.In, DatabaseBackups.IndexEntry(i.Folder, f.Name))))
+                    .ToHashSet();
+                foreach (var reader in readers)
+                {
+                    progress.Stage = $"checking the other entries of '{reader.FileName}'";
+                    reader.VerifyAll(progress, cancel, entry => entry != DatabaseBackups.StorageEntry && !used.Contains((reader.FileName, entry)));
+                }
                 progress.Stage = "done";
                 return Finished(result, clock);
             }
@@ -126,6 +136,10 @@ public static class DatabaseRestore
                 {
                     throw new BackupException($"The backup file '{reader.FileName}' cannot be restored: {e.Message}", e);
                 }
+                // The engine stops at its stream's end chunk: read the entry's end block too, which
+                // checks the whole content against the manifest's hash.
+                if (entry.ReadByte() >= 0)
+                    throw new BackupException($"The backup file '{reader.FileName}' is damaged: its storage entry goes on past the end of the storage stream.");
                 if (storage.TransactionId != reader.Manifest.TransactionId)
                     throw new BackupException($"The backup file '{reader.FileName}' is damaged: its storage ends at transaction {storage.TransactionId}, its manifest says {reader.Manifest.TransactionId}.");
                 progress.AddEntries(1);

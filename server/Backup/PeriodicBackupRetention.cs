@@ -13,11 +13,10 @@ public static class PeriodicBackupRetention
     {
         if (configuration.MinimumBackupAgeToKeep is not { } keep || !Directory.Exists(configuration.FolderPath))
             return [];
-        var suffix = $".jackdaw-{database}-{configuration.FolderKind}";
         var deleted = new List<string>();
-        foreach (var folder in Directory.EnumerateDirectories(configuration.FolderPath, "*" + suffix))
+        foreach (var folder in ChainFolders(configuration, database))
         {
-            if (string.Equals(folder, currentChain, StringComparison.Ordinal) || !IsChainFolder(Path.GetFileName(folder), suffix))
+            if (string.Equals(folder, currentChain, StringComparison.Ordinal))
                 continue;
             var newest = Directory.EnumerateFiles(folder).Select(File.GetLastWriteTimeUtc).DefaultIfEmpty(Directory.GetLastWriteTimeUtc(folder)).Max();
             if (now - newest < keep)
@@ -26,6 +25,15 @@ public static class PeriodicBackupRetention
             deleted.Add(folder);
         }
         return deleted;
+    }
+
+    /// <summary>The chain folders of the task's database and kind in its folder (none when the folder does not exist).</summary>
+    public static IEnumerable<string> ChainFolders(PeriodicBackupConfiguration configuration, string database)
+    {
+        if (!Directory.Exists(configuration.FolderPath))
+            return [];
+        var suffix = $".jackdaw-{database}-{configuration.FolderKind}";
+        return Directory.EnumerateDirectories(configuration.FolderPath, "*" + suffix).Where(f => IsChainFolder(Path.GetFileName(f), suffix)).ToList();
     }
 
     /// <summary>A name made by <see cref="PeriodicBackupSchedule.ChainFolderName"/>: a date, then the suffix.</summary>

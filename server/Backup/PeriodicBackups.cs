@@ -298,6 +298,7 @@ public sealed partial class PeriodicBackups : IAsyncDisposable
         var folder = full ? Path.Combine(configuration.FolderPath, PeriodicBackupSchedule.ChainFolderName(run.Started, _database.Name, configuration.FolderKind)) : chain!;
         var createdFolder = full && !Directory.Exists(folder);
         var clock = Stopwatch.StartNew();
+        DeleteLeftoversOfKilledRuns(configuration, folder);
         try
         {
             if (configuration.Logical)
@@ -408,6 +409,29 @@ public sealed partial class PeriodicBackups : IAsyncDisposable
         catch (Exception e)
         {
             _logger.LogError(e, "The status of periodic backup task {Task} of database {Database} could not be stored", status.TaskId, _database.Name);
+        }
+    }
+
+    /// <summary>
+    /// What runs killed while writing a chain's first snapshot left (<c>*.in-progress</c> in a chain
+    /// folder that the task never recorded, so never wrote into again): deleted, and the folder when
+    /// that left it empty. The folder this run writes into is cleaned by the backup itself.
+    /// </summary>
+    private void DeleteLeftoversOfKilledRuns(PeriodicBackupConfiguration configuration, string current)
+    {
+        try
+        {
+            foreach (var folder in PeriodicBackupRetention.ChainFolders(configuration, _database.Name))
+            {
+                if (string.Equals(folder, current, StringComparison.Ordinal) || BackupChain.DeleteLeftovers(folder) == 0)
+                    continue;
+                _logger.LogInformation("Periodic backup task {Task} of database {Database} deleted what a killed run left in {Folder}", configuration.TaskId, _database.Name, folder);
+                DeleteIfEmpty(folder);
+            }
+        }
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+        {
+            _logger.LogWarning(e, "Periodic backup task {Task} of database {Database} could not delete what killed runs left in {Folder}", configuration.TaskId, _database.Name, configuration.FolderPath);
         }
     }
 
