@@ -1,18 +1,5 @@
 namespace Jackdaw.Server.Backup;
 
-/// <summary>The kinds of file a binary backup chain holds (a logical chain: <see cref="Full"/> and <see cref="Incremental"/>).</summary>
-public enum BackupKind
-{
-    /// <summary>A snapshot: every page, every index's files, as of one transaction.</summary>
-    Full,
-
-    /// <summary>The journal records since the previous file of the chain.</summary>
-    Incremental,
-
-    /// <summary>The newest version of each page those records touched, merged.</summary>
-    MinimalIncremental,
-}
-
 /// <summary>What one backup run writes, and where.</summary>
 public sealed class BackupRequest
 {
@@ -50,68 +37,4 @@ public sealed class BackupRequest
 
     /// <summary>Tests only: makes the stream the file is written to (a disk that fills up), instead of a new file at the path.</summary>
     internal Func<string, Stream>? CreateFile { get; init; }
-}
-
-/// <summary>What a backup run wrote.</summary>
-public sealed class BackupResult
-{
-    public required string FileName { get; init; }
-
-    public required string FilePath { get; init; }
-
-    public required BackupKind Kind { get; init; }
-
-    /// <summary>A logical file (<see cref="Kind"/> is then <see cref="BackupKind.Full"/> or <see cref="BackupKind.Incremental"/>).</summary>
-    public bool Logical { get; init; }
-
-    public long SizeInBytes { get; init; }
-
-    /// <summary>The last etag the file covers (its database's state as of <see cref="TransactionId"/>).</summary>
-    public long Etag { get; init; }
-
-    public string ChangeVector { get; init; } = "";
-
-    /// <summary>The storage transaction the file ends at: the next incremental continues from it.</summary>
-    public long TransactionId { get; init; }
-
-    public TimeSpan Duration { get; init; }
-
-    public long Pages { get; init; }
-
-    /// <summary>Entries of the file (the storage stream, each index file).</summary>
-    public long Entries { get; init; }
-
-    /// <summary>Why the file is not of the kind asked for (a snapshot instead of an incremental), else null.</summary>
-    public string? Note { get; init; }
-}
-
-/// <summary>A restore of a chain into a new database.</summary>
-public sealed class RestoreRequest
-{
-    /// <summary>The chain's folder.</summary>
-    public required string BackupLocation { get; init; }
-
-    public required string DatabaseName { get; init; }
-
-    /// <summary>The last file to apply (a file name in the folder); null for all.</summary>
-    public string? LastFileNameToRestore { get; init; }
-}
-
-/// <summary>What a restore (or a verification) applied.</summary>
-public sealed class RestoreResult
-{
-    public required string DatabaseName { get; init; }
-
-    /// <summary>The files applied, in order.</summary>
-    public required IReadOnlyList<string> Files { get; init; }
-
-    public long Etag { get; init; }
-
-    public long TransactionId { get; init; }
-
-    public int Indexes { get; init; }
-
-    public long SizeInBytes { get; init; }
-
-    public TimeSpan Duration { get; init; }
 }
