@@ -12,7 +12,11 @@ public sealed class BackupArchiveWriter
     private readonly Stream _file;
     private readonly BackupRun? _progress;
     private readonly List<BackupEntry> _entries = [];
+    /// <summary>How much a backup file is written between two syncs (see <see cref="WriteBlock"/>).</summary>
+    public const long SyncEvery = 4L << 20;
+
     private long _position;
+    private long _synced;
     private bool _inEntry;
 
     public BackupArchiveWriter(Stream file, BackupRun? progress = null)
@@ -95,6 +99,14 @@ public sealed class BackupArchiveWriter
         _file.Write(stored);
         _position += BackupArchive.BlockHeaderSize + stored.Length;
         _progress?.AddBytes(BackupArchive.BlockHeaderSize + stored.Length);
+        if (_file is FileStream durable && _position - _synced >= SyncEvery)
+        {
+            // A backup's dirty pages must not pile up for one sync at the end: on ext4 (ordered
+            // data) a writer's fdatasync of the journal waits for the file system's commit, which
+            // writes them out first. Synced as it goes, a commit waits for at most this much.
+            durable.Flush(flushToDisk: true);
+            _synced = _position;
+        }
     }
 
     /// <summary>Cuts what is written into blocks; its hash and lengths go to the manifest when it is disposed.</summary>

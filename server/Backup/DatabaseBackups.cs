@@ -45,6 +45,7 @@ public static class DatabaseBackups
     private static BackupResult Run(DocumentDatabase database, BackupRequest request, BackupRun progress, CancellationToken cancel)
     {
         var clock = Stopwatch.StartNew();
+        using var priority = BackgroundPriority.Lower();
         var folder = BackupChain.PrepareFolder(request.Folder);
 
         // One run at a time per folder: two incrementals at once would both continue the same
