@@ -32,8 +32,10 @@ RUN dotnet publish server/Jackdaw.Server.csproj -c Release -a $TARGETARCH --self
 FROM mcr.microsoft.com/dotnet/aspnet:10.0 AS runtime
 WORKDIR /app
 COPY --from=build /app .
-RUN mkdir -p /data && chown "$APP_UID" /data
-VOLUME /data
+# /backups: where backup tasks write (LocalSettings.FolderPath), a volume of its own so that a
+# backup outlives the data volume; mount it from another disk.
+RUN mkdir -p /data /backups && chown "$APP_UID" /data /backups
+VOLUME /data /backups
 # ASPNETCORE_HTTP_PORTS is the official images' default listener (8080, plain http): cleared, so
 # that JACKDAW_URLS alone says where the server listens. Nothing here allows unsecured access from
 # other machines: a container without the certificate stops at once, naming the missing file.
