@@ -49,7 +49,7 @@ public static class DatabaseRestore
             }
             catch
             {
-                TryDeleteFolder(work);
+                DatabasesLandlord.TryDeleteFolder(work);
                 throw;
             }
             finally
@@ -96,22 +96,13 @@ public static class DatabaseRestore
             {
                 foreach (var reader in readers)
                     reader.Dispose();
-                TryDeleteFolder(work);
+                DatabasesLandlord.TryDeleteFolder(work);
             }
         }, CancellationToken.None, TaskCreationOptions.LongRunning, TaskScheduler.Default);
     }
 
     /// <summary>The result with the time the whole run took.</summary>
-    internal static RestoreResult Finished(RestoreResult result, Stopwatch clock) => new()
-    {
-        DatabaseName = result.DatabaseName,
-        Files = result.Files,
-        Etag = result.Etag,
-        TransactionId = result.TransactionId,
-        Indexes = result.Indexes,
-        SizeInBytes = result.SizeInBytes,
-        Duration = clock.Elapsed,
-    };
+    internal static RestoreResult Finished(RestoreResult result, Stopwatch clock) => result with { Duration = clock.Elapsed };
 
     /// <summary>Builds a database folder (Storage/, Indexes/) in <paramref name="work"/> from the chain.</summary>
     private static RestoreResult Build(List<BackupArchiveReader> readers, string work, string name, BackupRun progress, CancellationToken cancel)
@@ -235,24 +226,11 @@ public static class DatabaseRestore
         foreach (var leftover in Directory.EnumerateDirectories(landlord.Root, WorkFolderPrefix + "*"))
         {
             if (!Building.ContainsKey(leftover))
-                TryDeleteFolder(leftover);
+                DatabasesLandlord.TryDeleteFolder(leftover);
         }
         return work;
     }
 
     /// <summary>The restore building <paramref name="work"/> has ended (moved it into place or given up).</summary>
     internal static void EndWork(string work) => Building.TryRemove(work, out _);
-
-    internal static void TryDeleteFolder(string folder)
-    {
-        try
-        {
-            if (Directory.Exists(folder))
-                Directory.Delete(folder, recursive: true);
-        }
-        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
-        {
-            // The next restore deletes it.
-        }
-    }
 }

@@ -68,7 +68,7 @@ public static class LogicalRestore
             }
             catch
             {
-                DatabaseRestore.TryDeleteFolder(work);
+                DatabasesLandlord.TryDeleteFolder(work);
                 throw;
             }
             finally

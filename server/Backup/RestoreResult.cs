@@ -1,7 +1,7 @@
 namespace Jackdaw.Server.Backup;
 
 /// <summary>What a restore (or a verification) applied.</summary>
-public sealed class RestoreResult
+public sealed record RestoreResult
 {
     public required string DatabaseName { get; init; }
 

@@ -54,36 +54,12 @@ public sealed class DatabasesLandlord : IAsyncDisposable
     /// <exception cref="DatabaseUnavailableException">A database of that name is still being deleted.</exception>
     public bool TryCreate(string name)
     {
-        ThrowIfInvalid(name);
-        var key = new DatabaseNameKey(name);
-        string folder;
-        bool created;
-        lock (_lifecycle)
+        return TryAdd(name, folder =>
         {
-            if (_folders.ContainsKey(key))
-                return false;
-            if (_deleting.ContainsKey(key))
-                throw new DatabaseUnavailableException(name, "a database of that name is still being deleted.");
-            folder = Path.Combine(Root, name);
-            created = !Directory.Exists(folder);
+            var created = !Directory.Exists(folder);
             Directory.CreateDirectory(folder);
-            _folders[key] = folder;
-        }
-        // Open it now, so creation fails loudly (disk, permissions) rather than the first write,
-        // and leaves no half-made database behind: the name stays free for a retry.
-        try
-        {
-            _ = GetOrOpen(key);
-        }
-        catch
-        {
-            lock (_lifecycle)
-                _folders.TryRemove(key, out _);
-            if (created)
-                TryDeleteFolder(folder);
-            throw;
-        }
-        return true;
+            return created;
+        });
     }
 
     /// <summary>
@@ -92,19 +68,34 @@ public sealed class DatabasesLandlord : IAsyncDisposable
     /// and the folder left where it is, when a database of that name exists.
     /// </summary>
     /// <exception cref="DatabaseUnavailableException">A database of that name is still being deleted.</exception>
-    public bool TryAdopt(string name, string preparedFolder)
+    public bool TryAdopt(string name, string preparedFolder) =>
+        TryAdd(name, folder =>
+        {
+            Directory.Move(preparedFolder, folder);
+            Storage.Engine.FileDurability.SyncFolder(Root);
+            return true;
+        });
+
+    /// <summary>
+    /// Registers a database under <paramref name="name"/> whose folder <paramref name="place"/> puts
+    /// in place (under the lifecycle lock, once the name is known to be free; it returns whether it
+    /// made the folder), then opens it now, so that a database that cannot open (disk, permissions,
+    /// a bad folder) fails loudly here rather than at its first write, and leaves nothing behind:
+    /// the name stays free for a retry, and a folder this call made is deleted.
+    /// </summary>
+    private bool TryAdd(string name, Func<string, bool> place)
     {
         ThrowIfInvalid(name);
         var key = new DatabaseNameKey(name);
         var folder = Path.Combine(Root, name);
+        bool made;
         lock (_lifecycle)
         {
             if (_folders.ContainsKey(key))
                 return false;
             if (_deleting.ContainsKey(key))
                 throw new DatabaseUnavailableException(name, "a database of that name is still being deleted.");
-            Directory.Move(preparedFolder, folder);
-            Storage.Engine.FileDurability.SyncFolder(Root);
+            made = place(folder);
             _folders[key] = folder;
         }
         try
@@ -115,7 +106,8 @@ public sealed class DatabasesLandlord : IAsyncDisposable
         {
             lock (_lifecycle)
                 _folders.TryRemove(key, out _);
-            TryDeleteFolder(folder);
+            if (made)
+                TryDeleteFolder(folder);
             throw;
         }
         return true;
@@ -192,14 +184,17 @@ public sealed class DatabasesLandlord : IAsyncDisposable
         await database.DisposeAsync().ConfigureAwait(false);
     }
 
-    private static void TryDeleteFolder(string folder)
+    /// <summary>Deletes a folder and what it holds if it can; one that stays is a leftover for later.</summary>
+    internal static void TryDeleteFolder(string folder)
     {
         try
         {
-            Directory.Delete(folder, recursive: true);
+            if (Directory.Exists(folder))
+                Directory.Delete(folder, recursive: true);
         }
-        catch (IOException)
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
         {
+            // Left for whoever cleans the folder's kind up next (a restore, an operator).
         }
     }
 
