@@ -20,9 +20,10 @@ public sealed class IndexDefinition
 
     private static readonly char[] ForbiddenNameCharacters = ['\\', ':', '*', '?', '"', '<', '>', '|'];
 
-    private IndexDefinition(string name, IndexType type, IReadOnlyList<string> maps, IReadOnlyDictionary<string, IndexFieldOptions> fields, string? collection, IReadOnlyList<AutoIndexField> autoFields, DateTime createdAt, IReadOnlyDictionary<string, string>? additionalSources = null)
+    private IndexDefinition(string name, IndexType type, IReadOnlyList<string> maps, IReadOnlyDictionary<string, IndexFieldOptions> fields, string? collection, IReadOnlyList<AutoIndexField> autoFields, DateTime createdAt, IReadOnlyDictionary<string, string>? additionalSources = null, ReduceDefinition? reduce = null)
     {
         Name = name;
+        ReduceSpec = reduce;
         Type = type;
         Maps = maps;
         AdditionalSources = additionalSources ?? NoSources;
@@ -60,6 +61,15 @@ public sealed class IndexDefinition
 
     public bool IsAuto => Type == IndexType.AutoMap;
 
+    /// <summary>Whether entries are reduced by key (a static map-reduce, or an auto map-reduce from a <c>group by</c> query).</summary>
+    public bool IsMapReduce => Type is IndexType.MapReduce or IndexType.AutoMapReduce;
+
+    /// <summary>The reduce of a static map-reduce index, and where its results go (null for a map).</summary>
+    public ReduceDefinition? ReduceSpec { get; }
+
+    /// <summary>The JavaScript <c>Reduce</c> of a static map-reduce index (null otherwise).</summary>
+    public string? Reduce => ReduceSpec?.Script;
+
     /// <summary>Options of a field of a static index (the defaults when the definition does not name it).</summary>
     public IndexFieldOptions OptionsOf(string field) =>
         Fields.TryGetValue(field, out var options) ? options : DefaultOptions;
@@ -76,6 +86,15 @@ public sealed class IndexDefinition
         return new IndexDefinition(name, IndexType.Map, maps.ToArray(), new Dictionary<string, IndexFieldOptions>(fields ?? new Dictionary<string, IndexFieldOptions>(), StringComparer.Ordinal), null, [], DateTime.UtcNow, sources);
     }
 
+    /// <summary>A static map-reduce index: JavaScript maps and a <c>Reduce</c> (<c>groupBy(...).aggregate(...)</c>).</summary>
+    public static IndexDefinition CreateMapReduce(string name, IReadOnlyList<string> maps, ReduceDefinition reduce, IReadOnlyDictionary<string, IndexFieldOptions>? fields = null, IReadOnlyDictionary<string, string>? additionalSources = null)
+    {
+        var map = CreateStatic(name, maps, fields, additionalSources);
+        if (string.IsNullOrWhiteSpace(reduce.Script))
+            throw new IndexCompilationException(name, "its Reduce is empty; give \"groupBy(r => r.Key).aggregate(g => ({ Key: g.key, Count: g.values.reduce((c, r) => c + r.Count, 0) }))\".");
+        return new IndexDefinition(name, IndexType.MapReduce, map.Maps, map.Fields, null, [], map.CreatedAt, map.AdditionalSources, reduce);
+    }
+
     /// <summary>An auto-index over <paramref name="collection"/>, named as RavenDB names them (<c>Auto/Orders/ByCompanyAndShipTo.City</c>).</summary>
     public static IndexDefinition CreateAuto(string collection, IEnumerable<AutoIndexField> fields)
     {
@@ -90,7 +109,7 @@ public sealed class IndexDefinition
     }
 
     /// <summary>The same definition under another name (a replacement, and the index it becomes at the swap).</summary>
-    public IndexDefinition WithName(string name) => new(name, Type, Maps, Fields, Collection, AutoFields, CreatedAt, AdditionalSources);
+    public IndexDefinition WithName(string name) => new(name, Type, Maps, Fields, Collection, AutoFields, CreatedAt, AdditionalSources, ReduceSpec);
 
     /// <summary>Whether two definitions would build the same index (same maps, whitespace aside, and same field options).</summary>
     public bool SameAs(IndexDefinition other)
@@ -100,6 +119,8 @@ public sealed class IndexDefinition
         if (IsAuto)
             return string.Equals(Collection, other.Collection, StringComparison.OrdinalIgnoreCase) && AutoFields.SequenceEqual(other.AutoFields);
         if (!Maps.Select(NormalizeScript).SequenceEqual(other.Maps.Select(NormalizeScript)))
+            return false;
+        if (IsMapReduce && !ReduceSpec!.SameAs(other.ReduceSpec!, NormalizeScript))
             return false;
         if (AdditionalSources.Count != other.AdditionalSources.Count
             || AdditionalSources.Any(s => !other.AdditionalSources.TryGetValue(s.Key, out var theirs) || NormalizeScript(theirs) != NormalizeScript(s.Value)))
@@ -171,17 +192,20 @@ public sealed class IndexDefinition
         return folder;
     }
 
-    /// <summary>Reads a static definition from RavenDB's JSON shape (<c>Name</c>, <c>Maps</c>, <c>Fields</c>, <c>AdditionalSources</c>; other members ignored).</summary>
+    /// <summary>
+    /// Reads a static definition from RavenDB's JSON shape (<c>Name</c>, <c>Maps</c>, <c>Fields</c>,
+    /// <c>AdditionalSources</c>; for map-reduce <c>Reduce</c>, <c>OutputReduceToCollection</c>,
+    /// <c>PatternForOutputReduceToCollectionReferences</c>, <c>PatternReferencesCollectionName</c>;
+    /// other members ignored).
+    /// </summary>
     /// <exception cref="BadRequestException">The JSON does not have that shape.</exception>
-    /// <exception cref="FeatureNotSupportedException">A map-reduce (<c>Reduce</c>) definition.</exception>
     public static IndexDefinition FromJson(JsonElement json)
     {
         if (json.ValueKind != JsonValueKind.Object)
             throw new BadRequestException("Each index definition must be an object: {\"Name\":\"Orders/Totals\",\"Maps\":[\"map('Orders', o => ({ ... }))\"]}.");
         var name = json.TryGetProperty("Name", out var n) && n.ValueKind == JsonValueKind.String ? n.GetString() : null;
         ValidateName(name);
-        if (json.TryGetProperty("Reduce", out var reduce) && reduce.ValueKind == JsonValueKind.String && !string.IsNullOrWhiteSpace(reduce.GetString()))
-            throw new FeatureNotSupportedException($"Index '{name}' has a Reduce: map-reduce indexes are not supported; Jackdaw builds map indexes.");
+        var reduce = ReduceDefinition.FromJson(name!, json);
         if (!json.TryGetProperty("Maps", out var mapsJson) || mapsJson.ValueKind != JsonValueKind.Array)
             throw new BadRequestException($"Index '{name}' needs \"Maps\": an array of JavaScript maps such as \"map('Orders', o => ({{ Company: o.Company }}))\".");
         var maps = new List<string>();
@@ -216,7 +240,7 @@ public sealed class IndexDefinition
         {
             throw new BadRequestException($"Index '{name}': \"AdditionalSources\" must be an object of named scripts, such as {{\"helpers.js\":\"function total(o) {{ return o.Freight; }}\"}}.");
         }
-        return CreateStatic(name!, maps, fields, sources);
+        return reduce is null ? CreateStatic(name!, maps, fields, sources) : CreateMapReduce(name!, maps, reduce, fields, sources);
     }
 
     private static FieldIndexing ReadIndexing(string index, string field, JsonElement options, string? analyzer)
@@ -276,16 +300,17 @@ public sealed class IndexDefinition
         var json = new JsonObject
         {
             ["Name"] = Name,
-            ["Type"] = IsAuto ? "AutoMap" : "JavaScriptMap",
+            ["Type"] = TypeName,
             ["Maps"] = new JsonArray(Maps.Select(m => (JsonNode?)JsonValue.Create(m)).ToArray()),
             ["AdditionalSources"] = new JsonObject(AdditionalSources.Select(s => KeyValuePair.Create(s.Key, (JsonNode?)JsonValue.Create(s.Value)))),
             ["Fields"] = fields,
-            ["Reduce"] = null,
+            ["Reduce"] = Reduce,
             ["SourceType"] = "Documents",
             ["LockMode"] = "Unlock",
             ["Priority"] = "Normal",
             ["CreatedAt"] = CreatedAt.ToString("o", System.Globalization.CultureInfo.InvariantCulture),
         };
+        ReduceSpec?.WriteTo(json);
         if (IsAuto)
         {
             json["Collection"] = Collection;
@@ -307,6 +332,15 @@ public sealed class IndexDefinition
             return new IndexDefinition(auto.Name, IndexType.AutoMap, [], auto.Fields, auto.Collection, auto.AutoFields, created);
         }
         var definition = FromJson(json);
-        return new IndexDefinition(definition.Name, IndexType.Map, definition.Maps, definition.Fields, null, [], created, definition.AdditionalSources);
+        return new IndexDefinition(definition.Name, definition.Type, definition.Maps, definition.Fields, null, [], created, definition.AdditionalSources, definition.ReduceSpec);
     }
+
+    /// <summary>RavenDB's name of the type (<c>GET /indexes</c>, stats): <c>AutoMap</c>, <c>JavaScriptMap</c>, <c>AutoMapReduce</c>, <c>JavaScriptMapReduce</c>.</summary>
+    public string TypeName => Type switch
+    {
+        IndexType.AutoMap => "AutoMap",
+        IndexType.AutoMapReduce => "AutoMapReduce",
+        IndexType.MapReduce => "JavaScriptMapReduce",
+        _ => "JavaScriptMap",
+    };
 }
