@@ -10,7 +10,7 @@ namespace Jackdaw.Server.Tests.Architecture;
 /// Errors; Handlers → Changes → Indexing, Databases, Documents, Errors; Changes, Subscriptions and
 /// Indexing → WebSockets (closing a WebSocket; it uses nothing else of the server); Hosting and
 /// Handlers → Security (certificates, clearances; it knows no HTTP); everything →
-/// storage. Inside Indexing too: Indexing → Workers → Lucene → Mapping → Definitions, Indexing →
+/// storage. Inside Indexing too: Indexing → Workers → MapReduce → Lucene → Mapping → Definitions, Indexing →
 /// Analysis → Lucene, Indexing → JavaScript → Mapping. Each rule names the types that break it.
 /// </summary>
 public sealed class LayeringTests
@@ -35,7 +35,7 @@ public sealed class LayeringTests
     private static readonly Assembly ServerAssembly = typeof(Jackdaw.Server.Hosting.JackdawHost).Assembly;
 
     // Indexing's folders, each a namespace below the Indexing namespace itself.
-    private static readonly string[] IndexingParts = ["Definitions", "Mapping", "JavaScript", "Analysis", "Lucene", "Workers"];
+    private static readonly string[] IndexingParts = ["Definitions", "Mapping", "JavaScript", "Analysis", "Lucene", "MapReduce", "Workers"];
 
     private static void AssertNoDependency(string layer, params string[] forbidden) =>
         AssertNoDependency(layer, string.Join(", ", forbidden), forbidden);
@@ -88,7 +88,8 @@ public sealed class LayeringTests
         AssertIndexingPartDependsOnlyOn("JavaScript", "Mapping", "Definitions");
         AssertIndexingPartDependsOnlyOn("Lucene", "Mapping", "Definitions");
         AssertIndexingPartDependsOnlyOn("Analysis", "Lucene", "Mapping", "Definitions");
-        AssertIndexingPartDependsOnlyOn("Workers", "Lucene", "Mapping", "Definitions");
+        AssertIndexingPartDependsOnlyOn("MapReduce", "Lucene", "Mapping", "Definitions");
+        AssertIndexingPartDependsOnlyOn("Workers", "MapReduce", "Lucene", "Mapping", "Definitions");
     }
 
     /// <summary>
@@ -102,7 +103,7 @@ public sealed class LayeringTests
         Errors, WebSockets, Routing, Security,
         Documents, Documents + ".Commands",
         Databases, Rql,
-        Indexing + ".Definitions", Indexing + ".Mapping", Indexing + ".JavaScript", Indexing + ".Lucene", Indexing + ".Analysis", Indexing + ".Workers", Indexing,
+        Indexing + ".Definitions", Indexing + ".Mapping", Indexing + ".JavaScript", Indexing + ".Lucene", Indexing + ".Analysis", Indexing + ".MapReduce", Indexing + ".Workers", Indexing,
         Queries, Subscriptions, Changes, Wire, Backup + ".Smuggler", Backup, Hosting, Handlers,
     ];
 
