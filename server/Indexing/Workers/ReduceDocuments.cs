@@ -83,7 +83,8 @@ internal sealed class ReduceDocuments : DocumentWorker
         Table.ReduceChanged(
             (key, before, result) =>
             {
-                WriteResult(Files, _planOf, key.Id, result);
+                // A key the store did not have has no rows in Lucene either (they agree after every commit and rollback).
+                WriteResult(Files, _planOf, key.Id, result, firstMet: before is null && !key.Stored);
                 pending.Put(key.Id, []);
                 if (outputPending is not null)
                     MarkOutput(outputPending, key.Id, before);
@@ -114,18 +115,19 @@ internal sealed class ReduceDocuments : DocumentWorker
     private static long s_outputVersion = DateTime.UtcNow.Ticks;
 
     /// <summary>Writes a key's results to Lucene (null: removes them).</summary>
-    public static void WriteResult(IndexFiles files, Func<string, FieldPlan> planOf, byte[] keyId, byte[]? result)
+    public static void WriteResult(IndexFiles files, Func<string, FieldPlan> planOf, byte[] keyId, byte[]? result, bool firstMet = false)
     {
         var hex = Convert.ToHexStringLower(keyId);
         if (result is null)
         {
-            files.DeleteEntries(hex);
+            if (!firstMet)
+                files.DeleteEntries(hex);
             return;
         }
         var rows = new List<(IndexField[], byte[])>();
         foreach (var row in ReduceResults.Rows(result))
             rows.Add((ReduceResults.ToFields(row), row));
-        files.WriteResults(hex, rows, planOf);
+        files.WriteResults(hex, rows, planOf, firstMet);
     }
 
     /// <summary>
