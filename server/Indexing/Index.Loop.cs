@@ -62,7 +62,8 @@ public sealed partial class Index
             var seenEtag = _database.LastEtag;
             var batchStarted = Stopwatch.GetTimestamp();
             bool more;
-            if (_outputDue && !_rollbackNeeded && !token.IsCancellationRequested)
+            // A replacement writes its output documents once it is the index (the one it replaces writes them until then).
+            if (_outputDue && ReplacementOf is null && !_rollbackNeeded && !token.IsCancellationRequested)
             {
                 try
                 {

@@ -55,7 +55,7 @@ public sealed partial class Index
         a.Count == b.Count && a.All(p => b.TryGetValue(p.Key, out var other) && other == p.Value);
 
     // Set when a commit holds keys whose output documents are due (OutputReduceToCollection).
-    private bool _outputDue;
+    private volatile bool _outputDue;
 
     /// <summary>
     /// Writes the output documents of the keys the reduce store's last commit marks as due, in
