@@ -28,8 +28,11 @@ namespace Jackdaw.Server.Patching;
 /// script over every document). One thread at a time: a run is <see cref="Begin"/>, any number of
 /// <see cref="Run"/>, <see cref="End"/>, on the thread that holds the transaction.
 /// </remarks>
-internal sealed class PatchEngine
+internal sealed partial class PatchEngine
 {
+    [System.Text.RegularExpressions.GeneratedRegex(@"patch:(\d+):(\d+)")]
+    private static partial System.Text.RegularExpressions.Regex StackLocation();
+
     private const int PooledEngines = 8;
     private const int CachedScripts = 32;
     private static readonly ConcurrentBag<PatchEngine> Pool = [];
@@ -126,6 +129,11 @@ internal sealed class PatchEngine
             // A limit can stop the script anywhere in its calls; the next document starts at the bottom.
             _engine.Advanced.ResetCallStack();
             var (_, line, column) = JavaScriptMapper.LocationOf(e);
+            if (line is null && StackLocation().Match(_engine.Advanced.StackTrace) is { Success: true } top)
+            {
+                // A limit carries no location: the innermost frame of the script's stack says where it was.
+                (line, column) = (int.Parse(top.Groups[1].ValueSpan, System.Globalization.CultureInfo.InvariantCulture), int.Parse(top.Groups[2].ValueSpan, System.Globalization.CultureInfo.InvariantCulture) + 1);
+            }
             var where = line is null ? string.Empty : $" (line {PatchScript.ScriptLine(line.Value)}, column {column})";
             throw new Errors.PatchScriptException($"Patch of '{id}' failed: {problem}{where}.", e);
         }
