@@ -21,6 +21,9 @@ public sealed record RqlQuery(
 
     /// <summary><c>include timings()</c>: the answer carries how long each stage took.</summary>
     public bool IncludeTimings { get; init; }
+
+    /// <summary>The <c>update { ... }</c> clause of a patch by query (<see cref="RqlUpdateClause"/>), or null.</summary>
+    public RqlUpdate? Update { get; init; }
 }
 
 /// <summary><c>from Orders</c> or <c>from index 'Orders/Totals'</c>, with an optional alias.</summary>

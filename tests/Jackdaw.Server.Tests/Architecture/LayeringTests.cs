@@ -31,6 +31,7 @@ public sealed class LayeringTests
     private const string WebSockets = Server + ".WebSockets";
     private const string Security = Server + ".Security";
     private const string Backup = Server + ".Backup";
+    private const string Patching = Server + ".Patching";
 
     private static readonly Assembly ServerAssembly = typeof(Jackdaw.Server.Hosting.JackdawHost).Assembly;
 
@@ -49,7 +50,7 @@ public sealed class LayeringTests
     [Fact]
     public void EveryServerTypeLivesInAKnownLayer()
     {
-        string[] layers = [Routing, Hosting, Handlers, Wire, Databases, Documents, Errors, Rql, Indexing, Queries, Subscriptions, Changes, WebSockets, Security, Backup];
+        string[] layers = [Routing, Hosting, Handlers, Wire, Databases, Documents, Errors, Rql, Indexing, Queries, Subscriptions, Changes, WebSockets, Security, Backup, Patching];
         var strays = ServerAssembly.GetTypes()
             .Where(t => t.Namespace is not null && t.Namespace.StartsWith(Server, StringComparison.Ordinal))
             .Where(t => !layers.Any(l => t.Namespace == l || t.Namespace!.StartsWith(l + ".", StringComparison.Ordinal)))
@@ -104,7 +105,7 @@ public sealed class LayeringTests
         Documents, Documents + ".Commands",
         Databases, Rql,
         Indexing + ".Definitions", Indexing + ".Mapping", Indexing + ".JavaScript", Indexing + ".Lucene", Indexing + ".Analysis", Indexing + ".MapReduce", Indexing + ".Workers", Indexing,
-        Queries, Subscriptions, Changes, Wire, Backup + ".Smuggler", Backup, Hosting, Handlers,
+        Queries, Patching, Subscriptions, Changes, Wire, Backup + ".Smuggler", Backup, Hosting, Handlers,
     ];
 
     /// <summary>The types of exactly namespace <paramref name="ns"/> (not its sub-namespaces), named as the dependency checks name them.</summary>
