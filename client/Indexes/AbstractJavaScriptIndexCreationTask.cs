@@ -15,6 +15,19 @@ namespace Jackdaw.Client;
 ///     }
 /// }
 /// </code>
+/// A map-reduce index also sets <see cref="Reduce"/>; its results are queried as rows of their own
+/// type (<c>session.Query&lt;OrdersByCompany.Result, OrdersByCompany&gt;()</c>), which the session
+/// does not track:
+/// <code>
+/// public class Orders_ByCompany : AbstractJavaScriptIndexCreationTask
+/// {
+///     public Orders_ByCompany()
+///     {
+///         Maps = ["map('Orders', o => ({ Company: o.Company, Count: 1, Total: o.Freight }))"];
+///         Reduce = "groupBy(r => r.Company).aggregate(g => ({ Company: g.key, Count: g.values.reduce((c, r) => c + r.Count, 0), Total: g.values.reduce((t, r) => t + r.Total, 0) }))";
+///     }
+/// }
+/// </code>
 /// </summary>
 public abstract class AbstractJavaScriptIndexCreationTask
 {
@@ -26,6 +39,22 @@ public abstract class AbstractJavaScriptIndexCreationTask
 
     /// <summary>Options per field the maps output.</summary>
     public Dictionary<string, IndexFieldOptions> Fields { get; set; } = [];
+
+    /// <summary>
+    /// The reduce that makes this a map-reduce index: <c>groupBy(r =&gt; key).aggregate(g =&gt; result)</c>,
+    /// where the key is a field (<c>r.Company</c>) or an object of fields (<c>({ Company: r.Company, Month: r.Month })</c>)
+    /// and <c>g.key</c>, <c>g.values</c> are the key and its map entries (or earlier results). Null for a map index.
+    /// </summary>
+    public string? Reduce { get; set; }
+
+    /// <summary>A collection the reduce results are also written into as documents (null for none).</summary>
+    public string? OutputReduceToCollection { get; set; }
+
+    /// <summary>The id pattern of reference documents for the output documents, e.g. <c>reports/orders/{Company}</c>.</summary>
+    public string? PatternForOutputReduceToCollectionReferences { get; set; }
+
+    /// <summary>The collection of the reference documents (the server's default: <c>{OutputReduceToCollection}/References</c>).</summary>
+    public string? PatternReferencesCollectionName { get; set; }
 
     /// <summary>
     /// Named scripts run before the maps: helpers the maps call, e.g.
@@ -40,6 +69,10 @@ public abstract class AbstractJavaScriptIndexCreationTask
         Maps = [.. Maps],
         Fields = Fields.ToDictionary(f => f.Key, f => new IndexFieldOptions { Indexing = f.Value.Indexing, Storage = f.Value.Storage, Analyzer = f.Value.Analyzer }),
         AdditionalSources = new Dictionary<string, string>(AdditionalSources, StringComparer.Ordinal),
+        Reduce = Reduce,
+        OutputReduceToCollection = OutputReduceToCollection,
+        PatternForOutputReduceToCollectionReferences = PatternForOutputReduceToCollectionReferences,
+        PatternReferencesCollectionName = PatternReferencesCollectionName,
     };
 
     /// <summary>

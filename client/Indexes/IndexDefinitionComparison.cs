@@ -4,7 +4,9 @@ namespace Jackdaw.Client;
 
 /// <summary>
 /// Whether the server would take a definition as unchanged: the same kind of index, the same maps
-/// in the same order and the same additional sources once runs of whitespace are one space, and the same field options once
+/// in the same order, the same reduce and the same additional sources once runs of whitespace are one space, the same
+/// reduce output (<see cref="IndexDefinition.OutputReduceToCollection"/> and the references' collection
+/// ignoring case, their id pattern exactly), and the same field options once
 /// options at their defaults (<see cref="FieldIndexing.Default"/>, not stored, no analyzer) are left out. This
 /// is the server's own rule, so a deployment can say beforehand which indexes it will rebuild.
 /// </summary>
@@ -22,6 +24,11 @@ internal static class IndexDefinitionComparison
             return false;
         }
 
+        if (!SameReduce(current, wanted))
+        {
+            return false;
+        }
+
         if (current.AdditionalSources.Count != wanted.AdditionalSources.Count
             || current.AdditionalSources.Any(s => !wanted.AdditionalSources.TryGetValue(s.Key, out var theirs) || NormalizeScript(theirs) != NormalizeScript(s.Value)))
         {
@@ -32,6 +39,38 @@ internal static class IndexDefinitionComparison
         var theirs = ExplicitFields(wanted);
         return mine.Count == theirs.Count && mine.All(f => theirs.TryGetValue(f.Key, out var options) && options == f.Value);
     }
+
+    // As the server reads a definition: a blank Reduce is none (a map index), names are trimmed and a
+    // blank one is none, and the references' collection is only there with an output and a pattern.
+    private static bool SameReduce(IndexDefinition current, IndexDefinition wanted)
+    {
+        var mine = ReduceOf(current);
+        var theirs = ReduceOf(wanted);
+        if (mine is null || theirs is null)
+        {
+            return mine is null && theirs is null;
+        }
+
+        return mine.Value.Script == theirs.Value.Script
+            && string.Equals(mine.Value.Output, theirs.Value.Output, StringComparison.OrdinalIgnoreCase)
+            && string.Equals(mine.Value.Pattern, theirs.Value.Pattern, StringComparison.Ordinal)
+            && string.Equals(mine.Value.References, theirs.Value.References, StringComparison.OrdinalIgnoreCase);
+    }
+
+    private static (string Script, string? Output, string? Pattern, string? References)? ReduceOf(IndexDefinition definition)
+    {
+        if (string.IsNullOrWhiteSpace(definition.Reduce))
+        {
+            return null;
+        }
+
+        var output = Name(definition.OutputReduceToCollection);
+        var pattern = Name(definition.PatternForOutputReduceToCollectionReferences);
+        var references = output is null || pattern is null ? null : Name(definition.PatternReferencesCollectionName) ?? output + "/References";
+        return (NormalizeScript(definition.Reduce), output, pattern, references);
+    }
+
+    private static string? Name(string? name) => string.IsNullOrWhiteSpace(name) ? null : name.Trim();
 
     // A field that names an analyzer and no indexing is a Search field, as the server reads it.
     private static Dictionary<string, (FieldIndexing, FieldStorage, string?)> ExplicitFields(IndexDefinition definition) =>

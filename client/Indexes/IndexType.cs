@@ -1,6 +1,6 @@
 namespace Jackdaw.Client;
 
-/// <summary>What kind of index (RavenDB's names; Jackdaw builds JavaScript map indexes and auto-indexes).</summary>
+/// <summary>What kind of index (RavenDB's names; Jackdaw builds JavaScript map and map-reduce indexes and auto-indexes).</summary>
 public enum IndexType
 {
     None,

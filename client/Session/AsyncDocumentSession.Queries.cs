@@ -91,7 +91,9 @@ internal sealed partial class AsyncDocumentSession
             case QueryResultMode.Projection:
                 return ProjectionReader.Read<TResult>(result, shape.Projection!, _conventions.SerializerOptions);
             case QueryResultMode.NoTracking:
-            case QueryResultMode.Auto when IsProjection(result.Span):
+            case QueryResultMode.Auto when IsProjection(result.Span, withoutMetadata: true):
+            // A map-reduce result row (its @metadata has no @id) is no document: as in RavenDB, not tracked.
+            case QueryResultMode.Track when IsProjection(result.Span, withoutMetadata: false):
                 return ReadUntracked<TResult>(result.Span, shape.EntityType ?? typeof(TResult));
             default:
                 var reader = new Utf8JsonReader(result.Span);
@@ -128,8 +130,12 @@ internal sealed partial class AsyncDocumentSession
         return (TResult)entity;
     }
 
-    /// <summary>Whether a raw query's result is a projection: marked <c>@projection</c> by the server, or without an <c>@id</c>.</summary>
-    private static bool IsProjection(ReadOnlySpan<byte> result)
+    /// <summary>
+    /// Whether a query's result is a projection: marked <c>@projection</c> by the server, or with
+    /// <c>@metadata</c> but no <c>@id</c> (a map-reduce row); <paramref name="withoutMetadata"/> is
+    /// the answer for a result with no <c>@metadata</c> object.
+    /// </summary>
+    private static bool IsProjection(ReadOnlySpan<byte> result, bool withoutMetadata)
     {
         var reader = new Utf8JsonReader(result);
         reader.Read();
@@ -160,7 +166,7 @@ internal sealed partial class AsyncDocumentSession
             return !hasId;
         }
 
-        return true;
+        return withoutMetadata;
     }
 
     /// <summary>

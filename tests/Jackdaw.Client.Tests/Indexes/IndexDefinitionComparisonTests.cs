@@ -43,6 +43,42 @@ public sealed class IndexDefinitionComparisonTests
         { "{}", """{"Name":{"Indexing":"Default","Analyzer":null}}""" },
     };
 
+    private const string ByName = "groupBy(r => r.Name).aggregate(g => ({ Name: g.key }))";
+
+    // The reduce members of the current and the wanted definition, spliced into each definition's JSON.
+    public static TheoryData<string, string> ReducePairs => new()
+    {
+        { "", "" },
+        { "", Reduce(ByName) },
+        { "", Reduce("  ") },
+        { Reduce(ByName), Reduce(" groupBy(r => r.Name).aggregate(g =>\n ({ Name:  g.key }))") },
+        { Reduce(ByName), Reduce("groupBy(r => r.Name).aggregate(g => ({ Name: g.key, N: 1 }))") },
+        { Reduce(ByName), Reduce(ByName, "Totals") },
+        { Reduce(ByName, "Totals"), Reduce(ByName, " totals ") },
+        { Reduce(ByName, "Totals"), Reduce(ByName, "Sums") },
+        { Reduce(ByName, "Totals"), Reduce(ByName, "Totals", references: "Refs") },
+        { Reduce(ByName, "Totals", "r/{Name}"), Reduce(ByName, "Totals", "R/{Name}") },
+        { Reduce(ByName, "Totals", "r/{Name}"), Reduce(ByName, "Totals", "r/{Name}", "totals/references") },
+        { Reduce(ByName, "Totals", "r/{Name}"), Reduce(ByName, "Totals", "r/{Name}", "Refs") },
+        { Reduce(ByName, "Totals", "r/{Name}", " "), Reduce(ByName, "Totals", "r/{Name}") },
+    };
+
+    private static string Reduce(string script, string? output = null, string? pattern = null, string? references = null) =>
+        "," + string.Join(',', new (string Name, string? Value)[]
+            {
+                ("Reduce", script),
+                ("OutputReduceToCollection", output),
+                ("PatternForOutputReduceToCollectionReferences", pattern),
+                ("PatternReferencesCollectionName", references),
+            }
+            .Where(m => m.Value is not null)
+            .Select(m => JsonSerializer.Serialize(m.Name) + ":" + JsonSerializer.Serialize(m.Value)));
+
+    [Theory]
+    [MemberData(nameof(ReducePairs))]
+    public void ReducesAndTheirOutputCompareAsTheServerComparesThem(string currentReduce, string wantedReduce) =>
+        AssertSameVerdict("""["map('Users', u => ({ Name: u.Name }))"]""", "{}", """["map('Users', u => ({ Name: u.Name }))"]""", "{}", currentReduce, wantedReduce);
+
     [Theory]
     [MemberData(nameof(Pairs))]
     public void MapsCompareAsTheServerComparesThem(string currentMaps, string wantedMaps) =>
@@ -61,10 +97,10 @@ public sealed class IndexDefinitionComparisonTests
         Assert.False(IndexDefinitionComparison.SameAs(auto, new IndexDefinition { Name = "Auto/Users/ByName" }));
     }
 
-    private static void AssertSameVerdict(string currentMaps, string currentFields, string wantedMaps, string wantedFields)
+    private static void AssertSameVerdict(string currentMaps, string currentFields, string wantedMaps, string wantedFields, string currentReduce = "", string wantedReduce = "")
     {
-        var current = $$"""{"Name":"Users/Test","Maps":{{currentMaps}},"Fields":{{currentFields}}}""";
-        var wanted = $$"""{"Name":"Users/Test","Maps":{{wantedMaps}},"Fields":{{wantedFields}}}""";
+        var current = $$"""{"Name":"Users/Test","Maps":{{currentMaps}},"Fields":{{currentFields}}{{currentReduce}}}""";
+        var wanted = $$"""{"Name":"Users/Test","Maps":{{wantedMaps}},"Fields":{{wantedFields}}{{wantedReduce}}}""";
         using var currentJson = JsonDocument.Parse(current);
         using var wantedJson = JsonDocument.Parse(wanted);
         var server = ServerDefinition.FromJson(currentJson.RootElement).SameAs(ServerDefinition.FromJson(wantedJson.RootElement));

@@ -60,6 +60,23 @@ public sealed class IndexTaskTests : IDisposable
     }
 
     [Fact]
+    public async Task AMapReduceTaskSendsItsReduceAndOutputAndAMapTaskSendsNone()
+    {
+        var task = new Orders_ByCompany("CorpusOrders") { OutputReduceToCollection = "CompanyTotals", PatternForOutputReduceToCollectionReferences = "reports/{Company}" };
+        await task.ExecuteAsync(_store);
+        var mapReduce = ThePut().BodyJson["Indexes"]![0]!.AsObject();
+        await new UsersSearch().ExecuteAsync(_store);
+        var map = _fake.Requests.Last(r => r.Method == "PUT").BodyJson["Indexes"]![0]!.AsObject();
+
+        Assert.Equal(task.Reduce, (string?)mapReduce["Reduce"]);
+        Assert.Equal("CompanyTotals", (string?)mapReduce["OutputReduceToCollection"]);
+        Assert.Equal("reports/{Company}", (string?)mapReduce["PatternForOutputReduceToCollectionReferences"]);
+        Assert.False(mapReduce.ContainsKey("PatternReferencesCollectionName"));
+        Assert.False(map.ContainsKey("Reduce"));
+        Assert.False(map.ContainsKey("OutputReduceToCollection"));
+    }
+
+    [Fact]
     public async Task CreateIndexesPutsEveryTaskOfTheAssemblyInOneRequest()
     {
         var deployed = await IndexCreation.CreateIndexesAsync(typeof(Orders_Totals).Assembly, _store);
