@@ -35,6 +35,12 @@ internal static class Orders
             $"{{\"Company\":\"{Company}\",\"Month\":\"{Month}\",\"Lines\":[{string.Join(',', Lines.Select(l => $"{{\"PricePerUnit\":{l.PricePerUnit},\"Quantity\":{l.Quantity}}}"))}],\"@metadata\":{{\"@collection\":\"Orders\"}}}}";
     }
 
+    /// <summary>An order as the server stored it.</summary>
+    public static Order Parse(JsonElement json) => new(
+        json.GetProperty("Company").GetString()!,
+        json.GetProperty("Month").GetString()!,
+        json.GetProperty("Lines").EnumerateArray().Select(l => new Line(l.GetProperty("PricePerUnit").GetInt32(), l.GetProperty("Quantity").GetInt32())).ToList());
+
     public static Order Random(Random random, string company)
     {
         var lines = random.Next(20) == 0 ? 0 : random.Next(1, 5);
