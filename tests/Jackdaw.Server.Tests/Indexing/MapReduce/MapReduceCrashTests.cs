@@ -111,6 +111,45 @@ public sealed class MapReduceCrashTests
         await final.WaitForExitAsync(TimeSpan.FromSeconds(30));
     }
 
+    [Fact]
+    public async Task ACleanRestartReducesNothingAgainAndGoesOn()
+    {
+        using var data = new TempFolder();
+        var random = new Random(77);
+        var model = Enumerable.Range(0, 3000).ToDictionary(i => $"orders/{i}", i => Orders.Random(random, i % 2 == 0 ? "companies/big" : $"companies/{i % 9}"), StringComparer.OrdinalIgnoreCase);
+        await using (var server = await InProcessServer.StartAsync("--data-dir", data.Path))
+        {
+            using (var created = await server.Client.PutAsync("/admin/databases?name=Keep", null))
+                Assert.Equal(HttpStatusCode.Created, created.StatusCode);
+            await Orders.WriteAsync(server.Client, "Keep", model.Select(p => (p.Key, (Orders.Order?)p.Value)));
+            await Orders.PutIndexesAsync(server.Client, "Keep", Orders.Index(Orders.ByCompany, [Orders.ByCompanyMap], Orders.ByCompanyReduce));
+            Orders.AssertSame(Orders.ExpectedByCompany(model), await Orders.ResultsAsync(server.Client, "Keep", Orders.ByCompany, Orders.CompanyOf), "before the restart");
+        }
+
+        await using (var server = await InProcessServer.StartAsync("--data-dir", data.Path))
+        {
+            Orders.AssertSame(Orders.ExpectedByCompany(model), await Orders.ResultsAsync(server.Client, "Keep", Orders.ByCompany, Orders.CompanyOf), "after the restart");
+            var index = Jackdaw.Server.Indexing.IndexStore.Of(server.Host.Server.Databases.GetDatabase("Keep")).Get(Orders.ByCompany);
+            Assert.Equal((0L, 0L, 0L, 0L), (index.DocumentsMapped, index.LeavesReduced, index.BranchesReduced, index.PackedKeysReduced));
+
+            // New entries after the restart take new entry ids: they join the keys, replacing none.
+            var changes = new List<(string, Orders.Order?)>();
+            for (var i = 0; i < 200; i++)
+            {
+                var id = $"orders/{3000 + i}";
+                model[id] = Orders.Random(random, i % 2 == 0 ? "companies/big" : "companies/3");
+                changes.Add((id, model[id]));
+            }
+            model.Remove("orders/10");
+            changes.Add(("orders/10", null));
+            model["orders/11"] = model["orders/11"] with { Company = "companies/big" };
+            changes.Add(("orders/11", model["orders/11"]));
+            await Orders.WriteAsync(server.Client, "Keep", changes);
+            Orders.AssertSame(Orders.ExpectedByCompany(model), await Orders.ResultsAsync(server.Client, "Keep", Orders.ByCompany, Orders.CompanyOf), "after writes following the restart");
+            Assert.Equal(changes.Count - 1, index.DocumentsMapped);
+        }
+    }
+
     private static async Task ResolveAsync(HttpClient client, Dictionary<string, Orders.Order> model, HashSet<string> uncertain)
     {
         foreach (var id in uncertain)
