@@ -6,7 +6,7 @@ namespace Jackdaw.Server.Indexing;
 
 /// <summary>
 /// The index cleanup advisor (as RavenDB's studio has one): indexes not queried for a while,
-/// auto-indexes another index covers, static indexes over one collection that could be one (with
+/// auto-indexes another map index covers, static map indexes over one collection that could be one (with
 /// the merged definition when both maps are plain field selections), and indexes in error state.
 /// It only advises: nothing is changed.
 /// </summary>
@@ -53,7 +53,9 @@ public static partial class IndexCleanupAdvisor
             }
         }
 
-        var statics = live.Where(i => !i.Definition.IsAuto && i.Collections.Count == 1).GroupBy(i => i.Collections[0]);
+        // Map indexes only: a map-reduce index answers result rows, not documents, so it neither
+        // merges with a map nor covers an auto-index.
+        var statics = live.Where(i => i.Definition.Type == IndexType.Map && i.Collections.Count == 1).GroupBy(i => i.Collections[0]);
         foreach (var group in statics)
         {
             var members = group.OrderBy(i => i.Name, StringComparer.OrdinalIgnoreCase).ToList();
@@ -84,6 +86,8 @@ public static partial class IndexCleanupAdvisor
     private static bool Covers(Index index, string collection, IReadOnlyList<AutoIndexField> fields)
     {
         var definition = index.Definition;
+        if (definition.IsMapReduce)
+            return false;
         if (definition.IsAuto)
         {
             return string.Equals(definition.Collection, collection, StringComparison.OrdinalIgnoreCase)
