@@ -15,6 +15,8 @@ public static class RqlFormatter
         text.Append(query.From.IsIndex ? "index " + Quote(query.From.Name) : Name(query.From.Name));
         if (query.From.Alias is { } alias)
             text.Append(" as ").Append(alias);
+        if (query.IsGroupBy)
+            text.Append(" group by ").AppendJoin(", ", query.GroupBy.Select(Path));
         if (query.Where is { } where)
             Write(text.Append(" where "), where);
         if (query.OrderBy.Count > 0)
@@ -26,7 +28,7 @@ public static class RqlFormatter
         if (query.Filter is { } filter)
             Write(text.Append(" filter "), filter);
         if (query.Select.Count > 0)
-            text.Append(" select ").AppendJoin(", ", query.Select.Select(p => Path(p.Path) + (p.Alias is { } a ? " as " + Name(a) : "")));
+            text.Append(" select ").AppendJoin(", ", query.Select.Select(p => Selected(p) + (p.Alias is { } a ? " as " + Name(a) : "")));
         if (query.Include.Count > 0 || query.IncludeTimings)
             text.Append(" include ").AppendJoin(", ", query.Include.Select(Path).Concat(query.IncludeTimings ? ["timings()"] : []));
         if (query.Limit is { } limit)
@@ -98,6 +100,14 @@ public static class RqlFormatter
         }
     }
 
+    private static string Selected(RqlProjection projection) => projection.Aggregate switch
+    {
+        RqlAggregate.Key => "key()",
+        RqlAggregate.Count => "count()",
+        RqlAggregate.Sum => "sum(" + Path(projection.Path) + ")",
+        _ => Path(projection.Path),
+    };
+
     private static string Operand(RqlOperand operand) => operand.Path is null ? "id()" : Path(operand.Path);
 
     private static string Path(RqlPath path) => string.Join('.', path.Segments.Select(s => Name(s.Name) + (s.Array ? "[]" : "")));
@@ -109,7 +119,7 @@ public static class RqlFormatter
     private static readonly HashSet<string> Keywords = new(StringComparer.OrdinalIgnoreCase)
     {
         "from", "index", "as", "where", "and", "or", "not", "between", "in", "all", "order", "by", "select",
-        "include", "limit", "offset", "filter", "filter_limit", "asc", "desc", "ascending", "descending", "true", "false", "null", "id", "score",
+        "include", "limit", "offset", "filter", "filter_limit", "asc", "desc", "ascending", "descending", "true", "false", "null", "id", "score", "group",
     };
 
     private static string Value(RqlValue value) => value.Kind switch
