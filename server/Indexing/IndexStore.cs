@@ -423,7 +423,9 @@ public sealed partial class IndexStore : IAsyncDisposable
     /// <summary>The map of a definition; compiling it is where a bad definition is refused.</summary>
     /// <exception cref="IndexCompilationException">The JavaScript does not compile, or is not a map.</exception>
     public static IIndexMapper CreateMapper(IndexDefinition definition) =>
-        definition.IsAuto ? new AutoIndexMapper(definition) : JavaScriptMapper.Compile(definition.Name, definition.Maps, additionalSources: definition.AdditionalSources);
+        definition.IsAuto ? new AutoIndexMapper(definition)
+        : definition.IsAutoMapReduce ? new AutoMapReduceMapper(definition)
+        : JavaScriptMapper.Compile(definition.Name, definition.Maps, additionalSources: definition.AdditionalSources);
 
     /// <summary>
     /// A new index: opened first, then its definition stored. A disk that fails creating its files
