@@ -41,7 +41,7 @@ public sealed class DatabaseStatsHandler(ServerContext server) : HandlerBase(ser
         {
             json.WriteStartObject();
             json.WriteString("Name", index.Name);
-            json.WriteString("Type", index.Definition.IsAuto ? "AutoMap" : "JavaScriptMap");
+            json.WriteString("Type", index.Definition.TypeName);
             json.WriteString("State", index.State.ToString());
             json.WriteBoolean("IsStale", index.IsStale(reader));
             json.WriteString("LockMode", index.LockMode.ToString());

@@ -221,6 +221,8 @@ public sealed partial class Index
         var batch = new Batch(new Dictionary<string, CollectionPosition>(_positions), batchTime, timer);
         using (var reader = _database.BeginRead())
             batch.Run(reader, _lowerCollections, _files, _map, _cleanup, _references);
+        // A map-reduce reduces the keys the batch changed and writes their results.
+        _map.EndBatch(timer);
         timer.EndLoop();
 
         if (batch.Count > 0)
@@ -343,7 +345,10 @@ public sealed partial class Index
 
     private void Commit()
     {
+        // A map-reduce's store first: Lucene never holds results the store could lose.
+        _reduceStore?.Commit(_positions);
         _files.Commit(_positions);
+        _reduceStore?.LuceneCommitted();
         _dirty = false;
         _commitSoon = false;
         _failuresInARow = 0;
@@ -394,6 +399,9 @@ public sealed partial class Index
     /// </summary>
     private void RollBackToLastCommit()
     {
+        // A map-reduce's store goes back to its last commit too (it may be one commit ahead of Lucene's).
+        _reduceStore?.Abort();
+        _reduce?.Table.Forget();
         var positions = _files.RollBack(commit =>
         {
             // Queries see a progress no searcher they can get is behind: before the swap, the
@@ -411,6 +419,12 @@ public sealed partial class Index
             _progress = new IndexProgress(lesser, CaughtUpTo: 0);
             Interlocked.Increment(ref _generation);
         });
+        if (_reduceStore is not null)
+        {
+            _positions = positions;
+            positions = RecoverReduce();
+            _files.Refresh();
+        }
         _progress = new IndexProgress(new Dictionary<string, CollectionPosition>(positions), CaughtUpTo: 0);
         // What it indexes again is committed at the first chance: a disk that fails again makes
         // it start over from there, not from further back each time.

@@ -2,6 +2,7 @@ using System.Diagnostics;
 using Jackdaw.Server.Databases;
 using Jackdaw.Server.Indexing.Definitions;
 using Jackdaw.Server.Indexing.Lucene;
+using Jackdaw.Server.Indexing.MapReduce;
 using Jackdaw.Server.Indexing.Mapping;
 using Jackdaw.Server.Indexing.Workers;
 using Microsoft.Extensions.Logging;
@@ -40,6 +41,9 @@ public sealed partial class Index : IAsyncDisposable, ITombstoneConsumer
     /// <summary>Errors kept per index (the oldest go first).</summary>
     public const int MaxErrors = 500;
 
+    /// <summary>The folder of a map-reduce index's reduce store, inside the index's folder.</summary>
+    public const string ReduceFolder = "reduce";
+
     // What the index is, and its parts.
     private readonly DocumentDatabase _database;
     private readonly ILogger _logger;
@@ -50,7 +54,12 @@ public sealed partial class Index : IAsyncDisposable, ITombstoneConsumer
     private readonly Dictionary<string, FieldPlan> _staticPlans = new(StringComparer.Ordinal);
     private readonly Dictionary<string, FieldPlan> _autoPlans = new(StringComparer.Ordinal);
     private readonly IndexFiles _files;
-    private readonly MapDocuments _map;
+    private readonly DocumentWorker _map;
+
+    // A map-reduce index's reduce state (null for a map), and the folder of a test run's store.
+    private readonly ReduceStore? _reduceStore;
+    private readonly ReduceDocuments? _reduce;
+    private readonly string? _temporaryReduceFolder;
     private readonly CleanupDeletedDocuments _cleanup;
 
     // Null for a map that loads nothing.
@@ -167,9 +176,31 @@ public sealed partial class Index : IAsyncDisposable, ITombstoneConsumer
         _tombstoneRegistration = new NoRegistration();
         // In memory for a test run (POST /indexes/test): nothing is written to disk or storage.
         _files = IndexFiles.Open(folder, openDirectory, analyzers.Writer, OnMergeFailed, logger, definition.Name, out _positions);
-        _map = new MapDocuments(mapper, _files, _planOf, RecordError);
-        _cleanup = new CleanupDeletedDocuments(_files, _lowerCollections);
-        _references = mapper.UsesLoad ? new HandleReferences(_files, _map, _lowerCollections) : null;
+        if (definition.IsMapReduce)
+        {
+            var functions = mapper as IReduceFunctions ?? throw new InvalidOperationException($"Index '{definition.Name}' is a map-reduce index without a reduce.");
+            // A test run's store goes in a temporary folder, deleted with the index.
+            _temporaryReduceFolder = folder is null ? Path.Combine(Path.GetTempPath(), "jackdaw-reduce-" + Guid.NewGuid().ToString("N")) : null;
+            try
+            {
+                _reduceStore = ReduceStore.Open(_temporaryReduceFolder ?? Path.Combine(folder!, ReduceFolder));
+                _reduce = new ReduceDocuments(mapper, functions, _reduceStore, _files, _planOf, RecordError, definition.ReduceSpec?.OutputReduceToCollection is not null);
+                _positions = RecoverReduce();
+            }
+            catch
+            {
+                _reduceStore?.Dispose();
+                _files.Close(keep: true, _ => { });
+                throw;
+            }
+            _map = _reduce;
+        }
+        else
+        {
+            _map = new MapDocuments(mapper, _files, _planOf, RecordError);
+        }
+        _cleanup = new CleanupDeletedDocuments(_map, _lowerCollections);
+        _references = mapper.UsesLoad ? new HandleReferences(_map, _lowerCollections) : null;
         _progress = _openedProgress = new IndexProgress(new Dictionary<string, CollectionPosition>(_positions), CaughtUpTo: 0);
         _lastCommitTimestamp = Stopwatch.GetTimestamp();
         _committed = new Dictionary<string, CollectionPosition>(_positions);
@@ -222,6 +253,7 @@ public sealed partial class Index : IAsyncDisposable, ITombstoneConsumer
                     break;
             }
         }
+        _map.EndBatch(new BatchTimer());
         _files.Refresh();
         _map.Observer = null;
         return count;
@@ -463,6 +495,18 @@ public sealed partial class Index : IAsyncDisposable, ITombstoneConsumer
         // After a failure nothing since the last commit is kept (Lucene's commit on close would).
         // Lucene keeps the write lock of a writer whose close failed: it is rolled back, and a reset reopens the folder.
         _files.Close(keep: !_rollbackNeeded, e => _logger.LogWarning(e, "Index {Index}: closing its writer failed; it re-indexes from its last commit", Name));
+        // Uncommitted reduce work is discarded with the store's open transaction.
+        _reduceStore?.Dispose();
+        if (_temporaryReduceFolder is not null)
+        {
+            try
+            {
+                Directory.Delete(_temporaryReduceFolder, recursive: true);
+            }
+            catch (IOException)
+            {
+            }
+        }
         (_mapper as IDisposable)?.Dispose();
         Volatile.Read(ref _batchDone).TrySetResult();
     }

@@ -422,10 +422,29 @@ public sealed partial class IndexStore : IAsyncDisposable
 
     /// <summary>The map of a definition; compiling it is where a bad definition is refused.</summary>
     /// <exception cref="IndexCompilationException">The JavaScript does not compile, or is not a map.</exception>
-    public static IIndexMapper CreateMapper(IndexDefinition definition) =>
-        definition.IsAuto ? new AutoIndexMapper(definition)
-        : definition.IsAutoMapReduce ? new AutoMapReduceMapper(definition)
-        : JavaScriptMapper.Compile(definition.Name, definition.Maps, additionalSources: definition.AdditionalSources);
+    public static IIndexMapper CreateMapper(IndexDefinition definition) => definition.Type switch
+    {
+        IndexType.AutoMap => new AutoIndexMapper(definition),
+        IndexType.AutoMapReduce => new AutoMapReduceMapper(definition),
+        IndexType.MapReduce => CheckOutput(definition, JavaScriptMapper.Compile(definition.Name, definition.Maps, additionalSources: definition.AdditionalSources, reduce: definition.Reduce)),
+        _ => JavaScriptMapper.Compile(definition.Name, definition.Maps, additionalSources: definition.AdditionalSources),
+    };
+
+    // As RavenDB: an index may not write its results into a collection it maps (it would feed itself).
+    private static JavaScriptMapper CheckOutput(IndexDefinition definition, JavaScriptMapper mapper)
+    {
+        var output = definition.ReduceSpec?.OutputReduceToCollection;
+        var references = definition.ReduceSpec?.ReferencesCollection;
+        foreach (var collection in mapper.Collections)
+        {
+            if (string.Equals(collection, output, StringComparison.OrdinalIgnoreCase) || string.Equals(collection, references, StringComparison.OrdinalIgnoreCase))
+            {
+                mapper.Dispose();
+                throw new IndexCompilationException(definition.Name, $"it maps the collection '{collection}' and writes its results into it (OutputReduceToCollection); an index cannot output to a collection it reads.");
+            }
+        }
+        return mapper;
+    }
 
     /// <summary>
     /// A new index: opened first, then its definition stored. A disk that fails creating its files

@@ -24,7 +24,7 @@ public sealed record IndexingBatch(
     {
         var total = Stopwatch.GetTimestamp() - timer.Started;
         var mapTotal = timer.MapTicks.Values.Sum();
-        var read = Math.Max(0, timer.LoopTicks - mapTotal - timer.WriteTicks - timer.DeleteTicks - timer.ReferencesTicks);
+        var read = Math.Max(0, timer.LoopTicks - mapTotal - timer.WriteTicks - timer.DeleteTicks - timer.ReferencesTicks - timer.ReduceTicks);
         var operations = new List<IndexingOperation> { new("Storage/Read", Ms(read), []) };
         if (timer.MapTicks.Count > 0)
             operations.Add(new IndexingOperation("Map", Ms(mapTotal), timer.MapTicks.Select(m => new IndexingOperation("Map/" + m.Key, Ms(m.Value), [])).ToList()));
@@ -38,6 +38,8 @@ public sealed record IndexingBatch(
         }
         if (timer.ReferencesTicks > 0)
             operations.Add(new IndexingOperation("References", Ms(timer.ReferencesTicks), []));
+        if (timer.ReduceTicks > 0)
+            operations.Add(new IndexingOperation("Reduce", Ms(timer.ReduceTicks), []));
         if (timer.RefreshTicks > 0)
             operations.Add(new IndexingOperation("Lucene/Refresh", Ms(timer.RefreshTicks), []));
         if (timer.CommitTicks > 0)

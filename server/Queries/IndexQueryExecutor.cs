@@ -76,6 +76,8 @@ public static class IndexQueryExecutor
 
     private static (long Total, long Skipped, HashSet<string>? Included) WriteHits(IndexSearcher searcher, Query luceneQuery, Sort? sort, RqlQuery query, QueryRun run, DocumentsReader reader, Indexing.Index index, ArrayBufferWriter<byte> output)
     {
+        if (index.Definition.IsMapReduce)
+            return ReduceResultsWriter.WriteHits(searcher, luceneQuery, sort, query, run, output);
         var (offset, limit, filter, timings) = (run.Offset, run.Limit, run.Filter, run.Timings);
         using var timing = timings?.Start("Query");
         var includes = DocumentIncludes.PathsOf(query);

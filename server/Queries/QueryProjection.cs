@@ -54,6 +54,39 @@ public static class QueryProjection
     }
 
     /// <summary>
+    /// A map-reduce result row (its JSON, and the same as blittable), or its projection when the query selects, with
+    /// <c>@metadata</c> (no <c>@id</c>: a row is not a document; <c>@projection</c> for a projection).
+    /// </summary>
+    public static void WriteReduceRow(IBufferWriter<byte> output, RqlQuery query, ReadOnlySpan<byte> json, ReadOnlySpan<byte> row)
+    {
+        if (query.Select.Count == 0)
+        {
+            // The row as the reduce wrote it (its properties in their order), and its metadata.
+            var body = json.TrimEnd(" \t\r\n"u8);
+            var last = body.Length - 1;
+            var empty = body[1..last].Trim(" \t\r\n"u8).IsEmpty;
+            output.Write(body[..last]);
+            output.Write(empty ? "\"@metadata\":{}}"u8 : ",\"@metadata\":{}}"u8);
+            return;
+        }
+        using var writer = new Utf8JsonWriter(output, new JsonWriterOptions { Encoder = JavaScriptEncoder.UnsafeRelaxedJsonEscaping, SkipValidation = true });
+        writer.WriteStartObject();
+        var value = new ArrayBufferWriter<byte>(256);
+        foreach (var projection in query.Select)
+        {
+            writer.WritePropertyName(projection.Alias ?? projection.Path.ToString());
+            value.ResetWrittenCount();
+            WritePath(value, row, projection.Path);
+            writer.WriteRawValue(value.WrittenSpan, skipInputValidation: true);
+        }
+        writer.WritePropertyName("@metadata");
+        writer.WriteStartObject();
+        writer.WriteBoolean("@projection", true);
+        writer.WriteEndObject();
+        writer.WriteEndObject();
+    }
+
+    /// <summary>
     /// The value a path reaches in a document (<see cref="DocumentPath"/>'s walk): the value itself
     /// (an object or array whole), an array of values for each array the path goes through (nested
     /// as the arrays are, an element that does not reach a value left out), or null when it reaches none.

@@ -29,7 +29,7 @@ namespace Jackdaw.Server.Indexing.JavaScript;
 /// once. Globals a script sets survive from one document to the next (as in RavenDB); documents
 /// do not (see <see cref="MapScope"/>).
 /// </remarks>
-public sealed partial class JavaScriptMapper : IIndexMapper, IDisposable
+public sealed partial class JavaScriptMapper : IIndexMapper, IReduceFunctions, IDisposable
 {
     private readonly Engine _engine;
     private readonly MapScope _scope;
@@ -75,7 +75,8 @@ public sealed partial class JavaScriptMapper : IIndexMapper, IDisposable
     /// collection that is not a non-empty string or a second argument that is not a function.
     /// </exception>
     /// <param name="additionalSources">RavenDB's <c>AdditionalSources</c>: named scripts run once, in order, before the maps.</param>
-    public static JavaScriptMapper Compile(string indexName, IReadOnlyList<string> maps, JavaScriptLimits? limits = null, IReadOnlyDictionary<string, string>? additionalSources = null)
+    /// <param name="reduce">A map-reduce index's <c>Reduce</c> (<c>groupBy(fn).aggregate(fn)</c>), run once after the maps; null for a map.</param>
+    public static JavaScriptMapper Compile(string indexName, IReadOnlyList<string> maps, JavaScriptLimits? limits = null, IReadOnlyDictionary<string, string>? additionalSources = null, string? reduce = null)
     {
         if (string.IsNullOrWhiteSpace(indexName))
         {
@@ -95,7 +96,13 @@ public sealed partial class JavaScriptMapper : IIndexMapper, IDisposable
             additionalSources ??= new Dictionary<string, string>();
             var functions = LoadScripts(indexName, maps, additionalSources, limits, engine, scope);
             var usesLoad = maps.Concat(additionalSources.Values).Any(script => LoadCall().IsMatch(script));
-            return new JavaScriptMapper(indexName, limits, engine, scope, functions, usesLoad);
+            var mapper = new JavaScriptMapper(indexName, limits, engine, scope, functions, usesLoad);
+            if (reduce is not null)
+            {
+                mapper.CompileReduce(reduce);
+            }
+
+            return mapper;
         }
         catch
         {
@@ -220,14 +227,33 @@ public sealed partial class JavaScriptMapper : IIndexMapper, IDisposable
     /// </exception>
     public void Map(MapInput document, IMapDocumentLoader? loader, MapOutput output)
     {
-        ArgumentNullException.ThrowIfNull(document);
         ArgumentNullException.ThrowIfNull(output);
+        var entriesBefore = output.Entries.Count;
+        try
+        {
+            Run(document, loader, output, (result, map) => _converter.AddEntries(result, output.Entries, map));
+        }
+        catch (IndexMapException)
+        {
+            output.Entries.RemoveRange(entriesBefore, output.Entries.Count - entriesBefore);
+            throw;
+        }
+    }
+
+    /// <summary>
+    /// Runs every map function registered for the document's collection, handing each return value
+    /// and the map's name to <paramref name="each"/> while the document is readable;
+    /// <paramref name="output"/> collects the ids loaded.
+    /// </summary>
+    /// <exception cref="IndexMapException">A script error or a sandbox limit (the call stack is reset).</exception>
+    private void Run(MapInput document, IMapDocumentLoader? loader, MapOutput output, Action<JsValue, string> each)
+    {
+        ArgumentNullException.ThrowIfNull(document);
         if (!_maps.TryGetValue(document.Collection, out var functions))
         {
             return;
         }
 
-        var entriesBefore = output.Entries.Count;
         _scope.Begin(document, loader, output);
         try
         {
@@ -237,17 +263,15 @@ public sealed partial class JavaScriptMapper : IIndexMapper, IDisposable
                 // baseline and the deadline start again here.
                 _engine.Constraints.Reset();
                 var result = _engine.Call(map.Function, JsValue.Undefined, [_scope.CreateRoot(document)]);
-                _converter.AddEntries(result, output.Entries, map.Name);
+                each(result, map.Name);
             }
         }
         catch (IndexMapException e)
         {
-            output.Entries.RemoveRange(entriesBefore, output.Entries.Count - entriesBefore);
             throw new IndexMapException($"Index '{Name}' could not map '{document.Id}': {e.Message}", e);
         }
         catch (Exception e) when (Describe(e, Limits, "the map") is { } problem)
         {
-            output.Entries.RemoveRange(entriesBefore, output.Entries.Count - entriesBefore);
             // A limit can stop the script anywhere in its calls; the next document starts at the bottom.
             _engine.Advanced.ResetCallStack();
             var (source, line, column) = LocationOf(e);

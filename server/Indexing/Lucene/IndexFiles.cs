@@ -4,6 +4,7 @@ using System.Text.Json;
 using Jackdaw.Server.Indexing.Mapping;
 using Jackdaw.Storage.Engine;
 using Lucene.Net.Analysis;
+using Lucene.Net.Documents;
 using Lucene.Net.Index;
 using Lucene.Net.Search;
 using Lucene.Net.Store;
@@ -187,6 +188,31 @@ internal sealed class IndexFiles
                 break;
         }
     }
+
+    /// <summary>
+    /// Writes the result rows of a map-reduce key in place of its earlier ones (by its <c>@id</c>
+    /// term, the key id's hex): each row's fields, and the row's JSON stored for queries to answer.
+    /// </summary>
+    public void WriteResults(string keyId, List<(IndexField[] Fields, byte[] Json)> rows, Func<string, FieldPlan> planOf)
+    {
+        var idTerm = new Term(LuceneFields.Id, keyId);
+        var documents = new List<IEnumerable<IIndexableField>>(rows.Count);
+        foreach (var (fields, json) in rows)
+        {
+            foreach (var field in fields)
+            {
+                if (field.Value is IReadOnlyList<object?> { Count: > 1 } && !_multiValued.ContainsKey(field.Name))
+                    _multiValued[field.Name] = 0;
+            }
+            var document = LuceneFields.Build(keyId, keyId, fields, planOf);
+            document.Add(new StoredField(LuceneFields.ReduceResult, json));
+            documents.Add(document);
+        }
+        _writer.UpdateDocuments(idTerm, documents);
+    }
+
+    /// <summary>Deletes every entry (a map-reduce index whose reduce store was lost starts over).</summary>
+    public void DeleteAllEntries() => _writer.DeleteAll();
 
     /// <summary>Deletes the entries of the document whose lowercased id is <paramref name="lowerId"/>.</summary>
     public void DeleteEntries(string lowerId) => _writer.DeleteDocuments(new Term(LuceneFields.Id, lowerId));

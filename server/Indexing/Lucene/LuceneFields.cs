@@ -24,6 +24,7 @@ namespace Jackdaw.Server.Indexing.Lucene;
 /// F@b              booleans ("true"/"false")
 /// F@ds, F@s        sort values of the first number / string (doc values, not the field cache)
 /// F@stored         the field's value as JSON, when the field is stored (projections)
+/// @reduce          a map-reduce result row as JSON (stored); @id is then its reduce key's id
 /// </code>
 /// Numbers are doubles: integers beyond 2^53 compare at double precision. Strings longer than
 /// <see cref="MaxTermChars"/> characters are not indexed as terms (Lucene's limit is 32,766 bytes).
@@ -39,6 +40,9 @@ public static class LuceneFields
     public const string NumberSortSuffix = "@ds";
     public const string StringSortSuffix = "@s";
     public const string StoredSuffix = "@stored";
+
+    /// <summary>A map-reduce index's result row, as JSON (stored): what its queries answer.</summary>
+    public const string ReduceResult = "@reduce";
 
     /// <summary>One term per document the map loaded (lowercased id): a change of it re-maps this one.</summary>
     public const string References = "@ref";

@@ -65,7 +65,7 @@ internal sealed class Batch
     /// nothing is left. <paramref name="references"/> is the references pass of a map that loads
     /// documents, null for one that does not.
     /// </summary>
-    public void Run(DocumentsReader reader, string[] lowerCollections, IndexFiles files, MapDocuments map, CleanupDeletedDocuments cleanup, HandleReferences? references)
+    public void Run(DocumentsReader reader, string[] lowerCollections, IndexFiles files, DocumentWorker map, CleanupDeletedDocuments cleanup, HandleReferences? references)
     {
         SnapshotEtag = reader.LastEtag;
         if (files.AddHorizon == -1)

@@ -45,6 +45,12 @@ internal sealed class BatchTimer
 
     public long ReferencesTicks { get; private set; }
 
+    /// <summary>The time of a map-reduce's reduce, its store's writes and its results' Lucene writes (ticks).</summary>
+    public long ReduceTicks { get; private set; }
+
+    /// <summary>Reduce keys whose results changed in the batch.</summary>
+    public int ReducedKeys;
+
     public long RefreshTicks { get; private set; }
 
     public long CommitTicks { get; private set; }
@@ -57,6 +63,8 @@ internal sealed class BatchTimer
     public void AddDelete(long ticks) => DeleteTicks += ticks;
 
     public void AddReferences(long ticks) => ReferencesTicks += ticks;
+
+    public void AddReduce(long ticks) => ReduceTicks += ticks;
 
     public void EndLoop() => LoopTicks = Stopwatch.GetTimestamp() - Started;
 

@@ -8,7 +8,7 @@ namespace Jackdaw.Server.Indexing.Workers;
 /// Deletes the entries of the documents a collection's tombstones name, in a batch, after the
 /// collection's documents (<see cref="Batch"/>).
 /// </summary>
-internal sealed class CleanupDeletedDocuments(IndexFiles files, string[] lowerCollections)
+internal sealed class CleanupDeletedDocuments(DocumentWorker worker, string[] lowerCollections)
 {
     /// <summary>Reads the tombstones of <paramref name="collection"/> after <paramref name="position"/> until the batch is full, moving the position on.</summary>
     public void Run(Batch batch, DocumentsReader reader, string collection, ref CollectionPosition position)
@@ -28,7 +28,7 @@ internal sealed class CleanupDeletedDocuments(IndexFiles files, string[] lowerCo
             if (!(reader.TryGet(id, out var current) && Array.IndexOf(lowerCollections, LuceneFields.Lower(System.Text.Encoding.UTF8.GetString(current.CollectionUtf8))) >= 0))
             {
                 var deleteStarted = Stopwatch.GetTimestamp();
-                files.DeleteEntries(LuceneFields.Lower(id));
+                worker.Delete(LuceneFields.Lower(id));
                 batch.Timer.AddDelete(Stopwatch.GetTimestamp() - deleteStarted);
             }
             position = position with { Tombstones = tombstone.Etag };

@@ -9,7 +9,7 @@ namespace Jackdaw.Server.Indexing.Workers;
 /// re-maps the documents whose entries loaded the changed one (their <c>@ref</c> terms), last in a
 /// batch (<see cref="Batch"/>).
 /// </summary>
-internal sealed class HandleReferences(IndexFiles files, MapDocuments map, string[] lowerCollections)
+internal sealed class HandleReferences(DocumentWorker map, string[] lowerCollections)
 {
     /// <summary>The position of the references pass, beside the collections' (no collection is named "@references").</summary>
     public const string Position = "@references";
@@ -43,7 +43,7 @@ internal sealed class HandleReferences(IndexFiles files, MapDocuments map, strin
         if (changed.Count == 0)
             return;
         // The searcher is refreshed first, so entries written earlier in this batch are seen.
-        var referrers = files.FindReferrers(changed.Select(c => c.Id));
+        var referrers = map.FindReferrers(changed.Select(c => c.Id));
         foreach (var referrer in referrers)
         {
             if (reader.TryGet(referrer, out var record)
