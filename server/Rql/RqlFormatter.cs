@@ -119,7 +119,7 @@ public static class RqlFormatter
     private static readonly HashSet<string> Keywords = new(StringComparer.OrdinalIgnoreCase)
     {
         "from", "index", "as", "where", "and", "or", "not", "between", "in", "all", "order", "by", "select",
-        "include", "limit", "offset", "filter", "filter_limit", "asc", "desc", "ascending", "descending", "true", "false", "null", "id", "score", "group",
+        "include", "limit", "offset", "filter", "filter_limit", "asc", "desc", "ascending", "descending", "true", "false", "null", "id", "score",
     };
 
     private static string Value(RqlValue value) => value.Kind switch

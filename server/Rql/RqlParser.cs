@@ -508,7 +508,8 @@ public sealed partial class RqlParser
             throw Error(Current, $"expected '{keyword}'");
     }
 
-    private static bool IsClause(RqlToken token) => Clauses.Any(token.Is);
+    // 'group' starts a clause only before 'by': a field or collection named Group stays a name.
+    private bool IsClause(RqlToken token) => Clauses.Any(token.Is) && !(token.Is("group") && !Peek(1).Is("by"));
 
     private InvalidQueryException Error(RqlToken at, string expected) => new(_query, at.Position, $"{expected}, found {at}.");
 }

@@ -17,6 +17,10 @@ public sealed class GroupByRqlTests
         "from Orders group by Company where Count > 5 order by Count as long desc select key(), count() as Count limit 10")]
     [InlineData("from 'Order Lines' group by 'The Company' select count()",
         "from 'Order Lines' group by 'The Company' select count()")]
+    [InlineData("from Group as group where Group = 1 and group.Group > 2 select Group",
+        "from Group as group where (Group = 1 and group.Group > 2) select Group")]
+    [InlineData("from Group group by Group select Group, count()",
+        "from Group group by Group select Group, count()")]
     public void GroupByQueriesParseAndFormatBack(string query, string normalized)
     {
         var parsed = RqlParser.Parse(query);
