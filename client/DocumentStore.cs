@@ -20,6 +20,7 @@ public sealed class DocumentStore : IDisposable
     private RemoteCertificateValidationCallback? _serverCertificateValidation;
     private RequestExecutor? _executor;
     private MaintenanceOperations? _maintenance;
+    private DocumentOperations? _operations;
     private readonly Dictionary<string, Changes.DatabaseChanges> _changes = new(StringComparer.OrdinalIgnoreCase);
     private DocumentSubscriptions? _subscriptions;
 
@@ -105,6 +106,9 @@ public sealed class DocumentStore : IDisposable
     /// <summary>Creating, listing and deleting databases; the indexes of <see cref="Database"/> (or of <see cref="MaintenanceOperations.ForDatabase"/>).</summary>
     public MaintenanceOperations Maintenance => _maintenance ?? throw NotInitialized();
 
+    /// <summary>Patches by script and by query, deletes by query, on <see cref="Database"/> (or another database).</summary>
+    public DocumentOperations Operations => _operations ?? throw NotInitialized();
+
     /// <summary>Data subscriptions of <see cref="Database"/> (or another database): definitions and workers.</summary>
     public DocumentSubscriptions Subscriptions => _subscriptions ?? throw NotInitialized();
 
@@ -136,6 +140,7 @@ public sealed class DocumentStore : IDisposable
         var handler = HttpMessageHandlerFactory?.Invoke() ?? RequestExecutor.CreateDefaultHandler(tls);
         _executor = new RequestExecutor(urls, _conventions.RequestTimeout, handler, tls);
         _maintenance = new MaintenanceOperations(_executor, _conventions, _database);
+        _operations = new DocumentOperations(_executor, _database);
         _subscriptions = new DocumentSubscriptions(this);
         return this;
     }

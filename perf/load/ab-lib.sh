@@ -23,3 +23,14 @@ start_server() {
 
 # stop_server: stops the server started last.
 stop_server() { kill "$PID"; wait "$PID" 2>/dev/null || true; PID=; }
+
+# corpus_ndjson <corpus.jsonl.gz> <out>: the corpus as bulk_insert's NDJSON lines ({"Id","Document"}).
+corpus_ndjson() {
+  python3 - "$1" "$2" <<'PY'
+import gzip, json, sys
+with gzip.open(sys.argv[1], "rt", encoding="utf-8") as f, open(sys.argv[2], "w", encoding="utf-8") as out:
+    for line in f:
+        doc = json.loads(line)
+        out.write(json.dumps({"Id": doc["@metadata"]["@id"], "Document": doc}, separators=(",", ":"), ensure_ascii=False) + "\n")
+PY
+}

@@ -16,6 +16,7 @@ public static class ErrorMapping
     {
         BadRequestException => (StatusCodes.Status400BadRequest, ErrorTypes.BadRequest),
         BackupException => (StatusCodes.Status400BadRequest, ErrorTypes.Backup),
+        PatchScriptException => (StatusCodes.Status400BadRequest, ErrorTypes.JavaScript),
         AuthorizationException denied => (denied.NotAuthenticated ? StatusCodes.Status401Unauthorized : StatusCodes.Status403Forbidden, ErrorTypes.Authorization),
         ConcurrencyException => (StatusCodes.Status409Conflict, ErrorTypes.Concurrency),
         DocumentDoesNotExistException => (StatusCodes.Status404NotFound, ErrorTypes.DocumentDoesNotExist),

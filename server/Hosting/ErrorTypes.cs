@@ -31,6 +31,7 @@ public static class ErrorTypes
     public const string AnalyzerInUse = "AnalyzerInUseException";
     public const string Authorization = "AuthorizationException";
     public const string Backup = "BackupException";
+    public const string JavaScript = "JavaScriptException";
 
     /// <summary>RavenDB's name for a query that waited for non-stale results in vain (our <see cref="Errors.QueryTimeoutException"/>).</summary>
     public const string Timeout = "TimeoutException";
@@ -51,6 +52,7 @@ public static class ErrorTypes
         SubscriptionDoesNotExist or SubscriptionAlreadyExists => "Raven.Client.Exceptions.Documents.Subscriptions." + type,
         RouteNotFound => "Raven.Client.Exceptions.Routing." + type,
         Authorization => "Raven.Client.Exceptions.Security." + type,
+        JavaScript => "Raven.Client.Exceptions.Documents.Patching." + type,
         _ => "Raven.Client.Exceptions." + type,
     };
 }

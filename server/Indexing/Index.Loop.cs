@@ -62,6 +62,29 @@ public sealed partial class Index
             var seenEtag = _database.LastEtag;
             var batchStarted = Stopwatch.GetTimestamp();
             bool more;
+            // A replacement writes its output documents once it is the index (the one it replaces writes them until then).
+            if (_outputDue && ReplacementOf is null && !_rollbackNeeded && !token.IsCancellationRequested)
+            {
+                try
+                {
+                    _outputDue = false;
+                    await WriteReduceOutputAsync().ConfigureAwait(false);
+                }
+                catch (Exception) when (token.IsCancellationRequested || _database.IsClosing)
+                {
+                    break;
+                }
+                catch (Exception e)
+                {
+                    // The marks stay in the store: written again once the database takes writes.
+                    _outputDue = true;
+                    _logger.LogError(e, "Index {Index}: writing its results to its output collection failed; it tries again", Name);
+                    RecordError("", "Output", e.Message);
+                    if (!await BackOffAsync(token).ConfigureAwait(false))
+                        break;
+                    continue;
+                }
+            }
             try
             {
                 if (_rollbackNeeded)
@@ -349,6 +372,13 @@ public sealed partial class Index
         _reduceStore?.Commit(_positions);
         _files.Commit(_positions);
         _reduceStore?.LuceneCommitted();
+        if (_reduce is { OutputChanged: true })
+        {
+            // Lucene and the store have the results: their output documents are written next.
+            _reduce.OutputChanged = false;
+            _outputDue = true;
+            Wake();
+        }
         _dirty = false;
         _commitSoon = false;
         _failuresInARow = 0;

@@ -1,4 +1,6 @@
+using System.Buffers.Binary;
 using Jackdaw.Server.Indexing.Lucene;
+using Jackdaw.Server.Indexing.MapReduce;
 using Jackdaw.Server.Indexing.Workers;
 
 namespace Jackdaw.Server.Indexing;
@@ -37,6 +39,7 @@ public sealed partial class Index
             }
             return new Dictionary<string, CollectionPosition>();
         }
+        _outputDue = Definition.ReduceSpec?.OutputReduceToCollection is not null;
         var all = lucene.Count == 0 && stored.Count > 0;
         var written = ReduceDocuments.Recover(store, _files, _planOf, all);
         if (written > 0 || !SamePositions(lucene, stored))
@@ -50,4 +53,62 @@ public sealed partial class Index
 
     private static bool SamePositions(Dictionary<string, CollectionPosition> a, Dictionary<string, CollectionPosition> b) =>
         a.Count == b.Count && a.All(p => b.TryGetValue(p.Key, out var other) && other == p.Value);
+
+    // Set when a commit holds keys whose output documents are due (OutputReduceToCollection).
+    private volatile bool _outputDue;
+
+    /// <summary>
+    /// Writes the output documents of the keys the reduce store's last commit marks as due, in
+    /// one merged transaction of the database, then forgets those marks (in the store's open
+    /// transaction: a crash before its commit writes them again, which changes nothing).
+    /// </summary>
+    private async Task WriteReduceOutputAsync()
+    {
+        var spec = Definition.ReduceSpec!;
+        var marks = new List<(byte[] KeyId, byte[] Mark, ReduceOutputCommand.KeyOutput Output)>();
+        using (var read = _reduceStore!.BeginRead())
+        {
+            var pending = read.OpenTree(ReduceStore.OutputPendingTree);
+            if (pending is null)
+                return;
+            var keys = read.OpenTree(ReduceStore.KeysTree);
+            var references = read.OpenTree(ReduceStore.OutputReferencesTree);
+            using var iterator = pending.Iterate();
+            if (iterator.SeekFirst())
+            {
+                do
+                {
+                    var keyId = iterator.Key.ToArray();
+                    var mark = iterator.Value.ToArray();
+                    var rows = keys is not null && keys.TryGet(keyId, out var record) && ReduceKey.Read(keyId, record).Result is { } result
+                        ? ReduceResults.Rows(result)
+                        : new List<byte[]>();
+                    var reference = references is not null && references.TryGet(keyId, out var referenceId) ? System.Text.Encoding.UTF8.GetString(referenceId) : null;
+                    var output = new ReduceOutputCommand.KeyOutput(BinaryPrimitives.ReadUInt64BigEndian(keyId), rows, BinaryPrimitives.ReadInt32BigEndian(mark.AsSpan(8)), reference);
+                    marks.Add((keyId, mark, output));
+                }
+                while (iterator.MoveNext());
+            }
+        }
+        if (marks.Count == 0)
+            return;
+        var command = new ReduceOutputCommand(spec.OutputReduceToCollection!, spec.PatternForOutputReduceToCollectionReferences, spec.ReferencesCollection, marks.Select(m => m.Output).ToList());
+        await _database.EnqueueAsync(command).ConfigureAwait(false);
+        foreach (var id in command.Unreferenced)
+            RecordError(id, "Output", $"The reference pattern '{spec.PatternForOutputReduceToCollectionReferences}' names a field the result does not have: no reference document for it.");
+        var write = _reduceStore.Write;
+        var due = write.CreateTree(ReduceStore.OutputPendingTree);
+        var referencesTree = write.CreateTree(ReduceStore.OutputReferencesTree);
+        foreach (var (keyId, mark, output) in marks)
+        {
+            // A later batch may have marked the key again: that mark stays.
+            if (due.TryGet(keyId, out var current) && current.SequenceEqual(mark))
+                due.Delete(keyId);
+            if (output.Reference is null)
+                referencesTree.Delete(keyId);
+            else
+                referencesTree.Put(keyId, System.Text.Encoding.UTF8.GetBytes(output.Reference));
+        }
+        _dirty = true;
+    }
 }

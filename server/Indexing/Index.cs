@@ -328,6 +328,12 @@ public sealed partial class Index : IAsyncDisposable, ITombstoneConsumer
     {
         _definition = definition;
         ReplacementOf = null;
+        if (definition.ReduceSpec?.OutputReduceToCollection is not null)
+        {
+            // Its output documents were held back while it was built beside the index it replaced.
+            _outputDue = true;
+            Wake();
+        }
     }
 
     /// <summary>Wakes the loop (after indexing was started again, or a setting changed).</summary>

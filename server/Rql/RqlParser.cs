@@ -48,7 +48,9 @@ public sealed partial class RqlParser
     public static RqlQuery Parse(string query)
     {
         ArgumentNullException.ThrowIfNull(query);
-        return new RqlParser(query).ParseQuery();
+        var (text, update) = RqlUpdateClause.Split(query);
+        var parsed = new RqlParser(text).ParseQuery();
+        return update is null ? parsed : parsed with { Update = update };
     }
 
     private RqlToken Current => _tokens[_next];

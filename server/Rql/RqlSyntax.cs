@@ -22,6 +22,9 @@ public sealed record RqlQuery(
     /// <summary><c>include timings()</c>: the answer carries how long each stage took.</summary>
     public bool IncludeTimings { get; init; }
 
+    /// <summary>The <c>update { ... }</c> clause of a patch by query (<see cref="RqlUpdateClause"/>), or null.</summary>
+    public RqlUpdate? Update { get; init; }
+
     /// <summary>
     /// The <c>group by</c> fields (empty: not a group-by query). A group-by query is answered by an
     /// auto map-reduce index: its <c>where</c> and <c>order by</c> apply to the reduce results.

@@ -232,23 +232,17 @@ public static class BatchParser
             {
                 document = ParseDocument(ref reader, body, context, where);
             }
-            else if (reader.ValueTextEquals("Patch"u8))
+            else if (reader.ValueTextEquals("Patch"u8) || reader.ValueTextEquals("PatchIfMissing"u8) || reader.ValueTextEquals("CreateIfMissing"u8))
             {
+                var name = reader.GetString()!;
                 Read(ref reader);
-                patch = System.Text.Json.Nodes.JsonNode.Parse(ref reader) as System.Text.Json.Nodes.JsonObject
-                    ?? throw new BadRequestException($"{where}: 'Patch' must be an object {{\"Script\":...,\"Values\":{{...}}}}.");
+                patch ??= [];
+                patch[name] = System.Text.Json.Nodes.JsonNode.Parse(ref reader);
             }
             else if (reader.ValueTextEquals("ReturnDocument"u8))
             {
                 Read(ref reader);
                 returnDocument = reader.TokenType == JsonTokenType.True;
-            }
-            else if (reader.ValueTextEquals("PatchIfMissing"u8) || reader.ValueTextEquals("CreateIfMissing"u8))
-            {
-                Read(ref reader);
-                if (reader.TokenType != JsonTokenType.Null)
-                    throw new BadRequestException($"{where}: 'PatchIfMissing' and 'CreateIfMissing' are not supported yet; a patch of a missing document answers DocumentDoesNotExist.");
-                reader.Skip();
             }
             else
             {
@@ -271,9 +265,7 @@ public static class BatchParser
             case "DELETE":
                 return new BatchOperation(id, null, changeVector);
             case "PATCH":
-                if (patch is null || patch["Script"] is not System.Text.Json.Nodes.JsonValue script || !script.TryGetValue(out string? text))
-                    throw new BadRequestException($"{where} (PATCH '{id}') has no 'Patch' object with a 'Script'.");
-                return new BatchOperation(id, null, changeVector, PatchScript.Parse(text, patch["Values"] as System.Text.Json.Nodes.JsonObject, where), returnDocument);
+                return new BatchOperation(id, null, changeVector, PatchRequestReader.Read(JsonDocument.Parse((patch ?? []).ToJsonString()).RootElement, $"{where} (PATCH '{id}')"), returnDocument);
             case null:
                 throw new BadRequestException($"{where} has no 'Type'; use \"PUT\", \"DELETE\" or \"PATCH\".");
             default:

@@ -17,7 +17,23 @@ public static class QueryRequestReader
     public static async ValueTask<QueryRequest> ReadAsync(PipeReader body, CancellationToken cancellationToken)
     {
         using var json = (await DocumentBodies.ReadJsonAsync(body, cancellationToken).ConfigureAwait(false))!;
+        return FromJson(json.RootElement);
+    }
+
+    /// <summary>
+    /// The body of <c>PATCH /queries</c> (RavenDB's <c>{"Query":{"Query":"from ... update {...}","QueryParameters":{...}}}</c>)
+    /// and <c>DELETE /queries</c> (the query unwrapped, as the Node.js client's <c>DeleteByQueryOperation</c>
+    /// sends it; the wrapped form is taken too).
+    /// </summary>
+    public static async ValueTask<QueryRequest> ReadOperationAsync(PipeReader body, CancellationToken cancellationToken)
+    {
+        using var json = (await DocumentBodies.ReadJsonAsync(body, cancellationToken).ConfigureAwait(false))!;
         var root = json.RootElement;
+        return FromJson(root.ValueKind == JsonValueKind.Object && root.TryGetProperty("Query", out var inner) && inner.ValueKind == JsonValueKind.Object ? inner : root);
+    }
+
+    private static QueryRequest FromJson(JsonElement root)
+    {
         if (root.ValueKind != JsonValueKind.Object || !root.TryGetProperty("Query", out var text) || text.ValueKind != JsonValueKind.String)
             throw new BadRequestException("The body must be {\"Query\":\"from Users ...\",\"QueryParameters\":{...}}.");
         Dictionary<string, JsonElement> parameters = [];

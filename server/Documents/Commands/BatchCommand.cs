@@ -3,13 +3,17 @@ using Jackdaw.Storage.Blittable;
 namespace Jackdaw.Server.Documents.Commands;
 
 /// <summary>One command of a batch: a PUT (with <see cref="Put"/>), a PATCH (with <see cref="Patch"/>) or a DELETE.</summary>
-public sealed record BatchOperation(string Id, DocumentToPut? Put, string? ExpectedChangeVector, PatchScript? Patch = null, bool ReturnDocument = false)
+public sealed record BatchOperation(string Id, DocumentToPut? Put, string? ExpectedChangeVector, IDocumentPatch? Patch = null, bool ReturnDocument = false)
 {
     public bool IsDelete => Put is null && Patch is null;
 }
 
-/// <summary>What a PATCH did: RavenDB's <c>PatchStatus</c>, the stored version when it changed, the document when asked for.</summary>
-public readonly record struct PatchOutcome(string Status, PutResult? Put, string? ModifiedDocument);
+/// <summary>
+/// What a PATCH did: RavenDB's <c>PatchStatus</c> (Patched, NotModified, DocumentDoesNotExist,
+/// Created, Skipped), the stored version when it changed, the document when asked for, and for a
+/// debug run the document before and the script's <c>Debug</c> object (<c>{"Info":[...],"Actions":{...}}</c>), as JSON.
+/// </summary>
+public readonly record struct PatchOutcome(string Status, PutResult? Put, string? ModifiedDocument, string? OriginalDocument = null, string? Debug = null);
 
 /// <summary>What one command of a batch did.</summary>
 public readonly record struct BatchOperationResult(PutResult? Put, bool Deleted, PatchOutcome? Patch = null);
@@ -50,35 +54,6 @@ public sealed class BatchCommand(IReadOnlyList<BatchOperation> operations, JsonO
 
     /// <summary>The collections this batch changed, lowercased, a document's old collection too when it moved (with <see cref="RecordChanges"/>).</summary>
     public HashSet<string> Collections { get; } = new(StringComparer.Ordinal);
-
-    /// <summary>
-    /// Runs a patch on the document as this transaction sees it: its JSON is changed and stored
-    /// again as a new version (RavenDB's statuses: Patched, NotModified, DocumentDoesNotExist).
-    /// </summary>
-    private PatchOutcome ApplyPatch(DocumentsTransaction transaction, BatchOperation operation, PatchScript patch)
-    {
-        if (!transaction.TryGet(operation.Id, out var record))
-        {
-            // A patch that expects a version of a missing document is a conflict, as any write's.
-            if (operation.ExpectedChangeVector is { Length: > 0 } missing)
-                throw new Errors.ConcurrencyException(operation.Id, $"Optimistic concurrency violation on document '{operation.Id}': expected change vector {missing}, but the document does not exist.");
-            return new PatchOutcome("DocumentDoesNotExist", null, null);
-        }
-        if (operation.ExpectedChangeVector is { Length: > 0 } expected && !ChangeVectors.Matches(expected, ChangeVectors.Format(record.Etag, transaction.DatabaseId)))
-            throw new Errors.ConcurrencyException(operation.Id, $"Optimistic concurrency violation on document '{operation.Id}': expected change vector {expected}, but it is {ChangeVectors.Format(record.Etag, transaction.DatabaseId)}.");
-        // Copied out before the put: spans into the tree die with the next change.
-        var id = record.Id;
-        var collection = record.CollectionUtf8.IsEmpty ? null : System.Text.Encoding.UTF8.GetString(record.CollectionUtf8);
-        var json = System.Text.Json.Nodes.JsonNode.Parse(Json(record.Document))!.AsObject();
-        if (!patch.Apply(json, id))
-            return new PatchOutcome("NotModified", null, null);
-        var document = context.Parse(System.Text.Encoding.UTF8.GetBytes(json.ToJsonString()), BlittableMode.Disk);
-        var put = transaction.Put(id, document.Span, collection, operation.ExpectedChangeVector, context);
-        string? modified = null;
-        if (operation.ReturnDocument && transaction.TryGet(id, out var stored))
-            modified = Json(stored.Document);
-        return new PatchOutcome("Patched", put, modified);
-    }
 
     private static readonly string[] StampedMetadata = ["@id", "@change-vector", "@last-modified"];
 
@@ -137,7 +112,7 @@ public sealed class BatchCommand(IReadOnlyList<BatchOperation> operations, JsonO
                 _results[i] = operation switch
                 {
                     { Put: { } put } => new BatchOperationResult(transaction.Put(put.Id, put.Document.Span, put.Collection, put.ExpectedChangeVector, context), false),
-                    { Patch: { } patch } => new BatchOperationResult(null, false, ApplyPatch(transaction, operation, patch)),
+                    { Patch: { } patch } => new BatchOperationResult(null, false, patch.Apply(transaction, operation.Id, operation.ExpectedChangeVector, context, operation.ReturnDocument)),
                     _ => new BatchOperationResult(null, transaction.Delete(operation.Id, operation.ExpectedChangeVector)),
                 };
             }

@@ -289,7 +289,7 @@ public sealed partial class JavaScriptMapper : IIndexMapper, IReduceFunctions, I
     private static string SourceName(int map) => $"Maps[{map}]";
 
     /// <summary>What went wrong, for a script error or a sandbox limit; null for anything else (a bug, not the script's).</summary>
-    private static string? Describe(Exception exception, JavaScriptLimits limits, string subject) => exception switch
+    internal static string? Describe(Exception exception, JavaScriptLimits limits, string subject) => exception switch
     {
         JavaScriptException { Error: ErrorInstance } e => ErrorName(e.Error) is { } name ? $"{name}: {e.Message}" : e.Message,
         // A thrown value that is not an Error: Jint's message is its message property or its text
@@ -329,7 +329,7 @@ public sealed partial class JavaScriptMapper : IIndexMapper, IReduceFunctions, I
     }
 
     /// <summary>Where in which map string the script was (1-based line and column), when Jint knows.</summary>
-    private static (string? Source, int? Line, int? Column) LocationOf(Exception exception)
+    internal static (string? Source, int? Line, int? Column) LocationOf(Exception exception)
     {
         SourceLocation location;
         if (exception is JavaScriptException script)

@@ -4,7 +4,6 @@ using System.Text.Json;
 using Jackdaw.Server.Indexing.Mapping;
 using Jackdaw.Storage.Engine;
 using Lucene.Net.Analysis;
-using Lucene.Net.Documents;
 using Lucene.Net.Index;
 using Lucene.Net.Search;
 using Lucene.Net.Store;
@@ -192,8 +191,9 @@ internal sealed class IndexFiles
     /// <summary>
     /// Writes the result rows of a map-reduce key in place of its earlier ones (by its <c>@id</c>
     /// term, the key id's hex): each row's fields, and the row's JSON stored for queries to answer.
+    /// <paramref name="firstMet"/>: the key has no rows in Lucene (added without a delete term).
     /// </summary>
-    public void WriteResults(string keyId, List<(IndexField[] Fields, byte[] Json)> rows, Func<string, FieldPlan> planOf)
+    public void WriteResults(string keyId, List<(IndexField[] Fields, byte[] Json)> rows, Func<string, FieldPlan> planOf, bool firstMet = false)
     {
         var idTerm = new Term(LuceneFields.Id, keyId);
         var documents = new List<IEnumerable<IIndexableField>>(rows.Count);
@@ -204,11 +204,13 @@ internal sealed class IndexFiles
                 if (field.Value is IReadOnlyList<object?> { Count: > 1 } && !_multiValued.ContainsKey(field.Name))
                     _multiValued[field.Name] = 0;
             }
-            var document = LuceneFields.Build(keyId, keyId, fields, planOf);
-            document.Add(new StoredField(LuceneFields.ReduceResult, json));
-            documents.Add(document);
+            documents.Add(LuceneFields.BuildRow(keyId, fields, planOf, json));
         }
-        _writer.UpdateDocuments(idTerm, documents);
+        // A key that has no rows yet needs no delete-by-id term (Lucene resolves each against every segment).
+        if (firstMet)
+            _writer.AddDocuments(documents);
+        else
+            _writer.UpdateDocuments(idTerm, documents);
     }
 
     /// <summary>Deletes every entry (a map-reduce index whose reduce store was lost starts over).</summary>

@@ -88,6 +88,25 @@ public static class LuceneFields
             foreach (var reference in references)
                 document.Add(new StringField(References, Lower(reference), Field.Store.NO));
         }
+        AddFields(document, entry, planOf);
+        return document;
+    }
+
+    /// <summary>
+    /// The Lucene document of a map-reduce result row: its key's id (<c>@id</c>, the term rows are
+    /// replaced by), its fields, and the row's JSON stored (<see cref="ReduceResult"/>). No
+    /// <c>@docid</c> nor <c>@id@s</c>: a row is not a document, answered from its JSON.
+    /// </summary>
+    public static Document BuildRow(string keyId, IndexField[] fields, Func<string, FieldPlan> planOf, byte[] json)
+    {
+        var document = new Document { new StringField(Id, keyId, Field.Store.NO) };
+        AddFields(document, fields, planOf);
+        document.Add(new StoredField(ReduceResult, json));
+        return document;
+    }
+
+    private static void AddFields(Document document, IndexField[] entry, Func<string, FieldPlan> planOf)
+    {
         foreach (var field in entry)
         {
             var plan = planOf(field.Name);
@@ -97,7 +116,6 @@ public static class LuceneFields
             if (plan.Stored)
                 document.Add(new StoredField(plan.LuceneName + StoredSuffix, ToJson(field.Value)));
         }
-        return document;
     }
 
     private struct SortState

@@ -33,6 +33,7 @@ internal sealed class ReduceStore : IDisposable
     public const string ReferencesTree = "References";
     public const string PendingTree = "Pending";
     public const string OutputPendingTree = "OutputPending";
+    public const string OutputReferencesTree = "OutputReferences";
     private const string MetaTree = "Meta";
 
     private static readonly byte[] PositionsKey = "positions"u8.ToArray();
@@ -139,9 +140,6 @@ internal sealed class ReduceStore : IDisposable
     /// <summary>The keys (ids) whose results Lucene may not have, as of the last commit.</summary>
     public List<byte[]> PendingKeys() => KeysOf(PendingTree);
 
-    /// <summary>The keys (ids) whose output documents the database may not have, as of the last commit.</summary>
-    public List<byte[]> OutputPendingKeys() => KeysOf(OutputPendingTree);
-
     private List<byte[]> KeysOf(string treeName)
     {
         var keys = new List<byte[]>();
@@ -157,14 +155,6 @@ internal sealed class ReduceStore : IDisposable
             while (iterator.MoveNext());
         }
         return keys;
-    }
-
-    /// <summary>Forgets the output-pending keys (the database has their documents, durably).</summary>
-    public void ClearOutputPending(IEnumerable<byte[]> keys)
-    {
-        var tree = Write.CreateTree(OutputPendingTree);
-        foreach (var key in keys)
-            tree.Delete(key);
     }
 
     /// <summary>A read transaction on the last commit (recovery reads the pending keys' results there).</summary>

@@ -430,10 +430,11 @@ internal sealed class ReduceTable(ReduceStore store, IReduceFunctions functions)
 
     /// <summary>
     /// Reduces every key the batch changed and writes the keys back; <paramref name="onResult"/>
-    /// gets each key whose results changed (null results: the key is gone, or its reduce failed).
+    /// gets each key whose results changed, with its results before and after (null: none; the key
+    /// is gone, or its reduce failed).
     /// <paramref name="onError"/> gets a key whose reduce failed and the message.
     /// </summary>
-    public void ReduceChanged(Action<ReduceKey, byte[]?> onResult, Action<ReduceKey, string> onError)
+    public void ReduceChanged(Action<ReduceKey, byte[]?, byte[]?> onResult, Action<ReduceKey, string> onError)
     {
         var keys = Transaction.CreateTree(ReduceStore.KeysTree);
         foreach (var key in _touched.Values)
@@ -452,7 +453,7 @@ internal sealed class ReduceTable(ReduceStore store, IReduceFunctions functions)
                 keys.Put(key.Id, key.Write());
             }
             if (!(before is null && key.Result is null) && !(before is not null && key.Result is not null && before.AsSpan().SequenceEqual(key.Result)))
-                onResult(key, key.Result);
+                onResult(key, before, key.Result);
         }
         _touched.Clear();
     }

@@ -81,30 +81,53 @@ internal sealed class ReduceDocuments : DocumentWorker
         var pending = _store.Write.CreateTree(ReduceStore.PendingTree);
         var outputPending = _output ? _store.Write.CreateTree(ReduceStore.OutputPendingTree) : null;
         Table.ReduceChanged(
-            (key, result) =>
+            (key, before, result) =>
             {
-                WriteResult(Files, _planOf, key.Id, result);
+                // A key the store did not have has no rows in Lucene either (they agree after every commit and rollback).
+                WriteResult(Files, _planOf, key.Id, result, firstMet: before is null && !key.Stored);
                 pending.Put(key.Id, []);
-                outputPending?.Put(key.Id, []);
+                if (outputPending is not null)
+                    MarkOutput(outputPending, key.Id, before);
                 timer.ReducedKeys++;
             },
             (key, message) => RecordError(Encoding.UTF8.GetString(key.Key), "Reduce", message));
         timer.AddReduce(Stopwatch.GetTimestamp() - started);
     }
 
+    /// <summary>Whether keys were marked for the output collection since the flag was last cleared.</summary>
+    public bool OutputChanged { get; set; }
+
+    // A key's output documents are due: the value is a version (so that writing them forgets only
+    // this mark, not a later one) and the most rows the database may hold for it.
+    private void MarkOutput(Storage.Engine.Tree outputPending, byte[] keyId, byte[]? before)
+    {
+        var rows = before is null ? 0 : ReduceResults.Rows(before).Count;
+        if (outputPending.TryGet(keyId, out var existing))
+            rows = Math.Max(rows, System.Buffers.Binary.BinaryPrimitives.ReadInt32BigEndian(existing[8..]));
+        var value = new byte[12];
+        System.Buffers.Binary.BinaryPrimitives.WriteInt64BigEndian(value, Interlocked.Increment(ref s_outputVersion));
+        System.Buffers.Binary.BinaryPrimitives.WriteInt32BigEndian(value.AsSpan(8), rows);
+        outputPending.Put(keyId, value);
+        OutputChanged = true;
+    }
+
+    // Versions of output marks: they need only differ between the last commit and the open transaction.
+    private static long s_outputVersion = DateTime.UtcNow.Ticks;
+
     /// <summary>Writes a key's results to Lucene (null: removes them).</summary>
-    public static void WriteResult(IndexFiles files, Func<string, FieldPlan> planOf, byte[] keyId, byte[]? result)
+    public static void WriteResult(IndexFiles files, Func<string, FieldPlan> planOf, byte[] keyId, byte[]? result, bool firstMet = false)
     {
         var hex = Convert.ToHexStringLower(keyId);
         if (result is null)
         {
-            files.DeleteEntries(hex);
+            if (!firstMet)
+                files.DeleteEntries(hex);
             return;
         }
         var rows = new List<(IndexField[], byte[])>();
         foreach (var row in ReduceResults.Rows(result))
             rows.Add((ReduceResults.ToFields(row), row));
-        files.WriteResults(hex, rows, planOf);
+        files.WriteResults(hex, rows, planOf, firstMet);
     }
 
     /// <summary>

@@ -10,7 +10,7 @@ namespace Jackdaw.Server.Tests.Architecture;
 /// Errors; Handlers → Changes → Indexing, Databases, Documents, Errors; Changes, Subscriptions and
 /// Indexing → WebSockets (closing a WebSocket; it uses nothing else of the server); Hosting and
 /// Handlers → Security (certificates, clearances; it knows no HTTP); everything →
-/// storage. Inside Indexing too: Indexing → Workers → Lucene → Mapping → Definitions, Indexing →
+/// storage. Inside Indexing too: Indexing → Workers → MapReduce → Lucene → Mapping → Definitions, Indexing →
 /// Analysis → Lucene, Indexing → JavaScript → Mapping. Each rule names the types that break it.
 /// </summary>
 public sealed class LayeringTests
@@ -31,11 +31,12 @@ public sealed class LayeringTests
     private const string WebSockets = Server + ".WebSockets";
     private const string Security = Server + ".Security";
     private const string Backup = Server + ".Backup";
+    private const string Patching = Server + ".Patching";
 
     private static readonly Assembly ServerAssembly = typeof(Jackdaw.Server.Hosting.JackdawHost).Assembly;
 
     // Indexing's folders, each a namespace below the Indexing namespace itself.
-    private static readonly string[] IndexingParts = ["Definitions", "Mapping", "JavaScript", "Analysis", "Lucene", "Workers"];
+    private static readonly string[] IndexingParts = ["Definitions", "Mapping", "JavaScript", "Analysis", "Lucene", "MapReduce", "Workers"];
 
     private static void AssertNoDependency(string layer, params string[] forbidden) =>
         AssertNoDependency(layer, string.Join(", ", forbidden), forbidden);
@@ -49,7 +50,7 @@ public sealed class LayeringTests
     [Fact]
     public void EveryServerTypeLivesInAKnownLayer()
     {
-        string[] layers = [Routing, Hosting, Handlers, Wire, Databases, Documents, Errors, Rql, Indexing, Queries, Subscriptions, Changes, WebSockets, Security, Backup];
+        string[] layers = [Routing, Hosting, Handlers, Wire, Databases, Documents, Errors, Rql, Indexing, Queries, Subscriptions, Changes, WebSockets, Security, Backup, Patching];
         var strays = ServerAssembly.GetTypes()
             .Where(t => t.Namespace is not null && t.Namespace.StartsWith(Server, StringComparison.Ordinal))
             .Where(t => !layers.Any(l => t.Namespace == l || t.Namespace!.StartsWith(l + ".", StringComparison.Ordinal)))
@@ -88,7 +89,8 @@ public sealed class LayeringTests
         AssertIndexingPartDependsOnlyOn("JavaScript", "Mapping", "Definitions");
         AssertIndexingPartDependsOnlyOn("Lucene", "Mapping", "Definitions");
         AssertIndexingPartDependsOnlyOn("Analysis", "Lucene", "Mapping", "Definitions");
-        AssertIndexingPartDependsOnlyOn("Workers", "Lucene", "Mapping", "Definitions");
+        AssertIndexingPartDependsOnlyOn("MapReduce", "Lucene", "Mapping", "Definitions");
+        AssertIndexingPartDependsOnlyOn("Workers", "MapReduce", "Lucene", "Mapping", "Definitions");
     }
 
     /// <summary>
@@ -102,8 +104,8 @@ public sealed class LayeringTests
         Errors, WebSockets, Routing, Security,
         Documents, Documents + ".Commands",
         Databases, Rql,
-        Indexing + ".Definitions", Indexing + ".Mapping", Indexing + ".JavaScript", Indexing + ".Lucene", Indexing + ".Analysis", Indexing + ".Workers", Indexing,
-        Queries, Subscriptions, Changes, Wire, Backup + ".Smuggler", Backup, Hosting, Handlers,
+        Indexing + ".Definitions", Indexing + ".Mapping", Indexing + ".JavaScript", Indexing + ".Lucene", Indexing + ".Analysis", Indexing + ".MapReduce", Indexing + ".Workers", Indexing,
+        Queries, Patching, Subscriptions, Changes, Wire, Backup + ".Smuggler", Backup, Hosting, Handlers,
     ];
 
     /// <summary>The types of exactly namespace <paramref name="ns"/> (not its sub-namespaces), named as the dependency checks name them.</summary>

@@ -3,7 +3,7 @@ using Jackdaw.Server.Tests.Infrastructure;
 
 namespace Jackdaw.Server.Tests.Compat;
 
-/// <summary>PATCH commands of bulk_docs: the scripts RavenDB's clients generate for patch and increment.</summary>
+/// <summary>PATCH commands of bulk_docs: the scripts RavenDB's clients generate for patch and increment, and any other script.</summary>
 public sealed class RavenPatchTests(ServerFixture fixture) : IClassFixture<ServerFixture>
 {
     private HttpClient Client => fixture.Client;
@@ -20,7 +20,7 @@ public sealed class RavenPatchTests(ServerFixture fixture) : IClassFixture<Serve
     public async Task PatchAndIncrementChangeTheDocumentAndAnswerInRavenDbsShape()
     {
         var db = await fixture.CreateDatabaseAsync();
-        await BatchAsync(db, """{"Type":"PUT","Id":"users/1","Document":{"Name":"Ada","Visits":1,"Tag":"a","@metadata":{"@collection":"Users"}}}""");
+        await BatchAsync(db, """{"Type":"PUT","Id":"users/1","Document":{"Name":"Ada","Visits":1,"Tag":"a","Address":{"City":"Paris"},"@metadata":{"@collection":"Users"}}}""");
 
         var body = await BatchAsync(db, """
             {"Id":"users/1","ChangeVector":null,"Type":"PATCH","ReturnDocument":true,
@@ -58,17 +58,19 @@ public sealed class RavenPatchTests(ServerFixture fixture) : IClassFixture<Serve
     }
 
     [Theory]
-    [InlineData("""{"Script":"this.V = 1;","Values":{}}""", "is not one this server runs")]
-    [InlineData("""{"Script":"delete this.V;"}""", "is not one this server runs")]
-    [InlineData("""{"Script":"this.V = args.missing;","Values":{"other":1}}""", "args.missing")]
-    [InlineData("""{"Values":{}}""", "'Script'")]
-    public async Task AScriptThisServerDoesNotRunIs400NamingIt(string patch, string mentions)
+    [InlineData("""{"Script":"this.V = ;","Values":{}}""", "JavaScriptException", "line 1")]
+    [InlineData("""{"Script":"this.V = 2;\nthis.Missing.Deep = 1;"}""", "JavaScriptException", "line 2")]
+    [InlineData("""{"Values":{}}""", "BadRequestException", "'Script'")]
+    [InlineData("""{"Script":"this.V = 1;","Values":[1]}""", "BadRequestException", "'Values'")]
+    public async Task AScriptThatFailsIs400NamingTheLineAndStoresNothing(string patch, string type, string mentions)
     {
         var db = await fixture.CreateDatabaseAsync();
         await BatchAsync(db, """{"Type":"PUT","Id":"a","Document":{"V":1}}""");
         using var response = await Client.PostAsync($"/databases/{db}/bulk_docs", Api.Json("{\"Commands\":[{\"Id\":\"a\",\"Type\":\"PATCH\",\"Patch\":" + patch + "}]}"));
-        var message = await Api.AssertErrorAsync(response, HttpStatusCode.BadRequest, "BadRequestException");
+        var message = await Api.AssertErrorAsync(response, HttpStatusCode.BadRequest, type);
         Assert.Contains(mentions, message, StringComparison.Ordinal);
+        using var stored = await Client.GetAsync($"/databases/{db}/docs?id=a");
+        Assert.Equal(1, (await Api.JsonAsync(stored)).GetProperty("Results")[0].GetProperty("V").GetInt32());
     }
 
     [Fact]
@@ -84,12 +86,13 @@ public sealed class RavenPatchTests(ServerFixture fixture) : IClassFixture<Serve
     }
 
     [Fact]
-    public async Task IncrementingSomethingThatIsNotANumberIs400()
+    public async Task IncrementingSomethingThatIsNotANumberFollowsJavaScript()
     {
         var db = await fixture.CreateDatabaseAsync();
-        await BatchAsync(db, """{"Type":"PUT","Id":"a","Document":{"V":{"x":1}}}""");
-        using var response = await Client.PostAsync($"/databases/{db}/bulk_docs", Api.Json("""{"Commands":[{"Id":"a","Type":"PATCH","Patch":{"Script":"this.V = this.V ? this.V + args.d : args.d;","Values":{"d":1}}}]}"""));
-        var message = await Api.AssertErrorAsync(response, HttpStatusCode.BadRequest, "BadRequestException");
-        Assert.Contains("cannot add", message, StringComparison.Ordinal);
+        await BatchAsync(db, """{"Type":"PUT","Id":"a","Document":{"V":{"x":1},"S":"n"}}""");
+        var body = await BatchAsync(db, """{"Id":"a","Type":"PATCH","ReturnDocument":true,"Patch":{"Script":"this.V = this.V ? this.V + args.d : args.d;\nthis.S = this.S ? this.S + args.d : args.d;","Values":{"d":1}}}""");
+        var modified = body.GetProperty("Results")[0].GetProperty("ModifiedDocument");
+        Assert.Equal("[object Object]1", modified.GetProperty("V").GetString());
+        Assert.Equal("n1", modified.GetProperty("S").GetString());
     }
 }

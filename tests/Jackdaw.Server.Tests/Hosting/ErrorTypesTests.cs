@@ -49,8 +49,21 @@ public sealed class ErrorTypesTests(Infrastructure.ServerFixture fixture) : ICla
             ErrorTypes.IndexCompilation, ErrorTypes.IndexDoesNotExist, ErrorTypes.Timeout, ErrorTypes.IndexLocked,
             ErrorTypes.SubscriptionDoesNotExist, ErrorTypes.SubscriptionAlreadyExists,
             ErrorTypes.AnalyzerCompilation, ErrorTypes.AnalyzerInUse, ErrorTypes.Authorization, ErrorTypes.Backup,
+            ErrorTypes.JavaScript,
         ];
         Assert.Equal(AllTypes().Order(StringComparer.Ordinal), covered.Order(StringComparer.Ordinal));
+    }
+
+    [Fact]
+    public async Task JavaScriptException()
+    {
+        var db = await fixture.CreateDatabaseAsync();
+        using (var put = await Client.PutAsync($"/databases/{db}/docs?id=a", Api.Json("{}")))
+            Assert.Equal(HttpStatusCode.Created, put.StatusCode);
+        using var request = new HttpRequestMessage(HttpMethod.Patch, $"/databases/{db}/docs?id=a") { Content = Api.Json("""{"Patch":{"Script":"this.A = 1;\nthrow new Error('no');"}}""") };
+        using var response = await Client.SendAsync(request);
+        var message = await Api.AssertErrorAsync(response, HttpStatusCode.BadRequest, "JavaScriptException");
+        Assert.Contains("line 2", message, StringComparison.Ordinal);
     }
 
     [Fact]

@@ -179,7 +179,7 @@ public sealed class MultiGetTests(Infrastructure.ServerFixture fixture) : IClass
         var results = await MultiGetAsync(db, """
             [
               {"Url":"/databases/{db}/attachments","Query":"?id=users/1&name=a.txt"},
-              {"Url":"/databases/{db}/queries","Method":"PATCH"},
+              {"Url":"/databases/{db}/queries","Method":"PUT"},
               {"Url":"/databases/{db}/docs","Method":"get","Query":"id=users/1"}
             ]
             """);
