@@ -107,6 +107,14 @@ public sealed class DocumentPath
         return WalkObject(root, 0, 0, ref budget, ref visitor);
     }
 
+    /// <summary>
+    /// Walks from an object met inside a document (an array element an outer walk reached), charging
+    /// the arrays it enters against <paramref name="budget"/> (the document's length).
+    /// </summary>
+    /// <exception cref="BlittableFormatException">The document is corrupt.</exception>
+    public bool Walk<TVisitor>(BlittableObject root, int budget, ref TVisitor visitor)
+        where TVisitor : IDocumentPathVisitor => WalkObject(root, 0, 0, ref budget, ref visitor);
+
     private bool WalkObject<TVisitor>(BlittableObject current, int segment, int depth, ref int budget, ref TVisitor visitor)
         where TVisitor : IDocumentPathVisitor
     {

@@ -234,7 +234,7 @@ public sealed partial class IndexesHandler(ServerContext server) : HandlerBase(s
         {
             var progress = index.Progress;
             foreach (var (collection, position) in progress.Positions.Count == 0
-                ? index.Definition.IsAuto ? [new(index.Definition.Collection!.ToLowerInvariant(), default)] : new List<KeyValuePair<string, CollectionPosition>>()
+                ? index.Definition.IsAutoIndex ? [new(index.Definition.Collection!.ToLowerInvariant(), default)] : new List<KeyValuePair<string, CollectionPosition>>()
                 : progress.Positions.ToList())
             {
                 foreach (var record in reader.GetDocumentsFrom(collection, position.Documents, 1))

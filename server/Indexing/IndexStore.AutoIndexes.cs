@@ -97,7 +97,7 @@ public sealed partial class IndexStore
 
     /// <summary>When the auto-index deleted at <paramref name="index"/>'s current idleness runs out (null for static ones).</summary>
     public DateTime? AutoDeleteAt(Index index) =>
-        index.Definition.IsAuto ? (index.LastQueryingTime ?? index.Definition.CreatedAt) + _options.AutoIndexDeleteAfter : null;
+        index.Definition.IsAutoIndex ? (index.LastQueryingTime ?? index.Definition.CreatedAt) + _options.AutoIndexDeleteAfter : null;
 
     /// <summary>Idle auto-indexes, and deleting those idle too long; narrower auto-indexes once a wider one caught up.</summary>
     private async Task HousekeepingAsync()
@@ -128,7 +128,7 @@ public sealed partial class IndexStore
     public async Task RunHousekeepingAsync()
     {
         var now = DateTime.UtcNow;
-        foreach (var index in _indexes.Values.Where(i => i.Definition.IsAuto).ToList())
+        foreach (var index in _indexes.Values.Where(i => i.Definition.IsAutoIndex).ToList())
         {
             var lastUsed = index.LastQueryingTime ?? index.Definition.CreatedAt;
             if (now - lastUsed > _options.AutoIndexDeleteAfter)
@@ -145,9 +145,13 @@ public sealed partial class IndexStore
         await RemoveCoveredAutoIndexesAsync().ConfigureAwait(false);
     }
 
-    /// <summary>Deletes auto-indexes whose fields a wider auto-index of the same collection covers, once that one is not stale.</summary>
+    /// <summary>
+    /// Deletes auto-indexes whose fields a wider auto-index of the same collection covers, and auto
+    /// map-reduce indexes whose aggregations a wider one of the same grouping has, once that one is not stale.
+    /// </summary>
     public async Task RemoveCoveredAutoIndexesAsync()
     {
+        await RemoveCoveredAutoMapReduceIndexesAsync().ConfigureAwait(false);
         var autos = _indexes.Values.Where(i => i.Definition.IsAuto).ToList();
         foreach (var narrow in autos)
         {

@@ -389,7 +389,7 @@ public sealed partial class IndexStore : IAsyncDisposable
         else if (index.Definition.IsAuto && _indexes.Values.Any(i => i != index && i.Definition.IsAuto
             && string.Equals(i.Definition.Collection, index.Definition.Collection, StringComparison.OrdinalIgnoreCase)
             && i.Definition.AutoFields.Count < index.Definition.AutoFields.Count
-            && i.Definition.AutoFields.All(f => index.Definition.AutoFields.Contains(f))))
+            && i.Definition.AutoFields.All(f => index.Definition.AutoFields.Contains(f))) || RetiresAutoMapReduce(index))
         {
             _ = Task.Run(async () =>
             {
@@ -425,6 +425,7 @@ public sealed partial class IndexStore : IAsyncDisposable
     public static IIndexMapper CreateMapper(IndexDefinition definition) => definition.Type switch
     {
         IndexType.AutoMap => new AutoIndexMapper(definition),
+        IndexType.AutoMapReduce => new AutoMapReduceMapper(definition),
         IndexType.MapReduce => CheckOutput(definition, JavaScriptMapper.Compile(definition.Name, definition.Maps, additionalSources: definition.AdditionalSources, reduce: definition.Reduce)),
         _ => JavaScriptMapper.Compile(definition.Name, definition.Maps, additionalSources: definition.AdditionalSources),
     };

@@ -22,7 +22,9 @@ namespace Jackdaw.Server.Queries;
 public sealed record QueryExplanation(string IndexName, IReadOnlyList<(string Index, string Reason)> Reasons);
 
 /// <summary>
-/// Decides what answers a query: a query on a collection with no <c>where</c> (or one on
+/// Decides what answers a query: a <c>group by</c> query the auto map-reduce index of its
+/// grouping that has its aggregations (made, or widened, when none does: <see cref="GroupByPlanner"/>);
+/// a query on a collection with no <c>where</c> (or one on
 /// <c>id()</c> only) and no <c>order by</c> reads the document store; any other collection query
 /// goes to the auto-index that covers its fields (made, or widened, when none does); <c>from index
 /// 'Name'</c> to that index. Queries and streams plan alike.
@@ -46,7 +48,7 @@ public static class QueryPlanner
         var optimizer = timings?.Start("Optimizer");
         var offset = Count(query.Offset, request, "offset") ?? 0;
         var limit = Count(query.Limit, request, "limit");
-        if (!query.From.IsIndex && LuceneQueryBuilder.OnIdOnly(query.Where) && query.OrderBy.All(o => o.IsId || o.IsScore))
+        if (!query.IsGroupBy && !query.From.IsIndex && LuceneQueryBuilder.OnIdOnly(query.Where) && query.OrderBy.All(o => o.IsId || o.IsScore))
         {
             optimizer?.Dispose();
             return new QueryPlan(query, offset, limit, null);
@@ -57,6 +59,12 @@ public static class QueryPlanner
         if (query.From.IsIndex)
         {
             index = await store.GetAsync(query.From.Name).ConfigureAwait(false);
+        }
+        else if (query.IsGroupBy)
+        {
+            var shape = GroupByPlanner.Prepare(query, request.Text);
+            index = await store.GetOrCreateAutoMapReduceIndexAsync(query.From.Name, shape.GroupBy, shape.Aggregations).ConfigureAwait(false);
+            query = shape.Query;
         }
         else
         {
@@ -99,6 +107,13 @@ public static class QueryPlanner
             var index = IndexStore.Of(database).Get(query.From.Name);
             indexName = index.Name;
             reasons = [(index.Name, "The query names this index ('from index').")];
+        }
+        else if (query.IsGroupBy)
+        {
+            var shape = GroupByPlanner.Prepare(query, request.Text);
+            var (name, found) = IndexStore.Of(database).ExplainAutoMapReduceIndex(query.From.Name, shape.GroupBy, shape.Aggregations);
+            indexName = name;
+            reasons = [.. found];
         }
         else if (!query.From.IsIndex && LuceneQueryBuilder.OnIdOnly(query.Where) && query.OrderBy.All(o => o.IsId || o.IsScore))
         {

@@ -59,6 +59,11 @@ public static class QueryProjection
     /// </summary>
     public static void WriteReduceRow(IBufferWriter<byte> output, RqlQuery query, ReadOnlySpan<byte> json, ReadOnlySpan<byte> row)
     {
+        if (query.IsGroupBy && query.Select.Count > 0)
+        {
+            GroupByProjection.WriteRow(output, query, json);
+            return;
+        }
         if (query.Select.Count == 0)
         {
             // The row as the reduce wrote it (its properties in their order), and its metadata.

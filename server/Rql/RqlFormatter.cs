@@ -15,6 +15,8 @@ public static class RqlFormatter
         text.Append(query.From.IsIndex ? "index " + Quote(query.From.Name) : Name(query.From.Name));
         if (query.From.Alias is { } alias)
             text.Append(" as ").Append(alias);
+        if (query.IsGroupBy)
+            text.Append(" group by ").AppendJoin(", ", query.GroupBy.Select(Path));
         if (query.Where is { } where)
             Write(text.Append(" where "), where);
         if (query.OrderBy.Count > 0)
@@ -26,7 +28,7 @@ public static class RqlFormatter
         if (query.Filter is { } filter)
             Write(text.Append(" filter "), filter);
         if (query.Select.Count > 0)
-            text.Append(" select ").AppendJoin(", ", query.Select.Select(p => Path(p.Path) + (p.Alias is { } a ? " as " + Name(a) : "")));
+            text.Append(" select ").AppendJoin(", ", query.Select.Select(p => Selected(p) + (p.Alias is { } a ? " as " + Name(a) : "")));
         if (query.Include.Count > 0 || query.IncludeTimings)
             text.Append(" include ").AppendJoin(", ", query.Include.Select(Path).Concat(query.IncludeTimings ? ["timings()"] : []));
         if (query.Limit is { } limit)
@@ -97,6 +99,14 @@ public static class RqlFormatter
                 break;
         }
     }
+
+    private static string Selected(RqlProjection projection) => projection.Aggregate switch
+    {
+        RqlAggregate.Key => "key()",
+        RqlAggregate.Count => "count()",
+        RqlAggregate.Sum => "sum(" + Path(projection.Path) + ")",
+        _ => Path(projection.Path),
+    };
 
     private static string Operand(RqlOperand operand) => operand.Path is null ? "id()" : Path(operand.Path);
 

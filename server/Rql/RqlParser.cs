@@ -5,7 +5,7 @@ namespace Jackdaw.Server.Rql;
 /// <summary>
 /// Parses the RQL subset Jackdaw answers (keywords case-insensitive):
 /// <code>
-/// query      = "from" ( name | "index" string ) [ "as" name ] [ "where" or ]
+/// query      = "from" ( name | "index" string ) [ "as" name ] [ "group" "by" path { "," path } ] [ "where" or ]
 ///              [ "order" "by" order { "," order } ] [ "filter" or ] [ "select" projection { "," projection } ]
 ///              [ "include" include { "," include } ] [ "limit" value [ "offset" value | "," value ] ]
 ///              [ "filter_limit" value ]
@@ -20,17 +20,18 @@ namespace Jackdaw.Server.Rql;
 /// operand    = "id" "(" ")" | path          path = name [ "[]" ] { "." name [ "[]" ] }
 /// value      = string | number | "true" | "false" | "null" | $parameter
 /// order      = ( "score" "(" ")" | "id" "(" ")" | path ) [ "as" ( "long" | "double" | "alphaNumeric" | "string" ) ] [ "asc" | "desc" ]
+/// projection = ( path | "key" "(" ")" | "count" "(" ")" | "sum" "(" path ")" ) [ "as" name ]   (the last three in a group-by query only)
 /// </code>
 /// Errors name the position and what was expected. Nesting is bounded by <see cref="MaxDepth"/>, so
 /// a hostile query cannot exhaust the stack.
 /// </summary>
-public sealed class RqlParser
+public sealed partial class RqlParser
 {
     public const int MaxDepth = 128;
 
     // The clauses after 'from', in the order RavenDB's RQL requires them.
-    private static readonly string[] Clauses = ["where", "order", "filter", "select", "include", "limit", "filter_limit"];
-    private static readonly string[] ClauseNames = ["where", "order by", "filter", "select", "include", "limit", "filter_limit"];
+    private static readonly string[] Clauses = ["group", "where", "order", "filter", "select", "include", "limit", "filter_limit"];
+    private static readonly string[] ClauseNames = ["group by", "where", "order by", "filter", "select", "include", "limit", "filter_limit"];
 
     private readonly string _query;
     private readonly List<RqlToken> _tokens;
@@ -58,6 +59,7 @@ public sealed class RqlParser
     {
         ExpectKeyword("from");
         var from = ParseSource();
+        var groupBy = ParseGroupBy(from);
         RqlExpression? where = null;
         List<RqlOrder> orderBy = [];
         List<RqlProjection> select = [];
@@ -109,8 +111,8 @@ public sealed class RqlParser
             filterLimit = ParseValue("the most documents the filter examines");
         }
         if (Current.Kind != RqlTokenKind.End)
-            throw ClauseOutOfPlace(where is not null, orderBy.Count > 0, filter is not null, select.Count > 0, include.Count > 0 || timings, limit is not null, filterLimit is not null);
-        return new RqlQuery(from, where, orderBy, select, include, limit, offset) { Filter = filter, FilterLimit = filterLimit, IncludeTimings = timings };
+            throw ClauseOutOfPlace(groupBy.Count > 0, where is not null, orderBy.Count > 0, filter is not null, select.Count > 0, include.Count > 0 || timings, limit is not null, filterLimit is not null);
+        return new RqlQuery(from, where, orderBy, select, include, limit, offset) { Filter = filter, FilterLimit = filterLimit, IncludeTimings = timings, GroupBy = groupBy };
     }
 
     /// <summary><c>include timings()</c> (true); the other include methods of RavenDB's RQL are refused by name.</summary>
@@ -155,7 +157,7 @@ public sealed class RqlParser
         for (var i = last + 1; i < Clauses.Length; i++)
         {
             // filter_limit only follows a filter.
-            if (Clauses[i] == "filter_limit" && !taken[2])
+            if (Clauses[i] == "filter_limit" && !taken[Array.IndexOf(Clauses, "filter")])
                 continue;
             allowed.Add($"'{ClauseNames[i]}'");
         }
@@ -441,7 +443,7 @@ public sealed class RqlParser
     private RqlProjection ParseProjection()
     {
         var token = Current;
-        var path = ParsePath();
+        var (path, aggregate) = ParseSelectItem();
         string? alias = null;
         if (TakeKeyword("as"))
         {
@@ -450,7 +452,7 @@ public sealed class RqlParser
             alias = Current.Text;
             _next++;
         }
-        return new RqlProjection(path, alias, token.Position);
+        return new RqlProjection(path, alias, token.Position) { Aggregate = aggregate };
     }
 
     private RqlValue ParseValue(string what)
@@ -508,7 +510,8 @@ public sealed class RqlParser
             throw Error(Current, $"expected '{keyword}'");
     }
 
-    private static bool IsClause(RqlToken token) => Clauses.Any(token.Is);
+    // 'group' starts a clause only before 'by': a field or collection named Group stays a name.
+    private bool IsClause(RqlToken token) => Clauses.Any(token.Is) && !(token.Is("group") && !Peek(1).Is("by"));
 
     private InvalidQueryException Error(RqlToken at, string expected) => new(_query, at.Position, $"{expected}, found {at}.");
 }

@@ -24,6 +24,14 @@ public sealed record RqlQuery(
 
     /// <summary>The <c>update { ... }</c> clause of a patch by query (<see cref="RqlUpdateClause"/>), or null.</summary>
     public RqlUpdate? Update { get; init; }
+
+    /// <summary>
+    /// The <c>group by</c> fields (empty: not a group-by query). A group-by query is answered by an
+    /// auto map-reduce index: its <c>where</c> and <c>order by</c> apply to the reduce results.
+    /// </summary>
+    public IReadOnlyList<RqlPath> GroupBy { get; init; } = [];
+
+    public bool IsGroupBy => GroupBy.Count > 0;
 }
 
 /// <summary><c>from Orders</c> or <c>from index 'Orders/Totals'</c>, with an optional alias.</summary>
@@ -120,5 +128,32 @@ public sealed record RqlOrder(RqlPath? Path, bool Descending, string? As, int Po
     public bool IsScore => Path is null && !IsId;
 }
 
-/// <summary>A <c>select</c> item: a field, optionally renamed.</summary>
-public sealed record RqlProjection(RqlPath Path, string? Alias, int Position);
+/// <summary>
+/// A <c>select</c> item: a field, optionally renamed; in a group-by query also <c>key()</c>,
+/// <c>count()</c> or <c>sum(path)</c> (<see cref="Aggregate"/>). For those, <see cref="Path"/> is
+/// the field of the reduce result the item reads: <c>Count</c>, the summed path, or the group-by
+/// field (the first one for a composite <c>key()</c>, which reads them all).
+/// </summary>
+public sealed record RqlProjection(RqlPath Path, string? Alias, int Position)
+{
+    public RqlAggregate Aggregate { get; init; }
+
+    /// <summary>The name the item has in each result: its alias, else the field it reads.</summary>
+    public string Name => Alias ?? Path.ToString();
+}
+
+/// <summary>What a <c>select</c> item of a group-by query reads.</summary>
+public enum RqlAggregate : byte
+{
+    /// <summary>A field (in a group-by query: a group-by field).</summary>
+    None,
+
+    /// <summary><c>key()</c>: the group-by value (an object of them for several fields).</summary>
+    Key,
+
+    /// <summary><c>count()</c>: how many entries the group has.</summary>
+    Count,
+
+    /// <summary><c>sum(path)</c>: the sum of a numeric path over the group's entries.</summary>
+    Sum,
+}

@@ -21,10 +21,17 @@ internal sealed class Projection
 
     public bool SingleIsId { get; set; }
 
+    /// <summary>
+    /// The select items of a group-by query, as RQL (<c>key() as Key</c>, <c>count() as Count</c>,
+    /// <c>sum(Freight) as Total</c>); each result is read whole into the projection's type.
+    /// </summary>
+    public List<string> GroupItems { get; } = [];
+
     /// <summary>The <c>select</c> clause without the keyword, e.g. <c>Company, ShipTo.City as City</c>; empty when only the id is asked for.</summary>
     public string ToRql()
     {
         var builder = new System.Text.StringBuilder();
+        builder.AppendJoin(", ", GroupItems);
         foreach (var (path, alias) in Fields)
         {
             if (builder.Length > 0)

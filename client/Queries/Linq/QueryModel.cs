@@ -23,6 +23,9 @@ internal sealed class QueryModel(string from)
 
     public List<string> Includes { get; } = [];
 
+    /// <summary>The <c>group by</c> paths (RQL), from <c>GroupBy</c>; empty when the query does not group.</summary>
+    public List<string> GroupBy { get; } = [];
+
     public Projection? Projection { get; set; }
 
     public long Skip { get; set; }
@@ -42,6 +45,11 @@ internal sealed class QueryModel(string from)
     public string ToRql(long? limit, long offset)
     {
         var builder = new StringBuilder(from);
+        if (GroupBy.Count > 0)
+        {
+            builder.Append(" group by ").AppendJoin(", ", GroupBy);
+        }
+
         var where = Where();
         if (where.Kind == ConditionKind.Never)
         {

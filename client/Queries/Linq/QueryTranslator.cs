@@ -7,8 +7,9 @@ namespace Jackdaw.Client.Queries.Linq;
 /// <summary>
 /// Reads a query's chain of LINQ operators, from <c>session.Query&lt;T&gt;()</c> outwards, into a
 /// <see cref="QueryModel"/>. What RQL cannot say throws <see cref="NotSupportedException"/> naming
-/// the operator: GroupBy, Join, Distinct and the like; a Where or OrderBy after Skip/Take (it would
-/// filter or sort one page) or after Select.
+/// the operator: Join, Distinct and the like; a Where or OrderBy after Skip/Take (it would
+/// filter or sort one page) or after Select. <c>GroupBy</c> followed by a <c>Select</c> of the key,
+/// <c>Count()</c> and <c>Sum(...)</c> is a group-by query (<see cref="QueryTranslator"/>'s GroupBy part).
 /// </summary>
 internal static partial class QueryTranslator
 {
@@ -35,13 +36,18 @@ internal static partial class QueryTranslator
             translation.Apply(call);
         }
 
+        if (model.GroupBy.Count > 0 && model.Projection is null)
+        {
+            throw new NotSupportedException("GroupBy must be followed by a Select of its key, Count() and Sum(...) (g => new { g.Key, Count = g.Count() }): the server answers groups' totals, not the groups' documents.");
+        }
+
         return model;
     }
 
     [GeneratedRegex(@"^[\p{L}_@][\p{L}\p{Nd}_@]*(\[\])?(\.[\p{L}_@][\p{L}\p{Nd}_@]*(\[\])?)*$")]
     private static partial Regex PlainPath();
 
-    private sealed class Translation(QueryModel model, FieldPathResolver fields)
+    private sealed partial class Translation(QueryModel model, FieldPathResolver fields)
     {
         private bool _paged;
         private bool _projected;
@@ -62,16 +68,22 @@ internal static partial class QueryTranslator
 
             switch (method.Name)
             {
+                case nameof(Queryable.GroupBy):
+                    GroupBy(call);
+                    return;
                 case nameof(Queryable.Where):
+                    RequireNotGrouped("Where");
                     RequireBeforePagingAndSelect("Where", "it would filter one page of results, or the projected values");
                     model.AddWhere(Translate(Lambda(call, "Where"), lambda => new WhereTranslator(fields, model.Parameters).Translate(lambda.Body)));
                     return;
                 case nameof(Queryable.OrderBy) or nameof(Queryable.OrderByDescending):
+                    RequireNotGrouped(method.Name);
                     RequireBeforePagingAndSelect(method.Name, "it would sort one page of results, or the projected values");
                     model.OrderBy.Clear();
                     model.OrderBy.Add(OrderBy(call));
                     return;
                 case nameof(Queryable.ThenBy) or nameof(Queryable.ThenByDescending):
+                    RequireNotGrouped(method.Name);
                     RequireBeforePagingAndSelect(method.Name, "it would sort one page of results, or the projected values");
                     model.OrderBy.Add(OrderBy(call));
                     return;
@@ -100,7 +112,7 @@ internal static partial class QueryTranslator
                     _projected = model.Projection is not null;
                     return;
                 default:
-                    throw new NotSupportedException($"The LINQ operator {method.Name} is not supported by Jackdaw queries. Supported: Where, OrderBy(Descending), ThenBy(Descending), Skip, Take, Select, and Jackdaw's Search, Include, Customize and Statistics.");
+                    throw new NotSupportedException($"The LINQ operator {method.Name} is not supported by Jackdaw queries. Supported: Where, OrderBy(Descending), ThenBy(Descending), Skip, Take, Select, GroupBy (then Select), and Jackdaw's Search, Include, Customize and Statistics.");
             }
         }
 
@@ -187,6 +199,11 @@ internal static partial class QueryTranslator
             }
 
             var projection = new Projection();
+            if (_groupKeys is not null)
+            {
+                return GroupProjection(lambda, projection);
+            }
+
             switch (body)
             {
                 case NewExpression created:
@@ -250,6 +267,12 @@ internal static partial class QueryTranslator
 
         private void AddField(Projection projection, string alias, Expression value)
         {
+            if (_groupKeys is not null)
+            {
+                AddGroupItem(projection, alias, value);
+                return;
+            }
+
             var field = ProjectedField(value);
             if (field.IsId)
             {

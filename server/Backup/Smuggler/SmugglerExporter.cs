@@ -214,7 +214,7 @@ internal sealed class SmugglerExporter
             {
                 // Auto-indexes are made again by the queries that need them (RavenDB writes them
                 // in its own server-side shape, which only it reads).
-                if (index.Definition.IsAuto || index.Name.StartsWith(IndexStore.ReplacementPrefix, StringComparison.OrdinalIgnoreCase))
+                if (index.Definition.IsAutoIndex || index.Name.StartsWith(IndexStore.ReplacementPrefix, StringComparison.OrdinalIgnoreCase))
                 {
                     _result.Indexes.SkippedOne();
                     continue;

@@ -20,9 +20,10 @@ public sealed class IndexDefinition
 
     private static readonly char[] ForbiddenNameCharacters = ['\\', ':', '*', '?', '"', '<', '>', '|'];
 
-    private IndexDefinition(string name, IndexType type, IReadOnlyList<string> maps, IReadOnlyDictionary<string, IndexFieldOptions> fields, string? collection, IReadOnlyList<AutoIndexField> autoFields, DateTime createdAt, IReadOnlyDictionary<string, string>? additionalSources = null, ReduceDefinition? reduce = null)
+    private IndexDefinition(string name, IndexType type, IReadOnlyList<string> maps, IReadOnlyDictionary<string, IndexFieldOptions> fields, string? collection, IReadOnlyList<AutoIndexField> autoFields, DateTime createdAt, IReadOnlyDictionary<string, string>? additionalSources = null, ReduceDefinition? reduce = null, IReadOnlyList<AutoAggregationField>? aggregations = null)
     {
         Name = name;
+        Aggregations = aggregations ?? [];
         ReduceSpec = reduce;
         Type = type;
         Maps = maps;
@@ -54,12 +55,25 @@ public sealed class IndexDefinition
     /// <summary>The collection of an auto-index.</summary>
     public string? Collection { get; }
 
-    /// <summary>The fields of an auto-index.</summary>
+    /// <summary>The fields of an auto-index; of an auto map-reduce index, its group-by fields.</summary>
     public IReadOnlyList<AutoIndexField> AutoFields { get; }
+
+    /// <summary>The aggregations of an auto map-reduce index (<c>count()</c>, <c>sum(path)</c>; empty otherwise).</summary>
+    public IReadOnlyList<AutoAggregationField> Aggregations { get; }
 
     public DateTime CreatedAt { get; }
 
+    /// <summary>An auto map index (made for queries' fields, read by <see cref="Mapping.AutoIndexMapper"/>, widened by fields).</summary>
     public bool IsAuto => Type == IndexType.AutoMap;
+
+    /// <summary>An auto map-reduce index (made for a <c>group by</c> query).</summary>
+    public bool IsAutoMapReduce => Type == IndexType.AutoMapReduce;
+
+    /// <summary>
+    /// Made by queries, of either kind: such an index is idled and deleted when no query uses it,
+    /// and retired once a wider one of its kind has caught up (housekeeping).
+    /// </summary>
+    public bool IsAutoIndex => IsAuto || IsAutoMapReduce;
 
     /// <summary>Whether entries are reduced by key (a static map-reduce, or an auto map-reduce from a <c>group by</c> query).</summary>
     public bool IsMapReduce => Type is IndexType.MapReduce or IndexType.AutoMapReduce;
@@ -108,8 +122,26 @@ public sealed class IndexDefinition
         return new IndexDefinition(name, IndexType.AutoMap, [], new Dictionary<string, IndexFieldOptions>(), collection, ordered, DateTime.UtcNow);
     }
 
+    /// <summary>
+    /// An auto map-reduce index over <paramref name="collection"/> for a <c>group by</c> query, named
+    /// as RavenDB names them: the aggregations, then the group-by fields, each sorted
+    /// (<c>Auto/Orders/ByCountAndFreightReducedByCompany</c>; <c>Auto/OrdersReducedByCompany</c>
+    /// without aggregations). The order of the fields given does not matter.
+    /// </summary>
+    public static IndexDefinition CreateAutoMapReduce(string collection, IEnumerable<string> groupBy, IEnumerable<AutoAggregationField> aggregations)
+    {
+        // RavenDB sorts with the culture's comparer (invariant on its servers).
+        var keys = groupBy.Distinct(StringComparer.Ordinal).Order(StringComparer.InvariantCulture).Select(p => new AutoIndexField(p, FieldIndexing.Default)).ToArray();
+        if (keys.Length == 0)
+            throw new ArgumentException("An auto map-reduce index needs at least one group-by field.", nameof(groupBy));
+        var sums = aggregations.DistinctBy(a => a.Name, StringComparer.Ordinal).OrderBy(a => a.Name, StringComparer.InvariantCulture).ToArray();
+        var by = sums.Length == 0 ? "" : "/By" + string.Join("And", sums.Select(a => a.Name));
+        var name = "Auto/" + collection + by + "ReducedBy" + string.Join("And", keys.Select(k => k.Path));
+        return new IndexDefinition(name, IndexType.AutoMapReduce, [], new Dictionary<string, IndexFieldOptions>(), collection, keys, DateTime.UtcNow, aggregations: sums);
+    }
+
     /// <summary>The same definition under another name (a replacement, and the index it becomes at the swap).</summary>
-    public IndexDefinition WithName(string name) => new(name, Type, Maps, Fields, Collection, AutoFields, CreatedAt, AdditionalSources, ReduceSpec);
+    public IndexDefinition WithName(string name) => new(name, Type, Maps, Fields, Collection, AutoFields, CreatedAt, AdditionalSources, ReduceSpec, Aggregations);
 
     /// <summary>Whether two definitions would build the same index (same maps, whitespace aside, and same field options).</summary>
     public bool SameAs(IndexDefinition other)
@@ -118,6 +150,8 @@ public sealed class IndexDefinition
             return false;
         if (IsAuto)
             return string.Equals(Collection, other.Collection, StringComparison.OrdinalIgnoreCase) && AutoFields.SequenceEqual(other.AutoFields);
+        if (IsAutoMapReduce)
+            return string.Equals(Collection, other.Collection, StringComparison.OrdinalIgnoreCase) && AutoFields.SequenceEqual(other.AutoFields) && Aggregations.SequenceEqual(other.Aggregations);
         if (!Maps.Select(NormalizeScript).SequenceEqual(other.Maps.Select(NormalizeScript)))
             return false;
         if (IsMapReduce && !ReduceSpec!.SameAs(other.ReduceSpec!, NormalizeScript))
@@ -284,6 +318,12 @@ public sealed class IndexDefinition
             foreach (var field in AutoFields)
                 fields[field.Key] = new JsonObject { ["Indexing"] = field.Indexing.ToString(), ["Storage"] = "No" };
         }
+        else if (IsAutoMapReduce)
+        {
+            // Every field of a reduce result is stored in it (RavenDB: Storage Yes).
+            foreach (var name in AutoFields.Select(f => f.Path).Concat(Aggregations.Select(a => a.Name)))
+                fields[name] = new JsonObject { ["Indexing"] = nameof(FieldIndexing.Default), ["Storage"] = "Yes" };
+        }
         else
         {
             foreach (var (field, options) in Fields)
@@ -311,10 +351,14 @@ public sealed class IndexDefinition
             ["CreatedAt"] = CreatedAt.ToString("o", System.Globalization.CultureInfo.InvariantCulture),
         };
         ReduceSpec?.WriteTo(json);
-        if (IsAuto)
+        if (IsAutoIndex)
         {
             json["Collection"] = Collection;
             json["AutoFields"] = new JsonArray(AutoFields.Select(f => (JsonNode?)new JsonObject { ["Path"] = f.Path, ["Indexing"] = f.Indexing.ToString() }).ToArray());
+        }
+        if (IsAutoMapReduce)
+        {
+            json["Aggregations"] = new JsonArray(Aggregations.Select(a => (JsonNode?)new JsonObject { ["Operation"] = a.Operation.ToString(), ["Path"] = a.Path }).ToArray());
         }
         return json;
     }
@@ -330,6 +374,14 @@ public sealed class IndexDefinition
                 .ToArray();
             var auto = CreateAuto(json.GetProperty("Collection").GetString()!, fields);
             return new IndexDefinition(auto.Name, IndexType.AutoMap, [], auto.Fields, auto.Collection, auto.AutoFields, created);
+        }
+        if (json.GetProperty("Type").GetString() == "AutoMapReduce")
+        {
+            var groupBy = json.GetProperty("AutoFields").EnumerateArray().Select(f => f.GetProperty("Path").GetString()!);
+            var aggregations = json.GetProperty("Aggregations").EnumerateArray()
+                .Select(a => new AutoAggregationField(Enum.Parse<AggregationOperation>(a.GetProperty("Operation").GetString()!), a.GetProperty("Path").GetString()!));
+            var auto = CreateAutoMapReduce(json.GetProperty("Collection").GetString()!, groupBy, aggregations);
+            return new IndexDefinition(auto.Name, IndexType.AutoMapReduce, [], auto.Fields, auto.Collection, auto.AutoFields, created, aggregations: auto.Aggregations);
         }
         var definition = FromJson(json);
         return new IndexDefinition(definition.Name, definition.Type, definition.Maps, definition.Fields, null, [], created, definition.AdditionalSources, definition.ReduceSpec);

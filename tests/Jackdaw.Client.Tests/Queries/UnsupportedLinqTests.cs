@@ -8,7 +8,9 @@ public sealed class UnsupportedLinqTests : QuerySender
 {
     public static TheoryData<string, Func<IJackdawQueryable<User>, IQueryable<object>>, string> Unsupported => new()
     {
-        { "GroupBy", q => q.GroupBy(x => x.Name).Select(g => (object)g.Key), "GroupBy" },
+        { "GroupBy without a Select", q => q.GroupBy(x => x.Name).Select(g => (object)g.First()), "cannot be translated in a group-by query" },
+        { "a whole composite key", q => q.GroupBy(x => new { x.Name, x.Age }).Select(g => (object)g.Key), "member by member" },
+        { "Where after GroupBy", q => q.GroupBy(x => x.Name).Where(g => g.Count() > 1).Select(g => (object)g.Key), "Where after GroupBy" },
         { "Join", q => q.Join(new List<Company>().AsQueryable(), u => u.Name, c => c.Name, (u, c) => (object)u), "Join" },
         { "Distinct", q => q.Distinct().Select(x => (object)x), "Distinct" },
         { "SelectMany", q => q.SelectMany(x => x.Tags).Select(x => (object)x), "SelectMany" },

@@ -117,7 +117,7 @@ public sealed class RqlParserTests
     }
 
     [Theory]
-    [InlineData("from Users x", "expected 'where', 'order by', 'filter', 'select', 'include', 'limit' or the end of the query")]
+    [InlineData("from Users x", "expected 'group by', 'where', 'order by', 'filter', 'select', 'include', 'limit' or the end of the query")]
     [InlineData("from Users where a = 1 x", "expected 'order by', 'filter', 'select', 'include', 'limit' or the end of the query")]
     [InlineData("from Users filter a = 1 x", "expected 'select', 'include', 'limit', 'filter_limit' or the end of the query")]
     [InlineData("from Users select a x", "expected 'include', 'limit' or the end of the query")]
