@@ -62,13 +62,16 @@ public sealed partial class Index
             var seenEtag = _database.LastEtag;
             var batchStarted = Stopwatch.GetTimestamp();
             bool more;
-            // A replacement writes its output documents once it is the index (the one it replaces writes them until then).
-            if (_outputDue && ReplacementOf is null && !_rollbackNeeded && !token.IsCancellationRequested)
+            // Output documents (OutputReduceToCollection) of the last commits; a replacement writes
+            // them once it is the index (the one it replaces writes them until then). A failure
+            // keeps the marks and is tried again later, but never holds the batches up.
+            if (_outputDue && !_outputHeld && !_rollbackNeeded && !token.IsCancellationRequested && Stopwatch.GetTimestamp() >= _outputRetryAt)
             {
                 try
                 {
                     _outputDue = false;
                     await WriteReduceOutputAsync().ConfigureAwait(false);
+                    _outputFailures = 0;
                 }
                 catch (Exception) when (token.IsCancellationRequested || _database.IsClosing)
                 {
@@ -76,13 +79,12 @@ public sealed partial class Index
                 }
                 catch (Exception e)
                 {
-                    // The marks stay in the store: written again once the database takes writes.
                     _outputDue = true;
-                    _logger.LogError(e, "Index {Index}: writing its results to its output collection failed; it tries again", Name);
+                    var delay = RetryDelay(++_outputFailures);
+                    _outputRetryAt = Stopwatch.GetTimestamp() + (long)(delay.TotalSeconds * Stopwatch.Frequency);
+                    _logger.LogError(e, "Index {Index}: writing its results to its output collection failed; it tries again in {Delay}", Name, delay);
                     RecordError("", "Output", e.Message);
-                    if (!await BackOffAsync(token).ConfigureAwait(false))
-                        break;
-                    continue;
+                    _ = Task.Delay(delay, token).ContinueWith(_ => Wake(), TaskScheduler.Default);
                 }
             }
             try
@@ -429,8 +431,12 @@ public sealed partial class Index
     /// </summary>
     private void RollBackToLastCommit()
     {
-        // A map-reduce's store goes back to its last commit too (it may be one commit ahead of Lucene's).
-        _reduceStore?.Abort();
+        // A map-reduce's store goes back to its last commit too (it may be one commit ahead of
+        // Lucene's); one whose journal failed (a full disk) takes no writes until it is reopened.
+        if (_reduceStore is { Failure: not null })
+            _reduceStore.Reopen();
+        else
+            _reduceStore?.Abort();
         _reduce?.Table.Forget();
         var positions = _files.RollBack(commit =>
         {

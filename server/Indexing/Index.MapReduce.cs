@@ -20,6 +20,25 @@ public sealed partial class Index
     public long PackedKeysReduced => _reduce?.Table.PackedReduced ?? 0;
 
     /// <summary>
+    /// Opens the reduce store; one whose files are damaged (a crash the engine cannot recover
+    /// from) is deleted and the index starts over, as an index whose Lucene files cannot be opened
+    /// does (a lost store empties Lucene: <see cref="RecoverReduce"/>).
+    /// </summary>
+    private static ReduceStore OpenReduceStore(string folder, Microsoft.Extensions.Logging.ILogger logger, string name)
+    {
+        try
+        {
+            return ReduceStore.Open(folder);
+        }
+        catch (Storage.Engine.StorageCorruptedException e)
+        {
+            Microsoft.Extensions.Logging.LoggerExtensions.LogWarning(logger, e, "Index {Index}: its reduce store in {Folder} cannot be opened; it is rebuilt from the start", name, folder);
+            Directory.Delete(folder, recursive: true);
+            return ReduceStore.Open(folder);
+        }
+    }
+
+    /// <summary>
     /// Brings Lucene in line with the reduce store's last commit and returns the store's positions:
     /// the pending keys' results are written again (a crash between the store's commit and
     /// Lucene's); Lucene files that were lost (rebuilt empty) get every key's result; a store that
@@ -56,6 +75,29 @@ public sealed partial class Index
 
     // Set when a commit holds keys whose output documents are due (OutputReduceToCollection).
     private volatile bool _outputDue;
+
+    // Set while the index is a replacement: its output waits for the swap and the old index's end.
+    private volatile bool _outputHeld;
+
+    // Failures of the output writes in a row, and when the next try may run (a Stopwatch timestamp).
+    private int _outputFailures;
+    private long _outputRetryAt;
+
+    /// <summary>
+    /// A replacement that became the index writes its output documents from now on: called once
+    /// the index it replaced is closed, so that no write of the old one comes after the new one's.
+    /// </summary>
+    public void ReleaseOutput()
+    {
+        if (!_outputHeld)
+            return;
+        _outputHeld = false;
+        if (Definition.ReduceSpec?.OutputReduceToCollection is not null)
+        {
+            _outputDue = true;
+            Wake();
+        }
+    }
 
     /// <summary>
     /// Writes the output documents of the keys the reduce store's last commit marks as due, in

@@ -146,6 +146,7 @@ public sealed partial class Index : IAsyncDisposable, ITombstoneConsumer
         _paused = paused;
         ReplacementOf = record.ReplacementOf;
         _yielding = ReplacementOf is not null;
+        _outputHeld = ReplacementOf is not null;
         _etagSeenWriting = database.LastEtag;
         LockMode = record.LockMode;
         Priority = record.Priority;
@@ -183,14 +184,17 @@ public sealed partial class Index : IAsyncDisposable, ITombstoneConsumer
             _temporaryReduceFolder = folder is null ? Path.Combine(Path.GetTempPath(), "jackdaw-reduce-" + Guid.NewGuid().ToString("N")) : null;
             try
             {
-                _reduceStore = ReduceStore.Open(_temporaryReduceFolder ?? Path.Combine(folder!, ReduceFolder));
+                _reduceStore = OpenReduceStore(_temporaryReduceFolder ?? Path.Combine(folder!, ReduceFolder), logger, definition.Name);
                 _reduce = new ReduceDocuments(mapper, functions, _reduceStore, _files, _planOf, RecordError, definition.ReduceSpec?.OutputReduceToCollection is not null);
                 _positions = RecoverReduce();
             }
             catch
             {
                 _reduceStore?.Dispose();
-                _files.Close(keep: true, _ => { });
+                // Nothing the recovery wrote is kept (Lucene commits on close otherwise).
+                _files.Close(keep: false, _ => { });
+                if (_temporaryReduceFolder is not null && Directory.Exists(_temporaryReduceFolder))
+                    Directory.Delete(_temporaryReduceFolder, recursive: true);
                 throw;
             }
             _map = _reduce;
@@ -328,12 +332,6 @@ public sealed partial class Index : IAsyncDisposable, ITombstoneConsumer
     {
         _definition = definition;
         ReplacementOf = null;
-        if (definition.ReduceSpec?.OutputReduceToCollection is not null)
-        {
-            // Its output documents were held back while it was built beside the index it replaced.
-            _outputDue = true;
-            Wake();
-        }
     }
 
     /// <summary>Wakes the loop (after indexing was started again, or a setting changed).</summary>

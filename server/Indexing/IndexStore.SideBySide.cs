@@ -89,6 +89,8 @@ public sealed partial class IndexStore
             _indexes.TryRemove(ReplacementName(definition.Name), out _);
             if (old is not null)
                 await RetireAsync(old).ConfigureAwait(false);
+            // Its output documents (OutputReduceToCollection) only now that the old index wrote its last.
+            replacement.ReleaseOutput();
             _logger.LogInformation("Index {Index} of database {Database}: its replacement has caught up and was swapped in", definition.Name, _database.Name);
             OnIndexEvent(definition.Name, IndexEventKind.ReplacementSwapped);
             return true;

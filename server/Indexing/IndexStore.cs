@@ -435,6 +435,15 @@ public sealed partial class IndexStore : IAsyncDisposable
     {
         var output = definition.ReduceSpec?.OutputReduceToCollection;
         var references = definition.ReduceSpec?.ReferencesCollection;
+        foreach (var name in new[] { output, references })
+        {
+            // Output ids are {collection}/{hash}: the collection must make valid ids.
+            if (name is not null && Documents.DocumentIds.Validate(name + "/1") is { } problem)
+            {
+                mapper.Dispose();
+                throw new IndexCompilationException(definition.Name, $"its output collection '{name}' cannot name documents: {problem}");
+            }
+        }
         foreach (var collection in mapper.Collections)
         {
             if (string.Equals(collection, output, StringComparison.OrdinalIgnoreCase) || string.Equals(collection, references, StringComparison.OrdinalIgnoreCase))

@@ -27,7 +27,7 @@ internal sealed class ReduceOutputCommand(string collection, string? pattern, st
         public string? Reference { get; set; }
     }
 
-    /// <summary>Rows whose pattern names a field the row does not have (no reference document for them).</summary>
+    /// <summary>Rows whose pattern gives no valid id (a field missing or empty, or an id the database would refuse or complete): no reference document for them.</summary>
     public List<string> Unreferenced { get; } = new();
 
     public void Execute(DatabaseTransaction transaction)
@@ -75,10 +75,16 @@ internal sealed class ReduceOutputCommand(string collection, string? pattern, st
             var field = pattern[(open + 1)..close];
             if (!document.RootElement.TryGetProperty(field, out var value) || value.ValueKind is JsonValueKind.Null or JsonValueKind.Undefined)
                 return null;
-            builder.Append(value.ValueKind == JsonValueKind.String ? value.GetString() : value.GetRawText());
+            var text = value.ValueKind == JsonValueKind.String ? value.GetString() : value.GetRawText();
+            if (string.IsNullOrEmpty(text))
+                return null;
+            builder.Append(text);
             at = close + 1;
         }
-        return builder.ToString();
+        // Only an id as it is: one the database would complete ('/' or '|' at its end) or refuse
+        // (too long, a control character) names no reference document.
+        var id = builder.ToString();
+        return DocumentIds.Validate(id) is null && DocumentIds.KindOf(id) == DocumentIds.IdKind.Exact ? id : null;
     }
 
     private void UpdateReference(DatabaseTransaction transaction, JsonOperationContext context, string referenceId, string outputId, bool add)

@@ -39,34 +39,81 @@ internal sealed class ReduceStore : IDisposable
     private static readonly byte[] PositionsKey = "positions"u8.ToArray();
     private static readonly byte[] NextEntryKey = "next-entry-id"u8.ToArray();
 
-    private readonly StorageEnvironment _environment;
+    private readonly string _folder;
+    private readonly StorageIo _io;
+    private StorageEnvironment _environment;
     private WriteTransaction? _transaction;
     private bool _clearPending;
 
-    private ReduceStore(StorageEnvironment environment)
+    private ReduceStore(string folder, StorageIo io, StorageEnvironment environment)
     {
+        _folder = folder;
+        _io = io;
         _environment = environment;
         NextEntryId = ReadNextEntryId();
     }
 
-    /// <summary>Opens (or creates) the store in <paramref name="folder"/>.</summary>
-    public static ReduceStore Open(string folder)
+    /// <summary>Opens (or creates) the store in <paramref name="folder"/>; <paramref name="io"/> is where its file I/O goes (tests inject failures).</summary>
+    public static ReduceStore Open(string folder, StorageIo? io = null)
     {
-        var environment = StorageEnvironment.Open(new StorageEnvironmentOptions
-        {
-            Path = folder,
-            InitialDataFileSize = 256 * 1024,
-            MaxJournalFileSize = 16 * 1024 * 1024,
-        });
+        io ??= StorageIo.Default;
+        var environment = OpenEnvironment(folder, io);
         try
         {
-            return new ReduceStore(environment);
+            return new ReduceStore(folder, io, environment);
         }
         catch
         {
             environment.Dispose();
             throw;
         }
+    }
+
+    private static StorageEnvironment OpenEnvironment(string folder, StorageIo io) => StorageEnvironment.Open(new StorageEnvironmentOptions
+    {
+        Path = folder,
+        Io = io,
+        InitialDataFileSize = 256 * 1024,
+        MaxJournalFileSize = 16 * 1024 * 1024,
+    });
+
+    /// <summary>
+    /// Why the store takes no writes (a journal write failed, or recovery found the disk full),
+    /// null while it does. The engine then refuses every write until it is reopened (<see cref="Reopen"/>).
+    /// </summary>
+    public Exception? Failure => _reopenFailure ?? _environment.Failure;
+
+    // Set while a reopen failed (the environment is closed): the next rollback tries again.
+    private Exception? _reopenFailure;
+
+    /// <summary>
+    /// Closes and opens the environment again (after a <see cref="Failure"/>): it recovers from its
+    /// journal to its last commit. Throws while the disk still fails (the caller tries again later).
+    /// </summary>
+    public void Reopen()
+    {
+        _transaction?.Dispose();
+        _transaction = null;
+        _clearPending = false;
+        try
+        {
+            _environment.Dispose();
+        }
+        catch (Exception)
+        {
+            // A failed environment may fail to flush as it closes; its journal still holds every commit.
+        }
+        try
+        {
+            _environment = OpenEnvironment(_folder, _io);
+            _reopenFailure = null;
+        }
+        catch (Exception e)
+        {
+            _reopenFailure = e;
+            throw;
+        }
+        NextEntryId = ReadNextEntryId();
     }
 
     /// <summary>The id the next map entry gets: entry ids only grow, so a key's new entries sort after its old ones.</summary>
@@ -122,7 +169,16 @@ internal sealed class ReduceStore : IDisposable
         BinaryPrimitives.WriteInt64BigEndian(next, NextEntryId);
         meta.Put(NextEntryKey, next);
         _transaction = null;
-        transaction.Commit();
+        try
+        {
+            transaction.Commit();
+        }
+        catch
+        {
+            // A commit that failed before it ended the transaction would keep the write lock.
+            transaction.Dispose();
+            throw;
+        }
     }
 
     /// <summary>Lucene committed the results of every pending key: the next transaction forgets them.</summary>
@@ -164,6 +220,7 @@ internal sealed class ReduceStore : IDisposable
     {
         _transaction?.Dispose();
         _transaction = null;
-        _environment.Dispose();
+        if (_reopenFailure is null)
+            _environment.Dispose();
     }
 }

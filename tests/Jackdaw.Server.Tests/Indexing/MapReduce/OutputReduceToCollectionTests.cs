@@ -102,6 +102,41 @@ public sealed class OutputReduceToCollectionTests(ServerFixture fixture) : IClas
         Assert.Contains("cannot output to a collection it reads", error.GetProperty("Message").GetString());
     }
 
+    [Fact]
+    public async Task APatternThatGivesNoValidIdMakesNoReferenceAndStopsNothing()
+    {
+        var db = await fixture.CreateDatabaseAsync();
+        await PutOrderAsync(db, 1, "companies/1", 10);
+        using (var put = await PutIndexAsync(db, new { Name = "Orders/ByCompany", Maps = new[] { Map }, Reduce, OutputReduceToCollection = "CompanyTotals", PatternForOutputReduceToCollectionReferences = "reports/{Company}" }))
+            Assert.Equal(HttpStatusCode.Created, put.StatusCode);
+        await OutputsAsync(db, 1);
+
+        // An id longer than the database takes, and an empty value (an id the database would
+        // complete as a new one on every write): no reference document, an error, and the rest goes on.
+        await PutOrderAsync(db, 2, new string('x', 1100), 1);
+        await PutOrderAsync(db, 3, "", 2);
+        await PutOrderAsync(db, 4, "", 3);
+        await PutOrderAsync(db, 5, "companies/1", 5);
+        var outputs = await OutputsAsync(db, 3);
+        Assert.Equal((2, 15), outputs["companies/1"]);
+        Assert.Equal((2, 5), outputs[""]);
+        await Eventually(async () => (await GetAsync(db, "reports/companies/1"))?.GetProperty("ReduceOutputs").GetArrayLength() == 1);
+        var references = await QueryAsync(db, "from 'CompanyTotals/References'");
+        Assert.Equal(1, references.GetProperty("TotalResults").GetInt64());
+        using var errors = await Client.GetAsync($"/databases/{db}/indexes/errors?name=Orders/ByCompany");
+        var text = await errors.Content.ReadAsStringAsync();
+        Assert.Contains("no reference document", text);
+    }
+
+    [Fact]
+    public async Task AnOutputCollectionThatCannotNameDocumentsIsRefused()
+    {
+        var db = await fixture.CreateDatabaseAsync();
+        using var put = await PutIndexAsync(db, new { Name = "Bad", Maps = new[] { Map }, Reduce, OutputReduceToCollection = "Totals\u0001" });
+        Assert.Equal(HttpStatusCode.BadRequest, put.StatusCode);
+        Assert.Contains("cannot name documents", (await Api.JsonAsync(put)).GetProperty("Message").GetString());
+    }
+
     private static async Task Eventually(Func<Task<bool>> condition)
     {
         for (var attempt = 0; attempt < 100; attempt++)
