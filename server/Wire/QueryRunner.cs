@@ -5,6 +5,7 @@ using System.Text.Encodings.Web;
 using System.Text.Json;
 using Jackdaw.Server.Databases;
 using Jackdaw.Server.Documents;
+using Jackdaw.Server.Errors;
 using Jackdaw.Server.Queries;
 using Jackdaw.Server.Rql;
 
@@ -41,6 +42,8 @@ public static class QueryRunner
     {
         var started = Stopwatch.GetTimestamp();
         var query = RqlParser.Parse(request.Text);
+        if (query.Update is { } update)
+            throw new InvalidQueryException(request.Text, update.Position, "an 'update' clause patches the documents it finds: send it with PATCH /databases/{db}/queries (a patch by query), not as a query.");
         var timings = query.IncludeTimings ? new QueryTimings() : null;
         var plan = await QueryPlanner.PlanAsync(database, request, query, timings, cancellationToken).ConfigureAwait(false);
         var limit = Within(plan.Limit, maxLimit);

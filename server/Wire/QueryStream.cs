@@ -42,6 +42,8 @@ public static class QueryStream
         for (var attempt = 0; ; attempt++)
         {
             var plan = await QueryPlanner.PlanAsync(database, request, cancellationToken).ConfigureAwait(false);
+            if (plan.Query.Update is { } update)
+                throw new InvalidQueryException(request.Text, update.Position, "an 'update' clause patches the documents it finds: send it with PATCH /databases/{db}/queries (a patch by query), not as a stream.");
             if (plan.Query.Include.Count > 0)
                 throw new InvalidQueryException(request.Text, plan.Query.Include[0].Position, "a stream returns no includes; remove the 'include' clause (or run the query without streaming).");
             if (plan.Query.IncludeTimings)

@@ -55,6 +55,22 @@ public sealed class PatchByQueryTests(ServerFixture fixture) : IClassFixture<Ser
         return response.StatusCode == HttpStatusCode.NotFound ? null : (await Api.JsonAsync(response)).GetProperty("Results")[0];
     }
 
+    [Fact]
+    public async Task AnUpdateClauseSentAsAQueryIsRefusedNotIgnored()
+    {
+        var db = await fixture.CreateDatabaseAsync();
+        await PutOrdersAsync(Client, db, 3);
+        const string rql = "from Orders update { this.Freight = 0; }";
+        using var query = await Client.PostAsync($"/databases/{db}/queries", Api.Json(JsonSerializer.Serialize(new { Query = rql })));
+        Assert.Equal(HttpStatusCode.BadRequest, query.StatusCode);
+        var error = await Api.JsonAsync(query);
+        Assert.Equal("InvalidQueryException", error.GetProperty("Type").GetString());
+        Assert.Contains("PATCH /databases/{db}/queries", error.GetProperty("Message").GetString());
+        using var stream = await Client.GetAsync($"/databases/{db}/streams/queries?query={Uri.EscapeDataString(rql)}");
+        Assert.Equal(HttpStatusCode.BadRequest, stream.StatusCode);
+        Assert.Equal(1, (await GetAsync(db, "orders/1"))!.Value.GetProperty("Freight").GetInt32());
+    }
+
     private static string Query(string query, string parameters = "{}") =>
         "{\"Query\":{\"Query\":" + JsonSerializer.Serialize(query) + ",\"QueryParameters\":" + parameters + "}}";
 
