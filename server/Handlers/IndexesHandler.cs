@@ -157,7 +157,7 @@ public sealed partial class IndexesHandler(ServerContext server) : HandlerBase(s
                 var progress = index.Progress;
                 writer.WriteStartObject();
                 writer.WriteString("Name", index.Name);
-                writer.WriteString("Type", index.Definition.Type switch { IndexType.AutoMap => "AutoMap", IndexType.AutoMapReduce => "AutoMapReduce", IndexType.MapReduce => "MapReduce", _ => "Map" });
+                writer.WriteString("Type", index.Definition.TypeName);
                 writer.WriteString("SourceType", "Documents");
                 writer.WriteString("State", index.State.ToString());
                 writer.WriteString("Status", StatusOf(store, index));
