@@ -257,6 +257,8 @@ public sealed partial class IndexStore : IAsyncDisposable
             if (TryGet(ReplacementName(index.Name)) is { } replacement)
                 await DropAsync(replacement).ConfigureAwait(false);
             await DropAsync(index).ConfigureAwait(false);
+            // Its output documents (OutputReduceToCollection) go with it.
+            await ReduceOutputDeletion.RunAsync(_database, index.Definition).ConfigureAwait(false);
             _logger.LogInformation("Index {Index} of database {Database} deleted", index.Name, _database.Name);
         }
         finally
@@ -272,7 +274,8 @@ public sealed partial class IndexStore : IAsyncDisposable
         try
         {
             var index = Get(name);
-            await RebuildAsync(index, RecordOf(index)).ConfigureAwait(false);
+            // A map-reduce's output documents go (once the old loop wrote its last) and are written again from the rebuilt results.
+            await RebuildAsync(index, RecordOf(index), () => ReduceOutputDeletion.RunAsync(_database, index.Definition)).ConfigureAwait(false);
         }
         finally
         {
@@ -281,16 +284,16 @@ public sealed partial class IndexStore : IAsyncDisposable
     }
 
     /// <summary>Closes <paramref name="old"/> and opens <paramref name="definition"/> under the same name; queries meanwhile wait for it.</summary>
-    private async Task<Index> RebuildAsync(Index old, IndexRecord record, Func<Task>? beforeClose = null)
+    private async Task<Index> RebuildAsync(Index old, IndexRecord record, Func<Task>? afterClose = null)
     {
         var definition = record.Definition;
         var done = new TaskCompletionSource<Index>(TaskCreationOptions.RunContinuationsAsynchronously);
         _replacing[old.Name] = done.Task;
         try
         {
-            if (beforeClose is not null)
-                await beforeClose().ConfigureAwait(false);
             await old.DisposeAsync().ConfigureAwait(false);
+            if (afterClose is not null)
+                await afterClose().ConfigureAwait(false);
             DeleteFolder(old.Folder);
             if (!string.Equals(old.Name, definition.Name, StringComparison.Ordinal))
                 _indexes.TryRemove(old.Name, out _);

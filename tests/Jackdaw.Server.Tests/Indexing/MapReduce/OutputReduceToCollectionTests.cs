@@ -93,6 +93,29 @@ public sealed class OutputReduceToCollectionTests(ServerFixture fixture) : IClas
     }
 
     [Fact]
+    public async Task ResetRewritesAndDeleteRemovesTheOutputButNotOtherDocuments()
+    {
+        var db = await fixture.CreateDatabaseAsync();
+        await PutOrderAsync(db, 1, "companies/1", 10);
+        await PutOrderAsync(db, 2, "companies/2", 7);
+        await PutAsync(db, "CompanyTotals/mine", """{"Note":"written by hand","@metadata":{"@collection":"CompanyTotals"}}""");
+        using (var put = await PutIndexAsync(db, new { Name = "Orders/ByCompany", Maps = new[] { Map }, Reduce, OutputReduceToCollection = "CompanyTotals", PatternForOutputReduceToCollectionReferences = "reports/{Company}" }))
+            Assert.Equal(HttpStatusCode.Created, put.StatusCode);
+        await Eventually(async () => (await QueryAsync(db, "from CompanyTotals")).GetProperty("TotalResults").GetInt64() == 3);
+
+        using (var reset = await Client.SendAsync(new HttpRequestMessage(new HttpMethod("RESET"), $"/databases/{db}/indexes?name=Orders/ByCompany")))
+            Assert.True(reset.IsSuccessStatusCode);
+        await Eventually(async () => (await QueryAsync(db, "from CompanyTotals")).GetProperty("TotalResults").GetInt64() == 3);
+        Assert.NotNull(await GetAsync(db, "reports/companies/2"));
+
+        using (var delete = await Client.DeleteAsync($"/databases/{db}/indexes?name=Orders/ByCompany"))
+            Assert.True(delete.IsSuccessStatusCode);
+        var left = await QueryAsync(db, "from CompanyTotals");
+        Assert.Equal(["CompanyTotals/mine"], left.GetProperty("Results").EnumerateArray().Select(r => r.GetProperty("@metadata").GetProperty("@id").GetString()!));
+        Assert.Null(await GetAsync(db, "reports/companies/1"));
+    }
+
+    [Fact]
     public async Task AnIndexCannotOutputIntoACollectionItMaps()
     {
         var db = await fixture.CreateDatabaseAsync();
