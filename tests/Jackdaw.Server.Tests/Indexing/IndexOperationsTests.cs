@@ -143,7 +143,7 @@ public sealed class IndexOperationsTests(ServerFixture fixture) : IClassFixture<
         {
             var results = (await Api.JsonAsync(stats)).GetProperty("Results").EnumerateArray().ToDictionary(r => r.GetProperty("Name").GetString()!);
             Assert.Equal("AutoMap", results["Auto/Orders/ByCompany"].GetProperty("Type").GetString());
-            Assert.Equal("Map", results["Orders/Totals"].GetProperty("Type").GetString());
+            Assert.Equal("JavaScriptMap", results["Orders/Totals"].GetProperty("Type").GetString());
             Assert.Equal(6, results["Auto/Orders/ByCompany"].GetProperty("EntriesCount").GetInt64());
             Assert.Equal("Normal", results["Orders/Totals"].GetProperty("State").GetString());
             Assert.False(results["Auto/Orders/ByCompany"].GetProperty("IsStale").GetBoolean());
