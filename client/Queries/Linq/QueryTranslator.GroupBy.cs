@@ -4,7 +4,9 @@ namespace Jackdaw.Client.Queries.Linq;
 
 // GroupBy(x => x.Company) or GroupBy(x => new { x.Company, x.Employee }), then a Select of the
 // key, its members, Count() and Sum(...): RQL's 'group by ... select key() as Key, count() as
-// Count, sum(Freight) as Total', answered by an auto map-reduce index.
+// Count, sum(Freight) as Total', answered by an auto map-reduce index. A Where or ordering after
+// the Select names its members ('where Count > $p0 order by Total as double desc'), which the
+// server maps to the result fields; a Where before GroupBy may only test group-by fields.
 internal static partial class QueryTranslator
 {
     private sealed partial class Translation
@@ -25,6 +27,11 @@ internal static partial class QueryTranslator
             }
 
             RequireBeforePagingAndSelect("GroupBy", "it would group one page of results, or the projected values");
+            if (model.OrderBy.Count > 0)
+            {
+                throw new NotSupportedException("OrderBy before GroupBy cannot be translated: RQL orders the groups, not the documents. Order the results after the Select (.Select(g => new { g.Key, Total = g.Sum(x => x.Freight) }).OrderByDescending(r => r.Total)).");
+            }
+
             _groupKeys = Translate(Lambda(call, "GroupBy"), lambda => lambda.Body switch
             {
                 NewExpression { Members: { } members } created => created.Arguments
@@ -33,6 +40,55 @@ internal static partial class QueryTranslator
                 var body => [("", fields.Resolve(body, "GroupBy"))],
             });
             model.GroupBy.AddRange(_groupKeys.Select(k => k.Path.ToRql()));
+
+            // RavenDB's client puts a Where before GroupBy into the query's one 'where', which the
+            // server applies to the groups. That filters the same as on the documents only when it
+            // tests group-by fields; on any other field it would test a group's total of that name,
+            // or be refused, so it is refused here, before any request.
+            foreach (var (path, what, expression) in _documentFields)
+            {
+                if (!model.GroupBy.Contains(path.ToRql()))
+                {
+                    throw new NotSupportedException($"{what} before GroupBy: '{expression}' reads {path.ToRql()}, which is not a group-by field. RQL's where applies to the groups (as RavenDB's client sends it), so a filter before GroupBy may only test the group-by fields ({string.Join(", ", model.GroupBy)}); filter on the totals with a Where after the Select.");
+                }
+            }
+        }
+
+        // The document fields each Where or Search before GroupBy reads, checked by GroupBy.
+        private readonly List<(FieldPath Path, string What, Expression Expression)> _documentFields = [];
+
+        /// <summary>Notes the document fields a filter's lambda reads, in case a GroupBy follows.</summary>
+        private void NoteDocumentFields(LambdaExpression lambda, string what)
+        {
+            if (_groupKeys is null)
+            {
+                new DocumentFieldCollector(fields, path => _documentFields.Add((path, what, lambda))).Visit(lambda.Body);
+            }
+        }
+
+        /// <summary>
+        /// Whether a Where or an ordering applies to the results of a group-by query: after its
+        /// Select and before Skip and Take, naming the Select's members, which the server maps to
+        /// the aliases it gave the key and the totals. Between GroupBy and Select it is refused.
+        /// </summary>
+        private bool OnGroupResults(string what, string why)
+        {
+            if (_groupKeys is null)
+            {
+                return false;
+            }
+
+            if (!_projected)
+            {
+                throw new NotSupportedException($"{what} between GroupBy and its Select cannot be translated; put it after the Select, naming the Select's members (.Select(g => new {{ g.Key, Count = g.Count() }}).{what}(r => r.Count ...)).");
+            }
+
+            if (_paged)
+            {
+                throw new NotSupportedException($"{what} after Skip or Take cannot be translated: {why}. Put it before Skip and Take.");
+            }
+
+            return true;
         }
 
         private Projection GroupProjection(LambdaExpression lambda, Projection projection)
@@ -60,6 +116,7 @@ internal static partial class QueryTranslator
                     const string single = "Value";
                     AddGroupItem(projection, single, lambda.Body);
                     projection.SingleField = single;
+                    _resultRoot = FieldPath.Root.Append(single);
                     return projection;
             }
         }
@@ -106,7 +163,7 @@ internal static partial class QueryTranslator
         {
             if (_groupKeys is not null)
             {
-                throw new NotSupportedException($"{what} after GroupBy cannot be translated yet; write the group-by query in RQL (from Orders group by Company where Count > 5 select ...).");
+                throw new NotSupportedException($"{what} after GroupBy cannot be translated: RQL's search reads documents, and a group-by query answers groups. Search before GroupBy, on a group-by field.");
             }
         }
     }

@@ -9,7 +9,8 @@ namespace Jackdaw.Client.Queries.Linq;
 /// <see cref="QueryModel"/>. What RQL cannot say throws <see cref="NotSupportedException"/> naming
 /// the operator: Join, Distinct and the like; a Where or OrderBy after Skip/Take (it would
 /// filter or sort one page) or after Select. <c>GroupBy</c> followed by a <c>Select</c> of the key,
-/// <c>Count()</c> and <c>Sum(...)</c> is a group-by query (<see cref="QueryTranslator"/>'s GroupBy part).
+/// <c>Count()</c> and <c>Sum(...)</c> is a group-by query (<see cref="QueryTranslator"/>'s GroupBy part),
+/// which a Where or ordering after that Select filters and sorts by the Select's members.
 /// </summary>
 internal static partial class QueryTranslator
 {
@@ -52,6 +53,10 @@ internal static partial class QueryTranslator
         private bool _paged;
         private bool _projected;
 
+        // What a lambda's parameter stands for: the document, or after a group-by Select of one
+        // value (g => g.Count()) the result's field that holds it.
+        private FieldPath _resultRoot = FieldPath.Root;
+
         public void Apply(MethodCallExpression call)
         {
             var method = call.Method;
@@ -72,19 +77,32 @@ internal static partial class QueryTranslator
                     GroupBy(call);
                     return;
                 case nameof(Queryable.Where):
-                    RequireNotGrouped("Where");
-                    RequireBeforePagingAndSelect("Where", "it would filter one page of results, or the projected values");
-                    model.AddWhere(Translate(Lambda(call, "Where"), lambda => new WhereTranslator(fields, model.Parameters).Translate(lambda.Body)));
+                    if (!OnGroupResults("Where", "it would filter one page of results"))
+                    {
+                        RequireBeforePagingAndSelect("Where", "it would filter one page of results, or the projected values");
+                    }
+
+                    model.AddWhere(Translate(Lambda(call, "Where"), lambda =>
+                    {
+                        NoteDocumentFields(lambda, "Where");
+                        return new WhereTranslator(fields, model.Parameters).Translate(lambda.Body);
+                    }));
                     return;
                 case nameof(Queryable.OrderBy) or nameof(Queryable.OrderByDescending):
-                    RequireNotGrouped(method.Name);
-                    RequireBeforePagingAndSelect(method.Name, "it would sort one page of results, or the projected values");
+                    if (!OnGroupResults(method.Name, "it would sort one page of results"))
+                    {
+                        RequireBeforePagingAndSelect(method.Name, "it would sort one page of results, or the projected values");
+                    }
+
                     model.OrderBy.Clear();
                     model.OrderBy.Add(OrderBy(call));
                     return;
                 case nameof(Queryable.ThenBy) or nameof(Queryable.ThenByDescending):
-                    RequireNotGrouped(method.Name);
-                    RequireBeforePagingAndSelect(method.Name, "it would sort one page of results, or the projected values");
+                    if (!OnGroupResults(method.Name, "it would sort one page of results"))
+                    {
+                        RequireBeforePagingAndSelect(method.Name, "it would sort one page of results, or the projected values");
+                    }
+
                     model.OrderBy.Add(OrderBy(call));
                     return;
                 case nameof(Queryable.Skip) when call.Arguments[1].Type == typeof(int):
@@ -137,8 +155,13 @@ internal static partial class QueryTranslator
                     model.Includes.Add(Translate((LambdaExpression)argument!, lambda => fields.Resolve(lambda.Body, "Include")).ToRql());
                     return;
                 case nameof(QueryMarkers.Search):
+                    RequireNotGrouped("Search");
                     RequireBeforePagingAndSelect("Search", "it would search one page of results, or the projected values");
-                    var field = Translate((LambdaExpression)argument!, lambda => fields.Resolve(lambda.Body, "Search"));
+                    var field = Translate((LambdaExpression)argument!, lambda =>
+                    {
+                        NoteDocumentFields(lambda, "Search");
+                        return fields.Resolve(lambda.Body, "Search");
+                    });
                     var terms = (string)((ConstantExpression)call.Arguments[2]).Value!;
                     var all = (SearchOperator)((ConstantExpression)call.Arguments[3]).Value! == SearchOperator.And;
                     model.AddSearch(Condition.Atom($"search({field.ToRql()}, {model.Parameters.Add(terms)}{(all ? ", and" : "")})"));
@@ -150,7 +173,7 @@ internal static partial class QueryTranslator
         private TResult Translate<TResult>(LambdaExpression lambda, Func<LambdaExpression, TResult> translate)
         {
             var parameter = lambda.Parameters[0];
-            fields.Bind(parameter, FieldPath.Root);
+            fields.Bind(parameter, _resultRoot);
             try
             {
                 return translate(lambda);
