@@ -583,6 +583,37 @@ internal sealed class ReduceTable(ReduceStore store, IReduceFunctions functions)
             return false;
         }
         result = ReduceEncoding.EncodeList(_output);
+        if (_reducibilityChecks < ReducibilityChecks && _values.Count > 1 && _output.Count == 1)
+            CheckReducible(key, onError);
         return true;
+    }
+
+    /// <summary>How many reduces of an index are checked for being re-reducible (<see cref="CheckReducible"/>).</summary>
+    public const int ReducibilityChecks = 16;
+
+    private int _reducibilityChecks;
+
+    // The tree reduces a reduce's results again (a leaf's partial with its siblings'): a reduce
+    // that changes its own result when given it back (count with `c + 2 * r.Count`, an average of
+    // averages) gives wrong totals for big keys. The first reduces of an index are given their
+    // result back; one that changes is reported (the results are kept: the key is not failed).
+    private void CheckReducible(ReduceKey key, Action<ReduceKey, string> onError)
+    {
+        _reducibilityChecks++;
+        var once = _output[0];
+        var again = new List<byte[]>(1);
+        try
+        {
+            functions.Reduce(key.Key, [once], again);
+        }
+        catch (IndexMapException)
+        {
+            return;
+        }
+        if (again.Count != 1 || !again[0].AsSpan().SequenceEqual(once))
+        {
+            _reducibilityChecks = ReducibilityChecks;
+            onError(key, $"the reduce is not re-reducible: given its own result {Encoding.UTF8.GetString(once)} it gives {(again.Count == 1 ? Encoding.UTF8.GetString(again[0]) : again.Count + " results")}. The index reduces results again (big keys are reduced in parts), so its totals will be wrong: a reduce must give the same result for map entries and for its own results (count with c + r.Count, not c + 1).");
+        }
     }
 }

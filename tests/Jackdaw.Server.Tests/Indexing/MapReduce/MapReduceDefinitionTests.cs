@@ -85,6 +85,24 @@ public sealed class MapReduceDefinitionTests(ServerFixture fixture) : IClassFixt
     }
 
     [Fact]
+    public async Task AReduceThatIsNotReReducibleIsReported()
+    {
+        var db = await fixture.CreateDatabaseAsync();
+        var model = new Dictionary<string, Orders.Order>(StringComparer.OrdinalIgnoreCase);
+        for (var i = 0; i < 6; i++)
+            model[$"orders/{i}"] = Order($"companies/{i % 2}", 10 + i);
+        await Orders.WriteAsync(Client, db, model.Select(p => (p.Key, (Orders.Order?)p.Value)));
+        // Counts entries with c + 1: right over map entries, wrong over its own results.
+        const string countsValues = "groupBy(r => r.Company).aggregate(g => ({ Company: g.key, Count: g.values.reduce((c, r) => c + 1, 0), Total: g.values.reduce((t, r) => t + r.Total, 0) }))";
+        await Orders.PutIndexesAsync(Client, db, Orders.Index("Orders/Counted", [Orders.ByCompanyMap], countsValues));
+        await ByCompanyAsync(db, "Orders/Counted");
+        var errors = await ErrorsAsync(db, "Orders/Counted");
+        var error = Assert.Single(errors);
+        Assert.Equal("Reduce", error.GetProperty("Action").GetString());
+        Assert.Contains("not re-reducible", error.GetProperty("Error").GetString());
+    }
+
+    [Fact]
     public async Task AMapThatThrowsForOneDocumentLeavesItOutAndRecordsIt()
     {
         var db = await fixture.CreateDatabaseAsync();
