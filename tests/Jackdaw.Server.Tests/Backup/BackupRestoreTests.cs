@@ -257,6 +257,31 @@ public sealed class BackupRestoreTests
     }
 
     [Fact]
+    public async Task AMapReduceIndexIsRebuiltFromTheRestoredDocuments()
+    {
+        // Its reduce store is not copied (CaptureCommit is null for it): the restored database has
+        // its definition and builds it again from the documents.
+        var model = new BackupModel();
+        await using var server = await StartWithSourceAsync(model, seed: 300);
+        var definition = JsonSerializer.Serialize(new { Indexes = new[] { new
+        {
+            Name = "Items/CountByGroup",
+            Maps = new[] { "map('Items', i => ({ Group: i.Group, Count: 1 }))" },
+            Reduce = "groupBy(r => r.Group).aggregate(g => ({ Group: g.key, Count: g.values.reduce((c, r) => c + r.Count, 0) }))",
+        } } });
+        using (var put = await server.Client.PutAsync("/databases/Source/admin/indexes", Api.Json(definition)))
+            Assert.True(put.IsSuccessStatusCode, await put.Content.ReadAsStringAsync());
+        using var folder = new TempFolder("jackdaw-backup");
+        await BackupAsync(server, folder.Path, full: true);
+        await RestoreAsync(server, folder.Path, "Restored");
+        var body = JsonSerializer.Serialize(new { Query = "from index 'Items/CountByGroup' where Group = 7", WaitForNonStaleResults = true, WaitForNonStaleResultsTimeout = "00:02:00" });
+        using var response = await server.Client.PostAsync("/databases/Restored/queries", Api.Json(body));
+        var json = await Api.JsonAsync(response);
+        Assert.True(response.StatusCode == HttpStatusCode.OK, json.ToString());
+        Assert.Equal(30, json.GetProperty("Results").EnumerateArray().Single().GetProperty("Count").GetInt32());
+    }
+
+    [Fact]
     public async Task AnIncrementalOntoAnotherDatabasesChainIsASnapshot()
     {
         var model = new BackupModel();
