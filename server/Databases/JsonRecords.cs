@@ -12,14 +12,32 @@ namespace Jackdaw.Server.Databases;
 /// </summary>
 /// <remarks>
 /// <code>
-/// tree {feature}   key: the record's name, lowercased (invariant), UTF-8
+/// tree {feature}   key: the record's name, lowercased (invariant), UTF-8 (cut and hashed past 1,024 bytes)
 ///                  value: the record as UTF-8 JSON (the feature's own shape)
 /// </code>
 /// </remarks>
 public static class JsonRecords
 {
-    /// <summary>The key of the record named <paramref name="name"/>.</summary>
-    public static byte[] Key(string name) => Encoding.UTF8.GetBytes(name.ToLowerInvariant());
+    /// <summary>
+    /// The key of the record named <paramref name="name"/>: its lowercased UTF-8, or, for a name
+    /// longer than a key may be (an auto-index over many fields), its first bytes, '#' and the
+    /// SHA-256 of the whole (hex), exactly <see cref="Storage.Engine.Tree.MaxKeySize"/> bytes.
+    /// </summary>
+    public static byte[] Key(string name)
+    {
+        var bytes = Encoding.UTF8.GetBytes(name.ToLowerInvariant());
+        const int max = Storage.Engine.Tree.MaxKeySize;
+        if (bytes.Length <= max)
+        {
+            return bytes;
+        }
+
+        var key = new byte[max];
+        bytes.AsSpan(0, max - 65).CopyTo(key);
+        key[max - 65] = (byte)'#';
+        Encoding.ASCII.GetBytes(Convert.ToHexStringLower(System.Security.Cryptography.SHA256.HashData(bytes)), key.AsSpan(max - 64));
+        return key;
+    }
 
     /// <summary>
     /// Reads every record of <paramref name="tree"/> from one snapshot, in key order (none when the
