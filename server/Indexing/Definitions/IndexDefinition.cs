@@ -112,7 +112,9 @@ public sealed class IndexDefinition
     /// <summary>An auto-index over <paramref name="collection"/>, named as RavenDB names them (<c>Auto/Orders/ByCompanyAndShipTo.City</c>).</summary>
     public static IndexDefinition CreateAuto(string collection, IEnumerable<AutoIndexField> fields)
     {
-        var ordered = fields.DistinctBy(f => f.Key, StringComparer.OrdinalIgnoreCase).OrderBy(f => f.Key, StringComparer.OrdinalIgnoreCase).ToArray();
+        // Paths are case-sensitive, as a document's properties are: Name and name are two fields
+        // (the index is then Auto/Users/ByNameAndname, not a Name index that cannot answer name).
+        var ordered = fields.DistinctBy(f => f.Key, StringComparer.Ordinal).OrderBy(f => f.Key, StringComparer.OrdinalIgnoreCase).ThenBy(f => f.Key, StringComparer.Ordinal).ToArray();
         var name = "Auto/" + collection + "/By" + string.Join("And", ordered.Select(f => f.Indexing switch
         {
             FieldIndexing.Search => $"Search({f.Path})",
