@@ -29,16 +29,9 @@ PID=
 cleanup() { [ -n "$PID" ] && kill "$PID" 2>/dev/null; wait 2>/dev/null || true; rm -rf "$WORK"; }
 trap cleanup EXIT
 
-python3 - "$CORPUS" "$WORK/orders.ndjson" <<'PY'
-import gzip, json, sys
-with gzip.open(sys.argv[1], "rt", encoding="utf-8") as f, open(sys.argv[2], "w", encoding="utf-8") as out:
-    for line in f:
-        doc = json.loads(line)
-        out.write(json.dumps({"Id": doc["@metadata"]["@id"], "Document": doc}, separators=(",", ":"), ensure_ascii=False) + "\n")
-PY
-DOCS=$(wc -l < "$WORK/orders.ndjson")
-
 . perf/load/ab-lib.sh
+corpus_ndjson "$CORPUS" "$WORK/orders.ndjson"
+DOCS=$(wc -l < "$WORK/orders.ndjson")
 # SERVER_BUILD: a folder holding an already built Jackdaw.Server.dll instead of the working tree.
 SERVER=${SERVER_BUILD:-$WORK/head}
 [ -n "${SERVER_BUILD:-}" ] || dotnet build -c Release server/Jackdaw.Server.csproj -v q -nologo -o "$WORK/head" >/dev/null

@@ -1,6 +1,7 @@
 using System.Buffers.Binary;
 using Jackdaw.Server.Indexing.Lucene;
 using Jackdaw.Server.Indexing.MapReduce;
+using Microsoft.Extensions.Logging;
 using Jackdaw.Server.Indexing.Workers;
 
 namespace Jackdaw.Server.Indexing;
@@ -24,7 +25,7 @@ public sealed partial class Index
     /// from) is deleted and the index starts over, as an index whose Lucene files cannot be opened
     /// does (a lost store empties Lucene: <see cref="RecoverReduce"/>).
     /// </summary>
-    private static ReduceStore OpenReduceStore(string folder, Microsoft.Extensions.Logging.ILogger logger, string name)
+    private static ReduceStore OpenReduceStore(string folder, ILogger logger, string name)
     {
         try
         {
@@ -32,7 +33,7 @@ public sealed partial class Index
         }
         catch (Storage.Engine.StorageCorruptedException e)
         {
-            Microsoft.Extensions.Logging.LoggerExtensions.LogWarning(logger, e, "Index {Index}: its reduce store in {Folder} cannot be opened; it is rebuilt from the start", name, folder);
+            logger.LogWarning(e, "Index {Index}: its reduce store in {Folder} cannot be opened; it is rebuilt from the start", name, folder);
             Directory.Delete(folder, recursive: true);
             return ReduceStore.Open(folder);
         }

@@ -40,6 +40,7 @@ internal sealed partial class ReduceTable(ReduceStore store, IReduceFunctions fu
     public const int MaxBranch = 64;
 
     private readonly Dictionary<UInt128, ReduceKey> _touched = new();
+    private static readonly List<string> NoIds = new();
     private readonly List<ReadOnlyMemory<byte>> _values = new();
     private readonly List<byte[]> _output = new();
     private readonly List<byte[]> _items = new();
@@ -67,7 +68,8 @@ internal sealed partial class ReduceTable(ReduceStore store, IReduceFunctions fu
         var fresh = new List<(byte[] KeyId, ulong Hash, int Index)>(output.Entries.Count);
         for (var i = 0; i < output.Entries.Count; i++)
             fresh.Add((ReduceEncoding.KeyId(output.Entries[i].Key), ReduceEncoding.EntryHash(output.Entries[i].Entry), i));
-        var loaded = output.LoadedIds.Select(id => id.ToLowerInvariant()).Distinct(StringComparer.Ordinal).Order(StringComparer.Ordinal).ToList();
+        // Most maps load nothing: no list built per document for them.
+        var loaded = output.LoadedIds.Count == 0 ? NoIds : output.LoadedIds.Select(id => id.ToLowerInvariant()).Distinct(StringComparer.Ordinal).Order(StringComparer.Ordinal).ToList();
         if (old.Entries.Count == fresh.Count && old.Loaded.SequenceEqual(loaded, StringComparer.Ordinal)
             && old.Entries.Zip(fresh).All(p => p.First.KeyId.AsSpan().SequenceEqual(p.Second.KeyId) && p.First.Hash == p.Second.Hash))
             return false;

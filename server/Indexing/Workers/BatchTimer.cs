@@ -48,9 +48,6 @@ internal sealed class BatchTimer
     /// <summary>The time of a map-reduce's reduce, its store's writes and its results' Lucene writes (ticks).</summary>
     public long ReduceTicks { get; private set; }
 
-    /// <summary>Reduce keys whose results changed in the batch.</summary>
-    public int ReducedKeys;
-
     public long RefreshTicks { get; private set; }
 
     public long CommitTicks { get; private set; }

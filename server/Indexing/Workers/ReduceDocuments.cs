@@ -88,7 +88,6 @@ internal sealed class ReduceDocuments : DocumentWorker
                 pending.Put(key.Id, []);
                 if (outputPending is not null)
                     MarkOutput(outputPending, key.Id, before);
-                timer.ReducedKeys++;
             },
             (key, message) => RecordError(Encoding.UTF8.GetString(key.Key), "Reduce", message));
         timer.AddReduce(Stopwatch.GetTimestamp() - started);
