@@ -11,7 +11,7 @@ public readonly record struct CollectionCount(string Name, long Count);
 /// A read transaction over a database's trees: a snapshot as of the last commit when it began.
 /// Spans it hands out are valid until it is disposed.
 /// </summary>
-public class DocumentsReader : IDisposable
+public partial class DocumentsReader : IDisposable
 {
     [ThreadStatic]
     private static byte[]? t_keyBuffer;

@@ -14,7 +14,7 @@ public readonly record struct PutResult(string Id, long Etag, string ChangeVecto
 /// takes the next etag, keeps the secondary trees (by etag, by collection, counts, tombstones) in
 /// step with <c>Docs</c>, and nothing is visible to readers until <see cref="Commit"/> is durable.
 /// </summary>
-public class DocumentsTransaction : IDisposable
+public partial class DocumentsTransaction : IDisposable
 {
     private readonly string _databaseId;
     private readonly WriteTransaction _transaction;
