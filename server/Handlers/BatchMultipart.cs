@@ -3,11 +3,12 @@ using Jackdaw.Server.Databases;
 using Jackdaw.Server.Documents;
 using Jackdaw.Server.Documents.Commands;
 using Jackdaw.Server.Errors;
+using Jackdaw.Server.Wire;
 using Jackdaw.Storage.Blittable;
 using Microsoft.AspNetCore.WebUtilities;
 using Microsoft.Net.Http.Headers;
 
-namespace Jackdaw.Server.Wire;
+namespace Jackdaw.Server.Handlers;
 
 /// <summary>
 /// A <c>bulk_docs</c> body with attachments, as RavenDB's clients send a session's <c>SaveChanges</c>:
@@ -15,7 +16,8 @@ namespace Jackdaw.Server.Wire;
 /// one), its first part the commands' JSON, then one part per <c>AttachmentPUT</c> command, in the
 /// order of those commands. Parts are read one after the other straight from the request: each
 /// attachment is streamed into storage (<see cref="AttachmentUpload"/>) before the next part is read,
-/// so no part is ever held whole; the batch then links them all in its one transaction.
+/// so no part is ever held whole; the batch then links them all in its one transaction. It lives
+/// with the handlers because it reads HTTP's multipart framing (ASP.NET's <c>MultipartReader</c>).
 /// </summary>
 public static class BatchMultipart
 {
