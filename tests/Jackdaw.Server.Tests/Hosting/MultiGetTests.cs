@@ -178,7 +178,7 @@ public sealed class MultiGetTests(Infrastructure.ServerFixture fixture) : IClass
         var db = await DatabaseWithUsersAsync(1);
         var results = await MultiGetAsync(db, """
             [
-              {"Url":"/databases/{db}/attachments","Query":"?id=users/1&name=a.txt"},
+              {"Url":"/databases/{db}/counters","Query":"?docId=users/1"},
               {"Url":"/databases/{db}/queries","Method":"PUT"},
               {"Url":"/databases/{db}/docs","Method":"get","Query":"id=users/1"}
             ]
