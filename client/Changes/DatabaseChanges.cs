@@ -79,6 +79,16 @@ internal sealed class DatabaseChanges : IDatabaseChanges
     public IChangesObservable<DocumentChange> ForDocumentsInCollection<TEntity>() =>
         ForDocumentsInCollection(_store.Conventions.FindCollectionName(typeof(TEntity)));
 
+    public IChangesObservable<AttachmentChange> ForAttachmentsOfDocument(string docId)
+    {
+        ArgumentException.ThrowIfNullOrWhiteSpace(docId);
+        return new ChangesObservable<AttachmentChange>(this, "attachments/" + docId, "watch-document-attachments", "unwatch-document-attachments", docId,
+            c => string.Equals(c.DocumentId, docId, StringComparison.OrdinalIgnoreCase));
+    }
+
+    public IChangesObservable<AttachmentChange> ForAllAttachments() =>
+        new ChangesObservable<AttachmentChange>(this, "all-attachments", "watch-attachments", "unwatch-attachments", null, static _ => true);
+
     public IChangesObservable<IndexChange> ForIndex(string indexName)
     {
         ArgumentException.ThrowIfNullOrWhiteSpace(indexName);
@@ -404,6 +414,17 @@ internal sealed class DatabaseChanges : IDatabaseChanges
                     Id = value.GetProperty("Id").GetString() ?? "",
                     CollectionName = value.TryGetProperty("CollectionName", out var collection) ? collection.GetString() : null,
                     ChangeVector = value.TryGetProperty("ChangeVector", out var changeVector) ? changeVector.GetString() : null,
+                });
+                break;
+            case "AttachmentChange":
+                var attachment = message.GetProperty("Value");
+                Notify(new AttachmentChange
+                {
+                    Type = Enum.TryParse<DocumentChangeTypes>(attachment.GetProperty("Type").GetString(), out var attachmentKind) ? attachmentKind : DocumentChangeTypes.None,
+                    DocumentId = attachment.GetProperty("DocumentId").GetString() ?? "",
+                    Name = attachment.GetProperty("Name").GetString() ?? "",
+                    CollectionName = attachment.TryGetProperty("CollectionName", out var attachmentCollection) ? attachmentCollection.GetString() : null,
+                    ChangeVector = attachment.TryGetProperty("ChangeVector", out var attachmentVector) ? attachmentVector.GetString() : null,
                 });
                 break;
             case "IndexChange":

@@ -34,6 +34,12 @@ public interface IDatabaseChanges : IDisposable
     /// <summary>The documents of <typeparamref name="TEntity"/>'s collection (<see cref="DocumentConventions.FindCollectionName"/>).</summary>
     IChangesObservable<DocumentChange> ForDocumentsInCollection<TEntity>();
 
+    /// <summary>Puts and deletes of the attachments of one document (Jackdaw's <c>watch-document-attachments</c>).</summary>
+    IChangesObservable<AttachmentChange> ForAttachmentsOfDocument(string docId);
+
+    /// <summary>Puts and deletes of every attachment of the database (Jackdaw's <c>watch-attachments</c>).</summary>
+    IChangesObservable<AttachmentChange> ForAllAttachments();
+
     IChangesObservable<IndexChange> ForIndex(string indexName);
 
     IChangesObservable<IndexChange> ForAllIndexes();

@@ -157,6 +157,9 @@ public sealed class ChangesConnection : IDisposable
             case "operations":
                 Watch(w => w.WithAllOperations(on));
                 return true;
+            case "attachments":
+                Watch(w => w.WithAllAttachments(on));
+                return true;
             case "operation":
                 // RavenDB's clients send the id as a string ("17"); a number is read as text too.
                 if (!long.TryParse(command.Param, NumberStyles.None, CultureInfo.InvariantCulture, out var operation))
@@ -171,10 +174,10 @@ public sealed class ChangesConnection : IDisposable
                 }
                 Watch(w => w.WithOperation(operation, on));
                 return true;
-            case "doc" or "prefix" or "collection" or "index":
+            case "doc" or "prefix" or "collection" or "index" or "document-attachments":
                 if (string.IsNullOrEmpty(command.Param))
                 {
-                    error = $"'{command.Name}' needs \"Param\": the {(what == "doc" ? "document id" : what == "prefix" ? "id prefix" : what == "collection" ? "collection" : "index name")}.";
+                    error = $"'{command.Name}' needs \"Param\": the {(what is "doc" or "document-attachments" ? "document id" : what == "prefix" ? "id prefix" : what == "collection" ? "collection" : "index name")}.";
                     return false;
                 }
                 var param = command.Param;
@@ -194,13 +197,14 @@ public sealed class ChangesConnection : IDisposable
                     "doc" => w => w.WithDocument(param, on),
                     "prefix" => w => w.WithPrefix(param, on),
                     "collection" => w => w.WithCollection(param, on),
+                    "document-attachments" => w => w.WithAttachmentsOf(param, on),
                     _ => w => w.WithIndex(param, on),
                 });
                 return true;
         }
         if (IsAcceptedWithoutEvents(name))
             return true;
-        error = $"Unknown command '{command.Name}'. The changes feed knows watch-doc, watch-docs, watch-prefix, watch-collection, watch-index, watch-indexes, watch-operation, watch-operations and their unwatch- forms.";
+        error = $"Unknown command '{command.Name}'. The changes feed knows watch-doc, watch-docs, watch-prefix, watch-collection, watch-index, watch-indexes, watch-operation, watch-operations, watch-attachments, watch-document-attachments and their unwatch- forms.";
         return false;
     }
 

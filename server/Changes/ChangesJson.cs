@@ -9,6 +9,7 @@ namespace Jackdaw.Server.Changes;
 /// The changes feed's JSON, in the shapes RavenDB's clients read:
 /// <code>
 /// {"Type":"DocumentChange","Value":{"Type":"Put"|"Delete","Id":"orders/1","CollectionName":"Orders","ChangeVector":"A:7-…"}}
+/// {"Type":"AttachmentChange","Value":{"Type":"Put"|"Delete","DocumentId":"orders/1","Name":"invoice.pdf","CollectionName":"Orders","ChangeVector":"A:8-…"}}
 /// {"Type":"IndexChange","Value":{"Name":"Orders/Totals","Type":"BatchCompleted"|"IndexAdded"|"IndexRemoved"|"SideBySideReplace"}}
 /// {"Type":"OperationStatusChange","Value":{"OperationId":7,"State":{…}}}    (State: OperationStateJson)
 /// {"CommandId":1,"Type":"Confirm"}
@@ -93,6 +94,29 @@ public static class ChangesJson
         writer.WriteString("Type"u8, "DocumentChange"u8);
         writer.WritePropertyName("Value"u8);
         writer.WriteRawValue(payload, skipInputValidation: true);
+        writer.WriteEndObject();
+    }
+
+    /// <summary>
+    /// Writes <c>{"Type":"AttachmentChange","Value":…}</c> for a change that stored a document again
+    /// because one of its attachments was put or deleted; the change vector is the document's new
+    /// one (an attachment's change vector is the etag its document took).
+    /// </summary>
+    public static void WriteAttachmentChange(Utf8JsonWriter writer, in DocumentChange change, string databaseId)
+    {
+        writer.WriteStartObject();
+        writer.WriteString("Type"u8, "AttachmentChange"u8);
+        writer.WritePropertyName("Value"u8);
+        writer.WriteStartObject();
+        writer.WriteString("Type"u8, change.AttachmentKind == DocumentChangeKind.Put ? "Put"u8 : "Delete"u8);
+        writer.WriteString("DocumentId"u8, change.Id);
+        writer.WriteString("Name"u8, change.AttachmentName);
+        if (change.Collection is null)
+            writer.WriteNull("CollectionName"u8);
+        else
+            writer.WriteString("CollectionName"u8, change.Collection);
+        writer.WriteString("ChangeVector"u8, ChangeVectors.Format(change.Etag, databaseId));
+        writer.WriteEndObject();
         writer.WriteEndObject();
     }
 

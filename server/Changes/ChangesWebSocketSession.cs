@@ -112,6 +112,11 @@ public static class ChangesWebSocketSession
                                 ChangesJson.WriteDocumentChange(writer, commit.PayloadOf(next));
                                 count++;
                             }
+                            if (watches.MatchesAttachment(changes[next]))
+                            {
+                                ChangesJson.WriteAttachmentChange(writer, changes[next], commit.DatabaseId);
+                                count++;
+                            }
                             next++;
                         }
                         if (next < changes.Count)

@@ -18,6 +18,9 @@ public sealed class PublishedCommit(DurableCommit commit, string databaseId)
 
     public long LastEtag => commit.LastEtag;
 
+    /// <summary>The suffix of the database's change vectors.</summary>
+    public string DatabaseId => databaseId;
+
     /// <summary>The <c>Value</c> JSON of change <paramref name="index"/>.</summary>
     public byte[] PayloadOf(int index)
     {

@@ -113,6 +113,43 @@ public sealed class ChangesServerTests(ServerFixture server) : IClassFixture<Ser
     }
 
     [Fact]
+    public async Task AttachmentObservablesGetPutsAndDeletesOfAttachmentsOnly()
+    {
+        using var store = await server.NewStoreAsync();
+        var changes = store.Changes();
+        var ofOne = changes.ForAttachmentsOfDocument("users/1");
+        var ofAll = changes.ForAllAttachments();
+        var one = new Collector<AttachmentChange>();
+        var all = new Collector<AttachmentChange>();
+        using var a = ofOne.Subscribe(one);
+        using var b = ofAll.Subscribe(all);
+        await Task.WhenAll(ofOne.EnsureSubscribedNow(), ofAll.EnsureSubscribedNow());
+
+        await StoreAsync(store, new User { Name = "Ada" }, "users/1");
+        await StoreAsync(store, new User { Name = "Bob" }, "users/2");
+        using var http = new HttpClient { BaseAddress = new Uri(server.Url) };
+        string Url(string id, string name) => $"/databases/{store.Database}/attachments?id={id}&name={name}";
+        using (var put = await http.PutAsync(Url("users/2", "b.txt") + "&contentType=text/plain", new ByteArrayContent("bob"u8.ToArray())))
+            Assert.Equal(HttpStatusCode.Created, put.StatusCode);
+        using (var put = await http.PutAsync(Url("users/1", "a.txt") + "&contentType=text/plain", new ByteArrayContent("ada"u8.ToArray())))
+            Assert.Equal(HttpStatusCode.Created, put.StatusCode);
+        using (var delete = await http.DeleteAsync(Url("users/1", "a.txt")))
+            Assert.Equal(HttpStatusCode.NoContent, delete.StatusCode);
+        string? changeVector;
+        using (var session = store.OpenAsyncSession())
+            changeVector = session.Advanced.GetChangeVectorFor((await session.LoadAsync<User>("users/1"))!);
+
+        var put1 = await one.NextAsync();
+        Assert.Equal((DocumentChangeTypes.Put, "users/1", "a.txt", "Users"), (put1.Type, put1.DocumentId, put1.Name, put1.CollectionName));
+        var delete1 = await one.NextAsync();
+        Assert.Equal((DocumentChangeTypes.Delete, "users/1", "a.txt", changeVector), (delete1.Type, delete1.DocumentId, delete1.Name, delete1.ChangeVector));
+        var seen = await all.UntilAsync(c => c.Type == DocumentChangeTypes.Delete);
+        // Document puts are not attachment changes: only the three attachment changes, in commit order.
+        Assert.Equal(["Put b.txt on users/2", "Put a.txt on users/1", "Delete a.txt on users/1"], seen.Select(c => $"{c.Type} {c.Name} on {c.DocumentId}"));
+        Assert.Equal(2, one.Seen.Count);
+    }
+
+    [Fact]
     public async Task CollectionPrefixAndAllDocumentsObservablesEachGetTheirChanges()
     {
         using var store = await server.NewStoreAsync();
