@@ -4,20 +4,32 @@ using System.Runtime.InteropServices;
 using System.Security.Cryptography;
 using System.Text.Json;
 using Jackdaw.Server.Tests.Infrastructure;
+using Xunit.Abstractions;
 
 namespace Jackdaw.Server.Tests.Documents;
 
 /// <summary>
-/// Issue 31's hard attachment tests, against the real server as a child process: kill -9 during and
-/// right after the upload of a 200 MB attachment. The bytes come from <see cref="PseudoRandomStream"/>, made as they are
+/// Issue 31's hard attachment tests, against the real server as a child process: a 1 GiB attachment
+/// through HTTP with the server's anonymous memory watched, and kill -9 during and right after the
+/// upload of a 200 MB one. The bytes come from <see cref="PseudoRandomStream"/>, made as they are
 /// sent and made again to check what comes back: no test holds a large attachment in an array.
 /// </summary>
 /// <remarks>
-/// They run alone: each moves hundreds of MB through the disk.
+/// They run alone: the memory test measures a whole process, and each moves hundreds of MB through
+/// the disk (the 1 GiB one about 3 GB: the journal, the data file, the read back).
 /// </remarks>
 [Collection(RunsAlone.Name)]
-public sealed class LargeAttachmentTests
+public sealed class LargeAttachmentTests(ITestOutputHelper output)
 {
+    /// <summary>
+    /// The most RssAnon may rise above idle while 1 GiB streams in or out: an eighth of the size, so
+    /// that memory that grows with the size fails. The issue's target, 64 MB for 100 MB, does not
+    /// hold every time for 1 GiB: measured +34, +34, +37 and once +96 MB during the PUT (the GC's
+    /// timing: the chunks' page arrays are garbage once flushed), +0 to +6 MB during the GET. Before
+    /// the upload flushed every 16 MiB it rose +753 MB (and +114 MB for 100 MB in perf/load).
+    /// </summary>
+    private const long MemoryBoundAboveIdle = 128L << 20;
+
     private const int ChunkSize = 8 * 8192 - 32;
 
     private const long CrashSize = 200_000_000;
@@ -30,6 +42,53 @@ public sealed class LargeAttachmentTests
         $"/databases/{db}/attachments?id={Uri.EscapeDataString(id)}&name={Uri.EscapeDataString(name)}&contentType=application%2Foctet-stream";
 
     private static long ChunkCount(long size) => (size + ChunkSize - 1) / ChunkSize;
+
+    /// <summary>
+    /// A 1 GiB attachment PUT and read back through HTTP: the response's hash and every byte match
+    /// what was sent, and the server's RssAnon (heap and native memory, not the page cache of the
+    /// data file it maps) stays within <see cref="MemoryBoundAboveIdle"/> of its idle value during
+    /// each transfer: it does not grow with the size.
+    /// </summary>
+    [Fact]
+    public async Task AGigabyteAttachmentRoundTripsWithTheServersMemoryBounded()
+    {
+        const long size = 1L << 30;
+        using var data = new TempFolder();
+        using var server = ServerProcess.Start($"--urls http://127.0.0.1:0 --data-dir \"{data.Path}\"");
+        using var client = await ClientAsync(server);
+        await CreateDatabaseAsync(client, "Big");
+        await PutDocumentAsync(client, "Big", "files/1");
+
+        // Warm-up: the same routes, staged in steps too, so that the JIT and the pools are not
+        // counted as the large attachment's memory.
+        for (var i = 0; i < 2; i++)
+        {
+            await PutAsync(client, "Big", "files/1", "warm-up.bin", new PseudoRandomStream(8 << 20, 99));
+            await ReadBackAsync(client, "Big", "files/1", "warm-up.bin", 8 << 20, 99, null);
+        }
+
+        var idle = await SettledRssAnonAsync(server.Id);
+        PutResult put;
+        long putPeak;
+        await using (var sampler = new RssAnonSampler(server.Id))
+        {
+            put = await PutAsync(client, "Big", "files/1", "big.bin", new PseudoRandomStream(size, 1));
+            putPeak = await sampler.StopAsync();
+        }
+        Assert.Equal(size, put.Size);
+
+        var idleBeforeGet = await SettledRssAnonAsync(server.Id);
+        long getPeak;
+        await using (var sampler = new RssAnonSampler(server.Id))
+        {
+            await ReadBackAsync(client, "Big", "files/1", "big.bin", size, 1, put.Hash);
+            getPeak = await sampler.StopAsync();
+        }
+
+        output.WriteLine($"RssAnon idle {Mb(idle)} MB, PUT peak {Mb(putPeak)} MB (+{Mb(putPeak - idle)}) in {put.Elapsed.TotalSeconds:0.0} s; idle before GET {Mb(idleBeforeGet)} MB, GET peak {Mb(getPeak)} MB (+{Mb(getPeak - idleBeforeGet)})");
+        Assert.True(putPeak - idle < MemoryBoundAboveIdle, $"During the PUT of 1 GiB the server's RssAnon rose {Mb(putPeak - idle)} MB above idle ({Mb(idle)} MB), over {Mb(MemoryBoundAboveIdle)} MB.");
+        Assert.True(getPeak - idleBeforeGet < MemoryBoundAboveIdle, $"During the GET of 1 GiB the server's RssAnon rose {Mb(getPeak - idleBeforeGet)} MB above idle ({Mb(idleBeforeGet)} MB), over {Mb(MemoryBoundAboveIdle)} MB.");
+    }
 
     /// <summary>
     /// The server is killed with SIGKILL while a 200 MB attachment streams in, some of its staging
@@ -239,6 +298,72 @@ public sealed class LargeAttachmentTests
         catch (TimeoutException e)
         {
             throw new TimeoutException($"{e.Message} Expected {expected}, last {last}.", e);
+        }
+    }
+
+    private static long Mb(long bytes) => bytes / (1 << 20);
+
+    /// <summary>RssAnon of a process, in bytes.</summary>
+    private static long RssAnon(int pid)
+    {
+        foreach (var line in File.ReadLines($"/proc/{pid}/status"))
+        {
+            if (line.StartsWith("RssAnon:", StringComparison.Ordinal))
+                return long.Parse(line.AsSpan(8).Trim().TrimEnd("kB").Trim(), System.Globalization.CultureInfo.InvariantCulture) * 1024;
+        }
+        throw new InvalidOperationException($"/proc/{pid}/status has no RssAnon line.");
+    }
+
+    /// <summary>The idle value: the least of RssAnon sampled over half a second once nothing is sent.</summary>
+    private static async Task<long> SettledRssAnonAsync(int pid)
+    {
+        var least = long.MaxValue;
+        for (var i = 0; i < 25; i++)
+        {
+            least = Math.Min(least, RssAnon(pid));
+            await Task.Delay(20);
+        }
+        return least;
+    }
+
+    /// <summary>Samples a process's RssAnon every few milliseconds on a thread of its own; keeps the highest.</summary>
+    private sealed class RssAnonSampler : IAsyncDisposable
+    {
+        private readonly CancellationTokenSource _stop = new();
+        private readonly Task<long> _sampling;
+
+        public RssAnonSampler(int pid)
+        {
+            _sampling = Task.Factory.StartNew(() =>
+            {
+                long peak = 0;
+                while (!_stop.IsCancellationRequested)
+                {
+                    peak = Math.Max(peak, RssAnon(pid));
+                    Thread.Sleep(5);
+                }
+                return Math.Max(peak, RssAnon(pid));
+            }, TaskCreationOptions.LongRunning);
+        }
+
+        public async Task<long> StopAsync()
+        {
+            await _stop.CancelAsync();
+            return await _sampling;
+        }
+
+        public async ValueTask DisposeAsync()
+        {
+            await _stop.CancelAsync();
+            try
+            {
+                await _sampling;
+            }
+            catch (Exception)
+            {
+                // Already reported by StopAsync, or the test failed before it.
+            }
+            _stop.Dispose();
         }
     }
 }
