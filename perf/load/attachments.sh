@@ -64,6 +64,7 @@ PY
 # transfer <label> <curl args...>: times one curl while watching the server's memory; prints "seconds peak-above-idle-MB"
 transfer() {
   local idle s peak
+  shift # the label only names the call: curl must not take it for a first URL (-T and -o bind to that one)
   idle=$(rss_anon "$PID")
   rm -f "$WORK/peak" "$WORK/peak.stop"
   watch_rss "$PID" "$WORK/peak" &

@@ -28,6 +28,16 @@ public sealed class DatabaseStatsHandler(ServerContext server) : HandlerBase(ser
         json.WriteString("DatabaseChangeVector", reader.LastEtag == 0 ? "" : Documents.ChangeVectors.Format(reader.LastEtag, database.DatabaseId));
         foreach (var none in NotYet)
             json.WriteNumber(none, 0);
+        var attachments = reader.GetAttachmentStorageStats();
+        json.WriteNumber("CountOfAttachments", attachments.Attachments);
+        json.WriteNumber("CountOfUniqueAttachments", attachments.Contents);
+        // Jackdaw's own: what the content streams hold, so that orphans left by a failed or crashed
+        // upload (staged streams, their chunks) can be seen going away.
+        json.WriteStartObject("AttachmentStorage");
+        json.WriteNumber("Chunks", attachments.Chunks);
+        json.WriteNumber("StagedStreams", attachments.StagedStreams);
+        json.WriteNumber("ChunksRemoved", database.Attachments.RemovedChunks);
+        json.WriteEndObject();
         json.WriteStartObject("Collections");
         foreach (var collection in reader.GetCollections())
             json.WriteNumber(collection.Name, collection.Count);
@@ -82,12 +92,12 @@ public sealed class DatabaseStatsHandler(ServerContext server) : HandlerBase(ser
         return context.CompleteJsonAsync();
     }
 
-    // Counts RavenDB's DatabaseStatistics carries of features not built yet (revisions, attachments,
-    // counters, time series, conflicts): 0, so that clients read numbers, not nulls.
+    // Counts RavenDB's DatabaseStatistics carries of features not built yet (revisions, counters,
+    // time series, conflicts): 0, so that clients read numbers, not nulls.
     private static readonly string[] NotYet =
     [
-        "CountOfRevisionDocuments", "CountOfDocumentsConflicts", "CountOfConflicts", "CountOfAttachments",
-        "CountOfUniqueAttachments", "CountOfCounterEntries", "CountOfTimeSeriesSegments",
+        "CountOfRevisionDocuments", "CountOfDocumentsConflicts", "CountOfConflicts",
+        "CountOfCounterEntries", "CountOfTimeSeriesSegments",
     ];
 
     private static void WriteTime(System.Text.Json.Utf8JsonWriter json, string name, DateTime? at)
