@@ -20,9 +20,18 @@ namespace Jackdaw.Server.Documents;
 /// Tombstones               etag (8, big endian)                           TombstoneRecord (TombstoneRecord.cs)
 /// TombstonesByCollection   [len: 1][lowercased collection][etag: 8 BE]    empty (the record is in Tombstones)
 /// Identities               lowercased prefix, UTF-8                       last value (int64 LE)
+/// Revisions                [id prefix][0x1E][revision etag: 8 BE]         RevisionRecord (Revisions/RevisionRecord.cs)
+/// RevisionsByEtag          revision etag (8, big endian)                  the Revisions key
+/// RevisionsByChangeVector  change vector, ASCII                           the Revisions key
+/// RevisionCounts           lowercased id, UTF-8                           count (int64 LE)
+/// RevisionsBin             etag of a delete revision (8, big endian)      lowercased id (a deleted document that has revisions)
 /// Meta                     "database-id"                                  22 ASCII characters
 ///                          "last-etag"                                    int64 LE: the etag of the last change
 ///                          "schema-version"                               int32 LE: SchemaVersion
+///                          "last-revision-etag"                           int64 LE: the revisions' own counter
+///                          "revisions-config"                             RevisionsConfiguration, UTF-8 JSON
+///                          "revisions-conflicts-config"                   RevisionsCollectionConfiguration, UTF-8 JSON
+///                          "revisions-config-index"                       int64 LE: configurations written (RaftCommandIndex)
 /// </code>
 /// Etags are big endian in keys so that byte order is etag order. A document without a collection
 /// has no <c>Collections</c> entry; its tombstone is under the empty collection (<c>[0][etag]</c>).
@@ -30,10 +39,15 @@ namespace Jackdaw.Server.Documents;
 /// <c>TombstonesById</c> and dropped a tombstone when its document was created again; 2 keeps every
 /// tombstone until the consumers have passed it and indexes them by collection. A version-1
 /// database is migrated when it opens, in the same transaction that writes the new version.
+/// Version 3 adds the revisions' trees (created empty), so a version-2 database migrates by
+/// writing the new version. The revisions' <c>[id prefix]</c> is the lowercased id, or for an id
+/// of more than <see cref="RevisionKeys.MaxIdPrefix"/> bytes its first bytes and the SHA-256 of
+/// the whole (see <see cref="RevisionKeys"/>); revision etags are their own counter, so the
+/// documents' etags, feeds and change vectors are the same with revisions on or off.
 /// </remarks>
 public static class DocumentsStorage
 {
-    public const int SchemaVersion = 2;
+    public const int SchemaVersion = 3;
 
     internal const string DocsTree = "Docs";
     internal const string DocsByEtagTree = "DocsByEtag";
@@ -43,6 +57,11 @@ public static class DocumentsStorage
     internal const string TombstonesByCollectionTree = "TombstonesByCollection";
     internal const string IdentitiesTree = "Identities";
     internal const string MetaTree = "Meta";
+    internal const string RevisionsTree = "Revisions";
+    internal const string RevisionsByEtagTree = "RevisionsByEtag";
+    internal const string RevisionsByChangeVectorTree = "RevisionsByChangeVector";
+    internal const string RevisionCountsTree = "RevisionCounts";
+    internal const string RevisionsBinTree = "RevisionsBin";
 
     /// <summary>Schema version 1's id → tombstone etag index, dropped by the migration to 2.</summary>
     private const string LegacyTombstonesByIdTree = "TombstonesById";
@@ -50,12 +69,17 @@ public static class DocumentsStorage
     internal static readonly byte[] DatabaseIdKey = "database-id"u8.ToArray();
     internal static readonly byte[] LastEtagKey = "last-etag"u8.ToArray();
     internal static readonly byte[] SchemaVersionKey = "schema-version"u8.ToArray();
+    internal static readonly byte[] LastRevisionEtagKey = "last-revision-etag"u8.ToArray();
+    internal static readonly byte[] RevisionsConfigKey = "revisions-config"u8.ToArray();
+    internal static readonly byte[] RevisionsConflictsConfigKey = "revisions-conflicts-config"u8.ToArray();
+    internal static readonly byte[] RevisionsConfigIndexKey = "revisions-config-index"u8.ToArray();
 
     /// <summary>Every tree of this schema; no other feature may register a tree of these names.</summary>
     public static IReadOnlyList<string> TreeNames { get; } =
     [
         DocsTree, DocsByEtagTree, CollectionsTree, CollectionCountsTree, TombstonesTree,
         TombstonesByCollectionTree, IdentitiesTree, MetaTree, LegacyTombstonesByIdTree,
+        RevisionsTree, RevisionsByEtagTree, RevisionsByChangeVectorTree, RevisionCountsTree, RevisionsBinTree,
     ];
 
     /// <summary>What a database's documents hold when it opens.</summary>

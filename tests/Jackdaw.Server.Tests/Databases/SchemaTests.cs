@@ -157,7 +157,7 @@ public class SchemaTests
             Assert.Equal([new FeedDocument(6, "users/3", "Users", 6)], ReadDocuments(reader, "users", 0));
         }
 
-        Assert.Equal(2, ReadSchemaVersion(folder.Path));
+        Assert.Equal(DocumentsStorage.SchemaVersion, ReadSchemaVersion(folder.Path));
         using (var environment = OpenEngine(folder.Path))
         {
             using var read = environment.BeginRead();
@@ -186,17 +186,17 @@ public class SchemaTests
         {
             using var write = environment.BeginWrite();
             var version = new byte[4];
-            BinaryPrimitives.WriteInt32LittleEndian(version, 3);
+            BinaryPrimitives.WriteInt32LittleEndian(version, DocumentsStorage.SchemaVersion + 1);
             write.CreateTree("Meta").Put("schema-version"u8, version);
             write.Commit();
         }
 
         var error = Assert.Throws<InvalidDataException>(() => Open(folder.Path));
-        Assert.Contains("version 3", error.Message, StringComparison.Ordinal);
-        Assert.Contains("up to 2", error.Message, StringComparison.Ordinal);
+        Assert.Contains($"version {DocumentsStorage.SchemaVersion + 1}", error.Message, StringComparison.Ordinal);
+        Assert.Contains($"up to {DocumentsStorage.SchemaVersion}", error.Message, StringComparison.Ordinal);
 
         // The failed open released the storage and changed nothing.
-        Assert.Equal(3, ReadSchemaVersion(folder.Path));
+        Assert.Equal(DocumentsStorage.SchemaVersion + 1, ReadSchemaVersion(folder.Path));
         Assert.Throws<InvalidDataException>(() => Open(folder.Path));
     }
 
