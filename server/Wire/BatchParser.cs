@@ -266,10 +266,12 @@ public static class BatchParser
                 return new BatchOperation(id, null, changeVector);
             case "PATCH":
                 return new BatchOperation(id, null, changeVector, PatchRequestReader.Read(JsonDocument.Parse((patch ?? []).ToJsonString()).RootElement, $"{where} (PATCH '{id}')"), returnDocument);
+            case "ForceRevisionCreation":
+                return new BatchOperation(id, null, changeVector) { ForceRevision = true };
             case null:
-                throw new BadRequestException($"{where} has no 'Type'; use \"PUT\", \"DELETE\" or \"PATCH\".");
+                throw new BadRequestException($"{where} has no 'Type'; use \"PUT\", \"DELETE\", \"PATCH\" or \"ForceRevisionCreation\".");
             default:
-                throw new BadRequestException($"{where} has an unknown Type '{type}'; use \"PUT\", \"DELETE\" or \"PATCH\".");
+                throw new BadRequestException($"{where} has an unknown Type '{type}'; use \"PUT\", \"DELETE\", \"PATCH\" or \"ForceRevisionCreation\".");
         }
     }
 
