@@ -11,7 +11,22 @@ namespace Jackdaw.Server.Documents;
 /// </summary>
 public partial class DocumentsReader
 {
-    private Tree? RevisionsTree => _transaction.OpenTree(DocumentsStorage.RevisionsTree);
+    private Tree? _revisionsTree;
+    private bool _revisionsTreeOpened;
+
+    /// <summary>The <c>Revisions</c> tree, opened once per reader (pages of revisions read it per entry).</summary>
+    private Tree? RevisionsTree
+    {
+        get
+        {
+            if (!_revisionsTreeOpened)
+            {
+                _revisionsTree = _transaction.OpenTree(DocumentsStorage.RevisionsTree);
+                _revisionsTreeOpened = true;
+            }
+            return _revisionsTree;
+        }
+    }
 
     /// <summary>The revisions configuration as stored (<see cref="RevisionsConfiguration.None"/> when there is none).</summary>
     public RevisionsConfiguration GetRevisionsConfiguration() =>
