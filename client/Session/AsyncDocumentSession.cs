@@ -138,6 +138,10 @@ internal sealed partial class AsyncDocumentSession : IAsyncDocumentSession, IAdv
                 info.Metadata.SetServerValue(MetadataKeys.ChangeVector, info.ChangeVector);
             if (info.LastModified is not null)
                 info.Metadata.SetServerValue(MetadataKeys.LastModified, info.LastModified);
+
+            // Attachments this session's saves changed are newer than the loaded metadata says.
+            if (info.Attachments is { } attachments)
+                info.Metadata.SetServerValue(MetadataKeys.Attachments, JsonSerializer.SerializeToElement(attachments, WireJson.Options));
         }
 
         return info.Metadata;
