@@ -165,6 +165,7 @@ internal sealed partial class AsyncDocumentSession : IAsyncDocumentSession, IAdv
         _deletes.Clear();
         _included.Clear();
         ClearDeferred();
+        _forceRevisions.Clear();
         _revisions.Clear();
     }
 
