@@ -15,8 +15,8 @@ namespace Jackdaw.Client.Attachments;
 internal static class AttachmentCommands
 {
     /// <summary>
-    /// <c>PUT ...&amp;contentType=</c> with the bytes as the body (<c>If-Match</c> the document's change
-    /// vector when given); the answer is the stored attachment's details.
+    /// <c>PUT ...&amp;contentType=</c> with the bytes as the body (<c>If-Match</c> the attachment's expected
+    /// change vector when given); the answer is the stored attachment's details.
     /// </summary>
     public static async Task<AttachmentDetails> PutAsync(RequestExecutor executor, string databasePath, string documentId, string name, Stream stream, string? contentType, string? changeVector, CancellationToken token)
     {
@@ -97,7 +97,7 @@ internal static class AttachmentCommands
         }
     }
 
-    /// <summary><c>HEAD</c>: the document's change vector (the attachment's <c>ETag</c>), or null when the document or the attachment does not exist.</summary>
+    /// <summary><c>HEAD</c>: the attachment's change vector (its <c>ETag</c>), or null when the document or the attachment does not exist.</summary>
     public static async Task<string?> HeadAsync(RequestExecutor executor, string databasePath, string documentId, string name, CancellationToken token)
     {
         ThrowIfInvalid(documentId, name);
@@ -112,7 +112,7 @@ internal static class AttachmentCommands
         }
     }
 
-    /// <summary><c>DELETE</c> (204), with <c>If-Match</c> the document's change vector when given. Deleting an attachment that is not there is not an error.</summary>
+    /// <summary><c>DELETE</c> (204), with <c>If-Match</c> the attachment's expected change vector when given. Deleting an attachment that is not there is not an error.</summary>
     public static async Task DeleteAsync(RequestExecutor executor, string databasePath, string documentId, string name, string? changeVector, CancellationToken token)
     {
         ThrowIfInvalid(documentId, name);

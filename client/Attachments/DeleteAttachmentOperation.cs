@@ -5,7 +5,7 @@ namespace Jackdaw.Client;
 /// <summary>
 /// Deletes an attachment at once, outside a session (RavenDB's <c>DeleteAttachmentOperation</c>).
 /// A <paramref name="changeVector"/> makes it fail with <see cref="ConcurrencyException"/> unless the
-/// document has it. An attachment that is not there is not an error.
+/// attachment has it (<see cref="AttachmentDetails.ChangeVector"/>). An attachment that is not there is not an error.
 /// </summary>
 public sealed class DeleteAttachmentOperation(string documentId, string name, string? changeVector = null) : IOperation
 {

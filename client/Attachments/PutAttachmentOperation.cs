@@ -6,8 +6,9 @@ namespace Jackdaw.Client;
 /// Stores an attachment of a document at once, outside a session (RavenDB's <c>PutAttachmentOperation</c>):
 /// <c>PUT attachments</c> with the stream's bytes from its current position, streamed as the request
 /// is written. A <paramref name="changeVector"/> makes it fail with <see cref="ConcurrencyException"/>
-/// unless the document has it. Answers the attachment's details (the document's new change vector in
-/// <see cref="AttachmentDetails.ChangeVector"/>). The stream is not disposed.
+/// unless the attachment exists with that change vector (RavenDB's rule: the attachment's, see
+/// <see cref="AttachmentDetails.ChangeVector"/>, not the document's). Answers the stored attachment's
+/// details. The stream is not disposed.
 /// </summary>
 /// <exception cref="DocumentDoesNotExistException">The document does not exist.</exception>
 public sealed class PutAttachmentOperation(string documentId, string name, Stream stream, string? contentType = null, string? changeVector = null) : IOperation<AttachmentDetails>
