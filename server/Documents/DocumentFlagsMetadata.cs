@@ -32,7 +32,8 @@ public static class DocumentFlagsMetadata
         {
             foreach (var part in sent.Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries))
             {
-                var isServers = Enum.TryParse<DocumentFlags>(part, ignoreCase: true, out var flag) && (ServerFlags & flag) != 0;
+                // A revision's own flags are never a document's (a revision put back as a document sheds them).
+                var isServers = Enum.TryParse<DocumentFlags>(part, ignoreCase: true, out var flag) && ((ServerFlags | DocumentFlags.Revision | DocumentFlags.DeleteRevision) & flag) != 0;
                 if (!isServers && !names.Contains(part, StringComparer.OrdinalIgnoreCase))
                     names.Add(part);
             }
