@@ -119,14 +119,20 @@ public sealed class RevisionServerTests(ServerFixture server) : IClassFixture<Se
         await store.Maintenance.SendAsync(new ConfigureRevisionsOperation(new RevisionsConfiguration
         {
             Default = new RevisionsCollectionConfiguration { Disabled = true },
-            Collections = new() { ["Users"] = new RevisionsCollectionConfiguration { MinimumRevisionsToKeep = 2, MinimumRevisionAgeToKeep = TimeSpan.FromHours(1), PurgeOnDelete = true } },
+            Collections = new()
+            {
+                ["Users"] = new RevisionsCollectionConfiguration { MinimumRevisionsToKeep = 2, PurgeOnDelete = true },
+                ["Orders"] = new RevisionsCollectionConfiguration { MinimumRevisionsToKeep = 1, MinimumRevisionAgeToKeep = new TimeSpan(1, 2, 3, 4), MaximumRevisionsToDeleteUponDocumentUpdate = 10 },
+            },
         }));
         var configuration = await store.Maintenance.SendAsync(new GetRevisionsConfigurationOperation());
         Assert.True(configuration!.Default!.Disabled);
         var users = configuration.Collections!["Users"];
-        Assert.Equal((2L, TimeSpan.FromHours(1), true), (users.MinimumRevisionsToKeep, users.MinimumRevisionAgeToKeep, users.PurgeOnDelete));
+        Assert.Equal((2L, null, true), (users.MinimumRevisionsToKeep, users.MinimumRevisionAgeToKeep, users.PurgeOnDelete));
+        var orders = configuration.Collections["Orders"];
+        Assert.Equal((new TimeSpan(1, 2, 3, 4), 10L), (orders.MinimumRevisionAgeToKeep, orders.MaximumRevisionsToDeleteUponDocumentUpdate));
 
-        // Users keep two; other collections none.
+        // Users keep two (with no age limit holding older ones back); other collections none.
         await WriteThreeVersionsAsync(store, "users/1");
         foreach (var name in new[] { "c1", "c2", "c3" })
         {
