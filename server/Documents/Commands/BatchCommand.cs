@@ -122,7 +122,7 @@ public sealed class BatchCommand(IReadOnlyList<BatchOperation> operations, JsonO
                     { Attachment: { } attachment } => attachment.Execute(transaction, operation.Id, operation.ExpectedChangeVector, context),
                     { Put: { } put } => new BatchOperationResult(transaction.Put(put.Id, put.Document.Span, put.Collection, put.ExpectedChangeVector, context), false),
                     { Patch: { } patch } => new BatchOperationResult(null, false, patch.Apply(transaction, operation.Id, operation.ExpectedChangeVector, context, operation.ReturnDocument)),
-                    { ForceRevision: true } => new BatchOperationResult(null, false, ForcedRevision: transaction.ForceRevisionCreation(operation.Id, context)),
+                    { ForceRevision: true } => new BatchOperationResult(null, false, ForcedRevision: transaction.ForceRevisionCreation(operation.Id, operation.ExpectedChangeVector, context)),
                     _ => new BatchOperationResult(null, transaction.Delete(operation.Id, operation.ExpectedChangeVector)),
                 };
             }
