@@ -121,12 +121,10 @@ internal sealed partial class AsyncDocumentSession
                 AddAttachment(command.DestinationId!, command.DestinationName!, result, FindAttachment(command.Id, command.Name), documentChangeVector);
                 break;
             case DeferredCommand.AttachmentMove:
+                // Both documents change: the source's change vector is DocumentChangeVector, the destination's DestinationDocumentChangeVector.
                 var moved = FindAttachment(command.Id, command.Name);
-                var sameDocument = string.Equals(command.Id, command.DestinationId, StringComparison.OrdinalIgnoreCase);
-
-                // The answer carries the destination's change vector; a source elsewhere changed too, to a vector it does not say.
-                RemoveAttachment(command.Id, command.Name, sameDocument ? documentChangeVector : null);
-                AddAttachment(command.DestinationId!, command.DestinationName!, result, moved, documentChangeVector);
+                RemoveAttachment(command.Id, command.Name, documentChangeVector);
+                AddAttachment(command.DestinationId!, command.DestinationName!, result, moved, GetString(result, "DestinationDocumentChangeVector") ?? documentChangeVector);
                 break;
         }
     }

@@ -6,8 +6,9 @@ using Jackdaw.Client.Json;
 namespace Jackdaw.Client.Session;
 
 /// <summary>
-/// The save: one <c>bulk_docs</c> request with every change, in RavenDB's order: deletes, puts,
-/// forced revisions, then the queued attachment commands. With attachments to store it is
+/// The save: one <c>bulk_docs</c> request with every change, in RavenDB's order: deletes, puts
+/// (with the forced revisions of the documents they write beside them), the other forced
+/// revisions, then the queued attachment commands. With attachments to store it is
 /// RavenDB's multipart request: the commands' JSON as the first part, then each stored
 /// attachment's bytes as a part of its own (<c>Command-Type: AttachmentStream</c>), in the order of
 /// the AttachmentPUT commands, streamed from the caller's streams as the request is written.
@@ -42,34 +43,43 @@ internal sealed partial class AsyncDocumentSession
                 var current = Serialize(info);
                 if (info.Metadata?.IsDirty != true && MatchesSnapshot(info, current))
                     continue;
+
+                // A document the save changes gets its forced revision beside its PUT, in the same
+                // transaction: before it for a stored document (the version the session changes),
+                // after it for a new one (RavenDB's rule: a new document's forced revision is "after").
+                // RavenDB's client asks for it with the PUT's ForceRevisionCreationStrategy instead,
+                // which the Jackdaw server does not read.
+                // That command may re-store the document (its first revision adds HasRevisions), so
+                // an expected change vector is checked by it, not by the PUT that follows it.
+                var expected = info.ExpectedChangeVector ?? (UseOptimisticConcurrency ? info.ChangeVector : null);
+                var forced = info.Id is not null && _forceRevisions.TryGetValue(info.Id, out var strategy) && strategy != ForceRevisionStrategy.None;
+                if (forced)
+                {
+                    forcedByPut.Add(info.Id!);
+                    if (info.ChangeVector is not null)
+                    {
+                        WriteForceRevision(writer, info.Id!, expected, sent);
+                        expected = null;
+                    }
+                }
+
                 writer.WriteStartObject();
                 writer.WriteString("Type", "PUT");
                 writer.WriteString("Id", info.Id ?? info.IdPrefix);
                 writer.WritePropertyName("Document");
                 _documentScratch ??= new ArrayBufferWriter<byte>(1024);
                 DocumentJson.WriteDocument(writer, _documentScratch, current, info.Type, info.LoadedMetadata.Span, info.Metadata, _conventions.SerializerOptions);
-                WriteChangeVector(writer, info.ExpectedChangeVector ?? (UseOptimisticConcurrency ? info.ChangeVector : null));
-
-                // A document the save changes gets its forced revision from its PUT (the version before it).
-                if (info.Id is not null && _forceRevisions.TryGetValue(info.Id, out var strategy) && strategy != ForceRevisionStrategy.None)
-                {
-                    writer.WriteString("ForceRevisionCreationStrategy", strategy.ToString());
-                    forcedByPut.Add(info.Id);
-                }
-
+                WriteChangeVector(writer, expected);
                 writer.WriteEndObject();
                 sent.Add(new SentCommand(SentKind.Put, info.Id, info, current.ToArray(), null));
+                if (forced && info.ChangeVector is null)
+                    WriteForceRevision(writer, info.Id!, null, sent);
             }
 
             foreach (var (id, strategy) in _forceRevisions)
             {
-                if (strategy == ForceRevisionStrategy.None || forcedByPut.Contains(id))
-                    continue;
-                writer.WriteStartObject();
-                writer.WriteString("Id", id);
-                writer.WriteString("Type", "ForceRevisionCreation");
-                writer.WriteEndObject();
-                sent.Add(new SentCommand(SentKind.ForceRevision, id, null, null, null));
+                if (strategy != ForceRevisionStrategy.None && !forcedByPut.Contains(id))
+                    WriteForceRevision(writer, id, null, sent);
             }
 
             foreach (var command in _deferred)
@@ -121,6 +131,21 @@ internal sealed partial class AsyncDocumentSession
 
         _forceRevisions.Clear();
         ClearDeferred();
+    }
+
+    /// <summary>RavenDB's command (<c>Id</c> and <c>Type</c>), with the change vector the document must have when the session checks one.</summary>
+    private static void WriteForceRevision(Utf8JsonWriter writer, string id, string? expectedChangeVector, List<SentCommand> sent)
+    {
+        writer.WriteStartObject();
+        writer.WriteString("Id", id);
+        writer.WriteString("Type", "ForceRevisionCreation");
+        if (expectedChangeVector is not null)
+        {
+            writer.WriteString("ChangeVector", expectedChangeVector);
+        }
+
+        writer.WriteEndObject();
+        sent.Add(new SentCommand(SentKind.ForceRevision, id, null, null, null));
     }
 
     /// <summary>The multipart body, made again for each attempt (the parts' streams rewind, or refuse a second reading).</summary>

@@ -171,6 +171,22 @@ public sealed class AttachmentSessionTests : IDisposable
     }
 
     [Fact]
+    public async Task AMoveGivesTheSourceAndTheDestinationTheirOwnChangeVectors()
+    {
+        _wire.Answer = r => r.Method == "GET"
+            ? WireRecorder.Json("""{"Results":[{"Name":"Ann","@metadata":{"@id":"users/1","@change-vector":"A:1-x","@attachments":[{"Name":"a","Hash":"h","ContentType":"t","Size":1}]}},{"Name":"Bob","@metadata":{"@id":"users/2","@change-vector":"A:2-x"}}],"Includes":{}}""")
+            : WireRecorder.Json(BulkResults("""{"Type":"AttachmentMOVE","Id":"users/1","Name":"a","DestinationId":"users/2","DestinationName":"b","Hash":"h","ContentType":"t","Size":1,"DocumentChangeVector":"A:3-x","DestinationDocumentChangeVector":"A:4-x"}"""));
+        using var session = _store.OpenAsyncSession();
+        var users = await session.LoadAsync<User>(["users/1", "users/2"]);
+        session.Advanced.Attachments.Move(users["users/1"]!, "a", users["users/2"]!, "b");
+        await session.SaveChangesAsync();
+        Assert.Equal(("A:3-x", "A:4-x"), (session.Advanced.GetChangeVectorFor(users["users/1"]!), session.Advanced.GetChangeVectorFor(users["users/2"]!)));
+        Assert.Empty(session.Advanced.Attachments.GetNames(users["users/1"]!));
+        var moved = Assert.Single(session.Advanced.Attachments.GetNames(users["users/2"]!));
+        Assert.Equal(("b", "h", "t", 1L), (moved.Name, moved.Hash, moved.ContentType, moved.Size));
+    }
+
+    [Fact]
     public async Task GetAnswersTheResponseStreamAndItsDetailsAndDisposingEndsTheResponse()
     {
         var body = new TrackingStream(Encoding.UTF8.GetBytes("hello"));

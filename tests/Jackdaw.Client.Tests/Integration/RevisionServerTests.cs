@@ -112,6 +112,36 @@ public sealed class RevisionServerTests(ServerFixture server) : IClassFixture<Se
     }
 
     [Fact]
+    public async Task AForcedRevisionOfADocumentTheSaveChangesIsTheVersionBeforeIt()
+    {
+        using var store = await server.NewStoreAsync();
+        await WriteThreeVersionsAsync(store);
+        using (var session = store.OpenAsyncSession())
+        {
+            session.Advanced.UseOptimisticConcurrency = true;
+            var user = await session.LoadAsync<User>("users/1");
+            user!.Name = "v4";
+            session.Advanced.Revisions.ForceRevisionCreationFor(user);
+            var created = new User { Id = "users/2", Name = "new" };
+            await session.StoreAsync(created);
+            session.Advanced.Revisions.ForceRevisionCreationFor(created);
+            await session.SaveChangesAsync();
+
+            // The change vectors the save left let a concurrency-checked write through.
+            user.Name = "v5";
+            created.Name = "new 2";
+            await session.SaveChangesAsync();
+        }
+
+        using (var session = store.OpenAsyncSession())
+        {
+            Assert.Equal(["v3"], (await session.Advanced.Revisions.GetForAsync<User>("users/1")).Select(r => r.Name));
+            Assert.Equal(["new"], (await session.Advanced.Revisions.GetForAsync<User>("users/2")).Select(r => r.Name));
+            Assert.Equal("v5", (await session.LoadAsync<User>("users/1"))!.Name);
+        }
+    }
+
+    [Fact]
     public async Task TheConfigurationIsStoredAsSent()
     {
         using var store = await server.NewStoreAsync();
