@@ -52,7 +52,7 @@ public partial class DocumentsTransaction
     private RevisionTrees Revisions => _revisionTrees ??= new RevisionTrees(EngineTransaction);
 
     /// <summary>Whether the database has any revision (looked up once per transaction).</summary>
-    private bool AnyRevisions => _anyRevisions ??= Revisions.Counts.Count > 0;
+    private bool AnyRevisions => _anyRevisions ??= (_revisionTrees?.Counts ?? EngineTransaction.CreateTree(DocumentsStorage.RevisionCountsTree)).Count > 0;
 
     /// <summary>Replaces the revisions configuration (stored in <c>Meta</c>); returns the configuration index (RavenDB's <c>RaftCommandIndex</c>).</summary>
     public long SetRevisionsConfiguration(RevisionsConfiguration configuration)
@@ -89,7 +89,9 @@ public partial class DocumentsTransaction
     /// </summary>
     private bool PrepareRevisionsForPut(ReadOnlySpan<byte> key, string? collection, bool existed, ReadOnlySpan<byte> document, BlittablePatch metadata, DocumentFlags otherServerFlags)
     {
-        var store = _forcingRevision || _revisionsConfiguration.IsEnabled(collection);
+        var sent = RevisionFlagsText.Read(document);
+        // Map-reduce outputs (Artificial) are rewritten by their index, never revisioned (as RavenDB).
+        var store = _forcingRevision || (_revisionsConfiguration.IsEnabled(collection) && !RevisionFlagsText.IsArtificial(sent));
         long count = 0;
         if (store || AnyRevisions)
         {

@@ -26,9 +26,20 @@ internal static class RevisionFlagsText
         return metadata.GetObject().TryGet("@flags"u8, out var flags) && flags.Type == BlittableToken.String ? flags.GetString() : null;
     }
 
+    /// <summary>Whether <c>@flags</c> holds <c>Artificial</c> (a map-reduce output document).</summary>
+    public static bool IsArtificial(string? flags) =>
+        flags is not null && flags.Split(',', StringSplitOptions.TrimEntries).Contains("Artificial");
+
     /// <summary>A document's <c>@flags</c> with <c>HasRevisions</c> set or cleared; null when nothing is left.</summary>
-    public static string? ForDocument(string? flags, bool hasRevisions) =>
-        Compose(flags, hasRevisions, deleteRevision: false, revision: false);
+    public static string? ForDocument(string? flags, bool hasRevisions)
+    {
+        // The common cases, without building anything: every put asks.
+        if (flags is null)
+            return hasRevisions ? HasRevisions : null;
+        if (hasRevisions && flags == HasRevisions)
+            return flags;
+        return Compose(flags, hasRevisions, deleteRevision: false, revision: false);
+    }
 
     /// <summary>
     /// The <c>@flags</c> a revision is shown with, as RavenDB shows them: <c>"HasRevisions, Revision"</c>

@@ -266,6 +266,28 @@ public sealed class RevisionsStorageTests : IDisposable
         Assert.Equal(201, oldest.V);
     }
 
+    [Fact]
+    public async Task ABodyCannotClaimRevisionsAndArtificialDocumentsAreNotRevisioned()
+    {
+        await using var database = OpenDatabase();
+        using var context = new JsonOperationContext();
+        async Task PutBodyAsync(string id, string json)
+        {
+            var document = context.Parse(Encoding.UTF8.GetBytes(json), BlittableMode.Disk);
+            await database.EnqueueAsync(new PutDocumentCommand(new DocumentToPut(id, document, "Items", null), context));
+        }
+
+        await PutBodyAsync("items/1", """{"@metadata":{"@collection":"Items","@flags":"HasRevisions, Revision, FromIndex"}}""");
+        Assert.Equal("FromIndex", FlagsOf(database, "items/1"));
+        await ConfigureAsync(database, """{"Default":{}}""");
+        await PutBodyAsync("items/2", """{"@metadata":{"@collection":"Items","@flags":"Artificial, FromIndex"}}""");
+        Assert.Equal("Artificial, FromIndex", FlagsOf(database, "items/2"));
+        Assert.Empty(RevisionsOf(database, "items/2"));
+        await PutBodyAsync("items/1", """{"@metadata":{"@collection":"Items","@flags":"FromIndex"}}""");
+        Assert.Equal("HasRevisions, FromIndex", FlagsOf(database, "items/1"));
+        Assert.Equal(2, CountOf(database, "items/1"));
+    }
+
     /// <summary>A clock the tests move: revisions' age is measured with it.</summary>
     private sealed class ManualClock : TimeProvider
     {
