@@ -140,7 +140,7 @@ public sealed class DocumentStore : IDisposable
         var handler = HttpMessageHandlerFactory?.Invoke() ?? RequestExecutor.CreateDefaultHandler(tls);
         _executor = new RequestExecutor(urls, _conventions.RequestTimeout, handler, tls);
         _maintenance = new MaintenanceOperations(_executor, _conventions, _database);
-        _operations = new DocumentOperations(_executor, _database);
+        _operations = new DocumentOperations(_executor, _conventions, _database);
         _subscriptions = new DocumentSubscriptions(this);
         return this;
     }

@@ -19,8 +19,12 @@ public sealed class OperationResult
     /// <summary>The status its request was answered with when it failed; null when it completed.</summary>
     public int? StatusCode { get; init; }
 
+    /// <summary>The result as the server wrote it, for <see cref="Operation.WaitForCompletionAsync{TResult}(TimeSpan?, CancellationToken)"/>.</summary>
+    internal JsonElement Raw { get; init; }
+
     internal static OperationResult Read(JsonElement result) => new()
     {
+        Raw = result.Clone(),
         Total = result.TryGetProperty("Total", out var total) && total.TryGetInt64(out var n) ? n : 0,
         Message = result.TryGetProperty("Message", out var message) ? message.GetString() : null,
         ErrorType = result.TryGetProperty("Type", out var type) ? type.GetString() : null,

@@ -85,7 +85,37 @@ internal sealed class RequestExecutor : IDisposable
     public Task<HttpResponseMessage> SendAsync(HttpMethod method, string pathAndQuery, ReadOnlyMemory<byte>? jsonBody, TimeSpan? serverWait, CancellationToken token)
     {
         var longer = serverWait is { } wait && wait + ServerWaitMargin > _client.Timeout ? wait + ServerWaitMargin : (TimeSpan?)null;
-        return SendAsync(_client, HttpCompletionOption.ResponseContentRead, longer, method, pathAndQuery, jsonBody, token);
+        return SendAsync(_client, HttpCompletionOption.ResponseContentRead, longer, method, pathAndQuery, JsonContentFactory(jsonBody), null, token);
+    }
+
+    /// <summary>
+    /// A request whose body the caller composes (an attachment's bytes, a multipart batch) or whose
+    /// answer is read as a stream (an attachment), with request headers of its own. A body or a
+    /// streamed answer takes as long as its bytes, so neither has the request timeout; a request with
+    /// neither has it. <paramref name="createContent"/> is called once per attempt (a connection
+    /// failure moves on to the next URL before anything was sent).
+    /// </summary>
+    /// <param name="streamAnswer">Return once the headers arrived, the body still to be read.</param>
+    public Task<HttpResponseMessage> SendAsync(HttpMethod method, string pathAndQuery, Func<HttpContent>? createContent, Action<HttpRequestHeaders>? headers, bool streamAnswer, CancellationToken token)
+    {
+        var client = createContent is null && !streamAnswer ? _client : _streamingClient;
+        var completion = streamAnswer ? HttpCompletionOption.ResponseHeadersRead : HttpCompletionOption.ResponseContentRead;
+        return SendAsync(client, completion, null, method, pathAndQuery, createContent, headers, token);
+    }
+
+    private static Func<HttpContent>? JsonContentFactory(ReadOnlyMemory<byte>? jsonBody)
+    {
+        if (jsonBody is not { } body)
+        {
+            return null;
+        }
+
+        return () =>
+        {
+            var content = new ReadOnlyMemoryContent(body);
+            content.Headers.ContentType = JsonContentType;
+            return content;
+        };
     }
 
     /// <summary>
@@ -94,10 +124,10 @@ internal sealed class RequestExecutor : IDisposable
     /// stream takes as long as its reader.
     /// </summary>
     public Task<HttpResponseMessage> SendForStreamAsync(HttpMethod method, string pathAndQuery, ReadOnlyMemory<byte>? jsonBody, CancellationToken token) =>
-        SendAsync(_streamingClient, HttpCompletionOption.ResponseHeadersRead, null, method, pathAndQuery, jsonBody, token);
+        SendAsync(_streamingClient, HttpCompletionOption.ResponseHeadersRead, null, method, pathAndQuery, JsonContentFactory(jsonBody), null, token);
 
     /// <param name="limit">A time limit longer than the request timeout: the request goes through the client without one, cancelled after it.</param>
-    private async Task<HttpResponseMessage> SendAsync(HttpClient client, HttpCompletionOption completion, TimeSpan? limit, HttpMethod method, string pathAndQuery, ReadOnlyMemory<byte>? jsonBody, CancellationToken token)
+    private async Task<HttpResponseMessage> SendAsync(HttpClient client, HttpCompletionOption completion, TimeSpan? limit, HttpMethod method, string pathAndQuery, Func<HttpContent>? createContent, Action<HttpRequestHeaders>? headers, CancellationToken token)
     {
         var first = Volatile.Read(ref _preferredUrl);
         HttpRequestException? lastConnectionError = null;
@@ -105,11 +135,8 @@ internal sealed class RequestExecutor : IDisposable
         {
             var index = (first + attempt) % _urls.Length;
             using var request = new HttpRequestMessage(method, _urls[index] + pathAndQuery);
-            if (jsonBody is { } body)
-            {
-                request.Content = new ReadOnlyMemoryContent(body);
-                request.Content.Headers.ContentType = JsonContentType;
-            }
+            request.Content = createContent?.Invoke();
+            headers?.Invoke(request.Headers);
 
             HttpResponseMessage response;
             try

@@ -10,6 +10,12 @@ public static class MetadataKeys
     public const string Collection = "@collection";
     public const string ClrType = "Jackdaw-Clr-Type";
 
+    /// <summary>The document's attachments: <c>[{"Name","Hash","ContentType","Size"}]</c>, kept by the server.</summary>
+    public const string Attachments = "@attachments";
+
+    /// <summary>Server flags: <c>"HasAttachments, HasRevisions"</c>; a revision's say <c>Revision</c> (and <c>DeleteRevision</c>).</summary>
+    public const string Flags = "@flags";
+
     /// <summary>Set by the server on every write; never sent back.</summary>
     internal static bool IsServerManaged(string key) => key is Id or ChangeVector or LastModified;
 }

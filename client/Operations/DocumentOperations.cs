@@ -13,16 +13,32 @@ namespace Jackdaw.Client;
 public sealed class DocumentOperations
 {
     private readonly RequestExecutor _executor;
+    private readonly DocumentConventions _conventions;
     private readonly string? _database;
 
-    internal DocumentOperations(RequestExecutor executor, string? database)
+    internal DocumentOperations(RequestExecutor executor, DocumentConventions conventions, string? database)
     {
         _executor = executor;
+        _conventions = conventions;
         _database = database;
     }
 
     /// <summary>The same operations on another database.</summary>
-    public DocumentOperations ForDatabase(string database) => new(_executor, database);
+    public DocumentOperations ForDatabase(string database) => new(_executor, _conventions, database);
+
+    /// <summary>Runs an operation object (<see cref="PutAttachmentOperation"/>, <see cref="GetAttachmentOperation"/>, ...) and answers its result.</summary>
+    public Task<TResult> SendAsync<TResult>(IOperation<TResult> operation, CancellationToken token = default)
+    {
+        ArgumentNullException.ThrowIfNull(operation);
+        return operation.ExecuteAsync(new OperationContext(_executor, _conventions, DatabasePath()), token);
+    }
+
+    /// <summary>Runs an operation object that answers nothing (<see cref="DeleteAttachmentOperation"/>, <see cref="RevertRevisionsByIdOperation"/>).</summary>
+    public Task SendAsync(IOperation operation, CancellationToken token = default)
+    {
+        ArgumentNullException.ThrowIfNull(operation);
+        return operation.ExecuteAsync(new OperationContext(_executor, _conventions, DatabasePath()), token);
+    }
 
     /// <summary>Patches document <paramref name="id"/> with <paramref name="patch"/>, or creates it with <paramref name="patchIfMissing"/>.</summary>
     /// <param name="test">Run the patch and answer, storing nothing (the answer carries the document before and the script's output).</param>

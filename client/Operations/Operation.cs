@@ -58,6 +58,23 @@ public sealed class Operation
         }
     }
 
+    /// <summary>
+    /// As <see cref="WaitForCompletionAsync(TimeSpan?, CancellationToken)"/>, the result read as the
+    /// operation's own kind (<see cref="RevertResult"/> for a <see cref="RevertRevisionsOperation"/>),
+    /// with the server's names.
+    /// </summary>
+    public async Task<TResult> WaitForCompletionAsync<TResult>(TimeSpan? timeout = null, CancellationToken token = default)
+        where TResult : class
+    {
+        var result = await WaitForCompletionAsync(timeout, token).ConfigureAwait(false);
+        if (result.Raw.ValueKind != JsonValueKind.Object)
+        {
+            throw new JackdawException($"Operation {Id} completed without a result to read as a {typeof(TResult).Name}.");
+        }
+
+        return result.Raw.Deserialize<TResult>(Json.WireJson.Options) ?? throw new JackdawException($"Operation {Id}'s result read as a null {typeof(TResult).Name}.");
+    }
+
     /// <summary>Asks the server to cancel the operation; the batches it committed stay.</summary>
     public async Task KillAsync(CancellationToken token = default)
     {

@@ -51,7 +51,7 @@ internal sealed partial class AsyncDocumentSession : IAsyncDocumentSession, IAdv
 
     public int NumberOfRequests { get; private set; }
 
-    public bool HasChanges => _deletes.Count > 0 || _byEntity.Values.Any(HasChanged);
+    public bool HasChanges => _deletes.Count > 0 || _deferred.Count > 0 || _forceRevisions.Count > 0 || _byEntity.Values.Any(HasChanged);
 
     public Task StoreAsync(object entity, CancellationToken token = default) => StoreAsync(entity, null, null, token);
 
@@ -121,81 +121,13 @@ internal sealed partial class AsyncDocumentSession : IAsyncDocumentSession, IAdv
         _deletes[id] = changeVector;
     }
 
-    public async Task SaveChangesAsync(CancellationToken token = default)
-    {
-        token.ThrowIfCancellationRequested();
-        var body = new ArrayBufferWriter<byte>(4096);
-        var pending = new List<(DocumentInfo Info, byte[] Snapshot)>();
-        var deletes = new List<string>();
-        using (var writer = new Utf8JsonWriter(body, WriterOptions))
-        {
-            writer.WriteStartObject();
-            writer.WriteStartArray("Commands");
-            foreach (var (id, changeVector) in _deletes)
-            {
-                writer.WriteStartObject();
-                writer.WriteString("Type", "DELETE");
-                writer.WriteString("Id", id);
-                WriteChangeVector(writer, changeVector);
-                writer.WriteEndObject();
-                deletes.Add(id);
-            }
+    public string? GetChangeVectorFor(object entity) => GetInfoOrRevision(entity).ChangeVector;
 
-            foreach (var info in _byEntity.Values)
-            {
-                var current = Serialize(info);
-                if (info.Metadata?.IsDirty != true && MatchesSnapshot(info, current))
-                    continue;
-                writer.WriteStartObject();
-                writer.WriteString("Type", "PUT");
-                writer.WriteString("Id", info.Id ?? info.IdPrefix);
-                writer.WritePropertyName("Document");
-                _documentScratch ??= new ArrayBufferWriter<byte>(1024);
-                DocumentJson.WriteDocument(writer, _documentScratch, current, info.Type, info.LoadedMetadata.Span, info.Metadata, _conventions.SerializerOptions);
-                WriteChangeVector(writer, info.ExpectedChangeVector ?? (UseOptimisticConcurrency ? info.ChangeVector : null));
-                writer.WriteEndObject();
-                pending.Add((info, current.ToArray()));
-            }
-
-            writer.WriteEndArray();
-            writer.WriteEndObject();
-        }
-
-        if (deletes.Count == 0 && pending.Count == 0)
-            return;
-
-        NumberOfRequests++;
-        var response = await _store.Executor.SendAsync(HttpMethod.Post, _databasePath + "/bulk_docs" + _saveQuery, body.WrittenMemory, token).ConfigureAwait(false);
-        using var json = await ReadJsonAsync(response, "bulk_docs", token).ConfigureAwait(false);
-        if (!json.RootElement.TryGetProperty("Results", out var results) || results.ValueKind != JsonValueKind.Array || results.GetArrayLength() != deletes.Count + pending.Count)
-            throw new JackdawException($"bulk_docs answered with {Describe(json.RootElement)} instead of one result per command ({deletes.Count + pending.Count}).");
-
-        // The transaction is committed: from here on only the session's bookkeeping changes.
-        var index = 0;
-        foreach (var result in results.EnumerateArray())
-        {
-            if (index < deletes.Count)
-            {
-                _deletes.Remove(deletes[index]);
-                _knownMissing.Add(deletes[index]);
-            }
-            else
-            {
-                var (info, snapshot) = pending[index - deletes.Count];
-                ApplyPutResult(info, snapshot, result);
-            }
-
-            index++;
-        }
-    }
-
-    public string? GetChangeVectorFor(object entity) => GetInfo(entity).ChangeVector;
-
-    public string? GetDocumentId(object entity) => GetInfo(entity).Id;
+    public string? GetDocumentId(object entity) => GetInfoOrRevision(entity).Id;
 
     public MetadataDictionary GetMetadataFor(object entity)
     {
-        var info = GetInfo(entity);
+        var info = GetInfoOrRevision(entity);
         if (info.Metadata is null)
         {
             using (var loaded = !info.LoadedMetadata.IsEmpty ? JsonDocument.Parse(info.LoadedMetadata) : null)
@@ -206,6 +138,10 @@ internal sealed partial class AsyncDocumentSession : IAsyncDocumentSession, IAdv
                 info.Metadata.SetServerValue(MetadataKeys.ChangeVector, info.ChangeVector);
             if (info.LastModified is not null)
                 info.Metadata.SetServerValue(MetadataKeys.LastModified, info.LastModified);
+
+            // Attachments this session's saves changed are newer than the loaded metadata says.
+            if (info.Attachments is { } attachments)
+                info.Metadata.SetServerValue(MetadataKeys.Attachments, JsonSerializer.SerializeToElement(attachments, WireJson.Options));
         }
 
         return info.Metadata;
@@ -213,7 +149,7 @@ internal sealed partial class AsyncDocumentSession : IAsyncDocumentSession, IAdv
 
     public bool IsLoaded(string id) => _byId.ContainsKey(id) || _included.ContainsKey(id);
 
-    public bool HasChanged(object entity) => HasChanged(GetInfo(entity));
+    public bool HasChanged(object entity) => !_revisions.ContainsKey(entity) && HasChanged(GetInfo(entity));
 
     public void Evict(object entity)
     {
@@ -228,6 +164,9 @@ internal sealed partial class AsyncDocumentSession : IAsyncDocumentSession, IAdv
         _knownMissing.Clear();
         _deletes.Clear();
         _included.Clear();
+        ClearDeferred();
+        _forceRevisions.Clear();
+        _revisions.Clear();
     }
 
     public void Dispose()
@@ -408,6 +347,10 @@ internal sealed partial class AsyncDocumentSession : IAsyncDocumentSession, IAdv
         if (info.Id is not null)
             _byId.Remove(info.Id);
     }
+
+    /// <summary>A tracked entity's info, or a revision's (read from the server, never saved: for its metadata, id and change vector).</summary>
+    private DocumentInfo GetInfoOrRevision(object entity) =>
+        entity is not null && _revisions.TryGetValue(entity, out var revision) ? revision : GetInfo(entity!);
 
     private DocumentInfo GetInfo(object entity)
     {

@@ -46,4 +46,10 @@ internal sealed class DocumentInfo(object entity, EntityTypeInfo type)
     public byte[]? Snapshot { get; set; }
 
     public string? LastModified { get; set; }
+
+    /// <summary>
+    /// The document's attachments once this session's saves changed them (or GetNames read them);
+    /// null until then: <c>@metadata.@attachments</c> as loaded says.
+    /// </summary>
+    public List<AttachmentName>? Attachments { get; set; }
 }

@@ -91,6 +91,12 @@ public interface IAdvancedSessionOperations
     /// <summary>Runs the pending lazy operations now.</summary>
     IEagerSessionOperations Eagerly { get; }
 
+    /// <summary>The documents' attachments: stored, deleted, moved and copied with the next save; read at once.</summary>
+    IAttachmentsSessionOperations Attachments { get; }
+
+    /// <summary>The documents' revisions: read, counted, and forced at the next save.</summary>
+    IRevisionsSessionOperations Revisions { get; }
+
     /// <summary>True when <see cref="IAsyncDocumentSession.SaveChangesAsync"/> would send something.</summary>
     bool HasChanges { get; }
 

@@ -100,7 +100,7 @@ public sealed class MetadataDictionary : IDictionary<string, object?>
     IEnumerator IEnumerable.GetEnumerator() => GetEnumerator();
 
     /// <summary>Takes the server-managed values of a write's result without marking the metadata dirty.</summary>
-    internal void SetServerValue(string key, string? value) => _values[key] = value;
+    internal void SetServerValue(string key, object? value) => _values[key] = value;
 
     private static object? ToValue(JsonElement value) => value.ValueKind switch
     {

@@ -44,12 +44,11 @@ namespace Jackdaw.Server.Documents;
 /// <c>TombstonesById</c> and dropped a tombstone when its document was created again; 2 keeps every
 /// tombstone until the consumers have passed it and indexes them by collection. A version-1
 /// database is migrated when it opens, in the same transaction that writes the new version.
-/// Version 3 adds the four attachment trees and <c>last-stream-id</c>: a version-2 database is
-/// migrated by writing the new version (the trees are created empty). At every open, staging entries
-/// still being written (state 0) are left-overs of an upload a crash or a closed database cut off:
-/// nothing references them, so the open marks them orphans and the database's clean-up deletes them.
-///
-/// Version 3 also adds the revisions' trees (created empty). The revisions' <c>[id prefix]</c> is the lowercased id, or for an id
+/// Version 3 adds the four attachment trees and <c>last-stream-id</c>, and the revisions' trees: a
+/// version-2 database is migrated by writing the new version (the trees are created empty). At every
+/// open, staging entries still being written (state 0) are left-overs of an upload a crash or a closed
+/// database cut off: nothing references them, so the open marks them orphans and the database's
+/// clean-up deletes them. The revisions' <c>[id prefix]</c> is the lowercased id, or for an id
 /// of more than <see cref="RevisionKeys.MaxIdPrefix"/> bytes its first bytes and the SHA-256 of
 /// the whole (see <see cref="RevisionKeys"/>); revision etags are their own counter, so the
 /// documents' etags, feeds and change vectors are the same with revisions on or off.

@@ -161,10 +161,16 @@ public partial class DocumentsTransaction
     /// revisions is stored again first, to carry <c>HasRevisions</c> (a new change vector, as in RavenDB).
     /// </summary>
     /// <exception cref="DocumentDoesNotExistException">There is no such document.</exception>
-    public ForceRevisionResult ForceRevisionCreation(string id, JsonOperationContext context)
+    /// <param name="expectedChangeVector">
+    /// When given, the document must have it (else <see cref="ConcurrencyException"/>): a client that
+    /// forces the revision of a document it then changes in the same batch checks its change vector
+    /// here, since the forced revision may re-store the document before the PUT runs.
+    /// </param>
+    public ForceRevisionResult ForceRevisionCreation(string id, string? expectedChangeVector, JsonOperationContext context)
     {
         if (!TryGet(id, out var record))
             throw new DocumentDoesNotExistException(id);
+        CheckChangeVector(id, expectedChangeVector, record.Etag);
         Span<byte> key = stackalloc byte[DocumentIds.MaxKeyBytes];
         key = key[..DocumentIds.GetKeyOrThrow(id, key)];
         var changeVector = ChangeVectors.Format(record.Etag, _databaseId);

@@ -21,7 +21,8 @@ public readonly record struct PatchOutcome(string Status, PutResult? Put, string
 /// <summary>
 /// What one command of a batch did. For an attachment's command: what was stored (<see cref="Attachment"/>,
 /// none for a delete), and the change vectors its documents have once the whole batch ran (RavenDB's
-/// <c>DocumentChangeVector</c>, and a move's <c>DestinationDocumentChangeVector</c>).
+/// <c>DocumentChangeVector</c>, and a move's <c>DestinationDocumentChangeVector</c>). For a
+/// ForceRevisionCreation: what it made (<see cref="ForcedRevision"/>).
 /// </summary>
 public readonly record struct BatchOperationResult(PutResult? Put, bool Deleted, PatchOutcome? Patch = null, AttachmentPutResult? Attachment = null, string? DocumentChangeVector = null, string? DestinationDocumentChangeVector = null, ForceRevisionResult? ForcedRevision = null);
 
@@ -121,7 +122,7 @@ public sealed class BatchCommand(IReadOnlyList<BatchOperation> operations, JsonO
                     { Attachment: { } attachment } => attachment.Execute(transaction, operation.Id, operation.ExpectedChangeVector, context),
                     { Put: { } put } => new BatchOperationResult(transaction.Put(put.Id, put.Document.Span, put.Collection, put.ExpectedChangeVector, context), false),
                     { Patch: { } patch } => new BatchOperationResult(null, false, patch.Apply(transaction, operation.Id, operation.ExpectedChangeVector, context, operation.ReturnDocument)),
-                    { ForceRevision: true } => new BatchOperationResult(null, false, ForcedRevision: transaction.ForceRevisionCreation(operation.Id, context)),
+                    { ForceRevision: true } => new BatchOperationResult(null, false, ForcedRevision: transaction.ForceRevisionCreation(operation.Id, operation.ExpectedChangeVector, context)),
                     _ => new BatchOperationResult(null, transaction.Delete(operation.Id, operation.ExpectedChangeVector)),
                 };
             }

@@ -1,0 +1,7 @@
+namespace Jackdaw.Client;
+
+/// <summary>The answer of a request that started a long-running operation on the server: its id (RavenDB's <c>OperationIdResult</c>).</summary>
+public sealed class OperationIdResult
+{
+    public long OperationId { get; init; }
+}
