@@ -179,9 +179,10 @@ test("PutAttachmentOperation, GetAttachmentOperation, DeleteAttachmentOperation;
         assert.equal(got.details.size, 1000);
         assert.deepEqual(await bytesOf(got), bytes);
 
-        // A stream replaces the attachment under the same name.
+        // Another put under the same name replaces it. (A Buffer: client 7.2.6 cannot send a
+        // Readable here, its fetch wants a `duplex` option it does not give.)
         const replacement = randomBytes(300);
-        const replaced = await store.operations.send(new PutAttachmentOperation("users/grace", name, Readable.from([replacement]), "application/octet-stream"));
+        const replaced = await store.operations.send(new PutAttachmentOperation("users/grace", name, replacement, "application/octet-stream"));
         assert.equal(replaced.size, 300);
         assert.notEqual(replaced.hash, put.hash);
         const again = await store.operations.send(new GetAttachmentOperation("users/grace", name, "Document", null));
@@ -243,14 +244,19 @@ test("an attachment on a missing document is refused with an error naming it, in
     }
 });
 
-test("a 5 MB attachment round trip, from a Buffer in a session and from a stream as an operation", async () => {
+test("a 5 MB attachment round trip, from a stream in a session and from a Buffer as an operation", async () => {
     const { store } = await freshStore();
     try {
         const size = 5 * 1024 * 1024;
         const big = randomBytes(size);
+        // In 64 KiB pieces through a stream (the client reads it whole into the multipart body).
+        const pieces = [];
+        for (let offset = 0; offset < size; offset += 65536) {
+            pieces.push(big.subarray(offset, offset + 65536));
+        }
         const session = store.openSession();
         await session.store(new User("Big"), "users/big");
-        session.advanced.attachments.store("users/big", "big.bin", big, "application/octet-stream");
+        session.advanced.attachments.store("users/big", "big.bin", Readable.from(pieces), "application/octet-stream");
         await session.saveChanges();
 
         const got = await store.openSession().advanced.attachments.get("users/big", "big.bin");
@@ -259,15 +265,11 @@ test("a 5 MB attachment round trip, from a Buffer in a session and from a stream
         assert.equal(back.length, size);
         assert.equal(sha256(back), sha256(big));
 
-        // In 64 KiB pieces through a stream, to another document: the same hash as the first.
-        const pieces = [];
-        for (let offset = 0; offset < size; offset += 65536) {
-            pieces.push(big.subarray(offset, offset + 65536));
-        }
+        // The same bytes as an operation, to another document: the same hash as the first.
         const other = store.openSession();
         await other.store(new User("Other"), "users/other");
         await other.saveChanges();
-        const put = await store.operations.send(new PutAttachmentOperation("users/other", "big.bin", Readable.from(pieces), "application/octet-stream"));
+        const put = await store.operations.send(new PutAttachmentOperation("users/other", "big.bin", big, "application/octet-stream"));
         assert.equal(put.size, size);
         assert.equal(put.hash, got.details.hash);
         const second = await store.operations.send(new GetAttachmentOperation("users/other", "big.bin", "Document", null));
