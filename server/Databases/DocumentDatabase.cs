@@ -62,7 +62,10 @@ public sealed class DocumentDatabase : IAsyncDisposable
         Merger = new TransactionMerger<DatabaseTransaction>(BeginWriteTransaction, CommitWriteTransaction, logger) { Name = name };
         Tombstones = new TombstoneCleaner(this, options, logger);
         Operations = new DatabaseOperations(logger);
+        Attachments = new AttachmentCleaner(this, logger);
         RegisterTrees("HiLo ranges", HiLoRanges.TreeName);
+        if (state.OrphanAttachmentStreams > 0 && environment.ReadOnlyReason is null)
+            Attachments.Schedule();
     }
 
     public string Name { get; }
@@ -103,6 +106,9 @@ public sealed class DocumentDatabase : IAsyncDisposable
 
     /// <summary>Removes tombstones once their consumers have passed them.</summary>
     public TombstoneCleaner Tombstones { get; }
+
+    /// <summary>Deletes the chunks of attachment contents nothing references any more.</summary>
+    public AttachmentCleaner Attachments { get; }
 
     /// <summary>
     /// Opens (or creates) the database stored in <paramref name="folder"/> (its engine files are in
@@ -223,6 +229,15 @@ public sealed class DocumentDatabase : IAsyncDisposable
             durable = Notifications.Track(durable, new DurableCommit(transaction.LastEtag, transaction.DocumentChanges));
         }
         _lastHandedOver = durable;
+        if (transaction.OrphanedAttachmentStreams)
+        {
+            // Their chunks go once the commit that orphaned them is durable.
+            durable.ContinueWith(static (task, state) =>
+            {
+                if (task.IsCompletedSuccessfully)
+                    ((AttachmentCleaner)state!).Schedule();
+            }, Attachments, CancellationToken.None, TaskContinuationOptions.ExecuteSynchronously, TaskScheduler.Default);
+        }
         return durable;
     }
 
@@ -243,6 +258,7 @@ public sealed class DocumentDatabase : IAsyncDisposable
             }
         }
         await Tombstones.DisposeAsync().ConfigureAwait(false);
+        await Attachments.DisposeAsync().ConfigureAwait(false);
         Operations.Dispose();
         // Finish the writes already queued (their requests are waiting), then close storage.
         await Merger.DisposeAsync().ConfigureAwait(false);

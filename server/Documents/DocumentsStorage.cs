@@ -20,8 +20,13 @@ namespace Jackdaw.Server.Documents;
 /// Tombstones               etag (8, big endian)                           TombstoneRecord (TombstoneRecord.cs)
 /// TombstonesByCollection   [len: 1][lowercased collection][etag: 8 BE]    empty (the record is in Tombstones)
 /// Identities               lowercased prefix, UTF-8                       last value (int64 LE)
+/// Attachments              [lowercased id][0x1E][lowercased name], UTF-8  AttachmentEntry (AttachmentEntry.cs)
+/// AttachmentContents       SHA-256 of the bytes (32)                      [stream id: 8 LE][size: 8 LE][refcount: 8 LE]
+/// AttachmentChunks         [stream id: 8 BE][chunk number: 4 BE]          the chunk's bytes (AttachmentStreams.ChunkSize, the last shorter)
+/// AttachmentStaging        [stream id: 8 BE]                              [state: 1] 0 = being written, 1 = orphan (to delete)
 /// Meta                     "database-id"                                  22 ASCII characters
 ///                          "last-etag"                                    int64 LE: the etag of the last change
+///                          "last-stream-id"                               int64 LE: the last attachment stream id handed out
 ///                          "schema-version"                               int32 LE: SchemaVersion
 /// </code>
 /// Etags are big endian in keys so that byte order is etag order. A document without a collection
@@ -30,10 +35,14 @@ namespace Jackdaw.Server.Documents;
 /// <c>TombstonesById</c> and dropped a tombstone when its document was created again; 2 keeps every
 /// tombstone until the consumers have passed it and indexes them by collection. A version-1
 /// database is migrated when it opens, in the same transaction that writes the new version.
+/// Version 3 adds the four attachment trees and <c>last-stream-id</c>: a version-2 database is
+/// migrated by writing the new version (the trees are created empty). At every open, staging entries
+/// still being written (state 0) are left-overs of an upload a crash or a closed database cut off:
+/// nothing references them, so the open marks them orphans and the database's clean-up deletes them.
 /// </remarks>
 public static class DocumentsStorage
 {
-    public const int SchemaVersion = 2;
+    public const int SchemaVersion = 3;
 
     internal const string DocsTree = "Docs";
     internal const string DocsByEtagTree = "DocsByEtag";
@@ -43,6 +52,10 @@ public static class DocumentsStorage
     internal const string TombstonesByCollectionTree = "TombstonesByCollection";
     internal const string IdentitiesTree = "Identities";
     internal const string MetaTree = "Meta";
+    internal const string AttachmentsTree = "Attachments";
+    internal const string AttachmentContentsTree = "AttachmentContents";
+    internal const string AttachmentChunksTree = "AttachmentChunks";
+    internal const string AttachmentStagingTree = "AttachmentStaging";
 
     /// <summary>Schema version 1's id → tombstone etag index, dropped by the migration to 2.</summary>
     private const string LegacyTombstonesByIdTree = "TombstonesById";
@@ -50,16 +63,19 @@ public static class DocumentsStorage
     internal static readonly byte[] DatabaseIdKey = "database-id"u8.ToArray();
     internal static readonly byte[] LastEtagKey = "last-etag"u8.ToArray();
     internal static readonly byte[] SchemaVersionKey = "schema-version"u8.ToArray();
+    internal static readonly byte[] LastStreamIdKey = "last-stream-id"u8.ToArray();
 
     /// <summary>Every tree of this schema; no other feature may register a tree of these names.</summary>
     public static IReadOnlyList<string> TreeNames { get; } =
     [
         DocsTree, DocsByEtagTree, CollectionsTree, CollectionCountsTree, TombstonesTree,
         TombstonesByCollectionTree, IdentitiesTree, MetaTree, LegacyTombstonesByIdTree,
+        AttachmentsTree, AttachmentContentsTree, AttachmentChunksTree, AttachmentStagingTree,
     ];
 
     /// <summary>What a database's documents hold when it opens.</summary>
-    public readonly record struct OpenState(string DatabaseId, long LastEtag, bool Migrated);
+    /// <param name="OrphanAttachmentStreams">Attachment streams waiting to be deleted (cut-off uploads among them).</param>
+    public readonly record struct OpenState(string DatabaseId, long LastEtag, bool Migrated, int OrphanAttachmentStreams = 0);
 
     /// <summary>
     /// Creates the trees of a new database, or checks and migrates those of an existing one, in
@@ -102,8 +118,12 @@ public static class DocumentsStorage
         if (version != SchemaVersion || isNew)
             meta.Put(SchemaVersionKey, versionValue);
 
+        if (version < 3)
+            migrated = true;
+        var orphans = AttachmentStreams.OrphanUnfinishedUploads(transaction.CreateTree(AttachmentStagingTree));
+
         var lastEtag = meta.TryGet(LastEtagKey, out var etag) ? BinaryPrimitives.ReadInt64LittleEndian(etag) : 0;
-        return new OpenState(databaseId, lastEtag, migrated);
+        return new OpenState(databaseId, lastEtag, migrated, orphans);
     }
 
     /// <summary>
@@ -130,7 +150,7 @@ public static class DocumentsStorage
         var version = meta.TryGet(SchemaVersionKey, out var versionBytes) ? BinaryPrimitives.ReadInt32LittleEndian(versionBytes) : 1;
         if (version != SchemaVersion)
             throw new InvalidDataException($"The database's documents schema is version {version}; opening it read-only needs version {SchemaVersion} (a migration has to write).");
-        return new OpenState(Encoding.UTF8.GetString(idBytes), ReadLastEtag(meta), Migrated: false);
+        return new OpenState(Encoding.UTF8.GetString(idBytes), ReadLastEtag(meta), Migrated: false, (int)(transaction.OpenTree(AttachmentStagingTree)?.Count ?? 0));
     }
 
     /// <summary>Indexes every existing tombstone by collection and drops the id index of version 1.</summary>

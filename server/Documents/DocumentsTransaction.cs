@@ -153,6 +153,7 @@ public partial class DocumentsTransaction : IDisposable
         metadata.SetUtf8("@last-modified", lastModified[..lastModifiedLength]);
         if (keptCollection)
             metadata.Set("@collection", collection!);
+        DocumentFlagsMetadata.Stamp(document, metadata, StampAttachments(key, existed, document, metadata));
         var stamped = context.Modify(document, patch, BlittableMode.Disk);
 
         var idBytes = Encoding.UTF8.GetBytes(id);
@@ -208,6 +209,7 @@ public partial class DocumentsTransaction : IDisposable
         var deletedId = existing.Id;
         var oldCollection = existing.CollectionUtf8.IsEmpty ? null : Encoding.UTF8.GetString(existing.CollectionUtf8);
         RemoveSecondaries(existing.Etag, oldCollection);
+        RemoveAttachmentsOf(key);
         _docs.Delete(key);
 
         AddTombstone(etag, oldCollection, tombstone);

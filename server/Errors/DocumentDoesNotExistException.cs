@@ -9,5 +9,12 @@ public sealed class DocumentDoesNotExistException : Exception
         Id = id;
     }
 
+    /// <param name="message">What needed the document, naming it.</param>
+    public DocumentDoesNotExistException(string id, string message)
+        : base(message)
+    {
+        Id = id;
+    }
+
     public string Id { get; }
 }

@@ -2,6 +2,7 @@ using System.Buffers.Binary;
 using System.Text;
 using Jackdaw.Server.Databases;
 using Jackdaw.Server.Documents;
+using Jackdaw.Server.Documents.Commands;
 using Jackdaw.Server.Tests.Infrastructure;
 using Jackdaw.Storage.Blittable;
 using Jackdaw.Storage.Engine;
@@ -157,7 +158,7 @@ public class SchemaTests
             Assert.Equal([new FeedDocument(6, "users/3", "Users", 6)], ReadDocuments(reader, "users", 0));
         }
 
-        Assert.Equal(2, ReadSchemaVersion(folder.Path));
+        Assert.Equal(DocumentsStorage.SchemaVersion, ReadSchemaVersion(folder.Path));
         using (var environment = OpenEngine(folder.Path))
         {
             using var read = environment.BeginRead();
@@ -177,6 +178,35 @@ public class SchemaTests
     }
 
     [Fact]
+    public async Task AVersion2DatabaseIsMigratedToVersion3AndTakesAttachments()
+    {
+        using var folder = new TempFolder();
+        await using (var database = Open(folder.Path))
+            await PutAsync(database, "users/1", "Users", v: 1);
+        using (var environment = OpenEngine(folder.Path))
+        {
+            // What version 2 wrote: no attachment trees, no last-stream-id.
+            using var write = environment.BeginWrite();
+            foreach (var tree in new[] { "Attachments", "AttachmentContents", "AttachmentChunks", "AttachmentStaging" })
+                write.DeleteTree(tree);
+            var version = new byte[4];
+            BinaryPrimitives.WriteInt32LittleEndian(version, 2);
+            write.CreateTree("Meta").Put("schema-version"u8, version);
+            write.Commit();
+        }
+        Assert.Equal(2, ReadSchemaVersion(folder.Path));
+
+        await using (var database = Open(folder.Path))
+        {
+            Assert.Equal([new FeedDocument(1, "users/1", "Users", 1)], ReadAllDocuments(database));
+            var command = new PutAttachmentCommand("users/1", "a.txt", "text/plain", AttachmentSource.FromBytes("hello"u8.ToArray()), null, new JsonOperationContext());
+            await database.EnqueueAsync(command);
+            Assert.Equal("users/1", command.Result.DocumentId);
+        }
+        Assert.Equal(3, ReadSchemaVersion(folder.Path));
+    }
+
+    [Fact]
     public async Task ADatabaseOfANewerSchemaVersionFailsToOpenNamingBothVersions()
     {
         using var folder = new TempFolder();
@@ -186,17 +216,17 @@ public class SchemaTests
         {
             using var write = environment.BeginWrite();
             var version = new byte[4];
-            BinaryPrimitives.WriteInt32LittleEndian(version, 3);
+            BinaryPrimitives.WriteInt32LittleEndian(version, DocumentsStorage.SchemaVersion + 1);
             write.CreateTree("Meta").Put("schema-version"u8, version);
             write.Commit();
         }
 
         var error = Assert.Throws<InvalidDataException>(() => Open(folder.Path));
-        Assert.Contains("version 3", error.Message, StringComparison.Ordinal);
-        Assert.Contains("up to 2", error.Message, StringComparison.Ordinal);
+        Assert.Contains($"version {DocumentsStorage.SchemaVersion + 1}", error.Message, StringComparison.Ordinal);
+        Assert.Contains($"up to {DocumentsStorage.SchemaVersion}", error.Message, StringComparison.Ordinal);
 
         // The failed open released the storage and changed nothing.
-        Assert.Equal(3, ReadSchemaVersion(folder.Path));
+        Assert.Equal(DocumentsStorage.SchemaVersion + 1, ReadSchemaVersion(folder.Path));
         Assert.Throws<InvalidDataException>(() => Open(folder.Path));
     }
 
