@@ -90,6 +90,29 @@ class RevertRevisionsCommand extends RavenCommand {
     }
 }
 
+// RavenDB 6's RevertRevisionsByIdOperation (also missing from this client): each document back to
+// the revision of the given change vector, in one request.
+class RevertRevisionsByIdCommand extends RavenCommand {
+    constructor(idToChangeVector) {
+        super();
+        this._idToChangeVector = idToChangeVector;
+        this._responseType = "Empty";
+    }
+
+    get isReadRequest() {
+        return false;
+    }
+
+    createRequest(node) {
+        return {
+            uri: `${node.url}/databases/${node.database}/revisions/revert/docs`,
+            method: "POST",
+            headers: this._headers().typeAppJson().build(),
+            body: JSON.stringify({ IdToChangeVector: this._idToChangeVector }),
+        };
+    }
+}
+
 test("ConfigureRevisionsOperation: every put of a configured collection is a revision; getFor pages newest first; getCountFor", async () => {
     const { store } = await freshStore();
     try {
@@ -343,6 +366,15 @@ test("RevertRevisionsOperation: a collection back to a point in time, waited on 
         // A revert is a new version: one more revision, the reverted state on top.
         assert.equal(await check.advanced.revisions.getCountFor("users/1"), 3);
         assert.equal((await check.advanced.revisions.getFor("users/1", { pageSize: 1 }))[0].name, "Ada v1");
+
+        // One document back to a revision of its own, by change vector.
+        const v2 = (await check.advanced.revisions.getMetadataFor("users/1"))[1]["@change-vector"];
+        assert.equal((await check.advanced.revisions.get(v2)).name, "Ada v2");
+        await store.getRequestExecutor().execute(new RevertRevisionsByIdCommand({ "users/1": v2 }));
+        const byId = store.openSession();
+        assert.equal((await byId.load("users/1")).name, "Ada v2");
+        assert.equal((await byId.load("users/2")).name, "Bob v1", "only the named document");
+        assert.equal(await byId.advanced.revisions.getCountFor("users/1"), 4);
     } finally {
         store.dispose();
     }
