@@ -5,7 +5,10 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { randomBytes, createHash } from "node:crypto";
 import { Readable } from "node:stream";
-import { PutAttachmentOperation, GetAttachmentOperation, DeleteAttachmentOperation } from "ravendb";
+import {
+    PutAttachmentOperation, GetAttachmentOperation, DeleteAttachmentOperation,
+    ConfigureRevisionsOperation, RevisionsConfiguration, RevisionsCollectionConfiguration,
+} from "ravendb";
 import { freshStore, User } from "./harness.mjs";
 
 /** The whole body of an attachment the client hands back, disposed of afterwards. */
@@ -327,6 +330,37 @@ test("a document stored again by the session keeps its attachments: the server, 
         assert.equal(loaded.age, 2);
         assert.deepEqual(check.advanced.attachments.getNames(loaded).map(x => x.name), ["kept.txt", "later.txt"]);
         assert.equal(check.advanced.getMetadataFor(loaded)["@flags"], "HasAttachments");
+    } finally {
+        store.dispose();
+    }
+});
+
+test("attachments on a document with revisions: both flags, and the newest revision lists the attachment", async () => {
+    const { store } = await freshStore();
+    try {
+        const configuration = new RevisionsConfiguration();
+        configuration.defaultConfig = Object.assign(new RevisionsCollectionConfiguration(), { disabled: false });
+        await store.maintenance.send(new ConfigureRevisionsOperation(configuration));
+
+        const bytes = Buffer.from("signed time sheet");
+        const session = store.openSession();
+        await session.store(new User("Ada", 36), "users/ada");
+        session.advanced.attachments.store("users/ada", "sheet.pdf", bytes, "application/pdf");
+        await session.saveChanges();
+
+        const reader = store.openSession();
+        const ada = await reader.load("users/ada");
+        const flags = reader.advanced.getMetadataFor(ada)["@flags"].split(",").map(f => f.trim()).sort();
+        assert.deepEqual(flags, ["HasAttachments", "HasRevisions"]);
+        const [attachment] = reader.advanced.attachments.getNames(ada);
+        assert.equal(attachment.name, "sheet.pdf");
+
+        // With revisions on, the newest revision is the document as it is now, attachments and all.
+        const [newest] = await reader.advanced.revisions.getMetadataFor("users/ada", { pageSize: 1 });
+        assert.equal(newest["@change-vector"], reader.advanced.getChangeVectorFor(ada));
+        assert.deepEqual(newest["@flags"].split(",").map(f => f.trim()).sort(), ["HasAttachments", "HasRevisions", "Revision"]);
+        assert.match(JSON.stringify(newest["@attachments"]), /sheet\.pdf/);
+        assert.match(JSON.stringify(newest["@attachments"]), new RegExp(attachment.hash.replace(/[+/]/g, "\\$&")));
     } finally {
         store.dispose();
     }
