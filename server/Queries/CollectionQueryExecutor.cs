@@ -50,6 +50,7 @@ public static class CollectionQueryExecutor
                 QueryProjection.WriteResult(output, query, record.Id, record.Document, null, null);
                 if (included is not null)
                     DocumentIncludes.Collect(record.Document, includes!, included);
+                run.Revisions?.Collect(record.Id, record.Document);
             }
         }
         else
@@ -87,12 +88,13 @@ public static class CollectionQueryExecutor
                 QueryProjection.WriteResult(output, query, record.Id, record.Document, null, null);
                 if (included is not null)
                     DocumentIncludes.Collect(record.Document, includes!, included);
+                run.Revisions?.Collect(record.Id, record.Document);
             }
             if (filter is not null)
                 total = matched;
         }
         timing?.Dispose();
-        run.Shape.EndResults(output, reader, included, run.Timings);
+        run.Shape.EndResults(output, reader, included, run.Timings, run.Revisions);
         run.Shape.WriteStatistics(output, new QueryStatistics(total, 0, collection is null ? "AllDocs" : "collection/" + collection, false, DateTime.UtcNow, resultEtag, filter?.Scanned, run.Timings, run.Started));
         return new QueryAnswer(resultEtag, output.WrittenMemory, NotModified: false);
     }

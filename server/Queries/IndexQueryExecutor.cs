@@ -54,7 +54,7 @@ public static class IndexQueryExecutor
                 var output = new ArrayBufferWriter<byte>(16 * 1024);
                 run.Shape.StartResults(output);
                 var (total, skipped, included) = WriteHits(searcher, luceneQuery, sort, query, run, reader, index, output);
-                run.Shape.EndResults(output, reader, included, run.Timings);
+                run.Shape.EndResults(output, reader, included, run.Timings, run.Revisions);
                 run.Shape.WriteStatistics(output, new QueryStatistics(total, skipped, index.Name, stale, index.LastIndexingTime ?? DateTime.UtcNow, resultEtag, run.Filter?.Scanned, run.Timings, run.Started));
                 return new QueryAnswer(resultEtag, output.WrittenMemory, NotModified: false);
             }
@@ -141,6 +141,7 @@ public static class IndexQueryExecutor
                 QueryProjection.WriteResult(output, query, record.Id, record.Document, stored, index);
                 if (included is not null)
                     DocumentIncludes.Collect(record.Document, includes!, included);
+                run.Revisions?.Collect(record.Id, record.Document);
             }
             if (filter is null && written < limit && top.ScoreDocs.Length == wanted && wanted < top.TotalHits)
                 complete = false;

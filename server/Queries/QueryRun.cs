@@ -7,7 +7,11 @@ namespace Jackdaw.Server.Queries;
 public sealed record QueryAnswer(string ResultEtag, ReadOnlyMemory<byte> Body, bool NotModified);
 
 /// <summary>What one run of a query carries beside the query: paging, its filter, its timings, and the shape its answer is written in.</summary>
-public sealed record QueryRun(QueryRequest Request, long Offset, long Limit, QueryFilter? Filter, QueryTimings? Timings, long Started, IQueryAnswerShape Shape);
+public sealed record QueryRun(QueryRequest Request, long Offset, long Limit, QueryFilter? Filter, QueryTimings? Timings, long Started, IQueryAnswerShape Shape)
+{
+    /// <summary>The revisions the query includes, collected from its results; null when it includes none.</summary>
+    public RevisionIncludes? Revisions { get; init; }
+}
 
 /// <summary>The statistics written after a query's results.</summary>
 public sealed record QueryStatistics(long TotalResults, long SkippedResults, string IndexName, bool IsStale, DateTime IndexTimestamp, string ResultEtag, long? ScannedResults, QueryTimings? Timings, long Started);
@@ -23,7 +27,7 @@ public interface IQueryAnswerShape
     void StartResults(ArrayBufferWriter<byte> output);
 
     /// <summary>What follows the last result: the included documents, read from <paramref name="reader"/>'s snapshot.</summary>
-    void EndResults(ArrayBufferWriter<byte> output, DocumentsReader reader, HashSet<string>? included, QueryTimings? timings);
+    void EndResults(ArrayBufferWriter<byte> output, DocumentsReader reader, HashSet<string>? included, QueryTimings? timings, RevisionIncludes? revisions = null);
 
     /// <summary>The statistics, to the end of the answer.</summary>
     void WriteStatistics(ArrayBufferWriter<byte> output, QueryStatistics statistics);

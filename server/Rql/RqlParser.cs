@@ -16,7 +16,7 @@ namespace Jackdaw.Server.Rql;
 /// method     = ( "startsWith" | "endsWith" | "regex" ) "(" operand "," value ")" | search
 ///              | "proximity" "(" search "," number ")" | "exists" "(" operand ")" | "exact" "(" unary ")"
 /// search     = "search" "(" operand "," value [ "," ( "and" | "or" ) ] ")"
-/// include    = path | "timings" "(" ")"
+/// include    = path | "timings" "(" ")" | "revisions" "(" string { "," string } ")"
 /// operand    = "id" "(" ")" | path          path = name [ "[]" ] { "." name [ "[]" ] }
 /// value      = string | number | "true" | "false" | "null" | $parameter
 /// order      = ( "score" "(" ")" | "id" "(" ")" | path ) [ "as" ( "long" | "double" | "alphaNumeric" | "string" ) ] [ "asc" | "desc" ]
@@ -85,11 +85,14 @@ public sealed partial class RqlParser
                 select.Add(ParseProjection());
             while (Take(RqlTokenKind.Comma));
         }
+        List<RqlRevisionsInclude> revisions = [];
         if (TakeKeyword("include"))
         {
             do
             {
-                if (Current.Kind == RqlTokenKind.Identifier && Peek(1).Kind == RqlTokenKind.OpenParen)
+                if (Current.Is("revisions") && Peek(1).Kind == RqlTokenKind.OpenParen)
+                    ParseRevisionsInclude(revisions);
+                else if (Current.Kind == RqlTokenKind.Identifier && Peek(1).Kind == RqlTokenKind.OpenParen)
                     timings |= ParseIncludeMethod();
                 else
                     include.Add(ParsePath());
@@ -111,8 +114,38 @@ public sealed partial class RqlParser
             filterLimit = ParseValue("the most documents the filter examines");
         }
         if (Current.Kind != RqlTokenKind.End)
-            throw ClauseOutOfPlace(groupBy.Count > 0, where is not null, orderBy.Count > 0, filter is not null, select.Count > 0, include.Count > 0 || timings, limit is not null, filterLimit is not null);
-        return new RqlQuery(from, where, orderBy, select, include, limit, offset) { Filter = filter, FilterLimit = filterLimit, IncludeTimings = timings, GroupBy = groupBy };
+            throw ClauseOutOfPlace(groupBy.Count > 0, where is not null, orderBy.Count > 0, filter is not null, select.Count > 0, include.Count > 0 || timings || revisions.Count > 0, limit is not null, filterLimit is not null);
+        return new RqlQuery(from, where, orderBy, select, include, limit, offset) { Filter = filter, FilterLimit = filterLimit, IncludeTimings = timings, GroupBy = groupBy, IncludeRevisions = revisions };
+    }
+
+    /// <summary>
+    /// <c>revisions('…', …)</c>, as RavenDB's clients write it: each string is a point in time (ISO 8601)
+    /// or a path (<c>Contract.ChangeVector</c>) to change vectors in the results.
+    /// </summary>
+    private void ParseRevisionsInclude(List<RqlRevisionsInclude> revisions)
+    {
+        var open = Peek(1);
+        _next += 2;
+        do
+        {
+            var token = Current;
+            if (token.Kind != RqlTokenKind.String || token.Text.Length == 0)
+                throw Error(token, "include revisions(...) takes quoted strings: a date and time, revisions('2026-01-02T00:00:00.0000000Z'), or a path to change vectors, revisions('ContractRevision')");
+            _next++;
+            if (char.IsAsciiDigit(token.Text[0]) && DateTime.TryParse(token.Text, System.Globalization.CultureInfo.InvariantCulture, System.Globalization.DateTimeStyles.AdjustToUniversal | System.Globalization.DateTimeStyles.AssumeUniversal, out var before))
+            {
+                revisions.Add(new RqlRevisionsInclude(DateTime.SpecifyKind(before, DateTimeKind.Utc), null, token.Position));
+                continue;
+            }
+            var names = token.Text.Split('.', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries)
+                .Select(segment => segment.EndsWith("[]", StringComparison.Ordinal) ? segment[..^2] : segment)
+                .ToArray();
+            if (names.Length == 0)
+                throw Error(token, $"'{token.Text}' in include revisions(...) is neither a date and time nor a path");
+            revisions.Add(new RqlRevisionsInclude(null, new Documents.DocumentPath(names), token.Position));
+        }
+        while (Take(RqlTokenKind.Comma));
+        Expect(RqlTokenKind.CloseParen, "')' to close revisions( at position " + open.Position);
     }
 
     /// <summary><c>include timings()</c> (true); the other include methods of RavenDB's RQL are refused by name.</summary>
@@ -121,7 +154,7 @@ public sealed partial class RqlParser
         var token = Current;
         if (!token.Is("timings"))
         {
-            throw Error(token, $"'include {token.Text}()' is not supported; include takes document paths (include Company) and timings()");
+            throw Error(token, $"'include {token.Text}()' is not supported; include takes document paths (include Company), timings() and revisions(...)");
         }
         _next += 2;
         Expect(RqlTokenKind.CloseParen, "')' after timings(");

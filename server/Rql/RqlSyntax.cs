@@ -22,6 +22,9 @@ public sealed record RqlQuery(
     /// <summary><c>include timings()</c>: the answer carries how long each stage took.</summary>
     public bool IncludeTimings { get; init; }
 
+    /// <summary><c>include revisions('2026-01-02T00:00:00.0000000Z')</c> or <c>revisions('ContractChangeVector')</c>: revisions answered under <c>RevisionIncludes</c>.</summary>
+    public IReadOnlyList<RqlRevisionsInclude> IncludeRevisions { get; init; } = [];
+
     /// <summary>The <c>update { ... }</c> clause of a patch by query (<see cref="RqlUpdateClause"/>), or null.</summary>
     public RqlUpdate? Update { get; init; }
 
@@ -33,6 +36,12 @@ public sealed record RqlQuery(
 
     public bool IsGroupBy => GroupBy.Count > 0;
 }
+
+/// <summary>
+/// One argument of <c>include revisions(...)</c>: a point in time (each result's newest revision at or
+/// before it) or a path whose values in each result are change vectors of revisions.
+/// </summary>
+public sealed record RqlRevisionsInclude(DateTime? Before, DocumentPath? Path, int Position);
 
 /// <summary><c>from Orders</c> or <c>from index 'Orders/Totals'</c>, with an optional alias.</summary>
 public sealed record RqlSource(string Name, bool IsIndex, string? Alias, int Position);

@@ -48,7 +48,7 @@ public static class QueryRunner
         var plan = await QueryPlanner.PlanAsync(database, request, query, timings, cancellationToken).ConfigureAwait(false);
         var limit = Within(plan.Limit, maxLimit);
         var filter = QueryFilter.Of(plan.Query, request, QueryPlanner.Count(plan.Query.FilterLimit, request, "filter_limit"));
-        var run = new QueryRun(request, plan.Offset, limit, filter, timings, started, RavenAnswerShape.Instance);
+        var run = new QueryRun(request, plan.Offset, limit, filter, timings, started, RavenAnswerShape.Instance) { Revisions = RevisionIncludes.For(plan.Query) };
         return plan.Index is null
             ? CollectionQueryExecutor.Execute(database, plan.Query, run, ifNoneMatch)
             : IndexQueryExecutor.Execute(database, plan.Index, plan.Query, run, ifNoneMatch);
@@ -110,16 +110,21 @@ public static class QueryRunner
 
         public void StartResults(ArrayBufferWriter<byte> output) => output.Write("{\"Results\":["u8);
 
-        public void EndResults(ArrayBufferWriter<byte> output, DocumentsReader reader, HashSet<string>? included, QueryTimings? timings)
+        public void EndResults(ArrayBufferWriter<byte> output, DocumentsReader reader, HashSet<string>? included, QueryTimings? timings, RevisionIncludes? revisions = null)
         {
             output.Write("],\"Includes\":"u8);
-            if (included is null)
+            if (included is null && revisions is null)
             {
                 output.Write("{}"u8);
                 return;
             }
             using var timing = timings?.Start("Includes");
-            DocumentIncludes.Write(output, reader, included);
+            if (included is null)
+                output.Write("{}"u8);
+            else
+                DocumentIncludes.Write(output, reader, included);
+            if (revisions is not null)
+                RevisionIncludesWriter.Write(output, reader, revisions);
         }
 
         public void WriteStatistics(ArrayBufferWriter<byte> output, QueryStatistics statistics)

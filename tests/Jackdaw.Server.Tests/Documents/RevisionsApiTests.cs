@@ -161,6 +161,35 @@ public sealed class RevisionsApiTests(ServerFixture fixture) : IClassFixture<Ser
     }
 
     [Fact]
+    public async Task AQueryIncludesRevisionsByAPathToChangeVectorsAndBeforeATime()
+    {
+        var db = await fixture.CreateDatabaseAsync();
+        await ConfigureAsync(db, """{"Default":{}}""");
+        var firstContract = await PutAsync(db, "contracts/1", """{"Terms":"old","@metadata":{"@collection":"Contracts"}}""");
+        await PutAsync(db, "contracts/1", """{"Terms":"new","@metadata":{"@collection":"Contracts"}}""");
+        await PutAsync(db, "users/1", "{\"Name\":\"a\",\"Signed\":\"" + firstContract + "\",\"@metadata\":{\"@collection\":\"Users\"}}");
+
+        // As the Node.js client writes it: revisions('Path') for includeRevisions(x => x.Signed).
+        var byPath = await SendAsync(HttpMethod.Post, $"/databases/{db}/queries", """{"Query":"from Users include revisions('Signed')"}""");
+        var included = Assert.Single(byPath.GetProperty("RevisionIncludes").EnumerateArray());
+        Assert.Equal(firstContract, included.GetProperty("ChangeVector").GetString());
+        Assert.Equal("contracts/1", included.GetProperty("Id").GetString());
+        Assert.Equal("old", included.GetProperty("Revision").GetProperty("Terms").GetString());
+
+        var userAt = Metadata(byPath.GetProperty("Results")[0], "@last-modified");
+        await PutAsync(db, "users/1", """{"Name":"b","@metadata":{"@collection":"Users"}}""");
+        var byTime = await SendAsync(HttpMethod.Post, $"/databases/{db}/queries", "{\"Query\":\"from Users include revisions('" + userAt + "')\"}");
+        Assert.Equal("b", byTime.GetProperty("Results")[0].GetProperty("Name").GetString());
+        var before = Assert.Single(byTime.GetProperty("RevisionIncludes").EnumerateArray());
+        Assert.Equal("users/1", before.GetProperty("Id").GetString());
+        Assert.Equal(userAt, before.GetProperty("Before").GetString());
+        Assert.Equal("a", before.GetProperty("Revision").GetProperty("Name").GetString());
+
+        using var bad = await Client.PostAsync($"/databases/{db}/queries", Api.Json("""{"Query":"from Users include revisions(Signed)"}"""));
+        Assert.Contains("revisions", await Api.AssertErrorAsync(bad, HttpStatusCode.BadRequest, "InvalidQueryException"), StringComparison.Ordinal);
+    }
+
+    [Fact]
     public async Task TheConflictsConfigurationIsStoredAndAnswered()
     {
         var db = await fixture.CreateDatabaseAsync();
