@@ -380,26 +380,32 @@ test("RevertRevisionsOperation: a collection back to a point in time, waited on 
     }
 });
 
-test("include revisions in a load and a query: the included revisions need no further request", async () => {
+/** users/ada at age 1 then 2, the second version naming the first's change vector in `firstVersion`. */
+async function twoVersionsNamingTheFirst(store) {
+    await configureRevisions(store, { collections: { Users: {} } });
+    const first = store.openSession();
+    const ada = new User("Ada", 1);
+    await first.store(ada, "users/ada");
+    await first.saveChanges();
+    const firstVersion = first.advanced.getChangeVectorFor(ada);
+    await delay(30);
+    ada.age = 2;
+    ada.firstVersion = firstVersion;
+    await first.saveChanges();
+
+    const metadata = await store.openSession().advanced.revisions.getMetadataFor("users/ada");
+    assert.equal(metadata.length, 2);
+    assert.equal(metadata[1]["@change-vector"], firstVersion);
+    const [t2, t1] = metadata.map(m => Date.parse(m["@last-modified"]));
+    const between = new Date(Math.floor((t1 + t2) / 2));
+
+    return { firstVersion, between };
+}
+
+test("include revisions in a load, by a change vector path and by a date: no further request", async () => {
     const { store } = await freshStore();
     try {
-        await configureRevisions(store, { collections: { Users: {} } });
-        const first = store.openSession();
-        const ada = new User("Ada", 1);
-        await first.store(ada, "users/ada");
-        await first.saveChanges();
-        const firstVersion = first.advanced.getChangeVectorFor(ada);
-        await delay(30);
-        ada.age = 2;
-        ada.firstVersion = firstVersion;
-        await first.saveChanges();
-
-        const metadata = await store.openSession().advanced.revisions.getMetadataFor("users/ada");
-        assert.equal(metadata.length, 2);
-        assert.equal(metadata[1]["@change-vector"], firstVersion);
-        const [t2, t1] = metadata.map(m => Date.parse(m["@last-modified"]));
-        const between = new Date(Math.floor((t1 + t2) / 2));
-
+        const { firstVersion, between } = await twoVersionsNamingTheFirst(store);
         const byPath = store.openSession();
         const loaded = await byPath.load("users/ada", { includes: b => b.includeRevisions("firstVersion") });
         assert.equal(loaded.age, 2);
@@ -414,15 +420,29 @@ test("include revisions in a load and a query: the included revisions need no fu
         const atDate = await byDate.advanced.revisions.get("users/ada", between);
         assert.equal(atDate.age, 1);
         assert.equal(byDate.advanced.numberOfRequests, requests, "the revision before the date came with the load");
+    } finally {
+        store.dispose();
+    }
+});
 
-        const query = store.openSession();
-        const results = await query.query({ collection: "Users" })
+test("include revisions in a query: the included revision needs no further request", async () => {
+    const { store } = await freshStore();
+    try {
+        const { firstVersion, between } = await twoVersionsNamingTheFirst(store);
+        const byPath = store.openSession();
+        const results = await byPath.query({ collection: "Users" })
             .include(b => b.includeRevisions("firstVersion"))
             .all();
         assert.deepEqual(results.map(u => u.age), [2]);
-        requests = query.advanced.numberOfRequests;
-        assert.equal((await query.advanced.revisions.get(firstVersion)).age, 1);
-        assert.equal(query.advanced.numberOfRequests, requests, "the revision came with the query");
+        let requests = byPath.advanced.numberOfRequests;
+        assert.equal((await byPath.advanced.revisions.get(firstVersion)).age, 1);
+        assert.equal(byPath.advanced.numberOfRequests, requests, "the revision came with the query");
+
+        const byDate = store.openSession();
+        await byDate.query({ collection: "Users" }).include(b => b.includeRevisions(between)).all();
+        requests = byDate.advanced.numberOfRequests;
+        assert.equal((await byDate.advanced.revisions.get("users/ada", between)).age, 1);
+        assert.equal(byDate.advanced.numberOfRequests, requests, "the revision before the date came with the query");
     } finally {
         store.dispose();
     }
