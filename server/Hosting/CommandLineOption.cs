@@ -70,6 +70,9 @@ internal sealed record CommandLineOption(
             new("--Changes:EventStreamHeartbeat", "Changes:EventStreamHeartbeat", "TIME",
                 "How often an idle event stream sends a heartbeat (hh:mm:ss or seconds, at most 1 hour).",
                 Time(changes.EventStreamHeartbeat), "JACKDAW_CHANGES__EVENTSTREAMHEARTBEAT", Time(changes.EventStreamHeartbeat)),
+            new("--Attachments:MaxSize", "Attachments:MaxSize", "BYTES",
+                "The largest attachment an upload may carry (streamed to disk, never held in memory).",
+                $"{AttachmentOptions.DefaultMaxSize} ({AttachmentOptions.DefaultMaxSize >> 30} GiB)", "JACKDAW_ATTACHMENTS__MAXSIZE", Number(AttachmentOptions.DefaultMaxSize)),
             new("--Security:", "Security:", "VALUE",
                 "Secures the server (HTTPS, client certificates; README, \"Security\"). Keys:\n"
                 + "Certificate:Path (a PFX, or a PEM certificate), Certificate:KeyPath (its PEM key),\n"

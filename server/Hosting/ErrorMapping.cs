@@ -20,6 +20,7 @@ public static class ErrorMapping
         AuthorizationException denied => (denied.NotAuthenticated ? StatusCodes.Status401Unauthorized : StatusCodes.Status403Forbidden, ErrorTypes.Authorization),
         ConcurrencyException => (StatusCodes.Status409Conflict, ErrorTypes.Concurrency),
         DocumentDoesNotExistException => (StatusCodes.Status404NotFound, ErrorTypes.DocumentDoesNotExist),
+        AttachmentDoesNotExistException => (StatusCodes.Status404NotFound, ErrorTypes.AttachmentDoesNotExist),
         // 503 with a Database-Missing header, as RavenDB answers: its clients read a 404 as "no such document".
         DatabaseDoesNotExistException => (StatusCodes.Status503ServiceUnavailable, ErrorTypes.DatabaseDoesNotExist),
         DatabaseAlreadyExistsException => (StatusCodes.Status409Conflict, ErrorTypes.DatabaseAlreadyExists),

@@ -18,6 +18,7 @@ public static class ErrorTypes
     public const string DatabaseDoesNotExist = "DatabaseDoesNotExistException";
     public const string DatabaseAlreadyExists = "DatabaseAlreadyExistsException";
     public const string DocumentDoesNotExist = "DocumentDoesNotExistException";
+    public const string AttachmentDoesNotExist = "AttachmentDoesNotExistException";
     public const string DiskFull = "DiskFullException";
     public const string DatabaseUnavailable = "DatabaseUnavailableException";
     public const string FeatureNotSupported = "FeatureNotSupportedException";
@@ -47,6 +48,7 @@ public static class ErrorTypes
         Timeout => "System.TimeoutException",
         DatabaseDoesNotExist or DatabaseUnavailable => "Raven.Client.Exceptions.Database." + type,
         DocumentDoesNotExist => "Raven.Client.Exceptions.Documents." + type,
+        AttachmentDoesNotExist => "Raven.Client.Exceptions.Documents.Attachments." + type,
         IndexCompilation or AnalyzerCompilation => "Raven.Client.Exceptions.Documents.Compilation." + type,
         IndexDoesNotExist or IndexLocked => "Raven.Client.Exceptions.Documents.Indexes." + type,
         SubscriptionDoesNotExist or SubscriptionAlreadyExists => "Raven.Client.Exceptions.Documents.Subscriptions." + type,

@@ -49,6 +49,9 @@ public sealed class ServerOptions
     /// <summary>Limits against abuse: body sizes per route, headers, connections, data rate, WebSocket messages, queries (<c>Limits:*</c>).</summary>
     public ServerLimits Limits { get; set; } = new();
 
+    /// <summary>Attachments: the largest one an upload may carry (<c>Attachments:MaxSize</c>, default 2 GiB).</summary>
+    public AttachmentOptions Attachments { get; set; } = new();
+
     public static ServerOptions FromConfiguration(IConfiguration configuration)
     {
         var options = new ServerOptions { Security = Jackdaw.Server.Security.SecurityOptions.FromConfiguration(configuration.GetSection("Security")) };
@@ -73,6 +76,7 @@ public sealed class ServerOptions
             options.MaxRequestBodySize = bytes;
         }
         options.Limits = ServerLimits.FromConfiguration(configuration, options.MaxRequestBodySize);
+        options.Attachments = AttachmentOptions.FromConfiguration(configuration);
         options.Changes = ChangesFrom(configuration.GetSection("Changes"), new() { MaxCommandBytes = options.Limits.MaxWebSocketMessageSize });
         return options;
     }

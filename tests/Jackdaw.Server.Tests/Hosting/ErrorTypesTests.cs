@@ -49,7 +49,7 @@ public sealed class ErrorTypesTests(Infrastructure.ServerFixture fixture) : ICla
             ErrorTypes.IndexCompilation, ErrorTypes.IndexDoesNotExist, ErrorTypes.Timeout, ErrorTypes.IndexLocked,
             ErrorTypes.SubscriptionDoesNotExist, ErrorTypes.SubscriptionAlreadyExists,
             ErrorTypes.AnalyzerCompilation, ErrorTypes.AnalyzerInUse, ErrorTypes.Authorization, ErrorTypes.Backup,
-            ErrorTypes.JavaScript,
+            ErrorTypes.JavaScript, ErrorTypes.AttachmentDoesNotExist,
         ];
         Assert.Equal(AllTypes().Order(StringComparer.Ordinal), covered.Order(StringComparer.Ordinal));
     }
@@ -64,6 +64,17 @@ public sealed class ErrorTypesTests(Infrastructure.ServerFixture fixture) : ICla
         using var response = await Client.SendAsync(request);
         var message = await Api.AssertErrorAsync(response, HttpStatusCode.BadRequest, "JavaScriptException");
         Assert.Contains("line 2", message, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public async Task AttachmentDoesNotExistException()
+    {
+        var db = await fixture.CreateDatabaseAsync();
+        using (var put = await Client.PutAsync($"/databases/{db}/docs?id=a", Api.Json("{}")))
+            Assert.Equal(HttpStatusCode.Created, put.StatusCode);
+        using var response = await Client.GetAsync($"/databases/{db}/attachments?id=a&name=missing.png");
+        var message = await Api.AssertErrorAsync(response, HttpStatusCode.NotFound, "AttachmentDoesNotExistException");
+        Assert.Contains("missing.png", message, StringComparison.Ordinal);
     }
 
     [Fact]

@@ -1,0 +1,279 @@
+using System.Buffers;
+using System.Text.Json;
+using Jackdaw.Server.Databases;
+using Jackdaw.Server.Documents;
+using Jackdaw.Server.Documents.Commands;
+using Jackdaw.Server.Errors;
+using Jackdaw.Server.Hosting;
+using Jackdaw.Server.Routing;
+using Jackdaw.Server.Security;
+using Jackdaw.Server.Wire;
+using Microsoft.AspNetCore.Http.Features;
+
+namespace Jackdaw.Server.Handlers;
+
+/// <summary>
+/// <c>/databases/*/attachments</c>: store (streamed in, never held whole), read (streamed out of one
+/// snapshot, ranges), check and delete one attachment of a document, and read several at once
+/// (<c>/attachments/bulk</c>), in the shapes RavenDB's clients send and read.
+/// </summary>
+public sealed class AttachmentsHandler(ServerContext server) : HandlerBase(server)
+{
+    private const int CopyBufferSize = 64 * 1024;
+
+    [Route("/databases/*/attachments", "PUT")]
+    [Access(RouteAccess.DatabaseReadWrite)]
+    public async ValueTask Put(RequestContext context)
+    {
+        var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
+        var (id, name) = IdAndName(context);
+        var contentType = new UrlQuery(context.Request.QueryString.Value).GetString("contentType");
+        var expected = IfMatch(context);
+        var maxSize = Server.Options.Attachments.MaxSize;
+        // The route enforces Attachments:MaxSize itself, as it reads; Kestrel's body limit is for bodies read whole.
+        if (context.HttpContext.Features.Get<IHttpMaxRequestBodySizeFeature>() is { IsReadOnly: false } limit)
+            limit.MaxRequestBodySize = null;
+        if (context.Request.ContentLength > maxSize)
+        {
+            throw new PayloadTooLargeException(string.Create(System.Globalization.CultureInfo.InvariantCulture,
+                $"The attachment is {context.Request.ContentLength:N0} bytes, over {maxSize:N0}, the largest allowed ({AttachmentOptions.Section}:MaxSize); nothing was stored."));
+        }
+        // A missing document fails before the body is read (the link checks again).
+        using (var reader = database.BeginRead())
+        {
+            if (!reader.TryGet(id, out _))
+                throw new DocumentDoesNotExistException(id, $"Cannot put attachment '{name}' on document '{id}': the document does not exist.");
+        }
+
+        var source = await AttachmentUpload.ReadAsync(database, context.Request.Body, maxSize, $"{AttachmentOptions.Section}:MaxSize", context.RequestAborted).ConfigureAwait(false);
+        var command = new PutAttachmentCommand(id, name, contentType, source, expected, context.Documents);
+        try
+        {
+            await database.EnqueueAsync(command).ConfigureAwait(false);
+        }
+        catch
+        {
+            await AttachmentUpload.AbandonAsync(database, source).ConfigureAwait(false);
+            throw;
+        }
+
+        var result = command.Result;
+        var json = context.StartJson(StatusCodes.Status201Created);
+        WriteDetails(json, result.ChangeVector, result.Name, result.DocumentId, result.ContentType, result.Hash, result.Size);
+        await context.CompleteJsonAsync().ConfigureAwait(false);
+    }
+
+    [Route("/databases/*/attachments", "GET")]
+    [Access(RouteAccess.DatabaseRead)]
+    public ValueTask Get(RequestContext context)
+    {
+        var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
+        var (id, name) = IdAndName(context);
+        return SendAsync(context, database, id, name);
+    }
+
+    /// <summary>
+    /// RavenDB's clients ask for an attachment of a document or of a revision with a POST of
+    /// <c>{"Type":"Document"|"Revision","ChangeVector":…}</c>; a document's is the same as GET.
+    /// </summary>
+    [Route("/databases/*/attachments", "POST")]
+    [Access(RouteAccess.DatabaseRead)]
+    public async ValueTask Post(RequestContext context)
+    {
+        var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
+        var (id, name) = IdAndName(context);
+        using (var body = await DocumentBodies.ReadJsonAsync(context.Request.BodyReader, context.RequestAborted).ConfigureAwait(false))
+        {
+            var type = body?.RootElement is { ValueKind: JsonValueKind.Object } root && root.TryGetProperty("Type", out var t) && t.ValueKind == JsonValueKind.String ? t.GetString() : "Document";
+            if (type != "Document")
+                throw new FeatureNotSupportedException($"Attachments of type '{type}' are not served: this route reads the attachments of documents (\"Type\":\"Document\").");
+        }
+        await SendAsync(context, database, id, name).ConfigureAwait(false);
+    }
+
+    [Route("/databases/*/attachments", "HEAD")]
+    [Access(RouteAccess.DatabaseRead)]
+    public ValueTask Head(RequestContext context)
+    {
+        var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
+        var (id, name) = IdAndName(context);
+        using var reader = database.BeginRead();
+        if (reader.GetAttachment(id, name) is not { } info)
+        {
+            context.Response.StatusCode = StatusCodes.Status404NotFound;
+            return ValueTask.CompletedTask;
+        }
+        var etag = ChangeVectors.FormatQuoted(info.Etag, database.DatabaseId);
+        context.Response.Headers.ETag = etag;
+        context.Response.StatusCode = NotModified(context, etag) ? StatusCodes.Status304NotModified : StatusCodes.Status200OK;
+        return ValueTask.CompletedTask;
+    }
+
+    [Route("/databases/*/attachments", "DELETE")]
+    [Access(RouteAccess.DatabaseReadWrite)]
+    public async ValueTask Delete(RequestContext context)
+    {
+        var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
+        var (id, name) = IdAndName(context);
+        await database.EnqueueAsync(new DeleteAttachmentCommand(id, name, IfMatch(context), context.Documents)).ConfigureAwait(false);
+        context.Response.StatusCode = StatusCodes.Status204NoContent;
+    }
+
+    /// <summary>
+    /// RavenDB's <c>GetAttachmentsOperation</c>: <c>{"AttachmentType":"Document","Attachments":[{"DocumentId","Name"}]}</c>
+    /// answered with <c>{"AttachmentsMetadata":[{"Name","DocumentId","ContentType","Hash","ChangeVector","Size"}]}</c>
+    /// followed directly by the bytes of each listed attachment, in order, from one snapshot. An
+    /// attachment that does not exist is left out of the list.
+    /// </summary>
+    [Route("/databases/*/attachments/bulk", "POST")]
+    [Access(RouteAccess.DatabaseRead)]
+    public async ValueTask Bulk(RequestContext context)
+    {
+        var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
+        var requests = await ReadBulkRequestAsync(context).ConfigureAwait(false);
+        using var reader = database.BeginRead();
+        var found = new List<(string DocumentId, AttachmentInfo Info)>(requests.Count);
+        foreach (var (documentId, name) in requests)
+        {
+            if (reader.GetAttachment(documentId, name) is { } info && reader.TryGet(documentId, out var record))
+                found.Add((record.Id, info));
+        }
+
+        context.Response.StatusCode = StatusCodes.Status200OK;
+        context.Response.ContentType = "application/octet-stream";
+        var output = context.Response.BodyWriter;
+        using (var json = new Utf8JsonWriter(output, JsonDefaults.WriterOptions))
+        {
+            json.WriteStartObject();
+            json.WriteStartArray("AttachmentsMetadata");
+            foreach (var (documentId, info) in found)
+                WriteDetails(json, ChangeVectors.Format(info.Etag, database.DatabaseId), info.Name, documentId, info.ContentType, info.Hash, info.Size);
+            json.WriteEndArray();
+            json.WriteEndObject();
+        }
+        foreach (var (_, info) in found)
+        {
+            using var content = reader.OpenAttachmentContent(info.Hash)!;
+            await CopyAsync(content, info.Size, output, context.RequestAborted).ConfigureAwait(false);
+        }
+        await output.FlushAsync(context.RequestAborted).ConfigureAwait(false);
+    }
+
+    private static async ValueTask<List<(string DocumentId, string Name)>> ReadBulkRequestAsync(RequestContext context)
+    {
+        using var body = await DocumentBodies.ReadJsonAsync(context.Request.BodyReader, context.RequestAborted).ConfigureAwait(false);
+        const string shape = "The body must be {\"AttachmentType\":\"Document\",\"Attachments\":[{\"DocumentId\":\"users/1\",\"Name\":\"photo.png\"}]}.";
+        if (body?.RootElement is not { ValueKind: JsonValueKind.Object } root || !root.TryGetProperty("Attachments", out var list) || list.ValueKind != JsonValueKind.Array)
+            throw new BadRequestException(shape);
+        if (root.TryGetProperty("AttachmentType", out var type) && type.ValueKind == JsonValueKind.String && type.GetString() != "Document")
+            throw new FeatureNotSupportedException($"Attachments of type '{type.GetString()}' are not served: this route reads the attachments of documents (\"AttachmentType\":\"Document\").");
+        var requests = new List<(string, string)>(list.GetArrayLength());
+        foreach (var item in list.EnumerateArray())
+        {
+            if (item.ValueKind != JsonValueKind.Object
+                || !item.TryGetProperty("DocumentId", out var documentId) || documentId.ValueKind != JsonValueKind.String
+                || !item.TryGetProperty("Name", out var name) || name.ValueKind != JsonValueKind.String)
+                throw new BadRequestException(shape);
+            var nameText = name.GetString()!;
+            AttachmentNames.ThrowIfInvalid(nameText);
+            requests.Add((DocumentBodies.ValidateId(documentId.GetString(), "DocumentId"), nameText));
+        }
+        return requests;
+    }
+
+    /// <summary>Answers with one attachment's bytes (or the range asked for), read from one snapshot.</summary>
+    private static async ValueTask SendAsync(RequestContext context, DocumentDatabase database, string id, string name)
+    {
+        using var reader = database.BeginRead();
+        if (reader.GetAttachment(id, name) is not { } info)
+        {
+            if (!reader.TryGet(id, out _))
+                throw new DocumentDoesNotExistException(id, $"Document '{id}' does not exist, so it has no attachment '{name}'.");
+            throw new AttachmentDoesNotExistException(id, name);
+        }
+        var response = context.Response;
+        var etag = ChangeVectors.FormatQuoted(info.Etag, database.DatabaseId);
+        response.Headers.ETag = etag;
+        response.Headers["Attachment-Hash"] = info.Hash;
+        response.Headers["Attachment-Size"] = info.Size.ToString(System.Globalization.CultureInfo.InvariantCulture);
+        response.Headers.AcceptRanges = "bytes";
+        if (info.ContentType.Length > 0)
+            response.ContentType = info.ContentType;
+        if (NotModified(context, etag))
+        {
+            response.StatusCode = StatusCodes.Status304NotModified;
+            return;
+        }
+
+        var (start, length) = (0L, info.Size);
+        switch (AttachmentRange.Parse(context.Request.Headers.Range.ToString(), info.Size, out var from, out var to))
+        {
+            case AttachmentRange.Outcome.Satisfiable:
+                (start, length) = (from, to - from + 1);
+                response.StatusCode = StatusCodes.Status206PartialContent;
+                response.Headers.ContentRange = $"bytes {from}-{to}/{info.Size}";
+                break;
+            case AttachmentRange.Outcome.Unsatisfiable:
+                response.StatusCode = StatusCodes.Status416RangeNotSatisfiable;
+                response.Headers.ContentRange = $"bytes */{info.Size}";
+                return;
+            default:
+                response.StatusCode = StatusCodes.Status200OK;
+                break;
+        }
+        response.ContentLength = length;
+        using var content = reader.OpenAttachmentContent(info.Hash)!;
+        content.Position = start;
+        await CopyAsync(content, length, response.BodyWriter, context.RequestAborted).ConfigureAwait(false);
+    }
+
+    /// <summary>Copies <paramref name="length"/> bytes of <paramref name="content"/> to the response, a piece at a time, waiting for the client as it goes.</summary>
+    private static async ValueTask CopyAsync(Stream content, long length, System.IO.Pipelines.PipeWriter output, CancellationToken cancellationToken)
+    {
+        while (length > 0)
+        {
+            var memory = output.GetMemory(CopyBufferSize);
+            var read = content.Read(memory.Span[..(int)Math.Min(memory.Length, length)]);
+            if (read == 0)
+                throw new InvalidDataException($"An attachment's content ended {length} bytes before its size.");
+            output.Advance(read);
+            length -= read;
+            var flush = await output.FlushAsync(cancellationToken).ConfigureAwait(false);
+            if (flush.IsCanceled || flush.IsCompleted)
+                return;
+        }
+    }
+
+    private static void WriteDetails(Utf8JsonWriter json, string changeVector, string name, string documentId, string contentType, string hash, long size)
+    {
+        json.WriteStartObject();
+        json.WriteString("ChangeVector", changeVector);
+        json.WriteString("Name", name);
+        json.WriteString("DocumentId", documentId);
+        json.WriteString("ContentType", contentType);
+        json.WriteString("Hash", hash);
+        json.WriteNumber("Size", size);
+        json.WriteEndObject();
+    }
+
+    private static (string Id, string Name) IdAndName(RequestContext context)
+    {
+        var query = new UrlQuery(context.Request.QueryString.Value);
+        var id = DocumentBodies.ValidateId(query.GetString("id"));
+        var name = query.GetString("name") ?? throw new BadRequestException("Query parameter 'name' is required: the attachment's name, e.g. name=photo.png.");
+        AttachmentNames.ThrowIfInvalid(name);
+        return (id, name);
+    }
+
+    private static string? IfMatch(RequestContext context)
+    {
+        var value = context.Request.Headers.IfMatch;
+        return value.Count == 0 ? null : value.ToString();
+    }
+
+    private static bool NotModified(RequestContext context, string quotedChangeVector)
+    {
+        var value = context.Request.Headers.IfNoneMatch;
+        return value.Count > 0 && ChangeVectors.Matches(value.ToString(), quotedChangeVector.AsSpan(1, quotedChangeVector.Length - 2));
+    }
+}
