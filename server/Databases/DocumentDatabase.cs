@@ -23,6 +23,10 @@ public sealed class DocumentDatabase : IAsyncDisposable
 
     // Only the merger's thread reads or writes it.
     private Task _lastHandedOver = Task.CompletedTask;
+
+    // Replaced by the merger's thread when a transaction that set it commits; read by any thread.
+    private volatile RevisionsConfiguration _revisionsConfiguration = RevisionsConfiguration.None;
+    private readonly TimeProvider _clock;
     private int _disposed;
 
     private DocumentDatabase(string name, string folder, StorageEnvironment environment, ILoggerFactory loggerFactory, DocumentDatabaseOptions options)
@@ -51,6 +55,9 @@ public sealed class DocumentDatabase : IAsyncDisposable
         }
         DatabaseId = state.DatabaseId;
         _lastAssignedEtag = state.LastEtag;
+        _clock = options.Clock;
+        using (var reader = new DatabaseReader(state.DatabaseId, environment.BeginRead(), _trees))
+            _revisionsConfiguration = reader.GetRevisionsConfiguration();
 
         var logger = loggerFactory.CreateLogger($"Jackdaw.Database.{name}");
         _logger = logger;
@@ -103,6 +110,9 @@ public sealed class DocumentDatabase : IAsyncDisposable
 
     /// <summary>Long-running operations (bulk inserts) by id, as RavenDB's clients follow them.</summary>
     public DatabaseOperations Operations { get; }
+
+    /// <summary>The revisions configuration every write transaction begins with (cached; a configuration command replaces it).</summary>
+    public RevisionsConfiguration RevisionsConfiguration => _revisionsConfiguration;
 
     /// <summary>Removes tombstones once their consumers have passed them.</summary>
     public TombstoneCleaner Tombstones { get; }
@@ -204,7 +214,8 @@ public sealed class DocumentDatabase : IAsyncDisposable
     private void ThrowUnloaded() =>
         throw new DatabaseUnavailableException(Name, "it is closed (unloaded, or being reopened after a storage failure).");
 
-    private DatabaseTransaction BeginWriteTransaction() => new(DatabaseId, _environment.BeginWrite(), _lastAssignedEtag, _trees);
+    private DatabaseTransaction BeginWriteTransaction() =>
+        new(DatabaseId, _environment.BeginWrite(), _lastAssignedEtag, _trees) { RevisionsConfiguration = _revisionsConfiguration, Clock = _clock };
 
     /// <summary>
     /// Hands the transaction to the journal; the next one may start at once (it sees this one's
@@ -223,6 +234,9 @@ public sealed class DocumentDatabase : IAsyncDisposable
             return _lastHandedOver;
         }
         var durable = transaction.CommitPipelined();
+        // The next transaction starts before this one is durable and must apply its configuration.
+        if (transaction.RevisionsConfigurationChanged)
+            _revisionsConfiguration = transaction.RevisionsConfiguration;
         if (transaction.Changes > 0)
         {
             _lastAssignedEtag = transaction.LastEtag;

@@ -18,6 +18,9 @@ public sealed record DocumentDatabaseOptions
     /// <summary>The longest wait between attempts to reopen a failed database.</summary>
     public TimeSpan MaxReopenDelay { get; init; } = TimeSpan.FromSeconds(30);
 
+    /// <summary>The clock that stamps documents' <c>@last-modified</c> and measures revisions' age (<c>MinimumRevisionAgeToKeep</c>); tests move it instead of waiting.</summary>
+    public TimeProvider Clock { get; init; } = TimeProvider.System;
+
     /// <summary>
     /// Parts built on top of every database when it opens (its indexes), in order, and disposed
     /// in reverse order before it closes. The Hosting layer supplies them, so this layer does not

@@ -24,10 +24,19 @@ namespace Jackdaw.Server.Documents;
 /// AttachmentContents       SHA-256 of the bytes (32)                      [stream id: 8 LE][size: 8 LE][refcount: 8 LE]
 /// AttachmentChunks         [stream id: 8 BE][chunk number: 4 BE]          the chunk's bytes (AttachmentStreams.ChunkSize, the last shorter)
 /// AttachmentStaging        [stream id: 8 BE]                              [state: 1] 0 = being written, 1 = orphan (to delete)
+/// Revisions                [id prefix][0x1E][revision etag: 8 BE]         RevisionRecord (Revisions/RevisionRecord.cs)
+/// RevisionsByEtag          revision etag (8, big endian)                  the Revisions key
+/// RevisionsByChangeVector  change vector, ASCII                           the Revisions key
+/// RevisionCounts           lowercased id, UTF-8                           count (int64 LE)
+/// RevisionsBin             etag of a delete revision (8, big endian)      lowercased id (a deleted document that has revisions)
 /// Meta                     "database-id"                                  22 ASCII characters
 ///                          "last-etag"                                    int64 LE: the etag of the last change
 ///                          "last-stream-id"                               int64 LE: the last attachment stream id handed out
 ///                          "schema-version"                               int32 LE: SchemaVersion
+///                          "last-revision-etag"                           int64 LE: the revisions' own counter
+///                          "revisions-config"                             RevisionsConfiguration, UTF-8 JSON
+///                          "revisions-conflicts-config"                   RevisionsCollectionConfiguration, UTF-8 JSON
+///                          "revisions-config-index"                       int64 LE: configurations written (RaftCommandIndex)
 /// </code>
 /// Etags are big endian in keys so that byte order is etag order. A document without a collection
 /// has no <c>Collections</c> entry; its tombstone is under the empty collection (<c>[0][etag]</c>).
@@ -35,10 +44,14 @@ namespace Jackdaw.Server.Documents;
 /// <c>TombstonesById</c> and dropped a tombstone when its document was created again; 2 keeps every
 /// tombstone until the consumers have passed it and indexes them by collection. A version-1
 /// database is migrated when it opens, in the same transaction that writes the new version.
-/// Version 3 adds the four attachment trees and <c>last-stream-id</c>: a version-2 database is
-/// migrated by writing the new version (the trees are created empty). At every open, staging entries
-/// still being written (state 0) are left-overs of an upload a crash or a closed database cut off:
-/// nothing references them, so the open marks them orphans and the database's clean-up deletes them.
+/// Version 3 adds the four attachment trees and <c>last-stream-id</c>, and the revisions' trees: a
+/// version-2 database is migrated by writing the new version (the trees are created empty). At
+/// every open, staging entries still being written (state 0) are left-overs of an upload a crash or
+/// a closed database cut off: nothing references them, so the open marks them orphans and the
+/// database's clean-up deletes them. The revisions' <c>[id prefix]</c> is the lowercased id, or for an id
+/// of more than <see cref="RevisionKeys.MaxIdPrefix"/> bytes its first bytes and the SHA-256 of
+/// the whole (see <see cref="RevisionKeys"/>); revision etags are their own counter, so the
+/// documents' etags, feeds and change vectors are the same with revisions on or off.
 /// </remarks>
 public static class DocumentsStorage
 {
@@ -56,6 +69,11 @@ public static class DocumentsStorage
     internal const string AttachmentContentsTree = "AttachmentContents";
     internal const string AttachmentChunksTree = "AttachmentChunks";
     internal const string AttachmentStagingTree = "AttachmentStaging";
+    internal const string RevisionsTree = "Revisions";
+    internal const string RevisionsByEtagTree = "RevisionsByEtag";
+    internal const string RevisionsByChangeVectorTree = "RevisionsByChangeVector";
+    internal const string RevisionCountsTree = "RevisionCounts";
+    internal const string RevisionsBinTree = "RevisionsBin";
 
     /// <summary>Schema version 1's id → tombstone etag index, dropped by the migration to 2.</summary>
     private const string LegacyTombstonesByIdTree = "TombstonesById";
@@ -64,6 +82,10 @@ public static class DocumentsStorage
     internal static readonly byte[] LastEtagKey = "last-etag"u8.ToArray();
     internal static readonly byte[] SchemaVersionKey = "schema-version"u8.ToArray();
     internal static readonly byte[] LastStreamIdKey = "last-stream-id"u8.ToArray();
+    internal static readonly byte[] LastRevisionEtagKey = "last-revision-etag"u8.ToArray();
+    internal static readonly byte[] RevisionsConfigKey = "revisions-config"u8.ToArray();
+    internal static readonly byte[] RevisionsConflictsConfigKey = "revisions-conflicts-config"u8.ToArray();
+    internal static readonly byte[] RevisionsConfigIndexKey = "revisions-config-index"u8.ToArray();
 
     /// <summary>Every tree of this schema; no other feature may register a tree of these names.</summary>
     public static IReadOnlyList<string> TreeNames { get; } =
@@ -71,6 +93,7 @@ public static class DocumentsStorage
         DocsTree, DocsByEtagTree, CollectionsTree, CollectionCountsTree, TombstonesTree,
         TombstonesByCollectionTree, IdentitiesTree, MetaTree, LegacyTombstonesByIdTree,
         AttachmentsTree, AttachmentContentsTree, AttachmentChunksTree, AttachmentStagingTree,
+        RevisionsTree, RevisionsByEtagTree, RevisionsByChangeVectorTree, RevisionCountsTree, RevisionsBinTree,
     ];
 
     /// <summary>What a database's documents hold when it opens.</summary>

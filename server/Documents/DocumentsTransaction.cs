@@ -139,7 +139,7 @@ public partial class DocumentsTransaction : IDisposable
         // A document created again after a delete keeps its tombstone: a consumer that has not
         // reached the tombstone's etag yet must still see the delete before the new version.
 
-        var now = DateTime.UtcNow;
+        var now = UtcNow();
         var changeVector = ChangeVectors.Format(etag, _databaseId);
         Span<byte> lastModified = stackalloc byte[Timestamps.Length + 8];
         var lastModifiedLength = Timestamps.Format(now, lastModified);
@@ -153,7 +153,11 @@ public partial class DocumentsTransaction : IDisposable
         metadata.SetUtf8("@last-modified", lastModified[..lastModifiedLength]);
         if (keptCollection)
             metadata.Set("@collection", collection!);
-        DocumentFlagsMetadata.Stamp(document, metadata, StampAttachments(key, existed, document, metadata));
+        var storeRevision = PrepareRevisionsForPut(key, collection, existed, out var hasRevisions);
+        var flags = StampAttachments(key, existed, document, metadata);
+        if (hasRevisions)
+            flags |= DocumentFlags.HasRevisions;
+        DocumentFlagsMetadata.Stamp(document, metadata, flags);
         var stamped = context.Modify(document, patch, BlittableMode.Disk);
 
         var idBytes = Encoding.UTF8.GetBytes(id);
@@ -166,6 +170,8 @@ public partial class DocumentsTransaction : IDisposable
         _byEtag.Put(etagKey, key);
         if (collection is not null)
             AddToCollection(key, etag, collection, collectionBytes);
+        if (storeRevision)
+            StoreRevisionOfPut(key, idBytes, collectionBytes, collection, changeVector, now.Ticks, stamped.Span, existed);
 
         LastEtag = etag;
         _changes.Add(new DocumentChange(etag, id, collection, DocumentChangeKind.Put));
@@ -208,6 +214,7 @@ public partial class DocumentsTransaction : IDisposable
         var tombstone = TombstoneRecord.Write(DateTime.UtcNow.Ticks, existing.IdUtf8, existing.CollectionUtf8, ref _scratch);
         var deletedId = existing.Id;
         var oldCollection = existing.CollectionUtf8.IsEmpty ? null : Encoding.UTF8.GetString(existing.CollectionUtf8);
+        DeleteRevisionsOnDelete(key, existing, etag, oldCollection);
         RemoveSecondaries(existing.Etag, oldCollection);
         RemoveAttachmentsOf(key);
         _docs.Delete(key);

@@ -2,10 +2,13 @@ using Jackdaw.Storage.Blittable;
 
 namespace Jackdaw.Server.Documents.Commands;
 
-/// <summary>One command of a batch: a PUT (with <see cref="Put"/>), a PATCH (with <see cref="Patch"/>) or a DELETE.</summary>
+/// <summary>One command of a batch: a PUT (with <see cref="Put"/>), a PATCH (with <see cref="Patch"/>), a ForceRevisionCreation or a DELETE.</summary>
 public sealed record BatchOperation(string Id, DocumentToPut? Put, string? ExpectedChangeVector, IDocumentPatch? Patch = null, bool ReturnDocument = false)
 {
-    public bool IsDelete => Put is null && Patch is null;
+    /// <summary>RavenDB's <c>ForceRevisionCreation</c>: store the document's current version as a revision.</summary>
+    public bool ForceRevision { get; init; }
+
+    public bool IsDelete => Put is null && Patch is null && !ForceRevision;
 }
 
 /// <summary>
@@ -16,7 +19,7 @@ public sealed record BatchOperation(string Id, DocumentToPut? Put, string? Expec
 public readonly record struct PatchOutcome(string Status, PutResult? Put, string? ModifiedDocument, string? OriginalDocument = null, string? Debug = null);
 
 /// <summary>What one command of a batch did.</summary>
-public readonly record struct BatchOperationResult(PutResult? Put, bool Deleted, PatchOutcome? Patch = null);
+public readonly record struct BatchOperationResult(PutResult? Put, bool Deleted, PatchOutcome? Patch = null, ForceRevisionResult? ForcedRevision = null);
 
 /// <summary>
 /// <c>POST /databases/*/bulk_docs</c> and each batch of <c>bulk_insert</c>: every operation in the
@@ -113,6 +116,7 @@ public sealed class BatchCommand(IReadOnlyList<BatchOperation> operations, JsonO
                 {
                     { Put: { } put } => new BatchOperationResult(transaction.Put(put.Id, put.Document.Span, put.Collection, put.ExpectedChangeVector, context), false),
                     { Patch: { } patch } => new BatchOperationResult(null, false, patch.Apply(transaction, operation.Id, operation.ExpectedChangeVector, context, operation.ReturnDocument)),
+                    { ForceRevision: true } => new BatchOperationResult(null, false, ForcedRevision: transaction.ForceRevisionCreation(operation.Id, context)),
                     _ => new BatchOperationResult(null, transaction.Delete(operation.Id, operation.ExpectedChangeVector)),
                 };
             }

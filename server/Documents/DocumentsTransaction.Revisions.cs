@@ -1,0 +1,482 @@
+using System.Buffers.Binary;
+using System.Text;
+using Jackdaw.Server.Errors;
+using Jackdaw.Storage.Blittable;
+using Jackdaw.Storage.Engine;
+
+namespace Jackdaw.Server.Documents;
+
+/// <summary>
+/// The revisions' part of the documents' write view. The rule (RavenDB's): with revisions enabled
+/// for a document's collection, every put stores the new version as a revision too (the newest
+/// revision equals the document), and a document that had no revision yet but existed stores its
+/// previous version first; a delete stores a <c>DeleteRevision</c> and puts the document in the
+/// revisions bin, or with <c>PurgeOnDelete</c> removes every revision. The policy (count, age, at
+/// most so many per put) is applied in the same transaction, from the oldest revision on, so a put
+/// costs what it removes. A document that has revisions carries <c>HasRevisions</c> in its <c>@flags</c>.
+/// </summary>
+public partial class DocumentsTransaction
+{
+    private RevisionsConfiguration _revisionsConfiguration = RevisionsConfiguration.None;
+    private TimeProvider _clock = TimeProvider.System;
+    private RevisionTrees? _revisionTrees;
+    private bool? _anyRevisions;
+    private bool _forcingRevision;
+    private long _lastRevisionEtag = -1;
+
+    /// <summary>
+    /// The revisions configuration this transaction applies: the database's when it began, or the
+    /// one a command of this transaction set (<see cref="SetRevisionsConfiguration"/>).
+    /// </summary>
+    public RevisionsConfiguration RevisionsConfiguration
+    {
+        get => _revisionsConfiguration;
+        internal set => _revisionsConfiguration = value;
+    }
+
+    /// <summary>Whether a command set a new configuration: the database caches it once this transaction commits.</summary>
+    public bool RevisionsConfigurationChanged { get; private set; }
+
+    /// <summary>
+    /// The database's clock: it stamps <c>@last-modified</c> and measures revisions' age
+    /// (<c>MinimumRevisionAgeToKeep</c>) alike, so a test that moves it ages both together.
+    /// </summary>
+    internal TimeProvider Clock
+    {
+        set => _clock = value;
+    }
+
+    /// <summary>Now, by <see cref="Clock"/>.</summary>
+    private DateTime UtcNow() => _clock.GetUtcNow().UtcDateTime;
+
+    private RevisionTrees Revisions => _revisionTrees ??= new RevisionTrees(EngineTransaction);
+
+    /// <summary>Whether the database has any revision (looked up once per transaction).</summary>
+    private bool AnyRevisions => _anyRevisions ??= Revisions.Counts.Count > 0;
+
+    /// <summary>Replaces the revisions configuration (stored in <c>Meta</c>); returns the configuration index (RavenDB's <c>RaftCommandIndex</c>).</summary>
+    public long SetRevisionsConfiguration(RevisionsConfiguration configuration)
+    {
+        _meta.Put(DocumentsStorage.RevisionsConfigKey, configuration.Json);
+        _revisionsConfiguration = configuration;
+        RevisionsConfigurationChanged = true;
+        return NextConfigurationIndex();
+    }
+
+    /// <summary>Stores the conflict revisions configuration (kept and answered; Jackdaw has no conflicts to apply it to).</summary>
+    public long SetRevisionsConflictsConfiguration(ReadOnlySpan<byte> json)
+    {
+        _meta.Put(DocumentsStorage.RevisionsConflictsConfigKey, json);
+        return NextConfigurationIndex();
+    }
+
+    private long NextConfigurationIndex()
+    {
+        var index = (_meta.TryGet(DocumentsStorage.RevisionsConfigIndexKey, out var value) ? BinaryPrimitives.ReadInt64LittleEndian(value) : 0) + 1;
+        Span<byte> buffer = stackalloc byte[sizeof(long)];
+        BinaryPrimitives.WriteInt64LittleEndian(buffer, index);
+        _meta.Put(DocumentsStorage.RevisionsConfigIndexKey, buffer);
+        MarkWritten();
+        return index;
+    }
+
+    /// <summary>
+    /// The revisions' part of a put, before the new version is stamped: takes the document out of
+    /// the bin when it comes back, stores its previous version when it is its first revision, and
+    /// says whether the document has revisions (<paramref name="hasRevisions"/>: the <c>HasRevisions</c>
+    /// flag <see cref="Put"/> stamps with the attachments' flag). Returns whether the new version is
+    /// stored as a revision (<see cref="StoreRevisionOfPut"/>).
+    /// </summary>
+    private bool PrepareRevisionsForPut(ReadOnlySpan<byte> key, string? collection, bool existed, out bool hasRevisions)
+    {
+        var store = _forcingRevision || _revisionsConfiguration.IsEnabled(collection);
+        long count = 0;
+        if (store || AnyRevisions)
+        {
+            count = RevisionCountOf(key);
+            if (count > 0 && !existed)
+                LeaveBin(key);
+            if (store && existed && count == 0 && !_forcingRevision)
+                StorePreviousVersion(key);
+        }
+
+        // Put stamps @flags once, with the attachments' flag too (DocumentFlagsMetadata).
+        hasRevisions = store || count > 0;
+        return store;
+    }
+
+    /// <summary>Stores the version a put just wrote as a revision, then applies the collection's policy.</summary>
+    private void StoreRevisionOfPut(ReadOnlySpan<byte> key, ReadOnlySpan<byte> id, ReadOnlySpan<byte> collectionBytes, string? collection, string changeVector, long ticks, ReadOnlySpan<byte> stamped, bool existed)
+    {
+        var origin = _forcingRevision ? RevisionOrigin.Forced : existed ? RevisionOrigin.Put : RevisionOrigin.Created;
+        StoreRevision(key, id, collectionBytes, changeVector, ticks, DocumentFlags.HasRevisions | DocumentFlags.Revision, origin, stamped);
+        if (!_forcingRevision)
+            EnforcePolicy(key, _revisionsConfiguration.For(collection));
+    }
+
+    /// <summary>
+    /// The revisions' part of a delete, called before anything of the document is removed (its
+    /// record is still readable): a <c>DeleteRevision</c> and a bin entry, or with
+    /// <c>PurgeOnDelete</c> the removal of every revision.
+    /// </summary>
+    private void DeleteRevisionsOnDelete(ReadOnlySpan<byte> key, DocumentRecord existing, long tombstoneEtag, string? collection)
+    {
+        var configuration = _revisionsConfiguration.For(collection);
+        var enabled = _revisionsConfiguration.AnyEnabled && configuration is { Disabled: false };
+        if (!enabled && !AnyRevisions)
+            return;
+        var count = RevisionCountOf(key);
+        if (!enabled && count == 0)
+            return;
+        if (enabled && configuration!.PurgeOnDelete)
+        {
+            if (count > 0)
+                RemoveRevisions(key, long.MaxValue, long.MaxValue);
+            return;
+        }
+
+        // Copied before the first write: the record's spans die with it.
+        var id = existing.IdUtf8.ToArray();
+        var collectionBytes = existing.CollectionUtf8.ToArray();
+        if (enabled && count == 0)
+        {
+            var document = existing.Document.ToArray();
+            StoreRevision(key, id, collectionBytes, ChangeVectors.Format(existing.Etag, _databaseId), existing.LastModifiedTicks,
+                DocumentFlags.HasRevisions | DocumentFlags.Revision, RevisionOrigin.PreviousVersion, document);
+        }
+        var etag = StoreRevision(key, id, collectionBytes, ChangeVectors.Format(tombstoneEtag, _databaseId), UtcNow().Ticks,
+            DocumentFlags.HasRevisions | DocumentFlags.DeleteRevision, RevisionOrigin.Delete, []);
+        Span<byte> etagKey = stackalloc byte[StorageKeys.EtagSize];
+        StorageKeys.WriteEtag(etagKey, etag);
+        Revisions.Bin.Put(etagKey, key);
+        if (enabled)
+            EnforcePolicy(key, configuration);
+    }
+
+    /// <summary>
+    /// RavenDB's <c>ForceRevisionCreation</c>: stores the document's current version as a revision,
+    /// configured or not, unless its newest revision is that version already. A document without
+    /// revisions is stored again first, to carry <c>HasRevisions</c> (a new change vector, as in RavenDB).
+    /// </summary>
+    /// <exception cref="DocumentDoesNotExistException">There is no such document.</exception>
+    public ForceRevisionResult ForceRevisionCreation(string id, JsonOperationContext context)
+    {
+        if (!TryGet(id, out var record))
+            throw new DocumentDoesNotExistException(id);
+        Span<byte> key = stackalloc byte[DocumentIds.MaxKeyBytes];
+        key = key[..DocumentIds.GetKeyOrThrow(id, key)];
+        var changeVector = ChangeVectors.Format(record.Etag, _databaseId);
+        var lastModified = new DateTime(record.LastModifiedTicks, DateTimeKind.Utc);
+        var storedId = record.Id;
+        if (RevisionCountOf(key) > 0)
+        {
+            if (NewestRevisionChangeVector(key) == changeVector)
+                return new ForceRevisionResult(false, storedId, changeVector, lastModified);
+            var document = record.Document.ToArray();
+            var idBytes = record.IdUtf8.ToArray();
+            var collectionBytes = record.CollectionUtf8.ToArray();
+            StoreRevision(key, idBytes, collectionBytes, changeVector, record.LastModifiedTicks, DocumentFlags.HasRevisions | DocumentFlags.Revision, RevisionOrigin.Forced, document);
+            return new ForceRevisionResult(true, storedId, changeVector, lastModified);
+        }
+
+        var body = record.Document.ToArray();
+        var collection = record.CollectionUtf8.IsEmpty ? null : Encoding.UTF8.GetString(record.CollectionUtf8);
+        _forcingRevision = true;
+        try
+        {
+            var put = Put(storedId, body, collection, expectedChangeVector: null, context);
+            return new ForceRevisionResult(true, put.Id, put.ChangeVector, put.LastModified);
+        }
+        finally
+        {
+            _forcingRevision = false;
+        }
+    }
+
+    /// <summary>
+    /// Stores a revision that was kept elsewhere (an import, a restore) as it was: its change vector,
+    /// time and flags. Nothing is stored when a revision of that change vector exists. A delete
+    /// revision of a document that does not exist puts it in the bin. Returns whether it was stored.
+    /// </summary>
+    public bool PutRevision(string id, string? collection, string changeVector, DateTime lastModified, DocumentFlags flags, ReadOnlySpan<byte> document)
+    {
+        Span<byte> key = stackalloc byte[DocumentIds.MaxKeyBytes];
+        key = key[..DocumentIds.GetKeyOrThrow(id, key)];
+        Span<byte> changeVectorBytes = stackalloc byte[Encoding.ASCII.GetMaxByteCount(changeVector.Length)];
+        changeVectorBytes = changeVectorBytes[..Encoding.ASCII.GetBytes(changeVector, changeVectorBytes)];
+        if (Revisions.ByChangeVector.TryGet(changeVectorBytes, out _))
+            return false;
+        var delete = (flags & DocumentFlags.DeleteRevision) != 0;
+        var etag = StoreRevision(key, Encoding.UTF8.GetBytes(id), collection is null ? [] : Encoding.UTF8.GetBytes(collection), changeVector,
+            lastModified.ToUniversalTime().Ticks, flags | DocumentFlags.Revision | DocumentFlags.HasRevisions, delete ? RevisionOrigin.Delete : RevisionOrigin.Put, delete ? [] : document);
+        if (delete && !_docs.TryGet(key, out _))
+        {
+            LeaveBin(key, exceptEtag: etag);
+            Span<byte> etagKey = stackalloc byte[StorageKeys.EtagSize];
+            StorageKeys.WriteEtag(etagKey, etag);
+            Revisions.Bin.Put(etagKey, key);
+        }
+        return true;
+    }
+
+    /// <summary>
+    /// Reverts a document to the revision of <paramref name="changeVector"/>: its version becomes the
+    /// document again (a new version, and so a new revision where revisions are on); a delete
+    /// revision deletes the document. Returns whether the document changed.
+    /// </summary>
+    /// <exception cref="BadRequestException">No revision of the document has that change vector.</exception>
+    public bool RevertToRevision(string id, string changeVector, JsonOperationContext context)
+    {
+        var revisionKey = Revisions.ByChangeVector.TryGet(Encoding.ASCII.GetBytes(changeVector), out var found) ? found.ToArray() : null;
+        Span<byte> key = stackalloc byte[DocumentIds.MaxKeyBytes];
+        key = key[..DocumentIds.GetKeyOrThrow(id, key)];
+        Span<byte> range = stackalloc byte[RevisionKeys.MaxKeySize];
+        range = range[..RevisionKeys.WriteRange(range, key)];
+        if (revisionKey is null || !revisionKey.AsSpan().StartsWith(range) || !Revisions.Revisions.TryGet(revisionKey, out var value))
+            throw new BadRequestException($"Document '{id}' has no revision of change vector '{changeVector}' to revert to; list its revisions with GET /databases/{{db}}/revisions?id={id}.");
+        return RestoreRevision(key, new RevisionRecord(value), context);
+    }
+
+    /// <summary>
+    /// Reverts a document to its state at <paramref name="time"/> (RevertRevisionsOperation): to its
+    /// newest revision from then or before; deleted when it did not exist then (its oldest revision
+    /// is its creation, after <paramref name="time"/>) or its revision from then is a delete; to its
+    /// oldest revision when the policy removed the older ones. Returns whether the document changed.
+    /// </summary>
+    public bool RevertToTime(string id, DateTime time, JsonOperationContext context)
+    {
+        Span<byte> key = stackalloc byte[DocumentIds.MaxKeyBytes];
+        key = key[..DocumentIds.GetKeyOrThrow(id, key)];
+        Span<byte> range = stackalloc byte[RevisionKeys.MaxKeySize];
+        range = range[..RevisionKeys.WriteRange(range, key)];
+        var ticks = time.ToUniversalTime().Ticks;
+        byte[]? target = null;
+        var createdAfter = false;
+        using (var iterator = Revisions.Revisions.Iterate())
+        {
+            Span<byte> last = stackalloc byte[RevisionKeys.MaxKeySize];
+            range.CopyTo(last);
+            StorageKeys.WriteEtag(last[range.Length..], long.MaxValue);
+            if (!iterator.SeekLastLessOrEqual(last[..(range.Length + StorageKeys.EtagSize)]) || !iterator.Key.StartsWith(range))
+                return false;
+            do
+            {
+                if (!iterator.Key.StartsWith(range))
+                    break;
+                var revision = new RevisionRecord(iterator.Value);
+                target = iterator.Key.ToArray();
+                createdAfter = revision.Origin == RevisionOrigin.Created;
+                if (revision.LastModifiedTicks <= ticks)
+                {
+                    createdAfter = false;
+                    break;
+                }
+            }
+            while (iterator.MovePrev());
+        }
+        if (target is null)
+            return false;
+        if (createdAfter)
+            return Delete(id, expectedChangeVector: null);
+        Revisions.Revisions.TryGet(target, out var value);
+        return RestoreRevision(key, new RevisionRecord(value), context);
+    }
+
+    /// <summary>Makes a revision's version the document again (or deletes it, for a delete revision); false when it is that version already.</summary>
+    private bool RestoreRevision(ReadOnlySpan<byte> key, RevisionRecord revision, JsonOperationContext context)
+    {
+        var id = revision.Id;
+        if (revision.IsDeleteRevision)
+            return Delete(id, expectedChangeVector: null);
+        if (_docs.TryGet(key, out var current) && ChangeVectors.Format(new DocumentRecord(current).Etag, _databaseId) == revision.ChangeVector)
+            return false;
+        var document = revision.Document.ToArray();
+        Put(id, document, revision.Collection, expectedChangeVector: null, context);
+        return true;
+    }
+
+    /// <summary>Stores one revision; the spans must not point into a tree. Returns its etag.</summary>
+    private long StoreRevision(ReadOnlySpan<byte> documentKey, ReadOnlySpan<byte> id, ReadOnlySpan<byte> collection, string changeVector, long ticks,
+        DocumentFlags flags, RevisionOrigin origin, ReadOnlySpan<byte> document)
+    {
+        var trees = Revisions;
+        var etag = NextRevisionEtag();
+        Span<byte> key = stackalloc byte[RevisionKeys.MaxKeySize];
+        key = key[..RevisionKeys.Write(key, documentKey, etag)];
+        Span<byte> changeVectorBytes = stackalloc byte[Encoding.ASCII.GetMaxByteCount(changeVector.Length)];
+        changeVectorBytes = changeVectorBytes[..Encoding.ASCII.GetBytes(changeVector, changeVectorBytes)];
+
+        var value = trees.Revisions.Reserve(key, RevisionRecord.SizeOf(id.Length, collection.Length, changeVectorBytes.Length, document.Length));
+        RevisionRecord.Write(value, etag, ticks, flags, origin, id, collection, changeVectorBytes, document);
+        Span<byte> etagKey = stackalloc byte[StorageKeys.EtagSize];
+        StorageKeys.WriteEtag(etagKey, etag);
+        trees.ByEtag.Put(etagKey, key);
+        trees.ByChangeVector.Put(changeVectorBytes, key);
+        AdjustRevisionCount(documentKey, 1);
+        _anyRevisions = true;
+        MarkWritten();
+        return etag;
+    }
+
+    /// <summary>Stores the version <c>Docs</c> holds for <paramref name="key"/> (a put is about to replace it) as its first revision.</summary>
+    private void StorePreviousVersion(ReadOnlySpan<byte> key)
+    {
+        if (!_docs.TryGet(key, out var value))
+            return;
+        var existing = new DocumentRecord(value);
+        var id = existing.IdUtf8.ToArray();
+        var collection = existing.CollectionUtf8.ToArray();
+        var document = existing.Document.ToArray();
+        StoreRevision(key, id, collection, ChangeVectors.Format(existing.Etag, _databaseId), existing.LastModifiedTicks,
+            DocumentFlags.HasRevisions | DocumentFlags.Revision, RevisionOrigin.PreviousVersion, document);
+    }
+
+    /// <summary>
+    /// Applies a collection's policy to a document's revisions: removes the oldest beyond
+    /// <c>MinimumRevisionsToKeep</c> that are older than <c>MinimumRevisionAgeToKeep</c>, at most
+    /// <c>MaximumRevisionsToDeleteUponDocumentUpdate</c>. Reads one revision more than it removes.
+    /// </summary>
+    private void EnforcePolicy(ReadOnlySpan<byte> documentKey, RevisionsCollectionConfiguration? configuration)
+    {
+        if (configuration is not { Disabled: false, Limits: true })
+            return;
+        var toRemove = long.MaxValue;
+        if (configuration.MinimumRevisionsToKeep is { } keep)
+            toRemove = RevisionCountOf(documentKey) - keep;
+        if (toRemove <= 0)
+            return;
+        if (configuration.MaximumRevisionsToDeleteUponDocumentUpdate is { } most)
+            toRemove = Math.Min(toRemove, most);
+        var olderThan = configuration.MinimumRevisionAgeToKeep is { } age
+            ? (UtcNow() - age).Ticks
+            : long.MaxValue;
+        RemoveRevisions(documentKey, toRemove, olderThan);
+    }
+
+    /// <summary>Removes a document's oldest revisions, up to <paramref name="max"/>, stopping at the first one not older than <paramref name="olderThanTicks"/>.</summary>
+    private void RemoveRevisions(ReadOnlySpan<byte> documentKey, long max, long olderThanTicks)
+    {
+        var trees = Revisions;
+        Span<byte> range = stackalloc byte[RevisionKeys.MaxKeySize];
+        range = range[..RevisionKeys.WriteRange(range, documentKey)];
+        var victims = new List<(byte[] Key, byte[] ChangeVector, bool Delete)>();
+        using (var iterator = trees.Revisions.Iterate())
+        {
+            if (iterator.Seek(range))
+            {
+                do
+                {
+                    if (!iterator.Key.StartsWith(range))
+                        break;
+                    var revision = new RevisionRecord(iterator.Value);
+                    if (revision.LastModifiedTicks >= olderThanTicks)
+                        break;
+                    victims.Add((iterator.Key.ToArray(), revision.ChangeVectorUtf8.ToArray(), revision.IsDeleteRevision));
+                }
+                while (victims.Count < max && iterator.MoveNext());
+            }
+        }
+        if (victims.Count == 0)
+            return;
+        Span<byte> etagKey = stackalloc byte[StorageKeys.EtagSize];
+        foreach (var (key, changeVector, delete) in victims)
+        {
+            trees.Revisions.Delete(key);
+            key.AsSpan(key.Length - StorageKeys.EtagSize).CopyTo(etagKey);
+            trees.ByEtag.Delete(etagKey);
+            trees.ByChangeVector.Delete(changeVector);
+            if (delete)
+                trees.Bin.Delete(etagKey);
+        }
+        AdjustRevisionCount(documentKey, -victims.Count);
+        MarkWritten();
+    }
+
+    /// <summary>A document comes back (or a newer delete revision arrives): its newest delete revision leaves the bin.</summary>
+    private void LeaveBin(ReadOnlySpan<byte> documentKey, long exceptEtag = -1)
+    {
+        var trees = Revisions;
+        Span<byte> last = stackalloc byte[RevisionKeys.MaxKeySize];
+        var rangeLength = RevisionKeys.WriteRange(last, documentKey);
+        var range = last[..rangeLength];
+        StorageKeys.WriteEtag(last[rangeLength..], long.MaxValue);
+        Span<byte> etagKey = stackalloc byte[StorageKeys.EtagSize];
+        var found = false;
+        using (var iterator = trees.Revisions.Iterate())
+        {
+            if (!iterator.SeekLastLessOrEqual(last[..(rangeLength + StorageKeys.EtagSize)]))
+                return;
+            do
+            {
+                if (!iterator.Key.StartsWith(range))
+                    return;
+                var revision = new RevisionRecord(iterator.Value);
+                if (revision.Etag == exceptEtag)
+                    continue;
+                if (!revision.IsDeleteRevision)
+                    return;
+                StorageKeys.WriteEtag(etagKey, revision.Etag);
+                found = true;
+                break;
+            }
+            while (iterator.MovePrev());
+        }
+        if (found && trees.Bin.Delete(etagKey))
+            MarkWritten();
+    }
+
+    /// <summary>The change vector of a document's newest revision; null when it has none.</summary>
+    private string? NewestRevisionChangeVector(ReadOnlySpan<byte> documentKey)
+    {
+        Span<byte> last = stackalloc byte[RevisionKeys.MaxKeySize];
+        var rangeLength = RevisionKeys.WriteRange(last, documentKey);
+        var range = last[..rangeLength].ToArray();
+        StorageKeys.WriteEtag(last[rangeLength..], long.MaxValue);
+        using var iterator = Revisions.Revisions.Iterate();
+        if (!iterator.SeekLastLessOrEqual(last[..(rangeLength + StorageKeys.EtagSize)]) || !iterator.Key.StartsWith(range))
+            return null;
+        return new RevisionRecord(iterator.Value).ChangeVector;
+    }
+
+    private long RevisionCountOf(ReadOnlySpan<byte> documentKey) =>
+        Revisions.Counts.TryGet(documentKey, out var value) ? BinaryPrimitives.ReadInt64LittleEndian(value) : 0;
+
+    private void AdjustRevisionCount(ReadOnlySpan<byte> documentKey, long delta)
+    {
+        var count = RevisionCountOf(documentKey) + delta;
+        if (count <= 0)
+        {
+            Revisions.Counts.Delete(documentKey);
+            return;
+        }
+        Span<byte> value = stackalloc byte[sizeof(long)];
+        BinaryPrimitives.WriteInt64LittleEndian(value, count);
+        Revisions.Counts.Put(documentKey, value);
+    }
+
+    /// <summary>The next revision etag, written to <c>Meta</c> at once (a rolled-back transaction takes it back with it).</summary>
+    private long NextRevisionEtag()
+    {
+        if (_lastRevisionEtag < 0)
+            _lastRevisionEtag = _meta.TryGet(DocumentsStorage.LastRevisionEtagKey, out var stored) ? BinaryPrimitives.ReadInt64LittleEndian(stored) : 0;
+        _lastRevisionEtag++;
+        Span<byte> value = stackalloc byte[sizeof(long)];
+        BinaryPrimitives.WriteInt64LittleEndian(value, _lastRevisionEtag);
+        _meta.Put(DocumentsStorage.LastRevisionEtagKey, value);
+        return _lastRevisionEtag;
+    }
+
+    /// <summary>The revisions' trees, opened on the first revision work of a transaction.</summary>
+    private sealed class RevisionTrees(WriteTransaction transaction)
+    {
+        public Tree Revisions { get; } = transaction.CreateTree(DocumentsStorage.RevisionsTree);
+
+        public Tree ByEtag { get; } = transaction.CreateTree(DocumentsStorage.RevisionsByEtagTree);
+
+        public Tree ByChangeVector { get; } = transaction.CreateTree(DocumentsStorage.RevisionsByChangeVectorTree);
+
+        public Tree Counts { get; } = transaction.CreateTree(DocumentsStorage.RevisionCountsTree);
+
+        public Tree Bin { get; } = transaction.CreateTree(DocumentsStorage.RevisionsBinTree);
+    }
+}
