@@ -8,34 +8,59 @@ using Jackdaw.Server.Security;
 
 namespace Jackdaw.Server.Handlers;
 
-/// <summary><c>POST /databases/*/bulk_docs</c>: many PUTs and DELETEs in one transaction, all or none.</summary>
+/// <summary><c>POST /databases/*/bulk_docs</c>: many PUTs, PATCHes, DELETEs and attachment commands in one transaction, all or none (multipart when it carries attachments).</summary>
 public sealed class BulkDocsHandler(ServerContext server) : HandlerBase(server)
 {
     [Route("/databases/*/bulk_docs", "POST")]
     [Access(RouteAccess.DatabaseReadWrite)]
     public async ValueTask Post(RequestContext context)
     {
-        context.LimitBody(RequestBodyKind.Batch);
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
-        // RavenDB's clients send attachments with a batch as multipart/form-data.
-        if (context.Request.ContentType is { } contentType && contentType.StartsWith("multipart/", StringComparison.OrdinalIgnoreCase))
-            throw new FeatureNotSupportedException("Attachments are not supported yet: bulk_docs takes a JSON body {\"Commands\":[...]}, not multipart/form-data.");
-        var body = context.Request.BodyReader;
-        var read = await DocumentBodies.BufferAsync(body, context.RequestAborted).ConfigureAwait(false);
+        var staged = new List<Documents.AttachmentSource>();
         List<BatchOperation> operations;
-        try
+        if (BatchMultipart.IsMultipart(context.Request.ContentType))
         {
-            operations = BatchParser.ParseCommands(read.Buffer, context.Documents);
+            // RavenDB's clients send a session's attachments with its batch as multipart: the
+            // attachments stream to storage as they arrive, each held to Attachments:MaxSize.
+            if (context.HttpContext.Features.Get<Microsoft.AspNetCore.Http.Features.IHttpMaxRequestBodySizeFeature>() is { IsReadOnly: false } limit)
+                limit.MaxRequestBodySize = null;
+            var maxCommands = Server.Options.Limits.BodyLimit(RequestBodyKind.Batch, Server.Options.MaxRequestBodySize).Bytes ?? long.MaxValue;
+            operations = await BatchMultipart.ReadAsync(
+                context.Request.ContentType!, context.Request.Body, database, context.Documents, maxCommands,
+                Server.Options.Attachments.MaxSize, $"{AttachmentOptions.Section}:MaxSize", staged, context.RequestAborted).ConfigureAwait(false);
         }
-        finally
+        else
         {
-            body.AdvanceTo(read.Buffer.End);
+            context.LimitBody(RequestBodyKind.Batch);
+            var body = context.Request.BodyReader;
+            var read = await DocumentBodies.BufferAsync(body, context.RequestAborted).ConfigureAwait(false);
+            try
+            {
+                operations = BatchParser.ParseCommands(read.Buffer, context.Documents);
+            }
+            finally
+            {
+                body.AdvanceTo(read.Buffer.End);
+            }
         }
+        if (operations.Any(o => o.Attachment is { Kind: BatchAttachmentKind.Put, Source: null }))
+            throw new BadRequestException("The batch has AttachmentPUT commands but is not multipart: send the commands as the first part of a multipart body and each attachment's bytes as a part after it, in order.");
 
         var wait = WaitForIndexes.Read(new UrlQuery(context.Request.QueryString.Value));
         var command = new BatchCommand(operations, context.Documents) { RecordChanges = wait is not null };
         if (operations.Count > 0)
-            await database.EnqueueAsync(command).ConfigureAwait(false);
+        {
+            try
+            {
+                await database.EnqueueAsync(command).ConfigureAwait(false);
+            }
+            catch
+            {
+                foreach (var source in staged)
+                    await Databases.AttachmentUpload.AbandonAsync(database, source).ConfigureAwait(false);
+                throw;
+            }
+        }
 
         // RavenDB's waitForIndexesAfterSaveChanges: the batch is saved; answer once its indexes have it.
         if (wait is not null && operations.Count > 0)
@@ -56,7 +81,11 @@ public sealed class BulkDocsHandler(ServerContext server) : HandlerBase(server)
         {
             var result = command.Results[i];
             json.WriteStartObject();
-            if (result.Put is { } put)
+            if (operations[i].Attachment is { } attachment)
+            {
+                WriteAttachmentResult(json, operations[i], attachment, result);
+            }
+            else if (result.Put is { } put)
             {
                 // RavenDB's shape: only the stored metadata's keys, which its clients copy into
                 // the entity's metadata as they are.
@@ -94,6 +123,42 @@ public sealed class BulkDocsHandler(ServerContext server) : HandlerBase(server)
         json.WriteEndArray();
         json.WriteEndObject();
         await context.CompleteJsonAsync().ConfigureAwait(false);
+    }
+
+    /// <summary>An attachment command's result, in RavenDB's shape for its type (the Node.js client reads <c>@id</c> for a delete).</summary>
+    private static void WriteAttachmentResult(System.Text.Json.Utf8JsonWriter json, BatchOperation operation, BatchAttachment attachment, BatchOperationResult result)
+    {
+        switch (attachment.Kind)
+        {
+            case BatchAttachmentKind.Delete:
+                json.WriteString("Type", "AttachmentDELETE");
+                json.WriteString("@id", operation.Id);
+                json.WriteString("Name", attachment.Name);
+                break;
+            case BatchAttachmentKind.Move:
+                json.WriteString("Type", "AttachmentMOVE");
+                json.WriteString("Id", operation.Id);
+                json.WriteString("Name", attachment.Name);
+                json.WriteString("DestinationId", result.Attachment!.Value.DocumentId);
+                json.WriteString("DestinationName", result.Attachment!.Value.Name);
+                break;
+            default:
+                json.WriteString("Type", attachment.Kind == BatchAttachmentKind.Put ? "AttachmentPUT" : "AttachmentCOPY");
+                json.WriteString("Id", result.Attachment!.Value.DocumentId);
+                json.WriteString("Name", result.Attachment!.Value.Name);
+                break;
+        }
+        if (result.Attachment is { } stored)
+        {
+            json.WriteString("ChangeVector", stored.ChangeVector);
+            json.WriteString("Hash", stored.Hash);
+            json.WriteString("ContentType", stored.ContentType);
+            json.WriteNumber("Size", stored.Size);
+        }
+        if (result.DocumentChangeVector is { } documentChangeVector)
+            json.WriteString("DocumentChangeVector", documentChangeVector);
+        if (result.DestinationDocumentChangeVector is { } destinationChangeVector)
+            json.WriteString("DestinationDocumentChangeVector", destinationChangeVector);
     }
 
     /// <summary>Seven fraction digits and a Z, as stored in <c>@last-modified</c>: RavenDB's clients parse nothing less.</summary>

@@ -213,6 +213,7 @@ public static class BatchParser
         BlittableDocument? document = null;
         System.Text.Json.Nodes.JsonObject? patch = null;
         var returnDocument = false;
+        string? name = null, contentType = null, destinationId = null, destinationName = null;
         while (Read(ref reader) && reader.TokenType == JsonTokenType.PropertyName)
         {
             if (reader.ValueTextEquals("Type"u8))
@@ -234,10 +235,26 @@ public static class BatchParser
             }
             else if (reader.ValueTextEquals("Patch"u8) || reader.ValueTextEquals("PatchIfMissing"u8) || reader.ValueTextEquals("CreateIfMissing"u8))
             {
-                var name = reader.GetString()!;
+                var patchProperty = reader.GetString()!;
                 Read(ref reader);
                 patch ??= [];
-                patch[name] = System.Text.Json.Nodes.JsonNode.Parse(ref reader);
+                patch[patchProperty] = System.Text.Json.Nodes.JsonNode.Parse(ref reader);
+            }
+            else if (reader.ValueTextEquals("Name"u8))
+            {
+                name = ReadString(ref reader, where, "Name");
+            }
+            else if (reader.ValueTextEquals("ContentType"u8))
+            {
+                contentType = ReadString(ref reader, where, "ContentType");
+            }
+            else if (reader.ValueTextEquals("DestinationId"u8))
+            {
+                destinationId = ReadString(ref reader, where, "DestinationId");
+            }
+            else if (reader.ValueTextEquals("DestinationName"u8))
+            {
+                destinationName = ReadString(ref reader, where, "DestinationName");
             }
             else if (reader.ValueTextEquals("ReturnDocument"u8))
             {
@@ -266,11 +283,33 @@ public static class BatchParser
                 return new BatchOperation(id, null, changeVector);
             case "PATCH":
                 return new BatchOperation(id, null, changeVector, PatchRequestReader.Read(JsonDocument.Parse((patch ?? []).ToJsonString()).RootElement, $"{where} (PATCH '{id}')"), returnDocument);
+            case "AttachmentPUT" or "AttachmentDELETE" or "AttachmentMOVE" or "AttachmentCOPY":
+                return new BatchOperation(id, null, changeVector, Attachment: ParseAttachment(type, where, id, name, contentType, destinationId, destinationName));
             case null:
-                throw new BadRequestException($"{where} has no 'Type'; use \"PUT\", \"DELETE\" or \"PATCH\".");
+                throw new BadRequestException($"{where} has no 'Type'; use \"PUT\", \"DELETE\", \"PATCH\" or an attachment's (\"AttachmentPUT\", ...).");
             default:
-                throw new BadRequestException($"{where} has an unknown Type '{type}'; use \"PUT\", \"DELETE\" or \"PATCH\".");
+                throw new BadRequestException($"{where} has an unknown Type '{type}'; use \"PUT\", \"DELETE\", \"PATCH\", \"AttachmentPUT\", \"AttachmentDELETE\", \"AttachmentMOVE\" or \"AttachmentCOPY\".");
         }
+    }
+
+    private static BatchAttachment ParseAttachment(string type, string where, string id, string? name, string? contentType, string? destinationId, string? destinationName)
+    {
+        if (Documents.AttachmentNames.Validate(name) is { } problem)
+            throw new BadRequestException($"{where} ({type} '{id}'): {problem}");
+        var kind = type switch
+        {
+            "AttachmentPUT" => BatchAttachmentKind.Put,
+            "AttachmentDELETE" => BatchAttachmentKind.Delete,
+            "AttachmentMOVE" => BatchAttachmentKind.Move,
+            _ => BatchAttachmentKind.Copy,
+        };
+        if (kind is BatchAttachmentKind.Move or BatchAttachmentKind.Copy)
+        {
+            destinationId = Validate(destinationId, $"{where} ({type} '{id}'): its destination");
+            if (Documents.AttachmentNames.Validate(destinationName) is { } destinationProblem)
+                throw new BadRequestException($"{where} ({type} '{id}'), 'DestinationName': {destinationProblem}");
+        }
+        return new BatchAttachment(kind, name!, contentType, destinationId, destinationName);
     }
 
     private static BlittableDocument ParseDocument(ref Utf8JsonReader reader, ReadOnlySequence<byte> body, JsonOperationContext context, string where) =>

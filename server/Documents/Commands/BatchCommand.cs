@@ -2,13 +2,13 @@ using Jackdaw.Storage.Blittable;
 
 namespace Jackdaw.Server.Documents.Commands;
 
-/// <summary>One command of a batch: a PUT (with <see cref="Put"/>), a PATCH (with <see cref="Patch"/>), a ForceRevisionCreation or a DELETE.</summary>
-public sealed record BatchOperation(string Id, DocumentToPut? Put, string? ExpectedChangeVector, IDocumentPatch? Patch = null, bool ReturnDocument = false)
+/// <summary>One command of a batch: a PUT (with <see cref="Put"/>), a PATCH (with <see cref="Patch"/>), an attachment's (with <see cref="Attachment"/>), a ForceRevisionCreation or a DELETE.</summary>
+public sealed record BatchOperation(string Id, DocumentToPut? Put, string? ExpectedChangeVector, IDocumentPatch? Patch = null, bool ReturnDocument = false, BatchAttachment? Attachment = null)
 {
     /// <summary>RavenDB's <c>ForceRevisionCreation</c>: store the document's current version as a revision.</summary>
     public bool ForceRevision { get; init; }
 
-    public bool IsDelete => Put is null && Patch is null && !ForceRevision;
+    public bool IsDelete => Put is null && Patch is null && Attachment is null && !ForceRevision;
 }
 
 /// <summary>
@@ -18,8 +18,12 @@ public sealed record BatchOperation(string Id, DocumentToPut? Put, string? Expec
 /// </summary>
 public readonly record struct PatchOutcome(string Status, PutResult? Put, string? ModifiedDocument, string? OriginalDocument = null, string? Debug = null);
 
-/// <summary>What one command of a batch did.</summary>
-public readonly record struct BatchOperationResult(PutResult? Put, bool Deleted, PatchOutcome? Patch = null, ForceRevisionResult? ForcedRevision = null);
+/// <summary>
+/// What one command of a batch did. For an attachment's command: what was stored (<see cref="Attachment"/>,
+/// none for a delete), and the change vectors its documents have once the whole batch ran (RavenDB's
+/// <c>DocumentChangeVector</c>, and a move's <c>DestinationDocumentChangeVector</c>).
+/// </summary>
+public readonly record struct BatchOperationResult(PutResult? Put, bool Deleted, PatchOutcome? Patch = null, AttachmentPutResult? Attachment = null, string? DocumentChangeVector = null, string? DestinationDocumentChangeVector = null, ForceRevisionResult? ForcedRevision = null);
 
 /// <summary>
 /// <c>POST /databases/*/bulk_docs</c> and each batch of <c>bulk_insert</c>: every operation in the
@@ -114,12 +118,14 @@ public sealed class BatchCommand(IReadOnlyList<BatchOperation> operations, JsonO
                 }
                 _results[i] = operation switch
                 {
+                    { Attachment: { } attachment } => attachment.Execute(transaction, operation.Id, operation.ExpectedChangeVector, context),
                     { Put: { } put } => new BatchOperationResult(transaction.Put(put.Id, put.Document.Span, put.Collection, put.ExpectedChangeVector, context), false),
                     { Patch: { } patch } => new BatchOperationResult(null, false, patch.Apply(transaction, operation.Id, operation.ExpectedChangeVector, context, operation.ReturnDocument)),
                     { ForceRevision: true } => new BatchOperationResult(null, false, ForcedRevision: transaction.ForceRevisionCreation(operation.Id, context)),
                     _ => new BatchOperationResult(null, transaction.Delete(operation.Id, operation.ExpectedChangeVector)),
                 };
             }
+            BatchAttachment.StampDocumentChangeVectors(transaction, operations, _results);
             if (RecordChanges)
             {
                 LastEtag = transaction.LastEtag;

@@ -275,10 +275,10 @@ public sealed class RavenWireTests
         // A database record is not the list of databases.
         using (var record = await client.GetAsync("/admin/databases?name=ns"))
             await Api.AssertErrorAsync(record, (HttpStatusCode)501, "FeatureNotSupportedException");
-        // Attachments come as multipart batches.
+        // Attachments come as multipart batches, whose first part is the commands.
         using (var multipart = new MultipartFormDataContent { { new StringContent("{}"), "main" } })
         using (var attachments = await client.PostAsync("/databases/ns/bulk_docs", multipart))
-            Assert.Contains("Attachments", await Api.AssertErrorAsync(attachments, (HttpStatusCode)501, "FeatureNotSupportedException"), StringComparison.Ordinal);
+            Assert.Contains("Commands", await Api.AssertErrorAsync(attachments, HttpStatusCode.BadRequest, "BadRequestException"), StringComparison.Ordinal);
         using (var counters = await client.GetAsync("/databases/ns/counters?docId=a"))
             await Api.AssertErrorAsync(counters, (HttpStatusCode)501, "FeatureNotSupportedException");
         // Outside a database an unknown path is still a 404.

@@ -310,6 +310,31 @@ public sealed class AttachmentStorageTests : IDisposable
     }
 
     [Fact]
+    public async Task AnAttachmentChangeIsPublishedAsAChangeOfItsDocumentNamingTheAttachment()
+    {
+        await using var database = Open(_folder.Path);
+        var changes = new System.Collections.Concurrent.ConcurrentQueue<DocumentChange>();
+        using var subscription = database.Notifications.Subscribe(commit =>
+        {
+            foreach (var change in commit.Changes)
+                changes.Enqueue(change);
+        });
+        await PutAsync(database, "users/1", "Users");
+        var put = await PutAttachmentAsync(database, "users/1", "a.txt", [1]);
+        await WriteAsync(database, (t, c) => t.DeleteAttachment("users/1", "a.txt", null, c));
+        await Poll.UntilAsync(() => Task.FromResult(changes.Count >= 3), TimeSpan.FromSeconds(10), "three published changes");
+
+        Assert.Equal(
+            [
+                new DocumentChange(1, "users/1", "Users", DocumentChangeKind.Put),
+                new DocumentChange(2, "users/1", "Users", DocumentChangeKind.Put, "a.txt", DocumentChangeKind.Put),
+                new DocumentChange(3, "users/1", "Users", DocumentChangeKind.Put, "a.txt", DocumentChangeKind.Delete),
+            ],
+            changes.ToArray());
+        Assert.Equal(ChangeVectors.Format(2, database.DatabaseId), put.DocumentChangeVector);
+    }
+
+    [Fact]
     public async Task AttachmentsSurviveAReopen()
     {
         var content = Bytes(150_000, 31);
