@@ -8,7 +8,7 @@ using Jackdaw.Server.Security;
 
 namespace Jackdaw.Server.Handlers;
 
-/// <summary><c>POST /databases/*/bulk_docs</c>: many PUTs, PATCHes, DELETEs and attachment commands in one transaction, all or none (multipart when it carries attachments).</summary>
+/// <summary><c>POST /databases/*/bulk_docs</c>: many PUTs, PATCHes, DELETEs, ForceRevisionCreations and attachment commands in one transaction, all or none (multipart when it carries attachments).</summary>
 public sealed class BulkDocsHandler(ServerContext server) : HandlerBase(server)
 {
     [Route("/databases/*/bulk_docs", "POST")]
@@ -111,6 +111,15 @@ public sealed class BulkDocsHandler(ServerContext server) : HandlerBase(server)
                     json.WritePropertyName("ModifiedDocument");
                     json.WriteRawValue(modified, skipInputValidation: true);
                 }
+            }
+            else if (result.ForcedRevision is { } forced)
+            {
+                // RavenDB's shape: the document's metadata after it (a first revision re-stores it with HasRevisions).
+                json.WriteString("Type", "ForceRevisionCreation");
+                json.WriteString("@id", forced.Id);
+                json.WriteString("@change-vector", forced.ChangeVector);
+                json.WriteString("@last-modified", Timestamp(forced.LastModified));
+                json.WriteBoolean("RevisionCreated", forced.RevisionCreated);
             }
             else
             {

@@ -26,6 +26,7 @@ public sealed class DatabaseStatsHandler(ServerContext server) : HandlerBase(ser
         json.WriteNumber("LastDocEtag", reader.LastEtag);
         json.WriteNumber("LastDatabaseEtag", reader.LastEtag);
         json.WriteString("DatabaseChangeVector", reader.LastEtag == 0 ? "" : Documents.ChangeVectors.Format(reader.LastEtag, database.DatabaseId));
+        json.WriteNumber("CountOfRevisionDocuments", reader.RevisionCount);
         foreach (var none in NotYet)
             json.WriteNumber(none, 0);
         json.WriteStartObject("Collections");
@@ -82,11 +83,11 @@ public sealed class DatabaseStatsHandler(ServerContext server) : HandlerBase(ser
         return context.CompleteJsonAsync();
     }
 
-    // Counts RavenDB's DatabaseStatistics carries of features not built yet (revisions, attachments,
-    // counters, time series, conflicts): 0, so that clients read numbers, not nulls.
+    // Counts RavenDB's DatabaseStatistics carries of features not built yet (attachments, counters,
+    // time series, conflicts): 0, so that clients read numbers, not nulls.
     private static readonly string[] NotYet =
     [
-        "CountOfRevisionDocuments", "CountOfDocumentsConflicts", "CountOfConflicts", "CountOfAttachments",
+        "CountOfDocumentsConflicts", "CountOfConflicts", "CountOfAttachments",
         "CountOfUniqueAttachments", "CountOfCounterEntries", "CountOfTimeSeriesSegments",
     ];
 

@@ -285,10 +285,12 @@ public static class BatchParser
                 return new BatchOperation(id, null, changeVector, PatchRequestReader.Read(JsonDocument.Parse((patch ?? []).ToJsonString()).RootElement, $"{where} (PATCH '{id}')"), returnDocument);
             case "AttachmentPUT" or "AttachmentDELETE" or "AttachmentMOVE" or "AttachmentCOPY":
                 return new BatchOperation(id, null, changeVector, Attachment: ParseAttachment(type, where, id, name, contentType, destinationId, destinationName));
+            case "ForceRevisionCreation":
+                return new BatchOperation(id, null, changeVector) { ForceRevision = true };
             case null:
-                throw new BadRequestException($"{where} has no 'Type'; use \"PUT\", \"DELETE\", \"PATCH\" or an attachment's (\"AttachmentPUT\", ...).");
+                throw new BadRequestException($"{where} has no 'Type'; use \"PUT\", \"DELETE\", \"PATCH\", \"ForceRevisionCreation\" or an attachment's (\"AttachmentPUT\", ...).");
             default:
-                throw new BadRequestException($"{where} has an unknown Type '{type}'; use \"PUT\", \"DELETE\", \"PATCH\", \"AttachmentPUT\", \"AttachmentDELETE\", \"AttachmentMOVE\" or \"AttachmentCOPY\".");
+                throw new BadRequestException($"{where} has an unknown Type '{type}'; use \"PUT\", \"DELETE\", \"PATCH\", \"ForceRevisionCreation\", \"AttachmentPUT\", \"AttachmentDELETE\", \"AttachmentMOVE\" or \"AttachmentCOPY\".");
         }
     }
 

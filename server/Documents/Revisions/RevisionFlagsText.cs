@@ -30,9 +30,12 @@ internal static class RevisionFlagsText
     public static string? ForDocument(string? flags, bool hasRevisions) =>
         Compose(flags, hasRevisions, deleteRevision: false, revision: false);
 
-    /// <summary>The <c>@flags</c> a revision is shown with: its version's own flags, then the revision's.</summary>
+    /// <summary>
+    /// The <c>@flags</c> a revision is shown with, as RavenDB shows them: <c>"HasRevisions, Revision"</c>
+    /// with the version's other flags between, or <c>"HasRevisions, DeleteRevision"</c> for a delete.
+    /// </summary>
     public static string ForRevision(string? versionFlags, bool deleteRevision) =>
-        Compose(versionFlags, hasRevisions: true, deleteRevision, revision: true)!;
+        Compose(versionFlags, hasRevisions: true, deleteRevision, revision: !deleteRevision)!;
 
     private static string? Compose(string? flags, bool hasRevisions, bool deleteRevision, bool revision)
     {

@@ -1,0 +1,154 @@
+using System.Text;
+using System.Text.Json;
+using Jackdaw.Server.Documents;
+using Jackdaw.Server.Documents.Commands;
+using Jackdaw.Storage.Blittable;
+
+namespace Jackdaw.Server.Databases;
+
+/// <summary>
+/// RavenDB's RevertRevisionsOperation (<c>POST /databases/*/revisions/revert</c>): every document
+/// of the database, or of some collections, back to its state at a point in time, as a long-running
+/// operation. The revisions are read newest first (by revision etag) from one snapshot: every
+/// document with a revision after the time is a candidate, and the scan stops at the first revision
+/// older than the time minus the window (RavenDB's <c>WindowInSec</c>, 96 hours by default), so an
+/// old database is not read whole. Candidates are then reverted in batches of
+/// <see cref="BatchSize"/>, each its own merged transaction (other writers go on between them):
+/// see <see cref="DocumentsTransaction.RevertToTime"/> for what "back" means per document.
+/// </summary>
+/// <remarks>
+/// Each batch decides from the revisions as they are when it runs, so a document changed by
+/// another writer after the scan is reverted as well (its change is after the time too). A killed
+/// or crashed run leaves a prefix of whole batches. A revert stores new versions: with revisions on,
+/// it is itself revisioned and can be reverted.
+/// </remarks>
+public static class RevertRevisionsOperation
+{
+    /// <summary>Documents per batch (one merged transaction each).</summary>
+    public const int BatchSize = 1024;
+
+    /// <summary>RavenDB's default search window before the point in time.</summary>
+    public static readonly TimeSpan DefaultWindow = TimeSpan.FromHours(96);
+
+    private const int ScanStep = 4096;
+
+    /// <summary>Starts the revert; the returned operation runs on in the background.</summary>
+    /// <param name="collections">The collections to revert (any casing); null or empty for every document.</param>
+    public static DatabaseOperation Start(DocumentDatabase database, DateTime time, TimeSpan window, IReadOnlyCollection<string>? collections, Func<Exception, OperationFailure> failureOf)
+    {
+        var details = new RevertDetails();
+        var operation = database.Operations.StartNew(details);
+        var filter = collections is { Count: > 0 } ? new HashSet<string>(collections, StringComparer.OrdinalIgnoreCase) : null;
+        _ = Task.Run(() => RunAsync(database, time.ToUniversalTime(), window, filter, details, operation, failureOf));
+        return operation;
+    }
+
+    private static async Task RunAsync(DocumentDatabase database, DateTime time, TimeSpan window, HashSet<string>? collections, RevertDetails details, DatabaseOperation operation, Func<Exception, OperationFailure> failureOf)
+    {
+        var killed = operation.Killed;
+        try
+        {
+            var ids = Candidates(database, time, window, collections, details, killed);
+            using var context = new JsonOperationContext();
+            for (var i = 0; i < ids.Count; i += BatchSize)
+            {
+                killed.ThrowIfCancellationRequested();
+                var command = new RevertToTimeCommand(ids.GetRange(i, Math.Min(BatchSize, ids.Count - i)), time, context);
+                await database.EnqueueAsync(command).ConfigureAwait(false);
+                details.Committed(command.Reverted);
+                context.Reset();
+            }
+            operation.Complete(details.Reverted);
+        }
+        catch (Exception e)
+        {
+            var failure = killed.IsCancellationRequested
+                ? new Errors.BadRequestException($"Operation {operation.Id} was killed (operations/kill) after reverting {details.Reverted} documents; the batches committed before stay, whole.", e)
+                : e;
+            operation.Fail(failureOf(failure), details.Reverted);
+        }
+    }
+
+    /// <summary>The ids of the documents with a revision after <paramref name="time"/>, newest change first, each once.</summary>
+    private static List<string> Candidates(DocumentDatabase database, DateTime time, TimeSpan window, HashSet<string>? collections, RevertDetails details, CancellationToken killed)
+    {
+        var after = time.Ticks;
+        var stopBefore = Math.Max(0, time.Ticks - window.Ticks);
+        var seen = new HashSet<string>(StringComparer.OrdinalIgnoreCase);
+        var ids = new List<string>();
+        using var reader = database.BeginRead();
+        var before = long.MaxValue;
+        while (true)
+        {
+            killed.ThrowIfCancellationRequested();
+            var keys = reader.GetRevisionKeysNewestFirst(before, ScanStep);
+            if (keys.Count == 0)
+                return ids;
+            foreach (var key in keys)
+            {
+                if (!reader.TryGetRevisionByKey(key, out var revision))
+                    continue;
+                before = revision.Etag;
+                details.Scanned();
+                if (revision.LastModifiedTicks < stopBefore)
+                    return ids;
+                if (revision.LastModifiedTicks <= after)
+                    continue;
+                if (collections is not null && (revision.CollectionUtf8.IsEmpty || !collections.Contains(Encoding.UTF8.GetString(revision.CollectionUtf8))))
+                    continue;
+                var id = revision.Id;
+                if (seen.Add(id))
+                {
+                    ids.Add(id);
+                    details.Found();
+                }
+            }
+        }
+    }
+
+    /// <summary>
+    /// The counts of a revert, in RavenDB's shape (its <c>RevertResult</c>, both progress and result):
+    /// <c>{"ScannedRevisions":n,"ScannedDocuments":n,"RevertedDocuments":n,"Warnings":{}}</c>.
+    /// </summary>
+    private sealed class RevertDetails : IOperationDetails
+    {
+        private long _scannedRevisions;
+        private long _scannedDocuments;
+        private long _reverted;
+        private long _version;
+
+        public long Version => Volatile.Read(ref _version);
+
+        public long Reverted => Volatile.Read(ref _reverted);
+
+        public void Scanned()
+        {
+            Interlocked.Increment(ref _scannedRevisions);
+            Interlocked.Increment(ref _version);
+        }
+
+        public void Found() => Interlocked.Increment(ref _scannedDocuments);
+
+        public void Committed(int reverted)
+        {
+            Interlocked.Add(ref _reverted, reverted);
+            Interlocked.Increment(ref _version);
+        }
+
+        public void WriteProgress(Utf8JsonWriter writer) => Write(writer);
+
+        public void WriteResult(Utf8JsonWriter writer) => Write(writer);
+
+        private void Write(Utf8JsonWriter writer)
+        {
+            writer.WriteStartObject();
+            writer.WriteString("$type"u8, "Raven.Server.Documents.Revisions.RevertResult, Raven.Server");
+            writer.WriteNumber("ScannedRevisions"u8, Volatile.Read(ref _scannedRevisions));
+            writer.WriteNumber("ScannedDocuments"u8, Volatile.Read(ref _scannedDocuments));
+            writer.WriteNumber("RevertedDocuments"u8, Reverted);
+            writer.WriteStartObject("Warnings"u8);
+            writer.WriteEndObject();
+            writer.WriteEndObject();
+        }
+    }
+}

@@ -1,0 +1,223 @@
+using System.Net;
+using System.Text.Json;
+using Jackdaw.Server.Tests.Infrastructure;
+using Jackdaw.Server.Tests.Patching;
+
+namespace Jackdaw.Server.Tests.Documents;
+
+/// <summary>Revisions over HTTP, in the shapes RavenDB's clients send and read.</summary>
+public sealed class RevisionsApiTests(ServerFixture fixture) : IClassFixture<ServerFixture>
+{
+    private HttpClient Client => fixture.Client;
+
+    private async Task<JsonElement> SendAsync(HttpMethod method, string uri, string? body = null, HttpStatusCode expected = HttpStatusCode.OK)
+    {
+        using var request = Api.Request(method, uri, body);
+        using var response = await Client.SendAsync(request);
+        var text = await response.Content.ReadAsStringAsync();
+        Assert.True(expected == response.StatusCode, $"{method} {uri}: expected {expected}, got {response.StatusCode}: {text}");
+        return text.Length == 0 ? default : JsonDocument.Parse(text).RootElement.Clone();
+    }
+
+    private Task<JsonElement> ConfigureAsync(string db, string json) => SendAsync(HttpMethod.Post, $"/databases/{db}/admin/revisions/config", json);
+
+    private async Task<string> PutAsync(string db, string id, string json)
+    {
+        var result = await SendAsync(HttpMethod.Put, $"/databases/{db}/docs?id={Uri.EscapeDataString(id)}", json, HttpStatusCode.Created);
+        return result.GetProperty("ChangeVector").GetString()!;
+    }
+
+    private async Task<JsonElement> BatchAsync(string db, string commands) =>
+        (await SendAsync(HttpMethod.Post, $"/databases/{db}/bulk_docs", "{\"Commands\":[" + commands + "]}")).GetProperty("Results");
+
+    private async Task<JsonElement?> GetDocumentAsync(string db, string id)
+    {
+        using var response = await Client.GetAsync($"/databases/{db}/docs?id={Uri.EscapeDataString(id)}");
+        return response.StatusCode == HttpStatusCode.NotFound ? null : (await Api.JsonAsync(response)).GetProperty("Results")[0];
+    }
+
+    private static string Metadata(JsonElement document, string name) => document.GetProperty("@metadata").GetProperty(name).GetString()!;
+
+    [Fact]
+    public async Task RevisionsAreReadByIdNewestFirstByChangeVectorAndBeforeATime()
+    {
+        var db = await fixture.CreateDatabaseAsync();
+        var index = await ConfigureAsync(db, """{"Default":null,"Collections":{"Users":{"Disabled":false,"MinimumRevisionsToKeep":null,"MinimumRevisionAgeToKeep":null,"PurgeOnDelete":false}}}""");
+        Assert.True(index.GetProperty("RaftCommandIndex").GetInt64() > 0);
+        var config = await SendAsync(HttpMethod.Get, $"/databases/{db}/revisions/config");
+        Assert.False(config.GetProperty("Collections").GetProperty("Users").GetProperty("Disabled").GetBoolean());
+
+        var changeVectors = new List<string>();
+        for (var v = 1; v <= 3; v++)
+            changeVectors.Add(await PutAsync(db, "users/1", $$$"""{"Name":"v{{{v}}}","@metadata":{"@collection":"Users"}}"""));
+        var document = (await GetDocumentAsync(db, "users/1"))!.Value;
+        Assert.Equal("HasRevisions", Metadata(document, "@flags"));
+
+        var page = await SendAsync(HttpMethod.Get, $"/databases/{db}/revisions?id=users/1&start=0&pageSize=2");
+        Assert.Equal(3, page.GetProperty("TotalResults").GetInt32());
+        var results = page.GetProperty("Results").EnumerateArray().ToList();
+        Assert.Equal(["v3", "v2"], results.Select(r => r.GetProperty("Name").GetString()));
+        Assert.Equal("HasRevisions, Revision", Metadata(results[0], "@flags"));
+        Assert.Equal(changeVectors[2], Metadata(results[0], "@change-vector"));
+        Assert.Equal("users/1", Metadata(results[0], "@id"));
+        Assert.Equal("Users", Metadata(results[0], "@collection"));
+
+        var metadataOnly = await SendAsync(HttpMethod.Get, $"/databases/{db}/revisions?id=users/1&start=2&pageSize=25&metadataOnly=true");
+        var only = Assert.Single(metadataOnly.GetProperty("Results").EnumerateArray());
+        Assert.False(only.TryGetProperty("Name", out _));
+        Assert.Equal(changeVectors[0], Metadata(only, "@change-vector"));
+
+        var count = await SendAsync(HttpMethod.Get, $"/databases/{db}/revisions/count?&id=USERS%2F1");
+        Assert.Equal(3, count.GetProperty("RevisionsCount").GetInt64());
+
+        var byChangeVector = await SendAsync(HttpMethod.Get, $"/databases/{db}/revisions?changeVector={Uri.EscapeDataString(changeVectors[1])}&changeVector=A%3A999-nothing&changeVector={Uri.EscapeDataString(changeVectors[0])}");
+        var found = byChangeVector.GetProperty("Results").EnumerateArray().ToList();
+        Assert.Equal("v2", found[0].GetProperty("Name").GetString());
+        Assert.Equal(JsonValueKind.Null, found[1].ValueKind);
+        Assert.Equal("v1", found[2].GetProperty("Name").GetString());
+        await SendAsync(HttpMethod.Get, $"/databases/{db}/revisions?changeVector=A%3A999-nothing", expected: HttpStatusCode.NotFound);
+
+        // Before the second version's time: the first version; before anything: none.
+        var secondAt = Metadata(results[1], "@last-modified");
+        var before = await SendAsync(HttpMethod.Get, $"/databases/{db}/revisions?id=users/1&before={Uri.EscapeDataString(DateTime.Parse(secondAt, null, System.Globalization.DateTimeStyles.AdjustToUniversal).AddTicks(-1).ToString("O"))}");
+        Assert.Equal("v1", Assert.Single(before.GetProperty("Results").EnumerateArray()).GetProperty("Name").GetString());
+        var none = await SendAsync(HttpMethod.Get, $"/databases/{db}/revisions?id=users/1&before=2000-01-01T00:00:00.0000000Z");
+        Assert.Empty(none.GetProperty("Results").EnumerateArray());
+    }
+
+    [Fact]
+    public async Task ADeletedDocumentIsInTheBinWithItsDeleteRevisionUntilItComesBack()
+    {
+        var db = await fixture.CreateDatabaseAsync();
+        await ConfigureAsync(db, """{"Default":{"Disabled":false}}""");
+        await PutAsync(db, "orders/1", """{"Total":1,"@metadata":{"@collection":"Orders"}}""");
+        await SendAsync(HttpMethod.Delete, $"/databases/{db}/docs?id=orders/1", expected: HttpStatusCode.NoContent);
+
+        // The Node.js client sends pageSize=undefined when it has none.
+        var bin = await SendAsync(HttpMethod.Get, $"/databases/{db}/revisions/bin?start=0&pageSize=undefined");
+        var entry = Assert.Single(bin.GetProperty("Results").EnumerateArray());
+        Assert.Equal("orders/1", Metadata(entry, "@id"));
+        Assert.Equal("HasRevisions, DeleteRevision", Metadata(entry, "@flags"));
+        Assert.Equal(2, (await SendAsync(HttpMethod.Get, $"/databases/{db}/revisions/count?id=orders/1")).GetProperty("RevisionsCount").GetInt64());
+
+        await PutAsync(db, "orders/1", """{"Total":2,"@metadata":{"@collection":"Orders"}}""");
+        Assert.Empty((await SendAsync(HttpMethod.Get, $"/databases/{db}/revisions/bin")).GetProperty("Results").EnumerateArray());
+        var all = (await SendAsync(HttpMethod.Get, $"/databases/{db}/revisions?id=orders/1")).GetProperty("Results").EnumerateArray().ToList();
+        Assert.Equal(["HasRevisions, Revision", "HasRevisions, DeleteRevision", "HasRevisions, Revision"], all.Select(r => Metadata(r, "@flags")));
+    }
+
+    [Fact]
+    public async Task ForceRevisionCreationInABatchWorksWithoutConfigurationOncePerVersion()
+    {
+        var db = await fixture.CreateDatabaseAsync();
+        var stored = await PutAsync(db, "users/1", """{"Name":"a","@metadata":{"@collection":"Users"}}""");
+        var first = (await BatchAsync(db, """{"Id":"users/1","Type":"ForceRevisionCreation"}"""))[0];
+        Assert.Equal("ForceRevisionCreation", first.GetProperty("Type").GetString());
+        Assert.True(first.GetProperty("RevisionCreated").GetBoolean());
+        Assert.Equal("users/1", first.GetProperty("@id").GetString());
+        Assert.NotEqual(stored, first.GetProperty("@change-vector").GetString());
+
+        var second = (await BatchAsync(db, """{"Id":"users/1","Type":"ForceRevisionCreation"}"""))[0];
+        Assert.False(second.GetProperty("RevisionCreated").GetBoolean());
+        Assert.Equal(first.GetProperty("@change-vector").GetString(), second.GetProperty("@change-vector").GetString());
+        Assert.Equal(1, (await SendAsync(HttpMethod.Get, $"/databases/{db}/revisions/count?id=users/1")).GetProperty("RevisionsCount").GetInt64());
+
+        using var missing = await Client.PostAsync($"/databases/{db}/bulk_docs", Api.Json("""{"Commands":[{"Id":"users/404","Type":"ForceRevisionCreation"}]}"""));
+        Assert.Contains("users/404", await Api.AssertErrorAsync(missing, HttpStatusCode.NotFound, "DocumentDoesNotExistException"), StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public async Task ADocumentIsRevertedToARevisionByItsChangeVector()
+    {
+        var db = await fixture.CreateDatabaseAsync();
+        await ConfigureAsync(db, """{"Default":{}}""");
+        var first = await PutAsync(db, "users/1", """{"Name":"first","@metadata":{"@collection":"Users"}}""");
+        await PutAsync(db, "users/1", """{"Name":"second","@metadata":{"@collection":"Users"}}""");
+
+        await SendAsync(HttpMethod.Post, $"/databases/{db}/revisions/revert/docs", $$$"""{"IdToChangeVector":{"users/1":"{{{first}}}"}}""", HttpStatusCode.NoContent);
+        var document = (await GetDocumentAsync(db, "users/1"))!.Value;
+        Assert.Equal("first", document.GetProperty("Name").GetString());
+        Assert.NotEqual(first, Metadata(document, "@change-vector"));
+        Assert.Equal(3, (await SendAsync(HttpMethod.Get, $"/databases/{db}/revisions/count?id=users/1")).GetProperty("RevisionsCount").GetInt64());
+
+        using var unknown = await Client.PostAsync($"/databases/{db}/revisions/revert/docs", Api.Json("""{"IdToChangeVector":{"users/1":"A:999-nothing"}}"""));
+        Assert.Contains("A:999-nothing", await Api.AssertErrorAsync(unknown, HttpStatusCode.BadRequest, "BadRequestException"), StringComparison.Ordinal);
+    }
+
+    [Theory]
+    [InlineData("/admin/revisions/config", """{"Default":{"MinimumRevisionsToKeep":-1}}""", "MinimumRevisionsToKeep")]
+    [InlineData("/admin/revisions/config", """{"Default":{"MinimumRevisionAgeToKeep":"soon"}}""", "MinimumRevisionAgeToKeep")]
+    [InlineData("/admin/revisions/config", """{"Collections":[]}""", "Collections")]
+    [InlineData("/admin/revisions/config", """[1]""", "JSON object")]
+    [InlineData("/admin/revisions/conflicts/config", """{"MaximumRevisionsToDeleteUponDocumentUpdate":0}""", "MaximumRevisionsToDeleteUponDocumentUpdate")]
+    [InlineData("/revisions/revert", """{"WindowInSec":10}""", "Time")]
+    [InlineData("/revisions/revert", """{"Time":"yesterday"}""", "Time")]
+    [InlineData("/revisions/revert/docs", """{"IdToChangeVector":{"users/1":5}}""", "users/1")]
+    public async Task BadRevisionsRequestsAre400sSayingWhatIsWrong(string route, string body, string named)
+    {
+        var db = await fixture.CreateDatabaseAsync();
+        using var response = await Client.PostAsync($"/databases/{db}{route}", Api.Json(body));
+        Assert.Contains(named, await Api.AssertErrorAsync(response, HttpStatusCode.BadRequest, "BadRequestException"), StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public async Task TheConflictsConfigurationIsStoredAndAnswered()
+    {
+        var db = await fixture.CreateDatabaseAsync();
+        await SendAsync(HttpMethod.Get, $"/databases/{db}/revisions/conflicts/config", expected: HttpStatusCode.NoContent);
+        await SendAsync(HttpMethod.Get, $"/databases/{db}/revisions/config", expected: HttpStatusCode.NoContent);
+        var index = await SendAsync(HttpMethod.Post, $"/databases/{db}/admin/revisions/conflicts/config", """{"Disabled":false,"MinimumRevisionAgeToKeep":"2.00:00:00"}""");
+        Assert.True(index.GetProperty("RaftCommandIndex").GetInt64() > 0);
+        var stored = await SendAsync(HttpMethod.Get, $"/databases/{db}/revisions/conflicts/config");
+        Assert.Equal("2.00:00:00", stored.GetProperty("MinimumRevisionAgeToKeep").GetString());
+    }
+
+    [Fact]
+    public async Task RevertingACollectionToAPointInTimeLeavesOtherWritersChangesInPlace()
+    {
+        var db = await fixture.CreateDatabaseAsync();
+        await ConfigureAsync(db, """{"Default":{"MinimumRevisionsToKeep":50}}""");
+        const int Orders = 40;
+        var puts = string.Join(',', Enumerable.Range(1, Orders).Select(i => "{\"Type\":\"PUT\",\"Id\":\"orders/" + i + "\",\"Document\":{\"V\":1,\"@metadata\":{\"@collection\":\"Orders\"}}}"));
+        var firstRound = await BatchAsync(db, puts + "," + """{"Type":"PUT","Id":"notes/1","Document":{"V":0,"@metadata":{"@collection":"Notes"}}}""");
+        var time = firstRound[Orders].GetProperty("@last-modified").GetString()!;
+
+        // After the point in time: every order changes, some are deleted, one is new.
+        await BatchAsync(db, string.Join(',', Enumerable.Range(1, Orders).Select(i => "{\"Type\":\"PUT\",\"Id\":\"orders/" + i + "\",\"Document\":{\"V\":2,\"@metadata\":{\"@collection\":\"Orders\"}}}")));
+        await BatchAsync(db, """{"Type":"DELETE","Id":"orders/1"},{"Type":"DELETE","Id":"orders/2"},{"Type":"PUT","Id":"orders/new","Document":{"V":2,"@metadata":{"@collection":"Orders"}}}""");
+
+        // Another writer keeps changing notes while the revert runs.
+        using var stop = new CancellationTokenSource();
+        var lastNote = 0;
+        var writer = Task.Run(async () =>
+        {
+            while (!stop.IsCancellationRequested)
+            {
+                var next = lastNote + 1;
+                await PutAsync(db, "notes/1", $$$"""{"V":{{{next}}},"@metadata":{"@collection":"Notes"}}""");
+                lastNote = next;
+            }
+        });
+        await Poll.UntilAsync(() => Task.FromResult(lastNote >= 3), TimeSpan.FromSeconds(30), "the notes writer");
+
+        var started = await SendAsync(HttpMethod.Post, $"/databases/{db}/revisions/revert", $$"""{"Time":"{{time}}","WindowInSec":3600,"Collections":["orders"]}""");
+        var state = await PatchByQueryTests.WaitAsync(Client, db, started.GetProperty("OperationId").GetInt64());
+        var stopAt = lastNote + 3;
+        await Poll.UntilAsync(() => Task.FromResult(lastNote >= stopAt), TimeSpan.FromSeconds(30), "the notes writer after the revert");
+        stop.Cancel();
+        await writer;
+
+        Assert.Equal("Completed", state.GetProperty("Status").GetString());
+        var result = state.GetProperty("Result");
+        Assert.Equal(Orders + 1, result.GetProperty("RevertedDocuments").GetInt64());
+        Assert.Equal(Orders + 1, result.GetProperty("ScannedDocuments").GetInt64());
+        for (var i = 1; i <= Orders; i++)
+            Assert.Equal(1, (await GetDocumentAsync(db, $"orders/{i}"))!.Value.GetProperty("V").GetInt32());
+        Assert.Null(await GetDocumentAsync(db, "orders/new"));
+        Assert.Equal(lastNote, (await GetDocumentAsync(db, "notes/1"))!.Value.GetProperty("V").GetInt32());
+
+        // The revert is revisioned: the new order's last revision is its delete, in the bin.
+        var bin = (await SendAsync(HttpMethod.Get, $"/databases/{db}/revisions/bin")).GetProperty("Results").EnumerateArray().ToList();
+        Assert.Equal(["orders/new"], bin.Select(r => Metadata(r, "@id")));
+    }
+}
