@@ -14,13 +14,14 @@ namespace Jackdaw.Server.Backup.Smuggler;
 /// Writes a database as a <c>.ravendbdump</c>: gzipped JSON, in RavenDB's layout and order,
 /// <code>
 /// {"BuildVersion":60000,
-///  "Docs":[{...document, its @metadata as stored...},...],
+///  "Docs":[{"@metadata":{"@export-type":"Attachment"},"Hash","Size","Tag"}[raw bytes],{...document, its @metadata as stored...},...],
+///  "RevisionDocuments":[{...a revision as RavenDB shows one...},...],
 ///  "Tombstones":[{"Key":lower id,"Type":"Document","Collection","Flags":"None","ChangeVector","DeletedEtag","Etag","LastModified"}],
 ///  "Indexes":[{"Type":"JavaScriptMap","IndexDefinition":{...}}],
 ///  "Identities":[{"Key":"users|","Value":7}],
 ///  "Subscriptions":[{"SubscriptionName","Query","SubscriptionId","ChangeVectorForNextBatchStartingPoint",...}]}
 /// </code>
-/// each array only when its type is asked for. Documents are read in etag order and written from
+/// each array only when its type is asked for (attachments and revisions: SmugglerExporter.Contents.cs). Documents are read in etag order and written from
 /// their stored blittable bytes (turned into JSON text, never into objects). Nothing is held whole:
 /// once <see cref="FlushThreshold"/> bytes of JSON are buffered, the snapshot is closed, the bytes
 /// go through gzip to the destination (waiting for a slow reader without pinning old pages), and

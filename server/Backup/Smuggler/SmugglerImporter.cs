@@ -15,7 +15,7 @@ namespace Jackdaw.Server.Backup.Smuggler;
 /// Reads a <c>.ravendbdump</c> into a database as it is gunzipped (see <see cref="DumpReader"/>):
 /// each document is built as a blittable from its JSON and put through the merger in batches of
 /// <see cref="MaxBatchDocuments"/> (one batch committing while the next is parsed), as a bulk
-/// insert does; tombstones, identities, index definitions and subscriptions follow the dump's
+/// insert does, with the attachments it lists; tombstones, identities, index definitions and subscriptions follow the dump's
 /// order. An item the importer must refuse (a document with a bad id, JSON that is not a valid
 /// document, one over the size limit, an index that does not compile) is reported in the result
 /// and the rest imported; a dump that cannot be read on (not gzip, not JSON, cut short) stops it
@@ -23,9 +23,11 @@ namespace Jackdaw.Server.Backup.Smuggler;
 /// </summary>
 /// <remarks>
 /// RavenDB's metadata is kept as it is, but for what the server stamps again (<c>@id</c>,
-/// <c>@change-vector</c>, <c>@last-modified</c>) and what describes data Jackdaw does not have
-/// (<c>@attachments</c>, <c>@counters</c>, <c>@timeseries</c>, <c>@flags</c>, <c>@revisions</c>),
+/// <c>@change-vector</c>, <c>@last-modified</c>), what it rebuilds (<c>@attachments</c>, from the
+/// attachments linked: SmugglerImporter.Attachments.cs) and what describes data Jackdaw does not
+/// have (<c>@counters</c>, <c>@timeseries</c>, <c>@revisions</c>, and those names in <c>@flags</c>),
 /// which is removed; <c>@collection</c> <c>@empty</c> (RavenDB's "no collection") is removed too.
+/// Revisions: SmugglerImporter.Revisions.cs.
 /// </remarks>
 internal sealed partial class SmugglerImporter
 {
