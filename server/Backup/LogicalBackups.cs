@@ -27,7 +27,10 @@ namespace Jackdaw.Server.Backup;
 /// </remarks>
 public static class LogicalBackups
 {
-    private const DatabaseItemType FullTypes = DatabaseItemType.Documents | DatabaseItemType.Indexes | DatabaseItemType.Identities | DatabaseItemType.Subscriptions;
+    // Attachments travel with their documents; every revision is in every file (an incremental
+    // one too: revisions have their own etags, and an import stores each change vector once).
+    private const DatabaseItemType FullTypes = DatabaseItemType.Documents | DatabaseItemType.Attachments | DatabaseItemType.RevisionDocuments
+        | DatabaseItemType.Indexes | DatabaseItemType.Identities | DatabaseItemType.Subscriptions;
 
     /// <summary>Writes one file of the logical chain in <see cref="BackupRequest.Folder"/>.</summary>
     /// <exception cref="BackupException">The folder cannot be made or written (the path is named).</exception>
@@ -82,7 +85,7 @@ public static class LogicalBackups
         {
             throw new BackupException($"Writing the backup file '{temporary}' failed: {e.Message}", e);
         }
-        progress.AddEntries(exported.Documents.ReadCount + exported.Tombstones.ReadCount + exported.Indexes.ReadCount + exported.Identities.ReadCount + exported.Subscriptions.ReadCount);
+        progress.AddEntries(exported.Documents.ReadCount + exported.RevisionDocuments.ReadCount + exported.Tombstones.ReadCount + exported.Indexes.ReadCount + exported.Identities.ReadCount + exported.Subscriptions.ReadCount);
         progress.Stage = "done";
         return new BackupResult
         {

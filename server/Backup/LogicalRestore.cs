@@ -24,7 +24,7 @@ namespace Jackdaw.Server.Backup;
 /// </remarks>
 public static class LogicalRestore
 {
-    private const DatabaseItemType ChangeTypes = DatabaseItemType.Documents | DatabaseItemType.Tombstones;
+    private const DatabaseItemType ChangeTypes = DatabaseItemType.Documents | DatabaseItemType.Attachments | DatabaseItemType.RevisionDocuments | DatabaseItemType.Tombstones;
     private const DatabaseItemType LastFileTypes = DatabaseItemType.Indexes | DatabaseItemType.Identities | DatabaseItemType.Subscriptions;
 
     /// <summary>Whether the folder holds a logical chain (and no binary one).</summary>

@@ -8,7 +8,7 @@ namespace Jackdaw.Server.Documents;
 /// </summary>
 public sealed class AttachmentSource
 {
-    private AttachmentSource(byte[] hash, long size, ReadOnlyMemory<byte> bytes, long stagedStreamId)
+    private AttachmentSource(byte[] hash, long size, ReadOnlyMemory<byte> bytes, long stagedStreamId, bool isStored = false)
     {
         if (hash.Length != AttachmentEntry.HashSize)
             throw new ArgumentException($"An attachment's hash is a SHA-256 of {AttachmentEntry.HashSize} bytes, not {hash.Length}.", nameof(hash));
@@ -16,6 +16,7 @@ public sealed class AttachmentSource
         Size = size;
         Bytes = bytes;
         StagedStreamId = stagedStreamId;
+        IsStored = isStored;
     }
 
     /// <summary>The SHA-256 of the content.</summary>
@@ -31,12 +32,18 @@ public sealed class AttachmentSource
 
     public bool IsStaged => StagedStreamId != 0;
 
+    /// <summary>A content the database already holds (an import or a restore linking it again): the link only adds a reference.</summary>
+    public bool IsStored { get; }
+
     /// <summary>Content held in memory; its hash is computed here.</summary>
     public static AttachmentSource FromBytes(ReadOnlyMemory<byte> bytes) =>
         new(System.Security.Cryptography.SHA256.HashData(bytes.Span), bytes.Length, bytes, 0);
 
     /// <summary>Content held in memory whose hash the caller computed while reading it.</summary>
     public static AttachmentSource FromBytes(ReadOnlyMemory<byte> bytes, byte[] hash) => new(hash, bytes.Length, bytes, 0);
+
+    /// <summary>A content already stored (by its hash); linking it fails when it no longer is.</summary>
+    public static AttachmentSource FromStored(byte[] hash, long size) => new(hash, size, default, 0, isStored: true);
 
     /// <summary>Content staged in stream <paramref name="streamId"/> (its staging entry still in state 0).</summary>
     public static AttachmentSource FromStaged(long streamId, byte[] hash, long size)

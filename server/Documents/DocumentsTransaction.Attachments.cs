@@ -408,11 +408,15 @@ public partial class DocumentsTransaction
         if (AttachmentContents.TryGet(source.Hash, out _))
         {
             IncrementContent(source.Hash);
-            // The same bytes are stored already: the staged copy is not needed.
+            // The same bytes are stored already: the staged copy is not needed, unless it is the
+            // one stored (a source linked twice, as an import does for a content several documents
+            // share): only a stream still being written is given up.
             if (source.IsStaged)
-                OrphanStream(source.StagedStreamId);
+                AbandonAttachmentStream(source.StagedStreamId);
             return;
         }
+        if (source.IsStored)
+            throw new InvalidOperationException($"Attachment content {Convert.ToBase64String(source.Hash)} is no longer stored (the last attachment holding it was deleted meanwhile); it cannot be linked again.");
 
         long streamId;
         if (source.IsStaged)

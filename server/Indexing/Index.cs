@@ -243,7 +243,7 @@ public sealed partial class Index : IAsyncDisposable, ITombstoneConsumer
         var output = new MapOutput();
         using (var reader = _database.BeginRead())
         {
-            var loader = _mapper.UsesLoad ? new SnapshotLoader(reader) : null;
+            var loader = new SnapshotLoader(reader);
             foreach (var collection in _lowerCollections)
             {
                 foreach (var record in reader.GetDocumentsFrom(collection, 0, maxDocuments - count))

@@ -2,11 +2,11 @@ namespace Jackdaw.Server.Backup.Smuggler;
 
 /// <summary>
 /// What a dump holds, in RavenDB's names (<c>OperateOnTypes</c>; its clients send them joined by
-/// commas). Jackdaw exports and imports <see cref="Documents"/>, <see cref="Tombstones"/>,
-/// <see cref="Indexes"/>, <see cref="Identities"/> and <see cref="Subscriptions"/>; the others are
-/// accepted and do nothing (Jackdaw has no revisions, attachments, counters, time series, compare
-/// exchange or database record to write or read). The bit values are Jackdaw's own: only the names
-/// travel.
+/// commas). Jackdaw exports and imports <see cref="Documents"/>, <see cref="Attachments"/>,
+/// <see cref="RevisionDocuments"/>, <see cref="Tombstones"/>, <see cref="Indexes"/>,
+/// <see cref="Identities"/> and <see cref="Subscriptions"/>; the others are accepted and do nothing
+/// (Jackdaw has no counters, time series, compare exchange or database record to write or read).
+/// The bit values are Jackdaw's own: only the names travel.
 /// </summary>
 [Flags]
 public enum DatabaseItemType

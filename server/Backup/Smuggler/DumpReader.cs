@@ -12,7 +12,8 @@ namespace Jackdaw.Server.Backup.Smuggler;
 /// element (one document) is scanned once, however many reads it arrives in; one longer than the
 /// limit is read past without being held and reported as too large. RavenDB writes an
 /// attachment's or a time-series segment's bytes raw, right after its JSON header inside the
-/// array: <see cref="SkipRawAsync"/> steps over them, the JSON state untouched.
+/// array: <see cref="ReadRawAsync"/> reads them and <see cref="SkipRawAsync"/> steps over them,
+/// the JSON state untouched.
 /// </summary>
 /// <remarks>A syntax error anywhere (not JSON, cut short) is a <see cref="BadRequestException"/> naming the byte: the dump cannot be read past it.</remarks>
 internal sealed class DumpReader(PipeReader pipe, CancellationToken cancel)
@@ -202,6 +203,23 @@ internal sealed class DumpReader(PipeReader pipe, CancellationToken cancel)
             Consume(step);
             count -= step;
         }
+    }
+
+    /// <summary>
+    /// Copies up to <paramref name="destination"/>'s length of the raw bytes that follow the last
+    /// element (an attachment's, after its header) and steps over them; the JSON state is untouched.
+    /// </summary>
+    /// <returns>The bytes copied, at least one.</returns>
+    /// <exception cref="BadRequestException">The dump ends first.</exception>
+    public async ValueTask<int> ReadRawAsync(Memory<byte> destination)
+    {
+        ConsumePending();
+        while (_buffer.IsEmpty)
+            await FillAsync().ConfigureAwait(false);
+        var count = (int)Math.Min(destination.Length, _buffer.Length);
+        _buffer.Slice(0, count).CopyTo(destination.Span);
+        Consume(count);
+        return count;
     }
 
     /// <summary>After the dump's closing brace only whitespace may follow.</summary>

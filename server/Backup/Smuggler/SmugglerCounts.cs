@@ -49,7 +49,7 @@ public sealed class SmugglerCounts
 
     public bool Skipped => Volatile.Read(ref _wasSkipped) != 0;
 
-    /// <summary>The attachments met among documents (Jackdaw has none: read past, counted, never stored).</summary>
+    /// <summary>The attachment contents written or read with this kind's items (each distinct content once per dump).</summary>
     public SmugglerCounts? Attachments { get; }
 
     internal void Start()
@@ -84,13 +84,12 @@ public sealed class SmugglerCounts
             Volatile.Write(ref _etag, etag);
     }
 
-    /// <summary>Done: processed, and skipped when it was not asked for (or is not Jackdaw's).</summary>
-    internal void Finish(bool skipped)
+    /// <summary>Done: processed, and skipped when it was not asked for (or is not Jackdaw's); its attachments' counts too.</summary>
+    internal void Finish(bool skipped, bool? attachmentsSkipped = null)
     {
         Volatile.Write(ref _processed, 1);
         Volatile.Write(ref _wasSkipped, skipped ? 1 : 0);
-        // Jackdaw stores no attachments: those met are read past, never imported or exported.
-        Attachments?.Finish(skipped: true);
+        Attachments?.Finish(attachmentsSkipped ?? skipped);
         _owner.Changed();
     }
 

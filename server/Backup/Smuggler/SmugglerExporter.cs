@@ -14,13 +14,14 @@ namespace Jackdaw.Server.Backup.Smuggler;
 /// Writes a database as a <c>.ravendbdump</c>: gzipped JSON, in RavenDB's layout and order,
 /// <code>
 /// {"BuildVersion":60000,
-///  "Docs":[{...document, its @metadata as stored...},...],
+///  "Docs":[{"@metadata":{"@export-type":"Attachment"},"Hash","Size","Tag"}[raw bytes],{...document, its @metadata as stored...},...],
+///  "RevisionDocuments":[{...a revision as RavenDB shows one...},...],
 ///  "Tombstones":[{"Key":lower id,"Type":"Document","Collection","Flags":"None","ChangeVector","DeletedEtag","Etag","LastModified"}],
 ///  "Indexes":[{"Type":"JavaScriptMap","IndexDefinition":{...}}],
 ///  "Identities":[{"Key":"users|","Value":7}],
 ///  "Subscriptions":[{"SubscriptionName","Query","SubscriptionId","ChangeVectorForNextBatchStartingPoint",...}]}
 /// </code>
-/// each array only when its type is asked for. Documents are read in etag order and written from
+/// each array only when its type is asked for (attachments and revisions: SmugglerExporter.Contents.cs). Documents are read in etag order and written from
 /// their stored blittable bytes (turned into JSON text, never into objects). Nothing is held whole:
 /// once <see cref="FlushThreshold"/> bytes of JSON are buffered, the snapshot is closed, the bytes
 /// go through gzip to the destination (waiting for a slow reader without pinning old pages), and
@@ -31,7 +32,7 @@ namespace Jackdaw.Server.Backup.Smuggler;
 /// written stop there too, so an incremental export from it plus one misses nothing. A logical
 /// backup writes its tombstones first instead (<see cref="SmugglerExportOptions.DeletionsFirst"/>).
 /// </summary>
-internal sealed class SmugglerExporter
+internal sealed partial class SmugglerExporter
 {
     /// <summary>
     /// The <c>BuildVersion</c> written: RavenDB 6's. RavenDB reads the dump's layout from it (below
@@ -77,6 +78,8 @@ internal sealed class SmugglerExporter
                     await WriteTombstonesAsync(gzip, covered).ConfigureAwait(false);
                 if (_options.Includes(DatabaseItemType.Documents))
                     await WriteDocumentsAsync(gzip).ConfigureAwait(false);
+                if (_options.Includes(DatabaseItemType.RevisionDocuments))
+                    await WriteRevisionsAsync(gzip).ConfigureAwait(false);
             }
             else
             {
@@ -84,6 +87,8 @@ internal sealed class SmugglerExporter
                 if (_options.Includes(DatabaseItemType.Documents))
                     covered = await WriteDocumentsAsync(gzip).ConfigureAwait(false);
                 _result.SetLastEtag(covered);
+                if (_options.Includes(DatabaseItemType.RevisionDocuments))
+                    await WriteRevisionsAsync(gzip).ConfigureAwait(false);
                 if (_options.Includes(DatabaseItemType.Tombstones))
                     await WriteTombstonesAsync(gzip, covered).ConfigureAwait(false);
             }
@@ -96,6 +101,7 @@ internal sealed class SmugglerExporter
             _json.WriteEndObject();
             await FlushAsync(gzip).ConfigureAwait(false);
         }
+        _filterContext?.Dispose();
         await destination.FlushAsync(_cancel).ConfigureAwait(false);
         _result.FinishAll();
     }
@@ -115,44 +121,52 @@ internal sealed class SmugglerExporter
             var after = AfterEtag;
             while (true)
             {
-                bool more;
+                Step step;
                 using (var reader = _database.BeginRead())
                 {
-                    more = WriteSomeDocuments(reader, collection, ref after);
-                    if (!more)
+                    step = WriteSomeDocuments(reader, collection, ref after);
+                    if (step == Step.Ended)
                         covered = Math.Min(covered, reader.LastEtag);
                 }
-                if (!more)
+                if (step == Step.Ended)
                     break;
-                await FlushAsync(output).ConfigureAwait(false);
+                if (step == Step.Contents)
+                    await WriteContentsAsync(output).ConfigureAwait(false);
+                else
+                    await FlushAsync(output).ConfigureAwait(false);
             }
         }
         _json.WriteEndArray();
-        _result.Documents.Finish(skipped: false);
+        _result.Documents.Finish(skipped: false, attachmentsSkipped: !_options.Includes(DatabaseItemType.Attachments));
         return covered;
     }
 
-    /// <summary>Writes documents after <paramref name="after"/> until the buffer should be flushed (true) or the feed ends (false).</summary>
-    private bool WriteSomeDocuments(DocumentsReader reader, string? collection, ref long after)
+    /// <summary>
+    /// Writes documents after <paramref name="after"/> until the buffer should be flushed, the feed
+    /// ends, or a document lists attachment contents not written yet (<see cref="Step.Contents"/>:
+    /// <paramref name="after"/> stays before it, and it is read again once they are written).
+    /// </summary>
+    private Step WriteSomeDocuments(DocumentsReader reader, string? collection, ref long after)
     {
         foreach (var document in reader.GetDocumentsFrom(collection, after))
         {
             _cancel.ThrowIfCancellationRequested();
-            after = document.Etag;
             if (!_options.IncludeExpired && SmugglerDocuments.Expired(document.Document, _now))
             {
+                after = document.Etag;
                 _result.Documents.SkippedOne();
                 continue;
             }
-            _document.ResetWrittenCount();
-            BlittableJsonWriter.WriteTo(document.Document, _document);
-            _json.WriteRawValue(_document.WrittenSpan, skipInputValidation: true);
+            if (NeedsContents(reader, document.Document, _result.Documents))
+                return Step.Contents;
+            after = document.Etag;
+            WriteDocument(document.Document);
             _result.Documents.Read(_document.WrittenCount);
             _result.Documents.Etag(document.Etag);
             if (_buffer.WrittenCount + _json.BytesPending >= FlushThreshold)
-                return true;
+                return Step.Flush;
         }
-        return false;
+        return Step.Ended;
     }
 
     private async Task WriteTombstonesAsync(Stream output, long upTo)

@@ -21,9 +21,9 @@ internal sealed partial class SmugglerImporter
         if (_batch.Count == 0)
             return;
         await DrainAsync().ConfigureAwait(false);
-        var operations = _batch.Select(b => b.Operation).ToList();
-        _inFlight = (_database.EnqueueAsync(new BatchCommand(operations, _parsing)), _batch, _parsing);
-        _batch = new List<(BatchOperation, long)>(MaxBatchDocuments);
+        var documents = _batch.Select(b => b.Document).ToList();
+        _inFlight = (_database.EnqueueAsync(new ImportDocumentsCommand(documents, _parsing)), _batch, _parsing);
+        _batch = new List<(ImportedDocument, long)>(MaxBatchDocuments);
         _batchBytes = 0;
         _parsing = _spare ?? new JsonOperationContext();
         _spare = null;
@@ -48,19 +48,20 @@ internal sealed partial class SmugglerImporter
             }
             catch (Exception e) when (e is not (DatabaseUnavailableException or OperationCanceledException))
             {
-                foreach (var (operation, position) in pending.Batch)
+                foreach (var (document, position) in pending.Batch)
                 {
                     try
                     {
-                        await _database.EnqueueAsync(new BatchCommand([operation], pending.Context)).ConfigureAwait(false);
+                        await _database.EnqueueAsync(new ImportDocumentsCommand([document], pending.Context)).ConfigureAwait(false);
                         _committed++;
                     }
                     catch (Exception alone) when (alone is not (DatabaseUnavailableException or OperationCanceledException))
                     {
-                        Refuse(position, operation.Id, alone.Message);
+                        Refuse(position, document.Id, alone.Message);
                     }
                 }
             }
+            MarkLinked(pending.Batch);
         }
         finally
         {

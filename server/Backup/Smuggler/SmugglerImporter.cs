@@ -15,7 +15,7 @@ namespace Jackdaw.Server.Backup.Smuggler;
 /// Reads a <c>.ravendbdump</c> into a database as it is gunzipped (see <see cref="DumpReader"/>):
 /// each document is built as a blittable from its JSON and put through the merger in batches of
 /// <see cref="MaxBatchDocuments"/> (one batch committing while the next is parsed), as a bulk
-/// insert does; tombstones, identities, index definitions and subscriptions follow the dump's
+/// insert does, with the attachments it lists; tombstones, identities, index definitions and subscriptions follow the dump's
 /// order. An item the importer must refuse (a document with a bad id, JSON that is not a valid
 /// document, one over the size limit, an index that does not compile) is reported in the result
 /// and the rest imported; a dump that cannot be read on (not gzip, not JSON, cut short) stops it
@@ -23,9 +23,11 @@ namespace Jackdaw.Server.Backup.Smuggler;
 /// </summary>
 /// <remarks>
 /// RavenDB's metadata is kept as it is, but for what the server stamps again (<c>@id</c>,
-/// <c>@change-vector</c>, <c>@last-modified</c>) and what describes data Jackdaw does not have
-/// (<c>@attachments</c>, <c>@counters</c>, <c>@timeseries</c>, <c>@flags</c>, <c>@revisions</c>),
+/// <c>@change-vector</c>, <c>@last-modified</c>), what it rebuilds (<c>@attachments</c>, from the
+/// attachments linked: SmugglerImporter.Attachments.cs) and what describes data Jackdaw does not
+/// have (<c>@counters</c>, <c>@timeseries</c>, <c>@revisions</c>, and those names in <c>@flags</c>),
 /// which is removed; <c>@collection</c> <c>@empty</c> (RavenDB's "no collection") is removed too.
+/// Revisions: SmugglerImporter.Revisions.cs.
 /// </remarks>
 internal sealed partial class SmugglerImporter
 {
@@ -35,7 +37,13 @@ internal sealed partial class SmugglerImporter
     private const int MaxBatchDocuments = 1024;
     private const long MaxBatchBytes = 8 * 1024 * 1024;
 
-    private static readonly byte[][] DroppedMetadata = ["@attachments"u8.ToArray(), "@counters"u8.ToArray(), "@timeseries"u8.ToArray(), "@flags"u8.ToArray(), "@revisions"u8.ToArray()];
+    // @attachments is rebuilt by the server from the attachments the import links; the others
+    // describe data Jackdaw does not have.
+    private static readonly byte[][] DroppedMetadata = ["@attachments"u8.ToArray(), "@counters"u8.ToArray(), "@timeseries"u8.ToArray(), "@revisions"u8.ToArray()];
+
+    // Flags of data Jackdaw does not have (the server's own, HasAttachments and HasRevisions, are
+    // stamped from the trees by every put whatever a body sends; other names are kept as written).
+    private static readonly string[] DroppedFlags = ["HasCounters", "HasTimeSeries", "Revision", "DeleteRevision"];
 
     private readonly DocumentDatabase _database;
     private readonly SmugglerImportOptions _options;
@@ -51,9 +59,9 @@ internal sealed partial class SmugglerImporter
     // One batch commits while the next is parsed; each holds its own context until it is durable.
     private JsonOperationContext _parsing = new();
     private JsonOperationContext? _spare;
-    private List<(BatchOperation Operation, long Position)> _batch = new(MaxBatchDocuments);
+    private List<(ImportedDocument Document, long Position)> _batch = new(MaxBatchDocuments);
     private long _batchBytes;
-    private (Task Commit, List<(BatchOperation Operation, long Position)> Batch, JsonOperationContext Context)? _inFlight;
+    private (Task Commit, List<(ImportedDocument Document, long Position)> Batch, JsonOperationContext Context)? _inFlight;
     private long _committed;
 
     public SmugglerImporter(DocumentDatabase database, SmugglerImportOptions options, SmugglerResult result, DatabaseOperation? operation, CancellationToken cancel)
@@ -106,6 +114,7 @@ internal sealed partial class SmugglerImporter
             await pipe.CompleteAsync().ConfigureAwait(false);
             await gzip.DisposeAsync().ConfigureAwait(false);
             await AbandonAsync().ConfigureAwait(false);
+            await ReleaseContentsAsync().ConfigureAwait(false);
         }
         _result.FinishAll();
     }
@@ -139,8 +148,7 @@ internal sealed partial class SmugglerImporter
                 await dump.SkipValueAsync().ConfigureAwait(false);
                 return;
             case "RevisionDocuments":
-                // Revisions carry attachments' bytes as documents do: read past element by element.
-                await SkipElementsAsync(dump, name, rawAfter: AttachmentSize).ConfigureAwait(false);
+                await ReadRevisionsAsync(dump).ConfigureAwait(false);
                 return;
             case "TimeSeries":
                 // Each segment's header is followed by its raw bytes ("Size" of them).
@@ -196,37 +204,41 @@ internal sealed partial class SmugglerImporter
         {
             _cancel.ThrowIfCancellationRequested();
             position++;
-            var attachment = element.IsObject && !element.TooLarge ? AttachmentSize(element.Json) : 0;
-            if (attachment > 0)
+            if (element.IsObject && !element.TooLarge && AttachmentHeaderOf(element.Json) is { } header)
             {
-                // Jackdaw stores no attachments: the header and its bytes are read past.
-                counts.Attachments!.Read(attachment);
-                await dump.SkipRawAsync(attachment).ConfigureAwait(false);
+                await ReadAttachmentContentAsync(dump, header, counts).ConfigureAwait(false);
                 continue;
             }
             if (!import)
             {
                 counts.SkippedOne();
+                await ForgetUnlistedAsync(null).ConfigureAwait(false);
                 continue;
             }
             counts.Read(element.Size);
             _operation?.DocumentProcessed();
-            if (ReadDocument(element, position) is { } operation)
+            var referenced = new HashSet<string>(StringComparer.Ordinal);
+            if (ReadDocument(element, position, referenced) is { } document)
             {
-                _batch.Add((operation, position));
-                _batchBytes += element.Size;
+                _batch.Add((document, position));
+                _batchBytes += element.Size + (document.Attachments?.Sum(a => (long)a.Source.Bytes.Length) ?? 0);
                 if (_batch.Count >= MaxBatchDocuments || _batchBytes >= MaxBatchBytes)
                     await SendBatchAsync().ConfigureAwait(false);
             }
+            await ForgetUnlistedAsync(referenced).ConfigureAwait(false);
         }
         // Documents are durable before what follows them in the dump (tombstones) is applied.
         await SendBatchAsync().ConfigureAwait(false);
         await DrainAsync().ConfigureAwait(false);
-        counts.Finish(skipped: !import);
+        counts.Finish(skipped: !import, attachmentsSkipped: !_options.Includes(DatabaseItemType.Attachments));
     }
 
-    /// <summary>The document an element holds, ready to put; null when refused (reported) or filtered out.</summary>
-    private BatchOperation? ReadDocument(DumpElement element, long position)
+    /// <summary>
+    /// The document an element holds, ready to put with its attachments; null when refused
+    /// (reported) or filtered out. <paramref name="referenced"/> gets the hashes it lists (a filtered
+    /// document's too: a later document may list the same content, written once before the first).
+    /// </summary>
+    private ImportedDocument? ReadDocument(DumpElement element, long position, HashSet<string> referenced)
     {
         if (element.TooLarge)
             return Refuse(position, null, $"it is {element.Size:N0} bytes of JSON, more than the {_options.MaxDocumentBytes:N0} a document may have ({_options.MaxDocumentSetting}).");
@@ -260,17 +272,20 @@ internal sealed partial class SmugglerImporter
             return Refuse(position, id, "an id ending in '/' or '|' asks the server to make one up; a dump's documents carry their final ids.");
         if (collection == "@empty")
             collection = null;
+        foreach (var (_, hash, _) in ListedAttachments(document.Span))
+            referenced.Add(hash);
         if ((collection is null ? _options.Collections.Count > 0 : !_options.IncludesCollection(collection))
             || (!_options.IncludeExpired && SmugglerDocuments.Expired(document.Span, _now)))
         {
             _result.Documents.SkippedOne();
             return null;
         }
+        var attachments = AttachmentsOf(document, id, _result.Documents, referenced);
         document = StripMetadata(document);
-        return new BatchOperation(id, new DocumentToPut(id, document, collection, null), null);
+        return new ImportedDocument(new DocumentToPut(id, document, collection, null), attachments);
     }
 
-    /// <summary>The document without the metadata of data Jackdaw does not have (see the remarks); itself when it has none.</summary>
+    /// <summary>The document without the metadata of data Jackdaw does not have or rebuilds (see the remarks); itself when it has none.</summary>
     private BlittableDocument StripMetadata(BlittableDocument document)
     {
         if (!document.Root.TryGet("@metadata"u8, out var value) || value.Type != BlittableToken.Object)
@@ -280,6 +295,9 @@ internal sealed partial class SmugglerImporter
         var any = emptyCollection;
         foreach (var name in DroppedMetadata)
             any |= metadata.TryGet(name, out _);
+        var flags = metadata.TryGet("@flags"u8, out var flagsValue) && flagsValue.Type == BlittableToken.String ? flagsValue.GetString() : null;
+        var keptFlags = flags is null ? null : KeptFlags(flags);
+        any |= keptFlags != flags;
         if (!any)
             return document;
         _strip.Clear();
@@ -291,10 +309,27 @@ internal sealed partial class SmugglerImporter
         }
         if (emptyCollection)
             patch.Remove("@collection");
+        if (keptFlags != flags)
+        {
+            if (keptFlags is null)
+                patch.Remove("@flags");
+            else
+                patch.Set("@flags", keptFlags);
+        }
         return _parsing.Modify(document.Span, _strip, BlittableMode.Disk);
     }
 
-    private BatchOperation? Refuse(long position, string? id, string reason)
+    /// <summary>A dump's <c>@flags</c> without the flags of data Jackdaw does not have; the same instance when nothing goes, null when nothing is left.</summary>
+    private static string? KeptFlags(string flags)
+    {
+        var names = flags.Split(',', StringSplitOptions.TrimEntries | StringSplitOptions.RemoveEmptyEntries);
+        var kept = names.Where(n => !DroppedFlags.Contains(n, StringComparer.OrdinalIgnoreCase)).ToArray();
+        if (kept.Length == names.Length)
+            return flags;
+        return kept.Length == 0 ? null : string.Join(", ", kept);
+    }
+
+    private ImportedDocument? Refuse(long position, string? id, string reason)
     {
         _result.Refuse(_result.Documents, new SmugglerRefusal("Docs", position, id, reason));
         return null;
@@ -316,21 +351,6 @@ internal sealed partial class SmugglerImporter
         {
             return null;
         }
-    }
-
-    /// <summary>The size of an attachment's bytes when the element is RavenDB's attachment header (<c>{"@metadata":{"@export-type":"Attachment"},"Hash","Size","Tag"}</c>), else 0.</summary>
-    private static long AttachmentSize(ReadOnlySequence<byte> json)
-    {
-        // Cheap test first: a document that merely mentions the word is parsed once more, no harm.
-        if (json.Length > 4096 || !Contains(json, "\"@export-type\""u8))
-            return 0;
-        using var parsed = JsonDocument.Parse(json);
-        var root = parsed.RootElement;
-        return root.TryGetProperty("@metadata", out var metadata) && metadata.ValueKind == JsonValueKind.Object
-               && metadata.TryGetProperty("@export-type", out var kind) && kind.ValueKind == JsonValueKind.String && kind.GetString() == "Attachment"
-               && root.TryGetProperty("Size", out var size) && size.TryGetInt64(out var bytes) && bytes > 0
-            ? bytes
-            : 0;
     }
 
     /// <summary>The size of a time-series segment's raw bytes after its header (<c>{"Document":{...},"Size":n}</c>).</summary>

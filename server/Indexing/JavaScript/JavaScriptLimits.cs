@@ -40,4 +40,13 @@ public sealed record JavaScriptLimits
     /// after it had allocated.
     /// </summary>
     public int MaxArrayLength { get; init; } = 1_000_000;
+
+    /// <summary>
+    /// Largest attachment a map may read as text (<c>loadAttachment(doc, name).getContentAsString()</c>);
+    /// a larger one fails the document with an index error naming both sizes. A quarter of
+    /// <see cref="MaxAllocatedBytes"/>: the bytes read and the string made of them (two bytes a
+    /// character) are both charged to the map's allocations, so a text near this size still leaves
+    /// the map room to work with it. Attachment details (<c>attachmentsFor</c>) have no limit.
+    /// </summary>
+    public long MaxAttachmentBytes { get; init; } = 16L * 1024 * 1024;
 }

@@ -18,9 +18,10 @@ namespace Jackdaw.Server.Indexing.JavaScript;
 /// helper functions around it; several strings may map several collections or the same one twice.
 /// A map function returns an object (one entry), an array of objects (one entry each) or
 /// null/undefined (none). Scripts may call <c>id(doc)</c>, <c>load(id[, collection])</c>,
-/// <c>noTracking.load(id[, collection])</c> (a load whose changes do not map the document again) and
-/// <c>getMetadata(doc)</c>, and the functions of the definition's additional sources, which run
-/// first; they run in a sandbox (<see cref="JavaScriptLimits"/>, README.md).
+/// <c>noTracking.load(id[, collection])</c> (a load whose changes do not map the document again),
+/// <c>getMetadata(doc)</c>, <c>attachmentsFor(doc)</c>, <c>loadAttachment(doc, name)</c> and
+/// <c>loadAttachments(doc)</c> (<see cref="MapAttachments"/>), and the functions of the definition's
+/// additional sources, which run first; they run in a sandbox (<see cref="JavaScriptLimits"/>, README.md).
 /// </summary>
 /// <remarks>
 /// One instance owns one Jint engine, made and loaded with the scripts once, and reused for every
@@ -48,6 +49,7 @@ public sealed partial class JavaScriptMapper : IIndexMapper, IReduceFunctions, I
         _maps = byCollection.ToDictionary(g => g.Key, g => g.ToArray(), StringComparer.OrdinalIgnoreCase);
         Collections = byCollection.Select(g => g.Key).ToArray();
         UsesLoad = usesLoad;
+        _scope.LoadsDocuments = usesLoad;
     }
 
     public string Name { get; }
@@ -149,6 +151,7 @@ public sealed partial class JavaScriptMapper : IIndexMapper, IReduceFunctions, I
         noTracking.FastSetDataProperty("load", new ClrFunction(engine, "load", scope.LoadWithoutTracking, 2));
         engine.SetValue("noTracking", noTracking);
         engine.SetValue("getMetadata", new ClrFunction(engine, "getMetadata", scope.GetMetadata, 1));
+        new MapAttachments(scope, limits).Register(engine);
 
         // Additional sources first: their functions are globals the maps call.
         foreach (var (name, text) in additionalSources)

@@ -40,6 +40,19 @@ internal sealed class MapScope
 
     public Engine Engine => _engine;
 
+    /// <summary>
+    /// Whether <c>load()</c> reads documents: only for a map that calls it (<see cref="JavaScriptMapper.UsesLoad"/>),
+    /// whose loads are tracked. Every map is given a loader (for its attachments), but a load through an
+    /// alias the text does not show would not re-map on a change of the loaded document, so it finds nothing.
+    /// </summary>
+    public bool LoadsDocuments { get; set; } = true;
+
+    /// <summary>The loader of the current call (documents and attachments of the batch's snapshot); null outside a call or when there is none.</summary>
+    public IMapDocumentLoader? Loader => _loader;
+
+    /// <summary>Whether a call is running (a map function may read documents and attachments).</summary>
+    public bool InCall => _output is not null;
+
     /// <summary>Moves on at the end of every call: objects made before no longer read their bytes.</summary>
     public long Generation { get; private set; }
 
@@ -205,7 +218,7 @@ internal sealed class MapScope
 
     private JsValue LoadDocument(string id)
     {
-        var input = _loader?.Load(id);
+        var input = LoadsDocuments ? _loader?.Load(id) : null;
         if (input is null)
         {
             return JsValue.Null;

@@ -45,7 +45,11 @@ internal sealed class Batch
     /// <summary>The map output, reused from one document to the next.</summary>
     public MapOutput Output { get; } = new();
 
-    /// <summary>The snapshot's documents, for a map's <c>load(id)</c> (null for a map that loads nothing).</summary>
+    /// <summary>
+    /// The snapshot's documents and attachments, for a map's <c>load(id)</c> and
+    /// <c>attachmentsFor</c>/<c>loadAttachment</c>. Given to every map (one small object per batch): a
+    /// map that does not load documents is not given them by <c>load</c> anyway (see <c>MapScope</c>).
+    /// </summary>
     public IMapDocumentLoader? Loader { get; private set; }
 
     /// <summary>The last etag of the batch's snapshot.</summary>
@@ -70,7 +74,7 @@ internal sealed class Batch
         SnapshotEtag = reader.LastEtag;
         if (files.AddHorizon == -1)
             files.AddHorizon = SnapshotEtag;
-        Loader = references is not null ? new SnapshotLoader(reader) : null;
+        Loader = new SnapshotLoader(reader);
         foreach (var collection in lowerCollections)
         {
             var position = Positions.GetValueOrDefault(collection);

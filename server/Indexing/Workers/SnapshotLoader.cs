@@ -3,7 +3,7 @@ using Jackdaw.Server.Indexing.Mapping;
 
 namespace Jackdaw.Server.Indexing.Workers;
 
-/// <summary>Loads other documents for a map's <c>load(id)</c>, from the batch's snapshot.</summary>
+/// <summary>Loads other documents for a map's <c>load(id)</c>, and attachments, from the batch's snapshot.</summary>
 internal sealed class SnapshotLoader(DocumentsReader reader) : IMapDocumentLoader
 {
     public MapInput? Load(string id)
@@ -12,4 +12,8 @@ internal sealed class SnapshotLoader(DocumentsReader reader) : IMapDocumentLoade
             return null;
         return new MapInput(record.Id, System.Text.Encoding.UTF8.GetString(record.CollectionUtf8), record.Document.ToArray());
     }
+
+    public IReadOnlyList<AttachmentInfo> GetAttachments(string documentId) => reader.GetAttachments(documentId);
+
+    public Stream? OpenAttachment(string documentId, string name) => reader.OpenAttachment(documentId, name);
 }
