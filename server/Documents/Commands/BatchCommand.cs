@@ -1,3 +1,4 @@
+using Jackdaw.Server.Errors;
 using Jackdaw.Storage.Blittable;
 
 namespace Jackdaw.Server.Documents.Commands;
@@ -138,6 +139,14 @@ public sealed class BatchCommand(IReadOnlyList<BatchOperation> operations, JsonO
                         Collections.Add(collection.ToLowerInvariant());
                 }
             }
+        }
+        catch (DocumentDoesNotExistException missing) when (!missing.InBatch)
+        {
+            // Only an attachment's command or a forced revision throws it (a PATCH reports
+            // DocumentDoesNotExist, a DELETE is a no-op): the batch is refused, not a lookup.
+            if (stream is not null)
+                stream.Failed = true;
+            throw missing.ForBatch();
         }
         catch when (stream is not null)
         {

@@ -123,7 +123,7 @@ public sealed class RevisionsApiTests(ServerFixture fixture) : IClassFixture<Ser
         Assert.Equal(1, (await SendAsync(HttpMethod.Get, $"/databases/{db}/revisions/count?id=users/1")).GetProperty("RevisionsCount").GetInt64());
 
         using var missing = await Client.PostAsync($"/databases/{db}/bulk_docs", Api.Json("""{"Commands":[{"Id":"users/404","Type":"ForceRevisionCreation"}]}"""));
-        Assert.Contains("users/404", await Api.AssertErrorAsync(missing, HttpStatusCode.NotFound, "DocumentDoesNotExistException"), StringComparison.Ordinal);
+        Assert.Contains("users/404", await Api.AssertErrorAsync(missing, HttpStatusCode.UnprocessableEntity, "DocumentDoesNotExistException"), StringComparison.Ordinal);
     }
 
     [Fact]
