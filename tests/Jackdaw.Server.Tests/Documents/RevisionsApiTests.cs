@@ -126,6 +126,55 @@ public sealed class RevisionsApiTests(ServerFixture fixture) : IClassFixture<Ser
         Assert.Contains("users/404", await Api.AssertErrorAsync(missing, HttpStatusCode.UnprocessableEntity, "DocumentDoesNotExistException"), StringComparison.Ordinal);
     }
 
+    private async Task<string[]> RevisionNamesAsync(string db, string id) =>
+        [.. (await SendAsync(HttpMethod.Get, $"/databases/{db}/revisions?id={id}")).GetProperty("Results").EnumerateArray().Select(r => r.GetProperty("Name").GetString()!)];
+
+    private static string PutBefore(string id, string name, string? changeVector = null) =>
+        "{\"Type\":\"PUT\",\"Id\":\"" + id + "\",\"Document\":{\"Name\":\"" + name + "\",\"@metadata\":{\"@collection\":\"Users\"}},"
+        + (changeVector is null ? "" : "\"ChangeVector\":\"" + changeVector + "\",") + "\"ForceRevisionCreationStrategy\":\"Before\"}";
+
+    [Fact]
+    public async Task APutWithForceRevisionCreationStrategyBeforeStoresTheStoredVersionFirst()
+    {
+        // As RavenDB's clients send it when a session forces the revision of an entity it changed.
+        var db = await fixture.CreateDatabaseAsync();
+        var a = await PutAsync(db, "users/1", """{"Name":"a","@metadata":{"@collection":"Users"}}""");
+        var put = (await BatchAsync(db, PutBefore("users/1", "b", a)))[0];
+        Assert.Equal("PUT", put.GetProperty("Type").GetString());
+        Assert.Equal(["a"], await RevisionNamesAsync(db, "users/1"));
+        var revision = (await SendAsync(HttpMethod.Get, $"/databases/{db}/revisions?id=users/1")).GetProperty("Results")[0];
+        Assert.Equal(a, Metadata(revision, "@change-vector"));
+        var stored = (await GetDocumentAsync(db, "users/1"))!.Value;
+        Assert.Equal("b", stored.GetProperty("Name").GetString());
+        Assert.Equal("HasRevisions", Metadata(stored, "@flags"));
+        Assert.Equal(put.GetProperty("@change-vector").GetString(), Metadata(stored, "@change-vector"));
+
+        await BatchAsync(db, PutBefore("users/1", "c"));
+        Assert.Equal(["b", "a"], await RevisionNamesAsync(db, "users/1"));
+
+        // The stored version already is the newest revision: not stored twice.
+        await BatchAsync(db, """{"Id":"users/1","Type":"ForceRevisionCreation"}""" + "," + PutBefore("users/1", "d"));
+        Assert.Equal(["c", "b", "a"], await RevisionNamesAsync(db, "users/1"));
+
+        // With revisions configured the PUT's own version is a revision too, after the forced one.
+        await ConfigureAsync(db, """{"Default":{}}""");
+        await BatchAsync(db, PutBefore("users/1", "e"));
+        Assert.Equal(["e", "d", "c", "b", "a"], await RevisionNamesAsync(db, "users/1"));
+
+        // A change vector the document does not have fails the batch before anything is kept.
+        using (var stale = await Client.PostAsync($"/databases/{db}/bulk_docs", Api.Json("{\"Commands\":[" + PutBefore("users/1", "f", a) + "]}")))
+            await Api.AssertErrorAsync(stale, HttpStatusCode.Conflict, "ConcurrencyException");
+        Assert.Equal(5, (await SendAsync(HttpMethod.Get, $"/databases/{db}/revisions/count?id=users/1")).GetProperty("RevisionsCount").GetInt64());
+
+        // A document never saved has no "before" (RavenDB refuses it too): the batch is refused, naming it.
+        using (var missing = await Client.PostAsync($"/databases/{db}/bulk_docs", Api.Json("{\"Commands\":[" + PutBefore("users/new", "n") + "]}")))
+            Assert.Contains("users/new", await Api.AssertErrorAsync(missing, HttpStatusCode.UnprocessableEntity, "DocumentDoesNotExistException"), StringComparison.Ordinal);
+        Assert.Null(await GetDocumentAsync(db, "users/new"));
+
+        using var bad = await Client.PostAsync($"/databases/{db}/bulk_docs", Api.Json("""{"Commands":[{"Type":"PUT","Id":"users/1","Document":{},"ForceRevisionCreationStrategy":"After"}]}"""));
+        Assert.Contains("ForceRevisionCreationStrategy", await Api.AssertErrorAsync(bad, HttpStatusCode.BadRequest, "BadRequestException"), StringComparison.Ordinal);
+    }
+
     [Fact]
     public async Task ADocumentIsRevertedToARevisionByItsChangeVector()
     {
