@@ -239,6 +239,52 @@ public sealed class RevisionsApiTests(ServerFixture fixture) : IClassFixture<Ser
     }
 
     [Fact]
+    public async Task ALoadIncludesRevisionsByAPathToChangeVectorsAndBeforeATime()
+    {
+        var db = await fixture.CreateDatabaseAsync();
+        await ConfigureAsync(db, """{"Default":{}}""");
+        var firstContract = await PutAsync(db, "contracts/1", """{"Terms":"old","@metadata":{"@collection":"Contracts"}}""");
+        await PutAsync(db, "contracts/1", """{"Terms":"new","@metadata":{"@collection":"Contracts"}}""");
+        await PutAsync(db, "users/1", "{\"Name\":\"a\",\"Signed\":\"" + firstContract + "\",\"@metadata\":{\"@collection\":\"Users\"}}");
+
+        void AssertContract(JsonElement answer)
+        {
+            var included = Assert.Single(answer.GetProperty("RevisionIncludes").EnumerateArray());
+            Assert.Equal("contracts/1", included.GetProperty("Id").GetString());
+            Assert.Equal(firstContract, included.GetProperty("ChangeVector").GetString());
+            Assert.Equal(JsonValueKind.Null, included.GetProperty("Before").ValueKind);
+            Assert.Equal("old", included.GetProperty("Revision").GetProperty("Terms").GetString());
+        }
+
+        // As the Node.js client sends session.load(id, { includes: b => b.includeRevisions("Signed") }).
+        using (var one = await Client.GetAsync($"/databases/{db}/docs?id=users/1&revisions=Signed"))
+        {
+            Assert.Equal(HttpStatusCode.OK, one.StatusCode);
+            Assert.Null(one.Headers.ETag);
+            AssertContract(await Api.JsonAsync(one));
+        }
+        AssertContract(await SendAsync(HttpMethod.Get, $"/databases/{db}/docs?id=users/1&id=users/2&revisions=Signed"));
+        AssertContract(await SendAsync(HttpMethod.Post, $"/databases/{db}/docs?revisions=Signed", """{"Ids":["users/1"]}"""));
+        var multi = await SendAsync(HttpMethod.Post, $"/databases/{db}/multi_get", """{"Requests":[{"Url":"/docs","Query":"?id=users/1&revisions=Signed"}]}""");
+        AssertContract(multi.GetProperty("Results")[0].GetProperty("Result"));
+
+        // Before a time: the newest revision of each loaded document at or before it.
+        var userAt = Metadata((await GetDocumentAsync(db, "users/1"))!.Value, "@last-modified");
+        await PutAsync(db, "users/1", """{"Name":"b","@metadata":{"@collection":"Users"}}""");
+        var byTime = await SendAsync(HttpMethod.Get, $"/databases/{db}/docs?id=users/1&revisionsBefore={Uri.EscapeDataString(userAt)}");
+        Assert.Equal("b", byTime.GetProperty("Results")[0].GetProperty("Name").GetString());
+        var before = Assert.Single(byTime.GetProperty("RevisionIncludes").EnumerateArray());
+        Assert.Equal("users/1", before.GetProperty("Id").GetString());
+        Assert.Equal(userAt, before.GetProperty("Before").GetString());
+        Assert.Equal("a", before.GetProperty("Revision").GetProperty("Name").GetString());
+
+        // Without them the answer keeps its shape; a time that is not one is a 400 naming the parameter.
+        Assert.False((await SendAsync(HttpMethod.Get, $"/databases/{db}/docs?id=users/1")).TryGetProperty("RevisionIncludes", out _));
+        using var bad = await Client.GetAsync($"/databases/{db}/docs?id=users/1&revisionsBefore=yesterday");
+        Assert.Contains("revisionsBefore", await Api.AssertErrorAsync(bad, HttpStatusCode.BadRequest, "BadRequestException"), StringComparison.Ordinal);
+    }
+
+    [Fact]
     public async Task TheConflictsConfigurationIsStoredAndAnswered()
     {
         var db = await fixture.CreateDatabaseAsync();
