@@ -7,7 +7,7 @@ namespace Jackdaw.Client.Session;
 
 /// <summary>
 /// The save: one <c>bulk_docs</c> request with every change, in RavenDB's order: deletes, puts
-/// (with the forced revisions of the documents they write beside them), the other forced
+/// (with the forced revisions of the documents they write), the other forced
 /// revisions, then the queued attachment commands. With attachments to store it is
 /// RavenDB's multipart request: the commands' JSON as the first part, then each stored
 /// attachment's bytes as a part of its own (<c>Command-Type: AttachmentStream</c>), in the order of
@@ -44,24 +44,17 @@ internal sealed partial class AsyncDocumentSession
                 if (info.Metadata?.IsDirty != true && MatchesSnapshot(info, current))
                     continue;
 
-                // A document the save changes gets its forced revision beside its PUT, in the same
-                // transaction: before it for a stored document (the version the session changes),
-                // after it for a new one (RavenDB's rule: a new document's forced revision is "after").
-                // RavenDB's client asks for it with the PUT's ForceRevisionCreationStrategy instead,
-                // which the Jackdaw server does not read.
-                // That command may re-store the document (its first revision adds HasRevisions), so
-                // an expected change vector is checked by it, not by the PUT that follows it.
+                // A document the save changes gets its forced revision with its PUT, in the same
+                // transaction: for a stored document the PUT carries RavenDB's
+                // "ForceRevisionCreationStrategy":"Before" (the server keeps the version the session
+                // changes, then writes the change); a new document has no version before, so a
+                // ForceRevisionCreation command after its PUT keeps the new one (RavenDB's rule: a
+                // new document's forced revision is "after").
                 var expected = info.ExpectedChangeVector ?? (UseOptimisticConcurrency ? info.ChangeVector : null);
                 var forced = info.Id is not null && _forceRevisions.TryGetValue(info.Id, out var strategy) && strategy != ForceRevisionStrategy.None;
+                var forcedBefore = forced && info.ChangeVector is not null;
                 if (forced)
-                {
                     forcedByPut.Add(info.Id!);
-                    if (info.ChangeVector is not null)
-                    {
-                        WriteForceRevision(writer, info.Id!, expected, sent);
-                        expected = null;
-                    }
-                }
 
                 writer.WriteStartObject();
                 writer.WriteString("Type", "PUT");
@@ -70,16 +63,18 @@ internal sealed partial class AsyncDocumentSession
                 _documentScratch ??= new ArrayBufferWriter<byte>(1024);
                 DocumentJson.WriteDocument(writer, _documentScratch, current, info.Type, info.LoadedMetadata.Span, info.Metadata, _conventions.SerializerOptions);
                 WriteChangeVector(writer, expected);
+                if (forcedBefore)
+                    writer.WriteString("ForceRevisionCreationStrategy", "Before");
                 writer.WriteEndObject();
                 sent.Add(new SentCommand(SentKind.Put, info.Id, info, current.ToArray(), null));
-                if (forced && info.ChangeVector is null)
-                    WriteForceRevision(writer, info.Id!, null, sent);
+                if (forced && !forcedBefore)
+                    WriteForceRevision(writer, info.Id!, sent);
             }
 
             foreach (var (id, strategy) in _forceRevisions)
             {
                 if (strategy != ForceRevisionStrategy.None && !forcedByPut.Contains(id))
-                    WriteForceRevision(writer, id, null, sent);
+                    WriteForceRevision(writer, id, sent);
             }
 
             foreach (var command in _deferred)
@@ -133,17 +128,12 @@ internal sealed partial class AsyncDocumentSession
         ClearDeferred();
     }
 
-    /// <summary>RavenDB's command (<c>Id</c> and <c>Type</c>), with the change vector the document must have when the session checks one.</summary>
-    private static void WriteForceRevision(Utf8JsonWriter writer, string id, string? expectedChangeVector, List<SentCommand> sent)
+    /// <summary>RavenDB's command: <c>Id</c> and <c>Type</c>.</summary>
+    private static void WriteForceRevision(Utf8JsonWriter writer, string id, List<SentCommand> sent)
     {
         writer.WriteStartObject();
         writer.WriteString("Id", id);
         writer.WriteString("Type", "ForceRevisionCreation");
-        if (expectedChangeVector is not null)
-        {
-            writer.WriteString("ChangeVector", expectedChangeVector);
-        }
-
         writer.WriteEndObject();
         sent.Add(new SentCommand(SentKind.ForceRevision, id, null, null, null));
     }

@@ -202,6 +202,30 @@ public partial class DocumentsTransaction
     }
 
     /// <summary>
+    /// RavenDB's PUT with <c>"ForceRevisionCreationStrategy":"Before"</c> (a session that forces the
+    /// revision of a document it also changes), called before that PUT in the same transaction:
+    /// stores the document's current version as a revision, configured or not, unless its newest
+    /// revision is that version already. The document is not stored again: the PUT that follows
+    /// carries <c>HasRevisions</c>, and checks its own expected change vector.
+    /// </summary>
+    /// <exception cref="DocumentDoesNotExistException">
+    /// There is no such document: a version that was never saved has no "before" (RavenDB refuses
+    /// it too; a new document's forced revision is a <c>ForceRevisionCreation</c> after its PUT).
+    /// </exception>
+    public void ForceRevisionBeforePut(string id)
+    {
+        if (!TryGet(id, out var record))
+            throw new DocumentDoesNotExistException(id, $"Cannot force a revision of document '{id}' before its PUT: the document was not saved yet. Save it first, or force its revision after the PUT with a ForceRevisionCreation command.");
+        Span<byte> key = stackalloc byte[DocumentIds.MaxKeyBytes];
+        key = key[..DocumentIds.GetKeyOrThrow(id, key)];
+        var changeVector = ChangeVectors.Format(record.Etag, _databaseId);
+        if (RevisionCountOf(key) > 0 && NewestRevisionChangeVector(key) == changeVector)
+            return;
+        StoreRevision(key, record.IdUtf8.ToArray(), record.CollectionUtf8.ToArray(), changeVector, record.LastModifiedTicks,
+            DocumentFlags.HasRevisions | DocumentFlags.Revision, RevisionOrigin.Forced, record.Document.ToArray());
+    }
+
+    /// <summary>
     /// Stores a revision that was kept elsewhere (an import, a restore) as it was: its change vector,
     /// time and flags. Nothing is stored when a revision of that change vector exists. A delete
     /// revision of a document that does not exist puts it in the bin. Returns whether it was stored.

@@ -16,5 +16,21 @@ public sealed class DocumentDoesNotExistException : Exception
         Id = id;
     }
 
+    private DocumentDoesNotExistException(DocumentDoesNotExistException inner)
+        : base(inner.Message, inner)
+    {
+        Id = inner.Id;
+        InBatch = true;
+    }
+
     public string Id { get; }
+
+    /// <summary>
+    /// Whether a command of a batch named the missing document (an attachment's command, a forced
+    /// revision): the batch as a whole is refused, not a document looked up (see ErrorMapping).
+    /// </summary>
+    public bool InBatch { get; }
+
+    /// <summary>The same error, raised for a command of a batch.</summary>
+    public DocumentDoesNotExistException ForBatch() => InBatch ? this : new DocumentDoesNotExistException(this);
 }

@@ -30,6 +30,7 @@ public sealed class DocsHandler(ServerContext server) : HandlerBase(server)
         string? single = null;
         List<string?>? ids = null;
         List<DocumentPath>? includes = null;
+        var revisions = new RevisionIncludeParameters();
         var metadataOnly = false;
         foreach (var parameter in query)
         {
@@ -44,6 +45,8 @@ public sealed class DocsHandler(ServerContext server) : HandlerBase(server)
                     (includes ??= []).Add(path);
                 continue;
             }
+            if (revisions.TryRead(parameter))
+                continue;
             if (!parameter.NameEquals("id"))
                 continue;
             // Among several ids an empty one is a hole, answered null, as RavenDB does; alone it is an error.
@@ -66,9 +69,13 @@ public sealed class DocsHandler(ServerContext server) : HandlerBase(server)
         if (ids is { Count: 1 } && ids[0] is null)
             DocumentBodies.ValidateId(null, "id");
         if (ids is not null)
-            return GetManyAsync(context, database, ids, includes, metadataOnly);
+            return GetManyAsync(context, database, ids, includes, revisions.Collector(), metadataOnly);
         if (single is not null)
-            return metadataOnly ? GetManyAsync(context, database, [single], includes, metadataOnly, notFoundIfMissing: true) : GetOneAsync(context, database, single, includes);
+        {
+            return metadataOnly
+                ? GetManyAsync(context, database, [single], includes, revisions.Collector(), metadataOnly, notFoundIfMissing: true)
+                : GetOneAsync(context, database, single, includes, revisions.Collector());
+        }
 
         var start = query.GetInt32("start", 0);
         var pageSize = PageSize(query, DefaultPageSize);
@@ -150,19 +157,19 @@ public sealed class DocsHandler(ServerContext server) : HandlerBase(server)
         context.Response.StatusCode = StatusCodes.Status204NoContent;
     }
 
-    private static async ValueTask GetOneAsync(RequestContext context, DocumentDatabase database, string id, List<DocumentPath>? includes)
+    private static async ValueTask GetOneAsync(RequestContext context, DocumentDatabase database, string id, List<DocumentPath>? includes, RevisionIncludes? revisions)
     {
         var output = context.Response.BodyWriter;
         using (var reader = database.BeginRead())
         {
-            if (!WriteSingle(context, reader, id, includes))
+            if (!WriteSingle(context, reader, id, includes, revisions))
                 return;
         }
         await output.FlushAsync(context.RequestAborted).ConfigureAwait(false);
     }
 
-    /// <summary>Writes <c>{"Results":[doc],"Includes":{}}</c> (or a 404 error); false when nothing more is to be sent (304).</summary>
-    private static bool WriteSingle(RequestContext context, DocumentsReader reader, string id, List<DocumentPath>? includes)
+    /// <summary>Writes <c>{"Results":[doc],"Includes":{}[,"RevisionIncludes":[…]]}</c> (or a 404 error); false when nothing more is to be sent (304).</summary>
+    private static bool WriteSingle(RequestContext context, DocumentsReader reader, string id, List<DocumentPath>? includes, RevisionIncludes? revisions)
     {
         if (!reader.TryGet(id, out var record))
         {
@@ -173,8 +180,8 @@ public sealed class DocsHandler(ServerContext server) : HandlerBase(server)
             return true;
         }
         var response = context.Response;
-        // With includes the answer depends on other documents too: no ETag (clients cache by it).
-        if (includes is null)
+        // With includes the answer depends on other documents (or revisions) too: no ETag (clients cache by it).
+        if (includes is null && revisions is null)
         {
             var etag = ChangeVectors.FormatQuoted(record.Etag, reader.DatabaseId);
             response.Headers.ETag = etag;
@@ -189,20 +196,27 @@ public sealed class DocsHandler(ServerContext server) : HandlerBase(server)
         var output = response.BodyWriter;
         output.Write("{\"Results\":["u8);
         BlittableJsonWriter.WriteTo(record.Document, output);
+        output.Write("],\"Includes\":"u8);
         if (includes is null)
         {
-            output.Write("],\"Includes\":{}}"u8);
-            return true;
+            output.Write("{}"u8);
         }
-        var included = new HashSet<string>(StringComparer.OrdinalIgnoreCase);
-        DocumentIncludes.Collect(record.Document, includes, included);
-        output.Write("],\"Includes\":"u8);
-        DocumentIncludes.Write(output, reader, included);
+        else
+        {
+            var included = new HashSet<string>(StringComparer.OrdinalIgnoreCase);
+            DocumentIncludes.Collect(record.Document, includes, included);
+            DocumentIncludes.Write(output, reader, included);
+        }
+        if (revisions is not null)
+        {
+            revisions.Collect(id, record.Document);
+            RevisionIncludesWriter.Write(output, reader, revisions);
+        }
         output.Write("}"u8);
         return true;
     }
 
-    private static ValueTask GetManyAsync(RequestContext context, DocumentDatabase database, List<string?> ids, List<DocumentPath>? includes, bool metadataOnly = false, bool notFoundIfMissing = false)
+    private static ValueTask GetManyAsync(RequestContext context, DocumentDatabase database, List<string?> ids, List<DocumentPath>? includes, RevisionIncludes? revisions, bool metadataOnly = false, bool notFoundIfMissing = false)
     {
         if (notFoundIfMissing)
         {
@@ -216,7 +230,7 @@ public sealed class DocsHandler(ServerContext server) : HandlerBase(server)
             }
         }
         StartResults(context);
-        return DocumentResultsWriter.WriteByIdsAsync(context.Response.BodyWriter, database, ids, includes, context.RequestAborted, metadataOnly);
+        return DocumentResultsWriter.WriteByIdsAsync(context.Response.BodyWriter, database, ids, includes, context.RequestAborted, metadataOnly, revisions);
     }
 
     /// <summary>
@@ -254,7 +268,8 @@ public sealed class DocsHandler(ServerContext server) : HandlerBase(server)
 
     /// <summary>
     /// <c>POST /databases/*/docs</c> with <c>{"Ids":[...]}</c>: a load of more ids than fit in a URL
-    /// (RavenDB's clients switch to it past ~1 KB of ids), with <c>include</c> in the query as for GET.
+    /// (RavenDB's clients switch to it past ~1 KB of ids), with <c>include</c>, <c>revisions</c> and
+    /// <c>revisionsBefore</c> in the query as for GET.
     /// </summary>
     [Route("/databases/*/docs", "POST")]
     [Access(RouteAccess.DatabaseRead)]
@@ -262,6 +277,7 @@ public sealed class DocsHandler(ServerContext server) : HandlerBase(server)
     {
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
         List<DocumentPath>? includes = null;
+        var revisions = new RevisionIncludeParameters();
         var metadataOnly = false;
         foreach (var parameter in new UrlQuery(context.Request.QueryString.Value))
         {
@@ -269,9 +285,11 @@ public sealed class DocsHandler(ServerContext server) : HandlerBase(server)
                 (includes ??= []).Add(path);
             else if (parameter.NameEquals("metadataOnly"))
                 metadataOnly = ReadBoolean(UrlQuery.Decode(parameter.RawValue, parameter.RawName), "metadataOnly");
+            else
+                revisions.TryRead(parameter);
         }
         var ids = await ReadIdsAsync(context).ConfigureAwait(false);
-        await GetManyAsync(context, database, ids, includes, metadataOnly).ConfigureAwait(false);
+        await GetManyAsync(context, database, ids, includes, revisions.Collector(), metadataOnly).ConfigureAwait(false);
     }
 
     private static async ValueTask<List<string?>> ReadIdsAsync(RequestContext context)
@@ -294,6 +312,40 @@ public sealed class DocsHandler(ServerContext server) : HandlerBase(server)
             ids.Add(DocumentBodies.ValidateId(item.GetString()));
         }
         return ids;
+    }
+
+    /// <summary>
+    /// A load's revisions to include, as RavenDB's clients ask for them
+    /// (<c>session.load(id, { includes: b => b.includeRevisions(...) })</c>): <c>&amp;revisions=</c>, a
+    /// path to change vectors in the documents (repeated for several), and <c>&amp;revisionsBefore=</c>,
+    /// a point in time (each document's newest revision at or before it).
+    /// </summary>
+    private struct RevisionIncludeParameters
+    {
+        private List<DocumentPath>? _paths;
+        private DateTime? _before;
+
+        /// <summary>Takes <paramref name="parameter"/> when it is one of these; false otherwise.</summary>
+        public bool TryRead(UrlQuery.Parameter parameter)
+        {
+            if (parameter.NameEquals("revisions"))
+            {
+                if (DocumentIncludes.Parse(UrlQuery.Decode(parameter.RawValue, parameter.RawName)) is { } path)
+                    (_paths ??= []).Add(path);
+                return true;
+            }
+            if (parameter.NameEquals("revisionsBefore"))
+            {
+                var text = UrlQuery.Decode(parameter.RawValue, parameter.RawName);
+                if (text.Length > 0)
+                    _before = JsonDefaults.ParseTime(text, "revisionsBefore");
+                return true;
+            }
+            return false;
+        }
+
+        /// <summary>The collector for the answer, or null when no revisions are asked for.</summary>
+        public readonly RevisionIncludes? Collector() => RevisionIncludes.For(_paths, _before);
     }
 
     private static void StartResults(RequestContext context)

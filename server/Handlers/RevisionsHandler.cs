@@ -81,7 +81,7 @@ public sealed class RevisionsHandler(ServerContext server) : HandlerBase(server)
         id = RequiredId(id, "?id=users/1 (or ?changeVector=)");
         if (beforeText is not null)
         {
-            var before = ParseTime(beforeText, "before");
+            var before = JsonDefaults.ParseTime(beforeText, "before");
             var key = reader.GetRevisionKeyBefore(id, before);
             StartJson(context);
             output.Write("{\"Results\":["u8);
@@ -250,7 +250,7 @@ public sealed class RevisionsHandler(ServerContext server) : HandlerBase(server)
             var root = document.RootElement;
             if (!root.TryGetProperty("Time", out var timeJson) || timeJson.ValueKind != JsonValueKind.String)
                 throw new BadRequestException($"The revert request needs 'Time', the point in time to revert to (UTC), e.g. {Example}.");
-            time = ParseTime(timeJson.GetString()!, "Time");
+            time = JsonDefaults.ParseTime(timeJson.GetString()!, "Time");
             if (root.TryGetProperty("WindowInSec", out var windowJson) && windowJson.ValueKind != JsonValueKind.Null)
             {
                 if (windowJson.ValueKind != JsonValueKind.Number || !windowJson.TryGetInt64(out var seconds) || seconds < 0 || seconds > TimeSpan.MaxValue.TotalSeconds)
@@ -365,13 +365,6 @@ public sealed class RevisionsHandler(ServerContext server) : HandlerBase(server)
         if (!int.TryParse(text, NumberStyles.None, CultureInfo.InvariantCulture, out var value))
             throw new BadRequestException($"Query parameter '{name}' must be an integer of 0 or more; got '{text}'.");
         return value;
-    }
-
-    private static DateTime ParseTime(string text, string name)
-    {
-        if (!DateTime.TryParse(text, CultureInfo.InvariantCulture, DateTimeStyles.AdjustToUniversal | DateTimeStyles.AssumeUniversal, out var time))
-            throw new BadRequestException($"'{name}' must be a date and time such as 2026-01-02T03:04:05.0000000Z (UTC); got '{text}'.");
-        return DateTime.SpecifyKind(time, DateTimeKind.Utc);
     }
 
     private static void StartJson(RequestContext context)

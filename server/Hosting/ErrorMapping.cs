@@ -19,6 +19,10 @@ public static class ErrorMapping
         PatchScriptException => (StatusCodes.Status400BadRequest, ErrorTypes.JavaScript),
         AuthorizationException denied => (denied.NotAuthenticated ? StatusCodes.Status401Unauthorized : StatusCodes.Status403Forbidden, ErrorTypes.Authorization),
         ConcurrencyException => (StatusCodes.Status409Conflict, ErrorTypes.Concurrency),
+        // A batch naming a missing document is refused whole with 422. RavenDB's clients read a 404
+        // from bulk_docs as "no result" (the message naming the document is lost) and any 409 as a
+        // ConcurrencyException; from 422 they throw the body's Type, DocumentDoesNotExistException.
+        DocumentDoesNotExistException { InBatch: true } => (StatusCodes.Status422UnprocessableEntity, ErrorTypes.DocumentDoesNotExist),
         DocumentDoesNotExistException => (StatusCodes.Status404NotFound, ErrorTypes.DocumentDoesNotExist),
         AttachmentDoesNotExistException => (StatusCodes.Status404NotFound, ErrorTypes.AttachmentDoesNotExist),
         // 503 with a Database-Missing header, as RavenDB answers: its clients read a 404 as "no such document".

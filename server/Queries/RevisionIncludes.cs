@@ -5,16 +5,28 @@ using Jackdaw.Storage.Blittable;
 namespace Jackdaw.Server.Queries;
 
 /// <summary>
-/// What a query's <c>include revisions(...)</c> asks for, collected from its results as they are
-/// written: for a point in time, each result's id (its newest revision at or before that time is
-/// included); for a path, the change vectors the path reaches in each result. The answer writes
-/// them under <c>RevisionIncludes</c> (Wire), as RavenDB's clients read it.
+/// What a query's <c>include revisions(...)</c>, or a load's <c>&amp;revisions=</c> and
+/// <c>&amp;revisionsBefore=</c>, asks for, collected from its results as they are written: for a
+/// point in time, each result's id (its newest revision at or before that time is included); for a
+/// path, the change vectors the path reaches in each result. The answer writes them under
+/// <c>RevisionIncludes</c> (Wire), as RavenDB's clients read it.
 /// </summary>
 public sealed class RevisionIncludes
 {
     private readonly IReadOnlyList<RqlRevisionsInclude> _includes;
 
     private RevisionIncludes(IReadOnlyList<RqlRevisionsInclude> includes) => _includes = includes;
+
+    /// <summary>The collector of a load (RavenDB's <c>GET /docs?id=…&amp;revisions=path&amp;revisionsBefore=date</c>), or null when it includes no revisions.</summary>
+    public static RevisionIncludes? For(IReadOnlyList<DocumentPath>? paths, DateTime? before)
+    {
+        var includes = new List<RqlRevisionsInclude>();
+        foreach (var path in paths ?? [])
+            includes.Add(new RqlRevisionsInclude(null, path, 0));
+        if (before is { } at)
+            includes.Add(new RqlRevisionsInclude(at, null, 0));
+        return includes.Count == 0 ? null : new RevisionIncludes(includes);
+    }
 
     /// <summary>Change vectors to include, in the order first met.</summary>
     public List<string> ChangeVectors { get; } = [];

@@ -213,6 +213,7 @@ public static class BatchParser
         BlittableDocument? document = null;
         System.Text.Json.Nodes.JsonObject? patch = null;
         var returnDocument = false;
+        var forceRevisionBefore = false;
         string? name = null, contentType = null, destinationId = null, destinationName = null;
         while (Read(ref reader) && reader.TokenType == JsonTokenType.PropertyName)
         {
@@ -256,6 +257,10 @@ public static class BatchParser
             {
                 destinationName = ReadString(ref reader, where, "DestinationName");
             }
+            else if (reader.ValueTextEquals("ForceRevisionCreationStrategy"u8))
+            {
+                forceRevisionBefore = ReadForceRevisionStrategy(ref reader, where);
+            }
             else if (reader.ValueTextEquals("ReturnDocument"u8))
             {
                 Read(ref reader);
@@ -278,7 +283,7 @@ public static class BatchParser
             case "PUT":
                 if (document is not { } doc)
                     throw new BadRequestException($"{where} (PUT '{id}') has no 'Document' object.");
-                return new BatchOperation(id, new DocumentToPut(id, doc, DocumentBodies.GetCollection(doc), changeVector), changeVector);
+                return new BatchOperation(id, new DocumentToPut(id, doc, DocumentBodies.GetCollection(doc), changeVector), changeVector) { ForceRevisionBefore = forceRevisionBefore };
             case "DELETE":
                 return new BatchOperation(id, null, changeVector);
             case "PATCH":
@@ -293,6 +298,19 @@ public static class BatchParser
                 throw new BadRequestException($"{where} has an unknown Type '{type}'; use \"PUT\", \"DELETE\", \"PATCH\", \"ForceRevisionCreation\", \"AttachmentPUT\", \"AttachmentDELETE\", \"AttachmentMOVE\" or \"AttachmentCOPY\".");
         }
     }
+
+    /// <summary>
+    /// A PUT's <c>ForceRevisionCreationStrategy</c>, as RavenDB's clients send it for a document the
+    /// session forces a revision of and also changes: <c>"Before"</c> (true) or <c>"None"</c>.
+    /// </summary>
+    private static bool ReadForceRevisionStrategy(ref Utf8JsonReader reader, string where) =>
+        ReadString(ref reader, where, "ForceRevisionCreationStrategy") switch
+        {
+            null => false,
+            var strategy when strategy.Equals("None", StringComparison.OrdinalIgnoreCase) => false,
+            var strategy when strategy.Equals("Before", StringComparison.OrdinalIgnoreCase) => true,
+            var strategy => throw new BadRequestException($"{where} has ForceRevisionCreationStrategy '{strategy}'; use \"Before\" (store the stored version as a revision before this PUT) or \"None\"."),
+        };
 
     private static BatchAttachment ParseAttachment(string type, string where, string id, string? name, string? contentType, string? destinationId, string? destinationName)
     {

@@ -46,9 +46,10 @@ public static class DocumentResultsWriter
     /// <summary>
     /// <c>{"Results":[…],"Includes":{…}}</c>: one entry per id, in order (the document, or
     /// <c>null</c> when there is none or the id is null, as RavenDB answers a list with holes), and the
-    /// documents the <paramref name="includes"/> paths of the found ones name.
+    /// documents the <paramref name="includes"/> paths of the found ones name; with
+    /// <paramref name="revisions"/>, then <c>"RevisionIncludes":[…]</c> for the found ones.
     /// </summary>
-    public static async ValueTask WriteByIdsAsync(PipeWriter output, DocumentDatabase database, IReadOnlyList<string?> ids, IReadOnlyList<DocumentPath>? includes, CancellationToken cancellationToken, bool metadataOnly = false)
+    public static async ValueTask WriteByIdsAsync(PipeWriter output, DocumentDatabase database, IReadOnlyList<string?> ids, IReadOnlyList<DocumentPath>? includes, CancellationToken cancellationToken, bool metadataOnly = false, RevisionIncludes? revisions = null)
     {
         var included = includes is null ? null : new HashSet<string>(StringComparer.OrdinalIgnoreCase);
         var reader = database.BeginRead();
@@ -64,6 +65,7 @@ public static class DocumentResultsWriter
                     WriteDocument(record.Document, output, metadataOnly);
                     if (included is not null)
                         DocumentIncludes.Collect(record.Document, includes!, included);
+                    revisions?.Collect(id, record.Document);
                 }
                 else
                 {
@@ -77,6 +79,8 @@ public static class DocumentResultsWriter
                 output.Write("{}"u8);
             else
                 DocumentIncludes.Write(output, reader, included);
+            if (revisions is not null)
+                RevisionIncludesWriter.Write(output, reader, revisions);
             output.Write("}"u8);
         }
         finally

@@ -8,13 +8,13 @@ using Jackdaw.Storage.Blittable;
 namespace Jackdaw.Server.Wire;
 
 /// <summary>
-/// A query's <c>,"RevisionIncludes":[…]</c>, as RavenDB's clients register them: for a change
+/// A query's or a load's <c>,"RevisionIncludes":[…]</c>, as RavenDB's clients register them: for a change
 /// vector <c>{"Id","ChangeVector","Before":null,"Revision":{…}}</c>, for a point in time
 /// <c>{"Id","ChangeVector","Before":"…Z","Revision":{…}}</c>. What has no revision is left out.
 /// </summary>
 public static class RevisionIncludesWriter
 {
-    public static void Write(ArrayBufferWriter<byte> output, DocumentsReader reader, RevisionIncludes revisions)
+    public static void Write(IBufferWriter<byte> output, DocumentsReader reader, RevisionIncludes revisions)
     {
         output.Write(",\"RevisionIncludes\":["u8);
         using var context = new JsonOperationContext();
@@ -33,7 +33,7 @@ public static class RevisionIncludesWriter
         output.Write("]"u8);
     }
 
-    private static void WriteEntry(ArrayBufferWriter<byte> output, RevisionResultsWriter revisionWriter, RevisionRecord revision, DateTime? before, ref bool first)
+    private static void WriteEntry(IBufferWriter<byte> output, RevisionResultsWriter revisionWriter, RevisionRecord revision, DateTime? before, ref bool first)
     {
         if (!first)
             output.Write(","u8);
@@ -52,7 +52,7 @@ public static class RevisionIncludesWriter
         output.Write("}"u8);
     }
 
-    private static void WriteString(ArrayBufferWriter<byte> output, string value)
+    private static void WriteString(IBufferWriter<byte> output, string value)
     {
         output.Write("\""u8);
         output.Write(JsonEncodedText.Encode(value, JavaScriptEncoder.UnsafeRelaxedJsonEscaping).EncodedUtf8Bytes);

@@ -1,3 +1,4 @@
+using Jackdaw.Server.Errors;
 using Jackdaw.Storage.Blittable;
 
 namespace Jackdaw.Server.Documents.Commands;
@@ -7,6 +8,9 @@ public sealed record BatchOperation(string Id, DocumentToPut? Put, string? Expec
 {
     /// <summary>RavenDB's <c>ForceRevisionCreation</c>: store the document's current version as a revision.</summary>
     public bool ForceRevision { get; init; }
+
+    /// <summary>A PUT's <c>"ForceRevisionCreationStrategy":"Before"</c>: the stored version becomes a revision, then the PUT runs.</summary>
+    public bool ForceRevisionBefore { get; init; }
 
     public bool IsDelete => Put is null && Patch is null && Attachment is null && !ForceRevision;
 }
@@ -101,6 +105,13 @@ public sealed class BatchCommand(IReadOnlyList<BatchOperation> operations, JsonO
         return System.Text.Encoding.UTF8.GetString(buffer.WrittenSpan);
     }
 
+    private PutResult Put(DocumentsTransaction transaction, BatchOperation operation, DocumentToPut put)
+    {
+        if (operation.ForceRevisionBefore)
+            transaction.ForceRevisionBeforePut(put.Id);
+        return transaction.Put(put.Id, put.Document.Span, put.Collection, put.ExpectedChangeVector, context);
+    }
+
     public void Execute(DocumentsTransaction transaction)
     {
         if (stream is { Failed: true })
@@ -120,7 +131,7 @@ public sealed class BatchCommand(IReadOnlyList<BatchOperation> operations, JsonO
                 _results[i] = operation switch
                 {
                     { Attachment: { } attachment } => attachment.Execute(transaction, operation.Id, operation.ExpectedChangeVector, context),
-                    { Put: { } put } => new BatchOperationResult(transaction.Put(put.Id, put.Document.Span, put.Collection, put.ExpectedChangeVector, context), false),
+                    { Put: { } put } => new BatchOperationResult(Put(transaction, operation, put), false),
                     { Patch: { } patch } => new BatchOperationResult(null, false, patch.Apply(transaction, operation.Id, operation.ExpectedChangeVector, context, operation.ReturnDocument)),
                     { ForceRevision: true } => new BatchOperationResult(null, false, ForcedRevision: transaction.ForceRevisionCreation(operation.Id, operation.ExpectedChangeVector, context)),
                     _ => new BatchOperationResult(null, transaction.Delete(operation.Id, operation.ExpectedChangeVector)),
@@ -138,6 +149,14 @@ public sealed class BatchCommand(IReadOnlyList<BatchOperation> operations, JsonO
                         Collections.Add(collection.ToLowerInvariant());
                 }
             }
+        }
+        catch (DocumentDoesNotExistException missing) when (!missing.InBatch)
+        {
+            // Only an attachment's command or a forced revision throws it (a PATCH reports
+            // DocumentDoesNotExist, a DELETE is a no-op): the batch is refused, not a lookup.
+            if (stream is not null)
+                stream.Failed = true;
+            throw missing.ForBatch();
         }
         catch when (stream is not null)
         {

@@ -111,7 +111,9 @@ public sealed class AttachmentServerTests(ServerFixture server) : IClassFixture<
         await session.StoreAsync(new User { Id = "users/1", Name = "Ann" });
         session.Advanced.Attachments.Store("users/1", "a", new MemoryStream([1, 2, 3]));
         session.Advanced.Attachments.Store("users/missing", "b", new MemoryStream([4]));
-        await Assert.ThrowsAsync<DocumentDoesNotExistException>(() => session.SaveChangesAsync());
+        var missing = await Assert.ThrowsAsync<DocumentDoesNotExistException>(() => session.SaveChangesAsync());
+        Assert.Contains("users/missing", missing.Message);
+        Assert.Equal(System.Net.HttpStatusCode.UnprocessableEntity, missing.StatusCode);
 
         using var check = store.OpenAsyncSession();
         Assert.Null(await check.LoadAsync<User>("users/1"));

@@ -142,6 +142,21 @@ public sealed class RevisionServerTests(ServerFixture server) : IClassFixture<Se
     }
 
     [Fact]
+    public async Task ForcingARevisionOfAMissingDocumentFailsTheSaveNamingIt()
+    {
+        using var store = await server.NewStoreAsync();
+        using var session = store.OpenAsyncSession();
+        await session.StoreAsync(new User { Id = "users/1", Name = "kept out" });
+        session.Advanced.Revisions.ForceRevisionCreationFor("users/none");
+        var missing = await Assert.ThrowsAsync<DocumentDoesNotExistException>(() => session.SaveChangesAsync());
+        Assert.Contains("users/none", missing.Message);
+
+        // The batch is atomic: the document saved with it is not stored.
+        using var check = store.OpenAsyncSession();
+        Assert.Null(await check.LoadAsync<User>("users/1"));
+    }
+
+    [Fact]
     public async Task TheConfigurationIsStoredAsSent()
     {
         using var store = await server.NewStoreAsync();

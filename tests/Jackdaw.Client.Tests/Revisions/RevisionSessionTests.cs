@@ -91,7 +91,7 @@ public sealed class RevisionSessionTests : IDisposable
     {
         _wire.Answer = r => r.Method == "GET"
             ? WireRecorder.Json("""{"Results":[{"Name":"Ann","@metadata":{"@id":"users/1","@change-vector":"A:1-x","@collection":"Users"}},{"Name":"Bob","@metadata":{"@id":"users/2","@change-vector":"A:3-x","@collection":"Users"}}],"Includes":{}}""")
-            : WireRecorder.Json("""{"Results":[{"Type":"ForceRevisionCreation","RevisionCreated":true,"@id":"users/2","@change-vector":"A:4-x"},{"Type":"PUT","@id":"users/2","@change-vector":"A:5-x"},{"Type":"PUT","@id":"users/9","@change-vector":"A:6-x"},{"Type":"ForceRevisionCreation","RevisionCreated":true,"@id":"users/9","@change-vector":"A:7-x"},{"Type":"ForceRevisionCreation","RevisionCreated":true,"@id":"users/1","@change-vector":"A:8-x"},{"Type":"ForceRevisionCreation","RevisionCreated":false}]}""");
+            : WireRecorder.Json("""{"Results":[{"Type":"PUT","@id":"users/2","@change-vector":"A:5-x"},{"Type":"PUT","@id":"users/9","@change-vector":"A:6-x"},{"Type":"ForceRevisionCreation","RevisionCreated":true,"@id":"users/9","@change-vector":"A:7-x"},{"Type":"ForceRevisionCreation","RevisionCreated":true,"@id":"users/1","@change-vector":"A:8-x"},{"Type":"ForceRevisionCreation","RevisionCreated":false}]}""");
         using var session = _store.OpenAsyncSession();
         var users = await session.LoadAsync<User>(["users/1", "users/2"]);
         session.Advanced.Revisions.ForceRevisionCreationFor(users["users/1"]!);
@@ -107,10 +107,11 @@ public sealed class RevisionSessionTests : IDisposable
         session.Advanced.Revisions.ForceRevisionCreationFor(created);
         await session.SaveChangesAsync();
 
-        // A changed stored document's forced revision goes before its PUT (the version it changes), a new one's after it.
-        var commands = _wire.Requests.Last().BodyJson["Commands"]!.AsArray().Select(c => $"{c!["Type"]} {c["Id"]}").ToList();
-        Assert.Equal(["ForceRevisionCreation users/2", "PUT users/2", "PUT users/9", "ForceRevisionCreation users/9", "ForceRevisionCreation users/1", "ForceRevisionCreation users/3"], commands);
-        Assert.Equal("""{"Id":"users/1","Type":"ForceRevisionCreation"}""", _wire.Requests.Last().BodyJson["Commands"]![4]!.ToJsonString());
+        // A changed stored document's forced revision is its PUT's "Before" (the version it changes), a new one's a command after it.
+        var sentCommands = _wire.Requests.Last().BodyJson["Commands"]!.AsArray();
+        var commands = sentCommands.Select(c => $"{c!["Type"]} {c["Id"]} {c["ForceRevisionCreationStrategy"]}".TrimEnd()).ToList();
+        Assert.Equal(["PUT users/2 Before", "PUT users/9", "ForceRevisionCreation users/9", "ForceRevisionCreation users/1", "ForceRevisionCreation users/3"], commands);
+        Assert.Equal("""{"Id":"users/1","Type":"ForceRevisionCreation"}""", sentCommands[3]!.ToJsonString());
         Assert.Equal(("A:8-x", "A:5-x", "A:7-x"), (session.Advanced.GetChangeVectorFor(users["users/1"]!), session.Advanced.GetChangeVectorFor(users["users/2"]!), session.Advanced.GetChangeVectorFor(created)));
         Assert.False(session.Advanced.HasChanges);
 

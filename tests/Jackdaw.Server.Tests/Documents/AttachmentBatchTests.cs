@@ -171,8 +171,35 @@ public sealed class AttachmentBatchTests(ServerFixture fixture) : IClassFixture<
         await Poll.UntilAsync(() => Task.FromResult(Stats(db) == new AttachmentStorageStats(0, 0, 0, 0)), TimeSpan.FromSeconds(30), "the staged upload to be deleted");
 
         // An attachment on a document the batch does not create fails it too, naming the document.
-        response = await PostAsync(db, FormData("""{"Commands":[{"Type":"AttachmentPUT","Id":"ghost","Name":"x","ContentType":""}]}""", [1]), HttpStatusCode.NotFound);
+        response = await PostAsync(db, FormData("""{"Commands":[{"Type":"AttachmentPUT","Id":"ghost","Name":"x","ContentType":""}]}""", [1]), HttpStatusCode.UnprocessableEntity);
         Assert.Contains("ghost", response[0].GetProperty("Message").GetString(), StringComparison.Ordinal);
+    }
+
+    [Theory]
+    [InlineData("""{"Type":"AttachmentPUT","Id":"users/none","Name":"x","ContentType":""}""", "users/none")]
+    [InlineData("""{"Type":"AttachmentCOPY","Id":"users/none","Name":"x","DestinationId":"a","DestinationName":"y"}""", "users/none")]
+    [InlineData("""{"Type":"AttachmentMOVE","Id":"a","Name":"kept","DestinationId":"users/none","DestinationName":"y"}""", "users/none")]
+    public async Task AnAttachmentCommandOnAMissingDocumentRefusesTheBatchWith422NamingIt(string command, string missing)
+    {
+        // 422, not 404: RavenDB's clients read a 404 from bulk_docs as "no result" and a 409 as a
+        // ConcurrencyException; from 422 they throw the body's DocumentDoesNotExistException.
+        var db = await fixture.CreateDatabaseAsync();
+        await PostAsync(db, FormData("""{"Commands":[{"Type":"PUT","Id":"a","Document":{}},{"Type":"AttachmentPUT","Id":"a","Name":"kept","ContentType":""}]}""", [7]));
+        var commands = "{\"Commands\":[{\"Type\":\"PUT\",\"Id\":\"b\",\"Document\":{}}," + command + "]}";
+        var attachments = command.Contains("AttachmentPUT", StringComparison.Ordinal) ? new[] { new byte[] { 1 } } : [];
+        var error = (await PostAsync(db, FormData(commands, attachments), HttpStatusCode.UnprocessableEntity))[0];
+        Assert.Equal("DocumentDoesNotExistException", error.GetProperty("Type").GetString());
+        Assert.Contains(missing, error.GetProperty("Message").GetString(), StringComparison.Ordinal);
+
+        // Nothing of the batch is stored: not the PUT beside it, nor a change to "a".
+        using (var get = await Client.GetAsync($"/databases/{db}/docs?id=b"))
+            Assert.Equal(HttpStatusCode.NotFound, get.StatusCode);
+        var attached = (await MetadataAsync(db, "a")).GetProperty("@attachments");
+        Assert.Equal(["kept"], attached.EnumerateArray().Select(a => a.GetProperty("Name").GetString()));
+
+        // The single-attachment route keeps its 404 naming the document.
+        using var single = await Client.PutAsync($"/databases/{db}/attachments?id=users/none&name=x", new ByteArrayContent([1]));
+        Assert.Contains("users/none", await Api.AssertErrorAsync(single, HttpStatusCode.NotFound, "DocumentDoesNotExistException"), StringComparison.Ordinal);
     }
 
     [Fact]

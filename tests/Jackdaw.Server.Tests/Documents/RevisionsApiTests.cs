@@ -123,7 +123,56 @@ public sealed class RevisionsApiTests(ServerFixture fixture) : IClassFixture<Ser
         Assert.Equal(1, (await SendAsync(HttpMethod.Get, $"/databases/{db}/revisions/count?id=users/1")).GetProperty("RevisionsCount").GetInt64());
 
         using var missing = await Client.PostAsync($"/databases/{db}/bulk_docs", Api.Json("""{"Commands":[{"Id":"users/404","Type":"ForceRevisionCreation"}]}"""));
-        Assert.Contains("users/404", await Api.AssertErrorAsync(missing, HttpStatusCode.NotFound, "DocumentDoesNotExistException"), StringComparison.Ordinal);
+        Assert.Contains("users/404", await Api.AssertErrorAsync(missing, HttpStatusCode.UnprocessableEntity, "DocumentDoesNotExistException"), StringComparison.Ordinal);
+    }
+
+    private async Task<string[]> RevisionNamesAsync(string db, string id) =>
+        [.. (await SendAsync(HttpMethod.Get, $"/databases/{db}/revisions?id={id}")).GetProperty("Results").EnumerateArray().Select(r => r.GetProperty("Name").GetString()!)];
+
+    private static string PutBefore(string id, string name, string? changeVector = null) =>
+        "{\"Type\":\"PUT\",\"Id\":\"" + id + "\",\"Document\":{\"Name\":\"" + name + "\",\"@metadata\":{\"@collection\":\"Users\"}},"
+        + (changeVector is null ? "" : "\"ChangeVector\":\"" + changeVector + "\",") + "\"ForceRevisionCreationStrategy\":\"Before\"}";
+
+    [Fact]
+    public async Task APutWithForceRevisionCreationStrategyBeforeStoresTheStoredVersionFirst()
+    {
+        // As RavenDB's clients send it when a session forces the revision of an entity it changed.
+        var db = await fixture.CreateDatabaseAsync();
+        var a = await PutAsync(db, "users/1", """{"Name":"a","@metadata":{"@collection":"Users"}}""");
+        var put = (await BatchAsync(db, PutBefore("users/1", "b", a)))[0];
+        Assert.Equal("PUT", put.GetProperty("Type").GetString());
+        Assert.Equal(["a"], await RevisionNamesAsync(db, "users/1"));
+        var revision = (await SendAsync(HttpMethod.Get, $"/databases/{db}/revisions?id=users/1")).GetProperty("Results")[0];
+        Assert.Equal(a, Metadata(revision, "@change-vector"));
+        var stored = (await GetDocumentAsync(db, "users/1"))!.Value;
+        Assert.Equal("b", stored.GetProperty("Name").GetString());
+        Assert.Equal("HasRevisions", Metadata(stored, "@flags"));
+        Assert.Equal(put.GetProperty("@change-vector").GetString(), Metadata(stored, "@change-vector"));
+
+        await BatchAsync(db, PutBefore("users/1", "c"));
+        Assert.Equal(["b", "a"], await RevisionNamesAsync(db, "users/1"));
+
+        // The stored version already is the newest revision: not stored twice.
+        await BatchAsync(db, """{"Id":"users/1","Type":"ForceRevisionCreation"}""" + "," + PutBefore("users/1", "d"));
+        Assert.Equal(["c", "b", "a"], await RevisionNamesAsync(db, "users/1"));
+
+        // With revisions configured the PUT's own version is a revision too, after the forced one.
+        await ConfigureAsync(db, """{"Default":{}}""");
+        await BatchAsync(db, PutBefore("users/1", "e"));
+        Assert.Equal(["e", "d", "c", "b", "a"], await RevisionNamesAsync(db, "users/1"));
+
+        // A change vector the document does not have fails the batch before anything is kept.
+        using (var stale = await Client.PostAsync($"/databases/{db}/bulk_docs", Api.Json("{\"Commands\":[" + PutBefore("users/1", "f", a) + "]}")))
+            await Api.AssertErrorAsync(stale, HttpStatusCode.Conflict, "ConcurrencyException");
+        Assert.Equal(5, (await SendAsync(HttpMethod.Get, $"/databases/{db}/revisions/count?id=users/1")).GetProperty("RevisionsCount").GetInt64());
+
+        // A document never saved has no "before" (RavenDB refuses it too): the batch is refused, naming it.
+        using (var missing = await Client.PostAsync($"/databases/{db}/bulk_docs", Api.Json("{\"Commands\":[" + PutBefore("users/new", "n") + "]}")))
+            Assert.Contains("users/new", await Api.AssertErrorAsync(missing, HttpStatusCode.UnprocessableEntity, "DocumentDoesNotExistException"), StringComparison.Ordinal);
+        Assert.Null(await GetDocumentAsync(db, "users/new"));
+
+        using var bad = await Client.PostAsync($"/databases/{db}/bulk_docs", Api.Json("""{"Commands":[{"Type":"PUT","Id":"users/1","Document":{},"ForceRevisionCreationStrategy":"After"}]}"""));
+        Assert.Contains("ForceRevisionCreationStrategy", await Api.AssertErrorAsync(bad, HttpStatusCode.BadRequest, "BadRequestException"), StringComparison.Ordinal);
     }
 
     [Fact]
@@ -187,6 +236,52 @@ public sealed class RevisionsApiTests(ServerFixture fixture) : IClassFixture<Ser
 
         using var bad = await Client.PostAsync($"/databases/{db}/queries", Api.Json("""{"Query":"from Users include revisions(Signed)"}"""));
         Assert.Contains("revisions", await Api.AssertErrorAsync(bad, HttpStatusCode.BadRequest, "InvalidQueryException"), StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public async Task ALoadIncludesRevisionsByAPathToChangeVectorsAndBeforeATime()
+    {
+        var db = await fixture.CreateDatabaseAsync();
+        await ConfigureAsync(db, """{"Default":{}}""");
+        var firstContract = await PutAsync(db, "contracts/1", """{"Terms":"old","@metadata":{"@collection":"Contracts"}}""");
+        await PutAsync(db, "contracts/1", """{"Terms":"new","@metadata":{"@collection":"Contracts"}}""");
+        await PutAsync(db, "users/1", "{\"Name\":\"a\",\"Signed\":\"" + firstContract + "\",\"@metadata\":{\"@collection\":\"Users\"}}");
+
+        void AssertContract(JsonElement answer)
+        {
+            var included = Assert.Single(answer.GetProperty("RevisionIncludes").EnumerateArray());
+            Assert.Equal("contracts/1", included.GetProperty("Id").GetString());
+            Assert.Equal(firstContract, included.GetProperty("ChangeVector").GetString());
+            Assert.Equal(JsonValueKind.Null, included.GetProperty("Before").ValueKind);
+            Assert.Equal("old", included.GetProperty("Revision").GetProperty("Terms").GetString());
+        }
+
+        // As the Node.js client sends session.load(id, { includes: b => b.includeRevisions("Signed") }).
+        using (var one = await Client.GetAsync($"/databases/{db}/docs?id=users/1&revisions=Signed"))
+        {
+            Assert.Equal(HttpStatusCode.OK, one.StatusCode);
+            Assert.Null(one.Headers.ETag);
+            AssertContract(await Api.JsonAsync(one));
+        }
+        AssertContract(await SendAsync(HttpMethod.Get, $"/databases/{db}/docs?id=users/1&id=users/2&revisions=Signed"));
+        AssertContract(await SendAsync(HttpMethod.Post, $"/databases/{db}/docs?revisions=Signed", """{"Ids":["users/1"]}"""));
+        var multi = await SendAsync(HttpMethod.Post, $"/databases/{db}/multi_get", """{"Requests":[{"Url":"/docs","Query":"?id=users/1&revisions=Signed"}]}""");
+        AssertContract(multi.GetProperty("Results")[0].GetProperty("Result"));
+
+        // Before a time: the newest revision of each loaded document at or before it.
+        var userAt = Metadata((await GetDocumentAsync(db, "users/1"))!.Value, "@last-modified");
+        await PutAsync(db, "users/1", """{"Name":"b","@metadata":{"@collection":"Users"}}""");
+        var byTime = await SendAsync(HttpMethod.Get, $"/databases/{db}/docs?id=users/1&revisionsBefore={Uri.EscapeDataString(userAt)}");
+        Assert.Equal("b", byTime.GetProperty("Results")[0].GetProperty("Name").GetString());
+        var before = Assert.Single(byTime.GetProperty("RevisionIncludes").EnumerateArray());
+        Assert.Equal("users/1", before.GetProperty("Id").GetString());
+        Assert.Equal(userAt, before.GetProperty("Before").GetString());
+        Assert.Equal("a", before.GetProperty("Revision").GetProperty("Name").GetString());
+
+        // Without them the answer keeps its shape; a time that is not one is a 400 naming the parameter.
+        Assert.False((await SendAsync(HttpMethod.Get, $"/databases/{db}/docs?id=users/1")).TryGetProperty("RevisionIncludes", out _));
+        using var bad = await Client.GetAsync($"/databases/{db}/docs?id=users/1&revisionsBefore=yesterday");
+        Assert.Contains("revisionsBefore", await Api.AssertErrorAsync(bad, HttpStatusCode.BadRequest, "BadRequestException"), StringComparison.Ordinal);
     }
 
     [Fact]

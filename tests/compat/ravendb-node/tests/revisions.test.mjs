@@ -324,6 +324,20 @@ test("forceRevisionCreationFor: a revision of a document whose collection has no
         const last = store.openSession();
         assert.deepEqual((await last.advanced.revisions.getFor("companies/1")).map(c => c.name), ["B", "A"]);
         assert.equal((await last.load("companies/1")).name, "C");
+
+        // A document that is not stored has no version to keep: by id, or new in the session
+        // (its PUT carries "Before"). The whole batch is refused, naming the document.
+        const missing = store.openSession();
+        missing.advanced.revisions.forceRevisionCreationFor("companies/none");
+        await assert.rejects(missing.saveChanges(),
+            error => error.name === "DocumentDoesNotExistException" && /companies\/none/.test(error.message));
+        const fresh = store.openSession();
+        const created = new Company("New");
+        await fresh.store(created, "companies/new");
+        fresh.advanced.revisions.forceRevisionCreationFor(created);
+        await assert.rejects(fresh.saveChanges(),
+            error => error.name === "DocumentDoesNotExistException" && /companies\/new/.test(error.message));
+        assert.equal(await store.openSession().load("companies/new"), null);
     } finally {
         store.dispose();
     }
