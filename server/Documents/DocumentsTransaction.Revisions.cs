@@ -14,6 +14,8 @@ namespace Jackdaw.Server.Documents;
 /// revisions bin, or with <c>PurgeOnDelete</c> removes every revision. The policy (count, age, at
 /// most so many per put) is applied in the same transaction, from the oldest revision on, so a put
 /// costs what it removes. A document that has revisions carries <c>HasRevisions</c> in its <c>@flags</c>.
+/// A revision holds a reference on the content of each attachment its version lists, released when
+/// it is removed; a revert restores the attachments the revision lists.
 /// </summary>
 public partial class DocumentsTransaction
 {
@@ -22,6 +24,7 @@ public partial class DocumentsTransaction
     private RevisionTrees? _revisionTrees;
     private bool? _anyRevisions;
     private bool _forcingRevision;
+    private bool _restoringRevision;
     private long _lastRevisionEtag = -1;
 
     /// <summary>
@@ -290,7 +293,10 @@ public partial class DocumentsTransaction
         return RestoreRevision(key, new RevisionRecord(value), context);
     }
 
-    /// <summary>Makes a revision's version the document again (or deletes it, for a delete revision); false when it is that version already.</summary>
+    /// <summary>
+    /// Makes a revision's version the document again, with the attachments it lists (or deletes it,
+    /// for a delete revision); false when it is that version already.
+    /// </summary>
     private bool RestoreRevision(ReadOnlySpan<byte> key, RevisionRecord revision, JsonOperationContext context)
     {
         var id = revision.Id;
@@ -298,15 +304,30 @@ public partial class DocumentsTransaction
             return Delete(id, expectedChangeVector: null);
         if (_docs.TryGet(key, out var current) && ChangeVectors.Format(new DocumentRecord(current).Etag, _databaseId) == revision.ChangeVector)
             return false;
+        // Copied before the first write: the record's spans die with it.
         var document = revision.Document.ToArray();
-        Put(id, document, revision.Collection, expectedChangeVector: null, context);
+        var collection = revision.Collection;
+        RestoreAttachmentsOf(key.ToArray(), document);
+        _restoringRevision = true;
+        try
+        {
+            Put(id, document, collection, expectedChangeVector: null, context);
+        }
+        finally
+        {
+            _restoringRevision = false;
+        }
         return true;
     }
 
-    /// <summary>Stores one revision; the spans must not point into a tree. Returns its etag.</summary>
+    /// <summary>
+    /// Stores one revision, holding a reference on the contents of the attachments its document
+    /// lists; the spans must not point into a tree. Returns its etag.
+    /// </summary>
     private long StoreRevision(ReadOnlySpan<byte> documentKey, ReadOnlySpan<byte> id, ReadOnlySpan<byte> collection, string changeVector, long ticks,
         DocumentFlags flags, RevisionOrigin origin, ReadOnlySpan<byte> document)
     {
+        var holdsAttachments = HoldRevisionAttachments(document);
         var trees = Revisions;
         var etag = NextRevisionEtag();
         Span<byte> key = stackalloc byte[RevisionKeys.MaxKeySize];
@@ -315,7 +336,7 @@ public partial class DocumentsTransaction
         changeVectorBytes = changeVectorBytes[..Encoding.ASCII.GetBytes(changeVector, changeVectorBytes)];
 
         var value = trees.Revisions.Reserve(key, RevisionRecord.SizeOf(id.Length, collection.Length, changeVectorBytes.Length, document.Length));
-        RevisionRecord.Write(value, etag, ticks, flags, origin, id, collection, changeVectorBytes, document);
+        RevisionRecord.Write(value, etag, ticks, flags, origin, holdsAttachments, id, collection, changeVectorBytes, document);
         Span<byte> etagKey = stackalloc byte[StorageKeys.EtagSize];
         StorageKeys.WriteEtag(etagKey, etag);
         trees.ByEtag.Put(etagKey, key);
@@ -361,13 +382,17 @@ public partial class DocumentsTransaction
         RemoveRevisions(documentKey, toRemove, olderThan);
     }
 
-    /// <summary>Removes a document's oldest revisions, up to <paramref name="max"/>, stopping at the first one not older than <paramref name="olderThanTicks"/>.</summary>
+    /// <summary>
+    /// Removes a document's oldest revisions, up to <paramref name="max"/>, stopping at the first one
+    /// not older than <paramref name="olderThanTicks"/>, and releases the attachment contents they held.
+    /// </summary>
     private void RemoveRevisions(ReadOnlySpan<byte> documentKey, long max, long olderThanTicks)
     {
         var trees = Revisions;
         Span<byte> range = stackalloc byte[RevisionKeys.MaxKeySize];
         range = range[..RevisionKeys.WriteRange(range, documentKey)];
         var victims = new List<(byte[] Key, byte[] ChangeVector, bool Delete)>();
+        var heldContents = new List<byte[]>();
         using (var iterator = trees.Revisions.Iterate())
         {
             if (iterator.Seek(range))
@@ -380,6 +405,8 @@ public partial class DocumentsTransaction
                     if (revision.LastModifiedTicks >= olderThanTicks)
                         break;
                     victims.Add((iterator.Key.ToArray(), revision.ChangeVectorUtf8.ToArray(), revision.IsDeleteRevision));
+                    if (revision.HoldsAttachmentReferences)
+                        AddRevisionAttachmentHashes(revision.Document, heldContents);
                 }
                 while (victims.Count < max && iterator.MoveNext());
             }
@@ -397,6 +424,7 @@ public partial class DocumentsTransaction
                 trees.Bin.Delete(etagKey);
         }
         AdjustRevisionCount(documentKey, -victims.Count);
+        ReleaseContents(heldContents);
         MarkWritten();
     }
 
