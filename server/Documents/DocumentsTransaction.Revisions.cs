@@ -207,7 +207,9 @@ public partial class DocumentsTransaction
     /// <summary>
     /// Stores a revision that was kept elsewhere (an import, a restore) as it was: its change vector,
     /// time and flags. Nothing is stored when a revision of that change vector exists. A delete
-    /// revision of a document that does not exist puts it in the bin. Returns whether it was stored.
+    /// revision of a document that does not exist puts it in the bin. The revision holds references
+    /// on the attachments its document lists only when every listed content is stored: an import
+    /// stores the attachments' contents first. Returns whether it was stored.
     /// </summary>
     public bool PutRevision(string id, string? collection, string changeVector, DateTime lastModified, DocumentFlags flags, ReadOnlySpan<byte> document)
     {
