@@ -6,7 +6,7 @@ namespace Jackdaw.Server.Documents;
 /// <summary>Counts of the attachment trees: entries, distinct contents, chunks, and streams staged or waiting to be deleted.</summary>
 public readonly record struct AttachmentStorageStats(long Attachments, long Contents, long Chunks, long StagedStreams);
 
-/// <summary>A stored content: its stream, size and how many attachments reference it.</summary>
+/// <summary>A stored content: its stream, size and how many references it has (documents' attachment entries, and one per revision per attachment it lists).</summary>
 public readonly record struct AttachmentContentInfo(long StreamId, long Size, long References);
 
 /// <summary>Attachments as a snapshot sees them (layouts in <see cref="DocumentsStorage"/>).</summary>
@@ -45,6 +45,30 @@ public partial class DocumentsReader
     /// </summary>
     public AttachmentStream? OpenAttachment(string documentId, string name) =>
         GetAttachment(documentId, name) is { } info ? OpenAttachmentContent(info.Hash) : null;
+
+    /// <summary>
+    /// Attachment <paramref name="name"/> (any casing) as the revision of <paramref name="changeVector"/>
+    /// (unquoted) of document <paramref name="documentId"/> lists it (RavenDB's attachment of type
+    /// <c>Revision</c>), its <see cref="AttachmentInfo.Size"/> the stored content's; null when that is
+    /// no revision of the document, the revision lists no such attachment, or its content is not
+    /// stored (a revision that holds no references: see <see cref="RevisionRecord.HoldsAttachmentReferences"/>).
+    /// Read its bytes with <see cref="OpenAttachmentContent"/>.
+    /// </summary>
+    public AttachmentInfo? GetRevisionAttachment(string documentId, string name, string changeVector)
+    {
+        if (GetRevisionKey(changeVector) is not { } key || !TryRange(documentId, out var range) || !key.AsSpan().StartsWith(range)
+            || !TryGetRevisionByKey(key, out var revision))
+        {
+            return null;
+        }
+        var lowerName = name.ToLowerInvariant();
+        foreach (var attachment in AttachmentsMetadata.Read(revision.Document))
+        {
+            if (attachment.Name.ToLowerInvariant() == lowerName)
+                return GetAttachmentContent(attachment.Hash) is { } content ? attachment with { Size = content.Size } : null;
+        }
+        return null;
+    }
 
     /// <summary>A stored content by the base64 of its SHA-256 (an <see cref="AttachmentInfo.Hash"/>); null when none is stored.</summary>
     public AttachmentStream? OpenAttachmentContent(string base64Hash) =>

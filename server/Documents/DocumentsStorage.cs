@@ -21,7 +21,7 @@ namespace Jackdaw.Server.Documents;
 /// TombstonesByCollection   [len: 1][lowercased collection][etag: 8 BE]    empty (the record is in Tombstones)
 /// Identities               lowercased prefix, UTF-8                       last value (int64 LE)
 /// Attachments              [lowercased id][0x1E][lowercased name], UTF-8  AttachmentEntry (AttachmentEntry.cs)
-/// AttachmentContents       SHA-256 of the bytes (32)                      [stream id: 8 LE][size: 8 LE][refcount: 8 LE]
+/// AttachmentContents       SHA-256 of the bytes (32)                      [stream id: 8 LE][size: 8 LE][refcount: 8 LE] (entries + revisions)
 /// AttachmentChunks         [stream id: 8 BE][chunk number: 4 BE]          the chunk's bytes (AttachmentStreams.ChunkSize, the last shorter)
 /// AttachmentStaging        [stream id: 8 BE]                              [state: 1] 0 = being written, 1 = orphan (to delete)
 /// Revisions                [id prefix][0x1E][revision etag: 8 BE]         RevisionRecord (Revisions/RevisionRecord.cs)
@@ -45,7 +45,11 @@ namespace Jackdaw.Server.Documents;
 /// tombstone until the consumers have passed it and indexes them by collection. A version-1
 /// database is migrated when it opens, in the same transaction that writes the new version.
 /// Version 3 adds the four attachment trees and <c>last-stream-id</c>, and the revisions' trees: a
-/// version-2 database is migrated by writing the new version (the trees are created empty). At every
+/// version-2 database is migrated by writing the new version (the trees are created empty).
+/// Version 4: a revision holds a reference on the content of each attachment it lists (counted in
+/// <c>AttachmentContents</c>, flagged in its record); a version-3 database is migrated by writing
+/// the new version, its revisions flagged as holding none (a build that reads up to version 3 would
+/// never release those references, so it refuses a version-4 folder). At every
 /// open, staging entries still being written (state 0) are left-overs of an upload a crash or a closed
 /// database cut off: nothing references them, so the open marks them orphans and the database's
 /// clean-up deletes them. The revisions' <c>[id prefix]</c> is the lowercased id, or for an id
@@ -55,7 +59,7 @@ namespace Jackdaw.Server.Documents;
 /// </remarks>
 public static class DocumentsStorage
 {
-    public const int SchemaVersion = 3;
+    public const int SchemaVersion = 4;
 
     internal const string DocsTree = "Docs";
     internal const string DocsByEtagTree = "DocsByEtag";
@@ -141,7 +145,8 @@ public static class DocumentsStorage
         if (version != SchemaVersion || isNew)
             meta.Put(SchemaVersionKey, versionValue);
 
-        if (version < 3)
+        // 2 → 3 creates the attachment and revision trees (above); 3 → 4 only writes the version.
+        if (version < SchemaVersion)
             migrated = true;
         var orphans = AttachmentStreams.OrphanUnfinishedUploads(transaction.CreateTree(AttachmentStagingTree));
 

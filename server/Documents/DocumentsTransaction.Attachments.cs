@@ -18,8 +18,10 @@ namespace Jackdaw.Server.Documents;
 /// Every change of a document's attachments stores the document again in the same transaction
 /// (new etag and change vector), its <c>@metadata.@attachments</c> rewritten from the tree; any put
 /// of a document rewrites that list and <c>@flags</c>, so a client's body never decides them.
-/// A content whose count falls to 0 loses its <c>AttachmentContents</c> entry and its stream becomes
-/// an orphan in the same transaction; the database's clean-up deletes orphans' chunks later, a few
+/// A content is referenced by each attachment entry and by each revision that lists it (one per
+/// revision per attachment: <see cref="HoldRevisionAttachments"/>), so a revert can bring back the
+/// attachments of a deleted document. A content whose count falls to 0 loses its
+/// <c>AttachmentContents</c> entry and its stream becomes an orphan in the same transaction; the database's clean-up deletes orphans' chunks later, a few
 /// thousand per transaction.
 /// </remarks>
 public partial class DocumentsTransaction
@@ -275,8 +277,9 @@ public partial class DocumentsTransaction
     /// </summary>
     private DocumentFlags StampAttachments(ReadOnlySpan<byte> documentKey, bool existed, ReadOnlySpan<byte> document, BlittablePatch metadata)
     {
-        // A new document has no attachments: a delete removed them with its previous version.
-        if (existed && AttachmentsTree.Count > 0 && AttachmentsJson(documentKey) is { } json)
+        // A new document has no attachments: a delete removed them with its previous version (a
+        // revert of a deleted document restores its revision's first: RestoreAttachmentsOf).
+        if ((existed || _restoringRevision) && AttachmentsTree.Count > 0 && AttachmentsJson(documentKey) is { } json)
         {
             metadata.SetRawJson("@attachments", json);
             return DocumentFlags.HasAttachments;
@@ -309,6 +312,70 @@ public partial class DocumentsTransaction
             AttachmentsTree.Delete(key);
             ReleaseContent(hash);
         }
+    }
+
+    /// <summary>
+    /// Called when a revision is stored: one more reference on the content of each attachment its
+    /// document lists, so the contents outlive the document's own entries (replaced, deleted with
+    /// the document) for as long as the revision exists; one per revision per attachment, as a
+    /// document's entries count. All or nothing: when a listed content is not stored (an imported
+    /// revision whose attachments were not imported) the revision holds none. Returns whether it holds them.
+    /// </summary>
+    private bool HoldRevisionAttachments(ReadOnlySpan<byte> document)
+    {
+        var listed = AttachmentsMetadata.Read(document);
+        if (listed.Count == 0)
+            return false;
+        var hashes = new List<byte[]>(listed.Count);
+        foreach (var attachment in listed)
+        {
+            var hash = Convert.FromBase64String(attachment.Hash);
+            if (!AttachmentContents.TryGet(hash, out _))
+                return false;
+            hashes.Add(hash);
+        }
+        foreach (var hash in hashes)
+            IncrementContent(hash);
+        return true;
+    }
+
+    /// <summary>The contents a removed revision held (<see cref="HoldRevisionAttachments"/>), each listed once per reference, added to <paramref name="hashes"/>.</summary>
+    private static void AddRevisionAttachmentHashes(ReadOnlySpan<byte> document, List<byte[]> hashes)
+    {
+        foreach (var attachment in AttachmentsMetadata.Read(document))
+            hashes.Add(Convert.FromBase64String(attachment.Hash));
+    }
+
+    /// <summary>Releases one reference per hash (a content at 0 becomes an orphan).</summary>
+    private void ReleaseContents(List<byte[]> hashes)
+    {
+        foreach (var hash in hashes)
+            ReleaseContent(hash);
+    }
+
+    /// <summary>
+    /// Called by a revert before it puts a revision's version back: the document's attachments
+    /// become the ones the revision lists (RavenDB's revert). Each listed content that is stored
+    /// gets a reference for its new entry before the document's current entries release theirs, so a
+    /// content both hold never drops to 0 on the way; a listed content that is not stored (a
+    /// revision that holds no references) is left out. The entries take the etag the put takes next.
+    /// </summary>
+    private void RestoreAttachmentsOf(byte[] documentKey, ReadOnlySpan<byte> document)
+    {
+        var restored = new List<(byte[] Key, byte[] Hash, long Size, AttachmentInfo Listed)>();
+        foreach (var attachment in AttachmentsMetadata.Read(document))
+        {
+            var hash = Convert.FromBase64String(attachment.Hash);
+            if (AttachmentEntry.Key(documentKey, attachment.Name) is not { } key || !AttachmentContents.TryGet(hash, out var content))
+                continue;
+            var size = BinaryPrimitives.ReadInt64LittleEndian(content[8..]);
+            IncrementContent(hash);
+            restored.Add((key, hash, size, attachment));
+        }
+        RemoveAttachmentsOf(documentKey);
+        var etag = LastEtag + 1;
+        foreach (var (key, hash, size, listed) in restored)
+            AttachmentsTree.Put(key, AttachmentEntry.Create(hash, size, etag, listed.Name, listed.ContentType));
     }
 
     /// <summary><c>[{"Name":…,"Hash":…,"ContentType":…,"Size":…},…]</c> in name order; null when the document has none.</summary>

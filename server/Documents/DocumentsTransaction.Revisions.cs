@@ -14,6 +14,8 @@ namespace Jackdaw.Server.Documents;
 /// revisions bin, or with <c>PurgeOnDelete</c> removes every revision. The policy (count, age, at
 /// most so many per put) is applied in the same transaction, from the oldest revision on, so a put
 /// costs what it removes. A document that has revisions carries <c>HasRevisions</c> in its <c>@flags</c>.
+/// A revision holds a reference on the content of each attachment its version lists, released when
+/// it is removed; a revert restores the attachments the revision lists.
 /// </summary>
 public partial class DocumentsTransaction
 {
@@ -22,6 +24,7 @@ public partial class DocumentsTransaction
     private RevisionTrees? _revisionTrees;
     private bool? _anyRevisions;
     private bool _forcingRevision;
+    private bool _restoringRevision;
     private long _lastRevisionEtag = -1;
 
     /// <summary>
@@ -228,7 +231,9 @@ public partial class DocumentsTransaction
     /// <summary>
     /// Stores a revision that was kept elsewhere (an import, a restore) as it was: its change vector,
     /// time and flags. Nothing is stored when a revision of that change vector exists. A delete
-    /// revision of a document that does not exist puts it in the bin. Returns whether it was stored.
+    /// revision of a document that does not exist puts it in the bin. The revision holds references
+    /// on the attachments its document lists only when every listed content is stored: an import
+    /// stores the attachments' contents first. Returns whether it was stored.
     /// </summary>
     public bool PutRevision(string id, string? collection, string changeVector, DateTime lastModified, DocumentFlags flags, ReadOnlySpan<byte> document)
     {
@@ -314,7 +319,10 @@ public partial class DocumentsTransaction
         return RestoreRevision(key, new RevisionRecord(value), context);
     }
 
-    /// <summary>Makes a revision's version the document again (or deletes it, for a delete revision); false when it is that version already.</summary>
+    /// <summary>
+    /// Makes a revision's version the document again, with the attachments it lists (or deletes it,
+    /// for a delete revision); false when it is that version already.
+    /// </summary>
     private bool RestoreRevision(ReadOnlySpan<byte> key, RevisionRecord revision, JsonOperationContext context)
     {
         var id = revision.Id;
@@ -322,15 +330,30 @@ public partial class DocumentsTransaction
             return Delete(id, expectedChangeVector: null);
         if (_docs.TryGet(key, out var current) && ChangeVectors.Format(new DocumentRecord(current).Etag, _databaseId) == revision.ChangeVector)
             return false;
+        // Copied before the first write: the record's spans die with it.
         var document = revision.Document.ToArray();
-        Put(id, document, revision.Collection, expectedChangeVector: null, context);
+        var collection = revision.Collection;
+        RestoreAttachmentsOf(key.ToArray(), document);
+        _restoringRevision = true;
+        try
+        {
+            Put(id, document, collection, expectedChangeVector: null, context);
+        }
+        finally
+        {
+            _restoringRevision = false;
+        }
         return true;
     }
 
-    /// <summary>Stores one revision; the spans must not point into a tree. Returns its etag.</summary>
+    /// <summary>
+    /// Stores one revision, holding a reference on the contents of the attachments its document
+    /// lists; the spans must not point into a tree. Returns its etag.
+    /// </summary>
     private long StoreRevision(ReadOnlySpan<byte> documentKey, ReadOnlySpan<byte> id, ReadOnlySpan<byte> collection, string changeVector, long ticks,
         DocumentFlags flags, RevisionOrigin origin, ReadOnlySpan<byte> document)
     {
+        var holdsAttachments = HoldRevisionAttachments(document);
         var trees = Revisions;
         var etag = NextRevisionEtag();
         Span<byte> key = stackalloc byte[RevisionKeys.MaxKeySize];
@@ -339,7 +362,7 @@ public partial class DocumentsTransaction
         changeVectorBytes = changeVectorBytes[..Encoding.ASCII.GetBytes(changeVector, changeVectorBytes)];
 
         var value = trees.Revisions.Reserve(key, RevisionRecord.SizeOf(id.Length, collection.Length, changeVectorBytes.Length, document.Length));
-        RevisionRecord.Write(value, etag, ticks, flags, origin, id, collection, changeVectorBytes, document);
+        RevisionRecord.Write(value, etag, ticks, flags, origin, holdsAttachments, id, collection, changeVectorBytes, document);
         Span<byte> etagKey = stackalloc byte[StorageKeys.EtagSize];
         StorageKeys.WriteEtag(etagKey, etag);
         trees.ByEtag.Put(etagKey, key);
@@ -385,13 +408,17 @@ public partial class DocumentsTransaction
         RemoveRevisions(documentKey, toRemove, olderThan);
     }
 
-    /// <summary>Removes a document's oldest revisions, up to <paramref name="max"/>, stopping at the first one not older than <paramref name="olderThanTicks"/>.</summary>
+    /// <summary>
+    /// Removes a document's oldest revisions, up to <paramref name="max"/>, stopping at the first one
+    /// not older than <paramref name="olderThanTicks"/>, and releases the attachment contents they held.
+    /// </summary>
     private void RemoveRevisions(ReadOnlySpan<byte> documentKey, long max, long olderThanTicks)
     {
         var trees = Revisions;
         Span<byte> range = stackalloc byte[RevisionKeys.MaxKeySize];
         range = range[..RevisionKeys.WriteRange(range, documentKey)];
         var victims = new List<(byte[] Key, byte[] ChangeVector, bool Delete)>();
+        var heldContents = new List<byte[]>();
         using (var iterator = trees.Revisions.Iterate())
         {
             if (iterator.Seek(range))
@@ -404,6 +431,8 @@ public partial class DocumentsTransaction
                     if (revision.LastModifiedTicks >= olderThanTicks)
                         break;
                     victims.Add((iterator.Key.ToArray(), revision.ChangeVectorUtf8.ToArray(), revision.IsDeleteRevision));
+                    if (revision.HoldsAttachmentReferences)
+                        AddRevisionAttachmentHashes(revision.Document, heldContents);
                 }
                 while (victims.Count < max && iterator.MoveNext());
             }
@@ -421,6 +450,7 @@ public partial class DocumentsTransaction
                 trees.Bin.Delete(etagKey);
         }
         AdjustRevisionCount(documentKey, -victims.Count);
+        ReleaseContents(heldContents);
         MarkWritten();
     }
 

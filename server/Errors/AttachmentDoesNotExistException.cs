@@ -4,7 +4,13 @@ namespace Jackdaw.Server.Errors;
 public sealed class AttachmentDoesNotExistException : Exception
 {
     public AttachmentDoesNotExistException(string documentId, string name)
-        : base($"Document '{documentId}' has no attachment named '{name}'.")
+        : this(documentId, name, $"Document '{documentId}' has no attachment named '{name}'.")
+    {
+    }
+
+    /// <param name="message">What was looked for where (a revision's attachment names the revision).</param>
+    public AttachmentDoesNotExistException(string documentId, string name, string message)
+        : base(message)
     {
         DocumentId = documentId;
         Name = name;

@@ -14,8 +14,9 @@ namespace Jackdaw.Server.Handlers;
 
 /// <summary>
 /// <c>/databases/*/attachments</c>: store (streamed in, never held whole), read (streamed out of one
-/// snapshot, ranges), check and delete one attachment of a document, and read several at once
-/// (<c>/attachments/bulk</c>), in the shapes RavenDB's clients send and read.
+/// snapshot, ranges), check and delete one attachment of a document, read one a revision kept
+/// (<c>type=Revision</c>), and read several at once (<c>/attachments/bulk</c>), in the shapes
+/// RavenDB's clients send and read.
 /// </summary>
 public sealed class AttachmentsHandler(ServerContext server) : HandlerBase(server)
 {
@@ -69,12 +70,16 @@ public sealed class AttachmentsHandler(ServerContext server) : HandlerBase(serve
     {
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
         var (id, name) = IdAndName(context);
+        var query = new UrlQuery(context.Request.QueryString.Value);
+        if (RevisionChangeVector(query.GetString("type"), query.GetString("changeVector")) is { } changeVector)
+            return SendRevisionAsync(context, database, id, name, changeVector);
         return SendAsync(context, database, id, name);
     }
 
     /// <summary>
     /// RavenDB's clients ask for an attachment of a document or of a revision with a POST of
-    /// <c>{"Type":"Document"|"Revision","ChangeVector":…}</c>; a document's is the same as GET.
+    /// <c>{"Type":"Document"|"Revision","ChangeVector":…}</c>; a document's is the same as GET, a
+    /// revision's as GET with <c>type=Revision&amp;changeVector=</c>.
     /// </summary>
     [Route("/databases/*/attachments", "POST")]
     [Access(RouteAccess.DatabaseRead)]
@@ -82,13 +87,37 @@ public sealed class AttachmentsHandler(ServerContext server) : HandlerBase(serve
     {
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
         var (id, name) = IdAndName(context);
+        string? changeVector;
         using (var body = await DocumentBodies.ReadJsonAsync(context.Request.BodyReader, context.RequestAborted).ConfigureAwait(false))
         {
-            var type = body?.RootElement is { ValueKind: JsonValueKind.Object } root && root.TryGetProperty("Type", out var t) && t.ValueKind == JsonValueKind.String ? t.GetString() : "Document";
-            if (type != "Document")
-                throw new FeatureNotSupportedException($"Attachments of type '{type}' are not served: this route reads the attachments of documents (\"Type\":\"Document\").");
+            var root = body?.RootElement;
+            changeVector = RevisionChangeVector(StringProperty(root, "Type"), StringProperty(root, "ChangeVector"));
         }
-        await SendAsync(context, database, id, name).ConfigureAwait(false);
+        if (changeVector is not null)
+            await SendRevisionAsync(context, database, id, name, changeVector).ConfigureAwait(false);
+        else
+            await SendAsync(context, database, id, name).ConfigureAwait(false);
+    }
+
+    private static string? StringProperty(JsonElement? root, string name) =>
+        root is { ValueKind: JsonValueKind.Object } value && value.TryGetProperty(name, out var property) && property.ValueKind == JsonValueKind.String ? property.GetString() : null;
+
+    /// <summary>
+    /// The revision's change vector (unquoted) when <paramref name="type"/> asks for a revision's
+    /// attachment; null for a document's (no type, or <c>Document</c>).
+    /// </summary>
+    /// <exception cref="BadRequestException">A revision's attachment without a change vector.</exception>
+    /// <exception cref="FeatureNotSupportedException">Another type (RavenDB's <c>Conflict</c>: Jackdaw has no conflicts).</exception>
+    private static string? RevisionChangeVector(string? type, string? changeVector)
+    {
+        if (type is null || type.Equals("Document", StringComparison.OrdinalIgnoreCase))
+            return null;
+        if (!type.Equals("Revision", StringComparison.OrdinalIgnoreCase))
+            throw new FeatureNotSupportedException($"Attachments of type '{type}' are not served: this route reads the attachments of documents (\"Document\") and of revisions (\"Revision\", with the revision's change vector).");
+        var trimmed = changeVector?.Trim().Trim('"');
+        if (string.IsNullOrEmpty(trimmed))
+            throw new BadRequestException("An attachment of type 'Revision' is named by the revision's change vector: send \"ChangeVector\" (POST) or changeVector= (GET), e.g. the @change-vector of a revision listed by GET /databases/{db}/revisions?id=.");
+        return trimmed;
     }
 
     [Route("/databases/*/attachments", "HEAD")]
@@ -191,8 +220,29 @@ public sealed class AttachmentsHandler(ServerContext server) : HandlerBase(serve
                 throw new DocumentDoesNotExistException(id, $"Document '{id}' does not exist, so it has no attachment '{name}'.");
             throw new AttachmentDoesNotExistException(id, name);
         }
+        await SendContentAsync(context, reader, info, ChangeVectors.FormatQuoted(info.Etag, database.DatabaseId)).ConfigureAwait(false);
+    }
+
+    /// <summary>
+    /// Answers with the bytes of an attachment as the revision of <paramref name="changeVector"/>
+    /// lists it (its content is held by the revision, so it outlives the document's own attachment);
+    /// the <c>ETag</c> is the revision's change vector.
+    /// </summary>
+    private static async ValueTask SendRevisionAsync(RequestContext context, DocumentDatabase database, string id, string name, string changeVector)
+    {
+        using var reader = database.BeginRead();
+        if (reader.GetRevisionAttachment(id, name, changeVector) is not { } info)
+        {
+            throw new AttachmentDoesNotExistException(id, name,
+                $"Document '{id}' has no revision of change vector '{changeVector}' with an attachment named '{name}' (list its revisions with GET /databases/{{db}}/revisions?id={id}).");
+        }
+        await SendContentAsync(context, reader, info, $"\"{changeVector}\"").ConfigureAwait(false);
+    }
+
+    /// <summary>Writes an attachment's headers and its bytes (or the range asked for) from <paramref name="reader"/>'s snapshot.</summary>
+    private static async ValueTask SendContentAsync(RequestContext context, DocumentsReader reader, AttachmentInfo info, string etag)
+    {
         var response = context.Response;
-        var etag = ChangeVectors.FormatQuoted(info.Etag, database.DatabaseId);
         response.Headers.ETag = etag;
         response.Headers["Attachment-Hash"] = info.Hash;
         response.Headers["Attachment-Size"] = info.Size.ToString(System.Globalization.CultureInfo.InvariantCulture);

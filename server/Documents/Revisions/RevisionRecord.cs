@@ -30,7 +30,10 @@ public enum RevisionOrigin : byte
 ///  8      8     last modified, UTC ticks (int64 LE): the version's own @last-modified
 /// 16      4     DocumentFlags of the revision as RavenDB shows them (Revision, DeleteRevision, HasRevisions, ...)
 /// 20      1     RevisionOrigin
-/// 21      1     reserved (0)
+/// 21      1     bit 0: the revision holds one reference on the content of each attachment its
+///               document lists (AttachmentContents); other bits 0. Clear for a revision that lists
+///               none, one of schema version 3 (which held none), an imported one whose contents
+///               were not all stored
 /// 22      2     id length in UTF-8 bytes (uint16), the casing first written
 /// 24      2     collection length in UTF-8 bytes (uint16), 0 = no collection
 /// 26      2     change vector length (uint16, ASCII)
@@ -46,6 +49,8 @@ public readonly ref struct RevisionRecord
 {
     public const int HeaderSize = 32;
 
+    private const byte HoldsReferencesBit = 1;
+
     public RevisionRecord(ReadOnlySpan<byte> value)
     {
         if (value.Length < HeaderSize)
@@ -60,6 +65,7 @@ public readonly ref struct RevisionRecord
         LastModifiedTicks = BinaryPrimitives.ReadInt64LittleEndian(value[8..]);
         Flags = (DocumentFlags)BinaryPrimitives.ReadInt32LittleEndian(value[16..]);
         Origin = (RevisionOrigin)value[20];
+        HoldsAttachmentReferences = (value[21] & HoldsReferencesBit) != 0;
         var position = HeaderSize;
         IdUtf8 = value.Slice(position, idLength);
         position += idLength;
@@ -83,6 +89,13 @@ public readonly ref struct RevisionRecord
 
     public bool IsDeleteRevision => (Flags & DocumentFlags.DeleteRevision) != 0;
 
+    /// <summary>
+    /// Whether the revision holds a reference on the content of each attachment its document's
+    /// <c>@metadata.@attachments</c> lists: those contents are stored while it exists, and its
+    /// removal releases them.
+    /// </summary>
+    public bool HoldsAttachmentReferences { get; }
+
     public ReadOnlySpan<byte> IdUtf8 { get; }
 
     public ReadOnlySpan<byte> CollectionUtf8 { get; }
@@ -101,14 +114,14 @@ public readonly ref struct RevisionRecord
     public static int SizeOf(int id, int collection, int changeVector, int document) => HeaderSize + id + collection + changeVector + document;
 
     /// <summary>Writes a record into <paramref name="destination"/>, exactly <see cref="SizeOf"/> long.</summary>
-    public static void Write(Span<byte> destination, long etag, long lastModifiedTicks, DocumentFlags flags, RevisionOrigin origin,
+    public static void Write(Span<byte> destination, long etag, long lastModifiedTicks, DocumentFlags flags, RevisionOrigin origin, bool holdsAttachmentReferences,
         ReadOnlySpan<byte> id, ReadOnlySpan<byte> collection, ReadOnlySpan<byte> changeVector, ReadOnlySpan<byte> document)
     {
         BinaryPrimitives.WriteInt64LittleEndian(destination, etag);
         BinaryPrimitives.WriteInt64LittleEndian(destination[8..], lastModifiedTicks);
         BinaryPrimitives.WriteInt32LittleEndian(destination[16..], (int)flags);
         destination[20] = (byte)origin;
-        destination[21] = 0;
+        destination[21] = holdsAttachmentReferences ? HoldsReferencesBit : (byte)0;
         BinaryPrimitives.WriteUInt16LittleEndian(destination[22..], checked((ushort)id.Length));
         BinaryPrimitives.WriteUInt16LittleEndian(destination[24..], checked((ushort)collection.Length));
         BinaryPrimitives.WriteUInt16LittleEndian(destination[26..], checked((ushort)changeVector.Length));

@@ -243,4 +243,54 @@ public sealed class RevisionServerTests(ServerFixture server) : IClassFixture<Se
             Assert.Null(await session.LoadAsync<User>("users/2"));
         }
     }
+
+    [Fact]
+    public async Task ARevisionsAttachmentIsReadByChangeVectorAndARevertBringsItBack()
+    {
+        using var store = await StoreWithRevisionsAsync(server);
+        var pdf = Enumerable.Range(0, 100_000).Select(i => (byte)(i * 7)).ToArray();
+        using (var session = store.OpenAsyncSession())
+        {
+            await session.StoreAsync(new User { Id = "users/1", Name = "Ann" });
+            session.Advanced.Attachments.Store("users/1", "invoice.pdf", new MemoryStream(pdf), "application/pdf");
+            await session.SaveChangesAsync();
+        }
+        string withPdf;
+        using (var session = store.OpenAsyncSession())
+            withPdf = (await session.Advanced.Revisions.GetMetadataForAsync("users/1", pageSize: 1))[0].GetString("@change-vector")!;
+        using (var session = store.OpenAsyncSession())
+        {
+            session.Advanced.Attachments.Delete("users/1", "invoice.pdf");
+            await session.SaveChangesAsync();
+            session.Delete("users/1");
+            await session.SaveChangesAsync();
+        }
+
+        using (var session = store.OpenAsyncSession())
+        {
+            using var result = await session.Advanced.Attachments.GetRevisionAsync("users/1", "invoice.pdf", withPdf);
+            Assert.NotNull(result);
+            Assert.Equal(pdf, await ReadAllAsync(result.Stream));
+            Assert.Equal((100_000L, "invoice.pdf"), (result.Details.Size, result.Details.Name));
+            Assert.Null(await session.Advanced.Attachments.GetRevisionAsync("users/1", "other.pdf", withPdf));
+        }
+        using (var operation = await store.Operations.SendAsync(new GetAttachmentOperation("users/1", "invoice.pdf", AttachmentType.Revision, withPdf)))
+            Assert.Equal(pdf, await ReadAllAsync(operation!.Stream));
+
+        await store.Operations.SendAsync(new RevertRevisionsByIdOperation("users/1", withPdf));
+        using (var session = store.OpenAsyncSession())
+        {
+            var user = await session.LoadAsync<User>("users/1");
+            Assert.Equal(["invoice.pdf"], session.Advanced.Attachments.GetNames(user!).Select(a => a.Name));
+            using var result = await session.Advanced.Attachments.GetAsync("users/1", "invoice.pdf");
+            Assert.Equal(pdf, await ReadAllAsync(result!.Stream));
+        }
+    }
+
+    private static async Task<byte[]> ReadAllAsync(Stream stream)
+    {
+        var copy = new MemoryStream();
+        await stream.CopyToAsync(copy);
+        return copy.ToArray();
+    }
 }

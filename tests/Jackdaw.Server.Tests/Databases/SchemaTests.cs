@@ -178,7 +178,7 @@ public class SchemaTests
     }
 
     [Fact]
-    public async Task AVersion2DatabaseIsMigratedToVersion3AndTakesAttachments()
+    public async Task AVersion2DatabaseIsMigratedToTheCurrentVersionAndTakesAttachments()
     {
         using var folder = new TempFolder();
         await using (var database = Open(folder.Path))
@@ -203,7 +203,70 @@ public class SchemaTests
             await database.EnqueueAsync(command);
             Assert.Equal("users/1", command.Result.DocumentId);
         }
-        Assert.Equal(3, ReadSchemaVersion(folder.Path));
+        Assert.Equal(DocumentsStorage.SchemaVersion, ReadSchemaVersion(folder.Path));
+    }
+
+    [Fact]
+    public async Task AVersion3DatabasesRevisionsHoldNoAttachmentReferencesAfterTheMigration()
+    {
+        using var folder = new TempFolder();
+        var content = "hello"u8.ToArray();
+        string changeVector;
+        await using (var database = Open(folder.Path))
+        {
+            await database.EnqueueAsync(new ConfigureRevisionsCommand(RevisionsConfiguration.Parse("""{"Default":{"Disabled":false}}"""u8)));
+            await PutAsync(database, "users/1", "Users", v: 1);
+            var put = new PutAttachmentCommand("users/1", "a.txt", "text/plain", AttachmentSource.FromBytes(content), null, new JsonOperationContext());
+            await database.EnqueueAsync(put);
+            changeVector = put.Result.DocumentChangeVector;
+        }
+        using (var environment = OpenEngine(folder.Path))
+        {
+            // What version 3 wrote: revisions without the references flag, contents counting entries only.
+            using var write = environment.BeginWrite();
+            var revisions = write.CreateTree("Revisions");
+            var records = new List<(byte[] Key, byte[] Value)>();
+            using (var iterator = revisions.Iterate())
+            {
+                Assert.True(iterator.SeekFirst());
+                do
+                {
+                    records.Add((iterator.Key.ToArray(), iterator.Value.ToArray()));
+                }
+                while (iterator.MoveNext());
+            }
+            foreach (var (key, value) in records)
+            {
+                value[21] = 0;
+                revisions.Put(key, value);
+            }
+            var contents = write.CreateTree("AttachmentContents");
+            var hash = System.Security.Cryptography.SHA256.HashData(content);
+            Assert.True(contents.TryGet(hash, out var stored));
+            var entry = stored.ToArray();
+            Assert.Equal(2, BinaryPrimitives.ReadInt64LittleEndian(entry.AsSpan(16)));
+            BinaryPrimitives.WriteInt64LittleEndian(entry.AsSpan(16), 1);
+            contents.Put(hash, entry);
+            var version = new byte[4];
+            BinaryPrimitives.WriteInt32LittleEndian(version, 3);
+            write.CreateTree("Meta").Put("schema-version"u8, version);
+            write.Commit();
+        }
+
+        await using (var database = Open(folder.Path))
+        {
+            // The revision lists the attachment but holds nothing: a revert of it leaves out the content
+            // the document's delete released, and purging it releases nothing.
+            Assert.True(await DeleteAsync(database, "users/1"));
+            await database.EnqueueAsync(new RevertToRevisionsCommand([new("users/1", changeVector)], new JsonOperationContext()));
+            await database.EnqueueAsync(new ConfigureRevisionsCommand(RevisionsConfiguration.Parse("""{"Default":{"Disabled":false,"PurgeOnDelete":true}}"""u8)));
+            Assert.True(await DeleteAsync(database, "users/1"));
+            await database.Attachments.CleanAsync();
+            using var reader = database.BeginRead();
+            Assert.Equal(new AttachmentStorageStats(0, 0, 0, 0), reader.GetAttachmentStorageStats());
+            Assert.Equal(0, reader.RevisionCount);
+        }
+        Assert.Equal(DocumentsStorage.SchemaVersion, ReadSchemaVersion(folder.Path));
     }
 
     [Fact]

@@ -312,4 +312,49 @@ public sealed class AttachmentsApiTests(ServerFixture fixture) : IClassFixture<S
             Assert.Equal("image/jpeg", get.Content.Headers.ContentType!.MediaType);
         }
     }
+
+    [Fact]
+    public async Task ARevisionsAttachmentIsReadByTheRevisionsChangeVectorWithGetOrPost()
+    {
+        var db = await fixture.CreateDatabaseAsync();
+        using (var configure = await Client.PostAsync($"/databases/{db}/admin/revisions/config", Api.Json("""{"Default":{"Disabled":false}}""")))
+            Assert.Equal(HttpStatusCode.OK, configure.StatusCode);
+        await PutDocumentAsync(db, "users/1");
+        var old = Bytes(100_000, 21);
+        var revision = (await PutAttachmentAsync(db, "users/1", "a.pdf", old, "application/pdf")).GetProperty("ChangeVector").GetString()!;
+        await PutAttachmentAsync(db, "users/1", "a.pdf", Bytes(10, 22));
+        using (var delete = await Client.DeleteAsync($"/databases/{db}/docs?id=users%2F1"))
+            Assert.Equal(HttpStatusCode.NoContent, delete.StatusCode);
+
+        // RavenDB's clients: a POST naming the revision; the GET form with the same in the query.
+        var post = new HttpRequestMessage(HttpMethod.Post, Url(db, "users/1", "A.PDF")) { Content = Api.Json($$"""{"Type":"Revision","ChangeVector":"{{revision}}"}""") };
+        foreach (var request in new[] { post, new HttpRequestMessage(HttpMethod.Get, Url(db, "USERS/1", "a.pdf") + $"&type=Revision&changeVector={Uri.EscapeDataString(revision)}") })
+        {
+            using var response = await Client.SendAsync(request);
+            Assert.Equal(HttpStatusCode.OK, response.StatusCode);
+            Assert.Equal(old, await response.Content.ReadAsByteArrayAsync());
+            Assert.Equal($"\"{revision}\"", response.Headers.ETag!.ToString());
+            Assert.Equal(Convert.ToBase64String(SHA256.HashData(old)), response.Headers.GetValues("Attachment-Hash").Single());
+            Assert.Equal("100000", response.Headers.GetValues("Attachment-Size").Single());
+            Assert.Equal("application/pdf", response.Content.Headers.ContentType!.MediaType);
+        }
+
+        using (var range = new HttpRequestMessage(HttpMethod.Get, Url(db, "users/1", "a.pdf") + $"&type=Revision&changeVector={Uri.EscapeDataString(revision)}"))
+        {
+            range.Headers.Range = new RangeHeaderValue(10, 19);
+            using var response = await Client.SendAsync(range);
+            Assert.Equal(HttpStatusCode.PartialContent, response.StatusCode);
+            Assert.Equal(old[10..20], await response.Content.ReadAsByteArrayAsync());
+        }
+
+        using (var missing = await Client.GetAsync(Url(db, "users/1", "other.pdf") + $"&type=Revision&changeVector={Uri.EscapeDataString(revision)}"))
+        {
+            Assert.Equal(HttpStatusCode.NotFound, missing.StatusCode);
+            Assert.Equal("AttachmentDoesNotExistException", (await Api.JsonAsync(missing)).GetProperty("Type").GetString());
+        }
+        using (var noChangeVector = await Client.PostAsync(Url(db, "users/1", "a.pdf"), Api.Json("""{"Type":"Revision"}""")))
+            Assert.Equal(HttpStatusCode.BadRequest, noChangeVector.StatusCode);
+        using (var conflict = await Client.PostAsync(Url(db, "users/1", "a.pdf"), Api.Json("""{"Type":"Conflict","ChangeVector":"A:1-x"}""")))
+            Assert.Equal(HttpStatusCode.NotImplemented, conflict.StatusCode);
+    }
 }
