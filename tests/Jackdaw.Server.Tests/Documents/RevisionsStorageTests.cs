@@ -141,6 +141,18 @@ public sealed class RevisionsStorageTests : IDisposable
     }
 
     [Fact]
+    public async Task AnAgeBeyondTheStartOfTimeKeepsEveryRevision()
+    {
+        await using var database = OpenDatabase();
+        await ConfigureAsync(database, $$$"""{"Default":{"MinimumRevisionAgeToKeep":"{{{TimeSpan.MaxValue:c}}}","MinimumRevisionsToKeep":1}}""");
+        for (var v = 1; v <= 3; v++)
+            await PutAsync(database, "notes/1", "Notes", v);
+        _clock.Advance(TimeSpan.FromDays(3650));
+        await PutAsync(database, "notes/1", "Notes", 4);
+        Assert.Equal([4L, 3, 2, 1], RevisionsOf(database, "notes/1").Select(r => r.V!.Value));
+    }
+
+    [Fact]
     public async Task ADeleteStoresADeleteRevisionAndPutsTheDocumentInTheBinUntilItComesBack()
     {
         await using var database = OpenDatabase();
