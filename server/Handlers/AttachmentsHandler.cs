@@ -28,6 +28,7 @@ public sealed class AttachmentsHandler(ServerContext server) : HandlerBase(serve
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
         var (id, name) = IdAndName(context);
         var contentType = new UrlQuery(context.Request.QueryString.Value).GetString("contentType");
+        AttachmentContentTypes.ThrowIfInvalid(contentType);
         var expected = IfMatch(context);
         var maxSize = Server.Options.Attachments.MaxSize;
         // The route enforces Attachments:MaxSize itself, as it reads; Kestrel's body limit is for bodies read whole.
