@@ -5,7 +5,7 @@ using Jackdaw.Server.Tests.Infrastructure;
 
 namespace Jackdaw.Server.Tests.Documents;
 
-/// <summary>Attachment inputs the server must refuse with a 400, storing nothing.</summary>
+/// <summary>Content types and multipart batches the server must refuse with a 400, storing nothing.</summary>
 public sealed class AttachmentInputTests(ServerFixture fixture) : IClassFixture<ServerFixture>
 {
     private HttpClient Client => fixture.Client;
@@ -68,6 +68,35 @@ public sealed class AttachmentInputTests(ServerFixture fixture) : IClassFixture<
         var message = await Api.AssertErrorAsync(response, HttpStatusCode.BadRequest, "BadRequestException");
         Assert.Contains("content type", message, StringComparison.OrdinalIgnoreCase);
         Assert.Contains(named, message, StringComparison.Ordinal);
+        await AssertAllGoneAsync(db);
+    }
+
+    private const string Commands = """{"Commands":[{"Type":"PUT","Id":"users/2","Document":{"@metadata":{"@collection":"Users"}}},{"Type":"AttachmentPUT","Id":"users/2","Name":"a.bin","ContentType":"x/y","ChangeVector":null}]}""";
+
+    public static TheoryData<string, string, string> MalformedMultipart => new()
+    {
+        // Boundary over RFC 2046's 70 characters.
+        { "multipart/mixed; boundary=" + new string('b', 71), $"--{new string('b', 71)}\r\n\r\n{Commands}\r\n--{new string('b', 71)}\r\n\r\nabc\r\n--{new string('b', 71)}--\r\n", "boundary" },
+        // A header line longer than the reader allows.
+        { "multipart/mixed; boundary=b", $"--b\r\nX-Long: {new string('a', 20_000)}\r\n\r\n{Commands}\r\n--b\r\n\r\nabc\r\n--b--\r\n", "multipart" },
+        // More headers in a part than the reader allows.
+        { "multipart/mixed; boundary=b", $"--b\r\n{string.Concat(Enumerable.Range(0, 20).Select(i => $"X-{i}: v\r\n"))}\r\n{Commands}\r\n--b\r\n\r\nabc\r\n--b--\r\n", "multipart" },
+        // The commands part never closed.
+        { "multipart/mixed; boundary=b", $"--b\r\n\r\n{Commands}", "multipart" },
+        // The attachment part never closed.
+        { "multipart/mixed; boundary=b", $"--b\r\n\r\n{Commands}\r\n--b\r\n\r\nabcdef", "multipart" },
+    };
+
+    [Theory]
+    [MemberData(nameof(MalformedMultipart))]
+    public async Task AMalformedMultipartBatchIsABadRequest(string contentType, string body, string named)
+    {
+        var db = await DatabaseWithUserAsync();
+        using var response = await Client.PostAsync($"/databases/{db}/bulk_docs", Raw(contentType, body));
+        var message = await Api.AssertErrorAsync(response, HttpStatusCode.BadRequest, "BadRequestException");
+        Assert.Contains(named, message, StringComparison.OrdinalIgnoreCase);
+        using (var get = await Client.GetAsync($"/databases/{db}/docs?id=users/2"))
+            Assert.Equal(HttpStatusCode.NotFound, get.StatusCode);
         await AssertAllGoneAsync(db);
     }
 }
