@@ -338,6 +338,40 @@ public sealed class RevisionsStorageTests : IDisposable
         Assert.Equal(1, VOf(database, "orders/2"));
     }
 
+    /// <summary>
+    /// A long id's range is its first bytes then its SHA-256; a hash starting with the separator
+    /// made a short id equal to those first bytes see the long id's revisions as its own.
+    /// </summary>
+    [Fact]
+    public async Task AShortIdNeverSharesTheRangeOfAHashedLongId()
+    {
+        // 983 bytes in 492 characters (ids are at most 512 characters, keys 1,024 bytes).
+        var shortId = new string('\u00e9', 491) + "a";
+        Assert.Equal(RevisionKeys.MaxIdPrefix - 32, Encoding.UTF8.GetByteCount(shortId));
+        var longId = Enumerable.Range(0, 10_000)
+            .Select(n => shortId + new string('\u00e9', 16) + n.ToString(System.Globalization.CultureInfo.InvariantCulture))
+            .First(id => System.Security.Cryptography.SHA256.HashData(Encoding.UTF8.GetBytes(id))[0] == RevisionKeys.Separator);
+        Assert.True(Encoding.UTF8.GetByteCount(longId) > RevisionKeys.MaxIdPrefix);
+
+        var shortRange = new byte[RevisionKeys.MaxKeySize];
+        var longRange = new byte[RevisionKeys.MaxKeySize];
+        var shortLength = RevisionKeys.WriteRange(shortRange, Encoding.UTF8.GetBytes(shortId));
+        var longLength = RevisionKeys.WriteRange(longRange, Encoding.UTF8.GetBytes(longId));
+        Assert.False(longRange.AsSpan(0, longLength).StartsWith(shortRange.AsSpan(0, shortLength)));
+
+        await using var database = OpenDatabase();
+        await ConfigureAsync(database, """{"Default":{"MinimumRevisionsToKeep":2}}""");
+        for (var v = 1; v <= 2; v++)
+        {
+            await PutAsync(database, longId, "Things", 10 + v);
+            await PutAsync(database, shortId, "Things", v);
+        }
+        // A third put applies the policy to the short id's range only.
+        await PutAsync(database, shortId, "Things", 3);
+        Assert.Equal([3L, 2], RevisionsOf(database, shortId).Select(r => r.V!.Value));
+        Assert.Equal([12L, 11], RevisionsOf(database, longId).Select(r => r.V!.Value));
+    }
+
     private sealed class ManualClock : TimeProvider
     {
         private TimeSpan _offset = TimeSpan.Zero;
