@@ -9,14 +9,18 @@ namespace Jackdaw.Server.Databases;
 /// <summary>
 /// RavenDB's RevertRevisionsOperation (<c>POST /databases/*/revisions/revert</c>): every document
 /// of the database, or of some collections, back to its state at a point in time, as a long-running
-/// operation. The revisions are read newest first (by revision etag) from one snapshot: every
-/// document with a revision after the time is a candidate, and the scan stops at the first revision
-/// older than the time minus the window (RavenDB's <c>WindowInSec</c>, 96 hours by default), so an
-/// old database is not read whole. Candidates are then reverted in batches of
-/// <see cref="BatchSize"/>, each its own merged transaction (other writers go on between them):
-/// see <see cref="DocumentsTransaction.RevertToTime"/> for what "back" means per document.
+/// operation. Every revision is read, newest first (by revision etag), <see cref="ScanStep"/> per
+/// read transaction: every document with a revision after the time is a candidate. Candidates are
+/// then reverted in batches of <see cref="BatchSize"/>, each its own merged transaction (other
+/// writers go on between them): see <see cref="DocumentsTransaction.RevertToTime"/> for what
+/// "back" means per document.
 /// </summary>
 /// <remarks>
+/// The scan does not stop at the time minus the window (RavenDB's <c>WindowInSec</c>): a
+/// revision's time does not grow with its etag. The first put after revisions are switched on
+/// stores the document's earlier version with its old <c>@last-modified</c>, and forced and
+/// imported revisions keep theirs, so an old revision can sit between newer ones and stopping at
+/// it would miss documents changed after the time. The window is accepted for RavenDB's clients.
 /// Each batch decides from the revisions as they are when it runs, so a document changed by
 /// another writer after the scan is reverted as well (its change is after the time too). A killed
 /// or crashed run leaves a prefix of whole batches. A revert stores new versions: with revisions on,
@@ -33,22 +37,23 @@ public static class RevertRevisionsOperation
     private const int ScanStep = 4096;
 
     /// <summary>Starts the revert; the returned operation runs on in the background.</summary>
+    /// <param name="window">RavenDB's <c>WindowInSec</c>; accepted, not used to end the scan (see the remarks).</param>
     /// <param name="collections">The collections to revert (any casing); null or empty for every document.</param>
     public static DatabaseOperation Start(DocumentDatabase database, DateTime time, TimeSpan window, IReadOnlyCollection<string>? collections, Func<Exception, OperationFailure> failureOf)
     {
         var details = new RevertDetails();
         var operation = database.Operations.StartNew(details);
         var filter = collections is { Count: > 0 } ? new HashSet<string>(collections, StringComparer.OrdinalIgnoreCase) : null;
-        _ = Task.Run(() => RunAsync(database, time.ToUniversalTime(), window, filter, details, operation, failureOf));
+        _ = Task.Run(() => RunAsync(database, time.ToUniversalTime(), filter, details, operation, failureOf));
         return operation;
     }
 
-    private static async Task RunAsync(DocumentDatabase database, DateTime time, TimeSpan window, HashSet<string>? collections, RevertDetails details, DatabaseOperation operation, Func<Exception, OperationFailure> failureOf)
+    private static async Task RunAsync(DocumentDatabase database, DateTime time, HashSet<string>? collections, RevertDetails details, DatabaseOperation operation, Func<Exception, OperationFailure> failureOf)
     {
         var killed = operation.Killed;
         try
         {
-            var ids = Candidates(database, time, window, collections, details, killed);
+            var ids = Candidates(database, time, collections, details, killed);
             using var context = new JsonOperationContext();
             for (var i = 0; i < ids.Count; i += BatchSize)
             {
@@ -69,29 +74,30 @@ public static class RevertRevisionsOperation
         }
     }
 
-    /// <summary>The ids of the documents with a revision after <paramref name="time"/>, newest change first, each once.</summary>
-    private static List<string> Candidates(DocumentDatabase database, DateTime time, TimeSpan window, HashSet<string>? collections, RevertDetails details, CancellationToken killed)
+    /// <summary>
+    /// The ids of the documents with a revision after <paramref name="time"/>, newest change first,
+    /// each once. Each step is its own snapshot, so a long scan does not keep the store from flushing;
+    /// a revision stored meanwhile has a higher etag and is not seen (as it would not be in one snapshot).
+    /// </summary>
+    private static List<string> Candidates(DocumentDatabase database, DateTime time, HashSet<string>? collections, RevertDetails details, CancellationToken killed)
     {
         var after = time.Ticks;
-        var stopBefore = Math.Max(0, time.Ticks - window.Ticks);
         var seen = new HashSet<string>(StringComparer.OrdinalIgnoreCase);
         var ids = new List<string>();
-        using var reader = database.BeginRead();
         var before = long.MaxValue;
         while (true)
         {
             killed.ThrowIfCancellationRequested();
+            using var reader = database.BeginRead();
             var keys = reader.GetRevisionKeysNewestFirst(before, ScanStep);
             if (keys.Count == 0)
                 return ids;
+            before = RevisionKeys.EtagOf(keys[^1]);
             foreach (var key in keys)
             {
                 if (!reader.TryGetRevisionByKey(key, out var revision))
                     continue;
-                before = revision.Etag;
                 details.Scanned();
-                if (revision.LastModifiedTicks < stopBefore)
-                    return ids;
                 if (revision.LastModifiedTicks <= after)
                     continue;
                 if (collections is not null && (revision.CollectionUtf8.IsEmpty || !collections.Contains(Encoding.UTF8.GetString(revision.CollectionUtf8))))

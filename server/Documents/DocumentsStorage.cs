@@ -53,8 +53,8 @@ namespace Jackdaw.Server.Documents;
 /// open, staging entries still being written (state 0) are left-overs of an upload a crash or a closed
 /// database cut off: nothing references them, so the open marks them orphans and the database's
 /// clean-up deletes them. The revisions' <c>[id prefix]</c> is the lowercased id, or for an id
-/// of more than <see cref="RevisionKeys.MaxIdPrefix"/> bytes its first bytes and the SHA-256 of
-/// the whole (see <see cref="RevisionKeys"/>); revision etags are their own counter, so the
+/// of more than <see cref="RevisionKeys.MaxIdPrefix"/> bytes its first bytes, 0x1F and the SHA-256
+/// of the whole (see <see cref="RevisionKeys"/>); revision etags are their own counter, so the
 /// documents' etags, feeds and change vectors are the same with revisions on or off.
 /// </remarks>
 public static class DocumentsStorage

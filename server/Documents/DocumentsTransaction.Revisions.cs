@@ -403,15 +403,18 @@ public partial class DocumentsTransaction
         if (configuration.MaximumRevisionsToDeleteUponDocumentUpdate is { } most)
             toRemove = Math.Min(toRemove, most);
         var olderThan = configuration.MinimumRevisionAgeToKeep is { } age
-            ? (UtcNow() - age).Ticks
+            ? OlderThanTicks(UtcNow().Ticks, age)
             : long.MaxValue;
         RemoveRevisions(documentKey, toRemove, olderThan);
     }
 
     /// <summary>
-    /// Removes a document's oldest revisions, up to <paramref name="max"/>, stopping at the first one
-    /// not older than <paramref name="olderThanTicks"/>, and releases the attachment contents they held.
+    /// <c>now - age</c> in ticks; 0 (nothing is older) for an age that reaches back past
+    /// <see cref="DateTime.MinValue"/>, such as <see cref="TimeSpan.MaxValue"/> for "keep forever".
     /// </summary>
+    private static long OlderThanTicks(long nowTicks, TimeSpan age) => age.Ticks >= nowTicks ? 0 : nowTicks - age.Ticks;
+
+    /// <summary>Removes a document's oldest revisions, up to <paramref name="max"/>, stopping at the first one not older than <paramref name="olderThanTicks"/>, and releases the attachment contents they held.</summary>
     private void RemoveRevisions(ReadOnlySpan<byte> documentKey, long max, long olderThanTicks)
     {
         var trees = Revisions;

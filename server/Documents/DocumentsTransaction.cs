@@ -207,12 +207,14 @@ public partial class DocumentsTransaction : IDisposable
         CheckChangeVector(id, expectedChangeVector, existing.Etag);
         var etag = LastEtag + 1;
 
-        // Copy what the tombstone needs before the tree changes under the span.
+        // Copy what is needed after the first write before it: the record is a span into Docs, and
+        // the revisions written next may move the page under it.
         var tombstone = TombstoneRecord.Write(DateTime.UtcNow.Ticks, existing.IdUtf8, existing.CollectionUtf8, ref _scratch);
         var deletedId = existing.Id;
+        var existingEtag = existing.Etag;
         var oldCollection = existing.CollectionUtf8.IsEmpty ? null : Encoding.UTF8.GetString(existing.CollectionUtf8);
         DeleteRevisionsOnDelete(key, existing, etag, oldCollection);
-        RemoveSecondaries(existing.Etag, oldCollection);
+        RemoveSecondaries(existingEtag, oldCollection);
         RemoveAttachmentsOf(key);
         _docs.Delete(key);
 

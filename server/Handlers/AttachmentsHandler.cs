@@ -13,14 +13,25 @@ using Microsoft.AspNetCore.Http.Features;
 namespace Jackdaw.Server.Handlers;
 
 /// <summary>
-/// <c>/databases/*/attachments</c>: store (streamed in, never held whole), read (streamed out of one
-/// snapshot, ranges), check and delete one attachment of a document, read one a revision kept
+/// <c>/databases/*/attachments</c>: store (streamed in, never held whole), read (streamed out,
+/// ranges), check and delete one attachment of a document, read one a revision kept
 /// (<c>type=Revision</c>), and read several at once (<c>/attachments/bulk</c>), in the shapes
 /// RavenDB's clients send and read.
 /// </summary>
+/// <remarks>
+/// A download never holds a snapshot while it waits for the client: the engine's flusher cannot
+/// pass the oldest reader, so scratch memory would grow with every write meanwhile. The metadata
+/// comes from one snapshot; the bytes are read <see cref="DownloadStep"/> at a time, each step in
+/// its own read transaction, which first checks that the content (immutable, addressed by its
+/// hash) is still stored under the same stream. When it is not (deleted and cleaned up since),
+/// the response is aborted: cut short, never other bytes.
+/// </remarks>
 public sealed class AttachmentsHandler(ServerContext server) : HandlerBase(server)
 {
     private const int CopyBufferSize = 64 * 1024;
+
+    /// <summary>Bytes of a download read per read transaction, buffered before the wait on the client.</summary>
+    private const int DownloadStep = 1024 * 1024;
 
     [Route("/databases/*/attachments", "PUT")]
     [Access(RouteAccess.DatabaseReadWrite)]
@@ -29,6 +40,7 @@ public sealed class AttachmentsHandler(ServerContext server) : HandlerBase(serve
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
         var (id, name) = IdAndName(context);
         var contentType = new UrlQuery(context.Request.QueryString.Value).GetString("contentType");
+        AttachmentContentTypes.ThrowIfInvalid(contentType);
         var expected = IfMatch(context);
         var maxSize = Server.Options.Attachments.MaxSize;
         // The route enforces Attachments:MaxSize itself, as it reads; Kestrel's body limit is for bodies read whole.
@@ -151,8 +163,9 @@ public sealed class AttachmentsHandler(ServerContext server) : HandlerBase(serve
     /// <summary>
     /// RavenDB's <c>GetAttachmentsOperation</c>: <c>{"AttachmentType":"Document","Attachments":[{"DocumentId","Name"}]}</c>
     /// answered with <c>{"AttachmentsMetadata":[{"Name","DocumentId","ContentType","Hash","ChangeVector","Size"}]}</c>
-    /// followed directly by the bytes of each listed attachment, in order, from one snapshot. An
-    /// attachment that does not exist is left out of the list.
+    /// followed directly by the bytes of each listed attachment, in order: the list from one snapshot,
+    /// the bytes as <see cref="CopyAsync"/> reads them. An attachment that does not exist is left out
+    /// of the list.
     /// </summary>
     [Route("/databases/*/attachments/bulk", "POST")]
     [Access(RouteAccess.DatabaseRead)]
@@ -160,12 +173,14 @@ public sealed class AttachmentsHandler(ServerContext server) : HandlerBase(serve
     {
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
         var requests = await ReadBulkRequestAsync(context).ConfigureAwait(false);
-        using var reader = database.BeginRead();
-        var found = new List<(string DocumentId, AttachmentInfo Info)>(requests.Count);
-        foreach (var (documentId, name) in requests)
+        var found = new List<(string DocumentId, AttachmentInfo Info, long StreamId)>(requests.Count);
+        using (var reader = database.BeginRead())
         {
-            if (reader.GetAttachment(documentId, name) is { } info && reader.TryGet(documentId, out var record))
-                found.Add((record.Id, info));
+            foreach (var (documentId, name) in requests)
+            {
+                if (reader.GetAttachment(documentId, name) is { } info && reader.TryGet(documentId, out var record))
+                    found.Add((record.Id, info, StreamOf(reader, info)));
+            }
         }
 
         context.Response.StatusCode = StatusCodes.Status200OK;
@@ -175,15 +190,15 @@ public sealed class AttachmentsHandler(ServerContext server) : HandlerBase(serve
         {
             json.WriteStartObject();
             json.WriteStartArray("AttachmentsMetadata");
-            foreach (var (documentId, info) in found)
+            foreach (var (documentId, info, _) in found)
                 WriteDetails(json, ChangeVectors.Format(info.Etag, database.DatabaseId), info.Name, documentId, info.ContentType, info.Hash, info.Size);
             json.WriteEndArray();
             json.WriteEndObject();
         }
-        foreach (var (_, info) in found)
+        foreach (var (_, info, streamId) in found)
         {
-            using var content = reader.OpenAttachmentContent(info.Hash)!;
-            await CopyAsync(content, info.Size, output, context.RequestAborted).ConfigureAwait(false);
+            if (!await CopyAsync(context, database, info.Hash, streamId, 0, info.Size).ConfigureAwait(false))
+                return;
         }
         await output.FlushAsync(context.RequestAborted).ConfigureAwait(false);
     }
@@ -210,17 +225,23 @@ public sealed class AttachmentsHandler(ServerContext server) : HandlerBase(serve
         return requests;
     }
 
-    /// <summary>Answers with one attachment's bytes (or the range asked for), read from one snapshot.</summary>
+    /// <summary>Answers with one attachment's bytes (or the range asked for).</summary>
     private static async ValueTask SendAsync(RequestContext context, DocumentDatabase database, string id, string name)
     {
-        using var reader = database.BeginRead();
-        if (reader.GetAttachment(id, name) is not { } info)
+        AttachmentInfo info;
+        long streamId;
+        using (var reader = database.BeginRead())
         {
-            if (!reader.TryGet(id, out _))
-                throw new DocumentDoesNotExistException(id, $"Document '{id}' does not exist, so it has no attachment '{name}'.");
-            throw new AttachmentDoesNotExistException(id, name);
+            if (reader.GetAttachment(id, name) is not { } found)
+            {
+                if (!reader.TryGet(id, out _))
+                    throw new DocumentDoesNotExistException(id, $"Document '{id}' does not exist, so it has no attachment '{name}'.");
+                throw new AttachmentDoesNotExistException(id, name);
+            }
+            info = found;
+            streamId = StreamOf(reader, info);
         }
-        await SendContentAsync(context, reader, info, ChangeVectors.FormatQuoted(info.Etag, database.DatabaseId)).ConfigureAwait(false);
+        await SendContentAsync(context, database, info, streamId, ChangeVectors.FormatQuoted(info.Etag, database.DatabaseId)).ConfigureAwait(false);
     }
 
     /// <summary>
@@ -230,17 +251,23 @@ public sealed class AttachmentsHandler(ServerContext server) : HandlerBase(serve
     /// </summary>
     private static async ValueTask SendRevisionAsync(RequestContext context, DocumentDatabase database, string id, string name, string changeVector)
     {
-        using var reader = database.BeginRead();
-        if (reader.GetRevisionAttachment(id, name, changeVector) is not { } info)
+        AttachmentInfo info;
+        long streamId;
+        using (var reader = database.BeginRead())
         {
-            throw new AttachmentDoesNotExistException(id, name,
-                $"Document '{id}' has no revision of change vector '{changeVector}' with an attachment named '{name}' (list its revisions with GET /databases/{{db}}/revisions?id={id}).");
+            if (reader.GetRevisionAttachment(id, name, changeVector) is not { } found)
+            {
+                throw new AttachmentDoesNotExistException(id, name,
+                    $"Document '{id}' has no revision of change vector '{changeVector}' with an attachment named '{name}' (list its revisions with GET /databases/{{db}}/revisions?id={id}).");
+            }
+            info = found;
+            streamId = StreamOf(reader, info);
         }
-        await SendContentAsync(context, reader, info, $"\"{changeVector}\"").ConfigureAwait(false);
+        await SendContentAsync(context, database, info, streamId, $"\"{changeVector}\"").ConfigureAwait(false);
     }
 
-    /// <summary>Writes an attachment's headers and its bytes (or the range asked for) from <paramref name="reader"/>'s snapshot.</summary>
-    private static async ValueTask SendContentAsync(RequestContext context, DocumentsReader reader, AttachmentInfo info, string etag)
+    /// <summary>Writes an attachment's headers and its bytes (or the range asked for), read from stream <paramref name="streamId"/> a step per snapshot.</summary>
+    private static async ValueTask SendContentAsync(RequestContext context, DocumentDatabase database, AttachmentInfo info, long streamId, string etag)
     {
         var response = context.Response;
         response.Headers.ETag = etag;
@@ -272,26 +299,53 @@ public sealed class AttachmentsHandler(ServerContext server) : HandlerBase(serve
                 break;
         }
         response.ContentLength = length;
-        using var content = reader.OpenAttachmentContent(info.Hash)!;
-        content.Position = start;
-        await CopyAsync(content, length, response.BodyWriter, context.RequestAborted).ConfigureAwait(false);
+        await CopyAsync(context, database, info.Hash, streamId, start, length).ConfigureAwait(false);
     }
 
-    /// <summary>Copies <paramref name="length"/> bytes of <paramref name="content"/> to the response, a piece at a time, waiting for the client as it goes.</summary>
-    private static async ValueTask CopyAsync(Stream content, long length, System.IO.Pipelines.PipeWriter output, CancellationToken cancellationToken)
+    /// <summary>The stream an attachment's content is stored as.</summary>
+    private static long StreamOf(DocumentsReader reader, AttachmentInfo info) =>
+        reader.GetAttachmentContent(info.Hash)?.StreamId
+            ?? throw new InvalidDataException($"Attachment '{info.Name}' names content {info.Hash}, which is not stored: the attachment trees are inconsistent.");
+
+    /// <summary>
+    /// Copies bytes <paramref name="start"/> to <paramref name="start"/> + <paramref name="length"/>
+    /// of content <paramref name="hash"/> to the response, <see cref="DownloadStep"/> per read
+    /// transaction, and waits for the client with no snapshot open. Returns false when the response
+    /// ends early: the client is gone, or the content is no longer stream <paramref name="streamId"/>
+    /// (then the response is aborted, so that the client sees it cut short).
+    /// </summary>
+    private static async ValueTask<bool> CopyAsync(RequestContext context, DocumentDatabase database, string hash, long streamId, long start, long length)
     {
-        while (length > 0)
+        var output = context.Response.BodyWriter;
+        var position = start;
+        var end = start + length;
+        while (position < end)
         {
-            var memory = output.GetMemory(CopyBufferSize);
-            var read = content.Read(memory.Span[..(int)Math.Min(memory.Length, length)]);
-            if (read == 0)
-                throw new InvalidDataException($"An attachment's content ended {length} bytes before its size.");
-            output.Advance(read);
-            length -= read;
-            var flush = await output.FlushAsync(cancellationToken).ConfigureAwait(false);
+            var stepEnd = Math.Min(end, position + DownloadStep);
+            using (var reader = database.BeginRead())
+            {
+                if (reader.GetAttachmentContent(hash) is not { } stored || stored.StreamId != streamId)
+                {
+                    context.HttpContext.Abort();
+                    return false;
+                }
+                using var content = reader.OpenAttachmentContent(hash)!;
+                content.Position = position;
+                while (position < stepEnd)
+                {
+                    var memory = output.GetMemory(CopyBufferSize);
+                    var read = content.Read(memory.Span[..(int)Math.Min(memory.Length, stepEnd - position)]);
+                    if (read == 0)
+                        throw new InvalidDataException($"Attachment content {hash} ended at byte {position}, before its size.");
+                    output.Advance(read);
+                    position += read;
+                }
+            }
+            var flush = await output.FlushAsync(context.RequestAborted).ConfigureAwait(false);
             if (flush.IsCanceled || flush.IsCompleted)
-                return;
+                return false;
         }
+        return true;
     }
 
     private static void WriteDetails(Utf8JsonWriter json, string changeVector, string name, string documentId, string contentType, string hash, long size)

@@ -24,6 +24,12 @@ public sealed class RevisionsHandler(ServerContext server) : HandlerBase(server)
     private const int DefaultPageSize = 25;
 
     /// <summary>
+    /// A page flushes once this much is buffered, its snapshot closed around the flush (as
+    /// <see cref="DocumentResultsWriter"/> does): a page may be up to a million revisions.
+    /// </summary>
+    private const int FlushThreshold = 256 * 1024;
+
+    /// <summary>
     /// <c>GET /databases/*/revisions?id=&amp;start=&amp;pageSize=&amp;metadataOnly=</c> → <c>{"Results":[…],"TotalResults":n}</c>, newest first;
     /// <c>?changeVector=</c> (repeated for several) → <c>{"Results":[…]}</c> in order, null where none (404 for one that is missing);
     /// <c>?id=&amp;before=</c> → <c>{"Results":[the newest revision at or before]}</c> (empty when none).
@@ -54,59 +60,78 @@ public sealed class RevisionsHandler(ServerContext server) : HandlerBase(server)
 
         var writer = new RevisionResultsWriter(context.Documents);
         var output = context.Response.BodyWriter;
-        using var reader = database.BeginRead();
-        if (changeVectors.Count > 0)
+        var reader = database.BeginRead();
+        try
         {
-            var keys = changeVectors.Select(cv => reader.GetRevisionKey(cv.Trim('"'))).ToList();
-            if (keys.Count == 1 && keys[0] is null)
+            if (changeVectors.Count > 0)
             {
-                context.Response.StatusCode = StatusCodes.Status404NotFound;
+                var keys = changeVectors.Select(cv => reader.GetRevisionKey(cv.Trim('"'))).ToList();
+                if (keys.Count == 1 && keys[0] is null)
+                {
+                    context.Response.StatusCode = StatusCodes.Status404NotFound;
+                    return;
+                }
+                StartJson(context);
+                output.Write("{\"Results\":["u8);
+                for (var i = 0; i < keys.Count; i++)
+                {
+                    if (i > 0)
+                        output.Write(","u8);
+                    if (keys[i] is { } key && reader.TryGetRevisionByKey(key, out var revision))
+                        writer.Write(revision, output, metadataOnly);
+                    else
+                        output.Write("null"u8);
+                }
+                output.Write("]}"u8);
                 return;
             }
-            StartJson(context);
-            output.Write("{\"Results\":["u8);
-            for (var i = 0; i < keys.Count; i++)
+
+            id = RequiredId(id, "?id=users/1 (or ?changeVector=)");
+            if (beforeText is not null)
             {
-                if (i > 0)
-                    output.Write(","u8);
-                if (keys[i] is { } key && reader.TryGetRevisionByKey(key, out var revision))
+                var before = JsonDefaults.ParseTime(beforeText, "before");
+                var key = reader.GetRevisionKeyBefore(id, before);
+                StartJson(context);
+                output.Write("{\"Results\":["u8);
+                if (key is not null && reader.TryGetRevisionByKey(key, out var revision))
                     writer.Write(revision, output, metadataOnly);
-                else
-                    output.Write("null"u8);
+                output.Write("]}"u8);
+                return;
             }
-            output.Write("]}"u8);
-            return;
-        }
 
-        id = RequiredId(id, "?id=users/1 (or ?changeVector=)");
-        if (beforeText is not null)
-        {
-            var before = JsonDefaults.ParseTime(beforeText, "before");
-            var key = reader.GetRevisionKeyBefore(id, before);
             StartJson(context);
+            var page = reader.GetRevisionKeysFor(id, start, pageSize);
+            var total = reader.GetRevisionsCountFor(id);
             output.Write("{\"Results\":["u8);
-            if (key is not null && reader.TryGetRevisionByKey(key, out var revision))
+            var first = true;
+            foreach (var key in page)
+            {
+                if (!reader.TryGetRevisionByKey(key, out var revision))
+                    continue;
+                if (!first)
+                    output.Write(","u8);
+                first = false;
                 writer.Write(revision, output, metadataOnly);
-            output.Write("]}"u8);
-            return;
+                if (output.UnflushedBytes >= FlushThreshold)
+                    reader = await FlushOutsideSnapshotAsync(context, database, reader).ConfigureAwait(false);
+            }
+            output.Write("],\"TotalResults\":"u8);
+            output.Write(System.Text.Encoding.ASCII.GetBytes(total.ToString(CultureInfo.InvariantCulture)));
+            output.Write("}"u8);
+            await output.FlushAsync(context.RequestAborted).ConfigureAwait(false);
         }
-
-        StartJson(context);
-        output.Write("{\"Results\":["u8);
-        var first = true;
-        foreach (var key in reader.GetRevisionKeysFor(id, start, pageSize))
+        finally
         {
-            if (!reader.TryGetRevisionByKey(key, out var revision))
-                continue;
-            if (!first)
-                output.Write(","u8);
-            first = false;
-            writer.Write(revision, output, metadataOnly);
+            reader.Dispose();
         }
-        output.Write("],\"TotalResults\":"u8);
-        output.Write(System.Text.Encoding.ASCII.GetBytes(reader.GetRevisionsCountFor(id).ToString(CultureInfo.InvariantCulture)));
-        output.Write("}"u8);
-        await output.FlushAsync(context.RequestAborted).ConfigureAwait(false);
+    }
+
+    /// <summary>Closes the snapshot, flushes (waiting for the client with none open), and opens a fresh one.</summary>
+    private static async ValueTask<DatabaseReader> FlushOutsideSnapshotAsync(RequestContext context, DocumentDatabase database, DatabaseReader reader)
+    {
+        reader.Dispose();
+        await context.Response.BodyWriter.FlushAsync(context.RequestAborted).ConfigureAwait(false);
+        return database.BeginRead();
     }
 
     /// <summary><c>GET /databases/*/revisions/count?id=</c> → <c>{"RevisionsCount":n}</c>.</summary>
@@ -140,7 +165,8 @@ public sealed class RevisionsHandler(ServerContext server) : HandlerBase(server)
         var pageSize = RevisionsPageSize(query);
         var writer = new RevisionResultsWriter(context.Documents);
         var output = context.Response.BodyWriter;
-        using (var reader = database.BeginRead())
+        var reader = database.BeginRead();
+        try
         {
             StartJson(context);
             output.Write("{\"Results\":["u8);
@@ -153,8 +179,14 @@ public sealed class RevisionsHandler(ServerContext server) : HandlerBase(server)
                     output.Write(","u8);
                 first = false;
                 writer.Write(revision, output, metadataOnly: false);
+                if (output.UnflushedBytes >= FlushThreshold)
+                    reader = await FlushOutsideSnapshotAsync(context, database, reader).ConfigureAwait(false);
             }
             output.Write("]}"u8);
+        }
+        finally
+        {
+            reader.Dispose();
         }
         await output.FlushAsync(context.RequestAborted).ConfigureAwait(false);
     }

@@ -323,6 +323,8 @@ public static class BatchParser
             "AttachmentMOVE" => BatchAttachmentKind.Move,
             _ => BatchAttachmentKind.Copy,
         };
+        if (kind == BatchAttachmentKind.Put && Documents.AttachmentContentTypes.Validate(contentType) is { } contentTypeProblem)
+            throw new BadRequestException($"{where} ({type} '{id}'), 'ContentType': {contentTypeProblem}");
         if (kind is BatchAttachmentKind.Move or BatchAttachmentKind.Copy)
         {
             destinationId = Validate(destinationId, $"{where} ({type} '{id}'): its destination");

@@ -7,15 +7,26 @@ namespace Jackdaw.Server.Documents;
 /// Keys of the <c>Revisions</c> tree: <c>[id prefix][0x1E][revision etag: 8 BE]</c>, so one
 /// document's revisions are one range, oldest first. The id prefix is the document's storage key
 /// (its lowercased id, which never holds a control character such as 0x1E), or for a key longer
-/// than <see cref="MaxIdPrefix"/> bytes its first bytes then the SHA-256 of the whole: a key is at
-/// most <see cref="Tree.MaxKeySize"/> bytes. Two such ids share a range only if their hashes collide.
+/// than <see cref="MaxIdPrefix"/> bytes its first bytes, <see cref="HashMarker"/>, then the SHA-256
+/// of the whole: a key is at most <see cref="Tree.MaxKeySize"/> bytes. Two hashed ids share a range
+/// only if their hashes collide.
 /// </summary>
+/// <remarks>
+/// No range is a prefix of another's: two plain keys differ before the separator or are equal, and
+/// a plain key and a hashed one differ where the marker is (or where the plain key's separator
+/// is), as an id has no control character. Without the marker, a plain key equal to a hashed key's
+/// first bytes had the range <c>[those bytes][0x1E]</c>, a prefix of the hashed one's keys whenever
+/// the hash began with 0x1E: its listing, policy and purge would have touched the other's revisions.
+/// </remarks>
 internal static class RevisionKeys
 {
     public const byte Separator = 0x1E;
 
     /// <summary>The longest id prefix: room for the separator and the etag.</summary>
     public const int MaxIdPrefix = Tree.MaxKeySize - 1 - StorageKeys.EtagSize;
+
+    /// <summary>Between a long key's first bytes and its hash: a control character, so never in an id.</summary>
+    public const byte HashMarker = 0x1F;
 
     private const int HashSize = 32;
 
@@ -33,7 +44,8 @@ internal static class RevisionKeys
         }
         else
         {
-            documentKey[..(MaxIdPrefix - HashSize)].CopyTo(destination);
+            documentKey[..(MaxIdPrefix - HashSize - 1)].CopyTo(destination);
+            destination[MaxIdPrefix - HashSize - 1] = HashMarker;
             SHA256.HashData(documentKey, destination[(MaxIdPrefix - HashSize)..]);
             length = MaxIdPrefix;
         }

@@ -296,6 +296,26 @@ public sealed class RevisionsApiTests(ServerFixture fixture) : IClassFixture<Ser
         Assert.Equal("2.00:00:00", stored.GetProperty("MinimumRevisionAgeToKeep").GetString());
     }
 
+    /// <summary>Pages of several flushes (each read from a fresh snapshot) come out whole and in order.</summary>
+    [Fact]
+    public async Task ALargePageOfRevisionsOrOfTheBinStreamsOutWhole()
+    {
+        var db = await fixture.CreateDatabaseAsync();
+        await ConfigureAsync(db, """{"Default":{}}""");
+        const int Versions = 600;
+        var padding = new string('x', 2000);
+        await BatchAsync(db, string.Join(',', Enumerable.Range(1, Versions).Select(v => "{\"Type\":\"PUT\",\"Id\":\"big/1\",\"Document\":{\"V\":" + v + ",\"Pad\":\"" + padding + "\",\"@metadata\":{\"@collection\":\"Bigs\"}}}")));
+        var page = await SendAsync(HttpMethod.Get, $"/databases/{db}/revisions?id=big/1&start=0&pageSize=1048576");
+        Assert.Equal(Versions, page.GetProperty("TotalResults").GetInt32());
+        Assert.Equal(Enumerable.Range(1, Versions).Reverse(), page.GetProperty("Results").EnumerateArray().Select(r => r.GetProperty("V").GetInt32()));
+
+        const int Deleted = 3000;
+        await BatchAsync(db, string.Join(',', Enumerable.Range(1, Deleted).Select(i => "{\"Type\":\"PUT\",\"Id\":\"gone/" + i + "\",\"Document\":{\"@metadata\":{\"@collection\":\"Gones\"}}}")));
+        await BatchAsync(db, string.Join(',', Enumerable.Range(1, Deleted).Select(i => "{\"Type\":\"DELETE\",\"Id\":\"gone/" + i + "\"}")));
+        var bin = await SendAsync(HttpMethod.Get, $"/databases/{db}/revisions/bin?start=0&pageSize=1048576");
+        Assert.Equal(Enumerable.Range(1, Deleted).Reverse().Select(i => $"gone/{i}"), bin.GetProperty("Results").EnumerateArray().Select(r => Metadata(r, "@id")));
+    }
+
     [Fact]
     public async Task RevertingACollectionToAPointInTimeLeavesOtherWritersChangesInPlace()
     {

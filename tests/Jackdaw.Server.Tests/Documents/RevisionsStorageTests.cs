@@ -141,6 +141,18 @@ public sealed class RevisionsStorageTests : IDisposable
     }
 
     [Fact]
+    public async Task AnAgeBeyondTheStartOfTimeKeepsEveryRevision()
+    {
+        await using var database = OpenDatabase();
+        await ConfigureAsync(database, $$$"""{"Default":{"MinimumRevisionAgeToKeep":"{{{TimeSpan.MaxValue:c}}}","MinimumRevisionsToKeep":1}}""");
+        for (var v = 1; v <= 3; v++)
+            await PutAsync(database, "notes/1", "Notes", v);
+        _clock.Advance(TimeSpan.FromDays(3650));
+        await PutAsync(database, "notes/1", "Notes", 4);
+        Assert.Equal([4L, 3, 2, 1], RevisionsOf(database, "notes/1").Select(r => r.V!.Value));
+    }
+
+    [Fact]
     public async Task ADeleteStoresADeleteRevisionAndPutsTheDocumentInTheBinUntilItComesBack()
     {
         await using var database = OpenDatabase();
@@ -289,6 +301,77 @@ public sealed class RevisionsStorageTests : IDisposable
     }
 
     /// <summary>A clock the tests move: revisions' age is measured with it.</summary>
+    private static long VOf(DocumentDatabase database, string id)
+    {
+        using var reader = database.BeginRead();
+        Assert.True(reader.TryGet(id, out var record));
+        var json = new ArrayBufferWriter<byte>();
+        BlittableJsonWriter.WriteTo(record.Document, json);
+        return JsonDocument.Parse(json.WrittenMemory).RootElement.GetProperty("V").GetInt64();
+    }
+
+    /// <summary>
+    /// Revision timestamps do not grow with revision etags: the first put after revisions are
+    /// switched on stores the document's old version with its old time. A scan newest etag first
+    /// that stopped at the first revision older than the window missed orders/1 here.
+    /// </summary>
+    [Fact]
+    public async Task RevertToTimeFindsEveryDocumentChangedAfterTheTimeWhateverTheOrderOfOldVersions()
+    {
+        await using var database = OpenDatabase();
+        _clock.Advance(TimeSpan.FromDays(-365));
+        await PutAsync(database, "orders/1", "Orders", 1);
+        await PutAsync(database, "orders/2", "Orders", 1);
+        _clock.Advance(TimeSpan.FromDays(365));
+        await ConfigureAsync(database, """{"Default":{}}""");
+        var time = _clock.GetUtcNow().UtcDateTime;
+        _clock.Advance(TimeSpan.FromHours(1));
+        await PutAsync(database, "orders/1", "Orders", 2);
+        _clock.Advance(TimeSpan.FromMinutes(5));
+        await PutAsync(database, "orders/2", "Orders", 2);
+
+        var operation = RevertRevisionsOperation.Start(database, time, RevertRevisionsOperation.DefaultWindow, null, e => new OperationFailure(e.GetType().Name, e.Message, 500));
+        await Poll.UntilAsync(() => Task.FromResult(operation.Status != Jackdaw.Server.Databases.OperationStatus.InProgress), TimeSpan.FromSeconds(30), "the revert to end");
+
+        Assert.Equal(Jackdaw.Server.Databases.OperationStatus.Completed, operation.Status);
+        Assert.Equal(1, VOf(database, "orders/1"));
+        Assert.Equal(1, VOf(database, "orders/2"));
+    }
+
+    /// <summary>
+    /// A long id's range is its first bytes then its SHA-256; a hash starting with the separator
+    /// made a short id equal to those first bytes see the long id's revisions as its own.
+    /// </summary>
+    [Fact]
+    public async Task AShortIdNeverSharesTheRangeOfAHashedLongId()
+    {
+        // 983 bytes in 492 characters (ids are at most 512 characters, keys 1,024 bytes).
+        var shortId = new string('\u00e9', 491) + "a";
+        Assert.Equal(RevisionKeys.MaxIdPrefix - 32, Encoding.UTF8.GetByteCount(shortId));
+        var longId = Enumerable.Range(0, 10_000)
+            .Select(n => shortId + new string('\u00e9', 16) + n.ToString(System.Globalization.CultureInfo.InvariantCulture))
+            .First(id => System.Security.Cryptography.SHA256.HashData(Encoding.UTF8.GetBytes(id))[0] == RevisionKeys.Separator);
+        Assert.True(Encoding.UTF8.GetByteCount(longId) > RevisionKeys.MaxIdPrefix);
+
+        var shortRange = new byte[RevisionKeys.MaxKeySize];
+        var longRange = new byte[RevisionKeys.MaxKeySize];
+        var shortLength = RevisionKeys.WriteRange(shortRange, Encoding.UTF8.GetBytes(shortId));
+        var longLength = RevisionKeys.WriteRange(longRange, Encoding.UTF8.GetBytes(longId));
+        Assert.False(longRange.AsSpan(0, longLength).StartsWith(shortRange.AsSpan(0, shortLength)));
+
+        await using var database = OpenDatabase();
+        await ConfigureAsync(database, """{"Default":{"MinimumRevisionsToKeep":2}}""");
+        for (var v = 1; v <= 2; v++)
+        {
+            await PutAsync(database, longId, "Things", 10 + v);
+            await PutAsync(database, shortId, "Things", v);
+        }
+        // A third put applies the policy to the short id's range only.
+        await PutAsync(database, shortId, "Things", 3);
+        Assert.Equal([3L, 2], RevisionsOf(database, shortId).Select(r => r.V!.Value));
+        Assert.Equal([12L, 11], RevisionsOf(database, longId).Select(r => r.V!.Value));
+    }
+
     private sealed class ManualClock : TimeProvider
     {
         private TimeSpan _offset = TimeSpan.Zero;
