@@ -76,7 +76,7 @@ public static class AttachmentUpload
                     if (stagedSinceFlush >= FlushEveryBytes)
                     {
                         stagedSinceFlush = 0;
-                        await Task.Run(database.Storage.Flush, cancellationToken).ConfigureAwait(false);
+                        await Task.Run(() => FlushAndCollect(database), cancellationToken).ConfigureAwait(false);
                     }
                 }
                 if (filled > 0)
@@ -121,6 +121,20 @@ public static class AttachmentUpload
             ArrayPool<byte>.Shared.Return(buffers[0]);
             ArrayPool<byte>.Shared.Return(buffers[1]);
         }
+    }
+
+    /// <summary>
+    /// Writes the staged chunks out of scratch memory, then collects the young generations: once
+    /// flushed, the chunks' 64 KiB page arrays are the upload's only garbage, and the server GC's
+    /// young-generation budget (tens to hundreds of MB per heap, more on a busy machine) otherwise
+    /// lets a 1 GiB upload pile up 150 MB of them before a collection comes (seen in CI: +148 MB
+    /// above idle, against +35 to +42 MB on a quiet machine). A gen-1 collection every 16 MiB costs a
+    /// few milliseconds.
+    /// </summary>
+    private static void FlushAndCollect(DocumentDatabase database)
+    {
+        database.Storage.Flush();
+        GC.Collect(1, GCCollectionMode.Forced, blocking: true, compacting: false);
     }
 
     /// <summary>Gives up a staged content whose link failed (nothing to do for one held in memory).</summary>
