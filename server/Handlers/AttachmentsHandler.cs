@@ -369,15 +369,5 @@ public sealed class AttachmentsHandler(ServerContext server) : HandlerBase(serve
         return (id, name);
     }
 
-    private static string? IfMatch(RequestContext context)
-    {
-        var value = context.Request.Headers.IfMatch;
-        return value.Count == 0 ? null : value.ToString();
-    }
 
-    private static bool NotModified(RequestContext context, string quotedChangeVector)
-    {
-        var value = context.Request.Headers.IfNoneMatch;
-        return value.Count > 0 && ChangeVectors.Matches(value.ToString(), quotedChangeVector.AsSpan(1, quotedChangeVector.Length - 2));
-    }
 }

@@ -51,12 +51,7 @@ public sealed class BackupHandler(ServerContext server) : HandlerBase(server)
         var operation = BackupOperations.Start(database.Operations, $"The backup of database '{database.Name}' into '{request.Folder}'", run, restore: false,
             async cancel => BackupOperationJson.Result(await DatabaseBackups.RunAsync(database, request, run, cancel).ConfigureAwait(false)),
             ErrorMapping.FailureOf, context.Server.LoggerFactory.CreateLogger<BackupHandler>());
-        var writer = context.StartJson();
-        writer.WriteStartObject();
-        writer.WriteNumber("OperationId", operation.Id);
-        writer.WriteString("OperationNodeTag", TopologyHandler.NodeTag);
-        writer.WriteEndObject();
-        await context.CompleteJsonAsync().ConfigureAwait(false);
+        await WriteOperationIdAsync(context, operation.Id).ConfigureAwait(false);
     }
 
     /// <summary>

@@ -354,16 +354,5 @@ public sealed class DocsHandler(ServerContext server) : HandlerBase(server)
         context.Response.ContentType = JsonErrors.JsonContentType;
     }
 
-    private static string? IfMatch(RequestContext context)
-    {
-        var value = context.Request.Headers.IfMatch;
-        return value.Count == 0 ? null : value.ToString();
-    }
 
-    /// <param name="quotedChangeVector">The ETag: the change vector in double quotes.</param>
-    private static bool NotModified(RequestContext context, string quotedChangeVector)
-    {
-        var value = context.Request.Headers.IfNoneMatch;
-        return value.Count > 0 && ChangeVectors.Matches(value.ToString(), quotedChangeVector.AsSpan(1, quotedChangeVector.Length - 2));
-    }
 }

@@ -1,3 +1,4 @@
+using Jackdaw.Server.Documents;
 using Jackdaw.Server.Errors;
 using Jackdaw.Server.Hosting;
 using Jackdaw.Server.Wire;
@@ -30,5 +31,30 @@ public abstract class HandlerBase(ServerContext server)
             throw new BadRequestException($"pageSize {pageSize} is over {max.ToString("N0", System.Globalization.CultureInfo.InvariantCulture)}, the most documents one page holds (Limits:MaxQueryLimit). Page on with start, or read them all with /streams/docs, which has no such limit.");
         }
         return (int)pageSize;
+    }
+
+    /// <summary>The request's <c>If-Match</c> (a change vector, a list, <c>*</c> or <c>""</c>); null when absent.</summary>
+    protected static string? IfMatch(RequestContext context)
+    {
+        var value = context.Request.Headers.IfMatch;
+        return value.Count == 0 ? null : value.ToString();
+    }
+
+    /// <summary>Whether the request's <c>If-None-Match</c> names <paramref name="quotedChangeVector"/> (an ETag: the change vector in double quotes).</summary>
+    protected static bool NotModified(RequestContext context, string quotedChangeVector)
+    {
+        var value = context.Request.Headers.IfNoneMatch;
+        return value.Count > 0 && ChangeVectors.Matches(value.ToString(), quotedChangeVector.AsSpan(1, quotedChangeVector.Length - 2));
+    }
+
+    /// <summary>Answers a started operation as RavenDB does: <c>{"OperationId","OperationNodeTag"}</c>.</summary>
+    protected static ValueTask WriteOperationIdAsync(RequestContext context, long id)
+    {
+        var writer = context.StartJson();
+        writer.WriteStartObject();
+        writer.WriteNumber("OperationId", id);
+        writer.WriteString("OperationNodeTag", TopologyHandler.NodeTag);
+        writer.WriteEndObject();
+        return context.CompleteJsonAsync();
     }
 }

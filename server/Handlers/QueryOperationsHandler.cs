@@ -33,12 +33,7 @@ public sealed class QueryOperationsHandler(ServerContext server) : HandlerBase(s
         var options = ReadOptions(context.Request.QueryString.Value);
         var request = await QueryRequestReader.ReadOperationAsync(context.Request.BodyReader, context.RequestAborted).ConfigureAwait(false);
         var operation = ByQueryOperation.Start(database, request, options, delete, ErrorMapping.FailureOf);
-        var json = context.StartJson();
-        json.WriteStartObject();
-        json.WriteNumber("OperationId", operation.Id);
-        json.WriteString("OperationNodeTag", TopologyHandler.NodeTag);
-        json.WriteEndObject();
-        await context.CompleteJsonAsync().ConfigureAwait(false);
+        await WriteOperationIdAsync(context, operation.Id).ConfigureAwait(false);
     }
 
     /// <summary>

@@ -104,13 +104,4 @@ public sealed class RestoreHandler(ServerContext server) : HandlerBase(server)
         : value.ValueKind == JsonValueKind.String ? value.GetString()
         : throw new BadRequestException($"{property} must be a string.");
 
-    private static ValueTask WriteOperationIdAsync(RequestContext context, long id)
-    {
-        var writer = context.StartJson();
-        writer.WriteStartObject();
-        writer.WriteNumber("OperationId", id);
-        writer.WriteString("OperationNodeTag", TopologyHandler.NodeTag);
-        writer.WriteEndObject();
-        return context.CompleteJsonAsync();
-    }
 }

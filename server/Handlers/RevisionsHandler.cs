@@ -113,7 +113,7 @@ public sealed class RevisionsHandler(ServerContext server) : HandlerBase(server)
                 first = false;
                 writer.Write(revision, output, metadataOnly);
                 if (output.UnflushedBytes >= FlushThreshold)
-                    reader = await FlushOutsideSnapshotAsync(context, database, reader).ConfigureAwait(false);
+                    reader = await DocumentResultsWriter.FlushOutsideSnapshotAsync(context.Response.BodyWriter, database, reader, context.RequestAborted).ConfigureAwait(false);
             }
             output.Write("],\"TotalResults\":"u8);
             output.Write(System.Text.Encoding.ASCII.GetBytes(total.ToString(CultureInfo.InvariantCulture)));
@@ -126,13 +126,6 @@ public sealed class RevisionsHandler(ServerContext server) : HandlerBase(server)
         }
     }
 
-    /// <summary>Closes the snapshot, flushes (waiting for the client with none open), and opens a fresh one.</summary>
-    private static async ValueTask<DatabaseReader> FlushOutsideSnapshotAsync(RequestContext context, DocumentDatabase database, DatabaseReader reader)
-    {
-        reader.Dispose();
-        await context.Response.BodyWriter.FlushAsync(context.RequestAborted).ConfigureAwait(false);
-        return database.BeginRead();
-    }
 
     /// <summary><c>GET /databases/*/revisions/count?id=</c> → <c>{"RevisionsCount":n}</c>.</summary>
     [Route("/databases/*/revisions/count", "GET")]
@@ -180,7 +173,7 @@ public sealed class RevisionsHandler(ServerContext server) : HandlerBase(server)
                 first = false;
                 writer.Write(revision, output, metadataOnly: false);
                 if (output.UnflushedBytes >= FlushThreshold)
-                    reader = await FlushOutsideSnapshotAsync(context, database, reader).ConfigureAwait(false);
+                    reader = await DocumentResultsWriter.FlushOutsideSnapshotAsync(context.Response.BodyWriter, database, reader, context.RequestAborted).ConfigureAwait(false);
             }
             output.Write("]}"u8);
         }
@@ -297,12 +290,7 @@ public sealed class RevisionsHandler(ServerContext server) : HandlerBase(server)
             }
         }
         var operation = RevertRevisionsOperation.Start(database, time, window, collections, ErrorMapping.FailureOf);
-        var json = context.StartJson();
-        json.WriteStartObject();
-        json.WriteNumber("OperationId", operation.Id);
-        json.WriteString("OperationNodeTag", TopologyHandler.NodeTag);
-        json.WriteEndObject();
-        await context.CompleteJsonAsync().ConfigureAwait(false);
+        await WriteOperationIdAsync(context, operation.Id).ConfigureAwait(false);
     }
 
     /// <summary>

@@ -122,7 +122,8 @@ public static class DocumentResultsWriter
         await output.FlushAsync(cancellationToken).ConfigureAwait(false);
     }
 
-    private static async ValueTask<DatabaseReader> FlushOutsideSnapshotAsync(PipeWriter output, DocumentDatabase database, DatabaseReader reader, CancellationToken cancellationToken)
+    /// <summary>Closes the snapshot, flushes (waiting for the client with none open), and opens a fresh one.</summary>
+    public static async ValueTask<DatabaseReader> FlushOutsideSnapshotAsync(PipeWriter output, DocumentDatabase database, DatabaseReader reader, CancellationToken cancellationToken)
     {
         reader.Dispose();
         await output.FlushAsync(cancellationToken).ConfigureAwait(false);
