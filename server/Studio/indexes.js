@@ -112,7 +112,7 @@
     return select;
   };
 
-  const actions = (s) => el("div", { class: "row" },
+  const actions = (s) => el("div", { class: "row", style: "flex-wrap: nowrap" },
     isAuto(s) ? null : el("button", { type: "button", onclick: () => openEditor(s.Name) }, "Edit"),
     el("button", { type: "button", onclick: () => act(() => api("POST", `${db()}/indexes/reset`, { query: byName(s.Name) }), `'${s.Name}' is being rebuilt from the start.`) }, "Reset"),
     s.State === "Disabled"
