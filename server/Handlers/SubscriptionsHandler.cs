@@ -42,7 +42,11 @@ public sealed class SubscriptionsHandler(ServerContext server) : HandlerBase(ser
         await context.CompleteJsonAsync().ConfigureAwait(false);
     }
 
-    /// <summary><c>GET /databases/*/subscriptions[?name=]</c>: each with its query, position, workers, times and pending count.</summary>
+    /// <summary>
+    /// <c>GET /databases/*/subscriptions[?name=][&amp;pendingLimit=]</c>: each with its query, position,
+    /// workers, times and pending count (counted up to <c>pendingLimit</c>, default and at most 100,000:
+    /// the count scans the matching documents after the position, so a page that only shows it asks less).
+    /// </summary>
     [Route("/databases/*/subscriptions", "GET")]
     [Access(RouteAccess.DatabaseRead)]
     public async ValueTask List(RequestContext context)
@@ -51,17 +55,20 @@ public sealed class SubscriptionsHandler(ServerContext server) : HandlerBase(ser
         var store = SubscriptionStore.Of(database);
         var name = NameOf(context, required: false);
         var subscriptions = name is null ? store.Subscriptions : [store.Get(name)];
+        var pendingLimit = PendingLimitOf(context);
         var writer = context.StartJson();
         writer.WriteStartObject();
         writer.WriteStartArray("Results");
         foreach (var subscription in subscriptions)
-            WriteState(writer, subscription, database.DatabaseId);
+        {
+            WriteState(writer, subscription, database.DatabaseId, pendingLimit);
+        }
         writer.WriteEndArray();
         writer.WriteEndObject();
         await context.CompleteJsonAsync().ConfigureAwait(false);
     }
 
-    private static void WriteState(Utf8JsonWriter writer, SubscriptionCoordinator subscription, string databaseId)
+    private static void WriteState(Utf8JsonWriter writer, SubscriptionCoordinator subscription, string databaseId, long pendingLimit)
     {
         var record = subscription.Record;
         writer.WriteStartObject();
@@ -100,11 +107,11 @@ public sealed class SubscriptionsHandler(ServerContext server) : HandlerBase(ser
             writer.WriteEndObject();
         }
         writer.WriteEndArray();
-        writer.WriteNumber("PendingDocuments", subscription.CountPending());
+        writer.WriteNumber("PendingDocuments", subscription.CountPending(pendingLimit));
         writer.WriteEndObject();
     }
 
-    /// <summary><c>GET /databases/*/subscriptions/state?name=</c> (RavenDB's client): the state object of one subscription.</summary>
+    /// <summary><c>GET /databases/*/subscriptions/state?name=[&amp;pendingLimit=]</c> (RavenDB's client): the state object of one subscription.</summary>
     [Route("/databases/*/subscriptions/state", "GET")]
     [Access(RouteAccess.DatabaseRead)]
     public async ValueTask State(RequestContext context)
@@ -112,9 +119,14 @@ public sealed class SubscriptionsHandler(ServerContext server) : HandlerBase(ser
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
         var subscription = SubscriptionStore.Of(database).Get(NameOf(context, required: true)!);
         var writer = context.StartJson();
-        WriteState(writer, subscription, database.DatabaseId);
+        WriteState(writer, subscription, database.DatabaseId, PendingLimitOf(context));
         await context.CompleteJsonAsync().ConfigureAwait(false);
     }
+
+    private const long MaxPendingCount = 100_000;
+
+    private static long PendingLimitOf(RequestContext context) =>
+        new UrlQuery(context.Request.QueryString.Value).GetInt64("pendingLimit", MaxPendingCount, min: 1, max: MaxPendingCount);
 
     /// <summary><c>DELETE /databases/*/subscriptions?name=</c> (RavenDB's clients: <c>?taskName=</c>): closes its workers. 204.</summary>
     [Route("/databases/*/subscriptions", "DELETE")]

@@ -82,6 +82,20 @@ public sealed class SubscriptionTests(ServerFixture fixture) : IClassFixture<Ser
     }
 
     [Fact]
+    public async Task ThePendingCountStopsAtTheAskedLimitWhichIsBounded()
+    {
+        var db = await SeedAsync(10);
+        await CreateAsync(db, "Capped", "from Orders where Freight > 25");
+        Assert.Equal(8, (await ListAsync(db, "Capped")).GetProperty("PendingDocuments").GetInt64());
+        using (var list = await Client.GetAsync($"/databases/{db}/subscriptions?name=Capped&pendingLimit=5"))
+            Assert.Equal(5, (await Api.JsonAsync(list)).GetProperty("Results")[0].GetProperty("PendingDocuments").GetInt64());
+        using (var state = await Client.GetAsync($"/databases/{db}/subscriptions/state?name=Capped&pendingLimit=3"))
+            Assert.Equal(3, (await Api.JsonAsync(state)).GetProperty("PendingDocuments").GetInt64());
+        using (var tooMany = await Client.GetAsync($"/databases/{db}/subscriptions/state?name=Capped&pendingLimit=100001"))
+            Assert.Contains("pendingLimit", await Api.AssertErrorAsync(tooMany, HttpStatusCode.BadRequest, "BadRequestException"), StringComparison.Ordinal);
+    }
+
+    [Fact]
     public async Task AnUnacknowledgedBatchIsSentAgainAndAChangedDocumentAfterItsSend()
     {
         var db = await SeedAsync(4);
