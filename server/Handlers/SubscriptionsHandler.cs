@@ -44,8 +44,8 @@ public sealed class SubscriptionsHandler(ServerContext server) : HandlerBase(ser
 
     /// <summary>
     /// <c>GET /databases/*/subscriptions[?name=][&amp;pendingLimit=]</c>: each with its query, position,
-    /// workers, times and pending count (counted up to <c>pendingLimit</c>, default and at most 100,000:
-    /// the count scans the matching documents after the position, so a page that only shows it asks less).
+    /// workers, times and pending count (at most 100,000 counted, reading at most <c>pendingLimit</c>
+    /// documents after the position: a page that refreshes it asks for a small bound).
     /// </summary>
     [Route("/databases/*/subscriptions", "GET")]
     [Access(RouteAccess.DatabaseRead)]
@@ -107,7 +107,9 @@ public sealed class SubscriptionsHandler(ServerContext server) : HandlerBase(ser
             writer.WriteEndObject();
         }
         writer.WriteEndArray();
-        writer.WriteNumber("PendingDocuments", subscription.CountPending(pendingLimit));
+        var pending = subscription.CountPending(MaxPendingCount, pendingLimit, out var exact);
+        writer.WriteNumber("PendingDocuments", pending);
+        writer.WriteBoolean("PendingDocumentsExact", exact);
         writer.WriteEndObject();
     }
 
@@ -125,8 +127,9 @@ public sealed class SubscriptionsHandler(ServerContext server) : HandlerBase(ser
 
     private const long MaxPendingCount = 100_000;
 
+    /// <summary>The most documents the pending count reads: <c>pendingLimit</c>, or no bound but the count's own.</summary>
     private static long PendingLimitOf(RequestContext context) =>
-        new UrlQuery(context.Request.QueryString.Value).GetInt64("pendingLimit", MaxPendingCount, min: 1, max: MaxPendingCount);
+        new UrlQuery(context.Request.QueryString.Value).GetInt64("pendingLimit", long.MaxValue, min: 1, max: long.MaxValue);
 
     /// <summary><c>DELETE /databases/*/subscriptions?name=</c> (RavenDB's clients: <c>?taskName=</c>): closes its workers. 204.</summary>
     [Route("/databases/*/subscriptions", "DELETE")]

@@ -1,11 +1,11 @@
 // Script of /studio/subscriptions?database= (CSP: no inline script). One request per refresh:
-// GET /databases/{db}/subscriptions?pendingLimit=10000 gives every definition, its position, its
-// workers and the matching documents after its position (counted up to the limit, so a
-// subscription far behind on a large collection costs a bounded scan).
+// GET /databases/{db}/subscriptions?pendingLimit=2000 gives every definition, its position, its
+// workers and the matching documents after its position, counted in at most 2,000 documents read
+// (so a subscription far behind on a large collection costs a bounded scan; "n+" then).
 "use strict";
 (() => {
   const { el, api, db, format } = Studio;
-  const PendingLimit = 10000;
+  const PendingLimit = 2000;
   const RefreshMs = 2000;
 
   const list = document.getElementById("subscriptions");
@@ -15,9 +15,9 @@
   let firstLoad = true;
   let rendered = new Map();
 
-  const pending = (s) => s.PendingDocuments >= PendingLimit
-    ? format.number(PendingLimit) + "+"
-    : format.number(s.PendingDocuments);
+  const pending = (s) => s.PendingDocumentsExact
+    ? format.number(s.PendingDocuments)
+    : el("span", { title: `Counted in the first ${format.number(PendingLimit)} documents after the position: there are more` }, format.number(s.PendingDocuments) + "+");
 
   const state = (s) => s.Disabled
     ? el("span", { class: "badge bad" }, "disabled")
@@ -75,7 +75,7 @@
   // pointer by a refresh that brought nothing new.
   const render = (results) => {
     empty.hidden = results.length > 0;
-    const signature = (s) => JSON.stringify([s.Query, s.Disabled, s.AckedEtag, s.PendingDocuments, s.LastBatchAckTime, s.Workers, s.ChangeVectorForNextBatchStartingPoint]);
+    const signature = (s) => JSON.stringify([s.Query, s.Disabled, s.AckedEtag, s.PendingDocuments, s.PendingDocumentsExact, s.LastBatchAckTime, s.Workers, s.ChangeVectorForNextBatchStartingPoint]);
     const names = results.map(s => s.SubscriptionName);
     const same = names.length === rendered.size && names.every(n => rendered.has(n));
     if (!same || !list.querySelector("table")) {

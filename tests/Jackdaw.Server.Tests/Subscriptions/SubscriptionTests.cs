@@ -82,17 +82,28 @@ public sealed class SubscriptionTests(ServerFixture fixture) : IClassFixture<Ser
     }
 
     [Fact]
-    public async Task ThePendingCountStopsAtTheAskedLimitWhichIsBounded()
+    public async Task ThePendingCountReadsNoMoreDocumentsThanAskedAndSaysWhenItStopped()
     {
+        // Freights 10, 20, ... 100: orders/3 to orders/10 match.
         var db = await SeedAsync(10);
         await CreateAsync(db, "Capped", "from Orders where Freight > 25");
-        Assert.Equal(8, (await ListAsync(db, "Capped")).GetProperty("PendingDocuments").GetInt64());
+        var all = await ListAsync(db, "Capped");
+        Assert.Equal(8, all.GetProperty("PendingDocuments").GetInt64());
+        Assert.True(all.GetProperty("PendingDocumentsExact").GetBoolean());
         using (var list = await Client.GetAsync($"/databases/{db}/subscriptions?name=Capped&pendingLimit=5"))
-            Assert.Equal(5, (await Api.JsonAsync(list)).GetProperty("Results")[0].GetProperty("PendingDocuments").GetInt64());
-        using (var state = await Client.GetAsync($"/databases/{db}/subscriptions/state?name=Capped&pendingLimit=3"))
-            Assert.Equal(3, (await Api.JsonAsync(state)).GetProperty("PendingDocuments").GetInt64());
-        using (var tooMany = await Client.GetAsync($"/databases/{db}/subscriptions/state?name=Capped&pendingLimit=100001"))
-            Assert.Contains("pendingLimit", await Api.AssertErrorAsync(tooMany, HttpStatusCode.BadRequest, "BadRequestException"), StringComparison.Ordinal);
+        {
+            var first = (await Api.JsonAsync(list)).GetProperty("Results")[0];
+            Assert.Equal(3, first.GetProperty("PendingDocuments").GetInt64());
+            Assert.False(first.GetProperty("PendingDocumentsExact").GetBoolean());
+        }
+        using (var state = await Client.GetAsync($"/databases/{db}/subscriptions/state?name=Capped&pendingLimit=10"))
+        {
+            var body = await Api.JsonAsync(state);
+            Assert.Equal(8, body.GetProperty("PendingDocuments").GetInt64());
+            Assert.True(body.GetProperty("PendingDocumentsExact").GetBoolean());
+        }
+        using (var zero = await Client.GetAsync($"/databases/{db}/subscriptions/state?name=Capped&pendingLimit=0"))
+            Assert.Contains("pendingLimit", await Api.AssertErrorAsync(zero, HttpStatusCode.BadRequest, "BadRequestException"), StringComparison.Ordinal);
     }
 
     [Fact]
