@@ -63,6 +63,7 @@ internal sealed partial class PageWatch
         }
         var path = Path.Combine(RepositoryRoot(), "docs", "images", fileName);
         Directory.CreateDirectory(Path.GetDirectoryName(path)!);
+        await page.EvaluateAsync("() => window.scrollTo(0, 0)");
         await page.ScreenshotAsync(new() { Path = path });
         Assert.True(new FileInfo(path).Length > 10_000, "The screenshot is almost empty.");
     }

@@ -71,14 +71,14 @@ public sealed class SubscriptionsPageTests(ServerFixture server, BrowserFixture 
             Assert.Equal(lastEtag, state.GetProperty("AckedEtag").GetInt64());
             await Expect(row.Locator("td.position code")).ToHaveTextAsync(state.GetProperty("ChangeVectorForNextBatchStartingPoint").GetString()!);
 
+            await PageWatch.ScreenshotAsync(page, "studio-subscriptions.png");
+
             // Drop: the worker is told, and the page shows no worker.
             await row.Locator("button[data-action='drop']").ClickAsync();
             var closed = await ReceiveStatusAsync(worker);
             Assert.Equal("Closed", closed.GetProperty("Status").GetString());
             await Expect(row.Locator("td.workers")).ToHaveTextAsync("none");
             await Expect(row.Locator("td.state")).ToHaveTextAsync("idle");
-
-            await PageWatch.ScreenshotAsync(page, "studio-subscriptions.png");
 
             // Disable, then enable.
             await row.Locator("button[data-action='disable']").ClickAsync();
