@@ -27,7 +27,9 @@ public sealed class CertificatesPageTests(ServerFixture unsecured, BrowserFixtur
     public async Task DisposeAsync()
     {
         if (_server is not null)
+        {
             await _server.DisposeAsync();
+        }
         _folder.Dispose();
     }
 

@@ -22,7 +22,9 @@ internal sealed partial class PageWatch
         page.Console += (_, message) =>
         {
             if (message.Type == "error")
+            {
                 Add(_consoleErrors, message.Text);
+            }
         };
         page.PageError += (_, error) => Add(_consoleErrors, "page error: " + error);
     }
