@@ -214,6 +214,21 @@ const Studio = (() => {
     input.focus();
   });
 
+  // A yes/no dialog (a plain confirm() would block the page and cannot be styled); resolves true
+  // when the user presses the action button.
+  const confirm = (text, action = "OK", danger = false) => new Promise(resolve => {
+    const ok = el("button", { type: "button", class: danger ? "danger" : "primary" }, action);
+    const cancel = el("button", { type: "button" }, "Cancel");
+    const dialog = el("dialog", { class: "confirm" }, el("p", null, text), el("div", { class: "row" }, ok, cancel));
+    const close = (value) => { dialog.close(); dialog.remove(); resolve(value); };
+    ok.addEventListener("click", () => close(true));
+    cancel.addEventListener("click", () => close(false));
+    dialog.addEventListener("cancel", () => close(false));
+    document.body.append(dialog);
+    dialog.showModal();
+    ok.focus();
+  });
+
   const ws = (path, query) => {
     const url = buildUrl(path, query);
     url.protocol = location.protocol === "https:" ? "wss:" : "ws:";
@@ -313,5 +328,5 @@ const Studio = (() => {
 
   document.addEventListener("DOMContentLoaded", header);
 
-  return { pages, database, db, ApiError, el, append, api, curl, recordCall, pageLink, message, error, clearMessage, table, confirmTyped, ws, format, requireDatabase, debounce, download };
+  return { pages, database, db, ApiError, el, append, api, curl, recordCall, pageLink, message, error, clearMessage, table, confirmTyped, confirm, ws, format, requireDatabase, debounce, download };
 })();
