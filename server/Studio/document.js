@@ -487,13 +487,18 @@
   // ---- revisions ---------------------------------------------------------------------------
 
   const revisionsNote = async () => {
-    const name = collection();
-    let config = null;
     try {
-      config = await api("GET", Studio.db() + "/revisions/config");
+      state.revisionsConfig = await api("GET", Studio.db() + "/revisions/config");
     } catch (e) {
       return;
     }
+    renderRevisionsNote();
+  };
+
+  const renderRevisionsNote = () => {
+    if (state.revisionsConfig === undefined) return;
+    const config = state.revisionsConfig;
+    const name = collection();
     const collections = (config && config.Collections) || {};
     const key = Object.keys(collections).find(k => k.toLowerCase() === name.toLowerCase());
     const applies = key !== undefined ? collections[key] : config && config.Default;
@@ -673,18 +678,23 @@
 
   // ---- start -------------------------------------------------------------------------------
 
+  // The document, its revision count and the revisions configuration at once; an unknown
+  // database is said by their answer.
   const start = async () => {
-    if (!(await Studio.requireDatabase())) return;
-    $("editor").hidden = false;
+    if (!Studio.database || state.isNew) {
+      if (!(await Studio.requireDatabase())) return;
+      $("editor").hidden = false;
+      startNew("", params.get("collection") || "", {}, "{\n  \n}\n");
+      $("json").focus();
+      return;
+    }
     try {
-      if (state.isNew) {
-        startNew("", params.get("collection") || "", {}, "{\n  \n}\n");
-        $("json").focus();
-        return;
-      }
-      if (await load()) await Promise.all([loadRevisionsSummary(), revisionsNote()]);
+      const [found] = await Promise.all([load(), loadRevisionsSummary(), revisionsNote()]);
+      renderRevisionsNote();
+      $("editor").hidden = false;
+      if (!found) $("json").focus();
     } catch (e) {
-      Studio.error(e);
+      if (!Studio.databaseMissing(e)) Studio.error(e);
     }
   };
 

@@ -97,7 +97,7 @@
 
   // ---- the grid ----------------------------------------------------------------------------
 
-  const loadPage = async () => {
+  const loadPage = async (initial) => {
     if (state.loading) state.loading.abort();
     const controller = new AbortController();
     state.loading = controller;
@@ -113,6 +113,7 @@
       if (!state.columns.length) state.columns = savedColumns() || propertiesSeen().slice(0, DEFAULT_COLUMNS);
       renderGrid();
     } catch (e) {
+      if (initial) throw e;
       Studio.error(e);
     } finally {
       if (state.loading === controller) state.loading = null;
@@ -232,18 +233,22 @@
     }
   });
 
+  // The counts and the first page at once; an unknown database is said by their answer.
   const start = async () => {
-    if (!(await Studio.requireDatabase())) return;
+    if (!Studio.database) {
+      await Studio.requireDatabase();
+      return;
+    }
     $("page-size").value = String(state.pageSize);
-    $("layout").hidden = false;
     try {
-      await Promise.all([loadCounts(), loadPage()]);
+      await Promise.all([loadCounts(), loadPage(true)]);
+      $("layout").hidden = false;
       renderGrid();
       if (state.collection !== ALL && !(state.collection in state.counts.collections)) {
         Studio.message(`The collection '${state.collection}' has no documents.`, "info");
       }
     } catch (e) {
-      Studio.error(e);
+      if (!Studio.databaseMissing(e)) Studio.error(e);
     }
   };
 

@@ -310,6 +310,14 @@ const Studio = (() => {
     }
   };
 
+  // For a page that reads its data at once instead of calling requireDatabase first (one round
+  // trip less): true, after saying so, when the error is the server's "no such database".
+  const databaseMissing = (e) => {
+    if (!(e instanceof ApiError && e.type === "DatabaseDoesNotExistException")) return false;
+    message(`There is no database '${database}' on this server. The Databases page lists them.`, "error");
+    return true;
+  };
+
   const db = () => "/databases/" + encodeURIComponent(database);
 
   const debounce = (fn, ms) => {
@@ -328,5 +336,5 @@ const Studio = (() => {
 
   document.addEventListener("DOMContentLoaded", header);
 
-  return { pages, database, db, ApiError, el, append, api, curl, recordCall, pageLink, message, error, clearMessage, table, confirmTyped, confirm, ws, format, requireDatabase, debounce, download };
+  return { pages, database, db, ApiError, el, append, api, curl, recordCall, pageLink, message, error, clearMessage, table, confirmTyped, confirm, ws, format, requireDatabase, databaseMissing, debounce, download };
 })();

@@ -97,6 +97,30 @@ public sealed class DocumentsPageTests(ServerFixture server, BrowserFixture brow
     }
 
     [Fact]
+    public async Task AnUnknownOrMissingDatabaseIsSaidOnTheDocumentsAndDocumentPages()
+    {
+        var page = await browser.Browser.NewPageAsync();
+        var watch = new PageWatch(page);
+        watch.Expect(503);
+        try
+        {
+            await page.GotoAsync($"{Origin}/studio/documents?database=no-such-database");
+            await Expect(page.Locator("#message")).ToContainTextAsync("There is no database 'no-such-database'");
+            await Expect(page.Locator("#layout")).ToBeHiddenAsync();
+            await page.GotoAsync($"{Origin}/studio/document?database=no-such-database&id=orders/1");
+            await Expect(page.Locator("#message")).ToContainTextAsync("There is no database 'no-such-database'");
+            await Expect(page.Locator("#editor")).ToBeHiddenAsync();
+            await page.GotoAsync($"{Origin}/studio/documents");
+            await Expect(page.Locator("#message")).ToContainTextAsync("?database=");
+            watch.AssertClean(Origin);
+        }
+        finally
+        {
+            await page.CloseAsync();
+        }
+    }
+
+    [Fact]
     public async Task SelectedDocumentsAreDeletedInOneBatch()
     {
         var db = await ShopAsync();
