@@ -1,56 +1,132 @@
-// Script of /studio/ (CSP: no inline script).
+// Script of /studio/, the Databases page (CSP: no inline script). The list comes from one
+// GET /databases; each row reads its database's counts only when it scrolls into view, so a
+// server with many databases answers as fast as one with a few.
 "use strict";
 (() => {
-  const text = (tag, value, className) => {
-    const element = document.createElement(tag);
-    element.textContent = value;
-    if (className) element.className = className;
-    return element;
-  };
-  const fail = (message) => {
-    const status = document.getElementById("status");
-    status.className = "message";
-    status.textContent = message;
-  };
-  const json = async (path) => {
-    const response = await fetch(path, { headers: { Accept: "application/json" } });
-    const body = await response.json().catch(() => null);
-    if (!response.ok) throw new Error((body && body.Message) || `${path} answered ${response.status}`);
-    return body;
+  const { el, api, format } = Studio;
+  const $ = (id) => document.getElementById(id);
+  const body = $("databases").querySelector("tbody");
+  const rows = new Map(); // name -> tr
+  let exampleShown = false;
+
+  const dbPath = (name) => "/databases/" + encodeURIComponent(name);
+
+  const indexesCell = (count, stale, errored) => {
+    if (!count) return el("span", { class: "muted" }, "none");
+    return [
+      el("span", { class: "count" }, format.number(count)), " ",
+      stale ? el("span", { class: "badge warn", title: "Indexes that have not caught up with the documents" }, format.number(stale) + " stale") : null, " ",
+      errored ? el("span", { class: "badge bad", title: "Indexes in error or with indexing errors" }, format.number(errored) + " errored") : null,
+    ];
   };
 
-  document.getElementById("origin").textContent = location.origin;
-  document.getElementById("origin2").textContent = location.origin;
+  // The counts of one row: /stats, and /indexes/stats for errors when the database has indexes.
+  const loadRow = async (name, tr) => {
+    if (tr.dataset.loaded) return;
+    tr.dataset.loaded = "loading";
+    // One row's calls are shown in the API bar as an example; the others would only crowd it.
+    const quiet = exampleShown;
+    exampleShown = true;
+    const cells = { documents: tr.querySelector(".documents"), size: tr.querySelector(".size"), indexes: tr.querySelector(".indexes") };
+    try {
+      const stats = await api("GET", dbPath(name) + "/stats", { quiet });
+      cells.documents.textContent = format.number(stats.CountOfDocuments);
+      cells.size.textContent = format.bytes(stats.SizeOnDisk ? stats.SizeOnDisk.SizeInBytes : 0);
+      let errored = (stats.Indexes || []).filter(i => i.State === "Error").length;
+      if (stats.CountOfIndexes > 0) {
+        const { Results } = await api("GET", dbPath(name) + "/indexes/stats", { quiet });
+        errored = (Results || []).filter(i => i.State === "Error" || i.ErrorsCount > 0).length;
+      }
+      cells.indexes.replaceChildren(...[indexesCell(stats.CountOfIndexes, stats.CountOfStaleIndexes, errored)].flat().filter(Boolean));
+      tr.dataset.loaded = "done";
+    } catch (e) {
+      for (const cell of Object.values(cells)) { cell.textContent = "?"; cell.title = e.message; }
+      tr.dataset.loaded = "failed";
+    }
+  };
 
-  json("/build/version").then(v => { document.getElementById("version").textContent = "version " + v.FullVersion; }).catch(() => {});
+  const observer = "IntersectionObserver" in window
+    ? new IntersectionObserver(entries => {
+      for (const entry of entries) {
+        if (!entry.isIntersecting) continue;
+        observer.unobserve(entry.target);
+        loadRow(entry.target.dataset.database, entry.target);
+      }
+    }, { rootMargin: "200px" })
+    : null;
 
-  json("/admin/databases").then(async ({ Databases }) => {
-    const status = document.getElementById("status");
-    if (!Databases.length) {
-      status.textContent = "No databases yet.";
+  const remove = async (name) => {
+    const sure = await Studio.confirmTyped(`Delete the database '${name}', its documents, indexes and files? This cannot be undone.`, name);
+    if (!sure) return;
+    try {
+      await api("DELETE", "/admin/databases", { query: { name } });
+      const tr = rows.get(name);
+      if (tr) { tr.remove(); rows.delete(name); }
+      Studio.message(`Deleted the database '${name}'.`, "ok");
+      showEmpty();
+    } catch (e) {
+      Studio.error(e);
+    }
+  };
+
+  const row = (name) => {
+    const tr = el("tr", { dataset: { database: name } },
+      el("td", null, el("a", { class: "open", href: Studio.pageLink("documents", { database: name }) }, name)),
+      el("td", { class: "number documents" }, "…"),
+      el("td", { class: "number size" }, "…"),
+      el("td", { class: "indexes" }, "…"),
+      el("td", null,
+        el("a", { href: Studio.pageLink("documents", { database: name }) }, "Documents"), " · ",
+        el("a", { href: Studio.pageLink("indexes", { database: name }) }, "Indexes"), " · ",
+        el("a", { class: "timeline", href: Studio.pageLink("indexing-performance", { database: name }) }, "Indexing performance")),
+      el("td", { class: "number" }, el("button", { type: "button", class: "danger delete", onclick: () => remove(name) }, "Delete")));
+    rows.set(name, tr);
+    if (observer) observer.observe(tr); else loadRow(name, tr);
+    return tr;
+  };
+
+  const showEmpty = () => {
+    const empty = rows.size === 0;
+    $("status").hidden = !empty;
+    $("status").textContent = empty ? "No databases yet: create one above." : "";
+    $("databases").hidden = empty;
+  };
+
+  const list = async () => {
+    try {
+      const { Databases } = await api("GET", "/databases", { query: { namesOnly: true, pageSize: 100000 } });
+      body.replaceChildren(...(Databases || []).map(row));
+      showEmpty();
+    } catch (e) {
+      $("status").hidden = true;
+      Studio.error(e);
+    }
+  };
+
+  const create = async () => {
+    const input = $("new-name");
+    const name = input.value.trim();
+    if (!name) {
+      Studio.message("Type the new database's name first.", "error");
+      input.focus();
       return;
     }
-    status.hidden = true;
-    const table = document.getElementById("databases");
-    const body = table.querySelector("tbody");
-    for (const name of Databases) {
-      const row = document.createElement("tr");
-      row.dataset.database = name;
-      row.append(text("td", name));
-      const documents = text("td", "…", "number");
-      const indexes = text("td", "…", "number");
-      row.append(documents, indexes);
-      const pages = document.createElement("td");
-      const timeline = text("a", "Indexing performance");
-      timeline.href = "/studio/indexing-performance?database=" + encodeURIComponent(name);
-      pages.append(timeline);
-      row.append(pages);
-      body.append(row);
-      json("/databases/" + encodeURIComponent(name) + "/stats").then(stats => {
-        documents.textContent = stats.CountOfDocuments.toLocaleString();
-        indexes.textContent = stats.CountOfIndexes.toLocaleString();
-      }).catch(e => { documents.textContent = "?"; indexes.textContent = "?"; documents.title = e.message; });
+    try {
+      await api("PUT", "/admin/databases", { query: { name } });
+      input.value = "";
+      Studio.message(`Created the database '${name}'.`, "ok");
+      const names = [...rows.keys(), name].sort((a, b) => a.localeCompare(b, "en", { sensitivity: "base" }));
+      const tr = row(name);
+      const next = rows.get(names[names.indexOf(name) + 1]);
+      if (next && next !== tr) body.insertBefore(tr, next); else body.append(tr);
+      showEmpty();
+    } catch (e) {
+      Studio.error(e);
     }
-    table.hidden = false;
-  }).catch(e => fail("Could not list the databases: " + e.message));
+  };
+
+  $("create").addEventListener("click", create);
+  $("new-name").addEventListener("keydown", (event) => { if (event.key === "Enter") create(); });
+  api("GET", "/build/version", { quiet: true }).then(v => { $("version").textContent = "Jackdaw " + v.FullVersion; }).catch(() => {});
+  list();
 })();

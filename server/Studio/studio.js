@@ -214,6 +214,21 @@ const Studio = (() => {
     input.focus();
   });
 
+  // A yes/no dialog (a plain confirm() would block the page and cannot be styled); resolves true
+  // when the user presses the action button.
+  const confirm = (text, action = "OK", danger = false) => new Promise(resolve => {
+    const ok = el("button", { type: "button", class: danger ? "danger" : "primary" }, action);
+    const cancel = el("button", { type: "button" }, "Cancel");
+    const dialog = el("dialog", { class: "confirm" }, el("p", null, text), el("div", { class: "row" }, ok, cancel));
+    const close = (value) => { dialog.close(); dialog.remove(); resolve(value); };
+    ok.addEventListener("click", () => close(true));
+    cancel.addEventListener("click", () => close(false));
+    dialog.addEventListener("cancel", () => close(false));
+    document.body.append(dialog);
+    dialog.showModal();
+    ok.focus();
+  });
+
   const ws = (path, query) => {
     const url = buildUrl(path, query);
     url.protocol = location.protocol === "https:" ? "wss:" : "ws:";
@@ -254,7 +269,7 @@ const Studio = (() => {
       return el("a", {
         href: pageLink(p.page),
         class: needs ? "disabled" : undefined,
-        "aria-current": p.page === current ? "page" : undefined,
+        "aria-current": p.page === current || (current === "document" && p.page === "documents") ? "page" : undefined,
         title: needs ? "Choose a database first" : undefined,
       }, p.title);
     }));
@@ -293,6 +308,14 @@ const Studio = (() => {
       }
       return false;
     }
+  };
+
+  // For a page that reads its data at once instead of calling requireDatabase first (one round
+  // trip less): true, after saying so, when the error is the server's "no such database".
+  const databaseMissing = (e) => {
+    if (!(e instanceof ApiError && e.type === "DatabaseDoesNotExistException")) return false;
+    message(`There is no database '${database}' on this server. The Databases page lists them.`, "error");
+    return true;
   };
 
   const db = () => "/databases/" + encodeURIComponent(database);
@@ -353,5 +376,5 @@ const Studio = (() => {
 
   document.addEventListener("DOMContentLoaded", header);
 
-  return { pages, database, db, ApiError, el, append, api, curl, recordCall, pageLink, message, error, clearMessage, table, confirmTyped, ws, format, requireDatabase, debounce, download, errorPosition, markPosition };
+  return { pages, database, db, ApiError, el, append, api, curl, recordCall, pageLink, message, error, clearMessage, table, confirmTyped, confirm, ws, format, requireDatabase, databaseMissing, debounce, download, errorPosition, markPosition };
 })();
