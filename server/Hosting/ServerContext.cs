@@ -37,6 +37,7 @@ public sealed class ServerContext(ServerOptions options, ILoggerFactory loggerFa
                 [
                     .. Options.Database.Components,
                     Indexing.IndexStore.Component(Options.Indexing, LoggerFactory),
+                    Queries.SlowQueryLog.Component(Options.SlowQueries, LoggerFactory),
                     Subscriptions.SubscriptionStore.Component(LoggerFactory),
                     Backup.PeriodicBackups.Component(Options.Backup with { FailureOf = ErrorMapping.FailureOf }, LoggerFactory),
                 ],
