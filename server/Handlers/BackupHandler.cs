@@ -164,6 +164,38 @@ public sealed class BackupHandler(ServerContext server) : HandlerBase(server)
     }
 
     /// <summary>
+    /// <c>GET /databases/*/tasks</c> (RavenDB's <c>GetOngoingTasksOperation</c>): every periodic
+    /// backup task of the database as <c>OngoingTaskBackup</c> in task id order →
+    /// <c>{"OngoingTasksList":[...],"SubscriptionsCount","PullReplications":[]}</c>. Jackdaw's only
+    /// ongoing tasks are backups; subscriptions are counted, as RavenDB's answer does.
+    /// </summary>
+    [Route("/databases/*/tasks", "GET")]
+    [Access(RouteAccess.DatabaseRead)]
+    public ValueTask OngoingTasks(RequestContext context)
+    {
+        var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
+        var backups = PeriodicBackups.Of(database);
+        var nodeUrl = TopologyHandler.BaseUrl(context);
+        var writer = context.StartJson();
+        writer.WriteStartObject();
+        writer.WriteStartArray("OngoingTasksList");
+        foreach (var task in backups.Configurations)
+        {
+            // A task deleted since the list was read is left out.
+            if (backups.TryGet(task.TaskId, out var configuration, out var status))
+            {
+                PeriodicBackupJson.WriteOngoingTask(writer, configuration, status, backups.NextOf(task.TaskId), backups.RunningOf(task.TaskId), TopologyHandler.NodeTag, nodeUrl, backups.Now);
+            }
+        }
+        writer.WriteEndArray();
+        writer.WriteNumber("SubscriptionsCount", Subscriptions.SubscriptionStore.Of(database).Subscriptions.Count);
+        writer.WriteStartArray("PullReplications");
+        writer.WriteEndArray();
+        writer.WriteEndObject();
+        return context.CompleteJsonAsync();
+    }
+
+    /// <summary>
     /// <c>DELETE /databases/*/admin/tasks?id=&amp;type=Backup</c> (RavenDB's <c>DeleteOngoingTaskOperation</c>)
     /// → <c>{"RaftCommandIndex","TaskId"}</c>; the chains on disk stay.
     /// </summary>

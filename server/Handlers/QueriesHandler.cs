@@ -17,14 +17,15 @@ public sealed class QueriesHandler(ServerContext server) : HandlerBase(server)
 {
     /// <summary>
     /// <c>POST /databases/*/queries</c> with <c>{"Query":"from Orders where ...","QueryParameters":{...},
-    /// "WaitForNonStaleResults":false,"WaitForNonStaleResultsTimeout":"00:00:15"}</c>.
+    /// "WaitForNonStaleResults":false,"WaitForNonStaleResultsTimeout":"00:00:15"}</c>, optionally
+    /// <c>?start=&amp;pageSize=&amp;timings=true</c>.
     /// </summary>
     [Route("/databases/*/queries", "POST")]
     [Access(RouteAccess.DatabaseRead)]
     public async ValueTask Post(RequestContext context)
     {
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
-        var request = await QueryRequestReader.ReadAsync(context.Request.BodyReader, context.RequestAborted).ConfigureAwait(false);
+        var request = Paged(context, await QueryRequestReader.ReadAsync(context.Request.BodyReader, context.RequestAborted).ConfigureAwait(false));
         if (Debug(context) is { } debug)
         {
             await ExplainAsync(context, database, request, debug).ConfigureAwait(false);
@@ -33,14 +34,30 @@ public sealed class QueriesHandler(ServerContext server) : HandlerBase(server)
         await AnswerAsync(context, database, request).ConfigureAwait(false);
     }
 
-    /// <summary><c>GET /databases/*/queries?query=[&amp;waitForNonStaleResults=true&amp;waitForNonStaleResultsTimeout=00:00:15]</c>.</summary>
+    /// <summary><c>GET /databases/*/queries?query=[&amp;waitForNonStaleResults=true&amp;waitForNonStaleResultsTimeout=00:00:15][&amp;start=&amp;pageSize=&amp;timings=true]</c>.</summary>
     [Route("/databases/*/queries", "GET")]
     [Access(RouteAccess.DatabaseRead)]
     public ValueTask Get(RequestContext context)
     {
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
-        var request = QueryRequestReader.FromQueryString(context.Request.QueryString.Value);
+        var request = Paged(context, QueryRequestReader.FromQueryString(context.Request.QueryString.Value));
         return Debug(context) is { } debug ? ExplainAsync(context, database, request, debug) : AnswerAsync(context, database, request);
+    }
+
+    /// <summary>
+    /// <c>?start=&amp;pageSize=</c> (a page on top of the query's own <c>offset</c> and <c>limit</c>, as
+    /// RavenDB's GET form reads them) and <c>?timings=true</c> (the answer's <c>Timings</c>, as
+    /// <c>include timings()</c>): the studio's query page pages and times any query without
+    /// rewriting its text.
+    /// </summary>
+    private static QueryRequest Paged(RequestContext context, QueryRequest request)
+    {
+        var query = new UrlQuery(context.Request.QueryString.Value);
+        var start = query.GetInt64("start", 0);
+        long? pageSize = query.GetString("pageSize") is { Length: > 0 } ? query.GetInt64("pageSize", 0, max: context.Server.Options.Limits.MaxQueryLimit) : null;
+        var timings = query.GetString("timings") is { Length: > 0 } flag
+            && (bool.TryParse(flag, out var on) ? on : throw new BadRequestException($"timings={flag} is not true or false."));
+        return start == 0 && pageSize is null && !timings ? request : request with { Start = start, PageSize = pageSize, IncludeTimings = timings };
     }
 
     /// <summary>The <c>debug</c> parameter, when given.</summary>

@@ -42,7 +42,11 @@ public sealed class SubscriptionsHandler(ServerContext server) : HandlerBase(ser
         await context.CompleteJsonAsync().ConfigureAwait(false);
     }
 
-    /// <summary><c>GET /databases/*/subscriptions[?name=]</c>: each with its query, position, workers, times and pending count.</summary>
+    /// <summary>
+    /// <c>GET /databases/*/subscriptions[?name=][&amp;pendingLimit=]</c>: each with its query, position,
+    /// workers, times and pending count (at most 100,000 counted, reading at most <c>pendingLimit</c>
+    /// documents after the position: a page that refreshes it asks for a small bound).
+    /// </summary>
     [Route("/databases/*/subscriptions", "GET")]
     [Access(RouteAccess.DatabaseRead)]
     public async ValueTask List(RequestContext context)
@@ -51,17 +55,20 @@ public sealed class SubscriptionsHandler(ServerContext server) : HandlerBase(ser
         var store = SubscriptionStore.Of(database);
         var name = NameOf(context, required: false);
         var subscriptions = name is null ? store.Subscriptions : [store.Get(name)];
+        var pendingLimit = PendingLimitOf(context);
         var writer = context.StartJson();
         writer.WriteStartObject();
         writer.WriteStartArray("Results");
         foreach (var subscription in subscriptions)
-            WriteState(writer, subscription, database.DatabaseId);
+        {
+            WriteState(writer, subscription, database.DatabaseId, pendingLimit);
+        }
         writer.WriteEndArray();
         writer.WriteEndObject();
         await context.CompleteJsonAsync().ConfigureAwait(false);
     }
 
-    private static void WriteState(Utf8JsonWriter writer, SubscriptionCoordinator subscription, string databaseId)
+    private static void WriteState(Utf8JsonWriter writer, SubscriptionCoordinator subscription, string databaseId, long pendingLimit)
     {
         var record = subscription.Record;
         writer.WriteStartObject();
@@ -100,11 +107,13 @@ public sealed class SubscriptionsHandler(ServerContext server) : HandlerBase(ser
             writer.WriteEndObject();
         }
         writer.WriteEndArray();
-        writer.WriteNumber("PendingDocuments", subscription.CountPending());
+        var pending = subscription.CountPending(MaxPendingCount, pendingLimit, out var exact);
+        writer.WriteNumber("PendingDocuments", pending);
+        writer.WriteBoolean("PendingDocumentsExact", exact);
         writer.WriteEndObject();
     }
 
-    /// <summary><c>GET /databases/*/subscriptions/state?name=</c> (RavenDB's client): the state object of one subscription.</summary>
+    /// <summary><c>GET /databases/*/subscriptions/state?name=[&amp;pendingLimit=]</c> (RavenDB's client): the state object of one subscription.</summary>
     [Route("/databases/*/subscriptions/state", "GET")]
     [Access(RouteAccess.DatabaseRead)]
     public async ValueTask State(RequestContext context)
@@ -112,9 +121,15 @@ public sealed class SubscriptionsHandler(ServerContext server) : HandlerBase(ser
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
         var subscription = SubscriptionStore.Of(database).Get(NameOf(context, required: true)!);
         var writer = context.StartJson();
-        WriteState(writer, subscription, database.DatabaseId);
+        WriteState(writer, subscription, database.DatabaseId, PendingLimitOf(context));
         await context.CompleteJsonAsync().ConfigureAwait(false);
     }
+
+    private const long MaxPendingCount = 100_000;
+
+    /// <summary>The most documents the pending count reads: <c>pendingLimit</c>, or no bound but the count's own.</summary>
+    private static long PendingLimitOf(RequestContext context) =>
+        new UrlQuery(context.Request.QueryString.Value).GetInt64("pendingLimit", long.MaxValue, min: 1, max: long.MaxValue);
 
     /// <summary><c>DELETE /databases/*/subscriptions?name=</c> (RavenDB's clients: <c>?taskName=</c>): closes its workers. 204.</summary>
     [Route("/databases/*/subscriptions", "DELETE")]

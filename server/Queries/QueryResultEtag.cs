@@ -21,6 +21,16 @@ public static class QueryResultEtag
             hash.Append(Encoding.UTF8.GetBytes(value.GetRawText()));
         }
         hash.Append(Encoding.UTF8.GetBytes(source));
+        // Two pages of one query are two answers; a request without ?start=, ?pageSize= or
+        // ?timings= hashes as it did before they existed.
+        if (request.Start != 0 || request.PageSize is not null || request.IncludeTimings)
+        {
+            Span<byte> page = stackalloc byte[17];
+            BitConverter.TryWriteBytes(page, request.Start);
+            BitConverter.TryWriteBytes(page[8..], request.PageSize ?? -1);
+            page[16] = request.IncludeTimings ? (byte)1 : (byte)0;
+            hash.Append(page);
+        }
         Span<byte> numbers = stackalloc byte[24];
         BitConverter.TryWriteBytes(numbers, databaseEtag);
         BitConverter.TryWriteBytes(numbers[8..], caughtUpTo);

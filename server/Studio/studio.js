@@ -311,7 +311,47 @@ const Studio = (() => {
     setTimeout(() => URL.revokeObjectURL(url), 10_000);
   };
 
+  // The place a server's error message names in a text the page sent: RQL's "at position N
+  // (line L, column C)" (an offset into the whole text) or a script's "(line L, column C)",
+  // counted from `base` (where the script starts in the text). Null when it names none.
+  const errorPosition = (messageText, text, base = 0) => {
+    const rql = /position (\d+) \(line (\d+), column (\d+)\)/.exec(messageText || "");
+    if (rql) return { offset: Math.min(Number(rql[1]), text.length), line: Number(rql[2]), column: Number(rql[3]) };
+    const script = /\bline (\d+), column (\d+)\b/.exec(messageText || "");
+    if (!script) return null;
+    const lines = text.slice(base).split("\n");
+    const line = Math.min(Number(script[1]), lines.length);
+    let offset = base;
+    for (let i = 0; i < line - 1; i++) offset += lines[i].length + 1;
+    offset = Math.min(offset + Number(script[2]) - 1, text.length);
+    const before = text.slice(0, offset).split("\n");
+    return { offset, line: before.length, column: before[before.length - 1].length + 1 };
+  };
+
+  // Marks a position in a textarea: selects the word there and writes the position's line with a
+  // caret line under it into `caretTarget` (a <pre>, shown). Hides it for a null position.
+  const markPosition = (textarea, caretTarget, position) => {
+    if (!position) {
+      caretTarget.hidden = true;
+      caretTarget.textContent = "";
+      return;
+    }
+    const text = textarea.value;
+    const start = position.offset;
+    let end = start;
+    while (end < text.length && !/[\s,()=<>!{}]/.test(text[end])) end++;
+    if (end === start && end < text.length) end++;
+    textarea.focus();
+    textarea.setSelectionRange(start, end);
+    const lineStart = text.lastIndexOf("\n", start - 1) + 1;
+    const lineEnd = text.indexOf("\n", start);
+    const line = text.slice(lineStart, lineEnd < 0 ? text.length : lineEnd);
+    const pad = Array.from(text.slice(lineStart, start), c => c === "\t" ? "\t" : " ").join("");
+    caretTarget.textContent = `line ${position.line}, column ${position.column}\n${line}\n${pad}${"^".repeat(Math.max(1, Math.min(end, lineStart + line.length) - start))}`;
+    caretTarget.hidden = false;
+  };
+
   document.addEventListener("DOMContentLoaded", header);
 
-  return { pages, database, db, ApiError, el, append, api, curl, recordCall, pageLink, message, error, clearMessage, table, confirmTyped, ws, format, requireDatabase, debounce, download };
+  return { pages, database, db, ApiError, el, append, api, curl, recordCall, pageLink, message, error, clearMessage, table, confirmTyped, ws, format, requireDatabase, debounce, download, errorPosition, markPosition };
 })();

@@ -370,15 +370,32 @@ public sealed class SubscriptionCoordinator
     }
 
     /// <summary>Matching documents after the acknowledged position (counted up to <paramref name="max"/>).</summary>
-    public long CountPending(long max = 100_000)
+    public long CountPending(long max = 100_000) => CountPending(max, long.MaxValue, out _);
+
+    /// <summary>
+    /// Matching documents after the acknowledged position, counting at most <paramref name="maxMatches"/>
+    /// and reading at most <paramref name="maxScanned"/> documents (matching or not: a query that
+    /// matches few of a large collection otherwise reads all of it); <paramref name="exact"/> is
+    /// false when a limit stopped the count before the collection's end.
+    /// </summary>
+    public long CountPending(long maxMatches, long maxScanned, out bool exact)
     {
         using var reader = _store.Database.BeginRead();
         long count = 0;
+        long scanned = 0;
         foreach (var record in reader.GetDocumentsFrom(_collection, _record.AckedEtag))
         {
-            if (_evaluator.Matches(Query.Where, record.Id, record.Document) && ++count >= max)
-                break;
+            if (count >= maxMatches || scanned++ >= maxScanned)
+            {
+                exact = false;
+                return count;
+            }
+            if (_evaluator.Matches(Query.Where, record.Id, record.Document))
+            {
+                count++;
+            }
         }
+        exact = true;
         return count;
     }
 

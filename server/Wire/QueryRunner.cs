@@ -49,11 +49,14 @@ public static class QueryRunner
         var query = RqlParser.Parse(request.Text);
         if (query.Update is { } update)
             throw new InvalidQueryException(request.Text, update.Position, "an 'update' clause patches the documents it finds: send it with PATCH /databases/{db}/queries (a patch by query), not as a query.");
-        var timings = query.IncludeTimings || timed ? new QueryTimings { InAnswer = query.IncludeTimings } : null;
+        // Timings in the answer when the query or the request asks; measured anyway for the slow-query log.
+        var wanted = query.IncludeTimings || request.IncludeTimings;
+        var timings = wanted || timed ? new QueryTimings { InAnswer = wanted } : null;
         var plan = await QueryPlanner.PlanAsync(database, request, query, timings, cancellationToken).ConfigureAwait(false);
-        var limit = Within(plan.Limit, maxLimit);
+        // ?start=&pageSize= page within the query's own results (its offset and limit).
+        var limit = Math.Min(Within(plan.Limit is { } own ? Math.Max(0, own - request.Start) : null, maxLimit), request.PageSize ?? long.MaxValue);
         var filter = QueryFilter.Of(plan.Query, request, QueryPlanner.Count(plan.Query.FilterLimit, request, "filter_limit"));
-        var run = new QueryRun(request, plan.Offset, limit, filter, timings, started, RavenAnswerShape.Instance) { Revisions = RevisionIncludes.For(plan.Query) };
+        var run = new QueryRun(request, plan.Offset + request.Start, limit, filter, timings, started, RavenAnswerShape.Instance) { Revisions = RevisionIncludes.For(plan.Query) };
         return plan.Index is null
             ? CollectionQueryExecutor.Execute(database, plan.Query, run, ifNoneMatch)
             : IndexQueryExecutor.Execute(database, plan.Index, plan.Query, run, ifNoneMatch);

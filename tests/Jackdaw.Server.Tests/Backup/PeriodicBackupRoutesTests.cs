@@ -77,6 +77,38 @@ public sealed class PeriodicBackupRoutesTests(ServerFixture fixture) : IClassFix
         Assert.Equal(JsonValueKind.Null, (await Api.JsonAsync(gone)).GetProperty("Status").ValueKind);
     }
 
+    [Fact]
+    public async Task TheTasksRouteListsEveryPeriodicTaskAsRavenDBsOngoingTasks()
+    {
+        var db = await fixture.CreateDatabaseAsync();
+        using (var empty = await Client.GetAsync($"/databases/{db}/tasks"))
+        {
+            var none = await Api.JsonAsync(empty);
+            Assert.Equal(HttpStatusCode.OK, empty.StatusCode);
+            Assert.Empty(none.GetProperty("OngoingTasksList").EnumerateArray());
+            Assert.Equal(0, none.GetProperty("SubscriptionsCount").GetInt32());
+        }
+        var first = await CreateTaskAsync(db);
+        var second = await CreateTaskAsync(db);
+        using (var subscription = await Client.PutAsync($"/databases/{db}/subscriptions", Api.Json("""{"Name":"s","Query":"from Orders"}""")))
+            Assert.Equal(HttpStatusCode.Created, subscription.StatusCode);
+
+        using var response = await Client.GetAsync($"/databases/{db}/tasks");
+        var body = await Api.JsonAsync(response);
+        var tasks = body.GetProperty("OngoingTasksList").EnumerateArray().ToArray();
+        Assert.Equal([first, second], tasks.Select(t => t.GetProperty("TaskId").GetInt64()));
+        using var single = await Client.GetAsync($"/databases/{db}/task?key={second}&type=Backup");
+        var one = await Api.JsonAsync(single);
+        // Each entry is what /task answers for that task.
+        foreach (var field in new[] { "TaskType", "TaskName", "TaskState", "BackupType", "LastFullBackup", "Error" })
+        {
+            Assert.Equal(one.GetProperty(field).ToString(), tasks[1].GetProperty(field).ToString());
+        }
+        Assert.Equal(one.GetProperty("NextBackup").GetProperty("DateTime").GetString(), tasks[1].GetProperty("NextBackup").GetProperty("DateTime").GetString());
+        Assert.Equal(1, body.GetProperty("SubscriptionsCount").GetInt32());
+        Assert.Empty(body.GetProperty("PullReplications").EnumerateArray());
+    }
+
     [Theory]
     [InlineData("0 2 * *", null, "FullBackupFrequency")]
     [InlineData("0 2 * * *", "relative/backups", "LocalSettings.FolderPath")]

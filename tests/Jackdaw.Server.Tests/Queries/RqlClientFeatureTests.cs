@@ -139,6 +139,49 @@ public sealed class RqlClientFeatureTests(ServerFixture fixture) : IClassFixture
     }
 
     [Fact]
+    public async Task StartAndPageSizePageOnTopOfTheQuerysOwnOffsetAndLimitWithTheirOwnEtag()
+    {
+        var db = await SeedAsync();
+        var first = await QueryAsync(db, "from Users where Age > 3 order by Age as long", suffix: "?start=0&pageSize=5");
+        Assert.Equal(["users/4", "users/5", "users/6", "users/7", "users/8"], Ids(first));
+        Assert.Equal(27, first.GetProperty("TotalResults").GetInt64());
+        var second = await QueryAsync(db, "from Users where Age > 3 order by Age as long", suffix: "?start=5&pageSize=5");
+        Assert.Equal(["users/9", "users/10", "users/11", "users/12", "users/13"], Ids(second));
+        Assert.NotEqual(first.GetProperty("ResultEtag").GetInt64(), second.GetProperty("ResultEtag").GetInt64());
+
+        // On top of the query's own offset and limit: the page never reaches past its limit.
+        var within = await QueryAsync(db, "from Users where Age > 3 order by Age as long limit 7 offset 2", suffix: "?start=5&pageSize=5");
+        Assert.Equal(["users/11", "users/12"], Ids(within));
+
+        // The GET form reads them too, and the collection scan pages the same way.
+        using var get = await Client.GetAsync($"/databases/{db}/queries?query={Uri.EscapeDataString("from Users")}&start=28&pageSize=5");
+        Assert.Equal(["users/29", "users/30"], Ids(await Api.JsonAsync(get)));
+
+        // The ETag of a page is its own: page 1's does not answer 304 for page 2.
+        using var request = new HttpRequestMessage(HttpMethod.Post, $"/databases/{db}/queries?start=5&pageSize=5")
+        {
+            Content = Api.Json("""{"Query":"from Users where Age > 3 order by Age as long"}"""),
+        };
+        request.Headers.TryAddWithoutValidation("If-None-Match", "\"" + first.GetProperty("ResultEtag").GetInt64() + "\"");
+        using var notCached = await Client.SendAsync(request);
+        Assert.Equal(HttpStatusCode.OK, notCached.StatusCode);
+
+        using var bad = await PostAsync(db, "from Users", suffix: "?pageSize=-1");
+        Assert.Contains("'pageSize'", await Api.AssertErrorAsync(bad, HttpStatusCode.BadRequest, "BadRequestException"), StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public async Task TimingsTrueAnswersTimingsAsIncludeTimingsDoes()
+    {
+        var db = await SeedAsync();
+        var timed = await QueryAsync(db, "from Users where Age > 3 include Company", suffix: "?timings=true");
+        Assert.Equal(["Optimizer", "Staleness", "Query", "Includes"], timed.GetProperty("Timings").GetProperty("Timings").EnumerateObject().Select(p => p.Name));
+        Assert.False((await QueryAsync(db, "from Users where Age > 3", suffix: "?timings=false")).TryGetProperty("Timings", out _));
+        using var bad = await PostAsync(db, "from Users", suffix: "?timings=maybe");
+        Assert.Contains("timings=maybe", await Api.AssertErrorAsync(bad, HttpStatusCode.BadRequest, "BadRequestException"), StringComparison.Ordinal);
+    }
+
+    [Fact]
     public async Task DebugExplainSaysWhichIndexWouldAnswerAndWhyWithoutCreatingIt()
     {
         var db = await SeedAsync();

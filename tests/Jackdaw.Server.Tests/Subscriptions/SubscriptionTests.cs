@@ -82,6 +82,31 @@ public sealed class SubscriptionTests(ServerFixture fixture) : IClassFixture<Ser
     }
 
     [Fact]
+    public async Task ThePendingCountReadsNoMoreDocumentsThanAskedAndSaysWhenItStopped()
+    {
+        // Freights 10, 20, ... 100: orders/3 to orders/10 match.
+        var db = await SeedAsync(10);
+        await CreateAsync(db, "Capped", "from Orders where Freight > 25");
+        var all = await ListAsync(db, "Capped");
+        Assert.Equal(8, all.GetProperty("PendingDocuments").GetInt64());
+        Assert.True(all.GetProperty("PendingDocumentsExact").GetBoolean());
+        using (var list = await Client.GetAsync($"/databases/{db}/subscriptions?name=Capped&pendingLimit=5"))
+        {
+            var first = (await Api.JsonAsync(list)).GetProperty("Results")[0];
+            Assert.Equal(3, first.GetProperty("PendingDocuments").GetInt64());
+            Assert.False(first.GetProperty("PendingDocumentsExact").GetBoolean());
+        }
+        using (var state = await Client.GetAsync($"/databases/{db}/subscriptions/state?name=Capped&pendingLimit=10"))
+        {
+            var body = await Api.JsonAsync(state);
+            Assert.Equal(8, body.GetProperty("PendingDocuments").GetInt64());
+            Assert.True(body.GetProperty("PendingDocumentsExact").GetBoolean());
+        }
+        using (var zero = await Client.GetAsync($"/databases/{db}/subscriptions/state?name=Capped&pendingLimit=0"))
+            Assert.Contains("pendingLimit", await Api.AssertErrorAsync(zero, HttpStatusCode.BadRequest, "BadRequestException"), StringComparison.Ordinal);
+    }
+
+    [Fact]
     public async Task AnUnacknowledgedBatchIsSentAgainAndAChangedDocumentAfterItsSend()
     {
         var db = await SeedAsync(4);
