@@ -73,6 +73,12 @@ internal sealed record CommandLineOption(
             new("--Attachments:MaxSize", "Attachments:MaxSize", "BYTES",
                 "The largest attachment an upload may carry (streamed to disk, never held in memory).",
                 $"{AttachmentOptions.DefaultMaxSize} ({AttachmentOptions.DefaultMaxSize >> 30} GiB)", "JACKDAW_ATTACHMENTS__MAXSIZE", Number(AttachmentOptions.DefaultMaxSize)),
+            new("--Queries:SlowQueryThresholdMs", "Queries:SlowQueryThresholdMs", "MS",
+                "A query taking at least this long goes to its database's slow-query log; 0 logs all.",
+                Number(Queries.SlowQueryOptions.DefaultThresholdMs), "JACKDAW_QUERIES__SLOWQUERYTHRESHOLDMS", Number(Queries.SlowQueryOptions.DefaultThresholdMs)),
+            new("--Queries:SlowQueryLogSize", "Queries:SlowQueryLogSize", "N",
+                "The most slow queries each database keeps (GET /databases/{db}/queries/slow).",
+                Number(Queries.SlowQueryOptions.DefaultLogSize), "JACKDAW_QUERIES__SLOWQUERYLOGSIZE", Number(Queries.SlowQueryOptions.DefaultLogSize)),
             new("--Security:", "Security:", "VALUE",
                 "Secures the server (HTTPS, client certificates; README, \"Security\"). Keys:\n"
                 + "Certificate:Path (a PFX, or a PEM certificate), Certificate:KeyPath (its PEM key),\n"

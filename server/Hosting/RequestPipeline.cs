@@ -169,6 +169,7 @@ public sealed partial class RequestPipeline
     {
         if (inner is null)
             _server.Statistics.RequestFinished(failed);
+        ReportTraffic(http, inner, started);
         if (_logger.IsEnabled(LogLevel.Debug))
             LogRequest(_logger, http.Request.Method, http.Request.Path.Value ?? "/", http.Response.StatusCode, Stopwatch.GetElapsedTime(started).TotalMilliseconds);
     }

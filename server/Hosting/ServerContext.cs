@@ -15,6 +15,9 @@ public sealed class ServerContext(ServerOptions options, ILoggerFactory loggerFa
 
     public ServerStatistics Statistics { get; } = new();
 
+    /// <summary>Who watches the requests (<c>/admin/traffic-watch</c>), and the hand-over of each to them.</summary>
+    public Traffic.TrafficWatch TrafficWatch { get; } = new();
+
     /// <summary>The server certificate, the registered client certificates and their checks; null on an unsecured server.</summary>
     public Security.ServerSecurity? Security { get; } = security;
 
@@ -34,6 +37,7 @@ public sealed class ServerContext(ServerOptions options, ILoggerFactory loggerFa
                 [
                     .. Options.Database.Components,
                     Indexing.IndexStore.Component(Options.Indexing, LoggerFactory),
+                    Queries.SlowQueryLog.Component(Options.SlowQueries, LoggerFactory),
                     Subscriptions.SubscriptionStore.Component(LoggerFactory),
                     Backup.PeriodicBackups.Component(Options.Backup with { FailureOf = ErrorMapping.FailureOf }, LoggerFactory),
                 ],

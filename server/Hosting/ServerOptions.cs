@@ -52,6 +52,9 @@ public sealed class ServerOptions
     /// <summary>Attachments: the largest one an upload may carry (<c>Attachments:MaxSize</c>, default 2 GiB).</summary>
     public AttachmentOptions Attachments { get; set; } = new();
 
+    /// <summary>Every database's slow-query log: <c>Queries:SlowQueryThresholdMs</c> (default 500, 0 logs every query), <c>Queries:SlowQueryLogSize</c> (default 256).</summary>
+    public Queries.SlowQueryOptions SlowQueries { get; set; } = new();
+
     public static ServerOptions FromConfiguration(IConfiguration configuration)
     {
         var options = new ServerOptions { Security = Jackdaw.Server.Security.SecurityOptions.FromConfiguration(configuration.GetSection("Security")) };
@@ -77,6 +80,7 @@ public sealed class ServerOptions
         }
         options.Limits = ServerLimits.FromConfiguration(configuration, options.MaxRequestBodySize);
         options.Attachments = AttachmentOptions.FromConfiguration(configuration);
+        options.SlowQueries = SlowQueriesFrom(configuration.GetSection("Queries"));
         options.Changes = ChangesFrom(configuration.GetSection("Changes"), new() { MaxCommandBytes = options.Limits.MaxWebSocketMessageSize });
         return options;
     }
@@ -119,6 +123,17 @@ public sealed class ServerOptions
         CloseGrace = PositiveTime(section, "CloseGrace", defaults.CloseGrace),
         EventStreamHeartbeat = PositiveTime(section, "EventStreamHeartbeat", defaults.EventStreamHeartbeat),
     };
+
+    private static Queries.SlowQueryOptions SlowQueriesFrom(IConfigurationSection section)
+    {
+        var threshold = Queries.SlowQueryOptions.DefaultThresholdMs;
+        if (section["SlowQueryThresholdMs"] is { Length: > 0 } text
+            && (!int.TryParse(text, System.Globalization.NumberStyles.None, System.Globalization.CultureInfo.InvariantCulture, out threshold) || threshold < 0))
+        {
+            throw new InvalidOperationException($"{section.Path}:SlowQueryThresholdMs '{text}' is not a whole number of milliseconds (0 logs every query).");
+        }
+        return new() { ThresholdMs = threshold, LogSize = PositiveInt(section, "SlowQueryLogSize", Queries.SlowQueryOptions.DefaultLogSize) };
+    }
 
     private static int PositiveInt(IConfigurationSection section, string key, int fallback)
     {

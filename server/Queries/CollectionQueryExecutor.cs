@@ -95,7 +95,8 @@ public static class CollectionQueryExecutor
         }
         timing?.Dispose();
         run.Shape.EndResults(output, reader, included, run.Timings, run.Revisions);
-        run.Shape.WriteStatistics(output, new QueryStatistics(total, 0, collection is null ? "AllDocs" : "collection/" + collection, false, DateTime.UtcNow, resultEtag, filter?.Scanned, run.Timings, run.Started));
-        return new QueryAnswer(resultEtag, output.WrittenMemory, NotModified: false);
+        var statistics = new QueryStatistics(total, 0, collection is null ? "AllDocs" : "collection/" + collection, false, DateTime.UtcNow, resultEtag, filter?.Scanned, run.Timings, run.Started);
+        run.Shape.WriteStatistics(output, statistics);
+        return new QueryAnswer(resultEtag, output.WrittenMemory, NotModified: false) { Statistics = statistics };
     }
 }

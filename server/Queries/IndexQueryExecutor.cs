@@ -55,8 +55,9 @@ public static class IndexQueryExecutor
                 run.Shape.StartResults(output);
                 var (total, skipped, included) = WriteHits(searcher, luceneQuery, sort, query, run, reader, index, output);
                 run.Shape.EndResults(output, reader, included, run.Timings, run.Revisions);
-                run.Shape.WriteStatistics(output, new QueryStatistics(total, skipped, index.Name, stale, index.LastIndexingTime ?? DateTime.UtcNow, resultEtag, run.Filter?.Scanned, run.Timings, run.Started));
-                return new QueryAnswer(resultEtag, output.WrittenMemory, NotModified: false);
+                var statistics = new QueryStatistics(total, skipped, index.Name, stale, index.LastIndexingTime ?? DateTime.UtcNow, resultEtag, run.Filter?.Scanned, run.Timings, run.Started);
+                run.Shape.WriteStatistics(output, statistics);
+                return new QueryAnswer(resultEtag, output.WrittenMemory, NotModified: false) { Statistics = statistics };
             }
             finally
             {

@@ -4,7 +4,11 @@ using Jackdaw.Server.Documents;
 namespace Jackdaw.Server.Queries;
 
 /// <summary>A query's answer: the JSON body, or nothing when the client's <c>If-None-Match</c> still holds.</summary>
-public sealed record QueryAnswer(string ResultEtag, ReadOnlyMemory<byte> Body, bool NotModified);
+public sealed record QueryAnswer(string ResultEtag, ReadOnlyMemory<byte> Body, bool NotModified)
+{
+    /// <summary>The statistics written after the results (null for a <see cref="NotModified"/> answer).</summary>
+    public QueryStatistics? Statistics { get; init; }
+}
 
 /// <summary>What one run of a query carries beside the query: paging, its filter, its timings, and the shape its answer is written in.</summary>
 public sealed record QueryRun(QueryRequest Request, long Offset, long Limit, QueryFilter? Filter, QueryTimings? Timings, long Started, IQueryAnswerShape Shape)

@@ -21,6 +21,12 @@ public sealed class QueryTimings
         _root.Begin();
     }
 
+    /// <summary>
+    /// Whether the answer carries these timings (the query asked with <c>include timings()</c>);
+    /// false when they are measured only for the slow-query log.
+    /// </summary>
+    public bool InAnswer { get; init; } = true;
+
     /// <summary>Times a stage (added to one of the same name: a stage may run several times).</summary>
     public Scope Start(string name)
     {
@@ -47,6 +53,18 @@ public sealed class QueryTimings
         writer.WritePropertyName("Timings");
         _root.Write(writer);
         writer.Flush();
+    }
+
+    /// <summary>The timings as a JSON object, <c>{"DurationInMs":n,"Timings":{...}}</c> (the total counted until now).</summary>
+    public byte[] ToJson()
+    {
+        _root.End();
+        var output = new ArrayBufferWriter<byte>(256);
+        using (var writer = new Utf8JsonWriter(output))
+        {
+            _root.Write(writer);
+        }
+        return output.WrittenSpan.ToArray();
     }
 
     public sealed class Stage(string name, Stage? parent)

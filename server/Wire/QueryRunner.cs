@@ -25,12 +25,16 @@ public static class QueryRunner
     /// <exception cref="Errors.InvalidQueryException">The query is not valid.</exception>
     public static async Task<QueryAnswer> RunAsync(DocumentDatabase database, QueryRequest request, int maxLimit, string? ifNoneMatch, CancellationToken cancellationToken)
     {
+        var started = Stopwatch.GetTimestamp();
+        var slowQueries = SlowQueryLog.Of(database);
         // An index deleted, reset or rebuilt under the query: plan again (a few times at most).
         for (var attempt = 0; ; attempt++)
         {
             try
             {
-                return await RunOnceAsync(database, request, maxLimit, ifNoneMatch, cancellationToken).ConfigureAwait(false);
+                var answer = await RunOnceAsync(database, request, maxLimit, ifNoneMatch, slowQueries is not null, cancellationToken).ConfigureAwait(false);
+                slowQueries?.Offer(request, answer.Statistics, Stopwatch.GetElapsedTime(started));
+                return answer;
             }
             catch (ObjectDisposedException) when (attempt < 3 && !database.IsClosing)
             {
@@ -38,13 +42,16 @@ public static class QueryRunner
         }
     }
 
-    private static async Task<QueryAnswer> RunOnceAsync(DocumentDatabase database, QueryRequest request, int maxLimit, string? ifNoneMatch, CancellationToken cancellationToken)
+    /// <param name="timed">Whether to time the query's stages even when it does not ask (for the slow-query log).</param>
+    private static async Task<QueryAnswer> RunOnceAsync(DocumentDatabase database, QueryRequest request, int maxLimit, string? ifNoneMatch, bool timed, CancellationToken cancellationToken)
     {
         var started = Stopwatch.GetTimestamp();
         var query = RqlParser.Parse(request.Text);
         if (query.Update is { } update)
             throw new InvalidQueryException(request.Text, update.Position, "an 'update' clause patches the documents it finds: send it with PATCH /databases/{db}/queries (a patch by query), not as a query.");
-        var timings = query.IncludeTimings || request.IncludeTimings ? new QueryTimings() : null;
+        // Timings in the answer when the query or the request asks; measured anyway for the slow-query log.
+        var wanted = query.IncludeTimings || request.IncludeTimings;
+        var timings = wanted || timed ? new QueryTimings { InAnswer = wanted } : null;
         var plan = await QueryPlanner.PlanAsync(database, request, query, timings, cancellationToken).ConfigureAwait(false);
         // ?start=&pageSize= page within the query's own results (its offset and limit).
         var limit = Math.Min(Within(plan.Limit is { } own ? Math.Max(0, own - request.Start) : null, maxLimit), request.PageSize ?? long.MaxValue);
@@ -132,7 +139,7 @@ public static class QueryRunner
         {
             if (statistics.ScannedResults is { } scanned)
                 output.Write(Encoding.UTF8.GetBytes($",\"ScannedResults\":{scanned}"));
-            if (statistics.Timings is not null)
+            if (statistics.Timings is { InAnswer: true })
             {
                 output.Write(","u8);
                 statistics.Timings.Write(output);

@@ -32,6 +32,7 @@ public sealed class LayeringTests
     private const string Security = Server + ".Security";
     private const string Backup = Server + ".Backup";
     private const string Patching = Server + ".Patching";
+    private const string Traffic = Server + ".Traffic";
 
     private static readonly Assembly ServerAssembly = typeof(Jackdaw.Server.Hosting.JackdawHost).Assembly;
 
@@ -50,7 +51,7 @@ public sealed class LayeringTests
     [Fact]
     public void EveryServerTypeLivesInAKnownLayer()
     {
-        string[] layers = [Routing, Hosting, Handlers, Wire, Databases, Documents, Errors, Rql, Indexing, Queries, Subscriptions, Changes, WebSockets, Security, Backup, Patching];
+        string[] layers = [Routing, Hosting, Handlers, Wire, Databases, Documents, Errors, Rql, Indexing, Queries, Subscriptions, Changes, WebSockets, Security, Backup, Patching, Traffic];
         var strays = ServerAssembly.GetTypes()
             .Where(t => t.Namespace is not null && t.Namespace.StartsWith(Server, StringComparison.Ordinal))
             .Where(t => !layers.Any(l => t.Namespace == l || t.Namespace!.StartsWith(l + ".", StringComparison.Ordinal)))
@@ -105,7 +106,7 @@ public sealed class LayeringTests
         Documents, Documents + ".Commands",
         Databases, Rql,
         Indexing + ".Definitions", Indexing + ".Mapping", Indexing + ".JavaScript", Indexing + ".Lucene", Indexing + ".Analysis", Indexing + ".MapReduce", Indexing + ".Workers", Indexing,
-        Queries, Patching, Subscriptions, Changes, Wire, Backup + ".Smuggler", Backup, Hosting, Handlers,
+        Queries, Patching, Subscriptions, Changes, Wire, Backup + ".Smuggler", Backup, Traffic, Hosting, Handlers,
     ];
 
     /// <summary>The types of exactly namespace <paramref name="ns"/> (not its sub-namespaces), named as the dependency checks name them.</summary>
@@ -192,14 +193,14 @@ public sealed class LayeringTests
     [Fact]
     public void NothingBelowTheHandlersKnowsAspNetCoreHttp()
     {
-        foreach (var layer in new[] { Wire, Databases, Documents, Errors, Rql, Indexing, Queries, Subscriptions, Changes, WebSockets, Security, Backup })
+        foreach (var layer in new[] { Wire, Databases, Documents, Errors, Rql, Indexing, Queries, Subscriptions, Changes, WebSockets, Security, Backup, Traffic })
             AssertNoDependency(layer, "Microsoft.AspNetCore");
     }
 
     [Fact]
     public void NothingBelowTheHandlersKnowsTheHandlersOrTheHost()
     {
-        foreach (var layer in new[] { Wire, Databases, Documents, Errors, Rql, Indexing, Queries, Subscriptions, Changes, WebSockets, Security, Backup })
+        foreach (var layer in new[] { Wire, Databases, Documents, Errors, Rql, Indexing, Queries, Subscriptions, Changes, WebSockets, Security, Backup, Traffic })
             AssertNoDependency(layer, Handlers, Hosting, Routing);
     }
 

@@ -38,4 +38,23 @@ public class ServerOptionsTests
         var error = Assert.Throws<InvalidOperationException>(() => From("Urls", urls));
         Assert.StartsWith(message, error.Message, StringComparison.Ordinal);
     }
+
+    [Fact]
+    public void TheSlowQueryLogHasDefaultsAndTakesItsSettings()
+    {
+        var defaults = From("Urls", "http://127.0.0.1:0").SlowQueries;
+        Assert.Equal((500, 256), (defaults.ThresholdMs, defaults.LogSize));
+        var set = From(("Queries:SlowQueryThresholdMs", "0"), ("Queries:SlowQueryLogSize", "10")).SlowQueries;
+        Assert.Equal((0, 10), (set.ThresholdMs, set.LogSize));
+    }
+
+    [Theory]
+    [InlineData("Queries:SlowQueryThresholdMs", "-1", "Queries:SlowQueryThresholdMs '-1' is not a whole number of milliseconds")]
+    [InlineData("Queries:SlowQueryThresholdMs", "fast", "Queries:SlowQueryThresholdMs 'fast' is not a whole number of milliseconds")]
+    [InlineData("Queries:SlowQueryLogSize", "0", "Queries:SlowQueryLogSize '0' is not a positive whole number")]
+    public void BadSlowQuerySettingsAreRefusedByName(string key, string value, string message)
+    {
+        var error = Assert.Throws<InvalidOperationException>(() => From(key, value));
+        Assert.StartsWith(message, error.Message, StringComparison.Ordinal);
+    }
 }
