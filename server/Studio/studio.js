@@ -275,8 +275,9 @@ const Studio = (() => {
     }));
     const chooser = el("select", { "aria-label": "Database", id: "database-chooser" }, el("option", { value: "" }, "(choose a database)"));
     chooser.addEventListener("change", () => {
-      const page = pages.find(p => p.page === current);
-      location.href = pageLink(page && page.database ? current : "documents", { database: chooser.value || null });
+      // The start page leads into the chosen database; every other page stays where it is.
+      const page = !current || current === "index" ? "documents" : current;
+      location.href = pageLink(page, { database: chooser.value || null });
     });
     const bar = el("header", { class: "studio" },
       el("a", { class: "brand", href: "/studio/" }, "Jackdaw"), nav,
