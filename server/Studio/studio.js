@@ -276,7 +276,7 @@ const Studio = (() => {
     const chooser = el("select", { "aria-label": "Database", id: "database-chooser" }, el("option", { value: "" }, "(choose a database)"));
     chooser.addEventListener("change", () => {
       // The start page leads into the chosen database; every other page stays where it is.
-      const page = !current || current === "index" ? "documents" : current;
+      const page = !current || current === "index" || current === "document" ? "documents" : current;
       location.href = pageLink(page, { database: chooser.value || null });
     });
     const bar = el("header", { class: "studio" },
