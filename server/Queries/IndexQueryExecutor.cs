@@ -56,6 +56,9 @@ public static class IndexQueryExecutor
                 var (total, skipped, included) = WriteHits(searcher, luceneQuery, sort, query, run, reader, index, output);
                 run.Shape.EndResults(output, reader, included, run.Timings, run.Revisions);
                 run.Shape.WriteStatistics(output, new QueryStatistics(total, skipped, index.Name, stale, index.LastIndexingTime ?? DateTime.UtcNow, resultEtag, run.Filter?.Scanned, run.Timings, run.Started));
+                // The request's trace span (Diagnostics: only when OpenTelemetry listens) names the index.
+                if (System.Diagnostics.Activity.Current is { IsAllDataRequested: true } span)
+                    span.SetTag("jackdaw.index", index.Name);
                 return new QueryAnswer(resultEtag, output.WrittenMemory, NotModified: false);
             }
             finally

@@ -18,6 +18,7 @@ public sealed class LayeringTests
     private const string Server = "Jackdaw.Server";
     private const string Routing = Server + ".Routing";
     private const string Hosting = Server + ".Hosting";
+    private const string Diagnostics = Server + ".Diagnostics";
     private const string Handlers = Server + ".Handlers";
     private const string Wire = Server + ".Wire";
     private const string Databases = Server + ".Databases";
@@ -50,7 +51,7 @@ public sealed class LayeringTests
     [Fact]
     public void EveryServerTypeLivesInAKnownLayer()
     {
-        string[] layers = [Routing, Hosting, Handlers, Wire, Databases, Documents, Errors, Rql, Indexing, Queries, Subscriptions, Changes, WebSockets, Security, Backup, Patching];
+        string[] layers = [Routing, Hosting, Diagnostics, Handlers, Wire, Databases, Documents, Errors, Rql, Indexing, Queries, Subscriptions, Changes, WebSockets, Security, Backup, Patching];
         var strays = ServerAssembly.GetTypes()
             .Where(t => t.Namespace is not null && t.Namespace.StartsWith(Server, StringComparison.Ordinal))
             .Where(t => !layers.Any(l => t.Namespace == l || t.Namespace!.StartsWith(l + ".", StringComparison.Ordinal)))
@@ -105,7 +106,7 @@ public sealed class LayeringTests
         Documents, Documents + ".Commands",
         Databases, Rql,
         Indexing + ".Definitions", Indexing + ".Mapping", Indexing + ".JavaScript", Indexing + ".Lucene", Indexing + ".Analysis", Indexing + ".MapReduce", Indexing + ".Workers", Indexing,
-        Queries, Patching, Subscriptions, Changes, Wire, Backup + ".Smuggler", Backup, Hosting, Handlers,
+        Queries, Patching, Subscriptions, Changes, Wire, Backup + ".Smuggler", Backup, Diagnostics, Hosting, Handlers,
     ];
 
     /// <summary>The types of exactly namespace <paramref name="ns"/> (not its sub-namespaces), named as the dependency checks name them.</summary>
