@@ -64,6 +64,10 @@ public sealed class ChangesFeed
         }
     }
 
+    /// <summary>The connections open on <paramref name="database"/>'s feed, without creating the feed (0 when it has none).</summary>
+    public static int ConnectionCount(DocumentDatabase database) =>
+        Feeds.TryGetValue(database, out var feed) ? feed._connections.Length : 0;
+
     public DocumentDatabase Database { get; }
 
     /// <summary>Limits of the connections opened from now on.</summary>

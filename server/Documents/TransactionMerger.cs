@@ -1,3 +1,4 @@
+using System.Diagnostics;
 using System.Threading.Channels;
 
 namespace Jackdaw.Server.Documents;
@@ -49,6 +50,7 @@ public sealed class TransactionMerger<TTransaction> : IAsyncDisposable
     private readonly Task _loop;
     private long _transactions;
     private long _commands;
+    private ITransactionMergerObserver? _observer;
 
     /// <param name="begin">Starts a write transaction.</param>
     /// <param name="commit">Commits it durably; returns only once the journal write is on disk.</param>
@@ -88,6 +90,16 @@ public sealed class TransactionMerger<TTransaction> : IAsyncDisposable
 
     /// <summary>Commands committed so far.</summary>
     public long Commands => Volatile.Read(ref _commands);
+
+    /// <summary>
+    /// Told of every transaction that became durable (the server's metrics); null: nobody. Called on
+    /// the writer's thread or the journal's completion: it must be quick and must not block.
+    /// </summary>
+    public ITransactionMergerObserver? Observer
+    {
+        get => Volatile.Read(ref _observer);
+        set => Volatile.Write(ref _observer, value);
+    }
 
     /// <summary>Commands queued and not yet taken into a transaction (RavenDB's NumberOfTransactionMergerQueueOperations).</summary>
     public int Queued => _queue.Reader.CanCount ? _queue.Reader.Count : 0;
@@ -177,6 +189,8 @@ public sealed class TransactionMerger<TTransaction> : IAsyncDisposable
             {
                 // A transaction builds on every one handed over before it: its requests are answered
                 // only once those are durable too (and fail if one of them failed).
+                var observer = Observer;
+                var handedOver = observer is null ? 0 : Stopwatch.GetTimestamp();
                 var durable = _commit(transaction);
                 if (!_previousDurable.IsCompletedSuccessfully)
                     durable = Task.WhenAll(_previousDurable, durable);
@@ -185,6 +199,7 @@ public sealed class TransactionMerger<TTransaction> : IAsyncDisposable
                 Interlocked.Add(ref _commands, batch.Count);
                 if (durable.IsCompletedSuccessfully)
                 {
+                    observer?.Committed(batch.Count, Stopwatch.GetElapsedTime(handedOver));
                     foreach (var pending in batch)
                         pending.Completion.TrySetResult();
                     return;
@@ -193,8 +208,8 @@ public sealed class TransactionMerger<TTransaction> : IAsyncDisposable
                 // Answer the requests when the journal write is done; meanwhile the writer goes on.
                 // The continuation never faults, so waiting on it (to bound the pipeline) is safe.
                 _inFlight.Enqueue(durable.ContinueWith(
-                    static (task, state) => CompleteAll((Pending[])state!, task),
-                    batch.ToArray(),
+                    static (task, state) => ((InFlight)state!).Complete(task),
+                    new InFlight(batch.ToArray(), observer, handedOver),
                     CancellationToken.None,
                     TaskContinuationOptions.ExecuteSynchronously,
                     TaskScheduler.Default));
@@ -204,6 +219,17 @@ public sealed class TransactionMerger<TTransaction> : IAsyncDisposable
             // Roll back (dispose without commit) and retry the others without the failed one.
             failed.Completion.TrySetException(failure!);
             batch.Remove(failed);
+        }
+    }
+
+    /// <summary>A transaction handed to the journal: its requests, answered once it is durable.</summary>
+    private sealed class InFlight(Pending[] batch, ITransactionMergerObserver? observer, long handedOver)
+    {
+        public void Complete(Task durable)
+        {
+            if (durable.IsCompletedSuccessfully)
+                observer?.Committed(batch.Length, Stopwatch.GetElapsedTime(handedOver));
+            CompleteAll(batch, durable);
         }
     }
 

@@ -86,6 +86,15 @@ internal sealed record CommandLineOption(
                 + "UnsecuredAccessAllowed=PublicNetwork (serve other machines without HTTPS).",
                 "unsecured, loopback only", "JACKDAW_SECURITY__CERTIFICATE__PATH, ...", "/etc/jackdaw/server.pfx", Pattern: "--Security:KEY"),
             .. ServerLimits.CommandLineOptions(),
+            new("--Metrics:", "Metrics:", "VALUE",
+                "Metrics at GET /metrics (Prometheus text; docs/architecture.md, \"Metrics and tracing\"). Keys:\n"
+                + "Enabled=false (measure nothing), MaxDatabaseSeries (64), MaxIndexSeries (256, per database):\n"
+                + "the databases or indexes past them are summed under \"_other\".",
+                "enabled", "JACKDAW_METRICS__ENABLED, ...", "false", Pattern: "--Metrics:KEY"),
+            new("--OpenTelemetry:", "OpenTelemetry:", "VALUE",
+                "Exports the same metrics and request traces over OTLP. Keys: Endpoint (http://collector:4318),\n"
+                + "Protocol (http/protobuf or grpc), ExportInterval (hh:mm:ss or seconds, default 60).",
+                "off", "JACKDAW_OPENTELEMETRY__ENDPOINT, ...", "http://127.0.0.1:4318", Pattern: "--OpenTelemetry:KEY"),
             new("--Logging:", "Logging:", "LEVEL",
                 "The log level of a category and those under it (Default: every category; Jackdaw.Requests\n"
                 + "logs each request at Debug): Trace, Debug, Information, Warning, Error, Critical or None.\n"

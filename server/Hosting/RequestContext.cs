@@ -58,6 +58,12 @@ public sealed class RequestContext : IDisposable
 
     public int CaptureCount => _match.CaptureCount;
 
+    /// <summary>The route's <see cref="RouteEndpoint{THandler}.Id"/>, for the request metrics.</summary>
+    internal int RouteId => _match.Endpoint?.Id ?? -1;
+
+    /// <summary>Bytes of the JSON bodies completed with <see cref="CompleteJsonAsync"/> (the response metrics: those have no Content-Length).</summary>
+    internal long JsonBytesWritten { get; private set; }
+
     /// <summary>The text of capture <paramref name="index"/> (a <c>*</c> segment or the <c>$</c> rest), without copying.</summary>
     public ReadOnlySpan<char> GetCapture(int index) => Path.AsSpan()[_match.GetCapture(index)];
 
@@ -82,6 +88,7 @@ public sealed class RequestContext : IDisposable
     public ValueTask CompleteJsonAsync()
     {
         _json!.Flush();
+        JsonBytesWritten += _json.BytesCommitted;
         var flush = Response.BodyWriter.FlushAsync(RequestAborted);
         return flush.IsCompletedSuccessfully ? ValueTask.CompletedTask : AwaitFlush(flush);
 
@@ -168,6 +175,7 @@ public sealed class RequestContext : IDisposable
         IsInnerRequest = false;
         Caller = null;
         _body = RequestBodyKind.Other;
+        JsonBytesWritten = 0;
         _json?.Reset(Stream.Null);
         _documents?.Reset();
     }

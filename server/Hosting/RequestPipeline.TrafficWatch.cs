@@ -13,16 +13,16 @@ public sealed partial class RequestPipeline
     /// own connections are not reported.
     /// </summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private void ReportTraffic(HttpContext http, InnerRequest? inner, long started)
+    private void ReportTraffic(HttpContext http, InnerRequest? inner, long started, long writtenJson)
     {
         if (_server.TrafficWatch.IsWatched && inner is null)
         {
-            PublishTraffic(http, started);
+            PublishTraffic(http, started, writtenJson);
         }
     }
 
     [MethodImpl(MethodImplOptions.NoInlining)]
-    private void PublishTraffic(HttpContext http, long started)
+    private void PublishTraffic(HttpContext http, long started, long writtenJson)
     {
         var request = http.Request;
         var path = request.Path.Value is { Length: > 0 } value ? value : "/";
@@ -45,7 +45,9 @@ public sealed partial class RequestPipeline
             ClientIP = http.Connection.RemoteIpAddress?.ToString(),
             CertificateThumbprint = http.Connection.ClientCertificate?.Thumbprint,
             RequestSizeInBytes = request.ContentLength,
-            ResponseSizeInBytes = http.Response.ContentLength,
+            // Content-Length, else the JSON the handler wrote through the context (bodies streamed
+            // another way are not counted: null).
+            ResponseSizeInBytes = http.Response.ContentLength ?? (writtenJson > 0 ? writtenJson : null),
         });
     }
 }

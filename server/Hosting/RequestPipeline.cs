@@ -22,6 +22,7 @@ public sealed partial class RequestPipeline
         _router = router;
         _server = server;
         _logger = server.LoggerFactory.CreateLogger("Jackdaw.Requests");
+        server.Metrics.UseRoutes(router.Endpoints.Select(endpoint => endpoint.Template));
         // Enough contexts for every request in flight at a high connection count; a context the
         // pool cannot keep is disposed (its pooled buffers go back to the shared pool) rather than
         // left to the GC with them.
@@ -32,7 +33,7 @@ public sealed partial class RequestPipeline
     public Task InvokeAsync(HttpContext http)
     {
         _server.Statistics.RequestStarted();
-        return Dispatch(http, inner: null);
+        return _server.Metrics.Requests.HasListeners() ? DispatchTraced(http) : Dispatch(http, inner: null);
     }
 
     /// <summary>
@@ -54,8 +55,8 @@ public sealed partial class RequestPipeline
             // Under a database, RavenDB's clients read a 404 as "no such item" (an attachment, a
             // counter): a feature Jackdaw does not have must say so, as a 501.
             return path.StartsWith("/databases/", StringComparison.Ordinal) && path.IndexOf('/', "/databases/".Length) > 0
-                ? Finish(http, inner, started, JsonErrors.WriteAsync(http, StatusCodes.Status501NotImplemented, ErrorTypes.FeatureNotSupported, $"'{http.Request.Method} {path}' is not supported by Jackdaw (yet): no route matches it. docs/architecture.md lists the routes and the RavenDB features that exist."), failed: true)
-                : Finish(http, inner, started, JsonErrors.WriteAsync(http, StatusCodes.Status404NotFound, ErrorTypes.RouteNotFound, $"No route matches '{http.Request.Method} {path}'."), failed: true);
+                ? Finish(http, inner, started, JsonErrors.WriteAsync(http, StatusCodes.Status501NotImplemented, ErrorTypes.FeatureNotSupported, $"'{http.Request.Method} {path}' is not supported by Jackdaw (yet): no route matches it. docs/architecture.md lists the routes and the RavenDB features that exist."), failed: true, route: -1)
+                : Finish(http, inner, started, JsonErrors.WriteAsync(http, StatusCodes.Status404NotFound, ErrorTypes.RouteNotFound, $"No route matches '{http.Request.Method} {path}'."), failed: true, route: -1);
         }
 
         var handler = match.Endpoint!.GetHandler(HttpMethodKinds.Parse(http.Request.Method));
@@ -63,7 +64,7 @@ public sealed partial class RequestPipeline
         {
             var endpoint = match.Endpoint;
             http.Response.Headers.Allow = endpoint.Allow;
-            return Finish(http, inner, started, JsonErrors.WriteAsync(http, StatusCodes.Status405MethodNotAllowed, ErrorTypes.MethodNotAllowed, $"'{endpoint.Template}' does not support {http.Request.Method}; allowed: {endpoint.Allow}."), failed: true);
+            return Finish(http, inner, started, JsonErrors.WriteAsync(http, StatusCodes.Status405MethodNotAllowed, ErrorTypes.MethodNotAllowed, $"'{endpoint.Template}' does not support {http.Request.Method}; allowed: {endpoint.Allow}."), failed: true, route: endpoint.Id);
         }
 
         var context = _contexts.Get();
@@ -80,8 +81,9 @@ public sealed partial class RequestPipeline
 
         if (pending.IsCompletedSuccessfully)
         {
+            var (route, written) = (context.RouteId, context.JsonBytesWritten);
             _contexts.Return(context);
-            Completed(http, inner, started, failed: false);
+            Completed(http, inner, started, failed: false, route, written);
             return Task.CompletedTask;
         }
         return AwaitHandler(http, inner, context, pending, started);
@@ -103,14 +105,15 @@ public sealed partial class RequestPipeline
         }
         finally
         {
+            var (route, written) = (context.RouteId, context.JsonBytesWritten);
             _contexts.Return(context);
             // Whatever happened, also if the answer could not be written: every request counted
             // active is counted finished.
-            Completed(http, inner, started, failed);
+            Completed(http, inner, started, failed, route, written);
         }
     }
 
-    private async Task Finish(HttpContext http, InnerRequest? inner, long started, ValueTask pending, bool failed)
+    private async Task Finish(HttpContext http, InnerRequest? inner, long started, ValueTask pending, bool failed, int route)
     {
         try
         {
@@ -122,7 +125,7 @@ public sealed partial class RequestPipeline
         }
         finally
         {
-            Completed(http, inner, started, failed);
+            Completed(http, inner, started, failed, route, writtenJson: 0);
         }
     }
 
@@ -165,11 +168,14 @@ public sealed partial class RequestPipeline
         }
     }
 
-    private void Completed(HttpContext http, InnerRequest? inner, long started, bool failed)
+    private void Completed(HttpContext http, InnerRequest? inner, long started, bool failed, int route, long writtenJson)
     {
         if (inner is null)
+        {
             _server.Statistics.RequestFinished(failed);
-        ReportTraffic(http, inner, started);
+            RecordMetrics(http, started, route, writtenJson);
+        }
+        ReportTraffic(http, inner, started, writtenJson);
         if (_logger.IsEnabled(LogLevel.Debug))
             LogRequest(_logger, http.Request.Method, http.Request.Path.Value ?? "/", http.Response.StatusCode, Stopwatch.GetElapsedTime(started).TotalMilliseconds);
     }

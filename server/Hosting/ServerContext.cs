@@ -23,6 +23,9 @@ public sealed class ServerContext(ServerOptions options, ILoggerFactory loggerFa
 
     public BuildInfo Build { get; } = BuildInfo.FromAssembly(typeof(ServerContext).Assembly);
 
+    /// <summary>This server's meter, its <c>/metrics</c> exporter and request spans (<c>Metrics:*</c>, <c>OpenTelemetry:*</c>).</summary>
+    public Diagnostics.ServerMetrics Metrics { get; } = new(options.Metrics, options.DataDir, security, BuildInfo.FromAssembly(typeof(ServerContext).Assembly).Version);
+
     /// <summary>The databases under the data folder (created on first access).</summary>
     public DatabasesLandlord Databases => LazyInitializer.EnsureInitialized(
         ref _databases,
@@ -40,6 +43,8 @@ public sealed class ServerContext(ServerOptions options, ILoggerFactory loggerFa
                     Queries.SlowQueryLog.Component(Options.SlowQueries, LoggerFactory),
                     Subscriptions.SubscriptionStore.Component(LoggerFactory),
                     Backup.PeriodicBackups.Component(Options.Backup with { FailureOf = ErrorMapping.FailureOf }, LoggerFactory),
+                    // Last: it subscribes to the indexes' batches and reads the subscriptions.
+                    Metrics.Component,
                 ],
             }));
 
@@ -54,6 +59,8 @@ public sealed class ServerContext(ServerOptions options, ILoggerFactory loggerFa
     /// <summary>Closes every open database: queued writes finish, storage is closed cleanly.</summary>
     public async ValueTask DisposeAsync()
     {
+        // First, while the databases are open: OpenTelemetry's last export reads their gauges.
+        Metrics.Dispose();
         if (_databases is not null)
             await _databases.DisposeAsync().ConfigureAwait(false);
         _operations?.Dispose();

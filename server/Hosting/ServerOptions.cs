@@ -54,6 +54,8 @@ public sealed class ServerOptions
 
     /// <summary>Every database's slow-query log: <c>Queries:SlowQueryThresholdMs</c> (default 500, 0 logs every query), <c>Queries:SlowQueryLogSize</c> (default 256).</summary>
     public Queries.SlowQueryOptions SlowQueries { get; set; } = new();
+    /// <summary>Metrics (<c>Metrics:*</c>: <c>/metrics</c>, its label caps) and the OpenTelemetry export (<c>OpenTelemetry:*</c>).</summary>
+    public Diagnostics.MetricsOptions Metrics { get; set; } = new();
 
     public static ServerOptions FromConfiguration(IConfiguration configuration)
     {
@@ -81,6 +83,7 @@ public sealed class ServerOptions
         options.Limits = ServerLimits.FromConfiguration(configuration, options.MaxRequestBodySize);
         options.Attachments = AttachmentOptions.FromConfiguration(configuration);
         options.SlowQueries = SlowQueriesFrom(configuration.GetSection("Queries"));
+        options.Metrics = MetricsFrom(configuration);
         options.Changes = ChangesFrom(configuration.GetSection("Changes"), new() { MaxCommandBytes = options.Limits.MaxWebSocketMessageSize });
         return options;
     }
@@ -115,6 +118,33 @@ public sealed class ServerOptions
     public static bool IsLoopback(string host) =>
         host.Equals("localhost", StringComparison.OrdinalIgnoreCase)
         || (System.Net.IPAddress.TryParse(host.Trim('[', ']'), out var ip) && System.Net.IPAddress.IsLoopback(ip));
+
+    private static Diagnostics.MetricsOptions MetricsFrom(IConfiguration configuration)
+    {
+        var metrics = configuration.GetSection(Diagnostics.MetricsOptions.Section);
+        var otel = configuration.GetSection(Diagnostics.MetricsOptions.OpenTelemetrySection);
+        Uri? endpoint = null;
+        if (otel["Endpoint"] is { Length: > 0 } text)
+        {
+            if (!Uri.TryCreate(text, UriKind.Absolute, out endpoint) || endpoint.Scheme is not ("http" or "https"))
+                throw new InvalidOperationException($"OpenTelemetry:Endpoint '{text}' is not an absolute http or https URL; set it with --OpenTelemetry:Endpoint http://collector:4318 or JACKDAW_OPENTELEMETRY__ENDPOINT.");
+        }
+        var protocol = otel["Protocol"] is { Length: > 0 } p ? p.Trim().ToLowerInvariant() : "http/protobuf";
+        if (protocol is not ("http/protobuf" or "grpc"))
+            throw new InvalidOperationException($"OpenTelemetry:Protocol '{protocol}' is neither http/protobuf nor grpc; set it with --OpenTelemetry:Protocol grpc.");
+        var enabled = true;
+        if (metrics["Enabled"] is { Length: > 0 } on && !bool.TryParse(on, out enabled))
+            throw new InvalidOperationException($"Metrics:Enabled '{on}' is neither true nor false; set it with --Metrics:Enabled=false.");
+        return new Diagnostics.MetricsOptions
+        {
+            Enabled = enabled,
+            MaxDatabaseSeries = PositiveInt(metrics, "MaxDatabaseSeries", Diagnostics.MetricsOptions.DefaultMaxDatabaseSeries),
+            MaxIndexSeries = PositiveInt(metrics, "MaxIndexSeries", Diagnostics.MetricsOptions.DefaultMaxIndexSeries),
+            OpenTelemetryEndpoint = endpoint,
+            OpenTelemetryProtocol = protocol,
+            OpenTelemetryExportInterval = PositiveTime(otel, "ExportInterval", TimeSpan.FromSeconds(60)),
+        };
+    }
 
     private static Changes.ChangesOptions ChangesFrom(IConfigurationSection section, Changes.ChangesOptions defaults) => new()
     {

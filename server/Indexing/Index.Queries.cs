@@ -111,6 +111,38 @@ public sealed partial class Index
     }
 
     /// <summary>
+    /// How far behind <paramref name="reader"/>'s snapshot the index is: the documents and deletions
+    /// of its collections it has not yet processed (counted up to <paramref name="max"/>, so that a
+    /// large backlog costs a bounded read), and the UTC ticks of the oldest of them (0 when none).
+    /// Changes seen only through a <c>LoadDocument</c> reference are not counted.
+    /// </summary>
+    public (long Items, long OldestTicks) Lag(DocumentsReader reader, long max)
+    {
+        var progress = _progress;
+        if (progress.CaughtUpTo >= reader.LastEtag)
+            return (0, 0);
+        long items = 0;
+        var oldest = long.MaxValue;
+        foreach (var collection in _lowerCollections)
+        {
+            var position = progress.Positions.GetValueOrDefault(collection);
+            foreach (var record in reader.GetDocumentsFrom(collection, position.Documents))
+            {
+                oldest = Math.Min(oldest, record.LastModifiedTicks);
+                if (++items >= max)
+                    return (items, oldest);
+            }
+            foreach (var tombstone in reader.GetTombstonesFrom(collection, position.Tombstones))
+            {
+                oldest = Math.Min(oldest, tombstone.DeletedAtTicks);
+                if (++items >= max)
+                    return (items, oldest);
+            }
+        }
+        return (items, items == 0 ? 0 : oldest);
+    }
+
+    /// <summary>
     /// A query of an index that has not yet made a batch visible since it was opened (just created,
     /// or reset) waits for that first batch, at most <paramref name="timeout"/>, as RavenDB's do: the
     /// first query of a new auto-index over a small collection answers with its documents rather

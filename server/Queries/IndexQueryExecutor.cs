@@ -57,6 +57,9 @@ public static class IndexQueryExecutor
                 run.Shape.EndResults(output, reader, included, run.Timings, run.Revisions);
                 var statistics = new QueryStatistics(total, skipped, index.Name, stale, index.LastIndexingTime ?? DateTime.UtcNow, resultEtag, run.Filter?.Scanned, run.Timings, run.Started);
                 run.Shape.WriteStatistics(output, statistics);
+                // The request's trace span (Diagnostics: only when OpenTelemetry listens) names the index.
+                if (System.Diagnostics.Activity.Current is { IsAllDataRequested: true } span)
+                    span.SetTag("jackdaw.index", index.Name);
                 return new QueryAnswer(resultEtag, output.WrittenMemory, NotModified: false) { Statistics = statistics };
             }
             finally

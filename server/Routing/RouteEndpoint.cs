@@ -6,9 +6,20 @@ public sealed class RouteEndpoint<THandler>
 {
     private readonly THandler?[] _handlers = new THandler?[HttpMethodKinds.Count];
 
-    internal RouteEndpoint(string template) => Template = template;
+    internal RouteEndpoint(string template, int id)
+    {
+        Template = template;
+        Id = id;
+    }
 
     public string Template { get; }
+
+    /// <summary>
+    /// The endpoint's number in its router, from 0 to the count of endpoints less one: an index into
+    /// arrays of per-route state (the request metrics' precomputed tags), so that a request finds its
+    /// own without a lookup.
+    /// </summary>
+    public int Id { get; }
 
     /// <summary>The value of the <c>Allow</c> header for a 405 on this route, e.g. <c>GET, HEAD, PUT</c>.</summary>
     public string Allow { get; private set; } = string.Empty;

@@ -27,6 +27,7 @@ public sealed class TrieRouter<THandler>
         Endpoints = endpoints;
     }
 
+    /// <summary>Every endpoint, in <see cref="RouteEndpoint{THandler}.Id"/> order (<c>Endpoints[i].Id == i</c>).</summary>
     public IReadOnlyList<RouteEndpoint<THandler>> Endpoints { get; }
 
     /// <summary>Matches <paramref name="path"/> (the raw, undecoded-by-us path). Allocates nothing.</summary>
@@ -137,7 +138,7 @@ public sealed class TrieRouter<THandler>
                 throw new ArgumentException($"Route '{template}' has {captures} captures; at most {RouteMatch<THandler>.MaxCaptures} are supported.", nameof(template));
 
             if (!_endpoints.TryGetValue(template, out var endpoint))
-                _endpoints[template] = endpoint = new RouteEndpoint<THandler>(template);
+                _endpoints[template] = endpoint = new RouteEndpoint<THandler>(template, _endpoints.Count);
             if (node.Endpoint is not null && !ReferenceEquals(node.Endpoint, endpoint))
                 throw new ArgumentException($"Route '{template}' is ambiguous with '{node.Endpoint.Template}'.", nameof(template));
             node.Endpoint = endpoint;
@@ -145,7 +146,7 @@ public sealed class TrieRouter<THandler>
             return this;
         }
 
-        public TrieRouter<THandler> Build() => new(Compile(_root, string.Empty), _endpoints.Values.ToList());
+        public TrieRouter<THandler> Build() => new(Compile(_root, string.Empty), _endpoints.Values.OrderBy(e => e.Id).ToList());
 
         private static void Validate(string template)
         {

@@ -18,6 +18,7 @@ public sealed class LayeringTests
     private const string Server = "Jackdaw.Server";
     private const string Routing = Server + ".Routing";
     private const string Hosting = Server + ".Hosting";
+    private const string Diagnostics = Server + ".Diagnostics";
     private const string Handlers = Server + ".Handlers";
     private const string Wire = Server + ".Wire";
     private const string Databases = Server + ".Databases";
@@ -51,7 +52,7 @@ public sealed class LayeringTests
     [Fact]
     public void EveryServerTypeLivesInAKnownLayer()
     {
-        string[] layers = [Routing, Hosting, Handlers, Wire, Databases, Documents, Errors, Rql, Indexing, Queries, Subscriptions, Changes, WebSockets, Security, Backup, Patching, Traffic];
+        string[] layers = [Routing, Hosting, Handlers, Wire, Databases, Documents, Errors, Rql, Indexing, Queries, Subscriptions, Changes, WebSockets, Security, Backup, Patching, Traffic, Diagnostics];
         var strays = ServerAssembly.GetTypes()
             .Where(t => t.Namespace is not null && t.Namespace.StartsWith(Server, StringComparison.Ordinal))
             .Where(t => !layers.Any(l => t.Namespace == l || t.Namespace!.StartsWith(l + ".", StringComparison.Ordinal)))
@@ -106,7 +107,7 @@ public sealed class LayeringTests
         Documents, Documents + ".Commands",
         Databases, Rql,
         Indexing + ".Definitions", Indexing + ".Mapping", Indexing + ".JavaScript", Indexing + ".Lucene", Indexing + ".Analysis", Indexing + ".MapReduce", Indexing + ".Workers", Indexing,
-        Queries, Patching, Subscriptions, Changes, Wire, Backup + ".Smuggler", Backup, Traffic, Hosting, Handlers,
+        Queries, Patching, Subscriptions, Changes, Wire, Backup + ".Smuggler", Backup, Traffic, Diagnostics, Hosting, Handlers,
     ];
 
     /// <summary>The types of exactly namespace <paramref name="ns"/> (not its sub-namespaces), named as the dependency checks name them.</summary>
