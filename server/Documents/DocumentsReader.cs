@@ -96,17 +96,23 @@ public partial class DocumentsReader : IDisposable
         return iterator.SeekLast() ? Page(iterator, [], forward: false, valueIsKey: true, start, pageSize) : [];
     }
 
-    /// <summary>Storage keys of a collection's documents, newest change first.</summary>
-    internal List<byte[]> KeysOfCollection(string collection, int start, int pageSize)
+    /// <summary>
+    /// Storage keys of a collection's documents, newest change first (or, <paramref name="ascending"/>,
+    /// oldest first): read from either end of the collection's etag range, never the whole of it.
+    /// </summary>
+    internal List<byte[]> KeysOfCollection(string collection, int start, int pageSize, bool ascending = false)
     {
         var lower = StorageKeys.LowerCollection(collection);
         if (pageSize <= 0 || lower.Length > StorageKeys.MaxCollectionBytes || _transaction.OpenTree(DocumentsStorage.CollectionsTree) is not { } tree)
+        {
             return [];
+        }
 
-        Span<byte> last = stackalloc byte[1 + StorageKeys.MaxCollectionBytes + StorageKeys.EtagSize];
-        var length = StorageKeys.WriteCollectionEtag(last, lower, long.MaxValue);
+        Span<byte> edge = stackalloc byte[1 + StorageKeys.MaxCollectionBytes + StorageKeys.EtagSize];
+        var length = StorageKeys.WriteCollectionEtag(edge, lower, ascending ? 0 : long.MaxValue);
         using var iterator = tree.Iterate();
-        return iterator.SeekLastLessOrEqual(last[..length]) ? Page(iterator, last[..(1 + lower.Length)], forward: false, valueIsKey: true, start, pageSize) : [];
+        var positioned = ascending ? iterator.Seek(edge[..length]) : iterator.SeekLastLessOrEqual(edge[..length]);
+        return positioned ? Page(iterator, edge[..(1 + lower.Length)], forward: ascending, valueIsKey: true, start, pageSize) : [];
     }
 
     /// <summary>

@@ -31,7 +31,10 @@ public sealed class CollectionsHandler(ServerContext server) : HandlerBase(serve
         return context.CompleteJsonAsync();
     }
 
-    /// <summary>A collection's documents, newest change first.</summary>
+    /// <summary>
+    /// <c>GET /databases/*/collections/docs?name=&amp;start=&amp;pageSize=&amp;order=desc|asc</c>: a
+    /// collection's documents by etag, newest change first (<c>desc</c>, the default) or oldest first.
+    /// </summary>
     [Route("/databases/*/collections/docs", "GET")]
     [Access(RouteAccess.DatabaseRead)]
     public async ValueTask Docs(RequestContext context)
@@ -40,12 +43,21 @@ public sealed class CollectionsHandler(ServerContext server) : HandlerBase(serve
         var query = new UrlQuery(context.Request.QueryString.Value);
         var name = query.GetString("name");
         if (string.IsNullOrEmpty(name))
+        {
             throw new BadRequestException("Query parameter 'name' (the collection) is required, e.g. ?name=Users.");
+        }
         var start = query.GetInt32("start", 0);
         var pageSize = PageSize(query, DefaultPageSize);
+        var ascending = query.GetString("order") switch
+        {
+            null => false,
+            var value when value.Equals("desc", StringComparison.OrdinalIgnoreCase) => false,
+            var value when value.Equals("asc", StringComparison.OrdinalIgnoreCase) => true,
+            var value => throw new BadRequestException($"Query parameter 'order' is '{value}'; it is desc (newest change first, the default) or asc (oldest first)."),
+        };
 
         context.Response.StatusCode = StatusCodes.Status200OK;
         context.Response.ContentType = JsonErrors.JsonContentType;
-        await DocumentResultsWriter.WritePageAsync(context.Response.BodyWriter, database, reader => reader.KeysOfCollection(name, start, pageSize), PageSuffix, context.RequestAborted).ConfigureAwait(false);
+        await DocumentResultsWriter.WritePageAsync(context.Response.BodyWriter, database, reader => reader.KeysOfCollection(name, start, pageSize, ascending), PageSuffix, context.RequestAborted).ConfigureAwait(false);
     }
 }

@@ -663,14 +663,20 @@
 
   $("compare").addEventListener("click", async () => {
     if (state.compare.length !== 2) return;
-    // The older one on the left: the list is newest first.
-    const order = state.revisions.map(r => r["@metadata"]["@change-vector"]);
-    const [newer, older] = [...state.compare].sort((x, y) => order.indexOf(x) - order.indexOf(y));
+    // The older one on the left, told by the revisions themselves (the two may have been ticked
+    // on different pages of the list): by modification time, then by change vector.
+    const time = (r) => Date.parse(r["@metadata"]["@last-modified"]) || 0;
+    const etag = (r) => Math.max(0, ...String(r["@metadata"]["@change-vector"] || "").split(",").map(e => Number((/:(\d+)/.exec(e) || [])[1]) || 0));
     try {
-      const [left, right] = await revisionsByVector([older, newer]);
-      const title = (r, cv) => `${cv} · ${format.date(r && r["@metadata"]["@last-modified"])}`;
+      const fetched = (await revisionsByVector(state.compare)).filter(Boolean);
+      if (fetched.length !== 2) {
+        Studio.message("One of the two revisions is gone; tick two that are listed.", "error");
+        return;
+      }
+      const [left, right] = fetched.sort((x, y) => time(x) - time(y) || etag(x) - etag(y));
+      const title = (r) => `${r["@metadata"]["@change-vector"]} · ${format.date(r["@metadata"]["@last-modified"])}`;
       $("revision-view").replaceChildren(el("h2", null, "Compare"),
-        ...renderDiff(pretty(bodyOf(left || {})), pretty(bodyOf(right || {})), title(left, older), title(right, newer)));
+        ...renderDiff(pretty(bodyOf(left)), pretty(bodyOf(right)), title(left), title(right)));
     } catch (e) {
       Studio.error(e);
     }

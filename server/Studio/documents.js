@@ -12,6 +12,9 @@
     collection: params.get("collection") || ALL,
     start: Math.max(0, Number(params.get("start")) || 0),
     pageSize: [25, 50, 100].includes(Number(params.get("pageSize"))) ? Number(params.get("pageSize")) : 50,
+    // By etag: newest change first (desc) or oldest first (asc); a collection's only, All
+    // documents (GET /docs) are listed newest first.
+    order: params.get("order") === "asc" ? "asc" : "desc",
     counts: { all: 0, collections: {} },
     documents: [],
     columns: [],
@@ -59,6 +62,7 @@
     if (state.collection !== ALL) query.set("collection", state.collection);
     if (state.start) query.set("start", String(state.start));
     if (state.pageSize !== 50) query.set("pageSize", String(state.pageSize));
+    if (state.order !== "desc") query.set("order", state.order);
     history.replaceState(null, "", "?" + query.toString());
     $("new-document").href = Studio.pageLink("document", { new: 1, collection: state.collection === ALL ? null : state.collection });
   };
@@ -103,11 +107,14 @@
     state.loading = controller;
     remember();
     $("grid-title").textContent = state.collection === ALL ? "All documents" : state.collection;
+    $("order").value = state.collection === ALL ? "desc" : state.order;
+    $("order").disabled = state.collection === ALL;
+    $("order").title = state.collection === ALL ? "All documents are listed newest change first; choose a collection to list it oldest first." : "";
     try {
       const query = { start: state.start, pageSize: state.pageSize };
       const { Results } = state.collection === ALL
         ? await api("GET", Studio.db() + "/docs", { query, signal: controller.signal })
-        : await api("GET", Studio.db() + "/collections/docs", { query: Object.assign({ name: state.collection }, query), signal: controller.signal });
+        : await api("GET", Studio.db() + "/collections/docs", { query: Object.assign({ name: state.collection }, query, state.order === "asc" ? { order: "asc" } : {}), signal: controller.signal });
       if (controller.signal.aborted) return;
       state.documents = (Results || []).filter(Boolean);
       if (!state.columns.length) state.columns = savedColumns() || propertiesSeen().slice(0, DEFAULT_COLUMNS);
@@ -210,6 +217,11 @@
 
   $("previous").addEventListener("click", () => { state.start = Math.max(0, state.start - state.pageSize); loadPage(); });
   $("next").addEventListener("click", () => { state.start += state.pageSize; loadPage(); });
+  $("order").addEventListener("change", () => {
+    state.order = $("order").value === "asc" ? "asc" : "desc";
+    state.start = 0;
+    loadPage();
+  });
   $("page-size").addEventListener("change", () => {
     state.pageSize = Number($("page-size").value);
     state.start = Math.floor(state.start / state.pageSize) * state.pageSize;

@@ -11,8 +11,8 @@
   const Replacement = "ReplacementOf/";
 
   const state = {
-    stats: [], definitions: new Map(), building: new Set(), swapped: new Set(),
-    lastDocEtag: null, staleness: new Map(), refreshing: false, timer: 0, editing: null,
+    stats: [], definitions: new Map(), building: new Map(), swapped: new Set(), created: new Map(),
+    lastDocEtag: null, staleness: new Map(), pending: null, timer: 0, editing: null,
   };
 
   const db = () => Studio.db();
@@ -29,15 +29,26 @@
     renderCleanup(Results || []);
   };
 
-  // One read of everything the list shows; the database's last etag and the reasons only while
-  // some index is stale.
-  const refresh = async () => {
-    if (state.refreshing) return;
-    state.refreshing = true;
+  // One read of everything the list shows. A caller during a read gets that read's promise; a
+  // caller that changed something (fresh) gets a read that starts after it, never an older one.
+  const refresh = (fresh = false) => {
+    if (state.pending && !fresh) return state.pending;
+    const run = (state.pending || Promise.resolve()).then(readOnce);
+    state.pending = run;
+    run.finally(() => { if (state.pending === run) state.pending = null; });
+    return run;
+  };
+
+  // The database's last etag and the reasons only while some index is stale. Never throws.
+  const readOnce = async () => {
     try {
       const { Results } = await api("GET", `${db()}/indexes/stats`, { quiet: true });
       state.stats = Results || [];
-      if (state.stats.some(s => !state.definitions.has(s.Name) && !s.Name.startsWith(Replacement))) await loadDefinitions();
+      // Replacements too (again when one was made anew): a swap is recognised by the index taking
+      // its replacement's definition.
+      const remade = state.stats.some(s => s.ReplacementOf && state.created.has(s.Name) && state.created.get(s.Name) !== s.CreatedTimestamp);
+      state.created = new Map(state.stats.map(s => [s.Name, s.CreatedTimestamp]));
+      if (remade || state.stats.some(s => !state.definitions.has(s.Name))) await loadDefinitions();
       const stale = state.stats.filter(s => s.IsStale && !s.Name.startsWith(Replacement)).slice(0, 8);
       if (stale.length) {
         const [stats, ...reasons] = await Promise.all([
@@ -47,31 +58,48 @@
         state.lastDocEtag = stats.LastDocEtag;
         state.staleness = new Map(stale.map((s, i) => [s.Name, reasons[i]]));
       }
-      noteSwaps();
+      await noteSwaps();
       renderList();
       $("refreshed").textContent = "updated " + new Date().toLocaleTimeString();
       $("refreshed").classList.remove("bad");
     } catch (e) {
       $("refreshed").textContent = "refresh failed: " + (e.message || e);
       $("refreshed").classList.add("bad");
-    } finally {
-      state.refreshing = false;
     }
   };
 
-  // A replacement that was building and is gone while its index remains: it swapped in.
-  const noteSwaps = () => {
-    const building = new Set(state.stats.filter(s => s.ReplacementOf).map(s => s.ReplacementOf));
+  // What makes two definitions the same index (not the name, the type or the dates).
+  const signature = (d) => d ? JSON.stringify([d.Maps, d.Reduce || null, d.Fields || {}, d.AdditionalSources || {},
+    d.OutputReduceToCollection || null, d.PatternForOutputReduceToCollectionReferences || null, d.PatternReferencesCollectionName || null]) : null;
+
+  // A replacement that was building and is gone while its index remains swapped in only if the
+  // index now has the replacement's definition: one deleted, dropped (its index put back to the
+  // old definition) or failed leaves the index as it was, and that is not announced as a swap.
+  const noteSwaps = async () => {
+    const building = new Map(state.stats.filter(s => s.ReplacementOf)
+      .map(s => [s.ReplacementOf, signature(state.definitions.get(s.Name)) || (state.building.get(s.ReplacementOf) || {}).replacement || null]));
     const names = new Set(state.stats.map(s => s.Name));
-    for (const name of state.building) {
-      if (!building.has(name) && names.has(name)) {
-        state.swapped.add(name);
-        Studio.message(`'${name}' now answers with its new definition: the replacement caught up and swapped in.`, "ok");
-        loadDefinitions().catch(() => {});
-        loadCleanup().catch(() => {});
+    const gone = Array.from(state.building.keys()).filter(name => !building.has(name) && names.has(name));
+    if (gone.length) {
+      await loadDefinitions().catch(() => {});
+      for (const name of gone) {
+        const before = state.building.get(name);
+        const now = signature(state.definitions.get(name));
+        const swapped = before.replacement ? now === before.replacement : now !== before.original;
+        if (swapped) {
+          state.swapped.add(name);
+          Studio.message(`'${name}' now answers with its new definition: the replacement caught up and swapped in.`, "ok");
+        } else {
+          state.swapped.delete(name);
+          Studio.message(`The new definition of '${name}' is no longer building beside it (deleted or put back); '${name}' keeps its definition.`, "info");
+        }
       }
+      loadCleanup().catch(() => {});
     }
-    state.building = building;
+    state.building = new Map(Array.from(building, ([name, replacement]) => [name, {
+      replacement,
+      original: state.building.has(name) ? state.building.get(name).original : signature(state.definitions.get(name)),
+    }]));
   };
 
   const schedule = () => {
@@ -85,7 +113,7 @@
     try {
       await work();
       if (done) Studio.message(done, "ok");
-      await refresh();
+      await refresh(true);
     } catch (e) {
       Studio.error(e);
     }
@@ -99,16 +127,22 @@
 
   const staleness = (s) => {
     if (!s.IsStale) return el("span", { class: "badge ok", dataset: { stale: "false" } }, "up to date");
+    // The server gives the database's last etag, not a collection's: the difference is an upper
+    // bound (changes to collections the index does not read count too); the reasons say which
+    // of its collections still have work.
     const reasons = state.staleness.get(s.Name);
     const behind = state.lastDocEtag !== null ? Math.max(0, state.lastDocEtag - (s.LastIndexedEtag || 0)) : null;
-    return el("span", { title: reasons && reasons.StalenessReasons ? reasons.StalenessReasons.join("\n") : undefined },
+    const why = reasons && reasons.StalenessReasons ? reasons.StalenessReasons.join("\n") : "";
+    return el("span", { title: why ? why + "\n(The count includes changes to other collections.)" : undefined },
       el("span", { class: "badge warn", dataset: { stale: "true" } }, "stale"),
-      behind !== null ? el("span", { class: "muted" }, ` ${format.number(behind)} changes behind`) : null);
+      behind !== null ? el("span", { class: "muted behind" }, ` behind by up to ${format.number(behind)} changes`) : null);
   };
 
   const selectOf = (values, current, label, onchange) => {
     const select = el("select", { "aria-label": label }, values.map(v => el("option", { value: v, selected: v === current }, v)));
-    select.addEventListener("change", () => onchange(select.value));
+    // Blurred once chosen: the list does not redraw under a focused select, and a select keeps
+    // the focus after a choice.
+    select.addEventListener("change", () => { select.blur(); onchange(select.value); });
     return select;
   };
 
@@ -245,17 +279,27 @@
       const analyzer = row.querySelector(".field-analyzer").value.trim();
       fields[field] = Object.assign({ Indexing: indexing, Storage: storage }, analyzer ? { Analyzer: analyzer } : {});
     }
-    const definition = { Name: name, Maps: maps, Fields: fields };
-    const reduce = $("def-reduce").value.trim();
-    if (reduce) definition.Reduce = reduce;
+    // The fetched definition with the edited parts overwritten: what the editor does not show
+    // (the output collection, additional sources) stays as it was.
     const previous = state.editing;
-    if (previous && previous.AdditionalSources && Object.keys(previous.AdditionalSources).length) definition.AdditionalSources = previous.AdditionalSources;
+    const definition = Object.assign(previous ? structuredClone(previous) : {}, { Name: name, Maps: maps, Fields: fields });
+    const reduce = $("def-reduce").value.trim();
+    if (reduce) {
+      definition.Reduce = reduce;
+    } else {
+      // Only a map-reduce index writes to a collection.
+      for (const key of ["Reduce", "OutputReduceToCollection", "PatternForOutputReduceToCollectionReferences", "PatternReferencesCollectionName"]) delete definition[key];
+    }
+    // The lock and priority have their own controls and may have changed since the definition
+    // was fetched: left out, the server keeps the index's current ones.
+    delete definition.LockMode;
+    delete definition.Priority;
     try {
       await api("PUT", `${db()}/admin/indexes`, { body: { Indexes: [definition] } });
       $("editor").hidden = true;
       state.editing = null;
       await loadDefinitions();
-      await refresh();
+      await refresh(true);
       const building = state.stats.some(s => s.ReplacementOf === name);
       Studio.message(previous
         ? building
@@ -302,7 +346,10 @@
   const merge = async (definition, replaced) => {
     if (!await Studio.confirmTyped(`Create '${definition.Name}' and delete ${replaced.map(n => `'${n}'`).join(" and ")}? Queries that name the deleted indexes fail.`, "merge")) return;
     await act(async () => {
-      await api("PUT", `${db()}/admin/indexes`, { body: { Indexes: [{ Name: definition.Name, Maps: definition.Maps, Fields: definition.Fields || {}, AdditionalSources: definition.AdditionalSources }] } });
+      const merged = Object.assign(structuredClone(definition), { Fields: definition.Fields || {} });
+      delete merged.LockMode;
+      delete merged.Priority;
+      await api("PUT", `${db()}/admin/indexes`, { body: { Indexes: [merged] } });
       for (const name of replaced) await api("DELETE", `${db()}/indexes`, { query: byName(name) });
       await loadDefinitions();
       await loadCleanup();

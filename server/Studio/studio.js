@@ -71,6 +71,25 @@ const Studio = (() => {
     return url;
   };
 
+  // A JSON body with every "Password" member (any case, at any depth) shown as "***": the API bar
+  // is on screen and its lines are copied around. Another body is returned as it is.
+  const redact = (body) => {
+    if (!/password/i.test(body)) return body;
+    let parsed;
+    try { parsed = JSON.parse(body); } catch { return body; }
+    let hidden = false;
+    const walk = (value) => {
+      if (Array.isArray(value)) { value.forEach(walk); return; }
+      if (!value || typeof value !== "object") return;
+      for (const key of Object.keys(value)) {
+        if (key.toLowerCase() === "password" && value[key] !== null && value[key] !== undefined) { value[key] = "***"; hidden = true; }
+        else walk(value[key]);
+      }
+    };
+    walk(parsed);
+    return hidden ? JSON.stringify(parsed) : body;
+  };
+
   const curl = (method, url, body, headers) => {
     const parts = ["curl -s"];
     if (method !== "GET") parts.push("-X " + method);
@@ -79,7 +98,8 @@ const Studio = (() => {
       parts.push("-H " + quote(name + ": " + value));
     }
     if (typeof body === "string") {
-      const shown = body.length > 2000 ? body.slice(0, 2000) + "…" : body;
+      const safe = redact(body);
+      const shown = safe.length > 2000 ? safe.slice(0, 2000) + "…" : safe;
       parts.push("-d " + quote(shown));
     } else if (body instanceof FormData) {
       for (const [name, value] of body.entries()) {

@@ -22,4 +22,33 @@ public sealed class DocumentPagingTests(ServerFixture fixture) : IClassFixture<S
             Assert.Equal(1500, (await Api.JsonAsync(response)).GetProperty("Results").GetArrayLength());
         }
     }
+
+    [Fact]
+    public async Task ACollectionIsPagedNewestFirstOrOldestFirstByItsOrder()
+    {
+        // Items interleaved with another collection, and items/2 changed last: etag order, not id order.
+        var db = await fixture.CreateDatabaseAsync();
+        foreach (var (id, collection) in new[] { ("items/1", "Items"), ("others/1", "Others"), ("items/2", "Items"), ("items/3", "Items"), ("others/2", "Others"), ("items/4", "Items"), ("items/2", "Items") })
+        {
+            using var put = await Client.PutAsync($"/databases/{db}/docs?id={id}", Api.Json($"{{\"@metadata\":{{\"@collection\":\"{collection}\"}}}}"));
+            Assert.Equal(HttpStatusCode.Created, put.StatusCode);
+        }
+        Assert.Equal(["items/2", "items/4", "items/3", "items/1"], await IdsAsync(db, "name=Items"));
+        Assert.Equal(["items/2", "items/4", "items/3", "items/1"], await IdsAsync(db, "name=Items&order=desc"));
+        Assert.Equal(["items/1", "items/3", "items/4", "items/2"], await IdsAsync(db, "name=items&order=ASC"));
+        Assert.Equal(["items/3", "items/4"], await IdsAsync(db, "name=Items&order=asc&start=1&pageSize=2"));
+        Assert.Equal(["others/1", "others/2"], await IdsAsync(db, "name=Others&order=asc"));
+        Assert.Empty(await IdsAsync(db, "name=Nothing&order=asc"));
+
+        using var bad = await Client.GetAsync($"/databases/{db}/collections/docs?name=Items&order=sideways");
+        Assert.Equal(HttpStatusCode.BadRequest, bad.StatusCode);
+        Assert.Contains("asc", (await Api.JsonAsync(bad)).GetProperty("Message").GetString());
+    }
+
+    private async Task<string[]> IdsAsync(string db, string query)
+    {
+        using var response = await Client.GetAsync($"/databases/{db}/collections/docs?{query}");
+        Assert.Equal(HttpStatusCode.OK, response.StatusCode);
+        return (await Api.JsonAsync(response)).GetProperty("Results").EnumerateArray().Select(d => d.GetProperty("@metadata").GetProperty("@id").GetString()!).ToArray();
+    }
 }

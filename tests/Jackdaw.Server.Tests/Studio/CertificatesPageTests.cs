@@ -101,6 +101,7 @@ public sealed class CertificatesPageTests(ServerFixture unsecured, BrowserFixtur
 
         // Generate one: the zip is downloaded and the certificate registered.
         await page.FillAsync("#generate-name", "generated-one");
+        await page.FillAsync("#generate-password", "zip-Pa55word");
         var download = await page.RunAndWaitForDownloadAsync(() => page.ClickAsync("#generate-run"));
         Assert.Equal("generated-one.zip", download.SuggestedFilename);
         var zipPath = Path.Combine(_folder.Path, "generated-one.zip");
@@ -109,6 +110,9 @@ public sealed class CertificatesPageTests(ServerFixture unsecured, BrowserFixtur
             Assert.Equal(["generated-one.crt", "generated-one.key", "generated-one.pfx"], zip.Entries.Select(e => e.FullName).Order());
         var generated = page.Locator("tr", new() { Has = page.Locator("td.name", new() { HasTextString = "generated-one" }) });
         await Expect(generated.Locator("td.clearance")).ToHaveTextAsync("ValidUser");
+        // The API bar shows the call, but not the password.
+        await Expect(page.Locator("#api-bar")).ToContainTextAsync("\"Password\":\"***\"");
+        await Expect(page.Locator("#api-bar")).Not.ToContainTextAsync("zip-Pa55word");
 
         await PageWatch.ScreenshotAsync(page, "studio-certificates.png");
 

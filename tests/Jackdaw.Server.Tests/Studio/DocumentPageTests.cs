@@ -225,6 +225,49 @@ public sealed class DocumentPageTests(ServerFixture server, BrowserFixture brows
     }
 
     [Fact]
+    public async Task RevisionsTickedOnDifferentPagesAreComparedOlderOnTheLeft()
+    {
+        var db = await server.CreateDatabaseAsync();
+        using (var config = await Client.PostAsync($"/databases/{db}/admin/revisions/config", Api.Json("""{"Collections":{"Orders":{"Disabled":false,"MinimumRevisionsToKeep":100}}}""")))
+            Assert.Equal(HttpStatusCode.OK, config.StatusCode);
+        var vectors = new List<string>();
+        for (var i = 1; i <= 27; i++)
+        {
+            vectors.Add(await StudioData.PutAsync(Client, db, "orders/1", $$$"""{"Note":"version {{{i}}}","@metadata":{"@collection":"Orders"}}"""));
+        }
+        var page = await browser.Browser.NewPageAsync();
+        var watch = new DocumentPageWatch(page);
+        try
+        {
+            await page.GotoAsync(DocumentUrl(db, "orders/1"));
+            await Expect(page.Locator("#revisions-count")).ToHaveTextAsync("27");
+            await page.ClickAsync(".tabs button[data-tab='revisions']");
+            var rows = page.Locator("#revisions tbody tr");
+            await Expect(rows).ToHaveCountAsync(25);
+
+            // The oldest, ticked on the second page; then the newest, on the first.
+            await page.ClickAsync("#revisions-next");
+            await Expect(rows).ToHaveCountAsync(2);
+            await Expect(rows.Last).ToHaveAttributeAsync("data-key", vectors[0]);
+            await rows.Last.Locator("input[type=checkbox]").CheckAsync();
+            await page.ClickAsync("#revisions-previous");
+            await Expect(rows.First).ToHaveAttributeAsync("data-key", vectors[26]);
+            await rows.First.Locator("input[type=checkbox]").CheckAsync();
+            await page.ClickAsync("#compare");
+            var diff = page.Locator("#revision-view table.diff");
+            await Expect(diff.Locator("thead th").First).ToContainTextAsync(vectors[0]);
+            await Expect(diff.Locator("thead th").Last).ToContainTextAsync(vectors[26]);
+            await Expect(diff.Locator("td.diff-del")).ToHaveTextAsync(["  \"Note\": \"version 1\""]);
+            await Expect(diff.Locator("td.diff-add")).ToHaveTextAsync(["  \"Note\": \"version 27\""]);
+            watch.AssertClean(Origin);
+        }
+        finally
+        {
+            await page.CloseAsync();
+        }
+    }
+
+    [Fact]
     public async Task RevisionsAreListedComparedSideBySideAndRevertedTo()
     {
         var db = await server.CreateDatabaseAsync();

@@ -84,6 +84,15 @@ public sealed class DocumentsPageTests(ServerFixture server, BrowserFixture brow
             await Expect(page.Locator("#grid thead th")).ToHaveTextAsync(["", "Id", "Company", "OrderedAt", "ShippedAt", "Freight"]);
             await page.ScreenshotAsync(new() { Path = StudioData.ScreenshotPath("studio-documents.png", folder) });
 
+            // Oldest first, from the start of the collection; then newest first again.
+            await page.SelectOptionAsync("#order", "asc");
+            await Expect(rows.First).ToHaveAttributeAsync("data-key", "orders/1");
+            await Expect(rows.Nth(1)).ToHaveAttributeAsync("data-key", "orders/2");
+            await Expect(page.Locator("#range")).ToHaveTextAsync("1–100 of 2,000");
+            Assert.Contains("order=asc", page.Url, StringComparison.Ordinal);
+            await page.SelectOptionAsync("#order", "desc");
+            await Expect(rows.First).ToHaveAttributeAsync("data-key", "orders/2000");
+
             // A click on a row opens its document.
             await rows.Nth(2).Locator("td").Nth(2).ClickAsync();
             await page.WaitForURLAsync($"**/studio/document?database={db}&id=orders%2F1998");

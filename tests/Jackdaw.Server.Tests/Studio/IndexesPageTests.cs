@@ -106,9 +106,17 @@ public sealed class IndexesPageTests(ServerFixture server, BrowserFixture browse
             await Expect(page.Locator("#message")).ToContainTextAsync("rebuilt");
             await Expect(row.Locator("td").Nth(3)).ToHaveTextAsync("199");
 
+            // As a person does: the select has the focus when its option is chosen.
+            await row.Locator("select[aria-label^='Priority']").FocusAsync();
             await row.Locator("select[aria-label^='Priority']").SelectOptionAsync("High");
             await Expect(page.Locator("#message")).ToContainTextAsync("priority: High");
             Assert.Equal("High", (await StatsAsync(db, name)).GetProperty("Priority").GetString());
+            // The list keeps refreshing after a choice: a lock set elsewhere shows up.
+            using (var locked = await Client.PostAsync($"/databases/{db}/indexes/set-lock", Api.Json($$"""{"IndexNames":["{{name}}"],"Mode":"LockedIgnore"}""")))
+            {
+                Assert.Equal(HttpStatusCode.NoContent, locked.StatusCode);
+            }
+            await Expect(row.Locator("select[aria-label^='Lock mode']")).ToHaveValueAsync("LockedIgnore");
 
             // A LockedError index refuses deletion, and the page says why.
             await row.Locator("select[aria-label^='Lock mode']").SelectOptionAsync("LockedError");
@@ -163,6 +171,99 @@ public sealed class IndexesPageTests(ServerFixture server, BrowserFixture browse
             Assert.Equal(["Orders/ByCompany_And_Orders_ByFreight"], (await Api.JsonAsync(names)).GetProperty("Results").EnumerateArray().Select(n => n.GetString()));
             var merged = await StudioPageWatch.QueryAsync(Client, db, "from index 'Orders/ByCompany_And_Orders_ByFreight' where Freight > 0 and Company != null");
             Assert.True(merged.GetProperty("TotalResults").GetInt64() > 0);
+            watch.AssertClean();
+        }
+        finally
+        {
+            await watch.CloseAsync();
+        }
+    }
+
+    [Fact]
+    public async Task AMapReduceIndexSavedUnchangedKeepsItsOutputCollectionAndBuildsNoReplacement()
+    {
+        const string name = "Orders/CountByCompany";
+        var db = await server.CreateDatabaseAsync();
+        await StudioPageWatch.ImportOrdersAsync(Client, db, 100);
+        var body = JsonSerializer.Serialize(new
+        {
+            Indexes = new[]
+            {
+                new
+                {
+                    Name = name,
+                    Maps = new[] { "map('Orders', o => ({ Company: o.Company, Count: 1 }))" },
+                    Reduce = "groupBy(r => r.Company).aggregate(g => ({ Company: g.key, Count: g.values.reduce((c, r) => c + r.Count, 0) }))",
+                    OutputReduceToCollection = "CompanyOrderCounts",
+                    PatternForOutputReduceToCollectionReferences = "counts/{Company}",
+                },
+            },
+        });
+        using (var put = await Client.PutAsync($"/databases/{db}/admin/indexes", Api.Json(body)))
+        {
+            Assert.Equal(HttpStatusCode.Created, put.StatusCode);
+        }
+        await StudioPageWatch.QueryAsync(Client, db, $"from index '{name}'");
+        var watch = await StudioPageWatch.OpenAsync(browser.Browser, Client);
+        var page = watch.Page;
+        try
+        {
+            await page.GotoAsync($"{Origin}/studio/indexes?database={db}");
+            var row = page.Locator($"tr[data-key='{name}']");
+            await Expect(row.Locator("[data-stale]")).ToHaveAttributeAsync("data-stale", "false");
+            await row.GetByRole(AriaRole.Button, new() { Name = "Edit" }).ClickAsync();
+            await Expect(page.Locator("#def-name")).ToHaveValueAsync(name);
+            await page.Locator("#save").ClickAsync();
+            await Expect(page.Locator("#message")).ToContainTextAsync("unchanged");
+
+            using var names = await Client.GetAsync($"/databases/{db}/indexes?namesOnly=true");
+            Assert.Equal([name], (await Api.JsonAsync(names)).GetProperty("Results").EnumerateArray().Select(n => n.GetString()));
+            var definition = await DefinitionAsync(db, name);
+            Assert.Equal("CompanyOrderCounts", definition.GetProperty("OutputReduceToCollection").GetString());
+            Assert.Equal("counts/{Company}", definition.GetProperty("PatternForOutputReduceToCollectionReferences").GetString());
+            await Expect(page.Locator("tr.replacement")).ToHaveCountAsync(0);
+            watch.AssertClean();
+        }
+        finally
+        {
+            await watch.CloseAsync();
+        }
+    }
+
+    [Fact]
+    public async Task AReplacementDroppedByPuttingTheOldDefinitionBackIsNotAnnouncedAsASwap()
+    {
+        const string name = "Orders/ByCompany";
+        const string map = "map('Orders', o => ({ Company: o.Company }))";
+        var db = await server.CreateDatabaseAsync();
+        await StudioPageWatch.ImportOrdersAsync(Client, db, 100);
+        await PutIndexAsync(db, name, map);
+        await StudioPageWatch.QueryAsync(Client, db, $"from index '{name}'");
+        await PostAsync($"/databases/{db}/indexes/stop");
+        // One order for the index, two companies it does not read: the database-wide count is an upper bound.
+        await StudioData.PutAsync(Client, db, "orders/new", """{"Company":"companies/1","@metadata":{"@collection":"Orders"}}""");
+        await StudioData.PutAsync(Client, db, "companies/a", """{"Name":"A","@metadata":{"@collection":"Companies"}}""");
+        await StudioData.PutAsync(Client, db, "companies/b", """{"Name":"B","@metadata":{"@collection":"Companies"}}""");
+        var watch = await StudioPageWatch.OpenAsync(browser.Browser, Client);
+        var page = watch.Page;
+        try
+        {
+            await page.GotoAsync($"{Origin}/studio/indexes?database={db}");
+            var row = page.Locator($"tr[data-key='{name}']");
+            await Expect(row.Locator("[data-stale]")).ToHaveAttributeAsync("data-stale", "true");
+            await Expect(row.Locator(".behind")).ToHaveTextAsync(" behind by up to 3 changes");
+            await Expect(row.Locator("td").Nth(4).Locator("[title]")).ToHaveAttributeAsync("title", new System.Text.RegularExpressions.Regex("documents of 'orders' still to index"));
+
+            await PutIndexAsync(db, name, "map('Orders', o => ({ Company: o.Company, Freight: o.Freight }))");
+            var replacement = page.Locator($"tr.replacement[data-replacement-of='{name}']");
+            await Expect(replacement).ToBeVisibleAsync();
+            // Back to the old definition: the server drops the replacement; nothing swapped in.
+            await PutIndexAsync(db, name, map);
+            await Expect(replacement).ToHaveCountAsync(0);
+            await Expect(page.Locator("#message")).ToContainTextAsync("no longer building");
+            await Expect(page.Locator("#message")).Not.ToContainTextAsync("swapped in");
+            await Expect(row.Locator(".badge.swapped")).ToHaveCountAsync(0);
+            await PostAsync($"/databases/{db}/indexes/start");
             watch.AssertClean();
         }
         finally
