@@ -99,6 +99,21 @@ public sealed class SlowQueryLogTests : IAsyncLifetime
     }
 
     [Fact]
+    public async Task AQueryLongerThanEightKiBIsKeptAndLoggedCutWithANoteOfWhatWasLeftOut()
+    {
+        var query = "from People" + new string(' ', 20_000) + "where Name = $name";
+        await QueryAsync(query, new { name = "Ann" });
+
+        var (slow, _) = await SlowAsync();
+        var kept = Assert.Single(slow.GetProperty("Results").EnumerateArray()).GetProperty("Query").GetString()!;
+        var leftOut = query.Length - 8 * 1024;
+        Assert.Equal(query[..(8 * 1024)] + $"... ({leftOut} more characters left out)", kept);
+        var warning = Assert.Single(_server.Logs.Records, r => r.Category == "Jackdaw.Queries.Slow");
+        Assert.Contains($"({leftOut} more characters left out)", warning.Message, StringComparison.Ordinal);
+        Assert.True(warning.Message.Length < 9 * 1024, $"the log line is {warning.Message.Length} characters long");
+    }
+
+    [Fact]
     public async Task ACollectionQueryIsLoggedWithWhatAnsweredIt()
     {
         var answer = await QueryAsync("from People include timings()");
