@@ -1,4 +1,5 @@
 using Jackdaw.Server.Databases;
+using Jackdaw.Server.Rql;
 using Microsoft.Extensions.Logging;
 
 namespace Jackdaw.Server.Queries;
@@ -7,8 +8,9 @@ namespace Jackdaw.Server.Queries;
 /// A database's slow-query log: the last <see cref="SlowQueryOptions.LogSize"/> queries that took
 /// at least <see cref="SlowQueryOptions.ThresholdMs"/>, in memory (gone with a restart), newest
 /// first, and a Warning line in the server log for each. A query's parameter values are dropped
-/// when it is recorded: only their names are kept, so the log never holds what a client meant to
-/// keep out of the query text. An entry's text is cut to <see cref="MaxQueryLength"/> characters, so
+/// when it is recorded: only their names are kept; and the literals of its text are masked
+/// (<see cref="RqlRedaction"/>), so neither the ring, which every admin of the database may read,
+/// nor the log holds a value a client sent. An entry's text is cut to <see cref="MaxQueryLength"/> characters, so
 /// the ring's memory and each log line stay bounded whatever clients send. Built with every
 /// database (<see cref="Component"/>).
 /// </summary>
@@ -51,8 +53,8 @@ public sealed partial class SlowQueryLog : IAsyncDisposable
     public bool IsSlow(TimeSpan duration) => duration.TotalMilliseconds >= ThresholdMs;
 
     /// <summary>
-    /// Records <paramref name="request"/> when it took at least the threshold: its text, its
-    /// parameters' names (not their values), and what <paramref name="statistics"/> says of it.
+    /// Records <paramref name="request"/> when it took at least the threshold: its text with its
+    /// literals masked, its parameters' names (not their values), and what <paramref name="statistics"/> says of it.
     /// </summary>
     /// <returns>Whether it was slow (and so recorded).</returns>
     public bool Offer(QueryRequest request, QueryStatistics? statistics, TimeSpan duration)
@@ -70,7 +72,7 @@ public sealed partial class SlowQueryLog : IAsyncDisposable
         var entry = new SlowQuery(
             DateTime.UtcNow,
             (long)duration.TotalMilliseconds,
-            Bounded(request.Text),
+            Bounded(RqlRedaction.MaskLiterals(request.Text)),
             names,
             statistics?.IndexName,
             statistics?.IsStale,
