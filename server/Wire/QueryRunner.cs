@@ -56,11 +56,28 @@ public static class QueryRunner
         // ?start=&pageSize= page within the query's own results (its offset and limit).
         var limit = Math.Min(Within(plan.Limit is { } own ? Math.Max(0, own - request.Start) : null, maxLimit), request.PageSize ?? long.MaxValue);
         var filter = QueryFilter.Of(plan.Query, request, QueryPlanner.Count(plan.Query.FilterLimit, request, "filter_limit"));
-        var run = new QueryRun(request, plan.Offset + request.Start, limit, filter, timings, started, RavenAnswerShape.Instance) { Revisions = RevisionIncludes.For(plan.Query) };
+        var run = new QueryRun(request, Skipped(plan.Offset, request.Start, limit), limit, filter, timings, started, RavenAnswerShape.Instance) { Revisions = RevisionIncludes.For(plan.Query) };
         return plan.Index is null
             ? CollectionQueryExecutor.Execute(database, plan.Query, run, ifNoneMatch)
             : IndexQueryExecutor.Execute(database, plan.Index, plan.Query, run, ifNoneMatch);
     }
+
+    /// <summary>The results skipped: the query's <c>offset</c> and then <c>?start=</c>.</summary>
+    /// <exception cref="BadRequestException">The page's end (skipped and <paramref name="limit"/> more) passes the largest position a query can have.</exception>
+    private static long Skipped(long offset, long start, long limit)
+    {
+        // Both are at least 0 (the planner and the query string refuse less): the sum cannot wrap
+        // below 0 without passing long.MaxValue, and the executors add the limit to it.
+        if (start > long.MaxValue - offset || offset + start > long.MaxValue - limit)
+        {
+            ThrowStartTooLarge(offset, start);
+        }
+        return offset + start;
+    }
+
+    [System.Diagnostics.CodeAnalysis.DoesNotReturn]
+    private static void ThrowStartTooLarge(long offset, long start) =>
+        throw new BadRequestException($"start={start} after the query's offset {offset} passes the largest position a query can have ({long.MaxValue:D}): ask for a smaller start.");
 
     /// <summary>
     /// <c>POST /queries?debug=explain</c>: which index the query would use and why, without running
