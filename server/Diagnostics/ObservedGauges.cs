@@ -11,8 +11,10 @@ namespace Jackdaw.Server.Diagnostics;
 /// index entries, lag and errors (<c>/indexes/stats</c>), subscription lag and workers
 /// (<c>/subscriptions</c>), changes connections (<c>/changes/debug</c>), certificate expiry
 /// (<c>/admin/certificates</c>). Only open databases are read: a scrape never opens one. The index
-/// and subscription readings, which walk their backlogs (up to <see cref="MaxLagCounted"/> items),
-/// are taken once per second at most and shared by their gauges.
+/// and subscription readings, which walk their backlogs (each reading at most
+/// <see cref="MaxLagCounted"/> documents: a subscription whose query matches few of a large
+/// collection stops there too, not at its collection's end), are taken once per second at most and
+/// shared by their gauges.
 /// </summary>
 internal sealed class ObservedGauges
 {
@@ -149,7 +151,7 @@ internal sealed class ObservedGauges
                         {
                             var name = subscription.Record.Name;
                             KeyValuePair<string, object?>[] tags = [new("database", database.Label), new("subscription", database.SubscriptionLabel(name))];
-                            readings.Add(new SubscriptionReading(tags, subscription.CountPending(MaxLagCounted), subscription.Sessions.Count));
+                            readings.Add(new SubscriptionReading(tags, subscription.CountPending(MaxLagCounted, MaxLagCounted, out _), subscription.Sessions.Count));
                         }
                     }
                     catch (Exception e) when (e is ObjectDisposedException or InvalidOperationException or Errors.DatabaseUnavailableException)
