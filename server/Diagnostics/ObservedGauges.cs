@@ -117,7 +117,12 @@ internal sealed class ObservedGauges
                 try
                 {
                     using var reader = database.Database.BeginRead();
-                    foreach (var index in store.Indexes)
+                    var indexes = store.Indexes;
+                    var names = new HashSet<string>(StringComparer.OrdinalIgnoreCase);
+                    foreach (var index in indexes)
+                        names.Add(index.Name);
+                    database.RetainIndexes(names);
+                    foreach (var index in indexes)
                     {
                         var (items, oldest) = index.Lag(reader, Math.Clamp(budget, 1, MaxLagCounted));
                         budget -= items;
@@ -158,7 +163,12 @@ internal sealed class ObservedGauges
                         continue;
                     try
                     {
-                        foreach (var subscription in store.Subscriptions)
+                        var subscriptions = store.Subscriptions;
+                        var names = new HashSet<string>(StringComparer.OrdinalIgnoreCase);
+                        foreach (var subscription in subscriptions)
+                            names.Add(subscription.Record.Name);
+                        database.RetainSubscriptions(names);
+                        foreach (var subscription in subscriptions)
                         {
                             var name = subscription.Record.Name;
                             KeyValuePair<string, object?>[] tags = [new("database", database.Label), new("subscription", database.SubscriptionLabel(name))];

@@ -155,7 +155,8 @@ public sealed class MetricsEndpointTests
                 await PutAsync(server.Client, $"db{d}", $"orders/{i}", $"{{\"Freight\":{i},\"Name\":\"n{i}\",\"@metadata\":{{\"@collection\":\"Orders\"}}}}");
         }
         await QueryAsync(server.Client, "db1", "from Orders where Freight > 0");
-        await QueryAsync(server.Client, "db1", "from Orders where Name = 'n0'");
+        // Another collection: an index on Orders' Name would widen and replace the first one.
+        await QueryAsync(server.Client, "db1", "from People where Name = 'n0'");
         var families = await ScrapeAsync(server.Client);
         var documents = families["jackdaw_documents"].Samples;
         Assert.Equal(["_other", "db1", "db2"], documents.Select(s => s.Labels["database"]).Order(StringComparer.Ordinal));
@@ -166,6 +167,38 @@ public sealed class MetricsEndpointTests
         Assert.Contains("_other", indexes);
         var merger = families["jackdaw_merger_batch_size"].Samples.Where(s => s.Name.EndsWith("_count", StringComparison.Ordinal)).ToList();
         Assert.Equal(3 + 4, merger.Single(s => s.Labels["database"] == "_other").Value);
+    }
+
+    [Fact]
+    public async Task ADeletedDatabaseOrIndexGivesItsLabelBackToTheNextOne()
+    {
+        await using var server = await InProcessServer.StartAsync("--Metrics:MaxDatabaseSeries=2", "--Metrics:MaxIndexSeries=1");
+        for (var d = 1; d <= 5; d++)
+        {
+            await CreateDatabaseAsync(server.Client, $"gone{d}");
+            await PutAsync(server.Client, $"gone{d}", "orders/1", "{\"Freight\":1,\"@metadata\":{\"@collection\":\"Orders\"}}");
+            using var deleted = await server.Client.DeleteAsync($"/admin/databases?name=gone{d}");
+            Assert.Equal(HttpStatusCode.NoContent, deleted.StatusCode);
+        }
+        await CreateDatabaseAsync(server.Client, "fresh");
+        await PutAsync(server.Client, "fresh", "orders/1", "{\"Freight\":1,\"Name\":\"a\",\"@metadata\":{\"@collection\":\"Orders\"}}");
+        await QueryAsync(server.Client, "fresh", "from Orders where Freight > 0");
+        var families = await ScrapeAsync(server.Client);
+        Assert.Equal(["fresh"], families["jackdaw_documents"].Samples.Select(s => s.Labels["database"]));
+        Assert.DoesNotContain(families["jackdaw_merger_batch_size"].Samples, s => s.Labels["database"].StartsWith("gone", StringComparison.Ordinal));
+        var index = Assert.Single(families["jackdaw_index_entries"].Samples).Labels["index"];
+        Assert.StartsWith("Auto/Orders", index, StringComparison.Ordinal);
+
+        // The index deleted, the next one takes its place (the cap is one).
+        using (var deleted = await server.Client.DeleteAsync($"/databases/fresh/indexes?name={Uri.EscapeDataString(index)}"))
+            Assert.Equal(HttpStatusCode.NoContent, deleted.StatusCode);
+        await QueryAsync(server.Client, "fresh", "from People where Name = 'a'");
+        await Poll.UntilAsync(async () =>
+        {
+            families = await ScrapeAsync(server.Client);
+            return families["jackdaw_index_entries"].Samples is [var only] && only.Labels["index"] != index;
+        }, Wait, "the deleted index gone from the gauges");
+        Assert.StartsWith("Auto/People", Assert.Single(families["jackdaw_index_entries"].Samples).Labels["index"], StringComparison.Ordinal);
     }
 
     [Fact]
