@@ -75,8 +75,14 @@ public sealed class ServerMetrics : IDisposable
     /// <summary>The databases open now, each with its metrics.</summary>
     internal ICollection<DatabaseMetrics> OpenDatabases => _open.Keys;
 
-    /// <summary>The component every database opens with (after its indexes): its <see cref="DatabaseMetrics"/>.</summary>
-    public Func<DocumentDatabase, IAsyncDisposable> Component => database => new DatabaseMetrics(this, database);
+    /// <summary>
+    /// The component every database opens with (after its indexes): its <see cref="DatabaseMetrics"/>;
+    /// none when <see cref="MetricsOptions.Enabled"/> is false (nothing would record: neither
+    /// <c>/metrics</c> nor OpenTelemetry listens to the meter then), so a database then has no
+    /// merger observer and no index-batch subscription, and pays nothing for them.
+    /// </summary>
+    public Func<DocumentDatabase, IAsyncDisposable>[] Components =>
+        Options.Enabled ? [database => new DatabaseMetrics(this, database)] : [];
 
     /// <summary>Tells the route templates, in <see cref="RouteEndpoint{THandler}.Id"/> order, before the first request.</summary>
     public void UseRoutes(IEnumerable<string> templates) => _routes = templates.Select(t => new RouteSeries(t)).ToArray();

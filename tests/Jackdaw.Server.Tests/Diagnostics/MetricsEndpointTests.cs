@@ -213,6 +213,10 @@ public sealed class MetricsEndpointTests
         Assert.Empty(families);
         Assert.DoesNotContain("jackdaw_", text, StringComparison.Ordinal);
         Assert.Null(server.Host.Server.Metrics.Exporter);
+        // Nor does a database pay for metrics: no metrics component, no merger observer.
+        var database = server.Host.Server.Databases.GetDatabase("Off");
+        Assert.Null(database.Merger.Observer);
+        Assert.Null(database.GetComponent<Jackdaw.Server.Diagnostics.DatabaseMetrics>());
     }
 
     [Fact]
