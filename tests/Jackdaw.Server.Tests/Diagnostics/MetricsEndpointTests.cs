@@ -202,6 +202,37 @@ public sealed class MetricsEndpointTests
     }
 
     [Fact]
+    public async Task DocumentsWrittenFromTheirStoredFormCountInTheResponseBytes()
+    {
+        await using var server = await InProcessServer.StartAsync();
+        await CreateDatabaseAsync(server.Client, "Bytes");
+        await PutAsync(server.Client, "Bytes", "orders/1", "{\"Freight\":12.5,\"Name\":\"a name\",\"@metadata\":{\"@collection\":\"Orders\"}}");
+
+        static double Sent(Dictionary<string, PrometheusTextParser.Family> families, string route) =>
+            families.TryGetValue("jackdaw_http_response_bytes_total", out var family)
+                ? family.Samples.Where(s => s.Labels["route"] == route && s.Labels["method"] == "GET").Sum(s => s.Value)
+                : 0;
+
+        var before = await ScrapeAsync(server.Client);
+        long body;
+        using (var get = await server.Client.GetAsync("/databases/Bytes/docs?id=orders/1"))
+        {
+            Assert.Equal(HttpStatusCode.OK, get.StatusCode);
+            body = (await get.Content.ReadAsByteArrayAsync()).Length;
+        }
+        long page;
+        using (var collection = await server.Client.GetAsync("/databases/Bytes/collections/docs?name=Orders"))
+        {
+            Assert.Equal(HttpStatusCode.OK, collection.StatusCode);
+            page = (await collection.Content.ReadAsByteArrayAsync()).Length;
+        }
+        var after = await ScrapeAsync(server.Client);
+        Assert.True(body > 50, $"a body of {body} bytes");
+        Assert.Equal(body, Sent(after, "/databases/*/docs") - Sent(before, "/databases/*/docs"));
+        Assert.Equal(page, Sent(after, "/databases/*/collections/docs") - Sent(before, "/databases/*/collections/docs"));
+    }
+
+    [Fact]
     public async Task WithMetricsOffThereIsNoSeriesOfJackdaw()
     {
         await using var server = await InProcessServer.StartAsync("--Metrics:Enabled=false");
