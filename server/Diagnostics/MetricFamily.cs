@@ -14,13 +14,17 @@ namespace Jackdaw.Server.Diagnostics;
 /// the same instances, so the lookup hashes a few references and allocates nothing. A tag set seen
 /// for the first time (or whose values are made afresh, as a boxed number is) goes the slow way, by
 /// its rendered labels, under a lock; only string-valued sets join the fast map, which is bounded.
-/// At most <see cref="MaxSeries"/> label sets per instrument are kept: measurements of more are
-/// dropped and counted (<see cref="Dropped"/>), and the scrape says so in a comment.
+/// At most <see cref="MaxSeries"/> label sets per instrument are kept (at least
+/// <see cref="DefaultMaxSeries"/>, more when the configured caps need it): measurements of more
+/// are dropped and counted (<see cref="Dropped"/>), and the scrape says so in a comment. Label sets
+/// that went away do not hold their place: an observable instrument's series not reported by a
+/// collection are forgotten after it, and the series of a deleted database, index or subscription
+/// are forgotten when it goes (<see cref="Forget"/>).
 /// </para>
 /// </summary>
 internal sealed class MetricFamily
 {
-    public const int MaxSeries = 2000;
+    public const int DefaultMaxSeries = 2000;
     private const int MaxFastEntries = 4096;
 
     private readonly ConcurrentDictionary<TagKey, MetricSeries> _byReference = new();
@@ -28,9 +32,10 @@ internal sealed class MetricFamily
     private readonly Lock _lock = new();
     private long _dropped;
 
-    public MetricFamily(Instrument instrument, double[]? bounds)
+    public MetricFamily(Instrument instrument, double[]? bounds, int maxSeries = DefaultMaxSeries)
     {
         Instrument = instrument;
+        MaxSeries = maxSeries;
         Kind = instrument switch
         {
             _ when IsHistogram(instrument) => MetricKind.Histogram,
@@ -46,6 +51,9 @@ internal sealed class MetricFamily
     public static readonly double[] DefaultBounds = [0, 5, 10, 25, 50, 75, 100, 250, 500, 750, 1000, 2500, 5000, 7500, 10000];
 
     public Instrument Instrument { get; }
+
+    /// <summary>The most label sets kept.</summary>
+    public int MaxSeries { get; }
 
     public string Name { get; }
 
@@ -161,12 +169,99 @@ internal sealed class MetricFamily
         return text.ToString();
     }
 
+    /// <summary>
+    /// Forgets every series whose labels hold <paramref name="labels"/> (rendered and adjacent, as
+    /// <c>database="shop"</c> or <c>database="shop",index="Orders"</c>): its database, index or
+    /// subscription is gone, and its place goes to the next one.
+    /// </summary>
+    public void Forget(string labels)
+    {
+        lock (_lock)
+        {
+            List<string>? gone = null;
+            foreach (var key in _byLabels.Keys)
+            {
+                if (Holds(key, labels))
+                {
+                    (gone ??= []).Add(key);
+                }
+            }
+            if (gone is not null)
+            {
+                Remove(gone);
+            }
+        }
+    }
+
+    private static bool Holds(string all, string labels)
+    {
+        var at = all.IndexOf(labels, StringComparison.Ordinal);
+        while (at >= 0)
+        {
+            var end = at + labels.Length;
+            if ((at == 0 || all[at - 1] == ',') && (end == all.Length || all[end] == ','))
+            {
+                return true;
+            }
+            at = all.IndexOf(labels, at + 1, StringComparison.Ordinal);
+        }
+        return false;
+    }
+
+    /// <summary>Removes <paramref name="labels"/>' series from both maps; under <see cref="_lock"/>.</summary>
+    private void Remove(List<string> labels)
+    {
+        var removed = new HashSet<MetricSeries>(ReferenceEqualityComparer.Instance);
+        foreach (var key in labels)
+        {
+            if (_byLabels.Remove(key, out var series))
+            {
+                removed.Add(series);
+            }
+        }
+        foreach (var (key, series) in _byReference)
+        {
+            if (removed.Contains(series))
+            {
+                _byReference.TryRemove(key, out _);
+            }
+        }
+    }
+
+    /// <summary>The rendered form of one label, as <see cref="Forget"/> takes it.</summary>
+    public static string Label(string name, string value)
+    {
+        var text = new StringBuilder();
+        text.Append(PrometheusText.LabelName(name)).Append('=');
+        PrometheusText.AppendLabelValue(text, value);
+        return text.ToString();
+    }
+
     /// <summary>Writes HELP, TYPE and every series (of an observable instrument, those of <paramref name="generation"/>); nothing when there is none.</summary>
     public void WriteTo(StringBuilder text)
     {
         MetricSeries[] series;
         lock (_lock)
+        {
+            if (IsObservable)
+            {
+                // Series this collection did not report (a database closed, an index deleted) give
+                // their place back; one reported again later starts over.
+                List<string>? stale = null;
+                foreach (var (key, one) in _byLabels)
+                {
+                    if (one.Generation != Generation)
+                    {
+                        (stale ??= []).Add(key);
+                    }
+                }
+                if (stale is not null)
+                {
+                    Remove(stale);
+                }
+            }
             series = [.. _byLabels.Values];
+        }
         Array.Sort(series, static (a, b) => string.CompareOrdinal(a.Labels, b.Labels));
         var header = false;
         foreach (var one in series)

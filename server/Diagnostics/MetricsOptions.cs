@@ -10,7 +10,12 @@ public sealed class MetricsOptions
     public const string Section = "Metrics";
     public const string OpenTelemetrySection = "OpenTelemetry";
     public const int DefaultMaxDatabaseSeries = 64;
-    public const int DefaultMaxIndexSeries = 256;
+    /// <summary>
+    /// 64 databases of 30 indexes with their own series, plus each database's <c>"_other"</c> and
+    /// the <c>"_other"</c> database: 64 × 31 + 1 = 1,985 label sets, under an instrument's
+    /// 2,000 (<see cref="MetricFamily.DefaultMaxSeries"/>).
+    /// </summary>
+    public const int DefaultMaxIndexSeries = 30;
 
     /// <summary>Whether anything is measured: false starts no listener (nothing records) and <c>/metrics</c> shows no series of Jackdaw's.</summary>
     public bool Enabled { get; init; } = true;
@@ -20,6 +25,14 @@ public sealed class MetricsOptions
 
     /// <summary>Indexes, and subscriptions, of one database with series of their own; the others' are summed under <c>"_other"</c>.</summary>
     public int MaxIndexSeries { get; init; } = DefaultMaxIndexSeries;
+
+    /// <summary>
+    /// The most label sets one instrument of Jackdaw's keeps: 2,000, or, when the caps configured
+    /// allow more per-index series, <c>MaxDatabaseSeries × (MaxIndexSeries + 1) + 1</c>, so the
+    /// documented caps always hold before this guard drops anything.
+    /// </summary>
+    public int MaxSeriesPerInstrument =>
+        (int)Math.Min(int.MaxValue, Math.Max(MetricFamily.DefaultMaxSeries, (long)MaxDatabaseSeries * (MaxIndexSeries + 1L) + 1));
 
     /// <summary>Where OTLP exports go (<c>OpenTelemetry:Endpoint</c>); null: OpenTelemetry is off.</summary>
     public Uri? OpenTelemetryEndpoint { get; init; }

@@ -11,13 +11,23 @@ namespace Jackdaw.Server.Diagnostics;
 /// index entries, lag and errors (<c>/indexes/stats</c>), subscription lag and workers
 /// (<c>/subscriptions</c>), changes connections (<c>/changes/debug</c>), certificate expiry
 /// (<c>/admin/certificates</c>). Only open databases are read: a scrape never opens one. The index
-/// and subscription readings, which walk their backlogs (up to <see cref="MaxLagCounted"/> items),
-/// are taken once per second at most and shared by their gauges.
+/// and subscription readings, which walk their backlogs (each reading at most
+/// <see cref="MaxLagCounted"/> documents: a subscription whose query matches few of a large
+/// collection stops there too, not at its collection's end, and all of them together at most
+/// <see cref="MaxLagReadPerScrape"/>), are taken once per second at most and shared by their gauges.
 /// </summary>
 internal sealed class ObservedGauges
 {
     /// <summary>Items an index's or subscription's lag is counted up to: past it the gauge reads this.</summary>
     public const long MaxLagCounted = 100_000;
+
+    /// <summary>
+    /// Documents one reading of every index's lag may read in all, and as many for every
+    /// subscription's (a scrape's work is bounded whatever the number of databases and indexes).
+    /// Once it is spent, each further index or subscription reads one document, so a lagging one
+    /// never shows 0: its lag reads as what was counted.
+    /// </summary>
+    public const long MaxLagReadPerScrape = 200_000;
 
     private static readonly long ReadingLifetime = Stopwatch.Frequency;
 
@@ -99,6 +109,7 @@ internal sealed class ObservedGauges
                 return cached.Indexes;
             var readings = new List<IndexReading>();
             var now = DateTime.UtcNow.Ticks;
+            var budget = MaxLagReadPerScrape;
             foreach (var database in _metrics.OpenDatabases)
             {
                 if (database.Database.GetComponent<IndexStore>() is not { } store)
@@ -106,9 +117,15 @@ internal sealed class ObservedGauges
                 try
                 {
                     using var reader = database.Database.BeginRead();
-                    foreach (var index in store.Indexes)
+                    var indexes = store.Indexes;
+                    var names = new HashSet<string>(StringComparer.OrdinalIgnoreCase);
+                    foreach (var index in indexes)
+                        names.Add(index.Name);
+                    database.RetainIndexes(names);
+                    foreach (var index in indexes)
                     {
-                        var (items, oldest) = index.Lag(reader, MaxLagCounted);
+                        var (items, oldest) = index.Lag(reader, Math.Clamp(budget, 1, MaxLagCounted));
+                        budget -= items;
                         readings.Add(new IndexReading(
                             database.IndexTags(index.Name),
                             index.EntriesCount,
@@ -139,17 +156,26 @@ internal sealed class ObservedGauges
             else
             {
                 readings = [];
+                var budget = MaxLagReadPerScrape;
                 foreach (var database in _metrics.OpenDatabases)
                 {
                     if (database.Database.GetComponent<SubscriptionStore>() is not { } store)
                         continue;
                     try
                     {
-                        foreach (var subscription in store.Subscriptions)
+                        var subscriptions = store.Subscriptions;
+                        var names = new HashSet<string>(StringComparer.OrdinalIgnoreCase);
+                        foreach (var subscription in subscriptions)
+                            names.Add(subscription.Record.Name);
+                        database.RetainSubscriptions(names);
+                        foreach (var subscription in subscriptions)
                         {
                             var name = subscription.Record.Name;
                             KeyValuePair<string, object?>[] tags = [new("database", database.Label), new("subscription", database.SubscriptionLabel(name))];
-                            readings.Add(new SubscriptionReading(tags, subscription.CountPending(MaxLagCounted), subscription.Sessions.Count));
+                            var max = Math.Clamp(budget, 1, MaxLagCounted);
+                            var pending = subscription.CountPending(max, max, out _, out var scanned);
+                            budget -= scanned;
+                            readings.Add(new SubscriptionReading(tags, pending, subscription.Sessions.Count));
                         }
                     }
                     catch (Exception e) when (e is ObjectDisposedException or InvalidOperationException or Errors.DatabaseUnavailableException)

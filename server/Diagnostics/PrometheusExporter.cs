@@ -20,9 +20,13 @@ public sealed class PrometheusExporter : IDisposable
     private readonly Lock _scrape = new();
     private long _generation;
 
-    public PrometheusExporter(Meter meter)
+    private readonly int _maxSeries;
+
+    /// <param name="maxSeries">The most label sets of one instrument (<see cref="MetricFamily.MaxSeries"/>).</param>
+    public PrometheusExporter(Meter meter, int maxSeries = MetricFamily.DefaultMaxSeries)
     {
         _meter = meter;
+        _maxSeries = maxSeries;
         _listener.InstrumentPublished = Publish;
         _listener.MeasurementsCompleted = static (_, _) => { };
         _listener.SetMeasurementEventCallback<long>(static (instrument, value, tags, state) => ((MetricFamily)state!).Record(value, tags));
@@ -39,7 +43,7 @@ public sealed class PrometheusExporter : IDisposable
     {
         if (!ReferenceEquals(instrument.Meter, _meter) && instrument.Meter.Name != RuntimeMeterName)
             return;
-        var family = new MetricFamily(instrument, ServerMetrics.BoundsOf(instrument));
+        var family = new MetricFamily(instrument, ServerMetrics.BoundsOf(instrument), ReferenceEquals(instrument.Meter, _meter) ? _maxSeries : MetricFamily.DefaultMaxSeries);
         lock (_families)
             _families.Add(family);
         listener.EnableMeasurementEvents(instrument, family);
@@ -65,6 +69,20 @@ public sealed class PrometheusExporter : IDisposable
             foreach (var family in families)
                 family.WriteTo(text);
             return text.ToString();
+        }
+    }
+
+    /// <summary>Forgets the series of every instrument whose labels hold <paramref name="labels"/> (<see cref="MetricFamily.Forget"/>).</summary>
+    internal void Forget(string labels)
+    {
+        MetricFamily[] families;
+        lock (_families)
+        {
+            families = [.. _families];
+        }
+        foreach (var family in families)
+        {
+            family.Forget(labels);
         }
     }
 

@@ -49,7 +49,7 @@ public sealed class ServerMetrics : IDisposable
         IndexBatchDuration = Meter.CreateHistogram("jackdaw.index.batch.duration", "s", "Duration of an indexing batch, by database and index.", advice: new InstrumentAdvice<double> { HistogramBucketBoundaries = SecondsBounds });
         Gauges = new ObservedGauges(this, dataDir, security);
         if (options.Enabled)
-            Exporter = new PrometheusExporter(Meter);
+            Exporter = new PrometheusExporter(Meter, options.MaxSeriesPerInstrument);
         _openTelemetry = OpenTelemetryExport.Start(options, version);
     }
 
@@ -75,8 +75,14 @@ public sealed class ServerMetrics : IDisposable
     /// <summary>The databases open now, each with its metrics.</summary>
     internal ICollection<DatabaseMetrics> OpenDatabases => _open.Keys;
 
-    /// <summary>The component every database opens with (after its indexes): its <see cref="DatabaseMetrics"/>.</summary>
-    public Func<DocumentDatabase, IAsyncDisposable> Component => database => new DatabaseMetrics(this, database);
+    /// <summary>
+    /// The component every database opens with (after its indexes): its <see cref="DatabaseMetrics"/>;
+    /// none when <see cref="MetricsOptions.Enabled"/> is false (nothing would record: neither
+    /// <c>/metrics</c> nor OpenTelemetry listens to the meter then), so a database then has no
+    /// merger observer and no index-batch subscription, and pays nothing for them.
+    /// </summary>
+    public Func<DocumentDatabase, IAsyncDisposable>[] Components =>
+        Options.Enabled ? [database => new DatabaseMetrics(this, database)] : [];
 
     /// <summary>Tells the route templates, in <see cref="RouteEndpoint{THandler}.Id"/> order, before the first request.</summary>
     public void UseRoutes(IEnumerable<string> templates) => _routes = templates.Select(t => new RouteSeries(t)).ToArray();
@@ -126,18 +132,39 @@ public sealed class ServerMetrics : IDisposable
         return Uri.UnescapeDataString(end < 0 ? path[prefix.Length..] : path[prefix.Length..end]);
     }
 
-    /// <summary>The <c>database</c> label of <paramref name="name"/>: the name for the first <see cref="MetricsOptions.MaxDatabaseSeries"/> names seen, "_other" after.</summary>
+    /// <summary>
+    /// The <c>database</c> label of <paramref name="name"/>: its name while fewer than
+    /// <see cref="MetricsOptions.MaxDatabaseSeries"/> databases have one (a deleted database gives
+    /// its place back, <see cref="DatabaseDeleted"/>), "_other" otherwise.
+    /// </summary>
     internal string DatabaseLabel(string name)
     {
         lock (_databaseLabels)
         {
             if (_databaseLabels.TryGetValue(name, out var label))
                 return label;
-            label = _databaseLabels.Count < Options.MaxDatabaseSeries ? name : Other;
-            _databaseLabels[name] = label;
-            return label;
+            if (_databaseLabels.Count >= Options.MaxDatabaseSeries)
+                return Other;
+            _databaseLabels[name] = name;
+            return name;
         }
     }
+
+    /// <summary>A database was deleted: its label's place is free for the next database, and its series are forgotten.</summary>
+    public void DatabaseDeleted(string name)
+    {
+        string? label;
+        lock (_databaseLabels)
+        {
+            if (!_databaseLabels.Remove(name, out label))
+                return;
+        }
+        Exporter?.Forget(MetricFamily.Label("database", label));
+    }
+
+    /// <summary>Forgets the series of one index or subscription of a database (its place was given back).</summary>
+    internal void Forget(string database, string key, string value) =>
+        Exporter?.Forget(MetricFamily.Label("database", database) + "," + MetricFamily.Label(key, value));
 
     internal void Opened(DatabaseMetrics database) => _open[database] = true;
 

@@ -207,12 +207,21 @@ public sealed class TransactionMerger<TTransaction> : IAsyncDisposable
 
                 // Answer the requests when the journal write is done; meanwhile the writer goes on.
                 // The continuation never faults, so waiting on it (to bound the pipeline) is safe.
-                _inFlight.Enqueue(durable.ContinueWith(
-                    static (task, state) => ((InFlight)state!).Complete(task),
-                    new InFlight(batch.ToArray(), observer, handedOver),
-                    CancellationToken.None,
-                    TaskContinuationOptions.ExecuteSynchronously,
-                    TaskScheduler.Default));
+                // With no observer (metrics off) the state is the batch alone, as it was before
+                // metrics: nothing is allocated for them.
+                _inFlight.Enqueue(observer is null
+                    ? durable.ContinueWith(
+                        static (task, state) => CompleteAll((Pending[])state!, task),
+                        batch.ToArray(),
+                        CancellationToken.None,
+                        TaskContinuationOptions.ExecuteSynchronously,
+                        TaskScheduler.Default)
+                    : durable.ContinueWith(
+                        static (task, state) => ((InFlight)state!).Complete(task),
+                        new InFlight(batch.ToArray(), observer, handedOver),
+                        CancellationToken.None,
+                        TaskContinuationOptions.ExecuteSynchronously,
+                        TaskScheduler.Default));
                 return;
             }
 

@@ -58,6 +58,6 @@ public sealed class CollectionsHandler(ServerContext server) : HandlerBase(serve
 
         context.Response.StatusCode = StatusCodes.Status200OK;
         context.Response.ContentType = JsonErrors.JsonContentType;
-        await DocumentResultsWriter.WritePageAsync(context.Response.BodyWriter, database, reader => reader.KeysOfCollection(name, start, pageSize, ascending), PageSuffix, context.RequestAborted).ConfigureAwait(false);
+        await DocumentResultsWriter.WritePageAsync(context.Response.BodyWriter, database, reader => reader.KeysOfCollection(name, start, pageSize, ascending), PageSuffix, context.RequestAborted, written: context.ResponseBytes).ConfigureAwait(false);
     }
 }

@@ -105,6 +105,7 @@ public sealed class DatabasesHandler(ServerContext server) : HandlerBase(server)
         {
             if (!await Server.Databases.TryDeleteAsync(single).ConfigureAwait(false))
                 throw new DatabaseDoesNotExistException(single);
+            Server.Metrics.DatabaseDeleted(single);
             context.Response.StatusCode = StatusCodes.Status204NoContent;
             return;
         }
@@ -117,7 +118,10 @@ public sealed class DatabasesHandler(ServerContext server) : HandlerBase(server)
                 throw new DatabaseDoesNotExistException(name);
         }
         foreach (var name in names)
+        {
             await Server.Databases.TryDeleteAsync(name).ConfigureAwait(false);
+            Server.Metrics.DatabaseDeleted(name);
+        }
         var json = context.StartJson();
         json.WriteStartObject();
         json.WriteNumber("RaftCommandIndex", 0);

@@ -93,7 +93,8 @@ public sealed class DocsHandler(ServerContext server) : HandlerBase(server)
                 reader => KeysMatching(reader, startsWith, matches, exclude, startAfter, start, pageSize),
                 ResultsSuffix,
                 context.RequestAborted,
-                metadataOnly);
+                metadataOnly,
+                context.ResponseBytes);
         }
         StartResults(context);
         return DocumentResultsWriter.WritePageAsync(
@@ -102,7 +103,8 @@ public sealed class DocsHandler(ServerContext server) : HandlerBase(server)
             reader => startsWith is null ? reader.KeysByEtagDescending(start, pageSize) : reader.KeysStartingWith(startsWith, start, pageSize),
             ResultsSuffix,
             context.RequestAborted,
-            metadataOnly);
+            metadataOnly,
+            context.ResponseBytes);
     }
 
     [Route("/databases/*/docs", "HEAD")]
@@ -165,6 +167,7 @@ public sealed class DocsHandler(ServerContext server) : HandlerBase(server)
             if (!WriteSingle(context, reader, id, includes, revisions))
                 return;
         }
+        context.ResponseBytes.AddUnflushed(output);
         await output.FlushAsync(context.RequestAborted).ConfigureAwait(false);
     }
 
@@ -230,7 +233,7 @@ public sealed class DocsHandler(ServerContext server) : HandlerBase(server)
             }
         }
         StartResults(context);
-        return DocumentResultsWriter.WriteByIdsAsync(context.Response.BodyWriter, database, ids, includes, context.RequestAborted, metadataOnly, revisions);
+        return DocumentResultsWriter.WriteByIdsAsync(context.Response.BodyWriter, database, ids, includes, context.RequestAborted, metadataOnly, revisions, context.ResponseBytes);
     }
 
     /// <summary>

@@ -442,7 +442,16 @@ public sealed partial class IndexesHandler(ServerContext server) : HandlerBase(s
         await IndexingPerformanceFeed.RunAsync(socket, store, Server.Options.Limits.MaxWebSocketMessageSize, context.RequestAborted).ConfigureAwait(false);
     }
 
-    /// <summary>A replacement's progress: documents done of the mapped collections' total, and an estimate of the time left from its recent batches.</summary>
+    /// <summary>Documents left to a replacement that its progress counts: past them, the stats answer reads no further.</summary>
+    private const long MaxProgressLeftCounted = 100_000;
+
+    /// <summary>
+    /// A replacement's progress: documents done of the mapped collections' total, and an estimate of
+    /// the time left from its recent batches. The documents left are counted up to
+    /// <see cref="MaxProgressLeftCounted"/> (as <see cref="Indexing.Index.Lag"/> counts), so a stats
+    /// request reads a bounded number of documents: with more left, <c>ProcessedDocuments</c> is
+    /// <c>TotalDocuments</c> less that bound, more than were processed, until the rest is under it.
+    /// </summary>
     private static void WriteProgress(Utf8JsonWriter writer, Indexing.Index index, Documents.DocumentsReader reader)
     {
         var counts = reader.GetCollections().ToDictionary(c => c.Name, c => c.Count, StringComparer.OrdinalIgnoreCase);
@@ -454,7 +463,13 @@ public sealed partial class IndexesHandler(ServerContext server) : HandlerBase(s
             total += counts.GetValueOrDefault(collection);
             var position = progress.Positions.GetValueOrDefault(collection);
             foreach (var _ in reader.GetDocumentsFrom(collection, position.Documents))
+            {
+                if (left >= MaxProgressLeftCounted)
+                {
+                    break;
+                }
                 left++;
+            }
         }
         var recent = index.Performance.ToArray().TakeLast(20).Where(b => b.InputCount > 0).ToList();
         var rate = recent.Sum(b => b.DurationInMs) > 0 ? recent.Sum(b => b.InputCount) / (recent.Sum(b => b.DurationInMs) / 1000) : 0;

@@ -113,11 +113,12 @@ public sealed class RevisionsHandler(ServerContext server) : HandlerBase(server)
                 first = false;
                 writer.Write(revision, output, metadataOnly);
                 if (output.UnflushedBytes >= FlushThreshold)
-                    reader = await DocumentResultsWriter.FlushOutsideSnapshotAsync(context.Response.BodyWriter, database, reader, context.RequestAborted).ConfigureAwait(false);
+                    reader = await DocumentResultsWriter.FlushOutsideSnapshotAsync(context.Response.BodyWriter, database, reader, context.RequestAborted, context.ResponseBytes).ConfigureAwait(false);
             }
             output.Write("],\"TotalResults\":"u8);
             output.Write(System.Text.Encoding.ASCII.GetBytes(total.ToString(CultureInfo.InvariantCulture)));
             output.Write("}"u8);
+            context.ResponseBytes.AddUnflushed(output);
             await output.FlushAsync(context.RequestAborted).ConfigureAwait(false);
         }
         finally
@@ -173,7 +174,7 @@ public sealed class RevisionsHandler(ServerContext server) : HandlerBase(server)
                 first = false;
                 writer.Write(revision, output, metadataOnly: false);
                 if (output.UnflushedBytes >= FlushThreshold)
-                    reader = await DocumentResultsWriter.FlushOutsideSnapshotAsync(context.Response.BodyWriter, database, reader, context.RequestAborted).ConfigureAwait(false);
+                    reader = await DocumentResultsWriter.FlushOutsideSnapshotAsync(context.Response.BodyWriter, database, reader, context.RequestAborted, context.ResponseBytes).ConfigureAwait(false);
             }
             output.Write("]}"u8);
         }
@@ -181,6 +182,7 @@ public sealed class RevisionsHandler(ServerContext server) : HandlerBase(server)
         {
             reader.Dispose();
         }
+        context.ResponseBytes.AddUnflushed(output);
         await output.FlushAsync(context.RequestAborted).ConfigureAwait(false);
     }
 

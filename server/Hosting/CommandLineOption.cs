@@ -88,7 +88,7 @@ internal sealed record CommandLineOption(
             .. ServerLimits.CommandLineOptions(),
             new("--Metrics:", "Metrics:", "VALUE",
                 "Metrics at GET /metrics (Prometheus text; docs/architecture.md, \"Metrics and tracing\"). Keys:\n"
-                + "Enabled=false (measure nothing), MaxDatabaseSeries (64), MaxIndexSeries (256, per database):\n"
+                + "Enabled=false (measure nothing), MaxDatabaseSeries (64), MaxIndexSeries (30, per database):\n"
                 + "the databases or indexes past them are summed under \"_other\".",
                 "enabled", "JACKDAW_METRICS__ENABLED, ...", "false", Pattern: "--Metrics:KEY"),
             new("--OpenTelemetry:", "OpenTelemetry:", "VALUE",

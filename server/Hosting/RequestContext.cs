@@ -61,8 +61,17 @@ public sealed class RequestContext : IDisposable
     /// <summary>The route's <see cref="RouteEndpoint{THandler}.Id"/>, for the request metrics.</summary>
     internal int RouteId => _match.Endpoint?.Id ?? -1;
 
-    /// <summary>Bytes of the JSON bodies completed with <see cref="CompleteJsonAsync"/> (the response metrics: those have no Content-Length).</summary>
-    internal long JsonBytesWritten { get; private set; }
+    /// <summary>
+    /// Bytes of the bodies without a Content-Length written through this context: the JSON completed
+    /// with <see cref="CompleteJsonAsync"/> and what the document writers counted in
+    /// <see cref="ResponseBytes"/> (the response metrics and traffic watch).
+    /// </summary>
+    internal long JsonBytesWritten => _jsonBytesWritten + ResponseBytes.Bytes;
+
+    private long _jsonBytesWritten;
+
+    /// <summary>Where a handler that writes to the body itself (documents from their blittable form) counts what it wrote, just before each flush.</summary>
+    public ResponseByteCount ResponseBytes { get; } = new();
 
     /// <summary>The text of capture <paramref name="index"/> (a <c>*</c> segment or the <c>$</c> rest), without copying.</summary>
     public ReadOnlySpan<char> GetCapture(int index) => Path.AsSpan()[_match.GetCapture(index)];
@@ -88,7 +97,7 @@ public sealed class RequestContext : IDisposable
     public ValueTask CompleteJsonAsync()
     {
         _json!.Flush();
-        JsonBytesWritten += _json.BytesCommitted;
+        _jsonBytesWritten += _json.BytesCommitted;
         var flush = Response.BodyWriter.FlushAsync(RequestAborted);
         return flush.IsCompletedSuccessfully ? ValueTask.CompletedTask : AwaitFlush(flush);
 
@@ -175,7 +184,8 @@ public sealed class RequestContext : IDisposable
         IsInnerRequest = false;
         Caller = null;
         _body = RequestBodyKind.Other;
-        JsonBytesWritten = 0;
+        _jsonBytesWritten = 0;
+        ResponseBytes.Reset();
         _json?.Reset(Stream.Null);
         _documents?.Reset();
     }

@@ -43,8 +43,9 @@ public sealed class ServerContext(ServerOptions options, ILoggerFactory loggerFa
                     Queries.SlowQueryLog.Component(Options.SlowQueries, LoggerFactory),
                     Subscriptions.SubscriptionStore.Component(LoggerFactory),
                     Backup.PeriodicBackups.Component(Options.Backup with { FailureOf = ErrorMapping.FailureOf }, LoggerFactory),
-                    // Last: it subscribes to the indexes' batches and reads the subscriptions.
-                    Metrics.Component,
+                    // Last: it subscribes to the indexes' batches and reads the subscriptions
+                    // (only with metrics on).
+                    .. Metrics.Components,
                 ],
             }));
 

@@ -1,4 +1,5 @@
 using Jackdaw.Server.Databases;
+using Jackdaw.Server.Rql;
 using Microsoft.Extensions.Logging;
 
 namespace Jackdaw.Server.Queries;
@@ -7,11 +8,17 @@ namespace Jackdaw.Server.Queries;
 /// A database's slow-query log: the last <see cref="SlowQueryOptions.LogSize"/> queries that took
 /// at least <see cref="SlowQueryOptions.ThresholdMs"/>, in memory (gone with a restart), newest
 /// first, and a Warning line in the server log for each. A query's parameter values are dropped
-/// when it is recorded: only their names are kept, so the log never holds what a client meant to
-/// keep out of the query text. Built with every database (<see cref="Component"/>).
+/// when it is recorded: only their names are kept; and the literals of its text are masked
+/// (<see cref="RqlRedaction"/>), so neither the ring, which every admin of the database may read,
+/// nor the log holds a value a client sent. An entry's text is cut to <see cref="MaxQueryLength"/> characters, so
+/// the ring's memory and each log line stay bounded whatever clients send. Built with every
+/// database (<see cref="Component"/>).
 /// </summary>
 public sealed partial class SlowQueryLog : IAsyncDisposable
 {
+    /// <summary>The most characters of a query's text an entry (and its log line) keeps: 8 KiB.</summary>
+    public const int MaxQueryLength = 8 * 1024;
+
     private readonly Lock _lock = new();
     private readonly SlowQuery?[] _ring;
     private readonly ILogger _logger;
@@ -46,8 +53,8 @@ public sealed partial class SlowQueryLog : IAsyncDisposable
     public bool IsSlow(TimeSpan duration) => duration.TotalMilliseconds >= ThresholdMs;
 
     /// <summary>
-    /// Records <paramref name="request"/> when it took at least the threshold: its text, its
-    /// parameters' names (not their values), and what <paramref name="statistics"/> says of it.
+    /// Records <paramref name="request"/> when it took at least the threshold: its text with its
+    /// literals masked, its parameters' names (not their values), and what <paramref name="statistics"/> says of it.
     /// </summary>
     /// <returns>Whether it was slow (and so recorded).</returns>
     public bool Offer(QueryRequest request, QueryStatistics? statistics, TimeSpan duration)
@@ -65,7 +72,7 @@ public sealed partial class SlowQueryLog : IAsyncDisposable
         var entry = new SlowQuery(
             DateTime.UtcNow,
             (long)duration.TotalMilliseconds,
-            request.Text,
+            Bounded(RqlRedaction.MaskLiterals(request.Text)),
             names,
             statistics?.IndexName,
             statistics?.IsStale,
@@ -79,6 +86,20 @@ public sealed partial class SlowQueryLog : IAsyncDisposable
         }
         LogSlowQuery(_logger, _database, entry.DurationInMs, entry.IndexName ?? "-", entry.Query);
         return true;
+    }
+
+    /// <summary>
+    /// <paramref name="query"/>, or its first <see cref="MaxQueryLength"/> characters followed by a
+    /// note of how many were left out (a cut never splits a surrogate pair).
+    /// </summary>
+    internal static string Bounded(string query)
+    {
+        if (query.Length <= MaxQueryLength)
+        {
+            return query;
+        }
+        var kept = char.IsHighSurrogate(query[MaxQueryLength - 1]) ? MaxQueryLength - 1 : MaxQueryLength;
+        return string.Concat(query.AsSpan(0, kept), $"... ({query.Length - kept} more characters left out)");
     }
 
     /// <summary>The entries kept, newest first.</summary>

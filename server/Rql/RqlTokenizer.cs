@@ -118,7 +118,8 @@ public static class RqlTokenizer
         }
     }
 
-    private static bool IsWordChar(char c) => char.IsLetterOrDigit(c) || c is '_' or '@';
+    /// <summary>Whether <paramref name="c"/> belongs in an identifier or a parameter's name (also <see cref="RqlRedaction"/>'s rule).</summary>
+    internal static bool IsWordChar(char c) => char.IsLetterOrDigit(c) || c is '_' or '@';
 
     private static string ReadWord(string query, ref int i)
     {

@@ -378,18 +378,22 @@ public sealed class SubscriptionCoordinator
     /// matches few of a large collection otherwise reads all of it); <paramref name="exact"/> is
     /// false when a limit stopped the count before the collection's end.
     /// </summary>
-    public long CountPending(long maxMatches, long maxScanned, out bool exact)
+    public long CountPending(long maxMatches, long maxScanned, out bool exact) => CountPending(maxMatches, maxScanned, out exact, out _);
+
+    /// <summary>The same, also telling how many documents it read (<paramref name="scanned"/>, at most <paramref name="maxScanned"/>).</summary>
+    public long CountPending(long maxMatches, long maxScanned, out bool exact, out long scanned)
     {
         using var reader = _store.Database.BeginRead();
         long count = 0;
-        long scanned = 0;
+        scanned = 0;
         foreach (var record in reader.GetDocumentsFrom(_collection, _record.AckedEtag))
         {
-            if (count >= maxMatches || scanned++ >= maxScanned)
+            if (count >= maxMatches || scanned >= maxScanned)
             {
                 exact = false;
                 return count;
             }
+            scanned++;
             if (_evaluator.Matches(Query.Where, record.Id, record.Document))
             {
                 count++;

@@ -13,6 +13,8 @@ namespace Jackdaw.Server.Wire;
 /// next). The caller sets the status and content type first and writes nothing after.
 /// </summary>
 /// <remarks>
+/// With a <see cref="ResponseByteCount"/>, what is written is counted before each flush (the
+/// response metrics: these bodies have no Content-Length).
 /// Never holds a snapshot across network back-pressure: the engine's flusher cannot pass the oldest
 /// reader, so a slow client would make the store's scratch memory grow. When enough is buffered,
 /// the snapshot is closed, the output flushed, and the rest read from a fresh snapshot.
@@ -49,7 +51,7 @@ public static class DocumentResultsWriter
     /// documents the <paramref name="includes"/> paths of the found ones name; with
     /// <paramref name="revisions"/>, then <c>"RevisionIncludes":[…]</c> for the found ones.
     /// </summary>
-    public static async ValueTask WriteByIdsAsync(PipeWriter output, DocumentDatabase database, IReadOnlyList<string?> ids, IReadOnlyList<DocumentPath>? includes, CancellationToken cancellationToken, bool metadataOnly = false, RevisionIncludes? revisions = null)
+    public static async ValueTask WriteByIdsAsync(PipeWriter output, DocumentDatabase database, IReadOnlyList<string?> ids, IReadOnlyList<DocumentPath>? includes, CancellationToken cancellationToken, bool metadataOnly = false, RevisionIncludes? revisions = null, ResponseByteCount? written = null)
     {
         var included = includes is null ? null : new HashSet<string>(StringComparer.OrdinalIgnoreCase);
         var reader = database.BeginRead();
@@ -72,7 +74,7 @@ public static class DocumentResultsWriter
                     output.Write("null"u8);
                 }
                 if (output.UnflushedBytes >= FlushThreshold)
-                    reader = await FlushOutsideSnapshotAsync(output, database, reader, cancellationToken).ConfigureAwait(false);
+                    reader = await FlushOutsideSnapshotAsync(output, database, reader, cancellationToken, written).ConfigureAwait(false);
             }
             output.Write("],\"Includes\":"u8);
             if (included is null)
@@ -87,6 +89,7 @@ public static class DocumentResultsWriter
         {
             reader.Dispose();
         }
+        written?.AddUnflushed(output);
         await output.FlushAsync(cancellationToken).ConfigureAwait(false);
     }
 
@@ -94,7 +97,7 @@ public static class DocumentResultsWriter
     /// The documents whose storage keys <paramref name="keysOf"/> picks (in one snapshot), skipping
     /// any deleted since, then <paramref name="suffix"/>.
     /// </summary>
-    public static async ValueTask WritePageAsync(PipeWriter output, DocumentDatabase database, Func<DocumentsReader, List<byte[]>> keysOf, ReadOnlyMemory<byte> suffix, CancellationToken cancellationToken, bool metadataOnly = false)
+    public static async ValueTask WritePageAsync(PipeWriter output, DocumentDatabase database, Func<DocumentsReader, List<byte[]>> keysOf, ReadOnlyMemory<byte> suffix, CancellationToken cancellationToken, bool metadataOnly = false, ResponseByteCount? written = null)
     {
         var reader = database.BeginRead();
         try
@@ -111,7 +114,7 @@ public static class DocumentResultsWriter
                 first = false;
                 WriteDocument(record.Document, output, metadataOnly);
                 if (output.UnflushedBytes >= FlushThreshold)
-                    reader = await FlushOutsideSnapshotAsync(output, database, reader, cancellationToken).ConfigureAwait(false);
+                    reader = await FlushOutsideSnapshotAsync(output, database, reader, cancellationToken, written).ConfigureAwait(false);
             }
         }
         finally
@@ -119,13 +122,15 @@ public static class DocumentResultsWriter
             reader.Dispose();
         }
         output.Write(suffix.Span);
+        written?.AddUnflushed(output);
         await output.FlushAsync(cancellationToken).ConfigureAwait(false);
     }
 
     /// <summary>Closes the snapshot, flushes (waiting for the client with none open), and opens a fresh one.</summary>
-    public static async ValueTask<DatabaseReader> FlushOutsideSnapshotAsync(PipeWriter output, DocumentDatabase database, DatabaseReader reader, CancellationToken cancellationToken)
+    public static async ValueTask<DatabaseReader> FlushOutsideSnapshotAsync(PipeWriter output, DocumentDatabase database, DatabaseReader reader, CancellationToken cancellationToken, ResponseByteCount? written = null)
     {
         reader.Dispose();
+        written?.AddUnflushed(output);
         await output.FlushAsync(cancellationToken).ConfigureAwait(false);
         return database.BeginRead();
     }

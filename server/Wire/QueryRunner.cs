@@ -32,7 +32,9 @@ public static class QueryRunner
         {
             try
             {
-                var answer = await RunOnceAsync(database, request, maxLimit, ifNoneMatch, slowQueries is not null, cancellationToken).ConfigureAwait(false);
+                // Stage timings cost a tree per query: measured for the log only when it takes every
+                // query (threshold 0); past a higher threshold a query is logged with its total time.
+                var answer = await RunOnceAsync(database, request, maxLimit, ifNoneMatch, slowQueries is { ThresholdMs: 0 }, cancellationToken).ConfigureAwait(false);
                 slowQueries?.Offer(request, answer.Statistics, Stopwatch.GetElapsedTime(started));
                 return answer;
             }
@@ -42,25 +44,42 @@ public static class QueryRunner
         }
     }
 
-    /// <param name="timed">Whether to time the query's stages even when it does not ask (for the slow-query log).</param>
+    /// <param name="timed">Whether to time the query's stages even when it does not ask (for a slow-query log that takes every query).</param>
     private static async Task<QueryAnswer> RunOnceAsync(DocumentDatabase database, QueryRequest request, int maxLimit, string? ifNoneMatch, bool timed, CancellationToken cancellationToken)
     {
         var started = Stopwatch.GetTimestamp();
         var query = RqlParser.Parse(request.Text);
         if (query.Update is { } update)
             throw new InvalidQueryException(request.Text, update.Position, "an 'update' clause patches the documents it finds: send it with PATCH /databases/{db}/queries (a patch by query), not as a query.");
-        // Timings in the answer when the query or the request asks; measured anyway for the slow-query log.
+        // Timings in the answer when the query or the request asks; measured anyway for a slow-query log at threshold 0.
         var wanted = query.IncludeTimings || request.IncludeTimings;
         var timings = wanted || timed ? new QueryTimings { InAnswer = wanted } : null;
         var plan = await QueryPlanner.PlanAsync(database, request, query, timings, cancellationToken).ConfigureAwait(false);
         // ?start=&pageSize= page within the query's own results (its offset and limit).
         var limit = Math.Min(Within(plan.Limit is { } own ? Math.Max(0, own - request.Start) : null, maxLimit), request.PageSize ?? long.MaxValue);
         var filter = QueryFilter.Of(plan.Query, request, QueryPlanner.Count(plan.Query.FilterLimit, request, "filter_limit"));
-        var run = new QueryRun(request, plan.Offset + request.Start, limit, filter, timings, started, RavenAnswerShape.Instance) { Revisions = RevisionIncludes.For(plan.Query) };
+        var run = new QueryRun(request, Skipped(plan.Offset, request.Start, limit), limit, filter, timings, started, RavenAnswerShape.Instance) { Revisions = RevisionIncludes.For(plan.Query) };
         return plan.Index is null
             ? CollectionQueryExecutor.Execute(database, plan.Query, run, ifNoneMatch)
             : IndexQueryExecutor.Execute(database, plan.Index, plan.Query, run, ifNoneMatch);
     }
+
+    /// <summary>The results skipped: the query's <c>offset</c> and then <c>?start=</c>.</summary>
+    /// <exception cref="BadRequestException">The page's end (skipped and <paramref name="limit"/> more) passes the largest position a query can have.</exception>
+    private static long Skipped(long offset, long start, long limit)
+    {
+        // Both are at least 0 (the planner and the query string refuse less): the sum cannot wrap
+        // below 0 without passing long.MaxValue, and the executors add the limit to it.
+        if (start > long.MaxValue - offset || offset + start > long.MaxValue - limit)
+        {
+            ThrowStartTooLarge(offset, start);
+        }
+        return offset + start;
+    }
+
+    [System.Diagnostics.CodeAnalysis.DoesNotReturn]
+    private static void ThrowStartTooLarge(long offset, long start) =>
+        throw new BadRequestException($"start={start} after the query's offset {offset} passes the largest position a query can have ({long.MaxValue:D}): ask for a smaller start.");
 
     /// <summary>
     /// <c>POST /queries?debug=explain</c>: which index the query would use and why, without running

@@ -155,7 +155,8 @@ public sealed class MetricsEndpointTests
                 await PutAsync(server.Client, $"db{d}", $"orders/{i}", $"{{\"Freight\":{i},\"Name\":\"n{i}\",\"@metadata\":{{\"@collection\":\"Orders\"}}}}");
         }
         await QueryAsync(server.Client, "db1", "from Orders where Freight > 0");
-        await QueryAsync(server.Client, "db1", "from Orders where Name = 'n0'");
+        // Another collection: an index on Orders' Name would widen and replace the first one.
+        await QueryAsync(server.Client, "db1", "from People where Name = 'n0'");
         var families = await ScrapeAsync(server.Client);
         var documents = families["jackdaw_documents"].Samples;
         Assert.Equal(["_other", "db1", "db2"], documents.Select(s => s.Labels["database"]).Order(StringComparer.Ordinal));
@@ -166,6 +167,69 @@ public sealed class MetricsEndpointTests
         Assert.Contains("_other", indexes);
         var merger = families["jackdaw_merger_batch_size"].Samples.Where(s => s.Name.EndsWith("_count", StringComparison.Ordinal)).ToList();
         Assert.Equal(3 + 4, merger.Single(s => s.Labels["database"] == "_other").Value);
+    }
+
+    [Fact]
+    public async Task ADeletedDatabaseOrIndexGivesItsLabelBackToTheNextOne()
+    {
+        await using var server = await InProcessServer.StartAsync("--Metrics:MaxDatabaseSeries=2", "--Metrics:MaxIndexSeries=1");
+        for (var d = 1; d <= 5; d++)
+        {
+            await CreateDatabaseAsync(server.Client, $"gone{d}");
+            await PutAsync(server.Client, $"gone{d}", "orders/1", "{\"Freight\":1,\"@metadata\":{\"@collection\":\"Orders\"}}");
+            using var deleted = await server.Client.DeleteAsync($"/admin/databases?name=gone{d}");
+            Assert.Equal(HttpStatusCode.NoContent, deleted.StatusCode);
+        }
+        await CreateDatabaseAsync(server.Client, "fresh");
+        await PutAsync(server.Client, "fresh", "orders/1", "{\"Freight\":1,\"Name\":\"a\",\"@metadata\":{\"@collection\":\"Orders\"}}");
+        await QueryAsync(server.Client, "fresh", "from Orders where Freight > 0");
+        var families = await ScrapeAsync(server.Client);
+        Assert.Equal(["fresh"], families["jackdaw_documents"].Samples.Select(s => s.Labels["database"]));
+        Assert.DoesNotContain(families["jackdaw_merger_batch_size"].Samples, s => s.Labels["database"].StartsWith("gone", StringComparison.Ordinal));
+        var index = Assert.Single(families["jackdaw_index_entries"].Samples).Labels["index"];
+        Assert.StartsWith("Auto/Orders", index, StringComparison.Ordinal);
+
+        // The index deleted, the next one takes its place (the cap is one).
+        using (var deleted = await server.Client.DeleteAsync($"/databases/fresh/indexes?name={Uri.EscapeDataString(index)}"))
+            Assert.Equal(HttpStatusCode.NoContent, deleted.StatusCode);
+        await QueryAsync(server.Client, "fresh", "from People where Name = 'a'");
+        await Poll.UntilAsync(async () =>
+        {
+            families = await ScrapeAsync(server.Client);
+            return families["jackdaw_index_entries"].Samples is [var only] && only.Labels["index"] != index;
+        }, Wait, "the deleted index gone from the gauges");
+        Assert.StartsWith("Auto/People", Assert.Single(families["jackdaw_index_entries"].Samples).Labels["index"], StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public async Task DocumentsWrittenFromTheirStoredFormCountInTheResponseBytes()
+    {
+        await using var server = await InProcessServer.StartAsync();
+        await CreateDatabaseAsync(server.Client, "Bytes");
+        await PutAsync(server.Client, "Bytes", "orders/1", "{\"Freight\":12.5,\"Name\":\"a name\",\"@metadata\":{\"@collection\":\"Orders\"}}");
+
+        static double Sent(Dictionary<string, PrometheusTextParser.Family> families, string route) =>
+            families.TryGetValue("jackdaw_http_response_bytes_total", out var family)
+                ? family.Samples.Where(s => s.Labels["route"] == route && s.Labels["method"] == "GET").Sum(s => s.Value)
+                : 0;
+
+        var before = await ScrapeAsync(server.Client);
+        long body;
+        using (var get = await server.Client.GetAsync("/databases/Bytes/docs?id=orders/1"))
+        {
+            Assert.Equal(HttpStatusCode.OK, get.StatusCode);
+            body = (await get.Content.ReadAsByteArrayAsync()).Length;
+        }
+        long page;
+        using (var collection = await server.Client.GetAsync("/databases/Bytes/collections/docs?name=Orders"))
+        {
+            Assert.Equal(HttpStatusCode.OK, collection.StatusCode);
+            page = (await collection.Content.ReadAsByteArrayAsync()).Length;
+        }
+        var after = await ScrapeAsync(server.Client);
+        Assert.True(body > 50, $"a body of {body} bytes");
+        Assert.Equal(body, Sent(after, "/databases/*/docs") - Sent(before, "/databases/*/docs"));
+        Assert.Equal(page, Sent(after, "/databases/*/collections/docs") - Sent(before, "/databases/*/collections/docs"));
     }
 
     [Fact]
@@ -180,6 +244,10 @@ public sealed class MetricsEndpointTests
         Assert.Empty(families);
         Assert.DoesNotContain("jackdaw_", text, StringComparison.Ordinal);
         Assert.Null(server.Host.Server.Metrics.Exporter);
+        // Nor does a database pay for metrics: no metrics component, no merger observer.
+        var database = server.Host.Server.Databases.GetDatabase("Off");
+        Assert.Null(database.Merger.Observer);
+        Assert.Null(database.GetComponent<Jackdaw.Server.Diagnostics.DatabaseMetrics>());
     }
 
     [Fact]

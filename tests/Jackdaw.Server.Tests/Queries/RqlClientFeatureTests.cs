@@ -166,6 +166,12 @@ public sealed class RqlClientFeatureTests(ServerFixture fixture) : IClassFixture
         using var notCached = await Client.SendAsync(request);
         Assert.Equal(HttpStatusCode.OK, notCached.StatusCode);
 
+        // A start past the largest position (after the query's own offset) is a clear 400, not a wrapped-around page.
+        using var overflow = await PostAsync(db, "from Users where Age > 3 limit 7 offset 2", suffix: $"?start={long.MaxValue}&pageSize=5");
+        Assert.Contains($"start={long.MaxValue}", await Api.AssertErrorAsync(overflow, HttpStatusCode.BadRequest, "BadRequestException"), StringComparison.Ordinal);
+        using var overflowGet = await Client.GetAsync($"/databases/{db}/queries?query={Uri.EscapeDataString("from Users limit 10 offset 2")}&start={long.MaxValue - 1}");
+        await Api.AssertErrorAsync(overflowGet, HttpStatusCode.BadRequest, "BadRequestException");
+
         using var bad = await PostAsync(db, "from Users", suffix: "?pageSize=-1");
         Assert.Contains("'pageSize'", await Api.AssertErrorAsync(bad, HttpStatusCode.BadRequest, "BadRequestException"), StringComparison.Ordinal);
     }

@@ -80,12 +80,12 @@ public sealed class SlowQueryLogTests : IAsyncLifetime
     {
         for (var i = 1; i <= 5; i++)
         {
-            var answer = await QueryAsync($"from People where Name = 'n{i}'");
+            var answer = await QueryAsync($"from People where Name = $n{i}", new Dictionary<string, string> { [$"n{i}"] = $"n{i}" });
             Assert.Equal(0, answer.GetProperty("TotalResults").GetInt64());
         }
         var (slow, _) = await SlowAsync();
         var queries = slow.GetProperty("Results").EnumerateArray().Select(e => e.GetProperty("Query").GetString()).ToList();
-        Assert.Equal(["from People where Name = 'n5'", "from People where Name = 'n4'", "from People where Name = 'n3'"], queries);
+        Assert.Equal(["from People where Name = $n5", "from People where Name = $n4", "from People where Name = $n3"], queries);
 
         var (other, _) = await SlowAsync("other");
         Assert.Empty(other.GetProperty("Results").EnumerateArray());
@@ -96,6 +96,39 @@ public sealed class SlowQueryLogTests : IAsyncLifetime
         }
         (slow, _) = await SlowAsync();
         Assert.Empty(slow.GetProperty("Results").EnumerateArray());
+    }
+
+    [Fact]
+    public async Task AQueryLongerThanEightKiBIsKeptAndLoggedCutWithANoteOfWhatWasLeftOut()
+    {
+        var query = "from People" + new string(' ', 20_000) + "where Name = $name";
+        await QueryAsync(query, new { name = "Ann" });
+
+        var (slow, _) = await SlowAsync();
+        var kept = Assert.Single(slow.GetProperty("Results").EnumerateArray()).GetProperty("Query").GetString()!;
+        var leftOut = query.Length - 8 * 1024;
+        Assert.Equal(query[..(8 * 1024)] + $"... ({leftOut} more characters left out)", kept);
+        var warning = Assert.Single(_server.Logs.Records, r => r.Category == "Jackdaw.Queries.Slow");
+        Assert.Contains($"({leftOut} more characters left out)", warning.Message, StringComparison.Ordinal);
+        Assert.True(warning.Message.Length < 9 * 1024, $"the log line is {warning.Message.Length} characters long");
+    }
+
+    [Fact]
+    public async Task StringAndNumberLiteralsAreMaskedInTheAnswerAndTheLogLine()
+    {
+        const string query = "from People where (Name = '" + Secret + "' or Name = \"x" + Secret + "\\\"\" or Age = 987654 or Age = -4.25e3) and Name != $name";
+        await QueryAsync(query, new { name = "Ann" });
+
+        var (slow, text) = await SlowAsync();
+        var entry = Assert.Single(slow.GetProperty("Results").EnumerateArray());
+        Assert.Equal("from People where (Name = '?' or Name = '?' or Age = ? or Age = -?) and Name != $name", entry.GetProperty("Query").GetString());
+        var warning = Assert.Single(_server.Logs.Records, r => r.Category == "Jackdaw.Queries.Slow");
+        foreach (var value in new[] { Secret, "987654", "4.25e3", "25e3" })
+        {
+            Assert.DoesNotContain(value, text, StringComparison.Ordinal);
+            Assert.DoesNotContain(value, warning.Message, StringComparison.Ordinal);
+        }
+        Assert.Contains("Name != $name", warning.Message, StringComparison.Ordinal);
     }
 
     [Fact]
