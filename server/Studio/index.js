@@ -69,7 +69,11 @@
     }
   };
 
-  const row = (name) => {
+  // The first rows are on screen when the list arrives: their counts are asked at once, without
+  // waiting a frame for the observer; further rows are read as they scroll into view.
+  const eagerRows = 20;
+
+  const row = (name, index) => {
     const tr = el("tr", { dataset: { database: name } },
       el("td", null, el("a", { class: "open", href: Studio.pageLink("documents", { database: name }) }, name)),
       el("td", { class: "number documents" }, "…"),
@@ -81,7 +85,7 @@
         el("a", { class: "timeline", href: Studio.pageLink("indexing-performance", { database: name }) }, "Indexing performance")),
       el("td", { class: "number" }, el("button", { type: "button", class: "danger delete", onclick: () => remove(name) }, "Delete")));
     rows.set(name, tr);
-    if (observer) observer.observe(tr); else loadRow(name, tr);
+    if (observer && index >= eagerRows) observer.observe(tr); else loadRow(name, tr);
     return tr;
   };
 
@@ -95,7 +99,7 @@
   const list = async () => {
     try {
       const { Databases } = await api("GET", "/databases", { query: { namesOnly: true, pageSize: 100000 } });
-      body.replaceChildren(...(Databases || []).map(row));
+      body.replaceChildren(...(Databases || []).map((name, index) => row(name, index)));
       showEmpty();
     } catch (e) {
       $("status").hidden = true;
