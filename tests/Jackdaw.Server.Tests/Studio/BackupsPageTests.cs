@@ -26,11 +26,12 @@ public sealed class BackupsPageTests(ServerFixture server, BrowserFixture browse
     public async Task ATaskCreatedAndRunInThePageIsRestoredIntoANewDatabaseAndVerified()
     {
         var db = await server.CreateDatabaseAsync();
-        await OrdersImport.ImportAsync(Client, db, 1_000);
+        await StudioData.ImportOrdersAsync(Client, db, 1_000);
         var restored = db + "-restored";
 
         var page = await browser.Browser.NewPageAsync(new() { ViewportSize = new() { Width = 1280, Height = 800 } });
         var watch = PageWatch.Attach(page, Origin);
+        watch.Expect(400, 409);
         try
         {
             await page.GotoAsync($"{Origin}/studio/backups?database={db}");
@@ -82,7 +83,7 @@ public sealed class BackupsPageTests(ServerFixture server, BrowserFixture browse
             await page.ClickAsync("#verify-run");
             await Expect(page.Locator("#verify-operation")).ToHaveAttributeAsync("data-state", "Completed", new() { Timeout = 60_000 });
 
-            await PageWatch.ScreenshotAsync(page, "studio-backups.png");
+            await watch.ScreenshotAsync("studio-backups.png");
 
             // Edit: the form comes filled with the stored configuration; the change is stored.
             await row.Locator("button[data-action='edit']").ClickAsync();

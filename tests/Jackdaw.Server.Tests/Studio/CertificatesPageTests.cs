@@ -114,7 +114,7 @@ public sealed class CertificatesPageTests(ServerFixture unsecured, BrowserFixtur
         await Expect(page.Locator("#api-bar")).ToContainTextAsync("\"Password\":\"***\"");
         await Expect(page.Locator("#api-bar")).Not.ToContainTextAsync("zip-Pa55word");
 
-        await PageWatch.ScreenshotAsync(page, "studio-certificates.png");
+        await watch.ScreenshotAsync("studio-certificates.png");
 
         // Delete it (typed confirmation).
         var thumbprint = await generated.GetAttributeAsync("data-key");
@@ -139,6 +139,7 @@ public sealed class CertificatesPageTests(ServerFixture unsecured, BrowserFixtur
         await using var context = await ContextAsync(user);
         var page = await context.NewPageAsync();
         var watch = PageWatch.Attach(page, Server.Url);
+        watch.Expect(403);
         await page.GotoAsync(Server.Url + "/studio/certificates");
         await Expect(page.Locator("#page")).ToHaveAttributeAsync("data-state", "refused");
         await Expect(page.Locator("#message.error")).ToContainTextAsync(message);
@@ -154,6 +155,7 @@ public sealed class CertificatesPageTests(ServerFixture unsecured, BrowserFixtur
         await using var context = await ContextAsync(operatorCertificate);
         var page = await context.NewPageAsync();
         var watch = PageWatch.Attach(page, Server.Url);
+        watch.Expect(403);
         await page.GotoAsync(Server.Url + "/studio/certificates");
         await Expect(page.Locator("#page")).ToHaveAttributeAsync("data-state", "ready");
 
@@ -175,6 +177,7 @@ public sealed class CertificatesPageTests(ServerFixture unsecured, BrowserFixtur
 
         var page = await browser.Browser.NewPageAsync();
         var watch = PageWatch.Attach(page, origin);
+        watch.Expect(400);
         try
         {
             await page.GotoAsync(origin + "/studio/certificates");

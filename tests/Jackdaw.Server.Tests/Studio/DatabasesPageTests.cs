@@ -18,8 +18,7 @@ public sealed class DatabasesPageTests(ServerFixture server, BrowserFixture brow
     public async Task ADatabaseCreatedInThePageShowsItsDocumentsSizeAndIndexesAndOpensItsDocuments()
     {
         var page = await browser.Browser.NewPageAsync(new() { ViewportSize = new() { Width = 1280, Height = 800 } });
-        var watch = new DocumentPageWatch(page);
-        using var folder = new TempFolder("jackdaw-studio");
+        var watch = PageWatch.Attach(page, Origin);
         try
         {
             await page.GotoAsync(Origin + "/studio/");
@@ -63,12 +62,12 @@ public sealed class DatabasesPageTests(ServerFixture server, BrowserFixture brow
             await Expect(row.Locator(".indexes .count")).ToHaveTextAsync("2");
             await Expect(row.Locator(".indexes .badge.bad")).ToHaveTextAsync("1 errored");
 
-            await page.ScreenshotAsync(new() { Path = StudioData.ScreenshotPath("studio-databases.png", folder) });
+            await watch.ScreenshotAsync("studio-databases.png");
 
             await row.Locator("a.open").ClickAsync();
             await page.WaitForURLAsync("**/studio/documents?database=Shop");
             await Expect(page.Locator("#collections a[data-collection='Orders'] .count")).ToHaveTextAsync("2,000");
-            watch.AssertClean(Origin);
+            watch.AssertClean();
         }
         finally
         {
@@ -82,7 +81,7 @@ public sealed class DatabasesPageTests(ServerFixture server, BrowserFixture brow
         var db = await server.CreateDatabaseAsync();
         await StudioData.PutAsync(Client, db, "notes/1", """{"Text":"kept until deleted","@metadata":{"@collection":"Notes"}}""");
         var page = await browser.Browser.NewPageAsync();
-        var watch = new DocumentPageWatch(page);
+        var watch = PageWatch.Attach(page, Origin);
         try
         {
             await page.GotoAsync(Origin + "/studio/");
@@ -110,7 +109,7 @@ public sealed class DatabasesPageTests(ServerFixture server, BrowserFixture brow
 
             using var stats = await Client.GetAsync($"/databases/{db}/stats");
             Assert.Equal(HttpStatusCode.ServiceUnavailable, stats.StatusCode);
-            watch.AssertClean(Origin);
+            watch.AssertClean();
         }
         finally
         {

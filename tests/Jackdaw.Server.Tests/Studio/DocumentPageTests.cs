@@ -29,9 +29,8 @@ public sealed class DocumentPageTests(ServerFixture server, BrowserFixture brows
         var db = await server.CreateDatabaseAsync();
         await StudioData.ImportOrdersAsync(Client, db, 2_000);
         var page = await browser.Browser.NewPageAsync(new() { ViewportSize = new() { Width = 1280, Height = 800 } });
-        var watch = new DocumentPageWatch(page);
+        var watch = PageWatch.Attach(page, Origin);
         watch.Expect(409);
-        using var folder = new TempFolder("jackdaw-studio");
         try
         {
             await page.GotoAsync(DocumentUrl(db, "orders/42"));
@@ -69,7 +68,7 @@ public sealed class DocumentPageTests(ServerFixture server, BrowserFixture brows
             await Expect(conflict.Locator("code.mine")).ToHaveTextAsync(ChangeVector(saved));
             await Expect(conflict.Locator("code.theirs")).ToHaveTextAsync(theirs);
             Assert.Equal(1, (await StudioData.GetAsync(Client, db, "orders/42")).GetProperty("Freight").GetDouble());
-            await page.ScreenshotAsync(new() { Path = StudioData.ScreenshotPath("studio-document.png", folder) });
+            await watch.ScreenshotAsync("studio-document.png");
 
             await conflict.Locator("button.reload-theirs").ClickAsync();
             await Expect(conflict).ToBeHiddenAsync();
@@ -85,7 +84,7 @@ public sealed class DocumentPageTests(ServerFixture server, BrowserFixture brows
             await Expect(page.Locator("#message")).ToHaveTextAsync("Saved 'orders/42'.");
             await Expect(conflict).ToBeHiddenAsync();
             Assert.Equal(88, (await StudioData.GetAsync(Client, db, "orders/42")).GetProperty("Freight").GetDouble());
-            watch.AssertClean(Origin);
+            watch.AssertClean();
         }
         finally
         {
@@ -101,7 +100,7 @@ public sealed class DocumentPageTests(ServerFixture server, BrowserFixture brows
         await StudioData.PutAsync(Client, db, "employees/3", """{"Name":"Three","@metadata":{"@collection":"Employees"}}""");
         await StudioData.PutAsync(Client, db, "orders/1", """{"Company":"companies/7","Employee":"employees/404","Lines":[{"Seller":"employees/3","Note":"not an id"}],"@metadata":{"@collection":"Orders"}}""");
         var page = await browser.Browser.NewPageAsync();
-        var watch = new DocumentPageWatch(page);
+        var watch = PageWatch.Attach(page, Origin);
         try
         {
             await page.GotoAsync(DocumentUrl(db, "orders/1"));
@@ -113,7 +112,7 @@ public sealed class DocumentPageTests(ServerFixture server, BrowserFixture brows
             await page.WaitForURLAsync($"**/studio/document?database={db}&id=companies%2F7");
             await Expect(page.Locator("#title")).ToHaveTextAsync("companies/7");
             await Expect(page.Locator("#related")).ToHaveTextAsync("No string value of this document is a document id.");
-            watch.AssertClean(Origin);
+            watch.AssertClean();
         }
         finally
         {
@@ -126,7 +125,7 @@ public sealed class DocumentPageTests(ServerFixture server, BrowserFixture brows
     {
         var db = await server.CreateDatabaseAsync();
         var page = await browser.Browser.NewPageAsync();
-        var watch = new DocumentPageWatch(page);
+        var watch = PageWatch.Attach(page, Origin);
         watch.Expect(409);
         try
         {
@@ -159,7 +158,7 @@ public sealed class DocumentPageTests(ServerFixture server, BrowserFixture brows
             await page.WaitForURLAsync($"**/studio/documents?database={db}&collection=Notes");
             using var response = await Client.GetAsync($"/databases/{db}/docs?id=notes/copy");
             Assert.Equal(HttpStatusCode.NotFound, response.StatusCode);
-            watch.AssertClean(Origin);
+            watch.AssertClean();
         }
         finally
         {
@@ -173,7 +172,7 @@ public sealed class DocumentPageTests(ServerFixture server, BrowserFixture brows
         var db = await server.CreateDatabaseAsync();
         await StudioData.PutAsync(Client, db, "orders/1", """{"Freight":3,"@metadata":{"@collection":"Orders"}}""");
         var page = await browser.Browser.NewPageAsync();
-        var watch = new DocumentPageWatch(page);
+        var watch = PageWatch.Attach(page, Origin);
         var bytes = Encoding.UTF8.GetBytes("line one\nline two\n");
         try
         {
@@ -216,7 +215,7 @@ public sealed class DocumentPageTests(ServerFixture server, BrowserFixture brows
             using (var gone = await Client.GetAsync($"/databases/{db}/attachments?id=orders/1&name=notes.txt"))
                 Assert.Equal(HttpStatusCode.NotFound, gone.StatusCode);
             Assert.Equal(4, (await StudioData.GetAsync(Client, db, "orders/1")).GetProperty("Freight").GetDouble());
-            watch.AssertClean(Origin);
+            watch.AssertClean();
         }
         finally
         {
@@ -236,7 +235,7 @@ public sealed class DocumentPageTests(ServerFixture server, BrowserFixture brows
             vectors.Add(await StudioData.PutAsync(Client, db, "orders/1", $$$"""{"Note":"version {{{i}}}","@metadata":{"@collection":"Orders"}}"""));
         }
         var page = await browser.Browser.NewPageAsync();
-        var watch = new DocumentPageWatch(page);
+        var watch = PageWatch.Attach(page, Origin);
         try
         {
             await page.GotoAsync(DocumentUrl(db, "orders/1"));
@@ -259,7 +258,7 @@ public sealed class DocumentPageTests(ServerFixture server, BrowserFixture brows
             await Expect(diff.Locator("thead th").Last).ToContainTextAsync(vectors[26]);
             await Expect(diff.Locator("td.diff-del")).ToHaveTextAsync(["  \"Note\": \"version 1\""]);
             await Expect(diff.Locator("td.diff-add")).ToHaveTextAsync(["  \"Note\": \"version 27\""]);
-            watch.AssertClean(Origin);
+            watch.AssertClean();
         }
         finally
         {
@@ -278,7 +277,7 @@ public sealed class DocumentPageTests(ServerFixture server, BrowserFixture brows
         var third = await StudioData.PutAsync(Client, db, "orders/1", """{"Company":"companies/2","Freight":30,"Note":"third","Extra":true,"@metadata":{"@collection":"Orders"}}""");
         await StudioData.PutAsync(Client, db, "notes/1", """{"Text":"no revisions","@metadata":{"@collection":"Notes"}}""");
         var page = await browser.Browser.NewPageAsync();
-        var watch = new DocumentPageWatch(page);
+        var watch = PageWatch.Attach(page, Origin);
         try
         {
             await page.GotoAsync(DocumentUrl(db, "orders/1"));
@@ -321,7 +320,7 @@ public sealed class DocumentPageTests(ServerFixture server, BrowserFixture brows
             await page.ClickAsync(".tabs button[data-tab='revisions']");
             await Expect(page.Locator("#revisions-note")).ToContainTextAsync("Revisions are not configured for the collection 'Notes'");
             await Expect(page.Locator("#revisions")).ToContainTextAsync("No revisions of this document.");
-            watch.AssertClean(Origin);
+            watch.AssertClean();
         }
         finally
         {

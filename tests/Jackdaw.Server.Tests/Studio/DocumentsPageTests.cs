@@ -33,8 +33,7 @@ public sealed class DocumentsPageTests(ServerFixture server, BrowserFixture brow
     {
         var db = await ShopAsync();
         var page = await browser.Browser.NewPageAsync(new() { ViewportSize = new() { Width = 1280, Height = 800 } });
-        var watch = new DocumentPageWatch(page);
-        using var folder = new TempFolder("jackdaw-studio");
+        var watch = PageWatch.Attach(page, Origin);
         try
         {
             await page.GotoAsync($"{Origin}/studio/documents?database={db}");
@@ -82,7 +81,7 @@ public sealed class DocumentsPageTests(ServerFixture server, BrowserFixture brow
             await Expect(page.Locator("#grid thead th")).ToHaveTextAsync(["", "Id", "Name"]);
             await page.ClickAsync("#collections a[data-collection='Orders']");
             await Expect(page.Locator("#grid thead th")).ToHaveTextAsync(["", "Id", "Company", "OrderedAt", "ShippedAt", "Freight"]);
-            await page.ScreenshotAsync(new() { Path = StudioData.ScreenshotPath("studio-documents.png", folder) });
+            await watch.ScreenshotAsync("studio-documents.png");
 
             // Oldest first, from the start of the collection; then newest first again.
             await page.SelectOptionAsync("#order", "asc");
@@ -97,7 +96,7 @@ public sealed class DocumentsPageTests(ServerFixture server, BrowserFixture brow
             await rows.Nth(2).Locator("td").Nth(2).ClickAsync();
             await page.WaitForURLAsync($"**/studio/document?database={db}&id=orders%2F1998");
             await Expect(page.Locator("#title")).ToHaveTextAsync("orders/1998");
-            watch.AssertClean(Origin);
+            watch.AssertClean();
         }
         finally
         {
@@ -109,7 +108,7 @@ public sealed class DocumentsPageTests(ServerFixture server, BrowserFixture brow
     public async Task AnUnknownOrMissingDatabaseIsSaidOnTheDocumentsAndDocumentPages()
     {
         var page = await browser.Browser.NewPageAsync();
-        var watch = new DocumentPageWatch(page);
+        var watch = PageWatch.Attach(page, Origin);
         watch.Expect(503);
         try
         {
@@ -121,7 +120,7 @@ public sealed class DocumentsPageTests(ServerFixture server, BrowserFixture brow
             await Expect(page.Locator("#editor")).ToBeHiddenAsync();
             await page.GotoAsync($"{Origin}/studio/documents");
             await Expect(page.Locator("#message")).ToContainTextAsync("?database=");
-            watch.AssertClean(Origin);
+            watch.AssertClean();
         }
         finally
         {
@@ -134,7 +133,7 @@ public sealed class DocumentsPageTests(ServerFixture server, BrowserFixture brow
     {
         var db = await ShopAsync();
         var page = await browser.Browser.NewPageAsync();
-        var watch = new DocumentPageWatch(page);
+        var watch = PageWatch.Attach(page, Origin);
         try
         {
             await page.GotoAsync($"{Origin}/studio/documents?database={db}&collection=Orders&pageSize=25");
@@ -163,7 +162,7 @@ public sealed class DocumentsPageTests(ServerFixture server, BrowserFixture brow
             await page.ClickAsync("#new-document");
             await page.WaitForURLAsync($"**/studio/document?database={db}&new=1&collection=Orders");
             await Expect(page.Locator("#new-collection")).ToHaveValueAsync("Orders");
-            watch.AssertClean(Origin);
+            watch.AssertClean();
         }
         finally
         {

@@ -19,9 +19,9 @@ public sealed class IndexesPageTests(ServerFixture server, BrowserFixture browse
     {
         const string name = "Orders/ByCompany";
         var db = await server.CreateDatabaseAsync();
-        await StudioPageWatch.ImportOrdersAsync(Client, db, 2_000);
-        var watch = await StudioPageWatch.OpenAsync(browser.Browser, Client);
-        var page = watch.Page;
+        await StudioData.ImportOrdersAsync(Client, db, 2_000);
+        var page = await browser.Browser.NewPageAsync(new() { ViewportSize = new() { Width = 1280, Height = 800 } });
+        var watch = PageWatch.Attach(page, Origin);
         try
         {
             await page.GotoAsync($"{Origin}/studio/indexes?database={db}");
@@ -62,14 +62,14 @@ public sealed class IndexesPageTests(ServerFixture server, BrowserFixture browse
             var swapped = await DefinitionAsync(db, name);
             Assert.Equal(["map('Orders', o => ({ Company: o.Company, Freight: o.Freight }))"], swapped.GetProperty("Maps").EnumerateArray().Select(m => m.GetString()));
             Assert.Equal("Exact", swapped.GetProperty("Fields").GetProperty("Company").GetProperty("Indexing").GetString());
-            var query = await StudioPageWatch.QueryAsync(Client, db, $"from index '{name}' where Freight > 200");
+            var query = await StudioData.QueryAsync(Client, db, $"from index '{name}' where Freight > 200");
             Assert.True(query.GetProperty("TotalResults").GetInt64() > 0);
             await Expect(row.Locator("td").Nth(8)).Not.ToHaveTextAsync("never");
             watch.AssertClean();
         }
         finally
         {
-            await watch.CloseAsync();
+            await page.CloseAsync();
         }
     }
 
@@ -78,11 +78,11 @@ public sealed class IndexesPageTests(ServerFixture server, BrowserFixture browse
     {
         const string name = "Orders/Broken";
         var db = await server.CreateDatabaseAsync();
-        await StudioPageWatch.ImportOrdersAsync(Client, db, 200);
+        await StudioData.ImportOrdersAsync(Client, db, 200);
         await PutIndexAsync(db, name, "map('Orders', o => { if (id(o) === 'orders/7') { throw new Error('orders/7 is not welcome'); } return { Freight: o.Freight }; })");
-        await StudioPageWatch.QueryAsync(Client, db, $"from index '{name}' where Freight > 0");
-        var watch = await StudioPageWatch.OpenAsync(browser.Browser, Client);
-        var page = watch.Page;
+        await StudioData.QueryAsync(Client, db, $"from index '{name}' where Freight > 0");
+        var page = await browser.Browser.NewPageAsync(new() { ViewportSize = new() { Width = 1280, Height = 800 } });
+        var watch = PageWatch.Attach(page, Origin);
         try
         {
             await page.GotoAsync($"{Origin}/studio/indexes?database={db}");
@@ -132,11 +132,12 @@ public sealed class IndexesPageTests(ServerFixture server, BrowserFixture browse
             await Expect(row).ToHaveCountAsync(0);
             using var gone = await Client.GetAsync($"/databases/{db}/indexes?name={Uri.EscapeDataString(name)}");
             Assert.Equal(HttpStatusCode.NotFound, gone.StatusCode);
-            watch.AssertClean(409);
+            watch.Expect(409);
+            watch.AssertClean();
         }
         finally
         {
-            await watch.CloseAsync();
+            await page.CloseAsync();
         }
     }
 
@@ -144,11 +145,11 @@ public sealed class IndexesPageTests(ServerFixture server, BrowserFixture browse
     public async Task TheCleanupAdvisorsMergeIsAppliedWithItsButton()
     {
         var db = await server.CreateDatabaseAsync();
-        await StudioPageWatch.ImportOrdersAsync(Client, db, 100);
+        await StudioData.ImportOrdersAsync(Client, db, 100);
         await PutIndexAsync(db, "Orders/ByCompany", "map('Orders', o => ({ Company: o.Company }))");
         await PutIndexAsync(db, "Orders/ByFreight", "map('Orders', o => ({ Freight: o.Freight }))");
-        var watch = await StudioPageWatch.OpenAsync(browser.Browser, Client);
-        var page = watch.Page;
+        var page = await browser.Browser.NewPageAsync(new() { ViewportSize = new() { Width = 1280, Height = 800 } });
+        var watch = PageWatch.Attach(page, Origin);
         try
         {
             await page.GotoAsync($"{Origin}/studio/indexes?database={db}");
@@ -156,7 +157,7 @@ public sealed class IndexesPageTests(ServerFixture server, BrowserFixture browse
             await Expect(advice).ToHaveCountAsync(1);
             await Expect(advice.Locator("td").First).ToHaveTextAsync("Mergeable");
             await Expect(page.Locator("tr[data-key='Orders/ByFreight'] [data-stale]")).ToHaveAttributeAsync("data-stale", "false");
-            await watch.ScreenshotAsync("studio-indexes");
+            await watch.ScreenshotAsync("studio-indexes.png");
 
             await advice.Locator("button.apply").ClickAsync();
             var dialog = page.Locator("dialog.confirm");
@@ -169,13 +170,13 @@ public sealed class IndexesPageTests(ServerFixture server, BrowserFixture browse
 
             using var names = await Client.GetAsync($"/databases/{db}/indexes?namesOnly=true");
             Assert.Equal(["Orders/ByCompany_And_Orders_ByFreight"], (await Api.JsonAsync(names)).GetProperty("Results").EnumerateArray().Select(n => n.GetString()));
-            var merged = await StudioPageWatch.QueryAsync(Client, db, "from index 'Orders/ByCompany_And_Orders_ByFreight' where Freight > 0 and Company != null");
+            var merged = await StudioData.QueryAsync(Client, db, "from index 'Orders/ByCompany_And_Orders_ByFreight' where Freight > 0 and Company != null");
             Assert.True(merged.GetProperty("TotalResults").GetInt64() > 0);
             watch.AssertClean();
         }
         finally
         {
-            await watch.CloseAsync();
+            await page.CloseAsync();
         }
     }
 
@@ -184,7 +185,7 @@ public sealed class IndexesPageTests(ServerFixture server, BrowserFixture browse
     {
         const string name = "Orders/CountByCompany";
         var db = await server.CreateDatabaseAsync();
-        await StudioPageWatch.ImportOrdersAsync(Client, db, 100);
+        await StudioData.ImportOrdersAsync(Client, db, 100);
         var body = JsonSerializer.Serialize(new
         {
             Indexes = new[]
@@ -203,9 +204,9 @@ public sealed class IndexesPageTests(ServerFixture server, BrowserFixture browse
         {
             Assert.Equal(HttpStatusCode.Created, put.StatusCode);
         }
-        await StudioPageWatch.QueryAsync(Client, db, $"from index '{name}'");
-        var watch = await StudioPageWatch.OpenAsync(browser.Browser, Client);
-        var page = watch.Page;
+        await StudioData.QueryAsync(Client, db, $"from index '{name}'");
+        var page = await browser.Browser.NewPageAsync(new() { ViewportSize = new() { Width = 1280, Height = 800 } });
+        var watch = PageWatch.Attach(page, Origin);
         try
         {
             await page.GotoAsync($"{Origin}/studio/indexes?database={db}");
@@ -226,7 +227,7 @@ public sealed class IndexesPageTests(ServerFixture server, BrowserFixture browse
         }
         finally
         {
-            await watch.CloseAsync();
+            await page.CloseAsync();
         }
     }
 
@@ -236,16 +237,16 @@ public sealed class IndexesPageTests(ServerFixture server, BrowserFixture browse
         const string name = "Orders/ByCompany";
         const string map = "map('Orders', o => ({ Company: o.Company }))";
         var db = await server.CreateDatabaseAsync();
-        await StudioPageWatch.ImportOrdersAsync(Client, db, 100);
+        await StudioData.ImportOrdersAsync(Client, db, 100);
         await PutIndexAsync(db, name, map);
-        await StudioPageWatch.QueryAsync(Client, db, $"from index '{name}'");
+        await StudioData.QueryAsync(Client, db, $"from index '{name}'");
         await PostAsync($"/databases/{db}/indexes/stop");
         // One order for the index, two companies it does not read: the database-wide count is an upper bound.
         await StudioData.PutAsync(Client, db, "orders/new", """{"Company":"companies/1","@metadata":{"@collection":"Orders"}}""");
         await StudioData.PutAsync(Client, db, "companies/a", """{"Name":"A","@metadata":{"@collection":"Companies"}}""");
         await StudioData.PutAsync(Client, db, "companies/b", """{"Name":"B","@metadata":{"@collection":"Companies"}}""");
-        var watch = await StudioPageWatch.OpenAsync(browser.Browser, Client);
-        var page = watch.Page;
+        var page = await browser.Browser.NewPageAsync(new() { ViewportSize = new() { Width = 1280, Height = 800 } });
+        var watch = PageWatch.Attach(page, Origin);
         try
         {
             await page.GotoAsync($"{Origin}/studio/indexes?database={db}");
@@ -268,7 +269,7 @@ public sealed class IndexesPageTests(ServerFixture server, BrowserFixture browse
         }
         finally
         {
-            await watch.CloseAsync();
+            await page.CloseAsync();
         }
     }
 

@@ -17,11 +17,11 @@ public sealed class PatchPageTests(ServerFixture server, BrowserFixture browser)
     public async Task ATestOnOneDocumentShowsItBeforeAndAfterThenARunByQueryCompletesAndPatchesEveryMatch()
     {
         var db = await server.CreateDatabaseAsync();
-        await StudioPageWatch.ImportOrdersAsync(Client, db, 2_000);
-        var matches = (await StudioPageWatch.QueryAsync(Client, db, "from Orders where Freight > 200")).GetProperty("TotalResults").GetInt64();
+        await StudioData.ImportOrdersAsync(Client, db, 2_000);
+        var matches = (await StudioData.QueryAsync(Client, db, "from Orders where Freight > 200")).GetProperty("TotalResults").GetInt64();
         Assert.InRange(matches, 1, 1_999);
-        var watch = await StudioPageWatch.OpenAsync(browser.Browser, Client);
-        var page = watch.Page;
+        var page = await browser.Browser.NewPageAsync(new() { ViewportSize = new() { Width = 1280, Height = 800 } });
+        var watch = PageWatch.Attach(page, Origin);
         try
         {
             await page.GotoAsync($"{Origin}/studio/patch?database={db}");
@@ -52,15 +52,15 @@ public sealed class PatchPageTests(ServerFixture server, BrowserFixture browser)
             await Expect(page.Locator("#operation-result")).ToHaveAttributeAsync("data-total", matches.ToString(System.Globalization.CultureInfo.InvariantCulture));
             await Expect(page.Locator("#operation-result")).ToContainTextAsync("documents patched");
             await Expect(page.Locator("#api-bar")).ToContainTextAsync("-X PATCH");
-            var reviewed = await StudioPageWatch.QueryAsync(Client, db, "from Orders where Reviewed = true");
+            var reviewed = await StudioData.QueryAsync(Client, db, "from Orders where Reviewed = true");
             Assert.Equal(matches, reviewed.GetProperty("TotalResults").GetInt64());
             Assert.All(reviewed.GetProperty("Results").EnumerateArray(), o => Assert.True(o.GetProperty("Freight").GetDouble() >= 400));
-            await watch.ScreenshotAsync("studio-patch");
+            await watch.ScreenshotAsync("studio-patch.png");
             watch.AssertClean();
         }
         finally
         {
-            await watch.CloseAsync();
+            await page.CloseAsync();
         }
     }
 
@@ -68,9 +68,9 @@ public sealed class PatchPageTests(ServerFixture server, BrowserFixture browser)
     public async Task AScriptThatDoesNotParseIsMarkedAtItsLineAndABodyPatchesOneDocument()
     {
         var db = await server.CreateDatabaseAsync();
-        await StudioPageWatch.ImportOrdersAsync(Client, db, 10);
-        var watch = await StudioPageWatch.OpenAsync(browser.Browser, Client);
-        var page = watch.Page;
+        await StudioData.ImportOrdersAsync(Client, db, 10);
+        var page = await browser.Browser.NewPageAsync(new() { ViewportSize = new() { Width = 1280, Height = 800 } });
+        var watch = PageWatch.Attach(page, Origin);
         try
         {
             await page.GotoAsync($"{Origin}/studio/patch?database={db}&id=orders/2");
@@ -98,18 +98,19 @@ public sealed class PatchPageTests(ServerFixture server, BrowserFixture browser)
             await Expect(page.Locator("#message")).ToContainTextAsync("'orders/2': Patched.");
             using var checkedOne = await Client.GetAsync($"/databases/{db}/docs?id=orders/2");
             Assert.Contains("\"Checked\":true", await checkedOne.Content.ReadAsStringAsync(), StringComparison.Ordinal);
-            var all = await StudioPageWatch.QueryAsync(Client, db, "from Orders where Checked = true");
+            var all = await StudioData.QueryAsync(Client, db, "from Orders where Checked = true");
             Assert.Equal(1, all.GetProperty("TotalResults").GetInt64());
 
             // A missing document is said so.
             await page.Locator("#test-id").FillAsync("orders/999999");
             await page.Locator("#test").ClickAsync();
             await Expect(page.Locator("#message")).ToContainTextAsync("There is no document 'orders/999999'");
-            watch.AssertClean(400, 404);
+            watch.Expect(400, 404);
+            watch.AssertClean();
         }
         finally
         {
-            await watch.CloseAsync();
+            await page.CloseAsync();
         }
     }
 }

@@ -18,9 +18,9 @@ public sealed partial class QueryPageTests(ServerFixture server, BrowserFixture 
     public async Task AQueryMakesAnAutoIndexAndThePageShowsItStaleThenNotStale()
     {
         var db = await server.CreateDatabaseAsync();
-        await StudioPageWatch.ImportOrdersAsync(Client, db, 2_000);
-        var watch = await StudioPageWatch.OpenAsync(browser.Browser, Client);
-        var page = watch.Page;
+        await StudioData.ImportOrdersAsync(Client, db, 2_000);
+        var page = await browser.Browser.NewPageAsync(new() { ViewportSize = new() { Width = 1280, Height = 800 } });
+        var watch = PageWatch.Attach(page, Origin);
         var queries = 0;
         page.Request += (_, request) =>
         {
@@ -42,7 +42,7 @@ public sealed partial class QueryPageTests(ServerFixture server, BrowserFixture 
             await page.Locator("#rql").FillAsync(rql);
             await page.Locator("#rql").PressAsync("Control+Enter");
             await Expect(page.Locator("#index-name")).ToHaveTextAsync("Auto/Orders/ByFreight");
-            var expected = await StudioPageWatch.QueryAsync(Client, db, rql);
+            var expected = await StudioData.QueryAsync(Client, db, rql);
             await Expect(page.Locator("#total")).ToHaveTextAsync(expected.GetProperty("TotalResults").GetInt64().ToString("N0", System.Globalization.CultureInfo.InvariantCulture));
             await Expect(page.Locator("#timings")).ToContainTextAsync("Optimizer");
             var first = expected.GetProperty("Results")[0].GetProperty("@metadata").GetProperty("@id").GetString()!;
@@ -55,7 +55,7 @@ public sealed partial class QueryPageTests(ServerFixture server, BrowserFixture 
             {
                 Assert.Equal(HttpStatusCode.NoContent, stop.StatusCode);
             }
-            await StudioPageWatch.ImportOrdersAsync(Client, db, 500, skip: 2_000);
+            await StudioData.ImportOrdersAsync(Client, db, 500, skip: 2_000);
             await page.Locator("#run").ClickAsync();
             await Expect(page.Locator("#stale")).ToHaveAttributeAsync("data-stale", "true");
             await Expect(page.Locator("#stale")).ToHaveTextAsync("stale");
@@ -69,16 +69,16 @@ public sealed partial class QueryPageTests(ServerFixture server, BrowserFixture 
             await page.Locator("#run").ClickAsync();
             await Expect(page.Locator("#stale")).ToHaveAttributeAsync("data-stale", "false");
             await Expect(page.Locator("#stale")).ToHaveTextAsync("not stale");
-            var all = await StudioPageWatch.QueryAsync(Client, db, rql);
+            var all = await StudioData.QueryAsync(Client, db, rql);
             Assert.True(all.GetProperty("TotalResults").GetInt64() > expected.GetProperty("TotalResults").GetInt64());
             await Expect(page.Locator("#total")).ToHaveTextAsync(all.GetProperty("TotalResults").GetInt64().ToString("N0", System.Globalization.CultureInfo.InvariantCulture));
             await Expect(page.Locator("#api-bar")).ToContainTextAsync("timings=true");
-            await watch.ScreenshotAsync("studio-query");
+            await watch.ScreenshotAsync("studio-query.png");
             watch.AssertClean();
         }
         finally
         {
-            await watch.CloseAsync();
+            await page.CloseAsync();
         }
     }
 
@@ -86,8 +86,8 @@ public sealed partial class QueryPageTests(ServerFixture server, BrowserFixture 
     public async Task ABadQueryShowsTheServersMessageAndMarksItsPosition()
     {
         var db = await server.CreateDatabaseAsync();
-        var watch = await StudioPageWatch.OpenAsync(browser.Browser, Client);
-        var page = watch.Page;
+        var page = await browser.Browser.NewPageAsync(new() { ViewportSize = new() { Width = 1280, Height = 800 } });
+        var watch = PageWatch.Attach(page, Origin);
         try
         {
             await page.GotoAsync($"{Origin}/studio/query?database={db}");
@@ -114,11 +114,12 @@ public sealed partial class QueryPageTests(ServerFixture server, BrowserFixture 
             await page.Locator("#rql").PressAsync("End");
             await page.Locator("#rql").PressAsync("Backspace");
             await Expect(caret).ToBeHiddenAsync();
-            watch.AssertClean(400);
+            watch.Expect(400);
+            watch.AssertClean();
         }
         finally
         {
-            await watch.CloseAsync();
+            await page.CloseAsync();
         }
     }
 
@@ -126,9 +127,9 @@ public sealed partial class QueryPageTests(ServerFixture server, BrowserFixture 
     public async Task ResultsShowAsATableOrJsonArePagedOnTheServerAndTheQueriesAreKept()
     {
         var db = await server.CreateDatabaseAsync();
-        await StudioPageWatch.ImportOrdersAsync(Client, db, 120);
-        var watch = await StudioPageWatch.OpenAsync(browser.Browser, Client);
-        var page = watch.Page;
+        await StudioData.ImportOrdersAsync(Client, db, 120);
+        var page = await browser.Browser.NewPageAsync(new() { ViewportSize = new() { Width = 1280, Height = 800 } });
+        var watch = PageWatch.Attach(page, Origin);
         try
         {
             await page.GotoAsync($"{Origin}/studio/query?database={db}");
@@ -181,7 +182,7 @@ public sealed partial class QueryPageTests(ServerFixture server, BrowserFixture 
         }
         finally
         {
-            await watch.CloseAsync();
+            await page.CloseAsync();
         }
     }
 

@@ -5,23 +5,29 @@ using Jackdaw.Server.Tests.Infrastructure;
 
 namespace Jackdaw.Server.Tests.Studio;
 
-/// <summary>Data the studio's page tests put in through the HTTP API, and where their screenshots go.</summary>
+/// <summary>Data the studio's page tests put in and read back through the HTTP API.</summary>
 internal static class StudioData
 {
-    /// <summary>The first <paramref name="count"/> corpus orders (orders/1 to orders/count, in that order), in one NDJSON bulk insert.</summary>
-    public static async Task ImportOrdersAsync(HttpClient client, string db, int count)
+    /// <summary>
+    /// The corpus orders from number <paramref name="skip"/> + 1 on, <paramref name="count"/> of them,
+    /// in one NDJSON <c>POST /bulk_insert</c>; returns them as parsed.
+    /// </summary>
+    public static async Task<IReadOnlyList<JsonElement>> ImportOrdersAsync(HttpClient client, string db, int count, int skip = 0)
     {
+        var orders = new List<JsonElement>(count);
         var body = new StringBuilder();
-        foreach (var line in Corpus.Lines("orders", count))
+        foreach (var line in Corpus.Lines("orders", skip + count).Skip(skip))
         {
-            using var document = JsonDocument.Parse(line);
-            var id = document.RootElement.GetProperty("@metadata").GetProperty("@id").GetString();
+            var document = JsonDocument.Parse(line).RootElement.Clone();
+            orders.Add(document);
+            var id = document.GetProperty("@metadata").GetProperty("@id").GetString();
             body.Append("{\"Id\":").Append(JsonSerializer.Serialize(id)).Append(",\"Document\":").Append(line).Append("}\n");
         }
         using var content = new StringContent(body.ToString(), Encoding.UTF8, "application/x-ndjson");
         using var response = await client.PostAsync($"/databases/{db}/bulk_insert", content);
         Assert.True(response.StatusCode == HttpStatusCode.OK, $"bulk_insert: {(int)response.StatusCode} {await response.Content.ReadAsStringAsync()}");
-        Assert.Equal(count, (await Api.JsonAsync(response)).GetProperty("Count").GetInt32());
+        Assert.Equal(count, (await Api.JsonAsync(response)).GetProperty("Count").GetInt64());
+        return orders;
     }
 
     public static async Task<string> PutAsync(HttpClient client, string db, string id, string json)
@@ -38,22 +44,13 @@ internal static class StudioData
         return (await Api.JsonAsync(response)).GetProperty("Results")[0];
     }
 
-    /// <summary>docs/images/{name} when JACKDAW_SCREENSHOTS=1, else a file in <paramref name="folder"/>: tests write into the repository only when asked.</summary>
-    public static string ScreenshotPath(string name, TempFolder folder)
+    /// <summary>Runs a query through the API (waiting for non-stale results) and returns its answer.</summary>
+    public static async Task<JsonElement> QueryAsync(HttpClient client, string db, string rql)
     {
-        if (Environment.GetEnvironmentVariable("JACKDAW_SCREENSHOTS") != "1")
-        {
-            return Path.Combine(folder.Path, name);
-        }
-        for (var dir = new DirectoryInfo(AppContext.BaseDirectory); dir is not null; dir = dir.Parent)
-        {
-            if (File.Exists(Path.Combine(dir.FullName, "Server.sln")))
-            {
-                var path = Path.Combine(dir.FullName, "docs", "images", name);
-                Directory.CreateDirectory(Path.GetDirectoryName(path)!);
-                return path;
-            }
-        }
-        throw new InvalidOperationException($"No Server.sln above {AppContext.BaseDirectory}.");
+        var body = JsonSerializer.Serialize(new { Query = rql, WaitForNonStaleResults = true, WaitForNonStaleResultsTimeout = "00:01:00" });
+        using var response = await client.PostAsync($"/databases/{db}/queries", Api.Json(body));
+        var json = await Api.JsonAsync(response);
+        Assert.True(response.StatusCode == HttpStatusCode.OK, $"{rql}: {(int)response.StatusCode} {json}");
+        return json;
     }
 }

@@ -24,12 +24,13 @@ public sealed class SubscriptionsPageTests(ServerFixture server, BrowserFixture 
     public async Task ASubscriptionCreatedInThePageShowsItsWorkerPositionAndPendingDocuments()
     {
         var db = await server.CreateDatabaseAsync();
-        var orders = await OrdersImport.ImportAsync(Client, db, 1_000);
+        var orders = await StudioData.ImportOrdersAsync(Client, db, 1_000);
         var matching = orders.Count(o => o.GetProperty("Freight").GetDouble() > 10);
         Assert.InRange(matching, 201, 999);
 
         var page = await browser.Browser.NewPageAsync(new() { ViewportSize = new() { Width = 1280, Height = 800 } });
         var watch = PageWatch.Attach(page, Origin);
+        watch.Expect(400);
         try
         {
             await page.GotoAsync($"{Origin}/studio/subscriptions?database={db}");
@@ -71,7 +72,7 @@ public sealed class SubscriptionsPageTests(ServerFixture server, BrowserFixture 
             Assert.Equal(lastEtag, state.GetProperty("AckedEtag").GetInt64());
             await Expect(row.Locator("td.position code")).ToHaveTextAsync(state.GetProperty("ChangeVectorForNextBatchStartingPoint").GetString()!);
 
-            await PageWatch.ScreenshotAsync(page, "studio-subscriptions.png");
+            await watch.ScreenshotAsync("studio-subscriptions.png");
 
             // Drop: the worker is told, and the page shows no worker.
             await row.Locator("button[data-action='drop']").ClickAsync();
