@@ -1,5 +1,7 @@
 using System.IO.Compression;
 using System.Net;
+using System.Net.Security;
+using System.Net.Sockets;
 using System.Security.Cryptography.X509Certificates;
 using Jackdaw.Server.Security;
 using Jackdaw.Server.Tests.Infrastructure;
@@ -126,6 +128,81 @@ public sealed class CertificatesPageTests(ServerFixture unsecured, BrowserFixtur
         Assert.Null(Server.Security.Store.Get(thumbprint!));
 
         watch.AssertClean();
+    }
+
+    [Fact]
+    public async Task AClusterAdminReplacesTheServerCertificateWithAPfxAndAWrongPasswordIsRefused()
+    {
+        using var admin = Registered("browser-admin", SecurityClearance.ClusterAdmin);
+        using var next = TestCertificates.Server("jackdaw-next");
+        var pfx = TestCertificates.WritePfx(next, Path.Combine(_folder.Path, "next.pfx"), "next-Pa55");
+        using var client = Server.Client(admin, newConnectionPerRequest: true);
+
+        // The wrong password: the server's words, and the server keeps its certificate.
+        string refusal;
+        using (var wrong = await client.PostAsync("/admin/certificates/replace-cluster-cert",
+            Api.Json($$"""{"Certificate":"{{Convert.ToBase64String(await File.ReadAllBytesAsync(pfx))}}","Password":"wrong"}""")))
+        {
+            refusal = await Api.AssertErrorAsync(wrong, HttpStatusCode.BadRequest, "BadRequestException");
+        }
+
+        await using var context = await ContextAsync(admin);
+        var page = await context.NewPageAsync();
+        var watch = PageWatch.Attach(page, Server.Url);
+        watch.Expect(400);
+        await page.GotoAsync(Server.Url + "/studio/certificates");
+        await Expect(page.Locator("#page")).ToHaveAttributeAsync("data-state", "ready");
+        await Expect(page.Locator("#server-certificate")).ToContainTextAsync(Server.ServerCertificate.Thumbprint);
+
+        await page.ClickAsync("#replace-open");
+        await page.Locator("#replace-file").SetInputFilesAsync(pfx);
+        await page.FillAsync("#replace-password", "wrong");
+        await page.ClickAsync("#replace-run");
+        await Expect(page.Locator("#message.error")).ToContainTextAsync(refusal);
+        await Expect(page.Locator("#message.error")).ToContainTextAsync("(HTTP 400)");
+        await Expect(page.Locator("#replace-form")).ToBeVisibleAsync();
+        Assert.Equal(Server.ServerCertificate.Thumbprint, await ServerThumbprintAsync(client));
+        Assert.Equal(0, Server.Security.Certificate.Replacements);
+
+        // The right one: replaced, and the page shows the new certificate.
+        await page.FillAsync("#replace-password", "next-Pa55");
+        await page.ClickAsync("#replace-run");
+        await Expect(page.Locator("#message.ok")).ToContainTextAsync("The server certificate was replaced");
+        await Expect(page.Locator("#replace-form")).ToBeHiddenAsync();
+        await Expect(page.Locator("#server-certificate")).ToContainTextAsync(next.Thumbprint);
+        await Expect(page.Locator("#server-certificate")).ToContainTextAsync("1 time since the server started");
+        // The API bar shows the call, but not the password.
+        await Expect(page.Locator("#api-bar")).ToContainTextAsync("replace-cluster-cert");
+        await Expect(page.Locator("#api-bar")).Not.ToContainTextAsync("next-Pa55");
+
+        // The API and a new TLS handshake both say the server presents the new certificate.
+        Assert.Equal(next.Thumbprint, await ServerThumbprintAsync(client));
+        Assert.Equal(next.Thumbprint, await PresentedThumbprintAsync(Server.Url));
+        Assert.Equal(1, Server.Security.Certificate.Replacements);
+        watch.AssertClean();
+    }
+
+    private static async Task<string> ServerThumbprintAsync(HttpClient client)
+    {
+        using var response = await client.GetAsync("/admin/certificates/server");
+        Assert.Equal(HttpStatusCode.OK, response.StatusCode);
+        return (await Api.JsonAsync(response)).GetProperty("Thumbprint").GetString()!;
+    }
+
+    /// <summary>The thumbprint of the certificate a new TLS handshake with <paramref name="url"/> presents.</summary>
+    private static async Task<string> PresentedThumbprintAsync(string url)
+    {
+        var uri = new Uri(url);
+        using var tcp = new TcpClient();
+        await tcp.ConnectAsync(uri.Host, uri.Port);
+        string? presented = null;
+        await using var tls = new SslStream(tcp.GetStream(), leaveInnerStreamOpen: false, (_, certificate, _, _) =>
+        {
+            presented = certificate?.GetCertHashString();
+            return true;
+        });
+        await tls.AuthenticateAsClientAsync(uri.Host);
+        return presented!;
     }
 
     [Fact]
