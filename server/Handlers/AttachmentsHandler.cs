@@ -194,6 +194,8 @@ public sealed class AttachmentsHandler(ServerContext server) : HandlerBase(serve
                 WriteDetails(json, ChangeVectors.Format(info.Etag, database.DatabaseId), info.Name, documentId, info.ContentType, info.Hash, info.Size);
             json.WriteEndArray();
             json.WriteEndObject();
+            json.Flush();
+            context.ResponseBytes.Add(json.BytesCommitted);
         }
         foreach (var (_, info, streamId) in found)
         {
@@ -339,6 +341,9 @@ public sealed class AttachmentsHandler(ServerContext server) : HandlerBase(serve
                         throw new InvalidDataException($"Attachment content {hash} ended at byte {position}, before its size.");
                     output.Advance(read);
                     position += read;
+                    // The response-size metrics (counted here: the pipe's unflushed bytes would
+                    // include the chunked encoding's framing of a bulk answer).
+                    context.ResponseBytes.Add(read);
                 }
             }
             var flush = await output.FlushAsync(context.RequestAborted).ConfigureAwait(false);

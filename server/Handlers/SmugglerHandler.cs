@@ -48,9 +48,10 @@ public sealed class SmugglerHandler(ServerContext server) : HandlerBase(server)
         context.Response.ContentType = "application/octet-stream";
         var fileName = $"Dump of {database.Name} {DateTime.UtcNow.ToString("yyyy-MM-dd HH-mm", System.Globalization.CultureInfo.InvariantCulture)}.ravendbdump";
         context.Response.Headers.ContentDisposition = "attachment; filename=" + Uri.EscapeDataString(fileName);
+        var body = new ByteCountingStream(context.Response.Body);
         try
         {
-            await DatabaseSmuggler.ExportAsync(database, context.Response.Body, options, operation, killOrAbort.Token).ConfigureAwait(false);
+            await DatabaseSmuggler.ExportAsync(database, body, options, operation, killOrAbort.Token).ConfigureAwait(false);
             operation.Complete(result.Documents.ReadCount);
         }
         catch (Exception e)
@@ -63,6 +64,10 @@ public sealed class SmugglerHandler(ServerContext server) : HandlerBase(server)
                 throw;
             // The dump has begun: only a cut connection tells the client it is not whole.
             context.HttpContext.Abort();
+        }
+        finally
+        {
+            context.ResponseBytes.Add(body.Bytes);
         }
     }
 

@@ -83,6 +83,6 @@ public sealed class StreamsHandler(ServerContext server) : HandlerBase(server)
     {
         context.Response.StatusCode = StatusCodes.Status200OK;
         context.Response.ContentType = format == StreamFormat.Jsonl ? JsonLinesContentType : JsonErrors.JsonContentType;
-        return new StreamResultsWriter(context.Response.BodyWriter, format);
+        return new StreamResultsWriter(context.Response.BodyWriter, format, context.ResponseBytes);
     }
 }

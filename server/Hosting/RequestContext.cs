@@ -70,6 +70,16 @@ public sealed class RequestContext : IDisposable
 
     private long _jsonBytesWritten;
 
+    /// <summary>
+    /// Bytes the handler read of a request body without a Content-Length (a chunked bulk insert,
+    /// attachment upload or smuggler import), counted by the <see cref="ByteCountingStream"/> it was
+    /// given in place of <c>Request.Body</c> (Kestrel's <c>BodyReader</c> then reads through it); 0
+    /// for a body with a Content-Length or none (the request metrics and traffic watch).
+    /// </summary>
+    internal long RequestBytesRead => _countedBody?.Bytes ?? 0;
+
+    private ByteCountingStream? _countedBody;
+
     /// <summary>Where a handler that writes to the body itself (documents from their blittable form) counts what it wrote, just before each flush.</summary>
     public ResponseByteCount ResponseBytes { get; } = new();
 
@@ -165,6 +175,13 @@ public sealed class RequestContext : IDisposable
         Path = path;
         _match = match;
         IsInnerRequest = isInner;
+        // Only a body of unknown length is counted (one small object for that request: a GET or a
+        // PUT with a Content-Length allocates nothing here).
+        if (!isInner && httpContext.Request.ContentLength is null && httpContext.Features.Get<IHttpRequestBodyDetectionFeature>() is { CanHaveBody: true })
+        {
+            _countedBody = new ByteCountingStream(httpContext.Request.Body);
+            httpContext.Request.Body = _countedBody;
+        }
     }
 
     /// <summary>Returns the document buffers for good (the pool drops this context).</summary>
@@ -185,6 +202,7 @@ public sealed class RequestContext : IDisposable
         Caller = null;
         _body = RequestBodyKind.Other;
         _jsonBytesWritten = 0;
+        _countedBody = null;
         ResponseBytes.Reset();
         _json?.Reset(Stream.Null);
         _documents?.Reset();

@@ -7,15 +7,16 @@ namespace Jackdaw.Server.Hosting;
 public sealed partial class RequestPipeline
 {
     /// <summary>
-    /// Records a finished request: its count, duration and body sizes by route template, and ends its
+    /// Records a finished request: its count, duration and body sizes by route template (a Content-Length,
+    /// else the bytes counted: <see cref="RequestContext.RequestBytesRead"/>, <see cref="RequestContext.JsonBytesWritten"/>), and ends its
     /// span when one was started. Allocates nothing when no span is (the tags are the route's).
     /// </summary>
-    private void RecordMetrics(HttpContext http, long started, int route, long writtenJson)
+    private void RecordMetrics(HttpContext http, long started, int route, long readBody, long writtenJson)
     {
         var metrics = _server.Metrics;
         var method = HttpMethodKinds.Parse(http.Request.Method);
         var status = http.Response.StatusCode;
-        metrics.RequestCompleted(route, method, status, started, http.Request.ContentLength ?? 0, http.Response.ContentLength ?? writtenJson);
+        metrics.RequestCompleted(route, method, status, started, http.Request.ContentLength ?? readBody, http.Response.ContentLength ?? writtenJson);
         if (metrics.Requests.HasListeners() && Activity.Current is { } activity && ReferenceEquals(activity.Source, metrics.Requests))
             metrics.CompleteActivity(activity, route, method, status, http.Request.Path.Value ?? "/");
     }

@@ -13,16 +13,16 @@ public sealed partial class RequestPipeline
     /// own connections are not reported.
     /// </summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private void ReportTraffic(HttpContext http, InnerRequest? inner, long started, long writtenJson)
+    private void ReportTraffic(HttpContext http, InnerRequest? inner, long started, long readBody, long writtenJson)
     {
         if (_server.TrafficWatch.IsWatched && inner is null)
         {
-            PublishTraffic(http, started, writtenJson);
+            PublishTraffic(http, started, readBody, writtenJson);
         }
     }
 
     [MethodImpl(MethodImplOptions.NoInlining)]
-    private void PublishTraffic(HttpContext http, long started, long writtenJson)
+    private void PublishTraffic(HttpContext http, long started, long readBody, long writtenJson)
     {
         var request = http.Request;
         var path = request.Path.Value is { Length: > 0 } value ? value : "/";
@@ -44,9 +44,10 @@ public sealed partial class RequestPipeline
             Type = TrafficWatch.TypeOf(path),
             ClientIP = http.Connection.RemoteIpAddress?.ToString(),
             CertificateThumbprint = http.Connection.ClientCertificate?.Thumbprint,
-            RequestSizeInBytes = request.ContentLength,
-            // Content-Length, else the JSON the handler wrote through the context (bodies streamed
-            // another way are not counted: null).
+            // Content-Length, else what the handler read of a chunked body (null: no body).
+            RequestSizeInBytes = request.ContentLength ?? (readBody > 0 ? readBody : null),
+            // Content-Length, else what the handler wrote and counted through the context (null:
+            // nothing counted).
             ResponseSizeInBytes = http.Response.ContentLength ?? (writtenJson > 0 ? writtenJson : null),
         });
     }

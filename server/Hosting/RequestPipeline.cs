@@ -81,9 +81,9 @@ public sealed partial class RequestPipeline
 
         if (pending.IsCompletedSuccessfully)
         {
-            var (route, written) = (context.RouteId, context.JsonBytesWritten);
+            var (route, read, written) = (context.RouteId, context.RequestBytesRead, context.JsonBytesWritten);
             _contexts.Return(context);
-            Completed(http, inner, started, failed: false, route, written);
+            Completed(http, inner, started, failed: false, route, read, written);
             return Task.CompletedTask;
         }
         return AwaitHandler(http, inner, context, pending, started);
@@ -105,11 +105,11 @@ public sealed partial class RequestPipeline
         }
         finally
         {
-            var (route, written) = (context.RouteId, context.JsonBytesWritten);
+            var (route, read, written) = (context.RouteId, context.RequestBytesRead, context.JsonBytesWritten);
             _contexts.Return(context);
             // Whatever happened, also if the answer could not be written: every request counted
             // active is counted finished.
-            Completed(http, inner, started, failed, route, written);
+            Completed(http, inner, started, failed, route, read, written);
         }
     }
 
@@ -125,7 +125,7 @@ public sealed partial class RequestPipeline
         }
         finally
         {
-            Completed(http, inner, started, failed, route, writtenJson: 0);
+            Completed(http, inner, started, failed, route, readBody: 0, writtenJson: 0);
         }
     }
 
@@ -168,14 +168,14 @@ public sealed partial class RequestPipeline
         }
     }
 
-    private void Completed(HttpContext http, InnerRequest? inner, long started, bool failed, int route, long writtenJson)
+    private void Completed(HttpContext http, InnerRequest? inner, long started, bool failed, int route, long readBody, long writtenJson)
     {
         if (inner is null)
         {
             _server.Statistics.RequestFinished(failed);
-            RecordMetrics(http, started, route, writtenJson);
+            RecordMetrics(http, started, route, readBody, writtenJson);
         }
-        ReportTraffic(http, inner, started, writtenJson);
+        ReportTraffic(http, inner, started, readBody, writtenJson);
         if (_logger.IsEnabled(LogLevel.Debug))
             LogRequest(_logger, http.Request.Method, http.Request.Path.Value ?? "/", http.Response.StatusCode, Stopwatch.GetElapsedTime(started).TotalMilliseconds);
     }

@@ -22,5 +22,8 @@ public sealed class ResponseByteCount
         }
     }
 
+    /// <summary>Counts <paramref name="bytes"/> written another way (through a <see cref="ByteCountingStream"/>).</summary>
+    public void Add(long bytes) => Bytes += bytes;
+
     public void Reset() => Bytes = 0;
 }

@@ -29,11 +29,18 @@ public readonly record struct StreamQueryStatistics(string ResultEtag, bool IsSt
 /// JSON lines: one document per line (a query: a <c>{"Stats":{...}}</c> line, then
 /// <c>{"Item":doc}</c> lines). An error after the first byte ends the stream in its shape:
 /// <c>...],"Error":"message"}</c>, or a <c>{"Error":"message"}</c> line.
+/// Everything is written through this writer's own <see cref="IBufferWriter{T}"/>, which counts the
+/// body's bytes into <c>written</c> at each flush (the response-size metrics; the pipe's
+/// <c>UnflushedBytes</c> would also count the chunked encoding's framing).
 /// </summary>
-public sealed class StreamResultsWriter(PipeWriter output, StreamFormat format)
+public sealed class StreamResultsWriter(PipeWriter pipe, StreamFormat format, ResponseByteCount? written = null) : IBufferWriter<byte>
 {
     /// <summary>Flush once this much is buffered: large enough that flushes cost little, small enough to stream.</summary>
     public const int FlushThreshold = 64 * 1024;
+
+    private IBufferWriter<byte> Writer => this;
+
+    private long _unflushed;
 
     private bool _query;
     private bool _first = true;
@@ -56,14 +63,14 @@ public sealed class StreamResultsWriter(PipeWriter output, StreamFormat format)
     /// <summary>Whether anything was written: from then on an error can only be reported inside the stream.</summary>
     public bool Started { get; private set; }
 
-    public bool ShouldFlush => output.UnflushedBytes >= FlushThreshold;
+    public bool ShouldFlush => pipe.UnflushedBytes >= FlushThreshold;
 
     /// <summary>Starts a stream of documents (<c>streams/docs</c>).</summary>
     public void StartDocuments()
     {
         Started = true;
         if (format == StreamFormat.Json)
-            output.Write("{\"Results\":["u8);
+            Writer.Write("{\"Results\":["u8);
     }
 
     /// <summary>Starts a query's stream with its statistics.</summary>
@@ -85,15 +92,15 @@ public sealed class StreamResultsWriter(PipeWriter output, StreamFormat format)
         }
         if (format == StreamFormat.Jsonl)
         {
-            output.Write("{\"Stats\":"u8);
-            output.Write(stats.WrittenSpan);
-            output.Write("}\n"u8);
+            Writer.Write("{\"Stats\":"u8);
+            Writer.Write(stats.WrittenSpan);
+            Writer.Write("}\n"u8);
         }
         else
         {
             // The statistics' properties, then the results, in one object.
-            output.Write(stats.WrittenSpan[..^1]);
-            output.Write(",\"Results\":["u8);
+            Writer.Write(stats.WrittenSpan[..^1]);
+            Writer.Write(",\"Results\":["u8);
         }
     }
 
@@ -101,7 +108,7 @@ public sealed class StreamResultsWriter(PipeWriter output, StreamFormat format)
     public void WriteDocument(ReadOnlySpan<byte> blittable)
     {
         BeginResult();
-        BlittableJsonWriter.WriteTo(blittable, output);
+        BlittableJsonWriter.WriteTo(blittable, this);
         EndResult();
     }
 
@@ -111,21 +118,21 @@ public sealed class StreamResultsWriter(PipeWriter output, StreamFormat format)
         if (format == StreamFormat.Json)
         {
             if (!_first)
-                output.Write(","u8);
+                Writer.Write(","u8);
             _first = false;
         }
         else if (_query)
         {
-            output.Write("{\"Item\":"u8);
+            Writer.Write("{\"Item\":"u8);
         }
     }
 
-    public IBufferWriter<byte> Output => output;
+    public IBufferWriter<byte> Output => this;
 
     public void EndResult()
     {
         if (format == StreamFormat.Jsonl)
-            output.Write(_query ? "}\n"u8 : "\n"u8);
+            Writer.Write(_query ? "}\n"u8 : "\n"u8);
     }
 
     /// <summary>Ends the stream after its last result.</summary>
@@ -133,7 +140,7 @@ public sealed class StreamResultsWriter(PipeWriter output, StreamFormat format)
     {
         _ended = true;
         if (format == StreamFormat.Json)
-            output.Write("]}"u8);
+            Writer.Write("]}"u8);
     }
 
     /// <summary>
@@ -142,7 +149,8 @@ public sealed class StreamResultsWriter(PipeWriter output, StreamFormat format)
     /// </summary>
     public async ValueTask<bool> FlushAsync(CancellationToken cancellationToken)
     {
-        var result = await output.FlushAsync(cancellationToken).ConfigureAwait(false);
+        CountWritten();
+        var result = await pipe.FlushAsync(cancellationToken).ConfigureAwait(false);
         return !result.IsCompleted && !result.IsCanceled;
     }
 
@@ -153,13 +161,30 @@ public sealed class StreamResultsWriter(PipeWriter output, StreamFormat format)
             return;
         _ended = true;
         if (format == StreamFormat.Json)
-            output.Write("],\"Error\":"u8);
+            Writer.Write("],\"Error\":"u8);
         else
-            output.Write("{\"Error\":"u8);
-        using (var json = new Utf8JsonWriter(output, JsonDefaults.WriterOptions))
+            Writer.Write("{\"Error\":"u8);
+        using (var json = new Utf8JsonWriter(this, JsonDefaults.WriterOptions))
             json.WriteStringValue(message);
-        output.Write(format == StreamFormat.Json ? "}"u8 : "}\n"u8);
-        await output.FlushAsync(cancellationToken).ConfigureAwait(false);
+        Writer.Write(format == StreamFormat.Json ? "}"u8 : "}\n"u8);
+        CountWritten();
+        await pipe.FlushAsync(cancellationToken).ConfigureAwait(false);
+    }
+
+    public void Advance(int count)
+    {
+        pipe.Advance(count);
+        _unflushed += count;
+    }
+
+    public Memory<byte> GetMemory(int sizeHint = 0) => pipe.GetMemory(sizeHint);
+
+    public Span<byte> GetSpan(int sizeHint = 0) => pipe.GetSpan(sizeHint);
+
+    private void CountWritten()
+    {
+        written?.Add(_unflushed);
+        _unflushed = 0;
     }
 
     /// <summary>Whether <paramref name="error"/> must be reported inside the stream: something was written, and the client is still there to read it.</summary>
