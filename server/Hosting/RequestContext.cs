@@ -176,8 +176,11 @@ public sealed class RequestContext : IDisposable
         _match = match;
         IsInnerRequest = isInner;
         // Only a body of unknown length is counted (one small object for that request: a GET or a
-        // PUT with a Content-Length allocates nothing here).
-        if (!isInner && httpContext.Request.ContentLength is null && httpContext.Features.Get<IHttpRequestBodyDetectionFeature>() is { CanHaveBody: true })
+        // PUT with a Content-Length allocates nothing here), and only when someone reads the count:
+        // the counting stream costs a chunked bulk insert about 3% of its throughput.
+        if (!isInner && httpContext.Request.ContentLength is null
+            && (Server.Metrics.Options.Enabled || Server.TrafficWatch.IsWatched)
+            && httpContext.Features.Get<IHttpRequestBodyDetectionFeature>() is { CanHaveBody: true })
         {
             _countedBody = new ByteCountingStream(httpContext.Request.Body);
             httpContext.Request.Body = _countedBody;
