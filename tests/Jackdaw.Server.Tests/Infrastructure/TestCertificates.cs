@@ -102,4 +102,20 @@ public static class TestCertificates
     /// <summary>Through PKCS#12 and back, ephemeral: usable by SslStream on every platform.</summary>
     private static X509Certificate2 Reload(X509Certificate2 certificate) =>
         X509CertificateLoader.LoadPkcs12(certificate.Export(X509ContentType.Pfx), null, X509KeyStorageFlags.EphemeralKeySet | X509KeyStorageFlags.Exportable);
+
+    /// <summary>The thumbprint of the certificate a new TLS handshake with <paramref name="url"/> presents.</summary>
+    public static async Task<string> PresentedThumbprintAsync(string url)
+    {
+        var uri = new Uri(url);
+        using var tcp = new System.Net.Sockets.TcpClient();
+        await tcp.ConnectAsync(uri.Host, uri.Port);
+        string? presented = null;
+        await using var tls = new System.Net.Security.SslStream(tcp.GetStream(), leaveInnerStreamOpen: false, (_, certificate, _, _) =>
+        {
+            presented = certificate?.GetCertHashString();
+            return true;
+        });
+        await tls.AuthenticateAsClientAsync(uri.Host);
+        return presented!;
+    }
 }

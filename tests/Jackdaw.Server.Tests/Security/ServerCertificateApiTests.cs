@@ -18,21 +18,6 @@ public sealed class ServerCertificateApiTests
     private static StringContent ReplaceBody(X509Certificate2 certificate, string? password) =>
         Api.Json($$"""{"Name":"next","Certificate":"{{Convert.ToBase64String(certificate.Export(X509ContentType.Pfx, password))}}"{{(password is null ? "" : $",\"Password\":\"{password}\"")}}}""");
 
-    /// <summary>The thumbprint of the certificate a new TLS handshake with <paramref name="url"/> presents.</summary>
-    private static async Task<string> PresentedThumbprintAsync(string url)
-    {
-        var uri = new Uri(url);
-        using var tcp = new TcpClient();
-        await tcp.ConnectAsync(uri.Host, uri.Port);
-        string? presented = null;
-        await using var tls = new SslStream(tcp.GetStream(), leaveInnerStreamOpen: false, (_, certificate, _, _) =>
-        {
-            presented = certificate?.GetCertHashString();
-            return true;
-        });
-        await tls.AuthenticateAsClientAsync(uri.Host);
-        return presented!;
-    }
 
     [Fact]
     public async Task TheServerCertificateRouteShowsItsExpiry()
@@ -62,7 +47,7 @@ public sealed class ServerCertificateApiTests
         using (var replaced = await server.Admin.PostAsync("/admin/certificates/replace-cluster-cert?replaceImmediately=true", ReplaceBody(next, "pfx-pass")))
             CertificatesApiTests.AssertEmpty(replaced, HttpStatusCode.Created);
 
-        Assert.Equal(next.Thumbprint, await PresentedThumbprintAsync(server.Url));
+        Assert.Equal(next.Thumbprint, await TestCertificates.PresentedThumbprintAsync(server.Url));
         using (var onDisk = X509CertificateLoader.LoadPkcs12FromFile(server.CertificatePath, SecuredServer.CertificatePassword))
             Assert.Equal(next.Thumbprint, onDisk.Thumbprint);
         // The new certificate is the ClusterAdmin now; the old one is nobody.
@@ -96,10 +81,10 @@ public sealed class ServerCertificateApiTests
             var next = certificates[round % certificates.Length];
             using (var replaced = await client.PostAsync("/admin/certificates/replace-cluster-cert", ReplaceBody(next, null)))
                 CertificatesApiTests.AssertEmpty(replaced, HttpStatusCode.Created);
-            Assert.Equal(next.Thumbprint, await PresentedThumbprintAsync(server.Url));
+            Assert.Equal(next.Thumbprint, await TestCertificates.PresentedThumbprintAsync(server.Url));
         }
         var last = certificates[12 % certificates.Length];
-        Assert.Equal(last.Thumbprint, await PresentedThumbprintAsync(server.Url));
+        Assert.Equal(last.Thumbprint, await TestCertificates.PresentedThumbprintAsync(server.Url));
         // A stale reload would have counted as a replacement (and its correction as another).
         Assert.Equal(12, server.Security.Certificate.Replacements);
         using var onDisk = X509CertificateLoader.LoadPkcs12FromFile(server.CertificatePath, SecuredServer.CertificatePassword);
@@ -129,7 +114,7 @@ public sealed class ServerCertificateApiTests
             using var response = await server.Admin.PostAsync("/admin/certificates/replace-cluster-cert", body);
             Assert.Contains(expected, await Api.AssertErrorAsync(response, HttpStatusCode.BadRequest, ErrorTypes.BadRequest), StringComparison.Ordinal);
         }
-        Assert.Equal(server.ServerCertificate.Thumbprint, await PresentedThumbprintAsync(server.Url));
+        Assert.Equal(server.ServerCertificate.Thumbprint, await TestCertificates.PresentedThumbprintAsync(server.Url));
         Assert.Equal(0, server.Security.Certificate.Replacements);
     }
 
@@ -151,7 +136,7 @@ public sealed class ServerCertificateApiTests
         // Each file keeps its permissions: the key stays the owner's only.
         Assert.Equal(UnixFileMode.UserRead | UnixFileMode.UserWrite, File.GetUnixFileMode(key));
         Assert.Equal(certificateMode, File.GetUnixFileMode(crt));
-        Assert.Equal(next.Thumbprint, await PresentedThumbprintAsync(server.Url));
+        Assert.Equal(next.Thumbprint, await TestCertificates.PresentedThumbprintAsync(server.Url));
         Assert.Equal(["server.crt", "server.key"], Directory.GetFiles(server.CertificateFolder).Select(Path.GetFileName).Order(StringComparer.Ordinal));
     }
 
@@ -171,7 +156,7 @@ public sealed class ServerCertificateApiTests
 
         await using var second = await first.RestartAsync();
         Assert.Equal(next.Thumbprint, second.ServerCertificate.Thumbprint);
-        Assert.Equal(next.Thumbprint, await PresentedThumbprintAsync(second.Url));
+        Assert.Equal(next.Thumbprint, await TestCertificates.PresentedThumbprintAsync(second.Url));
         var clerkClient = second.Client(clerk);
         using (var write = await clerkClient.PutAsync("/databases/shop/docs?id=orders/1", Api.Json("{}")))
             Assert.Equal(HttpStatusCode.Created, write.StatusCode);

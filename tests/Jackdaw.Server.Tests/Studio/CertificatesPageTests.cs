@@ -177,7 +177,7 @@ public sealed class CertificatesPageTests(ServerFixture unsecured, BrowserFixtur
 
         // The API and a new TLS handshake both say the server presents the new certificate.
         Assert.Equal(next.Thumbprint, await ServerThumbprintAsync(client));
-        Assert.Equal(next.Thumbprint, await PresentedThumbprintAsync(Server.Url));
+        Assert.Equal(next.Thumbprint, await TestCertificates.PresentedThumbprintAsync(Server.Url));
         Assert.Equal(1, Server.Security.Certificate.Replacements);
         watch.AssertClean();
     }
@@ -189,21 +189,6 @@ public sealed class CertificatesPageTests(ServerFixture unsecured, BrowserFixtur
         return (await Api.JsonAsync(response)).GetProperty("Thumbprint").GetString()!;
     }
 
-    /// <summary>The thumbprint of the certificate a new TLS handshake with <paramref name="url"/> presents.</summary>
-    private static async Task<string> PresentedThumbprintAsync(string url)
-    {
-        var uri = new Uri(url);
-        using var tcp = new TcpClient();
-        await tcp.ConnectAsync(uri.Host, uri.Port);
-        string? presented = null;
-        await using var tls = new SslStream(tcp.GetStream(), leaveInnerStreamOpen: false, (_, certificate, _, _) =>
-        {
-            presented = certificate?.GetCertHashString();
-            return true;
-        });
-        await tls.AuthenticateAsClientAsync(uri.Host);
-        return presented!;
-    }
 
     [Fact]
     public async Task AValidUserSeesTheServersRefusal()
