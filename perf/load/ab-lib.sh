@@ -1,22 +1,32 @@
 # Shared by the A B A B load scripts (bulk.sh, put-ab.sh); source it after `cd` to the repository root.
 # Needs WORK (a temp folder) and PORT set; keeps the running server's pid in PID for the caller's cleanup.
 
+# publish_server <out> [source-root]: the server as it is shipped, into <out>: `dotnet publish` for this
+# machine, ReadyToRun where the revision's csproj asks for it (as `dotnet run -c Release` and the
+# Dockerfile do; a revision before issue 33 publishes plain IL, as it shipped).
+publish_server() {
+  local rid
+  case "$(uname -m)" in aarch64|arm64) rid=linux-arm64 ;; *) rid=linux-x64 ;; esac
+  dotnet publish -c Release "${2:-.}/server/Jackdaw.Server.csproj" -r "$rid" --self-contained false -v q -nologo -o "$1" >/dev/null
+}
+
 # build_pair <baseline-rev>: the baseline (from `git archive`) into $WORK/base, the working tree into $WORK/head.
 build_pair() {
   mkdir -p "$WORK/base-src"
   git archive "$1" | tar -x -C "$WORK/base-src"
-  dotnet build -c Release "$WORK/base-src/server/Jackdaw.Server.csproj" -v q -nologo -o "$WORK/base" >/dev/null
-  dotnet build -c Release server/Jackdaw.Server.csproj -v q -nologo -o "$WORK/head" >/dev/null
+  publish_server "$WORK/base" "$WORK/base-src"
+  publish_server "$WORK/head"
 }
 
 # cpu <pid>: user + system clock ticks the process has used.
 cpu() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 
 # start_server <build-dir> [env...]: a server on a fresh $WORK/data, waited for; its pid in PID.
+# SERVER_ENV (e.g. "DOTNET_TieredPGO=0") is put in every server's environment, before [env...].
 start_server() {
   local dir=$1; shift
   rm -rf "$WORK/data"
-  env "$@" dotnet "$dir/Jackdaw.Server.dll" --urls "http://127.0.0.1:$PORT" --data-dir "$WORK/data" --Logging:LogLevel:Default=Warning >"$WORK/log" 2>&1 &
+  env ${SERVER_ENV:-} "$@" dotnet "$dir/Jackdaw.Server.dll" --urls "http://127.0.0.1:$PORT" --data-dir "$WORK/data" --Logging:LogLevel:Default=Warning >"$WORK/log" 2>&1 &
   PID=$!
   for _ in $(seq 1 200); do curl -sf "http://127.0.0.1:$PORT/build/version" >/dev/null && break; sleep 0.1; done
 }

@@ -18,7 +18,7 @@ trap cleanup EXIT
 . perf/load/ab-lib.sh
 BUILD=${SERVER_BUILD:-}
 if [ -z "$BUILD" ]; then
-  dotnet build -c Release server/Jackdaw.Server.csproj -v q -nologo -o "$WORK/head" >/dev/null
+  publish_server "$WORK/head"
   BUILD=$WORK/head
 fi
 head -c "$((MB * 1000 * 1000))" /dev/urandom >"$WORK/blob"

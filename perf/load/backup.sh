@@ -61,7 +61,7 @@ PY
 
 . perf/load/ab-lib.sh
 SERVER=${SERVER_BUILD:-$WORK/head}
-[ -n "${SERVER_BUILD:-}" ] || dotnet build -c Release server/Jackdaw.Server.csproj -v q -nologo -o "$WORK/head" >/dev/null
+[ -n "${SERVER_BUILD:-}" ] || publish_server "$WORK/head"
 
 J="http://127.0.0.1:$PORT"
 DB="$WORK/data/Databases/bench"

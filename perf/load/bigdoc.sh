@@ -5,7 +5,8 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 MB=${1:-100}
 PORT=${PORT:-18095}
-dotnet build -c Release server/Jackdaw.Server.csproj -v q -nologo >/dev/null
+. perf/load/ab-lib.sh
+publish_server server/bin/Release/ready-to-run
 DATA=$(mktemp -d)
 cleanup() { kill "$PID" 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$DATA"; }
 trap cleanup EXIT
@@ -23,7 +24,7 @@ with open(path, "w") as f:
         i += 1
     f.write('],"@metadata":{"@collection":"Big"}}')
 PY
-dotnet server/bin/Release/net10.0/Jackdaw.Server.dll --urls "http://127.0.0.1:$PORT" --data-dir "$DATA/db" --Logging:LogLevel:Default=Warning >"$DATA/log" 2>&1 &
+dotnet server/bin/Release/ready-to-run/Jackdaw.Server.dll --urls "http://127.0.0.1:$PORT" --data-dir "$DATA/db" --Logging:LogLevel:Default=Warning >"$DATA/log" 2>&1 &
 PID=$!
 for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$PORT/build/version" >/dev/null && break; sleep 0.1; done
 curl -sf -X PUT "http://127.0.0.1:$PORT/admin/databases?name=big" >/dev/null

@@ -36,7 +36,8 @@ if [ ! -x "$PEERS/node_modules/.bin/pouchdb-server" ]; then
   mkdir -p "$PEERS" && npm install --prefix "$PEERS" --silent pouchdb-server@4.2.0 >/dev/null
 fi
 if [ -z "${SERVER_BUILD:-}" ]; then
-  dotnet build server -c Release -o "$WORK/server" -v q -nologo >/dev/null
+  . perf/load/ab-lib.sh
+  publish_server "$WORK/server"
   SERVER_BUILD="$WORK/server"
 fi
 dotnet build perf/ChangesLatency -c Release -o "$WORK/cl" -v q -nologo >/dev/null

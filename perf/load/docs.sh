@@ -23,7 +23,8 @@ if [ ! -x "$PEERS/node_modules/.bin/pouchdb-server" ]; then
   mkdir -p "$PEERS" && npm install --prefix "$PEERS" --silent pouchdb-server@4.2.0 >/dev/null
 fi
 
-dotnet build -c Release server/Jackdaw.Server.csproj -v q -nologo >/dev/null
+. perf/load/ab-lib.sh
+publish_server server/bin/Release/ready-to-run
 dotnet build -c Release perf/load/BareKestrel/BareKestrel.csproj -v q -nologo >/dev/null
 
 DATA=$(mktemp -d)
@@ -34,7 +35,7 @@ trap cleanup EXIT
 python3 perf/load/gen-docs.py "$DOCS" "$DATA/docs"
 DOC_BYTES=$(awk 'NR==1 {print length($0); exit}' "$DATA/docs/jackdaw.ndjson")
 
-dotnet server/bin/Release/net10.0/Jackdaw.Server.dll --urls "http://127.0.0.1:$J_PORT" --data-dir "$DATA/jackdaw" \
+dotnet server/bin/Release/ready-to-run/Jackdaw.Server.dll --urls "http://127.0.0.1:$J_PORT" --data-dir "$DATA/jackdaw" \
   --Logging:LogLevel:Default=Warning >"$DATA/jackdaw.log" 2>&1 &
 PIDS+=($!)
 dotnet perf/load/BareKestrel/bin/Release/net10.0/BareKestrel.dll --urls "http://127.0.0.1:$B_PORT" --body-bytes "$((DOC_BYTES + 150))" >"$DATA/bare.log" 2>&1 &

@@ -67,7 +67,8 @@ cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait 
 trap cleanup EXIT
 
 if [ -z "${SERVER_BUILD:-}" ]; then
-  dotnet build -c Release server/Jackdaw.Server.csproj -v q -nologo -o "$WORK/jackdaw" >/dev/null
+  . perf/load/ab-lib.sh
+  publish_server "$WORK/jackdaw"
   SERVER_BUILD=$WORK/jackdaw
 fi
 dotnet build -c Release perf/load/BareKestrel/BareKestrel.csproj -v q -nologo -o "$WORK/bare" >/dev/null

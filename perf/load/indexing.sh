@@ -38,7 +38,7 @@ DOCS=$(wc -l < "$WORK/orders.ndjson")
 . perf/load/ab-lib.sh
 # SERVER_BUILD: a folder holding an already built Jackdaw.Server.dll (e.g. a patched copy) instead of the working tree.
 SERVER=${SERVER_BUILD:-$WORK/head}
-[ -n "${SERVER_BUILD:-}" ] || dotnet build -c Release server/Jackdaw.Server.csproj -v q -nologo -o "$WORK/head" >/dev/null
+[ -n "${SERVER_BUILD:-}" ] || publish_server "$WORK/head"
 
 declare -A TARGET=([auto]=50000 [js]=20000)
 declare -A LABEL=([auto]="Auto/Orders/ByCompanyAndFreight" [js]="Orders/Totals (JavaScript)")

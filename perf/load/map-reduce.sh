@@ -34,7 +34,7 @@ corpus_ndjson "$CORPUS" "$WORK/orders.ndjson"
 DOCS=$(wc -l < "$WORK/orders.ndjson")
 # SERVER_BUILD: a folder holding an already built Jackdaw.Server.dll instead of the working tree.
 SERVER=${SERVER_BUILD:-$WORK/head}
-[ -n "${SERVER_BUILD:-}" ] || dotnet build -c Release server/Jackdaw.Server.csproj -v q -nologo -o "$WORK/head" >/dev/null
+[ -n "${SERVER_BUILD:-}" ] || publish_server "$WORK/head"
 J="http://127.0.0.1:$PORT"
 MR=perf/load/map-reduce.py
 VERSION="${SERVER_BUILD:-working tree $(git rev-parse --short HEAD)$(git diff --quiet || echo '+changes')}"

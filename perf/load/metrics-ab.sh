@@ -21,7 +21,7 @@ cleanup() { [ -n "$SCRAPER" ] && kill "$SCRAPER" 2>/dev/null; [ -n "$PID" ] && k
 trap cleanup EXIT
 
 . perf/load/ab-lib.sh
-dotnet build -c Release server/Jackdaw.Server.csproj -v q -nologo -o "$WORK/head" >/dev/null
+publish_server "$WORK/head"
 python3 perf/load/gen-docs.py "$DOCS" "$WORK/docs"
 
 wrk_run() { # script path duration -> "rps p99"

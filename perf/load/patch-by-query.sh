@@ -26,7 +26,7 @@ trap cleanup EXIT
 corpus_ndjson "$CORPUS" "$WORK/orders.ndjson"
 DOCS=$(wc -l < "$WORK/orders.ndjson")
 SERVER=${SERVER_BUILD:-$WORK/head}
-[ -n "${SERVER_BUILD:-}" ] || dotnet build -c Release server/Jackdaw.Server.csproj -v q -nologo -o "$WORK/head" >/dev/null
+[ -n "${SERVER_BUILD:-}" ] || publish_server "$WORK/head"
 
 measure() { # round
   start_server "$SERVER"

@@ -26,7 +26,7 @@ trap cleanup EXIT
 . perf/load/ab-lib.sh
 # SERVER_BUILD: a folder holding an already built Jackdaw.Server.dll (e.g. a patched copy) instead of the working tree.
 SERVER=${SERVER_BUILD:-$WORK/head}
-[ -n "${SERVER_BUILD:-}" ] || dotnet build -c Release server/Jackdaw.Server.csproj -v q -nologo -o "$WORK/head" >/dev/null
+[ -n "${SERVER_BUILD:-}" ] || publish_server "$WORK/head"
 J="http://127.0.0.1:$PORT"
 
 put() { # connections duration -> "rps p99"

@@ -49,7 +49,7 @@ trap cleanup EXIT
 . perf/load/ab-lib.sh
 # SERVER_BUILD: a folder holding an already built Jackdaw.Server.dll (e.g. a patched copy) instead of the working tree.
 SERVER=${SERVER_BUILD:-$WORK/head}
-[ -n "${SERVER_BUILD:-}" ] || dotnet build -c Release server/Jackdaw.Server.csproj -v q -nologo -o "$WORK/head" >/dev/null
+[ -n "${SERVER_BUILD:-}" ] || publish_server "$WORK/head"
 dotnet build -c Release perf/QueryPeers/QueryPeers.csproj -v q -nologo -o "$WORK/peers" >/dev/null
 
 python3 - "$CORPUS" "$WORK" <<'PY'

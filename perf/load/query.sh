@@ -44,7 +44,7 @@ python3 perf/load/query-paths.py "$CORPUS" "$WORK" bench
 . perf/load/ab-lib.sh
 # SERVER_BUILD: a folder holding an already built Jackdaw.Server.dll (e.g. a patched copy) instead of the working tree.
 SERVER=${SERVER_BUILD:-$WORK/head}
-[ -n "${SERVER_BUILD:-}" ] || dotnet build -c Release server/Jackdaw.Server.csproj -v q -nologo -o "$WORK/head" >/dev/null
+[ -n "${SERVER_BUILD:-}" ] || publish_server "$WORK/head"
 dotnet build -c Release perf/load/BareKestrel/BareKestrel.csproj -v q -nologo -o "$WORK/bare" >/dev/null
 
 J="http://127.0.0.1:$PORT"

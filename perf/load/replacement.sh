@@ -72,7 +72,7 @@ PY
 
 . perf/load/ab-lib.sh
 SERVER=${SERVER_BUILD:-$WORK/head}
-[ -n "${SERVER_BUILD:-}" ] || dotnet build -c Release server/Jackdaw.Server.csproj -v q -nologo -o "$WORK/head" >/dev/null
+[ -n "${SERVER_BUILD:-}" ] || publish_server "$WORK/head"
 J="http://127.0.0.1:$PORT"
 ctl() { python3 perf/load/replacement-ctl.py "$J" bench "$@"; }
 now() { python3 -c "import time; print(f'{time.monotonic():.6f}')"; }

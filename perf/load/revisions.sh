@@ -20,7 +20,7 @@ trap cleanup EXIT
 . perf/load/ab-lib.sh
 BUILD=${SERVER_BUILD:-}
 if [ -z "$BUILD" ]; then
-  dotnet build -c Release server/Jackdaw.Server.csproj -v q -nologo -o "$WORK/head" >/dev/null
+  publish_server "$WORK/head"
   BUILD=$WORK/head
 fi
 URL="http://127.0.0.1:$PORT"

@@ -18,7 +18,8 @@ if ! command -v wrk >/dev/null; then
   if [ "$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq wrk >/dev/null; else echo "wrk is missing: apt-get install wrk" >&2; exit 1; fi
 fi
 
-dotnet build -c Release server/Jackdaw.Server.csproj -v q -nologo >/dev/null
+. perf/load/ab-lib.sh
+publish_server server/bin/Release/ready-to-run
 dotnet build -c Release perf/load/BareKestrel/BareKestrel.csproj -v q -nologo >/dev/null
 
 DATA=$(mktemp -d)
@@ -26,7 +27,7 @@ PIDS=()
 cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$DATA"; }
 trap cleanup EXIT
 
-dotnet server/bin/Release/net10.0/Jackdaw.Server.dll --urls "http://127.0.0.1:$JACKDAW_PORT" --data-dir "$DATA/jackdaw" \
+dotnet server/bin/Release/ready-to-run/Jackdaw.Server.dll --urls "http://127.0.0.1:$JACKDAW_PORT" --data-dir "$DATA/jackdaw" \
   --Logging:LogLevel:Default=Warning >"$DATA/jackdaw.log" 2>&1 &
 PIDS+=($!)
 dotnet perf/load/BareKestrel/bin/Release/net10.0/BareKestrel.dll --urls "http://127.0.0.1:$BARE_PORT" >"$DATA/bare.log" 2>&1 &

@@ -26,7 +26,8 @@ cleanup() {
 trap cleanup EXIT
 
 if [ -z "${SERVER_BUILD:-}" ]; then
-  dotnet build server -c Release -o "$WORK/server" >/dev/null
+  . perf/load/ab-lib.sh
+  publish_server "$WORK/server"
   SERVER_BUILD="$WORK/server"
 fi
 dotnet build perf/StreamClient -c Release -o "$WORK/client" >/dev/null

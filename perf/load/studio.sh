@@ -18,7 +18,7 @@ cleanup() { [ -n "$PID" ] && kill "$PID" 2>/dev/null; wait 2>/dev/null || true; 
 trap cleanup EXIT
 
 . perf/load/ab-lib.sh
-dotnet build -c Release server/Jackdaw.Server.csproj -v q -nologo -o "$WORK/head" >/dev/null
+publish_server "$WORK/head"
 dotnet build -c Release perf/StudioTimings -v q -nologo -o "$WORK/timings" >/dev/null
 corpus_ndjson tests/corpus/orders.jsonl.gz "$WORK/orders.ndjson"
 start_server "$WORK/head"

@@ -27,7 +27,8 @@ with gzip.open(sys.argv[1], "rt", encoding="utf-8") as f, open(sys.argv[2], "w",
 PY
 DOCS=$(wc -l < "$WORK/orders.ndjson")
 if [ -z "${SERVER_BUILD:-}" ]; then
-  dotnet build server -c Release -o "$WORK/server" >/dev/null
+  . perf/load/ab-lib.sh
+  publish_server "$WORK/server"
   SERVER_BUILD="$WORK/server"
 fi
 cpu() { awk '{print $14 + $15}' "/proc/$1/stat"; }
