@@ -5,18 +5,19 @@ using Jackdaw.Server.Security;
 namespace Jackdaw.Server.Hosting;
 
 /// <summary>
-/// Finds every <c>[Route]</c> method once at startup and builds the router. A handler class is any
-/// public class with such methods; it is created once, with the <see cref="ServerContext"/> as its
+/// Finds every <c>[Route]</c> method of the handler classes once at startup and builds the router.
+/// The server's own classes are listed in <see cref="HandlerTypes"/>; other assemblies (tests' own
+/// handlers) are scanned. A handler class is any public class with such methods; it is created once, with the <see cref="ServerContext"/> as its
 /// constructor argument, and each method must be <c>ValueTask M(RequestContext)</c> and declare
 /// the least access each of its routes needs (<see cref="AccessAttribute"/>). On a secured server
 /// every handler is bound behind its check (<see cref="RequestAuthorization"/>).
 /// </summary>
 public static class RouteDiscovery
 {
-    public static TrieRouter<RequestHandler> BuildRouter(ServerContext server, IEnumerable<Assembly> assemblies)
+    public static TrieRouter<RequestHandler> BuildRouter(ServerContext server, IEnumerable<Type> handlerTypes)
     {
         var builder = new TrieRouter<RequestHandler>.Builder();
-        foreach (var type in assemblies.Distinct().SelectMany(a => a.GetTypes()))
+        foreach (var type in handlerTypes.Distinct())
         {
             if (type.IsAbstract || !type.IsClass)
                 continue;
@@ -40,6 +41,12 @@ public static class RouteDiscovery
         }
         return builder.Build();
     }
+
+    /// <summary>The classes of <paramref name="assemblies"/> that have <c>[Route]</c> methods (a scan of every type).</summary>
+    public static IEnumerable<Type> HandlerTypesIn(IEnumerable<Assembly> assemblies) =>
+        assemblies.Distinct().SelectMany(a => a.GetTypes())
+            .Where(type => type.IsClass && !type.IsAbstract
+                && type.GetMethods(BindingFlags.Instance | BindingFlags.Public | BindingFlags.DeclaredOnly).Any(method => method.IsDefined(typeof(RouteAttribute))));
 
     /// <summary>Every route of <paramref name="assemblies"/> with the access it declares (null: none), for the route-table check.</summary>
     public static IReadOnlyList<(string Method, string Template, RouteAccess? Access)> Routes(IEnumerable<Assembly> assemblies) =>
