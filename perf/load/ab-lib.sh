@@ -11,11 +11,16 @@ publish_server() {
 }
 
 # build_pair <baseline-rev>: the baseline (from `git archive`) into $WORK/base, the working tree into $WORK/head.
+# BASE_BUILD / HEAD_BUILD: folders already holding a published server, used instead (no build).
 build_pair() {
-  mkdir -p "$WORK/base-src"
-  git archive "$1" | tar -x -C "$WORK/base-src"
-  publish_server "$WORK/base" "$WORK/base-src"
-  publish_server "$WORK/head"
+  if [ -n "${BASE_BUILD:-}" ]; then
+    ln -s "$BASE_BUILD" "$WORK/base"
+  else
+    mkdir -p "$WORK/base-src"
+    git archive "$1" | tar -x -C "$WORK/base-src"
+    publish_server "$WORK/base" "$WORK/base-src"
+  fi
+  if [ -n "${HEAD_BUILD:-}" ]; then ln -s "$HEAD_BUILD" "$WORK/head"; else publish_server "$WORK/head"; fi
 }
 
 # cpu <pid>: user + system clock ticks the process has used.
