@@ -177,6 +177,11 @@ public sealed class DocsHandler(ServerContext server) : HandlerBase(server)
             if (!WriteSingle(context, reader, id, includes, revisions))
                 return;
         }
+        // The whole answer waits in Kestrel's buffer with the headers not yet sent: it goes with
+        // its length rather than in chunks (no chunk framing to write, nor a last chunk). Not for
+        // a multi_get item, whose headers are copied into the outer answer.
+        if (!context.IsInnerRequest && !context.Response.HasStarted)
+            context.Response.ContentLength = output.UnflushedBytes;
         context.ResponseBytes.AddUnflushed(output);
         await output.FlushAsync(context.RequestAborted).ConfigureAwait(false);
     }
