@@ -77,6 +77,16 @@ public sealed class DocsHandler(ServerContext server) : HandlerBase(server)
                 : GetOneAsync(context, database, single, includes, revisions.Collector());
         }
 
+        return GetPageAsync(context, database, query, metadataOnly);
+    }
+
+    /// <summary>
+    /// A page of documents: by prefix (filtered by <c>matches</c> and <c>exclude</c>, after
+    /// <c>startAfter</c>), else newest first. A method of its own because its lambdas capture its
+    /// locals: in <see cref="Get"/> the closure would be allocated for every load by id too.
+    /// </summary>
+    private ValueTask GetPageAsync(RequestContext context, DocumentDatabase database, UrlQuery query, bool metadataOnly)
+    {
         var start = query.GetInt32("start", 0);
         var pageSize = PageSize(query, DefaultPageSize);
         var startsWith = query.GetString("startsWith");
@@ -167,6 +177,11 @@ public sealed class DocsHandler(ServerContext server) : HandlerBase(server)
             if (!WriteSingle(context, reader, id, includes, revisions))
                 return;
         }
+        // The whole answer waits in Kestrel's buffer with the headers not yet sent: it goes with
+        // its length rather than in chunks (no chunk framing to write, nor a last chunk). Not for
+        // a multi_get item, whose headers are copied into the outer answer.
+        if (!context.IsInnerRequest && !context.Response.HasStarted)
+            context.Response.ContentLength = output.UnflushedBytes;
         context.ResponseBytes.AddUnflushed(output);
         await output.FlushAsync(context.RequestAborted).ConfigureAwait(false);
     }
@@ -348,7 +363,7 @@ public sealed class DocsHandler(ServerContext server) : HandlerBase(server)
         }
 
         /// <summary>The collector for the answer, or null when no revisions are asked for.</summary>
-        public readonly RevisionIncludes? Collector() => RevisionIncludes.For(_paths, _before);
+        public readonly RevisionIncludes? Collector() => _paths is null && _before is null ? null : RevisionIncludes.For(_paths, _before);
     }
 
     private static void StartResults(RequestContext context)

@@ -75,11 +75,14 @@ public sealed partial class JackdawHost : IAsyncDisposable
         });
         builder.Services.Configure<HostOptions>(host => host.ShutdownTimeout = TimeSpan.FromSeconds(30));
         configure?.Invoke(builder);
-        builder.Services.Replace(ServiceDescriptor.Singleton<ILoggerFactory>(services => new AddressInUseLogFilter(new LoggerFactory(
-            services.GetServices<ILoggerProvider>(),
-            services.GetRequiredService<IOptionsMonitor<LoggerFilterOptions>>(),
-            services.GetService<IOptions<LoggerFactoryOptions>>(),
-            services.GetService<IExternalScopeProvider>()))));
+        var scopesWritten = RequestActivityLogFilter.ScopesWritten(builder.Configuration);
+        builder.Services.Replace(ServiceDescriptor.Singleton<ILoggerFactory>(services => new RequestActivityLogFilter(
+            new AddressInUseLogFilter(new LoggerFactory(
+                services.GetServices<ILoggerProvider>(),
+                services.GetRequiredService<IOptionsMonitor<LoggerFilterOptions>>(),
+                services.GetService<IOptions<LoggerFactoryOptions>>(),
+                services.GetService<IExternalScopeProvider>())),
+            scopesWritten)));
 
         CreateDataDir(options.DataDir);
         var app = builder.Build();

@@ -27,7 +27,11 @@ public sealed class ServerContext(ServerOptions options, ILoggerFactory loggerFa
     public Diagnostics.ServerMetrics Metrics { get; } = new(options.Metrics, options.DataDir, security, BuildInfo.FromAssembly(typeof(ServerContext).Assembly).Version);
 
     /// <summary>The databases under the data folder (created on first access).</summary>
-    public DatabasesLandlord Databases => LazyInitializer.EnsureInitialized(
+    // Read on every database request: the field first, since EnsureInitialized's lambda (it
+    // captures this) would be a new delegate on each call.
+    public DatabasesLandlord Databases => Volatile.Read(ref _databases) ?? CreateDatabases();
+
+    private DatabasesLandlord CreateDatabases() => LazyInitializer.EnsureInitialized(
         ref _databases,
         () => new DatabasesLandlord(
             Path.Combine(Options.DataDir, "Databases"),

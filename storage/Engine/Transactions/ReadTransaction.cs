@@ -64,7 +64,13 @@ public class ReadTransaction : IDisposable
         var maxBytes = Encoding.UTF8.GetMaxByteCount(name.Length);
         var key = maxBytes <= 256 ? stackalloc byte[256] : new byte[maxBytes];
         key = key[..Encoding.UTF8.GetBytes(name, key)];
-        if (RootTree.TryGet(key, out var value))
+        // A read transaction's root tree is the one in the state page: read it without making its
+        // tree object (a point read opens one tree, and would otherwise pay for two). A write
+        // transaction's may have changed since it began, in its own object.
+        var found = _rootTree is null && !IsWrite
+            ? Tree.TryGet(this, ReadState().RootTree.RootPage, key, out var value)
+            : RootTree.TryGet(key, out value);
+        if (found)
         {
             tree = new Tree(this, name, System.Runtime.InteropServices.MemoryMarshal.Read<TreeHeader>(value), isRoot: false);
         }

@@ -68,10 +68,20 @@ public sealed partial class Tree
     public bool TryGet(ReadOnlySpan<byte> key, out ReadOnlySpan<byte> value)
     {
         ThrowIfUnusable();
-        var page = _tx.GetPage(_header.RootPage).Span;
+        return TryGet(_tx, _header.RootPage, key, out value);
+    }
+
+    /// <summary>
+    /// Looks the key up in the tree whose root is <paramref name="rootPage"/>, as <paramref name="tx"/>
+    /// sees it, with no tree object: a read transaction finds a tree's header in the root tree this
+    /// way (<see cref="ReadTransaction.OpenTree"/>), which saves a point read one object.
+    /// </summary>
+    internal static bool TryGet(ReadTransaction tx, long rootPage, ReadOnlySpan<byte> key, out ReadOnlySpan<byte> value)
+    {
+        var page = tx.GetPage(rootPage).Span;
         while (!TreePage.IsLeaf(page))
         {
-            page = _tx.GetPage(TreePage.BranchChild(page, TreePage.SearchBranch(page, key))).Span;
+            page = tx.GetPage(TreePage.BranchChild(page, TreePage.SearchBranch(page, key))).Span;
         }
 
         var index = TreePage.SearchLeaf(page, key, out var found);
@@ -81,17 +91,20 @@ public sealed partial class Tree
             return false;
         }
 
-        value = ReadValue(page, index);
+        value = ReadValue(tx, page, index);
         return true;
     }
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    internal ReadOnlySpan<byte> ReadValue(Span<byte> leaf, int index)
+    internal ReadOnlySpan<byte> ReadValue(Span<byte> leaf, int index) => ReadValue(_tx, leaf, index);
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static ReadOnlySpan<byte> ReadValue(ReadTransaction tx, Span<byte> leaf, int index)
     {
         var length = TreePage.LeafValueLength(leaf, index);
         if (TreePage.LeafIsOverflow(leaf, index))
         {
-            return _tx.GetPage(TreePage.LeafOverflowPage(leaf, index)).Span.Slice(PageHeader.Size, length);
+            return tx.GetPage(TreePage.LeafOverflowPage(leaf, index)).Span.Slice(PageHeader.Size, length);
         }
 
         return leaf.Slice(TreePage.LeafValueOffset(leaf, index), length);
