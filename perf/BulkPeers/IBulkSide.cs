@@ -12,4 +12,7 @@ internal interface IBulkSide
 
     /// <summary>How many orders the target made last holds (checked after each load, not timed).</summary>
     Task<long> CountAsync();
+
+    /// <summary>Removes the target made last (after its count, not timed).</summary>
+    Task DropAsync();
 }

@@ -45,6 +45,8 @@ internal sealed class JackdawBulkSide : IBulkSide, IDisposable
         return stats.RootElement.GetProperty("CountOfDocuments").GetInt64();
     }
 
+    public Task DropAsync() => _store.Maintenance.DeleteDatabaseAsync(_database);
+
     public void Dispose()
     {
         _store.Dispose();

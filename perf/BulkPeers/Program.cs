@@ -1,9 +1,10 @@
 // Bulk insert of the orders corpus, Jackdaw against Marten on PostgreSQL, each through its own .NET
 // client, interleaved A B A B in one process (perf/load/bulk-peers.sh starts the servers):
 //
-//   BulkPeers run --jackdaw URL --postgres CS [--rounds 3] [--label NAME] [--warmups 1]
+//   BulkPeers run --jackdaw URL [--postgres CS] [--rounds 3] [--label NAME] [--warmups 1]
 //                 [--jackdaw-pid N] [--postgres-pid N]
 //
+// Without --postgres only Jackdaw runs (to profile it alone).
 // The corpus is read once into CorpusOrder objects (not timed). Each load then stores all of them
 // into an empty target made for it (not timed): Jackdaw.Client's BulkInsert into a fresh database,
 // done when the server has answered its count (every batch durable); Marten's
@@ -21,7 +22,7 @@ var command = args.Length > 0 ? args[0] : "";
 var options = Options.Parse(args.Skip(1).ToArray());
 if (command != "run")
 {
-    Console.Error.WriteLine("usage: BulkPeers run --jackdaw URL --postgres CS [--rounds 3] [--label NAME] [--warmups 1] [--jackdaw-pid N] [--postgres-pid N]");
+    Console.Error.WriteLine("usage: BulkPeers run --jackdaw URL [--postgres CS] [--rounds 3] [--label NAME] [--warmups 1] [--jackdaw-pid N] [--postgres-pid N]");
     return 2;
 }
 
@@ -31,8 +32,9 @@ var label = options.Get("label", "Jackdaw");
 var orders = CorpusOrder.ReadCorpus(new JsonSerializerOptions()).ToList();
 
 using var jackdaw = new JackdawBulkSide(options.Require("jackdaw"));
-await using var marten = MartenBulkSide.Open(options.Require("postgres"));
-var sides = new IBulkSide[] { jackdaw, marten };
+var postgres = options.Get("postgres", "");
+await using var marten = MartenBulkSide.Open(postgres.Length > 0 ? postgres : "Host=unused");
+IBulkSide[] sides = postgres.Length > 0 ? [jackdaw, marten] : [jackdaw];
 var jackdawPid = int.Parse(options.Get("jackdaw-pid", "0"), CultureInfo.InvariantCulture);
 var postgresPid = int.Parse(options.Get("postgres-pid", "0"), CultureInfo.InvariantCulture);
 var serverCpu = new Dictionary<string, Func<double>>
@@ -63,6 +65,10 @@ for (var round = 1; round <= rounds; round++)
             $"| {round} | {name} | {seconds:F2} | {orders.Count / seconds:F0} | {client * 1e6 / orders.Count:F1} | {server * 1e6 / orders.Count:F1} |"));
     }
 }
+if (sides.Length == 1)
+{
+    return 0;
+}
 var ratios = Enumerable.Range(0, rounds).Select(i => rates[jackdaw.Name][i] / rates[marten.Name][i]).ToArray();
 Console.WriteLine(string.Create(CultureInfo.InvariantCulture,
     $"# {label} / Marten per round: {string.Join(", ", ratios.Select(r => r.ToString("F2", CultureInfo.InvariantCulture)))}; load {File.ReadAllText("/proc/loadavg").Split(' ')[0]}"));
@@ -83,5 +89,6 @@ async Task<(double Seconds, double ClientCpu, double ServerCpu)> LoadAsync(IBulk
     var stored = await side.CountAsync();
     if (stored != orders.Count)
         throw new InvalidOperationException($"{side.Name} holds {stored} orders after a load of {orders.Count}.");
+    await side.DropAsync();
     return (seconds, client1 - client0, server1 - server0);
 }
