@@ -67,7 +67,6 @@ public sealed partial class BlittableBuilder
     private int _previousName = -1;   // name id of the last entry in the current object (or of the object itself)
     private int _rootOffset;
     private BlittableType _lastCompressedType;  // set by TryWriteCompressed for its caller
-    private CompressedStringCache? _compressedStrings;   // made by the first Disk-mode string
     private bool _active;
     private bool _rootDone;
 
@@ -577,20 +576,7 @@ public sealed partial class BlittableBuilder
         Ensure(10 + value.Length + 5 + (_escapeCount * 5));
         var headerRoom = 10;
         var destination = _buffer.AsSpan(_pos + headerRoom, value.Length);
-        BlittableType type;
-        int written;
-        var cache = _compressedStrings ??= new CompressedStringCache();
-        if (cache.TryGet(value, out type, out var cached))
-        {
-            cached.CopyTo(destination);
-            written = cached.Length;
-        }
-        else
-        {
-            type = StringCompression.TryCompress(value, destination, out written);
-            cache.Add(value, type, destination[..written]);
-        }
-
+        var type = StringCompression.TryCompress(value, destination, out var written);
         if (type == BlittableType.String)
         {
             return false;
