@@ -1,3 +1,4 @@
+using System.IO.Pipelines;
 using System.Net.WebSockets;
 using System.Text.Json;
 using Jackdaw.Server.Errors;
@@ -177,7 +178,7 @@ public sealed class RequestContext : IDisposable
         Path = path;
         _match = match;
         IsInnerRequest = isInner;
-        // Only a body of unknown length is counted (two small objects for that request: a GET or a
+        // Only a body of unknown length is counted (a few small objects for that request: a GET or a
         // PUT with a Content-Length allocates nothing here), and only when someone reads the count.
         // Handlers reading Body read the counting stream; those reading BodyReader (a bulk insert)
         // read Kestrel's pipe through the counting reader, without the stream's copy.
@@ -189,7 +190,7 @@ public sealed class RequestContext : IDisposable
             _countedPipe = new ByteCountingPipeReader(httpContext.Request.BodyReader);
             _countedBody = new ByteCountingStream(httpContext.Request.Body);
             httpContext.Request.Body = _countedBody;
-            httpContext.Features.Set<IRequestBodyPipeFeature>(_countedPipe);
+            httpContext.Features.Set<IRequestBodyPipeFeature>(new CountedPipeFeature(_countedPipe));
         }
     }
 
@@ -216,5 +217,11 @@ public sealed class RequestContext : IDisposable
         ResponseBytes.Reset();
         _json?.Reset(Stream.Null);
         _documents?.Reset();
+    }
+
+    /// <summary>Makes the counting reader the request's <c>BodyReader</c>.</summary>
+    private sealed class CountedPipeFeature(PipeReader reader) : IRequestBodyPipeFeature
+    {
+        public PipeReader Reader => reader;
     }
 }

@@ -1,6 +1,5 @@
 using System.Buffers;
 using System.IO.Pipelines;
-using Microsoft.AspNetCore.Http.Features;
 
 namespace Jackdaw.Server.Wire;
 
@@ -9,18 +8,15 @@ namespace Jackdaw.Server.Wire;
 /// and traffic watch of bodies without a Content-Length: the <see cref="ByteCountingStream"/>'s
 /// twin for handlers that read <c>Request.BodyReader</c> (a bulk insert). It reads Kestrel's own
 /// pipe, where a pipe over the counting stream would copy the body again in 4 KiB reads, each
-/// through three async layers. It is also the request's <see cref="IRequestBodyPipeFeature"/>, so
-/// <c>Request.BodyReader</c> is this reader.
+/// through three async layers. The host makes it the request's <c>BodyReader</c>.
 /// </summary>
-public sealed class ByteCountingPipeReader(PipeReader inner) : PipeReader, IRequestBodyPipeFeature
+public sealed class ByteCountingPipeReader(PipeReader inner) : PipeReader
 {
     // The buffer of the last read, which AdvanceTo's positions point into.
     private ReadOnlySequence<byte> _last;
 
     /// <summary>Bytes consumed (advanced past) through this reader.</summary>
     public long Bytes { get; private set; }
-
-    PipeReader IRequestBodyPipeFeature.Reader => this;
 
     public override bool TryRead(out ReadResult result)
     {
