@@ -1,3 +1,4 @@
+using System.IO.Pipelines;
 using System.Net.WebSockets;
 using System.Text.Json;
 using Jackdaw.Server.Errors;
@@ -73,12 +74,14 @@ public sealed class RequestContext : IDisposable
     /// <summary>
     /// Bytes the handler read of a request body without a Content-Length (a chunked bulk insert,
     /// attachment upload or smuggler import), counted by the <see cref="ByteCountingStream"/> it was
-    /// given in place of <c>Request.Body</c> (Kestrel's <c>BodyReader</c> then reads through it); 0
-    /// for a body with a Content-Length or none (the request metrics and traffic watch).
+    /// given in place of <c>Request.Body</c>, or by the <see cref="ByteCountingPipeReader"/> given in
+    /// place of <c>Request.BodyReader</c> (over Kestrel's own pipe); 0 for a body with a
+    /// Content-Length or none (the request metrics and traffic watch).
     /// </summary>
-    internal long RequestBytesRead => _countedBody?.Bytes ?? 0;
+    internal long RequestBytesRead => (_countedBody?.Bytes ?? 0) + (_countedPipe?.Bytes ?? 0);
 
     private ByteCountingStream? _countedBody;
+    private ByteCountingPipeReader? _countedPipe;
 
     /// <summary>Where a handler that writes to the body itself (documents from their blittable form) counts what it wrote, just before each flush.</summary>
     public ResponseByteCount ResponseBytes { get; } = new();
@@ -175,15 +178,19 @@ public sealed class RequestContext : IDisposable
         Path = path;
         _match = match;
         IsInnerRequest = isInner;
-        // Only a body of unknown length is counted (one small object for that request: a GET or a
-        // PUT with a Content-Length allocates nothing here), and only when someone reads the count:
-        // the counting stream costs a chunked bulk insert about 3% of its throughput.
+        // Only a body of unknown length is counted (a few small objects for that request: a GET or a
+        // PUT with a Content-Length allocates nothing here), and only when someone reads the count.
+        // Handlers reading Body read the counting stream; those reading BodyReader (a bulk insert)
+        // read Kestrel's pipe through the counting reader, without the stream's copy.
         if (!isInner && httpContext.Request.ContentLength is null
             && (Server.Metrics.Options.Enabled || Server.TrafficWatch.IsWatched)
             && httpContext.Features.Get<IHttpRequestBodyDetectionFeature>() is { CanHaveBody: true })
         {
+            // Kestrel's pipe is taken first: once Body is replaced, its BodyReader reads through the new Body.
+            _countedPipe = new ByteCountingPipeReader(httpContext.Request.BodyReader);
             _countedBody = new ByteCountingStream(httpContext.Request.Body);
             httpContext.Request.Body = _countedBody;
+            httpContext.Features.Set<IRequestBodyPipeFeature>(new CountedPipeFeature(_countedPipe));
         }
     }
 
@@ -206,8 +213,15 @@ public sealed class RequestContext : IDisposable
         _body = RequestBodyKind.Other;
         _jsonBytesWritten = 0;
         _countedBody = null;
+        _countedPipe = null;
         ResponseBytes.Reset();
         _json?.Reset(Stream.Null);
         _documents?.Reset();
+    }
+
+    /// <summary>Makes the counting reader the request's <c>BodyReader</c>.</summary>
+    private sealed class CountedPipeFeature(PipeReader reader) : IRequestBodyPipeFeature
+    {
+        public PipeReader Reader => reader;
     }
 }

@@ -16,7 +16,7 @@ public class BlittableParseBenchmarks
     private JsonOperationContext _context = null!;
     private readonly FloorBuilder _floor = new();
 
-    [Params("users", "companies")]
+    [Params("users", "companies", "orders")]
     public string Corpus { get; set; } = "users";
 
     [GlobalSetup]
