@@ -46,14 +46,15 @@ cleanup() {
 trap cleanup EXIT
 
 . perf/load/ab-lib.sh
-dotnet build -c Release server/Jackdaw.Server.csproj -v q -nologo -o "$WORK/head" >/dev/null
+# SERVER_BUILD / BASE_BUILD: folders already holding a published server (as ab-lib.sh's build_pair).
+if [ -n "${SERVER_BUILD:-}" ]; then ln -s "$SERVER_BUILD" "$WORK/head"; else publish_server "$WORK/head"; fi
 dotnet build -c Release perf/BulkPeers/BulkPeers.csproj -v q -nologo -o "$WORK/head-peers" >/dev/null
 if [ -n "$BASE" ]; then
   mkdir -p "$WORK/base-src"
   git archive "$BASE" | tar -x -C "$WORK/base-src"
   [ -d "$WORK/base-src/perf/BulkPeers" ] || cp -r perf/BulkPeers "$WORK/base-src/perf/BulkPeers"
   rm -rf "$WORK/base-src/perf/BulkPeers/bin" "$WORK/base-src/perf/BulkPeers/obj"
-  dotnet build -c Release "$WORK/base-src/server/Jackdaw.Server.csproj" -v q -nologo -o "$WORK/base" >/dev/null
+  if [ -n "${BASE_BUILD:-}" ]; then ln -s "$BASE_BUILD" "$WORK/base"; else publish_server "$WORK/base" "$WORK/base-src"; fi
   dotnet build -c Release "$WORK/base-src/perf/BulkPeers/BulkPeers.csproj" -v q -nologo -o "$WORK/base-peers" >/dev/null
 fi
 
