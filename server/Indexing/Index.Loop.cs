@@ -205,10 +205,11 @@ public sealed partial class Index
             try
             {
                 var commit = _database.Notifications.WaitForEtagAsync(seenEtag + 1, token);
-                if (_dirty)
+                if (_dirty || IdleMergeWanted())
                 {
-                    // Caught up with uncommitted work: commit unless more comes soon (a steady
-                    // stream of writes then commits every CommitInterval from the batches).
+                    // Caught up with uncommitted work (or several segments to merge): commit unless
+                    // more comes soon (a steady stream of writes then commits every CommitInterval
+                    // from the batches).
                     var idle = Task.Delay(IdleCommitDelay, token);
                     await Task.WhenAny(commit, wake, _database.Notifications.Closed, idle).ConfigureAwait(false);
                     if (idle.IsCompletedSuccessfully && !commit.IsCompleted && !wake.IsCompleted)
@@ -302,12 +303,16 @@ public sealed partial class Index
     /// <summary>A commit on its own, after the loop caught up: recorded as a batch of one operation.</summary>
     private void CommitIdle()
     {
-        if (!_dirty)
+        if (!_dirty && !IdleMergeWanted())
             return;
         var timer = new BatchTimer();
-        var started = Stopwatch.GetTimestamp();
-        Commit();
-        timer.AddCommit(Stopwatch.GetTimestamp() - started);
+        if (_dirty)
+        {
+            var started = Stopwatch.GetTimestamp();
+            Commit();
+            timer.AddCommit(Stopwatch.GetTimestamp() - started);
+        }
+
         MergeWhenIdle(timer);
         timer.EndLoop();
         Publish(timer);
@@ -323,13 +328,7 @@ public sealed partial class Index
     /// </summary>
     private void MergeWhenIdle(BatchTimer timer)
     {
-        if (ReplacementOf is not null || (_lastIdleMerge != 0 && Stopwatch.GetElapsedTime(_lastIdleMerge) < IdleMergeSpacing))
-        {
-            return;
-        }
-
-        var (segments, entries) = _files.ReadSearchable(static reader => (reader.Leaves.Count, reader.MaxDoc));
-        if (segments <= 1 || entries > MaxEntriesMergedWhenIdle)
+        if (!IdleMergeWanted())
         {
             return;
         }
@@ -340,6 +339,18 @@ public sealed partial class Index
         Commit();
         timer.AddCommit(Stopwatch.GetTimestamp() - started);
         Refresh(timer);
+    }
+
+    /// <summary>Whether <see cref="MergeWhenIdle"/> would merge now: several segments, a small index, not merged within the spacing.</summary>
+    private bool IdleMergeWanted()
+    {
+        if (ReplacementOf is not null || (_lastIdleMerge != 0 && Stopwatch.GetElapsedTime(_lastIdleMerge) < IdleMergeSpacing))
+        {
+            return false;
+        }
+
+        var (segments, entries) = _files.ReadSearchable(static reader => (reader.Leaves.Count, reader.MaxDoc));
+        return segments > 1 && entries <= MaxEntriesMergedWhenIdle;
     }
 
     private void Publish(BatchTimer timer)
