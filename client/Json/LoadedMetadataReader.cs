@@ -3,7 +3,8 @@ using System.Text.Json;
 namespace Jackdaw.Client.Json;
 
 /// <summary>What a session takes from a loaded document's <c>@metadata</c>, and where it lies in the document.</summary>
-internal readonly record struct LoadedMetadata(int Offset, int Length, string? Id, string? ChangeVector, string? LastModified, bool IsRequestedType, string? ClrTypeName);
+/// <remarks><see cref="IsProjection"/>: the server marked the value <c>"@projection":true</c> (a query's projected result).</remarks>
+internal readonly record struct LoadedMetadata(int Offset, int Length, string? Id, string? ChangeVector, string? LastModified, bool IsRequestedType, string? ClrTypeName, bool IsProjection);
 
 /// <summary>Finds and reads the top-level <c>@metadata</c> object of one loaded document.</summary>
 internal static class LoadedMetadataReader
@@ -58,15 +59,23 @@ internal static class LoadedMetadataReader
     {
         var start = (int)reader.TokenStartIndex;
         string? id = null, changeVector = null, lastModified = null, clrTypeName = null;
-        var isRequestedType = false;
+        bool isRequestedType = false, isProjection = false;
         while (reader.Read() && reader.TokenType == JsonTokenType.PropertyName)
         {
             var key = reader.ValueTextEquals("@id"u8) ? 1
                 : reader.ValueTextEquals("@change-vector"u8) ? 2
                 : reader.ValueTextEquals("@last-modified"u8) ? 3
                 : reader.ValueTextEquals("Jackdaw-Clr-Type"u8) ? 4
+                : reader.ValueTextEquals("@projection"u8) ? 5
                 : 0;
             reader.Read();
+            if (key == 5)
+            {
+                isProjection = reader.TokenType == JsonTokenType.True;
+                reader.Skip();
+                continue;
+            }
+
             if (reader.TokenType != JsonTokenType.String)
             {
                 reader.Skip();
@@ -92,6 +101,6 @@ internal static class LoadedMetadataReader
             }
         }
 
-        return new LoadedMetadata(offset, (int)reader.BytesConsumed - start, id, changeVector, lastModified, isRequestedType, clrTypeName);
+        return new LoadedMetadata(offset, (int)reader.BytesConsumed - start, id, changeVector, lastModified, isRequestedType, clrTypeName, isProjection);
     }
 }

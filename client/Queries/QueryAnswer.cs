@@ -4,21 +4,31 @@ using System.Text.Json;
 namespace Jackdaw.Client.Queries;
 
 /// <summary>
-/// The server's answer to a query, located in its body without copying:
+/// The server's answer to a query, read in one pass over its body:
 /// <c>{"Results":[...],"Includes":{"id":{...}|null},"TotalResults":n,"SkippedResults":n,"IndexName":...,
 /// "IsStale":...,"IndexTimestamp":...,"LastQueryTime":...,"ResultEtag":n,"NodeTag":...,"DurationInMs":n}</c>.
-/// Each result and included document is a range of <see cref="Body"/>.
+/// Each result is handed to a <see cref="ResultReader"/> as the reader reaches it, so it is
+/// tokenized once, straight into the caller's object; included documents are ranges of <see cref="Body"/>.
 /// </summary>
 internal sealed class QueryAnswer
 {
+    private readonly ResultReader _readResult;
     private int _start;
 
-    private QueryAnswer(ReadOnlyMemory<byte> body) => Body = body;
+    private QueryAnswer(ReadOnlyMemory<byte> body, ResultReader readResult)
+    {
+        Body = body;
+        _readResult = readResult;
+    }
+
+    /// <summary>
+    /// Reads one result, <paramref name="reader"/> (over all of <paramref name="buffer"/>) on its
+    /// first token, and leaves the reader on its last token.
+    /// </summary>
+    public delegate void ResultReader(ref Utf8JsonReader reader, ReadOnlyMemory<byte> buffer);
 
     /// <summary>The answer's bytes: a whole response body, or one item of a <c>multi_get</c> answer.</summary>
     public ReadOnlyMemory<byte> Body { get; }
-
-    public List<Range> Results { get; } = [];
 
     /// <summary>Included documents by id; a null range is an id the server found no document for.</summary>
     public List<(string Id, Range? Document)> Includes { get; } = [];
@@ -42,10 +52,10 @@ internal sealed class QueryAnswer
     public long DurationInMs { get; private set; }
 
     /// <exception cref="JackdawException">The body is not a query answer.</exception>
-    public static QueryAnswer Parse(ReadOnlyMemory<byte> body)
+    public static QueryAnswer Parse(ReadOnlyMemory<byte> body, ResultReader readResult)
     {
         var reader = new Utf8JsonReader(body.Span);
-        return Parse(body, ref reader);
+        return Parse(body, ref reader, readResult);
     }
 
     /// <summary>
@@ -54,9 +64,9 @@ internal sealed class QueryAnswer
     /// item of a <c>multi_get</c>) is read in the same pass as the body. Ranges are in <paramref name="buffer"/>.
     /// </summary>
     /// <exception cref="JackdawException">The value is not a query answer.</exception>
-    public static QueryAnswer Parse(ReadOnlyMemory<byte> buffer, ref Utf8JsonReader reader)
+    public static QueryAnswer Parse(ReadOnlyMemory<byte> buffer, ref Utf8JsonReader reader, ResultReader readResult)
     {
-        var answer = new QueryAnswer(buffer);
+        var answer = new QueryAnswer(buffer, readResult);
         try
         {
             answer.Read(ref reader);
@@ -165,9 +175,7 @@ internal sealed class QueryAnswer
 
         while (reader.Read() && reader.TokenType != JsonTokenType.EndArray)
         {
-            var start = (int)reader.TokenStartIndex;
-            reader.Skip();
-            Results.Add(start..(int)reader.BytesConsumed);
+            _readResult(ref reader, Body);
         }
     }
 

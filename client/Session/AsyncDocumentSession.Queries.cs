@@ -1,4 +1,5 @@
 using System.Text.Json;
+using System.Text.Json.Serialization.Metadata;
 using Jackdaw.Client.Json;
 using Jackdaw.Client.Queries;
 using Jackdaw.Client.Queries.Linq;
@@ -56,15 +57,22 @@ internal sealed partial class AsyncDocumentSession
             answerBody = await response.Content.ReadAsByteArrayAsync(token).ConfigureAwait(false);
         }
 
-        return ReadQueryAnswer<TResult>(QueryAnswer.Parse(answerBody), shape, statistics);
+        var reader = new Utf8JsonReader(answerBody);
+        return ReadQueryAnswer<TResult>(answerBody, ref reader, shape, statistics);
     }
 
     /// <summary>
-    /// A query's answer (a response body, or an item of a <c>multi_get</c>) as objects: statistics
-    /// filled, includes kept, documents tracked unless <paramref name="shape"/> says otherwise.
+    /// A query's answer (a response body, or an item of a <c>multi_get</c>: <paramref name="reader"/>
+    /// over all of <paramref name="buffer"/>, before the answer's first token) as objects, in one pass:
+    /// each result is deserialized as the reader reaches it, then statistics are filled, includes
+    /// kept, and documents tracked unless <paramref name="shape"/> says otherwise. The results are
+    /// tracked before the answer's includes are kept, so an included document that is also a result
+    /// is the tracked one.
     /// </summary>
-    internal QueryResult<TResult> ReadQueryAnswer<TResult>(QueryAnswer answer, QueryResultShape shape, IReadOnlyList<QueryStatistics> statistics)
+    internal QueryResult<TResult> ReadQueryAnswer<TResult>(ReadOnlyMemory<byte> buffer, ref Utf8JsonReader reader, QueryResultShape shape, IReadOnlyList<QueryStatistics> statistics)
     {
+        var results = new List<TResult>();
+        var answer = QueryAnswer.Parse(buffer, ref reader, (ref Utf8JsonReader result, ReadOnlyMemory<byte> body) => results.Add(ReadResult<TResult>(ref result, body, shape)));
         foreach (var target in statistics)
         {
             answer.FillStatistics(target);
@@ -75,13 +83,50 @@ internal sealed partial class AsyncDocumentSession
             KeepIncludes(answer.Body, answer.Includes);
         }
 
-        var results = new List<TResult>(answer.Results.Count);
-        foreach (var range in answer.Results)
+        return new QueryResult<TResult>(results, answer.TotalResults);
+    }
+
+    /// <summary>
+    /// Reads the result whose first token <paramref name="reader"/> (over <paramref name="buffer"/>)
+    /// is on and leaves the reader on its last token. A document of an object type is deserialized
+    /// straight from the reader, and its <c>@metadata</c> (which the server writes last) found from
+    /// the end of its bytes, which decides whether it is a projection, its id and its stored type;
+    /// only a stored subtype is deserialized again. Projections and other types are read from the
+    /// result's bytes.
+    /// </summary>
+    private TResult ReadResult<TResult>(ref Utf8JsonReader reader, ReadOnlyMemory<byte> buffer, QueryResultShape shape)
+    {
+        var start = (int)reader.TokenStartIndex;
+        var entityType = shape.EntityType ?? typeof(TResult);
+        if (shape.Mode == QueryResultMode.Projection || _conventions.SerializerOptions.GetTypeInfo(entityType).Kind != JsonTypeInfoKind.Object)
         {
-            results.Add(Materialize<TResult>(answer.Body[range], shape));
+            reader.Skip();
+            return Materialize<TResult>(buffer[start..(int)reader.BytesConsumed], shape);
         }
 
-        return new QueryResult<TResult>(results, answer.TotalResults);
+        var requested = _conventions.GetEntityTypeInfo(entityType);
+        var entity = DeserializeFromReader(ref reader, entityType, requested);
+        var result = buffer[start..(int)reader.BytesConsumed];
+        var hasMetadata = LoadedMetadataReader.TryRead(result.Span, "", requested.ClrTypeNameUtf8, out var metadata);
+        // As IsProjection says: marked @projection, or @metadata without @id; without @metadata, a raw query's result is one.
+        var isProjection = hasMetadata ? metadata.IsProjection || metadata.Id is null : shape.Mode == QueryResultMode.Auto;
+        if (shape.Mode != QueryResultMode.NoTracking && !isProjection)
+        {
+            return (TResult)Track(entity, result, hasMetadata, metadata, "", entityType, requested, out _);
+        }
+
+        var type = metadata.Id is null || metadata.IsRequestedType ? requested : _conventions.GetEntityTypeInfo(ResolveType(entityType, metadata.Id, metadata.ClrTypeName));
+        if (entity is null || type != requested)
+        {
+            entity = Deserialize(result.Span, type, metadata.Id ?? "(query result)");
+        }
+
+        if (metadata.Id is not null)
+        {
+            type.SetId?.Invoke(entity, metadata.Id);
+        }
+
+        return (TResult)entity;
     }
 
     private TResult Materialize<TResult>(ReadOnlyMemory<byte> result, QueryResultShape shape)

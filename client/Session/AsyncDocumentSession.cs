@@ -223,30 +223,49 @@ internal sealed partial class AsyncDocumentSession : IAsyncDocumentSession, IAdv
     {
         var start = (int)reader.TokenStartIndex;
         var requestedType = _conventions.GetEntityTypeInfo(requested);
-        object? entity = null;
-        if (!requested.IsAbstract)
-        {
-            var atStart = reader;
-            try
-            {
-                entity = JsonSerializer.Deserialize(ref reader, requestedType.JsonTypeInfo);
-            }
-            catch (Exception e) when (e is JsonException or NotSupportedException)
-            {
-                // Not a T, or not JSON: the stored type decides below, or Skip throws for broken JSON.
-                reader = atStart;
-                reader.Skip();
-                entity = null;
-            }
-        }
-        else
+        var entity = DeserializeFromReader(ref reader, requested, requestedType);
+        var document = buffer.Slice(start, (int)reader.BytesConsumed - start);
+        var hasMetadata = LoadedMetadataReader.TryRead(document.Span, requestedId, requestedType.ClrTypeNameUtf8, out var metadata);
+        return Track(entity, document, hasMetadata, metadata, requestedId, requested, requestedType, out id);
+    }
+
+    /// <summary>
+    /// Deserializes the value whose first token <paramref name="reader"/> is on as a concrete
+    /// <paramref name="requested"/> type, moving the reader past it; null when the type is abstract
+    /// or the value is not one (the stored type decides later), and Skip throws for broken JSON.
+    /// </summary>
+    private static object? DeserializeFromReader(ref Utf8JsonReader reader, Type requested, EntityTypeInfo requestedType)
+    {
+        if (requested.IsAbstract)
         {
             reader.Skip();
+            return null;
         }
 
-        var document = buffer.Slice(start, (int)reader.BytesConsumed - start);
-        if (!LoadedMetadataReader.TryRead(document.Span, requestedId, requestedType.ClrTypeNameUtf8, out var metadata))
+        var atStart = reader;
+        try
+        {
+            return JsonSerializer.Deserialize(ref reader, requestedType.JsonTypeInfo);
+        }
+        catch (Exception e) when (e is JsonException or NotSupportedException)
+        {
+            reader = atStart;
+            reader.Skip();
+            return null;
+        }
+    }
+
+    /// <summary>
+    /// Tracks <paramref name="document"/> (its <paramref name="metadata"/> read when <paramref name="hasMetadata"/>),
+    /// given the <paramref name="entity"/> read as the requested type from the same bytes, or null.
+    /// </summary>
+    private object Track(object? entity, ReadOnlyMemory<byte> document, bool hasMetadata, in LoadedMetadata metadata, string requestedId, Type requested, EntityTypeInfo requestedType, out string id)
+    {
+        if (!hasMetadata)
+        {
             throw new JackdawException(requestedId.Length > 0 ? $"Document '{requestedId}' came without @metadata." : "A query result came without @metadata; documents carry it, projections need a Select.");
+        }
+
         id = metadata.Id ?? (requestedId.Length > 0 ? requestedId : throw new JackdawException("A query result came without @metadata.@id, so the session cannot track it."));
         if (_byId.TryGetValue(id, out var tracked))
         {

@@ -20,7 +20,8 @@ internal sealed class LazyQueryOperation<TResult, TValue>(
     protected override void HandleResponse(GetRequest request, int statusCode, ReadOnlyMemory<byte> result)
     {
         ThrowIfError(request, statusCode, result);
-        SetValue(select(session.ReadQueryAnswer<TResult>(QueryAnswer.Parse(result), shape, statistics)));
+        var reader = new Utf8JsonReader(result.Span);
+        SetValue(select(session.ReadQueryAnswer<TResult>(result, ref reader, shape, statistics)));
     }
 
     protected override void HandleResponse(GetRequest request, int statusCode, ref Utf8JsonReader reader, ReadOnlyMemory<byte> body)
@@ -31,6 +32,6 @@ internal sealed class LazyQueryOperation<TResult, TValue>(
             return;
         }
 
-        SetValue(select(session.ReadQueryAnswer<TResult>(QueryAnswer.Parse(body, ref reader), shape, statistics)));
+        SetValue(select(session.ReadQueryAnswer<TResult>(body, ref reader, shape, statistics)));
     }
 }

@@ -137,6 +137,9 @@ public sealed partial class Index : IAsyncDisposable, ITombstoneConsumer
     private long _lastWriteSeen;
     private bool _mergedAfterBuild;
 
+    /// <summary>When the last merge after going idle was made (<see cref="MergeWhenIdle"/>), 0 before the first.</summary>
+    private long _lastIdleMerge;
+
     private Index(DocumentDatabase database, IndexRecord record, IIndexMapper mapper, Analysis.IndexAnalyzers analyzers, string? folder, ILogger logger, Func<bool> paused, Func<string, LuceneDirectory>? openDirectory = null)
     {
         var definition = record.Definition;

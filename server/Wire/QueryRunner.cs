@@ -48,7 +48,7 @@ public static class QueryRunner
     private static async Task<QueryAnswer> RunOnceAsync(DocumentDatabase database, QueryRequest request, int maxLimit, string? ifNoneMatch, bool timed, CancellationToken cancellationToken)
     {
         var started = Stopwatch.GetTimestamp();
-        var query = RqlParser.Parse(request.Text);
+        var query = RqlQueryCache.Parse(request.Text);
         if (query.Update is { } update)
             throw new InvalidQueryException(request.Text, update.Position, "an 'update' clause patches the documents it finds: send it with PATCH /databases/{db}/queries (a patch by query), not as a query.");
         // Timings in the answer when the query or the request asks; measured anyway for a slow-query log at threshold 0.

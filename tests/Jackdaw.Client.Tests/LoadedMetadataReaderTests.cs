@@ -62,4 +62,18 @@ public class LoadedMetadataReaderTests
         Assert.False(other.IsRequestedType);
         Assert.Equal("T", other.ClrTypeName);
     }
+
+    [Theory]
+    [InlineData("""{"A":1,"@metadata":{"@id":"a/1","@projection":true}}""", true)]
+    [InlineData("""{"@metadata":{"@projection":true,"@id":"a/1"},"A":1}""", true)]
+    [InlineData("""{"A":1,"@metadata":{"@id":"a/1","@projection":false}}""", false)]
+    [InlineData("""{"A":1,"@metadata":{"@projection":{"@projection":true},"@id":"a/1"}}""", false)]
+    [InlineData("""{"A":{"@metadata":{"@projection":true}},"@metadata":{"@id":"a/1"}}""", false)]
+    public void AProjectionIsReportedOnlyForATopLevelTrueMark(string document, bool isProjection)
+    {
+        Assert.True(LoadedMetadataReader.TryRead(Encoding.UTF8.GetBytes(document), "", "T"u8, out var metadata));
+
+        Assert.Equal(isProjection, metadata.IsProjection);
+        Assert.Equal("a/1", metadata.Id);
+    }
 }

@@ -56,6 +56,36 @@ public sealed class RawQueryTests : QuerySender
     }
 
     [Fact]
+    public async Task EachResultIsReadWhereverItsMetadataLiesAndAsItsStoredType()
+    {
+        var employee = FakeJackdaw.Document("users/3", "Users", new JsonObject { ["Name"] = "Eve", ["Department"] = "R&D" });
+        employee["@metadata"]!["Jackdaw-Clr-Type"] = DocumentConventions.DefaultFindClrTypeName(typeof(Employee));
+        Fake.AnswerQuery = _ => FakeJackdaw.QueryResult([
+            new JsonObject { ["@metadata"] = new JsonObject { ["@id"] = "users/1", ["@change-vector"] = "A:1-x" }, ["Name"] = "Ann" },
+            new JsonObject { ["Name"] = "Bob", ["@metadata"] = new JsonObject { ["@projection"] = true, ["@id"] = "users/2" }, ["Age"] = 40 },
+            employee,
+            new JsonObject { ["Name"] = "Cid", ["@metadata"] = new JsonObject { ["@projection"] = new JsonObject { ["@id"] = "x" }, ["@id"] = "users/4" } },
+        ]);
+
+        var tracked = await Session.Advanced.AsyncRawQuery<User>("from Users").ToListAsync();
+        using var other = Store.OpenAsyncSession();
+        var untracked = await other.Advanced.AsyncRawQuery<User>("from Users").NoTracking().ToListAsync();
+
+        foreach (var users in new[] { tracked, untracked })
+        {
+            Assert.Equal([("users/1", "Ann"), ("users/2", "Bob"), ("users/3", "Eve"), ("users/4", "Cid")], users.Select(u => (u.Id, u.Name)));
+            Assert.Equal(40, users[1].Age);
+            Assert.Equal("R&D", Assert.IsType<Employee>(users[2]).Department);
+        }
+
+        Assert.True(Session.Advanced.IsLoaded("users/1"));
+        Assert.False(Session.Advanced.IsLoaded("users/2"));
+        Assert.Same(tracked[2], await Session.LoadAsync<User>("users/3"));
+        Assert.True(Session.Advanced.IsLoaded("users/4"));
+        Assert.False(other.Advanced.IsLoaded("users/1"));
+    }
+
+    [Fact]
     public async Task CountAndAnyReadTheTotalFirstAndSingleTheResults()
     {
         Fake.AnswerQuery = _ => FakeJackdaw.QueryResult([FakeJackdaw.Document("users/1", "Users", new JsonObject { ["Name"] = "Ann" })], total: 12);
