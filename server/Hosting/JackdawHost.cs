@@ -90,7 +90,7 @@ public sealed partial class JackdawHost : IAsyncDisposable
         if (options.Security.IsSecured)
             security = OpenSecurity(options, loggerFactory, app);
         var server = new ServerContext(options, loggerFactory, security);
-        var pipeline = new RequestPipeline(RouteDiscovery.BuildRouter(server, [.. HandlerTypes.Server, .. RouteDiscovery.HandlerTypesIn(handlerAssemblies ?? [])]), server);
+        var pipeline = new RequestPipeline(RouteDiscovery.BuildRouter(server, [typeof(JackdawHost).Assembly, .. handlerAssemblies ?? []]), server);
         // WebSocket upgrades on the same port: a handler accepts one with HttpContext.WebSockets.
         // Only upgradable requests pass through the WebSocket middleware, which sets a feature
         // object on every request it sees (~70 B per GET otherwise).

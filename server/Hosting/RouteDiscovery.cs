@@ -6,18 +6,19 @@ namespace Jackdaw.Server.Hosting;
 
 /// <summary>
 /// Finds every <c>[Route]</c> method of the handler classes once at startup and builds the router.
-/// The server's own classes are listed in <see cref="HandlerTypes"/>; other assemblies (tests' own
-/// handlers) are scanned. A handler class is any public class with such methods; it is created once, with the <see cref="ServerContext"/> as its
+/// An assembly's classes are those its <see cref="RouteHandlersAttribute"/> names (the server's);
+/// an assembly without one is scanned (tests' own handlers). A handler class is any public class
+/// with such methods; it is created once, with the <see cref="ServerContext"/> as its
 /// constructor argument, and each method must be <c>ValueTask M(RequestContext)</c> and declare
 /// the least access each of its routes needs (<see cref="AccessAttribute"/>). On a secured server
 /// every handler is bound behind its check (<see cref="RequestAuthorization"/>).
 /// </summary>
 public static class RouteDiscovery
 {
-    public static TrieRouter<RequestHandler> BuildRouter(ServerContext server, IEnumerable<Type> handlerTypes)
+    public static TrieRouter<RequestHandler> BuildRouter(ServerContext server, IEnumerable<Assembly> assemblies)
     {
         var builder = new TrieRouter<RequestHandler>.Builder();
-        foreach (var type in handlerTypes.Distinct())
+        foreach (var type in assemblies.Distinct().SelectMany(a => a.GetCustomAttribute<RouteHandlersAttribute>()?.Types ?? HandlerTypesIn([a])).Distinct())
         {
             if (type.IsAbstract || !type.IsClass)
                 continue;
