@@ -45,6 +45,13 @@ public sealed partial class Index
     /// <summary>The most entries an index merged down to one segment when its writes stop (<see cref="MergeWhenIdle"/>).</summary>
     public const int MaxEntriesMergedWhenIdle = 500_000;
 
+    /// <summary>
+    /// The most bytes of segments merged down to one when writes stop: with full-text fields or
+    /// stored reduce results 500,000 entries can be hundreds of MB, too much to rewrite each
+    /// <see cref="IdleMergeSpacing"/> under a trickle of writes.
+    /// </summary>
+    public const long MaxBytesMergedWhenIdle = 32L << 20;
+
     /// <summary>The least time between two merges after going idle: a stream of writes with pauses merges this often at most.</summary>
     public static readonly TimeSpan IdleMergeSpacing = TimeSpan.FromSeconds(60);
 
@@ -215,13 +222,14 @@ public sealed partial class Index
                     if (idle.IsCompletedSuccessfully && !commit.IsCompleted && !wake.IsCompleted)
                         CommitIdle();
                     if (!commit.IsCompleted && !wake.IsCompleted && !_database.Notifications.Closed.IsCompleted)
-                        await Task.WhenAny(commit, wake, _database.Notifications.Closed).WaitAsync(token).ConfigureAwait(false);
+                        await Task.WhenAny(commit, wake, _database.Notifications.Closed, IdleMergeLater(token)).WaitAsync(token).ConfigureAwait(false);
                 }
                 else
                 {
-                    // Caught up with nothing to commit: whatever failed before is behind it.
+                    // Caught up with nothing to commit: whatever failed before is behind it. A merge
+                    // held back only by the spacing comes back when the spacing is over.
                     _failuresInARow = 0;
-                    await Task.WhenAny(commit, wake, _database.Notifications.Closed).WaitAsync(token).ConfigureAwait(false);
+                    await Task.WhenAny(commit, wake, _database.Notifications.Closed, IdleMergeLater(token)).WaitAsync(token).ConfigureAwait(false);
                 }
                 if (wake.IsCompleted)
                     ResetWake();
@@ -323,8 +331,8 @@ public sealed partial class Index
     /// segment, so that a query looks each term up once instead of in every segment the batches
     /// left (the 100,000 orders' auto-index on Company: 4 segments, TermContext.Build 9% of an
     /// equality query's server samples). At most once per <see cref="IdleMergeSpacing"/>, and
-    /// only up to <see cref="MaxEntriesMergedWhenIdle"/> entries (a few tens of MB: well under a
-    /// second of merging); a replacement merges after its build instead (<see cref="MergeAfterBuild"/>).
+    /// only up to <see cref="MaxEntriesMergedWhenIdle"/> entries and <see cref="MaxBytesMergedWhenIdle"/>
+    /// (well under a second of merging); not for a paused, disabled or errored index; a replacement merges after its build instead (<see cref="MergeAfterBuild"/>).
     /// </summary>
     private void MergeWhenIdle(BatchTimer timer)
     {
@@ -341,16 +349,69 @@ public sealed partial class Index
         Refresh(timer);
     }
 
-    /// <summary>Whether <see cref="MergeWhenIdle"/> would merge now: several segments, a small index, not merged within the spacing.</summary>
-    private bool IdleMergeWanted()
+    /// <summary>
+    /// Whether <see cref="MergeWhenIdle"/> would merge now: a running index (not paused, disabled
+    /// or errored), several segments, a small index, not merged within the spacing.
+    /// </summary>
+    private bool IdleMergeWanted() => !IdleMergeSpaced(out _) && IdleMergeCandidate();
+
+    /// <summary>
+    /// A task that ends when a merge now held back only by <see cref="IdleMergeSpacing"/> becomes
+    /// due, so that the loop, waiting for writes, comes back to do it; one that never ends otherwise.
+    /// One delay per merge: the loop waits again after every write, and a delay made each time
+    /// would keep a timer each for up to the spacing.
+    /// </summary>
+    private Task IdleMergeLater(CancellationToken token)
     {
-        if (ReplacementOf is not null || (_lastIdleMerge != 0 && Stopwatch.GetElapsedTime(_lastIdleMerge) < IdleMergeSpacing))
+        if (!IdleMergeSpaced(out var remaining))
+        {
+            return NeverEnds;
+        }
+
+        if (_idleMergeDue is null || _idleMergeDueAfter != _lastIdleMerge)
+        {
+            if (!IdleMergeCandidate())
+            {
+                return NeverEnds;
+            }
+
+            _idleMergeDueAfter = _lastIdleMerge;
+            _idleMergeDue = Task.Delay(remaining, token);
+        }
+
+        return _idleMergeDue;
+    }
+
+    private static readonly Task NeverEnds = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously).Task;
+
+    // The delay IdleMergeLater made, and the merge (its start) it counts from.
+    private Task? _idleMergeDue;
+    private long _idleMergeDueAfter;
+
+    private bool IdleMergeSpaced(out TimeSpan remaining)
+    {
+        remaining = _lastIdleMerge == 0 ? TimeSpan.Zero : IdleMergeSpacing - Stopwatch.GetElapsedTime(_lastIdleMerge);
+        return remaining > TimeSpan.Zero;
+    }
+
+    private bool IdleMergeCandidate()
+    {
+        if (ReplacementOf is not null || _state is not IndexState.Normal || _disabled || _pausedAlone || _paused())
         {
             return false;
         }
 
-        var (segments, entries) = _files.ReadSearchable(static reader => (reader.Leaves.Count, reader.MaxDoc));
-        return segments > 1 && entries <= MaxEntriesMergedWhenIdle;
+        var (segments, entries, bytes) = _files.ReadSearchable(static reader =>
+        {
+            long size = 0;
+            foreach (var leaf in reader.Leaves)
+            {
+                size += leaf.AtomicReader is global::Lucene.Net.Index.SegmentReader segment ? segment.SegmentInfo.GetSizeInBytes() : 0;
+            }
+
+            return (reader.Leaves.Count, reader.MaxDoc, size);
+        });
+        return segments > 1 && entries <= MaxEntriesMergedWhenIdle && bytes <= MaxBytesMergedWhenIdle;
     }
 
     private void Publish(BatchTimer timer)

@@ -24,8 +24,12 @@ public sealed class PreadDirectory(DirectoryInfo path) : FSDirectory(path, null)
     /// <summary>The largest file read into memory: a segment of about 500,000 small entries.</summary>
     public const long MaxHeldFileBytes = 16L << 20;
 
-    /// <summary>What all indexes of the process hold in memory at most.</summary>
-    public const long MaxHeldBytes = 256L << 20;
+    /// <summary>
+    /// What all indexes of the process hold in memory at most: 256 MiB, or an eighth of the memory
+    /// the GC may use (a container's limit), whichever is less. Unlike the page cache, held arrays
+    /// are not given back under memory pressure.
+    /// </summary>
+    public static readonly long MaxHeldBytes = Math.Min(256L << 20, Math.Max(16L << 20, GC.GetGCMemoryInfo().TotalAvailableMemoryBytes / 8));
 
     private static long s_heldBytes;
 

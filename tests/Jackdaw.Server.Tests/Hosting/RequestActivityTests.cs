@@ -5,10 +5,13 @@ using Microsoft.Extensions.Logging;
 
 namespace Jackdaw.Server.Tests.Hosting;
 
+// Alone: OpenTelemetryExportTests' tracer provider listens to every "Jackdaw.Requests" source of
+// the process, so a server of a parallel test would start the activity this class expects absent.
 /// <summary>
 /// ASP.NET Core's hosting makes a request activity and logging scope only when something can show
 /// them (<see cref="RequestActivityLogFilter"/>): its request log lines, or scopes a provider writes.
 /// </summary>
+[Collection(RunsAlone.Name)]
 public sealed class RequestActivityTests
 {
     private static async Task<(bool Activity, bool Feature)> ProbeAsync(InProcessServer server)

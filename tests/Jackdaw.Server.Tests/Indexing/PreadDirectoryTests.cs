@@ -1,12 +1,15 @@
 using Jackdaw.Server.Indexing.Lucene;
+using Jackdaw.Server.Tests.Infrastructure;
 using Lucene.Net.Store;
 
 namespace Jackdaw.Server.Tests.Indexing;
 
+// Alone: HeldBytes is the process's; an index opened or closed by a parallel test moves it.
 /// <summary>
 /// Small files opened for searching are read from memory (<see cref="ArrayIndexInput"/>); what
 /// they read is checked against the same file read with pread (a read-once context).
 /// </summary>
+[Collection(RunsAlone.Name)]
 public sealed class PreadDirectoryTests : IDisposable
 {
     private readonly string _folder = Path.Combine(Path.GetTempPath(), "jackdaw-pread-" + Guid.NewGuid().ToString("N"));
