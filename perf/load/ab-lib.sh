@@ -5,9 +5,12 @@
 # machine, ReadyToRun where the revision's csproj asks for it (as `dotnet run -c Release` and the
 # Dockerfile do; a revision before issue 33 publishes plain IL, as it shipped).
 publish_server() {
-  local rid
-  case "$(uname -m)" in aarch64|arm64) rid=linux-arm64 ;; *) rid=linux-x64 ;; esac
-  dotnet publish -c Release "${2:-.}/server/Jackdaw.Server.csproj" -r "$rid" --self-contained false -v q -nologo -o "$1" >/dev/null
+  dotnet publish -c Release "${2:-.}/server/Jackdaw.Server.csproj" -r "$(machine_rid)" --self-contained false -v q -nologo -o "$1" >/dev/null
+}
+
+# machine_rid: this machine's runtime identifier, for a publish (linux-x64 or linux-arm64).
+machine_rid() {
+  case "$(uname -m)" in aarch64|arm64) echo linux-arm64 ;; *) echo linux-x64 ;; esac
 }
 
 # build_pair <baseline-rev>: the baseline (from `git archive`) into $WORK/base, the working tree into $WORK/head.

@@ -18,8 +18,7 @@ trap cleanup EXIT
 . perf/load/ab-lib.sh
 SERVER=${SERVER_BUILD:-$WORK/jackdaw}
 [ -n "${SERVER_BUILD:-}" ] || publish_server "$WORK/jackdaw"
-case "$(uname -m)" in aarch64|arm64) rid=linux-arm64 ;; *) rid=linux-x64 ;; esac
-dotnet publish -c Release perf/load/BareKestrel/BareKestrel.csproj -r "$rid" --self-contained false \
+dotnet publish -c Release perf/load/BareKestrel/BareKestrel.csproj -r "$(machine_rid)" --self-contained false \
   -p:PublishReadyToRun=true -v q -nologo -o "$WORK/bare" >/dev/null
 
 once() { # dll [args...] -> milliseconds to the first answer

@@ -51,8 +51,7 @@ public static class RouteDiscovery
 
     /// <summary>Every route of <paramref name="assemblies"/> with the access it declares (null: none), for the route-table check.</summary>
     public static IReadOnlyList<(string Method, string Template, RouteAccess? Access)> Routes(IEnumerable<Assembly> assemblies) =>
-        assemblies.Distinct().SelectMany(a => a.GetTypes())
-            .Where(type => type.IsClass && !type.IsAbstract)
+        HandlerTypesIn(assemblies)
             .SelectMany(type => type.GetMethods(BindingFlags.Instance | BindingFlags.Public | BindingFlags.DeclaredOnly))
             .SelectMany(method => method.GetCustomAttributes<RouteAttribute>().Select(route => (route.Method, route.Template, AccessAttribute.For(method, route.Template))))
             .OrderBy(r => r.Template, StringComparer.Ordinal).ThenBy(r => r.Method, StringComparer.Ordinal)
