@@ -28,8 +28,12 @@ public static class JsonErrors
         response.ContentType = JsonContentType;
         if (context.Request.Headers.ContainsKey(RavenClientVersionHeader))
             type = ErrorTypes.RavenName(type);
-        Write(response.BodyWriter, type, message);
-        await response.BodyWriter.FlushAsync(context.RequestAborted).ConfigureAwait(false);
+        // Written whole with its length, not chunked: the answer ends with its last byte, so a client
+        // that reads up to the Content-Length has the whole answer (no chunk terminator trails it).
+        var body = new System.Buffers.ArrayBufferWriter<byte>(256);
+        Write(body, type, message);
+        response.ContentLength = body.WrittenCount;
+        await response.Body.WriteAsync(body.WrittenMemory, context.RequestAborted).ConfigureAwait(false);
     }
 
     public static void Write(System.Buffers.IBufferWriter<byte> output, string type, string message)
