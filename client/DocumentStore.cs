@@ -138,7 +138,7 @@ public sealed class DocumentStore : IDisposable
         var tls = CreateTls();
         _conventions.Freeze();
         var handler = HttpMessageHandlerFactory?.Invoke() ?? RequestExecutor.CreateDefaultHandler(tls);
-        _executor = new RequestExecutor(urls, _conventions.RequestTimeout, handler, tls);
+        _executor = new RequestExecutor(urls, _conventions, handler, tls);
         _maintenance = new MaintenanceOperations(_executor, _conventions, _database);
         _operations = new DocumentOperations(_executor, _conventions, _database);
         _subscriptions = new DocumentSubscriptions(this);
