@@ -26,6 +26,8 @@ internal sealed class DatabaseNodes
     private volatile bool _fromServer;
     private int _refreshing;
     private long _lastFallbackRefresh;
+    private ClientConfiguration? _clientConfiguration;
+    private int _configuring;
 
     public DatabaseNodes(RequestExecutor executor, string database)
     {
@@ -42,6 +44,50 @@ internal sealed class DatabaseNodes
     public string? TopologyEtagHeader => _executor.TopologyUpdatesDisabled || Selector is not { } selector
         ? null
         : "\"" + selector.Topology.Etag.ToString(System.Globalization.CultureInfo.InvariantCulture) + "\"";
+
+    /// <summary>The etag of the client configuration the store holds, quoted as RavenDB's clients send it in <c>Client-Configuration-Etag</c> (0: none).</summary>
+    public string ClientConfigurationEtagHeader =>
+        "\"" + (Volatile.Read(ref _clientConfiguration)?.Etag ?? 0).ToString(System.Globalization.CultureInfo.InvariantCulture) + "\"";
+
+    /// <summary>The server's client configuration of the database, once one was read.</summary>
+    public ClientConfiguration? ClientConfiguration => Volatile.Read(ref _clientConfiguration);
+
+    /// <summary>How a session's reads are balanced: as the server's client configuration says, else as the conventions do.</summary>
+    public ReadBalanceBehavior ReadBalanceBehavior =>
+        Volatile.Read(ref _clientConfiguration) is { Disabled: false, ReadBalanceBehavior: { } configured } ? configured : _executor.ReadBalanceBehavior;
+
+    /// <summary>
+    /// Reads the database's client configuration from <paramref name="from"/> in the background (one
+    /// read at a time), after an answer said it changed. A failed read changes nothing.
+    /// </summary>
+    public void RefreshClientConfigurationInBackground(ServerNode from)
+    {
+        if (Interlocked.CompareExchange(ref _configuring, 1, 0) != 0)
+        {
+            return;
+        }
+
+        _ = Task.Run(async () =>
+        {
+            try
+            {
+                var configuration = await _executor.FetchClientConfigurationAsync(from.Url, Database, _executor.Disposing).ConfigureAwait(false);
+                Volatile.Write(ref _clientConfiguration, configuration);
+                if (ReadBalanceBehavior == ReadBalanceBehavior.FastestNode)
+                {
+                    Selector?.StartSpeedTest();
+                }
+            }
+            catch (Exception e) when (e is JackdawException or OperationCanceledException)
+            {
+                // The next answer that says so asks again.
+            }
+            finally
+            {
+                Volatile.Write(ref _configuring, 0);
+            }
+        });
+    }
 
     /// <summary>
     /// The selector, after the first topology update: the first of the store's URLs whose server
@@ -111,7 +157,7 @@ internal sealed class DatabaseNodes
     private NodeSelector Publish(NodeSelector selector)
     {
         Volatile.Write(ref _selector, selector);
-        if (_executor.ReadBalanceBehavior == ReadBalanceBehavior.FastestNode)
+        if (ReadBalanceBehavior == ReadBalanceBehavior.FastestNode)
         {
             selector.StartSpeedTest();
         }

@@ -69,6 +69,54 @@ internal sealed partial class RequestExecutor
         }
     }
 
+    /// <summary>
+    /// <c>GET {url}/databases/{db}/configuration/client</c> (RavenDB's
+    /// <c>GetClientConfigurationOperation</c>): <c>{"Etag":n,"Configuration":{"Disabled","ReadBalanceBehavior",...}|null}</c>.
+    /// </summary>
+    public async Task<ClientConfiguration> FetchClientConfigurationAsync(string url, string database, CancellationToken token)
+    {
+        var attempt = new Attempt(_client, HttpCompletionOption.ResponseContentRead, null, HttpMethod.Get, DocumentStore.DatabasePath(database) + "/configuration/client", null, null);
+        var (response, failure) = await TrySendOnceAsync(url, attempt, null, token).ConfigureAwait(false);
+        if (response is null)
+        {
+            throw failure!;
+        }
+
+        using (response)
+        {
+            if (!response.IsSuccessStatusCode)
+            {
+                throw await CreateErrorAsync(response, attempt.Method, attempt.PathAndQuery, token).ConfigureAwait(false);
+            }
+
+            var body = await response.Content.ReadAsByteArrayAsync(token).ConfigureAwait(false);
+            try
+            {
+                using var json = JsonDocument.Parse(body);
+                var root = json.RootElement;
+                var etag = root.TryGetProperty("Etag", out var e) && e.TryGetInt64(out var n) ? n : 0;
+                if (!root.TryGetProperty("Configuration", out var configuration) || configuration.ValueKind != JsonValueKind.Object)
+                {
+                    return new ClientConfiguration { Etag = etag, Disabled = true };
+                }
+
+                return new ClientConfiguration
+                {
+                    Etag = etag,
+                    Disabled = configuration.TryGetProperty("Disabled", out var disabled) && disabled.ValueKind == JsonValueKind.True,
+                    ReadBalanceBehavior = configuration.TryGetProperty("ReadBalanceBehavior", out var balance) && balance.ValueKind == JsonValueKind.String
+                        && Enum.TryParse<ReadBalanceBehavior>(balance.GetString(), ignoreCase: true, out var parsed)
+                        ? parsed
+                        : null,
+                };
+            }
+            catch (JsonException e)
+            {
+                throw new JackdawException($"GET {url}{attempt.PathAndQuery} answered with something that is not a client configuration: {e.Message}", e);
+            }
+        }
+    }
+
     /// <summary>Server-wide requests may go to every node a topology named, after the store's own URLs.</summary>
     private void LearnUrls(Topology topology)
     {
@@ -113,8 +161,7 @@ internal sealed partial class RequestExecutor
     private Task<(HttpResponseMessage? Response, JackdawException? Failure)> RaceAsync(DatabaseNodes nodes, NodeSelector selector, ServerNode chosen, Attempt attempt, CancellationToken token)
     {
         var topology = selector.Topology;
-        var etag = nodes.TopologyEtagHeader;
-        var tasks = topology.Nodes.Select(n => TrySendOnceAsync(n.Url, attempt, etag, token)).ToArray();
+        var tasks = topology.Nodes.Select(n => TrySendOnceAsync(n.Url, attempt, nodes, token)).ToArray();
         var mine = 0;
         for (var i = 0; i < tasks.Length; i++)
         {

@@ -30,6 +30,12 @@ internal sealed partial class RequestExecutor : IDisposable
     /// <summary>RavenDB's response header saying the client's topology is out of date.</summary>
     public const string RefreshTopologyHeaderName = "Refresh-Topology";
 
+    /// <summary>RavenDB's request header with the etag of the client configuration the client holds.</summary>
+    public const string ClientConfigurationEtagHeaderName = "Client-Configuration-Etag";
+
+    /// <summary>RavenDB's response header saying the client configuration changed.</summary>
+    public const string RefreshClientConfigurationHeaderName = "Refresh-Client-Configuration";
+
     private static readonly MediaTypeHeaderValue JsonContentType = MediaTypeHeaderValue.Parse("application/json; charset=utf-8");
     private readonly HttpClient _client;
     private readonly HttpClient _streamingClient;
@@ -277,16 +283,17 @@ internal sealed partial class RequestExecutor : IDisposable
     {
         var selector = await nodes.GetSelectorAsync(token).ConfigureAwait(false);
         var isRead = session is not null && IsRead(attempt);
+        var balance = nodes.ReadBalanceBehavior;
         var node = Choose(selector, isRead).Node;
         // During a speed test, the first attempt of a read is a race of every node.
-        var raced = isRead && ReadBalanceBehavior == ReadBalanceBehavior.FastestNode && selector.InSpeedTestPhase
+        var raced = isRead && balance == ReadBalanceBehavior.FastestNode && selector.InSpeedTestPhase
             && selector.Topology.Nodes.Count > 1 && attempt.Completion == HttpCompletionOption.ResponseContentRead
             ? RaceAsync(nodes, selector, node, attempt, token)
             : null;
         List<(ServerNode Node, JackdawException Error)>? failures = null;
         while (true)
         {
-            var (response, failure) = await (raced ?? TrySendOnceAsync(node.Url, attempt, nodes.TopologyEtagHeader, token)).ConfigureAwait(false);
+            var (response, failure) = await (raced ?? TrySendOnceAsync(node.Url, attempt, nodes, token)).ConfigureAwait(false);
             raced = null;
             if (response is not null)
             {
@@ -298,9 +305,14 @@ internal sealed partial class RequestExecutor : IDisposable
                         // The topology may say where the database went.
                         nodes.RefreshInBackground(null);
                     }
-                    else if (response.Headers.TryGetValues(RefreshTopologyHeaderName, out var refresh) && refresh.Any(v => v.Equals("true", StringComparison.OrdinalIgnoreCase)))
+                    else if (Says(response, RefreshTopologyHeaderName))
                     {
                         nodes.RefreshInBackground(node);
+                    }
+
+                    if (Says(response, RefreshClientConfigurationHeaderName))
+                    {
+                        nodes.RefreshClientConfigurationInBackground(node);
                     }
 
                     if (response.IsSuccessStatusCode)
@@ -332,7 +344,7 @@ internal sealed partial class RequestExecutor : IDisposable
         }
 
         (int Index, ServerNode Node) Choose(NodeSelector current, bool read) =>
-            !read ? current.GetPreferredNode() : ReadBalanceBehavior switch
+            !read ? current.GetPreferredNode() : balance switch
             {
                 ReadBalanceBehavior.RoundRobin => current.GetNodeBySessionId(session!.SessionId),
                 ReadBalanceBehavior.FastestNode => current.GetFastestNode(),
@@ -357,6 +369,9 @@ internal sealed partial class RequestExecutor : IDisposable
             $"{attempt.Method} {attempt.PathAndQuery} failed on every node of database '{nodes.Database}' it was tried on ({detail}).",
             failures[^1].Error);
     }
+
+    private static bool Says(HttpResponseMessage response, string header) =>
+        response.Headers.TryGetValues(header, out var values) && values.Any(v => v.Equals("true", StringComparison.OrdinalIgnoreCase));
 
     /// <summary>RavenDB's clients fail over on these: the node is down or cannot serve the database now.</summary>
     private static bool IsNodeDown(HttpStatusCode status) =>
@@ -395,14 +410,20 @@ internal sealed partial class RequestExecutor : IDisposable
     /// handshake throws: it is the store's settings (or the server's certificate), the same at every
     /// node. So does the caller's cancellation.
     /// </summary>
-    private async Task<(HttpResponseMessage? Response, JackdawException? Failure)> TrySendOnceAsync(string url, Attempt attempt, string? topologyEtag, CancellationToken token)
+    /// <param name="nodes">The database's nodes, for a database's request: the request carries the etags of its topology and client configuration.</param>
+    private async Task<(HttpResponseMessage? Response, JackdawException? Failure)> TrySendOnceAsync(string url, Attempt attempt, DatabaseNodes? nodes, CancellationToken token)
     {
         using var request = new HttpRequestMessage(attempt.Method, url + attempt.PathAndQuery);
         request.Content = attempt.CreateContent?.Invoke();
         attempt.Headers?.Invoke(request.Headers);
-        if (topologyEtag is not null)
+        if (nodes is not null)
         {
-            request.Headers.TryAddWithoutValidation(TopologyEtagHeaderName, topologyEtag);
+            if (nodes.TopologyEtagHeader is { } topologyEtag)
+            {
+                request.Headers.TryAddWithoutValidation(TopologyEtagHeaderName, topologyEtag);
+            }
+
+            request.Headers.TryAddWithoutValidation(ClientConfigurationEtagHeaderName, nodes.ClientConfigurationEtagHeader);
         }
 
         try

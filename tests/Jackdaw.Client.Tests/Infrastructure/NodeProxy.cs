@@ -12,8 +12,10 @@ namespace Jackdaw.Client.Tests.Infrastructure;
 
 /// <summary>
 /// One node of a test cluster: a small Kestrel app on 127.0.0.1 (port 0) in front of a real
-/// Jackdaw server. It answers <c>GET /topology</c> with the cluster's topology (as each node of a
-/// real cluster does) and forwards every other request to its server, recording each; a test
+/// Jackdaw server. It answers <c>GET /topology</c> with the cluster's topology and
+/// <c>GET /databases/{db}/configuration/client</c> with its client configuration (as each node of
+/// a RavenDB cluster does, adding <c>Refresh-Client-Configuration</c> to answers to a client
+/// that holds another), and forwards every other request to its server, recording each; a test
 /// turns it into a node that answers 503, one that breaks connections, a slow one, or one that
 /// tells clients to refresh their topology, and stops it to refuse connections.
 /// </summary>
@@ -22,13 +24,15 @@ public sealed class NodeProxy : IAsyncDisposable
     private static readonly HttpClient Forwarder = new(new SocketsHttpHandler { AllowAutoRedirect = false, UseCookies = false }) { Timeout = TimeSpan.FromMinutes(2) };
     private readonly string _target;
     private readonly Func<string> _topology;
+    private readonly Func<(long Etag, string Json)> _clientConfiguration;
     private WebApplication? _app;
 
-    private NodeProxy(string tag, string target, Func<string> topology)
+    private NodeProxy(string tag, string target, Func<string> topology, Func<(long Etag, string Json)> clientConfiguration)
     {
         Tag = tag;
         _target = target;
         _topology = topology;
+        _clientConfiguration = clientConfiguration;
     }
 
     public enum Behaviour
@@ -60,9 +64,9 @@ public sealed class NodeProxy : IAsyncDisposable
     /// <summary>Requests for the database's documents, queries and saves (not topologies nor health checks).</summary>
     public int DocumentRequests => Requests.Count(r => r.PathAndQuery.Contains("/docs", StringComparison.Ordinal) || r.PathAndQuery.Contains("/bulk_docs", StringComparison.Ordinal) || r.PathAndQuery.Contains("/queries", StringComparison.Ordinal));
 
-    public static async Task<NodeProxy> StartAsync(string tag, string target, Func<string> topology)
+    public static async Task<NodeProxy> StartAsync(string tag, string target, Func<string> topology, Func<(long Etag, string Json)> clientConfiguration)
     {
-        var proxy = new NodeProxy(tag, target, topology);
+        var proxy = new NodeProxy(tag, target, topology, clientConfiguration);
         await proxy.StartAsync();
         return proxy;
     }
@@ -94,11 +98,20 @@ public sealed class NodeProxy : IAsyncDisposable
     {
         var request = context.Request;
         var pathAndQuery = request.Path + request.QueryString;
-        Requests.Enqueue(new ProxiedRequest(request.Method, pathAndQuery, request.Headers["Topology-Etag"].ToString()));
+        var clientConfigurationEtag = request.Headers["Client-Configuration-Etag"].ToString();
+        Requests.Enqueue(new ProxiedRequest(request.Method, pathAndQuery, request.Headers["Topology-Etag"].ToString(), clientConfigurationEtag));
         if (request.Path == "/topology")
         {
             context.Response.ContentType = "application/json";
             await context.Response.WriteAsync(_topology());
+            return;
+        }
+
+        var (configurationEtag, configuration) = _clientConfiguration();
+        if (request.Path.Value!.EndsWith("/configuration/client", StringComparison.Ordinal))
+        {
+            context.Response.ContentType = "application/json";
+            await context.Response.WriteAsync(configuration);
             return;
         }
 
@@ -153,10 +166,15 @@ public sealed class NodeProxy : IAsyncDisposable
             context.Response.Headers["Refresh-Topology"] = "true";
         }
 
+        if (clientConfigurationEtag.Length > 0 && clientConfigurationEtag.Trim('"') != configurationEtag.ToString(System.Globalization.CultureInfo.InvariantCulture))
+        {
+            context.Response.Headers["Refresh-Client-Configuration"] = "true";
+        }
+
         await answer.Content.CopyToAsync(context.Response.Body, context.RequestAborted);
     }
 
     public ValueTask DisposeAsync() => new(StopAsync());
 }
 
-public sealed record ProxiedRequest(string Method, string PathAndQuery, string TopologyEtag);
+public sealed record ProxiedRequest(string Method, string PathAndQuery, string TopologyEtag, string ClientConfigurationEtag);

@@ -191,6 +191,24 @@ public sealed class FailoverServerTests
     }
 
     [Fact]
+    public async Task TheServersClientConfigurationOverridesTheConventionsReadBalanceUntilItIsDisabled()
+    {
+        await using var cluster = await TestCluster.StartAsync("A", "B");
+        using var store = cluster.NewStore();
+        Assert.Equal("A", await TestCluster.ReadNodeAsync(store));
+        Assert.Equal("\"0\"", cluster["A"].Requests.Last().ClientConfigurationEtag);
+
+        cluster.ClientConfiguration = (7, """{"Etag":7,"Configuration":{"Disabled":false,"ReadBalanceBehavior":"RoundRobin","MaxNumberOfRequestsPerSession":30}}""");
+        await Poll.UntilAsync(async () => (await ReadFromSessionsAsync(store, 4)).Distinct().Count() == 2, Convergence, "sessions to read from both nodes");
+        Assert.Equal(ReadBalanceBehavior.RoundRobin, store.Executor.NodesOf(TestCluster.Database).ClientConfiguration!.ReadBalanceBehavior);
+        Assert.Equal(["A", "A", "B", "B"], (await ReadFromSessionsAsync(store, 4)).Order());
+        Assert.Equal("\"7\"", cluster["A"].Requests.Last(r => r.PathAndQuery.Contains("/docs", StringComparison.Ordinal)).ClientConfigurationEtag);
+
+        cluster.ClientConfiguration = (8, """{"Etag":8,"Configuration":{"Disabled":true,"ReadBalanceBehavior":"RoundRobin"}}""");
+        await Poll.UntilAsync(async () => (await ReadFromSessionsAsync(store, 4)).All(n => n == "A"), Convergence, "sessions to read from node A again");
+    }
+
+    [Fact]
     public async Task TheChangesFeedConnectsToTheNodeTheTopologyPrefers()
     {
         await using var cluster = await TestCluster.StartAsync("A", "B");
@@ -202,6 +220,17 @@ public sealed class FailoverServerTests
         using var changes = store.Changes();
         await Poll.UntilAsync(() => Task.FromResult(cluster["B"].Requests.Any(r => r.PathAndQuery == "/databases/shop/changes")), Convergence, "the changes feed to try node B");
         Assert.DoesNotContain(cluster["A"].Requests, r => r.PathAndQuery == "/databases/shop/changes");
+    }
+
+    private static async Task<List<string>> ReadFromSessionsAsync(DocumentStore store, int sessions)
+    {
+        var served = new List<string>();
+        for (var i = 0; i < sessions; i++)
+        {
+            served.Add(await TestCluster.ReadNodeAsync(store));
+        }
+
+        return served;
     }
 
     private static async Task SaveAsync(DocumentStore store, string id)

@@ -25,6 +25,9 @@ public sealed class TestCluster : IAsyncDisposable
 
     public long Etag { get; set; } = 1;
 
+    /// <summary>The database's client configuration the nodes give, with its etag (0 and none at first).</summary>
+    public (long Etag, string Json) ClientConfiguration { get; set; } = (0, """{"Etag":0,"Configuration":null}""");
+
     public NodeProxy this[string tag] => _nodes[tag];
 
     public static async Task<TestCluster> StartAsync(params string[] tags)
@@ -47,7 +50,7 @@ public sealed class TestCluster : IAsyncDisposable
                     await session.SaveChangesAsync();
                 }
 
-                cluster._nodes[tag] = await NodeProxy.StartAsync(tag, host.Urls.Single(), cluster.TopologyJson);
+                cluster._nodes[tag] = await NodeProxy.StartAsync(tag, host.Urls.Single(), cluster.TopologyJson, () => cluster.ClientConfiguration);
                 cluster.Order.Add(tag);
             }
 
