@@ -110,7 +110,9 @@ internal sealed class DatabaseNodes
         Task<NodeSelector> first;
         lock (_lock)
         {
-            first = _first ??= FirstUpdateAsync();
+            // Started on the pool: a failure it met at once would otherwise clear _first here,
+            // inside the assignment, and leave the failed task in it.
+            first = _first ??= Task.Run(FirstUpdateAsync);
         }
 
         return new ValueTask<NodeSelector>(first.WaitAsync(token));

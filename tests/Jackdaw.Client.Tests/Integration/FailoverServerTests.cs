@@ -222,6 +222,40 @@ public sealed class FailoverServerTests
         Assert.DoesNotContain(cluster["A"].Requests, r => r.PathAndQuery == "/databases/shop/changes");
     }
 
+    [Fact]
+    public async Task AStreamFailsOverBeforeItsAnswerStarts()
+    {
+        await using var cluster = await TestCluster.StartAsync("A", "B");
+        using var store = cluster.NewStore();
+        cluster["A"].Mode = NodeProxy.Behaviour.Reset;
+
+        using var session = store.OpenAsyncSession();
+        var names = new List<string>();
+        await foreach (var result in session.Advanced.StreamAsync<User>(startsWith: "users/"))
+        {
+            names.Add(result.Document.Name);
+        }
+
+        Assert.Equal(["B"], names);
+    }
+
+    [Fact]
+    public async Task ABulkInsertStreamsToTheNodePreferredWhenItStarts()
+    {
+        await using var cluster = await TestCluster.StartAsync("A", "B");
+        using var store = cluster.NewStore();
+        Assert.Equal("A", await TestCluster.ReadNodeAsync(store));
+        await cluster["A"].StopAsync();
+        Assert.Equal("B", await TestCluster.ReadNodeAsync(store));
+
+        await using (var insert = store.BulkInsert())
+        {
+            await insert.StoreAsync(new User { Name = "bulk" }, "users/bulk");
+        }
+
+        Assert.Equal(["B"], await cluster.HoldersOfAsync("users/bulk"));
+    }
+
     private static async Task<List<string>> ReadFromSessionsAsync(DocumentStore store, int sessions)
     {
         var served = new List<string>();
