@@ -22,7 +22,7 @@ public sealed class FailoverServerTests
 
         Assert.Equal("A", await TestCluster.ReadNodeAsync(store));
 
-        var topology = await store.Executor.GetTopologyAsync(TestCluster.Database, default);
+        var topology = await store.GetTopologyAsync();
         Assert.Equal(1, topology.Etag);
         Assert.Equal(["A", "B"], topology.Nodes.Select(n => n.ClusterTag));
         Assert.Equal([cluster["A"].Url, cluster["B"].Url], topology.Nodes.Select(n => n.Url));
@@ -38,7 +38,7 @@ public sealed class FailoverServerTests
         using var store = new DocumentStore { Urls = [$"http://127.0.0.1:{ClosedPort()}", cluster.ServerUrl("A")], Database = TestCluster.Database }.Initialize();
 
         Assert.Equal("A", await TestCluster.ReadNodeAsync(store));
-        var topology = await store.Executor.GetTopologyAsync(TestCluster.Database, default);
+        var topology = await store.GetTopologyAsync();
         Assert.Equal([cluster.ServerUrl("A")], topology.Nodes.Select(n => n.Url));
     }
 
@@ -52,9 +52,11 @@ public sealed class FailoverServerTests
         await SaveAsync(store, "users/1");
         Assert.Equal(["A"], await cluster.HoldersOfAsync("users/1"));
 
+        Assert.Equal("A", (await store.GetPreferredNodeAsync()).ClusterTag);
         await cluster["A"].StopAsync();
 
         Assert.Equal("B", await TestCluster.ReadNodeAsync(store));
+        Assert.Equal("B", (await store.GetPreferredNodeAsync()).ClusterTag);
         await SaveAsync(store, "users/2");
         Assert.Equal(["B"], await cluster.HoldersOfAsync("users/2"));
         // Requests carry the topology etag the store holds, quoted, as RavenDB's clients send it.
@@ -168,7 +170,7 @@ public sealed class FailoverServerTests
         cluster["A"].SaysRefreshTopology = true;
 
         await Poll.UntilAsync(async () => await TestCluster.ReadNodeAsync(store) == "B", Convergence, "reads to move to node B, first in the new topology");
-        Assert.Equal(2, (await store.Executor.GetTopologyAsync(TestCluster.Database, default)).Etag);
+        Assert.Equal(2, (await store.GetTopologyAsync()).Etag);
         Assert.Equal("\"2\"", cluster["B"].Requests.Last(r => r.PathAndQuery.Contains("/docs", StringComparison.Ordinal)).TopologyEtag);
     }
 
@@ -187,7 +189,7 @@ public sealed class FailoverServerTests
         await Poll.UntilAsync(() => Task.FromResult(cluster["A"].Requests.Count(r => r.PathAndQuery.StartsWith("/topology", StringComparison.Ordinal)) >= 2), Convergence, "the refresh to ask node A");
 
         Assert.Equal("A", await TestCluster.ReadNodeAsync(store));
-        Assert.Equal(5, (await store.Executor.GetTopologyAsync(TestCluster.Database, default)).Etag);
+        Assert.Equal(5, (await store.GetTopologyAsync()).Etag);
     }
 
     [Fact]
