@@ -15,6 +15,9 @@ internal sealed class DatabaseNodes
     /// <summary>The second health check; each later one waits 100 ms longer than the one before.</summary>
     private static readonly TimeSpan HealthCheckPeriod = TimeSpan.FromSeconds(5);
 
+    /// <summary>How often <see cref="ReadBalanceBehavior.FastestNode"/> tests the nodes' speed again (RavenDB's clients: every minute).</summary>
+    private static readonly TimeSpan SpeedTestPeriod = TimeSpan.FromMinutes(1);
+
     /// <summary>How often a topology made from the store's URLs is asked for again, while no server answered one.</summary>
     private static readonly TimeSpan FallbackRefreshPeriod = TimeSpan.FromSeconds(5);
 
@@ -28,6 +31,7 @@ internal sealed class DatabaseNodes
     private long _lastFallbackRefresh;
     private ClientConfiguration? _clientConfiguration;
     private int _configuring;
+    private int _speedTests;
 
     public DatabaseNodes(RequestExecutor executor, string database)
     {
@@ -73,9 +77,9 @@ internal sealed class DatabaseNodes
             {
                 var configuration = await _executor.FetchClientConfigurationAsync(from.Url, Database, _executor.Disposing).ConfigureAwait(false);
                 Volatile.Write(ref _clientConfiguration, configuration);
-                if (ReadBalanceBehavior == ReadBalanceBehavior.FastestNode)
+                if (Selector is { } selector)
                 {
-                    Selector?.StartSpeedTest();
+                    StartSpeedTestsIfFastest(selector);
                 }
             }
             catch (Exception e) when (e is JackdawException or OperationCanceledException)
@@ -159,12 +163,42 @@ internal sealed class DatabaseNodes
     private NodeSelector Publish(NodeSelector selector)
     {
         Volatile.Write(ref _selector, selector);
-        if (ReadBalanceBehavior == ReadBalanceBehavior.FastestNode)
+        StartSpeedTestsIfFastest(selector);
+        return selector;
+    }
+
+    /// <summary>Under <see cref="ReadBalanceBehavior.FastestNode"/>: a speed test now, and one every minute while the store lives.</summary>
+    private void StartSpeedTestsIfFastest(NodeSelector selector)
+    {
+        if (ReadBalanceBehavior != ReadBalanceBehavior.FastestNode)
         {
-            selector.StartSpeedTest();
+            return;
         }
 
-        return selector;
+        selector.StartSpeedTest();
+        if (Interlocked.Exchange(ref _speedTests, 1) != 0)
+        {
+            return;
+        }
+
+        _ = Task.Run(async () =>
+        {
+            try
+            {
+                while (true)
+                {
+                    await Task.Delay(SpeedTestPeriod, _executor.Disposing).ConfigureAwait(false);
+                    if (ReadBalanceBehavior == ReadBalanceBehavior.FastestNode)
+                    {
+                        Selector?.StartSpeedTest();
+                    }
+                }
+            }
+            catch (OperationCanceledException)
+            {
+                // The store was disposed.
+            }
+        });
     }
 
     private void RefreshFallback()

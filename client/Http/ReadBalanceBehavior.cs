@@ -18,7 +18,8 @@ public enum ReadBalanceBehavior
     /// <summary>
     /// Reads go to the node that answered first most often in the last speed test: every read is
     /// sent to every node until one node has won ten of them (or the nodes have had ten each),
-    /// and the test is run again every minute and after the topology changes.
+    /// and the test runs again every minute, when the fastest node failed, and when a new topology
+    /// lost it.
     /// </summary>
     FastestNode,
 }
