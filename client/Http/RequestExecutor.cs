@@ -204,6 +204,44 @@ internal sealed partial class RequestExecutor : IDisposable
     public Task<HttpResponseMessage> SendForStreamAsync(HttpMethod method, string pathAndQuery, ReadOnlyMemory<byte>? jsonBody, SessionInfo? session, CancellationToken token) =>
         SendAsync(new Attempt(_streamingClient, HttpCompletionOption.ResponseHeadersRead, null, method, pathAndQuery, JsonContentFactory(jsonBody), null), session, token);
 
+    /// <summary>
+    /// A database's request for the node tagged <paramref name="nodeTag"/> alone (RavenDB's
+    /// <c>SelectedNodeTag</c>: an operation's state, on the node that runs it), not failed over: no
+    /// other node could answer it. Without a tag, or when the topology has no node of that tag (the
+    /// store's URLs standing in for it, say), it is an ordinary request.
+    /// </summary>
+    public async Task<HttpResponseMessage> SendToNodeAsync(HttpMethod method, string pathAndQuery, string? nodeTag, CancellationToken token)
+    {
+        if (nodeTag is null || DatabaseOf(pathAndQuery) is not { } database)
+        {
+            return await SendAsync(method, pathAndQuery, null, token).ConfigureAwait(false);
+        }
+
+        var nodes = NodesOf(database);
+        var selector = await nodes.GetSelectorAsync(token).ConfigureAwait(false);
+        if (selector.Topology.Nodes.FirstOrDefault(n => string.Equals(n.ClusterTag, nodeTag, StringComparison.OrdinalIgnoreCase)) is not { } node)
+        {
+            return await SendAsync(method, pathAndQuery, null, token).ConfigureAwait(false);
+        }
+
+        var attempt = new Attempt(_client, HttpCompletionOption.ResponseContentRead, null, method, pathAndQuery, null, null);
+        var (response, failure) = await TrySendOnceAsync(node.Url, attempt, nodes, token).ConfigureAwait(false);
+        if (response is null)
+        {
+            throw failure!;
+        }
+
+        if (response.IsSuccessStatusCode)
+        {
+            return response;
+        }
+
+        using (response)
+        {
+            throw await CreateErrorAsync(response, attempt.Method, attempt.PathAndQuery, token).ConfigureAwait(false);
+        }
+    }
+
     /// <summary>One request, as sent to each node it is tried on.</summary>
     /// <param name="Limit">A time limit longer than the request timeout: the request goes through the client without one, cancelled after it.</param>
     private readonly record struct Attempt(HttpClient Client, HttpCompletionOption Completion, TimeSpan? Limit, HttpMethod Method, string PathAndQuery, Func<HttpContent>? CreateContent, Action<HttpRequestHeaders>? Headers);

@@ -225,6 +225,26 @@ public sealed class FailoverServerTests
     }
 
     [Fact]
+    public async Task AnOperationsStateIsAskedOfTheNodeThatRunsIt()
+    {
+        await using var cluster = await TestCluster.StartAsync("A", "B");
+        using var store = cluster.NewStore();
+        var operation = await store.Operations.PatchByQueryAsync("from Users update { this.Patched = true; }");
+
+        // B becomes the preferred node; the operation runs on A (every test server calls itself A).
+        cluster.Order = ["B", "A"];
+        cluster.Etag = 2;
+        cluster["A"].SaysRefreshTopology = true;
+        await Poll.UntilAsync(async () => await TestCluster.ReadNodeAsync(store) == "B", Convergence, "node B to be preferred");
+
+        var result = await operation.WaitForCompletionAsync(Convergence);
+
+        Assert.Equal(1, result.Total);
+        Assert.Contains(cluster["A"].Requests, r => r.PathAndQuery.StartsWith("/databases/shop/operations/state", StringComparison.Ordinal));
+        Assert.DoesNotContain(cluster["B"].Requests, r => r.PathAndQuery.StartsWith("/databases/shop/operations/state", StringComparison.Ordinal));
+    }
+
+    [Fact]
     public async Task AStreamFailsOverBeforeItsAnswerStarts()
     {
         await using var cluster = await TestCluster.StartAsync("A", "B");
