@@ -518,7 +518,7 @@ internal sealed partial class RequestExecutor : IDisposable
     }
 
     /// <summary>
-    /// Opens <paramref name="socket"/> to <paramref name="uri"/> (<c>ws(s)://</c> of the current URL)
+    /// Opens <paramref name="socket"/> to <paramref name="uri"/> (<c>ws(s)://</c> of the node chosen for it)
     /// with the store's TLS settings. A failed handshake throws <see cref="CertificateException"/>,
     /// and a refused upgrade (401, 403) the <see cref="AuthorizationException"/> with the server's
     /// message; any other failure is the socket's own, for the caller to name.
