@@ -112,6 +112,22 @@ public sealed class DocumentStore : IDisposable
     /// <summary>Data subscriptions of <see cref="Database"/> (or another database): definitions and workers.</summary>
     public DocumentSubscriptions Subscriptions => _subscriptions ?? throw NotInitialized();
 
+    /// <summary>
+    /// The topology of <see cref="Database"/> (or <paramref name="database"/>) as the store knows it
+    /// now: asked of the servers first if no request for that database was made yet (RavenDB's
+    /// <c>RequestExecutor.Topology</c>).
+    /// </summary>
+    public Task<Topology> GetTopologyAsync(string? database = null, CancellationToken token = default) =>
+        Executor.GetTopologyAsync(ResolveDatabase(database), token);
+
+    /// <summary>
+    /// The node writes to <see cref="Database"/> (or <paramref name="database"/>) go to now: the first
+    /// member of its topology with no failure since it was last found healthy (RavenDB's
+    /// <c>RequestExecutor.GetPreferredNode</c>).
+    /// </summary>
+    public async Task<ServerNode> GetPreferredNodeAsync(string? database = null, CancellationToken token = default) =>
+        (await Executor.NodesOf(ResolveDatabase(database)).GetSelectorAsync(token).ConfigureAwait(false)).GetPreferredNode().Node;
+
     /// <summary>Test hook: the handler under the store's <see cref="HttpClient"/>.</summary>
     internal Func<HttpMessageHandler>? HttpMessageHandlerFactory { get; set; }
 
@@ -138,7 +154,7 @@ public sealed class DocumentStore : IDisposable
         var tls = CreateTls();
         _conventions.Freeze();
         var handler = HttpMessageHandlerFactory?.Invoke() ?? RequestExecutor.CreateDefaultHandler(tls);
-        _executor = new RequestExecutor(urls, _conventions.RequestTimeout, handler, tls);
+        _executor = new RequestExecutor(urls, _conventions, handler, tls);
         _maintenance = new MaintenanceOperations(_executor, _conventions, _database);
         _operations = new DocumentOperations(_executor, _conventions, _database);
         _subscriptions = new DocumentSubscriptions(this);

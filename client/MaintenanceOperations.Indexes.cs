@@ -220,7 +220,7 @@ public sealed partial class MaintenanceOperations
         var wait = timeout ?? QueryRequest.DefaultWaitTimeout;
         var body = TestIndexBody(definition, query, parameters, maxDocuments, wait);
         var path = IndexesPath("/indexes/test");
-        using var response = await _executor.SendAsync(HttpMethod.Post, path, body, wait, token).ConfigureAwait(false);
+        using var response = await _executor.SendAsync(HttpMethod.Post, path, body, wait, null, token).ConfigureAwait(false);
         var bytes = await response.Content.ReadAsByteArrayAsync(token).ConfigureAwait(false);
         try
         {

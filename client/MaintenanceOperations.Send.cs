@@ -28,7 +28,7 @@ public sealed partial class MaintenanceOperations
         ArgumentNullException.ThrowIfNull(operation);
         var context = Context();
         var started = await operation.ExecuteAsync(context, token).ConfigureAwait(false);
-        return new Operation(_executor, context.DatabasePath, started.OperationId);
+        return new Operation(_executor, context.DatabasePath, started);
     }
 
     private OperationContext Context() => new(_executor, _conventions, IndexesPath(""));
@@ -43,6 +43,7 @@ public sealed partial class MaintenanceOperations
             throw new JackdawException($"{what} answered without an \"OperationId\": {json.RootElement.GetRawText()}");
         }
 
-        return new OperationIdResult { OperationId = value };
+        var tag = json.RootElement.TryGetProperty("OperationNodeTag", out var node) && node.ValueKind == JsonValueKind.String ? node.GetString() : null;
+        return new OperationIdResult { OperationId = value, OperationNodeTag = tag };
     }
 }

@@ -150,7 +150,7 @@ internal static class AttachmentCommands
             writer.WriteEndObject();
         }
 
-        var response = await executor.SendForStreamAsync(HttpMethod.Post, databasePath + "/attachments/bulk", buffer.GetBuffer().AsMemory(0, (int)buffer.Length), token).ConfigureAwait(false);
+        var response = await executor.SendForStreamAsync(HttpMethod.Post, databasePath + "/attachments/bulk", buffer.GetBuffer().AsMemory(0, (int)buffer.Length), null, token).ConfigureAwait(false);
         try
         {
             return await AttachmentsEnumerator.StartAsync(response, list.Count, token).ConfigureAwait(false);

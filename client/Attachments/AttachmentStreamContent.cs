@@ -7,7 +7,7 @@ namespace Jackdaw.Client.Attachments;
 /// An attachment's bytes as a request body, copied from the caller's stream as the request is
 /// written (never buffered whole). The caller's stream is not disposed: it is the caller's. A
 /// seekable stream is sent from the position it had when the request was made, and its length is
-/// known (so is the request's); a second attempt (the next URL after a connection failure) rewinds
+/// known (so is the request's); a second attempt (the next node after a failover) rewinds
 /// it there. A forward-only stream can be sent once: <paramref name="started"/>, shared by the
 /// attempts, says it was.
 /// </summary>

@@ -83,7 +83,7 @@ public sealed class BulkInsertOperation : IAsyncDisposable
         if (_request is { IsCompleted: true })
             await ThrowFailureAsync().ConfigureAwait(false);
         if (_request is null)
-            _request = OnProgress is null ? Start(null) : await StartFollowedAsync(token).ConfigureAwait(false);
+            _request = OnProgress is null ? Start(await PreferredUrlAsync(token).ConfigureAwait(false), null) : await StartFollowedAsync(token).ConfigureAwait(false);
 
         var type = _conventions.GetEntityTypeInfo(entity.GetType());
         if (string.IsNullOrEmpty(id))
@@ -207,7 +207,7 @@ public sealed class BulkInsertOperation : IAsyncDisposable
                 : throw new JackdawException("operations/next-operation-id answered without a number \"Id\".");
         }
         _progress = _store.Changes(_database).ForOperationId(id).Subscribe(new ActionObserver<OperationStatusChange>(ReportProgress));
-        return Start(id);
+        return Start(await PreferredUrlAsync(token).ConfigureAwait(false), id);
     }
 
     private void ReportProgress(OperationStatusChange change)
@@ -216,12 +216,18 @@ public sealed class BulkInsertOperation : IAsyncDisposable
             OnProgress?.Invoke(this, new BulkInsertOnProgressEventArgs(progress));
     }
 
-    private Task<HttpResponseMessage> Start(long? operationId)
+    /// <summary>
+    /// The node the insert streams to: the preferred one when it starts. The stream cannot be sent
+    /// twice, so a node that fails during the insert fails it (as RavenDB's bulk insert does).
+    /// </summary>
+    private Task<string> PreferredUrlAsync(CancellationToken token) => _store.Executor.GetPreferredUrlAsync(_database, token);
+
+    private Task<HttpResponseMessage> Start(string url, long? operationId)
     {
         var content = new PipeReaderContent(_pipe.Reader);
         content.Headers.ContentType = new MediaTypeHeaderValue("application/x-ndjson");
         var path = operationId is { } id ? _path + "?id=" + id.ToString(System.Globalization.CultureInfo.InvariantCulture) : _path;
-        var request = new HttpRequestMessage(HttpMethod.Post, _store.Executor.UrlFor(path)) { Content = content };
+        var request = new HttpRequestMessage(HttpMethod.Post, url + path) { Content = content };
         request.Headers.TransferEncodingChunked = true;
         var task = _store.Executor.SendStreamingAsync(request, _token);
 

@@ -219,7 +219,8 @@ internal sealed class DatabaseChanges : IDatabaseChanges
 
     private async Task ConnectAsync(ClientWebSocket socket, CancellationToken token)
     {
-        var url = _store.Executor.CurrentUrl;
+        // Each connection goes to the node the database's topology prefers now: after a failover, the next node.
+        var url = await _store.Executor.GetPreferredUrlAsync(_database, token).ConfigureAwait(false);
         var uri = new Uri("ws" + url[4..] + DocumentStore.DatabasePath(_database) + "/changes");
         using var timeout = CancellationTokenSource.CreateLinkedTokenSource(token);
         timeout.CancelAfter(_store.Conventions.RequestTimeout);
@@ -229,6 +230,7 @@ internal sealed class DatabaseChanges : IDatabaseChanges
         }
         catch (OperationCanceledException) when (!token.IsCancellationRequested)
         {
+            _store.Executor.OnConnectionFailed(_database, url);
             throw new ServerUnavailableException($"No answer from {uri} within the request timeout (DocumentConventions.RequestTimeout); the changes feed keeps trying.", null);
         }
         catch (WebSocketException) when (socket.HttpStatusCode == HttpStatusCode.NotFound
@@ -238,6 +240,12 @@ internal sealed class DatabaseChanges : IDatabaseChanges
         }
         catch (WebSocketException e)
         {
+            if (socket.HttpStatusCode == 0)
+            {
+                // No HTTP answer at all: the node is down, and the next attempt goes to another.
+                _store.Executor.OnConnectionFailed(_database, url);
+            }
+
             throw new ServerUnavailableException($"Could not open the changes feed at {uri}: {e.Message} The changes feed keeps trying.", e);
         }
     }

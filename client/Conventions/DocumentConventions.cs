@@ -20,6 +20,9 @@ public sealed class DocumentConventions
     private Func<Type, string> _findClrTypeName = DefaultFindClrTypeName;
     private JsonSerializerOptions _serializerOptions = CreateDefaultSerializerOptions();
     private TimeSpan _requestTimeout = TimeSpan.FromSeconds(30);
+    private ReadBalanceBehavior _readBalanceBehavior = ReadBalanceBehavior.None;
+    private bool _disableTopologyUpdates;
+    private TimeSpan _waitForReplicationAfterSaveChangesTimeout = TimeSpan.FromSeconds(15);
     private bool _frozen;
 
     /// <summary>Name of the string property that holds the document id (default <c>Id</c>).</summary>
@@ -65,6 +68,38 @@ public sealed class DocumentConventions
     {
         get => _requestTimeout;
         set => Set(ref _requestTimeout, value);
+    }
+
+    /// <summary>
+    /// Which node a session reads from (RavenDB's convention of the name): the preferred node
+    /// (<see cref="ReadBalanceBehavior.None"/>, the default), one node per session in turn
+    /// (<see cref="ReadBalanceBehavior.RoundRobin"/>) or the fastest node
+    /// (<see cref="ReadBalanceBehavior.FastestNode"/>). Writes, and the store's own operations, go
+    /// to the preferred node whatever this says. A session reading from another node than the one
+    /// it wrote to may not see its write yet: <c>WaitForReplicationAfterSaveChanges</c> waits for it.
+    /// </summary>
+    public ReadBalanceBehavior ReadBalanceBehavior
+    {
+        get => _readBalanceBehavior;
+        set => Set(ref _readBalanceBehavior, value);
+    }
+
+    /// <summary>
+    /// Do not ask the servers for the database's topology (RavenDB's convention of the name): the
+    /// store's URLs are the nodes, in the order given, and requests fail over among them. Off by
+    /// default: the first URL that answers gives the topology, refreshed when the server says so.
+    /// </summary>
+    public bool DisableTopologyUpdates
+    {
+        get => _disableTopologyUpdates;
+        set => Set(ref _disableTopologyUpdates, value);
+    }
+
+    /// <summary>How long a save waits for replicas when <c>WaitForReplicationAfterSaveChanges</c> names no timeout; default 15 s, as RavenDB's.</summary>
+    public TimeSpan WaitForReplicationAfterSaveChangesTimeout
+    {
+        get => _waitForReplicationAfterSaveChangesTimeout;
+        set => Set(ref _waitForReplicationAfterSaveChangesTimeout, value);
     }
 
     public static string DefaultFindCollectionName(Type type)

@@ -110,8 +110,15 @@ public sealed class ServerTimeoutException(string message, HttpStatusCode? statu
 /// reset before a response, or the request timed out). Check that the server runs and that
 /// <see cref="DocumentStore.Urls"/> points at it.
 /// </summary>
-public sealed class ServerUnavailableException(string message, Exception? innerException)
+public class ServerUnavailableException(string message, Exception? innerException)
     : JackdawException(message, innerException);
+
+/// <summary>
+/// A request failed on every node of the database's topology it was tried on, at least one of them
+/// unreachable (RavenDB's exception of the name). The message lists each node's failure.
+/// </summary>
+public sealed class AllTopologyNodesDownException(string message, Exception? innerException)
+    : ServerUnavailableException(message, innerException);
 
 /// <summary>
 /// A bulk insert failed. <see cref="Exception.Message"/> carries the server's explanation, which
@@ -134,6 +141,9 @@ public static class ErrorTypes
     public const string IndexCompilation = "IndexCompilationException";
     public const string IndexLocked = "IndexLockedException";
     public const string Timeout = "TimeoutException";
+
+    /// <summary>RavenDB's name of the timeout error (write assurance that timed out, among others).</summary>
+    public const string RavenTimeout = "RavenTimeoutException";
     public const string AnalyzerCompilation = "AnalyzerCompilationException";
     public const string AnalyzerInUse = "AnalyzerInUseException";
     public const string Authorization = "AuthorizationException";

@@ -1,3 +1,4 @@
+using System.Collections.Concurrent;
 using System.Net;
 using System.Net.Http.Headers;
 using System.Net.WebSockets;
@@ -6,33 +7,60 @@ using System.Text.Json;
 namespace Jackdaw.Client.Http;
 
 /// <summary>
-/// The store's one <see cref="HttpClient"/>: sends requests to the first URL that answers, applies
-/// the request timeout and turns every failure into a <see cref="JackdawException"/>. It also opens
-/// the store's WebSockets, through a handler of their own with the same TLS settings. Thread-safe.
+/// The store's HTTP client: sends each request to a node of its database's topology, fails over to
+/// the next node when one is down, applies the request timeout and turns every failure into a
+/// <see cref="JackdawException"/>. It also opens the store's WebSockets, through a handler of
+/// their own with the same TLS settings. Thread-safe.
 /// </summary>
-internal sealed class RequestExecutor : IDisposable
+/// <remarks>
+/// A request's database is read from its path (<c>/databases/{name}/...</c>, as
+/// <see cref="DocumentStore.DatabasePath"/> writes it); such a request goes to the node its
+/// database's topology prefers (<see cref="DatabaseNodes"/>). Other requests (server-wide ones:
+/// <c>/admin/databases</c>, <c>/topology</c>) go to the store's URLs, and to every node a
+/// topology named, starting with the last one that answered.
+/// </remarks>
+internal sealed partial class RequestExecutor : IDisposable
 {
     /// <summary>What a plain-http request closed without an answer may mean: the address is a secured server's.</summary>
     private const string SecuredServerHint = "A secured Jackdaw server closes plain-http connections so: if this one is secured, use its https:// URL.";
+
+    /// <summary>RavenDB's request header with the topology etag the client holds.</summary>
+    public const string TopologyEtagHeaderName = "Topology-Etag";
+
+    /// <summary>RavenDB's response header saying the client's topology is out of date.</summary>
+    public const string RefreshTopologyHeaderName = "Refresh-Topology";
+
+    /// <summary>RavenDB's request header with the etag of the client configuration the client holds.</summary>
+    public const string ClientConfigurationEtagHeaderName = "Client-Configuration-Etag";
+
+    /// <summary>RavenDB's response header saying the client configuration changed.</summary>
+    public const string RefreshClientConfigurationHeaderName = "Refresh-Client-Configuration";
 
     private static readonly MediaTypeHeaderValue JsonContentType = MediaTypeHeaderValue.Parse("application/json; charset=utf-8");
     private readonly HttpClient _client;
     private readonly HttpClient _streamingClient;
     private readonly HttpMessageInvoker _webSockets;
     private readonly ClientTls _tls;
-    private readonly string[] _urls;
-    private int _preferredUrl;
+    private readonly DocumentConventions _conventions;
+    private readonly string[] _initialUrls;
+    private readonly ConcurrentDictionary<string, DatabaseNodes> _databases = new(StringComparer.OrdinalIgnoreCase);
+    private readonly CancellationTokenSource _disposing = new();
+    private string[] _serverUrls;
+    private int _preferredServerUrl;
+    private int _sessions;
 
-    public RequestExecutor(string[] urls, TimeSpan timeout, HttpMessageHandler handler, ClientTls tls)
+    public RequestExecutor(string[] urls, DocumentConventions conventions, HttpMessageHandler handler, ClientTls tls)
     {
-        _urls = urls;
+        _initialUrls = urls;
+        _serverUrls = urls;
+        _conventions = conventions;
         _tls = tls;
 
         // Two clients over one handler (one connection pool). Ordinary requests use HttpClient's own
         // timeout: it links the caller's token to the timer in the one token source HttpClient makes
         // per request anyway, where a linked source of ours would be a second one (plus a second
         // timer) on every load. Bulk insert streams for as long as it takes, so its client has none.
-        _client = new HttpClient(handler, disposeHandler: false) { Timeout = timeout };
+        _client = new HttpClient(handler, disposeHandler: false) { Timeout = conventions.RequestTimeout };
         _client.DefaultRequestHeaders.Accept.Add(new MediaTypeWithQualityHeaderValue("application/json"));
         _streamingClient = new HttpClient(handler, disposeHandler: true) { Timeout = Timeout.InfiniteTimeSpan };
         _streamingClient.DefaultRequestHeaders.Accept.Add(new MediaTypeWithQualityHeaderValue("application/json"));
@@ -57,8 +85,18 @@ internal sealed class RequestExecutor : IDisposable
         return handler;
     }
 
-    /// <summary>URL requests go to now (the last one that answered).</summary>
-    public string CurrentUrl => _urls[Volatile.Read(ref _preferredUrl)];
+    /// <summary>The store's URLs, in the order given.</summary>
+    public IReadOnlyList<string> InitialUrls => _initialUrls;
+
+    public bool TopologyUpdatesDisabled => _conventions.DisableTopologyUpdates;
+
+    public ReadBalanceBehavior ReadBalanceBehavior => _conventions.ReadBalanceBehavior;
+
+    /// <summary>Cancelled when the store is disposed: ends health checks and refreshes.</summary>
+    public CancellationToken Disposing => _disposing.Token;
+
+    /// <summary>A new session's identity: consecutive numbers, so that round-robin reads spread sessions over the nodes.</summary>
+    public SessionInfo NewSession() => new(Interlocked.Increment(ref _sessions));
 
     /// <summary>
     /// What a request that asks the server to wait (for non-stale results) is given on top of that
@@ -66,41 +104,80 @@ internal sealed class RequestExecutor : IDisposable
     /// </summary>
     public static readonly TimeSpan ServerWaitMargin = TimeSpan.FromSeconds(10);
 
+    /// <summary>The nodes of <paramref name="database"/>: its topology, failures and health checks.</summary>
+    internal DatabaseNodes NodesOf(string database) =>
+        _databases.TryGetValue(database, out var nodes) ? nodes : _databases.GetOrAdd(database, static (name, self) => new DatabaseNodes(self, name), this);
+
+    /// <summary>The topology of <paramref name="database"/> as the store knows it now (asked for first if it was not yet).</summary>
+    public async Task<Topology> GetTopologyAsync(string database, CancellationToken token) =>
+        (await NodesOf(database).GetSelectorAsync(token).ConfigureAwait(false)).Topology;
+
+    /// <summary>
+    /// The URL of the node the database's topology prefers now, for a connection the executor does
+    /// not send itself (a WebSocket, a bulk insert): each new connection follows failovers.
+    /// </summary>
+    public async Task<string> GetPreferredUrlAsync(string database, CancellationToken token) =>
+        (await NodesOf(database).GetSelectorAsync(token).ConfigureAwait(false)).GetPreferredNode().Node.Url;
+
+    /// <summary>
+    /// A connection to <paramref name="url"/> failed outside the executor (a WebSocket): the node
+    /// is marked failed and checked, as if a request had failed there.
+    /// </summary>
+    public void OnConnectionFailed(string database, string url)
+    {
+        var nodes = NodesOf(database);
+        if (nodes.Selector is { } selector && selector.Topology.Nodes.FirstOrDefault(n => string.Equals(n.Url, url, StringComparison.OrdinalIgnoreCase)) is { } node)
+        {
+            nodes.OnFailed(selector, node);
+        }
+    }
+
+    /// <summary>The store's URLs as a topology, for a database no server gave one of.</summary>
+    internal Topology TopologyFromUrls(string database) =>
+        new(-1, [.. _initialUrls.Select(url => new ServerNode(url, database, "?", ServerNode.Role.Member))]);
+
     /// <summary>
     /// Sends a request with an optional JSON body and returns the buffered successful response
-    /// (the caller disposes it). Connection failures move on to the store's next URL; a non-2xx
-    /// answer throws the exception its error body names. The request timeout applies to each
-    /// attempt (a refused connection fails at once, so failing over rarely adds to it).
+    /// (the caller disposes it). A node that is down (no connection, a broken connection, no
+    /// answer within the request timeout, or 502, 503, 504) is marked failed and the request is
+    /// sent again to the next node; a non-2xx answer throws the exception its error body names.
+    /// The request timeout applies to each attempt.
     /// </summary>
     public Task<HttpResponseMessage> SendAsync(HttpMethod method, string pathAndQuery, ReadOnlyMemory<byte>? jsonBody, CancellationToken token) =>
-        SendAsync(method, pathAndQuery, jsonBody, serverWait: null, token);
+        SendAsync(method, pathAndQuery, jsonBody, serverWait: null, session: null, token);
 
     /// <summary>
     /// As <see cref="SendAsync(HttpMethod, string, ReadOnlyMemory{byte}?, CancellationToken)"/>, for
-    /// a request that asks the server to wait up to <paramref name="serverWait"/> before it answers
-    /// (<c>WaitForNonStaleResultsTimeout</c>): its time limit is that wait plus
-    /// <see cref="ServerWaitMargin"/> when this is longer than the request timeout, so that the
-    /// server's answer (or its own timeout error) arrives instead of a cancelled request.
+    /// a session's request (its reads are balanced over the nodes by
+    /// <see cref="DocumentConventions.ReadBalanceBehavior"/>) that may ask the server to wait up to
+    /// <paramref name="serverWait"/> before it answers (<c>WaitForNonStaleResultsTimeout</c>,
+    /// write assurance): its time limit is that wait plus <see cref="ServerWaitMargin"/> when this
+    /// is longer than the request timeout, so that the server's answer (or its own timeout error)
+    /// arrives instead of a cancelled request.
     /// </summary>
-    public Task<HttpResponseMessage> SendAsync(HttpMethod method, string pathAndQuery, ReadOnlyMemory<byte>? jsonBody, TimeSpan? serverWait, CancellationToken token)
+    public Task<HttpResponseMessage> SendAsync(HttpMethod method, string pathAndQuery, ReadOnlyMemory<byte>? jsonBody, TimeSpan? serverWait, SessionInfo? session, CancellationToken token)
     {
         var longer = serverWait is { } wait && wait + ServerWaitMargin > _client.Timeout ? wait + ServerWaitMargin : (TimeSpan?)null;
-        return SendAsync(_client, HttpCompletionOption.ResponseContentRead, longer, method, pathAndQuery, JsonContentFactory(jsonBody), null, token);
+        return SendAsync(new Attempt(_client, HttpCompletionOption.ResponseContentRead, longer, method, pathAndQuery, JsonContentFactory(jsonBody), null), session, token);
     }
 
     /// <summary>
     /// A request whose body the caller composes (an attachment's bytes, a multipart batch) or whose
     /// answer is read as a stream (an attachment), with request headers of its own. A body or a
     /// streamed answer takes as long as its bytes, so neither has the request timeout; a request with
-    /// neither has it. <paramref name="createContent"/> is called once per attempt (a connection
-    /// failure moves on to the next URL before anything was sent).
+    /// neither has it. <paramref name="createContent"/> is called once per attempt (a failover sends
+    /// the body again to the next node).
     /// </summary>
     /// <param name="streamAnswer">Return once the headers arrived, the body still to be read.</param>
-    public Task<HttpResponseMessage> SendAsync(HttpMethod method, string pathAndQuery, Func<HttpContent>? createContent, Action<HttpRequestHeaders>? headers, bool streamAnswer, CancellationToken token)
+    public Task<HttpResponseMessage> SendAsync(HttpMethod method, string pathAndQuery, Func<HttpContent>? createContent, Action<HttpRequestHeaders>? headers, bool streamAnswer, CancellationToken token) =>
+        SendAsync(method, pathAndQuery, createContent, headers, streamAnswer, serverWait: null, session: null, token);
+
+    /// <summary>As <see cref="SendAsync(HttpMethod, string, Func{HttpContent}?, Action{HttpRequestHeaders}?, bool, CancellationToken)"/>, for a session's request.</summary>
+    public Task<HttpResponseMessage> SendAsync(HttpMethod method, string pathAndQuery, Func<HttpContent>? createContent, Action<HttpRequestHeaders>? headers, bool streamAnswer, TimeSpan? serverWait, SessionInfo? session, CancellationToken token)
     {
-        var client = createContent is null && !streamAnswer ? _client : _streamingClient;
+        var client = createContent is null && !streamAnswer && serverWait is null ? _client : _streamingClient;
         var completion = streamAnswer ? HttpCompletionOption.ResponseHeadersRead : HttpCompletionOption.ResponseContentRead;
-        return SendAsync(client, completion, null, method, pathAndQuery, createContent, headers, token);
+        return SendAsync(new Attempt(client, completion, null, method, pathAndQuery, createContent, headers), session, token);
     }
 
     private static Func<HttpContent>? JsonContentFactory(ReadOnlyMemory<byte>? jsonBody)
@@ -121,55 +198,300 @@ internal sealed class RequestExecutor : IDisposable
     /// <summary>
     /// As <see cref="SendAsync(HttpMethod, string, ReadOnlyMemory{byte}?, CancellationToken)"/>, but returns once the
     /// headers arrived, the body still to be read (streams), and without the request timeout: a
-    /// stream takes as long as its reader.
+    /// stream takes as long as its reader. A failover happens before the headers only: a stream
+    /// that breaks once started throws.
     /// </summary>
-    public Task<HttpResponseMessage> SendForStreamAsync(HttpMethod method, string pathAndQuery, ReadOnlyMemory<byte>? jsonBody, CancellationToken token) =>
-        SendAsync(_streamingClient, HttpCompletionOption.ResponseHeadersRead, null, method, pathAndQuery, JsonContentFactory(jsonBody), null, token);
+    public Task<HttpResponseMessage> SendForStreamAsync(HttpMethod method, string pathAndQuery, ReadOnlyMemory<byte>? jsonBody, SessionInfo? session, CancellationToken token) =>
+        SendAsync(new Attempt(_streamingClient, HttpCompletionOption.ResponseHeadersRead, null, method, pathAndQuery, JsonContentFactory(jsonBody), null), session, token);
 
-    /// <param name="limit">A time limit longer than the request timeout: the request goes through the client without one, cancelled after it.</param>
-    private async Task<HttpResponseMessage> SendAsync(HttpClient client, HttpCompletionOption completion, TimeSpan? limit, HttpMethod method, string pathAndQuery, Func<HttpContent>? createContent, Action<HttpRequestHeaders>? headers, CancellationToken token)
+    /// <summary>
+    /// A database's request for the node tagged <paramref name="nodeTag"/> alone (RavenDB's
+    /// <c>SelectedNodeTag</c>: an operation's state, on the node that runs it), not failed over: no
+    /// other node could answer it. Without a tag, or when the topology has no node of that tag (the
+    /// store's URLs standing in for it, say), it is an ordinary request.
+    /// </summary>
+    public async Task<HttpResponseMessage> SendToNodeAsync(HttpMethod method, string pathAndQuery, string? nodeTag, CancellationToken token)
     {
-        var first = Volatile.Read(ref _preferredUrl);
-        HttpRequestException? lastConnectionError = null;
-        for (var attempt = 0; attempt < _urls.Length; attempt++)
+        if (nodeTag is null || DatabaseOf(pathAndQuery) is not { } database)
         {
-            var index = (first + attempt) % _urls.Length;
-            using var request = new HttpRequestMessage(method, _urls[index] + pathAndQuery);
-            request.Content = createContent?.Invoke();
-            headers?.Invoke(request.Headers);
+            return await SendAsync(method, pathAndQuery, null, token).ConfigureAwait(false);
+        }
 
-            HttpResponseMessage response;
-            try
+        var nodes = NodesOf(database);
+        var selector = await nodes.GetSelectorAsync(token).ConfigureAwait(false);
+        if (selector.Topology.Nodes.FirstOrDefault(n => string.Equals(n.ClusterTag, nodeTag, StringComparison.OrdinalIgnoreCase)) is not { } node)
+        {
+            return await SendAsync(method, pathAndQuery, null, token).ConfigureAwait(false);
+        }
+
+        var attempt = new Attempt(_client, HttpCompletionOption.ResponseContentRead, null, method, pathAndQuery, null, null);
+        var (response, failure) = await TrySendOnceAsync(node.Url, attempt, nodes, token).ConfigureAwait(false);
+        if (response is null)
+        {
+            throw failure!;
+        }
+
+        if (response.IsSuccessStatusCode)
+        {
+            return response;
+        }
+
+        using (response)
+        {
+            throw await CreateErrorAsync(response, attempt.Method, attempt.PathAndQuery, token).ConfigureAwait(false);
+        }
+    }
+
+    /// <summary>One request, as sent to each node it is tried on.</summary>
+    /// <param name="Limit">A time limit longer than the request timeout: the request goes through the client without one, cancelled after it.</param>
+    private readonly record struct Attempt(HttpClient Client, HttpCompletionOption Completion, TimeSpan? Limit, HttpMethod Method, string PathAndQuery, Func<HttpContent>? CreateContent, Action<HttpRequestHeaders>? Headers);
+
+    private Task<HttpResponseMessage> SendAsync(Attempt attempt, SessionInfo? session, CancellationToken token) =>
+        DatabaseOf(attempt.PathAndQuery) is { } database
+            ? SendToDatabaseAsync(NodesOf(database), attempt, session, token)
+            : SendToServerAsync(attempt, token);
+
+    /// <summary>The database a <c>/databases/{name}/...</c> path names, or null for a server-wide path.</summary>
+    internal static string? DatabaseOf(string pathAndQuery)
+    {
+        const string prefix = "/databases/";
+        if (!pathAndQuery.StartsWith(prefix, StringComparison.Ordinal))
+        {
+            return null;
+        }
+
+        var end = pathAndQuery.AsSpan(prefix.Length).IndexOfAny('/', '?');
+        var name = end < 0 ? pathAndQuery[prefix.Length..] : pathAndQuery.Substring(prefix.Length, end);
+        return name.Length == 0 ? null : Uri.UnescapeDataString(name);
+    }
+
+    /// <summary>
+    /// A server-wide request: to the URL that last answered, then each other URL the store knows
+    /// (its own and every node a topology named) while none can be reached.
+    /// </summary>
+    private async Task<HttpResponseMessage> SendToServerAsync(Attempt attempt, CancellationToken token)
+    {
+        var urls = Volatile.Read(ref _serverUrls);
+        var first = Math.Min(Volatile.Read(ref _preferredServerUrl), urls.Length - 1);
+        JackdawException? lastFailure = null;
+        for (var i = 0; i < urls.Length; i++)
+        {
+            var index = (first + i) % urls.Length;
+            var (response, failure) = await TrySendOnceAsync(urls[index], attempt, null, token).ConfigureAwait(false);
+            if (response is null)
             {
-                response = limit is { } longer
-                    ? await SendWithLimitAsync(request, longer, token).ConfigureAwait(false)
-                    : await client.SendAsync(request, completion, token).ConfigureAwait(false);
-            }
-            catch (HttpRequestException e) when (e.HttpRequestError is HttpRequestError.ConnectionError or HttpRequestError.NameResolutionError)
-            {
-                // Nothing reached that server, so trying the next one cannot apply a write twice.
-                lastConnectionError = e;
+                lastFailure = failure;
                 continue;
-            }
-            catch (Exception e) when (e is not OperationCanceledException || !token.IsCancellationRequested)
-            {
-                // A failed TLS handshake is not failed over: it is the store's settings (or the
-                // server's certificate), the same at every URL.
-                throw Translate(e, method, _urls[index] + pathAndQuery);
             }
 
             if (index != first)
-                Volatile.Write(ref _preferredUrl, index);
+            {
+                Volatile.Write(ref _preferredServerUrl, index);
+            }
+
             if (response.IsSuccessStatusCode)
+            {
                 return response;
+            }
+
             using (response)
-                throw await CreateErrorAsync(response, method, pathAndQuery, token).ConfigureAwait(false);
+            {
+                throw await CreateErrorAsync(response, attempt.Method, attempt.PathAndQuery, token).ConfigureAwait(false);
+            }
         }
 
-        throw new ServerUnavailableException(
-            $"Could not connect to the Jackdaw server at {string.Join(", ", _urls)} ({lastConnectionError?.Message}). Check that the server is running and that DocumentStore.Urls points at it.",
-            lastConnectionError);
+        if (urls.Length == 1)
+        {
+            throw lastFailure!;
+        }
+
+        throw new AllTopologyNodesDownException(
+            $"{attempt.Method} {attempt.PathAndQuery} reached none of the Jackdaw servers at {string.Join(", ", urls)}; the last said: {lastFailure!.Message}",
+            lastFailure);
     }
+
+    /// <summary>
+    /// A database's request: to the node chosen for it, then, while nodes are down, to the next
+    /// node the topology prefers (each node once). RavenDB's clients retry every request so,
+    /// writes included: a write whose connection broke after it was sent may have been applied by
+    /// the first node and is applied again by the next (a put of the same document is the same
+    /// document; a put that leaves the id to the server makes a second one).
+    /// </summary>
+    private async Task<HttpResponseMessage> SendToDatabaseAsync(DatabaseNodes nodes, Attempt attempt, SessionInfo? session, CancellationToken token)
+    {
+        var selector = await nodes.GetSelectorAsync(token).ConfigureAwait(false);
+        var isRead = session is not null && IsRead(attempt);
+        var balance = nodes.ReadBalanceBehavior;
+        var node = Choose(selector, isRead).Node;
+        // During a speed test, the first attempt of a read is a race of every node.
+        var raced = isRead && balance == ReadBalanceBehavior.FastestNode && selector.InSpeedTestPhase
+            && selector.Topology.Nodes.Count > 1 && attempt.Completion == HttpCompletionOption.ResponseContentRead
+            ? RaceAsync(nodes, selector, node, attempt, token)
+            : null;
+        List<(ServerNode Node, JackdawException Error)>? failures = null;
+        while (true)
+        {
+            var (response, failure) = await (raced ?? TrySendOnceAsync(node.Url, attempt, nodes, token)).ConfigureAwait(false);
+            raced = null;
+            if (response is not null)
+            {
+                if (!IsNodeDown(response.StatusCode))
+                {
+                    selector.Restore(node);
+                    if (failures is not null)
+                    {
+                        // The topology may say where the database went.
+                        nodes.RefreshInBackground(null);
+                    }
+                    else if (Says(response, RefreshTopologyHeaderName))
+                    {
+                        nodes.RefreshInBackground(node);
+                    }
+
+                    if (Says(response, RefreshClientConfigurationHeaderName))
+                    {
+                        nodes.RefreshClientConfigurationInBackground(node);
+                    }
+
+                    if (response.IsSuccessStatusCode)
+                    {
+                        return response;
+                    }
+
+                    using (response)
+                    {
+                        throw await CreateErrorAsync(response, attempt.Method, attempt.PathAndQuery, token).ConfigureAwait(false);
+                    }
+                }
+
+                using (response)
+                {
+                    failure = await CreateErrorAsync(response, attempt.Method, attempt.PathAndQuery, token).ConfigureAwait(false);
+                }
+            }
+
+            (failures ??= []).Add((node, failure!));
+            nodes.OnFailed(selector, node);
+            selector = nodes.Selector ?? selector;
+            node = Choose(selector, isRead).Node;
+            if (failures.Exists(f => string.Equals(f.Node.Url, node.Url, StringComparison.OrdinalIgnoreCase)))
+            {
+                nodes.RefreshInBackground(null);
+                throw GiveUp(nodes, attempt, failures);
+            }
+        }
+
+        (int Index, ServerNode Node) Choose(NodeSelector current, bool read) =>
+            !read ? current.GetPreferredNode() : balance switch
+            {
+                ReadBalanceBehavior.RoundRobin => current.GetNodeBySessionId(session!.SessionId),
+                ReadBalanceBehavior.FastestNode => current.GetFastestNode(),
+                _ => current.GetPreferredNode(),
+            };
+    }
+
+    /// <summary>
+    /// What the store does when a database's request failed on every node it tried: one node's
+    /// failure is thrown as it is; when every node answered (a missing database, say), the last
+    /// answer; otherwise <see cref="AllTopologyNodesDownException"/> with each node's failure.
+    /// </summary>
+    private static JackdawException GiveUp(DatabaseNodes nodes, Attempt attempt, List<(ServerNode Node, JackdawException Error)> failures)
+    {
+        if (failures.Count == 1 || failures.TrueForAll(f => f.Error is not ServerUnavailableException))
+        {
+            return failures[^1].Error;
+        }
+
+        var detail = string.Join("; ", failures.Select(f => $"{f.Node.ClusterTag} at {f.Node.Url}: {f.Error.Message}"));
+        return new AllTopologyNodesDownException(
+            $"{attempt.Method} {attempt.PathAndQuery} failed on every node of database '{nodes.Database}' it was tried on ({detail}).",
+            failures[^1].Error);
+    }
+
+    private static bool Says(HttpResponseMessage response, string header) =>
+        response.Headers.TryGetValues(header, out var values) && values.Any(v => v.Equals("true", StringComparison.OrdinalIgnoreCase));
+
+    /// <summary>RavenDB's clients fail over on these: the node is down or cannot serve the database now.</summary>
+    private static bool IsNodeDown(HttpStatusCode status) =>
+        status is HttpStatusCode.BadGateway or HttpStatusCode.ServiceUnavailable or HttpStatusCode.GatewayTimeout;
+
+    /// <summary>
+    /// A read, for read balancing (RavenDB's <c>IsReadRequest</c>): a GET or HEAD, a query, a
+    /// streamed query, or an attachment asked for by POST. <c>multi_get</c> is not one, as in RavenDB.
+    /// </summary>
+    private static bool IsRead(in Attempt attempt)
+    {
+        if (attempt.Method == HttpMethod.Get || attempt.Method == HttpMethod.Head)
+        {
+            return true;
+        }
+
+        if (attempt.Method != HttpMethod.Post)
+        {
+            return false;
+        }
+
+        var path = attempt.PathAndQuery.AsSpan();
+        var query = path.IndexOf('?');
+        if (query >= 0)
+        {
+            path = path[..query];
+        }
+
+        return path.EndsWith("/queries", StringComparison.Ordinal) || path.EndsWith("/attachments", StringComparison.Ordinal) || path.EndsWith("/attachments/bulk", StringComparison.Ordinal);
+    }
+
+    /// <summary>
+    /// Sends <paramref name="attempt"/> to one URL. Returns the response (whatever its status), or
+    /// the failure when the node could not be reached or did not answer (no connection, a connection
+    /// broken before the answer, the request timeout): the caller may try another node. A failed TLS
+    /// handshake throws: it is the store's settings (or the server's certificate), the same at every
+    /// node. So does the caller's cancellation.
+    /// </summary>
+    /// <param name="nodes">The database's nodes, for a database's request: the request carries the etags of its topology and client configuration.</param>
+    private async Task<(HttpResponseMessage? Response, JackdawException? Failure)> TrySendOnceAsync(string url, Attempt attempt, DatabaseNodes? nodes, CancellationToken token)
+    {
+        using var request = new HttpRequestMessage(attempt.Method, url + attempt.PathAndQuery);
+        request.Content = attempt.CreateContent?.Invoke();
+        attempt.Headers?.Invoke(request.Headers);
+        if (nodes is not null)
+        {
+            if (nodes.TopologyEtagHeader is { } topologyEtag)
+            {
+                request.Headers.TryAddWithoutValidation(TopologyEtagHeaderName, topologyEtag);
+            }
+
+            request.Headers.TryAddWithoutValidation(ClientConfigurationEtagHeaderName, nodes.ClientConfigurationEtagHeader);
+        }
+
+        try
+        {
+            var response = attempt.Limit is { } longer
+                ? await SendWithLimitAsync(request, longer, token).ConfigureAwait(false)
+                : await attempt.Client.SendAsync(request, attempt.Completion, token).ConfigureAwait(false);
+            return (response, null);
+        }
+        catch (Exception e) when (e is not OperationCanceledException || !token.IsCancellationRequested)
+        {
+            var target = url + attempt.PathAndQuery;
+            var translated = Translate(e, attempt.Method, target);
+            if (translated is CertificateException || !IsNetworkFailure(e))
+            {
+                throw translated;
+            }
+
+            return (null, translated);
+        }
+    }
+
+    /// <summary>No answer from the node: no connection, a connection broken before the answer, or the request timeout.</summary>
+    private static bool IsNetworkFailure(Exception e) => e switch
+    {
+        OperationCanceledException or IOException => true,
+        HttpRequestException { HttpRequestError: HttpRequestError.ConnectionError or HttpRequestError.NameResolutionError or HttpRequestError.ResponseEnded } => true,
+        HttpRequestException { InnerException: IOException or System.Net.Sockets.SocketException } => true,
+        _ => false,
+    };
 
     /// <summary>A request with a time limit of its own, longer than the request timeout (on the client without one).</summary>
     private async Task<HttpResponseMessage> SendWithLimitAsync(HttpRequestMessage request, TimeSpan limit, CancellationToken token)
@@ -181,7 +503,7 @@ internal sealed class RequestExecutor : IDisposable
 
     /// <summary>
     /// Sends a request whose content streams while the call runs (bulk insert): no timeout, no
-    /// retry on another URL, headers-read completion.
+    /// retry on another node (the stream cannot be sent twice), headers-read completion.
     /// </summary>
     public async Task<HttpResponseMessage> SendStreamingAsync(HttpRequestMessage request, CancellationToken token)
     {
@@ -196,7 +518,7 @@ internal sealed class RequestExecutor : IDisposable
     }
 
     /// <summary>
-    /// Opens <paramref name="socket"/> to <paramref name="uri"/> (<c>ws(s)://</c> of the current URL)
+    /// Opens <paramref name="socket"/> to <paramref name="uri"/> (<c>ws(s)://</c> of the node chosen for it)
     /// with the store's TLS settings. A failed handshake throws <see cref="CertificateException"/>,
     /// and a refused upgrade (401, 403) the <see cref="AuthorizationException"/> with the server's
     /// message; any other failure is the socket's own, for the caller to name.
@@ -245,90 +567,9 @@ internal sealed class RequestExecutor : IDisposable
         return new AuthorizationException($"The server refused the WebSocket connection to {uri} with {(int)status} {status} ({refused.Message}).", status, ErrorTypes.Authorization);
     }
 
-    /// <summary>A failed TLS handshake as a <see cref="CertificateException"/>, anything else as <see cref="TranslateTransportFailure"/> says.</summary>
-    private JackdawException Translate(Exception e, HttpMethod method, string url) =>
-        (Uri.TryCreate(url, UriKind.Absolute, out var uri) ? _tls.Explain(e, uri) : null) ?? TranslateTransportFailure(e, method, url);
-
-    public string UrlFor(string pathAndQuery) => CurrentUrl + pathAndQuery;
-
-    /// <summary>Reads a non-2xx response's <c>{"Type","Message"}</c> body into the matching exception.</summary>
-    public static async Task<JackdawException> CreateErrorAsync(HttpResponseMessage response, HttpMethod method, string pathAndQuery, CancellationToken token)
-    {
-        byte[] body;
-        try
-        {
-            body = await response.Content.ReadAsByteArrayAsync(token).ConfigureAwait(false);
-        }
-        catch (Exception e) when (e is HttpRequestException or IOException)
-        {
-            body = [];
-        }
-
-        return CreateError(response.StatusCode, body, method, pathAndQuery);
-    }
-
-    public static JackdawException CreateError(HttpStatusCode status, ReadOnlySpan<byte> body, HttpMethod method, string pathAndQuery)
-    {
-        string? type = null, message = null;
-        try
-        {
-            var reader = new Utf8JsonReader(body);
-            if (reader.Read() && reader.TokenType == JsonTokenType.StartObject)
-            {
-                while (reader.Read() && reader.TokenType == JsonTokenType.PropertyName)
-                {
-                    var isType = reader.ValueTextEquals("Type"u8);
-                    var isMessage = reader.ValueTextEquals("Message"u8);
-                    reader.Read();
-                    if (isType && reader.TokenType == JsonTokenType.String)
-                        type = reader.GetString();
-                    else if (isMessage && reader.TokenType == JsonTokenType.String)
-                        message = reader.GetString();
-                    else
-                        reader.Skip();
-                }
-            }
-        }
-        catch (JsonException)
-        {
-            // Not our JSON error body (a proxy's HTML page, say): the raw text below says what it was.
-        }
-
-        message ??= $"{method} {pathAndQuery} failed with {(int)status} {status}: {System.Text.Encoding.UTF8.GetString(body[..Math.Min(body.Length, 500)])}";
-        return type switch
-        {
-            ErrorTypes.Concurrency => new ConcurrencyException(message, status, type),
-            ErrorTypes.DocumentDoesNotExist => new DocumentDoesNotExistException(message, status, type),
-            ErrorTypes.DatabaseDoesNotExist => new DatabaseDoesNotExistException(message, status, type),
-            ErrorTypes.DatabaseAlreadyExists => new DatabaseAlreadyExistsException(message, status, type),
-            ErrorTypes.BadRequest or ErrorTypes.InvalidJson => new BadRequestException(message, status, type),
-            ErrorTypes.InvalidQuery => new InvalidQueryException(message, status, type),
-            ErrorTypes.IndexDoesNotExist => new IndexDoesNotExistException(message, status, type),
-            ErrorTypes.IndexCompilation => new IndexCompilationException(message, status, type),
-            ErrorTypes.IndexLocked => new IndexLockedException(message, status, type),
-            ErrorTypes.Timeout => new ServerTimeoutException(message, status, type),
-            ErrorTypes.AnalyzerCompilation => new AnalyzerCompilationException(message, status, type),
-            ErrorTypes.AnalyzerInUse => new AnalyzerInUseException(message, status, type),
-            ErrorTypes.Authorization => new AuthorizationException(message, status, type),
-            _ => new JackdawException(message, status, type),
-        };
-    }
-
-    public static JackdawException TranslateTransportFailure(Exception e, HttpMethod method, string url) => e switch
-    {
-        OperationCanceledException => new ServerUnavailableException($"{method} {url} got no answer within the request timeout (DocumentConventions.RequestTimeout).", e),
-        HttpRequestException { HttpRequestError: HttpRequestError.ConnectionError or HttpRequestError.NameResolutionError } =>
-            new ServerUnavailableException($"Could not connect to the Jackdaw server for {method} {url} ({e.Message}). Check that the server is running and that DocumentStore.Urls points at it.", e),
-        HttpRequestException { HttpRequestError: HttpRequestError.ResponseEnded } when url.StartsWith("http://", StringComparison.OrdinalIgnoreCase) =>
-            new ServerUnavailableException($"The Jackdaw server closed the connection without answering {method} {url}; a write may or may not have been applied. {SecuredServerHint}", e),
-        HttpRequestException or IOException =>
-            new ServerUnavailableException($"The connection to the Jackdaw server broke during {method} {url} ({e.Message}); a write may or may not have been applied.", e),
-        JackdawException j => j,
-        _ => new JackdawException($"{method} {url} failed: {e.Message}", e),
-    };
-
     public void Dispose()
     {
+        _disposing.Cancel();
         _client.Dispose();
         _streamingClient.Dispose();
         _webSockets.Dispose();

@@ -88,9 +88,8 @@ public sealed class DocumentOperations
     {
         var path = DatabasePath();
         using var response = await _executor.SendAsync(method, path + "/queries" + (options ?? new QueryOperationOptions()).ToQueryString(), JsonSerializer.SerializeToUtf8Bytes(body, WireJson.Options), token).ConfigureAwait(false);
-        await using var stream = await response.Content.ReadAsStreamAsync(token).ConfigureAwait(false);
-        using var json = await JsonDocument.ParseAsync(stream, default, token).ConfigureAwait(false);
-        return new Operation(_executor, path, json.RootElement.GetProperty("OperationId").GetInt64());
+        var started = await MaintenanceOperations.ReadOperationIdAsync(response, $"{method} queries", token).ConfigureAwait(false);
+        return new Operation(_executor, path, started);
     }
 
     private static Dictionary<string, object?> Request(PatchRequest patch) => new() { ["Script"] = patch.Script, ["Values"] = patch.Values };

@@ -7,19 +7,23 @@ namespace Jackdaw.Client;
 /// <summary>
 /// A long-running operation on the server (a patch or delete by query), followed by its id:
 /// <see cref="WaitForCompletionAsync"/> polls <c>operations/state</c> until it ends,
-/// <see cref="KillAsync"/> cancels it (RavenDB's <c>Operation</c>).
+/// <see cref="KillAsync"/> cancels it (RavenDB's <c>Operation</c>). Both go to the node that runs
+/// it (the answer's <c>OperationNodeTag</c>), wherever the database's other requests go: another
+/// node has no such operation.
 /// </summary>
 public sealed class Operation
 {
     private static readonly TimeSpan PollInterval = TimeSpan.FromMilliseconds(100);
     private readonly RequestExecutor _executor;
     private readonly string _databasePath;
+    private readonly string? _nodeTag;
 
-    internal Operation(RequestExecutor executor, string databasePath, long id)
+    internal Operation(RequestExecutor executor, string databasePath, OperationIdResult started)
     {
         _executor = executor;
         _databasePath = databasePath;
-        Id = id;
+        Id = started.OperationId;
+        _nodeTag = started.OperationNodeTag;
     }
 
     public long Id { get; }
@@ -27,7 +31,7 @@ public sealed class Operation
     /// <summary>The operation's state now.</summary>
     public async Task<OperationState> GetStateAsync(CancellationToken token = default)
     {
-        using var response = await _executor.SendAsync(HttpMethod.Get, $"{_databasePath}/operations/state?id={Id}", null, token).ConfigureAwait(false);
+        using var response = await _executor.SendToNodeAsync(HttpMethod.Get, $"{_databasePath}/operations/state?id={Id}", _nodeTag, token).ConfigureAwait(false);
         await using var stream = await response.Content.ReadAsStreamAsync(token).ConfigureAwait(false);
         using var json = await JsonDocument.ParseAsync(stream, default, token).ConfigureAwait(false);
         return OperationState.Read(json.RootElement);
@@ -78,6 +82,6 @@ public sealed class Operation
     /// <summary>Asks the server to cancel the operation; the batches it committed stay.</summary>
     public async Task KillAsync(CancellationToken token = default)
     {
-        using var response = await _executor.SendAsync(HttpMethod.Post, $"{_databasePath}/operations/kill?id={Id}", null, token).ConfigureAwait(false);
+        using var response = await _executor.SendToNodeAsync(HttpMethod.Post, $"{_databasePath}/operations/kill?id={Id}", _nodeTag, token).ConfigureAwait(false);
     }
 }

@@ -4,4 +4,7 @@ namespace Jackdaw.Client;
 public sealed class OperationIdResult
 {
     public long OperationId { get; init; }
+
+    /// <summary>The tag of the node that runs the operation: its state is asked of that node.</summary>
+    public string? OperationNodeTag { get; init; }
 }

@@ -18,7 +18,7 @@ internal sealed partial class AsyncDocumentSession
         var query = StartingWithQuery(idPrefix, matches, start, pageSize, exclude, startAfter);
         NumberOfRequests++;
         byte[] body;
-        using (var response = await _store.Executor.SendAsync(HttpMethod.Get, _databasePath + "/docs" + query, null, token).ConfigureAwait(false))
+        using (var response = await _store.Executor.SendAsync(HttpMethod.Get, _databasePath + "/docs" + query, null, null, _sessionInfo, token).ConfigureAwait(false))
         {
             body = await response.Content.ReadAsByteArrayAsync(token).ConfigureAwait(false);
         }

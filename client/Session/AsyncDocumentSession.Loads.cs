@@ -188,7 +188,7 @@ internal sealed partial class AsyncDocumentSession
         HttpResponseMessage response;
         try
         {
-            response = await _store.Executor.SendAsync(HttpMethod.Get, url, null, token).ConfigureAwait(false);
+            response = await _store.Executor.SendAsync(HttpMethod.Get, url, null, null, _sessionInfo, token).ConfigureAwait(false);
         }
         catch (DocumentDoesNotExistException) when (ids.Count == 1)
         {

@@ -52,7 +52,7 @@ internal sealed partial class AsyncDocumentSession
         var body = request.ToJson(_conventions.SerializerOptions);
         NumberOfRequests++;
         byte[] answerBody;
-        using (var response = await _store.Executor.SendAsync(HttpMethod.Post, _databasePath + "/queries", body, request.ServerWait, token).ConfigureAwait(false))
+        using (var response = await _store.Executor.SendAsync(HttpMethod.Post, _databasePath + "/queries", body, request.ServerWait, _sessionInfo, token).ConfigureAwait(false))
         {
             answerBody = await response.Content.ReadAsByteArrayAsync(token).ConfigureAwait(false);
         }

@@ -50,7 +50,7 @@ internal sealed partial class AsyncDocumentSession
         HttpResponseMessage response;
         try
         {
-            response = await _store.Executor.SendAsync(HttpMethod.Get, _databasePath + "/revisions" + query, null, token).ConfigureAwait(false);
+            response = await _store.Executor.SendAsync(HttpMethod.Get, _databasePath + "/revisions" + query, null, null, _sessionInfo, token).ConfigureAwait(false);
         }
         catch (JackdawException e) when (e.StatusCode == HttpStatusCode.NotFound && e is not DatabaseDoesNotExistException)
         {
@@ -67,7 +67,7 @@ internal sealed partial class AsyncDocumentSession
     {
         ArgumentException.ThrowIfNullOrEmpty(id);
         NumberOfRequests++;
-        var response = await _store.Executor.SendAsync(HttpMethod.Get, _databasePath + "/revisions/count?id=" + Uri.EscapeDataString(id), null, token).ConfigureAwait(false);
+        var response = await _store.Executor.SendAsync(HttpMethod.Get, _databasePath + "/revisions/count?id=" + Uri.EscapeDataString(id), null, null, _sessionInfo, token).ConfigureAwait(false);
         using var json = await ReadJsonAsync(response, "GET revisions/count", token).ConfigureAwait(false);
         return json.RootElement.TryGetProperty("RevisionsCount", out var count) && count.TryGetInt64(out var value)
             ? value

@@ -70,7 +70,7 @@ internal sealed partial class AsyncDocumentSession
     private async IAsyncEnumerable<StreamResult<T>> StreamCoreAsync<T>(HttpMethod method, string pathAndQuery, ReadOnlyMemory<byte>? body, QueryResultShape shape, StreamQueryStatistics? statistics, [EnumeratorCancellation] CancellationToken token)
     {
         NumberOfRequests++;
-        using var response = await _store.Executor.SendForStreamAsync(method, pathAndQuery, body, token).ConfigureAwait(false);
+        using var response = await _store.Executor.SendForStreamAsync(method, pathAndQuery, body, _sessionInfo, token).ConfigureAwait(false);
         Stream content;
         try
         {

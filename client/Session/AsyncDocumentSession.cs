@@ -15,6 +15,7 @@ internal sealed partial class AsyncDocumentSession : IAsyncDocumentSession, IAdv
     private readonly DocumentStore _store;
     private readonly DocumentConventions _conventions;
     private readonly string _databasePath;
+    private readonly Http.SessionInfo _sessionInfo;
     private readonly Dictionary<string, DocumentInfo> _byId = new(StringComparer.OrdinalIgnoreCase);
     private readonly Dictionary<object, DocumentInfo> _byEntity = new(ReferenceEqualityComparer.Instance);
     private readonly HashSet<string> _knownMissing = new(StringComparer.OrdinalIgnoreCase);
@@ -28,6 +29,7 @@ internal sealed partial class AsyncDocumentSession : IAsyncDocumentSession, IAdv
         _store = store;
         _conventions = store.Conventions;
         _databasePath = DocumentStore.DatabasePath(database);
+        _sessionInfo = store.Executor.NewSession();
         UseOptimisticConcurrency = useOptimisticConcurrency;
     }
 
@@ -37,17 +39,54 @@ internal sealed partial class AsyncDocumentSession : IAsyncDocumentSession, IAdv
 
     public bool UseOptimisticConcurrency { get; set; }
 
-    private string _saveQuery = "";
+    private string _indexWaitQuery = "";
+    private TimeSpan _indexWait;
+    private string _replicationWaitQuery = "";
+    private TimeSpan _replicationWait;
 
     public void WaitForIndexesAfterSaveChanges(TimeSpan? timeout = null, bool throwOnTimeout = true, params string[] indexes)
     {
-        var query = new System.Text.StringBuilder("?waitForIndexesTimeout=")
-            .Append(Uri.EscapeDataString((timeout ?? TimeSpan.FromSeconds(15)).ToString("c", System.Globalization.CultureInfo.InvariantCulture)))
+        _indexWait = timeout ?? TimeSpan.FromSeconds(15);
+        var query = new System.Text.StringBuilder("waitForIndexesTimeout=")
+            .Append(TimeSpanParameter(_indexWait))
             .Append("&waitForIndexThrow=").Append(throwOnTimeout ? "true" : "false");
         foreach (var index in indexes ?? [])
             query.Append("&waitForSpecificIndex=").Append(Uri.EscapeDataString(index));
-        _saveQuery = query.ToString();
+        _indexWaitQuery = query.ToString();
     }
+
+    public void WaitForReplicationAfterSaveChanges(TimeSpan? timeout = null, bool throwOnTimeout = true, int replicas = 1, bool majority = false)
+    {
+        ArgumentOutOfRangeException.ThrowIfNegative(replicas);
+        _replicationWait = timeout ?? _conventions.WaitForReplicationAfterSaveChangesTimeout;
+        _replicationWaitQuery = "waitForReplicasTimeout=" + TimeSpanParameter(_replicationWait)
+            + "&throwOnTimeoutInWaitForReplicas=" + (throwOnTimeout ? "true" : "false")
+            + "&numberOfReplicasToWaitFor=" + (majority ? "majority" : replicas.ToString(System.Globalization.CultureInfo.InvariantCulture));
+    }
+
+    public void WaitForReplicationAfterSaveChanges(Action<ReplicationWaitOptionsBuilder> options)
+    {
+        ArgumentNullException.ThrowIfNull(options);
+        var builder = new ReplicationWaitOptionsBuilder();
+        options(builder);
+        WaitForReplicationAfterSaveChanges(builder.Timeout, builder.ThrowOnTimeoutValue, builder.Replicas, builder.MajorityValue);
+    }
+
+    /// <summary>A wait as RavenDB's C# client writes a <see cref="TimeSpan"/> into a query (<c>[d.]hh:mm:ss[.fffffff]</c>), escaped.</summary>
+    private static string TimeSpanParameter(TimeSpan value) =>
+        Uri.EscapeDataString(value.ToString("c", System.Globalization.CultureInfo.InvariantCulture));
+
+    /// <summary>The query string of every <c>bulk_docs</c> of the session: the replicas to wait for, then the indexes, as RavenDB's clients write them.</summary>
+    private string SaveQuery => (_replicationWaitQuery.Length, _indexWaitQuery.Length) switch
+    {
+        (0, 0) => "",
+        (0, _) => "?" + _indexWaitQuery,
+        (_, 0) => "?" + _replicationWaitQuery,
+        _ => "?" + _replicationWaitQuery + "&" + _indexWaitQuery,
+    };
+
+    /// <summary>How long the server may wait before it answers a save: for the replicas, then for the indexes.</summary>
+    private TimeSpan? SaveServerWait => _replicationWait + _indexWait is { Ticks: > 0 } wait ? wait : null;
 
     public int NumberOfRequests { get; private set; }
 

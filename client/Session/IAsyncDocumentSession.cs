@@ -148,6 +148,26 @@ public interface IAdvancedSessionOperations
     void WaitForIndexesAfterSaveChanges(TimeSpan? timeout = null, bool throwOnTimeout = true, params string[] indexes);
 
     /// <summary>
+    /// From now on, each <see cref="IAsyncDocumentSession.SaveChangesAsync"/> returns only once
+    /// <paramref name="replicas"/> other nodes of the database (or a majority of them, with
+    /// <paramref name="majority"/>) hold its changes (RavenDB's write assurance: <c>bulk_docs</c>
+    /// with <c>waitForReplicasTimeout</c>, <c>throwOnTimeoutInWaitForReplicas</c> and
+    /// <c>numberOfReplicasToWaitFor</c>). After <paramref name="timeout"/>
+    /// (<see cref="DocumentConventions.WaitForReplicationAfterSaveChangesTimeout"/>, 15 s, by
+    /// default) the save, which did happen on the node that took it, throws
+    /// <see cref="ServerTimeoutException"/> (RavenDB's C# client throws its <c>TimeoutException</c>)
+    /// unless <paramref name="throwOnTimeout"/> is false.
+    /// </summary>
+    void WaitForReplicationAfterSaveChanges(TimeSpan? timeout = null, bool throwOnTimeout = true, int replicas = 1, bool majority = false);
+
+    /// <summary>
+    /// As <see cref="WaitForReplicationAfterSaveChanges(TimeSpan?, bool, int, bool)"/>, written as
+    /// RavenDB's Java and Node.js clients write it:
+    /// <c>o => o.WithTimeout(TimeSpan.FromSeconds(10)).NumberOfReplicas(2).ThrowOnTimeout(true)</c>.
+    /// </summary>
+    void WaitForReplicationAfterSaveChanges(Action<ReplicationWaitOptionsBuilder> options);
+
+    /// <summary>
     /// Streams every result of a query, however many: one request, the results read and
     /// deserialized one at a time as they arrive (the answer is never held whole, here or on the
     /// server). Results are not tracked by the session. The query runs when the enumeration

@@ -248,7 +248,8 @@ public sealed class SubscriptionWorker<T> : IAsyncDisposable, IDisposable
 
     private async Task ConnectAsync(ClientWebSocket socket, CancellationToken stopping)
     {
-        var url = _store.Executor.CurrentUrl;
+        // Each connection goes to the node the database's topology prefers now: after a failover, the next node.
+        var url = await _store.Executor.GetPreferredUrlAsync(_database, stopping).ConfigureAwait(false);
         var uri = new Uri("ws" + url[4..] + DocumentStore.DatabasePath(_database) + "/subscriptions/connect?name=" + Uri.EscapeDataString(SubscriptionName)
             + "&strategy=" + _options.Strategy + "&maxDocsPerBatch=" + _options.MaxDocsPerBatch.ToString(System.Globalization.CultureInfo.InvariantCulture));
         using var timeout = CancellationTokenSource.CreateLinkedTokenSource(stopping);
@@ -259,6 +260,7 @@ public sealed class SubscriptionWorker<T> : IAsyncDisposable, IDisposable
         }
         catch (OperationCanceledException) when (!stopping.IsCancellationRequested)
         {
+            _store.Executor.OnConnectionFailed(_database, url);
             throw new ConnectionLostException($"No answer from {uri} within the request timeout (DocumentConventions.RequestTimeout).");
         }
         catch (WebSocketException) when (socket.HttpStatusCode == HttpStatusCode.NotFound)
@@ -268,6 +270,12 @@ public sealed class SubscriptionWorker<T> : IAsyncDisposable, IDisposable
         catch (WebSocketException e) when (socket.HttpStatusCode == HttpStatusCode.BadRequest)
         {
             throw new BadRequestException($"The server refused the subscription connection at {uri} (400): {e.Message}");
+        }
+        catch (WebSocketException) when (socket.HttpStatusCode == 0)
+        {
+            // No HTTP answer at all: the node is down, and the next attempt goes to another.
+            _store.Executor.OnConnectionFailed(_database, url);
+            throw;
         }
     }
 

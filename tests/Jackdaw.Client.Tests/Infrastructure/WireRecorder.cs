@@ -20,6 +20,8 @@ public sealed class WireRecorder : HttpMessageHandler
     public DocumentStore CreateStore()
     {
         var store = new DocumentStore { Urls = ["http://jackdaw.test"], Database = TestStores.Database, HttpMessageHandlerFactory = () => this };
+        // No topology to ask for: the recorder sees only the requests a test makes.
+        store.Conventions.DisableTopologyUpdates = true;
         return store.Initialize();
     }
 

@@ -1,0 +1,206 @@
+using System.Text.Json;
+
+namespace Jackdaw.Client.Http;
+
+/// <summary>The executor's requests about the nodes themselves: topologies, health checks, speed tests.</summary>
+internal sealed partial class RequestExecutor
+{
+    /// <summary>
+    /// <c>GET {url}/topology?name={database}</c>, from that server alone:
+    /// <c>{"Etag":n,"Nodes":[{"Url","ClusterTag","Database","ServerRole"}]}</c>. The nodes' URLs
+    /// join those server-wide requests may go to. Throws what the server answered, or why it could
+    /// not be reached.
+    /// </summary>
+    public async Task<Topology> FetchTopologyAsync(string url, string database, CancellationToken token)
+    {
+        var attempt = new Attempt(_client, HttpCompletionOption.ResponseContentRead, null, HttpMethod.Get, "/topology?name=" + Uri.EscapeDataString(database), null, null);
+        var (response, failure) = await TrySendOnceAsync(url, attempt, null, token).ConfigureAwait(false);
+        if (response is null)
+        {
+            throw failure!;
+        }
+
+        using (response)
+        {
+            if (!response.IsSuccessStatusCode)
+            {
+                throw await CreateErrorAsync(response, attempt.Method, attempt.PathAndQuery, token).ConfigureAwait(false);
+            }
+
+            var body = await response.Content.ReadAsByteArrayAsync(token).ConfigureAwait(false);
+            var topology = ParseTopology(body, database, url);
+            LearnUrls(topology);
+            return topology;
+        }
+    }
+
+    internal static Topology ParseTopology(ReadOnlySpan<byte> body, string database, string from)
+    {
+        try
+        {
+            using var json = JsonDocument.Parse(body.ToArray());
+            var root = json.RootElement;
+            var etag = root.TryGetProperty("Etag", out var e) && e.TryGetInt64(out var n) ? n : 0;
+            var nodes = new List<ServerNode>();
+            if (root.TryGetProperty("Nodes", out var array) && array.ValueKind == JsonValueKind.Array)
+            {
+                foreach (var node in array.EnumerateArray())
+                {
+                    var nodeUrl = node.TryGetProperty("Url", out var u) && u.ValueKind == JsonValueKind.String ? u.GetString()!.TrimEnd('/') : null;
+                    if (string.IsNullOrEmpty(nodeUrl))
+                    {
+                        continue;
+                    }
+
+                    var tag = node.TryGetProperty("ClusterTag", out var t) && t.ValueKind == JsonValueKind.String ? t.GetString()! : "?";
+                    var name = node.TryGetProperty("Database", out var d) && d.ValueKind == JsonValueKind.String ? d.GetString()! : database;
+                    var role = node.TryGetProperty("ServerRole", out var r) && r.ValueKind == JsonValueKind.String && Enum.TryParse<ServerNode.Role>(r.GetString(), ignoreCase: true, out var parsed)
+                        ? parsed
+                        : ServerNode.Role.Member;
+                    nodes.Add(new ServerNode(nodeUrl, name, tag, role));
+                }
+            }
+
+            return new Topology(etag, nodes);
+        }
+        catch (JsonException e)
+        {
+            throw new JackdawException($"GET {from}/topology?name={database} answered with something that is not a topology: {e.Message}", e);
+        }
+    }
+
+    /// <summary>
+    /// <c>GET {url}/databases/{db}/configuration/client</c> (RavenDB's
+    /// <c>GetClientConfigurationOperation</c>): <c>{"Etag":n,"Configuration":{"Disabled","ReadBalanceBehavior",...}|null}</c>.
+    /// </summary>
+    public async Task<ClientConfiguration> FetchClientConfigurationAsync(string url, string database, CancellationToken token)
+    {
+        var attempt = new Attempt(_client, HttpCompletionOption.ResponseContentRead, null, HttpMethod.Get, DocumentStore.DatabasePath(database) + "/configuration/client", null, null);
+        var (response, failure) = await TrySendOnceAsync(url, attempt, null, token).ConfigureAwait(false);
+        if (response is null)
+        {
+            throw failure!;
+        }
+
+        using (response)
+        {
+            if (!response.IsSuccessStatusCode)
+            {
+                throw await CreateErrorAsync(response, attempt.Method, attempt.PathAndQuery, token).ConfigureAwait(false);
+            }
+
+            var body = await response.Content.ReadAsByteArrayAsync(token).ConfigureAwait(false);
+            try
+            {
+                using var json = JsonDocument.Parse(body);
+                var root = json.RootElement;
+                var etag = root.TryGetProperty("Etag", out var e) && e.TryGetInt64(out var n) ? n : 0;
+                if (!root.TryGetProperty("Configuration", out var configuration) || configuration.ValueKind != JsonValueKind.Object)
+                {
+                    return new ClientConfiguration { Etag = etag, Disabled = true };
+                }
+
+                return new ClientConfiguration
+                {
+                    Etag = etag,
+                    Disabled = configuration.TryGetProperty("Disabled", out var disabled) && disabled.ValueKind == JsonValueKind.True,
+                    ReadBalanceBehavior = configuration.TryGetProperty("ReadBalanceBehavior", out var balance) && balance.ValueKind == JsonValueKind.String
+                        && Enum.TryParse<ReadBalanceBehavior>(balance.GetString(), ignoreCase: true, out var parsed)
+                        ? parsed
+                        : null,
+                };
+            }
+            catch (JsonException e)
+            {
+                throw new JackdawException($"GET {url}{attempt.PathAndQuery} answered with something that is not a client configuration: {e.Message}", e);
+            }
+        }
+    }
+
+    /// <summary>Server-wide requests may go to every node a topology named, after the store's own URLs.</summary>
+    private void LearnUrls(Topology topology)
+    {
+        while (true)
+        {
+            var current = Volatile.Read(ref _serverUrls);
+            var added = topology.Nodes.Select(n => n.Url).Where(u => !current.Contains(u, StringComparer.OrdinalIgnoreCase)).Distinct(StringComparer.OrdinalIgnoreCase).ToArray();
+            if (added.Length == 0 || Interlocked.CompareExchange(ref _serverUrls, [.. current, .. added], current) == current)
+            {
+                return;
+            }
+        }
+    }
+
+    /// <summary>
+    /// The health check of a failed node: <c>GET /databases/{db}/stats?failure=check</c> (RavenDB's
+    /// clients use it on a server without <c>/databases/{db}/healthcheck</c>, which Jackdaw lacks).
+    /// </summary>
+    public async Task<bool> IsHealthyAsync(string url, string database, CancellationToken token)
+    {
+        var attempt = new Attempt(_client, HttpCompletionOption.ResponseContentRead, null, HttpMethod.Get, DocumentStore.DatabasePath(database) + "/stats?failure=check", null, null);
+        try
+        {
+            var (response, _) = await TrySendOnceAsync(url, attempt, null, token).ConfigureAwait(false);
+            using (response)
+            {
+                return response is { IsSuccessStatusCode: true };
+            }
+        }
+        catch (JackdawException)
+        {
+            return false;
+        }
+    }
+
+    /// <summary>
+    /// A read during a speed test (<see cref="ReadBalanceBehavior.FastestNode"/>): sent to every
+    /// node at once, as RavenDB's client does; the first node to answer successfully wins a round.
+    /// Returns what <paramref name="chosen"/> (the node the read would have gone to) answered, so
+    /// what a session reads does not depend on the race; the other answers are dropped as they come.
+    /// </summary>
+    private Task<(HttpResponseMessage? Response, JackdawException? Failure)> RaceAsync(DatabaseNodes nodes, NodeSelector selector, ServerNode chosen, Attempt attempt, CancellationToken token)
+    {
+        var topology = selector.Topology;
+        var tasks = topology.Nodes.Select(n => TrySendOnceAsync(n.Url, attempt, nodes, token)).ToArray();
+        var mine = 0;
+        for (var i = 0; i < tasks.Length; i++)
+        {
+            if (ReferenceEquals(topology.Nodes[i], chosen))
+            {
+                mine = i;
+            }
+        }
+
+        _ = RecordFastestAsync(selector, topology, tasks, mine);
+        return tasks[mine];
+    }
+
+    /// <summary>Records the first node to answer successfully, and disposes every answer but the chosen node's.</summary>
+    private static async Task RecordFastestAsync(NodeSelector selector, Topology topology, Task<(HttpResponseMessage? Response, JackdawException? Failure)>[] tasks, int chosen)
+    {
+        var pending = tasks.ToList();
+        var recorded = false;
+        while (pending.Count > 0)
+        {
+            var done = await Task.WhenAny(pending).ConfigureAwait(false);
+            pending.Remove(done);
+            var index = Array.IndexOf(tasks, done);
+            if (!done.IsCompletedSuccessfully)
+            {
+                _ = done.Exception;
+                continue;
+            }
+
+            if (!recorded && done.Result.Response is { IsSuccessStatusCode: true })
+            {
+                selector.RecordFastest(index, topology.Nodes[index]);
+                recorded = true;
+            }
+
+            if (index != chosen)
+            {
+                done.Result.Response?.Dispose();
+            }
+        }
+    }
+}
