@@ -19,6 +19,7 @@ public sealed class ReplicationNodes : IAsyncDisposable
     private readonly List<TempFolder> _folders = [];
     private readonly InProcessServer?[] _servers;
     private readonly string[] _tags;
+    private readonly Dictionary<int, string?> _urls = [];
 
     private ReplicationNodes(string[] tags)
     {
@@ -69,13 +70,11 @@ public sealed class ReplicationNodes : IAsyncDisposable
         {
             if (_servers[i] is not { } server)
                 continue;
-            var others = Enumerable.Range(0, Count).Where(j => j != i && _urls[j] is not null)
+            var others = Enumerable.Range(0, Count).Where(j => j != i && _urls.GetValueOrDefault(j) is not null)
                 .Select(j => new ReplicationNode(_tags[j], _urls[j]!)).ToList();
             server.Host.Server.Replication.SetTopology(Database, _tags[i], others);
         }
     }
-
-    private readonly Dictionary<int, string?> _urls = [];
 
     private async Task StartNodeAsync(int node)
     {
