@@ -63,6 +63,9 @@ public class ReplicationTests
         Assert.Equal("B", ReplicationNodes.Json(await hilo.Content.ReadAsStringAsync()).GetProperty("ServerTag").GetString());
         using var operation = await nodes.Client(1).GetAsync($"/databases/{ReplicationNodes.Database}/operations/next-operation-id");
         Assert.Equal("B", ReplicationNodes.Json(await operation.Content.ReadAsStringAsync()).GetProperty("NodeTag").GetString());
+        using var query = await nodes.Client(1).PostAsync($"/databases/{ReplicationNodes.Database}/queries",
+            new StringContent("{\"Query\":\"from Orders\"}", Encoding.UTF8, "application/json"));
+        Assert.Equal("B", ReplicationNodes.Json(await query.Content.ReadAsStringAsync()).GetProperty("NodeTag").GetString());
     }
 
     [Fact]
