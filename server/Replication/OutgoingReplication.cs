@@ -29,13 +29,15 @@ public sealed class OutgoingReplication : IAsyncDisposable
 
     private readonly Func<DatabasesLandlord> _databases;
     private readonly Action _progress;
+    private readonly Action<ClientWebSocketOptions>? _configureSocket;
     private readonly ILogger _logger;
     private readonly CancellationTokenSource _stop = new();
     private readonly Task _run;
     private long _acknowledged = -1;
 
-    internal OutgoingReplication(string database, string myTag, ReplicationNode destination, Func<DatabasesLandlord> databases, Action progress, ILogger logger)
+    internal OutgoingReplication(string database, string myTag, ReplicationNode destination, Func<DatabasesLandlord> databases, Action progress, Action<ClientWebSocketOptions>? configureSocket, ILogger logger)
     {
+        _configureSocket = configureSocket;
         Database = database;
         MyTag = myTag;
         Destination = destination;
@@ -101,6 +103,7 @@ public sealed class OutgoingReplication : IAsyncDisposable
     {
         using var socket = new ClientWebSocket();
         socket.Options.KeepAliveInterval = TimeSpan.FromSeconds(15);
+        _configureSocket?.Invoke(socket.Options);
         await socket.ConnectAsync(PushUri(database), token).ConfigureAwait(false);
         using var messages = new WebSocketMessageReader(socket, 64 * 1024);
         var position = await ReadPositionAsync(messages, "Hello", token).ConfigureAwait(false);

@@ -27,6 +27,13 @@ public sealed class ReplicationHub : IAsyncDisposable
 
     public ILogger Logger => _logger;
 
+    /// <summary>
+    /// Applied to every sender's WebSocket before it connects: on a secured cluster the cluster
+    /// adds the node's client certificate here (the push route needs <c>DatabaseReadWrite</c>).
+    /// Senders started afterwards use it.
+    /// </summary>
+    public Action<System.Net.WebSockets.ClientWebSocketOptions>? ConfigureSocket { get; set; }
+
     /// <summary>Builds each database's replication part when it opens (a <see cref="DocumentDatabaseOptions.Components"/> entry).</summary>
     public Func<DocumentDatabase, IAsyncDisposable> Component => database => new DatabaseReplication(database, this);
 
@@ -58,7 +65,7 @@ public sealed class ReplicationHub : IAsyncDisposable
             foreach (var (tag, node) in wanted)
             {
                 if (!current.ContainsKey(tag))
-                    current[tag] = new OutgoingReplication(database, myTag, node, _databases, SignalProgress, _logger);
+                    current[tag] = new OutgoingReplication(database, myTag, node, _databases, SignalProgress, ConfigureSocket, _logger);
             }
             if (current.Count == 0)
                 _outgoing.Remove(database);
