@@ -14,6 +14,7 @@ namespace Jackdaw.Server.Replication;
 /// sender:   a batch (binary, ReplicationBatch) of the source's feed after n
 /// receiver: {"Type":"Ack","LastEtag":m}                                     (text, once the batch is durable)
 /// ... one batch in flight at a time; an empty batch is a heartbeat (or moves past a gap).
+/// receiver: {"Type":"Error","Message":"..."} instead of an Ack when a batch cannot be applied (then it closes)
 /// </code>
 /// </summary>
 public static class IncomingReplication
@@ -44,17 +45,41 @@ public static class IncomingReplication
                 await WebSocketClosing.SendCloseAsync(socket, WebSocketCloseStatus.MessageTooBig, $"A replication batch over {MaxMessageBytes} bytes.", cancellationToken).ConfigureAwait(false);
                 return;
             }
-            var batch = ReplicationBatch.Deserialize(messages.Message);
-            if (batch.Items.Count > 0 || batch.LastEtag > position)
+            try
             {
-                using var context = new JsonOperationContext();
-                var command = new ApplyReplicationBatchCommand(sourceDatabaseId, batch, replication.Policy, context);
-                await database.EnqueueAsync(command).ConfigureAwait(false);
-                replication.Stats.Add(command.Applied, command.AlreadyMerged, command.Repeated, command.Conflicts);
-                position = command.Position;
+                var batch = ReplicationBatch.Deserialize(messages.Message);
+                if (batch.Items.Count > 0 || batch.LastEtag > position)
+                {
+                    using var context = new JsonOperationContext();
+                    var command = new ApplyReplicationBatchCommand(sourceDatabaseId, batch, replication.Policy, context);
+                    await database.EnqueueAsync(command).ConfigureAwait(false);
+                    replication.Stats.Add(command.Applied, command.AlreadyMerged, command.Repeated, command.Conflicts);
+                    position = command.Position;
+                }
+            }
+            catch (Exception e) when (e is not (OperationCanceledException or Errors.DatabaseUnavailableException or WebSocketException))
+            {
+                // A batch this node cannot apply (bad data, a full disk): said to the sender, which
+                // logs it and tries again from the stored position after its back-off.
+                logger.LogWarning(e, "Database {Database}: a replication batch from {Source} could not be applied", database.Name, sourceTag);
+                await SendErrorAsync(socket, $"Node {database.NodeTag} could not apply the batch: {e.Message}", cancellationToken).ConfigureAwait(false);
+                return;
             }
             await SendAsync(socket, "Ack", position, null, cancellationToken).ConfigureAwait(false);
         }
+    }
+
+    private static Task SendErrorAsync(WebSocket socket, string message, CancellationToken cancellationToken)
+    {
+        var buffer = new System.Buffers.ArrayBufferWriter<byte>(128);
+        using (var json = new Utf8JsonWriter(buffer))
+        {
+            json.WriteStartObject();
+            json.WriteString("Type", "Error");
+            json.WriteString("Message", message);
+            json.WriteEndObject();
+        }
+        return socket.SendAsync(buffer.WrittenMemory, WebSocketMessageType.Text, endOfMessage: true, cancellationToken).AsTask();
     }
 
     private static Task SendAsync(WebSocket socket, string type, long position, DocumentDatabase? hello, CancellationToken cancellationToken)

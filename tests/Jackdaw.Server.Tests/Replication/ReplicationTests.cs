@@ -200,6 +200,39 @@ public class ReplicationTests
     }
 
     [Fact]
+    public async Task APushIsGreetedWithItsPositionAndABatchThatCannotBeAppliedIsAnsweredWithAnError()
+    {
+        await using var nodes = await ReplicationNodes.StartAsync(wired: false, "A");
+        using var socket = new System.Net.WebSockets.ClientWebSocket();
+        var url = nodes.Client(0).BaseAddress!.ToString().Replace("http://", "ws://", StringComparison.Ordinal).TrimEnd('/');
+        await socket.ConnectAsync(new Uri($"{url}/databases/{ReplicationNodes.Database}/replication/push?sourceDatabaseId=SomeOtherCopy&sourceTag=B"), CancellationToken.None);
+        var hello = ReplicationNodes.Json(await ReceiveTextAsync(socket));
+        Assert.Equal("Hello", hello.GetProperty("Type").GetString());
+        Assert.Equal(0, hello.GetProperty("LastEtag").GetInt64());
+        Assert.Equal("A", hello.GetProperty("NodeTag").GetString());
+
+        await socket.SendAsync(new byte[] { 99, 1, 2, 3 }, System.Net.WebSockets.WebSocketMessageType.Binary, true, CancellationToken.None);
+        var error = ReplicationNodes.Json(await ReceiveTextAsync(socket));
+        Assert.Equal("Error", error.GetProperty("Type").GetString());
+        Assert.Contains("version 99", error.GetProperty("Message").GetString());
+    }
+
+    private static async Task<string> ReceiveTextAsync(System.Net.WebSockets.ClientWebSocket socket)
+    {
+        var buffer = new byte[64 * 1024];
+        var count = 0;
+        System.Net.WebSockets.ValueWebSocketReceiveResult result;
+        using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(30));
+        do
+        {
+            result = await socket.ReceiveAsync(buffer.AsMemory(count), timeout.Token);
+            count += result.Count;
+        }
+        while (!result.EndOfMessage);
+        return Encoding.UTF8.GetString(buffer, 0, count);
+    }
+
+    [Fact]
     public async Task RandomWritesOnThreeNodesConvergeDocumentByDocument()
     {
         await using var nodes = await ReplicationNodes.StartAsync(wired: true, "A", "B", "C");
