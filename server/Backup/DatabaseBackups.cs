@@ -132,7 +132,7 @@ public static class DatabaseBackups
                     }
                     progress.AddEntries(1);
                     manifest.Etag = DocumentsStorage.ReadLastEtag(backup.Transaction.OpenTree(DocumentsStorage.MetaTree));
-                    manifest.ChangeVector = manifest.Etag == 0 ? "" : ChangeVectors.Format(manifest.Etag, database.DatabaseId);
+                    manifest.ChangeVector = manifest.Etag == 0 ? "" : ChangeVectors.Format(database.NodeTag, manifest.Etag, database.DatabaseId);
                     manifest.TransactionId = backup.TransactionId;
 
                     // Now, while the backup's read transaction keeps every journal after it: a file

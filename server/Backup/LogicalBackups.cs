@@ -95,7 +95,7 @@ public static class LogicalBackups
             Logical = true,
             SizeInBytes = new FileInfo(path).Length,
             Etag = exported.LastEtag,
-            ChangeVector = exported.LastEtag == 0 ? "" : ChangeVectors.Format(exported.LastEtag, database.DatabaseId),
+            ChangeVector = exported.LastEtag == 0 ? "" : ChangeVectors.Format(database.NodeTag, exported.LastEtag, database.DatabaseId),
             Duration = clock.Elapsed,
             Entries = progress.Entries,
             Note = note,

@@ -34,7 +34,7 @@ public static class ChangesJson
                 writer.WriteNull("CollectionName"u8);
             else
                 writer.WriteString("CollectionName"u8, change.Collection);
-            writer.WriteString("ChangeVector"u8, ChangeVectors.Format(change.Etag, databaseId));
+            writer.WriteString("ChangeVector"u8, change.ChangeVector ?? ChangeVectors.Format(ChangeVectors.DefaultTag, change.Etag, databaseId));
             writer.WriteEndObject();
         }
         return buffer.WrittenSpan.ToArray();
@@ -115,7 +115,7 @@ public static class ChangesJson
             writer.WriteNull("CollectionName"u8);
         else
             writer.WriteString("CollectionName"u8, change.Collection);
-        writer.WriteString("ChangeVector"u8, ChangeVectors.Format(change.Etag, databaseId));
+        writer.WriteString("ChangeVector"u8, change.ChangeVector ?? ChangeVectors.Format(ChangeVectors.DefaultTag, change.Etag, databaseId));
         writer.WriteEndObject();
         writer.WriteEndObject();
     }

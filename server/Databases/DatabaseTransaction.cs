@@ -12,8 +12,8 @@ public sealed class DatabaseTransaction : DocumentsTransaction
 {
     private readonly TreeRegistry _registry;
 
-    internal DatabaseTransaction(string databaseId, WriteTransaction transaction, long lastEtag, TreeRegistry registry)
-        : base(databaseId, transaction, lastEtag)
+    internal DatabaseTransaction(string databaseId, WriteTransaction transaction, long lastEtag, TreeRegistry registry, string nodeTag)
+        : base(databaseId, transaction, lastEtag, nodeTag)
     {
         _registry = registry;
     }

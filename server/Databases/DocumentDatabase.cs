@@ -56,6 +56,7 @@ public sealed class DocumentDatabase : IAsyncDisposable
         DatabaseId = state.DatabaseId;
         _lastAssignedEtag = state.LastEtag;
         _clock = options.Clock;
+        NodeTag = options.NodeTag;
         using (var reader = new DatabaseReader(state.DatabaseId, environment.BeginRead(), _trees))
             _revisionsConfiguration = reader.GetRevisionsConfiguration();
 
@@ -81,6 +82,9 @@ public sealed class DocumentDatabase : IAsyncDisposable
 
     /// <summary>The database's id: the suffix of its change vectors.</summary>
     public string DatabaseId { get; }
+
+    /// <summary>This node's tag: the tag of the change-vector entries this copy of the database writes.</summary>
+    public string NodeTag { get; }
 
     /// <summary>The etag of the last durable change (what readers see and what has been acknowledged).</summary>
     public long LastEtag => Notifications.DurableEtag;
@@ -215,7 +219,7 @@ public sealed class DocumentDatabase : IAsyncDisposable
         throw new DatabaseUnavailableException(Name, "it is closed (unloaded, or being reopened after a storage failure).");
 
     private DatabaseTransaction BeginWriteTransaction() =>
-        new(DatabaseId, _environment.BeginWrite(), _lastAssignedEtag, _trees) { RevisionsConfiguration = _revisionsConfiguration, Clock = _clock };
+        new(DatabaseId, _environment.BeginWrite(), _lastAssignedEtag, _trees, NodeTag) { RevisionsConfiguration = _revisionsConfiguration, Clock = _clock };
 
     /// <summary>
     /// Hands the transaction to the journal; the next one may start at once (it sees this one's

@@ -18,6 +18,14 @@ public sealed record DocumentDatabaseOptions
     /// <summary>The longest wait between attempts to reopen a failed database.</summary>
     public TimeSpan MaxReopenDelay { get; init; } = TimeSpan.FromSeconds(30);
 
+    /// <summary>
+    /// This node's tag (A, B, C...): the tag of the change-vector entries this node writes, the
+    /// suffix of the ids it generates (<c>orders/0000000000000000012-B</c>) and of HiLo ranges'
+    /// <c>ServerTag</c>. A single server is node A; the cluster sets it from the node's identity
+    /// before any database opens.
+    /// </summary>
+    public string NodeTag { get; init; } = Documents.ChangeVectors.DefaultTag;
+
     /// <summary>The clock that stamps documents' <c>@last-modified</c> and measures revisions' age (<c>MinimumRevisionAgeToKeep</c>); tests move it instead of waiting.</summary>
     public TimeProvider Clock { get; init; } = TimeProvider.System;
 

@@ -1,45 +1,118 @@
+using System.Buffers;
 using System.Buffers.Text;
+using System.Globalization;
+using Jackdaw.Storage.Blittable;
 
 namespace Jackdaw.Server.Documents;
 
 /// <summary>
-/// A document's change vector, <c>A:{etag}-{database id}</c> as RavenDB writes a single-node one: the
-/// etag of its last change and the id of the database that made it. It is also the document's
-/// HTTP <c>ETag</c>, in quotes.
+/// Change vectors, RavenDB's form: entries <c>{tag}:{etag}-{database id}</c> joined by <c>", "</c>
+/// (<c>A:120-dbidA, B:45-dbidB</c>), one per copy of the database that changed the document (each
+/// node's copy has its own database id). A single-node database writes one entry
+/// (<c>A:5-dbid</c>), which is also how every document written before replication looks. The
+/// entries are kept sorted (by tag, then database id), so that two nodes that merge the same
+/// entries write the same text. A change vector in quotes is the document's HTTP <c>ETag</c>.
 /// </summary>
 public static class ChangeVectors
 {
-    public static string Format(long etag, string databaseId) => $"A:{etag}-{databaseId}";
+    /// <summary>The tag of every change vector written before node tags were configurable.</summary>
+    public const string DefaultTag = "A";
 
-    /// <summary>The change vector in double quotes, as an ETag header value, in one allocation.</summary>
-    public static string FormatQuoted(long etag, string databaseId) => $"\"A:{etag}-{databaseId}\"";
+    public static string Format(string tag, long etag, string databaseId) =>
+        string.Create(CultureInfo.InvariantCulture, $"{tag}:{etag}-{databaseId}");
 
-    /// <summary>Writes the change vector as UTF-8 (no quotes), without a string.</summary>
-    public static void Write(System.Buffers.IBufferWriter<byte> output, long etag, string databaseId)
+    /// <summary>The change vector in double quotes, as an ETag header value.</summary>
+    public static string Quote(string changeVector) => string.Concat("\"", changeVector, "\"");
+
+    /// <summary>
+    /// The change vector of a local write at <paramref name="etag"/>: the previous version's
+    /// (<paramref name="previous"/>, null for a new document) with this copy's entry set to the etag.
+    /// </summary>
+    public static string Update(string? previous, string tag, long etag, string databaseId)
     {
-        var span = output.GetSpan(3 + 20 + System.Text.Encoding.UTF8.GetMaxByteCount(databaseId.Length));
-        "A:"u8.CopyTo(span);
-        Utf8Formatter.TryFormat(etag, span[2..], out var digits);
-        span[2 + digits] = (byte)'-';
-        var written = System.Text.Encoding.UTF8.GetBytes(databaseId, span[(3 + digits)..]);
-        output.Advance(3 + digits + written);
+        if (string.IsNullOrEmpty(previous) || IsSingleEntryOf(previous, databaseId))
+            return Format(tag, etag, databaseId);
+        var entries = Parse(previous);
+        entries.RemoveAll(e => e.DatabaseId == databaseId);
+        entries.Add(new ChangeVectorEntry(tag, etag, databaseId));
+        return ToText(entries);
     }
 
-    /// <summary>Parses a change vector, tolerating the quotes and <c>W/</c> of an HTTP header value.</summary>
+    /// <summary>The entries of both, each database id at its higher etag, in the canonical order.</summary>
+    public static string Merge(string? first, string? second)
+    {
+        if (string.IsNullOrEmpty(first))
+            return second ?? "";
+        if (string.IsNullOrEmpty(second) || first == second)
+            return first;
+        var merged = new Dictionary<string, ChangeVectorEntry>(StringComparer.Ordinal);
+        foreach (var entry in Parse(first).Concat(Parse(second)))
+        {
+            if (!merged.TryGetValue(entry.DatabaseId, out var known) || known.Etag < entry.Etag)
+                merged[entry.DatabaseId] = entry;
+        }
+        return ToText([.. merged.Values]);
+    }
+
+    /// <summary>How <paramref name="first"/> stands to <paramref name="second"/>; a missing entry counts as etag 0.</summary>
+    public static ChangeVectorOrder Compare(string first, string second)
+    {
+        if (first == second)
+            return ChangeVectorOrder.Equal;
+        var a = ToDictionary(first);
+        var b = ToDictionary(second);
+        var firstHigher = a.Any(e => e.Value > b.GetValueOrDefault(e.Key));
+        var secondHigher = b.Any(e => e.Value > a.GetValueOrDefault(e.Key));
+        return (firstHigher, secondHigher) switch
+        {
+            (false, false) => ChangeVectorOrder.Equal,
+            (true, false) => ChangeVectorOrder.Newer,
+            (false, true) => ChangeVectorOrder.Older,
+            _ => ChangeVectorOrder.Conflict,
+        };
+    }
+
+    /// <summary>The etag of <paramref name="databaseId"/>'s entry, 0 when it has none.</summary>
+    public static long EtagOf(string changeVector, string databaseId)
+    {
+        foreach (var entry in Parse(changeVector))
+        {
+            if (entry.DatabaseId == databaseId)
+                return entry.Etag;
+        }
+        return 0;
+    }
+
+    /// <summary>The entries of a change vector (quotes and <c>W/</c> of a header value tolerated).</summary>
+    /// <exception cref="FormatException">An entry is not <c>{tag}:{etag}-{database id}</c>.</exception>
+    public static List<ChangeVectorEntry> Parse(ReadOnlySpan<char> text)
+    {
+        var entries = new List<ChangeVectorEntry>();
+        text = Unquote(text);
+        foreach (var range in text.Split(','))
+        {
+            var part = text[range].Trim();
+            if (part.IsEmpty)
+                continue;
+            if (!TryParseEntry(part, out var entry))
+                throw new FormatException($"'{part}' is not a change vector entry such as A:12-{{database id}}.");
+            entries.Add(entry);
+        }
+        return entries;
+    }
+
+    /// <summary>Parses a single-entry change vector (any tag), tolerating the quotes and <c>W/</c> of an HTTP header value.</summary>
     public static bool TryParse(ReadOnlySpan<char> text, out long etag, out ReadOnlySpan<char> databaseId)
     {
         etag = 0;
         databaseId = default;
-        text = text.Trim();
-        if (text.StartsWith("W/", StringComparison.Ordinal))
-            text = text[2..];
-        if (text.Length >= 2 && text[0] == '"' && text[^1] == '"')
-            text = text[1..^1];
-        if (!text.StartsWith("A:", StringComparison.Ordinal))
+        text = Unquote(text);
+        var colon = text.IndexOf(':');
+        if (colon <= 0 || text.Contains(','))
             return false;
-        text = text[2..];
+        text = text[(colon + 1)..];
         var dash = text.IndexOf('-');
-        if (dash <= 0 || !long.TryParse(text[..dash], System.Globalization.NumberStyles.None, System.Globalization.CultureInfo.InvariantCulture, out etag) || etag <= 0)
+        if (dash <= 0 || !long.TryParse(text[..dash], NumberStyles.None, CultureInfo.InvariantCulture, out etag) || etag <= 0)
             return false;
         databaseId = text[(dash + 1)..];
         return !databaseId.IsEmpty;
@@ -48,19 +121,73 @@ public static class ChangeVectors
     /// <summary>Whether an HTTP <c>If-Match</c>/<c>If-None-Match</c> value names <paramref name="changeVector"/>.</summary>
     public static bool Matches(ReadOnlySpan<char> headerValue, ReadOnlySpan<char> changeVector)
     {
+        // A change vector holds commas itself: the whole value as one first, then a list of
+        // quoted values (each may be W/), or of bare ones when there are no quotes.
+        var whole = Unquote(headerValue);
+        if (whole is "*" || whole.SequenceEqual(changeVector))
+            return true;
+        if (headerValue.Contains('"'))
+        {
+            var rest = headerValue;
+            while (rest.IndexOf('"') is var open and >= 0)
+            {
+                rest = rest[(open + 1)..];
+                var close = rest.IndexOf('"');
+                if (close < 0)
+                    return false;
+                var candidate = rest[..close];
+                if (candidate is "*" || candidate.SequenceEqual(changeVector))
+                    return true;
+                rest = rest[(close + 1)..];
+            }
+            return ContainsBareStar(headerValue);
+        }
         foreach (var range in headerValue.Split(','))
         {
             var candidate = headerValue[range].Trim();
-            if (candidate is "*")
-                return true;
             if (candidate.StartsWith("W/", StringComparison.Ordinal))
                 candidate = candidate[2..];
-            if (candidate.Length >= 2 && candidate[0] == '"' && candidate[^1] == '"')
-                candidate = candidate[1..^1];
-            if (candidate.SequenceEqual(changeVector))
+            if (candidate is "*" || candidate.SequenceEqual(changeVector))
                 return true;
         }
         return false;
+    }
+
+    private static bool ContainsBareStar(ReadOnlySpan<char> headerValue)
+    {
+        foreach (var range in headerValue.Split(','))
+        {
+            if (headerValue[range].Trim() is "*")
+                return true;
+        }
+        return false;
+    }
+
+    /// <summary>A document's change vector, read from its stamped <c>@metadata.@change-vector</c>; null when it has none.</summary>
+    public static string? Of(ReadOnlySpan<byte> document)
+    {
+        var root = BlittableReader.Open(document);
+        if (!root.TryGet("@metadata"u8, out var metadata) || metadata.Type != BlittableToken.Object)
+            return null;
+        return metadata.GetObject().TryGet("@change-vector"u8, out var value) && value.Type == BlittableToken.String ? value.GetString() : null;
+    }
+
+    /// <summary>Writes a document's change vector (its stamped <c>@metadata.@change-vector</c>) as UTF-8, without quotes.</summary>
+    public static void WriteOf(IBufferWriter<byte> output, ReadOnlySpan<byte> document)
+    {
+        var root = BlittableReader.Open(document);
+        if (root.TryGet("@metadata"u8, out var metadata) && metadata.Type == BlittableToken.Object
+            && metadata.GetObject().TryGet("@change-vector"u8, out var value) && value.Type == BlittableToken.String)
+        {
+            if (value.TryGetRawUtf8(out var raw))
+            {
+                output.Write(raw);
+                return;
+            }
+            var length = value.GetUtf8Length();
+            value.TryGetUtf8(output.GetSpan(length), out var written);
+            output.Advance(written);
+        }
     }
 
     /// <summary>A new database id: 22 characters of URL-safe base64 from a random GUID.</summary>
@@ -69,6 +196,52 @@ public static class ChangeVectors
         Span<byte> bytes = stackalloc byte[16];
         Guid.NewGuid().TryWriteBytes(bytes);
         return Base64Url.EncodeToString(bytes);
+    }
+
+    private static ReadOnlySpan<char> Unquote(ReadOnlySpan<char> text)
+    {
+        text = text.Trim();
+        if (text.StartsWith("W/", StringComparison.Ordinal))
+            text = text[2..];
+        if (text.Length >= 2 && text[0] == '"' && text[^1] == '"')
+            text = text[1..^1];
+        return text;
+    }
+
+    private static bool TryParseEntry(ReadOnlySpan<char> part, out ChangeVectorEntry entry)
+    {
+        entry = default;
+        var colon = part.IndexOf(':');
+        if (colon <= 0)
+            return false;
+        var rest = part[(colon + 1)..];
+        var dash = rest.IndexOf('-');
+        if (dash <= 0 || !long.TryParse(rest[..dash], NumberStyles.None, CultureInfo.InvariantCulture, out var etag) || rest.Length == dash + 1)
+            return false;
+        entry = new ChangeVectorEntry(part[..colon].ToString(), etag, rest[(dash + 1)..].ToString());
+        return true;
+    }
+
+    private static bool IsSingleEntryOf(string changeVector, string databaseId) =>
+        changeVector.EndsWith(databaseId, StringComparison.Ordinal) && !changeVector.Contains(',')
+        && changeVector.Length > databaseId.Length && changeVector[^(databaseId.Length + 1)] == '-';
+
+    private static Dictionary<string, long> ToDictionary(string changeVector)
+    {
+        var result = new Dictionary<string, long>(StringComparer.Ordinal);
+        foreach (var entry in Parse(changeVector))
+            result[entry.DatabaseId] = Math.Max(entry.Etag, result.GetValueOrDefault(entry.DatabaseId));
+        return result;
+    }
+
+    private static string ToText(List<ChangeVectorEntry> entries)
+    {
+        entries.Sort(static (x, y) =>
+        {
+            var byTag = string.CompareOrdinal(x.Tag, y.Tag);
+            return byTag != 0 ? byTag : string.CompareOrdinal(x.DatabaseId, y.DatabaseId);
+        });
+        return string.Join(", ", entries);
     }
 }
 

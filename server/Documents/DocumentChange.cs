@@ -16,4 +16,5 @@ public enum DocumentChangeKind : byte
 /// copied ones included): that attachment's name; null for any other change.
 /// </param>
 /// <param name="AttachmentKind">Whether that attachment was put or deleted.</param>
-public readonly record struct DocumentChange(long Etag, string Id, string? Collection, DocumentChangeKind Kind, string? AttachmentName = null, DocumentChangeKind AttachmentKind = DocumentChangeKind.Put);
+/// <param name="ChangeVector">The version's (or the deletion's) change vector.</param>
+public readonly record struct DocumentChange(long Etag, string Id, string? Collection, DocumentChangeKind Kind, string? AttachmentName = null, DocumentChangeKind AttachmentKind = DocumentChangeKind.Put, string? ChangeVector = null);

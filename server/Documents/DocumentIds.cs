@@ -105,8 +105,8 @@ public static class DocumentIds
     /// Completes an id ending in <c>/</c>: the prefix plus the etag, zero-padded to 19 digits so
     /// generated ids sort in creation order, plus the node tag (<c>users/0000000000000000042-A</c>).
     /// </summary>
-    public static string CompleteServerGenerated(ReadOnlySpan<char> prefix, long etag) =>
-        string.Create(null, stackalloc char[64], $"{prefix}{etag:D19}-A");
+    public static string CompleteServerGenerated(ReadOnlySpan<char> prefix, long etag, string nodeTag = ChangeVectors.DefaultTag) =>
+        string.Create(null, stackalloc char[64], $"{prefix}{etag:D19}-{nodeTag}");
 
     /// <summary>Completes an id ending in <c>|</c>: <c>invoices|</c> with value 7 is <c>invoices/7</c>.</summary>
     public static string CompleteIdentity(ReadOnlySpan<char> idWithPipe, long value) =>

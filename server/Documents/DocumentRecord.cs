@@ -68,6 +68,13 @@ public readonly ref struct DocumentRecord
 
     public string Id => Encoding.UTF8.GetString(IdUtf8);
 
+    /// <summary>
+    /// The version's change vector, as stamped in its <c>@metadata</c>; for a document without one
+    /// (never written so), the single-node change vector of its etag in <paramref name="databaseId"/>.
+    /// </summary>
+    public string ChangeVectorOr(string databaseId) =>
+        ChangeVectors.Of(Document) ?? ChangeVectors.Format(ChangeVectors.DefaultTag, Etag, databaseId);
+
     public static int SizeOf(int idBytes, int collectionBytes, int documentBytes) =>
         DocumentRecordHeader.Size + idBytes + collectionBytes + documentBytes;
 

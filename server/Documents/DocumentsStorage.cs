@@ -19,6 +19,8 @@ namespace Jackdaw.Server.Documents;
 /// CollectionCounts         lowercased collection                          [count: 8 LE][name as first written]
 /// Tombstones               etag (8, big endian)                           TombstoneRecord (TombstoneRecord.cs)
 /// TombstonesByCollection   [len: 1][lowercased collection][etag: 8 BE]    empty (the record is in Tombstones)
+/// TombstoneIds             lowercased id, UTF-8                           etag of the id's newest tombstone (8, big endian)
+/// Conflicts                [lowercased id][0x1E][change vector, ASCII]    ConflictRecord (ConflictRecord.cs): a kept concurrent version
 /// Identities               lowercased prefix, UTF-8                       last value (int64 LE)
 /// Attachments              [lowercased id][0x1E][lowercased name], UTF-8  AttachmentEntry (AttachmentEntry.cs)
 /// AttachmentContents       SHA-256 of the bytes (32)                      [stream id: 8 LE][size: 8 LE][refcount: 8 LE] (entries + revisions)
@@ -49,7 +51,12 @@ namespace Jackdaw.Server.Documents;
 /// Version 4: a revision holds a reference on the content of each attachment it lists (counted in
 /// <c>AttachmentContents</c>, flagged in its record); a version-3 database is migrated by writing
 /// the new version, its revisions flagged as holding none (a build that reads up to version 3 would
-/// never release those references, so it refuses a version-4 folder). At every
+/// never release those references, so it refuses a version-4 folder). Version 5 (replication):
+/// a tombstone record ends with the deletion's change vector, and <c>TombstoneIds</c> finds an
+/// id's newest tombstone (a put of a deleted id, or a replicated write of it, compares its change
+/// vector with the deletion's); <c>Conflicts</c> keeps concurrent versions under the keep policy; a version-4 database is
+/// migrated by indexing its tombstones by id
+/// (their records, without a change vector, keep the single-node one of their etag). At every
 /// open, staging entries still being written (state 0) are left-overs of an upload a crash or a closed
 /// database cut off: nothing references them, so the open marks them orphans and the database's
 /// clean-up deletes them. The revisions' <c>[id prefix]</c> is the lowercased id, or for an id
@@ -59,7 +66,7 @@ namespace Jackdaw.Server.Documents;
 /// </remarks>
 public static class DocumentsStorage
 {
-    public const int SchemaVersion = 4;
+    public const int SchemaVersion = 5;
 
     internal const string DocsTree = "Docs";
     internal const string DocsByEtagTree = "DocsByEtag";
@@ -67,6 +74,8 @@ public static class DocumentsStorage
     internal const string CollectionCountsTree = "CollectionCounts";
     internal const string TombstonesTree = "Tombstones";
     internal const string TombstonesByCollectionTree = "TombstonesByCollection";
+    internal const string TombstoneIdsTree = "TombstoneIds";
+    internal const string ConflictsTree = "Conflicts";
     internal const string IdentitiesTree = "Identities";
     internal const string MetaTree = "Meta";
     internal const string AttachmentsTree = "Attachments";
@@ -95,7 +104,7 @@ public static class DocumentsStorage
     public static IReadOnlyList<string> TreeNames { get; } =
     [
         DocsTree, DocsByEtagTree, CollectionsTree, CollectionCountsTree, TombstonesTree,
-        TombstonesByCollectionTree, IdentitiesTree, MetaTree, LegacyTombstonesByIdTree,
+        TombstonesByCollectionTree, TombstoneIdsTree, ConflictsTree, IdentitiesTree, MetaTree, LegacyTombstonesByIdTree,
         AttachmentsTree, AttachmentContentsTree, AttachmentChunksTree, AttachmentStagingTree,
         RevisionsTree, RevisionsByEtagTree, RevisionsByChangeVectorTree, RevisionCountsTree, RevisionsBinTree,
     ];
@@ -146,6 +155,8 @@ public static class DocumentsStorage
             meta.Put(SchemaVersionKey, versionValue);
 
         // 2 → 3 creates the attachment and revision trees (above); 3 → 4 only writes the version.
+        if (version < 5 && !isNew)
+            IndexTombstonesById(transaction);
         if (version < SchemaVersion)
             migrated = true;
         var orphans = AttachmentStreams.OrphanUnfinishedUploads(transaction.CreateTree(AttachmentStagingTree));
@@ -205,6 +216,33 @@ public static class DocumentsStorage
         foreach (var key in keys)
             byCollection.Put(key, []);
         transaction.DeleteTree(LegacyTombstonesByIdTree);
+    }
+
+    /// <summary>Version 5: points each id that has tombstones at its newest one.</summary>
+    private static void IndexTombstonesById(WriteTransaction transaction)
+    {
+        var tombstones = transaction.CreateTree(TombstonesTree);
+        var byId = transaction.CreateTree(TombstoneIdsTree);
+        var newest = new Dictionary<string, long>(StringComparer.Ordinal);
+        using (var iterator = tombstones.Iterate())
+        {
+            if (iterator.SeekFirst())
+            {
+                do
+                {
+                    var record = new TombstoneRecord(StorageKeys.ReadEtag(iterator.Key), iterator.Value);
+                    // Etag order: a later tombstone of the same id replaces the earlier one.
+                    newest[Encoding.UTF8.GetString(record.IdUtf8).ToLowerInvariant()] = record.Etag;
+                }
+                while (iterator.MoveNext());
+            }
+        }
+        Span<byte> etagValue = stackalloc byte[StorageKeys.EtagSize];
+        foreach (var (id, etag) in newest)
+        {
+            StorageKeys.WriteEtag(etagValue, etag);
+            byId.Put(DocumentIds.GetKey(id), etagValue);
+        }
     }
 
     /// <summary>Writes the last etag into <c>Meta</c>.</summary>

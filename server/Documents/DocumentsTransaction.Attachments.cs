@@ -179,7 +179,7 @@ public partial class DocumentsTransaction
         var etag = LastEtag + 1;
         AttachmentsTree.Put(key, AttachmentEntry.Create(source.Hash, source.Size, etag, name, contentType));
         var stored = StoreAgain(document, context, name, DocumentChangeKind.Put);
-        return new AttachmentPutResult(stored.Id, name, contentType, Convert.ToBase64String(source.Hash), source.Size, ChangeVectors.Format(etag, _databaseId), stored.ChangeVector);
+        return new AttachmentPutResult(stored.Id, name, contentType, Convert.ToBase64String(source.Hash), source.Size, ChangeVectors.Format(_nodeTag, etag, _databaseId), stored.ChangeVector);
     }
 
     /// <summary>
@@ -251,7 +251,7 @@ public partial class DocumentsTransaction
         var destinationKey = EntryKey(destination.Key, destinationName);
         var sameKey = sourceKey.AsSpan().SequenceEqual(destinationKey);
         if (sameKey && !move)
-            return new AttachmentPutResult(destination.Id, entry.Name, entry.ContentType, Convert.ToBase64String(entry.Hash), entry.Size, ChangeVectors.Format(entry.Etag, _databaseId), ChangeVectors.Format(CurrentEtagOf(destination.Key), _databaseId));
+            return new AttachmentPutResult(destination.Id, entry.Name, entry.ContentType, Convert.ToBase64String(entry.Hash), entry.Size, ChangeVectors.Format(_nodeTag, entry.Etag, _databaseId), CurrentChangeVectorOf(destination.Key));
 
         // One more reference first, then release what the destination held: a copy over an
         // attachment of the same content never drops the count to 0 on the way.
@@ -268,7 +268,7 @@ public partial class DocumentsTransaction
         var etag = LastEtag + 1;
         AttachmentsTree.Put(destinationKey, AttachmentEntry.Create(entry.Hash, entry.Size, etag, destinationName, entry.ContentType));
         var stored = StoreAgain(destination, context, destinationName, DocumentChangeKind.Put);
-        return new AttachmentPutResult(stored.Id, destinationName, entry.ContentType, Convert.ToBase64String(entry.Hash), entry.Size, ChangeVectors.Format(etag, _databaseId), stored.ChangeVector);
+        return new AttachmentPutResult(stored.Id, destinationName, entry.ContentType, Convert.ToBase64String(entry.Hash), entry.Size, ChangeVectors.Format(_nodeTag, etag, _databaseId), stored.ChangeVector);
     }
 
     /// <summary>
@@ -424,7 +424,7 @@ public partial class DocumentsTransaction
         return true;
     }
 
-    private long CurrentEtagOf(byte[] documentKey) => _docs.TryGet(documentKey, out var value) ? new DocumentRecord(value).Etag : 0;
+    private string CurrentChangeVectorOf(byte[] documentKey) => _docs.TryGet(documentKey, out var value) ? new DocumentRecord(value).ChangeVectorOr(_databaseId) : "";
 
     /// <summary>
     /// Stores the document again (its attachments list rewritten by <see cref="Put"/>), and marks the
@@ -459,12 +459,12 @@ public partial class DocumentsTransaction
         if (MustNotExist(expected))
         {
             if (actualEtag is { } etag)
-                throw new ConcurrencyException(documentId, $"Optimistic concurrency violation on attachment '{name}' of document '{documentId}': it was expected not to exist, but its change vector is {ChangeVectors.Format(etag, _databaseId)}.");
+                throw new ConcurrencyException(documentId, $"Optimistic concurrency violation on attachment '{name}' of document '{documentId}': it was expected not to exist, but its change vector is {ChangeVectors.Format(_nodeTag, etag, _databaseId)}.");
             return;
         }
         if (actualEtag is not { } actual)
             throw new ConcurrencyException(documentId, $"Optimistic concurrency violation on attachment '{name}' of document '{documentId}': expected change vector {expected}, but the attachment does not exist.");
-        var current = ChangeVectors.Format(actual, _databaseId);
+        var current = ChangeVectors.Format(_nodeTag, actual, _databaseId);
         if (!ChangeVectors.Matches(expected, current))
             throw new ConcurrencyException(documentId, $"Optimistic concurrency violation on attachment '{name}' of document '{documentId}': expected change vector {expected}, but it is {current}.");
     }

@@ -124,7 +124,7 @@ public partial class DocumentsTransaction
     /// record is still readable): a <c>DeleteRevision</c> and a bin entry, or with
     /// <c>PurgeOnDelete</c> the removal of every revision.
     /// </summary>
-    private void DeleteRevisionsOnDelete(ReadOnlySpan<byte> key, DocumentRecord existing, long tombstoneEtag, string? collection)
+    private void DeleteRevisionsOnDelete(ReadOnlySpan<byte> key, DocumentRecord existing, string tombstoneChangeVector, string? collection)
     {
         var configuration = _revisionsConfiguration.For(collection);
         var enabled = _revisionsConfiguration.AnyEnabled && configuration is { Disabled: false };
@@ -146,10 +146,10 @@ public partial class DocumentsTransaction
         if (enabled && count == 0)
         {
             var document = existing.Document.ToArray();
-            StoreRevision(key, id, collectionBytes, ChangeVectors.Format(existing.Etag, _databaseId), existing.LastModifiedTicks,
+            StoreRevision(key, id, collectionBytes, existing.ChangeVectorOr(_databaseId), existing.LastModifiedTicks,
                 DocumentFlags.HasRevisions | DocumentFlags.Revision, RevisionOrigin.PreviousVersion, document);
         }
-        var etag = StoreRevision(key, id, collectionBytes, ChangeVectors.Format(tombstoneEtag, _databaseId), UtcNow().Ticks,
+        var etag = StoreRevision(key, id, collectionBytes, tombstoneChangeVector, UtcNow().Ticks,
             DocumentFlags.HasRevisions | DocumentFlags.DeleteRevision, RevisionOrigin.Delete, []);
         Span<byte> etagKey = stackalloc byte[StorageKeys.EtagSize];
         StorageKeys.WriteEtag(etagKey, etag);
@@ -173,10 +173,10 @@ public partial class DocumentsTransaction
     {
         if (!TryGet(id, out var record))
             throw new DocumentDoesNotExistException(id);
-        CheckChangeVector(id, expectedChangeVector, record.Etag);
+        CheckChangeVector(id, expectedChangeVector, record.ChangeVectorOr(_databaseId));
         Span<byte> key = stackalloc byte[DocumentIds.MaxKeyBytes];
         key = key[..DocumentIds.GetKeyOrThrow(id, key)];
-        var changeVector = ChangeVectors.Format(record.Etag, _databaseId);
+        var changeVector = record.ChangeVectorOr(_databaseId);
         var lastModified = new DateTime(record.LastModifiedTicks, DateTimeKind.Utc);
         var storedId = record.Id;
         if (RevisionCountOf(key) > 0)
@@ -221,7 +221,7 @@ public partial class DocumentsTransaction
             throw new DocumentDoesNotExistException(id, $"Cannot force a revision of document '{id}' before its PUT: the document was not saved yet. Save it first, or force its revision after the PUT with a ForceRevisionCreation command.");
         Span<byte> key = stackalloc byte[DocumentIds.MaxKeyBytes];
         key = key[..DocumentIds.GetKeyOrThrow(id, key)];
-        var changeVector = ChangeVectors.Format(record.Etag, _databaseId);
+        var changeVector = record.ChangeVectorOr(_databaseId);
         if (RevisionCountOf(key) > 0 && NewestRevisionChangeVector(key) == changeVector)
             return;
         StoreRevision(key, record.IdUtf8.ToArray(), record.CollectionUtf8.ToArray(), changeVector, record.LastModifiedTicks,
@@ -328,7 +328,7 @@ public partial class DocumentsTransaction
         var id = revision.Id;
         if (revision.IsDeleteRevision)
             return Delete(id, expectedChangeVector: null);
-        if (_docs.TryGet(key, out var current) && ChangeVectors.Format(new DocumentRecord(current).Etag, _databaseId) == revision.ChangeVector)
+        if (_docs.TryGet(key, out var current) && new DocumentRecord(current).ChangeVectorOr(_databaseId) == revision.ChangeVector)
             return false;
         // Copied before the first write: the record's spans die with it.
         var document = revision.Document.ToArray();
@@ -382,7 +382,7 @@ public partial class DocumentsTransaction
         var id = existing.IdUtf8.ToArray();
         var collection = existing.CollectionUtf8.ToArray();
         var document = existing.Document.ToArray();
-        StoreRevision(key, id, collection, ChangeVectors.Format(existing.Etag, _databaseId), existing.LastModifiedTicks,
+        StoreRevision(key, id, collection, existing.ChangeVectorOr(_databaseId), existing.LastModifiedTicks,
             DocumentFlags.HasRevisions | DocumentFlags.Revision, RevisionOrigin.PreviousVersion, document);
     }
 

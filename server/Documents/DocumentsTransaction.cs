@@ -17,6 +17,7 @@ public readonly record struct PutResult(string Id, long Etag, string ChangeVecto
 public partial class DocumentsTransaction : IDisposable
 {
     private readonly string _databaseId;
+    private readonly string _nodeTag;
     private readonly WriteTransaction _transaction;
     private readonly Tree _docs;
     private readonly Tree _byEtag;
@@ -24,6 +25,7 @@ public partial class DocumentsTransaction : IDisposable
     private readonly Tree _collectionCounts;
     private readonly Tree _tombstones;
     private readonly Tree _tombstonesByCollection;
+    private readonly Tree _tombstoneIds;
     private readonly Tree _identities;
     private readonly Tree _meta;
     private readonly long _startEtag;
@@ -37,9 +39,11 @@ public partial class DocumentsTransaction : IDisposable
     /// <param name="databaseId">The suffix of the change vectors this transaction stamps.</param>
     /// <param name="transaction">The engine's write transaction; this view commits or disposes it.</param>
     /// <param name="lastEtag">The etag of the last change of the transactions before this one.</param>
-    protected internal DocumentsTransaction(string databaseId, WriteTransaction transaction, long lastEtag)
+    /// <param name="nodeTag">This node's tag: the tag of this copy's change-vector entries and the suffix of generated ids.</param>
+    protected internal DocumentsTransaction(string databaseId, WriteTransaction transaction, long lastEtag, string nodeTag = ChangeVectors.DefaultTag)
     {
         _databaseId = databaseId;
+        _nodeTag = nodeTag;
         _transaction = transaction;
         _docs = transaction.CreateTree(DocumentsStorage.DocsTree);
         _byEtag = transaction.CreateTree(DocumentsStorage.DocsByEtagTree);
@@ -47,6 +51,7 @@ public partial class DocumentsTransaction : IDisposable
         _collectionCounts = transaction.CreateTree(DocumentsStorage.CollectionCountsTree);
         _tombstones = transaction.CreateTree(DocumentsStorage.TombstonesTree);
         _tombstonesByCollection = transaction.CreateTree(DocumentsStorage.TombstonesByCollectionTree);
+        _tombstoneIds = transaction.CreateTree(DocumentsStorage.TombstoneIdsTree);
         _identities = transaction.CreateTree(DocumentsStorage.IdentitiesTree);
         _meta = transaction.CreateTree(DocumentsStorage.MetaTree);
         _startEtag = lastEtag;
@@ -55,6 +60,9 @@ public partial class DocumentsTransaction : IDisposable
 
     /// <summary>The database's id: the suffix of the change vectors this transaction stamps.</summary>
     public string DatabaseId => _databaseId;
+
+    /// <summary>This node's tag, in this copy's change-vector entries and generated ids.</summary>
+    public string NodeTag => _nodeTag;
 
     /// <summary>The engine transaction, for the trees other features register (see the database's transaction).</summary>
     protected WriteTransaction EngineTransaction => _transaction;
@@ -86,14 +94,27 @@ public partial class DocumentsTransaction : IDisposable
     /// </summary>
     /// <param name="expectedChangeVector">When not null, the document must exist with this change vector (an <c>If-Match</c> value).</param>
     /// <param name="context">Where the stamped document is built.</param>
-    public PutResult Put(string id, ReadOnlySpan<byte> document, string? collection, string? expectedChangeVector, JsonOperationContext context)
+    public PutResult Put(string id, ReadOnlySpan<byte> document, string? collection, string? expectedChangeVector, JsonOperationContext context) =>
+        PutCore(id, document, collection, expectedChangeVector, context, replicated: null);
+
+    /// <summary>
+    /// Stores a version written elsewhere (replication): under a new local etag, but with the
+    /// change vector and last-modified time it is given, not this node's. The id is final.
+    /// </summary>
+    public PutResult PutReplicated(string id, ReadOnlySpan<byte> document, string? collection, string changeVector, long lastModifiedTicks, JsonOperationContext context) =>
+        PutCore(id, document, collection, expectedChangeVector: null, context, new ReplicatedVersion(changeVector, lastModifiedTicks));
+
+    /// <summary>The change vector and time a replicated version keeps.</summary>
+    private sealed record ReplicatedVersion(string ChangeVector, long LastModifiedTicks);
+
+    private PutResult PutCore(string id, ReadOnlySpan<byte> document, string? collection, string? expectedChangeVector, JsonOperationContext context, ReplicatedVersion? replicated)
     {
         if (collection is { Length: 0 })
             collection = null;
         var etag = LastEtag + 1;
-        id = DocumentIds.KindOf(id) switch
+        id = replicated is not null ? id : DocumentIds.KindOf(id) switch
         {
-            DocumentIds.IdKind.ServerGenerated => DocumentIds.CompleteServerGenerated(id, etag),
+            DocumentIds.IdKind.ServerGenerated => DocumentIds.CompleteServerGenerated(id, etag, _nodeTag),
             DocumentIds.IdKind.Identity => DocumentIds.CompleteIdentity(id, NextIdentity(id.AsSpan(0, id.Length - 1))),
             _ => id,
         };
@@ -101,13 +122,15 @@ public partial class DocumentsTransaction : IDisposable
         Span<byte> key = stackalloc byte[DocumentIds.MaxKeyBytes];
         key = key[..DocumentIds.GetKeyOrThrow(id, key)];
         var keptCollection = false;
+        string? previousChangeVector;
 
         // The stored casing of an existing document wins: ids are case-insensitive.
         var existed = _docs.TryGet(key, out var existingValue);
         if (existed)
         {
             var existing = new DocumentRecord(existingValue);
-            CheckChangeVector(id, expectedChangeVector, existing.Etag);
+            previousChangeVector = existing.ChangeVectorOr(_databaseId);
+            CheckChangeVector(id, expectedChangeVector, previousChangeVector);
             id = existing.Id;
             // Copy out of the record first: spans into a tree die with the next modification.
             var oldCollection = existing.CollectionUtf8.IsEmpty ? null : Encoding.UTF8.GetString(existing.CollectionUtf8);
@@ -121,26 +144,34 @@ public partial class DocumentsTransaction : IDisposable
             // Compared as the keys are (lowercased invariant UTF-8, cached per transaction).
             var moved = (oldCollection is null) != (collection is null)
                 || (oldCollection is not null && !CountChangeOf(oldCollection).Lower.AsSpan().SequenceEqual(CountChangeOf(collection!).Lower));
-            var tombstoneLength = moved ? TombstoneRecord.Write(DateTime.UtcNow.Ticks, existing.IdUtf8, existing.CollectionUtf8, ref _scratch) : 0;
+            var moveChangeVector = moved ? ChangeVectors.Update(previousChangeVector, _nodeTag, etag, _databaseId) : null;
+            var tombstoneLength = moved ? TombstoneRecord.Write(DateTime.UtcNow.Ticks, existing.IdUtf8, existing.CollectionUtf8, moveChangeVector!, ref _scratch) : 0;
             RemoveSecondaries(existing.Etag, oldCollection);
             if (moved)
             {
                 // The document leaves its old collection: readers of that collection's feeds (an
                 // index on it) learn it from a tombstone there, one etag before the new version.
-                AddTombstone(etag, oldCollection, tombstoneLength);
-                _changes.Add(new DocumentChange(etag, id, oldCollection, DocumentChangeKind.Delete));
+                AddTombstone(etag, oldCollection, tombstoneLength, key);
+                _changes.Add(new DocumentChange(etag, id, oldCollection, DocumentChangeKind.Delete, ChangeVector: moveChangeVector));
+                previousChangeVector = moveChangeVector;
                 etag++;
             }
         }
-        else if (expectedChangeVector is not null && !MustNotExist(expectedChangeVector))
+        else
         {
-            ThrowConcurrency(id, expectedChangeVector, actual: null);
+            if (expectedChangeVector is not null && !MustNotExist(expectedChangeVector))
+                ThrowConcurrency(id, expectedChangeVector, actual: null);
+            // A deleted id written again: the new version follows the deletion, wherever it was made.
+            previousChangeVector = TryGetTombstoneChangeVector(key);
         }
         // A document created again after a delete keeps its tombstone: a consumer that has not
         // reached the tombstone's etag yet must still see the delete before the new version.
 
-        var now = UtcNow();
-        var changeVector = ChangeVectors.Format(etag, _databaseId);
+        // A local write of a conflicted id resolves the conflict: it follows every kept version.
+        if (replicated is null && ResolveConflicts(key) is { } conflicted)
+            previousChangeVector = ChangeVectors.Merge(previousChangeVector, conflicted);
+        var now = replicated is null ? UtcNow() : new DateTime(replicated.LastModifiedTicks, DateTimeKind.Utc);
+        var changeVector = replicated?.ChangeVector ?? ChangeVectors.Update(previousChangeVector, _nodeTag, etag, _databaseId);
         Span<byte> lastModified = stackalloc byte[Timestamps.Length + 8];
         var lastModifiedLength = Timestamps.Format(now, lastModified);
 
@@ -171,7 +202,7 @@ public partial class DocumentsTransaction : IDisposable
             StoreRevisionOfPut(key, idBytes, collectionBytes, collection, changeVector, now.Ticks, stamped.Span, existed);
 
         LastEtag = etag;
-        _changes.Add(new DocumentChange(etag, id, collection, DocumentChangeKind.Put));
+        _changes.Add(new DocumentChange(etag, id, collection, DocumentChangeKind.Put, ChangeVector: changeVector));
         return new PutResult(id, etag, changeVector, now);
     }
 
@@ -191,36 +222,98 @@ public partial class DocumentsTransaction : IDisposable
     }
 
     /// <summary>Deletes a document; false if there was none. Leaves a tombstone with a new etag.</summary>
-    public bool Delete(string id, string? expectedChangeVector)
+    public bool Delete(string id, string? expectedChangeVector) => DeleteCore(id, expectedChangeVector, replicated: null);
+
+    /// <summary>
+    /// A deletion made elsewhere (replication), with its change vector and time: deletes the
+    /// document when there is one, else records the tombstone alone (so the deletion's change
+    /// vector is known here and goes on to the other nodes). Returns whether a document was deleted.
+    /// </summary>
+    public bool DeleteReplicated(string id, string? collection, string changeVector, long deletedAtTicks)
+    {
+        if (DeleteCore(id, expectedChangeVector: null, new ReplicatedVersion(changeVector, deletedAtTicks)))
+            return true;
+        WriteTombstoneOnly(id, collection, changeVector, deletedAtTicks);
+        return false;
+    }
+
+    private bool DeleteCore(string id, string? expectedChangeVector, ReplicatedVersion? replicated)
     {
         Span<byte> key = stackalloc byte[DocumentIds.MaxKeyBytes];
         key = key[..DocumentIds.GetKeyOrThrow(id, key)];
 
+        // A local delete of a conflicted id resolves the conflict: it follows every kept version.
+        var conflicted = replicated is null ? ResolveConflicts(key) : null;
         if (!_docs.TryGet(key, out var existingValue))
         {
             if (expectedChangeVector is not null && !MustNotExist(expectedChangeVector))
                 ThrowConcurrency(id, expectedChangeVector, actual: null);
+            if (conflicted is not null)
+                WriteTombstoneOnly(id, collection: null, ChangeVectors.Update(conflicted, _nodeTag, LastEtag + 1, _databaseId), DateTime.UtcNow.Ticks);
             return false;
         }
 
         var existing = new DocumentRecord(existingValue);
-        CheckChangeVector(id, expectedChangeVector, existing.Etag);
+        var previousChangeVector = ChangeVectors.Merge(existing.ChangeVectorOr(_databaseId), conflicted);
+        CheckChangeVector(id, expectedChangeVector, previousChangeVector);
         var etag = LastEtag + 1;
+        var changeVector = replicated?.ChangeVector ?? ChangeVectors.Update(previousChangeVector, _nodeTag, etag, _databaseId);
 
         // Copy what is needed after the first write before it: the record is a span into Docs, and
         // the revisions written next may move the page under it.
-        var tombstone = TombstoneRecord.Write(DateTime.UtcNow.Ticks, existing.IdUtf8, existing.CollectionUtf8, ref _scratch);
+        var tombstone = TombstoneRecord.Write(replicated?.LastModifiedTicks ?? DateTime.UtcNow.Ticks, existing.IdUtf8, existing.CollectionUtf8, changeVector, ref _scratch);
         var deletedId = existing.Id;
         var existingEtag = existing.Etag;
         var oldCollection = existing.CollectionUtf8.IsEmpty ? null : Encoding.UTF8.GetString(existing.CollectionUtf8);
-        DeleteRevisionsOnDelete(key, existing, etag, oldCollection);
+        DeleteRevisionsOnDelete(key, existing, changeVector, oldCollection);
         RemoveSecondaries(existingEtag, oldCollection);
         RemoveAttachmentsOf(key);
         _docs.Delete(key);
 
-        AddTombstone(etag, oldCollection, tombstone);
+        AddTombstone(etag, oldCollection, tombstone, key);
         LastEtag = etag;
-        _changes.Add(new DocumentChange(etag, deletedId, oldCollection, DocumentChangeKind.Delete));
+        _changes.Add(new DocumentChange(etag, deletedId, oldCollection, DocumentChangeKind.Delete, ChangeVector: changeVector));
+        return true;
+    }
+
+    /// <summary>Records a deletion of an id that has no document here: a tombstone under a new etag.</summary>
+    private void WriteTombstoneOnly(string id, string? collection, string? changeVector, long ticks)
+    {
+        if (collection is { Length: 0 })
+            collection = null;
+        var etag = LastEtag + 1;
+        Span<byte> key = stackalloc byte[DocumentIds.MaxKeyBytes];
+        key = key[..DocumentIds.GetKeyOrThrow(id, key)];
+        changeVector ??= ChangeVectors.Update(TryGetTombstoneChangeVector(key), _nodeTag, etag, _databaseId);
+        var length = TombstoneRecord.Write(ticks, Encoding.UTF8.GetBytes(id), collection is null ? [] : Encoding.UTF8.GetBytes(collection), changeVector, ref _scratch);
+        AddTombstone(etag, collection, length, key);
+        LastEtag = etag;
+        _changes.Add(new DocumentChange(etag, id, collection, DocumentChangeKind.Delete, ChangeVector: changeVector));
+    }
+
+    /// <summary>The change vector of the id's newest tombstone (by its storage key); null when it has none.</summary>
+    private string? TryGetTombstoneChangeVector(ReadOnlySpan<byte> key)
+    {
+        if (_tombstoneIds.Count == 0 || !_tombstoneIds.TryGet(key, out var etagBytes))
+            return null;
+        var etag = StorageKeys.ReadEtag(etagBytes);
+        if (!_tombstones.TryGet(etagBytes, out var value))
+            return null;
+        return new TombstoneRecord(etag, value).ChangeVectorOr(_databaseId);
+    }
+
+    /// <summary>The newest tombstone of a deleted id, as this transaction sees it: its change vector and time; false when there is none.</summary>
+    public bool TryGetTombstone(string id, out string changeVector, out long deletedAtTicks)
+    {
+        _lookupKey ??= new byte[DocumentIds.MaxKeyBytes];
+        var key = _lookupKey.AsSpan(0, DocumentIds.GetKeyOrThrow(id, _lookupKey));
+        changeVector = "";
+        deletedAtTicks = 0;
+        if (_tombstoneIds.Count == 0 || !_tombstoneIds.TryGet(key, out var etagBytes) || !_tombstones.TryGet(etagBytes, out var value))
+            return false;
+        var record = new TombstoneRecord(StorageKeys.ReadEtag(etagBytes), value);
+        changeVector = record.ChangeVectorOr(_databaseId);
+        deletedAtTicks = record.DeletedAtTicks;
         return true;
     }
 
@@ -237,22 +330,17 @@ public partial class DocumentsTransaction : IDisposable
     {
         if (TryGet(id, out var existing))
             return existing.Etag <= keepAfterEtag && Delete(id, expectedChangeVector: null);
-        if (collection is { Length: 0 })
-            collection = null;
-        var etag = LastEtag + 1;
-        var length = TombstoneRecord.Write(DateTime.UtcNow.Ticks, Encoding.UTF8.GetBytes(id), collection is null ? [] : Encoding.UTF8.GetBytes(collection), ref _scratch);
-        AddTombstone(etag, collection, length);
-        LastEtag = etag;
-        _changes.Add(new DocumentChange(etag, id, collection, DocumentChangeKind.Delete));
+        WriteTombstoneOnly(id, collection, changeVector: null, DateTime.UtcNow.Ticks);
         return false;
     }
 
-    /// <summary>Writes the tombstone held in <c>_scratch</c> under <paramref name="etag"/> and its collection.</summary>
-    private void AddTombstone(long etag, string? collection, int length)
+    /// <summary>Writes the tombstone held in <c>_scratch</c> under <paramref name="etag"/>, its collection and its id's storage key.</summary>
+    private void AddTombstone(long etag, string? collection, int length, ReadOnlySpan<byte> idKey)
     {
         Span<byte> etagKey = stackalloc byte[StorageKeys.EtagSize];
         StorageKeys.WriteEtag(etagKey, etag);
         _tombstones.Put(etagKey, _scratch.AsSpan(0, length));
+        _tombstoneIds.Put(idKey, etagKey);
         var lower = collection is null ? [] : CountChangeOf(collection).Lower;
         Span<byte> collectionKey = stackalloc byte[1 + StorageKeys.MaxCollectionBytes + StorageKeys.EtagSize];
         _tombstonesByCollection.Put(collectionKey[..StorageKeys.WriteCollectionEtag(collectionKey, lower, etag)], []);
@@ -281,10 +369,19 @@ public partial class DocumentsTransaction : IDisposable
                 while (keys.Count < max && iterator.MoveNext());
             }
         }
+        Span<byte> idKey = stackalloc byte[DocumentIds.MaxKeyBytes];
         foreach (var key in keys)
         {
             _tombstonesByCollection.Delete(key);
-            _tombstones.Delete(key.AsSpan(prefixLength));
+            var etagKey = key.AsSpan(prefixLength);
+            if (_tombstones.TryGet(etagKey, out var value))
+            {
+                // The id's entry goes with its newest tombstone only (a later one keeps it).
+                var length = DocumentIds.GetKey(new TombstoneRecord(StorageKeys.ReadEtag(etagKey), value).Id, idKey);
+                if (length > 0 && _tombstoneIds.TryGet(idKey[..length], out var newest) && newest.SequenceEqual(etagKey))
+                    _tombstoneIds.Delete(idKey[..length]);
+            }
+            _tombstones.Delete(etagKey);
         }
         if (keys.Count > 0)
             MarkWritten();
@@ -349,13 +446,12 @@ public partial class DocumentsTransaction : IDisposable
     private static bool MustNotExist(string? expected) =>
         expected is not null && expected.AsSpan().Trim().Trim('"').IsEmpty;
 
-    private void CheckChangeVector(string id, string? expected, long actualEtag)
+    private static void CheckChangeVector(string id, string? expected, string actual)
     {
         if (expected is null)
             return;
         if (MustNotExist(expected))
-            throw new ConcurrencyException(id, $"Optimistic concurrency violation on document '{id}': it was expected not to exist, but its change vector is {ChangeVectors.Format(actualEtag, _databaseId)}.");
-        var actual = ChangeVectors.Format(actualEtag, _databaseId);
+            throw new ConcurrencyException(id, $"Optimistic concurrency violation on document '{id}': it was expected not to exist, but its change vector is {actual}.");
         if (!ChangeVectors.Matches(expected, actual))
             ThrowConcurrency(id, expected, actual);
     }

@@ -11,7 +11,12 @@ namespace Jackdaw.Server.Documents;
 ///  8      2     id length in UTF-8 bytes (uint16)
 /// 10      2     collection length in UTF-8 bytes (uint16), 0 = no collection
 /// 12      ...   id (the casing first written), then the collection as written
+/// then, from schema version 5:
+///         2     change vector length in bytes (uint16)
+///         ...   the change vector of the deletion, ASCII
 /// </code>
+/// A tombstone written before version 5 has no change vector: its change vector is the
+/// single-node one of its etag (<see cref="ChangeVectorOr"/>).
 /// </summary>
 public readonly ref struct TombstoneRecord
 {
@@ -23,12 +28,25 @@ public readonly ref struct TombstoneRecord
             ThrowCorrupt(etag, value.Length);
         var idLength = BinaryPrimitives.ReadUInt16LittleEndian(value[8..]);
         var collectionLength = BinaryPrimitives.ReadUInt16LittleEndian(value[10..]);
-        if (HeaderSize + idLength + collectionLength != value.Length)
+        var end = HeaderSize + idLength + collectionLength;
+        var changeVectorLength = 0;
+        if (value.Length > end)
+        {
+            if (value.Length < end + 2)
+                ThrowCorrupt(etag, value.Length);
+            changeVectorLength = BinaryPrimitives.ReadUInt16LittleEndian(value[end..]);
+            if (end + 2 + changeVectorLength != value.Length)
+                ThrowCorrupt(etag, value.Length);
+        }
+        else if (end != value.Length)
+        {
             ThrowCorrupt(etag, value.Length);
+        }
         Etag = etag;
         DeletedAtTicks = BinaryPrimitives.ReadInt64LittleEndian(value);
         IdUtf8 = value.Slice(HeaderSize, idLength);
         CollectionUtf8 = value.Slice(HeaderSize + idLength, collectionLength);
+        ChangeVectorUtf8 = changeVectorLength == 0 ? default : value.Slice(end + 2, changeVectorLength);
     }
 
     /// <summary>The etag the deletion took.</summary>
@@ -42,14 +60,21 @@ public readonly ref struct TombstoneRecord
     /// <summary>The deleted document's collection, UTF-8; empty when it had none.</summary>
     public ReadOnlySpan<byte> CollectionUtf8 { get; }
 
+    /// <summary>The deletion's change vector, ASCII; empty for a tombstone written before schema version 5.</summary>
+    public ReadOnlySpan<byte> ChangeVectorUtf8 { get; }
+
     public string Id => Encoding.UTF8.GetString(IdUtf8);
+
+    /// <summary>The deletion's change vector; for an older tombstone, the single-node one of its etag in <paramref name="databaseId"/>.</summary>
+    public string ChangeVectorOr(string databaseId) =>
+        ChangeVectorUtf8.IsEmpty ? ChangeVectors.Format(ChangeVectors.DefaultTag, Etag, databaseId) : Encoding.ASCII.GetString(ChangeVectorUtf8);
 
     public string? Collection => CollectionUtf8.IsEmpty ? null : Encoding.UTF8.GetString(CollectionUtf8);
 
     /// <summary>Writes a tombstone value into <paramref name="buffer"/> (grown when short); returns its length.</summary>
-    internal static int Write(long ticks, ReadOnlySpan<byte> id, ReadOnlySpan<byte> collection, ref byte[] buffer)
+    internal static int Write(long ticks, ReadOnlySpan<byte> id, ReadOnlySpan<byte> collection, string changeVector, ref byte[] buffer)
     {
-        var size = HeaderSize + id.Length + collection.Length;
+        var size = HeaderSize + id.Length + collection.Length + 2 + changeVector.Length;
         if (buffer.Length < size)
             buffer = new byte[Math.Max(size, buffer.Length * 2)];
         var span = buffer.AsSpan();
@@ -58,6 +83,9 @@ public readonly ref struct TombstoneRecord
         BinaryPrimitives.WriteUInt16LittleEndian(span[10..], checked((ushort)collection.Length));
         id.CopyTo(span[HeaderSize..]);
         collection.CopyTo(span[(HeaderSize + id.Length)..]);
+        var end = HeaderSize + id.Length + collection.Length;
+        BinaryPrimitives.WriteUInt16LittleEndian(span[end..], checked((ushort)changeVector.Length));
+        Encoding.ASCII.GetBytes(changeVector, span[(end + 2)..]);
         return size;
     }
 

@@ -144,7 +144,7 @@ public sealed class AttachmentsHandler(ServerContext server) : HandlerBase(serve
             context.Response.StatusCode = StatusCodes.Status404NotFound;
             return ValueTask.CompletedTask;
         }
-        var etag = ChangeVectors.FormatQuoted(info.Etag, database.DatabaseId);
+        var etag = ChangeVectors.Quote(ChangeVectors.Format(database.NodeTag, info.Etag, database.DatabaseId));
         context.Response.Headers.ETag = etag;
         context.Response.StatusCode = NotModified(context, etag) ? StatusCodes.Status304NotModified : StatusCodes.Status200OK;
         return ValueTask.CompletedTask;
@@ -191,7 +191,7 @@ public sealed class AttachmentsHandler(ServerContext server) : HandlerBase(serve
             json.WriteStartObject();
             json.WriteStartArray("AttachmentsMetadata");
             foreach (var (documentId, info, _) in found)
-                WriteDetails(json, ChangeVectors.Format(info.Etag, database.DatabaseId), info.Name, documentId, info.ContentType, info.Hash, info.Size);
+                WriteDetails(json, ChangeVectors.Format(database.NodeTag, info.Etag, database.DatabaseId), info.Name, documentId, info.ContentType, info.Hash, info.Size);
             json.WriteEndArray();
             json.WriteEndObject();
             json.Flush();
@@ -243,7 +243,7 @@ public sealed class AttachmentsHandler(ServerContext server) : HandlerBase(serve
             info = found;
             streamId = StreamOf(reader, info);
         }
-        await SendContentAsync(context, database, info, streamId, ChangeVectors.FormatQuoted(info.Etag, database.DatabaseId)).ConfigureAwait(false);
+        await SendContentAsync(context, database, info, streamId, ChangeVectors.Quote(ChangeVectors.Format(database.NodeTag, info.Etag, database.DatabaseId))).ConfigureAwait(false);
     }
 
     /// <summary>

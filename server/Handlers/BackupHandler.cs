@@ -96,7 +96,7 @@ public sealed class BackupHandler(ServerContext server) : HandlerBase(server)
         var operation = PeriodicBackups.Of(database).StartNow(taskId, isFull);
         var writer = context.StartJson();
         writer.WriteStartObject();
-        writer.WriteString("ResponsibleNode", TopologyHandler.NodeTag);
+        writer.WriteString("ResponsibleNode", context.Server.NodeTag);
         writer.WriteNumber("OperationId", operation.Id);
         writer.WriteEndObject();
         return context.CompleteJsonAsync();
@@ -159,7 +159,7 @@ public sealed class BackupHandler(ServerContext server) : HandlerBase(server)
             : backups.Configurations.FirstOrDefault(c => string.Equals(c.Name, taskName, StringComparison.OrdinalIgnoreCase))?.TaskId ?? 0;
         if (!backups.TryGet(taskId, out var configuration, out var status))
             return NotFound(context);
-        PeriodicBackupJson.WriteOngoingTask(context.StartJson(), configuration, status, backups.NextOf(taskId), backups.RunningOf(taskId), TopologyHandler.NodeTag, TopologyHandler.BaseUrl(context), backups.Now);
+        PeriodicBackupJson.WriteOngoingTask(context.StartJson(), configuration, status, backups.NextOf(taskId), backups.RunningOf(taskId), context.Server.NodeTag, TopologyHandler.BaseUrl(context), backups.Now);
         return context.CompleteJsonAsync();
     }
 
@@ -184,7 +184,7 @@ public sealed class BackupHandler(ServerContext server) : HandlerBase(server)
             // A task deleted since the list was read is left out.
             if (backups.TryGet(task.TaskId, out var configuration, out var status))
             {
-                PeriodicBackupJson.WriteOngoingTask(writer, configuration, status, backups.NextOf(task.TaskId), backups.RunningOf(task.TaskId), TopologyHandler.NodeTag, nodeUrl, backups.Now);
+                PeriodicBackupJson.WriteOngoingTask(writer, configuration, status, backups.NextOf(task.TaskId), backups.RunningOf(task.TaskId), context.Server.NodeTag, nodeUrl, backups.Now);
             }
         }
         writer.WriteEndArray();
@@ -224,7 +224,7 @@ public sealed class BackupHandler(ServerContext server) : HandlerBase(server)
         writer.WriteBoolean("IsSharded", false);
         writer.WritePropertyName("Status");
         if (backups.TryGet(taskId, out var configuration, out var status))
-            PeriodicBackupJson.WriteStatus(writer, configuration, status, backups.NextOf(taskId), backups.RunningOf(taskId), TopologyHandler.NodeTag, backups.Now);
+            PeriodicBackupJson.WriteStatus(writer, configuration, status, backups.NextOf(taskId), backups.RunningOf(taskId), context.Server.NodeTag, backups.Now);
         else
             writer.WriteNullValue();
         writer.WriteEndObject();

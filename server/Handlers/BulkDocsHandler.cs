@@ -74,8 +74,35 @@ public sealed class BulkDocsHandler(ServerContext server) : HandlerBase(server)
             }
         }
 
+        // RavenDB's waitForReplicationAfterSaveChanges: the batch is saved here; answer once that
+        // many other nodes hold it.
+        var replicas = WaitForReplicas.Read(new UrlQuery(context.Request.QueryString.Value));
+        IReadOnlyList<string>? replicatedTo = null;
+        if (replicas is not null)
+        {
+            var etag = operations.Count > 0 && command.LastEtag > 0 ? command.LastEtag : database.LastEtag;
+            var destinations = Server.Replication.Outgoing(database.Name).Count;
+            // A majority of the nodes, this one included: half of all of them, rounded down, besides this one.
+            var wanted = replicas.Majority ? (destinations + 1) / 2 : replicas.Count;
+            replicatedTo = await Server.Replication.WaitForReplicasAsync(database.Name, etag, wanted, replicas.Timeout, context.RequestAborted).ConfigureAwait(false);
+            if (replicatedTo.Count < Math.Min(wanted, destinations) && replicas.Throw)
+            {
+                throw new ReplicasNotCaughtUpException(
+                    $"Could not verify that etag {etag} was replicated to {wanted} servers in {replicas.Timeout}. So far, it only replicated to {replicatedTo.Count}"
+                    + (replicatedTo.Count > 0 ? $" ({string.Join(", ", replicatedTo)})." : "."));
+            }
+        }
+
         var json = context.StartJson();
         json.WriteStartObject();
+        if (replicatedTo is not null)
+        {
+            // Not in RavenDB's answer (its clients ignore it): which nodes held the batch.
+            json.WriteStartArray("ReplicatedTo");
+            foreach (var tag in replicatedTo)
+                json.WriteStringValue(tag);
+            json.WriteEndArray();
+        }
         json.WriteStartArray("Results");
         for (var i = 0; i < operations.Count; i++)
         {

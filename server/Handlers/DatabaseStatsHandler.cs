@@ -25,7 +25,7 @@ public sealed class DatabaseStatsHandler(ServerContext server) : HandlerBase(ser
         json.WriteNumber("CountOfTombstones", reader.TombstoneCount);
         json.WriteNumber("LastDocEtag", reader.LastEtag);
         json.WriteNumber("LastDatabaseEtag", reader.LastEtag);
-        json.WriteString("DatabaseChangeVector", reader.LastEtag == 0 ? "" : Documents.ChangeVectors.Format(reader.LastEtag, database.DatabaseId));
+        json.WriteString("DatabaseChangeVector", reader.LastEtag == 0 ? "" : Documents.ChangeVectors.Format(database.NodeTag, reader.LastEtag, database.DatabaseId));
         json.WriteNumber("CountOfRevisionDocuments", reader.RevisionCount);
         foreach (var none in NotYet)
             json.WriteNumber(none, 0);

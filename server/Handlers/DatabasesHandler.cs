@@ -80,7 +80,7 @@ public sealed class DatabasesHandler(ServerContext server) : HandlerBase(server)
         json.WriteNumber("RaftCommandIndex", 0);
         json.WriteStartObject("Topology");
         json.WriteStartArray("Members");
-        json.WriteStringValue(TopologyHandler.NodeTag);
+        json.WriteStringValue(context.Server.NodeTag);
         json.WriteEndArray();
         json.WriteNumber("ReplicationFactor", 1);
         json.WriteEndObject();

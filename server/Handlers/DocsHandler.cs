@@ -129,7 +129,7 @@ public sealed class DocsHandler(ServerContext server) : HandlerBase(server)
             context.Response.StatusCode = StatusCodes.Status404NotFound;
             return ValueTask.CompletedTask;
         }
-        var etag = ChangeVectors.FormatQuoted(record.Etag, database.DatabaseId);
+        var etag = ChangeVectors.Quote(record.ChangeVectorOr(database.DatabaseId));
         context.Response.Headers.ETag = etag;
         context.Response.StatusCode = NotModified(context, etag) ? StatusCodes.Status304NotModified : StatusCodes.Status200OK;
         return ValueTask.CompletedTask;
@@ -189,6 +189,9 @@ public sealed class DocsHandler(ServerContext server) : HandlerBase(server)
     /// <summary>Writes <c>{"Results":[doc],"Includes":{}[,"RevisionIncludes":[…]]}</c> (or a 404 error); false when nothing more is to be sent (304).</summary>
     private static bool WriteSingle(RequestContext context, DocumentsReader reader, string id, List<DocumentPath>? includes, RevisionIncludes? revisions)
     {
+        // A document replication left in conflict (the keep policy) is answered as RavenDB does: 409.
+        if (reader.ConflictCount > 0 && reader.GetConflicts(id) is { Count: > 0 } conflicts)
+            throw new DocumentConflictException(id, conflicts.Count);
         if (!reader.TryGet(id, out var record))
         {
             // A miss is ordinary traffic (clients probe for documents): answer without an exception.
@@ -201,7 +204,7 @@ public sealed class DocsHandler(ServerContext server) : HandlerBase(server)
         // With includes the answer depends on other documents (or revisions) too: no ETag (clients cache by it).
         if (includes is null && revisions is null)
         {
-            var etag = ChangeVectors.FormatQuoted(record.Etag, reader.DatabaseId);
+            var etag = ChangeVectors.Quote(record.ChangeVectorOr(reader.DatabaseId));
             response.Headers.ETag = etag;
             if (NotModified(context, etag))
             {

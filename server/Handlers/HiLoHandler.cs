@@ -42,7 +42,7 @@ public sealed class HiLoHandler(ServerContext server) : HandlerBase(server)
         json.WriteNumber("Low", range.Low);
         json.WriteNumber("High", range.High);
         json.WriteNumber("LastSize", range.Size);
-        json.WriteString("ServerTag", TopologyHandler.NodeTag);
+        json.WriteString("ServerTag", context.Server.NodeTag);
         // Seven fraction digits and a Z: RavenDB's clients parse nothing less.
         json.WriteString("LastRangeAt", range.At.ToString("yyyy-MM-dd'T'HH:mm:ss.fffffff'Z'", CultureInfo.InvariantCulture));
         json.WriteEndObject();

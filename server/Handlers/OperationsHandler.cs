@@ -18,7 +18,7 @@ public sealed class OperationsHandler(ServerContext server) : HandlerBase(server
         var json = context.StartJson();
         json.WriteStartObject();
         json.WriteNumber("Id", database.Operations.NextId());
-        json.WriteString("NodeTag", TopologyHandler.NodeTag);
+        json.WriteString("NodeTag", context.Server.NodeTag);
         json.WriteEndObject();
         return context.CompleteJsonAsync();
     }

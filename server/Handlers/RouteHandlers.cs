@@ -23,6 +23,7 @@
     typeof(Jackdaw.Server.Handlers.PatchHandler),
     typeof(Jackdaw.Server.Handlers.QueriesHandler),
     typeof(Jackdaw.Server.Handlers.QueryOperationsHandler),
+    typeof(Jackdaw.Server.Handlers.ReplicationHandler),
     typeof(Jackdaw.Server.Handlers.RestoreHandler),
     typeof(Jackdaw.Server.Handlers.RevisionsHandler),
     typeof(Jackdaw.Server.Handlers.ServerOperationsHandler),

@@ -21,7 +21,7 @@ public sealed class ServerOperationsHandler(ServerContext server) : HandlerBase(
         var json = context.StartJson();
         json.WriteStartObject();
         json.WriteNumber("Id", Server.Operations.NextId());
-        json.WriteString("NodeTag", TopologyHandler.NodeTag);
+        json.WriteString("NodeTag", context.Server.NodeTag);
         json.WriteEndObject();
         return context.CompleteJsonAsync();
     }

@@ -61,21 +61,21 @@ public sealed class SubscriptionsHandler(ServerContext server) : HandlerBase(ser
         writer.WriteStartArray("Results");
         foreach (var subscription in subscriptions)
         {
-            WriteState(writer, subscription, database.DatabaseId, pendingLimit);
+            WriteState(writer, subscription, database.NodeTag, database.DatabaseId, pendingLimit);
         }
         writer.WriteEndArray();
         writer.WriteEndObject();
         await context.CompleteJsonAsync().ConfigureAwait(false);
     }
 
-    private static void WriteState(Utf8JsonWriter writer, SubscriptionCoordinator subscription, string databaseId, long pendingLimit)
+    private static void WriteState(Utf8JsonWriter writer, SubscriptionCoordinator subscription, string nodeTag, string databaseId, long pendingLimit)
     {
         var record = subscription.Record;
         writer.WriteStartObject();
         writer.WriteNumber("SubscriptionId", record.Id);
         writer.WriteString("SubscriptionName", record.Name);
         writer.WriteString("Query", record.Query);
-        writer.WriteString("ChangeVectorForNextBatchStartingPoint", Documents.ChangeVectors.Format(record.AckedEtag, databaseId));
+        writer.WriteString("ChangeVectorForNextBatchStartingPoint", Documents.ChangeVectors.Format(nodeTag, record.AckedEtag, databaseId));
         writer.WriteNumber("AckedEtag", record.AckedEtag);
         writer.WriteBoolean("Disabled", record.Disabled);
         JsonDefaults.WriteTime(writer, "CreatedAt", record.CreatedAt);
@@ -121,7 +121,7 @@ public sealed class SubscriptionsHandler(ServerContext server) : HandlerBase(ser
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
         var subscription = SubscriptionStore.Of(database).Get(NameOf(context, required: true)!);
         var writer = context.StartJson();
-        WriteState(writer, subscription, database.DatabaseId, PendingLimitOf(context));
+        WriteState(writer, subscription, database.NodeTag, database.DatabaseId, PendingLimitOf(context));
         await context.CompleteJsonAsync().ConfigureAwait(false);
     }
 

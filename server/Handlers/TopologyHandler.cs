@@ -12,9 +12,6 @@ namespace Jackdaw.Server.Handlers;
 /// </summary>
 public sealed class TopologyHandler(ServerContext server) : HandlerBase(server)
 {
-    /// <summary>The tag of this (only) node in topologies, operation ids and HiLo ids.</summary>
-    public const string NodeTag = "A";
-
     /// <summary>
     /// <c>GET /topology?name={db}</c>: the database's nodes; 503 <c>DatabaseDoesNotExistException</c>
     /// (with <c>Database-Missing</c>) when it does not exist; on a secured server, 403 for a caller
@@ -38,7 +35,7 @@ public sealed class TopologyHandler(ServerContext server) : HandlerBase(server)
         json.WriteStartArray("Nodes");
         json.WriteStartObject();
         json.WriteString("Url", BaseUrl(context));
-        json.WriteString("ClusterTag", NodeTag);
+        json.WriteString("ClusterTag", context.Server.NodeTag);
         json.WriteString("Database", database.Name);
         json.WriteString("ServerRole", "Member");
         json.WriteEndObject();
@@ -56,7 +53,7 @@ public sealed class TopologyHandler(ServerContext server) : HandlerBase(server)
         json.WriteStartObject();
         json.WriteStartObject("Topology");
         json.WriteStartObject("Members");
-        json.WriteString(NodeTag, BaseUrl(context));
+        json.WriteString(context.Server.NodeTag, BaseUrl(context));
         json.WriteEndObject();
         json.WriteStartObject("Promotables");
         json.WriteEndObject();
@@ -64,8 +61,8 @@ public sealed class TopologyHandler(ServerContext server) : HandlerBase(server)
         json.WriteEndObject();
         json.WriteEndObject();
         json.WriteNumber("Etag", 1);
-        json.WriteString("Leader", NodeTag);
-        json.WriteString("NodeTag", NodeTag);
+        json.WriteString("Leader", context.Server.NodeTag);
+        json.WriteString("NodeTag", context.Server.NodeTag);
         json.WriteStartObject("Status");
         json.WriteEndObject();
         json.WriteEndObject();

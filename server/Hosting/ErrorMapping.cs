@@ -19,6 +19,7 @@ public static class ErrorMapping
         PatchScriptException => (StatusCodes.Status400BadRequest, ErrorTypes.JavaScript),
         AuthorizationException denied => (denied.NotAuthenticated ? StatusCodes.Status401Unauthorized : StatusCodes.Status403Forbidden, ErrorTypes.Authorization),
         ConcurrencyException => (StatusCodes.Status409Conflict, ErrorTypes.Concurrency),
+        DocumentConflictException => (StatusCodes.Status409Conflict, ErrorTypes.DocumentConflict),
         // A batch naming a missing document is refused whole with 422. RavenDB's clients read a 404
         // from bulk_docs as "no result" (the message naming the document is lost) and any 409 as a
         // ConcurrencyException; from 422 they throw the body's Type, DocumentDoesNotExistException.
@@ -40,7 +41,7 @@ public static class ErrorMapping
         AnalyzerCompilationException => (StatusCodes.Status400BadRequest, ErrorTypes.AnalyzerCompilation),
         AnalyzerInUseException => (StatusCodes.Status409Conflict, ErrorTypes.AnalyzerInUse),
         // 408, as RavenDB answers a wait for non-stale results that timed out.
-        QueryTimeoutException or IndexesNotCaughtUpException => (StatusCodes.Status408RequestTimeout, ErrorTypes.Timeout),
+        QueryTimeoutException or IndexesNotCaughtUpException or ReplicasNotCaughtUpException => (StatusCodes.Status408RequestTimeout, ErrorTypes.Timeout),
         // Another environment still holds the folder (a closed one whose last readers run on).
         EnvironmentLockedException => (StatusCodes.Status503ServiceUnavailable, ErrorTypes.DatabaseUnavailable),
         // 507 Insufficient Storage: the request was fine, the server's disk is not.

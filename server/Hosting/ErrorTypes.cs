@@ -18,6 +18,9 @@ public static class ErrorTypes
     public const string DatabaseDoesNotExist = "DatabaseDoesNotExistException";
     public const string DatabaseAlreadyExists = "DatabaseAlreadyExistsException";
     public const string DocumentDoesNotExist = "DocumentDoesNotExistException";
+
+    /// <summary>A read of a document replication left in conflict (<see cref="Errors.DocumentConflictException"/>).</summary>
+    public const string DocumentConflict = "DocumentConflictException";
     public const string AttachmentDoesNotExist = "AttachmentDoesNotExistException";
     public const string DiskFull = "DiskFullException";
     public const string DatabaseUnavailable = "DatabaseUnavailableException";
@@ -47,7 +50,7 @@ public static class ErrorTypes
     {
         Timeout => "System.TimeoutException",
         DatabaseDoesNotExist or DatabaseUnavailable => "Raven.Client.Exceptions.Database." + type,
-        DocumentDoesNotExist => "Raven.Client.Exceptions.Documents." + type,
+        DocumentDoesNotExist or DocumentConflict => "Raven.Client.Exceptions.Documents." + type,
         AttachmentDoesNotExist => "Raven.Client.Exceptions.Documents.Attachments." + type,
         IndexCompilation or AnalyzerCompilation => "Raven.Client.Exceptions.Documents.Compilation." + type,
         IndexDoesNotExist or IndexLocked => "Raven.Client.Exceptions.Documents.Indexes." + type,

@@ -1,5 +1,6 @@
 using System.Reflection;
 using Jackdaw.Server.Databases;
+using Jackdaw.Server.Replication;
 
 namespace Jackdaw.Server.Hosting;
 
@@ -8,12 +9,16 @@ public sealed class ServerContext(ServerOptions options, ILoggerFactory loggerFa
 {
     private DatabasesLandlord? _databases;
     private DatabaseOperations? _operations;
+    private ReplicationHub? _replication;
 
     public ServerOptions Options { get; } = options;
 
     public ILoggerFactory LoggerFactory { get; } = loggerFactory;
 
     public ServerStatistics Statistics { get; } = new();
+
+    /// <summary>This node's tag (<see cref="DocumentDatabaseOptions.NodeTag"/>): in topologies, operation ids, HiLo ids and change vectors.</summary>
+    public string NodeTag => Options.Database.NodeTag;
 
     /// <summary>Who watches the requests (<c>/admin/traffic-watch</c>), and the hand-over of each to them.</summary>
     public Traffic.TrafficWatch TrafficWatch { get; } = new();
@@ -47,11 +52,20 @@ public sealed class ServerContext(ServerOptions options, ILoggerFactory loggerFa
                     Queries.SlowQueryLog.Component(Options.SlowQueries, LoggerFactory),
                     Subscriptions.SubscriptionStore.Component(LoggerFactory),
                     Backup.PeriodicBackups.Component(Options.Backup with { FailureOf = ErrorMapping.FailureOf }, LoggerFactory),
+                    Replication.Component,
                     // Last: it subscribes to the indexes' batches and reads the subscriptions
                     // (only with metrics on).
                     .. Metrics.Components,
                 ],
             }));
+
+    /// <summary>
+    /// Replication of the databases to the other nodes that hold them: the cluster gives each
+    /// database's nodes with <c>SetTopology</c>; <c>bulk_docs</c> waits on it for write assurance.
+    /// </summary>
+    public ReplicationHub Replication => LazyInitializer.EnsureInitialized(
+        ref _replication,
+        () => new ReplicationHub(() => Databases, LoggerFactory));
 
     /// <summary>
     /// The server's own long-running operations (restores, verifications), by id: RavenDB's
@@ -66,6 +80,9 @@ public sealed class ServerContext(ServerOptions options, ILoggerFactory loggerFa
     {
         // First, while the databases are open: OpenTelemetry's last export reads their gauges.
         Metrics.Dispose();
+        // The senders stop before the databases they read close.
+        if (_replication is not null)
+            await _replication.DisposeAsync().ConfigureAwait(false);
         if (_databases is not null)
             await _databases.DisposeAsync().ConfigureAwait(false);
         _operations?.Dispose();

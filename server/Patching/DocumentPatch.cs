@@ -65,7 +65,7 @@ public sealed class DocumentPatch(PatchScript patch, PatchScript? patchIfMissing
         string? storedCollection = null;
         if (transaction.TryGet(id, out var record))
         {
-            var current = ChangeVectors.Format(record.Etag, transaction.DatabaseId);
+            var current = record.ChangeVectorOr(transaction.DatabaseId);
             if (expectedChangeVector is { Length: > 0 } expected && !ChangeVectors.Matches(expected, current))
             {
                 if (SkipIfChangeVectorMismatch)

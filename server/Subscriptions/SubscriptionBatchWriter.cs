@@ -16,7 +16,7 @@ namespace Jackdaw.Server.Subscriptions;
 /// kept between batches (a 16 MB batch is not allocated again for each), and given up when the
 /// batches become much smaller than it.
 /// </summary>
-public sealed class SubscriptionBatchWriter(RqlQuery query, string databaseId) : ISubscriptionBatchWriter
+public sealed class SubscriptionBatchWriter(RqlQuery query) : ISubscriptionBatchWriter
 {
     private const int InitialBytes = 64 * 1024;
     private readonly List<DocumentPath>? _includes = DocumentIncludes.PathsOf(query);
@@ -47,7 +47,7 @@ public sealed class SubscriptionBatchWriter(RqlQuery query, string databaseId) :
         output.Write("\",\"Etag\":"u8);
         WriteNumber(output, etag);
         output.Write(",\"ChangeVector\":\""u8);
-        ChangeVectors.Write(output, etag, databaseId);
+        ChangeVectors.WriteOf(output, document);
         output.Write("\",\"Data\":"u8);
         QueryProjection.WriteResult(output, query, id, document, null, null);
         output.Write("}"u8);

@@ -70,7 +70,7 @@ public sealed class SubscriptionConnection : IDisposable
         _sendLimit = CancellationTokenSource.CreateLinkedTokenSource(aborted);
         _ending = _connection.Token.Register(static s => ((CancellationTokenSource)s!).CancelAfter(SendGrace), _sendLimit);
         var query = session.Subscription.Query;
-        _writers = [new(query, databaseId), new(query, databaseId)];
+        _writers = [new(query), new(query)];
     }
 
     /// <summary>Serves an accepted session until the worker, the subscription or the server ends it; then closes the socket.</summary>

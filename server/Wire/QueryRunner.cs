@@ -58,7 +58,7 @@ public static class QueryRunner
         // ?start=&pageSize= page within the query's own results (its offset and limit).
         var limit = Math.Min(Within(plan.Limit is { } own ? Math.Max(0, own - request.Start) : null, maxLimit), request.PageSize ?? long.MaxValue);
         var filter = QueryFilter.Of(plan.Query, request, QueryPlanner.Count(plan.Query.FilterLimit, request, "filter_limit"));
-        var run = new QueryRun(request, Skipped(plan.Offset, request.Start, limit), limit, filter, timings, started, RavenAnswerShape.Instance) { Revisions = RevisionIncludes.For(plan.Query) };
+        var run = new QueryRun(request, Skipped(plan.Offset, request.Start, limit), limit, filter, timings, started, RavenAnswerShape.Of(database.NodeTag)) { Revisions = RevisionIncludes.For(plan.Query) };
         return plan.Index is null
             ? CollectionQueryExecutor.Execute(database, plan.Query, run, ifNoneMatch)
             : IndexQueryExecutor.Execute(database, plan.Index, plan.Query, run, ifNoneMatch);
@@ -117,7 +117,7 @@ public static class QueryRunner
         var offset = QueryPlanner.Count(query.Offset, request, "offset") ?? 0;
         var limit = Within(QueryPlanner.Count(query.Limit, request, "limit"), maxLimit);
         var filter = QueryFilter.Of(query, request, QueryPlanner.Count(query.FilterLimit, request, "filter_limit"));
-        var run = new QueryRun(request, offset, limit, filter, query.IncludeTimings ? new QueryTimings() : null, Stopwatch.GetTimestamp(), RavenAnswerShape.Instance);
+        var run = new QueryRun(request, offset, limit, filter, query.IncludeTimings ? new QueryTimings() : null, Stopwatch.GetTimestamp(), RavenAnswerShape.Of(database.NodeTag));
         return IndexQueryExecutor.Execute(database, index, query, run, null).Body;
     }
 
@@ -131,9 +131,16 @@ public static class QueryRunner
     private static long Within(long? limit, int maxLimit) => Math.Min(limit ?? maxLimit, maxLimit);
 
     /// <summary>RavenDB's answer: results, includes, then the statistics its clients read.</summary>
-    private sealed class RavenAnswerShape : IQueryAnswerShape
+    private sealed class RavenAnswerShape(string nodeTag) : IQueryAnswerShape
     {
-        public static readonly RavenAnswerShape Instance = new();
+        private static readonly RavenAnswerShape Default = new(Documents.ChangeVectors.DefaultTag);
+        private static readonly NonBlocking.ConcurrentDictionary<string, RavenAnswerShape> ByTag = new(StringComparer.Ordinal);
+
+        /// <summary>The shape for a node (its tag is in the statistics), one per tag.</summary>
+        public static RavenAnswerShape Of(string nodeTag) =>
+            nodeTag == Default._nodeTag ? Default : ByTag.GetOrAdd(nodeTag, static tag => new RavenAnswerShape(tag));
+
+        private readonly string _nodeTag = nodeTag;
 
         public void StartResults(ArrayBufferWriter<byte> output) => output.Write("{\"Results\":["u8);
 
@@ -165,7 +172,7 @@ public static class QueryRunner
             }
             var now = JsonDefaults.FormatTime(DateTime.UtcNow);
             var tail = $",\"TotalResults\":{statistics.TotalResults},\"SkippedResults\":{statistics.SkippedResults},\"IndexName\":{JsonSerializer.Serialize(statistics.IndexName)},\"IsStale\":{(statistics.IsStale ? "true" : "false")}," +
-                $"\"IndexTimestamp\":\"{JsonDefaults.FormatTime(statistics.IndexTimestamp)}\",\"LastQueryTime\":\"{now}\",\"ResultEtag\":{statistics.ResultEtag},\"NodeTag\":\"A\"," +
+                $"\"IndexTimestamp\":\"{JsonDefaults.FormatTime(statistics.IndexTimestamp)}\",\"LastQueryTime\":\"{now}\",\"ResultEtag\":{statistics.ResultEtag},\"NodeTag\":\"{_nodeTag}\"," +
                 $"\"DurationInMs\":{(long)Stopwatch.GetElapsedTime(statistics.Started).TotalMilliseconds}}}";
             output.Write(Encoding.UTF8.GetBytes(tail));
         }

@@ -205,7 +205,7 @@ internal sealed partial class SmugglerExporter
             _json.WriteString("Type", "Document");
             _json.WriteString("Collection", collection);
             _json.WriteString("Flags", "None");
-            _json.WriteString("ChangeVector", ChangeVectors.Format(tombstone.Etag, reader.DatabaseId));
+            _json.WriteString("ChangeVector", tombstone.ChangeVectorOr(reader.DatabaseId));
             _json.WriteNumber("DeletedEtag", tombstone.Etag);
             _json.WriteNumber("Etag", tombstone.Etag);
             JsonDefaults.WriteTime(_json, "LastModified", new DateTime(tombstone.DeletedAtTicks, DateTimeKind.Utc));
@@ -281,12 +281,12 @@ internal sealed partial class SmugglerExporter
                 var record = subscription.Record;
                 _json.WriteStartObject();
                 _json.WriteString("Query", record.Query);
-                _json.WriteString("ChangeVectorForNextBatchStartingPoint", ChangeVectors.Format(record.AckedEtag, _database.DatabaseId));
+                _json.WriteString("ChangeVectorForNextBatchStartingPoint", ChangeVectors.Format(_database.NodeTag, record.AckedEtag, _database.DatabaseId));
                 _json.WriteNumber("SubscriptionId", record.Id);
                 _json.WriteString("SubscriptionName", record.Name);
                 _json.WriteNull("MentorNode");
                 _json.WriteBoolean("PinToMentorNode", false);
-                _json.WriteString("NodeTag", "A");
+                _json.WriteString("NodeTag", _database.NodeTag);
                 JsonDefaults.WriteTime(_json, "LastBatchAckTime", record.LastAckAt);
                 _json.WriteNull("LastClientConnectionTime");
                 _json.WriteBoolean("Disabled", record.Disabled);

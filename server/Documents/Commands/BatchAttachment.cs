@@ -61,5 +61,5 @@ public sealed class BatchAttachment(BatchAttachmentKind kind, string name, strin
     }
 
     private static string? CurrentChangeVector(DocumentsTransaction transaction, string id) =>
-        transaction.TryGet(id, out var record) ? ChangeVectors.Format(record.Etag, transaction.DatabaseId) : null;
+        transaction.TryGet(id, out var record) ? record.ChangeVectorOr(transaction.DatabaseId) : null;
 }

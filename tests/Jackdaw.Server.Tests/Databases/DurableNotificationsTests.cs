@@ -115,6 +115,9 @@ public sealed class DurableNotificationsTests : IAsyncLifetime
         await _database.Merger.EnqueueAsync(new DeleteDocumentCommand("users/ada", null));
 
         var changes = commits.SelectMany(c => c.Changes).ToList();
+        // Each change carries its version's (or its deletion's) change vector.
+        Assert.All(changes, c => Assert.Equal(ChangeVectors.Format("A", c.Etag, _database.DatabaseId), c.ChangeVector));
+        changes = changes.Select(c => c with { ChangeVector = null }).ToList();
         Assert.Equal(
             [
                 new DocumentChange(1, "Users/Ada", "Users", DocumentChangeKind.Put),

@@ -49,9 +49,34 @@ public sealed class ErrorTypesTests(Infrastructure.ServerFixture fixture) : ICla
             ErrorTypes.IndexCompilation, ErrorTypes.IndexDoesNotExist, ErrorTypes.Timeout, ErrorTypes.IndexLocked,
             ErrorTypes.SubscriptionDoesNotExist, ErrorTypes.SubscriptionAlreadyExists,
             ErrorTypes.AnalyzerCompilation, ErrorTypes.AnalyzerInUse, ErrorTypes.Authorization, ErrorTypes.Backup,
-            ErrorTypes.JavaScript, ErrorTypes.AttachmentDoesNotExist,
+            ErrorTypes.JavaScript, ErrorTypes.AttachmentDoesNotExist, ErrorTypes.DocumentConflict,
         ];
         Assert.Equal(AllTypes().Order(StringComparer.Ordinal), covered.Order(StringComparer.Ordinal));
+    }
+
+    [Fact]
+    public async Task DocumentConflictException()
+    {
+        // Two nodes that keep conflicts, the same id written on each before they are wired.
+        await using var nodes = await Replication.ReplicationNodes.StartAsync(wired: false, "A", "B");
+        for (var node = 0; node < 2; node++)
+        {
+            using var solver = await nodes.Client(node).PutAsync($"/databases/{Replication.ReplicationNodes.Database}/admin/replication/conflicts/solver", Api.Json("""{"ResolveToLatest":false}"""));
+            Assert.Equal(HttpStatusCode.OK, solver.StatusCode);
+            await nodes.PutAsync(node, "users/1", new { Node = node });
+        }
+        nodes.Wire();
+        HttpStatusCode status = default;
+        await Poll.UntilAsync(async () =>
+        {
+            using var get = await nodes.Client(0).GetAsync($"/databases/{Replication.ReplicationNodes.Database}/docs?id=users/1");
+            status = get.StatusCode;
+            if (status != HttpStatusCode.Conflict)
+                return false;
+            var message = await Api.AssertErrorAsync(get, HttpStatusCode.Conflict, "DocumentConflictException");
+            Assert.Contains("users/1", message, StringComparison.Ordinal);
+            return true;
+        }, TimeSpan.FromSeconds(60), "the conflict to reach node A");
     }
 
     [Fact]

@@ -11,9 +11,9 @@ namespace Jackdaw.Server.Tests.Infrastructure;
 /// </summary>
 public sealed class InProcessServer : IAsyncDisposable
 {
-    private readonly TempFolder _dataDir;
+    private readonly TempFolder? _dataDir;
 
-    private InProcessServer(JackdawHost host, CapturingLoggerProvider logs, TempFolder dataDir)
+    private InProcessServer(JackdawHost host, CapturingLoggerProvider logs, TempFolder? dataDir)
     {
         _dataDir = dataDir;
         Host = host;
@@ -36,11 +36,20 @@ public sealed class InProcessServer : IAsyncDisposable
     public static Task<InProcessServer> StartAsync(params string[] extraArgs) => StartAsync(configure: null, extraArgs);
 
     /// <summary>Starts a server whose options <paramref name="configure"/> may change first (e.g. a fault-injecting storage layer).</summary>
-    public static async Task<InProcessServer> StartAsync(Action<Jackdaw.Server.Hosting.ServerOptions>? configure, params string[] extraArgs)
+    public static Task<InProcessServer> StartAsync(Action<Jackdaw.Server.Hosting.ServerOptions>? configure, params string[] extraArgs) =>
+        StartAsync(new TempFolder("jackdaw-server"), null, configure, extraArgs);
+
+    /// <summary>
+    /// Starts a server on a data folder the caller owns (kept when this server is disposed), as a
+    /// restarted node finds its data again.
+    /// </summary>
+    public static Task<InProcessServer> StartInFolderAsync(string dataDir, Action<Jackdaw.Server.Hosting.ServerOptions>? configure, params string[] extraArgs) =>
+        StartAsync(null, dataDir, configure, extraArgs);
+
+    private static async Task<InProcessServer> StartAsync(TempFolder? folder, string? dataDir, Action<Jackdaw.Server.Hosting.ServerOptions>? configure, string[] extraArgs)
     {
         var logs = new CapturingLoggerProvider();
-        var folder = new TempFolder("jackdaw-server");
-        string[] args = ["--urls", "http://127.0.0.1:0", "--data-dir", folder.Path, "--Logging:LogLevel:Default=Warning", "--Logging:LogLevel:Jackdaw=Information", .. extraArgs];
+        string[] args = ["--urls", "http://127.0.0.1:0", "--data-dir", folder?.Path ?? dataDir!, "--Logging:LogLevel:Default=Warning", "--Logging:LogLevel:Jackdaw=Information", .. extraArgs];
         var host = JackdawHost.Create(
             args,
             builder =>
@@ -58,7 +67,7 @@ public sealed class InProcessServer : IAsyncDisposable
     {
         Client.Dispose();
         await Host.DisposeAsync();
-        _dataDir.Dispose();
+        _dataDir?.Dispose();
     }
 }
 

@@ -1,0 +1,178 @@
+using System.Buffers;
+using Jackdaw.Server.Documents;
+using Jackdaw.Server.Errors;
+using Jackdaw.Server.Hosting;
+using Jackdaw.Server.Replication;
+using Jackdaw.Server.Routing;
+using Jackdaw.Server.Security;
+using Jackdaw.Server.Wire;
+using Jackdaw.Storage.Blittable;
+
+namespace Jackdaw.Server.Handlers;
+
+/// <summary>
+/// Replication between the nodes of a database: the push another node opens (a WebSocket), the
+/// conflicts kept under the keep policy, the conflict solver, and what the senders are doing.
+/// </summary>
+public sealed class ReplicationHandler(ServerContext server) : HandlerBase(server)
+{
+    /// <summary>
+    /// <c>GET /databases/*/replication/push?sourceDatabaseId=&amp;sourceTag=</c> (WebSocket): another
+    /// node's copy of the database pushes its etag feed here (see <see cref="IncomingReplication"/>).
+    /// </summary>
+    [Route("/databases/*/replication/push", "GET")]
+    [Access(RouteAccess.DatabaseReadWrite)]
+    public async ValueTask Push(RequestContext context)
+    {
+        var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
+        var (source, sourceTag) = SourceOf(context);
+        if (string.IsNullOrEmpty(source) || source.Length > 64 || !System.Text.Ascii.IsValid(source))
+            throw new BadRequestException("Query parameter 'sourceDatabaseId' is required: the pushing copy's database id (ASCII).");
+        if (source == database.DatabaseId)
+            throw new BadRequestException($"Database '{database.Name}' cannot replicate to itself (database id {source}): check the topology's URLs.");
+        using var socket = await context.AcceptWebSocketAsync("connect with ws://.../databases/{db}/replication/push?sourceDatabaseId=...").ConfigureAwait(false);
+        var stopping = CancellationTokenSource.CreateLinkedTokenSource(context.RequestAborted, ServerStopping(context));
+        try
+        {
+            await IncomingReplication.RunAsync(socket, database, source, sourceTag, Server.Replication.Logger, stopping.Token).ConfigureAwait(false);
+        }
+        catch (Exception e) when (e is OperationCanceledException or System.Net.WebSockets.WebSocketException or DatabaseUnavailableException)
+        {
+            // The source reconnects and resumes from the stored position.
+        }
+        finally
+        {
+            stopping.Dispose();
+        }
+    }
+
+    /// <summary>
+    /// <c>GET /databases/*/replication/conflicts</c>: the ids in conflict,
+    /// <c>{"TotalResults":n,"Results":[{"Id","LastModified","ConflictsPerDocument"}]}</c>; with
+    /// <c>?docId=</c>, RavenDB's GetConflictsResult: <c>{"Id","Results":[{"ChangeVector","Doc","LastModified"}],"LargestEtag"}</c>
+    /// (<c>Doc</c> null for a deletion).
+    /// </summary>
+    [Route("/databases/*/replication/conflicts", "GET")]
+    [Access(RouteAccess.DatabaseRead)]
+    public ValueTask Conflicts(RequestContext context)
+    {
+        var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
+        var docId = new UrlQuery(context.Request.QueryString.Value).GetString("docId");
+        using var reader = database.BeginRead();
+        var json = context.StartJson();
+        json.WriteStartObject();
+        if (docId is not null)
+        {
+            json.WriteString("Id", docId);
+            json.WriteStartArray("Results");
+            foreach (var version in reader.GetConflicts(docId))
+            {
+                json.WriteStartObject();
+                json.WriteString("ChangeVector", version.ChangeVector);
+                json.WritePropertyName("Doc");
+                if (version.Document is null)
+                {
+                    json.WriteNullValue();
+                }
+                else
+                {
+                    var body = new ArrayBufferWriter<byte>(version.Document.Length * 2);
+                    BlittableJsonWriter.WriteTo(version.Document, body);
+                    json.WriteRawValue(body.WrittenSpan, skipInputValidation: true);
+                }
+                json.WriteString("LastModified", new DateTime(version.LastModifiedTicks, DateTimeKind.Utc).ToString("O", System.Globalization.CultureInfo.InvariantCulture));
+                json.WriteEndObject();
+            }
+            json.WriteEndArray();
+            json.WriteNumber("LargestEtag", reader.LastEtag);
+        }
+        else
+        {
+            var byId = reader.GetAllConflicts().GroupBy(v => v.Id, StringComparer.OrdinalIgnoreCase).ToList();
+            json.WriteNumber("TotalResults", byId.Count);
+            json.WriteStartArray("Results");
+            foreach (var group in byId)
+            {
+                json.WriteStartObject();
+                json.WriteString("Id", group.First().Id);
+                json.WriteString("LastModified", new DateTime(group.Max(v => v.LastModifiedTicks), DateTimeKind.Utc).ToString("O", System.Globalization.CultureInfo.InvariantCulture));
+                json.WriteNumber("ConflictsPerDocument", group.Count());
+                json.WriteEndObject();
+            }
+            json.WriteEndArray();
+        }
+        json.WriteEndObject();
+        return context.CompleteJsonAsync();
+    }
+
+    /// <summary>
+    /// <c>PUT /databases/*/admin/replication/conflicts/solver</c> with RavenDB's ConflictSolver
+    /// (<c>{"ResolveToLatest":false,"ResolveByCollection":{}}</c>): <c>ResolveToLatest</c> true (or
+    /// absent) lets the latest write win, false keeps conflicts for the user. Per-collection
+    /// scripts are not supported. Answers <c>{"RaftCommandIndex":0}</c>.
+    /// </summary>
+    [Route("/databases/*/admin/replication/conflicts/solver", "PUT")]
+    [Access(RouteAccess.DatabaseAdmin)]
+    public async ValueTask SetSolver(RequestContext context)
+    {
+        var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
+        using var body = await DocumentBodies.ReadJsonAsync(context.Request.BodyReader, context.RequestAborted).ConfigureAwait(false);
+        if (body is null || body.RootElement.ValueKind != System.Text.Json.JsonValueKind.Object)
+            throw new BadRequestException("The body is RavenDB's ConflictSolver, e.g. {\"ResolveToLatest\":false}.");
+        if (body.RootElement.TryGetProperty("ResolveByCollection", out var scripts) && scripts.ValueKind == System.Text.Json.JsonValueKind.Object && scripts.EnumerateObject().Any())
+            throw new FeatureNotSupportedException("Per-collection conflict resolution scripts (ResolveByCollection) are not supported: use ResolveToLatest true or false.");
+        await DatabaseReplication.Of(database).SetConflictSolverAsync(body.RootElement.GetRawText()).ConfigureAwait(false);
+        var json = context.StartJson();
+        json.WriteStartObject();
+        json.WriteNumber("RaftCommandIndex", 0);
+        json.WriteEndObject();
+        await context.CompleteJsonAsync().ConfigureAwait(false);
+    }
+
+    /// <summary>
+    /// <c>GET /databases/*/replication/debug</c>: this node's senders (destination, acknowledged
+    /// etag, connected, last error) and what the database received.
+    /// </summary>
+    [Route("/databases/*/replication/debug", "GET")]
+    [Access(RouteAccess.DatabaseRead)]
+    public ValueTask Debug(RequestContext context)
+    {
+        var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
+        var stats = DatabaseReplication.Of(database).Stats;
+        var json = context.StartJson();
+        json.WriteStartObject();
+        json.WriteString("NodeTag", database.NodeTag);
+        json.WriteString("DatabaseId", database.DatabaseId);
+        json.WriteNumber("LastEtag", database.LastEtag);
+        json.WriteStartArray("Outgoing");
+        foreach (var sender in Server.Replication.Outgoing(database.Name))
+        {
+            json.WriteStartObject();
+            json.WriteString("Tag", sender.Destination.Tag);
+            json.WriteString("Url", sender.Destination.Url);
+            json.WriteNumber("AcknowledgedEtag", sender.AcknowledgedEtag);
+            json.WriteBoolean("Connected", sender.Connected);
+            json.WriteString("LastError", sender.LastError);
+            json.WriteEndObject();
+        }
+        json.WriteEndArray();
+        json.WriteStartObject("Incoming");
+        json.WriteNumber("Batches", stats.Batches);
+        json.WriteNumber("Applied", stats.Applied);
+        json.WriteNumber("AlreadyMerged", stats.AlreadyMerged);
+        json.WriteNumber("Repeated", stats.Repeated);
+        json.WriteNumber("Conflicts", stats.Conflicts);
+        json.WriteEndObject();
+        json.WriteEndObject();
+        return context.CompleteJsonAsync();
+    }
+
+    private static (string? Source, string? Tag) SourceOf(RequestContext context)
+    {
+        var query = new UrlQuery(context.Request.QueryString.Value);
+        return (query.GetString("sourceDatabaseId"), query.GetString("sourceTag"));
+    }
+
+    private static CancellationToken ServerStopping(RequestContext context) =>
+        context.HttpContext.RequestServices.GetRequiredService<IHostApplicationLifetime>().ApplicationStopping;
+}

@@ -1,0 +1,141 @@
+using Jackdaw.Server.Databases;
+using Jackdaw.Server.Documents;
+using Jackdaw.Storage.Blittable;
+
+namespace Jackdaw.Server.Replication;
+
+/// <summary>
+/// Applies one batch from a source in one merged transaction, with the source's new position.
+/// Per item, its change vector against this node's version of the id (the document, else the
+/// id's newest tombstone):
+/// <list type="bullet">
+/// <item>none here, or the incoming one is newer: stored as it came (its change vector and time; a
+/// new local etag, so it goes on in this node's own feed);</item>
+/// <item>equal or older (already merged here): skipped, which is what stops a write echoing round
+/// the nodes;</item>
+/// <item>concurrent: a conflict, resolved by <see cref="ConflictSolver"/> (the latest write wins,
+/// stored with the merge of both change vectors), or kept for the user (see
+/// <see cref="ConflictPolicy"/>).</item>
+/// </list>
+/// Items at or before the stored position were applied already (a sender that resent them) and
+/// are skipped, so the command is idempotent.
+/// </summary>
+public sealed class ApplyReplicationBatchCommand(string sourceDatabaseId, ReplicationBatch batch, ConflictPolicy policy, JsonOperationContext context)
+    : IMergedCommand<DatabaseTransaction>
+{
+    public long Position { get; private set; }
+
+    public long Applied { get; private set; }
+
+    public long AlreadyMerged { get; private set; }
+
+    public long Repeated { get; private set; }
+
+    public long Conflicts { get; private set; }
+
+    public long EstimatedBytes => batch.Items.Sum(i => (long)i.Document.Length);
+
+    public void Execute(DatabaseTransaction transaction)
+    {
+        Applied = AlreadyMerged = Repeated = Conflicts = 0;
+        var position = ReplicationPositions.Read(transaction, sourceDatabaseId);
+        foreach (var item in batch.Items)
+        {
+            if (item.Etag <= position)
+            {
+                Repeated++;
+                continue;
+            }
+            Apply(transaction, item);
+        }
+        Position = Math.Max(position, batch.LastEtag);
+        if (Position != position)
+            ReplicationPositions.Write(transaction, sourceDatabaseId, Position);
+    }
+
+    private void Apply(DatabaseTransaction transaction, ReplicationItem item)
+    {
+        string? localChangeVector = null;
+        long localTicks = 0;
+        byte[]? localDocument = null;
+        string? localCollection = null;
+        if (transaction.TryGet(item.Id, out var record))
+        {
+            localChangeVector = record.ChangeVectorOr(transaction.DatabaseId);
+            localTicks = record.LastModifiedTicks;
+            localDocument = record.Document.ToArray();
+            localCollection = record.CollectionUtf8.IsEmpty ? null : System.Text.Encoding.UTF8.GetString(record.CollectionUtf8);
+        }
+        else if (transaction.TryGetTombstone(item.Id, out var tombstoneChangeVector, out var deletedAt))
+        {
+            localChangeVector = tombstoneChangeVector;
+            localTicks = deletedAt;
+        }
+
+        if (policy == ConflictPolicy.Keep && transaction.GetConflicts(item.Id) is { Count: > 0 } kept)
+        {
+            // Already in conflict: compared with every kept version at once.
+            var all = kept.Aggregate((string?)null, (merged, version) => ChangeVectors.Merge(merged, version.ChangeVector))!;
+            switch (ChangeVectors.Compare(item.ChangeVector, all))
+            {
+                case ChangeVectorOrder.Newer:
+                    Store(transaction, item, item.ChangeVector);
+                    transaction.ClearConflicts(item.Id);
+                    return;
+                case ChangeVectorOrder.Conflict when !kept.Any(k => k.ChangeVector == item.ChangeVector):
+                    Conflicts++;
+                    transaction.AddConflict(item.Id, item.Collection, item.ChangeVector, item.LastModifiedTicks, item.IsTombstone ? null : item.Document,
+                        null, 0, null, null);
+                    Applied++;
+                    return;
+                default:
+                    AlreadyMerged++;
+                    return;
+            }
+        }
+
+        if (localChangeVector is null)
+        {
+            Store(transaction, item, item.ChangeVector);
+            return;
+        }
+        switch (ChangeVectors.Compare(item.ChangeVector, localChangeVector))
+        {
+            case ChangeVectorOrder.Equal:
+            case ChangeVectorOrder.Older:
+                AlreadyMerged++;
+                return;
+            case ChangeVectorOrder.Newer:
+                Store(transaction, item, item.ChangeVector);
+                return;
+        }
+
+        Conflicts++;
+        var merged = ChangeVectors.Merge(localChangeVector, item.ChangeVector);
+        if (policy == ConflictPolicy.Keep)
+        {
+            transaction.AddConflict(item.Id, item.Collection, item.ChangeVector, item.LastModifiedTicks, item.IsTombstone ? null : item.Document,
+                localChangeVector, localTicks, localDocument, localCollection);
+            Applied++;
+            return;
+        }
+        if (ConflictSolver.IncomingWins(item.LastModifiedTicks, item.ChangeVector, localTicks, localChangeVector))
+        {
+            Store(transaction, item, merged);
+            return;
+        }
+        // This node's version wins: stored again with the merged change vector (and its own time),
+        // which the other nodes reach by resolving the same way or skip as already merged.
+        var local = new ReplicationItem(item.Etag, localDocument is null, item.Id, localCollection ?? item.Collection, localChangeVector, localTicks, localDocument ?? []);
+        Store(transaction, local, merged);
+    }
+
+    private void Store(DatabaseTransaction transaction, ReplicationItem item, string changeVector)
+    {
+        if (item.IsTombstone)
+            transaction.DeleteReplicated(item.Id, item.Collection, changeVector, item.LastModifiedTicks);
+        else
+            transaction.PutReplicated(item.Id, item.Document, item.Collection, changeVector, item.LastModifiedTicks, context);
+        Applied++;
+    }
+}

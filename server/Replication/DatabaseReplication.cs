@@ -1,0 +1,101 @@
+using System.Text;
+using System.Text.Json;
+using Jackdaw.Server.Databases;
+
+namespace Jackdaw.Server.Replication;
+
+/// <summary>
+/// Replication's part of one open database (a database component): its registered trees (the
+/// sources' positions, its settings), what it received, and its conflict policy. The policy is
+/// stored in <c>ReplicationSettings</c> under <c>conflict-solver</c> as RavenDB's ConflictSolver
+/// JSON (<c>{"ResolveToLatest":true,"ResolveByCollection":{}}</c>); without one, the latest write wins.
+/// It holds the database's tombstones until every destination has them (a tombstone consumer
+/// at the lowest acknowledged etag of the database's senders), so a node that was down for long
+/// still learns every deletion.
+/// </summary>
+public sealed class DatabaseReplication : IAsyncDisposable, ITombstoneConsumer
+{
+    public const string SettingsTree = "ReplicationSettings";
+    private static readonly byte[] ConflictSolverKey = "conflict-solver"u8.ToArray();
+
+    private readonly DocumentDatabase _database;
+    private readonly ReplicationHub _hub;
+    private readonly IDisposable _tombstones;
+    private volatile string? _conflictSolverJson;
+
+    public DatabaseReplication(DocumentDatabase database, ReplicationHub hub)
+    {
+        _database = database;
+        _hub = hub;
+        database.RegisterTrees("Replication", ReplicationPositions.TreeName, SettingsTree);
+        _tombstones = database.Tombstones.Register(this);
+        using var reader = database.BeginRead();
+        if (reader.GetTree(SettingsTree) is { } tree && tree.TryGet(ConflictSolverKey, out var json))
+            _conflictSolverJson = Encoding.UTF8.GetString(json);
+    }
+
+    public static DatabaseReplication Of(DocumentDatabase database) =>
+        database.GetComponent<DatabaseReplication>() ?? throw new InvalidOperationException($"Database '{database.Name}' was opened without replication.");
+
+    /// <summary>What this database received by replication since it opened.</summary>
+    public ReplicationStats Stats { get; } = new();
+
+    /// <summary>RavenDB's ConflictSolver JSON as last set, or null (the default: the latest write wins).</summary>
+    public string? ConflictSolverJson => _conflictSolverJson;
+
+    public ConflictPolicy Policy => PolicyOf(_conflictSolverJson);
+
+    /// <summary>Stores RavenDB's ConflictSolver (<c>ResolveToLatest</c>: true, the latest write wins; false, conflicts are kept).</summary>
+    public async Task SetConflictSolverAsync(string json)
+    {
+        PolicyOf(json);
+        await _database.EnqueueAsync(new SetConflictSolverCommand(Encoding.UTF8.GetBytes(json))).ConfigureAwait(false);
+        _conflictSolverJson = json;
+    }
+
+    private static ConflictPolicy PolicyOf(string? json)
+    {
+        if (json is null)
+            return ConflictPolicy.ResolveToLatest;
+        try
+        {
+            using var document = JsonDocument.Parse(json);
+            if (document.RootElement.ValueKind != JsonValueKind.Object)
+                throw new Errors.BadRequestException("A conflict solver is a JSON object such as {\"ResolveToLatest\":true}.");
+            return document.RootElement.TryGetProperty("ResolveToLatest", out var latest) && latest.ValueKind == JsonValueKind.False
+                ? ConflictPolicy.Keep
+                : ConflictPolicy.ResolveToLatest;
+        }
+        catch (JsonException e)
+        {
+            throw new Errors.BadRequestException($"The conflict solver is not valid JSON: {e.Message}");
+        }
+    }
+
+    string ITombstoneConsumer.Name => "Replication";
+
+    // Only while the database replicates: a single node keeps its clean-up as it was.
+    bool ITombstoneConsumer.Consumes(string lowerCollection) => _hub.Outgoing(_database.Name).Count > 0;
+
+    long ITombstoneConsumer.GetLastProcessedTombstoneEtag(string lowerCollection)
+    {
+        var senders = _hub.Outgoing(_database.Name);
+        return senders.Count == 0 ? long.MaxValue : Math.Max(0, senders.Min(s => s.AcknowledgedEtag));
+    }
+
+    string? ITombstoneConsumer.HoldReason =>
+        _hub.Outgoing(_database.Name).FirstOrDefault(s => !s.Connected) is { } down
+            ? $"replication to node {down.Destination.Tag} ({down.Destination.Url}) is not connected: {down.LastError ?? "connecting"}"
+            : null;
+
+    public ValueTask DisposeAsync()
+    {
+        _tombstones.Dispose();
+        return ValueTask.CompletedTask;
+    }
+
+    private sealed class SetConflictSolverCommand(byte[] json) : Documents.IMergedCommand<DatabaseTransaction>
+    {
+        public void Execute(DatabaseTransaction transaction) => transaction.GetTree(SettingsTree).Put(ConflictSolverKey, json);
+    }
+}

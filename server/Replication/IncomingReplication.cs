@@ -1,0 +1,102 @@
+using System.Net.WebSockets;
+using System.Text.Json;
+using Jackdaw.Server.Databases;
+using Jackdaw.Server.WebSockets;
+using Jackdaw.Storage.Blittable;
+
+namespace Jackdaw.Server.Replication;
+
+/// <summary>
+/// The receiving end of one source's push (<c>GET /databases/{db}/replication/push</c>, a
+/// WebSocket). The protocol, receiver first:
+/// <code>
+/// receiver: {"Type":"Hello","LastEtag":n,"DatabaseId":"...","NodeTag":"B"}  (text; n: this source's stored position)
+/// sender:   a batch (binary, ReplicationBatch) of the source's feed after n
+/// receiver: {"Type":"Ack","LastEtag":m}                                     (text, once the batch is durable)
+/// ... one batch in flight at a time; an empty batch is a heartbeat (or moves past a gap).
+/// receiver: {"Type":"Error","Message":"..."} instead of an Ack when a batch cannot be applied (then it closes)
+/// </code>
+/// </summary>
+public static class IncomingReplication
+{
+    /// <summary>The largest batch message accepted (the sender's batches stay far below).</summary>
+    public const int MaxMessageBytes = 256 * 1024 * 1024;
+
+    public static async Task RunAsync(WebSocket socket, DocumentDatabase database, string sourceDatabaseId, string? sourceTag, ILogger logger, CancellationToken cancellationToken)
+    {
+        var replication = DatabaseReplication.Of(database);
+        long position;
+        using (var reader = database.BeginRead())
+            position = ReplicationPositions.Read(reader, sourceDatabaseId);
+        await SendAsync(socket, "Hello", position, database, cancellationToken).ConfigureAwait(false);
+        logger.LogInformation("Database {Database}: replication from {Source} ({SourceId}) connected at etag {Position}", database.Name, sourceTag, sourceDatabaseId, position);
+
+        using var messages = new WebSocketMessageReader(socket, MaxMessageBytes);
+        while (true)
+        {
+            var read = await messages.ReadAsync(cancellationToken).ConfigureAwait(false);
+            if (read == WebSocketRead.Closed)
+            {
+                await WebSocketClosing.SendCloseAsync(socket, WebSocketCloseStatus.NormalClosure, "", cancellationToken).ConfigureAwait(false);
+                return;
+            }
+            if (read == WebSocketRead.TooBig)
+            {
+                await WebSocketClosing.SendCloseAsync(socket, WebSocketCloseStatus.MessageTooBig, $"A replication batch over {MaxMessageBytes} bytes.", cancellationToken).ConfigureAwait(false);
+                return;
+            }
+            try
+            {
+                var batch = ReplicationBatch.Deserialize(messages.Message);
+                if (batch.Items.Count > 0 || batch.LastEtag > position)
+                {
+                    using var context = new JsonOperationContext();
+                    var command = new ApplyReplicationBatchCommand(sourceDatabaseId, batch, replication.Policy, context);
+                    await database.EnqueueAsync(command).ConfigureAwait(false);
+                    replication.Stats.Add(command.Applied, command.AlreadyMerged, command.Repeated, command.Conflicts);
+                    position = command.Position;
+                }
+            }
+            catch (Exception e) when (e is not (OperationCanceledException or Errors.DatabaseUnavailableException or WebSocketException))
+            {
+                // A batch this node cannot apply (bad data, a full disk): said to the sender, which
+                // logs it and tries again from the stored position after its back-off.
+                logger.LogWarning(e, "Database {Database}: a replication batch from {Source} could not be applied", database.Name, sourceTag);
+                await SendErrorAsync(socket, $"Node {database.NodeTag} could not apply the batch: {e.Message}", cancellationToken).ConfigureAwait(false);
+                return;
+            }
+            await SendAsync(socket, "Ack", position, null, cancellationToken).ConfigureAwait(false);
+        }
+    }
+
+    private static Task SendErrorAsync(WebSocket socket, string message, CancellationToken cancellationToken)
+    {
+        var buffer = new System.Buffers.ArrayBufferWriter<byte>(128);
+        using (var json = new Utf8JsonWriter(buffer))
+        {
+            json.WriteStartObject();
+            json.WriteString("Type", "Error");
+            json.WriteString("Message", message);
+            json.WriteEndObject();
+        }
+        return socket.SendAsync(buffer.WrittenMemory, WebSocketMessageType.Text, endOfMessage: true, cancellationToken).AsTask();
+    }
+
+    private static Task SendAsync(WebSocket socket, string type, long position, DocumentDatabase? hello, CancellationToken cancellationToken)
+    {
+        var buffer = new System.Buffers.ArrayBufferWriter<byte>(128);
+        using (var json = new Utf8JsonWriter(buffer))
+        {
+            json.WriteStartObject();
+            json.WriteString("Type", type);
+            json.WriteNumber("LastEtag", position);
+            if (hello is not null)
+            {
+                json.WriteString("DatabaseId", hello.DatabaseId);
+                json.WriteString("NodeTag", hello.NodeTag);
+            }
+            json.WriteEndObject();
+        }
+        return socket.SendAsync(buffer.WrittenMemory, WebSocketMessageType.Text, endOfMessage: true, cancellationToken).AsTask();
+    }
+}

@@ -1,0 +1,185 @@
+using System.Net.WebSockets;
+using System.Text.Json;
+using Jackdaw.Server.Databases;
+using Jackdaw.Server.WebSockets;
+
+namespace Jackdaw.Server.Replication;
+
+/// <summary>
+/// Pushes one database's etag feed to one other node, over a WebSocket to its
+/// <c>/databases/{db}/replication/push</c>: asks its position first, then sends batches from there,
+/// one at a time, each acknowledged once it is durable there (see <see cref="IncomingReplication"/>).
+/// When the destination is down or the connection drops, it tries again after a back-off that
+/// doubles from <see cref="FirstRetryDelay"/> to <see cref="MaxRetryDelay"/>, and resumes from the
+/// position the destination gives: nothing is skipped, nothing applied twice.
+/// </summary>
+public sealed class OutgoingReplication : IAsyncDisposable
+{
+    public static readonly TimeSpan FirstRetryDelay = TimeSpan.FromMilliseconds(100);
+    public static readonly TimeSpan MaxRetryDelay = TimeSpan.FromSeconds(2);
+
+    /// <summary>How long the sender waits for new changes before a heartbeat batch (which also finds a dead connection).</summary>
+    public static readonly TimeSpan Heartbeat = TimeSpan.FromSeconds(10);
+
+    /// <summary>How long a batch may take to be acknowledged before the connection is given up.</summary>
+    public static readonly TimeSpan AckTimeout = TimeSpan.FromSeconds(60);
+
+    public const int MaxItemsPerBatch = 1024;
+    public const long MaxBytesPerBatch = 4 * 1024 * 1024;
+
+    private readonly Func<DatabasesLandlord> _databases;
+    private readonly Action _progress;
+    private readonly Action<ClientWebSocketOptions>? _configureSocket;
+    private readonly ILogger _logger;
+    private readonly CancellationTokenSource _stop = new();
+    private readonly Task _run;
+    private long _acknowledged = -1;
+
+    internal OutgoingReplication(string database, string myTag, ReplicationNode destination, Func<DatabasesLandlord> databases, Action progress, Action<ClientWebSocketOptions>? configureSocket, ILogger logger)
+    {
+        _configureSocket = configureSocket;
+        Database = database;
+        MyTag = myTag;
+        Destination = destination;
+        _databases = databases;
+        _progress = progress;
+        _logger = logger;
+        _run = Task.Run(RunAsync);
+    }
+
+    public string Database { get; }
+
+    public string MyTag { get; }
+
+    public ReplicationNode Destination { get; }
+
+    /// <summary>The etag of this node's feed the destination holds everything up to; -1 until it first answered.</summary>
+    public long AcknowledgedEtag => Interlocked.Read(ref _acknowledged);
+
+    /// <summary>Whether a connection is open now.</summary>
+    public bool Connected { get; private set; }
+
+    /// <summary>Why the last connection failed; null while connected.</summary>
+    public string? LastError { get; private set; }
+
+    /// <summary>Batches sent and acknowledged since this sender started.</summary>
+    public long BatchesSent { get; private set; }
+
+    private async Task RunAsync()
+    {
+        var delay = FirstRetryDelay;
+        var token = _stop.Token;
+        while (!token.IsCancellationRequested)
+        {
+            try
+            {
+                var database = _databases().GetDatabase(Database);
+                await PushAsync(database, () => delay = FirstRetryDelay, token).ConfigureAwait(false);
+            }
+            catch (OperationCanceledException) when (token.IsCancellationRequested)
+            {
+                return;
+            }
+            catch (Exception e)
+            {
+                Connected = false;
+                if (LastError != e.Message)
+                    _logger.LogInformation("Replication of {Database} to {Tag} ({Url}): {Error}; retrying", Database, Destination.Tag, Destination.Url, e.Message);
+                LastError = e.Message;
+            }
+            try
+            {
+                await Task.Delay(delay, token).ConfigureAwait(false);
+            }
+            catch (OperationCanceledException)
+            {
+                return;
+            }
+            delay = TimeSpan.FromTicks(Math.Min(delay.Ticks * 2, MaxRetryDelay.Ticks));
+        }
+    }
+
+    private async Task PushAsync(DocumentDatabase database, Action connected, CancellationToken token)
+    {
+        using var socket = new ClientWebSocket();
+        socket.Options.KeepAliveInterval = TimeSpan.FromSeconds(15);
+        _configureSocket?.Invoke(socket.Options);
+        await socket.ConnectAsync(PushUri(database), token).ConfigureAwait(false);
+        using var messages = new WebSocketMessageReader(socket, 64 * 1024);
+        var position = await ReadPositionAsync(messages, "Hello", token).ConfigureAwait(false);
+        Acknowledge(position);
+        Connected = true;
+        LastError = null;
+        connected();
+
+        while (true)
+        {
+            ReplicationBatch batch;
+            using (var reader = database.BeginRead())
+                batch = ReplicationFeed.Read(reader, position, MaxItemsPerBatch, MaxBytesPerBatch);
+            if (batch.Items.Count == 0 && batch.LastEtag == position)
+            {
+                // Nothing new: wait for the next durable commit, or send a heartbeat.
+                using var wait = CancellationTokenSource.CreateLinkedTokenSource(token);
+                wait.CancelAfter(Heartbeat);
+                try
+                {
+                    await database.Notifications.WaitForEtagAsync(position + 1, wait.Token).ConfigureAwait(false);
+                    continue;
+                }
+                catch (OperationCanceledException) when (!token.IsCancellationRequested)
+                {
+                }
+            }
+            await socket.SendAsync(batch.Serialize(), WebSocketMessageType.Binary, endOfMessage: true, token).ConfigureAwait(false);
+            using var ack = CancellationTokenSource.CreateLinkedTokenSource(token);
+            ack.CancelAfter(AckTimeout);
+            position = await ReadPositionAsync(messages, "Ack", ack.Token).ConfigureAwait(false);
+            BatchesSent++;
+            Acknowledge(position);
+        }
+    }
+
+    private Uri PushUri(DocumentDatabase database)
+    {
+        var baseUrl = Destination.Url.TrimEnd('/');
+        if (baseUrl.StartsWith("https://", StringComparison.OrdinalIgnoreCase))
+            baseUrl = "wss://" + baseUrl[8..];
+        else if (baseUrl.StartsWith("http://", StringComparison.OrdinalIgnoreCase))
+            baseUrl = "ws://" + baseUrl[7..];
+        return new Uri($"{baseUrl}/databases/{Uri.EscapeDataString(Database)}/replication/push?sourceDatabaseId={Uri.EscapeDataString(database.DatabaseId)}&sourceTag={Uri.EscapeDataString(MyTag)}");
+    }
+
+    private static async Task<long> ReadPositionAsync(WebSocketMessageReader messages, string type, CancellationToken token)
+    {
+        var read = await messages.ReadAsync(token).ConfigureAwait(false);
+        if (read != WebSocketRead.Message)
+            throw new WebSocketException($"The destination closed the replication connection instead of answering {type}.");
+        using var json = JsonDocument.Parse(messages.Message);
+        var root = json.RootElement;
+        if (root.TryGetProperty("Type", out var got) && got.GetString() == "Error")
+            throw new InvalidOperationException("The destination refused replication: " + (root.TryGetProperty("Message", out var message) ? message.GetString() : "no reason given"));
+        if (!root.TryGetProperty("Type", out got) || got.GetString() != type || !root.TryGetProperty("LastEtag", out var etag))
+            throw new InvalidDataException($"The destination answered {messages.Message.Length} bytes that are not {type}.");
+        return etag.GetInt64();
+    }
+
+    private void Acknowledge(long position)
+    {
+        Interlocked.Exchange(ref _acknowledged, position);
+        _progress();
+    }
+
+    public async ValueTask DisposeAsync()
+    {
+        _stop.Cancel();
+        try
+        {
+            await _run.ConfigureAwait(false);
+        }
+        catch (OperationCanceledException)
+        {
+        }
+        _stop.Dispose();
+    }
+}

@@ -1,0 +1,72 @@
+using Jackdaw.Server.Documents;
+
+namespace Jackdaw.Server.Replication;
+
+/// <summary>
+/// Reads the next batch of a database's etag feed for a destination: its documents (each at its
+/// latest version) and tombstones after a position, merged in etag order, bounded by a count and
+/// a size. Attachments, revisions, counters and the like are not replicated (yet).
+/// </summary>
+public static class ReplicationFeed
+{
+    public static ReplicationBatch Read(DocumentsReader reader, long afterEtag, int maxItems, long maxBytes)
+    {
+        var documents = new List<ReplicationItem>();
+        long bytes = 0;
+        var documentsCut = false;
+        foreach (var record in reader.GetDocumentsFrom(null, afterEtag, maxItems))
+        {
+            var collection = record.CollectionUtf8.IsEmpty ? null : System.Text.Encoding.UTF8.GetString(record.CollectionUtf8);
+            documents.Add(new ReplicationItem(record.Etag, false, record.Id, collection, record.ChangeVectorOr(reader.DatabaseId), record.LastModifiedTicks, record.Document.ToArray()));
+            bytes += record.Document.Length;
+            if (bytes >= maxBytes)
+            {
+                documentsCut = true;
+                break;
+            }
+        }
+        documentsCut |= documents.Count == maxItems;
+
+        var tombstones = new List<ReplicationItem>();
+        var tombstonesCut = false;
+        foreach (var record in reader.GetTombstonesFrom(null, afterEtag, maxItems))
+        {
+            tombstones.Add(new ReplicationItem(record.Etag, true, record.Id, record.Collection, record.ChangeVectorOr(reader.DatabaseId), record.DeletedAtTicks, []));
+            bytes += 64 + record.IdUtf8.Length;
+            if (bytes >= maxBytes)
+            {
+                tombstonesCut = true;
+                break;
+            }
+        }
+        tombstonesCut |= tombstones.Count == maxItems;
+
+        // Neither list may run past the other's end when the other was cut short: what lies
+        // beyond is not read yet.
+        var limit = long.MaxValue;
+        if (documentsCut && documents.Count > 0)
+            limit = documents[^1].Etag;
+        if (tombstonesCut && tombstones.Count > 0)
+            limit = Math.Min(limit, tombstones[^1].Etag);
+
+        var merged = documents.Concat(tombstones).Where(i => i.Etag <= limit).OrderBy(i => i.Etag).ToList();
+        var items = new List<ReplicationItem>();
+        long batchBytes = 0;
+        foreach (var item in merged)
+        {
+            if (items.Count >= maxItems || (items.Count > 0 && batchBytes >= maxBytes))
+                break;
+            items.Add(item);
+            batchBytes += item.Document.Length + 64;
+        }
+
+        long lastEtag;
+        if (items.Count < merged.Count)
+            lastEtag = items[^1].Etag;
+        else if (limit != long.MaxValue)
+            lastEtag = limit;
+        else
+            lastEtag = Math.Max(afterEtag, reader.LastEtag);
+        return new ReplicationBatch(lastEtag, items);
+    }
+}

@@ -1,0 +1,137 @@
+using Jackdaw.Server.Databases;
+
+namespace Jackdaw.Server.Replication;
+
+/// <summary>
+/// The server's replication: for each database, this node's tag and the other nodes that hold it
+/// (given by <see cref="SetTopology"/>, which the cluster calls whenever a database's nodes or a
+/// member's URL change), one <see cref="OutgoingReplication"/> per other node, and the waits of
+/// write assurance (<see cref="WaitForReplicasAsync"/>). Incoming pushes are served per request
+/// (<see cref="IncomingReplication"/>); each database's part is its <see cref="DatabaseReplication"/>
+/// component (<see cref="Component"/>).
+/// </summary>
+public sealed class ReplicationHub : IAsyncDisposable
+{
+    private readonly Func<DatabasesLandlord> _databases;
+    private readonly ILogger _logger;
+    private readonly Lock _lock = new();
+    private readonly Dictionary<string, Dictionary<string, OutgoingReplication>> _outgoing = new(StringComparer.OrdinalIgnoreCase);
+    private TaskCompletionSource _progress = new(TaskCreationOptions.RunContinuationsAsynchronously);
+    private bool _disposed;
+
+    public ReplicationHub(Func<DatabasesLandlord> databases, ILoggerFactory loggerFactory)
+    {
+        _databases = databases;
+        _logger = loggerFactory.CreateLogger("Jackdaw.Replication");
+    }
+
+    public ILogger Logger => _logger;
+
+    /// <summary>
+    /// Applied to every sender's WebSocket before it connects: on a secured cluster the cluster
+    /// adds the node's client certificate here (the push route needs <c>DatabaseReadWrite</c>).
+    /// Senders started afterwards use it.
+    /// </summary>
+    public Action<System.Net.WebSockets.ClientWebSocketOptions>? ConfigureSocket { get; set; }
+
+    /// <summary>Builds each database's replication part when it opens (a <see cref="DocumentDatabaseOptions.Components"/> entry).</summary>
+    public Func<DocumentDatabase, IAsyncDisposable> Component => database => new DatabaseReplication(database, this);
+
+    /// <summary>
+    /// Sets the other nodes <paramref name="database"/> pushes its feed to (this node, tag
+    /// <paramref name="myTag"/>, left out if listed): senders to new nodes start, those to nodes no
+    /// longer listed (or at a new URL) stop. An empty list stops replicating it.
+    /// </summary>
+    public void SetTopology(string database, string myTag, IReadOnlyList<ReplicationNode> others)
+    {
+        ArgumentException.ThrowIfNullOrEmpty(database);
+        ArgumentException.ThrowIfNullOrEmpty(myTag);
+        var stopped = new List<OutgoingReplication>();
+        lock (_lock)
+        {
+            ObjectDisposedException.ThrowIf(_disposed, this);
+            if (!_outgoing.TryGetValue(database, out var current))
+                _outgoing[database] = current = new Dictionary<string, OutgoingReplication>(StringComparer.OrdinalIgnoreCase);
+            var wanted = others.Where(n => !string.Equals(n.Tag, myTag, StringComparison.OrdinalIgnoreCase))
+                .GroupBy(n => n.Tag, StringComparer.OrdinalIgnoreCase).ToDictionary(g => g.Key, g => g.Last(), StringComparer.OrdinalIgnoreCase);
+            foreach (var (tag, sender) in current.ToList())
+            {
+                if (!wanted.TryGetValue(tag, out var node) || node != sender.Destination || sender.MyTag != myTag)
+                {
+                    current.Remove(tag);
+                    stopped.Add(sender);
+                }
+            }
+            foreach (var (tag, node) in wanted)
+            {
+                if (!current.ContainsKey(tag))
+                    current[tag] = new OutgoingReplication(database, myTag, node, _databases, SignalProgress, ConfigureSocket, _logger);
+            }
+            if (current.Count == 0)
+                _outgoing.Remove(database);
+        }
+        foreach (var sender in stopped)
+            _ = sender.DisposeAsync().AsTask();
+        SignalProgress();
+    }
+
+    /// <summary>The senders of a database (empty when it replicates to no one).</summary>
+    public IReadOnlyList<OutgoingReplication> Outgoing(string database)
+    {
+        lock (_lock)
+            return _outgoing.TryGetValue(database, out var current) ? [.. current.Values] : [];
+    }
+
+    /// <summary>
+    /// Waits until <paramref name="replicas"/> other nodes hold everything of this node's feed up
+    /// to <paramref name="etag"/> (at most as many as the database has other nodes), or the
+    /// timeout passes; returns the tags of the nodes that do (fewer than asked on a timeout).
+    /// </summary>
+    public async Task<IReadOnlyList<string>> WaitForReplicasAsync(string database, long etag, int replicas, TimeSpan timeout, CancellationToken cancellationToken)
+    {
+        using var timer = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
+        timer.CancelAfter(timeout);
+        while (true)
+        {
+            Task progress;
+            lock (_lock)
+                progress = _progress.Task;
+            var senders = Outgoing(database);
+            var holding = senders.Where(s => s.AcknowledgedEtag >= etag).Select(s => s.Destination.Tag).Order(StringComparer.Ordinal).ToList();
+            if (holding.Count >= Math.Min(replicas, senders.Count))
+                return holding;
+            try
+            {
+                await progress.WaitAsync(timer.Token).ConfigureAwait(false);
+            }
+            catch (OperationCanceledException) when (!cancellationToken.IsCancellationRequested)
+            {
+                return holding;
+            }
+        }
+    }
+
+    private void SignalProgress()
+    {
+        TaskCompletionSource done;
+        lock (_lock)
+        {
+            done = _progress;
+            _progress = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        }
+        done.TrySetResult();
+    }
+
+    public async ValueTask DisposeAsync()
+    {
+        List<OutgoingReplication> senders;
+        lock (_lock)
+        {
+            _disposed = true;
+            senders = [.. _outgoing.Values.SelectMany(d => d.Values)];
+            _outgoing.Clear();
+        }
+        foreach (var sender in senders)
+            await sender.DisposeAsync().ConfigureAwait(false);
+    }
+}

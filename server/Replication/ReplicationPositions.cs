@@ -1,0 +1,33 @@
+using System.Buffers.Binary;
+using System.Text;
+using Jackdaw.Server.Databases;
+
+namespace Jackdaw.Server.Replication;
+
+/// <summary>
+/// The receiver's durable position per source: registered tree <c>ReplicationPositions</c>, key
+/// the source copy's database id (ASCII), value the last etag of the source's feed applied here
+/// (int64 LE), written in the transaction that applies the batch, so a batch is never half
+/// counted and never applied twice.
+/// </summary>
+public static class ReplicationPositions
+{
+    public const string TreeName = "ReplicationPositions";
+
+    public static long Read(DatabaseReader reader, string sourceDatabaseId) =>
+        reader.GetTree(TreeName) is { } tree && tree.TryGet(Encoding.ASCII.GetBytes(sourceDatabaseId), out var value)
+            ? BinaryPrimitives.ReadInt64LittleEndian(value)
+            : 0;
+
+    public static long Read(DatabaseTransaction transaction, string sourceDatabaseId) =>
+        transaction.GetTree(TreeName).TryGet(Encoding.ASCII.GetBytes(sourceDatabaseId), out var value)
+            ? BinaryPrimitives.ReadInt64LittleEndian(value)
+            : 0;
+
+    public static void Write(DatabaseTransaction transaction, string sourceDatabaseId, long etag)
+    {
+        Span<byte> value = stackalloc byte[sizeof(long)];
+        BinaryPrimitives.WriteInt64LittleEndian(value, etag);
+        transaction.GetTree(TreeName).Put(Encoding.ASCII.GetBytes(sourceDatabaseId), value);
+    }
+}

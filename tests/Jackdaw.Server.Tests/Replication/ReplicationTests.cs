@@ -1,0 +1,261 @@
+using System.Net;
+using System.Net.Http.Json;
+using System.Text;
+using Jackdaw.Server.Documents;
+using Jackdaw.Server.Tests.Infrastructure;
+
+namespace Jackdaw.Server.Tests.Replication;
+
+public class ReplicationTests
+{
+    private static readonly TimeSpan Converge = TimeSpan.FromSeconds(60);
+
+    [Fact]
+    public async Task WritesAndDeletesOnEitherNodeReachTheOther()
+    {
+        await using var nodes = await ReplicationNodes.StartAsync(wired: true, "A", "B");
+        await nodes.PutAsync(0, "users/1", new { Name = "Ann" });
+        await nodes.PutAsync(1, "users/2", new { Name = "Bob" });
+        await nodes.WaitConvergedAsync(Converge);
+        Assert.Equal(2, nodes.Documents(0).Count);
+
+        await nodes.DeleteAsync(1, "users/1");
+        await nodes.PutAsync(0, "users/2", new { Name = "Bobby" });
+        await Poll.UntilAsync(() => Task.FromResult(!nodes.Documents(0).ContainsKey("users/1") && nodes.Documents(1)["users/2"].Json.Contains("Bobby")), Converge, "the delete and the update to cross");
+        await nodes.WaitConvergedAsync(Converge);
+        Assert.Single(nodes.Documents(1));
+    }
+
+    [Fact]
+    public async Task ReplicatedVersionKeepsItsChangeVectorAndALocalWriteAddsTheNodesEntry()
+    {
+        await using var nodes = await ReplicationNodes.StartAsync(wired: true, "A", "B");
+        await nodes.PutAsync(0, "users/1", new { Name = "Ann" });
+        await nodes.WaitConvergedAsync(Converge);
+        var a = nodes.DatabaseOf(0);
+        var b = nodes.DatabaseOf(1);
+        var first = nodes.Documents(1)["users/1"].ChangeVector;
+        Assert.Matches($"^A:\\d+-{a.DatabaseId}$", first);
+
+        await nodes.PutAsync(1, "users/1", new { Name = "Ann B" });
+        await nodes.WaitConvergedAsync(Converge);
+        var second = nodes.Documents(0)["users/1"].ChangeVector;
+        Assert.Equal($"{first}, B:{ChangeVectors.EtagOf(second, b.DatabaseId)}-{b.DatabaseId}", second);
+        Assert.Equal(ChangeVectorOrder.Newer, ChangeVectors.Compare(second, first));
+
+        // The ETag is the whole vector, and If-Match with it works across nodes.
+        using var get = await nodes.Client(0).GetAsync($"/databases/{ReplicationNodes.Database}/docs?id=users/1");
+        Assert.Equal($"\"{second}\"", get.Headers.ETag!.Tag);
+        using var put = new HttpRequestMessage(HttpMethod.Put, $"/databases/{ReplicationNodes.Database}/docs?id=users/1") { Content = JsonContent.Create(new { Name = "Ann again" }) };
+        put.Headers.TryAddWithoutValidation("If-Match", $"\"{second}\"");
+        using var answer = await nodes.Client(0).SendAsync(put);
+        Assert.Equal(HttpStatusCode.Created, answer.StatusCode);
+    }
+
+    [Fact]
+    public async Task GeneratedIdsAndHiLoCarryTheNodeTag()
+    {
+        await using var nodes = await ReplicationNodes.StartAsync(wired: false, "A", "B");
+        using var put = await nodes.Client(1).PutAsJsonAsync($"/databases/{ReplicationNodes.Database}/docs?id=orders/", new { Total = 1 });
+        var id = ReplicationNodes.Json(await put.Content.ReadAsStringAsync()).GetProperty("Id").GetString();
+        Assert.EndsWith("-B", id);
+        using var hilo = await nodes.Client(1).GetAsync($"/databases/{ReplicationNodes.Database}/hilo/next?tag=orders&lastBatchSize=0&lastRangeAt=0001-01-01T00:00:00.0000000&identityPartsSeparator=/&lastMax=0");
+        Assert.Equal("B", ReplicationNodes.Json(await hilo.Content.ReadAsStringAsync()).GetProperty("ServerTag").GetString());
+        using var operation = await nodes.Client(1).GetAsync($"/databases/{ReplicationNodes.Database}/operations/next-operation-id");
+        Assert.Equal("B", ReplicationNodes.Json(await operation.Content.ReadAsStringAsync()).GetProperty("NodeTag").GetString());
+        using var query = await nodes.Client(1).PostAsync($"/databases/{ReplicationNodes.Database}/queries",
+            new StringContent("{\"Query\":\"from Orders\"}", Encoding.UTF8, "application/json"));
+        Assert.Equal("B", ReplicationNodes.Json(await query.Content.ReadAsStringAsync()).GetProperty("NodeTag").GetString());
+    }
+
+    [Fact]
+    public async Task StoppedDestinationCatchesUpWithoutApplyingAnythingTwice()
+    {
+        await using var nodes = await ReplicationNodes.StartAsync(wired: true, "A", "B");
+        for (var i = 0; i < 20; i++)
+            await nodes.PutAsync(0, $"items/{i}", new { Number = i });
+        await nodes.WaitConvergedAsync(Converge);
+
+        await nodes.StopAsync(1);
+        for (var i = 20; i < 50; i++)
+            await nodes.PutAsync(0, $"items/{i}", new { Number = i });
+        for (var i = 0; i < 5; i++)
+            await nodes.DeleteAsync(0, $"items/{i}");
+        // Replication holds the tombstones B has not received: a clean-up now removes none.
+        Assert.Equal(0, await nodes.DatabaseOf(0).Tombstones.CleanAsync());
+        await nodes.StartAgainAsync(1);
+        await nodes.WaitConvergedAsync(Converge);
+
+        // The new instance of B received exactly what it missed: 30 versions and 5 deletions. (Its
+        // counters move just after the batch is visible: wait for them, then check nothing more.)
+        var stats = nodes.StatsOf(1);
+        await Poll.UntilAsync(() => Task.FromResult(stats.Applied + stats.AlreadyMerged + stats.Repeated >= 35), Converge, "B's counters");
+        Assert.True(stats.Applied == 35 && stats.Repeated == 0 && stats.AlreadyMerged == 0, stats.ToString());
+        Assert.Equal(45, nodes.Documents(1).Count);
+        // Once B acknowledged them, they may go.
+        await Poll.UntilAsync(async () => await nodes.DatabaseOf(0).Tombstones.CleanAsync() > 0 || ReadTombstoneCount(nodes, 0) == 0, Converge, "A's tombstones to be cleaned up");
+    }
+
+    private static long ReadTombstoneCount(ReplicationNodes nodes, int node)
+    {
+        using var reader = nodes.DatabaseOf(node).BeginRead();
+        return reader.TombstoneCount;
+    }
+
+    [Fact]
+    public async Task ConcurrentWritesToTheSameIdsConvergeToOneVersionEverywhere()
+    {
+        await using var nodes = await ReplicationNodes.StartAsync(wired: false, "A", "B", "C");
+        for (var i = 0; i < 10; i++)
+        {
+            for (var node = 0; node < 3; node++)
+                await nodes.PutAsync(node, $"users/{i}", new { Name = $"written on {nodes.Tag(node)}", Round = i });
+        }
+        // A put on one side, a delete on the other.
+        await nodes.PutAsync(0, "users/deleted", new { Name = "A" });
+        await nodes.PutAsync(1, "users/deleted", new { Name = "B" });
+        await nodes.DeleteAsync(1, "users/deleted");
+        nodes.Wire();
+        await nodes.WaitConvergedAsync(Converge);
+
+        var documents = nodes.Documents(0);
+        foreach (var (id, version) in documents)
+        {
+            if (id.StartsWith("users/", StringComparison.Ordinal) && id != "users/deleted")
+                Assert.Equal(3, ChangeVectors.Parse(version.ChangeVector).Count);
+        }
+        Assert.True(nodes.StatsOf(0).Conflicts + nodes.StatsOf(1).Conflicts + nodes.StatsOf(2).Conflicts > 0);
+    }
+
+    [Fact]
+    public async Task KeptConflictIsListedAnsweredAs409AndResolvedByAPut()
+    {
+        await using var nodes = await ReplicationNodes.StartAsync(wired: false, "A", "B");
+        for (var node = 0; node < 2; node++)
+        {
+            using var solver = await nodes.Client(node).PutAsync($"/databases/{ReplicationNodes.Database}/admin/replication/conflicts/solver",
+                new StringContent("{\"ResolveToLatest\":false,\"ResolveByCollection\":{}}", Encoding.UTF8, "application/json"));
+            solver.EnsureSuccessStatusCode();
+            await nodes.PutAsync(node, "users/1", new { Name = $"on {nodes.Tag(node)}" });
+        }
+        nodes.Wire();
+
+        await Poll.UntilAsync(async () =>
+        {
+            using var list = await nodes.Client(0).GetAsync($"/databases/{ReplicationNodes.Database}/replication/conflicts");
+            return ReplicationNodes.Json(await list.Content.ReadAsStringAsync()).GetProperty("TotalResults").GetInt32() == 1;
+        }, Converge, "the conflict to be listed on A");
+        using (var versions = await nodes.Client(0).GetAsync($"/databases/{ReplicationNodes.Database}/replication/conflicts?docId=users/1"))
+        {
+            var results = ReplicationNodes.Json(await versions.Content.ReadAsStringAsync()).GetProperty("Results");
+            Assert.Equal(2, results.GetArrayLength());
+            Assert.Equal(["on A", "on B"], results.EnumerateArray().Select(r => r.GetProperty("Doc").GetProperty("name").GetString()).Order());
+        }
+        using (var get = await nodes.Client(0).GetAsync($"/databases/{ReplicationNodes.Database}/docs?id=users/1"))
+        {
+            Assert.Equal(HttpStatusCode.Conflict, get.StatusCode);
+            Assert.Contains("DocumentConflictException", await get.Content.ReadAsStringAsync());
+        }
+
+        await nodes.PutAsync(0, "users/1", new { Name = "resolved" });
+        await nodes.WaitConvergedAsync(Converge);
+        await Poll.UntilAsync(async () =>
+        {
+            using var list = await nodes.Client(1).GetAsync($"/databases/{ReplicationNodes.Database}/replication/conflicts");
+            return ReplicationNodes.Json(await list.Content.ReadAsStringAsync()).GetProperty("TotalResults").GetInt32() == 0;
+        }, Converge, "the conflict to be resolved on B");
+        Assert.Contains("resolved", nodes.Documents(1)["users/1"].Json);
+    }
+
+    [Fact]
+    public async Task WriteAssuranceNamesTheNodeThatHoldsTheBatchAndTimesOutWhenItIsDown()
+    {
+        await using var nodes = await ReplicationNodes.StartAsync(wired: true, "A", "B");
+        const string query = "waitForReplicasTimeout=00:00:30&numberOfReplicasToWaitFor=1&throwOnTimeoutInWaitForReplicas=true";
+        var batch = "{\"Commands\":[{\"Type\":\"PUT\",\"Id\":\"users/1\",\"Document\":{\"Name\":\"Ann\",\"@metadata\":{\"@collection\":\"Users\"}}}]}";
+        using (var answer = await nodes.Client(0).PostAsync($"/databases/{ReplicationNodes.Database}/bulk_docs?{query}", new StringContent(batch, Encoding.UTF8, "application/json")))
+        {
+            var text = await answer.Content.ReadAsStringAsync();
+            Assert.True(answer.IsSuccessStatusCode, text);
+            Assert.Equal(["B"], ReplicationNodes.Json(text).GetProperty("ReplicatedTo").EnumerateArray().Select(t => t.GetString()));
+        }
+        // The wait was for the batch: B has it now, without polling.
+        Assert.True(nodes.Documents(1).ContainsKey("users/1"));
+
+        await nodes.StopAsync(1);
+        using (var answer = await nodes.Client(0).PostAsync($"/databases/{ReplicationNodes.Database}/bulk_docs?{query.Replace("00:00:30", "00:00:01")}", new StringContent(batch, Encoding.UTF8, "application/json")))
+        {
+            var text = await answer.Content.ReadAsStringAsync();
+            Assert.Equal(HttpStatusCode.RequestTimeout, answer.StatusCode);
+            var error = ReplicationNodes.Json(text);
+            Assert.Equal("TimeoutException", error.GetProperty("Type").GetString());
+            Assert.Contains("was replicated to 1 servers", error.GetProperty("Message").GetString());
+        }
+        using (var answer = await nodes.Client(0).PostAsync($"/databases/{ReplicationNodes.Database}/bulk_docs?{query.Replace("00:00:30", "00:00:01").Replace("=true", "=false")}", new StringContent(batch, Encoding.UTF8, "application/json")))
+        {
+            var text = await answer.Content.ReadAsStringAsync();
+            Assert.True(answer.IsSuccessStatusCode, text);
+            Assert.Empty(ReplicationNodes.Json(text).GetProperty("ReplicatedTo").EnumerateArray());
+        }
+    }
+
+    [Fact]
+    public async Task APushIsGreetedWithItsPositionAndABatchThatCannotBeAppliedIsAnsweredWithAnError()
+    {
+        await using var nodes = await ReplicationNodes.StartAsync(wired: false, "A");
+        using var socket = new System.Net.WebSockets.ClientWebSocket();
+        var url = nodes.Client(0).BaseAddress!.ToString().Replace("http://", "ws://", StringComparison.Ordinal).TrimEnd('/');
+        await socket.ConnectAsync(new Uri($"{url}/databases/{ReplicationNodes.Database}/replication/push?sourceDatabaseId=SomeOtherCopy&sourceTag=B"), CancellationToken.None);
+        var hello = ReplicationNodes.Json(await ReceiveTextAsync(socket));
+        Assert.Equal("Hello", hello.GetProperty("Type").GetString());
+        Assert.Equal(0, hello.GetProperty("LastEtag").GetInt64());
+        Assert.Equal("A", hello.GetProperty("NodeTag").GetString());
+
+        await socket.SendAsync(new byte[] { 99, 1, 2, 3 }, System.Net.WebSockets.WebSocketMessageType.Binary, true, CancellationToken.None);
+        var error = ReplicationNodes.Json(await ReceiveTextAsync(socket));
+        Assert.Equal("Error", error.GetProperty("Type").GetString());
+        Assert.Contains("version 99", error.GetProperty("Message").GetString());
+    }
+
+    private static async Task<string> ReceiveTextAsync(System.Net.WebSockets.ClientWebSocket socket)
+    {
+        var buffer = new byte[64 * 1024];
+        var count = 0;
+        System.Net.WebSockets.ValueWebSocketReceiveResult result;
+        using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(30));
+        do
+        {
+            result = await socket.ReceiveAsync(buffer.AsMemory(count), timeout.Token);
+            count += result.Count;
+        }
+        while (!result.EndOfMessage);
+        return Encoding.UTF8.GetString(buffer, 0, count);
+    }
+
+    [Fact]
+    public async Task RandomWritesOnThreeNodesConvergeDocumentByDocument()
+    {
+        await using var nodes = await ReplicationNodes.StartAsync(wired: true, "A", "B", "C");
+        var writers = Enumerable.Range(0, 3).Select(node => Task.Run(async () =>
+        {
+            var random = new Random(1234 + node);
+            for (var i = 0; i < 150; i++)
+            {
+                var id = $"things/{random.Next(25)}";
+                if (random.Next(5) == 0)
+                    await nodes.DeleteAsync(node, id);
+                else
+                    await nodes.PutAsync(node, id, new { Writer = nodes.Tag(node), Step = i, Value = random.Next() });
+            }
+        })).ToArray();
+        await Task.WhenAll(writers);
+        await nodes.WaitConvergedAsync(Converge);
+
+        // Converged means identical on every node; each surviving document also holds the last
+        // version of every node that wrote it (nothing skipped).
+        var documents = nodes.Documents(0);
+        Assert.NotEmpty(documents);
+        foreach (var node in Enumerable.Range(0, 3))
+            Assert.Equal(0, nodes.StatsOf(node).Repeated);
+    }
+}
