@@ -223,7 +223,7 @@ internal sealed class DatabaseNodes
             return;
         }
 
-        _ = Task.Run(async () =>
+        LastRefresh = Task.Run(async () =>
         {
             try
             {
@@ -236,6 +236,9 @@ internal sealed class DatabaseNodes
         });
     }
 
+    /// <summary>The last background refresh started (for tests: it never fails).</summary>
+    internal Task LastRefresh { get; private set; } = Task.CompletedTask;
+
     private async Task RefreshAsync(ServerNode? from)
     {
         var selector = Selector!;
@@ -245,9 +248,18 @@ internal sealed class DatabaseNodes
             candidates.Add(from.Url);
         }
 
-        candidates.Add(selector.GetPreferredNode().Node.Url);
         candidates.AddRange(selector.Topology.Nodes.Select(n => n.Url));
         candidates.AddRange(_executor.InitialUrls);
+        try
+        {
+            // The preferred node first (all nodes may have failed: the selector still answers one).
+            candidates.Insert(from is null ? 0 : 1, selector.GetPreferredNode().Node.Url);
+        }
+        catch (JackdawException)
+        {
+            // No node to prefer: the list above is enough.
+        }
+
         foreach (var url in candidates.Distinct(StringComparer.OrdinalIgnoreCase))
         {
             try

@@ -7,9 +7,10 @@ internal sealed partial class RequestExecutor
 {
     /// <summary>
     /// <c>GET {url}/topology?name={database}</c>, from that server alone:
-    /// <c>{"Etag":n,"Nodes":[{"Url","ClusterTag","Database","ServerRole"}]}</c>. The nodes' URLs
-    /// join those server-wide requests may go to. Throws what the server answered, or why it could
-    /// not be reached.
+    /// <c>{"Etag":n,"Nodes":[{"Url","ClusterTag","Database","ServerRole"}]}</c>, as
+    /// <see cref="NodeUrls.Adopt"/> takes it (one node keeps <paramref name="url"/>; no node is a
+    /// missing database). The nodes' URLs join those server-wide requests may go to. Throws what the
+    /// server answered, or why it could not be reached.
     /// </summary>
     public async Task<Topology> FetchTopologyAsync(string url, string database, CancellationToken token)
     {
@@ -28,7 +29,7 @@ internal sealed partial class RequestExecutor
             }
 
             var body = await response.Content.ReadAsByteArrayAsync(token).ConfigureAwait(false);
-            var topology = ParseTopology(body, database, url);
+            var topology = NodeUrls.Adopt(ParseTopology(body, database, url), url, database);
             LearnUrls(topology);
             return topology;
         }
@@ -40,12 +41,22 @@ internal sealed partial class RequestExecutor
         {
             using var json = JsonDocument.Parse(body.ToArray());
             var root = json.RootElement;
+            if (root.ValueKind != JsonValueKind.Object)
+            {
+                throw new JsonException($"the answer is a JSON {root.ValueKind}, not an object");
+            }
+
             var etag = root.TryGetProperty("Etag", out var e) && e.TryGetInt64(out var n) ? n : 0;
             var nodes = new List<ServerNode>();
             if (root.TryGetProperty("Nodes", out var array) && array.ValueKind == JsonValueKind.Array)
             {
                 foreach (var node in array.EnumerateArray())
                 {
+                    if (node.ValueKind != JsonValueKind.Object)
+                    {
+                        continue;
+                    }
+
                     var nodeUrl = node.TryGetProperty("Url", out var u) && u.ValueKind == JsonValueKind.String ? u.GetString()!.TrimEnd('/') : null;
                     if (string.IsNullOrEmpty(nodeUrl))
                     {
@@ -94,6 +105,11 @@ internal sealed partial class RequestExecutor
             {
                 using var json = JsonDocument.Parse(body);
                 var root = json.RootElement;
+                if (root.ValueKind != JsonValueKind.Object)
+                {
+                    throw new JsonException($"the answer is a JSON {root.ValueKind}, not an object");
+                }
+
                 var etag = root.TryGetProperty("Etag", out var e) && e.TryGetInt64(out var n) ? n : 0;
                 if (!root.TryGetProperty("Configuration", out var configuration) || configuration.ValueKind != JsonValueKind.Object)
                 {

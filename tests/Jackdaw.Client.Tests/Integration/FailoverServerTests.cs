@@ -43,6 +43,21 @@ public sealed class FailoverServerTests
     }
 
     [Fact]
+    public async Task AServerThatNamesItselfByAnotherUrlIsStillReachedByTheStoresUrl()
+    {
+        // As a server behind a proxy that ends TLS or rewrites the host names itself.
+        await using var cluster = await TestCluster.StartAsync("A");
+        cluster.AdvertisedUrls["A"] = $"http://127.0.0.1:{ClosedPort()}";
+        using var store = cluster.NewStore();
+
+        Assert.Equal("A", await TestCluster.ReadNodeAsync(store));
+
+        var node = Assert.Single((await store.GetTopologyAsync()).Nodes);
+        Assert.Equal(cluster["A"].Url, node.Url);
+        Assert.Equal("A", node.ClusterTag);
+    }
+
+    [Fact]
     public async Task RequestsGoToThePreferredNodeAndFailOverWhenItStops()
     {
         await using var cluster = await TestCluster.StartAsync("A", "B");

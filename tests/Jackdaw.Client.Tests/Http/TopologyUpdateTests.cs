@@ -1,0 +1,70 @@
+using System.Collections.Concurrent;
+using System.Net;
+using System.Text;
+using Jackdaw.Client.Http;
+using Jackdaw.Client.Tests.Infrastructure;
+
+namespace Jackdaw.Client.Tests.Http;
+
+/// <summary>
+/// How the store learns and keeps a topology and where its requests go, against a handler that
+/// answers each URL as a test scripts it (no network).
+/// </summary>
+public sealed class TopologyUpdateTests
+{
+    private const string TwoNodes = """{"Etag":1,"Nodes":[{"Url":"http://a.test","ClusterTag":"A","Database":"db","ServerRole":"Member"},{"Url":"http://b.test","ClusterTag":"B","Database":"db","ServerRole":"Member"}]}""";
+
+    [Fact]
+    public async Task ATopologyWithoutNodesIsAMissingDatabaseAndIsAskedForAgain()
+    {
+        var topology = """{"Etag":1,"Nodes":[]}""";
+        var handler = new ScriptedHandler(r => r.RequestUri!.AbsolutePath == "/topology" ? Json(topology) : new HttpResponseMessage(HttpStatusCode.NotFound));
+        using var store = Store(handler, "http://a.test");
+
+        await Assert.ThrowsAsync<DatabaseDoesNotExistException>(() => store.GetTopologyAsync());
+
+        topology = TwoNodes;
+        Assert.Equal(["A", "B"], (await store.GetTopologyAsync()).Nodes.Select(n => n.ClusterTag));
+    }
+
+    [Fact]
+    public async Task ARefreshThatFindsNoNodesKeepsTheTopology()
+    {
+        var topology = TwoNodes;
+        var handler = new ScriptedHandler(_ => Json(topology));
+        using var store = Store(handler, "http://a.test");
+        Assert.Equal(2, (await store.GetTopologyAsync()).Nodes.Count);
+
+        topology = """{"Etag":2,"Nodes":[]}""";
+        var nodes = store.Executor.NodesOf("db");
+        nodes.RefreshInBackground(null);
+        await nodes.LastRefresh.WaitAsync(TimeSpan.FromSeconds(60));
+
+        var held = await store.GetTopologyAsync();
+        Assert.Equal(1, held.Etag);
+        Assert.Equal(["A", "B"], held.Nodes.Select(n => n.ClusterTag));
+    }
+
+    private static DocumentStore Store(ScriptedHandler handler, params string[] urls) =>
+        new DocumentStore { Urls = urls, Database = "db", HttpMessageHandlerFactory = () => handler }.Initialize();
+
+    private static async Task LoadAsync(DocumentStore store)
+    {
+        using var session = store.OpenAsyncSession();
+        await session.LoadAsync<User>("users/1");
+    }
+
+    private static HttpResponseMessage Json(string json) => new(HttpStatusCode.OK) { Content = new StringContent(json, Encoding.UTF8, "application/json") };
+
+    /// <summary>Records each request's host and path, and answers (or throws) as the test says.</summary>
+    private sealed class ScriptedHandler(Func<HttpRequestMessage, HttpResponseMessage> answer) : HttpMessageHandler
+    {
+        public ConcurrentQueue<(string Host, string PathAndQuery)> Requests { get; } = new();
+
+        protected override Task<HttpResponseMessage> SendAsync(HttpRequestMessage request, CancellationToken cancellationToken)
+        {
+            Requests.Enqueue((request.RequestUri!.Host, request.RequestUri.PathAndQuery));
+            return Task.FromResult(answer(request));
+        }
+    }
+}
