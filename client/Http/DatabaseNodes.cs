@@ -95,8 +95,9 @@ internal sealed class DatabaseNodes
 
     /// <summary>
     /// The selector, after the first topology update: the first of the store's URLs whose server
-    /// answers <c>GET /topology?name=</c> gives the nodes. A missing database or a refused access
-    /// throws (every node would say the same) and the next request asks again; when no server
+    /// answers <c>GET /topology?name=</c> gives the nodes. A missing database (a topology without
+    /// nodes included) or a refused access throws (every node would say the same) and the next
+    /// request asks again; so does a single URL that cannot be reached. When none of several URLs
     /// answers, the store's URLs stand in for the nodes and the topology is asked for again later.
     /// </summary>
     public ValueTask<NodeSelector> GetSelectorAsync(CancellationToken token)
@@ -139,6 +140,12 @@ internal sealed class DatabaseNodes
                     var topology = await _executor.FetchTopologyAsync(url, Database, _executor.Disposing).ConfigureAwait(false);
                     _fromServer = true;
                     return Publish(new NodeSelector(topology));
+                }
+                catch (ServerUnavailableException) when (_executor.InitialUrls.Count == 1)
+                {
+                    // No other URL to try, and the request would only meet the same failure again
+                    // (twice the connect timeout or the request timeout): the next request asks again.
+                    throw;
                 }
                 catch (JackdawException e) when (e is not (DatabaseDoesNotExistException or AuthorizationException or CertificateException))
                 {

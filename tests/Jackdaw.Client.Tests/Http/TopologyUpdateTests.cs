@@ -15,6 +15,21 @@ public sealed class TopologyUpdateTests
     private const string TwoNodes = """{"Etag":1,"Nodes":[{"Url":"http://a.test","ClusterTag":"A","Database":"db","ServerRole":"Member"},{"Url":"http://b.test","ClusterTag":"B","Database":"db","ServerRole":"Member"}]}""";
 
     [Fact]
+    public async Task ASingleServerThatIsDownIsTriedOncePerRequest()
+    {
+        var handler = new ScriptedHandler(_ => throw new HttpRequestException(HttpRequestError.ConnectionError, "Connection refused (a.test)"));
+        using var store = Store(handler, "http://a.test");
+
+        await Assert.ThrowsAsync<ServerUnavailableException>(() => LoadAsync(store));
+        Assert.Single(handler.Requests);
+
+        // The failure is not kept: the next request asks for the topology again.
+        await Assert.ThrowsAsync<ServerUnavailableException>(() => LoadAsync(store));
+        Assert.Equal(2, handler.Requests.Count);
+        Assert.All(handler.Requests, r => Assert.Equal("/topology?name=db", r.PathAndQuery));
+    }
+
+    [Fact]
     public async Task ATopologyWithoutNodesIsAMissingDatabaseAndIsAskedForAgain()
     {
         var topology = """{"Etag":1,"Nodes":[]}""";
