@@ -139,8 +139,16 @@ internal sealed partial class RequestExecutor
         while (true)
         {
             var current = Volatile.Read(ref _serverUrls);
-            var added = topology.Nodes.Select(n => n.Url).Where(u => !current.Contains(u, StringComparer.OrdinalIgnoreCase)).Distinct(StringComparer.OrdinalIgnoreCase).ToArray();
-            if (added.Length == 0 || Interlocked.CompareExchange(ref _serverUrls, [.. current, .. added], current) == current)
+            var added = new List<string>();
+            foreach (var node in topology.Nodes)
+            {
+                if (!current.Any(u => NodeUrls.Same(u, node.Url)) && !added.Exists(u => NodeUrls.Same(u, node.Url)))
+                {
+                    added.Add(node.Url);
+                }
+            }
+
+            if (added.Count == 0 || Interlocked.CompareExchange(ref _serverUrls, [.. current, .. added], current) == current)
             {
                 return;
             }

@@ -267,7 +267,10 @@ internal sealed partial class RequestExecutor : IDisposable
 
     /// <summary>
     /// A server-wide request: to the URL that last answered, then each other URL the store knows
-    /// (its own and every node a topology named) while none can be reached.
+    /// (its own and every node a topology named) while none accepts a connection. Only then: a
+    /// server-wide request is not one database's (creating a database, say), the URLs may name one
+    /// server twice, and a request that was sent (a connection broken after it, a timeout) may have
+    /// been applied, so it is not sent again.
     /// </summary>
     private async Task<HttpResponseMessage> SendToServerAsync(Attempt attempt, CancellationToken token)
     {
@@ -280,6 +283,11 @@ internal sealed partial class RequestExecutor : IDisposable
             var (response, failure) = await TrySendOnceAsync(urls[index], attempt, null, token).ConfigureAwait(false);
             if (response is null)
             {
+                if (!NothingWasSent(failure!))
+                {
+                    throw failure!;
+                }
+
                 lastFailure = failure;
                 continue;
             }
@@ -483,6 +491,10 @@ internal sealed partial class RequestExecutor : IDisposable
             return (null, translated);
         }
     }
+
+    /// <summary>The request never left: the connection was refused or the name not resolved.</summary>
+    private static bool NothingWasSent(JackdawException failure) =>
+        failure.InnerException is HttpRequestException { HttpRequestError: HttpRequestError.ConnectionError or HttpRequestError.NameResolutionError };
 
     /// <summary>No answer from the node: no connection, a connection broken before the answer, or the request timeout.</summary>
     private static bool IsNetworkFailure(Exception e) => e switch

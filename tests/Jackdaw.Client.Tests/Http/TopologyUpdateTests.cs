@@ -60,6 +60,47 @@ public sealed class TopologyUpdateTests
         Assert.Equal(["A", "B"], held.Nodes.Select(n => n.ClusterTag));
     }
 
+    [Fact]
+    public async Task AServerWideRequestWhoseConnectionBrokeIsNotSentAgain()
+    {
+        var handler = new ScriptedHandler(r => r.RequestUri!.Host == "a.test" && r.Method == HttpMethod.Put
+            ? throw new HttpRequestException(HttpRequestError.ResponseEnded, "The response ended prematurely.")
+            : Json("{}"));
+        using var store = Store(handler, "http://a.test", "http://b.test");
+
+        await Assert.ThrowsAsync<ServerUnavailableException>(() => store.Maintenance.CreateDatabaseAsync("orders"));
+
+        Assert.DoesNotContain(handler.Requests, r => r.Host == "b.test");
+    }
+
+    [Fact]
+    public async Task AServerWideRequestGoesToTheNextUrlWhenTheConnectionIsRefused()
+    {
+        var handler = new ScriptedHandler(r => r.RequestUri!.Host == "a.test"
+            ? throw new HttpRequestException(HttpRequestError.ConnectionError, "Connection refused (a.test)")
+            : Json("""{"Databases":[]}"""));
+        using var store = Store(handler, "http://a.test", "http://b.test");
+
+        Assert.Empty(await store.Maintenance.GetDatabaseNamesAsync());
+
+        Assert.Equal(["a.test", "b.test"], handler.Requests.Select(r => r.Host));
+    }
+
+    [Fact]
+    public async Task AServerATopologyNamesAgainUnderAnotherSpellingIsTriedOnce()
+    {
+        // The topology names the store's URL with its default port: one server, not two.
+        var handler = new ScriptedHandler(r => r.RequestUri!.AbsolutePath == "/topology"
+            ? Json("""{"Etag":1,"Nodes":[{"Url":"http://a.test:80","ClusterTag":"A"},{"Url":"http://b.test","ClusterTag":"B"}]}""")
+            : throw new HttpRequestException(HttpRequestError.ConnectionError, "Connection refused"));
+        using var store = Store(handler, "http://a.test");
+        await store.GetTopologyAsync();
+
+        await Assert.ThrowsAsync<AllTopologyNodesDownException>(() => store.Maintenance.GetDatabaseNamesAsync());
+
+        Assert.Equal(2, handler.Requests.Count(r => r.PathAndQuery.StartsWith("/admin/databases", StringComparison.Ordinal)));
+    }
+
     private static DocumentStore Store(ScriptedHandler handler, params string[] urls) =>
         new DocumentStore { Urls = urls, Database = "db", HttpMessageHandlerFactory = () => handler }.Initialize();
 
