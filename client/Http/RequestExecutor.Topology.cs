@@ -182,12 +182,15 @@ internal sealed partial class RequestExecutor
     /// Returns what <paramref name="chosen"/> (the node the read would have gone to) answered, so
     /// what a session reads does not depend on the race; the other answers are dropped as they come.
     /// </summary>
-    private Task<(HttpResponseMessage? Response, JackdawException? Failure)> RaceAsync(DatabaseNodes nodes, NodeSelector selector, ServerNode chosen, Attempt attempt, CancellationToken token)
+    /// <remarks>
+    /// A refresh may have replaced the topology since <paramref name="chosen"/> was chosen: then it
+    /// is not among the nodes raced, and the read goes to it alone, as outside a speed test.
+    /// </remarks>
+    internal Task<(HttpResponseMessage? Response, JackdawException? Failure)> RaceAsync(DatabaseNodes nodes, NodeSelector selector, ServerNode chosen, Attempt attempt, CancellationToken token)
     {
         var topology = selector.Topology;
-        var tasks = topology.Nodes.Select(n => TrySendOnceAsync(n.Url, attempt, nodes, token)).ToArray();
-        var mine = 0;
-        for (var i = 0; i < tasks.Length; i++)
+        var mine = -1;
+        for (var i = 0; i < topology.Nodes.Count; i++)
         {
             if (ReferenceEquals(topology.Nodes[i], chosen))
             {
@@ -195,6 +198,12 @@ internal sealed partial class RequestExecutor
             }
         }
 
+        if (mine < 0)
+        {
+            return TrySendOnceAsync(chosen.Url, attempt, nodes, token);
+        }
+
+        var tasks = topology.Nodes.Select(n => TrySendOnceAsync(n.Url, attempt, nodes, token)).ToArray();
         _ = RecordFastestAsync(selector, topology, tasks, mine);
         return tasks[mine];
     }

@@ -244,7 +244,7 @@ internal sealed partial class RequestExecutor : IDisposable
 
     /// <summary>One request, as sent to each node it is tried on.</summary>
     /// <param name="Limit">A time limit longer than the request timeout: the request goes through the client without one, cancelled after it.</param>
-    private readonly record struct Attempt(HttpClient Client, HttpCompletionOption Completion, TimeSpan? Limit, HttpMethod Method, string PathAndQuery, Func<HttpContent>? CreateContent, Action<HttpRequestHeaders>? Headers);
+    internal readonly record struct Attempt(HttpClient Client, HttpCompletionOption Completion, TimeSpan? Limit, HttpMethod Method, string PathAndQuery, Func<HttpContent>? CreateContent, Action<HttpRequestHeaders>? Headers);
 
     private Task<HttpResponseMessage> SendAsync(Attempt attempt, SessionInfo? session, CancellationToken token) =>
         DatabaseOf(attempt.PathAndQuery) is { } database

@@ -101,6 +101,29 @@ public sealed class TopologyUpdateTests
         Assert.Equal(2, handler.Requests.Count(r => r.PathAndQuery.StartsWith("/admin/databases", StringComparison.Ordinal)));
     }
 
+    [Fact]
+    public async Task ARaceAfterTheTopologyChangedAnswersWithTheChosenNode()
+    {
+        var handler = new ScriptedHandler(r => Json(r.RequestUri!.AbsolutePath == "/topology" ? TwoNodes : "\"" + r.RequestUri!.Host + "\""));
+        using var store = Store(handler, "http://a.test", "http://b.test");
+        var nodes = store.Executor.NodesOf("db");
+        var selector = await nodes.GetSelectorAsync(CancellationToken.None);
+        var chosen = selector.GetPreferredNode().Node;
+        Assert.Equal("http://a.test", chosen.Url);
+
+        // A refresh swaps the topology between the choice and the race.
+        Assert.True(selector.TryUpdate(new Topology(2, [new ServerNode("http://b.test", "db", "B", ServerNode.Role.Member), new ServerNode("http://a.test", "db", "A", ServerNode.Role.Member)]), force: false));
+        using var client = new HttpClient(handler, disposeHandler: false);
+        var attempt = new RequestExecutor.Attempt(client, HttpCompletionOption.ResponseContentRead, null, HttpMethod.Get, "/databases/db/stats", null, null);
+        var (response, failure) = await store.Executor.RaceAsync(nodes, selector, chosen, attempt, CancellationToken.None);
+
+        Assert.Null(failure);
+        using (response)
+        {
+            Assert.Equal("\"a.test\"", await response!.Content.ReadAsStringAsync());
+        }
+    }
+
     private static DocumentStore Store(ScriptedHandler handler, params string[] urls) =>
         new DocumentStore { Urls = urls, Database = "db", HttpMessageHandlerFactory = () => handler }.Initialize();
 
