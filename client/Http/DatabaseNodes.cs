@@ -273,7 +273,11 @@ internal sealed class DatabaseNodes
             {
                 var topology = await _executor.FetchTopologyAsync(url, Database, _executor.Disposing).ConfigureAwait(false);
                 // A topology made from the store's URLs gives way to the first one a server answers.
-                selector.TryUpdate(topology, force: !_fromServer);
+                if (selector.TryUpdate(topology, force: !_fromServer))
+                {
+                    CheckFailedNodes(selector);
+                }
+
                 _fromServer = true;
                 return;
             }
@@ -288,11 +292,20 @@ internal sealed class DatabaseNodes
     /// Counts a failed request on <paramref name="node"/>, so that the next requests prefer the
     /// other nodes, and checks it in the background until it answers again (RavenDB's health
     /// check: after 100 ms, then every 5 s and 100 ms longer each time). A topology of one node
-    /// has nothing to prefer, so its node is not checked.
+    /// has nothing to prefer, so its node is not checked. A node that answers without the database
+    /// is not checked again until a new topology is taken.
     /// </summary>
     public void OnFailed(NodeSelector selector, ServerNode node)
     {
         selector.OnFailedRequest(node);
+        StartCheck(selector, node);
+    }
+
+    /// <summary>Whether a health check of <paramref name="node"/> is running (for tests).</summary>
+    internal bool IsChecking(ServerNode node) => _checking.ContainsKey(node.Url);
+
+    private void StartCheck(NodeSelector selector, ServerNode node)
+    {
         if (selector.Topology.Nodes.Count < 2 || !_checking.TryAdd(node.Url, 0))
         {
             return;
@@ -301,9 +314,22 @@ internal sealed class DatabaseNodes
         _ = Task.Run(() => CheckUntilHealthyAsync(node));
     }
 
+    /// <summary>A new topology was taken: its nodes still failed (carried over) are checked, those a check gave up on included.</summary>
+    private void CheckFailedNodes(NodeSelector selector)
+    {
+        foreach (var node in selector.Topology.Nodes)
+        {
+            if (selector.IsFailed(node))
+            {
+                StartCheck(selector, node);
+            }
+        }
+    }
+
     private async Task CheckUntilHealthyAsync(ServerNode node)
     {
         var delay = FirstHealthCheck;
+        var missing = false;
         try
         {
             while (true)
@@ -316,9 +342,18 @@ internal sealed class DatabaseNodes
                     break;
                 }
 
-                if (await _executor.IsHealthyAsync(node.Url, Database, _executor.Disposing).ConfigureAwait(false))
+                var health = await _executor.CheckHealthAsync(node.Url, Database, _executor.Disposing).ConfigureAwait(false);
+                if (health == RequestExecutor.Health.Healthy)
                 {
                     selector.Restore(node);
+                    break;
+                }
+
+                if (health == RequestExecutor.Health.DatabaseMissing)
+                {
+                    // Checking would go on for as long as the database is missing there (forever,
+                    // once it moved): the node stays failed, and a new topology checks it again.
+                    missing = true;
                     break;
                 }
 
@@ -333,6 +368,13 @@ internal sealed class DatabaseNodes
         finally
         {
             _checking.TryRemove(node.Url, out _);
+        }
+
+        if (missing)
+        {
+            // The topology may say where the database went.
+            RefreshInBackground(null);
+            return;
         }
 
         // A request may have failed on the node again between its check and the removal above,

@@ -1,3 +1,4 @@
+using System.Net;
 using System.Text.Json;
 
 namespace Jackdaw.Client.Http;
@@ -155,11 +156,27 @@ internal sealed partial class RequestExecutor
         }
     }
 
+    /// <summary>What a health check found.</summary>
+    internal enum Health
+    {
+        /// <summary>The node answered 2xx: it serves the database again.</summary>
+        Healthy,
+
+        /// <summary>No answer, or an error: check again later.</summary>
+        Down,
+
+        /// <summary>The node answered, without the database (<c>Database-Missing</c>): checking again will not bring it back.</summary>
+        DatabaseMissing,
+    }
+
+    /// <summary>RavenDB's response header naming the database a node does not hold (with a 503).</summary>
+    private const string DatabaseMissingHeaderName = "Database-Missing";
+
     /// <summary>
     /// The health check of a failed node: <c>GET /databases/{db}/stats?failure=check</c> (RavenDB's
     /// clients use it on a server without <c>/databases/{db}/healthcheck</c>, which Jackdaw lacks).
     /// </summary>
-    public async Task<bool> IsHealthyAsync(string url, string database, CancellationToken token)
+    public async Task<Health> CheckHealthAsync(string url, string database, CancellationToken token)
     {
         var attempt = new Attempt(_client, HttpCompletionOption.ResponseContentRead, null, HttpMethod.Get, DocumentStore.DatabasePath(database) + "/stats?failure=check", null, null);
         try
@@ -167,12 +184,17 @@ internal sealed partial class RequestExecutor
             var (response, _) = await TrySendOnceAsync(url, attempt, null, token).ConfigureAwait(false);
             using (response)
             {
-                return response is { IsSuccessStatusCode: true };
+                return response switch
+                {
+                    { IsSuccessStatusCode: true } => Health.Healthy,
+                    { StatusCode: HttpStatusCode.ServiceUnavailable } when response.Headers.Contains(DatabaseMissingHeaderName) => Health.DatabaseMissing,
+                    _ => Health.Down,
+                };
             }
         }
         catch (JackdawException)
         {
-            return false;
+            return Health.Down;
         }
     }
 

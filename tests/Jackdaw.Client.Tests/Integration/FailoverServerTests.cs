@@ -110,6 +110,25 @@ public sealed class FailoverServerTests
     }
 
     [Fact]
+    public async Task ANodeWithoutTheDatabaseIsNotCheckedForever()
+    {
+        await using var cluster = await TestCluster.StartAsync("A", "B");
+        using var store = cluster.NewStore();
+        Assert.Equal("A", await TestCluster.ReadNodeAsync(store));
+        await cluster.DeleteDatabaseOnAsync("A");
+
+        Assert.Equal("B", await TestCluster.ReadNodeAsync(store));
+
+        // A answers its health check 503 with Database-Missing: the check stops there, A stays failed.
+        var nodes = store.Executor.NodesOf(TestCluster.Database);
+        var a = (await store.GetTopologyAsync()).Nodes.Single(n => n.ClusterTag == "A");
+        await Poll.UntilAsync(() => Task.FromResult(!nodes.IsChecking(a)), Convergence, "the health check of node A to stop");
+        Assert.Contains(cluster["A"].Requests, r => r.PathAndQuery == "/databases/shop/stats?failure=check");
+        Assert.True(nodes.Selector!.IsFailed(a));
+        Assert.Equal("B", await TestCluster.ReadNodeAsync(store));
+    }
+
+    [Fact]
     public async Task WhenEveryNodeIsDownTheErrorNamesEachNode()
     {
         await using var cluster = await TestCluster.StartAsync("A", "B");

@@ -108,6 +108,13 @@ public sealed class TestCluster : IAsyncDisposable
         return holders;
     }
 
+    /// <summary>Deletes the database on node <paramref name="tag"/>'s server: it answers 503 with <c>Database-Missing</c>.</summary>
+    public async Task DeleteDatabaseOnAsync(string tag)
+    {
+        using var direct = DirectStore(ServerUrl(tag));
+        await direct.Maintenance.DeleteDatabaseAsync(Database);
+    }
+
     private string TopologyJson() => JsonSerializer.Serialize(new
     {
         Etag,
