@@ -170,14 +170,18 @@ internal sealed partial class RequestExecutor : IDisposable
     /// </summary>
     /// <param name="streamAnswer">Return once the headers arrived, the body still to be read.</param>
     public Task<HttpResponseMessage> SendAsync(HttpMethod method, string pathAndQuery, Func<HttpContent>? createContent, Action<HttpRequestHeaders>? headers, bool streamAnswer, CancellationToken token) =>
-        SendAsync(method, pathAndQuery, createContent, headers, streamAnswer, serverWait: null, session: null, token);
+        SendAsync(method, pathAndQuery, createContent, headers, streamAnswer, serverWait: null, session: null, canResend: null, token);
 
     /// <summary>As <see cref="SendAsync(HttpMethod, string, Func{HttpContent}?, Action{HttpRequestHeaders}?, bool, CancellationToken)"/>, for a session's request.</summary>
-    public Task<HttpResponseMessage> SendAsync(HttpMethod method, string pathAndQuery, Func<HttpContent>? createContent, Action<HttpRequestHeaders>? headers, bool streamAnswer, TimeSpan? serverWait, SessionInfo? session, CancellationToken token)
+    /// <param name="canResend">
+    /// Whether the body can be made again for another attempt: false once a forward-only stream in it
+    /// was read. Such a request is not failed over; it throws the node's failure, saying why. Null: always.
+    /// </param>
+    public Task<HttpResponseMessage> SendAsync(HttpMethod method, string pathAndQuery, Func<HttpContent>? createContent, Action<HttpRequestHeaders>? headers, bool streamAnswer, TimeSpan? serverWait, SessionInfo? session, Func<bool>? canResend, CancellationToken token)
     {
         var client = createContent is null && !streamAnswer && serverWait is null ? _client : _streamingClient;
         var completion = streamAnswer ? HttpCompletionOption.ResponseHeadersRead : HttpCompletionOption.ResponseContentRead;
-        return SendAsync(new Attempt(client, completion, null, method, pathAndQuery, createContent, headers), session, token);
+        return SendAsync(new Attempt(client, completion, null, method, pathAndQuery, createContent, headers, canResend), session, token);
     }
 
     private static Func<HttpContent>? JsonContentFactory(ReadOnlyMemory<byte>? jsonBody)
@@ -244,7 +248,16 @@ internal sealed partial class RequestExecutor : IDisposable
 
     /// <summary>One request, as sent to each node it is tried on.</summary>
     /// <param name="Limit">A time limit longer than the request timeout: the request goes through the client without one, cancelled after it.</param>
-    internal readonly record struct Attempt(HttpClient Client, HttpCompletionOption Completion, TimeSpan? Limit, HttpMethod Method, string PathAndQuery, Func<HttpContent>? CreateContent, Action<HttpRequestHeaders>? Headers);
+    /// <param name="CanResend">Whether <paramref name="CreateContent"/> can make the body again (null: always).</param>
+    internal readonly record struct Attempt(HttpClient Client, HttpCompletionOption Completion, TimeSpan? Limit, HttpMethod Method, string PathAndQuery, Func<HttpContent>? CreateContent, Action<HttpRequestHeaders>? Headers, Func<bool>? CanResend = null)
+    {
+        /// <summary>The body cannot be sent (again): a forward-only stream in it was read by an attempt.</summary>
+        public bool Spent => CanResend is { } canResend && !canResend();
+    }
+
+    /// <summary>Why a request whose body is <see cref="Attempt.Spent"/> is not sent (again).</summary>
+    private const string SpentBodyExplanation =
+        "its body holds a forward-only stream (an attachment's) that an attempt already read, which cannot be sent again; give a seekable stream (a file, a MemoryStream) to have such a request retried";
 
     private Task<HttpResponseMessage> SendAsync(Attempt attempt, SessionInfo? session, CancellationToken token) =>
         DatabaseOf(attempt.PathAndQuery) is { } database
@@ -327,6 +340,12 @@ internal sealed partial class RequestExecutor : IDisposable
     /// </summary>
     private async Task<HttpResponseMessage> SendToDatabaseAsync(DatabaseNodes nodes, Attempt attempt, SessionInfo? session, CancellationToken token)
     {
+        if (attempt.Spent)
+        {
+            // A second SaveChangesAsync after a failed one, say: nothing was sent this time.
+            throw new InvalidOperationException($"{attempt.Method} {attempt.PathAndQuery} was not sent: {SpentBodyExplanation}.");
+        }
+
         var selector = await nodes.GetSelectorAsync(token).ConfigureAwait(false);
         var isRead = session is not null && IsRead(attempt);
         var balance = nodes.ReadBalanceBehavior;
@@ -380,6 +399,11 @@ internal sealed partial class RequestExecutor : IDisposable
 
             (failures ??= []).Add((node, failure!));
             nodes.OnFailed(selector, node);
+            if (attempt.Spent)
+            {
+                throw NotResent(failure!, node);
+            }
+
             selector = nodes.Selector ?? selector;
             node = Choose(selector, isRead).Node;
             if (failures.Exists(f => string.Equals(f.Node.Url, node.Url, StringComparison.OrdinalIgnoreCase)))
@@ -414,6 +438,15 @@ internal sealed partial class RequestExecutor : IDisposable
         return new AllTopologyNodesDownException(
             $"{attempt.Method} {attempt.PathAndQuery} failed on every node of database '{nodes.Database}' it was tried on ({detail}).",
             failures[^1].Error);
+    }
+
+    /// <summary>The failure of a request that cannot be sent to another node, saying why it was not.</summary>
+    private static JackdawException NotResent(JackdawException failure, ServerNode node)
+    {
+        var message = $"{failure.Message} The request was not sent to another node than {node.ClusterTag} at {node.Url}: {SpentBodyExplanation}.";
+        return failure is ServerUnavailableException
+            ? new ServerUnavailableException(message, failure)
+            : new JackdawException(message, failure.StatusCode, failure.ServerErrorType, failure);
     }
 
     private static bool Says(HttpResponseMessage response, string header) =>

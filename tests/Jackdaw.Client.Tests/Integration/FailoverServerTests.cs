@@ -129,6 +129,38 @@ public sealed class FailoverServerTests
     }
 
     [Fact]
+    public async Task AnAttachmentFromAForwardOnlyStreamIsNotSentToTheNextNodeAndTheErrorSaysWhy()
+    {
+        await using var cluster = await TestCluster.StartAsync("A", "B");
+        using var store = cluster.NewStore();
+        Assert.Equal("A", await TestCluster.ReadNodeAsync(store));
+        cluster["A"].Mode = NodeProxy.Behaviour.Reset;
+
+        using (var session = store.OpenAsyncSession())
+        {
+            await session.StoreAsync(new User { Name = "forward" }, "users/forward");
+            session.Advanced.Attachments.Store("users/forward", "a.bin", new ForwardOnlyStream([1, 2, 3]));
+
+            var error = await Assert.ThrowsAsync<ServerUnavailableException>(() => session.SaveChangesAsync());
+
+            Assert.Contains("forward-only", error.Message);
+            Assert.Contains(cluster["A"].Url, error.Message);
+        }
+
+        Assert.DoesNotContain(cluster["B"].Requests, r => r.PathAndQuery.Contains("/bulk_docs", StringComparison.Ordinal));
+
+        // A seekable stream is sent again, to the next node.
+        using (var session = store.OpenAsyncSession())
+        {
+            await session.StoreAsync(new User { Name = "seekable" }, "users/seekable");
+            session.Advanced.Attachments.Store("users/seekable", "a.bin", new MemoryStream([1, 2, 3]));
+            await session.SaveChangesAsync();
+        }
+
+        Assert.Equal(["B"], await cluster.HoldersOfAsync("users/seekable"));
+    }
+
+    [Fact]
     public async Task WhenEveryNodeIsDownTheErrorNamesEachNode()
     {
         await using var cluster = await TestCluster.StartAsync("A", "B");
@@ -328,6 +360,11 @@ public sealed class FailoverServerTests
         using var session = store.OpenAsyncSession();
         await session.StoreAsync(new User { Name = id }, id);
         await session.SaveChangesAsync();
+    }
+
+    private sealed class ForwardOnlyStream(byte[] data) : MemoryStream(data)
+    {
+        public override bool CanSeek => false;
     }
 
     private static int ClosedPort()
