@@ -228,10 +228,21 @@ internal sealed partial class RequestExecutor : IDisposable
             return await SendAsync(method, pathAndQuery, null, token).ConfigureAwait(false);
         }
 
+        return await SendToUrlAsync(database, node.Url, method, pathAndQuery, token).ConfigureAwait(false);
+    }
+
+    /// <summary>
+    /// A database's request for the node at <paramref name="url"/> alone, not failed over (the
+    /// operation id of a bulk insert, which streams to that node next). A node that cannot be
+    /// reached is marked failed, for the requests after it.
+    /// </summary>
+    public async Task<HttpResponseMessage> SendToUrlAsync(string database, string url, HttpMethod method, string pathAndQuery, CancellationToken token)
+    {
         var attempt = new Attempt(_client, HttpCompletionOption.ResponseContentRead, null, method, pathAndQuery, null, null);
-        var (response, failure) = await TrySendOnceAsync(node.Url, attempt, nodes, token).ConfigureAwait(false);
+        var (response, failure) = await TrySendOnceAsync(url, attempt, NodesOf(database), token).ConfigureAwait(false);
         if (response is null)
         {
+            OnConnectionFailed(database, url);
             throw failure!;
         }
 

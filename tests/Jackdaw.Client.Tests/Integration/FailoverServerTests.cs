@@ -344,6 +344,30 @@ public sealed class FailoverServerTests
         Assert.Equal(["B"], await cluster.HoldersOfAsync("users/bulk"));
     }
 
+    [Fact]
+    public async Task ABulkInsertThatCannotReachItsNodeMarksItFailed()
+    {
+        await using var cluster = await TestCluster.StartAsync("A", "B");
+        using var store = cluster.NewStore();
+        Assert.Equal("A", await TestCluster.ReadNodeAsync(store));
+        await cluster["A"].StopAsync();
+
+        await Assert.ThrowsAsync<ServerUnavailableException>(async () =>
+        {
+            await using var insert = store.BulkInsert();
+            await insert.StoreAsync(new User { Name = "lost" }, "users/lost");
+        });
+
+        // No request failed over yet: only the insert can have told the store that A is down.
+        Assert.Equal("B", (await store.GetPreferredNodeAsync()).ClusterTag);
+        await using (var insert = store.BulkInsert())
+        {
+            await insert.StoreAsync(new User { Name = "bulk" }, "users/bulk");
+        }
+
+        Assert.Equal(["B"], await cluster.HoldersOfAsync("users/bulk"));
+    }
+
     private static async Task<List<string>> ReadFromSessionsAsync(DocumentStore store, int sessions)
     {
         var served = new List<string>();
