@@ -30,6 +30,7 @@ internal sealed class DatabaseNodes
     private int _refreshing;
     private long _lastFallbackRefresh;
     private ClientConfiguration? _clientConfiguration;
+    private string _clientConfigurationEtagHeader = "\"0\"";
     private int _configuring;
     private int _speedTests;
 
@@ -45,13 +46,10 @@ internal sealed class DatabaseNodes
     public NodeSelector? Selector => Volatile.Read(ref _selector);
 
     /// <summary>The topology etag the requests carry in <c>Topology-Etag</c>, quoted as RavenDB's clients send it; null when updates are off.</summary>
-    public string? TopologyEtagHeader => _executor.TopologyUpdatesDisabled || Selector is not { } selector
-        ? null
-        : "\"" + selector.Topology.Etag.ToString(System.Globalization.CultureInfo.InvariantCulture) + "\"";
+    public string? TopologyEtagHeader => _executor.TopologyUpdatesDisabled || Selector is not { } selector ? null : selector.TopologyEtagHeader;
 
-    /// <summary>The etag of the client configuration the store holds, quoted as RavenDB's clients send it in <c>Client-Configuration-Etag</c> (0: none).</summary>
-    public string ClientConfigurationEtagHeader =>
-        "\"" + (Volatile.Read(ref _clientConfiguration)?.Etag ?? 0).ToString(System.Globalization.CultureInfo.InvariantCulture) + "\"";
+    /// <summary>The etag of the client configuration the store holds, quoted as RavenDB's clients send it in <c>Client-Configuration-Etag</c> (0: none); made once per configuration.</summary>
+    public string ClientConfigurationEtagHeader => Volatile.Read(ref _clientConfigurationEtagHeader);
 
     /// <summary>The server's client configuration of the database, once one was read.</summary>
     public ClientConfiguration? ClientConfiguration => Volatile.Read(ref _clientConfiguration);
@@ -77,6 +75,7 @@ internal sealed class DatabaseNodes
             {
                 var configuration = await _executor.FetchClientConfigurationAsync(from.Url, Database, _executor.Disposing).ConfigureAwait(false);
                 Volatile.Write(ref _clientConfiguration, configuration);
+                Volatile.Write(ref _clientConfigurationEtagHeader, "\"" + configuration.Etag.ToString(System.Globalization.CultureInfo.InvariantCulture) + "\"");
                 if (Selector is { } selector)
                 {
                     StartSpeedTestsIfFastest(selector);

@@ -26,6 +26,9 @@ internal sealed class NodeSelector
 
     public Topology Topology => Volatile.Read(ref _state).Topology;
 
+    /// <summary>The topology's etag as requests carry it in <c>Topology-Etag</c>: quoted, as RavenDB's clients send it (made once per topology).</summary>
+    public string TopologyEtagHeader => Volatile.Read(ref _state).EtagHeader;
+
     /// <summary>
     /// Takes <paramref name="topology"/> when its etag is newer (or <paramref name="force"/>).
     /// Failure counts carry over for nodes of the same URL: a refresh does not send requests back
@@ -233,6 +236,7 @@ internal sealed class NodeSelector
     private sealed class State(Topology topology)
     {
         public readonly Topology Topology = topology;
+        public readonly string EtagHeader = "\"" + topology.Etag.ToString(System.Globalization.CultureInfo.InvariantCulture) + "\"";
         public readonly int[] Failures = new int[topology.Nodes.Count];
         public readonly int[] FastestRecords = new int[topology.Nodes.Count];
         public int Fastest;

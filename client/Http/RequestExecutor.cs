@@ -44,6 +44,7 @@ internal sealed partial class RequestExecutor : IDisposable
     private readonly DocumentConventions _conventions;
     private readonly string[] _initialUrls;
     private readonly ConcurrentDictionary<string, DatabaseNodes> _databases = new(StringComparer.OrdinalIgnoreCase);
+    private readonly ConcurrentDictionary<string, DatabaseNodes>.AlternateLookup<ReadOnlySpan<char>> _databasesByName;
     private readonly CancellationTokenSource _disposing = new();
     private string[] _serverUrls;
     private int _preferredServerUrl;
@@ -55,6 +56,7 @@ internal sealed partial class RequestExecutor : IDisposable
         _serverUrls = urls;
         _conventions = conventions;
         _tls = tls;
+        _databasesByName = _databases.GetAlternateLookup<ReadOnlySpan<char>>();
 
         // Two clients over one handler (one connection pool). Ordinary requests use HttpClient's own
         // timeout: it links the caller's token to the timer in the one token source HttpClient makes
@@ -271,22 +273,50 @@ internal sealed partial class RequestExecutor : IDisposable
         "its body holds a forward-only stream (an attachment's) that an attempt already read, which cannot be sent again; give a seekable stream (a file, a MemoryStream) to have such a request retried";
 
     private Task<HttpResponseMessage> SendAsync(Attempt attempt, SessionInfo? session, CancellationToken token) =>
-        DatabaseOf(attempt.PathAndQuery) is { } database
-            ? SendToDatabaseAsync(NodesOf(database), attempt, session, token)
+        NodesFor(attempt.PathAndQuery) is { } nodes
+            ? SendToDatabaseAsync(nodes, attempt, session, token)
             : SendToServerAsync(attempt, token);
 
-    /// <summary>The database a <c>/databases/{name}/...</c> path names, or null for a server-wide path.</summary>
-    internal static string? DatabaseOf(string pathAndQuery)
+    /// <summary>
+    /// The nodes of the database a <c>/databases/{name}/...</c> path names, or null for a
+    /// server-wide path. Every request asks: a known name not escaped in the path is looked up as
+    /// it stands there, without a string made for it.
+    /// </summary>
+    private DatabaseNodes? NodesFor(string pathAndQuery)
     {
-        const string prefix = "/databases/";
-        if (!pathAndQuery.StartsWith(prefix, StringComparison.Ordinal))
+        var name = DatabaseSegment(pathAndQuery);
+        if (name.IsEmpty)
         {
             return null;
         }
 
-        var end = pathAndQuery.AsSpan(prefix.Length).IndexOfAny('/', '?');
-        var name = end < 0 ? pathAndQuery[prefix.Length..] : pathAndQuery.Substring(prefix.Length, end);
-        return name.Length == 0 ? null : Uri.UnescapeDataString(name);
+        if (!name.Contains('%') && _databasesByName.TryGetValue(name, out var nodes))
+        {
+            return nodes;
+        }
+
+        return NodesOf(Uri.UnescapeDataString(name.ToString()));
+    }
+
+    /// <summary>The database a <c>/databases/{name}/...</c> path names, or null for a server-wide path.</summary>
+    internal static string? DatabaseOf(string pathAndQuery)
+    {
+        var name = DatabaseSegment(pathAndQuery);
+        return name.IsEmpty ? null : Uri.UnescapeDataString(name.ToString());
+    }
+
+    /// <summary>The <c>{name}</c> of a <c>/databases/{name}/...</c> path as it stands there (escaped); empty for another path.</summary>
+    private static ReadOnlySpan<char> DatabaseSegment(string pathAndQuery)
+    {
+        const string prefix = "/databases/";
+        if (!pathAndQuery.StartsWith(prefix, StringComparison.Ordinal))
+        {
+            return [];
+        }
+
+        var rest = pathAndQuery.AsSpan(prefix.Length);
+        var end = rest.IndexOfAny('/', '?');
+        return end < 0 ? rest : rest[..end];
     }
 
     /// <summary>
