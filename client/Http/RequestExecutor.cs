@@ -440,17 +440,20 @@ internal sealed partial class RequestExecutor : IDisposable
 
             (failures ??= []).Add((node, failure!));
             nodes.OnFailed(selector, node);
-            if (attempt.Spent)
-            {
-                throw NotResent(failure!, node);
-            }
-
             selector = nodes.Selector ?? selector;
+            var failed = node;
             node = Choose(selector, isRead).Node;
             if (failures.Exists(f => string.Equals(f.Node.Url, node.Url, StringComparison.OrdinalIgnoreCase)))
             {
                 nodes.RefreshInBackground(null);
                 throw GiveUp(nodes, attempt, failures);
+            }
+
+            if (attempt.Spent)
+            {
+                // There is another node to try, but not the body to send it.
+                nodes.RefreshInBackground(null);
+                throw NotResent(failure!, failed);
             }
         }
 
