@@ -25,7 +25,9 @@ internal static class AttachmentCommands
         var path = Path(databasePath, documentId, name) + (string.IsNullOrEmpty(contentType) ? "" : "&contentType=" + Uri.EscapeDataString(contentType));
         var start = AttachmentStreamContent.StartOf(stream);
         var started = new StrongBox<bool>();
-        using var response = await executor.SendAsync(HttpMethod.Put, path, () => new AttachmentStreamContent(stream, start, started), IfMatch(changeVector), streamAnswer: false, token).ConfigureAwait(false);
+        using var response = await executor.SendAsync(
+            HttpMethod.Put, path, () => new AttachmentStreamContent(stream, start, started), IfMatch(changeVector), streamAnswer: false, serverWait: null, session: null,
+            () => AttachmentStreamContent.CanSend(start, started), token).ConfigureAwait(false);
         var body = await response.Content.ReadAsByteArrayAsync(token).ConfigureAwait(false);
         try
         {

@@ -18,6 +18,9 @@ internal sealed class AttachmentStreamContent(Stream stream, long? start, Strong
     /// <summary>Where a seekable stream's bytes begin; null for a forward-only one.</summary>
     public static long? StartOf(Stream stream) => stream.CanSeek ? stream.Position : null;
 
+    /// <summary>Whether a content over the stream can be sent (again): a seekable one always, a forward-only one until an attempt read it.</summary>
+    public static bool CanSend(long? start, StrongBox<bool> started) => start is not null || !started.Value;
+
     protected override Task SerializeToStreamAsync(Stream target, TransportContext? context) =>
         SerializeToStreamAsync(target, context, CancellationToken.None);
 

@@ -36,6 +36,9 @@ public sealed class BulkInsertOperation : IAsyncDisposable
     private readonly Utf8JsonWriter _entityWriter;
     private readonly Utf8JsonWriter _lineWriter;
     private Task<HttpResponseMessage>? _request;
+
+    /// <summary>The node the insert runs on, chosen once: its operation id and its stream go there.</summary>
+    private string? _url;
     private IDisposable? _progress;
     private bool _disposed;
     private bool _failureReported;
@@ -83,7 +86,10 @@ public sealed class BulkInsertOperation : IAsyncDisposable
         if (_request is { IsCompleted: true })
             await ThrowFailureAsync().ConfigureAwait(false);
         if (_request is null)
-            _request = OnProgress is null ? Start(await PreferredUrlAsync(token).ConfigureAwait(false), null) : await StartFollowedAsync(token).ConfigureAwait(false);
+        {
+            _url = await _store.Executor.GetPreferredUrlAsync(_database, token).ConfigureAwait(false);
+            _request = OnProgress is null ? Start(_url, null) : await StartFollowedAsync(_url, token).ConfigureAwait(false);
+        }
 
         var type = _conventions.GetEntityTypeInfo(entity.GetType());
         if (string.IsNullOrEmpty(id))
@@ -193,13 +199,14 @@ public sealed class BulkInsertOperation : IAsyncDisposable
     }
 
     /// <summary>
-    /// Takes an operation id and watches it on the changes feed, then starts the stream under it:
-    /// lines still (<c>application/x-ndjson</c>), answered with their count, but tracked by the server.
+    /// Takes an operation id of the node at <paramref name="url"/> (an id is its node's) and watches
+    /// it on the changes feed, then starts the stream under it, to that node: lines still
+    /// (<c>application/x-ndjson</c>), answered with their count, but tracked by the server.
     /// </summary>
-    private async Task<Task<HttpResponseMessage>> StartFollowedAsync(CancellationToken token)
+    private async Task<Task<HttpResponseMessage>> StartFollowedAsync(string url, CancellationToken token)
     {
         long id;
-        using (var response = await _store.Executor.SendAsync(HttpMethod.Get, DocumentStore.DatabasePath(_database) + "/operations/next-operation-id", null, token).ConfigureAwait(false))
+        using (var response = await _store.Executor.SendToUrlAsync(_database, url, HttpMethod.Get, DocumentStore.DatabasePath(_database) + "/operations/next-operation-id", token).ConfigureAwait(false))
         {
             using var json = JsonDocument.Parse(await response.Content.ReadAsByteArrayAsync(token).ConfigureAwait(false));
             id = json.RootElement.TryGetProperty("Id", out var value) && value.TryGetInt64(out var number)
@@ -207,7 +214,7 @@ public sealed class BulkInsertOperation : IAsyncDisposable
                 : throw new JackdawException("operations/next-operation-id answered without a number \"Id\".");
         }
         _progress = _store.Changes(_database).ForOperationId(id).Subscribe(new ActionObserver<OperationStatusChange>(ReportProgress));
-        return Start(await PreferredUrlAsync(token).ConfigureAwait(false), id);
+        return Start(url, id);
     }
 
     private void ReportProgress(OperationStatusChange change)
@@ -217,10 +224,11 @@ public sealed class BulkInsertOperation : IAsyncDisposable
     }
 
     /// <summary>
-    /// The node the insert streams to: the preferred one when it starts. The stream cannot be sent
-    /// twice, so a node that fails during the insert fails it (as RavenDB's bulk insert does).
+    /// The stream did not reach its node (refused, broken): the node is marked failed, so the next
+    /// requests and inserts go to another. The stream cannot be sent twice, so this insert fails (as
+    /// RavenDB's bulk insert does).
     /// </summary>
-    private Task<string> PreferredUrlAsync(CancellationToken token) => _store.Executor.GetPreferredUrlAsync(_database, token);
+    private void ReportNodeFailed() => _store.Executor.OnConnectionFailed(_database, _url!);
 
     private Task<HttpResponseMessage> Start(string url, long? operationId)
     {
@@ -274,6 +282,7 @@ public sealed class BulkInsertOperation : IAsyncDisposable
         catch (ServerUnavailableException e) when (e.InnerException is HttpRequestException { HttpRequestError: HttpRequestError.ConnectionError or HttpRequestError.NameResolutionError })
         {
             _failureReported = true;
+            ReportNodeFailed();
             throw;
         }
         catch (CertificateException)
@@ -285,6 +294,11 @@ public sealed class BulkInsertOperation : IAsyncDisposable
         catch (JackdawException e)
         {
             _failureReported = true;
+            if (e is ServerUnavailableException)
+            {
+                ReportNodeFailed();
+            }
+
             throw new BulkInsertException(
                 $"The bulk insert stream broke after {DocumentsSent} documents were sent ({e.Message}). The server keeps the batches it committed before the break and nothing after; count the documents and send the rest again.",
                 null,

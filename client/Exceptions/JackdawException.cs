@@ -114,13 +114,6 @@ public class ServerUnavailableException(string message, Exception? innerExceptio
     : JackdawException(message, innerException);
 
 /// <summary>
-/// A request failed on every node of the database's topology it was tried on, at least one of them
-/// unreachable (RavenDB's exception of the name). The message lists each node's failure.
-/// </summary>
-public sealed class AllTopologyNodesDownException(string message, Exception? innerException)
-    : ServerUnavailableException(message, innerException);
-
-/// <summary>
 /// A bulk insert failed. <see cref="Exception.Message"/> carries the server's explanation, which
 /// says how many documents were committed before the failure; committed batches stay.
 /// </summary>

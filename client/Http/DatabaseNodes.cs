@@ -30,6 +30,7 @@ internal sealed class DatabaseNodes
     private int _refreshing;
     private long _lastFallbackRefresh;
     private ClientConfiguration? _clientConfiguration;
+    private string _clientConfigurationEtagHeader = "\"0\"";
     private int _configuring;
     private int _speedTests;
 
@@ -45,13 +46,10 @@ internal sealed class DatabaseNodes
     public NodeSelector? Selector => Volatile.Read(ref _selector);
 
     /// <summary>The topology etag the requests carry in <c>Topology-Etag</c>, quoted as RavenDB's clients send it; null when updates are off.</summary>
-    public string? TopologyEtagHeader => _executor.TopologyUpdatesDisabled || Selector is not { } selector
-        ? null
-        : "\"" + selector.Topology.Etag.ToString(System.Globalization.CultureInfo.InvariantCulture) + "\"";
+    public string? TopologyEtagHeader => _executor.TopologyUpdatesDisabled || Selector is not { } selector ? null : selector.TopologyEtagHeader;
 
-    /// <summary>The etag of the client configuration the store holds, quoted as RavenDB's clients send it in <c>Client-Configuration-Etag</c> (0: none).</summary>
-    public string ClientConfigurationEtagHeader =>
-        "\"" + (Volatile.Read(ref _clientConfiguration)?.Etag ?? 0).ToString(System.Globalization.CultureInfo.InvariantCulture) + "\"";
+    /// <summary>The etag of the client configuration the store holds, quoted as RavenDB's clients send it in <c>Client-Configuration-Etag</c> (0: none); made once per configuration.</summary>
+    public string ClientConfigurationEtagHeader => Volatile.Read(ref _clientConfigurationEtagHeader);
 
     /// <summary>The server's client configuration of the database, once one was read.</summary>
     public ClientConfiguration? ClientConfiguration => Volatile.Read(ref _clientConfiguration);
@@ -77,6 +75,7 @@ internal sealed class DatabaseNodes
             {
                 var configuration = await _executor.FetchClientConfigurationAsync(from.Url, Database, _executor.Disposing).ConfigureAwait(false);
                 Volatile.Write(ref _clientConfiguration, configuration);
+                Volatile.Write(ref _clientConfigurationEtagHeader, "\"" + configuration.Etag.ToString(System.Globalization.CultureInfo.InvariantCulture) + "\"");
                 if (Selector is { } selector)
                 {
                     StartSpeedTestsIfFastest(selector);
@@ -95,8 +94,9 @@ internal sealed class DatabaseNodes
 
     /// <summary>
     /// The selector, after the first topology update: the first of the store's URLs whose server
-    /// answers <c>GET /topology?name=</c> gives the nodes. A missing database or a refused access
-    /// throws (every node would say the same) and the next request asks again; when no server
+    /// answers <c>GET /topology?name=</c> gives the nodes. A missing database (a topology without
+    /// nodes included) or a refused access throws (every node would say the same) and the next
+    /// request asks again; so does a single URL that cannot be reached. When none of several URLs
     /// answers, the store's URLs stand in for the nodes and the topology is asked for again later.
     /// </summary>
     public ValueTask<NodeSelector> GetSelectorAsync(CancellationToken token)
@@ -139,6 +139,12 @@ internal sealed class DatabaseNodes
                     var topology = await _executor.FetchTopologyAsync(url, Database, _executor.Disposing).ConfigureAwait(false);
                     _fromServer = true;
                     return Publish(new NodeSelector(topology));
+                }
+                catch (ServerUnavailableException) when (_executor.InitialUrls.Count == 1)
+                {
+                    // No other URL to try, and the request would only meet the same failure again
+                    // (twice the connect timeout or the request timeout): the next request asks again.
+                    throw;
                 }
                 catch (JackdawException e) when (e is not (DatabaseDoesNotExistException or AuthorizationException or CertificateException))
                 {
@@ -223,7 +229,7 @@ internal sealed class DatabaseNodes
             return;
         }
 
-        _ = Task.Run(async () =>
+        LastRefresh = Task.Run(async () =>
         {
             try
             {
@@ -236,6 +242,9 @@ internal sealed class DatabaseNodes
         });
     }
 
+    /// <summary>The last background refresh started (for tests: it never fails).</summary>
+    internal Task LastRefresh { get; private set; } = Task.CompletedTask;
+
     private async Task RefreshAsync(ServerNode? from)
     {
         var selector = Selector!;
@@ -245,16 +254,29 @@ internal sealed class DatabaseNodes
             candidates.Add(from.Url);
         }
 
-        candidates.Add(selector.GetPreferredNode().Node.Url);
         candidates.AddRange(selector.Topology.Nodes.Select(n => n.Url));
         candidates.AddRange(_executor.InitialUrls);
+        try
+        {
+            // The preferred node first (all nodes may have failed: the selector still answers one).
+            candidates.Insert(from is null ? 0 : 1, selector.GetPreferredNode().Node.Url);
+        }
+        catch (JackdawException)
+        {
+            // No node to prefer: the list above is enough.
+        }
+
         foreach (var url in candidates.Distinct(StringComparer.OrdinalIgnoreCase))
         {
             try
             {
                 var topology = await _executor.FetchTopologyAsync(url, Database, _executor.Disposing).ConfigureAwait(false);
                 // A topology made from the store's URLs gives way to the first one a server answers.
-                selector.TryUpdate(topology, force: !_fromServer);
+                if (selector.TryUpdate(topology, force: !_fromServer))
+                {
+                    CheckFailedNodes(selector);
+                }
+
                 _fromServer = true;
                 return;
             }
@@ -269,11 +291,20 @@ internal sealed class DatabaseNodes
     /// Counts a failed request on <paramref name="node"/>, so that the next requests prefer the
     /// other nodes, and checks it in the background until it answers again (RavenDB's health
     /// check: after 100 ms, then every 5 s and 100 ms longer each time). A topology of one node
-    /// has nothing to prefer, so its node is not checked.
+    /// has nothing to prefer, so its node is not checked. A node that answers without the database
+    /// is not checked again until a new topology is taken.
     /// </summary>
     public void OnFailed(NodeSelector selector, ServerNode node)
     {
         selector.OnFailedRequest(node);
+        StartCheck(selector, node);
+    }
+
+    /// <summary>Whether a health check of <paramref name="node"/> is running (for tests).</summary>
+    internal bool IsChecking(ServerNode node) => _checking.ContainsKey(node.Url);
+
+    private void StartCheck(NodeSelector selector, ServerNode node)
+    {
         if (selector.Topology.Nodes.Count < 2 || !_checking.TryAdd(node.Url, 0))
         {
             return;
@@ -282,9 +313,22 @@ internal sealed class DatabaseNodes
         _ = Task.Run(() => CheckUntilHealthyAsync(node));
     }
 
+    /// <summary>A new topology was taken: its nodes still failed (carried over) are checked, those a check gave up on included.</summary>
+    private void CheckFailedNodes(NodeSelector selector)
+    {
+        foreach (var node in selector.Topology.Nodes)
+        {
+            if (selector.IsFailed(node))
+            {
+                StartCheck(selector, node);
+            }
+        }
+    }
+
     private async Task CheckUntilHealthyAsync(ServerNode node)
     {
         var delay = FirstHealthCheck;
+        var missing = false;
         try
         {
             while (true)
@@ -297,9 +341,18 @@ internal sealed class DatabaseNodes
                     break;
                 }
 
-                if (await _executor.IsHealthyAsync(node.Url, Database, _executor.Disposing).ConfigureAwait(false))
+                var health = await _executor.CheckHealthAsync(node.Url, Database, _executor.Disposing).ConfigureAwait(false);
+                if (health == RequestExecutor.Health.Healthy)
                 {
                     selector.Restore(node);
+                    break;
+                }
+
+                if (health == RequestExecutor.Health.DatabaseMissing)
+                {
+                    // Checking would go on for as long as the database is missing there (forever,
+                    // once it moved): the node stays failed, and a new topology checks it again.
+                    missing = true;
                     break;
                 }
 
@@ -314,6 +367,13 @@ internal sealed class DatabaseNodes
         finally
         {
             _checking.TryRemove(node.Url, out _);
+        }
+
+        if (missing)
+        {
+            // The topology may say where the database went.
+            RefreshInBackground(null);
+            return;
         }
 
         // A request may have failed on the node again between its check and the removal above,

@@ -7,7 +7,9 @@ namespace Jackdaw.Client.Http;
 /// <see cref="ReadBalanceBehavior.FastestNode"/> at the winner of the last speed test. When every
 /// node has failed, the choice rotates among them, so the caller gets an error or a recovered node.
 /// Thread-safe: failures are counted with interlocked operations on the current state, and a new
-/// topology replaces the state as a whole.
+/// topology replaces the state as a whole, under the lock of the speed test's fields (it copies
+/// them). A failure or a recovery recorded on a state that was being replaced is recorded again on
+/// the state that replaced it, so none is lost to the copy.
 /// </summary>
 internal sealed class NodeSelector
 {
@@ -24,6 +26,9 @@ internal sealed class NodeSelector
 
     public Topology Topology => Volatile.Read(ref _state).Topology;
 
+    /// <summary>The topology's etag as requests carry it in <c>Topology-Etag</c>: quoted, as RavenDB's clients send it (made once per topology).</summary>
+    public string TopologyEtagHeader => Volatile.Read(ref _state).EtagHeader;
+
     /// <summary>
     /// Takes <paramref name="topology"/> when its etag is newer (or <paramref name="force"/>).
     /// Failure counts carry over for nodes of the same URL: a refresh does not send requests back
@@ -31,27 +36,30 @@ internal sealed class NodeSelector
     /// </summary>
     public bool TryUpdate(Topology topology, bool force)
     {
-        var current = Volatile.Read(ref _state);
-        if (!force && topology.Etag <= current.Topology.Etag)
+        lock (_speedTestLock)
         {
-            return false;
-        }
-
-        var next = new State(topology);
-        for (var i = 0; i < topology.Nodes.Count; i++)
-        {
-            var old = current.IndexOf(topology.Nodes[i].Url);
-            if (old >= 0)
+            var current = Volatile.Read(ref _state);
+            if (!force && topology.Etag <= current.Topology.Etag)
             {
-                next.Failures[i] = Volatile.Read(ref current.Failures[old]);
+                return false;
             }
-        }
 
-        var fastest = current.Topology.Nodes.Count > current.Fastest ? next.IndexOf(current.Topology.Nodes[current.Fastest].Url) : -1;
-        next.Fastest = Math.Max(fastest, 0);
-        next.SpeedTestRounds = fastest < 0 ? 1 : 0;
-        Volatile.Write(ref _state, next);
-        return true;
+            var next = new State(topology);
+            for (var i = 0; i < topology.Nodes.Count; i++)
+            {
+                var old = current.IndexOf(topology.Nodes[i].Url);
+                if (old >= 0)
+                {
+                    next.Failures[i] = Volatile.Read(ref current.Failures[old]);
+                }
+            }
+
+            var fastest = current.Topology.Nodes.Count > current.Fastest ? next.IndexOf(current.Topology.Nodes[current.Fastest].Url) : -1;
+            next.Fastest = Math.Max(fastest, 0);
+            next.SpeedTestRounds = fastest < 0 ? 1 : 0;
+            Volatile.Write(ref _state, next);
+            return true;
+        }
     }
 
     public (int Index, ServerNode Node) GetPreferredNode() => Preferred(Volatile.Read(ref _state));
@@ -80,9 +88,10 @@ internal sealed class NodeSelector
     {
         var state = Volatile.Read(ref _state);
         ThrowIfEmpty(state);
-        if (state.Fastest < state.Topology.Nodes.Count && state.IsHealthyMember(state.Fastest))
+        var fastest = Volatile.Read(ref state.Fastest);
+        if (fastest < state.Topology.Nodes.Count && state.IsHealthyMember(fastest))
         {
-            return (state.Fastest, state.Topology.Nodes[state.Fastest]);
+            return (fastest, state.Topology.Nodes[fastest]);
         }
 
         StartSpeedTest();
@@ -92,10 +101,23 @@ internal sealed class NodeSelector
     public void OnFailedRequest(ServerNode node)
     {
         var state = Volatile.Read(ref _state);
-        var index = state.IndexOf(node.Url);
-        if (index >= 0)
+        while (true)
         {
-            Interlocked.Increment(ref state.Failures[index]);
+            var index = state.IndexOf(node.Url);
+            if (index >= 0)
+            {
+                Interlocked.Increment(ref state.Failures[index]);
+            }
+
+            // TryUpdate may have copied the counts before the increment: count it on the new state
+            // too (a count only says whether the node failed, so twice is no harm).
+            var now = Volatile.Read(ref _state);
+            if (ReferenceEquals(now, state))
+            {
+                return;
+            }
+
+            state = now;
         }
     }
 
@@ -103,10 +125,21 @@ internal sealed class NodeSelector
     public void Restore(ServerNode node)
     {
         var state = Volatile.Read(ref _state);
-        var index = state.IndexOf(node.Url);
-        if (index >= 0 && Volatile.Read(ref state.Failures[index]) != 0)
+        while (true)
         {
-            Volatile.Write(ref state.Failures[index], 0);
+            var index = state.IndexOf(node.Url);
+            if (index >= 0 && Volatile.Read(ref state.Failures[index]) != 0)
+            {
+                Volatile.Write(ref state.Failures[index], 0);
+            }
+
+            var now = Volatile.Read(ref _state);
+            if (ReferenceEquals(now, state))
+            {
+                return;
+            }
+
+            state = now;
         }
     }
 
@@ -120,7 +153,7 @@ internal sealed class NodeSelector
     public bool Contains(ServerNode node) => Volatile.Read(ref _state).IndexOf(node.Url) >= 0;
 
     /// <summary>A read now goes to every node, to find the fastest.</summary>
-    public bool InSpeedTestPhase => Volatile.Read(ref _state).SpeedTestRounds > 0;
+    public bool InSpeedTestPhase => Volatile.Read(ref Volatile.Read(ref _state).SpeedTestRounds) > 0;
 
     public void StartSpeedTest()
     {
@@ -133,7 +166,7 @@ internal sealed class NodeSelector
             }
 
             Array.Clear(state.FastestRecords);
-            state.SpeedTestRounds = 1;
+            Volatile.Write(ref state.SpeedTestRounds, 1);
         }
     }
 
@@ -148,19 +181,23 @@ internal sealed class NodeSelector
                 return;
             }
 
+            // Fastest and SpeedTestRounds are read without the lock (GetFastestNode, InSpeedTestPhase): written so.
             if (++state.FastestRecords[index] >= SpeedTestWins)
             {
-                state.Fastest = index;
-                state.SpeedTestRounds = 0;
+                Volatile.Write(ref state.Fastest, index);
+                Volatile.Write(ref state.SpeedTestRounds, 0);
                 return;
             }
 
-            if (++state.SpeedTestRounds > state.FastestRecords.Length * SpeedTestWins)
+            if (state.SpeedTestRounds + 1 > state.FastestRecords.Length * SpeedTestWins)
             {
                 // Many races ran at once: take the best so far rather than test forever.
-                state.Fastest = Array.IndexOf(state.FastestRecords, state.FastestRecords.Max());
-                state.SpeedTestRounds = 0;
+                Volatile.Write(ref state.Fastest, Array.IndexOf(state.FastestRecords, state.FastestRecords.Max()));
+                Volatile.Write(ref state.SpeedTestRounds, 0);
+                return;
             }
+
+            Volatile.Write(ref state.SpeedTestRounds, state.SpeedTestRounds + 1);
         }
     }
 
@@ -199,6 +236,7 @@ internal sealed class NodeSelector
     private sealed class State(Topology topology)
     {
         public readonly Topology Topology = topology;
+        public readonly string EtagHeader = "\"" + topology.Etag.ToString(System.Globalization.CultureInfo.InvariantCulture) + "\"";
         public readonly int[] Failures = new int[topology.Nodes.Count];
         public readonly int[] FastestRecords = new int[topology.Nodes.Count];
         public int Fastest;

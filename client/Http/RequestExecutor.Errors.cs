@@ -40,11 +40,17 @@ internal sealed partial class RequestExecutor
                     var isMessage = reader.ValueTextEquals("Message"u8);
                     reader.Read();
                     if (isType && reader.TokenType == JsonTokenType.String)
+                    {
                         type = reader.GetString();
+                    }
                     else if (isMessage && reader.TokenType == JsonTokenType.String)
+                    {
                         message = reader.GetString();
+                    }
                     else
+                    {
                         reader.Skip();
+                    }
                 }
             }
         }

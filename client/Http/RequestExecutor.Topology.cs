@@ -1,3 +1,4 @@
+using System.Net;
 using System.Text.Json;
 
 namespace Jackdaw.Client.Http;
@@ -7,9 +8,10 @@ internal sealed partial class RequestExecutor
 {
     /// <summary>
     /// <c>GET {url}/topology?name={database}</c>, from that server alone:
-    /// <c>{"Etag":n,"Nodes":[{"Url","ClusterTag","Database","ServerRole"}]}</c>. The nodes' URLs
-    /// join those server-wide requests may go to. Throws what the server answered, or why it could
-    /// not be reached.
+    /// <c>{"Etag":n,"Nodes":[{"Url","ClusterTag","Database","ServerRole"}]}</c>, as
+    /// <see cref="NodeUrls.Adopt"/> takes it (one node keeps <paramref name="url"/>; no node is a
+    /// missing database). The nodes' URLs join those server-wide requests may go to. Throws what the
+    /// server answered, or why it could not be reached.
     /// </summary>
     public async Task<Topology> FetchTopologyAsync(string url, string database, CancellationToken token)
     {
@@ -28,7 +30,7 @@ internal sealed partial class RequestExecutor
             }
 
             var body = await response.Content.ReadAsByteArrayAsync(token).ConfigureAwait(false);
-            var topology = ParseTopology(body, database, url);
+            var topology = NodeUrls.Adopt(ParseTopology(body, database, url), url, database);
             LearnUrls(topology);
             return topology;
         }
@@ -40,12 +42,22 @@ internal sealed partial class RequestExecutor
         {
             using var json = JsonDocument.Parse(body.ToArray());
             var root = json.RootElement;
+            if (root.ValueKind != JsonValueKind.Object)
+            {
+                throw new JsonException($"the answer is a JSON {root.ValueKind}, not an object");
+            }
+
             var etag = root.TryGetProperty("Etag", out var e) && e.TryGetInt64(out var n) ? n : 0;
             var nodes = new List<ServerNode>();
             if (root.TryGetProperty("Nodes", out var array) && array.ValueKind == JsonValueKind.Array)
             {
                 foreach (var node in array.EnumerateArray())
                 {
+                    if (node.ValueKind != JsonValueKind.Object)
+                    {
+                        continue;
+                    }
+
                     var nodeUrl = node.TryGetProperty("Url", out var u) && u.ValueKind == JsonValueKind.String ? u.GetString()!.TrimEnd('/') : null;
                     if (string.IsNullOrEmpty(nodeUrl))
                     {
@@ -94,6 +106,11 @@ internal sealed partial class RequestExecutor
             {
                 using var json = JsonDocument.Parse(body);
                 var root = json.RootElement;
+                if (root.ValueKind != JsonValueKind.Object)
+                {
+                    throw new JsonException($"the answer is a JSON {root.ValueKind}, not an object");
+                }
+
                 var etag = root.TryGetProperty("Etag", out var e) && e.TryGetInt64(out var n) ? n : 0;
                 if (!root.TryGetProperty("Configuration", out var configuration) || configuration.ValueKind != JsonValueKind.Object)
                 {
@@ -123,19 +140,43 @@ internal sealed partial class RequestExecutor
         while (true)
         {
             var current = Volatile.Read(ref _serverUrls);
-            var added = topology.Nodes.Select(n => n.Url).Where(u => !current.Contains(u, StringComparer.OrdinalIgnoreCase)).Distinct(StringComparer.OrdinalIgnoreCase).ToArray();
-            if (added.Length == 0 || Interlocked.CompareExchange(ref _serverUrls, [.. current, .. added], current) == current)
+            var added = new List<string>();
+            foreach (var node in topology.Nodes)
+            {
+                if (!current.Any(u => NodeUrls.Same(u, node.Url)) && !added.Exists(u => NodeUrls.Same(u, node.Url)))
+                {
+                    added.Add(node.Url);
+                }
+            }
+
+            if (added.Count == 0 || Interlocked.CompareExchange(ref _serverUrls, [.. current, .. added], current) == current)
             {
                 return;
             }
         }
     }
 
+    /// <summary>What a health check found.</summary>
+    internal enum Health
+    {
+        /// <summary>The node answered 2xx: it serves the database again.</summary>
+        Healthy,
+
+        /// <summary>No answer, or an error: check again later.</summary>
+        Down,
+
+        /// <summary>The node answered, without the database (<c>Database-Missing</c>): checking again will not bring it back.</summary>
+        DatabaseMissing,
+    }
+
+    /// <summary>RavenDB's response header naming the database a node does not hold (with a 503).</summary>
+    private const string DatabaseMissingHeaderName = "Database-Missing";
+
     /// <summary>
     /// The health check of a failed node: <c>GET /databases/{db}/stats?failure=check</c> (RavenDB's
     /// clients use it on a server without <c>/databases/{db}/healthcheck</c>, which Jackdaw lacks).
     /// </summary>
-    public async Task<bool> IsHealthyAsync(string url, string database, CancellationToken token)
+    public async Task<Health> CheckHealthAsync(string url, string database, CancellationToken token)
     {
         var attempt = new Attempt(_client, HttpCompletionOption.ResponseContentRead, null, HttpMethod.Get, DocumentStore.DatabasePath(database) + "/stats?failure=check", null, null);
         try
@@ -143,12 +184,17 @@ internal sealed partial class RequestExecutor
             var (response, _) = await TrySendOnceAsync(url, attempt, null, token).ConfigureAwait(false);
             using (response)
             {
-                return response is { IsSuccessStatusCode: true };
+                return response switch
+                {
+                    { IsSuccessStatusCode: true } => Health.Healthy,
+                    { StatusCode: HttpStatusCode.ServiceUnavailable } when response.Headers.Contains(DatabaseMissingHeaderName) => Health.DatabaseMissing,
+                    _ => Health.Down,
+                };
             }
         }
         catch (JackdawException)
         {
-            return false;
+            return Health.Down;
         }
     }
 
@@ -158,12 +204,15 @@ internal sealed partial class RequestExecutor
     /// Returns what <paramref name="chosen"/> (the node the read would have gone to) answered, so
     /// what a session reads does not depend on the race; the other answers are dropped as they come.
     /// </summary>
-    private Task<(HttpResponseMessage? Response, JackdawException? Failure)> RaceAsync(DatabaseNodes nodes, NodeSelector selector, ServerNode chosen, Attempt attempt, CancellationToken token)
+    /// <remarks>
+    /// A refresh may have replaced the topology since <paramref name="chosen"/> was chosen: then it
+    /// is not among the nodes raced, and the read goes to it alone, as outside a speed test.
+    /// </remarks>
+    internal Task<(HttpResponseMessage? Response, JackdawException? Failure)> RaceAsync(DatabaseNodes nodes, NodeSelector selector, ServerNode chosen, Attempt attempt, CancellationToken token)
     {
         var topology = selector.Topology;
-        var tasks = topology.Nodes.Select(n => TrySendOnceAsync(n.Url, attempt, nodes, token)).ToArray();
-        var mine = 0;
-        for (var i = 0; i < tasks.Length; i++)
+        var mine = -1;
+        for (var i = 0; i < topology.Nodes.Count; i++)
         {
             if (ReferenceEquals(topology.Nodes[i], chosen))
             {
@@ -171,6 +220,12 @@ internal sealed partial class RequestExecutor
             }
         }
 
+        if (mine < 0)
+        {
+            return TrySendOnceAsync(chosen.Url, attempt, nodes, token);
+        }
+
+        var tasks = topology.Nodes.Select(n => TrySendOnceAsync(n.Url, attempt, nodes, token)).ToArray();
         _ = RecordFastestAsync(selector, topology, tasks, mine);
         return tasks[mine];
     }

@@ -44,6 +44,7 @@ internal sealed partial class RequestExecutor : IDisposable
     private readonly DocumentConventions _conventions;
     private readonly string[] _initialUrls;
     private readonly ConcurrentDictionary<string, DatabaseNodes> _databases = new(StringComparer.OrdinalIgnoreCase);
+    private readonly ConcurrentDictionary<string, DatabaseNodes>.AlternateLookup<ReadOnlySpan<char>> _databasesByName;
     private readonly CancellationTokenSource _disposing = new();
     private string[] _serverUrls;
     private int _preferredServerUrl;
@@ -55,6 +56,7 @@ internal sealed partial class RequestExecutor : IDisposable
         _serverUrls = urls;
         _conventions = conventions;
         _tls = tls;
+        _databasesByName = _databases.GetAlternateLookup<ReadOnlySpan<char>>();
 
         // Two clients over one handler (one connection pool). Ordinary requests use HttpClient's own
         // timeout: it links the caller's token to the timer in the one token source HttpClient makes
@@ -170,14 +172,18 @@ internal sealed partial class RequestExecutor : IDisposable
     /// </summary>
     /// <param name="streamAnswer">Return once the headers arrived, the body still to be read.</param>
     public Task<HttpResponseMessage> SendAsync(HttpMethod method, string pathAndQuery, Func<HttpContent>? createContent, Action<HttpRequestHeaders>? headers, bool streamAnswer, CancellationToken token) =>
-        SendAsync(method, pathAndQuery, createContent, headers, streamAnswer, serverWait: null, session: null, token);
+        SendAsync(method, pathAndQuery, createContent, headers, streamAnswer, serverWait: null, session: null, canResend: null, token);
 
     /// <summary>As <see cref="SendAsync(HttpMethod, string, Func{HttpContent}?, Action{HttpRequestHeaders}?, bool, CancellationToken)"/>, for a session's request.</summary>
-    public Task<HttpResponseMessage> SendAsync(HttpMethod method, string pathAndQuery, Func<HttpContent>? createContent, Action<HttpRequestHeaders>? headers, bool streamAnswer, TimeSpan? serverWait, SessionInfo? session, CancellationToken token)
+    /// <param name="canResend">
+    /// Whether the body can be made again for another attempt: false once a forward-only stream in it
+    /// was read. Such a request is not failed over; it throws the node's failure, saying why. Null: always.
+    /// </param>
+    public Task<HttpResponseMessage> SendAsync(HttpMethod method, string pathAndQuery, Func<HttpContent>? createContent, Action<HttpRequestHeaders>? headers, bool streamAnswer, TimeSpan? serverWait, SessionInfo? session, Func<bool>? canResend, CancellationToken token)
     {
         var client = createContent is null && !streamAnswer && serverWait is null ? _client : _streamingClient;
         var completion = streamAnswer ? HttpCompletionOption.ResponseHeadersRead : HttpCompletionOption.ResponseContentRead;
-        return SendAsync(new Attempt(client, completion, null, method, pathAndQuery, createContent, headers), session, token);
+        return SendAsync(new Attempt(client, completion, null, method, pathAndQuery, createContent, headers, canResend), session, token);
     }
 
     private static Func<HttpContent>? JsonContentFactory(ReadOnlyMemory<byte>? jsonBody)
@@ -224,10 +230,21 @@ internal sealed partial class RequestExecutor : IDisposable
             return await SendAsync(method, pathAndQuery, null, token).ConfigureAwait(false);
         }
 
+        return await SendToUrlAsync(database, node.Url, method, pathAndQuery, token).ConfigureAwait(false);
+    }
+
+    /// <summary>
+    /// A database's request for the node at <paramref name="url"/> alone, not failed over (the
+    /// operation id of a bulk insert, which streams to that node next). A node that cannot be
+    /// reached is marked failed, for the requests after it.
+    /// </summary>
+    public async Task<HttpResponseMessage> SendToUrlAsync(string database, string url, HttpMethod method, string pathAndQuery, CancellationToken token)
+    {
         var attempt = new Attempt(_client, HttpCompletionOption.ResponseContentRead, null, method, pathAndQuery, null, null);
-        var (response, failure) = await TrySendOnceAsync(node.Url, attempt, nodes, token).ConfigureAwait(false);
+        var (response, failure) = await TrySendOnceAsync(url, attempt, NodesOf(database), token).ConfigureAwait(false);
         if (response is null)
         {
+            OnConnectionFailed(database, url);
             throw failure!;
         }
 
@@ -244,30 +261,70 @@ internal sealed partial class RequestExecutor : IDisposable
 
     /// <summary>One request, as sent to each node it is tried on.</summary>
     /// <param name="Limit">A time limit longer than the request timeout: the request goes through the client without one, cancelled after it.</param>
-    private readonly record struct Attempt(HttpClient Client, HttpCompletionOption Completion, TimeSpan? Limit, HttpMethod Method, string PathAndQuery, Func<HttpContent>? CreateContent, Action<HttpRequestHeaders>? Headers);
+    /// <param name="CanResend">Whether <paramref name="CreateContent"/> can make the body again (null: always).</param>
+    internal readonly record struct Attempt(HttpClient Client, HttpCompletionOption Completion, TimeSpan? Limit, HttpMethod Method, string PathAndQuery, Func<HttpContent>? CreateContent, Action<HttpRequestHeaders>? Headers, Func<bool>? CanResend = null)
+    {
+        /// <summary>The body cannot be sent (again): a forward-only stream in it was read by an attempt.</summary>
+        public bool Spent => CanResend is { } canResend && !canResend();
+    }
+
+    /// <summary>Why a request whose body is <see cref="Attempt.Spent"/> is not sent (again).</summary>
+    private const string SpentBodyExplanation =
+        "its body holds a forward-only stream (an attachment's) that an attempt already read, which cannot be sent again; give a seekable stream (a file, a MemoryStream) to have such a request retried";
 
     private Task<HttpResponseMessage> SendAsync(Attempt attempt, SessionInfo? session, CancellationToken token) =>
-        DatabaseOf(attempt.PathAndQuery) is { } database
-            ? SendToDatabaseAsync(NodesOf(database), attempt, session, token)
+        NodesFor(attempt.PathAndQuery) is { } nodes
+            ? SendToDatabaseAsync(nodes, attempt, session, token)
             : SendToServerAsync(attempt, token);
 
-    /// <summary>The database a <c>/databases/{name}/...</c> path names, or null for a server-wide path.</summary>
-    internal static string? DatabaseOf(string pathAndQuery)
+    /// <summary>
+    /// The nodes of the database a <c>/databases/{name}/...</c> path names, or null for a
+    /// server-wide path. Every request asks: a known name not escaped in the path is looked up as
+    /// it stands there, without a string made for it.
+    /// </summary>
+    private DatabaseNodes? NodesFor(string pathAndQuery)
     {
-        const string prefix = "/databases/";
-        if (!pathAndQuery.StartsWith(prefix, StringComparison.Ordinal))
+        var name = DatabaseSegment(pathAndQuery);
+        if (name.IsEmpty)
         {
             return null;
         }
 
-        var end = pathAndQuery.AsSpan(prefix.Length).IndexOfAny('/', '?');
-        var name = end < 0 ? pathAndQuery[prefix.Length..] : pathAndQuery.Substring(prefix.Length, end);
-        return name.Length == 0 ? null : Uri.UnescapeDataString(name);
+        if (!name.Contains('%') && _databasesByName.TryGetValue(name, out var nodes))
+        {
+            return nodes;
+        }
+
+        return NodesOf(Uri.UnescapeDataString(name.ToString()));
+    }
+
+    /// <summary>The database a <c>/databases/{name}/...</c> path names, or null for a server-wide path.</summary>
+    internal static string? DatabaseOf(string pathAndQuery)
+    {
+        var name = DatabaseSegment(pathAndQuery);
+        return name.IsEmpty ? null : Uri.UnescapeDataString(name.ToString());
+    }
+
+    /// <summary>The <c>{name}</c> of a <c>/databases/{name}/...</c> path as it stands there (escaped); empty for another path.</summary>
+    private static ReadOnlySpan<char> DatabaseSegment(string pathAndQuery)
+    {
+        const string prefix = "/databases/";
+        if (!pathAndQuery.StartsWith(prefix, StringComparison.Ordinal))
+        {
+            return [];
+        }
+
+        var rest = pathAndQuery.AsSpan(prefix.Length);
+        var end = rest.IndexOfAny('/', '?');
+        return end < 0 ? rest : rest[..end];
     }
 
     /// <summary>
     /// A server-wide request: to the URL that last answered, then each other URL the store knows
-    /// (its own and every node a topology named) while none can be reached.
+    /// (its own and every node a topology named) while none accepts a connection. Only then: a
+    /// server-wide request is not one database's (creating a database, say), the URLs may name one
+    /// server twice, and a request that was sent (a connection broken after it, a timeout) may have
+    /// been applied, so it is not sent again.
     /// </summary>
     private async Task<HttpResponseMessage> SendToServerAsync(Attempt attempt, CancellationToken token)
     {
@@ -280,6 +337,11 @@ internal sealed partial class RequestExecutor : IDisposable
             var (response, failure) = await TrySendOnceAsync(urls[index], attempt, null, token).ConfigureAwait(false);
             if (response is null)
             {
+                if (!NothingWasSent(failure!))
+                {
+                    throw failure!;
+                }
+
                 lastFailure = failure;
                 continue;
             }
@@ -319,6 +381,12 @@ internal sealed partial class RequestExecutor : IDisposable
     /// </summary>
     private async Task<HttpResponseMessage> SendToDatabaseAsync(DatabaseNodes nodes, Attempt attempt, SessionInfo? session, CancellationToken token)
     {
+        if (attempt.Spent)
+        {
+            // A second SaveChangesAsync after a failed one, say: nothing was sent this time.
+            throw new InvalidOperationException($"{attempt.Method} {attempt.PathAndQuery} was not sent: {SpentBodyExplanation}.");
+        }
+
         var selector = await nodes.GetSelectorAsync(token).ConfigureAwait(false);
         var isRead = session is not null && IsRead(attempt);
         var balance = nodes.ReadBalanceBehavior;
@@ -373,11 +441,19 @@ internal sealed partial class RequestExecutor : IDisposable
             (failures ??= []).Add((node, failure!));
             nodes.OnFailed(selector, node);
             selector = nodes.Selector ?? selector;
+            var failed = node;
             node = Choose(selector, isRead).Node;
             if (failures.Exists(f => string.Equals(f.Node.Url, node.Url, StringComparison.OrdinalIgnoreCase)))
             {
                 nodes.RefreshInBackground(null);
                 throw GiveUp(nodes, attempt, failures);
+            }
+
+            if (attempt.Spent)
+            {
+                // There is another node to try, but not the body to send it.
+                nodes.RefreshInBackground(null);
+                throw NotResent(failure!, failed);
             }
         }
 
@@ -406,6 +482,15 @@ internal sealed partial class RequestExecutor : IDisposable
         return new AllTopologyNodesDownException(
             $"{attempt.Method} {attempt.PathAndQuery} failed on every node of database '{nodes.Database}' it was tried on ({detail}).",
             failures[^1].Error);
+    }
+
+    /// <summary>The failure of a request that cannot be sent to another node, saying why it was not.</summary>
+    private static JackdawException NotResent(JackdawException failure, ServerNode node)
+    {
+        var message = $"{failure.Message} The request was not sent to another node than {node.ClusterTag} at {node.Url}: {SpentBodyExplanation}.";
+        return failure is ServerUnavailableException
+            ? new ServerUnavailableException(message, failure)
+            : new JackdawException(message, failure.StatusCode, failure.ServerErrorType, failure);
     }
 
     private static bool Says(HttpResponseMessage response, string header) =>
@@ -483,6 +568,10 @@ internal sealed partial class RequestExecutor : IDisposable
             return (null, translated);
         }
     }
+
+    /// <summary>The request never left: the connection was refused or the name not resolved.</summary>
+    private static bool NothingWasSent(JackdawException failure) =>
+        failure.InnerException is HttpRequestException { HttpRequestError: HttpRequestError.ConnectionError or HttpRequestError.NameResolutionError };
 
     /// <summary>No answer from the node: no connection, a connection broken before the answer, or the request timeout.</summary>
     private static bool IsNetworkFailure(Exception e) => e switch

@@ -1,6 +1,7 @@
 using System.Buffers;
 using System.Net.Http.Headers;
 using System.Text.Json;
+using Jackdaw.Client.Attachments;
 using Jackdaw.Client.Json;
 
 namespace Jackdaw.Client.Session;
@@ -96,7 +97,9 @@ internal sealed partial class AsyncDocumentSession
         var path = _databasePath + "/bulk_docs" + SaveQuery;
         var response = attachmentPuts is null
             ? await _store.Executor.SendAsync(HttpMethod.Post, path, body.WrittenMemory, SaveServerWait, _sessionInfo, token).ConfigureAwait(false)
-            : await _store.Executor.SendAsync(HttpMethod.Post, path, () => CreateMultipart(body.WrittenMemory, attachmentPuts), null, streamAnswer: false, SaveServerWait, _sessionInfo, token).ConfigureAwait(false);
+            : await _store.Executor.SendAsync(
+                HttpMethod.Post, path, () => CreateMultipart(body.WrittenMemory, attachmentPuts), null, streamAnswer: false, SaveServerWait, _sessionInfo,
+                () => attachmentPuts.TrueForAll(p => AttachmentStreamContent.CanSend(p.StreamStart, p.StreamStarted)), token).ConfigureAwait(false);
         using var json = await ReadJsonAsync(response, "bulk_docs", token).ConfigureAwait(false);
         if (!json.RootElement.TryGetProperty("Results", out var results) || results.ValueKind != JsonValueKind.Array || results.GetArrayLength() != sent.Count)
             throw new JackdawException($"bulk_docs answered with {Describe(json.RootElement)} instead of one result per command ({sent.Count}).");

@@ -20,6 +20,21 @@ public sealed class AttachmentSessionTests : IDisposable
     public void Dispose() => _store.Dispose();
 
     [Fact]
+    public async Task ASecondSaveOfAForwardOnlyStreamAlreadyReadSaysWhyAndSendsNothing()
+    {
+        _wire.Answer = _ => WireRecorder.Json("""{"Type":"InternalServerErrorException","Message":"boom"}""", HttpStatusCode.InternalServerError);
+        using var session = _store.OpenAsyncSession();
+        await session.StoreAsync(new User { Id = "users/1", Name = "Ann" });
+        session.Advanced.Attachments.Store("users/1", "a.bin", new ForwardOnly([1, 2, 3]));
+        await Assert.ThrowsAsync<JackdawException>(() => session.SaveChangesAsync());
+
+        var error = await Assert.ThrowsAsync<InvalidOperationException>(() => session.SaveChangesAsync());
+
+        Assert.Contains("forward-only", error.Message);
+        Assert.Single(_wire.Requests);
+    }
+
+    [Fact]
     public async Task StoredAttachmentsTravelAsMultipartPartsAfterTheCommandsJson()
     {
         _wire.Answer = r => WireRecorder.Json(BulkResults(
@@ -411,6 +426,11 @@ public sealed class AttachmentSessionTests : IDisposable
     }
 
     /// <summary>A response body that gives a few bytes per read, as a network does.</summary>
+    private sealed class ForwardOnly(byte[] data) : MemoryStream(data)
+    {
+        public override bool CanSeek => false;
+    }
+
     private sealed class TrickleStream(byte[] data, int perRead) : MemoryStream(data)
     {
         public override int Read(byte[] buffer, int offset, int count) => base.Read(buffer, offset, Math.Min(count, perRead));

@@ -176,5 +176,3 @@ public sealed class NodeProxy : IAsyncDisposable
 
     public ValueTask DisposeAsync() => new(StopAsync());
 }
-
-public sealed record ProxiedRequest(string Method, string PathAndQuery, string TopologyEtag, string ClientConfigurationEtag);

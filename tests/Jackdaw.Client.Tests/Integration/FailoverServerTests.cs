@@ -43,6 +43,21 @@ public sealed class FailoverServerTests
     }
 
     [Fact]
+    public async Task AServerThatNamesItselfByAnotherUrlIsStillReachedByTheStoresUrl()
+    {
+        // As a server behind a proxy that ends TLS or rewrites the host names itself.
+        await using var cluster = await TestCluster.StartAsync("A");
+        cluster.AdvertisedUrls["A"] = $"http://127.0.0.1:{ClosedPort()}";
+        using var store = cluster.NewStore();
+
+        Assert.Equal("A", await TestCluster.ReadNodeAsync(store));
+
+        var node = Assert.Single((await store.GetTopologyAsync()).Nodes);
+        Assert.Equal(cluster["A"].Url, node.Url);
+        Assert.Equal("A", node.ClusterTag);
+    }
+
+    [Fact]
     public async Task RequestsGoToThePreferredNodeAndFailOverWhenItStops()
     {
         await using var cluster = await TestCluster.StartAsync("A", "B");
@@ -95,6 +110,57 @@ public sealed class FailoverServerTests
     }
 
     [Fact]
+    public async Task ANodeWithoutTheDatabaseIsNotCheckedForever()
+    {
+        await using var cluster = await TestCluster.StartAsync("A", "B");
+        using var store = cluster.NewStore();
+        Assert.Equal("A", await TestCluster.ReadNodeAsync(store));
+        await cluster.DeleteDatabaseOnAsync("A");
+
+        Assert.Equal("B", await TestCluster.ReadNodeAsync(store));
+
+        // A answers its health check 503 with Database-Missing: the check stops there, A stays failed.
+        var nodes = store.Executor.NodesOf(TestCluster.Database);
+        var a = (await store.GetTopologyAsync()).Nodes.Single(n => n.ClusterTag == "A");
+        await Poll.UntilAsync(() => Task.FromResult(!nodes.IsChecking(a)), Convergence, "the health check of node A to stop");
+        Assert.Contains(cluster["A"].Requests, r => r.PathAndQuery == "/databases/shop/stats?failure=check");
+        Assert.True(nodes.Selector!.IsFailed(a));
+        Assert.Equal("B", await TestCluster.ReadNodeAsync(store));
+    }
+
+    [Fact]
+    public async Task AnAttachmentFromAForwardOnlyStreamIsNotSentToTheNextNodeAndTheErrorSaysWhy()
+    {
+        await using var cluster = await TestCluster.StartAsync("A", "B");
+        using var store = cluster.NewStore();
+        Assert.Equal("A", await TestCluster.ReadNodeAsync(store));
+        cluster["A"].Mode = NodeProxy.Behaviour.Reset;
+
+        using (var session = store.OpenAsyncSession())
+        {
+            await session.StoreAsync(new User { Name = "forward" }, "users/forward");
+            session.Advanced.Attachments.Store("users/forward", "a.bin", new ForwardOnlyStream([1, 2, 3]));
+
+            var error = await Assert.ThrowsAsync<ServerUnavailableException>(() => session.SaveChangesAsync());
+
+            Assert.Contains("forward-only", error.Message);
+            Assert.Contains(cluster["A"].Url, error.Message);
+        }
+
+        Assert.DoesNotContain(cluster["B"].Requests, r => r.PathAndQuery.Contains("/bulk_docs", StringComparison.Ordinal));
+
+        // A seekable stream is sent again, to the next node.
+        using (var session = store.OpenAsyncSession())
+        {
+            await session.StoreAsync(new User { Name = "seekable" }, "users/seekable");
+            session.Advanced.Attachments.Store("users/seekable", "a.bin", new MemoryStream([1, 2, 3]));
+            await session.SaveChangesAsync();
+        }
+
+        Assert.Equal(["B"], await cluster.HoldersOfAsync("users/seekable"));
+    }
+
+    [Fact]
     public async Task WhenEveryNodeIsDownTheErrorNamesEachNode()
     {
         await using var cluster = await TestCluster.StartAsync("A", "B");
@@ -140,15 +206,17 @@ public sealed class FailoverServerTests
     public async Task FastestNodeReadsFromTheNodeThatWinsTheSpeedTest()
     {
         await using var cluster = await TestCluster.StartAsync("A", "B");
-        cluster["A"].Delay = TimeSpan.FromMilliseconds(500);
+        // A gap a loaded machine does not close. Each read waits for A, the preferred node (the
+        // answer used is the chosen node's), so reads go ten at a time.
+        cluster["A"].Delay = TimeSpan.FromSeconds(3);
         using var store = cluster.NewStore(c => c.ReadBalanceBehavior = ReadBalanceBehavior.FastestNode);
 
         Assert.Equal("A", await TestCluster.ReadNodeAsync(store));
         var selector = store.Executor.NodesOf(TestCluster.Database).Selector!;
         // During the test every read goes to both nodes; B answers first each time and wins after ten.
-        for (var i = 0; i < 30 && selector.InSpeedTestPhase; i++)
+        for (var i = 0; i < 3 && selector.InSpeedTestPhase; i++)
         {
-            await TestCluster.ReadNodeAsync(store);
+            await Task.WhenAll(Enumerable.Range(0, 10).Select(_ => TestCluster.ReadNodeAsync(store)));
         }
 
         Assert.False(selector.InSpeedTestPhase);
@@ -186,7 +254,9 @@ public sealed class FailoverServerTests
         cluster.Etag = 4;
         cluster["A"].SaysRefreshTopology = true;
         await TestCluster.ReadNodeAsync(store);
-        await Poll.UntilAsync(() => Task.FromResult(cluster["A"].Requests.Count(r => r.PathAndQuery.StartsWith("/topology", StringComparison.Ordinal)) >= 2), Convergence, "the refresh to ask node A");
+        // The answer started a refresh, from node A: wait until it was applied (or not), not only asked.
+        await store.Executor.NodesOf(TestCluster.Database).LastRefresh.WaitAsync(Convergence);
+        Assert.Equal(2, cluster["A"].Requests.Count(r => r.PathAndQuery.StartsWith("/topology", StringComparison.Ordinal)));
 
         Assert.Equal("A", await TestCluster.ReadNodeAsync(store));
         Assert.Equal(5, (await store.GetTopologyAsync()).Etag);
@@ -278,6 +348,30 @@ public sealed class FailoverServerTests
         Assert.Equal(["B"], await cluster.HoldersOfAsync("users/bulk"));
     }
 
+    [Fact]
+    public async Task ABulkInsertThatCannotReachItsNodeMarksItFailed()
+    {
+        await using var cluster = await TestCluster.StartAsync("A", "B");
+        using var store = cluster.NewStore();
+        Assert.Equal("A", await TestCluster.ReadNodeAsync(store));
+        await cluster["A"].StopAsync();
+
+        await Assert.ThrowsAsync<ServerUnavailableException>(async () =>
+        {
+            await using var insert = store.BulkInsert();
+            await insert.StoreAsync(new User { Name = "lost" }, "users/lost");
+        });
+
+        // No request failed over yet: only the insert can have told the store that A is down.
+        Assert.Equal("B", (await store.GetPreferredNodeAsync()).ClusterTag);
+        await using (var insert = store.BulkInsert())
+        {
+            await insert.StoreAsync(new User { Name = "bulk" }, "users/bulk");
+        }
+
+        Assert.Equal(["B"], await cluster.HoldersOfAsync("users/bulk"));
+    }
+
     private static async Task<List<string>> ReadFromSessionsAsync(DocumentStore store, int sessions)
     {
         var served = new List<string>();
@@ -294,6 +388,11 @@ public sealed class FailoverServerTests
         using var session = store.OpenAsyncSession();
         await session.StoreAsync(new User { Name = id }, id);
         await session.SaveChangesAsync();
+    }
+
+    private sealed class ForwardOnlyStream(byte[] data) : MemoryStream(data)
+    {
+        public override bool CanSeek => false;
     }
 
     private static int ClosedPort()

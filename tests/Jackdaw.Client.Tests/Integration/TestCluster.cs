@@ -25,6 +25,12 @@ public sealed class TestCluster : IAsyncDisposable
 
     public long Etag { get; set; } = 1;
 
+    /// <summary>
+    /// The URL a node names itself by in the topology, where it is not its proxy's: a server behind
+    /// a proxy names itself by the scheme and host its requests arrive with.
+    /// </summary>
+    public Dictionary<string, string> AdvertisedUrls { get; } = new(StringComparer.Ordinal);
+
     /// <summary>The database's client configuration the nodes give, with its etag (0 and none at first).</summary>
     public (long Etag, string Json) ClientConfiguration { get; set; } = (0, """{"Etag":0,"Configuration":null}""");
 
@@ -102,10 +108,17 @@ public sealed class TestCluster : IAsyncDisposable
         return holders;
     }
 
+    /// <summary>Deletes the database on node <paramref name="tag"/>'s server: it answers 503 with <c>Database-Missing</c>.</summary>
+    public async Task DeleteDatabaseOnAsync(string tag)
+    {
+        using var direct = DirectStore(ServerUrl(tag));
+        await direct.Maintenance.DeleteDatabaseAsync(Database);
+    }
+
     private string TopologyJson() => JsonSerializer.Serialize(new
     {
         Etag,
-        Nodes = Order.Select(tag => new { _nodes[tag].Url, ClusterTag = tag, Database, ServerRole = "Member" }),
+        Nodes = Order.Select(tag => new { Url = AdvertisedUrls.GetValueOrDefault(tag, _nodes[tag].Url), ClusterTag = tag, Database, ServerRole = "Member" }),
     });
 
     private static DocumentStore DirectStore(string url)
