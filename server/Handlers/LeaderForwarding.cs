@@ -1,0 +1,70 @@
+using Jackdaw.Server.Errors;
+using Jackdaw.Server.Hosting;
+using Jackdaw.Server.Wire;
+
+namespace Jackdaw.Server.Handlers;
+
+/// <summary>
+/// A change of the cluster's state that reaches a member that does not lead is passed on to the
+/// leader as it came (method, path, query, body) and the leader's answer is given back, as RavenDB
+/// does for its Raft commands. Not on a secured server (this node holds no client certificate to
+/// speak for the caller): there, and when no leader is known, the answer is a 503 that names the
+/// leader. A request passed on once is never passed on again (the header below), so two nodes that
+/// each think the other leads cannot bounce it.
+/// </summary>
+internal static class LeaderForwarding
+{
+    private const string ForwardedHeader = "Jackdaw-Forwarded-By";
+
+    private static readonly HttpClient Http = new() { Timeout = TimeSpan.FromSeconds(60) };
+
+    /// <summary>The id RavenDB's clients send with a Raft command (<c>raft-request-id</c>), or a new one.</summary>
+    public static string CommandId(RequestContext context) =>
+        new UrlQuery(context.Request.QueryString.Value).GetString("raft-request-id") is { Length: > 0 } id
+            ? id
+            : Cluster.ClusterCommand.NewId();
+
+    /// <summary>True (and the request answered by the leader) when this member does not lead; false when it is for this node to do.</summary>
+    public static async ValueTask<bool> ForwardedAsync(RequestContext context)
+    {
+        var cluster = context.Server.Cluster;
+        if (!cluster.IsClustered || cluster.IsLeader)
+        {
+            return false;
+        }
+        if (context.Server.Security is not null || context.Request.Headers.ContainsKey(ForwardedHeader) || context.IsInnerRequest
+            || cluster.Leader is not var (_, leaderUrl))
+        {
+            throw cluster.NotLeader();
+        }
+        using var request = new HttpRequestMessage(new HttpMethod(context.Request.Method), leaderUrl + context.Request.Path + context.Request.QueryString);
+        request.Headers.Add(ForwardedHeader, cluster.NodeTag);
+        if (context.Request.ContentLength is > 0 || context.Request.Headers.TransferEncoding.Count > 0)
+        {
+            request.Content = new StreamContent(context.Request.Body);
+            if (context.Request.ContentType is { } type)
+            {
+                request.Content.Headers.TryAddWithoutValidation("Content-Type", type);
+            }
+        }
+        HttpResponseMessage response;
+        try
+        {
+            response = await Http.SendAsync(request, HttpCompletionOption.ResponseHeadersRead, context.RequestAborted).ConfigureAwait(false);
+        }
+        catch (HttpRequestException e)
+        {
+            throw new NotLeaderException($"Node {cluster.NodeTag} does not lead the cluster, and the leader at {leaderUrl} did not answer ({e.Message}); retry shortly.");
+        }
+        using (response)
+        {
+            context.Response.StatusCode = (int)response.StatusCode;
+            if (response.Content.Headers.ContentType is { } contentType)
+            {
+                context.Response.ContentType = contentType.ToString();
+            }
+            await response.Content.CopyToAsync(context.Response.Body, context.RequestAborted).ConfigureAwait(false);
+        }
+        return true;
+    }
+}
