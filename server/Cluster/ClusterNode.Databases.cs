@@ -70,6 +70,10 @@ public sealed partial class ClusterNode
     public async Task<(ClusterDatabaseRecord Record, long Index)> AddDatabaseNodeAsync(string name, string? tag, string commandId, CancellationToken token)
     {
         var state = State;
+        if (tag is not null && !state.Members.ContainsKey(tag))
+        {
+            throw new ClusterException($"Node '{tag}' is not a member of the cluster; the members are {string.Join(", ", state.Members.Keys)}.");
+        }
         if (!state.Databases.TryGetValue(name, out var record))
         {
             throw new DatabaseDoesNotExistException(name);
@@ -78,10 +82,6 @@ public sealed partial class ClusterNode
         {
             tag = state.Members.Keys.FirstOrDefault(t => !record.Nodes.Contains(t))
                 ?? throw new ClusterException($"Database '{name}' is already on every node of the cluster ({string.Join(", ", record.Nodes)}).");
-        }
-        else if (!state.Members.ContainsKey(tag))
-        {
-            throw new ClusterException($"Node '{tag}' is not a member of the cluster; the members are {string.Join(", ", state.Members.Keys)}.");
         }
         else if (record.Nodes.Contains(tag) && !state.WasApplied(commandId))
         {
