@@ -27,7 +27,7 @@ public sealed partial class ClusterNode
         }
         if (IsPassive)
         {
-            throw new ClusterException($"This node waits to be added to a cluster itself; add nodes on a member of the cluster.");
+            throw new NotLeaderException("This node waits to be added to a cluster (Cluster:Passive) and leads none: add nodes on a member of the cluster.");
         }
         if (Url is null)
         {

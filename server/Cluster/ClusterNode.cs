@@ -37,13 +37,13 @@ public sealed partial class ClusterNode : IAsyncDisposable
     private readonly CancellationTokenSource _stopping = new();
     private RaftHost? _raft;
     private volatile NodeIdentity? _identity;
-    private readonly string _loneTag;
+    private readonly Func<string> _loneTag;
     private Task _joining = Task.CompletedTask;
 
     /// <param name="folder"><c>System/Cluster</c> under the data folder.</param>
     /// <param name="databases">The local databases (created on first use by the server).</param>
-    /// <param name="loneTag">The tag of a server that never joined a cluster (<see cref="DocumentDatabaseOptions.NodeTag"/> as configured, A by default).</param>
-    public ClusterNode(ClusterOptions options, string folder, string loneTag, ILoggerFactory loggerFactory, Func<DatabasesLandlord> databases)
+    /// <param name="loneTag">The tag of a server that never joined a cluster (<see cref="DocumentDatabaseOptions.NodeTag"/> as configured, A by default; read when asked, so that tests may set it after the server is built).</param>
+    public ClusterNode(ClusterOptions options, string folder, Func<string> loneTag, ILoggerFactory loggerFactory, Func<DatabasesLandlord> databases)
     {
         _loneTag = loneTag;
         _options = options;
@@ -58,7 +58,7 @@ public sealed partial class ClusterNode : IAsyncDisposable
     }
 
     /// <summary>This node's tag: from its identity; A for a lone server; <see cref="PassiveTag"/> while it waits to be added.</summary>
-    public string NodeTag => _identity?.Tag ?? (IsPassive ? PassiveTag : _loneTag);
+    public string NodeTag => _identity?.Tag ?? (IsPassive ? PassiveTag : _loneTag());
 
     /// <summary>Where each database's other nodes are sent (replication); none until the server sets it.</summary>
     public IReplicationTopologySink Replication { get; set; } = NoReplicationTopologySink.Instance;

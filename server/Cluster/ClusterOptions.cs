@@ -30,7 +30,7 @@ public sealed record ClusterOptions
     /// </summary>
     public int ElectionTimeoutMs { get; init; } = 1000;
 
-    /// <summary>Applied commands between two snapshots of the state (and log compactions).</summary>
+    /// <summary>Applied commands between two snapshots of the state, after which the log before it is dropped (<c>Cluster:SnapshotEvery</c>, default 64).</summary>
     public int SnapshotEvery { get; init; } = 64;
 
     /// <summary>True when the node starts passive (waiting to be added).</summary>

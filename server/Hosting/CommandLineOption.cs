@@ -57,7 +57,8 @@ internal sealed record CommandLineOption(
             new("--Cluster:", "Cluster:", "VALUE",
                 "The cluster (docs/architecture.md, \"Cluster\"). Keys: Passive=true (a fresh node waits to be\n"
                 + "added with PUT /admin/cluster/node on a member), Join=URL (a fresh node asks the member at URL\n"
-                + "to add it), ElectionTimeoutMs (1000: a silent leader is replaced after about this long).",
+                + "to add it), ElectionTimeoutMs (1000: a silent leader is replaced after about this long),\n"
+                + "SnapshotEvery (64: applied commands between snapshots of the cluster's state).",
                 "a lone node, tag A", "JACKDAW_CLUSTER__JOIN, ...", "http://127.0.0.1:8080", Pattern: "--Cluster:KEY"),
             new("--data-dir", "DataDir", "FOLDER",
                 "The data folder; a relative path is taken from the working directory.",

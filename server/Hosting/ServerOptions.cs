@@ -117,12 +117,14 @@ public sealed class ServerOptions
                 ?? throw new InvalidOperationException($"Cluster:Join '{joinText}' is not a member's URL (absolute http or https, no path); set it with --Cluster:Join http://10.0.0.1:8080.");
         }
         var timeout = PositiveInt(section, "ElectionTimeoutMs", 1000);
+        var snapshotEvery = PositiveInt(section, "SnapshotEvery", 64);
         return new Jackdaw.Server.Cluster.ClusterOptions
         {
             PublicServerUrl = publicServerUrl,
             Passive = passive,
             Join = join,
             ElectionTimeoutMs = timeout,
+            SnapshotEvery = snapshotEvery,
         };
     }
 

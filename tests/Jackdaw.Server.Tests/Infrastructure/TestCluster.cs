@@ -24,13 +24,14 @@ public sealed class TestCluster : IAsyncDisposable
     public static readonly TimeSpan Timeout = TimeSpan.FromSeconds(60);
 
     /// <summary>Starts <paramref name="count"/> nodes; formed into one cluster unless <paramref name="form"/> is false (node 0 lone, the rest passive).</summary>
-    public static async Task<TestCluster> StartAsync(int count, bool form = true)
+    /// <param name="arguments">More options for every node (<c>--Cluster:SnapshotEvery=3</c>).</param>
+    public static async Task<TestCluster> StartAsync(int count, bool form = true, params string[] arguments)
     {
         var cluster = new TestCluster();
         try
         {
             var starts = Enumerable.Range(0, count)
-                .Select(i => ClusterNodeProcess.StartAsync(Path.Combine(cluster._folder.Path, ((char)('a' + i)).ToString()), i == 0 ? [] : ["--Cluster:Passive=true"]))
+                .Select(i => ClusterNodeProcess.StartAsync(Path.Combine(cluster._folder.Path, ((char)('a' + i)).ToString()), i == 0 ? arguments : [.. arguments, "--Cluster:Passive=true"]))
                 .ToList();
             foreach (var start in starts)
                 cluster.Nodes.Add(await start);
