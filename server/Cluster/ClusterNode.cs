@@ -100,7 +100,10 @@ public sealed partial class ClusterNode : IAsyncDisposable
     }
 
     /// <summary>True when this node leads (a lone server leads itself).</summary>
-    public bool IsLeader => _raft is { } raft ? !raft.Cluster.LeadershipToken.IsCancellationRequested : !IsPassive;
+    /// <remarks>A node that has just won an election sees itself as <c>Leader</c> a moment before its leadership token is issued: either counts.</remarks>
+    public bool IsLeader => _raft is { } raft
+        ? !raft.Cluster.LeadershipToken.IsCancellationRequested || raft.Cluster.Leader is { IsRemote: false }
+        : !IsPassive;
 
     /// <summary>Whether each other member answered the leader lately (only the leader knows; empty elsewhere).</summary>
     public IReadOnlyDictionary<string, bool> MemberStatus
@@ -148,6 +151,11 @@ public sealed partial class ClusterNode : IAsyncDisposable
             {
                 throw new InvalidOperationException("A passive node needs a URL the others can reach: set PublicServerUrl (--PublicServerUrl http://10.0.0.2:8080) or listen on a fixed port.");
             }
+            // Its databases would carry tag A (ids, change vectors) in a cluster that names it otherwise.
+            if (_databases().Names is { Count: > 0 } names)
+            {
+                throw new InvalidOperationException($"A node joins a cluster fresh, but this data folder holds databases ({string.Join(", ", names)}): start the node with --Cluster:Passive or --Cluster:Join on an empty data folder, or add it without them and move the databases afterwards.");
+            }
             await StartRaftAsync(coldStart: false, token).ConfigureAwait(false);
             if (_options.Join is { } join)
             {
@@ -190,12 +198,26 @@ public sealed partial class ClusterNode : IAsyncDisposable
         {
             throw new ClusterException("This server is not part of a cluster: add a node first (PUT /admin/cluster/node?url=...).");
         }
-        if (raft.Cluster.LeadershipToken.IsCancellationRequested)
-        {
-            throw NotLeader();
-        }
         using var timeout = CancellationTokenSource.CreateLinkedTokenSource(token, _stopping.Token);
         timeout.CancelAfter(TimeSpan.FromSeconds(30));
+        if (raft.Cluster.LeadershipToken.IsCancellationRequested)
+        {
+            if (raft.Cluster.Leader is not { IsRemote: false })
+            {
+                throw NotLeader();
+            }
+            // Elected a moment ago: the leader state (and its token) follows within an election timeout.
+            using var settling = CancellationTokenSource.CreateLinkedTokenSource(timeout.Token);
+            settling.CancelAfter(TimeSpan.FromMilliseconds(_options.ElectionTimeoutMs * 2));
+            try
+            {
+                await raft.Cluster.WaitForLeadershipAsync(settling.Token).ConfigureAwait(false);
+            }
+            catch (OperationCanceledException) when (!token.IsCancellationRequested)
+            {
+                throw NotLeader();
+            }
+        }
         try
         {
             await raft.Cluster.ReplicateAsync(ClusterStateMachine.Serialize(command), context: null, timeout.Token).ConfigureAwait(false);
@@ -224,7 +246,15 @@ public sealed partial class ClusterNode : IAsyncDisposable
     {
         if (_identity is null && Url is not null && after.TagOf(Url) is { } tag)
         {
-            LearnIdentity(new NodeIdentity(tag, Url, Founder: false));
+            try
+            {
+                LearnIdentity(new NodeIdentity(tag, Url, Founder: false));
+            }
+            catch (Exception e) when (e is IOException or UnauthorizedAccessException or InvalidOperationException)
+            {
+                // Not thrown into DotNext's applier: the node stays passive (tag ?), and says why.
+                LogIdentityFailed(_logger, tag, e);
+            }
         }
         _local.Enqueue(before, after);
     }
@@ -253,6 +283,9 @@ public sealed partial class ClusterNode : IAsyncDisposable
 
     [LoggerMessage(EventId = 700, Level = LogLevel.Information, Message = "This node is {Tag} of its cluster, at {Url}")]
     private static partial void LogIdentity(ILogger logger, string tag, string url);
+
+    [LoggerMessage(EventId = 705, Level = LogLevel.Error, Message = "This node was added to its cluster as {Tag} but could not take that identity; it stays passive")]
+    private static partial void LogIdentityFailed(ILogger logger, string tag, Exception exception);
 
     [LoggerMessage(EventId = 701, Level = LogLevel.Warning, Message = "This node keeps the URL it was added with, {Url}; PublicServerUrl {Configured} is ignored (remove the node and add it again to change it)")]
     private static partial void LogUrlKept(ILogger logger, string url, string configured);

@@ -73,7 +73,9 @@ public sealed class DatabasesHandler(ServerContext server) : HandlerBase(server)
     [Access(RouteAccess.Operator)]
     public async ValueTask Create(RequestContext context)
     {
-        if (await LeaderForwarding.ForwardedAsync(context).ConfigureAwait(false))
+        // Passed on to the leader, the answer waits for this node too: a client that created the
+        // database through it uses it next.
+        if (await LeaderForwarding.ForwardedAsync(context, WaitForCreatedAsync).ConfigureAwait(false))
             return;
         var (queryName, factorText) = CreateQuery(context);
         using var body = await ReadBodyAsync(context).ConfigureAwait(false);
@@ -158,6 +160,31 @@ public sealed class DatabasesHandler(ServerContext server) : HandlerBase(server)
         var deadline = DateTime.UtcNow + TimeSpan.FromSeconds(30);
         while (!Server.Databases.Names.Contains(name, StringComparer.OrdinalIgnoreCase) && DateTime.UtcNow < deadline)
             await Task.Delay(10, token).ConfigureAwait(false);
+    }
+
+    /// <summary>After the leader created a database: waits (up to 30 s) until this node applied its record, and made its copy when the record names it.</summary>
+    private async ValueTask WaitForCreatedAsync(int status, byte[] answer, CancellationToken token)
+    {
+        if (status != StatusCodes.Status201Created)
+            return;
+        string? name;
+        try
+        {
+            using var json = System.Text.Json.JsonDocument.Parse(answer);
+            name = StringProperty(json.RootElement, "Name");
+        }
+        catch (System.Text.Json.JsonException)
+        {
+            return;
+        }
+        if (name is null)
+            return;
+        var cluster = Server.Cluster;
+        var deadline = DateTime.UtcNow + TimeSpan.FromSeconds(30);
+        while (!cluster.State.Databases.ContainsKey(name) && DateTime.UtcNow < deadline)
+            await Task.Delay(10, token).ConfigureAwait(false);
+        if (cluster.State.Databases.TryGetValue(name, out var record) && record.Nodes.Contains(cluster.NodeTag))
+            await WaitForLocalAsync(name, token).ConfigureAwait(false);
     }
 
     private static (string? Name, string? ReplicationFactor) CreateQuery(RequestContext context)

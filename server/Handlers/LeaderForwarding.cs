@@ -25,7 +25,8 @@ internal static class LeaderForwarding
             : Cluster.ClusterCommand.NewId();
 
     /// <summary>True (and the request answered by the leader) when this member does not lead; false when it is for this node to do.</summary>
-    public static async ValueTask<bool> ForwardedAsync(RequestContext context)
+    /// <param name="beforeAnswering">Runs with the leader's status and body before they are given back (a create waits for this node's copy).</param>
+    public static async ValueTask<bool> ForwardedAsync(RequestContext context, Func<int, byte[], CancellationToken, ValueTask>? beforeAnswering = null)
     {
         var cluster = context.Server.Cluster;
         if (!cluster.IsClustered || cluster.IsLeader)
@@ -58,12 +59,18 @@ internal static class LeaderForwarding
         }
         using (response)
         {
+            // Answers of cluster changes are small: read whole, so that the hook can look at them.
+            var body = await response.Content.ReadAsByteArrayAsync(context.RequestAborted).ConfigureAwait(false);
+            if (beforeAnswering is not null)
+            {
+                await beforeAnswering((int)response.StatusCode, body, context.RequestAborted).ConfigureAwait(false);
+            }
             context.Response.StatusCode = (int)response.StatusCode;
             if (response.Content.Headers.ContentType is { } contentType)
             {
                 context.Response.ContentType = contentType.ToString();
             }
-            await response.Content.CopyToAsync(context.Response.Body, context.RequestAborted).ConfigureAwait(false);
+            await context.Response.Body.WriteAsync(body, context.RequestAborted).ConfigureAwait(false);
         }
         return true;
     }

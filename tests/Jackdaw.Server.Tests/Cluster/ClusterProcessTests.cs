@@ -95,6 +95,25 @@ public sealed class ClusterProcessTests
     }
 
     [Fact]
+    public async Task APausedLeaderIsReplacedAndFollowsTheNewOneWhenItResumes()
+    {
+        await using var cluster = await TestCluster.StartAsync(3);
+        var leader = await cluster.WaitForLeaderAsync();
+        leader.Pause();
+        var newLeader = await cluster.WaitForLeaderAsync(not: leader);
+        await JsonAsync(await cluster.Http.PutAsync($"{newLeader.Url}/admin/databases?name=WhilePaused&replicationFactor=2", null));
+
+        leader.Resume();
+        // All three agree on one leader again, and the resumed node has the record it missed.
+        await cluster.WaitForLeaderAsync();
+        await Poll.UntilAsync(async () =>
+        {
+            using var answer = await cluster.Http.GetAsync($"{leader.Url}/topology?name=WhilePaused");
+            return answer.IsSuccessStatusCode;
+        }, TestCluster.Timeout, "the resumed node to know the record made while it was paused");
+    }
+
+    [Fact]
     public async Task ARestartedNodeRemembersItsClusterItsTagAndWhatItMissed()
     {
         // Snapshots every 3 commands: the restarted node reads one and replays the log after it,

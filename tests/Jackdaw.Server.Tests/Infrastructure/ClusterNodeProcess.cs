@@ -25,6 +25,9 @@ public sealed class ClusterNodeProcess : IDisposable
 
     public bool IsRunning => _process is { HasExited: false };
 
+    /// <summary>True between <see cref="Pause"/> and <see cref="Resume"/>: running, answering nothing.</summary>
+    public bool IsPaused { get; private set; }
+
     /// <summary>What the current process printed (for a failing test's message).</summary>
     public string Output => _process?.Output ?? "";
 
@@ -55,9 +58,17 @@ public sealed class ClusterNodeProcess : IDisposable
         _process = null;
     }
 
-    public void Pause() => _process!.Pause();
+    public void Pause()
+    {
+        _process!.Pause();
+        IsPaused = true;
+    }
 
-    public void Resume() => _process!.Resume();
+    public void Resume()
+    {
+        _process!.Resume();
+        IsPaused = false;
+    }
 
     /// <summary>Starts the node again on its folder and port (after <see cref="Kill"/>).</summary>
     public Task RestartAsync()

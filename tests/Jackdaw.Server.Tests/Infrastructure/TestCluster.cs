@@ -61,7 +61,7 @@ public sealed class TestCluster : IAsyncDisposable
     /// <summary>The node's <c>/cluster/topology</c>, or null when it does not answer.</summary>
     public async Task<JsonElement?> TopologyAsync(ClusterNodeProcess node)
     {
-        if (!node.IsRunning)
+        if (!node.IsRunning || node.IsPaused)
             return null;
         try
         {
@@ -74,14 +74,14 @@ public sealed class TestCluster : IAsyncDisposable
         }
     }
 
-    /// <summary>The node that leads, as every running node agrees; waits for one.</summary>
+    /// <summary>The node that leads, as every running node that is not paused agrees; waits for one.</summary>
     public async Task<ClusterNodeProcess> WaitForLeaderAsync(ClusterNodeProcess? not = null)
     {
         ClusterNodeProcess? leader = null;
         await Poll.UntilAsync(async () =>
         {
             var tags = new HashSet<string?>();
-            foreach (var node in Nodes.Where(n => n.IsRunning))
+            foreach (var node in Nodes.Where(n => n.IsRunning && !n.IsPaused))
             {
                 var topology = await TopologyAsync(node);
                 if (topology is not { } t || t.GetProperty("Leader").ValueKind != JsonValueKind.String)
@@ -91,7 +91,7 @@ public sealed class TestCluster : IAsyncDisposable
             if (tags.Count != 1)
                 return false;
             leader = NodeByTag(tags.Single()!);
-            return leader is not null && leader != not && leader.IsRunning;
+            return leader is not null && leader != not && leader.IsRunning && !leader.IsPaused;
         }, Timeout, "one leader all running nodes agree on");
         return leader!;
     }
