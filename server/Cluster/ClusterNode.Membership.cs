@@ -9,6 +9,8 @@ public sealed partial class ClusterNode
 {
     private static readonly HttpClient Http = new() { Timeout = TimeSpan.FromSeconds(10) };
 
+    private readonly SemaphoreSlim _membership = new(1, 1);
+
     /// <summary>
     /// Adds the node at <paramref name="url"/> with <paramref name="tag"/> (or the next free letter):
     /// RavenDB's <c>PUT /admin/cluster/node?url=&amp;tag=</c>, on the leader. A lone server founds a
@@ -45,6 +47,21 @@ public sealed partial class ClusterNode
         {
             throw NotLeader();
         }
+        // One membership change at a time (DotNext refuses concurrent ones, and two nodes added at
+        // once would be offered the same free tag).
+        await _membership.WaitAsync(token).ConfigureAwait(false);
+        try
+        {
+            return await AddNodeLockedAsync(normalized, tag, commandId, token).ConfigureAwait(false);
+        }
+        finally
+        {
+            _membership.Release();
+        }
+    }
+
+    private async Task<string> AddNodeLockedAsync(string normalized, string? tag, string commandId, CancellationToken token)
+    {
         var state = State;
         if (state.TagOf(normalized) is { } existing)
         {
@@ -106,6 +123,19 @@ public sealed partial class ClusterNode
         {
             throw new ClusterException($"Node {tag} leads the cluster and cannot remove itself: step down first (POST /admin/cluster/reelect), then remove it on the new leader.");
         }
+        await _membership.WaitAsync(token).ConfigureAwait(false);
+        try
+        {
+            await RemoveNodeLockedAsync(tag, url, commandId, token).ConfigureAwait(false);
+        }
+        finally
+        {
+            _membership.Release();
+        }
+    }
+
+    private async Task RemoveNodeLockedAsync(string tag, string url, string commandId, CancellationToken token)
+    {
         await ExecuteAsync(new ClusterCommand(commandId, ClusterCommandKind.RemoveMember) { Tag = tag }, token).ConfigureAwait(false);
         using var timeout = CancellationTokenSource.CreateLinkedTokenSource(token, _stopping.Token);
         timeout.CancelAfter(TimeSpan.FromSeconds(30));

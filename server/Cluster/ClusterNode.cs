@@ -279,6 +279,7 @@ public sealed partial class ClusterNode : IAsyncDisposable
         await _stateMachine.DisposeAsync().ConfigureAwait(false);
         _stopping.Dispose();
         _lifecycle.Dispose();
+        _membership.Dispose();
     }
 
     [LoggerMessage(EventId = 700, Level = LogLevel.Information, Message = "This node is {Tag} of its cluster, at {Url}")]

@@ -79,6 +79,17 @@ public sealed class ClusterState
         switch (command.Kind)
         {
             case ClusterCommandKind.PutMember when command.Tag is { } tag && command.Url is { } url:
+                // Two nodes added at once must not end up with one tag: the first committed wins.
+                if (members.TryGetValue(tag, out var taken) && !ClusterUrls.Same(taken, url))
+                {
+                    refused = $"Tag {tag} is already taken by the member at {taken}.";
+                    break;
+                }
+                if (TagOf(url) is { } other && other != tag)
+                {
+                    refused = $"The node at {url} is already a member, as {other}.";
+                    break;
+                }
                 members = members.SetItem(tag, url);
                 // A URL that changed is a topology change of every database on that node.
                 databases = Touch(databases, d => d.Nodes.Contains(tag), index);

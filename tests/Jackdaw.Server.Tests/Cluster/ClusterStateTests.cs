@@ -30,6 +30,17 @@ public sealed class ClusterStateTests
     }
 
     [Fact]
+    public void ATagOrAUrlIsNeverGivenToTwoMembers()
+    {
+        var state = ThreeMembers();
+        var (same, refused) = state.Apply(new ClusterCommand("x1", ClusterCommandKind.PutMember) { Tag = "B", Url = "http://127.0.0.1:9" }, 4);
+        Assert.Equal("Tag B is already taken by the member at http://127.0.0.1:2.", refused);
+        Assert.Equal("http://127.0.0.1:2", same.Members["B"]);
+        (_, refused) = state.Apply(new ClusterCommand("x2", ClusterCommandKind.PutMember) { Tag = "D", Url = "http://127.0.0.1:2" }, 5);
+        Assert.Equal("The node at http://127.0.0.1:2 is already a member, as B.", refused);
+    }
+
+    [Fact]
     public void RemovingAMemberTakesItOffEveryDatabaseAndChangesTheirTopologyEtag()
     {
         var state = Apply(ThreeMembers(), 4, new ClusterCommand("db", ClusterCommandKind.PutDatabase) { Database = "Orders", Nodes = ["A", "B", "C"] });

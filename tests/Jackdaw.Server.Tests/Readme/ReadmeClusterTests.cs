@@ -44,11 +44,18 @@ public sealed class ReadmeClusterTests
             using var http = new HttpClient();
             var first = $"http://127.0.0.1:{ports["8080"]}";
             JsonElement topology = default;
-            await Poll.UntilAsync(async () =>
+            try
             {
-                topology = await http.GetFromJsonAsync<JsonElement>($"{first}/cluster/topology");
-                return topology.GetProperty("Topology").GetProperty("Members").EnumerateObject().Count() == 3;
-            }, TimeSpan.FromSeconds(90), "three members");
+                await Poll.UntilAsync(async () =>
+                {
+                    topology = await http.GetFromJsonAsync<JsonElement>($"{first}/cluster/topology");
+                    return topology.GetProperty("Topology").GetProperty("Members").EnumerateObject().Count() == 3;
+                }, TimeSpan.FromSeconds(90), "three members");
+            }
+            catch (TimeoutException e)
+            {
+                throw new TimeoutException($"{e.Message} Last topology: {topology}\n\n{string.Join("\n\n", nodes.Select(n => n.Output))}", e);
+            }
             Assert.Equal("A", topology.GetProperty("NodeTag").GetString());
             Assert.Equal(first, topology.GetProperty("Topology").GetProperty("Members").GetProperty("A").GetString());
             Assert.Equal("A", topology.GetProperty("Leader").GetString());
