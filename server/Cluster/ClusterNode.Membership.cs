@@ -7,8 +7,6 @@ namespace Jackdaw.Server.Cluster;
 /// <summary>Members: adding and removing nodes, founding a cluster, joining one, stepping down.</summary>
 public sealed partial class ClusterNode
 {
-    private static readonly HttpClient Http = new() { Timeout = TimeSpan.FromSeconds(10) };
-
     private readonly SemaphoreSlim _membership = new(1, 1);
 
     /// <summary>
@@ -204,12 +202,12 @@ public sealed partial class ClusterNode
     }
 
     /// <summary>Refuses a node that is not waiting to be added (a lone server, or a member of a cluster).</summary>
-    private static async Task CheckPassiveAsync(string url, CancellationToken token)
+    private async Task CheckPassiveAsync(string url, CancellationToken token)
     {
         JsonElement topology;
         try
         {
-            topology = await Http.GetFromJsonAsync<JsonElement>(url + "/cluster/topology", token).ConfigureAwait(false);
+            topology = await _client.GetFromJsonAsync<JsonElement>(url + "/cluster/topology", token).ConfigureAwait(false);
         }
         catch (Exception e) when (e is HttpRequestException or TaskCanceledException or JsonException or NotSupportedException)
         {
@@ -230,7 +228,7 @@ public sealed partial class ClusterNode
         {
             try
             {
-                using var response = await Http.PutAsync(target, content: null, token).ConfigureAwait(false);
+                using var response = await _client.PutAsync(target, content: null, token).ConfigureAwait(false);
                 if (!response.IsSuccessStatusCode)
                 {
                     LogJoinRefused(_logger, join, (int)response.StatusCode, await response.Content.ReadAsStringAsync(token).ConfigureAwait(false));

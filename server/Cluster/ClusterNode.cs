@@ -38,13 +38,19 @@ public sealed partial class ClusterNode : IAsyncDisposable
     private RaftHost? _raft;
     private volatile NodeIdentity? _identity;
     private readonly Func<string> _loneTag;
+    private readonly ClusterHttp _http;
+    private readonly HttpClient _client;
     private Task _joining = Task.CompletedTask;
 
     /// <param name="folder"><c>System/Cluster</c> under the data folder.</param>
     /// <param name="databases">The local databases (created on first use by the server).</param>
     /// <param name="loneTag">The tag of a server that never joined a cluster (<see cref="DocumentDatabaseOptions.NodeTag"/> as configured, A by default; read when asked, so that tests may set it after the server is built).</param>
-    public ClusterNode(ClusterOptions options, string folder, Func<string> loneTag, ILoggerFactory loggerFactory, Func<DatabasesLandlord> databases)
+    /// <param name="certificate">The server's current certificate, presented to the other nodes; null on an unsecured server.</param>
+    public ClusterNode(ClusterOptions options, string folder, Func<string> loneTag, ILoggerFactory loggerFactory, Func<DatabasesLandlord> databases, Func<System.Security.Cryptography.X509Certificates.X509Certificate2?> certificate)
     {
+        _http = new ClusterHttp(certificate, TimeSpan.FromMilliseconds(options.ElectionTimeoutMs));
+        _client = _http.CreateClient(TimeSpan.FromSeconds(10));
+        LeaderClient = _http.CreateClient(TimeSpan.FromSeconds(60));
         _loneTag = loneTag;
         _options = options;
         _folder = folder;
@@ -68,6 +74,12 @@ public sealed partial class ClusterNode : IAsyncDisposable
 
     /// <summary>True once the node is part of a cluster (Raft runs and it has its identity).</summary>
     public bool IsClustered => _identity is not null && _raft is not null;
+
+    /// <summary>
+    /// A client for requests passed on to the leader: on a secured server it presents this server's
+    /// certificate, so only requests this node already authorized for their route may use it.
+    /// </summary>
+    public HttpClient LeaderClient { get; }
 
     /// <summary>This node's URL as the others reach it (known once the server listens).</summary>
     public string? Url { get; private set; }
@@ -166,7 +178,7 @@ public sealed partial class ClusterNode : IAsyncDisposable
 
     private async Task StartRaftAsync(bool coldStart, CancellationToken token)
     {
-        _raft = await RaftHost.StartAsync(_folder, Url!, coldStart, _options, _stateMachine, _loggerFactory, token).ConfigureAwait(false);
+        _raft = await RaftHost.StartAsync(_folder, Url!, coldStart, _options, _stateMachine, _http, _loggerFactory, token).ConfigureAwait(false);
         _local.Start(State);
     }
 
@@ -280,6 +292,8 @@ public sealed partial class ClusterNode : IAsyncDisposable
         _stopping.Dispose();
         _lifecycle.Dispose();
         _membership.Dispose();
+        _client.Dispose();
+        LeaderClient.Dispose();
     }
 
     [LoggerMessage(EventId = 700, Level = LogLevel.Information, Message = "This node is {Tag} of its cluster, at {Url}")]

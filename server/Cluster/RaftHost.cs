@@ -49,10 +49,12 @@ internal sealed class RaftHost : IAsyncDisposable
     /// <param name="folder"><c>System/Cluster</c>: the log, the membership file, the snapshots.</param>
     /// <param name="self">This node's URL as the others reach it.</param>
     /// <param name="coldStart">True for the first node of a new cluster: it is its only member and leads at once.</param>
+    /// <param name="http">The client side of the transport (this node's certificate on a secured server).</param>
     public static async Task<RaftHost> StartAsync(
-        string folder, string self, bool coldStart, ClusterOptions options, ClusterStateMachine stateMachine, ILoggerFactory loggerFactory, CancellationToken token)
+        string folder, string self, bool coldStart, ClusterOptions options, ClusterStateMachine stateMachine, ClusterHttp http, ILoggerFactory loggerFactory, CancellationToken token)
     {
         var services = new ServiceCollection();
+        services.AddSingleton<IHttpMessageHandlerFactory>(http);
         services.AddSingleton(loggerFactory);
         services.AddSingleton(typeof(ILogger<>), typeof(Logger<>));
         services.AddOptions();

@@ -7,16 +7,15 @@ namespace Jackdaw.Server.Handlers;
 /// <summary>
 /// A change of the cluster's state that reaches a member that does not lead is passed on to the
 /// leader as it came (method, path, query, body) and the leader's answer is given back, as RavenDB
-/// does for its Raft commands. Not on a secured server (this node holds no client certificate to
-/// speak for the caller): there, and when no leader is known, the answer is a 503 that names the
-/// leader. A request passed on once is never passed on again (the header below), so two nodes that
-/// each think the other leads cannot bounce it.
+/// does for its Raft commands. On a secured server this node authorized the caller for the route
+/// already, and passes the request on with its own certificate (<see cref="Cluster.ClusterNode.LeaderClient"/>).
+/// When no leader is known, or it does not answer, the answer is a 503 that names the leader. A
+/// request passed on once is never passed on again (the header below), so two nodes that each think
+/// the other leads cannot bounce it.
 /// </summary>
 internal static class LeaderForwarding
 {
     private const string ForwardedHeader = "Jackdaw-Forwarded-By";
-
-    private static readonly HttpClient Http = new() { Timeout = TimeSpan.FromSeconds(60) };
 
     /// <summary>The id RavenDB's clients send with a Raft command (<c>raft-request-id</c>), or a new one.</summary>
     public static string CommandId(RequestContext context) =>
@@ -33,7 +32,7 @@ internal static class LeaderForwarding
         {
             return false;
         }
-        if (context.Server.Security is not null || context.Request.Headers.ContainsKey(ForwardedHeader) || context.IsInnerRequest
+        if (context.Request.Headers.ContainsKey(ForwardedHeader) || context.IsInnerRequest
             || cluster.Leader is not var (_, leaderUrl))
         {
             throw cluster.NotLeader();
@@ -51,7 +50,7 @@ internal static class LeaderForwarding
         HttpResponseMessage response;
         try
         {
-            response = await Http.SendAsync(request, HttpCompletionOption.ResponseHeadersRead, context.RequestAborted).ConfigureAwait(false);
+            response = await cluster.LeaderClient.SendAsync(request, HttpCompletionOption.ResponseHeadersRead, context.RequestAborted).ConfigureAwait(false);
         }
         catch (HttpRequestException e)
         {

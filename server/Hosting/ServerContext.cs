@@ -16,7 +16,7 @@ public sealed class ServerContext : IAsyncDisposable
         Security = security;
         Metrics = new(options.Metrics, options.DataDir, security, BuildInfo.FromAssembly(typeof(ServerContext).Assembly).Version);
         // Read before any database opens: a member's databases carry its tag (ids, change vectors).
-        Cluster = new Cluster.ClusterNode(options.Cluster, Path.Combine(options.DataDir, "System", "Cluster"), () => Options.Database.NodeTag, loggerFactory, () => Databases);
+        Cluster = new Cluster.ClusterNode(options.Cluster, Path.Combine(options.DataDir, "System", "Cluster"), () => Options.Database.NodeTag, loggerFactory, () => Databases, () => security?.Certificate.Current);
     }
 
     public ServerOptions Options { get; }
