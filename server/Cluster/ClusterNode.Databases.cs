@@ -118,4 +118,38 @@ public sealed partial class ClusterNode
         }
         return await ExecuteAsync(new ClusterCommand(commandId, ClusterCommandKind.DeleteDatabase) { Database = name, Nodes = fromNodes }, token).ConfigureAwait(false);
     }
+
+    /// <summary>
+    /// Records a database made on this node outside the cluster's commands (a restore) as held by
+    /// this node alone, so that clients find it (<c>/topology</c>) and the cluster knows the name.
+    /// On a member that does not lead, asked of the leader (<c>PUT /admin/databases</c> with
+    /// <c>Topology.Members</c> this node). Nothing on a lone server.
+    /// </summary>
+    public async Task RecordLocalDatabaseAsync(string name, CancellationToken token)
+    {
+        if (!IsClustered)
+        {
+            return;
+        }
+        if (IsLeader)
+        {
+            await CreateDatabaseAsync(name, 1, [NodeTag], null, ClusterCommand.NewId(), token).ConfigureAwait(false);
+            return;
+        }
+        if (Leader is not var (_, leaderUrl))
+        {
+            throw NotLeader();
+        }
+        var body = System.Text.Json.JsonSerializer.Serialize(new Dictionary<string, object>
+        {
+            ["DatabaseName"] = name,
+            ["Topology"] = new Dictionary<string, object> { ["Members"] = new[] { NodeTag } },
+        });
+        using var content = new StringContent(body, System.Text.Encoding.UTF8, "application/json");
+        using var response = await LeaderClient.PutAsync($"{leaderUrl}/admin/databases", content, token).ConfigureAwait(false);
+        if (!response.IsSuccessStatusCode)
+        {
+            throw new ClusterException($"The leader at {leaderUrl} did not record database '{name}' on node {NodeTag}: {(int)response.StatusCode} {await response.Content.ReadAsStringAsync(token).ConfigureAwait(false)}");
+        }
+    }
 }

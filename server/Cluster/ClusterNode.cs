@@ -31,7 +31,8 @@ public sealed partial class ClusterNode : IAsyncDisposable
     private readonly ILoggerFactory _loggerFactory;
     private readonly ILogger _logger;
     private readonly Func<DatabasesLandlord> _databases;
-    private readonly ClusterStateMachine _stateMachine;
+    // Made when Raft starts: its snapshots folder is created with it, and a lone server has none.
+    private ClusterStateMachine? _stateMachine;
     private readonly ClusterDatabases _local;
     private readonly SemaphoreSlim _lifecycle = new(1, 1);
     private readonly CancellationTokenSource _stopping = new();
@@ -58,9 +59,7 @@ public sealed partial class ClusterNode : IAsyncDisposable
         _logger = loggerFactory.CreateLogger("Jackdaw.Cluster");
         _databases = databases;
         _identity = NodeIdentity.Load(folder);
-        _stateMachine = new ClusterStateMachine(new DirectoryInfo(Path.Combine(folder, "snapshots")), options.SnapshotEvery);
         _local = new ClusterDatabases(this, databases, _logger);
-        _stateMachine.Changed += OnStateChanged;
     }
 
     /// <summary>This node's tag: from its identity; A for a lone server; <see cref="PassiveTag"/> while it waits to be added.</summary>
@@ -85,7 +84,7 @@ public sealed partial class ClusterNode : IAsyncDisposable
     public string? Url { get; private set; }
 
     /// <summary>The cluster's state as this node last applied it (empty for a lone server).</summary>
-    public ClusterState State => _stateMachine.State;
+    public ClusterState State => _stateMachine?.State ?? ClusterState.Empty;
 
     /// <summary>The Raft log's last committed index (0 for a lone server).</summary>
     public long CommitIndex => _raft?.Cluster.AuditTrail.LastCommittedEntryIndex ?? 0;
@@ -138,8 +137,22 @@ public sealed partial class ClusterNode : IAsyncDisposable
         }
     }
 
-    private static string UrlOf(IClusterMember member) =>
-        ClusterUrls.Normalize(member.EndPoint.ToString()) ?? member.EndPoint.ToString() ?? "";
+    private static string UrlOf(IClusterMember member)
+    {
+        var text = member.EndPoint is Microsoft.AspNetCore.Connections.UriEndPoint uri ? uri.Uri.ToString() : member.EndPoint.ToString() ?? "";
+        return ClusterUrls.Normalize(text) ?? text;
+    }
+
+    /// <summary>The leader, waiting up to <paramref name="timeout"/> for one to be known (an election, or a node just added that has not heard from it yet).</summary>
+    public async Task<(string Tag, string Url)?> WaitForLeaderAsync(TimeSpan timeout, CancellationToken token)
+    {
+        var deadline = DateTime.UtcNow + timeout;
+        while (Leader is null && DateTime.UtcNow < deadline)
+        {
+            await Task.Delay(20, token).ConfigureAwait(false);
+        }
+        return Leader;
+    }
 
     /// <summary>
     /// Starts the node once the server listens: Raft for a member or a passive node (and the join
@@ -178,6 +191,8 @@ public sealed partial class ClusterNode : IAsyncDisposable
 
     private async Task StartRaftAsync(bool coldStart, CancellationToken token)
     {
+        _stateMachine = new ClusterStateMachine(new DirectoryInfo(Path.Combine(_folder, "snapshots")), _options.SnapshotEvery);
+        _stateMachine.Changed += OnStateChanged;
         _raft = await RaftHost.StartAsync(_folder, Url!, coldStart, _options, _stateMachine, _http, _loggerFactory, token).ConfigureAwait(false);
         _local.Start(State);
     }
@@ -242,7 +257,7 @@ public sealed partial class ClusterNode : IAsyncDisposable
         {
             throw new NotLeaderException("The cluster did not commit the change within 30 s: a majority of its nodes may be down. Retry when they are back (GET /cluster/topology shows them).");
         }
-        if (_stateMachine.TryTakeOutcome(command.Id, out var refused) && refused is not null)
+        if (_stateMachine!.TryTakeOutcome(command.Id, out var refused) && refused is not null)
         {
             throw new ClusterException(refused);
         }
@@ -288,7 +303,10 @@ public sealed partial class ClusterNode : IAsyncDisposable
         {
             await raft.DisposeAsync().ConfigureAwait(false);
         }
-        await _stateMachine.DisposeAsync().ConfigureAwait(false);
+        if (_stateMachine is not null)
+        {
+            await _stateMachine.DisposeAsync().ConfigureAwait(false);
+        }
         _stopping.Dispose();
         _lifecycle.Dispose();
         _membership.Dispose();

@@ -33,9 +33,13 @@ internal static class LeaderForwarding
             return false;
         }
         if (context.Request.Headers.ContainsKey(ForwardedHeader) || context.IsInnerRequest
-            || cluster.Leader is not var (_, leaderUrl))
+            || await cluster.WaitForLeaderAsync(TimeSpan.FromSeconds(5), context.RequestAborted).ConfigureAwait(false) is not var (_, leaderUrl))
         {
             throw cluster.NotLeader();
+        }
+        if (cluster.IsLeader)
+        {
+            return false;
         }
         using var request = new HttpRequestMessage(new HttpMethod(context.Request.Method), leaderUrl + context.Request.Path + context.Request.QueryString);
         request.Headers.Add(ForwardedHeader, cluster.NodeTag);

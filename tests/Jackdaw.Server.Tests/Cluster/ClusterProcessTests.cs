@@ -95,6 +95,31 @@ public sealed class ClusterProcessTests
     }
 
     [Fact]
+    public async Task EveryAcknowledgedChangeSurvivesTheWholeClusterKilledAtOnce()
+    {
+        await using var cluster = await TestCluster.StartAsync(3);
+        var leader = await cluster.WaitForLeaderAsync();
+        for (var i = 0; i < 5; i++)
+            await JsonAsync(await cluster.Http.PutAsync($"{leader.Url}/admin/databases?name=Durable{i}&replicationFactor=1", null));
+        // SIGKILL right after the last answer: what was acknowledged is on a majority's disks.
+        foreach (var node in cluster.Nodes)
+            node.Kill();
+        foreach (var node in cluster.Nodes)
+            await node.RestartAsync();
+        var restarted = await cluster.WaitForLeaderAsync();
+        await Poll.UntilAsync(async () =>
+        {
+            for (var i = 0; i < 5; i++)
+            {
+                using var answer = await cluster.Http.GetAsync($"{restarted.Url}/topology?name=Durable{i}");
+                if (!answer.IsSuccessStatusCode)
+                    return false;
+            }
+            return true;
+        }, TestCluster.Timeout, "the five records after the restart");
+    }
+
+    [Fact]
     public async Task APausedLeaderIsReplacedAndFollowsTheNewOneWhenItResumes()
     {
         await using var cluster = await TestCluster.StartAsync(3);

@@ -53,6 +53,25 @@ public sealed class ReplicationTopologySinkTests
     }
 
     [Fact]
+    public async Task ALoneServerThatFoundsAClusterKeepsItsDatabasesAsRecordsOnA()
+    {
+        await using var a = await InProcessServer.StartAsync();
+        using (var created = await a.Client.PutAsync("/admin/databases?name=Old", null))
+            Assert.Equal(HttpStatusCode.Created, created.StatusCode);
+        Assert.False(Directory.Exists(Path.Combine(a.DataDir, "System", "Cluster")));
+        await using var b = await InProcessServer.StartAsync("--Cluster:Passive=true");
+        using (var added = await a.Client.PutAsync($"/admin/cluster/node?url={Uri.EscapeDataString(b.Host.Server.Cluster.Url!)}", null))
+            Assert.Equal(HttpStatusCode.OK, added.StatusCode);
+
+        var record = a.Host.Server.Cluster.State.Databases["Old"];
+        Assert.Equal(new[] { "A" }, record.Nodes);
+        Assert.Equal(new[] { "A", "B" }, a.Host.Server.Cluster.State.Members.Keys);
+        Assert.True(File.Exists(Path.Combine(a.DataDir, "System", "Cluster", "node.json")));
+        using var topology = await a.Client.GetAsync("/topology?name=Old");
+        Assert.Equal(HttpStatusCode.OK, topology.StatusCode);
+    }
+
+    [Fact]
     public async Task APassiveNodeRefusesADataFolderThatHoldsDatabases()
     {
         using var data = new TempFolder("jackdaw-passive");
