@@ -15,7 +15,7 @@ public sealed class DatabasesLandlord : IAsyncDisposable
     private readonly NonBlocking.ConcurrentDictionary<DatabaseNameKey, string> _folders = new(DatabaseNameKey.Comparer);
     private readonly NonBlocking.ConcurrentDictionary<DatabaseNameKey, Lazy<DocumentDatabase>> _open = new(DatabaseNameKey.Comparer);
     private readonly ILoggerFactory _loggerFactory;
-    private readonly DocumentDatabaseOptions _options;
+    private DocumentDatabaseOptions _options;
     private readonly Lock _lifecycle = new();
 
     // Databases being reopened after a storage failure: requests in the gap get a 503.
@@ -46,6 +46,30 @@ public sealed class DatabasesLandlord : IAsyncDisposable
     }
 
     public string Root { get; }
+
+    /// <summary>The node tag databases open with (<see cref="DocumentDatabaseOptions.NodeTag"/>).</summary>
+    public string NodeTag => _options.NodeTag;
+
+    /// <summary>
+    /// Sets the node tag the databases open with: a fresh node learns its tag when it is added to a
+    /// cluster. Refused while a database is open, since its ids and change vectors carry the tag.
+    /// </summary>
+    /// <exception cref="InvalidOperationException">A database is open.</exception>
+    public void SetNodeTag(string tag)
+    {
+        lock (_lifecycle)
+        {
+            if (_options.NodeTag == tag)
+            {
+                return;
+            }
+            if (!_open.IsEmpty)
+            {
+                throw new InvalidOperationException($"This node's tag cannot change from {_options.NodeTag} to {tag} while it holds open databases ({string.Join(", ", Names)}): a node joins a cluster fresh.");
+            }
+            _options = _options with { NodeTag = tag };
+        }
+    }
 
     /// <summary>The names of all databases, in ordinal order ignoring case.</summary>
     public IReadOnlyList<string> Names => _folders.Keys.Select(k => k.Name.ToString()).Order(StringComparer.OrdinalIgnoreCase).ToList();

@@ -39,7 +39,7 @@ public sealed class RestoreHandler(ServerContext server) : HandlerBase(server)
                 throw new BadRequestException("DatabaseName is required: the name of the new database to restore into.");
             if (DatabaseNames.Validate(name) is { } invalid)
                 throw new BadRequestException("DatabaseName: " + invalid);
-            if (Server.Databases.Names.Contains(name, StringComparer.OrdinalIgnoreCase))
+            if (Server.Databases.Names.Contains(name, StringComparer.OrdinalIgnoreCase) || Server.Cluster.State.Databases.ContainsKey(name))
                 throw new DatabaseAlreadyExistsException(name);
             var location = CheckedLocation(String(root, "BackupLocation"), "BackupLocation");
             request = new RestoreRequest
@@ -51,8 +51,15 @@ public sealed class RestoreHandler(ServerContext server) : HandlerBase(server)
         }
         var run = new BackupRun();
         var landlord = Server.Databases;
+        var cluster = Server.Cluster;
         var operation = BackupOperations.Start(Server.Operations, $"The restore of '{request.BackupLocation}' into database '{request.DatabaseName}'", run, restore: true,
-            async cancel => BackupOperationJson.Result(await DatabaseRestore.RestoreAsync(landlord, request, run, cancel).ConfigureAwait(false), verified: false),
+            async cancel =>
+            {
+                var restored = await DatabaseRestore.RestoreAsync(landlord, request, run, cancel).ConfigureAwait(false);
+                // In a cluster the restored database is this node's alone until nodes are added to it.
+                await cluster.RecordLocalDatabaseAsync(request.DatabaseName, cancel).ConfigureAwait(false);
+                return BackupOperationJson.Result(restored, verified: false);
+            },
             ErrorMapping.FailureOf, context.Server.LoggerFactory.CreateLogger<RestoreHandler>());
         await WriteOperationIdAsync(context, operation.Id).ConfigureAwait(false);
     }

@@ -47,6 +47,19 @@ internal sealed record CommandLineOption(
             new("--urls", "Urls", "URLS",
                 "Addresses to listen on, ';'-separated; port 0 takes any free port.",
                 ServerOptions.DefaultUrls, "JACKDAW_URLS (or ASPNETCORE_URLS)", ServerOptions.DefaultUrls),
+            new("--ServerUrl", "ServerUrl", "URLS",
+                "RavenDB's name for --urls (wins over it).",
+                ServerOptions.DefaultUrls, "JACKDAW_SERVERURL", ServerOptions.DefaultUrls),
+            new("--PublicServerUrl", "PublicServerUrl", "URL",
+                "How clients and the other nodes of the cluster reach this server (RavenDB's name; wins over\n"
+                + "--public-url).",
+                "the first address listened on", "JACKDAW_PUBLICSERVERURL", "http://10.0.0.2:8080"),
+            new("--Cluster:", "Cluster:", "VALUE",
+                "The cluster (docs/architecture.md, \"Cluster\"). Keys: Passive=true (a fresh node waits to be\n"
+                + "added with PUT /admin/cluster/node on a member), Join=URL (a fresh node asks the member at URL\n"
+                + "to add it), ElectionTimeoutMs (1000: a silent leader is replaced after about this long),\n"
+                + "SnapshotEvery (64: applied commands between snapshots of the cluster's state).",
+                "a lone node, tag A", "JACKDAW_CLUSTER__JOIN, ...", "http://127.0.0.1:8080", Pattern: "--Cluster:KEY"),
             new("--data-dir", "DataDir", "FOLDER",
                 "The data folder; a relative path is taken from the working directory.",
                 ServerOptions.DefaultDataDir, "JACKDAW_DATADIR", ServerOptions.DefaultDataDir),

@@ -15,6 +15,9 @@ public static class ErrorMapping
     public static (int Status, string Type)? Map(Exception exception) => exception switch
     {
         BadRequestException => (StatusCodes.Status400BadRequest, ErrorTypes.BadRequest),
+        ClusterException => (StatusCodes.Status400BadRequest, ErrorTypes.BadRequest),
+        // 503: RavenDB's clients retry a 503 on the next node of the topology, which may lead.
+        NotLeaderException => (StatusCodes.Status503ServiceUnavailable, ErrorTypes.NotLeader),
         BackupException => (StatusCodes.Status400BadRequest, ErrorTypes.Backup),
         PatchScriptException => (StatusCodes.Status400BadRequest, ErrorTypes.JavaScript),
         AuthorizationException denied => (denied.NotAuthenticated ? StatusCodes.Status401Unauthorized : StatusCodes.Status403Forbidden, ErrorTypes.Authorization),

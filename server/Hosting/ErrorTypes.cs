@@ -9,6 +9,7 @@ namespace Jackdaw.Server.Hosting;
 public static class ErrorTypes
 {
     public const string BadRequest = "BadRequestException";
+    public const string NotLeader = "NotLeaderException";
     public const string InvalidJson = "InvalidJsonException";
     public const string RouteNotFound = "RouteNotFoundException";
     public const string MethodNotAllowed = "MethodNotAllowedException";

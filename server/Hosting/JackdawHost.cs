@@ -98,6 +98,10 @@ public sealed partial class JackdawHost : IAsyncDisposable
             static context => context.Features.Get<IHttpUpgradeFeature>()?.IsUpgradableRequest == true
                 || context.Features.Get<IHttpExtendedConnectFeature>()?.IsExtendedConnect == true,
             static branch => branch.UseWebSockets(new WebSocketOptions { KeepAliveInterval = TimeSpan.FromSeconds(30) }));
+        // Raft's protocol (server/Cluster), on the same port; a 404 while no Raft runs (a lone server).
+        app.UseWhen(
+            static context => context.Request.Path.StartsWithSegments(Cluster.ClusterNode.ConsensusPath, StringComparison.Ordinal),
+            branch => branch.Run(context => ClusterConsensus.InvokeAsync(server, context)));
         app.Run(pipeline.InvokeAsync);
         return new JackdawHost(app, server);
     }
@@ -147,6 +151,8 @@ public sealed partial class JackdawHost : IAsyncDisposable
     {
         await _app.StartAsync(cancellationToken).ConfigureAwait(false);
         _started = true;
+        // Once Kestrel listens: a node's URL may come from the port it was given.
+        await Server.Cluster.StartAsync(Urls, cancellationToken).ConfigureAwait(false);
         var logger = Server.LoggerFactory.CreateLogger("Jackdaw");
         var sinceProcessStart = DateTime.Now - Process.GetCurrentProcess().StartTime;
         LogStarted(logger, string.Join(", ", Urls), Server.Options.DataDir, Server.Build.FullVersion, sinceProcessStart.TotalMilliseconds);

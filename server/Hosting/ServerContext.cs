@@ -5,31 +5,49 @@ using Jackdaw.Server.Replication;
 namespace Jackdaw.Server.Hosting;
 
 /// <summary>Server-wide state handed to every handler class when it is created at startup.</summary>
-public sealed class ServerContext(ServerOptions options, ILoggerFactory loggerFactory, Security.ServerSecurity? security = null) : IAsyncDisposable
+public sealed class ServerContext : IAsyncDisposable
 {
     private DatabasesLandlord? _databases;
     private DatabaseOperations? _operations;
     private ReplicationHub? _replication;
 
-    public ServerOptions Options { get; } = options;
+    public ServerContext(ServerOptions options, ILoggerFactory loggerFactory, Security.ServerSecurity? security = null)
+    {
+        Options = options;
+        LoggerFactory = loggerFactory;
+        Security = security;
+        Metrics = new(options.Metrics, options.DataDir, security, BuildInfo.FromAssembly(typeof(ServerContext).Assembly).Version);
+        // Read before any database opens: a member's databases carry its tag (ids, change vectors).
+        Cluster = new Cluster.ClusterNode(options.Cluster, Path.Combine(options.DataDir, "System", "Cluster"), () => Options.Database.NodeTag, loggerFactory, () => Databases, () => security?.Certificate.Current);
+        // The cluster gives each database's nodes to replication whenever a record or a member's URL changes.
+        Cluster.Replication = new Cluster.ReplicationHubTopologySink(() => Replication);
+    }
 
-    public ILoggerFactory LoggerFactory { get; } = loggerFactory;
+    public ServerOptions Options { get; }
+
+    public ILoggerFactory LoggerFactory { get; }
+
+    /// <summary>This server as a node of its cluster: its tag, the cluster's state on Raft, its changes.</summary>
+    public Cluster.ClusterNode Cluster { get; }
 
     public ServerStatistics Statistics { get; } = new();
 
-    /// <summary>This node's tag (<see cref="DocumentDatabaseOptions.NodeTag"/>): in topologies, operation ids, HiLo ids and change vectors.</summary>
-    public string NodeTag => Options.Database.NodeTag;
+    /// <summary>
+    /// This node's tag as its databases carry it (<see cref="DocumentDatabaseOptions.NodeTag"/>): in
+    /// operation ids, HiLo ids and change vectors. The cluster sets it when the node joins.
+    /// </summary>
+    public string NodeTag => Databases.NodeTag;
 
     /// <summary>Who watches the requests (<c>/admin/traffic-watch</c>), and the hand-over of each to them.</summary>
     public Traffic.TrafficWatch TrafficWatch { get; } = new();
 
     /// <summary>The server certificate, the registered client certificates and their checks; null on an unsecured server.</summary>
-    public Security.ServerSecurity? Security { get; } = security;
+    public Security.ServerSecurity? Security { get; }
 
     public BuildInfo Build { get; } = BuildInfo.FromAssembly(typeof(ServerContext).Assembly);
 
     /// <summary>This server's meter, its <c>/metrics</c> exporter and request spans (<c>Metrics:*</c>, <c>OpenTelemetry:*</c>).</summary>
-    public Diagnostics.ServerMetrics Metrics { get; } = new(options.Metrics, options.DataDir, security, BuildInfo.FromAssembly(typeof(ServerContext).Assembly).Version);
+    public Diagnostics.ServerMetrics Metrics { get; }
 
     /// <summary>The databases under the data folder (created on first access).</summary>
     // Read on every database request: the field first, since EnsureInitialized's lambda (it
@@ -45,6 +63,7 @@ public sealed class ServerContext(ServerOptions options, ILoggerFactory loggerFa
             // its subscriptions, and last its periodic backups (a missed run catches up at once).
             Options.Database with
             {
+                NodeTag = Cluster.NodeTag == Jackdaw.Server.Cluster.ClusterNode.PassiveTag ? Options.Database.NodeTag : Cluster.NodeTag,
                 Components =
                 [
                     .. Options.Database.Components,
@@ -80,6 +99,8 @@ public sealed class ServerContext(ServerOptions options, ILoggerFactory loggerFa
     {
         // First, while the databases are open: OpenTelemetry's last export reads their gauges.
         Metrics.Dispose();
+        // The cluster stops before the databases close: no record change creates or deletes one meanwhile.
+        await Cluster.DisposeAsync().ConfigureAwait(false);
         // The senders stop before the databases they read close.
         if (_replication is not null)
             await _replication.DisposeAsync().ConfigureAwait(false);

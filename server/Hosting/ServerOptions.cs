@@ -27,6 +27,12 @@ public sealed class ServerOptions
     /// </summary>
     public string? PublicUrl { get; set; }
 
+    /// <summary>
+    /// The cluster: <c>PublicServerUrl</c> (how the other nodes reach this one), <c>Cluster:Passive</c>,
+    /// <c>Cluster:Join</c>, <c>Cluster:ElectionTimeoutMs</c> (server/Cluster, docs/architecture.md "Cluster").
+    /// </summary>
+    public Cluster.ClusterOptions Cluster { get; set; } = new();
+
     /// <summary>HTTPS and client certificates (<c>Security:*</c>); unsecured when no certificate is given.</summary>
     public Security.SecurityOptions Security { get; set; } = new();
 
@@ -60,7 +66,10 @@ public sealed class ServerOptions
     public static ServerOptions FromConfiguration(IConfiguration configuration)
     {
         var options = new ServerOptions { Security = Jackdaw.Server.Security.SecurityOptions.FromConfiguration(configuration.GetSection("Security")) };
-        if (configuration["Urls"] is { Length: > 0 } urls)
+        // RavenDB's ServerUrl names the same setting as Urls (and wins over it).
+        if (configuration["ServerUrl"] is { Length: > 0 } serverUrl)
+            options.Urls = serverUrl;
+        else if (configuration["Urls"] is { Length: > 0 } urls)
             options.Urls = urls;
         else if (options.Security.IsSecured)
             options.Urls = DefaultSecuredUrls;
@@ -68,12 +77,13 @@ public sealed class ServerOptions
             CheckUrl(url, options.Security);
         if (configuration["DataDir"] is { Length: > 0 } dataDir)
             options.DataDir = Path.GetFullPath(dataDir);
-        if (configuration["PublicUrl"] is { Length: > 0 } publicUrl)
+        if ((configuration["PublicServerUrl"] is { Length: > 0 } ? configuration["PublicServerUrl"] : configuration["PublicUrl"]) is { Length: > 0 } publicUrl)
         {
             if (!Uri.TryCreate(publicUrl, UriKind.Absolute, out var parsed) || parsed.Scheme is not ("http" or "https"))
                 throw new InvalidOperationException($"PublicUrl '{publicUrl}' is not an absolute http or https URL; set it with --public-url https://db.example.com or JACKDAW_PUBLICURL.");
             options.PublicUrl = publicUrl.TrimEnd('/');
         }
+        options.Cluster = ClusterFrom(configuration);
         if (configuration["MaxRequestBodySize"] is { Length: > 0 } max)
         {
             if (!long.TryParse(max, System.Globalization.NumberStyles.None, System.Globalization.CultureInfo.InvariantCulture, out var bytes) || bytes <= 0)
@@ -86,6 +96,36 @@ public sealed class ServerOptions
         options.Metrics = MetricsFrom(configuration);
         options.Changes = ChangesFrom(configuration.GetSection("Changes"), new() { MaxCommandBytes = options.Limits.MaxWebSocketMessageSize });
         return options;
+    }
+
+    private static Cluster.ClusterOptions ClusterFrom(IConfiguration configuration)
+    {
+        var section = configuration.GetSection("Cluster");
+        string? publicServerUrl = null;
+        if (configuration["PublicServerUrl"] is { Length: > 0 } text)
+        {
+            publicServerUrl = Jackdaw.Server.Cluster.ClusterUrls.Normalize(text)
+                ?? throw new InvalidOperationException($"PublicServerUrl '{text}' is not an absolute http or https URL with a port other than 0 and no path; set it with --PublicServerUrl http://10.0.0.2:8080 or JACKDAW_PUBLICSERVERURL.");
+        }
+        var passive = false;
+        if (section["Passive"] is { Length: > 0 } on && !bool.TryParse(on, out passive))
+            throw new InvalidOperationException($"Cluster:Passive '{on}' is neither true nor false; set it with --Cluster:Passive=true.");
+        string? join = null;
+        if (section["Join"] is { Length: > 0 } joinText)
+        {
+            join = Jackdaw.Server.Cluster.ClusterUrls.Normalize(joinText)
+                ?? throw new InvalidOperationException($"Cluster:Join '{joinText}' is not a member's URL (absolute http or https, no path); set it with --Cluster:Join http://10.0.0.1:8080.");
+        }
+        var timeout = PositiveInt(section, "ElectionTimeoutMs", 1000);
+        var snapshotEvery = PositiveInt(section, "SnapshotEvery", 64);
+        return new Jackdaw.Server.Cluster.ClusterOptions
+        {
+            PublicServerUrl = publicServerUrl,
+            Passive = passive,
+            Join = join,
+            ElectionTimeoutMs = timeout,
+            SnapshotEvery = snapshotEvery,
+        };
     }
 
     /// <summary>

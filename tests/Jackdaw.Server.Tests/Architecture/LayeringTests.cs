@@ -24,6 +24,7 @@ public sealed class LayeringTests
     private const string Databases = Server + ".Databases";
     private const string Documents = Server + ".Documents";
     private const string Errors = Server + ".Errors";
+    private const string Cluster = Server + ".Cluster";
     private const string Rql = Server + ".Rql";
     private const string Queries = Server + ".Queries";
     private const string Indexing = Server + ".Indexing";
@@ -53,7 +54,7 @@ public sealed class LayeringTests
     [Fact]
     public void EveryServerTypeLivesInAKnownLayer()
     {
-        string[] layers = [Routing, Hosting, Handlers, Wire, Databases, Documents, Errors, Rql, Indexing, Queries, Subscriptions, Changes, WebSockets, Security, Backup, Patching, Traffic, Diagnostics, Replication];
+        string[] layers = [Routing, Hosting, Handlers, Wire, Databases, Documents, Errors, Rql, Indexing, Queries, Subscriptions, Changes, WebSockets, Security, Backup, Patching, Traffic, Diagnostics, Replication, Cluster];
         var strays = ServerAssembly.GetTypes()
             .Where(t => t.Namespace is not null && t.Namespace.StartsWith(Server, StringComparison.Ordinal))
             .Where(t => !layers.Any(l => t.Namespace == l || t.Namespace!.StartsWith(l + ".", StringComparison.Ordinal)))
@@ -108,7 +109,7 @@ public sealed class LayeringTests
         Documents, Documents + ".Commands",
         Databases, Rql,
         Indexing + ".Definitions", Indexing + ".Mapping", Indexing + ".JavaScript", Indexing + ".Lucene", Indexing + ".Analysis", Indexing + ".MapReduce", Indexing + ".Workers", Indexing,
-        Queries, Patching, Subscriptions, Changes, Replication, Wire, Backup + ".Smuggler", Backup, Traffic, Diagnostics, Hosting, Handlers,
+        Queries, Patching, Subscriptions, Changes, Replication, Wire, Backup + ".Smuggler", Backup, Traffic, Diagnostics, Cluster, Hosting, Handlers,
     ];
 
     /// <summary>The types of exactly namespace <paramref name="ns"/> (not its sub-namespaces), named as the dependency checks name them.</summary>

@@ -49,7 +49,7 @@ public sealed class ErrorTypesTests(Infrastructure.ServerFixture fixture) : ICla
             ErrorTypes.IndexCompilation, ErrorTypes.IndexDoesNotExist, ErrorTypes.Timeout, ErrorTypes.IndexLocked,
             ErrorTypes.SubscriptionDoesNotExist, ErrorTypes.SubscriptionAlreadyExists,
             ErrorTypes.AnalyzerCompilation, ErrorTypes.AnalyzerInUse, ErrorTypes.Authorization, ErrorTypes.Backup,
-            ErrorTypes.JavaScript, ErrorTypes.AttachmentDoesNotExist, ErrorTypes.DocumentConflict,
+            ErrorTypes.JavaScript, ErrorTypes.AttachmentDoesNotExist, ErrorTypes.DocumentConflict, ErrorTypes.NotLeader,
         ];
         Assert.Equal(AllTypes().Order(StringComparer.Ordinal), covered.Order(StringComparer.Ordinal));
     }
@@ -77,6 +77,17 @@ public sealed class ErrorTypesTests(Infrastructure.ServerFixture fixture) : ICla
             Assert.Contains("users/1", message, StringComparison.Ordinal);
             return true;
         }, TimeSpan.FromSeconds(60), "the conflict to reach node A");
+    }
+
+    [Fact]
+    public async Task NotLeaderException()
+    {
+        // A node waiting to be added leads no cluster: a change of the cluster sent to it is a 503
+        // (RavenDB's clients try the next node).
+        await using var passive = await InProcessServer.StartAsync("--Cluster:Passive=true");
+        using var response = await passive.Client.PutAsync("/admin/cluster/node?url=http://127.0.0.1:9", null);
+        var message = await Api.AssertErrorAsync(response, HttpStatusCode.ServiceUnavailable, "NotLeaderException");
+        Assert.Contains("add nodes on a member", message, StringComparison.Ordinal);
     }
 
     [Fact]

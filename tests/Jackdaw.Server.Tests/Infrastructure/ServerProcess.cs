@@ -83,6 +83,20 @@ public sealed partial class ServerProcess : IDisposable
 
     public void KillHard() => _process.Kill(entireProcessTree: true);
 
+    /// <summary>SIGSTOP: the process stops where it is (its sockets stay open, nothing answers).</summary>
+    public void Pause() => Signal(19);
+
+    /// <summary>SIGCONT: a paused process goes on.</summary>
+    public void Resume() => Signal(18);
+
+    public bool HasExited => _process.HasExited;
+
+    private void Signal(int signal)
+    {
+        if (kill(_process.Id, signal) != 0)
+            throw new InvalidOperationException($"kill -{signal} {_process.Id} failed: errno {Marshal.GetLastPInvokeError()}");
+    }
+
     public async Task<int> WaitForExitAsync(TimeSpan timeout)
     {
         using var cts = new CancellationTokenSource(timeout);
@@ -92,6 +106,9 @@ public sealed partial class ServerProcess : IDisposable
 
     public void Dispose()
     {
+        // A paused process would not die of SIGKILL until it runs again on some kernels' accounting.
+        if (!_process.HasExited)
+            kill(_process.Id, 18);
         if (!_process.HasExited)
             _process.Kill(entireProcessTree: true);
         _process.WaitForExit();

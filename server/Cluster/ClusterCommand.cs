@@ -1,0 +1,21 @@
+namespace Jackdaw.Server.Cluster;
+
+/// <summary>
+/// One entry of the cluster's Raft log, as JSON. <see cref="Id"/> is unique per request (RavenDB's
+/// <c>raft-request-id</c> when the client sent one): the state machine applies an id once, so a
+/// command retried after a lost answer or a change of leader changes nothing the second time.
+/// </summary>
+public sealed record ClusterCommand(string Id, ClusterCommandKind Kind)
+{
+    public string? Tag { get; init; }
+
+    public string? Url { get; init; }
+
+    public string? Database { get; init; }
+
+    public IReadOnlyList<string>? Nodes { get; init; }
+
+    public IReadOnlyDictionary<string, string>? Settings { get; init; }
+
+    public static string NewId() => Guid.NewGuid().ToString("N");
+}

@@ -1,0 +1,20 @@
+namespace Jackdaw.Server.Cluster;
+
+/// <summary>What a <see cref="ClusterCommand"/> changes in the cluster's state.</summary>
+public enum ClusterCommandKind
+{
+    /// <summary>Adds a member (or changes its URL): <c>Tag</c>, <c>Url</c>.</summary>
+    PutMember,
+
+    /// <summary>Removes a member and takes it off every database: <c>Tag</c>.</summary>
+    RemoveMember,
+
+    /// <summary>Creates a database record: <c>Database</c>, <c>Nodes</c>, <c>Settings</c>; refused when it exists.</summary>
+    PutDatabase,
+
+    /// <summary>Adds <c>Tag</c> to the nodes of <c>Database</c>.</summary>
+    AddDatabaseNode,
+
+    /// <summary>Removes <c>Database</c> from <c>Nodes</c>, or the whole record when <c>Nodes</c> is null.</summary>
+    DeleteDatabase,
+}

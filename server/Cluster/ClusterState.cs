@@ -1,0 +1,189 @@
+using System.Collections.Immutable;
+using System.Text.Json;
+
+namespace Jackdaw.Server.Cluster;
+
+/// <summary>
+/// The cluster's state as of one log index: its members by tag and the database records. Immutable:
+/// <see cref="Apply"/> returns the next state, so readers take one reference and see one state.
+/// The ids of the last <see cref="RememberedIds"/> applied commands are part of it (and of its
+/// snapshots), so a retried command is applied once on every node.
+/// </summary>
+public sealed class ClusterState
+{
+    /// <summary>How many applied command ids are remembered to refuse a repeat.</summary>
+    public const int RememberedIds = 10_000;
+
+    private readonly ImmutableHashSet<string> _appliedIds;
+    private readonly ImmutableQueue<string> _appliedOrder;
+
+    private ClusterState(
+        ImmutableSortedDictionary<string, string> members,
+        ImmutableSortedDictionary<string, ClusterDatabaseRecord> databases,
+        ImmutableHashSet<string> appliedIds,
+        ImmutableQueue<string> appliedOrder,
+        long etag)
+    {
+        Members = members;
+        Databases = databases;
+        _appliedIds = appliedIds;
+        _appliedOrder = appliedOrder;
+        Etag = etag;
+    }
+
+    public static ClusterState Empty { get; } = new(
+        ImmutableSortedDictionary.Create<string, string>(StringComparer.Ordinal),
+        ImmutableSortedDictionary.Create<string, ClusterDatabaseRecord>(StringComparer.OrdinalIgnoreCase),
+        ImmutableHashSet.Create<string>(StringComparer.Ordinal),
+        ImmutableQueue<string>.Empty,
+        0);
+
+    /// <summary>The members: tag → URL (how the other nodes reach it).</summary>
+    public ImmutableSortedDictionary<string, string> Members { get; }
+
+    /// <summary>The database records by name (ignoring case, as database names do).</summary>
+    public ImmutableSortedDictionary<string, ClusterDatabaseRecord> Databases { get; }
+
+    /// <summary>The log index of the last command that changed anything: <c>/cluster/topology</c>'s <c>Etag</c>.</summary>
+    public long Etag { get; }
+
+    public bool WasApplied(string commandId) => _appliedIds.Contains(commandId);
+
+    /// <summary>The tag of the member at <paramref name="url"/> (compared as URLs), or null.</summary>
+    public string? TagOf(string url)
+    {
+        foreach (var (tag, memberUrl) in Members)
+        {
+            if (ClusterUrls.Same(memberUrl, url))
+            {
+                return tag;
+            }
+        }
+        return null;
+    }
+
+    /// <summary>
+    /// The state after <paramref name="command"/> at log index <paramref name="index"/>, and why it
+    /// changed nothing (null when it applied). A command already applied, or one that no longer fits
+    /// (a database created twice in a race), changes nothing; each node decides alike.
+    /// </summary>
+    public (ClusterState State, string? Refused) Apply(ClusterCommand command, long index)
+    {
+        if (_appliedIds.Contains(command.Id))
+        {
+            return (this, null);
+        }
+        var members = Members;
+        var databases = Databases;
+        string? refused = null;
+        switch (command.Kind)
+        {
+            case ClusterCommandKind.PutMember when command.Tag is { } tag && command.Url is { } url:
+                // Two nodes added at once must not end up with one tag: the first committed wins.
+                if (members.TryGetValue(tag, out var taken) && !ClusterUrls.Same(taken, url))
+                {
+                    refused = $"Tag {tag} is already taken by the member at {taken}.";
+                    break;
+                }
+                if (TagOf(url) is { } other && other != tag)
+                {
+                    refused = $"The node at {url} is already a member, as {other}.";
+                    break;
+                }
+                members = members.SetItem(tag, url);
+                // A URL that changed is a topology change of every database on that node.
+                databases = Touch(databases, d => d.Nodes.Contains(tag), index);
+                break;
+            case ClusterCommandKind.RemoveMember when command.Tag is { } tag:
+                if (!members.ContainsKey(tag))
+                {
+                    refused = $"Node '{tag}' is not a member of the cluster.";
+                    break;
+                }
+                members = members.Remove(tag);
+                foreach (var record in databases.Values.Where(d => d.Nodes.Contains(tag)).ToList())
+                {
+                    databases = databases.SetItem(record.Name, record with { Nodes = [.. record.Nodes.Where(n => n != tag)], TopologyEtag = index });
+                }
+                break;
+            case ClusterCommandKind.PutDatabase when command.Database is { } name && command.Nodes is { } nodes:
+                if (databases.ContainsKey(name))
+                {
+                    refused = $"Database '{name}' already exists.";
+                    break;
+                }
+                databases = databases.Add(name, new ClusterDatabaseRecord(name, [.. nodes], index)
+                {
+                    Settings = command.Settings ?? new Dictionary<string, string>(),
+                });
+                break;
+            case ClusterCommandKind.AddDatabaseNode when command.Database is { } name && command.Tag is { } tag:
+                if (!databases.TryGetValue(name, out var existing))
+                {
+                    refused = $"Database '{name}' does not exist.";
+                    break;
+                }
+                if (existing.Nodes.Contains(tag))
+                {
+                    refused = $"Database '{name}' is already on node '{tag}'.";
+                    break;
+                }
+                databases = databases.SetItem(existing.Name, existing with { Nodes = [.. existing.Nodes, tag], TopologyEtag = index });
+                break;
+            case ClusterCommandKind.DeleteDatabase when command.Database is { } name:
+                if (!databases.TryGetValue(name, out var deleted))
+                {
+                    refused = $"Database '{name}' does not exist.";
+                    break;
+                }
+                var left = command.Nodes is null ? [] : deleted.Nodes.Where(n => !command.Nodes.Contains(n)).ToList();
+                databases = left.Count == 0
+                    ? databases.Remove(name)
+                    : databases.SetItem(deleted.Name, deleted with { Nodes = left, TopologyEtag = index });
+                break;
+            default:
+                refused = $"The command {command.Kind} lacks a field it needs.";
+                break;
+        }
+        var ids = _appliedIds.Add(command.Id);
+        var order = _appliedOrder.Enqueue(command.Id);
+        if (ids.Count > RememberedIds)
+        {
+            order = order.Dequeue(out var oldest);
+            ids = ids.Remove(oldest);
+        }
+        return (new ClusterState(members, databases, ids, order, refused is null ? index : Etag), refused);
+    }
+
+    private static ImmutableSortedDictionary<string, ClusterDatabaseRecord> Touch(
+        ImmutableSortedDictionary<string, ClusterDatabaseRecord> databases, Func<ClusterDatabaseRecord, bool> which, long index)
+    {
+        foreach (var record in databases.Values.Where(which).ToList())
+        {
+            databases = databases.SetItem(record.Name, record with { TopologyEtag = index });
+        }
+        return databases;
+    }
+
+    /// <summary>The state as a snapshot's JSON (members, records, remembered ids oldest first, etag).</summary>
+    public byte[] ToJson() => JsonSerializer.SerializeToUtf8Bytes(new Snapshot(
+        Members.ToDictionary(),
+        [.. Databases.Values.Select(d => new SnapshotDatabase(d.Name, [.. d.Nodes], d.TopologyEtag, d.Settings.ToDictionary()))],
+        [.. _appliedOrder],
+        Etag));
+
+    /// <summary>The state a snapshot written by <see cref="ToJson"/> holds.</summary>
+    public static ClusterState FromJson(ReadOnlySpan<byte> json)
+    {
+        var snapshot = JsonSerializer.Deserialize<Snapshot>(json) ?? throw new InvalidDataException("The cluster snapshot is empty.");
+        var state = Empty;
+        var members = state.Members.AddRange(snapshot.Members);
+        var databases = state.Databases.AddRange(snapshot.Databases.Select(d =>
+            KeyValuePair.Create(d.Name, new ClusterDatabaseRecord(d.Name, d.Nodes, d.TopologyEtag) { Settings = d.Settings })));
+        return new ClusterState(members, databases, [.. snapshot.AppliedIds], [.. snapshot.AppliedIds], snapshot.Etag);
+    }
+
+    private sealed record Snapshot(Dictionary<string, string> Members, List<SnapshotDatabase> Databases, List<string> AppliedIds, long Etag);
+
+    private sealed record SnapshotDatabase(string Name, List<string> Nodes, long TopologyEtag, Dictionary<string, string> Settings);
+}

@@ -1,0 +1,13 @@
+namespace Jackdaw.Server.Cluster;
+
+/// <summary>
+/// Where the cluster sends each database's replication destinations: called whenever a database
+/// record's nodes or a member's URL change, and once per local database when the node starts.
+/// <paramref name="others"/> is empty when this node no longer holds the database (before it is
+/// deleted here). The server points it at replication (<c>ServerContext</c>); until then it is
+/// <see cref="NoReplicationTopologySink"/>.
+/// </summary>
+public interface IReplicationTopologySink
+{
+    void SetTopology(string database, string myTag, IReadOnlyList<ClusterPeer> others);
+}

@@ -1,0 +1,218 @@
+using System.Net;
+using System.Net.Http.Json;
+using System.Text.Json;
+using Jackdaw.Server.Tests.Infrastructure;
+
+namespace Jackdaw.Server.Tests.Cluster;
+
+/// <summary>Three server processes formed into a cluster: membership, database records, a leader's death, restarts.</summary>
+[Collection(RunsAlone.Name)]
+public sealed class ClusterProcessTests
+{
+    private static async Task<JsonElement> JsonAsync(HttpResponseMessage response)
+    {
+        var text = await response.Content.ReadAsStringAsync();
+        Assert.True(response.IsSuccessStatusCode, $"{(int)response.StatusCode} {text}");
+        return JsonDocument.Parse(text).RootElement.Clone();
+    }
+
+    /// <summary>A body as RavenDB's clients write it (PascalCase names).</summary>
+    private static StringContent Json(string json) => new(json, System.Text.Encoding.UTF8, "application/json");
+
+    private static async Task AssertRefusedAsync(HttpResponseMessage response, string messagePart)
+    {
+        var text = await response.Content.ReadAsStringAsync();
+        Assert.True((int)response.StatusCode is >= 400 and < 500, $"{(int)response.StatusCode} {text}");
+        var body = JsonDocument.Parse(text).RootElement;
+        Assert.False(string.IsNullOrEmpty(body.GetProperty("Type").GetString()));
+        Assert.Contains(messagePart, body.GetProperty("Message").GetString());
+    }
+
+    [Fact]
+    public async Task ThreeNodesFormOneClusterAndADatabaseOfFactorThreeIsOnEach()
+    {
+        await using var cluster = await TestCluster.StartAsync(3);
+        var tags = new List<string>();
+        foreach (var node in cluster.Nodes)
+        {
+            var topology = (await cluster.TopologyAsync(node))!.Value;
+            tags.Add(topology.GetProperty("NodeTag").GetString()!);
+            Assert.Equal(["A", "B", "C"], topology.GetProperty("Topology").GetProperty("Members").EnumerateObject().Select(m => m.Name));
+            Assert.Equal(cluster.Nodes[2].Url, topology.GetProperty("Topology").GetProperty("Members").GetProperty("C").GetString());
+        }
+        Assert.Equal(["A", "B", "C"], tags);
+
+        // Sent to a member that does not lead: passed on to the leader.
+        var created = await JsonAsync(await cluster.Http.PutAsync($"{cluster.Nodes[1].Url}/admin/databases?name=Orders&replicationFactor=3", null));
+        Assert.Equal(["A", "B", "C"], created.GetProperty("Topology").GetProperty("Members").EnumerateArray().Select(m => m.GetString()).Order());
+        foreach (var node in cluster.Nodes)
+        {
+            await Poll.UntilAsync(async () => (await cluster.DatabasesOnAsync(node)).Contains("Orders"), TestCluster.Timeout, $"Orders on {node.Url}");
+            var topology = await cluster.Http.GetFromJsonAsync<JsonElement>($"{node.Url}/topology?name=Orders");
+            var nodes = topology.GetProperty("Nodes").EnumerateArray().ToList();
+            Assert.Equal(3, nodes.Count);
+            Assert.Contains(nodes, n => n.GetProperty("ClusterTag").GetString() == "B" && n.GetProperty("Url").GetString() == cluster.Nodes[1].Url
+                && n.GetProperty("Database").GetString() == "Orders" && n.GetProperty("ServerRole").GetString() == "Member");
+        }
+    }
+
+    [Fact]
+    public async Task AKilledLeaderIsReplacedAndADatabaseCreatedDuringTheElectionIsCreatedOnce()
+    {
+        await using var cluster = await TestCluster.StartAsync(3);
+        var leader = await cluster.WaitForLeaderAsync();
+        leader.Kill();
+        var survivor = cluster.Nodes.First(n => n.IsRunning);
+
+        // A client retries its command (same raft-request-id) through the election until one answer.
+        var url = $"{survivor.Url}/admin/databases?name=During&replicationFactor=2&raft-request-id=during-1";
+        HttpResponseMessage? answer = null;
+        await Poll.UntilAsync(async () =>
+        {
+            answer?.Dispose();
+            answer = await cluster.Http.PutAsync(url, null);
+            return answer.StatusCode != HttpStatusCode.ServiceUnavailable;
+        }, TestCluster.Timeout, "a leader to take the create");
+        await JsonAsync(answer!);
+        // The same command again (its answer was lost, say) changes nothing and is not an error.
+        await JsonAsync(await cluster.Http.PutAsync(url, null));
+        // Another create of the name is a second request: refused.
+        using var second = await cluster.Http.PutAsync($"{survivor.Url}/admin/databases?name=During&replicationFactor=2", null);
+        Assert.Equal(HttpStatusCode.Conflict, second.StatusCode);
+
+        var newLeader = await cluster.WaitForLeaderAsync(not: leader);
+        Assert.NotSame(leader, newLeader);
+        var topology = await cluster.Http.GetFromJsonAsync<JsonElement>($"{newLeader.Url}/topology?name=During");
+        var holders = topology.GetProperty("Nodes").EnumerateArray().Select(n => n.GetProperty("ClusterTag").GetString()!).ToList();
+        Assert.Equal(2, holders.Count);
+        // The leader put it on the nodes that answer: the two alive.
+        foreach (var tag in holders)
+            await Poll.UntilAsync(async () => (await cluster.DatabasesOnAsync(cluster.NodeByTag(tag))).Contains("During"), TestCluster.Timeout, $"During on {tag}");
+
+        await leader.RestartAsync();
+        var back = (await cluster.TopologyAsync(leader))!.Value;
+        Assert.Equal(3, back.GetProperty("Topology").GetProperty("Members").EnumerateObject().Count());
+    }
+
+    [Fact]
+    public async Task EveryAcknowledgedChangeSurvivesTheWholeClusterKilledAtOnce()
+    {
+        await using var cluster = await TestCluster.StartAsync(3);
+        var leader = await cluster.WaitForLeaderAsync();
+        for (var i = 0; i < 5; i++)
+            await JsonAsync(await cluster.Http.PutAsync($"{leader.Url}/admin/databases?name=Durable{i}&replicationFactor=1", null));
+        // SIGKILL right after the last answer: what was acknowledged is on a majority's disks.
+        foreach (var node in cluster.Nodes)
+            node.Kill();
+        foreach (var node in cluster.Nodes)
+            await node.RestartAsync();
+        var restarted = await cluster.WaitForLeaderAsync();
+        await Poll.UntilAsync(async () =>
+        {
+            for (var i = 0; i < 5; i++)
+            {
+                using var answer = await cluster.Http.GetAsync($"{restarted.Url}/topology?name=Durable{i}");
+                if (!answer.IsSuccessStatusCode)
+                    return false;
+            }
+            return true;
+        }, TestCluster.Timeout, "the five records after the restart");
+    }
+
+    [Fact]
+    public async Task APausedLeaderIsReplacedAndFollowsTheNewOneWhenItResumes()
+    {
+        await using var cluster = await TestCluster.StartAsync(3);
+        var leader = await cluster.WaitForLeaderAsync();
+        leader.Pause();
+        var newLeader = await cluster.WaitForLeaderAsync(not: leader);
+        await JsonAsync(await cluster.Http.PutAsync($"{newLeader.Url}/admin/databases?name=WhilePaused&replicationFactor=2", null));
+
+        leader.Resume();
+        // All three agree on one leader again, and the resumed node has the record it missed.
+        await cluster.WaitForLeaderAsync();
+        await Poll.UntilAsync(async () =>
+        {
+            using var answer = await cluster.Http.GetAsync($"{leader.Url}/topology?name=WhilePaused");
+            return answer.IsSuccessStatusCode;
+        }, TestCluster.Timeout, "the resumed node to know the record made while it was paused");
+    }
+
+    [Fact]
+    public async Task ARestartedNodeRemembersItsClusterItsTagAndWhatItMissed()
+    {
+        // Snapshots every 3 commands: the restarted node reads one and replays the log after it,
+        // or is sent the leader's, whose log no longer holds what it missed.
+        await using var cluster = await TestCluster.StartAsync(3, form: true, "--Cluster:SnapshotEvery=3");
+        var c = cluster.Nodes[2];
+        await JsonAsync(await cluster.Http.PutAsync($"{cluster.Nodes[0].Url}/admin/databases?name=Gone&replicationFactor=3", null));
+        await Poll.UntilAsync(async () => (await cluster.DatabasesOnAsync(c)).Contains("Gone"), TestCluster.Timeout, "Gone on C");
+        Assert.NotEmpty(Directory.GetFiles(Path.Combine(c.DataDir, "System", "Cluster", "snapshots")));
+        c.Kill();
+
+        var leader = await cluster.WaitForLeaderAsync();
+        await JsonAsync(await cluster.Http.PutAsync($"{leader.Url}/admin/databases?name=Missed&replicationFactor=3", null));
+        using (var deleted = await cluster.Http.DeleteAsync($"{leader.Url}/admin/databases?name=Gone"))
+            Assert.Equal(HttpStatusCode.NoContent, deleted.StatusCode);
+        for (var i = 0; i < 4; i++)
+            await JsonAsync(await cluster.Http.PutAsync($"{leader.Url}/admin/databases?name=More{i}&replicationFactor=2", null));
+
+        await c.RestartAsync();
+        await Poll.UntilAsync(async () => (await cluster.TopologyAsync(c)) is { } t && t.GetProperty("NodeTag").GetString() == "C"
+            && t.GetProperty("Topology").GetProperty("Members").EnumerateObject().Count() == 3, TestCluster.Timeout, "C back in its cluster");
+        await Poll.UntilAsync(async () => (await cluster.DatabasesOnAsync(c)) is var on && on.Contains("Missed") && !on.Contains("Gone"),
+            TestCluster.Timeout, "the database created while C was down on C, and the one deleted meanwhile gone from it");
+    }
+
+    [Fact]
+    public async Task DatabaseNodesAreAddedAndRemovedAndARemovedMemberDropsItsCopies()
+    {
+        await using var cluster = await TestCluster.StartAsync(3);
+        var a = cluster.Nodes[0];
+        await JsonAsync(await cluster.Http.PutAsync($"{a.Url}/admin/databases", Json("""{"DatabaseName":"Shop","Topology":{"Members":["A"]}}""")));
+        Assert.Equal(["Shop"], await cluster.DatabasesOnAsync(a));
+
+        var added = await JsonAsync(await cluster.Http.PutAsync($"{cluster.Nodes[2].Url}/admin/databases/node?name=Shop&node=B", null));
+        Assert.Equal(["A", "B"], added.GetProperty("Topology").GetProperty("Members").EnumerateArray().Select(m => m.GetString()));
+        await Poll.UntilAsync(async () => (await cluster.DatabasesOnAsync(cluster.Nodes[1])).Contains("Shop"), TestCluster.Timeout, "Shop on B");
+        var etag = (await cluster.Http.GetFromJsonAsync<JsonElement>($"{a.Url}/topology?name=Shop")).GetProperty("Etag").GetInt64();
+
+        using (var request = new HttpRequestMessage(HttpMethod.Delete, $"{a.Url}/admin/databases") { Content = Json("""{"DatabaseNames":["Shop"],"HardDelete":true,"FromNodes":["A"]}""") })
+        {
+            var deleted = await JsonAsync(await cluster.Http.SendAsync(request));
+            Assert.Equal(["A"], deleted.GetProperty("PendingDeletes").EnumerateArray().Select(n => n.GetString()));
+        }
+        await Poll.UntilAsync(async () => !(await cluster.DatabasesOnAsync(a)).Contains("Shop"), TestCluster.Timeout, "Shop gone from A");
+        var topology = await cluster.Http.GetFromJsonAsync<JsonElement>($"{a.Url}/topology?name=Shop");
+        Assert.Equal(["B"], topology.GetProperty("Nodes").EnumerateArray().Select(n => n.GetProperty("ClusterTag").GetString()));
+        Assert.NotEqual(etag, topology.GetProperty("Etag").GetInt64());
+
+        // Removing member B: Shop loses its last node and B deletes its copy.
+        using (var removed = await cluster.Http.DeleteAsync($"{a.Url}/admin/cluster/node?nodeTag=B"))
+            Assert.Equal(HttpStatusCode.NoContent, removed.StatusCode);
+        foreach (var node in new[] { cluster.Nodes[0], cluster.Nodes[2] })
+        {
+            await Poll.UntilAsync(async () => (await cluster.TopologyAsync(node)) is { } t
+                && t.GetProperty("Topology").GetProperty("Members").EnumerateObject().Select(m => m.Name).SequenceEqual(["A", "C"]), TestCluster.Timeout, $"{node.Url} to see A and C only");
+        }
+        await Poll.UntilAsync(async () => !(await cluster.DatabasesOnAsync(cluster.Nodes[1])).Contains("Shop"), TestCluster.Timeout, "Shop gone from the removed B");
+    }
+
+    [Fact]
+    public async Task BadClusterRequestsAreRefusedWithTypeAndMessage()
+    {
+        await using var cluster = await TestCluster.StartAsync(2);
+        var a = cluster.Nodes[0];
+        await AssertRefusedAsync(await cluster.Http.DeleteAsync($"{a.Url}/admin/cluster/node?nodeTag=Q"), "'Q' is not a member");
+        await AssertRefusedAsync(await cluster.Http.PutAsync($"{a.Url}/admin/cluster/node?url=not-a-url", null), "is not a node URL");
+        await AssertRefusedAsync(await cluster.Http.PutAsync($"{a.Url}/admin/cluster/node?url={Uri.EscapeDataString(a.Url)}", null), "own URL");
+        await AssertRefusedAsync(await cluster.Http.PutAsync($"{a.Url}/admin/cluster/node?url=http://127.0.0.1:9&tag=b1", null), "is not a node tag");
+        // A member (or a lone server) is not a fresh node: it cannot be added.
+        await AssertRefusedAsync(await cluster.Http.PutAsync($"{a.Url}/admin/cluster/node?url={Uri.EscapeDataString(cluster.Nodes[1].Url)}&tag=C", null), "already a member");
+        await AssertRefusedAsync(await cluster.Http.PutAsync($"{a.Url}/admin/databases?name=Big&replicationFactor=3", null), "more than the cluster's 2 nodes");
+        await AssertRefusedAsync(await cluster.Http.PutAsync($"{a.Url}/admin/databases/node?name=Nowhere&node=Q", null), "'Q' is not a member");
+        var leader = await cluster.WaitForLeaderAsync();
+        var leaderTag = (await cluster.TopologyAsync(leader))!.Value.GetProperty("NodeTag").GetString();
+        await AssertRefusedAsync(await cluster.Http.DeleteAsync($"{leader.Url}/admin/cluster/node?nodeTag={leaderTag}"), "leads the cluster");
+    }
+}
