@@ -135,6 +135,10 @@ public sealed partial class ClusterNode
     private async Task RemoveNodeLockedAsync(string tag, string url, string commandId, CancellationToken token)
     {
         await ExecuteAsync(new ClusterCommand(commandId, ClusterCommandKind.RemoveMember) { Tag = tag }, token).ConfigureAwait(false);
+        // The entry is committed once a majority holds it, maybe without the node removed; once out
+        // of Raft's membership it is sent nothing more. Give it (up to 10 s, if it answers) the
+        // time to apply its own removal, so that it deletes the copies its databases lost.
+        await WaitUntilAppliedAsync(url, tag, token).ConfigureAwait(false);
         using var timeout = CancellationTokenSource.CreateLinkedTokenSource(token, _stopping.Token);
         timeout.CancelAfter(TimeSpan.FromSeconds(30));
         try
@@ -144,6 +148,28 @@ public sealed partial class ClusterNode
         catch (DotNext.Net.Cluster.Consensus.Raft.NotLeaderException)
         {
             throw NotLeader();
+        }
+    }
+
+    /// <summary>Until the node at <paramref name="url"/> no longer lists <paramref name="tag"/> among its members, it stops answering, or 10 s pass.</summary>
+    private async Task WaitUntilAppliedAsync(string url, string tag, CancellationToken token)
+    {
+        var deadline = DateTime.UtcNow + TimeSpan.FromSeconds(10);
+        while (DateTime.UtcNow < deadline)
+        {
+            try
+            {
+                var topology = await _client.GetFromJsonAsync<JsonElement>(url + "/cluster/topology", token).ConfigureAwait(false);
+                if (!topology.GetProperty("Topology").GetProperty("Members").TryGetProperty(tag, out _))
+                {
+                    return;
+                }
+            }
+            catch (Exception e) when (e is HttpRequestException or TaskCanceledException or JsonException or KeyNotFoundException or InvalidOperationException && !token.IsCancellationRequested)
+            {
+                return;
+            }
+            await Task.Delay(50, token).ConfigureAwait(false);
         }
     }
 

@@ -103,7 +103,10 @@ public sealed class ClusterState
                 members = members.Remove(tag);
                 foreach (var record in databases.Values.Where(d => d.Nodes.Contains(tag)).ToList())
                 {
-                    databases = databases.SetItem(record.Name, record with { Nodes = [.. record.Nodes.Where(n => n != tag)], TopologyEtag = index });
+                    // A database the node held alone goes with it.
+                    databases = record.Nodes.Count == 1
+                        ? databases.Remove(record.Name)
+                        : databases.SetItem(record.Name, record with { Nodes = [.. record.Nodes.Where(n => n != tag)], TopologyEtag = index });
                 }
                 break;
             case ClusterCommandKind.PutDatabase when command.Database is { } name && command.Nodes is { } nodes:

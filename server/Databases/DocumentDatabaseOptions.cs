@@ -9,12 +9,6 @@ public sealed record DocumentDatabaseOptions
     /// <summary>The most tombstones one clean-up transaction removes (a large backlog takes several).</summary>
     public int TombstoneCleanupBatch { get; init; } = 16 * 1024;
 
-    /// <summary>
-    /// This server's node tag in its cluster (A for a server that never joined one). The cluster
-    /// sets it from the node's persisted identity before any database opens.
-    /// </summary>
-    public string NodeTag { get; init; } = "A";
-
     /// <summary>The engine's file layer: the real files, or a fault injector in tests.</summary>
     public Jackdaw.Storage.Engine.StorageIo StorageIo { get; init; } = Jackdaw.Storage.Engine.StorageIo.Default;
 

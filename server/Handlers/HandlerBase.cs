@@ -53,7 +53,7 @@ public abstract class HandlerBase(ServerContext server)
         var writer = context.StartJson();
         writer.WriteStartObject();
         writer.WriteNumber("OperationId", id);
-        writer.WriteString("OperationNodeTag", context.Server.NodeTag);
+        writer.WriteString("OperationNodeTag", context.Server.Cluster.NodeTag);
         writer.WriteEndObject();
         return context.CompleteJsonAsync();
     }

@@ -13,7 +13,7 @@ namespace Jackdaw.Server.Handlers;
 /// </summary>
 public sealed class ServerOperationsHandler(ServerContext server) : HandlerBase(server)
 {
-    /// <summary><c>GET /operations/next-operation-id</c> → <c>{"Id":n,"NodeTag":"A"}</c>.</summary>
+    /// <summary><c>GET /operations/next-operation-id</c> → <c>{"Id":n,"NodeTag":"A"}</c>: this node's tag (the server's operations are its own).</summary>
     [Route("/operations/next-operation-id", "GET")]
     [Access(RouteAccess.Operator)]
     public ValueTask NextId(RequestContext context)
@@ -21,7 +21,7 @@ public sealed class ServerOperationsHandler(ServerContext server) : HandlerBase(
         var json = context.StartJson();
         json.WriteStartObject();
         json.WriteNumber("Id", Server.Operations.NextId());
-        json.WriteString("NodeTag", context.Server.NodeTag);
+        json.WriteString("NodeTag", Server.Cluster.NodeTag);
         json.WriteEndObject();
         return context.CompleteJsonAsync();
     }

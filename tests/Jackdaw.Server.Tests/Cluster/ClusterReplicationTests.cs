@@ -1,0 +1,168 @@
+using System.Collections.Concurrent;
+using System.Net;
+using System.Net.Http.Json;
+using System.Text;
+using System.Text.Json;
+using Jackdaw.Server.Tests.Infrastructure;
+
+namespace Jackdaw.Server.Tests.Cluster;
+
+/// <summary>
+/// The cluster and replication together, in real processes: a database of replication factor 3
+/// created through the cluster is replicated between its nodes (the cluster hands replication
+/// each database's nodes), and writes acknowledged with write assurance survive the death of the
+/// node they were written to.
+/// </summary>
+[Collection(RunsAlone.Name)]
+public sealed class ClusterReplicationTests
+{
+    private const string Database = "Orders";
+
+    private static readonly TimeSpan Converge = TimeSpan.FromSeconds(120);
+
+    [Fact]
+    public async Task ADatabaseOfFactorThreeReplicatesWritesOnEveryNodeToTheOthers()
+    {
+        await using var cluster = await TestCluster.StartAsync(3);
+        await CreateDatabaseAsync(cluster);
+
+        // A write on each node, one generated id (it carries the writing node's tag).
+        for (var i = 0; i < 3; i++)
+        {
+            using var put = await cluster.Http.PutAsync($"{cluster.Nodes[i].Url}/databases/{Database}/docs?id=orders/{i}", Body($$$"""{"Node":{{{i}}},"@metadata":{"@collection":"Orders"}}"""));
+            Assert.Equal(HttpStatusCode.Created, put.StatusCode);
+        }
+        using (var generated = await cluster.Http.PutAsync($"{cluster.Nodes[1].Url}/databases/{Database}/docs?id=orders/", Body("""{"@metadata":{"@collection":"Orders"}}""")))
+        {
+            var text = await generated.Content.ReadAsStringAsync();
+            Assert.True(generated.IsSuccessStatusCode, text);
+            Assert.EndsWith("-B", JsonDocument.Parse(text).RootElement.GetProperty("Id").GetString(), StringComparison.Ordinal);
+        }
+        using (var delete = await cluster.Http.DeleteAsync($"{cluster.Nodes[2].Url}/databases/{Database}/docs?id=orders/0"))
+            Assert.Equal(HttpStatusCode.NoContent, delete.StatusCode);
+
+        var documents = await ConvergedAsync(cluster);
+        Assert.Equal(3, documents.Count);
+        Assert.DoesNotContain("orders/0", documents.Keys);
+        Assert.Contains("orders/1", documents.Keys);
+        Assert.Contains("orders/2", documents.Keys);
+    }
+
+    [Fact]
+    public async Task WritesAcknowledgedWithAReplicaSurviveTheirNodeKilledAgainAndAgain()
+    {
+        await using var cluster = await TestCluster.StartAsync(3);
+        await CreateDatabaseAsync(cluster);
+
+        var acknowledged = new ConcurrentDictionary<string, int>();
+        var target = 0;
+        using var stop = new CancellationTokenSource();
+        var writers = Enumerable.Range(0, 16).Select(w => Task.Run(async () =>
+        {
+            var sequence = 0;
+            while (!stop.IsCancellationRequested)
+            {
+                var node = cluster.Nodes[Volatile.Read(ref target)];
+                var id = $"orders/{w}-{sequence}";
+                try
+                {
+                    using var cts = new CancellationTokenSource(TimeSpan.FromSeconds(30));
+                    using var response = await cluster.Http.PostAsync(
+                        $"{node.Url}/databases/{Database}/bulk_docs?waitForReplicasTimeout=00%3A00%3A30&numberOfReplicasToWaitFor=1&throwOnTimeoutInWaitForReplicas=true",
+                        Body($$$"""{"Commands":[{"Id":"{{{id}}}","Type":"PUT","Document":{"Writer":{{{w}}},"Sequence":{{{sequence}}},"@metadata":{"@collection":"Orders"}}}]}"""),
+                        cts.Token);
+                    if (response.IsSuccessStatusCode)
+                    {
+                        acknowledged[id] = sequence;
+                        sequence++;
+                    }
+                }
+                catch (Exception e) when (e is HttpRequestException or TaskCanceledException)
+                {
+                    // The node died under the request: not acknowledged, written again elsewhere.
+                }
+                await Task.Delay(5);
+            }
+        })).ToList();
+
+        for (var round = 0; round < 3; round++)
+        {
+            var victim = cluster.Nodes[Volatile.Read(ref target)];
+            var before = acknowledged.Count;
+            await Poll.UntilAsync(() => Task.FromResult(acknowledged.Count >= before + 50), Converge, "writes acknowledged before the kill");
+            victim.Kill();
+            // The writers move to the next node, as a client fails over.
+            Volatile.Write(ref target, (Volatile.Read(ref target) + 1) % 3);
+            var afterKill = acknowledged.Count;
+            await Poll.UntilAsync(() => Task.FromResult(acknowledged.Count >= afterKill + 50), Converge, "writes acknowledged by the next node");
+            await victim.RestartAsync();
+        }
+        await stop.CancelAsync();
+        await Task.WhenAll(writers);
+
+        var documents = await ConvergedAsync(cluster);
+        foreach (var (id, _) in acknowledged)
+            Assert.True(documents.ContainsKey(id), $"acknowledged {id} is missing");
+    }
+
+    private static async Task CreateDatabaseAsync(TestCluster cluster)
+    {
+        using var created = await cluster.Http.PutAsync($"{cluster.Nodes[0].Url}/admin/databases?name={Database}&replicationFactor=3", null);
+        Assert.True(created.IsSuccessStatusCode, await created.Content.ReadAsStringAsync());
+        foreach (var node in cluster.Nodes)
+            await Poll.UntilAsync(async () => (await cluster.DatabasesOnAsync(node)).Contains(Database), TestCluster.Timeout, $"{Database} on {node.Url}");
+    }
+
+    /// <summary>
+    /// Waits until every node holds the same documents with the same change vectors and bodies,
+    /// and answers them (id → the document's JSON) as node A has them.
+    /// </summary>
+    private static async Task<Dictionary<string, string>> ConvergedAsync(TestCluster cluster)
+    {
+        Dictionary<string, string>? first = null;
+        var differences = "";
+        await Poll.UntilAsync(async () =>
+        {
+            var all = new List<Dictionary<string, string>>();
+            foreach (var node in cluster.Nodes)
+                all.Add(await DocumentsAsync(cluster, node));
+            first = all[0];
+            differences = string.Join("; ", all.Skip(1).Select((other, i) => Difference(first, other, i + 1)).Where(d => d.Length > 0));
+            return differences.Length == 0;
+        }, Converge, "every node to hold the same documents");
+        Assert.True(differences.Length == 0, differences);
+        return first!;
+    }
+
+    private static string Difference(Dictionary<string, string> a, Dictionary<string, string> b, int node)
+    {
+        var missing = a.Keys.Except(b.Keys).Take(3).ToList();
+        var extra = b.Keys.Except(a.Keys).Take(3).ToList();
+        var changed = a.Keys.Intersect(b.Keys).Where(k => a[k] != b[k]).Take(3).ToList();
+        return missing.Count + extra.Count + changed.Count == 0
+            ? ""
+            : $"node {node}: missing [{string.Join(", ", missing)}], extra [{string.Join(", ", extra)}], different [{string.Join(", ", changed)}]";
+    }
+
+    /// <summary>Every document of the database on one node: id → its whole JSON (metadata and change vector included).</summary>
+    private static async Task<Dictionary<string, string>> DocumentsAsync(TestCluster cluster, ClusterNodeProcess node)
+    {
+        var documents = new Dictionary<string, string>(StringComparer.OrdinalIgnoreCase);
+        var start = 0;
+        while (true)
+        {
+            var page = await cluster.Http.GetFromJsonAsync<JsonElement>($"{node.Url}/databases/{Database}/docs?start={start}&pageSize=1000");
+            var results = page.GetProperty("Results");
+            foreach (var document in results.EnumerateArray())
+            {
+                var metadata = document.GetProperty("@metadata");
+                documents[metadata.GetProperty("@id").GetString()!] = document.GetRawText();
+            }
+            if (results.GetArrayLength() < 1000)
+                return documents;
+            start += 1000;
+        }
+    }
+
+    private static StringContent Body(string json) => new(json, Encoding.UTF8, "application/json");
+}
