@@ -69,7 +69,7 @@ public sealed class ClusterReplicationTests
                     using var cts = new CancellationTokenSource(TimeSpan.FromSeconds(30));
                     using var response = await cluster.Http.PostAsync(
                         $"{node.Url}/databases/{Database}/bulk_docs?waitForReplicasTimeout=00%3A00%3A30&numberOfReplicasToWaitFor=1&throwOnTimeoutInWaitForReplicas=true",
-                        Body($$$"""{"Commands":[{"Id":"{{{id}}}","Type":"PUT","Document":{"Writer":{{{w}}},"Sequence":{{{sequence}}},"@metadata":{"@collection":"Orders"}}}]}"""),
+                        Body(JsonSerializer.Serialize(new { Commands = new[] { new { Id = id, Type = "PUT", Document = new Dictionary<string, object> { ["Writer"] = w, ["Sequence"] = sequence, ["@metadata"] = new Dictionary<string, string> { ["@collection"] = "Orders" } } } } })),
                         cts.Token);
                     if (response.IsSuccessStatusCode)
                     {
