@@ -48,6 +48,10 @@ public static class IncomingReplication
             try
             {
                 var batch = ReplicationBatch.Deserialize(messages.Message);
+                if (batch.Items.Count > 0 && batch.Items.Max(i => i.Etag) > batch.LastEtag)
+                {
+                    throw new InvalidDataException($"A replication batch whose last etag {batch.LastEtag} is below its own items' (up to {batch.Items.Max(i => i.Etag)}).");
+                }
                 if (batch.Items.Count > 0 || batch.LastEtag > position)
                 {
                     using var context = new JsonOperationContext();

@@ -56,6 +56,9 @@ public sealed class OutgoingReplication : IAsyncDisposable
     /// <summary>The etag of this node's feed the destination holds everything up to; -1 until it first answered.</summary>
     public long AcknowledgedEtag => Interlocked.Read(ref _acknowledged);
 
+    /// <summary>The destination copy's database id, from its first Hello; null until then.</summary>
+    public string? DestinationDatabaseId { get; private set; }
+
     /// <summary>Whether a connection is open now.</summary>
     public bool Connected { get; private set; }
 
@@ -106,7 +109,16 @@ public sealed class OutgoingReplication : IAsyncDisposable
         _configureSocket?.Invoke(socket.Options);
         await socket.ConnectAsync(PushUri(database), token).ConfigureAwait(false);
         using var messages = new WebSocketMessageReader(socket, 64 * 1024);
-        var position = await ReadPositionAsync(messages, "Hello", token).ConfigureAwait(false);
+        var (position, hello) = await ReadHelloAsync(messages, token).ConfigureAwait(false);
+        if (!string.Equals(hello.NodeTag, Destination.Tag, StringComparison.OrdinalIgnoreCase))
+        {
+            throw new InvalidDataException($"The node at {Destination.Url} is node {hello.NodeTag ?? "(none)"}, not {Destination.Tag}: check the topology's URLs.");
+        }
+        if (DestinationDatabaseId is { } known && known != hello.DatabaseId)
+        {
+            throw new InvalidDataException($"Node {Destination.Tag}'s copy of {Database} is now database id {hello.DatabaseId}, not {known}: the database was recreated there; replication to it stops until the topology is set again.");
+        }
+        DestinationDatabaseId = hello.DatabaseId;
         Acknowledge(position);
         Connected = true;
         LastError = null;
@@ -148,6 +160,16 @@ public sealed class OutgoingReplication : IAsyncDisposable
         else if (baseUrl.StartsWith("http://", StringComparison.OrdinalIgnoreCase))
             baseUrl = "ws://" + baseUrl[7..];
         return new Uri($"{baseUrl}/databases/{Uri.EscapeDataString(Database)}/replication/push?sourceDatabaseId={Uri.EscapeDataString(database.DatabaseId)}&sourceTag={Uri.EscapeDataString(MyTag)}");
+    }
+
+    private static async Task<(long Position, (string? DatabaseId, string? NodeTag) Hello)> ReadHelloAsync(WebSocketMessageReader messages, CancellationToken token)
+    {
+        var position = await ReadPositionAsync(messages, "Hello", token).ConfigureAwait(false);
+        using var json = JsonDocument.Parse(messages.Message);
+        var root = json.RootElement;
+        var databaseId = root.TryGetProperty("DatabaseId", out var id) && id.ValueKind == JsonValueKind.String ? id.GetString() : null;
+        var nodeTag = root.TryGetProperty("NodeTag", out var tag) && tag.ValueKind == JsonValueKind.String ? tag.GetString() : null;
+        return (position, (databaseId, nodeTag));
     }
 
     private static async Task<long> ReadPositionAsync(WebSocketMessageReader messages, string type, CancellationToken token)

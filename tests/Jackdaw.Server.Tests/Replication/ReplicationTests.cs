@@ -2,6 +2,7 @@ using System.Net;
 using System.Net.Http.Json;
 using System.Text;
 using Jackdaw.Server.Documents;
+using Jackdaw.Server.Replication;
 using Jackdaw.Server.Tests.Infrastructure;
 
 namespace Jackdaw.Server.Tests.Replication;
@@ -124,7 +125,8 @@ public class ReplicationTests
             if (id.StartsWith("users/", StringComparison.Ordinal) && id != "users/deleted")
                 Assert.Equal(3, ChangeVectors.Parse(version.ChangeVector).Count);
         }
-        Assert.True(nodes.StatsOf(0).Conflicts + nodes.StatsOf(1).Conflicts + nodes.StatsOf(2).Conflicts > 0);
+        // The counters move just after a batch is visible: poll them.
+        await Poll.UntilAsync(() => Task.FromResult(nodes.StatsOf(0).Conflicts + nodes.StatsOf(1).Conflicts + nodes.StatsOf(2).Conflicts > 0), Converge, "a conflict to be counted");
     }
 
     [Fact]
@@ -203,6 +205,8 @@ public class ReplicationTests
     public async Task APushIsGreetedWithItsPositionAndABatchThatCannotBeAppliedIsAnsweredWithAnError()
     {
         await using var nodes = await ReplicationNodes.StartAsync(wired: false, "A");
+        // B (nowhere: its sender only retries) is A's peer, so A accepts its push.
+        nodes.Server(0).Host.Server.Replication.SetTopology(ReplicationNodes.Database, "A", [new ReplicationNode("B", "http://127.0.0.1:1")]);
         using var socket = new System.Net.WebSockets.ClientWebSocket();
         var url = nodes.Client(0).BaseAddress!.ToString().Replace("http://", "ws://", StringComparison.Ordinal).TrimEnd('/');
         await socket.ConnectAsync(new Uri($"{url}/databases/{ReplicationNodes.Database}/replication/push?sourceDatabaseId=SomeOtherCopy&sourceTag=B"), CancellationToken.None);
@@ -215,6 +219,67 @@ public class ReplicationTests
         var error = ReplicationNodes.Json(await ReceiveTextAsync(socket));
         Assert.Equal("Error", error.GetProperty("Type").GetString());
         Assert.Contains("version 99", error.GetProperty("Message").GetString());
+    }
+
+    [Fact]
+    public async Task WriteAssuranceIsNotMetByFewerNodesThanAsked()
+    {
+        // One node, before the cluster gave it any peer (a restart): no replica holds the batch.
+        await using var nodes = await ReplicationNodes.StartAsync(wired: false, "A");
+        var batch = "{\"Commands\":[{\"Type\":\"PUT\",\"Id\":\"users/1\",\"Document\":{\"Name\":\"Ann\"}}]}";
+        foreach (var wanted in new[] { "1", "majority" })
+        {
+            using var answer = await nodes.Client(0).PostAsync($"/databases/{ReplicationNodes.Database}/bulk_docs?waitForReplicasTimeout=00:00:01&numberOfReplicasToWaitFor={wanted}", new StringContent(batch, Encoding.UTF8, "application/json"));
+            var text = await answer.Content.ReadAsStringAsync();
+            Assert.True(answer.StatusCode == HttpStatusCode.RequestTimeout, $"{wanted}: {(int)answer.StatusCode} {text}");
+        }
+        // RavenDB's majority of one other node is two replicas: (1 + 1) / 2 + 1.
+        nodes.Server(0).Host.Server.Replication.SetTopology(ReplicationNodes.Database, "A", [new ReplicationNode("B", "http://127.0.0.1:1")]);
+        Assert.Equal(2, nodes.Server(0).Host.Server.Replication.MajorityOf(ReplicationNodes.Database));
+    }
+
+    [Fact]
+    public async Task OnlyADatabasesOtherNodesMayPush()
+    {
+        await using var nodes = await ReplicationNodes.StartAsync(wired: false, "A");
+        var push = $"/databases/{ReplicationNodes.Database}/replication/push?sourceDatabaseId=SomeOtherCopy&sourceTag=B";
+
+        // Before the cluster said who the database's nodes are, no one: a forged source could
+        // otherwise move the stored position past what the real node sends.
+        using (var refused = await nodes.Client(0).GetAsync(push))
+        {
+            Assert.Equal(System.Net.HttpStatusCode.Forbidden, refused.StatusCode);
+            Assert.Equal("AuthorizationException", ReplicationNodes.Json(await refused.Content.ReadAsStringAsync()).GetProperty("Type").GetString());
+        }
+        nodes.Server(0).Host.Server.Replication.SetTopology(ReplicationNodes.Database, "A", [new ReplicationNode("B", "http://127.0.0.1:1")]);
+        using (var refused = await nodes.Client(0).GetAsync(push.Replace("sourceTag=B", "sourceTag=C", StringComparison.Ordinal)))
+        {
+            Assert.Equal(System.Net.HttpStatusCode.Forbidden, refused.StatusCode);
+        }
+        // B is a peer: past the check (a plain GET is then refused for not being a WebSocket).
+        using (var plain = await nodes.Client(0).GetAsync(push))
+        {
+            Assert.Equal(System.Net.HttpStatusCode.BadRequest, plain.StatusCode);
+        }
+    }
+
+    [Fact]
+    public async Task ABatchWhoseLastEtagIsBelowItsItemsIsRefused()
+    {
+        await using var nodes = await ReplicationNodes.StartAsync(wired: false, "A");
+        nodes.Server(0).Host.Server.Replication.SetTopology(ReplicationNodes.Database, "A", [new ReplicationNode("B", "http://127.0.0.1:1")]);
+        using var socket = new System.Net.WebSockets.ClientWebSocket();
+        var url = nodes.Client(0).BaseAddress!.ToString().Replace("http://", "ws://", StringComparison.Ordinal).TrimEnd('/');
+        await socket.ConnectAsync(new Uri($"{url}/databases/{ReplicationNodes.Database}/replication/push?sourceDatabaseId=SomeOtherCopy&sourceTag=B"), CancellationToken.None);
+        Assert.Equal("Hello", ReplicationNodes.Json(await ReceiveTextAsync(socket)).GetProperty("Type").GetString());
+
+        var batch = new ReplicationBatch(1, [new ReplicationItem(5, true, "users/1", "Users", "B:5-SomeOtherCopy", DateTime.UtcNow.Ticks, [])]);
+        await socket.SendAsync(batch.Serialize(), System.Net.WebSockets.WebSocketMessageType.Binary, true, CancellationToken.None);
+        var error = ReplicationNodes.Json(await ReceiveTextAsync(socket));
+        Assert.Equal("Error", error.GetProperty("Type").GetString());
+        Assert.Contains("below its own items", error.GetProperty("Message").GetString());
+        using var reader = nodes.DatabaseOf(0).BeginRead();
+        Assert.Equal(0, ReplicationPositions.Read(reader, "SomeOtherCopy"));
     }
 
     private static async Task<string> ReceiveTextAsync(System.Net.WebSockets.ClientWebSocket socket)
