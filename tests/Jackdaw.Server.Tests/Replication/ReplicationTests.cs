@@ -170,6 +170,53 @@ public class ReplicationTests
     }
 
     [Fact]
+    public async Task AGetByIdLooksForConflictsOnlyWhenTheDatabaseMayHaveThemAcrossARestart()
+    {
+        await using var nodes = await ReplicationNodes.StartAsync(wired: false, "A", "B");
+        using (var reader = nodes.DatabaseOf(0).BeginRead())
+        {
+            Assert.False(reader.MayHaveConflicts);
+        }
+        for (var node = 0; node < 2; node++)
+        {
+            using var solver = await nodes.Client(node).PutAsync($"/databases/{ReplicationNodes.Database}/admin/replication/conflicts/solver",
+                new StringContent("{\"ResolveToLatest\":false}", Encoding.UTF8, "application/json"));
+            solver.EnsureSuccessStatusCode();
+            await nodes.PutAsync(node, "users/1", new { Name = $"on {nodes.Tag(node)}" });
+        }
+        nodes.Wire();
+        await Poll.UntilAsync(async () =>
+        {
+            using var get = await nodes.Client(0).GetAsync($"/databases/{ReplicationNodes.Database}/docs?id=users/1");
+            return get.StatusCode == HttpStatusCode.Conflict;
+        }, Converge, "users/1 to be in conflict on A");
+
+        // After a restart the database knows it from its storage.
+        await nodes.StopAsync(0);
+        await nodes.StartAgainAsync(0);
+        using (var reader = nodes.DatabaseOf(0).BeginRead())
+        {
+            Assert.True(reader.MayHaveConflicts);
+        }
+        using (var get = await nodes.Client(0).GetAsync($"/databases/{ReplicationNodes.Database}/docs?id=users/1"))
+        {
+            Assert.Equal(HttpStatusCode.Conflict, get.StatusCode);
+        }
+
+        // Resolved: the flag clears once the resolving commit is durable, and the GET answers.
+        await nodes.PutAsync(0, "users/1", new { Name = "resolved" });
+        await Poll.UntilAsync(() =>
+        {
+            using var reader = nodes.DatabaseOf(0).BeginRead();
+            return Task.FromResult(!reader.MayHaveConflicts);
+        }, Converge, "A to know it has no conflict left");
+        using (var get = await nodes.Client(0).GetAsync($"/databases/{ReplicationNodes.Database}/docs?id=users/1"))
+        {
+            Assert.Equal(HttpStatusCode.OK, get.StatusCode);
+        }
+    }
+
+    [Fact]
     public async Task WriteAssuranceNamesTheNodeThatHoldsTheBatchAndTimesOutWhenItIsDown()
     {
         await using var nodes = await ReplicationNodes.StartAsync(wired: true, "A", "B");
