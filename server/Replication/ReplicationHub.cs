@@ -17,6 +17,7 @@ public sealed class ReplicationHub : IAsyncDisposable
     private readonly Lock _lock = new();
     private readonly Dictionary<string, Dictionary<string, OutgoingReplication>> _outgoing = new(StringComparer.OrdinalIgnoreCase);
     private readonly Dictionary<string, HashSet<string>> _members = new(StringComparer.OrdinalIgnoreCase);
+    private readonly HashSet<string> _topologySet = new(StringComparer.OrdinalIgnoreCase);
     private TaskCompletionSource _progress = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private bool _disposed;
 
@@ -72,6 +73,7 @@ public sealed class ReplicationHub : IAsyncDisposable
             {
                 _outgoing.Remove(database);
             }
+            _topologySet.Add(database);
             if (wanted.Count == 0)
             {
                 _members.Remove(database);
@@ -106,6 +108,15 @@ public sealed class ReplicationHub : IAsyncDisposable
                 return false;
             }
             return true;
+        }
+    }
+
+    /// <summary>Whether <see cref="SetTopology"/> was called for the database since the server started (an empty list included).</summary>
+    public bool IsTopologySet(string database)
+    {
+        lock (_lock)
+        {
+            return _topologySet.Contains(database);
         }
     }
 

@@ -97,6 +97,53 @@ public class ReplicationTests
         await Poll.UntilAsync(async () => await nodes.DatabaseOf(0).Tombstones.CleanAsync() > 0 || ReadTombstoneCount(nodes, 0) == 0, Converge, "A's tombstones to be cleaned up");
     }
 
+    [Fact]
+    public async Task TombstonesStayHeldAfterARestartUntilTheTopologyIsGivenAgain()
+    {
+        using var folder = new TempFolder("jackdaw-replication-hold");
+        Action<Jackdaw.Server.Hosting.ServerOptions> asA = options => options.Database = options.Database with { NodeTag = "A" };
+        await using (var server = await InProcessServer.StartInFolderAsync(folder.Path, asA))
+        {
+            using (var created = await server.Client.PutAsync($"/admin/databases?name={ReplicationNodes.Database}", null))
+            {
+                created.EnsureSuccessStatusCode();
+            }
+            // B is down for good: it never acknowledges anything.
+            server.Host.Server.Replication.SetTopology(ReplicationNodes.Database, "A", [new ReplicationNode("B", "http://127.0.0.1:1")]);
+            using (var put = await server.Client.PutAsJsonAsync($"/databases/{ReplicationNodes.Database}/docs?id=users/1", new { Name = "Ann" }))
+            {
+                put.EnsureSuccessStatusCode();
+            }
+            using (var delete = await server.Client.DeleteAsync($"/databases/{ReplicationNodes.Database}/docs?id=users/1"))
+            {
+                delete.EnsureSuccessStatusCode();
+            }
+            var database = server.Host.Server.Databases.GetDatabase(ReplicationNodes.Database);
+            await Poll.UntilAsync(async () =>
+            {
+                Assert.Equal(0, await database.Tombstones.CleanAsync());
+                return DatabaseReplication.Of(database).DurableTombstoneHold == 0;
+            }, Converge, "the tombstone hold to be stored");
+        }
+
+        // Restarted, and a clean-up runs before the cluster gives the topology again: B still
+        // needs the deletion, so the tombstone stays.
+        await using (var server = await InProcessServer.StartInFolderAsync(folder.Path, asA))
+        {
+            var database = server.Host.Server.Databases.GetDatabase(ReplicationNodes.Database);
+            Assert.Equal(0, await database.Tombstones.CleanAsync());
+            using (var reader = database.BeginRead())
+            {
+                Assert.Equal(1, reader.TombstoneCount);
+            }
+
+            // The cluster says the database has no other node now: the hold goes, then the tombstone.
+            server.Host.Server.Replication.SetTopology(ReplicationNodes.Database, "A", []);
+            await Poll.UntilAsync(async () => await database.Tombstones.CleanAsync() > 0, Converge, "the tombstone to be cleaned up");
+            Assert.Null(DatabaseReplication.Of(database).DurableTombstoneHold);
+        }
+    }
+
     private static long ReadTombstoneCount(ReplicationNodes nodes, int node)
     {
         using var reader = nodes.DatabaseOf(node).BeginRead();
