@@ -24,7 +24,7 @@ public partial class DocumentsReader
         {
             do
             {
-                result.Add(ConflictRecord.Read(iterator.Key, iterator.Value));
+                result.Add(ConflictRecord.Read(iterator.Value));
             }
             while (iterator.MoveNext() && iterator.KeyStartsWith(prefix));
         }
@@ -42,7 +42,7 @@ public partial class DocumentsReader
         {
             do
             {
-                result.Add(ConflictRecord.Read(iterator.Key, iterator.Value));
+                result.Add(ConflictRecord.Read(iterator.Value));
             }
             while (iterator.MoveNext());
         }

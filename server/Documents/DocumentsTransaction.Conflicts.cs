@@ -56,7 +56,7 @@ public partial class DocumentsTransaction
         {
             do
             {
-                result.Add(ConflictRecord.Read(iterator.Key, iterator.Value));
+                result.Add(ConflictRecord.Read(iterator.Value));
             }
             while (iterator.MoveNext() && iterator.KeyStartsWith(prefix));
         }
@@ -81,7 +81,7 @@ public partial class DocumentsTransaction
                 do
                 {
                     keys.Add(iterator.Key.ToArray());
-                    merged = ChangeVectors.Merge(merged, ConflictRecord.Read(iterator.Key, iterator.Value).ChangeVector);
+                    merged = ChangeVectors.Merge(merged, ConflictRecord.Read(iterator.Value).ChangeVector);
                 }
                 while (iterator.MoveNext() && iterator.KeyStartsWith(prefix));
             }

@@ -162,6 +162,9 @@ public sealed class ReplicationHandler(ServerContext server) : HandlerBase(serve
             json.WriteNumber("AcknowledgedEtag", sender.AcknowledgedEtag);
             json.WriteBoolean("Connected", sender.Connected);
             json.WriteString("LastError", sender.LastError);
+            // Since the last acknowledged batch: a batch the destination keeps refusing shows here,
+            // with the position it is stuck at (AcknowledgedEtag) and why (LastError).
+            json.WriteNumber("Failures", sender.Failures);
             json.WriteEndObject();
         }
         json.WriteEndArray();

@@ -9,14 +9,15 @@ namespace Jackdaw.Server.Replication;
 /// Pushes one database's etag feed to one other node, over a WebSocket to its
 /// <c>/databases/{db}/replication/push</c>: asks its position first, then sends batches from there,
 /// one at a time, each acknowledged once it is durable there (see <see cref="IncomingReplication"/>).
-/// When the destination is down or the connection drops, it tries again after a back-off that
-/// doubles from <see cref="FirstRetryDelay"/> to <see cref="MaxRetryDelay"/>, and resumes from the
+/// When the destination is down, the connection drops or a batch is refused, it tries again after
+/// a back-off that doubles from <see cref="FirstRetryDelay"/> to <see cref="MaxRetryDelay"/> (reset
+/// only by an acknowledged batch), and resumes from the
 /// position the destination gives: nothing is skipped, nothing applied twice.
 /// </summary>
 public sealed class OutgoingReplication : IAsyncDisposable
 {
     public static readonly TimeSpan FirstRetryDelay = TimeSpan.FromMilliseconds(100);
-    public static readonly TimeSpan MaxRetryDelay = TimeSpan.FromSeconds(2);
+    public static readonly TimeSpan MaxRetryDelay = TimeSpan.FromSeconds(5);
 
     /// <summary>How long the sender waits for new changes before a heartbeat batch (which also finds a dead connection).</summary>
     public static readonly TimeSpan Heartbeat = TimeSpan.FromSeconds(10);
@@ -65,6 +66,9 @@ public sealed class OutgoingReplication : IAsyncDisposable
     /// <summary>Why the last connection failed; null while connected.</summary>
     public string? LastError { get; private set; }
 
+    /// <summary>Connections that failed (refused, dropped, a batch not applied) since the last acknowledged batch.</summary>
+    public int Failures { get; private set; }
+
     /// <summary>Batches sent and acknowledged since this sender started.</summary>
     public long BatchesSent { get; private set; }
 
@@ -86,6 +90,7 @@ public sealed class OutgoingReplication : IAsyncDisposable
             catch (Exception e)
             {
                 Connected = false;
+                Failures++;
                 if (LastError != e.Message)
                     _logger.LogInformation("Replication of {Database} to {Tag} ({Url}): {Error}; retrying", Database, Destination.Tag, Destination.Url, e.Message);
                 LastError = e.Message;
@@ -102,7 +107,7 @@ public sealed class OutgoingReplication : IAsyncDisposable
         }
     }
 
-    private async Task PushAsync(DocumentDatabase database, Action connected, CancellationToken token)
+    private async Task PushAsync(DocumentDatabase database, Action acknowledged, CancellationToken token)
     {
         using var socket = new ClientWebSocket();
         socket.Options.KeepAliveInterval = TimeSpan.FromSeconds(15);
@@ -122,7 +127,6 @@ public sealed class OutgoingReplication : IAsyncDisposable
         Acknowledge(position);
         Connected = true;
         LastError = null;
-        connected();
 
         while (true)
         {
@@ -149,6 +153,10 @@ public sealed class OutgoingReplication : IAsyncDisposable
             position = await ReadPositionAsync(messages, "Ack", ack.Token).ConfigureAwait(false);
             BatchesSent++;
             Acknowledge(position);
+            // Only an acknowledged batch resets the back-off: a destination that answers Hello but
+            // refuses every batch is retried ever more slowly, not every 100 ms.
+            Failures = 0;
+            acknowledged();
         }
     }
 

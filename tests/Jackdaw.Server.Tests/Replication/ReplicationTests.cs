@@ -264,6 +264,45 @@ public class ReplicationTests
     }
 
     [Fact]
+    public async Task AConflictOfTheLongestIdIsKept()
+    {
+        // 1,000 bytes of id key: with its change vector appended the conflict key used to pass the
+        // tree's 1,024-byte limit, and the batch was refused (and resent) for ever.
+        var id = "users/" + new string('\u00e9', 497);
+        await using var nodes = await ReplicationNodes.StartAsync(wired: false, "A", "B");
+        for (var node = 0; node < 2; node++)
+        {
+            using var solver = await nodes.Client(node).PutAsync($"/databases/{ReplicationNodes.Database}/admin/replication/conflicts/solver",
+                new StringContent("{\"ResolveToLatest\":false}", Encoding.UTF8, "application/json"));
+            solver.EnsureSuccessStatusCode();
+            await nodes.PutAsync(node, id, new { Name = $"on {nodes.Tag(node)}" });
+        }
+        nodes.Wire();
+        await Poll.UntilAsync(async () =>
+        {
+            using var versions = await nodes.Client(0).GetAsync($"/databases/{ReplicationNodes.Database}/replication/conflicts?docId={Uri.EscapeDataString(id)}");
+            return ReplicationNodes.Json(await versions.Content.ReadAsStringAsync()).GetProperty("Results").GetArrayLength() == 2;
+        }, Converge, "the long id's two versions to be kept on A");
+        await nodes.PutAsync(0, id, new { Name = "resolved" });
+        await nodes.WaitConvergedAsync(Converge);
+    }
+
+    [Fact]
+    public async Task ARefusedSenderShowsItsFailuresInDebug()
+    {
+        await using var nodes = await ReplicationNodes.StartAsync(wired: false, "A", "B");
+        // A pushes to B, but B was not told A is a node of the database: it refuses every push.
+        var urlOfB = nodes.Client(1).BaseAddress!.ToString().TrimEnd('/');
+        nodes.Server(0).Host.Server.Replication.SetTopology(ReplicationNodes.Database, "A", [new ReplicationNode("B", urlOfB)]);
+        await Poll.UntilAsync(async () =>
+        {
+            using var debug = await nodes.Client(0).GetAsync($"/databases/{ReplicationNodes.Database}/replication/debug");
+            var sender = ReplicationNodes.Json(await debug.Content.ReadAsStringAsync()).GetProperty("Outgoing")[0];
+            return sender.GetProperty("Failures").GetInt32() >= 2 && sender.GetProperty("LastError").GetString() is { Length: > 0 };
+        }, Converge, "A's sender to count its failures");
+    }
+
+    [Fact]
     public async Task WriteAssuranceNamesTheNodeThatHoldsTheBatchAndTimesOutWhenItIsDown()
     {
         await using var nodes = await ReplicationNodes.StartAsync(wired: true, "A", "B");
