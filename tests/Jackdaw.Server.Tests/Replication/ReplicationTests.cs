@@ -288,6 +288,23 @@ public class ReplicationTests
     }
 
     [Fact]
+    public async Task ADocumentMovedToAnotherCollectionSurvivesReplication()
+    {
+        await using var nodes = await ReplicationNodes.StartAsync(wired: true, "A", "B", "C");
+        await nodes.PutAsync(0, "users/1", new Dictionary<string, object> { ["Name"] = "Ann", ["@metadata"] = new Dictionary<string, object> { ["@collection"] = "Users" } });
+        await nodes.WaitConvergedAsync(Converge);
+        // The replicated put on B and C moves it too, leaving a tombstone in Users there.
+        await nodes.PutAsync(0, "users/1", new Dictionary<string, object> { ["Name"] = "Ann", ["@metadata"] = new Dictionary<string, object> { ["@collection"] = "Admins" } });
+        await nodes.PutAsync(0, "marker", new { Done = true });
+        await nodes.WaitConvergedAsync(Converge);
+        for (var node = 0; node < nodes.Count; node++)
+        {
+            await Poll.UntilAsync(() => Task.FromResult(nodes.Documents(node).ContainsKey("marker")), Converge, $"node {nodes.Tag(node)} to get the marker");
+            Assert.True(nodes.Documents(node).ContainsKey("users/1"), $"users/1 was deleted on node {nodes.Tag(node)}");
+        }
+    }
+
+    [Fact]
     public async Task ARefusedSenderShowsItsFailuresInDebug()
     {
         await using var nodes = await ReplicationNodes.StartAsync(wired: false, "A", "B");
