@@ -305,6 +305,18 @@ public class ReplicationTests
     }
 
     [Fact]
+    public async Task ReplayedChangesCarryTheStoredChangeVector()
+    {
+        await using var nodes = await ReplicationNodes.StartAsync(wired: false, "B");
+        await nodes.PutAsync(0, "users/1", new { Name = "Ann" });
+        var stored = nodes.Documents(0)["users/1"].ChangeVector;
+        Assert.StartsWith("B:", stored, StringComparison.Ordinal);
+        using var stream = await Jackdaw.Server.Tests.Changes.EventStreamClient.OpenAsync(nodes.Client(0), $"/databases/{ReplicationNodes.Database}/changes/events?lastEventId=0");
+        var replayed = await stream.NextAsync();
+        Assert.Equal(stored, replayed!.Data!.Value.GetProperty("ChangeVector").GetString());
+    }
+
+    [Fact]
     public async Task ARefusedSenderShowsItsFailuresInDebug()
     {
         await using var nodes = await ReplicationNodes.StartAsync(wired: false, "A", "B");
