@@ -67,6 +67,10 @@ public sealed class ReplicationHandler(ServerContext server) : HandlerBase(serve
     {
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
         var docId = new UrlQuery(context.Request.QueryString.Value).GetString("docId");
+        if (docId is not null && DocumentIds.Validate(docId) is { } invalid)
+        {
+            throw new BadRequestException($"Query parameter 'docId': {invalid}");
+        }
         using var reader = database.BeginRead();
         var json = context.StartJson();
         json.WriteStartObject();

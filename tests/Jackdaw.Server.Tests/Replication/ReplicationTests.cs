@@ -317,6 +317,15 @@ public class ReplicationTests
     }
 
     [Fact]
+    public async Task ConflictsOfAnIdTooLongAreA400()
+    {
+        await using var nodes = await ReplicationNodes.StartAsync(wired: false, "A");
+        using var answer = await nodes.Client(0).GetAsync($"/databases/{ReplicationNodes.Database}/replication/conflicts?docId={new string('x', 2000)}");
+        Assert.Equal(HttpStatusCode.BadRequest, answer.StatusCode);
+        Assert.Contains("docId", await answer.Content.ReadAsStringAsync());
+    }
+
+    [Fact]
     public async Task ARefusedSenderShowsItsFailuresInDebug()
     {
         await using var nodes = await ReplicationNodes.StartAsync(wired: false, "A", "B");
