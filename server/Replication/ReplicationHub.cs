@@ -18,6 +18,7 @@ public sealed class ReplicationHub : IAsyncDisposable
     private readonly Dictionary<string, Dictionary<string, OutgoingReplication>> _outgoing = new(StringComparer.OrdinalIgnoreCase);
     private readonly Dictionary<string, HashSet<string>> _members = new(StringComparer.OrdinalIgnoreCase);
     private readonly HashSet<string> _topologySet = new(StringComparer.OrdinalIgnoreCase);
+    private readonly List<Task> _stopping = [];
     private TaskCompletionSource _progress = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private bool _disposed;
 
@@ -84,7 +85,14 @@ public sealed class ReplicationHub : IAsyncDisposable
             }
         }
         foreach (var sender in stopped)
-            _ = sender.DisposeAsync().AsTask();
+        {
+            var stopping = sender.DisposeAsync().AsTask();
+            lock (_lock)
+            {
+                _stopping.RemoveAll(t => t.IsCompleted);
+                _stopping.Add(stopping);
+            }
+        }
         SignalProgress();
     }
 
@@ -186,13 +194,20 @@ public sealed class ReplicationHub : IAsyncDisposable
     public async ValueTask DisposeAsync()
     {
         List<OutgoingReplication> senders;
+        List<Task> stopping;
         lock (_lock)
         {
             _disposed = true;
             senders = [.. _outgoing.Values.SelectMany(d => d.Values)];
             _outgoing.Clear();
+            stopping = [.. _stopping];
+            _stopping.Clear();
         }
         foreach (var sender in senders)
+        {
             await sender.DisposeAsync().ConfigureAwait(false);
+        }
+        // Those SetTopology stopped: their loops may still be closing a connection.
+        await Task.WhenAll(stopping).ConfigureAwait(false);
     }
 }

@@ -326,6 +326,32 @@ public class ReplicationTests
     }
 
     [Fact]
+    public async Task AReceiverGivesUpASenderThatSendsNothing()
+    {
+        await using var nodes = await ReplicationNodes.StartAsync(wired: false, "A");
+        nodes.Server(0).Host.Server.Replication.SetTopology(ReplicationNodes.Database, "A", [new ReplicationNode("B", "http://127.0.0.1:1")]);
+        using var socket = new System.Net.WebSockets.ClientWebSocket();
+        var url = nodes.Client(0).BaseAddress!.ToString().Replace("http://", "ws://", StringComparison.Ordinal).TrimEnd('/');
+        await socket.ConnectAsync(new Uri($"{url}/databases/{ReplicationNodes.Database}/replication/push?sourceDatabaseId=SomeOtherCopy&sourceTag=B"), CancellationToken.None);
+        Assert.Equal("Hello", ReplicationNodes.Json(await ReceiveTextAsync(socket)).GetProperty("Type").GetString());
+        // No batch and no heartbeat: after three heartbeats' time the receiver drops the connection.
+        using var wait = new CancellationTokenSource(IncomingReplication.ReceiveTimeout + Converge);
+        await Assert.ThrowsAnyAsync<Exception>(async () =>
+        {
+            var buffer = new byte[1024];
+            while (true)
+            {
+                var result = await socket.ReceiveAsync(buffer, wait.Token);
+                if (result.MessageType == System.Net.WebSockets.WebSocketMessageType.Close)
+                {
+                    throw new System.Net.WebSockets.WebSocketException("closed");
+                }
+            }
+        });
+        Assert.False(wait.IsCancellationRequested, "the receiver kept the silent connection open");
+    }
+
+    [Fact]
     public async Task ARefusedSenderShowsItsFailuresInDebug()
     {
         await using var nodes = await ReplicationNodes.StartAsync(wired: false, "A", "B");
