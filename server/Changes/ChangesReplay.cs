@@ -41,7 +41,7 @@ public static class ChangesReplay
             scanned++;
             if (scanned == take)
                 documentsEnd = record.Etag;
-            var change = new DocumentChange(record.Etag, record.Id, CollectionOf(record.CollectionUtf8), DocumentChangeKind.Put);
+            var change = new DocumentChange(record.Etag, record.Id, CollectionOf(record.CollectionUtf8), DocumentChangeKind.Put, ChangeVector: record.ChangeVectorOr(reader.DatabaseId));
             if (filter.Matches(change))
                 into.Add(change);
         }
@@ -55,7 +55,7 @@ public static class ChangesReplay
             scanned++;
             if (scanned == take)
                 tombstonesEnd = tombstone.Etag;
-            var change = new DocumentChange(tombstone.Etag, tombstone.Id, tombstone.Collection, DocumentChangeKind.Delete);
+            var change = new DocumentChange(tombstone.Etag, tombstone.Id, tombstone.Collection, DocumentChangeKind.Delete, ChangeVector: tombstone.ChangeVectorOr(reader.DatabaseId));
             if (filter.Matches(change))
                 into.Add(change);
         }

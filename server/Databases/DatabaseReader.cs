@@ -11,10 +11,11 @@ public sealed class DatabaseReader : DocumentsReader
 {
     private readonly TreeRegistry _registry;
 
-    internal DatabaseReader(string databaseId, ReadTransaction transaction, TreeRegistry registry)
+    internal DatabaseReader(string databaseId, ReadTransaction transaction, TreeRegistry registry, bool mayHaveConflicts = true)
         : base(databaseId, transaction)
     {
         _registry = registry;
+        MayHaveConflicts = mayHaveConflicts;
     }
 
     /// <summary>A registered feature tree; null when nothing was written to it yet.</summary>

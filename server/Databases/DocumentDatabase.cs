@@ -29,6 +29,12 @@ public sealed class DocumentDatabase : IAsyncDisposable
     private readonly TimeProvider _clock;
     private int _disposed;
 
+    // Whether kept conflicts may exist (bit 0) and a generation (the rest), moved by each commit
+    // that adds or removes kept versions: readers test it before opening any tree (see
+    // DocumentsReader.MayHaveConflicts). Set before a commit that leaves some is published;
+    // cleared once a commit that leaves none is durable, unless another changed them since.
+    private long _conflictState;
+
     private DocumentDatabase(string name, string folder, StorageEnvironment environment, ILoggerFactory loggerFactory, DocumentDatabaseOptions options)
     {
         Name = name;
@@ -58,7 +64,10 @@ public sealed class DocumentDatabase : IAsyncDisposable
         _clock = options.Clock;
         NodeTag = options.NodeTag;
         using (var reader = new DatabaseReader(state.DatabaseId, environment.BeginRead(), _trees))
+        {
             _revisionsConfiguration = reader.GetRevisionsConfiguration();
+            _conflictState = reader.ConflictCount > 0 ? 1 : 0;
+        }
 
         var logger = loggerFactory.CreateLogger($"Jackdaw.Database.{name}");
         _logger = logger;
@@ -185,7 +194,11 @@ public sealed class DocumentDatabase : IAsyncDisposable
             ThrowUnloaded();
         try
         {
-            return new DatabaseReader(DatabaseId, _environment.BeginRead(), _trees);
+            var transaction = _environment.BeginRead();
+            // Read after the snapshot opened: a commit that added conflicts set the flag before it
+            // was published. (A reader whose snapshot predates a commit that removed the last
+            // conflicts may read the flag already cleared: it answers as after that commit.)
+            return new DatabaseReader(DatabaseId, transaction, _trees, (Volatile.Read(ref _conflictState) & 1) != 0);
         }
         catch (ObjectDisposedException e) when (Volatile.Read(ref _disposed) != 0)
         {
@@ -237,7 +250,25 @@ public sealed class DocumentDatabase : IAsyncDisposable
             _ = transaction.CommitPipelined();
             return _lastHandedOver;
         }
+        var conflictsLeft = transaction.ConflictsChanged ? transaction.ConflictCount : -1;
+        if (conflictsLeft > 0)
+        {
+            Interlocked.Exchange(ref _conflictState, ((Interlocked.Read(ref _conflictState) >> 1) + 1) << 1 | 1);
+        }
         var durable = transaction.CommitPipelined();
+        if (conflictsLeft == 0)
+        {
+            var generation = (Interlocked.Read(ref _conflictState) >> 1) + 1;
+            Interlocked.Exchange(ref _conflictState, generation << 1 | 1);
+            durable.ContinueWith(static (task, state) =>
+            {
+                if (task.IsCompletedSuccessfully)
+                {
+                    var (database, generation) = ((DocumentDatabase, long))state!;
+                    Interlocked.CompareExchange(ref database._conflictState, generation << 1, generation << 1 | 1);
+                }
+            }, (this, generation), CancellationToken.None, TaskContinuationOptions.ExecuteSynchronously, TaskScheduler.Default);
+        }
         // The next transaction starts before this one is durable and must apply its configuration.
         if (transaction.RevisionsConfigurationChanged)
             _revisionsConfiguration = transaction.RevisionsConfiguration;

@@ -2,7 +2,14 @@ namespace Jackdaw.Server.Documents;
 
 public partial class DocumentsReader
 {
-    /// <summary>Whether any id is in conflict.</summary>
+    /// <summary>
+    /// False when no id can be in conflict in this snapshot: the database keeps it in memory
+    /// (<see cref="MayHaveConflicts"/> is given by the database's reader), so a GET by id asks it
+    /// before opening any tree and opens only <c>Docs</c>. True: look (<see cref="GetConflicts"/>).
+    /// </summary>
+    public bool MayHaveConflicts { get; protected init; } = true;
+
+    /// <summary>How many kept versions there are (of every id).</summary>
     public long ConflictCount => _transaction.OpenTree(DocumentsStorage.ConflictsTree)?.Count ?? 0;
 
     /// <summary>The kept versions of an id; empty when it is not in conflict.</summary>
@@ -17,7 +24,7 @@ public partial class DocumentsReader
         {
             do
             {
-                result.Add(ConflictRecord.Read(iterator.Key, iterator.Value));
+                result.Add(ConflictRecord.Read(iterator.Value));
             }
             while (iterator.MoveNext() && iterator.KeyStartsWith(prefix));
         }
@@ -35,7 +42,7 @@ public partial class DocumentsReader
         {
             do
             {
-                result.Add(ConflictRecord.Read(iterator.Key, iterator.Value));
+                result.Add(ConflictRecord.Read(iterator.Value));
             }
             while (iterator.MoveNext());
         }

@@ -13,6 +13,12 @@ public partial class DocumentsTransaction
 
     private Tree Conflicts => _conflicts ??= EngineTransaction.CreateTree(DocumentsStorage.ConflictsTree);
 
+    /// <summary>Whether this transaction added or removed kept versions.</summary>
+    internal bool ConflictsChanged { get; private set; }
+
+    /// <summary>How many kept versions there are, this transaction's changes included.</summary>
+    internal long ConflictCount => Conflicts.Count;
+
     /// <summary>
     /// Records a conflict between the version this node holds (<paramref name="localDocument"/>
     /// null for a deletion; <paramref name="localChangeVector"/> null when it is kept already) and an
@@ -30,7 +36,10 @@ public partial class DocumentsTransaction
         {
             var key = ConflictRecord.Key(idKey, version.ChangeVector);
             if (!Conflicts.TryGet(key, out _))
+            {
                 Conflicts.Put(key, ConflictRecord.Write(version));
+                ConflictsChanged = true;
+            }
         }
         MarkWritten();
     }
@@ -47,7 +56,7 @@ public partial class DocumentsTransaction
         {
             do
             {
-                result.Add(ConflictRecord.Read(iterator.Key, iterator.Value));
+                result.Add(ConflictRecord.Read(iterator.Value));
             }
             while (iterator.MoveNext() && iterator.KeyStartsWith(prefix));
         }
@@ -72,13 +81,16 @@ public partial class DocumentsTransaction
                 do
                 {
                     keys.Add(iterator.Key.ToArray());
-                    merged = ChangeVectors.Merge(merged, ConflictRecord.Read(iterator.Key, iterator.Value).ChangeVector);
+                    merged = ChangeVectors.Merge(merged, ConflictRecord.Read(iterator.Value).ChangeVector);
                 }
                 while (iterator.MoveNext() && iterator.KeyStartsWith(prefix));
             }
         }
         foreach (var key in keys)
+        {
             Conflicts.Delete(key);
+            ConflictsChanged = true;
+        }
         return merged;
     }
 

@@ -145,7 +145,7 @@ public partial class DocumentsTransaction : IDisposable
             var moved = (oldCollection is null) != (collection is null)
                 || (oldCollection is not null && !CountChangeOf(oldCollection).Lower.AsSpan().SequenceEqual(CountChangeOf(collection!).Lower));
             var moveChangeVector = moved ? ChangeVectors.Update(previousChangeVector, _nodeTag, etag, _databaseId) : null;
-            var tombstoneLength = moved ? TombstoneRecord.Write(DateTime.UtcNow.Ticks, existing.IdUtf8, existing.CollectionUtf8, moveChangeVector!, ref _scratch) : 0;
+            var tombstoneLength = moved ? TombstoneRecord.Write(UtcNow().Ticks, existing.IdUtf8, existing.CollectionUtf8, moveChangeVector!, ref _scratch) : 0;
             RemoveSecondaries(existing.Etag, oldCollection);
             if (moved)
             {
@@ -249,7 +249,7 @@ public partial class DocumentsTransaction : IDisposable
             if (expectedChangeVector is not null && !MustNotExist(expectedChangeVector))
                 ThrowConcurrency(id, expectedChangeVector, actual: null);
             if (conflicted is not null)
-                WriteTombstoneOnly(id, collection: null, ChangeVectors.Update(conflicted, _nodeTag, LastEtag + 1, _databaseId), DateTime.UtcNow.Ticks);
+                WriteTombstoneOnly(id, collection: null, ChangeVectors.Update(conflicted, _nodeTag, LastEtag + 1, _databaseId), UtcNow().Ticks);
             return false;
         }
 
@@ -261,7 +261,7 @@ public partial class DocumentsTransaction : IDisposable
 
         // Copy what is needed after the first write before it: the record is a span into Docs, and
         // the revisions written next may move the page under it.
-        var tombstone = TombstoneRecord.Write(replicated?.LastModifiedTicks ?? DateTime.UtcNow.Ticks, existing.IdUtf8, existing.CollectionUtf8, changeVector, ref _scratch);
+        var tombstone = TombstoneRecord.Write(replicated?.LastModifiedTicks ?? UtcNow().Ticks, existing.IdUtf8, existing.CollectionUtf8, changeVector, ref _scratch);
         var deletedId = existing.Id;
         var existingEtag = existing.Etag;
         var oldCollection = existing.CollectionUtf8.IsEmpty ? null : Encoding.UTF8.GetString(existing.CollectionUtf8);
@@ -330,7 +330,7 @@ public partial class DocumentsTransaction : IDisposable
     {
         if (TryGet(id, out var existing))
             return existing.Etag <= keepAfterEtag && Delete(id, expectedChangeVector: null);
-        WriteTombstoneOnly(id, collection, changeVector: null, DateTime.UtcNow.Ticks);
+        WriteTombstoneOnly(id, collection, changeVector: null, UtcNow().Ticks);
         return false;
     }
 

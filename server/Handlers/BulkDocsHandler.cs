@@ -81,11 +81,11 @@ public sealed class BulkDocsHandler(ServerContext server) : HandlerBase(server)
         if (replicas is not null)
         {
             var etag = operations.Count > 0 && command.LastEtag > 0 ? command.LastEtag : database.LastEtag;
-            var destinations = Server.Replication.Outgoing(database.Name).Count;
-            // A majority of the nodes, this one included: half of all of them, rounded down, besides this one.
-            var wanted = replicas.Majority ? (destinations + 1) / 2 : replicas.Count;
+            // Asked of the nodes there are: with fewer other nodes than asked (or none known yet,
+            // after a restart before the cluster's topology) the wait times out, as in RavenDB.
+            var wanted = replicas.Majority ? Server.Replication.MajorityOf(database.Name) : replicas.Count;
             replicatedTo = await Server.Replication.WaitForReplicasAsync(database.Name, etag, wanted, replicas.Timeout, context.RequestAborted).ConfigureAwait(false);
-            if (replicatedTo.Count < Math.Min(wanted, destinations) && replicas.Throw)
+            if (replicatedTo.Count < wanted && replicas.Throw)
             {
                 throw new ReplicasNotCaughtUpException(
                     $"Could not verify that etag {etag} was replicated to {wanted} servers in {replicas.Timeout}. So far, it only replicated to {replicatedTo.Count}"

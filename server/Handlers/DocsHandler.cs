@@ -190,7 +190,7 @@ public sealed class DocsHandler(ServerContext server) : HandlerBase(server)
     private static bool WriteSingle(RequestContext context, DocumentsReader reader, string id, List<DocumentPath>? includes, RevisionIncludes? revisions)
     {
         // A document replication left in conflict (the keep policy) is answered as RavenDB does: 409.
-        if (reader.ConflictCount > 0 && reader.GetConflicts(id) is { Count: > 0 } conflicts)
+        if (reader.MayHaveConflicts && reader.GetConflicts(id) is { Count: > 0 } conflicts)
             throw new DocumentConflictException(id, conflicts.Count);
         if (!reader.TryGet(id, out var record))
         {

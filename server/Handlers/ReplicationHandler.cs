@@ -19,9 +19,14 @@ public sealed class ReplicationHandler(ServerContext server) : HandlerBase(serve
     /// <summary>
     /// <c>GET /databases/*/replication/push?sourceDatabaseId=&amp;sourceTag=</c> (WebSocket): another
     /// node's copy of the database pushes its etag feed here (see <see cref="IncomingReplication"/>).
+    /// What a source sends sets this node's stored position for it and can outrank later writes,
+    /// so only a node may push: on a secured server the caller needs ClusterAdmin, the clearance
+    /// the nodes' own server certificate holds (the strictest there is; a cluster-node level for
+    /// the cluster's routes may replace it), and on any server <c>sourceTag</c> must be one of the
+    /// database's other nodes as the cluster last set them (<see cref="ReplicationHub.IsKnownSource"/>).
     /// </summary>
     [Route("/databases/*/replication/push", "GET")]
-    [Access(RouteAccess.DatabaseReadWrite)]
+    [Access(RouteAccess.ClusterAdmin)]
     public async ValueTask Push(RequestContext context)
     {
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
@@ -30,6 +35,10 @@ public sealed class ReplicationHandler(ServerContext server) : HandlerBase(serve
             throw new BadRequestException("Query parameter 'sourceDatabaseId' is required: the pushing copy's database id (ASCII).");
         if (source == database.DatabaseId)
             throw new BadRequestException($"Database '{database.Name}' cannot replicate to itself (database id {source}): check the topology's URLs.");
+        if (!Server.Replication.IsKnownSource(database.Name, sourceTag, source))
+        {
+            throw new AuthorizationException(false, $"Node '{sourceTag}' (database id {source}) is not one of the other nodes of database '{database.Name}' on node {database.NodeTag}: only they push replication here.");
+        }
         using var socket = await context.AcceptWebSocketAsync("connect with ws://.../databases/{db}/replication/push?sourceDatabaseId=...").ConfigureAwait(false);
         var stopping = CancellationTokenSource.CreateLinkedTokenSource(context.RequestAborted, ServerStopping(context));
         try
@@ -58,6 +67,10 @@ public sealed class ReplicationHandler(ServerContext server) : HandlerBase(serve
     {
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
         var docId = new UrlQuery(context.Request.QueryString.Value).GetString("docId");
+        if (docId is not null && DocumentIds.Validate(docId) is { } invalid)
+        {
+            throw new BadRequestException($"Query parameter 'docId': {invalid}");
+        }
         using var reader = database.BeginRead();
         var json = context.StartJson();
         json.WriteStartObject();
@@ -153,6 +166,9 @@ public sealed class ReplicationHandler(ServerContext server) : HandlerBase(serve
             json.WriteNumber("AcknowledgedEtag", sender.AcknowledgedEtag);
             json.WriteBoolean("Connected", sender.Connected);
             json.WriteString("LastError", sender.LastError);
+            // Since the last acknowledged batch: a batch the destination keeps refusing shows here,
+            // with the position it is stuck at (AcknowledgedEtag) and why (LastError).
+            json.WriteNumber("Failures", sender.Failures);
             json.WriteEndObject();
         }
         json.WriteEndArray();

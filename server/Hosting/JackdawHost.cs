@@ -90,6 +90,10 @@ public sealed partial class JackdawHost : IAsyncDisposable
         if (options.Security.IsSecured)
             security = OpenSecurity(options, loggerFactory, app);
         var server = new ServerContext(options, loggerFactory, security);
+        foreach (var (database, others) in options.ReplicationTopology)
+        {
+            server.Replication.SetTopology(database, options.Database.NodeTag, others);
+        }
         var pipeline = new RequestPipeline(RouteDiscovery.BuildRouter(server, [typeof(JackdawHost).Assembly, .. handlerAssemblies ?? []]), server);
         // WebSocket upgrades on the same port: a handler accepts one with HttpContext.WebSockets.
         // Only upgradable requests pass through the WebSocket middleware, which sets a feature

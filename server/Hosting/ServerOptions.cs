@@ -36,6 +36,15 @@ public sealed class ServerOptions
     /// <summary>HTTPS and client certificates (<c>Security:*</c>); unsecured when no certificate is given.</summary>
     public Security.SecurityOptions Security { get; set; } = new();
 
+    /// <summary>
+    /// Replication peers given in the configuration, for a node without the cluster (tests, a
+    /// fixed pair): <c>Replication:Topology:{database}</c> = <c>B=http://10.0.0.2:8080;C=...</c>,
+    /// the other nodes of the database by tag and URL. Applied once at start as the cluster's
+    /// <c>SetTopology</c> would be (with <see cref="Databases.DocumentDatabaseOptions.NodeTag"/> as
+    /// this node's tag); the cluster's later calls replace it.
+    /// </summary>
+    public IReadOnlyDictionary<string, IReadOnlyList<Replication.ReplicationNode>> ReplicationTopology { get; set; } = new Dictionary<string, IReadOnlyList<Replication.ReplicationNode>>();
+
     /// <summary>Settings every database of this server opens with.</summary>
     public Databases.DocumentDatabaseOptions Database { get; set; } = new();
 
@@ -95,6 +104,7 @@ public sealed class ServerOptions
         options.SlowQueries = SlowQueriesFrom(configuration.GetSection("Queries"));
         options.Metrics = MetricsFrom(configuration);
         options.Changes = ChangesFrom(configuration.GetSection("Changes"), new() { MaxCommandBytes = options.Limits.MaxWebSocketMessageSize });
+        options.ReplicationTopology = ReplicationTopologyFrom(configuration.GetSection("Replication:Topology"));
         return options;
     }
 
@@ -126,6 +136,26 @@ public sealed class ServerOptions
             ElectionTimeoutMs = timeout,
             SnapshotEvery = snapshotEvery,
         };
+    }
+
+    private static Dictionary<string, IReadOnlyList<Replication.ReplicationNode>> ReplicationTopologyFrom(IConfigurationSection section)
+    {
+        var topology = new Dictionary<string, IReadOnlyList<Replication.ReplicationNode>>(StringComparer.OrdinalIgnoreCase);
+        foreach (var database in section.GetChildren())
+        {
+            var nodes = new List<Replication.ReplicationNode>();
+            foreach (var entry in (database.Value ?? "").Split(';', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries))
+            {
+                var equals = entry.IndexOf('=', StringComparison.Ordinal);
+                if (equals <= 0 || !Uri.TryCreate(entry[(equals + 1)..], UriKind.Absolute, out var url) || url.Scheme is not ("http" or "https"))
+                {
+                    throw new InvalidOperationException($"{database.Path} '{database.Value}' is not a list of the other nodes as tag=url; set it with --{database.Path}=\"B=http://10.0.0.2:8080;C=http://10.0.0.3:8080\".");
+                }
+                nodes.Add(new Replication.ReplicationNode(entry[..equals], url.ToString().TrimEnd('/')));
+            }
+            topology[database.Key] = nodes;
+        }
+        return topology;
     }
 
     /// <summary>

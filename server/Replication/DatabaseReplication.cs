@@ -11,17 +11,24 @@ namespace Jackdaw.Server.Replication;
 /// JSON (<c>{"ResolveToLatest":true,"ResolveByCollection":{}}</c>); without one, the latest write wins.
 /// It holds the database's tombstones until every destination has them (a tombstone consumer
 /// at the lowest acknowledged etag of the database's senders), so a node that was down for long
-/// still learns every deletion.
+/// still learns every deletion. That hold is also stored (<c>tombstone-hold</c>, int64 LE, in
+/// <c>ReplicationSettings</c>; absent when the database replicates to no one) and moved only
+/// once the new value is durable, so after a restart, until the cluster gives the topology
+/// again, tombstones stay held where they were.
 /// </summary>
 public sealed class DatabaseReplication : IAsyncDisposable, ITombstoneConsumer
 {
     public const string SettingsTree = "ReplicationSettings";
     private static readonly byte[] ConflictSolverKey = "conflict-solver"u8.ToArray();
+    private static readonly byte[] TombstoneHoldKey = "tombstone-hold"u8.ToArray();
 
     private readonly DocumentDatabase _database;
     private readonly ReplicationHub _hub;
     private readonly IDisposable _tombstones;
     private volatile string? _conflictSolverJson;
+    private readonly Lock _holdLock = new();
+    private long? _durableHold;
+    private bool _holdWriting;
 
     public DatabaseReplication(DocumentDatabase database, ReplicationHub hub)
     {
@@ -31,7 +38,25 @@ public sealed class DatabaseReplication : IAsyncDisposable, ITombstoneConsumer
         _tombstones = database.Tombstones.Register(this);
         using var reader = database.BeginRead();
         if (reader.GetTree(SettingsTree) is { } tree && tree.TryGet(ConflictSolverKey, out var json))
+        {
             _conflictSolverJson = Encoding.UTF8.GetString(json);
+        }
+        if (reader.GetTree(SettingsTree) is { } settings && settings.TryGet(TombstoneHoldKey, out var hold))
+        {
+            _durableHold = System.Buffers.Binary.BinaryPrimitives.ReadInt64LittleEndian(hold);
+        }
+    }
+
+    /// <summary>The stored tombstone hold (see the type); null when none is stored.</summary>
+    public long? DurableTombstoneHold
+    {
+        get
+        {
+            lock (_holdLock)
+            {
+                return _durableHold;
+            }
+        }
     }
 
     public static DatabaseReplication Of(DocumentDatabase database) =>
@@ -74,13 +99,69 @@ public sealed class DatabaseReplication : IAsyncDisposable, ITombstoneConsumer
 
     string ITombstoneConsumer.Name => "Replication";
 
-    // Only while the database replicates: a single node keeps its clean-up as it was.
-    bool ITombstoneConsumer.Consumes(string lowerCollection) => _hub.Outgoing(_database.Name).Count > 0;
+    // While the database replicates, or did when it was last open and the cluster has not said
+    // otherwise since: a single node keeps its clean-up as it was.
+    bool ITombstoneConsumer.Consumes(string lowerCollection) => Hold() != long.MaxValue;
 
-    long ITombstoneConsumer.GetLastProcessedTombstoneEtag(string lowerCollection)
+    long ITombstoneConsumer.GetLastProcessedTombstoneEtag(string lowerCollection) => Hold();
+
+    /// <summary>
+    /// Where tombstones are held: the stored hold until the topology is set; then the lowest
+    /// acknowledged etag of the senders, but never past the stored hold until that is written
+    /// (which this starts); <see cref="long.MaxValue"/> when the database replicates to no one.
+    /// </summary>
+    private long Hold()
     {
+        if (!_hub.IsTopologySet(_database.Name))
+        {
+            return DurableTombstoneHold ?? long.MaxValue;
+        }
         var senders = _hub.Outgoing(_database.Name);
-        return senders.Count == 0 ? long.MaxValue : Math.Max(0, senders.Min(s => s.AcknowledgedEtag));
+        long? wanted = senders.Count == 0 ? null : Math.Max(0, senders.Min(s => s.AcknowledgedEtag));
+        long? durable;
+        var store = false;
+        lock (_holdLock)
+        {
+            durable = _durableHold;
+            if (durable != wanted && !_holdWriting)
+            {
+                _holdWriting = true;
+                store = true;
+            }
+        }
+        if (store)
+        {
+            _ = StoreHoldAsync(wanted);
+        }
+        if (wanted is null)
+        {
+            // Until the stored hold is gone, keep to it.
+            return durable ?? long.MaxValue;
+        }
+        return Math.Min(wanted.Value, durable ?? 0);
+    }
+
+    private async Task StoreHoldAsync(long? hold)
+    {
+        try
+        {
+            await _database.EnqueueAsync(new SetTombstoneHoldCommand(hold)).ConfigureAwait(false);
+            lock (_holdLock)
+            {
+                _durableHold = hold;
+            }
+        }
+        catch (Exception e) when (e is Errors.DatabaseUnavailableException or ObjectDisposedException or IOException)
+        {
+            // Closed or failing: the stored hold stays where it was, which holds more, never less.
+        }
+        finally
+        {
+            lock (_holdLock)
+            {
+                _holdWriting = false;
+            }
+        }
     }
 
     string? ITombstoneConsumer.HoldReason =>
@@ -92,6 +173,24 @@ public sealed class DatabaseReplication : IAsyncDisposable, ITombstoneConsumer
     {
         _tombstones.Dispose();
         return ValueTask.CompletedTask;
+    }
+
+    private sealed class SetTombstoneHoldCommand(long? hold) : Documents.IMergedCommand<DatabaseTransaction>
+    {
+        public void Execute(DatabaseTransaction transaction)
+        {
+            var tree = transaction.GetTree(SettingsTree);
+            if (hold is { } etag)
+            {
+                Span<byte> value = stackalloc byte[sizeof(long)];
+                System.Buffers.Binary.BinaryPrimitives.WriteInt64LittleEndian(value, etag);
+                tree.Put(TombstoneHoldKey, value);
+            }
+            else
+            {
+                tree.Delete(TombstoneHoldKey);
+            }
+        }
     }
 
     private sealed class SetConflictSolverCommand(byte[] json) : Documents.IMergedCommand<DatabaseTransaction>

@@ -22,6 +22,12 @@ public static class IncomingReplication
     /// <summary>The largest batch message accepted (the sender's batches stay far below).</summary>
     public const int MaxMessageBytes = 256 * 1024 * 1024;
 
+    /// <summary>
+    /// How long the receiver waits for the sender's next message (a batch, or a heartbeat every
+    /// <see cref="OutgoingReplication.Heartbeat"/>) before it gives the connection up.
+    /// </summary>
+    public static readonly TimeSpan ReceiveTimeout = 3 * OutgoingReplication.Heartbeat;
+
     public static async Task RunAsync(WebSocket socket, DocumentDatabase database, string sourceDatabaseId, string? sourceTag, ILogger logger, CancellationToken cancellationToken)
     {
         var replication = DatabaseReplication.Of(database);
@@ -34,7 +40,21 @@ public static class IncomingReplication
         using var messages = new WebSocketMessageReader(socket, MaxMessageBytes);
         while (true)
         {
-            var read = await messages.ReadAsync(cancellationToken).ConfigureAwait(false);
+            WebSocketRead read;
+            using (var timeout = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken))
+            {
+                timeout.CancelAfter(ReceiveTimeout);
+                try
+                {
+                    read = await messages.ReadAsync(timeout.Token).ConfigureAwait(false);
+                }
+                catch (OperationCanceledException) when (!cancellationToken.IsCancellationRequested)
+                {
+                    logger.LogInformation("Database {Database}: replication from {Source} sent nothing for {Timeout}; closing", database.Name, sourceTag, ReceiveTimeout);
+                    socket.Abort();
+                    return;
+                }
+            }
             if (read == WebSocketRead.Closed)
             {
                 await WebSocketClosing.SendCloseAsync(socket, WebSocketCloseStatus.NormalClosure, "", cancellationToken).ConfigureAwait(false);
@@ -48,6 +68,10 @@ public static class IncomingReplication
             try
             {
                 var batch = ReplicationBatch.Deserialize(messages.Message);
+                if (batch.Items.Count > 0 && batch.Items.Max(i => i.Etag) > batch.LastEtag)
+                {
+                    throw new InvalidDataException($"A replication batch whose last etag {batch.LastEtag} is below its own items' (up to {batch.Items.Max(i => i.Etag)}).");
+                }
                 if (batch.Items.Count > 0 || batch.LastEtag > position)
                 {
                     using var context = new JsonOperationContext();

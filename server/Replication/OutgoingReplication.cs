@@ -9,14 +9,15 @@ namespace Jackdaw.Server.Replication;
 /// Pushes one database's etag feed to one other node, over a WebSocket to its
 /// <c>/databases/{db}/replication/push</c>: asks its position first, then sends batches from there,
 /// one at a time, each acknowledged once it is durable there (see <see cref="IncomingReplication"/>).
-/// When the destination is down or the connection drops, it tries again after a back-off that
-/// doubles from <see cref="FirstRetryDelay"/> to <see cref="MaxRetryDelay"/>, and resumes from the
+/// When the destination is down, the connection drops or a batch is refused, it tries again after
+/// a back-off that doubles from <see cref="FirstRetryDelay"/> to <see cref="MaxRetryDelay"/> (reset
+/// only by an acknowledged batch), and resumes from the
 /// position the destination gives: nothing is skipped, nothing applied twice.
 /// </summary>
 public sealed class OutgoingReplication : IAsyncDisposable
 {
     public static readonly TimeSpan FirstRetryDelay = TimeSpan.FromMilliseconds(100);
-    public static readonly TimeSpan MaxRetryDelay = TimeSpan.FromSeconds(2);
+    public static readonly TimeSpan MaxRetryDelay = TimeSpan.FromSeconds(5);
 
     /// <summary>How long the sender waits for new changes before a heartbeat batch (which also finds a dead connection).</summary>
     public static readonly TimeSpan Heartbeat = TimeSpan.FromSeconds(10);
@@ -56,11 +57,17 @@ public sealed class OutgoingReplication : IAsyncDisposable
     /// <summary>The etag of this node's feed the destination holds everything up to; -1 until it first answered.</summary>
     public long AcknowledgedEtag => Interlocked.Read(ref _acknowledged);
 
+    /// <summary>The destination copy's database id, from its first Hello; null until then.</summary>
+    public string? DestinationDatabaseId { get; private set; }
+
     /// <summary>Whether a connection is open now.</summary>
     public bool Connected { get; private set; }
 
     /// <summary>Why the last connection failed; null while connected.</summary>
     public string? LastError { get; private set; }
+
+    /// <summary>Connections that failed (refused, dropped, a batch not applied) since the last acknowledged batch.</summary>
+    public int Failures { get; private set; }
 
     /// <summary>Batches sent and acknowledged since this sender started.</summary>
     public long BatchesSent { get; private set; }
@@ -83,6 +90,7 @@ public sealed class OutgoingReplication : IAsyncDisposable
             catch (Exception e)
             {
                 Connected = false;
+                Failures++;
                 if (LastError != e.Message)
                     _logger.LogInformation("Replication of {Database} to {Tag} ({Url}): {Error}; retrying", Database, Destination.Tag, Destination.Url, e.Message);
                 LastError = e.Message;
@@ -99,18 +107,26 @@ public sealed class OutgoingReplication : IAsyncDisposable
         }
     }
 
-    private async Task PushAsync(DocumentDatabase database, Action connected, CancellationToken token)
+    private async Task PushAsync(DocumentDatabase database, Action acknowledged, CancellationToken token)
     {
         using var socket = new ClientWebSocket();
         socket.Options.KeepAliveInterval = TimeSpan.FromSeconds(15);
         _configureSocket?.Invoke(socket.Options);
         await socket.ConnectAsync(PushUri(database), token).ConfigureAwait(false);
         using var messages = new WebSocketMessageReader(socket, 64 * 1024);
-        var position = await ReadPositionAsync(messages, "Hello", token).ConfigureAwait(false);
+        var (position, hello) = await ReadHelloAsync(messages, token).ConfigureAwait(false);
+        if (!string.Equals(hello.NodeTag, Destination.Tag, StringComparison.OrdinalIgnoreCase))
+        {
+            throw new InvalidDataException($"The node at {Destination.Url} is node {hello.NodeTag ?? "(none)"}, not {Destination.Tag}: check the topology's URLs.");
+        }
+        if (DestinationDatabaseId is { } known && known != hello.DatabaseId)
+        {
+            throw new InvalidDataException($"Node {Destination.Tag}'s copy of {Database} is now database id {hello.DatabaseId}, not {known}: the database was recreated there; replication to it stops until the topology is set again.");
+        }
+        DestinationDatabaseId = hello.DatabaseId;
         Acknowledge(position);
         Connected = true;
         LastError = null;
-        connected();
 
         while (true)
         {
@@ -137,6 +153,10 @@ public sealed class OutgoingReplication : IAsyncDisposable
             position = await ReadPositionAsync(messages, "Ack", ack.Token).ConfigureAwait(false);
             BatchesSent++;
             Acknowledge(position);
+            // Only an acknowledged batch resets the back-off: a destination that answers Hello but
+            // refuses every batch is retried ever more slowly, not every 100 ms.
+            Failures = 0;
+            acknowledged();
         }
     }
 
@@ -148,6 +168,16 @@ public sealed class OutgoingReplication : IAsyncDisposable
         else if (baseUrl.StartsWith("http://", StringComparison.OrdinalIgnoreCase))
             baseUrl = "ws://" + baseUrl[7..];
         return new Uri($"{baseUrl}/databases/{Uri.EscapeDataString(Database)}/replication/push?sourceDatabaseId={Uri.EscapeDataString(database.DatabaseId)}&sourceTag={Uri.EscapeDataString(MyTag)}");
+    }
+
+    private static async Task<(long Position, (string? DatabaseId, string? NodeTag) Hello)> ReadHelloAsync(WebSocketMessageReader messages, CancellationToken token)
+    {
+        var position = await ReadPositionAsync(messages, "Hello", token).ConfigureAwait(false);
+        using var json = JsonDocument.Parse(messages.Message);
+        var root = json.RootElement;
+        var databaseId = root.TryGetProperty("DatabaseId", out var id) && id.ValueKind == JsonValueKind.String ? id.GetString() : null;
+        var nodeTag = root.TryGetProperty("NodeTag", out var tag) && tag.ValueKind == JsonValueKind.String ? tag.GetString() : null;
+        return (position, (databaseId, nodeTag));
     }
 
     private static async Task<long> ReadPositionAsync(WebSocketMessageReader messages, string type, CancellationToken token)

@@ -5,7 +5,8 @@ namespace Jackdaw.Server.Replication;
 /// <summary>
 /// Reads the next batch of a database's etag feed for a destination: its documents (each at its
 /// latest version) and tombstones after a position, merged in etag order, bounded by a count and
-/// a size. Attachments, revisions, counters and the like are not replicated (yet).
+/// a size; tombstones of ids that exist again are left out (the live version supersedes them).
+/// Attachments, revisions, counters and the like are not replicated (yet).
 /// </summary>
 public static class ReplicationFeed
 {
@@ -31,6 +32,14 @@ public static class ReplicationFeed
         var tombstonesCut = false;
         foreach (var record in reader.GetTombstonesFrom(null, afterEtag, maxItems))
         {
+            // A tombstone of an id that exists again is superseded by the live version, which
+            // travels itself. Sending it could delete the document everywhere: the tombstone a
+            // replicated put leaves when it moves the document to another collection has a change
+            // vector of this node's that the document's (as it came) does not cover.
+            if (reader.TryGet(record.Id, out _))
+            {
+                continue;
+            }
             tombstones.Add(new ReplicationItem(record.Etag, true, record.Id, record.Collection, record.ChangeVectorOr(reader.DatabaseId), record.DeletedAtTicks, []));
             bytes += 64 + record.IdUtf8.Length;
             if (bytes >= maxBytes)

@@ -16,6 +16,9 @@ public sealed class ReplicationHub : IAsyncDisposable
     private readonly ILogger _logger;
     private readonly Lock _lock = new();
     private readonly Dictionary<string, Dictionary<string, OutgoingReplication>> _outgoing = new(StringComparer.OrdinalIgnoreCase);
+    private readonly Dictionary<string, HashSet<string>> _members = new(StringComparer.OrdinalIgnoreCase);
+    private readonly HashSet<string> _topologySet = new(StringComparer.OrdinalIgnoreCase);
+    private readonly List<Task> _stopping = [];
     private TaskCompletionSource _progress = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private bool _disposed;
 
@@ -29,7 +32,7 @@ public sealed class ReplicationHub : IAsyncDisposable
 
     /// <summary>
     /// Applied to every sender's WebSocket before it connects: on a secured cluster the cluster
-    /// adds the node's client certificate here (the push route needs <c>DatabaseReadWrite</c>).
+    /// adds the node's client certificate here (the push route needs <c>ClusterAdmin</c>).
     /// Senders started afterwards use it.
     /// </summary>
     public Action<System.Net.WebSockets.ClientWebSocketOptions>? ConfigureSocket { get; set; }
@@ -68,11 +71,74 @@ public sealed class ReplicationHub : IAsyncDisposable
                     current[tag] = new OutgoingReplication(database, myTag, node, _databases, SignalProgress, ConfigureSocket, _logger);
             }
             if (current.Count == 0)
+            {
                 _outgoing.Remove(database);
+            }
+            _topologySet.Add(database);
+            if (wanted.Count == 0)
+            {
+                _members.Remove(database);
+            }
+            else
+            {
+                _members[database] = new HashSet<string>(wanted.Keys, StringComparer.OrdinalIgnoreCase);
+            }
         }
         foreach (var sender in stopped)
-            _ = sender.DisposeAsync().AsTask();
+        {
+            var stopping = sender.DisposeAsync().AsTask();
+            lock (_lock)
+            {
+                _stopping.RemoveAll(t => t.IsCompleted);
+                _stopping.Add(stopping);
+            }
+        }
         SignalProgress();
+    }
+
+    /// <summary>
+    /// Whether a push into <paramref name="database"/> from the copy <paramref name="sourceDatabaseId"/>
+    /// on node <paramref name="sourceTag"/> may be accepted: the tag is one of the other nodes the
+    /// last <see cref="SetTopology"/> gave, and, once this node's sender to that node has heard its
+    /// database id, the id is that one. Nothing is accepted before the first SetTopology.
+    /// </summary>
+    public bool IsKnownSource(string database, string? sourceTag, string sourceDatabaseId)
+    {
+        lock (_lock)
+        {
+            if (sourceTag is null || !_members.TryGetValue(database, out var members) || !members.Contains(sourceTag))
+            {
+                return false;
+            }
+            if (_outgoing.TryGetValue(database, out var current) && current.TryGetValue(sourceTag, out var sender)
+                && sender.DestinationDatabaseId is { } known && known != sourceDatabaseId)
+            {
+                return false;
+            }
+            return true;
+        }
+    }
+
+    /// <summary>Whether <see cref="SetTopology"/> was called for the database since the server started (an empty list included).</summary>
+    public bool IsTopologySet(string database)
+    {
+        lock (_lock)
+        {
+            return _topologySet.Contains(database);
+        }
+    }
+
+    /// <summary>
+    /// RavenDB's <c>numberOfReplicasToWaitFor=majority</c>: (other nodes + 1) / 2 + 1 replicas,
+    /// the other nodes being those the last <see cref="SetTopology"/> gave.
+    /// </summary>
+    public int MajorityOf(string database)
+    {
+        lock (_lock)
+        {
+            var others = _members.TryGetValue(database, out var members) ? members.Count : 0;
+            return (others + 1) / 2 + 1;
+        }
     }
 
     /// <summary>The senders of a database (empty when it replicates to no one).</summary>
@@ -84,8 +150,9 @@ public sealed class ReplicationHub : IAsyncDisposable
 
     /// <summary>
     /// Waits until <paramref name="replicas"/> other nodes hold everything of this node's feed up
-    /// to <paramref name="etag"/> (at most as many as the database has other nodes), or the
-    /// timeout passes; returns the tags of the nodes that do (fewer than asked on a timeout).
+    /// to <paramref name="etag"/>, or the timeout passes; returns the tags of the nodes that do
+    /// (fewer than asked on a timeout: also when the database has fewer other nodes, or none yet,
+    /// as RavenDB answers).
     /// </summary>
     public async Task<IReadOnlyList<string>> WaitForReplicasAsync(string database, long etag, int replicas, TimeSpan timeout, CancellationToken cancellationToken)
     {
@@ -98,8 +165,10 @@ public sealed class ReplicationHub : IAsyncDisposable
                 progress = _progress.Task;
             var senders = Outgoing(database);
             var holding = senders.Where(s => s.AcknowledgedEtag >= etag).Select(s => s.Destination.Tag).Order(StringComparer.Ordinal).ToList();
-            if (holding.Count >= Math.Min(replicas, senders.Count))
+            if (holding.Count >= replicas)
+            {
                 return holding;
+            }
             try
             {
                 await progress.WaitAsync(timer.Token).ConfigureAwait(false);
@@ -125,13 +194,20 @@ public sealed class ReplicationHub : IAsyncDisposable
     public async ValueTask DisposeAsync()
     {
         List<OutgoingReplication> senders;
+        List<Task> stopping;
         lock (_lock)
         {
             _disposed = true;
             senders = [.. _outgoing.Values.SelectMany(d => d.Values)];
             _outgoing.Clear();
+            stopping = [.. _stopping];
+            _stopping.Clear();
         }
         foreach (var sender in senders)
+        {
             await sender.DisposeAsync().ConfigureAwait(false);
+        }
+        // Those SetTopology stopped: their loops may still be closing a connection.
+        await Task.WhenAll(stopping).ConfigureAwait(false);
     }
 }

@@ -13,11 +13,14 @@ public class ReplicationCrashTests
     {
         const int total = 300;
         using var folder = new TempFolder("jackdaw-replication-crash");
-        await using var source = await InProcessServer.StartAsync();
+        // The source is node B; the receiver (a process of its own, tag A) is told its peer B by
+        // configuration, as a node without the cluster is: it accepts pushes only from B.
+        await using var source = await InProcessServer.StartAsync(options => options.Database = options.Database with { NodeTag = "B" });
+        var receiverEnvironment = new Dictionary<string, string> { [$"JACKDAW_REPLICATION__TOPOLOGY__{ReplicationNodes.Database}"] = $"B={source.Client.BaseAddress!.ToString().TrimEnd('/')}" };
         using (var created = await source.Client.PutAsync($"/admin/databases?name={ReplicationNodes.Database}", null))
             created.EnsureSuccessStatusCode();
 
-        var receiver = ServerProcess.Start($"--urls http://127.0.0.1:0 --data-dir \"{folder.Path}\"");
+        var receiver = ServerProcess.Start($"--urls http://127.0.0.1:0 --data-dir \"{folder.Path}\"", receiverEnvironment);
         try
         {
             var address = await receiver.WaitForAddressAsync(StartTimeout);
@@ -42,7 +45,7 @@ public class ReplicationCrashTests
             await receiver.WaitForExitAsync(StartTimeout);
             receiver.Dispose();
 
-            receiver = ServerProcess.Start($"--urls http://127.0.0.1:0 --data-dir \"{folder.Path}\"");
+            receiver = ServerProcess.Start($"--urls http://127.0.0.1:0 --data-dir \"{folder.Path}\"", receiverEnvironment);
             address = await receiver.WaitForAddressAsync(StartTimeout);
             using var restarted = new HttpClient { BaseAddress = address, Timeout = TimeSpan.FromSeconds(60) };
             var before = await CountAsync(restarted);
@@ -77,7 +80,7 @@ public class ReplicationCrashTests
     }
 
     private static void SetDestination(InProcessServer source, Uri address) =>
-        source.Host.Server.Replication.SetTopology(ReplicationNodes.Database, "A", [new ReplicationNode("B", address.ToString().TrimEnd('/'))]);
+        source.Host.Server.Replication.SetTopology(ReplicationNodes.Database, "B", [new ReplicationNode("A", address.ToString().TrimEnd('/'))]);
 
     private static async Task<long> CountAsync(HttpClient client)
     {
