@@ -119,7 +119,7 @@ public sealed class ApplyReplicationBatchCommand(string sourceDatabaseId, Replic
             Applied++;
             return;
         }
-        if (ConflictSolver.IncomingWins(item.LastModifiedTicks, item.ChangeVector, localTicks, localChangeVector))
+        if (ConflictSolver.IncomingWins(item.LastModifiedTicks, item.Document, item.IsTombstone, localTicks, localDocument, localDocument is null))
         {
             Store(transaction, item, merged);
             return;
