@@ -7,74 +7,168 @@ namespace Jackdaw.Server.Cluster;
 /// Keeps this node's databases as the committed records say: creates the local database when a
 /// record names this node, deletes it when a record stops naming it (or is deleted), and tells
 /// replication each database's other nodes whenever they or their URLs change. Works off the
-/// state machine's thread, one change after another, on the changes themselves (before → after):
-/// a database is deleted only when a change takes it off this node, never because a state read
-/// at start lacks it.
+/// state machine's thread, one state after another.
+/// <para>
+/// Each state is compared with the state this node last acted on (<c>acted.json</c> beside the
+/// log, written durably whenever the records or members it holds change), never with the state
+/// before it: at start DotNext applies the committed log again after the latest snapshot, and a
+/// replayed delete must not remove the copy a later create made. A state at or before the acted
+/// one changes nothing; a later one (a replayed entry, or a snapshot a lagging node installs) is
+/// compared with it, so a node that missed a delete while down deletes its copy when it catches up,
+/// and a database is never deleted because a state lacks it unless this node once held it by the
+/// record.
+/// </para>
 /// </summary>
 internal sealed partial class ClusterDatabases : IAsyncDisposable
 {
+    private const string ActedFile = "acted.json";
+    private static readonly TimeSpan RetryAfter = TimeSpan.FromSeconds(5);
+
     private readonly ClusterNode _node;
+    private readonly string _folder;
     private readonly Func<DatabasesLandlord> _databases;
     private readonly ILogger _logger;
-    private readonly Channel<(ClusterState Before, ClusterState After)> _changes =
-        Channel.CreateUnbounded<(ClusterState, ClusterState)>(new UnboundedChannelOptions { SingleReader = true });
+    private readonly Channel<ClusterState> _changes =
+        Channel.CreateUnbounded<ClusterState>(new UnboundedChannelOptions { SingleReader = true });
+    private readonly CancellationTokenSource _stopping = new();
+    private ClusterState _acted = ClusterState.Empty;
+    private long _processed;
     private Task _loop = Task.CompletedTask;
 
-    public ClusterDatabases(ClusterNode node, Func<DatabasesLandlord> databases, ILogger logger)
+    /// <param name="folder"><c>System/Cluster</c>: where <c>acted.json</c> is kept.</param>
+    public ClusterDatabases(ClusterNode node, string folder, Func<DatabasesLandlord> databases, ILogger logger)
     {
         _node = node;
+        _folder = folder;
         _databases = databases;
         _logger = logger;
     }
 
-    /// <summary>Starts applying changes, first making sure every database the state puts on this node exists here.</summary>
+    /// <summary>The etag of the latest state this node's databases were brought in line with.</summary>
+    public long Processed => Interlocked.Read(ref _processed);
+
+    /// <summary>
+    /// Starts applying states: first the one the node has now (every local database's peers are
+    /// told to replication once, and whatever changed since the acted state is done).
+    /// </summary>
     public void Start(ClusterState current)
     {
-        _changes.Writer.TryWrite((ClusterState.Empty, current));
+        _acted = LoadActed();
+        _changes.Writer.TryWrite(current);
         _loop = Task.Run(LoopAsync);
     }
 
-    public void Enqueue(ClusterState before, ClusterState after) => _changes.Writer.TryWrite((before, after));
+    public void Enqueue(ClusterState after) => _changes.Writer.TryWrite(after);
+
+    /// <summary>Waits (up to <paramref name="timeout"/>) until the state of etag <paramref name="etag"/> or a later one was acted on.</summary>
+    public async Task<bool> WaitForProcessedAsync(long etag, TimeSpan timeout, CancellationToken token)
+    {
+        var deadline = DateTime.UtcNow + timeout;
+        while (Processed < etag)
+        {
+            if (DateTime.UtcNow >= deadline)
+            {
+                return false;
+            }
+            await Task.Delay(10, token).ConfigureAwait(false);
+        }
+        return true;
+    }
 
     private async Task LoopAsync()
     {
-        await foreach (var (before, after) in _changes.Reader.ReadAllAsync().ConfigureAwait(false))
+        var first = true;
+        await foreach (var after in _changes.Reader.ReadAllAsync().ConfigureAwait(false))
         {
+            // Only the newest state matters: intermediate ones are covered by the comparison.
+            var target = after;
+            while (_changes.Reader.TryRead(out var later))
+            {
+                target = later.Etag >= target.Etag ? later : target;
+            }
+            if (target.Etag < _acted.Etag)
+            {
+                // A replayed state older than what this node acted on: the local databases
+                // already follow a later one (told to replication once, at start).
+                target = _acted;
+            }
+            else if (target.Etag == _acted.Etag && !first)
+            {
+                continue;
+            }
             try
             {
-                await ApplyAsync(before, after).ConfigureAwait(false);
+                var complete = await ApplyAsync(_acted, target, announceAll: first).ConfigureAwait(false);
+                first = false;
+                if (!complete)
+                {
+                    // Keep the acted state where it was, so the failed steps are compared again.
+                    _ = RetryLaterAsync(target);
+                    continue;
+                }
+                var changed = !SameRecords(_acted, target);
+                _acted = target.WithoutAppliedIds();
+                if (changed)
+                {
+                    SaveActed(_acted);
+                }
+                Interlocked.Exchange(ref _processed, Math.Max(Processed, target.Etag));
             }
-            catch (Exception e)
+            catch (Exception e) when (e is not OperationCanceledException)
             {
                 LogFailed(_logger, e);
+                _ = RetryLaterAsync(target);
             }
         }
     }
 
-    private async Task ApplyAsync(ClusterState before, ClusterState after)
+    private async Task RetryLaterAsync(ClusterState target)
+    {
+        try
+        {
+            await Task.Delay(RetryAfter, _stopping.Token).ConfigureAwait(false);
+            _changes.Writer.TryWrite(target);
+        }
+        catch (OperationCanceledException)
+        {
+            // Stopping: the next start compares with the acted state again.
+        }
+    }
+
+    /// <summary>Brings the local databases from <paramref name="before"/> to <paramref name="after"/>; false when a step failed (logged).</summary>
+    private async Task<bool> ApplyAsync(ClusterState before, ClusterState after, bool announceAll)
     {
         var me = _node.NodeTag;
         if (me == ClusterNode.PassiveTag || !after.Members.ContainsKey(me) && !before.Members.ContainsKey(me))
         {
-            return;
+            return true;
         }
         var landlord = _databases();
+        var complete = true;
         foreach (var record in after.Databases.Values)
         {
             if (!record.Nodes.Contains(me))
             {
                 continue;
             }
-            if (!landlord.Names.Contains(record.Name, StringComparer.OrdinalIgnoreCase))
+            try
             {
-                landlord.TryCreate(record.Name);
-                LogCreated(_logger, record.Name, me);
+                if (!landlord.Names.Contains(record.Name, StringComparer.OrdinalIgnoreCase))
+                {
+                    landlord.TryCreate(record.Name);
+                    LogCreated(_logger, record.Name, me);
+                }
+                var others = PeersOf(record, after, me);
+                if (announceAll || !before.Databases.TryGetValue(record.Name, out var old) || old.TopologyEtag != record.TopologyEtag
+                    || !others.SequenceEqual(PeersOf(old, before, me)))
+                {
+                    _node.Replication.SetTopology(record.Name, me, others);
+                }
             }
-            var others = PeersOf(record, after, me);
-            if (!before.Databases.TryGetValue(record.Name, out var old) || old.TopologyEtag != record.TopologyEtag
-                || !others.SequenceEqual(PeersOf(old, before, me)))
+            catch (Exception e) when (e is not OperationCanceledException)
             {
-                _node.Replication.SetTopology(record.Name, me, others);
+                LogDatabaseFailed(_logger, record.Name, e);
+                complete = false;
             }
         }
         foreach (var record in before.Databases.Values)
@@ -83,21 +177,83 @@ internal sealed partial class ClusterDatabases : IAsyncDisposable
             {
                 continue;
             }
-            _node.Replication.SetTopology(record.Name, me, []);
-            if (await landlord.TryDeleteAsync(record.Name).ConfigureAwait(false))
+            try
             {
-                LogDeleted(_logger, record.Name, me);
+                _node.Replication.SetTopology(record.Name, me, []);
+                if (await landlord.TryDeleteAsync(record.Name).ConfigureAwait(false))
+                {
+                    LogDeleted(_logger, record.Name, me);
+                }
+            }
+            catch (Exception e) when (e is not OperationCanceledException)
+            {
+                LogDatabaseFailed(_logger, record.Name, e);
+                complete = false;
             }
         }
+        return complete;
     }
 
     private static List<ClusterPeer> PeersOf(ClusterDatabaseRecord record, ClusterState state, string me) =>
         [.. record.Nodes.Where(n => n != me && state.Members.ContainsKey(n)).Select(n => new ClusterPeer(n, state.Members[n]))];
 
+    /// <summary>Whether both states hold the same members and the same records (records are immutable: an unchanged one is the same object).</summary>
+    private static bool SameRecords(ClusterState a, ClusterState b)
+    {
+        if (a.Databases.Count != b.Databases.Count || !a.Members.SequenceEqual(b.Members))
+        {
+            return false;
+        }
+        foreach (var (name, record) in a.Databases)
+        {
+            if (!b.Databases.TryGetValue(name, out var other) || !ReferenceEquals(record, other))
+            {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private ClusterState LoadActed()
+    {
+        var path = Path.Combine(_folder, ActedFile);
+        if (!File.Exists(path))
+        {
+            return ClusterState.Empty;
+        }
+        try
+        {
+            return ClusterState.FromJson(File.ReadAllBytes(path));
+        }
+        catch (Exception e) when (e is System.Text.Json.JsonException or InvalidDataException or IOException)
+        {
+            // Written by rename, so never torn; unreadable only when damaged. Comparing with the
+            // empty state deletes nothing (it only creates what the records name).
+            LogActedUnreadable(_logger, path, e);
+            return ClusterState.Empty;
+        }
+    }
+
+    private void SaveActed(ClusterState acted)
+    {
+        Directory.CreateDirectory(_folder);
+        var path = Path.Combine(_folder, ActedFile);
+        var temporary = path + ".tmp";
+        using (var file = new FileStream(temporary, FileMode.Create, FileAccess.Write, FileShare.None))
+        {
+            file.Write(acted.ToJson());
+            file.Flush(flushToDisk: true);
+        }
+        File.Move(temporary, path, overwrite: true);
+        Storage.Engine.FileDurability.SyncFolder(_folder);
+    }
+
     public async ValueTask DisposeAsync()
     {
+        await _stopping.CancelAsync().ConfigureAwait(false);
         _changes.Writer.TryComplete();
         await _loop.ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
+        _stopping.Dispose();
     }
 
     [LoggerMessage(EventId = 710, Level = LogLevel.Information, Message = "Created database {Database} on node {Tag}, as the cluster's record says")]
@@ -106,6 +262,12 @@ internal sealed partial class ClusterDatabases : IAsyncDisposable
     [LoggerMessage(EventId = 711, Level = LogLevel.Information, Message = "Deleted database {Database} from node {Tag}, as the cluster's record says")]
     private static partial void LogDeleted(ILogger logger, string database, string tag);
 
-    [LoggerMessage(EventId = 712, Level = LogLevel.Error, Message = "Could not bring this node's databases in line with the cluster's records")]
+    [LoggerMessage(EventId = 712, Level = LogLevel.Error, Message = "Could not bring this node's databases in line with the cluster's records; retried in 5 s")]
     private static partial void LogFailed(ILogger logger, Exception exception);
+
+    [LoggerMessage(EventId = 713, Level = LogLevel.Error, Message = "Could not bring database {Database} in line with the cluster's record; retried in 5 s")]
+    private static partial void LogDatabaseFailed(ILogger logger, string database, Exception exception);
+
+    [LoggerMessage(EventId = 714, Level = LogLevel.Warning, Message = "The databases this node last acted on ({Path}) cannot be read; only creating what the records name")]
+    private static partial void LogActedUnreadable(ILogger logger, string path, Exception exception);
 }

@@ -14,6 +14,10 @@ public sealed partial class ClusterNode
     public async Task<(ClusterDatabaseRecord Record, long Index)> CreateDatabaseAsync(
         string name, int replicationFactor, IReadOnlyList<string>? members, IReadOnlyDictionary<string, string>? settings, string commandId, CancellationToken token)
     {
+        if (Jackdaw.Server.Databases.DatabaseNames.Validate(name) is { } problem)
+        {
+            throw new BadRequestException(problem);
+        }
         var state = State;
         if (state.WasApplied(commandId) && state.Databases.TryGetValue(name, out var done))
         {
@@ -57,7 +61,7 @@ public sealed partial class ClusterNode
         try
         {
             var index = await ExecuteAsync(new ClusterCommand(commandId, ClusterCommandKind.PutDatabase) { Database = name, Nodes = nodes, Settings = settings }, token).ConfigureAwait(false);
-            return (State.Databases[name], index);
+            return (State.Databases.TryGetValue(name, out var created) ? created : throw new DatabaseDoesNotExistException(name), index);
         }
         catch (ClusterException) when (State.Databases.ContainsKey(name) && !State.WasApplied(commandId))
         {
@@ -88,7 +92,7 @@ public sealed partial class ClusterNode
             throw new ClusterException($"Database '{name}' is already on node {tag}.");
         }
         var index = await ExecuteAsync(new ClusterCommand(commandId, ClusterCommandKind.AddDatabaseNode) { Database = name, Tag = tag }, token).ConfigureAwait(false);
-        return (State.Databases[name], index);
+        return (State.Databases.TryGetValue(name, out var added) ? added : throw new DatabaseDoesNotExistException(name), index);
     }
 
     /// <summary>
@@ -118,6 +122,13 @@ public sealed partial class ClusterNode
         }
         return await ExecuteAsync(new ClusterCommand(commandId, ClusterCommandKind.DeleteDatabase) { Database = name, Nodes = fromNodes }, token).ConfigureAwait(false);
     }
+
+    /// <summary>
+    /// Waits (up to <paramref name="timeout"/>) until this node's databases follow the cluster's
+    /// state as of log index <paramref name="index"/> (created, deleted, peers told); false on timeout.
+    /// </summary>
+    public Task<bool> WaitForDatabasesAsync(long index, TimeSpan timeout, CancellationToken token) =>
+        _local.WaitForProcessedAsync(index, timeout, token);
 
     /// <summary>
     /// Records a database made on this node outside the cluster's commands (a restore) as held by

@@ -87,6 +87,11 @@ public sealed partial class ClusterNode
             {
                 throw NotLeader();
             }
+            catch (OperationCanceledException) when (!token.IsCancellationRequested)
+            {
+                // DotNext cancels it when the cluster elects a new leader, or the 60 s passed.
+                throw new NotLeaderException($"The node at {normalized} was not added: the leader changed, or the node was not caught up within 60 s. Check /cluster/topology, then retry.");
+            }
             if (!added && !_raft.Members.Any(m => ClusterUrls.Same(UrlOf(m), normalized)))
             {
                 throw new ClusterException($"The node at {normalized} could not be caught up with the cluster's log; check that it runs and that this node reaches it, then retry.");
@@ -148,6 +153,10 @@ public sealed partial class ClusterNode
         catch (DotNext.Net.Cluster.Consensus.Raft.NotLeaderException)
         {
             throw NotLeader();
+        }
+        catch (OperationCanceledException) when (!token.IsCancellationRequested)
+        {
+            throw new NotLeaderException($"Node {tag} left the cluster's state but not yet Raft's membership: the leader changed, or it took over 30 s. Check /cluster/topology, then retry.");
         }
     }
 

@@ -59,7 +59,7 @@ public sealed partial class ClusterNode : IAsyncDisposable
         _logger = loggerFactory.CreateLogger("Jackdaw.Cluster");
         _databases = databases;
         _identity = NodeIdentity.Load(folder);
-        _local = new ClusterDatabases(this, databases, _logger);
+        _local = new ClusterDatabases(this, folder, databases, _logger);
     }
 
     /// <summary>This node's tag: from its identity; A for a lone server; <see cref="PassiveTag"/> while it waits to be added.</summary>
@@ -245,6 +245,8 @@ public sealed partial class ClusterNode : IAsyncDisposable
                 throw NotLeader();
             }
         }
+        _stateMachine!.Expect(command.Id);
+        string? refused;
         try
         {
             await raft.Cluster.ReplicateAsync(ClusterStateMachine.Serialize(command), context: null, timeout.Token).ConfigureAwait(false);
@@ -257,7 +259,11 @@ public sealed partial class ClusterNode : IAsyncDisposable
         {
             throw new NotLeaderException("The cluster did not commit the change within 30 s: a majority of its nodes may be down. Retry when they are back (GET /cluster/topology shows them).");
         }
-        if (_stateMachine!.TryTakeOutcome(command.Id, out var refused) && refused is not null)
+        finally
+        {
+            refused = _stateMachine.TakeOutcome(command.Id);
+        }
+        if (refused is not null)
         {
             throw new ClusterException(refused);
         }
@@ -283,7 +289,7 @@ public sealed partial class ClusterNode : IAsyncDisposable
                 LogIdentityFailed(_logger, tag, e);
             }
         }
-        _local.Enqueue(before, after);
+        _local.Enqueue(after);
     }
 
     private void LearnIdentity(NodeIdentity identity)

@@ -49,6 +49,9 @@ public sealed class ClusterState
 
     public bool WasApplied(string commandId) => _appliedIds.Contains(commandId);
 
+    /// <summary>The same state without the remembered command ids: what a node keeps to compare later states with.</summary>
+    public ClusterState WithoutAppliedIds() => _appliedIds.IsEmpty ? this : new(Members, Databases, Empty._appliedIds, Empty._appliedOrder, Etag);
+
     /// <summary>The tag of the member at <paramref name="url"/> (compared as URLs), or null.</summary>
     public string? TagOf(string url)
     {
@@ -110,9 +113,26 @@ public sealed class ClusterState
                 }
                 break;
             case ClusterCommandKind.PutDatabase when command.Database is { } name && command.Nodes is { } nodes:
+                if (Jackdaw.Server.Databases.DatabaseNames.Validate(name) is { } problem)
+                {
+                    // Refused here too, so an entry written by a node that did not check changes nothing anywhere.
+                    refused = problem;
+                    break;
+                }
                 if (databases.ContainsKey(name))
                 {
                     refused = $"Database '{name}' already exists.";
+                    break;
+                }
+                if (nodes.Count == 0)
+                {
+                    refused = $"Database '{name}' needs at least one node.";
+                    break;
+                }
+                if (nodes.FirstOrDefault(n => !members.ContainsKey(n)) is { } stranger)
+                {
+                    // A member removed between the leader's check and this commit.
+                    refused = $"Node '{stranger}' is not a member of the cluster.";
                     break;
                 }
                 databases = databases.Add(name, new ClusterDatabaseRecord(name, [.. nodes], index)
@@ -124,6 +144,11 @@ public sealed class ClusterState
                 if (!databases.TryGetValue(name, out var existing))
                 {
                     refused = $"Database '{name}' does not exist.";
+                    break;
+                }
+                if (!members.ContainsKey(tag))
+                {
+                    refused = $"Node '{tag}' is not a member of the cluster.";
                     break;
                 }
                 if (existing.Nodes.Contains(tag))

@@ -15,7 +15,7 @@ namespace Jackdaw.Server.Cluster;
 public sealed class ClusterStateMachine : SimpleStateMachine
 {
     private readonly int _snapshotEvery;
-    private readonly NonBlocking.ConcurrentDictionary<string, string?> _outcomes = new(StringComparer.Ordinal);
+    private readonly NonBlocking.ConcurrentDictionary<string, Outcome> _outcomes = new(StringComparer.Ordinal);
     private ClusterState _state = ClusterState.Empty;
     private int _sinceSnapshot;
 
@@ -34,10 +34,14 @@ public sealed class ClusterStateMachine : SimpleStateMachine
     public event Action<ClusterState, ClusterState>? Changed;
 
     /// <summary>
-    /// Why the command <paramref name="id"/> changed nothing (null: it applied), once it was applied
-    /// on this node; false while it was not. Read (and forgotten) by the node that proposed it.
+    /// Asks to be told what becomes of command <paramref name="id"/> when it is applied here (the
+    /// node that proposes it, before it does); <see cref="TakeOutcome"/> reads and forgets it.
+    /// Only expected commands leave an outcome, so none is dropped to make room for others.
     /// </summary>
-    public bool TryTakeOutcome(string id, out string? refused) => _outcomes.TryRemove(id, out refused);
+    public void Expect(string id) => _outcomes[id] = new Outcome();
+
+    /// <summary>Why the expected command <paramref name="id"/> changed nothing (null: it applied, or it was not applied here yet), and forgets it.</summary>
+    public string? TakeOutcome(string id) => _outcomes.TryRemove(id, out var outcome) ? outcome.Refused : null;
 
     public static byte[] Serialize(ClusterCommand command) => JsonSerializer.SerializeToUtf8Bytes(command);
 
@@ -50,11 +54,9 @@ public sealed class ClusterStateMachine : SimpleStateMachine
         var command = Deserialize(payload);
         var before = State;
         var (after, refused) = before.Apply(command, entry.Index);
-        _outcomes[command.Id] = refused;
-        if (_outcomes.Count > 1024)
+        if (_outcomes.TryGetValue(command.Id, out var outcome))
         {
-            // Outcomes nobody took (commands proposed by other nodes): forget them.
-            _outcomes.Clear();
+            outcome.Refused = refused;
         }
         if (!ReferenceEquals(before, after))
         {
@@ -84,5 +86,11 @@ public sealed class ClusterStateMachine : SimpleStateMachine
         var after = ClusterState.FromJson(bytes);
         Volatile.Write(ref _state, after);
         Changed?.Invoke(before, after);
+    }
+
+    /// <summary>What became of a command its proposer waits for.</summary>
+    private sealed class Outcome
+    {
+        public volatile string? Refused;
     }
 }

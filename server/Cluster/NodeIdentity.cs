@@ -42,5 +42,7 @@ public sealed record NodeIdentity(string Tag, string Url, bool Founder)
             file.Flush(flushToDisk: true);
         }
         File.Move(temporary, path, overwrite: true);
+        // The rename itself must survive a power loss: without node.json the node would start lone, as A.
+        Storage.Engine.FileDurability.SyncFolder(folder);
     }
 }

@@ -89,7 +89,9 @@ public sealed class DatabasesHandler(ServerContext server) : HandlerBase(server)
         {
             var (created, index) = await cluster.CreateDatabaseAsync(name, factor ?? 1, members, Settings(record), LeaderForwarding.CommandId(context), context.RequestAborted).ConfigureAwait(false);
             if (created.Nodes.Contains(cluster.NodeTag))
-                await WaitForLocalAsync(created.Name, context.RequestAborted).ConfigureAwait(false);
+            {
+                await WaitForLocalAsync(created, context.RequestAborted).ConfigureAwait(false);
+            }
             await WriteRecordAsync(context, StatusCodes.Status201Created, created.Name, index, created.Nodes).ConfigureAwait(false);
             return;
         }
@@ -154,19 +156,23 @@ public sealed class DatabasesHandler(ServerContext server) : HandlerBase(server)
         await context.CompleteJsonAsync().ConfigureAwait(false);
     }
 
-    /// <summary>Waits (up to 30 s) until this node created its copy of a database the cluster just put on it.</summary>
-    private async ValueTask WaitForLocalAsync(string name, CancellationToken token)
+    /// <summary>
+    /// Waits (up to 30 s) until this node acted on the record as committed (its
+    /// <c>TopologyEtag</c>): its copy is then the new database, not an older one of that name that a
+    /// delete still queued was about to remove.
+    /// </summary>
+    private async ValueTask WaitForLocalAsync(Jackdaw.Server.Cluster.ClusterDatabaseRecord record, CancellationToken token)
     {
-        var deadline = DateTime.UtcNow + TimeSpan.FromSeconds(30);
-        while (!Server.Databases.Names.Contains(name, StringComparer.OrdinalIgnoreCase) && DateTime.UtcNow < deadline)
-            await Task.Delay(10, token).ConfigureAwait(false);
+        await Server.Cluster.WaitForDatabasesAsync(record.TopologyEtag, TimeSpan.FromSeconds(30), token).ConfigureAwait(false);
     }
 
-    /// <summary>After the leader created a database: waits (up to 30 s) until this node applied its record, and made its copy when the record names it.</summary>
+    /// <summary>After the leader created a database: waits (up to 30 s) until this node applied its record, and acted on it when the record names it.</summary>
     private async ValueTask WaitForCreatedAsync(int status, byte[] answer, CancellationToken token)
     {
         if (status != StatusCodes.Status201Created)
+        {
             return;
+        }
         string? name;
         try
         {
@@ -178,13 +184,19 @@ public sealed class DatabasesHandler(ServerContext server) : HandlerBase(server)
             return;
         }
         if (name is null)
+        {
             return;
+        }
         var cluster = Server.Cluster;
         var deadline = DateTime.UtcNow + TimeSpan.FromSeconds(30);
         while (!cluster.State.Databases.ContainsKey(name) && DateTime.UtcNow < deadline)
+        {
             await Task.Delay(10, token).ConfigureAwait(false);
+        }
         if (cluster.State.Databases.TryGetValue(name, out var record) && record.Nodes.Contains(cluster.NodeTag))
-            await WaitForLocalAsync(name, token).ConfigureAwait(false);
+        {
+            await WaitForLocalAsync(record, token).ConfigureAwait(false);
+        }
     }
 
     private static (string? Name, string? ReplicationFactor) CreateQuery(RequestContext context)

@@ -56,14 +56,22 @@ internal static class LeaderForwarding
         {
             response = await cluster.LeaderClient.SendAsync(request, HttpCompletionOption.ResponseHeadersRead, context.RequestAborted).ConfigureAwait(false);
         }
-        catch (HttpRequestException e)
+        catch (Exception e) when (e is HttpRequestException || e is OperationCanceledException && !context.RequestAborted.IsCancellationRequested)
         {
-            throw new NotLeaderException($"Node {cluster.NodeTag} does not lead the cluster, and the leader at {leaderUrl} did not answer ({e.Message}); retry shortly.");
+            throw LeaderDidNotAnswer(cluster, leaderUrl, e);
         }
         using (response)
         {
             // Answers of cluster changes are small: read whole, so that the hook can look at them.
-            var body = await response.Content.ReadAsByteArrayAsync(context.RequestAborted).ConfigureAwait(false);
+            byte[] body;
+            try
+            {
+                body = await response.Content.ReadAsByteArrayAsync(context.RequestAborted).ConfigureAwait(false);
+            }
+            catch (Exception e) when (e is HttpRequestException or IOException || e is OperationCanceledException && !context.RequestAborted.IsCancellationRequested)
+            {
+                throw LeaderDidNotAnswer(cluster, leaderUrl, e);
+            }
             if (beforeAnswering is not null)
             {
                 await beforeAnswering((int)response.StatusCode, body, context.RequestAborted).ConfigureAwait(false);
@@ -73,8 +81,25 @@ internal static class LeaderForwarding
             {
                 context.Response.ContentType = contentType.ToString();
             }
+            // The leader's own headers go back too (Database-Missing tells RavenDB's clients a 503
+            // is a missing database, not a node down), but not those of the hop itself.
+            foreach (var (name, values) in response.Headers)
+            {
+                if (!HopHeaders.Contains(name))
+                {
+                    context.Response.Headers[name] = values.ToArray();
+                }
+            }
             await context.Response.Body.WriteAsync(body, context.RequestAborted).ConfigureAwait(false);
         }
         return true;
     }
+
+    private static readonly HashSet<string> HopHeaders = new(StringComparer.OrdinalIgnoreCase)
+    {
+        "Connection", "Keep-Alive", "Transfer-Encoding", "Upgrade", "Proxy-Authenticate", "Trailer", "Date", "Server",
+    };
+
+    private static NotLeaderException LeaderDidNotAnswer(Cluster.ClusterNode cluster, string leaderUrl, Exception e) =>
+        new($"Node {cluster.NodeTag} does not lead the cluster, and the leader at {leaderUrl} did not answer ({e.Message}); retry shortly.");
 }

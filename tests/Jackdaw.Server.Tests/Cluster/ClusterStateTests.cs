@@ -30,6 +30,24 @@ public sealed class ClusterStateTests
     }
 
     [Fact]
+    public void ARecordWithABadNameOrANodeThatIsNotAMemberIsRefusedOnEveryNode()
+    {
+        var state = ThreeMembers();
+        var (same, refused) = state.Apply(new ClusterCommand("bad1", ClusterCommandKind.PutDatabase) { Database = "", Nodes = ["A"] }, 4);
+        Assert.Equal("The database name is empty.", refused);
+        Assert.Same(state.Databases, same.Databases);
+        (_, refused) = state.Apply(new ClusterCommand("bad2", ClusterCommandKind.PutDatabase) { Database = "a/b", Nodes = ["A"] }, 5);
+        Assert.Contains("has '/' at position 1", refused);
+        (_, refused) = state.Apply(new ClusterCommand("bad3", ClusterCommandKind.PutDatabase) { Database = "Orders", Nodes = ["A", "D"] }, 6);
+        Assert.Equal("Node 'D' is not a member of the cluster.", refused);
+        (_, refused) = state.Apply(new ClusterCommand("bad4", ClusterCommandKind.PutDatabase) { Database = "Orders", Nodes = [] }, 7);
+        Assert.Equal("Database 'Orders' needs at least one node.", refused);
+        var orders = Apply(state, 8, new ClusterCommand("ok", ClusterCommandKind.PutDatabase) { Database = "Orders", Nodes = ["A"] });
+        (_, refused) = orders.Apply(new ClusterCommand("bad5", ClusterCommandKind.AddDatabaseNode) { Database = "Orders", Tag = "D" }, 9);
+        Assert.Equal("Node 'D' is not a member of the cluster.", refused);
+    }
+
+    [Fact]
     public void ATagOrAUrlIsNeverGivenToTwoMembers()
     {
         var state = ThreeMembers();
