@@ -39,6 +39,13 @@ public sealed partial class ClusterNode
         }
         if (_raft is null)
         {
+            // A lone server founds a cluster only for an add that can go ahead: a typo in the URL
+            // must leave it lone, as it was.
+            if (tag == NodeTag)
+            {
+                throw new ClusterException($"Tag {tag} is this server's own; choose another or leave tag out.");
+            }
+            await CheckPassiveAsync(normalized, token).ConfigureAwait(false);
             await FoundAsync(token).ConfigureAwait(false);
         }
         if (!IsLeader)
@@ -213,19 +220,22 @@ public sealed partial class ClusterNode
             // The identity first: a crash before Raft's first commit restarts as the founder again.
             identity.Save(_folder);
             _identity = identity;
-            await StartRaftAsync(coldStart: true, token).ConfigureAwait(false);
-            using var wait = CancellationTokenSource.CreateLinkedTokenSource(token, _stopping.Token);
+            // From here on the founding is the server's, not the request's: a client that gives
+            // up (or times out) half-way must not leave a cluster without its first member.
+            var stopping = _stopping.Token;
+            await StartRaftAsync(coldStart: true, stopping).ConfigureAwait(false);
+            using var wait = CancellationTokenSource.CreateLinkedTokenSource(stopping);
             wait.CancelAfter(TimeSpan.FromSeconds(30));
             await _raft!.Cluster.WaitForLeadershipAsync(wait.Token).ConfigureAwait(false);
             if (!State.Members.ContainsKey(identity.Tag))
             {
-                await ExecuteAsync(new ClusterCommand(ClusterCommand.NewId(), ClusterCommandKind.PutMember) { Tag = identity.Tag, Url = identity.Url }, token).ConfigureAwait(false);
+                await ExecuteAsync(new ClusterCommand($"found/{identity.Tag}", ClusterCommandKind.PutMember) { Tag = identity.Tag, Url = identity.Url }, stopping).ConfigureAwait(false);
             }
             foreach (var name in _databases().Names)
             {
                 if (!State.Databases.ContainsKey(name))
                 {
-                    await ExecuteAsync(new ClusterCommand(ClusterCommand.NewId(), ClusterCommandKind.PutDatabase) { Database = name, Nodes = [identity.Tag] }, token).ConfigureAwait(false);
+                    await ExecuteAsync(new ClusterCommand($"found/db/{name}", ClusterCommandKind.PutDatabase) { Database = name, Nodes = [identity.Tag] }, stopping).ConfigureAwait(false);
                 }
             }
             LogFounded(_logger, identity.Tag, identity.Url);
