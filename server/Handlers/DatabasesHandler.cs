@@ -19,12 +19,23 @@ public sealed class DatabasesHandler(ServerContext server) : HandlerBase(server)
         var json = context.StartJson();
         json.WriteStartObject();
         json.WriteStartArray("Databases");
+        // This node's copies (in a cluster, GET /databases lists every database the cluster records).
         foreach (var name in Server.Databases.Names)
+        {
             json.WriteStringValue(name);
+        }
         json.WriteEndArray();
         json.WriteEndObject();
         return context.CompleteJsonAsync();
     }
+
+    /// <summary>
+    /// The databases a client may use through this node: in a cluster, every database the cluster
+    /// records (the same list on every node, wherever the copies are); else the local ones.
+    /// </summary>
+    private IEnumerable<string> KnownNames() => Server.Cluster.IsClustered
+        ? Server.Cluster.State.Databases.Values.Select(record => record.Name)
+        : Server.Databases.Names;
 
     /// <summary>
     /// <c>GET /databases?start=&amp;pageSize=&amp;namesOnly=</c>, RavenDB's list:
@@ -44,7 +55,7 @@ public sealed class DatabasesHandler(ServerContext server) : HandlerBase(server)
         json.WriteStartArray("Databases");
         // As RavenDB: a caller sees only the databases it has access to (everyone, unsecured).
         var caller = context.Caller;
-        foreach (var name in Server.Databases.Names.Where(name => caller is null || caller.CanSee(name)).Skip(start).Take(pageSize))
+        foreach (var name in KnownNames().Where(name => caller is null || caller.CanSee(name)).Skip(start).Take(pageSize))
         {
             if (namesOnly)
             {

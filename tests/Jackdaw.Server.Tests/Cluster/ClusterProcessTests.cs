@@ -171,6 +171,10 @@ public sealed class ClusterProcessTests
         var a = cluster.Nodes[0];
         await JsonAsync(await cluster.Http.PutAsync($"{a.Url}/admin/databases", Json("""{"DatabaseName":"Shop","Topology":{"Members":["A"]}}""")));
         Assert.Equal(["Shop"], await cluster.DatabasesOnAsync(a));
+        // RavenDB's list is the cluster's: the same on every node, wherever the copies are.
+        var listed = await cluster.Http.GetFromJsonAsync<JsonElement>($"{cluster.Nodes[2].Url}/databases?namesOnly=true");
+        Assert.Equal(["Shop"], listed.GetProperty("Databases").EnumerateArray().Select(d => d.GetString()));
+        Assert.Empty(await cluster.DatabasesOnAsync(cluster.Nodes[2]));
 
         var added = await JsonAsync(await cluster.Http.PutAsync($"{cluster.Nodes[2].Url}/admin/databases/node?name=Shop&node=B", null));
         Assert.Equal(["A", "B"], added.GetProperty("Topology").GetProperty("Members").EnumerateArray().Select(m => m.GetString()));

@@ -99,10 +99,10 @@ public sealed class TestCluster : IAsyncDisposable
     /// <summary>The node of <paramref name="tag"/> (A is node 0, B node 1, ...).</summary>
     public ClusterNodeProcess NodeByTag(string tag) => Nodes[tag[0] - 'A'];
 
-    /// <summary>The databases a node holds (<c>GET /databases?namesOnly=true</c>).</summary>
+    /// <summary>The databases a node holds copies of (<c>GET /admin/databases</c>; <c>GET /databases</c> lists the cluster's).</summary>
     public async Task<List<string>> DatabasesOnAsync(ClusterNodeProcess node)
     {
-        var answer = await Http.GetFromJsonAsync<JsonElement>($"{node.Url}/databases?namesOnly=true");
+        var answer = await Http.GetFromJsonAsync<JsonElement>($"{node.Url}/admin/databases");
         return [.. answer.GetProperty("Databases").EnumerateArray().Select(d => d.GetString()!)];
     }
 
