@@ -128,16 +128,42 @@ public sealed class ReplicationHandler(ServerContext server) : HandlerBase(serve
     [Access(RouteAccess.DatabaseAdmin)]
     public async ValueTask SetSolver(RequestContext context)
     {
-        var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
+        var name = context.GetCaptureMemory(0);
+        await SetSolverAsync(context, Server.Databases.GetDatabase(name), name.ToString()).ConfigureAwait(false);
+    }
+
+    /// <summary>
+    /// <c>POST /admin/replication/conflicts/solver?name=</c>: the route RavenDB's clients send
+    /// <c>ModifyConflictSolverOperation</c> to, with the same body; answers RavenDB's
+    /// ModifySolverResult, <c>{"Key","RaftCommandIndex","Solver"}</c>.
+    /// </summary>
+    [Route("/admin/replication/conflicts/solver", "POST")]
+    [Access(RouteAccess.Operator)]
+    public async ValueTask ModifySolver(RequestContext context)
+    {
+        var name = new UrlQuery(context.Request.QueryString.Value).GetString("name")
+            ?? throw new BadRequestException("Query parameter 'name' (the database) is required: /admin/replication/conflicts/solver?name=Northwind.");
+        await SetSolverAsync(context, Server.Databases.GetDatabase(name.AsMemory()), name).ConfigureAwait(false);
+    }
+
+    private static async ValueTask SetSolverAsync(RequestContext context, Databases.DocumentDatabase database, string name)
+    {
         using var body = await DocumentBodies.ReadJsonAsync(context.Request.BodyReader, context.RequestAborted).ConfigureAwait(false);
         if (body is null || body.RootElement.ValueKind != System.Text.Json.JsonValueKind.Object)
+        {
             throw new BadRequestException("The body is RavenDB's ConflictSolver, e.g. {\"ResolveToLatest\":false}.");
+        }
         if (body.RootElement.TryGetProperty("ResolveByCollection", out var scripts) && scripts.ValueKind == System.Text.Json.JsonValueKind.Object && scripts.EnumerateObject().Any())
+        {
             throw new FeatureNotSupportedException("Per-collection conflict resolution scripts (ResolveByCollection) are not supported: use ResolveToLatest true or false.");
+        }
         await DatabaseReplication.Of(database).SetConflictSolverAsync(body.RootElement.GetRawText()).ConfigureAwait(false);
         var json = context.StartJson();
         json.WriteStartObject();
+        json.WriteString("Key", name);
         json.WriteNumber("RaftCommandIndex", 0);
+        json.WritePropertyName("Solver");
+        body.RootElement.WriteTo(json);
         json.WriteEndObject();
         await context.CompleteJsonAsync().ConfigureAwait(false);
     }

@@ -226,9 +226,13 @@ public class ReplicationTests
         }
         for (var node = 0; node < 2; node++)
         {
-            using var solver = await nodes.Client(node).PutAsync($"/databases/{ReplicationNodes.Database}/admin/replication/conflicts/solver",
+            // The route RavenDB's ModifyConflictSolverOperation posts to.
+            using var solver = await nodes.Client(node).PostAsync($"/admin/replication/conflicts/solver?name={ReplicationNodes.Database}",
                 new StringContent("{\"ResolveToLatest\":false}", Encoding.UTF8, "application/json"));
             solver.EnsureSuccessStatusCode();
+            var result = ReplicationNodes.Json(await solver.Content.ReadAsStringAsync());
+            Assert.Equal(ReplicationNodes.Database, result.GetProperty("Key").GetString());
+            Assert.False(result.GetProperty("Solver").GetProperty("ResolveToLatest").GetBoolean());
             await nodes.PutAsync(node, "users/1", new { Name = $"on {nodes.Tag(node)}" });
         }
         nodes.Wire();
