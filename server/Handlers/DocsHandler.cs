@@ -124,6 +124,7 @@ public sealed class DocsHandler(ServerContext server) : HandlerBase(server)
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
         var id = DocumentBodies.ValidateId(new UrlQuery(context.Request.QueryString.Value).GetString("id"));
         using var reader = database.BeginRead();
+        ThrowIfConflicted(reader, id);
         if (!reader.TryGet(id, out var record))
         {
             context.Response.StatusCode = StatusCodes.Status404NotFound;
@@ -189,9 +190,7 @@ public sealed class DocsHandler(ServerContext server) : HandlerBase(server)
     /// <summary>Writes <c>{"Results":[doc],"Includes":{}[,"RevisionIncludes":[…]]}</c> (or a 404 error); false when nothing more is to be sent (304).</summary>
     private static bool WriteSingle(RequestContext context, DocumentsReader reader, string id, List<DocumentPath>? includes, RevisionIncludes? revisions)
     {
-        // A document replication left in conflict (the keep policy) is answered as RavenDB does: 409.
-        if (reader.MayHaveConflicts && reader.GetConflicts(id) is { Count: > 0 } conflicts)
-            throw new DocumentConflictException(id, conflicts.Count);
+        ThrowIfConflicted(reader, id);
         if (!reader.TryGet(id, out var record))
         {
             // A miss is ordinary traffic (clients probe for documents): answer without an exception.
@@ -237,8 +236,30 @@ public sealed class DocsHandler(ServerContext server) : HandlerBase(server)
         return true;
     }
 
+    /// <summary>A document replication left in conflict (the keep policy) is answered as RavenDB does: 409, whichever route reads it.</summary>
+    private static void ThrowIfConflicted(DocumentsReader reader, string id)
+    {
+        if (reader.MayHaveConflicts && reader.GetConflicts(id) is { Count: > 0 } conflicts)
+        {
+            throw new DocumentConflictException(id, conflicts.Count, reader.TryGet(id, out var record) ? record.Etag : 0);
+        }
+    }
+
     private static ValueTask GetManyAsync(RequestContext context, DocumentDatabase database, List<string?> ids, List<DocumentPath>? includes, RevisionIncludes? revisions, bool metadataOnly = false, bool notFoundIfMissing = false)
     {
+        using (var reader = database.BeginRead())
+        {
+            if (reader.MayHaveConflicts)
+            {
+                foreach (var id in ids)
+                {
+                    if (id is not null)
+                    {
+                        ThrowIfConflicted(reader, id);
+                    }
+                }
+            }
+        }
         if (notFoundIfMissing)
         {
             using var reader = database.BeginRead();

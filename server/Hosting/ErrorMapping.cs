@@ -61,6 +61,16 @@ public static class ErrorMapping
             response.Headers["Database-Missing"] = missing.Name;
     }
 
+    /// <summary>Fields an error's body carries besides <c>Type</c> and <c>Message</c> (RavenDB's <c>DocId</c> and <c>LargestEtag</c> of a conflict, which its clients read).</summary>
+    public static void WriteFields(System.Text.Json.Utf8JsonWriter writer, Exception exception)
+    {
+        if (exception is DocumentConflictException conflict)
+        {
+            writer.WriteString("DocId", conflict.DocumentId);
+            writer.WriteNumber("LargestEtag", conflict.LargestEtag);
+        }
+    }
+
     /// <summary>The message of the error body: the exception's own, with context where it needs it.</summary>
     public static string MessageOf(Exception exception) => exception switch
     {

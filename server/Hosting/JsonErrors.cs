@@ -19,7 +19,8 @@ public static class JsonErrors
     private static readonly JsonEncodedText MessageName = JsonEncodedText.Encode("Message");
     private static readonly JsonEncodedText ErrorName = JsonEncodedText.Encode("Error");
 
-    public static async ValueTask WriteAsync(HttpContext context, int statusCode, string type, string message)
+    /// <param name="exception">The error, when it adds fields of its own to the body (<see cref="ErrorMapping.WriteFields"/>).</param>
+    public static async ValueTask WriteAsync(HttpContext context, int statusCode, string type, string message, Exception? exception = null)
     {
         var response = context.Response;
         if (response.HasStarted)
@@ -31,12 +32,12 @@ public static class JsonErrors
         // Written whole with its length, not chunked: the answer ends with its last byte, so a client
         // that reads up to the Content-Length has the whole answer (no chunk terminator trails it).
         var body = new System.Buffers.ArrayBufferWriter<byte>(256);
-        Write(body, type, message);
+        Write(body, type, message, exception);
         response.ContentLength = body.WrittenCount;
         await response.Body.WriteAsync(body.WrittenMemory, context.RequestAborted).ConfigureAwait(false);
     }
 
-    public static void Write(System.Buffers.IBufferWriter<byte> output, string type, string message)
+    public static void Write(System.Buffers.IBufferWriter<byte> output, string type, string message, Exception? exception = null)
     {
         using var writer = new Utf8JsonWriter(output, JsonDefaults.WriterOptions);
         writer.WriteStartObject();
@@ -44,6 +45,10 @@ public static class JsonErrors
         writer.WriteString(MessageName, message);
         // RavenDB's clients show "Error" as the message of every error but a 409: the same text.
         writer.WriteString(ErrorName, message);
+        if (exception is not null)
+        {
+            ErrorMapping.WriteFields(writer, exception);
+        }
         writer.WriteEndObject();
     }
 }

@@ -148,7 +148,7 @@ public sealed partial class RequestPipeline
         {
             if (!http.Response.HasStarted)
                 ErrorMapping.AddHeaders(http.Response, e);
-            await JsonErrors.WriteAsync(http, status, type, ErrorMapping.MessageOf(e)).ConfigureAwait(false);
+            await JsonErrors.WriteAsync(http, status, type, ErrorMapping.MessageOf(e), e).ConfigureAwait(false);
             return;
         }
 

@@ -203,7 +203,20 @@ public class ReplicationTests
         using (var get = await nodes.Client(0).GetAsync($"/databases/{ReplicationNodes.Database}/docs?id=users/1"))
         {
             Assert.Equal(HttpStatusCode.Conflict, get.StatusCode);
-            Assert.Contains("DocumentConflictException", await get.Content.ReadAsStringAsync());
+            var error = ReplicationNodes.Json(await get.Content.ReadAsStringAsync());
+            Assert.Equal("DocumentConflictException", error.GetProperty("Type").GetString());
+            // What RavenDB's clients read to build their DocumentConflictException.
+            Assert.Equal("users/1", error.GetProperty("DocId").GetString());
+            Assert.True(error.GetProperty("LargestEtag").GetInt64() > 0);
+        }
+        // Every read of the id says so: several ids at once, and HEAD.
+        using (var many = await nodes.Client(0).GetAsync($"/databases/{ReplicationNodes.Database}/docs?id=users/2&id=users/1"))
+        {
+            Assert.Equal(HttpStatusCode.Conflict, many.StatusCode);
+        }
+        using (var head = await nodes.Client(0).SendAsync(new HttpRequestMessage(HttpMethod.Head, $"/databases/{ReplicationNodes.Database}/docs?id=users/1")))
+        {
+            Assert.Equal(HttpStatusCode.Conflict, head.StatusCode);
         }
 
         await nodes.PutAsync(0, "users/1", new { Name = "resolved" });
