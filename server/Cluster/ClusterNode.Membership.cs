@@ -263,6 +263,13 @@ public sealed partial class ClusterNode
         {
             throw new ClusterException($"The node at {url} is not waiting to be added (it is node {nodeTag ?? "(unknown)"} of a cluster or a lone server): start it on a fresh data folder with --Cluster:Passive=true, then add it.");
         }
+        // It learns its tag only from a member entry with the URL it knows itself by (and Raft
+        // names it by that URL): added by another spelling, it would wait for ever.
+        if (topology.TryGetProperty("NodeUrl", out var own) && own.ValueKind == JsonValueKind.String
+            && own.GetString() is { } ownUrl && !ClusterUrls.Same(ownUrl, url))
+        {
+            throw new ClusterException($"The node at {url} knows itself as {ownUrl}: add it with url={ownUrl}, or start it with --PublicServerUrl {url}.");
+        }
     }
 
     /// <summary><c>Cluster:Join</c>: asks the member at <paramref name="join"/> to add this node, every 2 s, until a committed state lists it.</summary>

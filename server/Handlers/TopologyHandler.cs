@@ -109,6 +109,8 @@ public sealed class TopologyHandler(ServerContext server) : HandlerBase(server)
         else
             json.WriteNull("Leader");
         json.WriteString("NodeTag", cluster.NodeTag);
+        // The URL this node knows itself by: a leader adding it checks that it was given this one.
+        json.WriteString("NodeUrl", cluster.Url);
         json.WriteString("ServerRole", cluster.IsPassive ? "Passive" : cluster.IsLeader ? "Leader" : "Member");
         json.WriteStartObject("Status");
         foreach (var (tag, connected) in cluster.MemberStatus)

@@ -29,4 +29,18 @@ public sealed class LoneServerTests
         Assert.Equal("A", topology.GetProperty("NodeTag").GetString());
         Assert.Equal(1, topology.GetProperty("Etag").GetInt64());
     }
+
+    [Fact]
+    public async Task APassiveNodeGivenAnotherSpellingOfItsUrlIsNotAdded()
+    {
+        await using var passive = await InProcessServer.StartAsync("--Cluster:Passive=true");
+        var own = (await passive.Client.GetFromJsonAsync<JsonElement>("/cluster/topology")).GetProperty("NodeUrl").GetString()!;
+        var other = own.Replace("127.0.0.1", "localhost", StringComparison.Ordinal);
+        Assert.NotEqual(own, other);
+        await using var lone = await InProcessServer.StartAsync();
+        using var refused = await lone.Client.PutAsync($"/admin/cluster/node?url={Uri.EscapeDataString(other)}", null);
+        Assert.Equal(HttpStatusCode.BadRequest, refused.StatusCode);
+        Assert.Contains($"knows itself as {own}", await refused.Content.ReadAsStringAsync());
+        Assert.False(lone.Host.Server.Cluster.IsClustered);
+    }
 }
