@@ -155,6 +155,24 @@ public sealed partial class ClusterNode : IAsyncDisposable
     }
 
     /// <summary>
+    /// A leader other than the one at <paramref name="goneUrl"/> (which did not answer), waiting up
+    /// to <paramref name="timeout"/> for the election that replaces it; null when none came.
+    /// </summary>
+    public async Task<(string Tag, string Url)?> WaitForAnotherLeaderAsync(string goneUrl, TimeSpan timeout, CancellationToken token)
+    {
+        var deadline = DateTime.UtcNow + timeout;
+        while (DateTime.UtcNow < deadline)
+        {
+            if (Leader is var (tag, url) && !ClusterUrls.Same(url, goneUrl))
+            {
+                return (tag, url);
+            }
+            await Task.Delay(20, token).ConfigureAwait(false);
+        }
+        return null;
+    }
+
+    /// <summary>
     /// Starts the node once the server listens: Raft for a member or a passive node (and the join
     /// requests of <c>Cluster:Join</c>); nothing for a lone server.
     /// </summary>
