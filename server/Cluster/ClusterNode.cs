@@ -37,6 +37,9 @@ public sealed partial class ClusterNode : IAsyncDisposable
     private readonly SemaphoreSlim _lifecycle = new(1, 1);
     private readonly CancellationTokenSource _stopping = new();
     private RaftHost? _raft;
+
+    /// <summary>How long a node asked whether it holds a new database's copy may take to answer before it is not waited for.</summary>
+    private static readonly TimeSpan CopyAnswerWait = TimeSpan.FromSeconds(2);
     private volatile NodeIdentity? _identity;
     private readonly Func<string> _loneTag;
     private readonly ClusterHttp _http;
