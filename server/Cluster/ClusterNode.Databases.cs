@@ -70,6 +70,52 @@ public sealed partial class ClusterNode
         }
     }
 
+    /// <summary>
+    /// Waits, up to <paramref name="timeout"/>, until every other node of <paramref name="record"/>
+    /// that answers holds its copy, as RavenDB's create waits for the database's nodes: a client
+    /// that created a database uses it next on whichever node its topology names, which may be
+    /// another than the one that answered (that one may die next). A node that does not answer
+    /// (down, stopped) is not waited for: it makes its copy when it is back.
+    /// </summary>
+    public Task WaitForCopiesAsync(ClusterDatabaseRecord record, TimeSpan timeout, CancellationToken token)
+    {
+        var state = State;
+        var deadline = DateTime.UtcNow + timeout;
+        return Task.WhenAll(record.Nodes
+            .Where(tag => tag != NodeTag && state.Members.ContainsKey(tag))
+            .Select(tag => WaitForCopyAsync(state.Members[tag], record.Name, deadline, token)));
+    }
+
+    private async Task WaitForCopyAsync(string url, string name, DateTime deadline, CancellationToken token)
+    {
+        while (DateTime.UtcNow < deadline)
+        {
+            using (var limit = CancellationTokenSource.CreateLinkedTokenSource(token))
+            {
+                limit.CancelAfter(CopyAnswerWait);
+                try
+                {
+                    using var answer = await _client.GetAsync($"{url}/admin/databases", limit.Token).ConfigureAwait(false);
+                    if (!answer.IsSuccessStatusCode)
+                    {
+                        return;
+                    }
+                    using var list = await System.Text.Json.JsonDocument.ParseAsync(await answer.Content.ReadAsStreamAsync(limit.Token).ConfigureAwait(false), cancellationToken: limit.Token).ConfigureAwait(false);
+                    if (list.RootElement.GetProperty("Databases").EnumerateArray().Any(d => string.Equals(d.GetString(), name, StringComparison.OrdinalIgnoreCase)))
+                    {
+                        return;
+                    }
+                }
+                catch (Exception e) when (e is HttpRequestException or System.Text.Json.JsonException or KeyNotFoundException
+                    || e is OperationCanceledException && !token.IsCancellationRequested)
+                {
+                    return;
+                }
+            }
+            await Task.Delay(20, token).ConfigureAwait(false);
+        }
+    }
+
     /// <summary>Adds database <paramref name="name"/> to node <paramref name="tag"/>, or to a member that lacks it when null.</summary>
     public async Task<(ClusterDatabaseRecord Record, long Index)> AddDatabaseNodeAsync(string name, string? tag, string commandId, CancellationToken token)
     {

@@ -37,6 +37,9 @@ public sealed partial class ClusterNode : IAsyncDisposable
     private readonly SemaphoreSlim _lifecycle = new(1, 1);
     private readonly CancellationTokenSource _stopping = new();
     private RaftHost? _raft;
+
+    /// <summary>How long a node asked whether it holds a new database's copy may take to answer before it is not waited for.</summary>
+    private static readonly TimeSpan CopyAnswerWait = TimeSpan.FromSeconds(2);
     private volatile NodeIdentity? _identity;
     private readonly Func<string> _loneTag;
     private readonly ClusterHttp _http;
@@ -152,6 +155,24 @@ public sealed partial class ClusterNode : IAsyncDisposable
             await Task.Delay(20, token).ConfigureAwait(false);
         }
         return Leader;
+    }
+
+    /// <summary>
+    /// A leader other than the one at <paramref name="goneUrl"/> (which did not answer), waiting up
+    /// to <paramref name="timeout"/> for the election that replaces it; null when none came.
+    /// </summary>
+    public async Task<(string Tag, string Url)?> WaitForAnotherLeaderAsync(string goneUrl, TimeSpan timeout, CancellationToken token)
+    {
+        var deadline = DateTime.UtcNow + timeout;
+        while (DateTime.UtcNow < deadline)
+        {
+            if (Leader is var (tag, url) && !ClusterUrls.Same(url, goneUrl))
+            {
+                return (tag, url);
+            }
+            await Task.Delay(20, token).ConfigureAwait(false);
+        }
+        return null;
     }
 
     /// <summary>

@@ -78,7 +78,8 @@ public sealed class DatabasesHandler(ServerContext server) : HandlerBase(server)
     /// with RavenDB's answer (<c>Name</c>, <c>RaftCommandIndex</c>, <c>Topology</c>,
     /// <c>NodesAddedTo</c>); 409 <c>DatabaseAlreadyExistsException</c> when it exists. In a cluster
     /// the leader commits the record (on <c>Topology.Members</c>, or on <c>ReplicationFactor</c>
-    /// nodes it picks) and each node named creates its copy; the answer waits for this node's.
+    /// nodes it picks) and each node named creates its copy; the answer waits for this node's and
+    /// (up to 10 s) for those of the other nodes named that answer.
     /// </summary>
     [Route("/admin/databases", "PUT")]
     [Access(RouteAccess.Operator)]
@@ -103,6 +104,8 @@ public sealed class DatabasesHandler(ServerContext server) : HandlerBase(server)
             {
                 await WaitForLocalAsync(created, context.RequestAborted).ConfigureAwait(false);
             }
+            // And for the database's other nodes that answer, as RavenDB: the client uses it next, on any of them.
+            await cluster.WaitForCopiesAsync(created, TimeSpan.FromSeconds(10), context.RequestAborted).ConfigureAwait(false);
             await WriteRecordAsync(context, StatusCodes.Status201Created, created.Name, index, created.Nodes).ConfigureAwait(false);
             return;
         }

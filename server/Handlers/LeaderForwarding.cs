@@ -9,13 +9,18 @@ namespace Jackdaw.Server.Handlers;
 /// leader as it came (method, path, query, body) and the leader's answer is given back, as RavenDB
 /// does for its Raft commands. On a secured server this node authorized the caller for the route
 /// already, and passes the request on with its own certificate (<see cref="Cluster.ClusterNode.LeaderClient"/>).
-/// When no leader is known, or it does not answer, the answer is a 503 that names the leader. A
+/// When the leader known takes no connection (it died), the request waits for the election and goes
+/// to the new leader (this node's own URL, if it won). When no leader is known, or it does not
+/// answer, the answer is a 503 that names the leader. A
 /// request passed on once is never passed on again (the header below), so two nodes that each think
 /// the other leads cannot bounce it.
 /// </summary>
 internal static class LeaderForwarding
 {
     private const string ForwardedHeader = "Jackdaw-Forwarded-By";
+
+    /// <summary>How long a member waits for a new leader when the one it knew does not take a connection.</summary>
+    private static readonly TimeSpan ElectionWait = TimeSpan.FromSeconds(10);
 
     /// <summary>The id RavenDB's clients send with a Raft command (<c>raft-request-id</c>), or a new one.</summary>
     public static string CommandId(RequestContext context) =>
@@ -41,24 +46,48 @@ internal static class LeaderForwarding
         {
             return false;
         }
-        using var request = new HttpRequestMessage(new HttpMethod(context.Request.Method), leaderUrl + context.Request.Path + context.Request.QueryString);
-        request.Headers.Add(ForwardedHeader, cluster.NodeTag);
+        // Read whole (cluster changes are small): it may have to be sent to a second leader.
+        byte[]? content = null;
         if (context.Request.ContentLength is > 0 || context.Request.Headers.TransferEncoding.Count > 0)
         {
-            request.Content = new StreamContent(context.Request.Body);
-            if (context.Request.ContentType is { } type)
-            {
-                request.Content.Headers.TryAddWithoutValidation("Content-Type", type);
-            }
+            using var buffer = new MemoryStream();
+            await context.Request.Body.CopyToAsync(buffer, context.RequestAborted).ConfigureAwait(false);
+            content = buffer.ToArray();
         }
         HttpResponseMessage response;
-        try
+        var deadline = DateTime.UtcNow + ElectionWait;
+        while (true)
         {
-            response = await cluster.LeaderClient.SendAsync(request, HttpCompletionOption.ResponseHeadersRead, context.RequestAborted).ConfigureAwait(false);
-        }
-        catch (Exception e) when (e is HttpRequestException || e is OperationCanceledException && !context.RequestAborted.IsCancellationRequested)
-        {
-            throw LeaderDidNotAnswer(cluster, leaderUrl, e);
+            using var request = new HttpRequestMessage(new HttpMethod(context.Request.Method), leaderUrl + context.Request.Path + context.Request.QueryString);
+            request.Headers.Add(ForwardedHeader, cluster.NodeTag);
+            if (content is not null)
+            {
+                request.Content = new ByteArrayContent(content);
+                if (context.Request.ContentType is { } type)
+                {
+                    request.Content.Headers.TryAddWithoutValidation("Content-Type", type);
+                }
+            }
+            try
+            {
+                response = await cluster.LeaderClient.SendAsync(request, HttpCompletionOption.ResponseHeadersRead, context.RequestAborted).ConfigureAwait(false);
+                break;
+            }
+            catch (HttpRequestException e) when (e.HttpRequestError == HttpRequestError.ConnectionError && DateTime.UtcNow < deadline)
+            {
+                // The leader is gone (no connection: nothing was sent). As RavenDB's members do,
+                // wait for the election that replaces it and pass the request on to the new one.
+                if (await cluster.WaitForAnotherLeaderAsync(leaderUrl, deadline - DateTime.UtcNow, context.RequestAborted).ConfigureAwait(false) is not var (_, next))
+                {
+                    throw new NotLeaderException($"Node {cluster.NodeTag} does not lead the cluster, the leader at {leaderUrl} did not answer ({e.Message}), and no other was elected in {ElectionWait.TotalSeconds:0} s; retry shortly.");
+                }
+                // This node, if it won: the request comes back to it as passed on, and it does it.
+                leaderUrl = next;
+            }
+            catch (Exception e) when (e is HttpRequestException || e is OperationCanceledException && !context.RequestAborted.IsCancellationRequested)
+            {
+                throw LeaderDidNotAnswer(cluster, leaderUrl, e);
+            }
         }
         using (response)
         {

@@ -62,6 +62,7 @@ public sealed class ClusterProcessTests
         await using var cluster = await TestCluster.StartAsync(3);
         var leader = await cluster.WaitForLeaderAsync();
         leader.Kill();
+        var killed = System.Diagnostics.Stopwatch.StartNew();
         var survivor = cluster.Nodes.First(n => n.IsRunning);
 
         // A client retries its command (same raft-request-id) through the election until one answer.
@@ -73,6 +74,9 @@ public sealed class ClusterProcessTests
             answer = await cluster.Http.PutAsync(url, null);
             return answer.StatusCode != HttpStatusCode.ServiceUnavailable;
         }, TestCluster.Timeout, "a leader to take the create");
+        // A new leader within a few seconds (elections time out after 0.5 s here; the machine is loaded).
+        var elected = killed.Elapsed;
+        Assert.True(elected < TimeSpan.FromSeconds(10), $"the create was taken {elected.TotalSeconds:0.0} s after the leader died");
         await JsonAsync(answer!);
         // The same command again (its answer was lost, say) changes nothing and is not an error.
         await JsonAsync(await cluster.Http.PutAsync(url, null));

@@ -18,7 +18,7 @@ public sealed class ClusterReplicationTests
 {
     private const string Database = "Orders";
 
-    private static readonly TimeSpan Converge = TimeSpan.FromSeconds(120);
+    private static readonly TimeSpan Converge = ClusterDocuments.Converge;
 
     [Fact]
     public async Task ADatabaseOfFactorThreeReplicatesWritesOnEveryNodeToTheOthers()
@@ -105,64 +105,9 @@ public sealed class ClusterReplicationTests
             Assert.True(documents.ContainsKey(id), $"acknowledged {id} is missing");
     }
 
-    private static async Task CreateDatabaseAsync(TestCluster cluster)
-    {
-        using var created = await cluster.Http.PutAsync($"{cluster.Nodes[0].Url}/admin/databases?name={Database}&replicationFactor=3", null);
-        Assert.True(created.IsSuccessStatusCode, await created.Content.ReadAsStringAsync());
-        foreach (var node in cluster.Nodes)
-            await Poll.UntilAsync(async () => (await cluster.DatabasesOnAsync(node)).Contains(Database), TestCluster.Timeout, $"{Database} on {node.Url}");
-    }
+    private static Task CreateDatabaseAsync(TestCluster cluster) => ClusterDocuments.CreateDatabaseAsync(cluster, Database);
 
-    /// <summary>
-    /// Waits until every node holds the same documents with the same change vectors and bodies,
-    /// and answers them (id → the document's JSON) as node A has them.
-    /// </summary>
-    private static async Task<Dictionary<string, string>> ConvergedAsync(TestCluster cluster)
-    {
-        Dictionary<string, string>? first = null;
-        var differences = "";
-        await Poll.UntilAsync(async () =>
-        {
-            var all = new List<Dictionary<string, string>>();
-            foreach (var node in cluster.Nodes)
-                all.Add(await DocumentsAsync(cluster, node));
-            first = all[0];
-            differences = string.Join("; ", all.Skip(1).Select((other, i) => Difference(first, other, i + 1)).Where(d => d.Length > 0));
-            return differences.Length == 0;
-        }, Converge, "every node to hold the same documents");
-        Assert.True(differences.Length == 0, differences);
-        return first!;
-    }
-
-    private static string Difference(Dictionary<string, string> a, Dictionary<string, string> b, int node)
-    {
-        var missing = a.Keys.Except(b.Keys).Take(3).ToList();
-        var extra = b.Keys.Except(a.Keys).Take(3).ToList();
-        var changed = a.Keys.Intersect(b.Keys).Where(k => a[k] != b[k]).Take(3).ToList();
-        return missing.Count + extra.Count + changed.Count == 0
-            ? ""
-            : $"node {node}: missing [{string.Join(", ", missing)}], extra [{string.Join(", ", extra)}], different [{string.Join(", ", changed)}]";
-    }
-
-    /// <summary>Every document of the database on one node: id → its whole JSON (metadata and change vector included).</summary>
-    private static async Task<Dictionary<string, string>> DocumentsAsync(TestCluster cluster, ClusterNodeProcess node)
-    {
-        var documents = new Dictionary<string, string>(StringComparer.OrdinalIgnoreCase);
-        var start = 0;
-        while (true)
-        {
-            var page = await cluster.Http.GetFromJsonAsync<JsonElement>($"{node.Url}/databases/{Database}/docs?start={start}&pageSize=1000");
-            var results = page.GetProperty("Results");
-            foreach (var document in results.EnumerateArray())
-            {
-                var metadata = document.GetProperty("@metadata");
-                documents[metadata.GetProperty("@id").GetString()!] = document.GetRawText();
-            }
-            if (results.GetArrayLength() < 1000)
-                return documents;
-            start += 1000;
-        }
-    }
+    private static Task<Dictionary<string, string>> ConvergedAsync(TestCluster cluster) => ClusterDocuments.ConvergedAsync(cluster, Database);
 
     private static StringContent Body(string json) => new(json, Encoding.UTF8, "application/json");
 }

@@ -76,7 +76,7 @@ public sealed class RavenDbNodeClientTests(ITestOutputHelper output)
         Assert.Matches(@"# pass [1-9]\d*", text);
     }
 
-    private static async Task EnsureInstalledAsync(string suite)
+    internal static async Task EnsureInstalledAsync(string suite)
     {
         await Install.WaitAsync();
         try
@@ -94,7 +94,7 @@ public sealed class RavenDbNodeClientTests(ITestOutputHelper output)
         }
     }
 
-    private static string SuiteFolder()
+    internal static string SuiteFolder()
     {
         for (var dir = new DirectoryInfo(AppContext.BaseDirectory); dir is not null; dir = dir.Parent)
         {
@@ -105,7 +105,11 @@ public sealed class RavenDbNodeClientTests(ITestOutputHelper output)
         throw new DirectoryNotFoundException($"tests/compat/ravendb-node not found above {AppContext.BaseDirectory}.");
     }
 
-    private static async Task<(int ExitCode, string Output)> RunAsync(string command, string arguments, string folder, TimeSpan timeout, params (string Name, string Value)[] environment)
+    private static Task<(int ExitCode, string Output)> RunAsync(string command, string arguments, string folder, TimeSpan timeout, params (string Name, string Value)[] environment) =>
+        RunAsync(command, arguments, folder, timeout, onLine: null, environment);
+
+    /// <summary>Runs a program to its end (or kills it at <paramref name="timeout"/>); <paramref name="onLine"/> sees each line it prints as it prints it.</summary>
+    internal static async Task<(int ExitCode, string Output)> RunAsync(string command, string arguments, string folder, TimeSpan timeout, Action<string>? onLine, params (string Name, string Value)[] environment)
     {
         var start = new ProcessStartInfo(command, arguments)
         {
@@ -117,8 +121,8 @@ public sealed class RavenDbNodeClientTests(ITestOutputHelper output)
             start.Environment[name] = value;
         using var process = Process.Start(start) ?? throw new InvalidOperationException($"Could not start {command}.");
         var text = new StringBuilder();
-        var stdout = PumpAsync(process.StandardOutput, text);
-        var stderr = PumpAsync(process.StandardError, text);
+        var stdout = PumpAsync(process.StandardOutput, text, onLine);
+        var stderr = PumpAsync(process.StandardError, text, null);
         using var cancel = new CancellationTokenSource(timeout);
         try
         {
@@ -134,12 +138,13 @@ public sealed class RavenDbNodeClientTests(ITestOutputHelper output)
         return (process.ExitCode, text.ToString());
     }
 
-    private static async Task PumpAsync(StreamReader reader, StringBuilder into)
+    private static async Task PumpAsync(StreamReader reader, StringBuilder into, Action<string>? onLine)
     {
         while (await reader.ReadLineAsync() is { } line)
         {
             lock (into)
                 into.AppendLine(line);
+            onLine?.Invoke(line);
         }
     }
 }
