@@ -6,7 +6,9 @@ namespace Jackdaw.Server.Cluster;
 /// <summary>
 /// Keeps this node's databases as the committed records say: creates the local database when a
 /// record names this node, deletes it when a record stops naming it (or is deleted), and tells
-/// replication each database's other nodes whenever they or their URLs change. Works off the
+/// replication each database's other nodes whenever they or their URLs change, and builds, changes
+/// and deletes the indexes of each local database as its record's definitions change
+/// (<c>ClusterDatabases.Indexes.cs</c>). Works off the
 /// state machine's thread, one change after another, on the changes themselves (before → after):
 /// a database is deleted only when a change takes it off this node, never because a state read
 /// at start lacks it.
@@ -48,6 +50,7 @@ internal sealed partial class ClusterDatabases : IAsyncDisposable
             {
                 LogFailed(_logger, e);
             }
+            Done(after);
         }
     }
 
@@ -65,10 +68,19 @@ internal sealed partial class ClusterDatabases : IAsyncDisposable
             {
                 continue;
             }
+            var created = false;
             if (!landlord.Names.Contains(record.Name, StringComparer.OrdinalIgnoreCase))
             {
-                landlord.TryCreate(record.Name);
+                created = landlord.TryCreate(record.Name);
                 LogCreated(_logger, record.Name, me);
+            }
+            // A copy new here (or new to this node) builds every index of the record; else the changes.
+            var hadIndexes = !created && before.Databases.TryGetValue(record.Name, out var previous) && previous.Nodes.Contains(me)
+                ? previous.Indexes
+                : ClusterDatabaseRecord.NoIndexes;
+            if (!ReferenceEquals(hadIndexes, record.Indexes))
+            {
+                await ApplyIndexesAsync(landlord, record.Name, hadIndexes, record.Indexes).ConfigureAwait(false);
             }
             var others = PeersOf(record, after, me);
             if (!before.Databases.TryGetValue(record.Name, out var old) || old.TopologyEtag != record.TopologyEtag

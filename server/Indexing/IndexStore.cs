@@ -157,14 +157,7 @@ public sealed partial class IndexStore : IAsyncDisposable
     public async Task<IReadOnlyList<PutResult>> PutAsync(IReadOnlyList<IndexDefinition> definitions)
     {
         // Compile everything first: a bad definition changes nothing.
-        foreach (var definition in definitions)
-        {
-            if (definition.Name.StartsWith(ReplacementPrefix, StringComparison.OrdinalIgnoreCase))
-                throw new BadRequestException($"'{definition.Name}': names starting with '{ReplacementPrefix}' are kept for replacements built side by side.");
-            if (CreateMapper(definition) is IDisposable compiled)
-                compiled.Dispose();
-            Analyzers.Resolve(definition);
-        }
+        Validate(definitions);
         await _changes.WaitAsync().ConfigureAwait(false);
         try
         {

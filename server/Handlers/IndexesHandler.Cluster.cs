@@ -1,0 +1,105 @@
+using System.Buffers;
+using System.Globalization;
+using System.Text.Json;
+using Jackdaw.Server.Cluster;
+using Jackdaw.Server.Errors;
+using Jackdaw.Server.Hosting;
+using Jackdaw.Server.Indexing;
+using Jackdaw.Server.Indexing.Definitions;
+using Jackdaw.Server.Wire;
+
+namespace Jackdaw.Server.Handlers;
+
+// The index routes of a clustered database (one the cluster's state has a record of): the change
+// is checked here, committed in the record by the leader (a member that does not lead passes the
+// request on), and answered once this node applied it to its own indexes. Every node of the
+// database builds the indexes from the record (Cluster/ClusterDatabases.Indexes.cs). A lone
+// server keeps its indexes locally, as before clusters.
+public sealed partial class IndexesHandler
+{
+    private async ValueTask PutClusteredAsync(RequestContext context, string name)
+    {
+        var body = await ReadBodyAsync(context).ConfigureAwait(false);
+        var (definitions, settings) = ParsePut(body);
+        // Checked before anything is committed, here and on the leader: compiled, and against this
+        // node's analyzers when it holds the database.
+        if (Server.Databases.Names.Contains(name, StringComparer.OrdinalIgnoreCase))
+        {
+            IndexStore.Of(Server.Databases.GetDatabase(name)).Validate(definitions);
+        }
+        else
+        {
+            IndexStore.ValidateMaps(definitions);
+        }
+        if (await LeaderForwarding.ForwardedAsync(context, body: body).ConfigureAwait(false))
+            return;
+        var cluster = Server.Cluster;
+        var changes = definitions.Select((d, i) => (d, settings[i].LockMode, settings[i].Priority)).ToList();
+        var etag = await cluster.PutIndexesAsync(name, changes, LeaderForwarding.CommandId(context), context.RequestAborted).ConfigureAwait(false);
+        await AnsweredAppliedAsync(context, etag).ConfigureAwait(false);
+        await WritePutAnswerAsync(context, definitions, etag).ConfigureAwait(false);
+    }
+
+    /// <summary>The delete of an index of a clustered database (true), or false for a lone server's.</summary>
+    private async ValueTask<bool> DeleteClusteredAsync(RequestContext context)
+    {
+        var database = context.GetCaptureMemory(0).ToString();
+        if (Server.Cluster.RecordOf(database) is null)
+            return false;
+        var name = new UrlQuery(context.Request.QueryString.Value).GetString("name");
+        if (string.IsNullOrEmpty(name))
+            throw new BadRequestException("Query parameter 'name' is required: the index's name, e.g. ?name=Orders/Totals.");
+        if (await LeaderForwarding.ForwardedAsync(context).ConfigureAwait(false))
+            return true;
+        var etag = await Server.Cluster.DeleteIndexAsync(database, name, LeaderForwarding.CommandId(context), context.RequestAborted).ConfigureAwait(false);
+        await AnsweredAppliedAsync(context, etag).ConfigureAwait(false);
+        context.Response.StatusCode = StatusCodes.Status204NoContent;
+        return true;
+    }
+
+    /// <summary>
+    /// A lock mode or priority (<paramref name="valueName"/>) of indexes of a clustered database
+    /// (true), or false for a lone server's.
+    /// </summary>
+    private async ValueTask<bool> SetClusteredAsync<T>(
+        RequestContext context, string valueName, string example, Func<string, T> parse, Func<ClusterNode, string, IReadOnlyList<string>, T, string, Task<long>> set)
+    {
+        var database = context.GetCaptureMemory(0).ToString();
+        if (Server.Cluster.RecordOf(database) is null)
+            return false;
+        var body = await ReadBodyAsync(context).ConfigureAwait(false);
+        List<string> names;
+        string value;
+        using (var json = JsonDocument.Parse(body))
+            (names, value) = ParseNamesAndValue(json, valueName, example);
+        // Checked before the request goes on: a bad value is a 400 from this node.
+        var parsed = parse(value);
+        if (await LeaderForwarding.ForwardedAsync(context, body: body).ConfigureAwait(false))
+            return true;
+        var etag = await set(Server.Cluster, database, names, parsed, LeaderForwarding.CommandId(context)).ConfigureAwait(false);
+        await AnsweredAppliedAsync(context, etag).ConfigureAwait(false);
+        context.Response.StatusCode = StatusCodes.Status204NoContent;
+        return true;
+    }
+
+    /// <summary>Waits until this node applied the change, and says its etag to a member that passed the request on (it waits for it too).</summary>
+    private async ValueTask AnsweredAppliedAsync(RequestContext context, long etag)
+    {
+        await Server.Cluster.WaitForLocalAsync(etag, context.RequestAborted).ConfigureAwait(false);
+        context.Response.Headers[LeaderForwarding.AppliedEtagHeader] = etag.ToString(CultureInfo.InvariantCulture);
+    }
+
+    /// <summary>The whole body (bounded by the server's body limit), kept as bytes: a member that does not lead passes it on.</summary>
+    private static async ValueTask<byte[]> ReadBodyAsync(RequestContext context)
+    {
+        var read = await DocumentBodies.BufferAsync(context.Request.BodyReader, context.RequestAborted).ConfigureAwait(false);
+        try
+        {
+            return read.Buffer.ToArray();
+        }
+        finally
+        {
+            context.Request.BodyReader.AdvanceTo(read.Buffer.End);
+        }
+    }
+}
