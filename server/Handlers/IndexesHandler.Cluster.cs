@@ -6,6 +6,8 @@ using Jackdaw.Server.Errors;
 using Jackdaw.Server.Hosting;
 using Jackdaw.Server.Indexing;
 using Jackdaw.Server.Indexing.Definitions;
+using Jackdaw.Server.Routing;
+using Jackdaw.Server.Security;
 using Jackdaw.Server.Wire;
 
 namespace Jackdaw.Server.Handlers;
@@ -38,6 +40,55 @@ public sealed partial class IndexesHandler
         var etag = await cluster.PutIndexesAsync(name, changes, LeaderForwarding.CommandId(context), context.RequestAborted).ConfigureAwait(false);
         await AnsweredAppliedAsync(context, etag).ConfigureAwait(false);
         await WritePutAnswerAsync(context, definitions, etag).ConfigureAwait(false);
+    }
+
+    /// <summary>
+    /// <c>PUT /databases/*/admin/indexes/auto</c> with an auto-index's definition as the index store
+    /// keeps it (<c>{"Name","Type":"AutoMap|AutoMapReduce","Collection","AutoFields",...}</c>): how a
+    /// member whose query made an auto-index puts it in the record of a clustered database (RavenDB's
+    /// PutAutoIndexCommand). 201 as <c>PUT /admin/indexes</c>; 400 on a lone server or for a definition
+    /// that is not an auto-index's.
+    /// </summary>
+    [Route("/databases/*/admin/indexes/auto", "PUT")]
+    [Access(RouteAccess.DatabaseAdmin)]
+    public async ValueTask PutAuto(RequestContext context)
+    {
+        var name = context.GetCaptureMemory(0).ToString();
+        if (Server.Cluster.RecordOf(name) is null)
+            throw new BadRequestException($"Database '{name}' is not in a cluster: auto-indexes are put by its queries alone.");
+        var body = await ReadBodyAsync(context).ConfigureAwait(false);
+        var definition = ReadAutoDefinition(body);
+        if (await LeaderForwarding.ForwardedAsync(context, body: body).ConfigureAwait(false))
+            return;
+        var etag = await Server.Cluster.PutIndexesAsync(name, [(definition, null, null)], LeaderForwarding.CommandId(context), context.RequestAborted).ConfigureAwait(false);
+        await AnsweredAppliedAsync(context, etag).ConfigureAwait(false);
+        await WritePutAnswerAsync(context, [definition], etag).ConfigureAwait(false);
+    }
+
+    private static IndexDefinition ReadAutoDefinition(byte[] body)
+    {
+        const string Example = "{\"Name\":\"Auto/Orders/ByCompany\",\"Type\":\"AutoMap\",\"Collection\":\"Orders\",\"AutoFields\":[{\"Path\":\"Company\",\"Indexing\":\"Default\"}]}";
+        IndexDefinition definition;
+        try
+        {
+            using var json = JsonDocument.Parse(body);
+            if (json.RootElement.ValueKind != JsonValueKind.Object || !json.RootElement.TryGetProperty("Type", out var type)
+                || type.GetString() is not ("AutoMap" or "AutoMapReduce"))
+                throw new BadRequestException($"The body must be an auto-index's definition, such as {Example}.");
+            definition = IndexDefinition.FromStored(json.RootElement);
+        }
+        catch (Exception e) when (e is KeyNotFoundException or InvalidOperationException or ArgumentException or FormatException)
+        {
+            throw new BadRequestException($"The body is not an auto-index's definition ({e.Message}); it looks like {Example}.");
+        }
+        // The name is derived from the fields: one that does not match is not what a query made.
+        using (var given = JsonDocument.Parse(body))
+        {
+            if (given.RootElement.TryGetProperty("Name", out var n) && n.ValueKind == JsonValueKind.String && n.GetString() != definition.Name)
+                throw new BadRequestException($"The auto-index is named '{n.GetString()}', but its fields make it '{definition.Name}'.");
+        }
+        IndexStore.ValidateMaps([definition]);
+        return definition;
     }
 
     /// <summary>The delete of an index of a clustered database (true), or false for a lone server's.</summary>

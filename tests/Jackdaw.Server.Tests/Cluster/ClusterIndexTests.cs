@@ -81,6 +81,41 @@ public sealed class ClusterIndexTests
         Assert.True(watch.Elapsed < TimeSpan.FromSeconds(90), $"took {watch.Elapsed}");
     }
 
+    [Fact]
+    public async Task AnAutoIndexAQueryMadeOnOneNodeIsBuiltOnTheOthers()
+    {
+        await using var cluster = await TestCluster.StartAsync(3);
+        using (var created = await cluster.Http.PutAsync($"{cluster.Nodes[0].Url}/admin/databases?name={Database}&replicationFactor=3", null))
+            Assert.True(created.IsSuccessStatusCode, await created.Content.ReadAsStringAsync());
+        foreach (var node in cluster.Nodes)
+            await Poll.UntilAsync(async () => (await cluster.DatabasesOnAsync(node)).Contains(Database), Converge, $"{Database} on {node.Url}");
+        var leader = await cluster.WaitForLeaderAsync();
+        var follower = cluster.Nodes.First(n => n != leader);
+        for (var i = 0; i < 4; i++)
+        {
+            using var doc = await cluster.Http.PutAsync($"{leader.Url}/databases/{Database}/docs?id=orders/{i}", Body($$$"""{"Company":"companies/{{{i % 2}}}","@metadata":{"@collection":"Orders"}}"""));
+            Assert.Equal(HttpStatusCode.Created, doc.StatusCode);
+        }
+
+        // A query on a follower makes the auto-index there; the cluster's record carries it to the others.
+        var query = JsonSerializer.Serialize(new { Query = "from Orders where Company = 'companies/1'" });
+        using (var response = await cluster.Http.PostAsync($"{follower.Url}/databases/{Database}/queries", Body(query)))
+        {
+            var text = await response.Content.ReadAsStringAsync();
+            Assert.True(response.IsSuccessStatusCode, text);
+            Assert.Equal("Auto/Orders/ByCompany", JsonDocument.Parse(text).RootElement.GetProperty("IndexName").GetString());
+        }
+        foreach (var node in cluster.Nodes)
+        {
+            await Poll.UntilAsync(async () => await QueryAsync(cluster, node, "Auto/Orders/ByCompany") is ["orders/1", "orders/3"], Converge,
+                $"Auto/Orders/ByCompany on {node.Url}");
+        }
+
+        // Its definition as a query made it; a definition that is not an auto-index's is a 400.
+        using (var bad = await cluster.Http.PutAsync($"{leader.Url}/databases/{Database}/admin/indexes/auto", Body(ByCompany("Orders/NotAuto"))))
+            Assert.Equal(HttpStatusCode.BadRequest, bad.StatusCode);
+    }
+
     private static string ByCompany(string name) =>
         $$$"""{"Indexes":[{"Name":"{{{name}}}","Maps":["map('Orders', o => ({ Company: o.Company }))"]}]}""";
 
