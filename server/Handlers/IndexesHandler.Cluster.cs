@@ -91,15 +91,17 @@ public sealed partial class IndexesHandler
         return definition;
     }
 
-    /// <summary>The delete of an index of a clustered database (true), or false for a lone server's.</summary>
+    /// <summary>
+    /// The delete of an index of a clustered database's record (true); false for a lone server's, or
+    /// for an index this node has that the record lacks (made before the database was clustered, or
+    /// an auto-index not recorded yet): that one is deleted here only.
+    /// </summary>
     private async ValueTask<bool> DeleteClusteredAsync(RequestContext context)
     {
         var database = context.GetCaptureMemory(0).ToString();
-        if (Server.Cluster.RecordOf(database) is null)
-            return false;
         var name = new UrlQuery(context.Request.QueryString.Value).GetString("name");
-        if (string.IsNullOrEmpty(name))
-            throw new BadRequestException("Query parameter 'name' is required: the index's name, e.g. ?name=Orders/Totals.");
+        if (Server.Cluster.RecordOf(database) is not { } record || string.IsNullOrEmpty(name) || !RecordedOrNotHere(record, database, name))
+            return false;
         if (await LeaderForwarding.ForwardedAsync(context).ConfigureAwait(false))
             return true;
         var etag = await Server.Cluster.DeleteIndexAsync(database, name, LeaderForwarding.CommandId(context), context.RequestAborted).ConfigureAwait(false);
@@ -116,13 +118,20 @@ public sealed partial class IndexesHandler
         RequestContext context, string valueName, string example, Func<string, T> parse, Func<ClusterNode, string, IReadOnlyList<string>, T, string, Task<long>> set)
     {
         var database = context.GetCaptureMemory(0).ToString();
-        if (Server.Cluster.RecordOf(database) is null)
+        if (Server.Cluster.RecordOf(database) is not { } record)
             return false;
         var body = await ReadBodyAsync(context).ConfigureAwait(false);
         List<string> names;
         string value;
         using (var json = JsonDocument.Parse(body))
             (names, value) = ParseNamesAndValue(json, valueName, example);
+        if (!names.All(n => RecordedOrNotHere(record, database, n)))
+        {
+            // Indexes of this node alone (see DeleteClusteredAsync): set here, as on a lone server.
+            await SetLocallyAsync(database, names, parse(value)).ConfigureAwait(false);
+            context.Response.StatusCode = StatusCodes.Status204NoContent;
+            return true;
+        }
         // Checked before the request goes on: a bad value is a 400 from this node.
         var parsed = parse(value);
         if (await LeaderForwarding.ForwardedAsync(context, body: body).ConfigureAwait(false))
@@ -131,6 +140,26 @@ public sealed partial class IndexesHandler
         await AnsweredAppliedAsync(context, etag).ConfigureAwait(false);
         context.Response.StatusCode = StatusCodes.Status204NoContent;
         return true;
+    }
+
+    /// <summary>Whether the record has the index, or this node does not (so that the record's answer, a 404, is right).</summary>
+    private bool RecordedOrNotHere(ClusterDatabaseRecord record, string database, string name) =>
+        record.Indexes.ContainsKey(name)
+        || !Server.Databases.Names.Contains(database, StringComparer.OrdinalIgnoreCase)
+        || IndexStore.Of(Server.Databases.GetDatabase(database)).TryGet(name) is null;
+
+    private async ValueTask SetLocallyAsync<T>(string database, List<string> names, T value)
+    {
+        var store = IndexStore.Of(Server.Databases.GetDatabase(database));
+        foreach (var name in names)
+        {
+            await store.UpdateSettingsAsync(name, (_, record) => value switch
+            {
+                IndexLockMode mode => record with { LockMode = mode },
+                IndexPriority priority => record with { Priority = priority },
+                _ => record,
+            }).ConfigureAwait(false);
+        }
     }
 
     /// <summary>Waits until this node applied the change, and says its etag to a member that passed the request on (it waits for it too).</summary>

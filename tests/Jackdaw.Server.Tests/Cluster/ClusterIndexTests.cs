@@ -116,6 +116,30 @@ public sealed class ClusterIndexTests
             Assert.Equal(HttpStatusCode.BadRequest, bad.StatusCode);
     }
 
+    [Fact]
+    public async Task ALoneServersIndexesGoIntoItsRecordsWhenItFoundsACluster()
+    {
+        await using var cluster = await TestCluster.StartAsync(2, form: false);
+        var (a, b) = (cluster.Nodes[0], cluster.Nodes[1]);
+        using (var created = await cluster.Http.PutAsync($"{a.Url}/admin/databases?name={Database}", null))
+            Assert.True(created.IsSuccessStatusCode, await created.Content.ReadAsStringAsync());
+        using (var put = await cluster.Http.PutAsync($"{a.Url}/databases/{Database}/admin/indexes", Body(ByCompany("Orders/ByCompany"))))
+            Assert.Equal(HttpStatusCode.Created, put.StatusCode);
+        using (var locked = await cluster.Http.PostAsync($"{a.Url}/databases/{Database}/indexes/set-lock", Body("""{"IndexNames":["Orders/ByCompany"],"Mode":"LockedIgnore"}""")))
+            Assert.Equal(HttpStatusCode.NoContent, locked.StatusCode);
+
+        using (var added = await cluster.Http.PutAsync($"{a.Url}/admin/cluster/node?url={Uri.EscapeDataString(b.Url)}&tag=B", null))
+            Assert.True(added.IsSuccessStatusCode, await added.Content.ReadAsStringAsync());
+        await Poll.UntilAsync(async () => (await cluster.TopologyAsync(b)) is { } t && t.GetProperty("NodeTag").GetString() == "B", Converge, "B to learn its tag");
+        using (var node = await cluster.Http.PutAsync($"{a.Url}/admin/databases/node?name={Database}&node=B", null))
+            Assert.True(node.IsSuccessStatusCode, await node.Content.ReadAsStringAsync());
+
+        // B builds the founder's index from the record, with its lock mode.
+        await Poll.UntilAsync(async () => (await cluster.DatabasesOnAsync(b)).Contains(Database) && (await IndexNamesAsync(cluster, b)).Count == 1, Converge, "the index on B");
+        var definitions = await cluster.Http.GetFromJsonAsync<JsonElement>($"{b.Url}/databases/{Database}/indexes?name=Orders/ByCompany");
+        Assert.Equal("LockedIgnore", definitions.GetProperty("Results")[0].GetProperty("LockMode").GetString());
+    }
+
     private static string ByCompany(string name) =>
         $$$"""{"Indexes":[{"Name":"{{{name}}}","Maps":["map('Orders', o => ({ Company: o.Company }))"]}]}""";
 
