@@ -60,7 +60,18 @@ internal sealed partial class ClusterDatabases
     /// </summary>
     private async Task ApplyIndexesAsync(DatabasesLandlord landlord, string database, ImmutableSortedDictionary<string, ClusterIndex> before, ImmutableSortedDictionary<string, ClusterIndex> after)
     {
-        var store = IndexStore.Of(landlord.GetDatabase(database));
+        IndexStore store;
+        try
+        {
+            store = IndexStore.Of(landlord.GetDatabase(database));
+        }
+        catch (Exception e) when (e is not OperationCanceledException)
+        {
+            // The database cannot be opened now (being deleted, its storage failed): the other
+            // records go on; its indexes are put again when it next changes or at the next start.
+            LogIndexFailed(_logger, e, database, "*");
+            return;
+        }
         foreach (var (name, index) in after)
         {
             before.TryGetValue(name, out var was);

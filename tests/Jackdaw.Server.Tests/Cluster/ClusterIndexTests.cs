@@ -20,7 +20,7 @@ public sealed class ClusterIndexTests
     private static readonly TimeSpan Converge = TimeSpan.FromSeconds(60);
 
     [Fact]
-    public async Task AnIndexPutThroughAFollowerIsBuiltDeletedAndCarriedToALaterNodeEverywhere()
+    public async Task AnIndexPutThroughAFollowerIsBuiltLockedAndDeletedOnEveryNodeAndReachesALaterNode()
     {
         var watch = Stopwatch.StartNew();
         await using var cluster = await TestCluster.StartAsync(3);
@@ -56,6 +56,21 @@ public sealed class ClusterIndexTests
                 $"Orders/ByCompany on {node.Url} to find the three orders of companies/1");
         }
         Assert.Empty(await IndexNamesAsync(cluster, cluster.Nodes[0], "Orders/Broken"));
+
+        // Priority and lock mode are the record's too; a LockedError index refuses its delete everywhere.
+        using (var priority = await cluster.Http.PostAsync($"{follower.Url}/databases/{Database}/indexes/set-priority", Body("""{"IndexNames":["Orders/ByCompany"],"Priority":"High"}""")))
+            Assert.Equal(HttpStatusCode.NoContent, priority.StatusCode);
+        using (var locked = await cluster.Http.PostAsync($"{writer.Url}/databases/{Database}/indexes/set-lock", Body("""{"IndexNames":["Orders/ByCompany"],"Mode":"LockedError"}""")))
+            Assert.Equal(HttpStatusCode.NoContent, locked.StatusCode);
+        foreach (var node in cluster.Nodes)
+        {
+            await Poll.UntilAsync(async () => await SettingsAsync(cluster, node, "Orders/ByCompany") == ("LockedError", "High"), Converge,
+                $"the lock mode and priority on {node.Url}");
+        }
+        using (var refused = await cluster.Http.DeleteAsync($"{follower.Url}/databases/{Database}/indexes?name=Orders/ByCompany"))
+            Assert.Equal(HttpStatusCode.Conflict, refused.StatusCode);
+        using (var unlocked = await cluster.Http.PostAsync($"{follower.Url}/databases/{Database}/indexes/set-lock", Body("""{"IndexNames":["Orders/ByCompany"],"Mode":"Unlock"}""")))
+            Assert.Equal(HttpStatusCode.NoContent, unlocked.StatusCode);
 
         // Deleted through a follower: gone everywhere.
         using (var delete = await cluster.Http.DeleteAsync($"{follower.Url}/databases/{Database}/indexes?name=Orders/ByCompany"))
@@ -149,6 +164,13 @@ public sealed class ClusterIndexTests
     {
         var answer = await cluster.Http.GetFromJsonAsync<JsonElement>($"{node.Url}/databases/{Database}/indexes?namesOnly=true");
         return [.. answer.GetProperty("Results").EnumerateArray().Select(n => n.GetString()!).Where(n => name is null || n == name)];
+    }
+
+    private static async Task<(string?, string?)> SettingsAsync(TestCluster cluster, ClusterNodeProcess node, string name)
+    {
+        var answer = await cluster.Http.GetFromJsonAsync<JsonElement>($"{node.Url}/databases/{Database}/indexes?name={Uri.EscapeDataString(name)}");
+        var index = answer.GetProperty("Results")[0];
+        return (index.GetProperty("LockMode").GetString(), index.GetProperty("Priority").GetString());
     }
 
     /// <summary>The ids the index finds for companies/1 on that node, sorted (null while the index or the database is not there).</summary>
