@@ -17,5 +17,8 @@ public sealed record ClusterCommand(string Id, ClusterCommandKind Kind)
 
     public IReadOnlyDictionary<string, string>? Settings { get; init; }
 
+    /// <summary>The indexes an index command changes (<see cref="ClusterCommandKind.PutIndexes"/> and the like).</summary>
+    public IReadOnlyList<ClusterIndexChange>? Indexes { get; init; }
+
     public static string NewId() => Guid.NewGuid().ToString("N");
 }

@@ -17,4 +17,20 @@ public enum ClusterCommandKind
 
     /// <summary>Removes <c>Database</c> from <c>Nodes</c>, or the whole record when <c>Nodes</c> is null.</summary>
     DeleteDatabase,
+
+    /// <summary>
+    /// Creates or changes indexes of <c>Database</c>: <c>Indexes</c> with their definitions (and a
+    /// lock mode or priority to set). A changed definition of a <c>LockedIgnore</c> index is ignored;
+    /// of a <c>LockedError</c> one, the whole command is refused.
+    /// </summary>
+    PutIndexes,
+
+    /// <summary>Deletes <c>Indexes</c> (by name) of <c>Database</c>; a <c>LockedIgnore</c> index stays, a <c>LockedError</c> one refuses the command.</summary>
+    DeleteIndexes,
+
+    /// <summary>Sets the lock mode of <c>Indexes</c> of <c>Database</c> (each change's <c>LockMode</c>).</summary>
+    SetIndexLock,
+
+    /// <summary>Sets the priority of <c>Indexes</c> of <c>Database</c> (each change's <c>Priority</c>).</summary>
+    SetIndexPriority,
 }

@@ -6,17 +6,18 @@ namespace Jackdaw.Server.Cluster;
 /// <summary>
 /// Keeps this node's databases as the committed records say: creates the local database when a
 /// record names this node, deletes it when a record stops naming it (or is deleted), and tells
-/// replication each database's other nodes whenever they or their URLs change. Works off the
-/// state machine's thread, one state after another.
+/// replication each database's other nodes whenever they or their URLs change, and builds, changes
+/// and deletes the indexes of each local database as its record's definitions change
+/// (<c>ClusterDatabases.Indexes.cs</c>). Works off the state machine's thread, one state after another.
 /// <para>
 /// Each state is compared with the state this node last acted on (<c>acted.json</c> beside the
 /// log, written durably whenever the records or members it holds change), never with the state
 /// before it: at start DotNext applies the committed log again after the latest snapshot, and a
-/// replayed delete must not remove the copy a later create made. A state at or before the acted
-/// one changes nothing; a later one (a replayed entry, or a snapshot a lagging node installs) is
-/// compared with it, so a node that missed a delete while down deletes its copy when it catches up,
-/// and a database is never deleted because a state lacks it unless this node once held it by the
-/// record.
+/// replayed delete must not remove the copy (or the index) a later create made. A state at or
+/// before the acted one changes nothing; a later one (a replayed entry, or a snapshot a lagging
+/// node installs) is compared with it, so a node that missed a delete while down deletes its copy
+/// when it catches up, and a database is never deleted because a state lacks it unless this node
+/// once held it by the record.
 /// </para>
 /// </summary>
 internal sealed partial class ClusterDatabases : IAsyncDisposable
@@ -32,7 +33,6 @@ internal sealed partial class ClusterDatabases : IAsyncDisposable
         Channel.CreateUnbounded<ClusterState>(new UnboundedChannelOptions { SingleReader = true });
     private readonly CancellationTokenSource _stopping = new();
     private ClusterState _acted = ClusterState.Empty;
-    private long _processed;
     private Task _loop = Task.CompletedTask;
 
     /// <param name="folder"><c>System/Cluster</c>: where <c>acted.json</c> is kept.</param>
@@ -43,9 +43,6 @@ internal sealed partial class ClusterDatabases : IAsyncDisposable
         _databases = databases;
         _logger = logger;
     }
-
-    /// <summary>The etag of the latest state this node's databases were brought in line with.</summary>
-    public long Processed => Interlocked.Read(ref _processed);
 
     /// <summary>
     /// Starts applying states: first the one the node has now (every local database's peers are
@@ -59,21 +56,6 @@ internal sealed partial class ClusterDatabases : IAsyncDisposable
     }
 
     public void Enqueue(ClusterState after) => _changes.Writer.TryWrite(after);
-
-    /// <summary>Waits (up to <paramref name="timeout"/>) until the state of etag <paramref name="etag"/> or a later one was acted on.</summary>
-    public async Task<bool> WaitForProcessedAsync(long etag, TimeSpan timeout, CancellationToken token)
-    {
-        var deadline = DateTime.UtcNow + timeout;
-        while (Processed < etag)
-        {
-            if (DateTime.UtcNow >= deadline)
-            {
-                return false;
-            }
-            await Task.Delay(10, token).ConfigureAwait(false);
-        }
-        return true;
-    }
 
     private async Task LoopAsync()
     {
@@ -112,13 +94,14 @@ internal sealed partial class ClusterDatabases : IAsyncDisposable
                 {
                     SaveActed(_acted);
                 }
-                Interlocked.Exchange(ref _processed, Math.Max(Processed, target.Etag));
+                Done(target);
             }
             catch (Exception e) when (e is not OperationCanceledException)
             {
                 LogFailed(_logger, e);
                 _ = RetryLaterAsync(target);
             }
+            Done(after);
         }
     }
 
@@ -153,10 +136,19 @@ internal sealed partial class ClusterDatabases : IAsyncDisposable
             }
             try
             {
+                var created = false;
                 if (!landlord.Names.Contains(record.Name, StringComparer.OrdinalIgnoreCase))
                 {
-                    landlord.TryCreate(record.Name);
+                    created = landlord.TryCreate(record.Name);
                     LogCreated(_logger, record.Name, me);
+                }
+                // A copy new here (or new to this node) builds every index of the record; else the changes.
+                var hadIndexes = !created && before.Databases.TryGetValue(record.Name, out var previous) && previous.Nodes.Contains(me)
+                    ? previous.Indexes
+                    : ClusterDatabaseRecord.NoIndexes;
+                if (!ReferenceEquals(hadIndexes, record.Indexes))
+                {
+                    await ApplyIndexesAsync(landlord, record.Name, hadIndexes, record.Indexes).ConfigureAwait(false);
                 }
                 var others = PeersOf(record, after, me);
                 if (announceAll || !before.Databases.TryGetValue(record.Name, out var old) || old.TopologyEtag != record.TopologyEtag

@@ -174,7 +174,7 @@ public sealed partial class ClusterNode
     /// state as of log index <paramref name="index"/> (created, deleted, peers told); false on timeout.
     /// </summary>
     public Task<bool> WaitForDatabasesAsync(long index, TimeSpan timeout, CancellationToken token) =>
-        _local.WaitForProcessedAsync(index, timeout, token);
+        _local.WaitForAsync(index, timeout, token);
 
     /// <summary>
     /// Records a database made on this node outside the cluster's commands (a restore) as held by

@@ -205,7 +205,8 @@ public sealed partial class ClusterNode
 
     /// <summary>
     /// Makes this lone server the first node of a cluster: Raft starts with it as the only member
-    /// (it leads at once), and the state gets it as A and a record of each local database on A.
+    /// (it leads at once), and the state gets it as A and a record of each local database on A, with
+    /// its static index definitions.
     /// </summary>
     private async Task FoundAsync(CancellationToken token)
     {
@@ -237,6 +238,7 @@ public sealed partial class ClusterNode
                 {
                     await ExecuteAsync(new ClusterCommand($"found/db/{name}", ClusterCommandKind.PutDatabase) { Database = name, Nodes = [identity.Tag] }, stopping).ConfigureAwait(false);
                 }
+                await RecordLocalIndexesAsync(name, token).ConfigureAwait(false);
             }
             LogFounded(_logger, identity.Tag, identity.Url);
         }

@@ -4,12 +4,13 @@ using System.Text.Json;
 namespace Jackdaw.Server.Cluster;
 
 /// <summary>
-/// The cluster's state as of one log index: its members by tag and the database records. Immutable:
+/// The cluster's state as of one log index: its members by tag and the database records (with
+/// their index definitions, <c>ClusterState.Indexes.cs</c>). Immutable:
 /// <see cref="Apply"/> returns the next state, so readers take one reference and see one state.
 /// The ids of the last <see cref="RememberedIds"/> applied commands are part of it (and of its
 /// snapshots), so a retried command is applied once on every node.
 /// </summary>
-public sealed class ClusterState
+public sealed partial class ClusterState
 {
     /// <summary>How many applied command ids are remembered to refuse a repeat.</summary>
     public const int RememberedIds = 10_000;
@@ -169,6 +170,19 @@ public sealed class ClusterState
                     ? databases.Remove(name)
                     : databases.SetItem(deleted.Name, deleted with { Nodes = left, TopologyEtag = index });
                 break;
+            case ClusterCommandKind.PutIndexes or ClusterCommandKind.DeleteIndexes or ClusterCommandKind.SetIndexLock or ClusterCommandKind.SetIndexPriority
+                when command.Database is { } name && command.Indexes is { Count: > 0 } changes:
+                if (!databases.TryGetValue(name, out var indexed))
+                {
+                    refused = $"Database '{name}' does not exist.";
+                    break;
+                }
+                (var indexes, refused) = ApplyIndexes(command.Kind, indexed.Indexes, changes);
+                if (refused is null)
+                {
+                    databases = databases.SetItem(indexed.Name, indexed with { Indexes = indexes });
+                }
+                break;
             default:
                 refused = $"The command {command.Kind} lacks a field it needs.";
                 break;
@@ -196,7 +210,7 @@ public sealed class ClusterState
     /// <summary>The state as a snapshot's JSON (members, records, remembered ids oldest first, etag).</summary>
     public byte[] ToJson() => JsonSerializer.SerializeToUtf8Bytes(new Snapshot(
         Members.ToDictionary(),
-        [.. Databases.Values.Select(d => new SnapshotDatabase(d.Name, [.. d.Nodes], d.TopologyEtag, d.Settings.ToDictionary()))],
+        [.. Databases.Values.Select(d => new SnapshotDatabase(d.Name, [.. d.Nodes], d.TopologyEtag, d.Settings.ToDictionary()) { Indexes = [.. d.Indexes.Values] })],
         [.. _appliedOrder],
         Etag));
 
@@ -207,11 +221,19 @@ public sealed class ClusterState
         var state = Empty;
         var members = state.Members.AddRange(snapshot.Members);
         var databases = state.Databases.AddRange(snapshot.Databases.Select(d =>
-            KeyValuePair.Create(d.Name, new ClusterDatabaseRecord(d.Name, d.Nodes, d.TopologyEtag) { Settings = d.Settings })));
+            KeyValuePair.Create(d.Name, new ClusterDatabaseRecord(d.Name, d.Nodes, d.TopologyEtag)
+            {
+                Settings = d.Settings,
+                // Snapshots written before indexes were part of the state have none.
+                Indexes = ClusterDatabaseRecord.NoIndexes.AddRange((d.Indexes ?? []).Select(i => KeyValuePair.Create(i.Name, i))),
+            })));
         return new ClusterState(members, databases, [.. snapshot.AppliedIds], [.. snapshot.AppliedIds], snapshot.Etag);
     }
 
     private sealed record Snapshot(Dictionary<string, string> Members, List<SnapshotDatabase> Databases, List<string> AppliedIds, long Etag);
 
-    private sealed record SnapshotDatabase(string Name, List<string> Nodes, long TopologyEtag, Dictionary<string, string> Settings);
+    private sealed record SnapshotDatabase(string Name, List<string> Nodes, long TopologyEtag, Dictionary<string, string> Settings)
+    {
+        public List<ClusterIndex>? Indexes { get; init; }
+    }
 }

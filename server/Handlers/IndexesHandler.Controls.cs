@@ -24,6 +24,10 @@ public sealed partial class IndexesHandler
     [Access(RouteAccess.DatabaseReadWrite)]
     public async ValueTask SetLock(RequestContext context)
     {
+        if (await SetClusteredAsync(context, "Mode", "{\"IndexNames\":[\"Orders/Totals\"],\"Mode\":\"LockedIgnore\"}",
+            ParseLockMode,
+            (cluster, database, names, mode, id) => cluster.SetIndexLockAsync(database, names, mode, id, context.RequestAborted)).ConfigureAwait(false))
+            return;
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
         var (names, value) = await ReadNamesAndValueAsync(context, "Mode", "{\"IndexNames\":[\"Orders/Totals\"],\"Mode\":\"LockedIgnore\"}").ConfigureAwait(false);
         var mode = ParseLockMode(value);
@@ -41,6 +45,10 @@ public sealed partial class IndexesHandler
     [Access(RouteAccess.DatabaseReadWrite)]
     public async ValueTask SetPriority(RequestContext context)
     {
+        if (await SetClusteredAsync(context, "Priority", "{\"IndexNames\":[\"Orders/Totals\"],\"Priority\":\"High\"}",
+            ParsePriority,
+            (cluster, database, names, priority, id) => cluster.SetIndexPriorityAsync(database, names, priority, id, context.RequestAborted)).ConfigureAwait(false))
+            return;
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
         var (names, value) = await ReadNamesAndValueAsync(context, "Priority", "{\"IndexNames\":[\"Orders/Totals\"],\"Priority\":\"High\"}").ConfigureAwait(false);
         var priority = ParsePriority(value);
@@ -153,6 +161,11 @@ public sealed partial class IndexesHandler
     private static async Task<(List<string> Names, string Value)> ReadNamesAndValueAsync(RequestContext context, string valueName, string example)
     {
         using var json = await DocumentBodies.ReadJsonAsync(context.Request.BodyReader, context.RequestAborted).ConfigureAwait(false);
+        return ParseNamesAndValue(json, valueName, example);
+    }
+
+    private static (List<string> Names, string Value) ParseNamesAndValue(JsonDocument? json, string valueName, string example)
+    {
         var root = json?.RootElement ?? default;
         JsonElement names = default;
         JsonElement value = default;

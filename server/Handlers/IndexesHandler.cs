@@ -26,27 +26,15 @@ public sealed partial class IndexesHandler(ServerContext server) : HandlerBase(s
     [Access(RouteAccess.DatabaseReadWrite, Template = "/databases/*/indexes")]
     public async ValueTask Put(RequestContext context)
     {
-        var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
-        var definitions = new List<IndexDefinition>();
-        var settings = new List<(IndexLockMode? LockMode, IndexPriority? Priority)>();
-        using (var json = await DocumentBodies.ReadJsonAsync(context.Request.BodyReader, context.RequestAborted).ConfigureAwait(false))
+        var name = context.GetCaptureMemory(0).ToString();
+        // A clustered database's indexes are in its record (IndexesHandler.Cluster.cs).
+        if (Server.Cluster.RecordOf(name) is not null)
         {
-            if (json is null || json.RootElement.ValueKind != JsonValueKind.Object || !json.RootElement.TryGetProperty("Indexes", out var indexes) || indexes.ValueKind != JsonValueKind.Array)
-                throw new BadRequestException("The body must be {\"Indexes\":[{\"Name\":\"Orders/Totals\",\"Maps\":[\"map('Orders', o => ({ Company: o.Company }))\"]}]}.");
-            foreach (var definition in indexes.EnumerateArray())
-            {
-                definitions.Add(IndexDefinition.FromJson(definition));
-                // As RavenDB: a definition may carry the lock mode and priority to set.
-                IndexLockMode? lockMode = definition.TryGetProperty("LockMode", out var l) && l.ValueKind == JsonValueKind.String ? ParseLockMode(l.GetString()!) : null;
-                IndexPriority? priority = definition.TryGetProperty("Priority", out var p) && p.ValueKind == JsonValueKind.String ? ParsePriority(p.GetString()!) : null;
-                settings.Add((lockMode, priority));
-            }
+            await PutClusteredAsync(context, name).ConfigureAwait(false);
+            return;
         }
-        if (definitions.Count == 0)
-            throw new BadRequestException("\"Indexes\" is empty: give at least one definition.");
-        var duplicate = definitions.GroupBy(d => d.Name, StringComparer.OrdinalIgnoreCase).FirstOrDefault(g => g.Count() > 1);
-        if (duplicate is not null)
-            throw new BadRequestException($"The index '{duplicate.Key}' is defined more than once in this request.");
+        var database = Server.Databases.GetDatabase(name);
+        var (definitions, settings) = ParsePut(await ReadBodyAsync(context).ConfigureAwait(false));
         var store = IndexStore.Of(database);
         await store.PutAsync(definitions).ConfigureAwait(false);
         for (var i = 0; i < definitions.Count; i++)
@@ -61,6 +49,12 @@ public sealed partial class IndexesHandler(ServerContext server) : HandlerBase(s
             }).ConfigureAwait(false);
         }
 
+        await WritePutAnswerAsync(context, definitions, database.LastEtag).ConfigureAwait(false);
+    }
+
+    /// <summary>RavenDB's <c>PutIndexesResponse</c>: <c>{"Results":[{"Index","RaftCommandIndex"}]}</c>, 201.</summary>
+    private static async ValueTask WritePutAnswerAsync(RequestContext context, List<IndexDefinition> definitions, long raftCommandIndex)
+    {
         var writer = context.StartJson(StatusCodes.Status201Created);
         writer.WriteStartObject();
         writer.WriteStartArray("Results");
@@ -68,12 +62,43 @@ public sealed partial class IndexesHandler(ServerContext server) : HandlerBase(s
         {
             writer.WriteStartObject();
             writer.WriteString("Index", definition.Name);
-            writer.WriteNumber("RaftCommandIndex", database.LastEtag);
+            writer.WriteNumber("RaftCommandIndex", raftCommandIndex);
             writer.WriteEndObject();
         }
         writer.WriteEndArray();
         writer.WriteEndObject();
         await context.CompleteJsonAsync().ConfigureAwait(false);
+    }
+
+    /// <summary>The definitions of a PUT's body, each with the lock mode and priority it sets (as RavenDB: a definition may carry them).</summary>
+    private static (List<IndexDefinition> Definitions, List<(IndexLockMode? LockMode, IndexPriority? Priority)> Settings) ParsePut(byte[] body)
+    {
+        var definitions = new List<IndexDefinition>();
+        var settings = new List<(IndexLockMode? LockMode, IndexPriority? Priority)>();
+        JsonDocument? json = null;
+        try
+        {
+            json = JsonDocument.Parse(body);
+            if (json is null || json.RootElement.ValueKind != JsonValueKind.Object || !json.RootElement.TryGetProperty("Indexes", out var indexes) || indexes.ValueKind != JsonValueKind.Array)
+                throw new BadRequestException("The body must be {\"Indexes\":[{\"Name\":\"Orders/Totals\",\"Maps\":[\"map('Orders', o => ({ Company: o.Company }))\"]}]}.");
+            foreach (var definition in indexes.EnumerateArray())
+            {
+                definitions.Add(IndexDefinition.FromJson(definition));
+                IndexLockMode? lockMode = definition.TryGetProperty("LockMode", out var l) && l.ValueKind == JsonValueKind.String ? ParseLockMode(l.GetString()!) : null;
+                IndexPriority? priority = definition.TryGetProperty("Priority", out var p) && p.ValueKind == JsonValueKind.String ? ParsePriority(p.GetString()!) : null;
+                settings.Add((lockMode, priority));
+            }
+        }
+        finally
+        {
+            json?.Dispose();
+        }
+        if (definitions.Count == 0)
+            throw new BadRequestException("\"Indexes\" is empty: give at least one definition.");
+        var duplicate = definitions.GroupBy(d => d.Name, StringComparer.OrdinalIgnoreCase).FirstOrDefault(g => g.Count() > 1);
+        if (duplicate is not null)
+            throw new BadRequestException($"The index '{duplicate.Key}' is defined more than once in this request.");
+        return (definitions, settings);
     }
 
     /// <summary>
@@ -123,6 +148,8 @@ public sealed partial class IndexesHandler(ServerContext server) : HandlerBase(s
     [Access(RouteAccess.DatabaseReadWrite)]
     public async ValueTask Delete(RequestContext context)
     {
+        if (await DeleteClusteredAsync(context).ConfigureAwait(false))
+            return;
         var (database, name) = Target(context, nameRequired: true);
         await IndexStore.Of(database).DeleteAsync(name!, respectLock: true).ConfigureAwait(false);
         context.Response.StatusCode = StatusCodes.Status204NoContent;

@@ -22,6 +22,13 @@ internal static class LeaderForwarding
     /// <summary>How long a member waits for a new leader when the one it knew does not take a connection.</summary>
     private static readonly TimeSpan ElectionWait = TimeSpan.FromSeconds(10);
 
+    /// <summary>
+    /// Set by the leader on the answer of a change that each node applies to its own databases (an
+    /// index): the state's etag with the change. The member that passed the request on answers once
+    /// it applied the state up to it itself.
+    /// </summary>
+    public const string AppliedEtagHeader = "Jackdaw-Cluster-Etag";
+
     /// <summary>The id RavenDB's clients send with a Raft command (<c>raft-request-id</c>), or a new one.</summary>
     public static string CommandId(RequestContext context) =>
         new UrlQuery(context.Request.QueryString.Value).GetString("raft-request-id") is { Length: > 0 } id
@@ -30,7 +37,8 @@ internal static class LeaderForwarding
 
     /// <summary>True (and the request answered by the leader) when this member does not lead; false when it is for this node to do.</summary>
     /// <param name="beforeAnswering">Runs with the leader's status and body before they are given back (a create waits for this node's copy).</param>
-    public static async ValueTask<bool> ForwardedAsync(RequestContext context, Func<int, byte[], CancellationToken, ValueTask>? beforeAnswering = null)
+    /// <param name="body">The request's body when this node read it already (to check it before passing it on).</param>
+    public static async ValueTask<bool> ForwardedAsync(RequestContext context, Func<int, byte[], CancellationToken, ValueTask>? beforeAnswering = null, byte[]? body = null)
     {
         var cluster = context.Server.Cluster;
         if (!cluster.IsClustered || cluster.IsLeader)
@@ -47,8 +55,8 @@ internal static class LeaderForwarding
             return false;
         }
         // Read whole (cluster changes are small): it may have to be sent to a second leader.
-        byte[]? content = null;
-        if (context.Request.ContentLength is > 0 || context.Request.Headers.TransferEncoding.Count > 0)
+        var content = body;
+        if (content is null && (context.Request.ContentLength is > 0 || context.Request.Headers.TransferEncoding.Count > 0))
         {
             using var buffer = new MemoryStream();
             await context.Request.Body.CopyToAsync(buffer, context.RequestAborted).ConfigureAwait(false);
@@ -92,18 +100,23 @@ internal static class LeaderForwarding
         using (response)
         {
             // Answers of cluster changes are small: read whole, so that the hook can look at them.
-            byte[] body;
+            byte[] answer;
             try
             {
-                body = await response.Content.ReadAsByteArrayAsync(context.RequestAborted).ConfigureAwait(false);
+                answer = await response.Content.ReadAsByteArrayAsync(context.RequestAborted).ConfigureAwait(false);
             }
             catch (Exception e) when (e is HttpRequestException or IOException || e is OperationCanceledException && !context.RequestAborted.IsCancellationRequested)
             {
                 throw LeaderDidNotAnswer(cluster, leaderUrl, e);
             }
+            if (response.Headers.TryGetValues(AppliedEtagHeader, out var etags)
+                && long.TryParse(etags.FirstOrDefault(), System.Globalization.NumberStyles.None, System.Globalization.CultureInfo.InvariantCulture, out var etag))
+            {
+                await cluster.WaitForLocalAsync(etag, context.RequestAborted).ConfigureAwait(false);
+            }
             if (beforeAnswering is not null)
             {
-                await beforeAnswering((int)response.StatusCode, body, context.RequestAborted).ConfigureAwait(false);
+                await beforeAnswering((int)response.StatusCode, answer, context.RequestAborted).ConfigureAwait(false);
             }
             context.Response.StatusCode = (int)response.StatusCode;
             if (response.Content.Headers.ContentType is { } contentType)
@@ -119,7 +132,7 @@ internal static class LeaderForwarding
                     context.Response.Headers[name] = values.ToArray();
                 }
             }
-            await context.Response.Body.WriteAsync(body, context.RequestAborted).ConfigureAwait(false);
+            await context.Response.Body.WriteAsync(answer, context.RequestAborted).ConfigureAwait(false);
         }
         return true;
     }

@@ -67,7 +67,8 @@ public sealed class ServerContext : IAsyncDisposable
                 Components =
                 [
                     .. Options.Database.Components,
-                    Indexing.IndexStore.Component(Options.Indexing, LoggerFactory),
+                    // A clustered database's auto-indexes go into its record, so that every node has them.
+                    Indexing.IndexStore.Component(Options.Indexing, LoggerFactory, new Cluster.ClusterAutoIndexSink(Cluster)),
                     Queries.SlowQueryLog.Component(Options.SlowQueries, LoggerFactory),
                     Subscriptions.SubscriptionStore.Component(LoggerFactory),
                     Backup.PeriodicBackups.Component(Options.Backup with { FailureOf = ErrorMapping.FailureOf }, LoggerFactory),

@@ -27,12 +27,14 @@ public sealed partial class IndexStore
             if (_indexes.TryGetValue(definition.Name, out var same))
                 return same;
             var record = new IndexRecord(definition, IndexRecord.NewFolder(definition.Name), null, IndexLockMode.Unlock, IndexPriority.Normal, false);
-            return await CreateAsync(record, index =>
+            var created = await CreateAsync(record, index =>
             {
                 _indexes[definition.Name] = index;
                 _logger.LogInformation("Auto-index {Index} of database {Database} created for a query", definition.Name, _database.Name);
                 OnIndexEvent(definition.Name, IndexEventKind.Added);
             }).ConfigureAwait(false);
+            _autoIndexes.Created(_database.Name, definition);
+            return created;
         }
         finally
         {
@@ -135,6 +137,7 @@ public sealed partial class IndexStore
             {
                 _logger.LogWarning("Auto-index {Index} of database {Database} was not queried since {LastUsed:o}; deleted", index.Name, _database.Name, lastUsed);
                 await DeleteAsync(index.Name).ConfigureAwait(false);
+                _autoIndexes.Deleted(_database.Name, index.Name);
             }
             else if (now - lastUsed > _options.AutoIndexIdleAfter && index.State == IndexState.Normal)
             {
@@ -169,6 +172,7 @@ public sealed partial class IndexStore
                 try
                 {
                     await DeleteAsync(narrow.Name).ConfigureAwait(false);
+                    _autoIndexes.Deleted(_database.Name, narrow.Name);
                     _logger.LogInformation("Auto-index {Index} is covered by {Wider}, which has caught up; deleted", narrow.Name, wider.Name);
                 }
                 catch (IndexDoesNotExistException)

@@ -32,12 +32,14 @@ public sealed partial class IndexStore
                 return same;
             }
             var record = new IndexRecord(definition, IndexRecord.NewFolder(definition.Name), null, IndexLockMode.Unlock, IndexPriority.Normal, false);
-            return await CreateAsync(record, index =>
+            var created = await CreateAsync(record, index =>
             {
                 _indexes[definition.Name] = index;
                 _logger.LogInformation("Auto map-reduce index {Index} of database {Database} created for a group-by query", definition.Name, _database.Name);
                 OnIndexEvent(definition.Name, IndexEventKind.Added);
             }).ConfigureAwait(false);
+            _autoIndexes.Created(_database.Name, definition);
+            return created;
         }
         finally
         {
@@ -148,6 +150,7 @@ public sealed partial class IndexStore
             try
             {
                 await DeleteAsync(narrow.Name).ConfigureAwait(false);
+                _autoIndexes.Deleted(_database.Name, narrow.Name);
                 _logger.LogInformation("Auto map-reduce index {Index} is covered by {Wider}, which has caught up; deleted", narrow.Name, wider.Name);
             }
             catch (IndexDoesNotExistException)

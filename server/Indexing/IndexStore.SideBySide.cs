@@ -12,7 +12,7 @@ public sealed partial class IndexStore
     /// <summary>The name a replacement of <paramref name="name"/> is built under, beside it.</summary>
     public static string ReplacementName(string name) => ReplacementPrefix + name;
 
-    private async Task<PutResult> PutOneAsync(IndexDefinition definition)
+    private async Task<PutResult> PutOneAsync(IndexDefinition definition, bool ignoreLock = false)
     {
         if (!_indexes.TryGetValue(definition.Name, out var existing))
         {
@@ -34,7 +34,7 @@ public sealed partial class IndexStore
                 await DropAsync(replacement).ConfigureAwait(false);
             return new PutResult(existing.Name, PutOutcome.Unchanged);
         }
-        if (existing.LockMode == IndexLockMode.LockedIgnore)
+        if (existing.LockMode == IndexLockMode.LockedIgnore && !ignoreLock)
         {
             _logger.LogInformation("Index {Index} is locked (LockedIgnore): its changed definition is ignored", existing.Name);
             return new PutResult(existing.Name, PutOutcome.IgnoredLocked);

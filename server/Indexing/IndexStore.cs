@@ -25,6 +25,7 @@ public sealed partial class IndexStore : IAsyncDisposable
     private readonly DocumentDatabase _database;
     private readonly IndexingOptions _options;
     private readonly ILogger _logger;
+    private readonly IAutoIndexSink _autoIndexes;
     private readonly ConcurrentDictionary<string, Index> _indexes = new(StringComparer.OrdinalIgnoreCase);
     private readonly SemaphoreSlim _changes = new(1, 1);
 
@@ -37,10 +38,11 @@ public sealed partial class IndexStore : IAsyncDisposable
     private System.Collections.Immutable.ImmutableList<Action<string, IndexEventKind>> _eventListeners = [];
     private volatile bool _paused;
 
-    private IndexStore(DocumentDatabase database, IndexingOptions options, ILoggerFactory loggerFactory)
+    private IndexStore(DocumentDatabase database, IndexingOptions options, ILoggerFactory loggerFactory, IAutoIndexSink autoIndexes)
     {
         _database = database;
         _options = options;
+        _autoIndexes = autoIndexes;
         _logger = loggerFactory.CreateLogger($"Jackdaw.Indexes.{database.Name}");
         database.RegisterTrees("Indexes", TreeName);
         // Before the indexes: they resolve the analyzers their fields name as they open.
@@ -64,8 +66,9 @@ public sealed partial class IndexStore : IAsyncDisposable
     }
 
     /// <summary>The factory a database's options list: builds the store of each database as it opens.</summary>
-    public static Func<DocumentDatabase, IAsyncDisposable> Component(IndexingOptions options, ILoggerFactory loggerFactory) =>
-        database => new IndexStore(database, options, loggerFactory);
+    /// <param name="autoIndexes">Told of the auto-indexes created and deleted here (a cluster records them); none by default.</param>
+    public static Func<DocumentDatabase, IAsyncDisposable> Component(IndexingOptions options, ILoggerFactory loggerFactory, IAutoIndexSink? autoIndexes = null) =>
+        database => new IndexStore(database, options, loggerFactory, autoIndexes ?? NoAutoIndexSink.Instance);
 
     /// <summary>The store of <paramref name="database"/>.</summary>
     public static IndexStore Of(DocumentDatabase database) =>
@@ -157,14 +160,7 @@ public sealed partial class IndexStore : IAsyncDisposable
     public async Task<IReadOnlyList<PutResult>> PutAsync(IReadOnlyList<IndexDefinition> definitions)
     {
         // Compile everything first: a bad definition changes nothing.
-        foreach (var definition in definitions)
-        {
-            if (definition.Name.StartsWith(ReplacementPrefix, StringComparison.OrdinalIgnoreCase))
-                throw new BadRequestException($"'{definition.Name}': names starting with '{ReplacementPrefix}' are kept for replacements built side by side.");
-            if (CreateMapper(definition) is IDisposable compiled)
-                compiled.Dispose();
-            Analyzers.Resolve(definition);
-        }
+        Validate(definitions);
         await _changes.WaitAsync().ConfigureAwait(false);
         try
         {
