@@ -176,8 +176,8 @@ public sealed class ClusterProcessTests
         await JsonAsync(await cluster.Http.PutAsync($"{a.Url}/admin/databases", Json("""{"DatabaseName":"Shop","Topology":{"Members":["A"]}}""")));
         Assert.Equal(["Shop"], await cluster.DatabasesOnAsync(a));
         // RavenDB's list is the cluster's: the same on every node, wherever the copies are.
-        var listed = await cluster.Http.GetFromJsonAsync<JsonElement>($"{cluster.Nodes[2].Url}/databases?namesOnly=true");
-        Assert.Equal(["Shop"], listed.GetProperty("Databases").EnumerateArray().Select(d => d.GetString()));
+        await Poll.UntilAsync(async () => (await cluster.Http.GetFromJsonAsync<JsonElement>($"{cluster.Nodes[2].Url}/databases?namesOnly=true"))
+            .GetProperty("Databases").EnumerateArray().Select(d => d.GetString()).SequenceEqual(["Shop"]), TestCluster.Timeout, "C to list Shop");
         Assert.Empty(await cluster.DatabasesOnAsync(cluster.Nodes[2]));
 
         var added = await JsonAsync(await cluster.Http.PutAsync($"{cluster.Nodes[2].Url}/admin/databases/node?name=Shop&node=B", null));
