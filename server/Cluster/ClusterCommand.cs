@@ -17,5 +17,8 @@ public sealed record ClusterCommand(string Id, ClusterCommandKind Kind)
 
     public IReadOnlyDictionary<string, string>? Settings { get; init; }
 
+    /// <summary>The subscription a subscription command (<c>*Subscription*</c> kinds) is about, with <c>Database</c>.</summary>
+    public ClusterSubscriptionChange? Subscription { get; init; }
+
     public static string NewId() => Guid.NewGuid().ToString("N");
 }

@@ -195,6 +195,7 @@ public sealed partial class ClusterNode : IAsyncDisposable
         _stateMachine.Changed += OnStateChanged;
         _raft = await RaftHost.StartAsync(_folder, Url!, coldStart, _options, _stateMachine, _http, _loggerFactory, token).ConfigureAwait(false);
         _local.Start(State);
+        _watchingMentors = WatchMentorsAsync(_stopping.Token);
     }
 
     /// <summary>The first listening address as a URL others can use (a wildcard host read as 127.0.0.1); null for port 0 or none.</summary>
@@ -298,6 +299,7 @@ public sealed partial class ClusterNode : IAsyncDisposable
     {
         await _stopping.CancelAsync().ConfigureAwait(false);
         await _joining.ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
+        await _watchingMentors.ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
         await _local.DisposeAsync().ConfigureAwait(false);
         if (_raft is { } raft)
         {

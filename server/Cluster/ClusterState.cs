@@ -4,7 +4,7 @@ using System.Text.Json;
 namespace Jackdaw.Server.Cluster;
 
 /// <summary>
-/// The cluster's state as of one log index: its members by tag and the database records. Immutable:
+/// The cluster's state as of one log index: its members by tag, the database records and their subscriptions. Immutable:
 /// <see cref="Apply"/> returns the next state, so readers take one reference and see one state.
 /// The ids of the last <see cref="RememberedIds"/> applied commands are part of it (and of its
 /// snapshots), so a retried command is applied once on every node.
@@ -22,10 +22,12 @@ public sealed class ClusterState
         ImmutableSortedDictionary<string, ClusterDatabaseRecord> databases,
         ImmutableHashSet<string> appliedIds,
         ImmutableQueue<string> appliedOrder,
-        long etag)
+        long etag,
+        ClusterSubscriptions subscriptions)
     {
         Members = members;
         Databases = databases;
+        Subscriptions = subscriptions;
         _appliedIds = appliedIds;
         _appliedOrder = appliedOrder;
         Etag = etag;
@@ -36,13 +38,17 @@ public sealed class ClusterState
         ImmutableSortedDictionary.Create<string, ClusterDatabaseRecord>(StringComparer.OrdinalIgnoreCase),
         ImmutableHashSet.Create<string>(StringComparer.Ordinal),
         ImmutableQueue<string>.Empty,
-        0);
+        0,
+        ClusterSubscriptions.Empty);
 
     /// <summary>The members: tag → URL (how the other nodes reach it).</summary>
     public ImmutableSortedDictionary<string, string> Members { get; }
 
     /// <summary>The database records by name (ignoring case, as database names do).</summary>
     public ImmutableSortedDictionary<string, ClusterDatabaseRecord> Databases { get; }
+
+    /// <summary>The subscriptions of the databases: definitions, mentors, acknowledged positions.</summary>
+    public ClusterSubscriptions Subscriptions { get; }
 
     /// <summary>The log index of the last command that changed anything: <c>/cluster/topology</c>'s <c>Etag</c>.</summary>
     public long Etag { get; }
@@ -75,9 +81,13 @@ public sealed class ClusterState
         }
         var members = Members;
         var databases = Databases;
+        var subscriptions = Subscriptions;
         string? refused = null;
         switch (command.Kind)
         {
+            case var kind when ClusterSubscriptions.Handles(kind):
+                (subscriptions, refused) = subscriptions.Apply(command, index, databases);
+                break;
             case ClusterCommandKind.PutMember when command.Tag is { } tag && command.Url is { } url:
                 // Two nodes added at once must not end up with one tag: the first committed wins.
                 if (members.TryGetValue(tag, out var taken) && !ClusterUrls.Same(taken, url))
@@ -148,6 +158,10 @@ public sealed class ClusterState
                 refused = $"The command {command.Kind} lacks a field it needs.";
                 break;
         }
+        if (!ReferenceEquals(databases, Databases))
+        {
+            subscriptions = subscriptions.Fit(databases);
+        }
         var ids = _appliedIds.Add(command.Id);
         var order = _appliedOrder.Enqueue(command.Id);
         if (ids.Count > RememberedIds)
@@ -155,7 +169,7 @@ public sealed class ClusterState
             order = order.Dequeue(out var oldest);
             ids = ids.Remove(oldest);
         }
-        return (new ClusterState(members, databases, ids, order, refused is null ? index : Etag), refused);
+        return (new ClusterState(members, databases, ids, order, refused is null ? index : Etag, subscriptions), refused);
     }
 
     private static ImmutableSortedDictionary<string, ClusterDatabaseRecord> Touch(
@@ -173,7 +187,10 @@ public sealed class ClusterState
         Members.ToDictionary(),
         [.. Databases.Values.Select(d => new SnapshotDatabase(d.Name, [.. d.Nodes], d.TopologyEtag, d.Settings.ToDictionary()))],
         [.. _appliedOrder],
-        Etag));
+        Etag)
+    {
+        Subscriptions = [.. Subscriptions.All().Select(s => new SnapshotSubscription(s.Database, s.Subscription))],
+    });
 
     /// <summary>The state a snapshot written by <see cref="ToJson"/> holds.</summary>
     public static ClusterState FromJson(ReadOnlySpan<byte> json)
@@ -183,10 +200,17 @@ public sealed class ClusterState
         var members = state.Members.AddRange(snapshot.Members);
         var databases = state.Databases.AddRange(snapshot.Databases.Select(d =>
             KeyValuePair.Create(d.Name, new ClusterDatabaseRecord(d.Name, d.Nodes, d.TopologyEtag) { Settings = d.Settings })));
-        return new ClusterState(members, databases, [.. snapshot.AppliedIds], [.. snapshot.AppliedIds], snapshot.Etag);
+        // Snapshots written before subscriptions were in the cluster's state have none.
+        var subscriptions = ClusterSubscriptions.From((snapshot.Subscriptions ?? []).Select(s => (s.Database, s.Subscription)));
+        return new ClusterState(members, databases, [.. snapshot.AppliedIds], [.. snapshot.AppliedIds], snapshot.Etag, subscriptions);
     }
 
-    private sealed record Snapshot(Dictionary<string, string> Members, List<SnapshotDatabase> Databases, List<string> AppliedIds, long Etag);
+    private sealed record Snapshot(Dictionary<string, string> Members, List<SnapshotDatabase> Databases, List<string> AppliedIds, long Etag)
+    {
+        public List<SnapshotSubscription>? Subscriptions { get; init; }
+    }
+
+    private sealed record SnapshotSubscription(string Database, ClusterSubscription Subscription);
 
     private sealed record SnapshotDatabase(string Name, List<string> Nodes, long TopologyEtag, Dictionary<string, string> Settings);
 }

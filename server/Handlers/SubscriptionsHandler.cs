@@ -198,7 +198,7 @@ public sealed class SubscriptionsHandler(ServerContext server) : HandlerBase(ser
         {
             session = await store.Get(name).ConnectAsync(strategy, address, aborted).ConfigureAwait(false);
         }
-        catch (Exception e) when (e is SubscriptionDoesNotExistException or SubscriptionInUseException or SubscriptionClosedException)
+        catch (Exception e) when (e is SubscriptionDoesNotExistException or SubscriptionInUseException or SubscriptionClosedException or SubscriptionDoesNotBelongToNodeException)
         {
             await SubscriptionConnection.RefuseAsync(socket, e, aborted).ConfigureAwait(false);
             return;

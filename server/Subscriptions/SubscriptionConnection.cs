@@ -84,8 +84,18 @@ public sealed class SubscriptionConnection : IDisposable
     /// <summary>Answers a worker that cannot have the subscription (<c>ConnectionStatus</c> with the reason) and closes.</summary>
     public static async Task RefuseAsync(WebSocket socket, Exception reason, CancellationToken aborted)
     {
-        var status = reason switch { SubscriptionDoesNotExistException => "NotFound", SubscriptionInUseException => "InUse", _ => "Closed" };
-        var message = JsonSerializer.SerializeToUtf8Bytes(new { Type = "ConnectionStatus", Status = status, Exception = reason.GetType().Name, reason.Message, CanReconnect = reason is SubscriptionInUseException });
+        var status = reason switch
+        {
+            SubscriptionDoesNotExistException => "NotFound",
+            SubscriptionInUseException => "InUse",
+            SubscriptionDoesNotBelongToNodeException => "Redirect",
+            _ => "Closed",
+        };
+        // Redirect (RavenDB's status for SubscriptionDoesNotBelongToNodeException): the node that
+        // serves it, for the worker to connect there.
+        var message = reason is SubscriptionDoesNotBelongToNodeException redirect
+            ? JsonSerializer.SerializeToUtf8Bytes(new { Type = "ConnectionStatus", Status = status, Exception = reason.GetType().Name, reason.Message, CanReconnect = true, RedirectedTag = redirect.AppropriateNode, RedirectedUrl = redirect.AppropriateUrl })
+            : JsonSerializer.SerializeToUtf8Bytes(new { Type = "ConnectionStatus", Status = status, Exception = reason.GetType().Name, reason.Message, CanReconnect = reason is SubscriptionInUseException });
         await socket.SendAsync(message, WebSocketMessageType.Text, true, aborted).ConfigureAwait(false);
         await WebSocketClosing.SendCloseAsync(socket, WebSocketCloseStatus.PolicyViolation, status, CancellationToken.None).ConfigureAwait(false);
         await WebSocketClosing.DrainAsync(socket, WebSocketClosing.Grace, aborted).ConfigureAwait(false);
