@@ -78,6 +78,12 @@ public sealed class SubscriptionsHandler(ServerContext server) : HandlerBase(ser
         writer.WriteString("ChangeVectorForNextBatchStartingPoint", Documents.ChangeVectors.Format(nodeTag, record.AckedEtag, databaseId));
         writer.WriteNumber("AckedEtag", record.AckedEtag);
         writer.WriteBoolean("Disabled", record.Disabled);
+        // On a clustered database: the node that serves it (RavenDB's MentorNode and NodeTag).
+        if (subscription.Cluster is { } cluster)
+        {
+            writer.WriteString("MentorNode", cluster.Mentor);
+            writer.WriteString("NodeTag", cluster.Mentor);
+        }
         JsonDefaults.WriteTime(writer, "CreatedAt", record.CreatedAt);
         JsonDefaults.WriteTime(writer, "LastBatchAckTime", record.LastAckAt);
         JsonDefaults.WriteTime(writer, "LastBatchTime", record.LastBatchAt);
