@@ -18,8 +18,11 @@ public sealed class ClusterSubscriptionTests(ITestOutputHelper output)
 {
     private const string Database = "Orders";
 
-    [Fact]
-    public async Task ASubscriptionWorkerKeepsReceivingEveryDocumentAfterItsMentorIsKilled()
+    /// <param name="name">The mentor is chosen by a hash of the name: "All" goes to A, the founder and leader (the leader dies with it); "Everything" to B.</param>
+    [Theory]
+    [InlineData("All")]
+    [InlineData("Everything")]
+    public async Task ASubscriptionWorkerKeepsReceivingEveryDocumentAfterItsMentorIsKilled(string name)
     {
         await using var cluster = await TestCluster.StartAsync(3);
         using var created = await cluster.Http.PutAsync($"{cluster.Nodes[0].Url}/admin/databases?name={Database}&replicationFactor=3", null);
@@ -28,21 +31,21 @@ public sealed class ClusterSubscriptionTests(ITestOutputHelper output)
             await Poll.UntilAsync(async () => (await cluster.DatabasesOnAsync(node)).Contains(Database), TestCluster.Timeout, $"{Database} on {node.Url}");
 
         // Created through a node that may not lead (passed on to the leader), applied on every node.
-        using (var subscription = await cluster.Http.PutAsync($"{cluster.Nodes[1].Url}/databases/{Database}/subscriptions", Body("""{"Name":"All","Query":"from Orders"}""")))
+        using (var subscription = await cluster.Http.PutAsync($"{cluster.Nodes[1].Url}/databases/{Database}/subscriptions", Body($$"""{"Name":"{{name}}","Query":"from Orders"}""")))
             Assert.Equal(HttpStatusCode.Created, subscription.StatusCode);
-        var mentor = await MentorAsync(cluster, cluster.Nodes[1]) ?? throw new InvalidOperationException("The subscription has no mentor.");
+        var mentor = await MentorAsync(cluster, cluster.Nodes[1], name) ?? throw new InvalidOperationException("The subscription has no mentor.");
         foreach (var node in cluster.Nodes)
-            await Poll.UntilAsync(async () => await MentorAsync(cluster, node) == mentor, TestCluster.Timeout, $"the subscription on {node.Url}");
+            await Poll.UntilAsync(async () => await MentorAsync(cluster, node, name) == mentor, TestCluster.Timeout, $"the subscription on {node.Url}");
         var mentorNode = cluster.NodeByTag(mentor);
         // The writes go to a node that stays; the worker starts at another one than the mentor (it is sent there).
         var writeTo = cluster.Nodes.First(n => n != mentorNode);
         var survivor = cluster.Nodes.Last(n => n != mentorNode);
-        output.WriteLine($"mentor {mentor}; writes to {writeTo.Url}");
+        output.WriteLine($"mentor {mentor}, leader {(await cluster.WaitForLeaderAsync()).Url}; writes to {writeTo.Url}");
 
         using var folder = new TempFolder("jackdaw-cluster-subscription");
         var receivedFile = Path.Combine(folder.Path, "received.txt");
         var urls = string.Join(",", new[] { writeTo, survivor, mentorNode }.Select(n => n.Url));
-        using var worker = ServerProcess.StartProgram("Jackdaw.Tests.SubscriptionWorker.dll", $"{urls} {Database} All \"{receivedFile}\" 5");
+        using var worker = ServerProcess.StartProgram("Jackdaw.Tests.SubscriptionWorker.dll", $"{urls} {Database} {name} \"{receivedFile}\" 5");
 
         var acknowledged = new ConcurrentDictionary<string, bool>();
         using var stop = new CancellationTokenSource();
@@ -76,7 +79,7 @@ public sealed class ClusterSubscriptionTests(ITestOutputHelper output)
             output.WriteLine($"killed {mentor} after {beforeKill} received, {acknowledged.Count} written");
 
             string? next = null;
-            await Poll.UntilAsync(async () => (next = await MentorAsync(cluster, survivor)) is { } tag && tag != mentor, TestCluster.Timeout, "another node to serve the subscription");
+            await Poll.UntilAsync(async () => (next = await MentorAsync(cluster, survivor, name)) is { } tag && tag != mentor, TestCluster.Timeout, "another node to serve the subscription");
             var atMove = acknowledged.Count;
             await Poll.UntilAsync(() => Task.FromResult(acknowledged.Count >= atMove + 200), TestCluster.Timeout, "writes after the move");
             output.WriteLine($"node {next} serves it now; {Received(receivedFile).Count} received");
@@ -98,11 +101,11 @@ public sealed class ClusterSubscriptionTests(ITestOutputHelper output)
         output.WriteLine($"{acknowledged.Count} written, {received.Count} received, {received.Values.Count(n => n > 1)} of them more than once");
     }
 
-    private static async Task<string?> MentorAsync(TestCluster cluster, ClusterNodeProcess node)
+    private static async Task<string?> MentorAsync(TestCluster cluster, ClusterNodeProcess node, string name)
     {
         try
         {
-            using var response = await cluster.Http.GetAsync($"{node.Url}/databases/{Database}/subscriptions?name=All&pendingLimit=1");
+            using var response = await cluster.Http.GetAsync($"{node.Url}/databases/{Database}/subscriptions?name={name}&pendingLimit=1");
             if (!response.IsSuccessStatusCode)
                 return null;
             using var json = JsonDocument.Parse(await response.Content.ReadAsStringAsync());
