@@ -74,6 +74,9 @@ public sealed partial class ClusterNode : IAsyncDisposable
     /// <summary>True once the node is part of a cluster (Raft runs and it has its identity).</summary>
     public bool IsClustered => _identity is not null && _raft is not null;
 
+    /// <summary>True once the node has its identity in a cluster, even before Raft started (a member starting up).</summary>
+    public bool IsMember => _identity is not null;
+
     /// <summary>
     /// A client for requests passed on to the leader: on a secured server it presents this server's
     /// certificate, so only requests this node already authorized for their route may use it.

@@ -15,6 +15,8 @@ public sealed class SubscriptionClusterSink(ClusterNode node) : ISubscriptionClu
 
     public bool Keeps(string database) => node.IsClustered && node.State.Databases.ContainsKey(database);
 
+    public bool IsLoading(string database) => node.IsMember && !node.State.Databases.ContainsKey(database);
+
     public IReadOnlyList<ClusteredSubscription> Current(string database)
     {
         var state = node.State;

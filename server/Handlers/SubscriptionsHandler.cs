@@ -195,6 +195,8 @@ public sealed class SubscriptionsHandler(ServerContext server) : HandlerBase(ser
         if (!Enum.TryParse<SubscriptionStrategy>(strategyText, ignoreCase: true, out var strategy) || !Enum.IsDefined(strategy))
             throw new BadRequestException($"strategy '{strategyText}' is not one of OpenIfFree, TakeOver, WaitForFree, Concurrent.");
         var maxDocs = parameters.GetInt32("maxDocsPerBatch", 4096, 1, 65_536);
+        // Before the upgrade: a node still loading the cluster's state answers 503 (the worker retries).
+        store.ThrowIfLoading(name);
         using var socket = await context.AcceptWebSocketAsync("connect with ws://.../databases/{db}/subscriptions/connect?name=...").ConfigureAwait(false);
         var address = $"{context.HttpContext.Connection.RemoteIpAddress}:{context.HttpContext.Connection.RemotePort}";
         var aborted = context.RequestAborted;
@@ -202,7 +204,7 @@ public sealed class SubscriptionsHandler(ServerContext server) : HandlerBase(ser
         SubscriptionSession session;
         try
         {
-            session = await store.Get(name).ConnectAsync(strategy, address, aborted).ConfigureAwait(false);
+            session = await store.GetForWorker(name).ConnectAsync(strategy, address, aborted).ConfigureAwait(false);
         }
         catch (Exception e) when (e is SubscriptionDoesNotExistException or SubscriptionInUseException or SubscriptionClosedException or SubscriptionDoesNotBelongToNodeException)
         {

@@ -15,6 +15,12 @@ public interface ISubscriptionCluster
     /// <summary>True when the cluster keeps the subscriptions of <paramref name="database"/> (it has a record of it).</summary>
     bool Keeps(string database);
 
+    /// <summary>
+    /// True while this node is a member of a cluster whose state it has not loaded as far as
+    /// <paramref name="database"/>'s record (a node starting): its subscriptions are not known yet.
+    /// </summary>
+    bool IsLoading(string database);
+
     /// <summary>The subscriptions of <paramref name="database"/> as this node last applied the cluster's state.</summary>
     IReadOnlyList<ClusteredSubscription> Current(string database);
 

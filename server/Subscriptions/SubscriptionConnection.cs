@@ -118,6 +118,14 @@ public sealed class SubscriptionConnection : IDisposable
             {
                 _error = (e.GetType().Name, e.Message);
             }
+            catch (Exception e) when (e is ClusterException or NotLeaderException)
+            {
+                // A clustered database's acknowledgement the cluster did not commit (no leader, or
+                // this node no longer serves the subscription): the worker connects again, and is
+                // sent to the node that does.
+                _logger.LogWarning("Subscription {Subscription}: the connection of {Address} ends: {Error}", _session.Subscription.Record.Name, _session.Address, e.Message);
+                _error = (e.GetType().Name, e.Message);
+            }
             catch (StorageException e)
             {
                 // Storing an acknowledgement (or reading a batch) failed, a full disk most often:

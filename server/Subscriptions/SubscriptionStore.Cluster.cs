@@ -64,6 +64,30 @@ public sealed partial class SubscriptionStore
         }
     }
 
+    /// <summary>
+    /// On a node still loading the cluster's state (starting), a subscription it does not know yet
+    /// may well exist: the worker is told to retry (503) rather than that it does not exist.
+    /// </summary>
+    /// <exception cref="DatabaseUnavailableException">This node has not loaded the cluster's state as far as this database yet.</exception>
+    public void ThrowIfLoading(string name)
+    {
+        if (!_subscriptions.ContainsKey(name) && !IsClustered && _cluster?.IsLoading(_database.Name) == true)
+        {
+            throw new DatabaseUnavailableException(_database.Name, "this node is still loading the cluster's state (its subscriptions are kept there).");
+        }
+    }
+
+    /// <summary>The subscription a worker connects to; on a clustered database one the cluster has and this store has not taken yet is taken first.</summary>
+    /// <exception cref="SubscriptionDoesNotExistException">No such subscription.</exception>
+    public SubscriptionCoordinator GetForWorker(string name)
+    {
+        if (!_subscriptions.ContainsKey(name) && IsClustered)
+        {
+            RefreshFromCluster();
+        }
+        return Get(name);
+    }
+
     private async Task<SubscriptionRecord> CreateInClusterAsync(string? name, string query, string? changeVector)
     {
         name = string.IsNullOrWhiteSpace(name) ? Guid.NewGuid().ToString("N") : name.Trim();

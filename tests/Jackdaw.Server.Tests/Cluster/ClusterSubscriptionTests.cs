@@ -83,6 +83,9 @@ public sealed class ClusterSubscriptionTests(ITestOutputHelper output)
             var atMove = acknowledged.Count;
             await Poll.UntilAsync(() => Task.FromResult(acknowledged.Count >= atMove + 200), TestCluster.Timeout, "writes after the move");
             output.WriteLine($"node {next} serves it now; {Received(receivedFile).Count} received");
+            // The old mentor comes back as one node among others: it sends workers on to the new one.
+            await mentorNode.RestartAsync();
+            await Poll.UntilAsync(async () => await MentorAsync(cluster, mentorNode, name) == next, TestCluster.Timeout, "the restarted node to know the new mentor");
         }
         finally
         {

@@ -26,6 +26,8 @@ public sealed class ClusteredSubscriptionStoreTests
 
         public bool Keeps(string database) => true;
 
+        public bool IsLoading(string database) => false;
+
         public IReadOnlyList<ClusteredSubscription> Current(string database) => [.. Subscriptions];
 
         public Task ProposeAsync(SubscriptionProposal proposal, CancellationToken token)
