@@ -102,6 +102,18 @@ public sealed class ClusterSubscriptionTests(ITestOutputHelper output)
         var missing = acknowledged.Keys.Where(id => !received.ContainsKey(id)).ToList();
         Assert.True(missing.Count == 0, $"{missing.Count} documents never reached the worker, such as {string.Join(", ", missing.Take(5))}. Worker:\n{worker.Output}");
         output.WriteLine($"{acknowledged.Count} written, {received.Count} received, {received.Values.Count(n => n > 1)} of them more than once");
+
+        // Deleted through one node, gone from every node.
+        using (var deleted = await cluster.Http.DeleteAsync($"{survivor.Url}/databases/{Database}/subscriptions?name={name}"))
+            Assert.Equal(HttpStatusCode.NoContent, deleted.StatusCode);
+        foreach (var node in cluster.Nodes)
+        {
+            await Poll.UntilAsync(async () =>
+            {
+                using var response = await cluster.Http.GetAsync($"{node.Url}/databases/{Database}/subscriptions?name={name}&pendingLimit=1");
+                return response.StatusCode == HttpStatusCode.NotFound;
+            }, TestCluster.Timeout, $"the subscription deleted on {node.Url}");
+        }
     }
 
     private static async Task<string?> MentorAsync(TestCluster cluster, ClusterNodeProcess node, string name)
