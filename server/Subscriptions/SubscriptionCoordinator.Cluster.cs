@@ -35,7 +35,9 @@ public sealed partial class SubscriptionCoordinator
     private void ThrowUnlessServedHere()
     {
         if (_cluster is { } cluster && cluster.Mentor != _nodeTag)
+        {
             throw new SubscriptionDoesNotBelongToNodeException(_record.Name, _nodeTag ?? "?", cluster.Mentor, cluster.MentorUrl);
+        }
     }
 
     /// <summary>
@@ -71,17 +73,23 @@ public sealed partial class SubscriptionCoordinator
                 _acknowledgedFeeds = new Dictionary<string, long>();
             }
             if (wasMine && !mine)
+            {
                 close = $"the subscription is now served by node {definition.Mentor}";
+            }
             if (definition.Disabled)
             {
                 close = "the subscription was disabled";
                 canReconnect = false;
             }
             if (mine && !wasMine)
+            {
                 _store.Logger.LogInformation("Subscription {Subscription}: this node ({Tag}) serves it now, from etag {Etag}", _record.Name, nodeTag, _record.AckedEtag);
+            }
         }
         if (close is not null)
+        {
             CloseAll(close, canReconnect);
+        }
     }
 
     /// <summary>
@@ -100,11 +108,15 @@ public sealed partial class SubscriptionCoordinator
             feeds = _acknowledgedFeeds;
             var pending = new SortedDictionary<long, IReadOnlyDictionary<string, long>>(_pendingFeeds);
             if (batch.Feeds is { } batchFeeds)
+            {
                 pending[batch.LastEtag] = batchFeeds;
+            }
             foreach (var (end, endFeeds) in pending)
             {
                 if (end > changed.AckedEtag)
+                {
                     break;
+                }
                 feeds = endFeeds;
                 covered.Add(end);
             }
@@ -119,9 +131,13 @@ public sealed partial class SubscriptionCoordinator
         {
             _acknowledgedFeeds = feeds;
             if (batch.Feeds is { } batchFeeds && batch.LastEtag > changed.AckedEtag)
+            {
                 _pendingFeeds[batch.LastEtag] = batchFeeds;
+            }
             foreach (var end in covered)
+            {
                 _pendingFeeds.Remove(end);
+            }
         }
     }
 }

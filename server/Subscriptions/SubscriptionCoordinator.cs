@@ -251,7 +251,9 @@ public sealed partial class SubscriptionCoordinator
                 // Read to the collection's end in this snapshot: how far each other copy's feed
                 // had come is true of everything up to this batch's end (see AcknowledgedFeeds).
                 if (fresh && !rest && Cluster is not null)
+                {
                     feeds = _store.FeedPositions(reader);
+                }
             }
             catch
             {
@@ -359,9 +361,13 @@ public sealed partial class SubscriptionCoordinator
             }
         }
         if (changed is not null && Cluster is not null)
+        {
             await StoreInClusterAsync(changed, batch).ConfigureAwait(false);
+        }
         else if (changed is not null)
+        {
             await _store.StoreAsync(changed).ConfigureAwait(false);
+        }
         lock (_lock)
         {
             // Only this method (one store at a time) changes the done ranges while a session is

@@ -28,14 +28,18 @@ public sealed class ClusterSubscriptionTests(ITestOutputHelper output)
         using var created = await cluster.Http.PutAsync($"{cluster.Nodes[0].Url}/admin/databases?name={Database}&replicationFactor=3", null);
         Assert.True(created.IsSuccessStatusCode, await created.Content.ReadAsStringAsync());
         foreach (var node in cluster.Nodes)
+        {
             await Poll.UntilAsync(async () => (await cluster.DatabasesOnAsync(node)).Contains(Database), TestCluster.Timeout, $"{Database} on {node.Url}");
+        }
 
         // Created through a node that may not lead (passed on to the leader), applied on every node.
         using (var subscription = await cluster.Http.PutAsync($"{cluster.Nodes[1].Url}/databases/{Database}/subscriptions", Body($$"""{"Name":"{{name}}","Query":"from Orders"}""")))
             Assert.Equal(HttpStatusCode.Created, subscription.StatusCode);
         var mentor = await MentorAsync(cluster, cluster.Nodes[1], name) ?? throw new InvalidOperationException("The subscription has no mentor.");
         foreach (var node in cluster.Nodes)
+        {
             await Poll.UntilAsync(async () => await MentorAsync(cluster, node, name) == mentor, TestCluster.Timeout, $"the subscription on {node.Url}");
+        }
         var mentorNode = cluster.NodeByTag(mentor);
         // The writes go to a node that stays; the worker starts at another one than the mentor (it is sent there).
         var writeTo = cluster.Nodes.First(n => n != mentorNode);
@@ -61,7 +65,9 @@ public sealed class ClusterSubscriptionTests(ITestOutputHelper output)
                     if (response.IsSuccessStatusCode)
                     {
                         foreach (var id in ids)
+                        {
                             acknowledged[id] = true;
+                        }
                     }
                 }
                 catch (Exception e) when (e is HttpRequestException or TaskCanceledException)
@@ -122,7 +128,9 @@ public sealed class ClusterSubscriptionTests(ITestOutputHelper output)
         {
             using var response = await cluster.Http.GetAsync($"{node.Url}/databases/{Database}/subscriptions?name={name}&pendingLimit=1");
             if (!response.IsSuccessStatusCode)
+            {
                 return null;
+            }
             using var json = JsonDocument.Parse(await response.Content.ReadAsStringAsync());
             return json.RootElement.GetProperty("Results")[0].TryGetProperty("MentorNode", out var mentor) ? mentor.GetString() : null;
         }
@@ -137,13 +145,17 @@ public sealed class ClusterSubscriptionTests(ITestOutputHelper output)
     {
         var counts = new Dictionary<string, int>(StringComparer.Ordinal);
         if (!File.Exists(file))
+        {
             return counts;
+        }
         using var stream = new FileStream(file, FileMode.Open, FileAccess.Read, FileShare.ReadWrite);
         using var reader = new StreamReader(stream);
         while (reader.ReadLine() is { } line)
         {
             if (line.Length > 0)
+            {
                 counts[line] = counts.GetValueOrDefault(line) + 1;
+            }
         }
         return counts;
     }
