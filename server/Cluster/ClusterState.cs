@@ -162,12 +162,20 @@ public sealed class ClusterState
         {
             subscriptions = subscriptions.Fit(databases);
         }
-        var ids = _appliedIds.Add(command.Id);
-        var order = _appliedOrder.Enqueue(command.Id);
-        if (ids.Count > RememberedIds)
+        var ids = _appliedIds;
+        var order = _appliedOrder;
+        // Acknowledgements (one per subscription batch) are not remembered: they would push the
+        // ids of rarer commands (a database create a client may retry) out of the window, and one
+        // applied again only sets a position that was stored before (a resend, never a skip).
+        if (command.Kind != ClusterCommandKind.AcknowledgeSubscription)
         {
-            order = order.Dequeue(out var oldest);
-            ids = ids.Remove(oldest);
+            ids = ids.Add(command.Id);
+            order = order.Enqueue(command.Id);
+            if (ids.Count > RememberedIds)
+            {
+                order = order.Dequeue(out var oldest);
+                ids = ids.Remove(oldest);
+            }
         }
         return (new ClusterState(members, databases, ids, order, refused is null ? index : Etag, subscriptions), refused);
     }

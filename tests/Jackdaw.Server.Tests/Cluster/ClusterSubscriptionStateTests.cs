@@ -133,7 +133,7 @@ public sealed class ClusterSubscriptionStateTests
         Assert.Equal("B", subscription.Mentor);
         Assert.Equal(80, subscription.Position["dbA"]);
         Assert.Equal(new DateTime(2026, 1, 2, 3, 4, 5, DateTimeKind.Utc), subscription.CreatedAt);
-        Assert.True(restored.WasApplied("a1"));
+        Assert.True(restored.WasApplied("s1"));
 
         var old = """{"Members":{"A":"http://127.0.0.1:1"},"Databases":[{"Name":"Orders","Nodes":["A"],"TopologyEtag":2,"Settings":{}}],"AppliedIds":["x"],"Etag":2}"""u8;
         var before = ClusterState.FromJson(old);
@@ -149,5 +149,18 @@ public sealed class ClusterSubscriptionStateTests
         var (again, refused) = Try(state, 7, Create("s1", "Paid", "B"));
         Assert.Null(refused);
         Assert.Empty(again.Subscriptions.Of("Orders"));
+    }
+
+    [Fact]
+    public void AcknowledgementsAreNotRememberedSoTheyDoNotCrowdOutOtherCommandIds()
+    {
+        var state = Apply(OrdersOnThreeNodes(), 5, Create("s1", "Paid", "B"));
+        for (var i = 0; i < 3; i++)
+        {
+            state = Apply(state, 6 + i, Ack($"a{i}", "Paid", "B", 10 + i));
+        }
+        Assert.False(state.WasApplied("a0"));
+        Assert.True(state.WasApplied("s1"));
+        Assert.Equal(12, state.Subscriptions.Of("Orders")["Paid"].Position["dbB"]);
     }
 }
