@@ -49,6 +49,10 @@ public sealed class SubscriptionWorker<T> : IAsyncDisposable, IDisposable
     private readonly SemaphoreSlim _sendLock = new(1, 1);
     private readonly Lock _runLock = new();
     private volatile ClientWebSocket? _socket;
+
+    // The node the last connection was sent to (a clustered database's subscription is served by
+    // one node, its mentor): the next connection goes there, until it cannot be reached.
+    private volatile string? _redirectUrl;
     private Task? _task;
     private int _disposed;
 
@@ -108,6 +112,7 @@ public sealed class SubscriptionWorker<T> : IAsyncDisposable, IDisposable
         using var stopping = CancellationTokenSource.CreateLinkedTokenSource(token, _stopping.Token);
         DateTime? failingSince = null;
         var failures = 0;
+        var redirects = 0;
         while (true)
         {
             try
@@ -116,6 +121,7 @@ public sealed class SubscriptionWorker<T> : IAsyncDisposable, IDisposable
                 {
                     failingSince = null;
                     failures = 0;
+                    redirects = 0;
                 }).ConfigureAwait(false);
                 return;
             }
@@ -127,6 +133,11 @@ public sealed class SubscriptionWorker<T> : IAsyncDisposable, IDisposable
             {
                 throw;
             }
+            catch (RedirectException e) when (redirects++ < MaxRedirects)
+            {
+                // A node answered and named the one that serves the subscription: go there at once.
+                OnSubscriptionConnectionRetry?.Invoke(e);
+            }
             catch (Exception e) when (IsRetryable(e))
             {
                 var now = DateTime.UtcNow;
@@ -137,6 +148,7 @@ public sealed class SubscriptionWorker<T> : IAsyncDisposable, IDisposable
                         $"The worker of subscription '{SubscriptionName}' had no working connection for more than {_options.MaxErroneousPeriod} (SubscriptionWorkerOptions.MaxErroneousPeriod) and stopped; the last failure: {e.Message}", e);
                 }
 
+                redirects = 0;
                 OnUnexpectedSubscriptionError?.Invoke(e);
                 try
                 {
@@ -160,7 +172,10 @@ public sealed class SubscriptionWorker<T> : IAsyncDisposable, IDisposable
         return wait > cap ? cap : wait;
     }
 
-    private static bool IsRetryable(Exception e) => e is ConnectionLostException or WebSocketException or IOException or HttpRequestException or ServerUnavailableException;
+    private static bool IsRetryable(Exception e) => e is ConnectionLostException or RedirectException or WebSocketException or IOException or HttpRequestException or ServerUnavailableException;
+
+    /// <summary>Redirects followed in a row without a wait (a node that names a dead mentor is then retried with the usual waits).</summary>
+    private const int MaxRedirects = 3;
 
     private async Task ConnectAndProcessAsync(Func<SubscriptionBatch<T>, Task> process, CancellationToken token, CancellationToken stopping, Action connected)
     {
@@ -249,7 +264,9 @@ public sealed class SubscriptionWorker<T> : IAsyncDisposable, IDisposable
     private async Task ConnectAsync(ClientWebSocket socket, CancellationToken stopping)
     {
         // Each connection goes to the node the database's topology prefers now: after a failover, the next node.
-        var url = await _store.Executor.GetPreferredUrlAsync(_database, stopping).ConfigureAwait(false);
+        // Or to the node the last one was sent to (the subscription's mentor on a cluster).
+        var redirected = _redirectUrl;
+        var url = redirected ?? await _store.Executor.GetPreferredUrlAsync(_database, stopping).ConfigureAwait(false);
         var uri = new Uri("ws" + url[4..] + DocumentStore.DatabasePath(_database) + "/subscriptions/connect?name=" + Uri.EscapeDataString(SubscriptionName)
             + "&strategy=" + _options.Strategy + "&maxDocsPerBatch=" + _options.MaxDocsPerBatch.ToString(System.Globalization.CultureInfo.InvariantCulture));
         using var timeout = CancellationTokenSource.CreateLinkedTokenSource(stopping);
@@ -260,6 +277,7 @@ public sealed class SubscriptionWorker<T> : IAsyncDisposable, IDisposable
         }
         catch (OperationCanceledException) when (!stopping.IsCancellationRequested)
         {
+            _redirectUrl = null;
             _store.Executor.OnConnectionFailed(_database, url);
             throw new ConnectionLostException($"No answer from {uri} within the request timeout (DocumentConventions.RequestTimeout).");
         }
@@ -273,7 +291,9 @@ public sealed class SubscriptionWorker<T> : IAsyncDisposable, IDisposable
         }
         catch (WebSocketException) when (socket.HttpStatusCode == 0)
         {
-            // No HTTP answer at all: the node is down, and the next attempt goes to another.
+            // No HTTP answer at all: the node is down, and the next attempt goes to another (which
+            // names the subscription's mentor again, or a new one once the cluster moved it).
+            _redirectUrl = null;
             _store.Executor.OnConnectionFailed(_database, url);
             throw;
         }
@@ -298,6 +318,10 @@ public sealed class SubscriptionWorker<T> : IAsyncDisposable, IDisposable
                 throw new SubscriptionInUseException($"Subscription '{SubscriptionName}' is held by another worker and this one connects with {_options.Strategy}: {message}");
             case "Closed":
                 throw new SubscriptionClosedException($"Subscription '{SubscriptionName}' refused the worker: {message}");
+            case "Redirect":
+                // RavenDB's SubscriptionDoesNotBelongToNodeException: another node serves it.
+                _redirectUrl = GetString(status, "RedirectedUrl") is { Length: > 0 } target ? target.TrimEnd('/') : null;
+                throw new RedirectException($"Subscription '{SubscriptionName}' is served by node {GetString(status, "RedirectedTag")}: {message}");
             default:
                 throw new ConnectionLostException($"The server answered the connection with an unknown status: {status}");
         }
@@ -539,4 +563,6 @@ public sealed class SubscriptionWorker<T> : IAsyncDisposable, IDisposable
 
     /// <summary>A connection that ended in a way reconnecting can fix.</summary>
     private sealed class ConnectionLostException(string message) : Exception(message);
+
+    private sealed class RedirectException(string message) : Exception(message);
 }

@@ -20,5 +20,8 @@ public sealed record ClusterCommand(string Id, ClusterCommandKind Kind)
     /// <summary>The indexes an index command changes (<see cref="ClusterCommandKind.PutIndexes"/> and the like).</summary>
     public IReadOnlyList<ClusterIndexChange>? Indexes { get; init; }
 
+    /// <summary>The subscription a subscription command (<c>*Subscription*</c> kinds) is about, with <c>Database</c>.</summary>
+    public ClusterSubscriptionChange? Subscription { get; init; }
+
     public static string NewId() => Guid.NewGuid().ToString("N");
 }

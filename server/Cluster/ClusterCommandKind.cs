@@ -33,4 +33,19 @@ public enum ClusterCommandKind
 
     /// <summary>Sets the priority of <c>Indexes</c> of <c>Database</c> (each change's <c>Priority</c>).</summary>
     SetIndexPriority,
+
+    /// <summary>Creates subscription <c>Subscription.Name</c> of <c>Database</c> (query, mentor, start position, time); refused when it exists.</summary>
+    PutSubscription,
+
+    /// <summary>Deletes subscription <c>Subscription.Name</c> of <c>Database</c>.</summary>
+    DeleteSubscription,
+
+    /// <summary>Disables or enables subscription <c>Subscription.Name</c> of <c>Database</c> (<c>Subscription.Disabled</c>).</summary>
+    SetSubscriptionDisabled,
+
+    /// <summary>Stores the acknowledged <c>Subscription.Position</c>, from its mentor (<c>Subscription.Mentor</c>) only.</summary>
+    AcknowledgeSubscription,
+
+    /// <summary>Gives subscription <c>Subscription.Name</c> of <c>Database</c> to node <c>Subscription.Mentor</c>.</summary>
+    SetSubscriptionMentor,
 }

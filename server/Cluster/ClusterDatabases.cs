@@ -150,6 +150,11 @@ internal sealed partial class ClusterDatabases : IAsyncDisposable
                 {
                     await ApplyIndexesAsync(landlord, record.Name, hadIndexes, record.Indexes).ConfigureAwait(false);
                 }
+                if (!ReferenceEquals(before.Subscriptions.Of(record.Name), after.Subscriptions.Of(record.Name))
+                    || !ReferenceEquals(before.Members, after.Members) || !before.Databases.ContainsKey(record.Name) || announceAll)
+                {
+                    RefreshSubscriptions(landlord, record.Name);
+                }
                 var others = PeersOf(record, after, me);
                 if (announceAll || !before.Databases.TryGetValue(record.Name, out var old) || old.TopologyEtag != record.TopologyEtag
                     || !others.SequenceEqual(PeersOf(old, before, me)))
@@ -184,6 +189,19 @@ internal sealed partial class ClusterDatabases : IAsyncDisposable
             }
         }
         return complete;
+    }
+
+    /// <summary>This node's copy takes the cluster's subscriptions (new, changed, moved to or from this node, deleted).</summary>
+    private void RefreshSubscriptions(DatabasesLandlord landlord, string database)
+    {
+        try
+        {
+            Subscriptions.SubscriptionStore.Of(landlord.GetDatabase(database)).RefreshFromCluster();
+        }
+        catch (Exception e)
+        {
+            LogSubscriptionsFailed(_logger, database, e);
+        }
     }
 
     private static List<ClusterPeer> PeersOf(ClusterDatabaseRecord record, ClusterState state, string me) =>
@@ -253,6 +271,9 @@ internal sealed partial class ClusterDatabases : IAsyncDisposable
 
     [LoggerMessage(EventId = 711, Level = LogLevel.Information, Message = "Deleted database {Database} from node {Tag}, as the cluster's record says")]
     private static partial void LogDeleted(ILogger logger, string database, string tag);
+
+    [LoggerMessage(EventId = 715, Level = LogLevel.Warning, Message = "Could not bring the subscriptions of database {Database} in line with the cluster's state")]
+    private static partial void LogSubscriptionsFailed(ILogger logger, string database, Exception exception);
 
     [LoggerMessage(EventId = 712, Level = LogLevel.Error, Message = "Could not bring this node's databases in line with the cluster's records; retried in 5 s")]
     private static partial void LogFailed(ILogger logger, Exception exception);

@@ -77,6 +77,9 @@ public sealed partial class ClusterNode : IAsyncDisposable
     /// <summary>True once the node is part of a cluster (Raft runs and it has its identity).</summary>
     public bool IsClustered => _identity is not null && _raft is not null;
 
+    /// <summary>True once the node has its identity in a cluster, even before Raft started (a member starting up).</summary>
+    public bool IsMember => _identity is not null;
+
     /// <summary>
     /// A client for requests passed on to the leader: on a secured server it presents this server's
     /// certificate, so only requests this node already authorized for their route may use it.
@@ -216,6 +219,7 @@ public sealed partial class ClusterNode : IAsyncDisposable
         _stateMachine.Changed += OnStateChanged;
         _raft = await RaftHost.StartAsync(_folder, Url!, coldStart, _options, _stateMachine, _http, _loggerFactory, token).ConfigureAwait(false);
         _local.Start(State);
+        _watchingMentors = WatchMentorsAsync(_stopping.Token);
     }
 
     /// <summary>The first listening address as a URL others can use (a wildcard host read as 127.0.0.1); null for port 0 or none.</summary>
@@ -325,6 +329,7 @@ public sealed partial class ClusterNode : IAsyncDisposable
     {
         await _stopping.CancelAsync().ConfigureAwait(false);
         await _joining.ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
+        await _watchingMentors.ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
         await _local.DisposeAsync().ConfigureAwait(false);
         if (_raft is { } raft)
         {

@@ -4,8 +4,8 @@ using System.Text.Json;
 namespace Jackdaw.Server.Cluster;
 
 /// <summary>
-/// The cluster's state as of one log index: its members by tag and the database records (with
-/// their index definitions, <c>ClusterState.Indexes.cs</c>). Immutable:
+/// The cluster's state as of one log index: its members by tag, the database records (with
+/// their index definitions, <c>ClusterState.Indexes.cs</c>) and their subscriptions. Immutable:
 /// <see cref="Apply"/> returns the next state, so readers take one reference and see one state.
 /// The ids of the last <see cref="RememberedIds"/> applied commands are part of it (and of its
 /// snapshots), so a retried command is applied once on every node.
@@ -23,10 +23,12 @@ public sealed partial class ClusterState
         ImmutableSortedDictionary<string, ClusterDatabaseRecord> databases,
         ImmutableHashSet<string> appliedIds,
         ImmutableQueue<string> appliedOrder,
-        long etag)
+        long etag,
+        ClusterSubscriptions subscriptions)
     {
         Members = members;
         Databases = databases;
+        Subscriptions = subscriptions;
         _appliedIds = appliedIds;
         _appliedOrder = appliedOrder;
         Etag = etag;
@@ -37,7 +39,8 @@ public sealed partial class ClusterState
         ImmutableSortedDictionary.Create<string, ClusterDatabaseRecord>(StringComparer.OrdinalIgnoreCase),
         ImmutableHashSet.Create<string>(StringComparer.Ordinal),
         ImmutableQueue<string>.Empty,
-        0);
+        0,
+        ClusterSubscriptions.Empty);
 
     /// <summary>The members: tag → URL (how the other nodes reach it).</summary>
     public ImmutableSortedDictionary<string, string> Members { get; }
@@ -45,13 +48,16 @@ public sealed partial class ClusterState
     /// <summary>The database records by name (ignoring case, as database names do).</summary>
     public ImmutableSortedDictionary<string, ClusterDatabaseRecord> Databases { get; }
 
+    /// <summary>The subscriptions of the databases: definitions, mentors, acknowledged positions.</summary>
+    public ClusterSubscriptions Subscriptions { get; }
+
     /// <summary>The log index of the last command that changed anything: <c>/cluster/topology</c>'s <c>Etag</c>.</summary>
     public long Etag { get; }
 
     public bool WasApplied(string commandId) => _appliedIds.Contains(commandId);
 
     /// <summary>The same state without the remembered command ids: what a node keeps to compare later states with.</summary>
-    public ClusterState WithoutAppliedIds() => _appliedIds.IsEmpty ? this : new(Members, Databases, Empty._appliedIds, Empty._appliedOrder, Etag);
+    public ClusterState WithoutAppliedIds() => _appliedIds.IsEmpty ? this : new(Members, Databases, Empty._appliedIds, Empty._appliedOrder, Etag, Subscriptions);
 
     /// <summary>The tag of the member at <paramref name="url"/> (compared as URLs), or null.</summary>
     public string? TagOf(string url)
@@ -79,9 +85,13 @@ public sealed partial class ClusterState
         }
         var members = Members;
         var databases = Databases;
+        var subscriptions = Subscriptions;
         string? refused = null;
         switch (command.Kind)
         {
+            case var kind when ClusterSubscriptions.Handles(kind):
+                (subscriptions, refused) = subscriptions.Apply(command, index, databases);
+                break;
             case ClusterCommandKind.PutMember when command.Tag is { } tag && command.Url is { } url:
                 // Two nodes added at once must not end up with one tag: the first committed wins.
                 if (members.TryGetValue(tag, out var taken) && !ClusterUrls.Same(taken, url))
@@ -187,14 +197,26 @@ public sealed partial class ClusterState
                 refused = $"The command {command.Kind} lacks a field it needs.";
                 break;
         }
-        var ids = _appliedIds.Add(command.Id);
-        var order = _appliedOrder.Enqueue(command.Id);
-        if (ids.Count > RememberedIds)
+        if (!ReferenceEquals(databases, Databases))
         {
-            order = order.Dequeue(out var oldest);
-            ids = ids.Remove(oldest);
+            subscriptions = subscriptions.Fit(databases);
         }
-        return (new ClusterState(members, databases, ids, order, refused is null ? index : Etag), refused);
+        var ids = _appliedIds;
+        var order = _appliedOrder;
+        // Acknowledgements (one per subscription batch) are not remembered: they would push the
+        // ids of rarer commands (a database create a client may retry) out of the window, and one
+        // applied again only sets a position that was stored before (a resend, never a skip).
+        if (command.Kind != ClusterCommandKind.AcknowledgeSubscription)
+        {
+            ids = ids.Add(command.Id);
+            order = order.Enqueue(command.Id);
+            if (ids.Count > RememberedIds)
+            {
+                order = order.Dequeue(out var oldest);
+                ids = ids.Remove(oldest);
+            }
+        }
+        return (new ClusterState(members, databases, ids, order, refused is null ? index : Etag, subscriptions), refused);
     }
 
     private static ImmutableSortedDictionary<string, ClusterDatabaseRecord> Touch(
@@ -212,7 +234,10 @@ public sealed partial class ClusterState
         Members.ToDictionary(),
         [.. Databases.Values.Select(d => new SnapshotDatabase(d.Name, [.. d.Nodes], d.TopologyEtag, d.Settings.ToDictionary()) { Indexes = [.. d.Indexes.Values] })],
         [.. _appliedOrder],
-        Etag));
+        Etag)
+    {
+        Subscriptions = [.. Subscriptions.All().Select(s => new SnapshotSubscription(s.Database, s.Subscription))],
+    });
 
     /// <summary>The state a snapshot written by <see cref="ToJson"/> holds.</summary>
     public static ClusterState FromJson(ReadOnlySpan<byte> json)
@@ -227,10 +252,17 @@ public sealed partial class ClusterState
                 // Snapshots written before indexes were part of the state have none.
                 Indexes = ClusterDatabaseRecord.NoIndexes.AddRange((d.Indexes ?? []).Select(i => KeyValuePair.Create(i.Name, i))),
             })));
-        return new ClusterState(members, databases, [.. snapshot.AppliedIds], [.. snapshot.AppliedIds], snapshot.Etag);
+        // Snapshots written before subscriptions were in the cluster's state have none.
+        var subscriptions = ClusterSubscriptions.From((snapshot.Subscriptions ?? []).Select(s => (s.Database, s.Subscription)));
+        return new ClusterState(members, databases, [.. snapshot.AppliedIds], [.. snapshot.AppliedIds], snapshot.Etag, subscriptions);
     }
 
-    private sealed record Snapshot(Dictionary<string, string> Members, List<SnapshotDatabase> Databases, List<string> AppliedIds, long Etag);
+    private sealed record Snapshot(Dictionary<string, string> Members, List<SnapshotDatabase> Databases, List<string> AppliedIds, long Etag)
+    {
+        public List<SnapshotSubscription>? Subscriptions { get; init; }
+    }
+
+    private sealed record SnapshotSubscription(string Database, ClusterSubscription Subscription);
 
     private sealed record SnapshotDatabase(string Name, List<string> Nodes, long TopologyEtag, Dictionary<string, string> Settings)
     {

@@ -78,6 +78,12 @@ public sealed class SubscriptionsHandler(ServerContext server) : HandlerBase(ser
         writer.WriteString("ChangeVectorForNextBatchStartingPoint", Documents.ChangeVectors.Format(nodeTag, record.AckedEtag, databaseId));
         writer.WriteNumber("AckedEtag", record.AckedEtag);
         writer.WriteBoolean("Disabled", record.Disabled);
+        // On a clustered database: the node that serves it (RavenDB's MentorNode and NodeTag).
+        if (subscription.Cluster is { } cluster)
+        {
+            writer.WriteString("MentorNode", cluster.Mentor);
+            writer.WriteString("NodeTag", cluster.Mentor);
+        }
         JsonDefaults.WriteTime(writer, "CreatedAt", record.CreatedAt);
         JsonDefaults.WriteTime(writer, "LastBatchAckTime", record.LastAckAt);
         JsonDefaults.WriteTime(writer, "LastBatchTime", record.LastBatchAt);
@@ -189,6 +195,8 @@ public sealed class SubscriptionsHandler(ServerContext server) : HandlerBase(ser
         if (!Enum.TryParse<SubscriptionStrategy>(strategyText, ignoreCase: true, out var strategy) || !Enum.IsDefined(strategy))
             throw new BadRequestException($"strategy '{strategyText}' is not one of OpenIfFree, TakeOver, WaitForFree, Concurrent.");
         var maxDocs = parameters.GetInt32("maxDocsPerBatch", 4096, 1, 65_536);
+        // Before the upgrade: a node still loading the cluster's state answers 503 (the worker retries).
+        store.ThrowIfLoading(name);
         using var socket = await context.AcceptWebSocketAsync("connect with ws://.../databases/{db}/subscriptions/connect?name=...").ConfigureAwait(false);
         var address = $"{context.HttpContext.Connection.RemoteIpAddress}:{context.HttpContext.Connection.RemotePort}";
         var aborted = context.RequestAborted;
@@ -196,9 +204,9 @@ public sealed class SubscriptionsHandler(ServerContext server) : HandlerBase(ser
         SubscriptionSession session;
         try
         {
-            session = await store.Get(name).ConnectAsync(strategy, address, aborted).ConfigureAwait(false);
+            session = await store.GetForWorker(name).ConnectAsync(strategy, address, aborted).ConfigureAwait(false);
         }
-        catch (Exception e) when (e is SubscriptionDoesNotExistException or SubscriptionInUseException or SubscriptionClosedException)
+        catch (Exception e) when (e is SubscriptionDoesNotExistException or SubscriptionInUseException or SubscriptionClosedException or SubscriptionDoesNotBelongToNodeException)
         {
             await SubscriptionConnection.RefuseAsync(socket, e, aborted).ConfigureAwait(false);
             return;

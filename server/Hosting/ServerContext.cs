@@ -10,6 +10,7 @@ public sealed class ServerContext : IAsyncDisposable
     private DatabasesLandlord? _databases;
     private DatabaseOperations? _operations;
     private ReplicationHub? _replication;
+    private readonly Subscriptions.ISubscriptionCluster _subscriptionCluster;
 
     public ServerContext(ServerOptions options, ILoggerFactory loggerFactory, Security.ServerSecurity? security = null)
     {
@@ -21,6 +22,8 @@ public sealed class ServerContext : IAsyncDisposable
         Cluster = new Cluster.ClusterNode(options.Cluster, Path.Combine(options.DataDir, "System", "Cluster"), () => Options.Database.NodeTag, loggerFactory, () => Databases, () => security?.Certificate.Current);
         // The cluster gives each database's nodes to replication whenever a record or a member's URL changes.
         Cluster.Replication = new Cluster.ReplicationHubTopologySink(() => Replication);
+        // A clustered database's subscriptions are kept by the cluster (the subscriptions layer sees it through this).
+        _subscriptionCluster = new Cluster.SubscriptionClusterSink(Cluster);
     }
 
     public ServerOptions Options { get; }
@@ -70,7 +73,7 @@ public sealed class ServerContext : IAsyncDisposable
                     // A clustered database's auto-indexes go into its record, so that every node has them.
                     Indexing.IndexStore.Component(Options.Indexing, LoggerFactory, new Cluster.ClusterAutoIndexSink(Cluster)),
                     Queries.SlowQueryLog.Component(Options.SlowQueries, LoggerFactory),
-                    Subscriptions.SubscriptionStore.Component(LoggerFactory),
+                    Subscriptions.SubscriptionStore.Component(LoggerFactory, _subscriptionCluster),
                     Backup.PeriodicBackups.Component(Options.Backup with { FailureOf = ErrorMapping.FailureOf }, LoggerFactory),
                     Replication.Component,
                     // Last: it subscribes to the indexes' batches and reads the subscriptions

@@ -19,6 +19,24 @@ public static class ReplicationPositions
             ? BinaryPrimitives.ReadInt64LittleEndian(value)
             : 0;
 
+    /// <summary>Every source's position in <paramref name="reader"/>'s snapshot: source database id → last etag applied.</summary>
+    public static Dictionary<string, long> ReadAll(DatabaseReader reader)
+    {
+        var positions = new Dictionary<string, long>(StringComparer.Ordinal);
+        if (reader.GetTree(TreeName) is not { } tree)
+        {
+            return positions;
+        }
+        using var iterator = tree.Iterate();
+        var more = iterator.SeekFirst();
+        while (more)
+        {
+            positions[Encoding.ASCII.GetString(iterator.Key)] = BinaryPrimitives.ReadInt64LittleEndian(iterator.Value);
+            more = iterator.MoveNext();
+        }
+        return positions;
+    }
+
     public static long Read(DatabaseTransaction transaction, string sourceDatabaseId) =>
         transaction.GetTree(TreeName).TryGet(Encoding.ASCII.GetBytes(sourceDatabaseId), out var value)
             ? BinaryPrimitives.ReadInt64LittleEndian(value)

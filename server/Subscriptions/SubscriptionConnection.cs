@@ -84,8 +84,18 @@ public sealed class SubscriptionConnection : IDisposable
     /// <summary>Answers a worker that cannot have the subscription (<c>ConnectionStatus</c> with the reason) and closes.</summary>
     public static async Task RefuseAsync(WebSocket socket, Exception reason, CancellationToken aborted)
     {
-        var status = reason switch { SubscriptionDoesNotExistException => "NotFound", SubscriptionInUseException => "InUse", _ => "Closed" };
-        var message = JsonSerializer.SerializeToUtf8Bytes(new { Type = "ConnectionStatus", Status = status, Exception = reason.GetType().Name, reason.Message, CanReconnect = reason is SubscriptionInUseException });
+        var status = reason switch
+        {
+            SubscriptionDoesNotExistException => "NotFound",
+            SubscriptionInUseException => "InUse",
+            SubscriptionDoesNotBelongToNodeException => "Redirect",
+            _ => "Closed",
+        };
+        // Redirect (RavenDB's status for SubscriptionDoesNotBelongToNodeException): the node that
+        // serves it, for the worker to connect there.
+        var message = reason is SubscriptionDoesNotBelongToNodeException redirect
+            ? JsonSerializer.SerializeToUtf8Bytes(new { Type = "ConnectionStatus", Status = status, Exception = reason.GetType().Name, reason.Message, CanReconnect = true, RedirectedTag = redirect.AppropriateNode, RedirectedUrl = redirect.AppropriateUrl })
+            : JsonSerializer.SerializeToUtf8Bytes(new { Type = "ConnectionStatus", Status = status, Exception = reason.GetType().Name, reason.Message, CanReconnect = reason is SubscriptionInUseException });
         await socket.SendAsync(message, WebSocketMessageType.Text, true, aborted).ConfigureAwait(false);
         await WebSocketClosing.SendCloseAsync(socket, WebSocketCloseStatus.PolicyViolation, status, CancellationToken.None).ConfigureAwait(false);
         await WebSocketClosing.DrainAsync(socket, WebSocketClosing.Grace, aborted).ConfigureAwait(false);
@@ -106,6 +116,14 @@ public sealed class SubscriptionConnection : IDisposable
             }
             catch (Exception e) when (e is DatabaseUnavailableException or SubscriptionDoesNotExistException)
             {
+                _error = (e.GetType().Name, e.Message);
+            }
+            catch (Exception e) when (e is ClusterException or NotLeaderException)
+            {
+                // A clustered database's acknowledgement the cluster did not commit (no leader, or
+                // this node no longer serves the subscription): the worker connects again, and is
+                // sent to the node that does.
+                _logger.LogWarning("Subscription {Subscription}: the connection of {Address} ends: {Error}", _session.Subscription.Record.Name, _session.Address, e.Message);
                 _error = (e.GetType().Name, e.Message);
             }
             catch (StorageException e)

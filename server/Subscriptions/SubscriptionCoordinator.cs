@@ -15,7 +15,7 @@ namespace Jackdaw.Server.Subscriptions;
 /// acknowledged position advances over contiguous acknowledged ranges and is stored (durably)
 /// before the worker is told.
 /// </summary>
-public sealed class SubscriptionCoordinator
+public sealed partial class SubscriptionCoordinator
 {
     /// <summary>The most documents scanned (matching or not) to make one batch.</summary>
     public const int MaxScan = 64 * 1024;
@@ -94,6 +94,7 @@ public sealed class SubscriptionCoordinator
                 {
                     if (_record.Disabled)
                         throw new SubscriptionClosedException(_record.Name, "the subscription is disabled.");
+                    ThrowUnlessServedHere();
                     // A worker taking over goes first: the others wait behind it (or are refused).
                     var busy = _sessions.Count > 0 || (_takeOvers > 0 && !takingOver);
                     var concurrentOnly = _sessions.All(s => s.Strategy == SubscriptionStrategy.Concurrent) && _takeOvers == 0;
@@ -179,6 +180,7 @@ public sealed class SubscriptionCoordinator
                 // Nobody holds a range: start again right after the acknowledged position.
                 _resend.Clear();
                 _doneRanges.Clear();
+                _pendingFeeds.Clear();
                 _sentUpTo = _record.AckedEtag;
             }
         }
@@ -219,6 +221,7 @@ public sealed class SubscriptionCoordinator
             var last = start;
             var rest = false;
             ReadOnlyMemory<byte> message = default;
+            IReadOnlyDictionary<string, long>? feeds = null;
             try
             {
                 using var reader = _store.Database.BeginRead();
@@ -245,6 +248,12 @@ public sealed class SubscriptionCoordinator
                 }
                 if (count > 0)
                     message = writer.Finish(rest || fresh ? last : end, reader);
+                // Read to the collection's end in this snapshot: how far each other copy's feed
+                // had come is true of everything up to this batch's end (see AcknowledgedFeeds).
+                if (fresh && !rest && Cluster is not null)
+                {
+                    feeds = _store.FeedPositions(reader);
+                }
             }
             catch
             {
@@ -271,7 +280,7 @@ public sealed class SubscriptionCoordinator
                     _sentUpTo = end;
                 }
             }
-            return new SubscriptionBatch(start, end, count, message);
+            return new SubscriptionBatch(start, end, count, message) { Feeds = feeds };
         }
     }
 
@@ -351,8 +360,14 @@ public sealed class SubscriptionCoordinator
                 changed = _record with { AckedEtag = acked, LastAckAt = ackedAt };
             }
         }
-        if (changed is not null)
+        if (changed is not null && Cluster is not null)
+        {
+            await StoreInClusterAsync(changed, batch).ConfigureAwait(false);
+        }
+        else if (changed is not null)
+        {
             await _store.StoreAsync(changed).ConfigureAwait(false);
+        }
         lock (_lock)
         {
             // Only this method (one store at a time) changes the done ranges while a session is

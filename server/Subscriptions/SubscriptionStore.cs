@@ -29,7 +29,7 @@ public enum SubscriptionStrategy : byte
 /// a worker is told), and the runtime of each, its <see cref="SubscriptionCoordinator"/>
 /// (connected workers, batches in flight).
 /// </summary>
-public sealed class SubscriptionStore : IAsyncDisposable
+public sealed partial class SubscriptionStore : IAsyncDisposable
 {
     public const string TreeName = "Subscriptions";
 
@@ -39,9 +39,10 @@ public sealed class SubscriptionStore : IAsyncDisposable
     private readonly SemaphoreSlim _changes = new(1, 1);
     private long _lastId;
 
-    private SubscriptionStore(DocumentDatabase database, ILoggerFactory loggerFactory)
+    private SubscriptionStore(DocumentDatabase database, ILoggerFactory loggerFactory, ISubscriptionCluster? cluster)
     {
         _database = database;
+        _cluster = cluster;
         _logger = loggerFactory.CreateLogger($"Jackdaw.Subscriptions.{database.Name}");
         database.RegisterTrees("Subscriptions", TreeName);
         JsonRecords.ReadAll(database, TreeName, json =>
@@ -51,10 +52,12 @@ public sealed class SubscriptionStore : IAsyncDisposable
                 _lastId = Math.Max(_lastId, record.Id);
             },
             e => _logger.LogError(e, "A subscription of database {Database} cannot be read; it is skipped", database.Name));
+        RefreshFromCluster();
     }
 
-    public static Func<DocumentDatabase, IAsyncDisposable> Component(ILoggerFactory loggerFactory) =>
-        database => new SubscriptionStore(database, loggerFactory);
+    /// <param name="cluster">The cluster that keeps a clustered database's subscriptions; null: every database keeps its own.</param>
+    public static Func<DocumentDatabase, IAsyncDisposable> Component(ILoggerFactory loggerFactory, ISubscriptionCluster? cluster = null) =>
+        database => new SubscriptionStore(database, loggerFactory, cluster);
 
     public static SubscriptionStore Of(DocumentDatabase database) =>
         database.GetComponent<SubscriptionStore>() ?? throw new InvalidOperationException($"Database '{database.Name}' was opened without subscriptions.");
@@ -110,6 +113,10 @@ public sealed class SubscriptionStore : IAsyncDisposable
     public async Task<SubscriptionRecord> CreateAsync(string? name, string query, string? changeVector)
     {
         Parse(query);
+        if (IsClustered)
+        {
+            return await CreateInClusterAsync(name, query, changeVector).ConfigureAwait(false);
+        }
         var start = changeVector switch
         {
             null or "" or "BeginningOfTime" => 0,
@@ -141,6 +148,11 @@ public sealed class SubscriptionStore : IAsyncDisposable
 
     public async Task DeleteAsync(string name)
     {
+        if (Get(name).Cluster is not null)
+        {
+            await ProposeAsync(new SubscriptionProposal(SubscriptionProposalKind.Delete, _database.Name, Get(name).Record.Name)).ConfigureAwait(false);
+            return;
+        }
         await _changes.WaitAsync().ConfigureAwait(false);
         try
         {
@@ -160,6 +172,12 @@ public sealed class SubscriptionStore : IAsyncDisposable
     public async Task SetDisabledAsync(string name, bool disabled)
     {
         var subscription = Get(name);
+        if (subscription.Cluster is not null)
+        {
+            // Every node closes its workers when it applies the change.
+            await ProposeAsync(new SubscriptionProposal(SubscriptionProposalKind.SetDisabled, _database.Name, subscription.Record.Name) { Disabled = disabled }).ConfigureAwait(false);
+            return;
+        }
         await subscription.UpdateAsync(r => r with { Disabled = disabled }).ConfigureAwait(false);
         if (disabled)
             subscription.CloseAll("the subscription was disabled");

@@ -1,8 +1,9 @@
 using Jackdaw.Client;
 using Jackdaw.Client.Subscriptions;
 
-// dotnet Jackdaw.Tests.SubscriptionWorker.dll <server url> <database> <subscription> <received file> [work ms]
+// dotnet Jackdaw.Tests.SubscriptionWorker.dll <server url[,url...]> <database> <subscription> <received file> [work ms]
 //
+// Several URLs (comma-separated): the nodes of a cluster, for the client's failover.
 // Runs the .NET client's subscription worker (TakeOver, batches of 256, reconnecting every 100 ms)
 // and appends the id of every document it receives to <received file>, one per line, written to the
 // operating system before the batch is acknowledged: a SIGKILL loses nothing that was acknowledged.
@@ -10,12 +11,12 @@ using Jackdaw.Client.Subscriptions;
 // often lands between a batch's receipt and its acknowledgement.
 if (args.Length is not (4 or 5))
 {
-    Console.Error.WriteLine("usage: Jackdaw.Tests.SubscriptionWorker <server url> <database> <subscription> <received file> [work ms]");
+    Console.Error.WriteLine("usage: Jackdaw.Tests.SubscriptionWorker <server url[,url...]> <database> <subscription> <received file> [work ms]");
     return 2;
 }
 var (url, database, subscription, file) = (args[0], args[1], args[2], args[3]);
 var work = args.Length == 5 ? int.Parse(args[4], System.Globalization.CultureInfo.InvariantCulture) : 0;
-using var store = new DocumentStore { Urls = [url], Database = database }.Initialize();
+using var store = new DocumentStore { Urls = url.Split(','), Database = database }.Initialize();
 await using var received = new FileStream(file, FileMode.Append, FileAccess.Write, FileShare.ReadWrite);
 await using var worker = store.Subscriptions.GetSubscriptionWorker<Order>(new SubscriptionWorkerOptions(subscription)
 {

@@ -7,7 +7,7 @@ namespace Jackdaw.Server.Tests.Cluster;
 /// <summary>
 /// Two secured servers that share their certificate (a cluster certificate, as RavenDB's nodes
 /// usually do) form a cluster over HTTPS: Raft's requests, the leader's checks and the requests
-/// passed on to the leader present it; Raft's path refuses other certificates.
+/// passed on to the leader (a subscription's command too) present it; Raft's path refuses other certificates.
 /// </summary>
 public sealed class SecuredClusterTests
 {
@@ -27,8 +27,15 @@ public sealed class SecuredClusterTests
         Assert.Contains("Orders", b.Server.Host.Server.Databases.Names);
         await Poll.UntilAsync(() => Task.FromResult(a.Server.Host.Server.Databases.Names.Contains("Orders")), TestCluster.Timeout, "Orders on A");
 
+        // A subscription created on B: its command goes to the leader with B's certificate.
+        using (var subscription = await b.Admin.PutAsync("/databases/Orders/subscriptions", new StringContent("""{"Name":"All","Query":"from Orders"}""", System.Text.Encoding.UTF8, "application/json")))
+            Assert.True(subscription.StatusCode == HttpStatusCode.Created, await subscription.Content.ReadAsStringAsync());
+        await Poll.UntilAsync(() => Task.FromResult(a.Server.Host.Server.Cluster.State.Subscriptions.Of("Orders").ContainsKey("All")), TestCluster.Timeout, "the subscription in A's state");
+
         var operatorCertificate = TestCertificates.Client("operator");
         a.Register(operatorCertificate, SecurityClearance.Operator);
+        using (var command = await a.Client(operatorCertificate).PostAsync("/admin/cluster/subscription-commands", new StringContent("{}")))
+            Assert.Equal(HttpStatusCode.Forbidden, command.StatusCode);
         using (var refused = await a.Client(operatorCertificate).PostAsync("/cluster-consensus/raft", new ByteArrayContent([])))
             Assert.Equal(HttpStatusCode.Forbidden, refused.StatusCode);
         using (var anonymous = await a.Client(null).PostAsync("/cluster-consensus/raft", new ByteArrayContent([])))

@@ -1,0 +1,144 @@
+using Jackdaw.Server.Documents;
+using Jackdaw.Server.Errors;
+using Microsoft.Extensions.Logging;
+
+namespace Jackdaw.Server.Subscriptions;
+
+/// <summary>
+/// The subscriptions of a clustered database: kept by the cluster (definitions, mentor, position),
+/// changed by proposing to it; this node serves only those it mentors.
+/// </summary>
+public sealed partial class SubscriptionStore
+{
+    private readonly ISubscriptionCluster? _cluster;
+    private readonly object _refreshLock = new();
+
+    /// <summary>True when the cluster keeps this database's subscriptions (the database has a cluster record).</summary>
+    public bool IsClustered => _cluster?.Keeps(_database.Name) == true;
+
+    /// <summary>
+    /// Brings this node's clustered subscriptions in line with the cluster's state: new ones, changed
+    /// ones (disabled, given to another node: their workers are closed, to be told where to go),
+    /// deleted ones. Called at open and by the cluster after each change of them; quick, in memory.
+    /// </summary>
+    public void RefreshFromCluster()
+    {
+        if (_cluster is not { } cluster || !cluster.Keeps(_database.Name))
+        {
+            return;
+        }
+        lock (_refreshLock)
+        {
+            var me = cluster.NodeTag;
+            var names = new HashSet<string>(StringComparer.OrdinalIgnoreCase);
+            foreach (var definition in cluster.Current(_database.Name))
+            {
+                names.Add(definition.Name);
+                _subscriptions.TryGetValue(definition.Name, out var existing);
+                if (existing is { Cluster: null })
+                {
+                    _logger.LogWarning("Subscription {Subscription} of database {Database} exists here and in the cluster; this node keeps serving its own", definition.Name, _database.Name);
+                    continue;
+                }
+                if (existing is not null && existing.Record.Query == definition.Query)
+                {
+                    existing.ApplyCluster(definition, me, _database.DatabaseId);
+                    continue;
+                }
+                try
+                {
+                    var coordinator = new SubscriptionCoordinator(this, definition, me, _database.DatabaseId, Parse(definition.Query));
+                    _subscriptions[definition.Name] = coordinator;
+                    existing?.CloseAll("the subscription's query changed", canReconnect: true);
+                }
+                catch (InvalidQueryException e)
+                {
+                    _logger.LogError(e, "Subscription {Subscription} of database {Database} has a query this node cannot run", definition.Name, _database.Name);
+                }
+            }
+            foreach (var gone in _subscriptions.Values.Where(s => s.Cluster is not null && !names.Contains(s.Record.Name)).ToList())
+            {
+                _subscriptions.TryRemove(gone.Record.Name, out _);
+                gone.CloseAll("the subscription was deleted");
+            }
+        }
+    }
+
+    /// <summary>
+    /// On a node still loading the cluster's state (starting), a subscription it does not know yet
+    /// may well exist: the worker is told to retry (503) rather than that it does not exist.
+    /// </summary>
+    /// <exception cref="DatabaseUnavailableException">This node has not loaded the cluster's state as far as this database yet.</exception>
+    public void ThrowIfLoading(string name)
+    {
+        if (!_subscriptions.ContainsKey(name) && !IsClustered && _cluster?.IsLoading(_database.Name) == true)
+        {
+            throw new DatabaseUnavailableException(_database.Name, "this node is still loading the cluster's state (its subscriptions are kept there).");
+        }
+    }
+
+    /// <summary>The subscription a worker connects to; on a clustered database one the cluster has and this store has not taken yet is taken first.</summary>
+    /// <exception cref="SubscriptionDoesNotExistException">No such subscription.</exception>
+    public SubscriptionCoordinator GetForWorker(string name)
+    {
+        if (!_subscriptions.ContainsKey(name) && IsClustered)
+        {
+            RefreshFromCluster();
+        }
+        return Get(name);
+    }
+
+    private async Task<SubscriptionRecord> CreateInClusterAsync(string? name, string query, string? changeVector)
+    {
+        name = string.IsNullOrWhiteSpace(name) ? Guid.NewGuid().ToString("N") : name.Trim();
+        if (name.Length > 256 || name.Any(char.IsControl))
+        {
+            throw new BadRequestException("A subscription name has at most 256 characters and no control characters.");
+        }
+        if (_subscriptions.ContainsKey(name))
+        {
+            throw new SubscriptionAlreadyExistsException(name);
+        }
+        IReadOnlyDictionary<string, long> position = changeVector switch
+        {
+            null or "" or "BeginningOfTime" => new Dictionary<string, long>(),
+            "LastDocument" => CurrentPosition(),
+            _ when long.TryParse(changeVector, out var etag) && etag >= 0 => new Dictionary<string, long> { [_database.DatabaseId] = etag },
+            _ when ChangeVectors.TryParse(changeVector, out var etag, out _) => new Dictionary<string, long> { [_database.DatabaseId] = etag },
+            _ => throw new BadRequestException($"ChangeVector '{changeVector}' is not BeginningOfTime, LastDocument, an etag or a change vector such as A:12-..."),
+        };
+        try
+        {
+            await ProposeAsync(new SubscriptionProposal(SubscriptionProposalKind.Create, _database.Name, name) { Query = query, Position = position }).ConfigureAwait(false);
+        }
+        catch (ClusterException) when (_subscriptions.ContainsKey(name))
+        {
+            // Created meanwhile by another request.
+            throw new SubscriptionAlreadyExistsException(name);
+        }
+        _logger.LogInformation("Subscription {Subscription} of database {Database} created in the cluster", name, _database.Name);
+        return Get(name).Record;
+    }
+
+    /// <summary>Where this node's copy is now: its own last etag, and how far each other copy's feed came here.</summary>
+    private Dictionary<string, long> CurrentPosition()
+    {
+        var last = _database.LastEtag;
+        using var reader = _database.BeginRead();
+        return new Dictionary<string, long>(_cluster!.FeedPositions(reader)) { [_database.DatabaseId] = last };
+    }
+
+    /// <summary>Proposes a change to the cluster; a change other than an acknowledgement is applied here before this returns.</summary>
+    internal async Task ProposeAsync(SubscriptionProposal proposal)
+    {
+        await _cluster!.ProposeAsync(proposal, CancellationToken.None).ConfigureAwait(false);
+        if (proposal.Kind != SubscriptionProposalKind.Acknowledge)
+        {
+            RefreshFromCluster();
+        }
+    }
+
+    /// <summary>How far each other copy's replication feed had come in <paramref name="reader"/>'s snapshot (empty when not clustered).</summary>
+    internal IReadOnlyDictionary<string, long> FeedPositions(Databases.DatabaseReader reader) =>
+        _cluster?.FeedPositions(reader) ?? new Dictionary<string, long>();
+}
