@@ -14,6 +14,14 @@ public sealed record ClusterDatabaseRecord(string Name, IReadOnlyList<string> No
 
     public IReadOnlyDictionary<string, string> Settings { get; init; } = new Dictionary<string, string>();
 
+    /// <summary>
+    /// The log index of the command that created this record: a database deleted and created again
+    /// under its name is another one, and a node that saw only the states before and after (it lagged,
+    /// or installed a snapshot) deletes its old copy rather than keep its documents in the new one.
+    /// 0 for records made before it was kept.
+    /// </summary>
+    public long CreatedIndex { get; init; }
+
     /// <summary>The database's index definitions by name (ignoring case, as index names do); each node builds them.</summary>
     public ImmutableSortedDictionary<string, ClusterIndex> Indexes { get; init; } = NoIndexes;
 }

@@ -82,17 +82,20 @@ internal sealed partial class ClusterDatabases : IAsyncDisposable
             {
                 var complete = await ApplyAsync(_acted, target, announceAll: first).ConfigureAwait(false);
                 first = false;
-                if (!complete)
+                if (complete)
                 {
-                    // Keep the acted state where it was, so the failed steps are compared again.
-                    _ = RetryLaterAsync(target);
-                    continue;
+                    var changed = !SameRecords(_acted, target);
+                    _acted = target.WithoutAppliedIds();
+                    if (changed)
+                    {
+                        SaveActed(_acted);
+                    }
                 }
-                var changed = !SameRecords(_acted, target);
-                _acted = target.WithoutAppliedIds();
-                if (changed)
+                else
                 {
-                    SaveActed(_acted);
+                    // Keep the acted state where it was, so the failed steps are compared again;
+                    // requests waiting for this state are answered all the same (the failure is logged).
+                    _ = RetryLaterAsync(target);
                 }
                 Done(target);
             }
@@ -128,6 +131,29 @@ internal sealed partial class ClusterDatabases : IAsyncDisposable
         }
         var landlord = _databases();
         var complete = true;
+        foreach (var record in before.Databases.Values)
+        {
+            // Off this node, or deleted and created again under its name since (another database:
+            // the old copy's documents must not go into it).
+            if (!record.Nodes.Contains(me)
+                || (after.Databases.TryGetValue(record.Name, out var now) && now.Nodes.Contains(me) && now.CreatedIndex == record.CreatedIndex))
+            {
+                continue;
+            }
+            try
+            {
+                _node.Replication.SetTopology(record.Name, me, []);
+                if (await landlord.TryDeleteAsync(record.Name).ConfigureAwait(false))
+                {
+                    LogDeleted(_logger, record.Name, me);
+                }
+            }
+            catch (Exception e) when (e is not OperationCanceledException)
+            {
+                LogDatabaseFailed(_logger, record.Name, e);
+                complete = false;
+            }
+        }
         foreach (var record in after.Databases.Values)
         {
             if (!record.Nodes.Contains(me))
@@ -151,7 +177,7 @@ internal sealed partial class ClusterDatabases : IAsyncDisposable
                     await ApplyIndexesAsync(landlord, record.Name, hadIndexes, record.Indexes).ConfigureAwait(false);
                 }
                 if (!ReferenceEquals(before.Subscriptions.Of(record.Name), after.Subscriptions.Of(record.Name))
-                    || !ReferenceEquals(before.Members, after.Members) || !before.Databases.ContainsKey(record.Name) || announceAll)
+                    || !ReferenceEquals(before.Members, after.Members) || !before.Databases.ContainsKey(record.Name) || announceAll || created)
                 {
                     RefreshSubscriptions(landlord, record.Name);
                 }
@@ -160,26 +186,6 @@ internal sealed partial class ClusterDatabases : IAsyncDisposable
                     || !others.SequenceEqual(PeersOf(old, before, me)))
                 {
                     _node.Replication.SetTopology(record.Name, me, others);
-                }
-            }
-            catch (Exception e) when (e is not OperationCanceledException)
-            {
-                LogDatabaseFailed(_logger, record.Name, e);
-                complete = false;
-            }
-        }
-        foreach (var record in before.Databases.Values)
-        {
-            if (!record.Nodes.Contains(me) || (after.Databases.TryGetValue(record.Name, out var now) && now.Nodes.Contains(me)))
-            {
-                continue;
-            }
-            try
-            {
-                _node.Replication.SetTopology(record.Name, me, []);
-                if (await landlord.TryDeleteAsync(record.Name).ConfigureAwait(false))
-                {
-                    LogDeleted(_logger, record.Name, me);
                 }
             }
             catch (Exception e) when (e is not OperationCanceledException)
@@ -272,15 +278,15 @@ internal sealed partial class ClusterDatabases : IAsyncDisposable
     [LoggerMessage(EventId = 711, Level = LogLevel.Information, Message = "Deleted database {Database} from node {Tag}, as the cluster's record says")]
     private static partial void LogDeleted(ILogger logger, string database, string tag);
 
-    [LoggerMessage(EventId = 715, Level = LogLevel.Warning, Message = "Could not bring the subscriptions of database {Database} in line with the cluster's state")]
+    [LoggerMessage(EventId = 723, Level = LogLevel.Warning, Message = "Could not bring the subscriptions of database {Database} in line with the cluster's state")]
     private static partial void LogSubscriptionsFailed(ILogger logger, string database, Exception exception);
 
     [LoggerMessage(EventId = 712, Level = LogLevel.Error, Message = "Could not bring this node's databases in line with the cluster's records; retried in 5 s")]
     private static partial void LogFailed(ILogger logger, Exception exception);
 
-    [LoggerMessage(EventId = 713, Level = LogLevel.Error, Message = "Could not bring database {Database} in line with the cluster's record; retried in 5 s")]
+    [LoggerMessage(EventId = 724, Level = LogLevel.Error, Message = "Could not bring database {Database} in line with the cluster's record; retried in 5 s")]
     private static partial void LogDatabaseFailed(ILogger logger, string database, Exception exception);
 
-    [LoggerMessage(EventId = 714, Level = LogLevel.Warning, Message = "The databases this node last acted on ({Path}) cannot be read; only creating what the records name")]
+    [LoggerMessage(EventId = 725, Level = LogLevel.Warning, Message = "The databases this node last acted on ({Path}) cannot be read; only creating what the records name")]
     private static partial void LogActedUnreadable(ILogger logger, string path, Exception exception);
 }

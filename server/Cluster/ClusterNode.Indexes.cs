@@ -107,28 +107,28 @@ public sealed partial class ClusterNode
     /// </summary>
     private async Task RecordLocalIndexesAsync(string database, CancellationToken token)
     {
-        var store = Indexing.IndexStore.Of(_databases().GetDatabase(database));
-        var definitions = new List<(IndexDefinition, IndexLockMode?, IndexPriority?)>();
-        foreach (var index in store.Indexes)
-        {
-            if (index.ReplacementOf is not null || index.Definition.IsAutoIndex)
-            {
-                continue;
-            }
-            var definition = store.TryGet(Indexing.IndexStore.ReplacementName(index.Name)) is { } replacement
-                ? replacement.Definition.WithName(index.Name)
-                : index.Definition;
-            definitions.Add((definition, index.LockMode, index.Priority));
-        }
-        if (definitions.Count == 0)
-        {
-            return;
-        }
         try
         {
-            await PutIndexesAsync(database, definitions, ClusterCommand.NewId(), token).ConfigureAwait(false);
+            var store = Indexing.IndexStore.Of(_databases().GetDatabase(database));
+            var definitions = new List<(IndexDefinition, IndexLockMode?, IndexPriority?)>();
+            foreach (var index in store.Indexes)
+            {
+                if (index.ReplacementOf is not null || index.Definition.IsAutoIndex)
+                {
+                    continue;
+                }
+                var definition = store.TryGet(Indexing.IndexStore.ReplacementName(index.Name)) is { } replacement
+                    ? replacement.Definition.WithName(index.Name)
+                    : index.Definition;
+                definitions.Add((definition, index.LockMode, index.Priority));
+            }
+            if (definitions.Count == 0)
+            {
+                return;
+            }
+            await PutIndexesAsync(database, definitions, $"found/indexes/{database}", token).ConfigureAwait(false);
         }
-        catch (Exception e) when (e is ClusterException or IndexLockedException or Errors.NotLeaderException)
+        catch (Exception e) when (e is not OperationCanceledException)
         {
             // The cluster is founded all the same; the indexes stay on this node (PUT them again to record them).
             LogIndexesNotRecorded(_logger, e, database);

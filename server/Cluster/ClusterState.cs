@@ -148,6 +148,7 @@ public sealed partial class ClusterState
                 }
                 databases = databases.Add(name, new ClusterDatabaseRecord(name, [.. nodes], index)
                 {
+                    CreatedIndex = index,
                     Settings = command.Settings ?? new Dictionary<string, string>(),
                 });
                 break;
@@ -232,7 +233,7 @@ public sealed partial class ClusterState
     /// <summary>The state as a snapshot's JSON (members, records, remembered ids oldest first, etag).</summary>
     public byte[] ToJson() => JsonSerializer.SerializeToUtf8Bytes(new Snapshot(
         Members.ToDictionary(),
-        [.. Databases.Values.Select(d => new SnapshotDatabase(d.Name, [.. d.Nodes], d.TopologyEtag, d.Settings.ToDictionary()) { Indexes = [.. d.Indexes.Values] })],
+        [.. Databases.Values.Select(d => new SnapshotDatabase(d.Name, [.. d.Nodes], d.TopologyEtag, d.Settings.ToDictionary()) { Indexes = [.. d.Indexes.Values], CreatedIndex = d.CreatedIndex })],
         [.. _appliedOrder],
         Etag)
     {
@@ -249,6 +250,7 @@ public sealed partial class ClusterState
             KeyValuePair.Create(d.Name, new ClusterDatabaseRecord(d.Name, d.Nodes, d.TopologyEtag)
             {
                 Settings = d.Settings,
+                CreatedIndex = d.CreatedIndex,
                 // Snapshots written before indexes were part of the state have none.
                 Indexes = ClusterDatabaseRecord.NoIndexes.AddRange((d.Indexes ?? []).Select(i => KeyValuePair.Create(i.Name, i))),
             })));
@@ -266,6 +268,8 @@ public sealed partial class ClusterState
 
     private sealed record SnapshotDatabase(string Name, List<string> Nodes, long TopologyEtag, Dictionary<string, string> Settings)
     {
+        public long CreatedIndex { get; init; }
+
         public List<ClusterIndex>? Indexes { get; init; }
     }
 }

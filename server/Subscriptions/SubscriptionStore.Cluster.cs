@@ -104,7 +104,9 @@ public sealed partial class SubscriptionStore
             null or "" or "BeginningOfTime" => new Dictionary<string, long>(),
             "LastDocument" => CurrentPosition(),
             _ when long.TryParse(changeVector, out var etag) && etag >= 0 => new Dictionary<string, long> { [_database.DatabaseId] = etag },
-            _ when ChangeVectors.TryParse(changeVector, out var etag, out _) => new Dictionary<string, long> { [_database.DatabaseId] = etag },
+            // Etags are numbered by each copy: the position belongs to the copy the vector names (the
+            // others start from their beginning, which sends more, never less).
+            _ when ChangeVectors.TryParse(changeVector, out var etag, out var databaseId) => new Dictionary<string, long> { [databaseId.ToString()] = etag },
             _ => throw new BadRequestException($"ChangeVector '{changeVector}' is not BeginningOfTime, LastDocument, an etag or a change vector such as A:12-..."),
         };
         try

@@ -48,6 +48,20 @@ public sealed class ClusterStateTests
     }
 
     [Fact]
+    public void ADatabaseCreatedAgainUnderItsNameIsAnotherRecordAndASnapshotKeepsWhichOne()
+    {
+        var state = Apply(ThreeMembers(), 4, new ClusterCommand("c1", ClusterCommandKind.PutDatabase) { Database = "Orders", Nodes = ["A", "B"] });
+        Assert.Equal(4, state.Databases["Orders"].CreatedIndex);
+        state = Apply(state, 5, new ClusterCommand("d1", ClusterCommandKind.DeleteDatabase) { Database = "Orders" });
+        state = Apply(state, 6, new ClusterCommand("c2", ClusterCommandKind.PutDatabase) { Database = "Orders", Nodes = ["A", "B"] });
+        // Same name, same nodes: a node that lagged over both changes still tells the two apart.
+        Assert.Equal(6, state.Databases["Orders"].CreatedIndex);
+        state = Apply(state, 7, new ClusterCommand("n1", ClusterCommandKind.AddDatabaseNode) { Database = "Orders", Tag = "C" });
+        Assert.Equal(6, state.Databases["Orders"].CreatedIndex);
+        Assert.Equal(6, ClusterState.FromJson(state.ToJson()).Databases["Orders"].CreatedIndex);
+    }
+
+    [Fact]
     public void ATagOrAUrlIsNeverGivenToTwoMembers()
     {
         var state = ThreeMembers();
