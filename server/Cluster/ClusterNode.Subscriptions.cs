@@ -55,6 +55,10 @@ public sealed partial class ClusterNode
             {
                 await Task.Delay(10, token).ConfigureAwait(false);
             }
+            if (!State.WasApplied(command.Id))
+            {
+                throw new NotLeaderException($"The change of subscription '{command.Subscription?.Name}' was committed, but node {NodeTag} has not applied it within 30 s; retry on another node, or here shortly.");
+            }
         }
         return index;
     }

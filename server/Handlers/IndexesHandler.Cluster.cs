@@ -34,7 +34,9 @@ public sealed partial class IndexesHandler
             IndexStore.ValidateMaps(definitions);
         }
         if (await LeaderForwarding.ForwardedAsync(context, body: body).ConfigureAwait(false))
+        {
             return;
+        }
         var cluster = Server.Cluster;
         var changes = definitions.Select((d, i) => (d, settings[i].LockMode, settings[i].Priority)).ToList();
         var etag = await cluster.PutIndexesAsync(name, changes, LeaderForwarding.CommandId(context), context.RequestAborted).ConfigureAwait(false);
@@ -55,11 +57,15 @@ public sealed partial class IndexesHandler
     {
         var name = context.GetCaptureMemory(0).ToString();
         if (Server.Cluster.RecordOf(name) is null)
+        {
             throw new BadRequestException($"Database '{name}' is not in a cluster: auto-indexes are put by its queries alone.");
+        }
         var body = await ReadBodyAsync(context).ConfigureAwait(false);
         var definition = ReadAutoDefinition(body);
         if (await LeaderForwarding.ForwardedAsync(context, body: body).ConfigureAwait(false))
+        {
             return;
+        }
         var etag = await Server.Cluster.PutIndexesAsync(name, [(definition, null, null)], LeaderForwarding.CommandId(context), context.RequestAborted).ConfigureAwait(false);
         await AnsweredAppliedAsync(context, etag).ConfigureAwait(false);
         await WritePutAnswerAsync(context, [definition], etag).ConfigureAwait(false);
@@ -74,7 +80,9 @@ public sealed partial class IndexesHandler
             using var json = JsonDocument.Parse(body);
             if (json.RootElement.ValueKind != JsonValueKind.Object || !json.RootElement.TryGetProperty("Type", out var type)
                 || type.GetString() is not ("AutoMap" or "AutoMapReduce"))
+            {
                 throw new BadRequestException($"The body must be an auto-index's definition, such as {Example}.");
+            }
             definition = IndexDefinition.FromStored(json.RootElement);
         }
         catch (Exception e) when (e is KeyNotFoundException or InvalidOperationException or ArgumentException or FormatException)
@@ -85,7 +93,9 @@ public sealed partial class IndexesHandler
         using (var given = JsonDocument.Parse(body))
         {
             if (given.RootElement.TryGetProperty("Name", out var n) && n.ValueKind == JsonValueKind.String && n.GetString() != definition.Name)
+            {
                 throw new BadRequestException($"The auto-index is named '{n.GetString()}', but its fields make it '{definition.Name}'.");
+            }
         }
         IndexStore.ValidateMaps([definition]);
         return definition;
@@ -101,9 +111,13 @@ public sealed partial class IndexesHandler
         var database = context.GetCaptureMemory(0).ToString();
         var name = new UrlQuery(context.Request.QueryString.Value).GetString("name");
         if (Server.Cluster.RecordOf(database) is not { } record || string.IsNullOrEmpty(name) || !RecordedOrNotHere(record, database, name))
+        {
             return false;
+        }
         if (await LeaderForwarding.ForwardedAsync(context).ConfigureAwait(false))
+        {
             return true;
+        }
         var etag = await Server.Cluster.DeleteIndexAsync(database, name, LeaderForwarding.CommandId(context), context.RequestAborted).ConfigureAwait(false);
         await AnsweredAppliedAsync(context, etag).ConfigureAwait(false);
         context.Response.StatusCode = StatusCodes.Status204NoContent;
@@ -119,12 +133,16 @@ public sealed partial class IndexesHandler
     {
         var database = context.GetCaptureMemory(0).ToString();
         if (Server.Cluster.RecordOf(database) is not { } record)
+        {
             return false;
+        }
         var body = await ReadBodyAsync(context).ConfigureAwait(false);
         List<string> names;
         string value;
         using (var json = JsonDocument.Parse(body))
+        {
             (names, value) = ParseNamesAndValue(json, valueName, example);
+        }
         if (!names.All(n => RecordedOrNotHere(record, database, n)))
         {
             // Indexes of this node alone (see DeleteClusteredAsync): set here, as on a lone server.
@@ -135,7 +153,9 @@ public sealed partial class IndexesHandler
         // Checked before the request goes on: a bad value is a 400 from this node.
         var parsed = parse(value);
         if (await LeaderForwarding.ForwardedAsync(context, body: body).ConfigureAwait(false))
+        {
             return true;
+        }
         var etag = await set(Server.Cluster, database, names, parsed, LeaderForwarding.CommandId(context)).ConfigureAwait(false);
         await AnsweredAppliedAsync(context, etag).ConfigureAwait(false);
         context.Response.StatusCode = StatusCodes.Status204NoContent;

@@ -41,7 +41,9 @@ public sealed partial class IndexesHandler(ServerContext server) : HandlerBase(s
         {
             var (lockMode, priority) = settings[i];
             if (lockMode is null && priority is null)
+            {
                 continue;
+            }
             await store.UpdateSettingsAsync(definitions[i].Name, (_, record) => record with
             {
                 LockMode = lockMode ?? record.LockMode,
@@ -80,7 +82,9 @@ public sealed partial class IndexesHandler(ServerContext server) : HandlerBase(s
         {
             json = JsonDocument.Parse(body);
             if (json is null || json.RootElement.ValueKind != JsonValueKind.Object || !json.RootElement.TryGetProperty("Indexes", out var indexes) || indexes.ValueKind != JsonValueKind.Array)
+            {
                 throw new BadRequestException("The body must be {\"Indexes\":[{\"Name\":\"Orders/Totals\",\"Maps\":[\"map('Orders', o => ({ Company: o.Company }))\"]}]}.");
+            }
             foreach (var definition in indexes.EnumerateArray())
             {
                 definitions.Add(IndexDefinition.FromJson(definition));
@@ -94,10 +98,14 @@ public sealed partial class IndexesHandler(ServerContext server) : HandlerBase(s
             json?.Dispose();
         }
         if (definitions.Count == 0)
+        {
             throw new BadRequestException("\"Indexes\" is empty: give at least one definition.");
+        }
         var duplicate = definitions.GroupBy(d => d.Name, StringComparer.OrdinalIgnoreCase).FirstOrDefault(g => g.Count() > 1);
         if (duplicate is not null)
+        {
             throw new BadRequestException($"The index '{duplicate.Key}' is defined more than once in this request.");
+        }
         return (definitions, settings);
     }
 
@@ -149,7 +157,9 @@ public sealed partial class IndexesHandler(ServerContext server) : HandlerBase(s
     public async ValueTask Delete(RequestContext context)
     {
         if (await DeleteClusteredAsync(context).ConfigureAwait(false))
+        {
             return;
+        }
         var (database, name) = Target(context, nameRequired: true);
         await IndexStore.Of(database).DeleteAsync(name!, respectLock: true).ConfigureAwait(false);
         context.Response.StatusCode = StatusCodes.Status204NoContent;
@@ -265,21 +275,31 @@ public sealed partial class IndexesHandler(ServerContext server) : HandlerBase(s
                 : progress.Positions.ToList())
             {
                 foreach (var record in reader.GetDocumentsFrom(collection, position.Documents, 1))
+                {
                     reasons.Add($"There are documents of '{collection}' still to index: the last indexed etag is {position.Documents}, the next is {record.Etag}.");
+                }
                 foreach (var tombstone in reader.GetTombstonesFrom(collection, position.Tombstones, 1))
+                {
                     reasons.Add($"There are deletions of '{collection}' still to process: the last processed tombstone etag is {position.Tombstones}, the next is {tombstone.Etag}.");
+                }
             }
             if (reasons.Count == 0 && index.IsStale(reader))
+            {
                 reasons.Add("The index has not yet read the latest changes of its collections.");
+            }
             if (index.State != IndexState.Normal)
+            {
                 reasons.Add($"The index is {index.State}.");
+            }
         }
         var writer = context.StartJson();
         writer.WriteStartObject();
         writer.WriteBoolean("IsStale", reasons.Count > 0 && index.State == IndexState.Normal || reasons.Count > 1);
         writer.WriteStartArray("StalenessReasons");
         foreach (var reason in reasons)
+        {
             writer.WriteStringValue(reason);
+        }
         writer.WriteEndArray();
         writer.WriteEndObject();
         await context.CompleteJsonAsync().ConfigureAwait(false);
@@ -306,29 +326,39 @@ public sealed partial class IndexesHandler(ServerContext server) : HandlerBase(s
         {
             var root = json?.RootElement ?? default;
             if (root.ValueKind != JsonValueKind.Object || !root.TryGetProperty("IndexDefinition", out var definitionJson))
+            {
                 throw new BadRequestException("The body must be {\"IndexDefinition\":{\"Name\":\"Orders/Test\",\"Maps\":[...]},\"Query\":\"from index 'Orders/Test'\",\"MaxDocumentsToProcess\":1000}.");
+            }
             definition = IndexDefinition.FromJson(definitionJson);
             queryText = root.TryGetProperty("Query", out var q) && q.ValueKind == JsonValueKind.String ? q.GetString() : null;
             if (root.TryGetProperty("QueryParameters", out var given) && given.ValueKind == JsonValueKind.Object)
             {
                 foreach (var parameter in given.EnumerateObject())
+                {
                     parameters[parameter.Name] = parameter.Value.Clone();
+                }
             }
             if (root.TryGetProperty("MaxDocumentsToProcess", out var max) && max.ValueKind != JsonValueKind.Null)
             {
                 if (max.ValueKind != JsonValueKind.Number || !max.TryGetInt32(out maxDocuments) || maxDocuments < 1 || maxDocuments > IndexTestRun.MaxDocuments)
+                {
                     throw new BadRequestException($"MaxDocumentsToProcess must be a whole number from 1 to {IndexTestRun.MaxDocuments}.");
+                }
             }
             if (root.TryGetProperty("WaitForNonStaleResultsTimeout", out var timeout) && timeout.ValueKind == JsonValueKind.String)
             {
                 if (!TimeSpan.TryParse(timeout.GetString(), CultureInfo.InvariantCulture, out maxTime) || maxTime <= TimeSpan.Zero || maxTime > TimeSpan.FromMinutes(5))
+                {
                     throw new BadRequestException($"WaitForNonStaleResultsTimeout '{timeout.GetString()}' must be a time span up to 00:05:00.");
+                }
             }
         }
         queryText ??= $"from index '{definition.Name.Replace("'", "\\'", StringComparison.Ordinal)}'";
         var parsed = Rql.RqlParser.Parse(queryText);
         if (!parsed.From.IsIndex)
+        {
             throw new Errors.InvalidQueryException(queryText, parsed.From.Position, $"the query of an index test runs on the tested index: write it as from index '{definition.Name}'.");
+        }
 
         var run = await IndexTestRun.RunAsync(database, definition, maxDocuments, maxTime, Server.LoggerFactory.CreateLogger("Jackdaw.Indexes.Test")).ConfigureAwait(false);
         try
@@ -384,7 +414,9 @@ public sealed partial class IndexesHandler(ServerContext server) : HandlerBase(s
         var unusedFor = IndexCleanupAdvisor.DefaultUnusedFor;
         if (new UrlQuery(context.Request.QueryString.Value).GetString("unusedFor") is { Length: > 0 } given
             && (!TimeSpan.TryParse(given, CultureInfo.InvariantCulture, out unusedFor) || unusedFor < TimeSpan.Zero))
+        {
             throw new BadRequestException($"unusedFor '{given}' is not a time span such as 7.00:00:00.");
+        }
         var advice = IndexCleanupAdvisor.Advise(IndexStore.Of(database).Indexes, unusedFor, DateTime.UtcNow);
         var writer = context.StartJson();
         writer.WriteStartObject();
@@ -395,16 +427,22 @@ public sealed partial class IndexesHandler(ServerContext server) : HandlerBase(s
             writer.WriteString("Type", item.Type);
             writer.WriteStartArray("Indexes");
             foreach (var name in item.Indexes)
+            {
                 writer.WriteStringValue(name);
+            }
             writer.WriteEndArray();
             writer.WriteString("Reason", item.Reason);
             writer.WritePropertyName("Evidence");
             item.Evidence.WriteTo(writer);
             writer.WritePropertyName("MergedDefinition");
             if (item.MergedDefinition is null)
+            {
                 writer.WriteNullValue();
+            }
             else
+            {
                 item.MergedDefinition.ToJson().WriteTo(writer);
+            }
             writer.WriteEndObject();
         }
         writer.WriteEndArray();
@@ -442,14 +480,18 @@ public sealed partial class IndexesHandler(ServerContext server) : HandlerBase(s
         foreach (var parameter in new UrlQuery(context.Request.QueryString.Value))
         {
             if (parameter.NameEquals("name"))
+            {
                 names.Add(UrlQuery.Decode(parameter.RawValue, "name"));
+            }
         }
         var indexes = names.Count == 0 ? store.Indexes : names.Select(store.Get).ToList();
         var writer = context.StartJson();
         writer.WriteStartObject();
         writer.WriteStartArray("Results");
         foreach (var index in indexes)
+        {
             IndexingPerformanceJson.WriteIndex(writer, index.Name, index.Performance.ToArray());
+        }
         writer.WriteEndArray();
         writer.WriteEndObject();
         await context.CompleteJsonAsync().ConfigureAwait(false);
@@ -504,9 +546,13 @@ public sealed partial class IndexesHandler(ServerContext server) : HandlerBase(s
         writer.WriteNumber("ProcessedDocuments", Math.Max(0, total - left));
         writer.WriteNumber("TotalDocuments", total);
         if (rate > 0)
+        {
             writer.WriteString("EstimatedTimeLeft", TimeSpan.FromSeconds(left / rate).ToString("c", CultureInfo.InvariantCulture));
+        }
         else
+        {
             writer.WriteNull("EstimatedTimeLeft");
+        }
         writer.WriteEndObject();
     }
 
@@ -518,7 +564,9 @@ public sealed partial class IndexesHandler(ServerContext server) : HandlerBase(s
         foreach (var parameter in new UrlQuery(context.Request.QueryString.Value))
         {
             if (parameter.NameEquals("name") && !parameter.RawValue.IsEmpty)
+            {
                 names.Add(UrlQuery.Decode(parameter.RawValue, "name"));
+            }
         }
         return names.Count == 0 ? store.Indexes : names.Select(store.Get).ToList();
     }
@@ -528,7 +576,9 @@ public sealed partial class IndexesHandler(ServerContext server) : HandlerBase(s
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
         var name = new UrlQuery(context.Request.QueryString.Value).GetString("name");
         if (nameRequired && string.IsNullOrEmpty(name))
+        {
             throw new BadRequestException("Query parameter 'name' is required: the index's name, e.g. ?name=Orders/Totals.");
+        }
         return (database, string.IsNullOrEmpty(name) ? null : name);
     }
 }

@@ -81,7 +81,9 @@ public sealed partial class SubscriptionStore
     /// <exception cref="SubscriptionDoesNotExistException">No such subscription.</exception>
     public SubscriptionCoordinator GetForWorker(string name)
     {
-        if (!_subscriptions.ContainsKey(name) && IsClustered)
+        // Always from the cluster's state as it is now (in memory): a new mentor must not send a
+        // worker to the dead one while the node's loop has not refreshed the store yet.
+        if (IsClustered)
         {
             RefreshFromCluster();
         }
