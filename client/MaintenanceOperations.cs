@@ -33,7 +33,7 @@ public sealed partial class MaintenanceOperations
     public async Task CreateDatabaseAsync(string name, CancellationToken token = default)
     {
         ArgumentException.ThrowIfNullOrEmpty(name);
-        using var response = await _executor.SendAsync(HttpMethod.Put, DatabasePath(name), null, token).ConfigureAwait(false);
+        using var response = await _executor.SendAsync(HttpMethod.Put, RaftPath(name), null, token).ConfigureAwait(false);
     }
 
     /// <summary>Creates the database unless it exists; returns whether it was created.</summary>
@@ -54,19 +54,27 @@ public sealed partial class MaintenanceOperations
     public async Task DeleteDatabaseAsync(string name, CancellationToken token = default)
     {
         ArgumentException.ThrowIfNullOrEmpty(name);
-        using var response = await _executor.SendAsync(HttpMethod.Delete, DatabasePath(name), null, token).ConfigureAwait(false);
+        using var response = await _executor.SendAsync(HttpMethod.Delete, RaftPath(name), null, token).ConfigureAwait(false);
     }
 
-    /// <summary>Names of the server's databases.</summary>
+    /// <summary>Names of the server's databases (in a cluster, every database the cluster has, whichever node answers).</summary>
     public async Task<string[]> GetDatabaseNamesAsync(CancellationToken token = default)
     {
-        using var response = await _executor.SendAsync(HttpMethod.Get, "/admin/databases", null, token).ConfigureAwait(false);
+        using var response = await _executor.SendAsync(HttpMethod.Get, "/databases?namesOnly=true", null, token).ConfigureAwait(false);
         await using var stream = await response.Content.ReadAsStreamAsync(token).ConfigureAwait(false);
         using var json = await JsonDocument.ParseAsync(stream, default, token).ConfigureAwait(false);
         if (!json.RootElement.TryGetProperty("Databases", out var databases) || databases.ValueKind != JsonValueKind.Array)
-            throw new JackdawException("GET /admin/databases answered without a \"Databases\" array.");
+        {
+            throw new JackdawException("GET /databases answered without a \"Databases\" array.");
+        }
         return [.. databases.EnumerateArray().Select(d => d.GetString() ?? "")];
     }
 
-    private static string DatabasePath(string name) => "/admin/databases?name=" + Uri.EscapeDataString(name);
+    /// <summary>
+    /// The path of a change of the cluster's state, with RavenDB's <c>raft-request-id</c>: one id per
+    /// call, sent again unchanged when the executor retries on another node, so a change the first
+    /// node committed before it failed is applied once (its retry is not a second create or delete).
+    /// </summary>
+    private static string RaftPath(string name) =>
+        "/admin/databases?name=" + Uri.EscapeDataString(name) + "&raft-request-id=" + Guid.NewGuid().ToString("N");
 }

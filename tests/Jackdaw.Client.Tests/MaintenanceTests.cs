@@ -19,9 +19,13 @@ public sealed class MaintenanceTests : IDisposable
         await _store.Maintenance.DeleteDatabaseAsync("Northwind");
 
         Assert.Equal(["existing", "Northwind"], names.Order(StringComparer.OrdinalIgnoreCase));
-        Assert.Equal(
-            ["PUT /admin/databases?name=Northwind", "GET /admin/databases", "DELETE /admin/databases?name=Northwind"],
-            _fake.Requests.Select(r => $"{r.Method} {r.PathAndQuery}"));
+        var sent = _fake.Requests.Select(r => $"{r.Method} {r.PathAndQuery}").ToList();
+        Assert.Equal(3, sent.Count);
+        Assert.Matches("^PUT /admin/databases\\?name=Northwind&raft-request-id=[0-9a-f]{32}$", sent[0]);
+        Assert.Equal("GET /databases?namesOnly=true", sent[1]);
+        Assert.Matches("^DELETE /admin/databases\\?name=Northwind&raft-request-id=[0-9a-f]{32}$", sent[2]);
+        // One id per change: two changes are two commands.
+        Assert.NotEqual(sent[0].Split("raft-request-id=")[1], sent[2].Split("raft-request-id=")[1]);
     }
 
     [Fact]
@@ -40,7 +44,7 @@ public sealed class MaintenanceTests : IDisposable
     {
         var error = await Assert.ThrowsAsync<BadRequestException>(() => _store.Maintenance.CreateDatabaseAsync("no spaces"));
         Assert.Contains("no spaces", error.Message);
-        Assert.Equal("PUT /admin/databases?name=no%20spaces", _fake.Requests.Select(r => $"{r.Method} {r.PathAndQuery}").Single());
+        Assert.StartsWith("PUT /admin/databases?name=no%20spaces&raft-request-id=", _fake.Requests.Select(r => $"{r.Method} {r.PathAndQuery}").Single());
     }
 
     [Fact]

@@ -98,7 +98,7 @@ public sealed class TopologyUpdateTests
 
         await Assert.ThrowsAsync<AllTopologyNodesDownException>(() => store.Maintenance.GetDatabaseNamesAsync());
 
-        Assert.Equal(2, handler.Requests.Count(r => r.PathAndQuery.StartsWith("/admin/databases", StringComparison.Ordinal)));
+        Assert.Equal(2, handler.Requests.Count(r => r.PathAndQuery.StartsWith("/databases?namesOnly=true", StringComparison.Ordinal)));
     }
 
     [Fact]

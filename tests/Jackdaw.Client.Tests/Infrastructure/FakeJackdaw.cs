@@ -80,7 +80,7 @@ public sealed partial class FakeJackdaw : HttpMessageHandler
             return intercepted;
 
         var query = ParseQuery(uri.Query);
-        if (path == "/admin/databases")
+        if (path == "/admin/databases" || (path == "/databases" && request.Method == HttpMethod.Get))
             return Databases(request.Method.Method, query);
 
         var segments = path.Split('/', StringSplitOptions.RemoveEmptyEntries);
