@@ -74,6 +74,12 @@ public sealed partial class ClusterNode : IAsyncDisposable
     /// <summary>True while the node waits to be added to a cluster.</summary>
     public bool IsPassive => _identity is null && _options.StartsPassive;
 
+    /// <summary>
+    /// True from the start of a member (it has an identity) until its Raft runs: requests that change
+    /// anything are refused meanwhile (503), since the node would take a lone server's paths.
+    /// </summary>
+    public bool IsStarting => _identity is not null && _raft is null;
+
     /// <summary>True once the node is part of a cluster (Raft runs and it has its identity).</summary>
     public bool IsClustered => _identity is not null && _raft is not null;
 

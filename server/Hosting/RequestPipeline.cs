@@ -67,6 +67,14 @@ public sealed partial class RequestPipeline
             return Finish(http, inner, started, JsonErrors.WriteAsync(http, StatusCodes.Status405MethodNotAllowed, ErrorTypes.MethodNotAllowed, $"'{endpoint.Template}' does not support {http.Request.Method}; allowed: {endpoint.Allow}."), failed: true, route: endpoint.Id);
         }
 
+        // A member between Kestrel's start and Raft's would take the paths of a lone server (a
+        // delete that bypasses the cluster, an index put locally): changes wait until it runs.
+        if (_server.Cluster.IsStarting && !HttpMethods.IsGet(http.Request.Method) && !HttpMethods.IsHead(http.Request.Method))
+        {
+            return Finish(http, inner, started, JsonErrors.WriteAsync(http, StatusCodes.Status503ServiceUnavailable, ErrorTypes.NotLeader,
+                $"Node {_server.Cluster.NodeTag} is starting and has not joined its cluster yet: retry shortly, or on another node."), failed: true, route: match.Endpoint!.Id);
+        }
+
         var context = _contexts.Get();
         context.Initialize(http, path, match, inner is not null);
         ValueTask pending;
