@@ -96,5 +96,21 @@ public sealed class SecuredClusterTests
             Assert.NotEqual(HttpStatusCode.OK, onC.StatusCode);
         await Poll.UntilAsync(() => AcceptedEverywhere(reporting, false), TestCluster.Timeout, "the deleted certificate refused on every node");
         Assert.True(await AcceptedEverywhere(early, true));
+
+        // Made through C (the leader makes it, and the key comes back in the answer only), edited through B.
+        bool NamedEverywhere(string name) => nodes.All(n => n.Security.Store.All.Any(d => d.Name == name));
+        using (var made = await c.Admin.PostAsync("/admin/certificates", new StringContent("""{"Name":"made","SecurityClearance":"ValidUser"}""", System.Text.Encoding.UTF8, "application/json")))
+        {
+            Assert.True(made.StatusCode == HttpStatusCode.OK, await made.Content.ReadAsStringAsync());
+            Assert.Equal("application/zip", made.Content.Headers.ContentType?.MediaType);
+            Assert.Contains("made.zip", made.Content.Headers.ContentDisposition?.ToString());
+        }
+        Assert.Contains(c.Security.Store.All, d => d.Name == "made");
+        await Poll.UntilAsync(() => Task.FromResult(NamedEverywhere("made")), TestCluster.Timeout, "the certificate made through C on every node");
+        var thumbprint = a.Security.Store.All.Single(d => d.Name == "made").Thumbprint;
+        var edit = $$$"""{"Thumbprint":"{{{thumbprint}}}","Name":"renamed"}""";
+        using (var edited = await b.Admin.PostAsync("/admin/certificates/edit", new StringContent(edit, System.Text.Encoding.UTF8, "application/json")))
+            Assert.True(edited.StatusCode == HttpStatusCode.Created, await edited.Content.ReadAsStringAsync());
+        await Poll.UntilAsync(() => Task.FromResult(NamedEverywhere("renamed") && !nodes.Any(n => n.Security.Store.All.Any(d => d.Name == "made"))), TestCluster.Timeout, "the edit on every node");
     }
 }
