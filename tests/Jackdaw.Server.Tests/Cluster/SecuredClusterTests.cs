@@ -112,5 +112,15 @@ public sealed class SecuredClusterTests
         using (var edited = await b.Admin.PostAsync("/admin/certificates/edit", new StringContent(edit, System.Text.Encoding.UTF8, "application/json")))
             Assert.True(edited.StatusCode == HttpStatusCode.Created, await edited.Content.ReadAsStringAsync());
         await Poll.UntilAsync(() => Task.FromResult(NamedEverywhere("renamed") && !nodes.Any(n => n.Security.Store.All.Any(d => d.Name == "made"))), TestCluster.Timeout, "the edit on every node");
+
+        // B restarted (on its URL): replaying the log does not bring back the deleted certificate.
+        await using var restarted = await b.RestartAsync("--urls", b.Url);
+        Assert.Equal(b.Url, restarted.Url);
+        await Poll.UntilAsync(() => Task.FromResult(restarted.Server.Host.Server.Cluster.State.Etag >= a.Server.Host.Server.Cluster.State.Etag), TestCluster.Timeout, "B to catch up after its restart");
+        using (var afterRestart = await restarted.Client(reporting, newConnectionPerRequest: true).GetAsync("/certificates/whoami"))
+            Assert.NotEqual(HttpStatusCode.OK, afterRestart.StatusCode);
+        using (var kept = await restarted.Client(early, newConnectionPerRequest: true).GetAsync("/certificates/whoami"))
+            Assert.Equal(HttpStatusCode.OK, kept.StatusCode);
+        Assert.Contains(restarted.Security.Store.All, d => d.Name == "renamed");
     }
 }
