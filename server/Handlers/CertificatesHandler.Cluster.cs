@@ -19,7 +19,9 @@ public sealed partial class CertificatesHandler
     private async ValueTask RegisterAsync(RequestContext context, ServerSecurity security, byte[] raw, CertificateDefinition definition)
     {
         if (await LeaderForwarding.ForwardedAsync(context, body: raw).ConfigureAwait(false))
+        {
             return;
+        }
         await StoreAsync(context, security, definition).ConfigureAwait(false);
         Empty(context, StatusCodes.Status201Created);
     }
@@ -43,7 +45,9 @@ public sealed partial class CertificatesHandler
     private async ValueTask<bool> DeleteClusteredAsync(RequestContext context, string thumbprint)
     {
         if (Server.Cluster.RegisteredCertificate(thumbprint) is null)
+        {
             return false;
+        }
         if (!await LeaderForwarding.ForwardedAsync(context).ConfigureAwait(false))
         {
             var etag = await Server.Cluster.DeleteCertificateAsync(thumbprint, LeaderForwarding.CommandId(context), context.RequestAborted).ConfigureAwait(false);

@@ -74,10 +74,14 @@ public sealed partial class CertificatesHandler(ServerContext server) : HandlerB
             {
                 // A content header: the leader's does not come back with its answer.
                 if (status == StatusCodes.Status200OK)
+                {
                     context.Response.Headers.ContentDisposition = disposition;
+                }
                 return ValueTask.CompletedTask;
             }, raw).ConfigureAwait(false))
+        {
             return;
+        }
         var (archive, definition) = ReadServerCertificate(security, issuer =>
         {
             using var certificate = ClientCertificateIssuer.Issue(name, issuer, now, body.NotAfter);
@@ -199,7 +203,9 @@ public sealed partial class CertificatesHandler(ServerContext server) : HandlerB
         {
             CertificateClearanceRules.EnsureMayChange(caller, existing, "delete");
             if (await DeleteClusteredAsync(context, thumbprint).ConfigureAwait(false))
+            {
                 return;
+            }
             security.Store.Delete(thumbprint);
         }
         Empty(context, StatusCodes.Status204NoContent);
