@@ -39,12 +39,14 @@ public sealed partial class CertificatesHandler
     }
 
     /// <summary>
-    /// The delete of a certificate the cluster's state holds (true, answered); false on a lone
-    /// server, or for one registered on this node alone (before it joined): deleted here only.
+    /// The delete of a certificate on a cluster (true, answered): decided by the leader, whose state
+    /// may hold a registration this node has not applied yet. False on a lone server, or for a
+    /// certificate registered on this node alone (before it joined): deleted here only.
     /// </summary>
-    private async ValueTask<bool> DeleteClusteredAsync(RequestContext context, string thumbprint)
+    private async ValueTask<bool> DeleteClusteredAsync(RequestContext context, ServerSecurity security, string thumbprint)
     {
-        if (Server.Cluster.RegisteredCertificate(thumbprint) is null)
+        if (!Server.Cluster.IsClustered
+            || Server.Cluster.RegisteredCertificate(thumbprint) is null && security.Store.Get(thumbprint) is not null)
         {
             return false;
         }

@@ -199,15 +199,15 @@ public sealed partial class CertificatesHandler(ServerContext server) : HandlerB
         var caller = context.Caller!;
         if (string.Equals(thumbprint, caller.Thumbprint, StringComparison.OrdinalIgnoreCase))
             throw new BadRequestException($"The certificate {thumbprint} is the one this request came with: a certificate does not delete itself (use another ClusterAdmin or Operator certificate).");
-        if (Registered(security, thumbprint) is { } existing)
-        {
+        var existing = Registered(security, thumbprint);
+        if (existing is not null)
             CertificateClearanceRules.EnsureMayChange(caller, existing, "delete");
-            if (await DeleteClusteredAsync(context, thumbprint).ConfigureAwait(false))
-            {
-                return;
-            }
-            security.Store.Delete(thumbprint);
+        if (await DeleteClusteredAsync(context, security, thumbprint).ConfigureAwait(false))
+        {
+            return;
         }
+        if (existing is not null)
+            security.Store.Delete(thumbprint);
         Empty(context, StatusCodes.Status204NoContent);
     }
 
