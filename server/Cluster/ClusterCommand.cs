@@ -23,5 +23,11 @@ public sealed record ClusterCommand(string Id, ClusterCommandKind Kind)
     /// <summary>The subscription a subscription command (<c>*Subscription*</c> kinds) is about, with <c>Database</c>.</summary>
     public ClusterSubscriptionChange? Subscription { get; init; }
 
+    /// <summary>The registered certificates a <see cref="ClusterCommandKind.PutCertificates"/> puts.</summary>
+    public IReadOnlyList<ClusterCertificate>? Certificates { get; init; }
+
+    /// <summary>The certificate a <see cref="ClusterCommandKind.DeleteCertificate"/> removes.</summary>
+    public string? Thumbprint { get; init; }
+
     public static string NewId() => Guid.NewGuid().ToString("N");
 }

@@ -48,4 +48,13 @@ public enum ClusterCommandKind
 
     /// <summary>Gives subscription <c>Subscription.Name</c> of <c>Database</c> to node <c>Subscription.Mentor</c>.</summary>
     SetSubscriptionMentor,
+
+    /// <summary>
+    /// Registers <c>Certificates</c> (each a client certificate's public part, clearance and
+    /// permissions), replacing those of the same thumbprints.
+    /// </summary>
+    PutCertificates,
+
+    /// <summary>Removes the registered certificate of <c>Thumbprint</c>; refused when none is registered.</summary>
+    DeleteCertificate,
 }

@@ -8,10 +8,11 @@ namespace Jackdaw.Server.Cluster;
 /// record names this node, deletes it when a record stops naming it (or is deleted), and tells
 /// replication each database's other nodes whenever they or their URLs change, and builds, changes
 /// and deletes the indexes of each local database as its record's definitions change
-/// (<c>ClusterDatabases.Indexes.cs</c>). Works off the state machine's thread, one state after another.
+/// (<c>ClusterDatabases.Indexes.cs</c>), and puts the registered certificates in this node's
+/// certificate store (<c>ClusterDatabases.Certificates.cs</c>). Works off the state machine's thread, one state after another.
 /// <para>
 /// Each state is compared with the state this node last acted on (<c>acted.json</c> beside the
-/// log, written durably whenever the records or members it holds change), never with the state
+/// log, written durably whenever the records, members or certificates it holds change), never with the state
 /// before it: at start DotNext applies the committed log again after the latest snapshot, and a
 /// replayed delete must not remove the copy (or the index) a later create made. A state at or
 /// before the acted one changes nothing; a later one (a replayed entry, or a snapshot a lagging
@@ -78,6 +79,13 @@ internal sealed partial class ClusterDatabases : IAsyncDisposable
             {
                 continue;
             }
+            if (Outside(_acted, target))
+            {
+                // Not a member yet (a passive node taking the log before its tag is known): nothing
+                // is acted on, so that once it is a member it compares with what it really did.
+                Done(target);
+                continue;
+            }
             try
             {
                 var complete = await ApplyAsync(_acted, target, announceAll: first).ConfigureAwait(false);
@@ -125,12 +133,17 @@ internal sealed partial class ClusterDatabases : IAsyncDisposable
     private async Task<bool> ApplyAsync(ClusterState before, ClusterState after, bool announceAll)
     {
         var me = _node.NodeTag;
-        if (me == ClusterNode.PassiveTag || !after.Members.ContainsKey(me) && !before.Members.ContainsKey(me))
+        var complete = true;
+        try
         {
-            return true;
+            ApplyCertificates(before.Certificates, after.Certificates, announceAll);
+        }
+        catch (Exception e) when (e is not OperationCanceledException)
+        {
+            LogCertificatesFailed(_logger, e);
+            complete = false;
         }
         var landlord = _databases();
-        var complete = true;
         foreach (var record in before.Databases.Values)
         {
             // Off this node, or deleted and created again under its name since (another database:
@@ -197,6 +210,13 @@ internal sealed partial class ClusterDatabases : IAsyncDisposable
         return complete;
     }
 
+    /// <summary>Whether this node is a member of neither state (or waits to be added): it has nothing to act on.</summary>
+    private bool Outside(ClusterState before, ClusterState after)
+    {
+        var me = _node.NodeTag;
+        return me == ClusterNode.PassiveTag || !after.Members.ContainsKey(me) && !before.Members.ContainsKey(me);
+    }
+
     /// <summary>This node's copy takes the cluster's subscriptions (new, changed, moved to or from this node, deleted).</summary>
     private void RefreshSubscriptions(DatabasesLandlord landlord, string database)
     {
@@ -213,10 +233,10 @@ internal sealed partial class ClusterDatabases : IAsyncDisposable
     private static List<ClusterPeer> PeersOf(ClusterDatabaseRecord record, ClusterState state, string me) =>
         [.. record.Nodes.Where(n => n != me && state.Members.ContainsKey(n)).Select(n => new ClusterPeer(n, state.Members[n]))];
 
-    /// <summary>Whether both states hold the same members and the same records (records are immutable: an unchanged one is the same object).</summary>
+    /// <summary>Whether both states hold the same members, certificates and records (records are immutable: an unchanged one is the same object).</summary>
     private static bool SameRecords(ClusterState a, ClusterState b)
     {
-        if (a.Databases.Count != b.Databases.Count || !a.Members.SequenceEqual(b.Members))
+        if (a.Databases.Count != b.Databases.Count || !a.Members.SequenceEqual(b.Members) || !a.Certificates.SequenceEqual(b.Certificates))
         {
             return false;
         }
@@ -286,6 +306,9 @@ internal sealed partial class ClusterDatabases : IAsyncDisposable
 
     [LoggerMessage(EventId = 724, Level = LogLevel.Error, Message = "Could not bring database {Database} in line with the cluster's record; retried in 5 s")]
     private static partial void LogDatabaseFailed(ILogger logger, string database, Exception exception);
+
+    [LoggerMessage(EventId = 726, Level = LogLevel.Error, Message = "Could not bring this node's registered certificates in line with the cluster's state; retried in 5 s")]
+    private static partial void LogCertificatesFailed(ILogger logger, Exception exception);
 
     [LoggerMessage(EventId = 725, Level = LogLevel.Warning, Message = "The databases this node last acted on ({Path}) cannot be read; only creating what the records name")]
     private static partial void LogActedUnreadable(ILogger logger, string path, Exception exception);

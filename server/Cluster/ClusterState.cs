@@ -5,7 +5,8 @@ namespace Jackdaw.Server.Cluster;
 
 /// <summary>
 /// The cluster's state as of one log index: its members by tag, the database records (with
-/// their index definitions, <c>ClusterState.Indexes.cs</c>) and their subscriptions. Immutable:
+/// their index definitions, <c>ClusterState.Indexes.cs</c>), their subscriptions and the
+/// registered client certificates (<c>ClusterState.Certificates.cs</c>). Immutable:
 /// <see cref="Apply"/> returns the next state, so readers take one reference and see one state.
 /// The ids of the last <see cref="RememberedIds"/> applied commands are part of it (and of its
 /// snapshots), so a retried command is applied once on every node.
@@ -24,8 +25,10 @@ public sealed partial class ClusterState
         ImmutableHashSet<string> appliedIds,
         ImmutableQueue<string> appliedOrder,
         long etag,
-        ClusterSubscriptions subscriptions)
+        ClusterSubscriptions subscriptions,
+        ImmutableSortedDictionary<string, ClusterCertificate> certificates)
     {
+        Certificates = certificates;
         Members = members;
         Databases = databases;
         Subscriptions = subscriptions;
@@ -40,7 +43,11 @@ public sealed partial class ClusterState
         ImmutableHashSet.Create<string>(StringComparer.Ordinal),
         ImmutableQueue<string>.Empty,
         0,
-        ClusterSubscriptions.Empty);
+        ClusterSubscriptions.Empty,
+        NoCertificates);
+
+    private static ImmutableSortedDictionary<string, ClusterCertificate> NoCertificates =>
+        ImmutableSortedDictionary.Create<string, ClusterCertificate>(StringComparer.OrdinalIgnoreCase);
 
     /// <summary>The members: tag → URL (how the other nodes reach it).</summary>
     public ImmutableSortedDictionary<string, string> Members { get; }
@@ -51,13 +58,16 @@ public sealed partial class ClusterState
     /// <summary>The subscriptions of the databases: definitions, mentors, acknowledged positions.</summary>
     public ClusterSubscriptions Subscriptions { get; }
 
+    /// <summary>The registered client certificates by thumbprint (ignoring case): every node puts them in its own certificate store.</summary>
+    public ImmutableSortedDictionary<string, ClusterCertificate> Certificates { get; }
+
     /// <summary>The log index of the last command that changed anything: <c>/cluster/topology</c>'s <c>Etag</c>.</summary>
     public long Etag { get; }
 
     public bool WasApplied(string commandId) => _appliedIds.Contains(commandId);
 
     /// <summary>The same state without the remembered command ids: what a node keeps to compare later states with.</summary>
-    public ClusterState WithoutAppliedIds() => _appliedIds.IsEmpty ? this : new(Members, Databases, Empty._appliedIds, Empty._appliedOrder, Etag, Subscriptions);
+    public ClusterState WithoutAppliedIds() => _appliedIds.IsEmpty ? this : new(Members, Databases, Empty._appliedIds, Empty._appliedOrder, Etag, Subscriptions, Certificates);
 
     /// <summary>The tag of the member at <paramref name="url"/> (compared as URLs), or null.</summary>
     public string? TagOf(string url)
@@ -86,6 +96,7 @@ public sealed partial class ClusterState
         var members = Members;
         var databases = Databases;
         var subscriptions = Subscriptions;
+        var certificates = Certificates;
         string? refused = null;
         switch (command.Kind)
         {
@@ -194,6 +205,9 @@ public sealed partial class ClusterState
                     databases = databases.SetItem(indexed.Name, indexed with { Indexes = indexes });
                 }
                 break;
+            case ClusterCommandKind.PutCertificates or ClusterCommandKind.DeleteCertificate:
+                (certificates, refused) = ApplyCertificates(command, certificates);
+                break;
             default:
                 refused = $"The command {command.Kind} lacks a field it needs.";
                 break;
@@ -217,7 +231,7 @@ public sealed partial class ClusterState
                 ids = ids.Remove(oldest);
             }
         }
-        return (new ClusterState(members, databases, ids, order, refused is null ? index : Etag, subscriptions), refused);
+        return (new ClusterState(members, databases, ids, order, refused is null ? index : Etag, subscriptions, certificates), refused);
     }
 
     private static ImmutableSortedDictionary<string, ClusterDatabaseRecord> Touch(
@@ -238,6 +252,7 @@ public sealed partial class ClusterState
         Etag)
     {
         Subscriptions = [.. Subscriptions.All().Select(s => new SnapshotSubscription(s.Database, s.Subscription))],
+        Certificates = [.. Certificates.Values],
     });
 
     /// <summary>The state a snapshot written by <see cref="ToJson"/> holds.</summary>
@@ -256,12 +271,16 @@ public sealed partial class ClusterState
             })));
         // Snapshots written before subscriptions were in the cluster's state have none.
         var subscriptions = ClusterSubscriptions.From((snapshot.Subscriptions ?? []).Select(s => (s.Database, s.Subscription)));
-        return new ClusterState(members, databases, [.. snapshot.AppliedIds], [.. snapshot.AppliedIds], snapshot.Etag, subscriptions);
+        // Snapshots written before certificates were in the cluster's state have none.
+        var certificates = NoCertificates.AddRange((snapshot.Certificates ?? []).Select(c => KeyValuePair.Create(c.Thumbprint, c)));
+        return new ClusterState(members, databases, [.. snapshot.AppliedIds], [.. snapshot.AppliedIds], snapshot.Etag, subscriptions, certificates);
     }
 
     private sealed record Snapshot(Dictionary<string, string> Members, List<SnapshotDatabase> Databases, List<string> AppliedIds, long Etag)
     {
         public List<SnapshotSubscription>? Subscriptions { get; init; }
+
+        public List<ClusterCertificate>? Certificates { get; init; }
     }
 
     private sealed record SnapshotSubscription(string Database, ClusterSubscription Subscription);

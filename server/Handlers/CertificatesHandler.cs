@@ -1,3 +1,4 @@
+using System.Buffers;
 using System.Security.Cryptography.X509Certificates;
 using Jackdaw.Server.Errors;
 using Jackdaw.Server.Hosting;
@@ -14,9 +15,10 @@ namespace Jackdaw.Server.Handlers;
 /// <c>EditClientCertificateOperation</c>, <c>DeleteCertificateOperation</c>,
 /// <c>ReplaceClusterCertificateOperation</c>). Answers without a body carry
 /// <c>Content-Length: 0</c> or are 204: those clients fail on any other. On an unsecured server
-/// every route is a 400 saying how to secure it.
+/// every route is a 400 saying how to secure it. On a cluster the registrations are the cluster's
+/// (<c>CertificatesHandler.Cluster.cs</c>): a change is checked here, then committed by the leader.
 /// </summary>
-public sealed class CertificatesHandler(ServerContext server) : HandlerBase(server)
+public sealed partial class CertificatesHandler(ServerContext server) : HandlerBase(server)
 {
     private const string PutExample = "{\"Name\":\"reporting\",\"Certificate\":\"MIIC...(base64 DER, or PEM)\",\"SecurityClearance\":\"ValidUser\",\"Permissions\":{\"Northwind\":\"Read\"}}";
     private const string CreateExample = "{\"Name\":\"reporting\",\"SecurityClearance\":\"ValidUser\",\"Permissions\":{\"Northwind\":\"ReadWrite\"},\"Password\":\"optional\"}";
@@ -32,7 +34,7 @@ public sealed class CertificatesHandler(ServerContext server) : HandlerBase(serv
     public async ValueTask Put(RequestContext context)
     {
         var security = Secured();
-        var body = await ReadBodyAsync(context, PutExample).ConfigureAwait(false);
+        var (body, raw) = await ReadBodyAsync(context, PutExample).ConfigureAwait(false);
         var name = body.RequireName(PutExample);
         if (!string.IsNullOrEmpty(body.TwoFactorAuthenticationKey))
             throw new FeatureNotSupportedException($"Two-factor authentication is not supported: the certificate '{name}' was not registered. Send it without TwoFactorAuthenticationKey.");
@@ -45,10 +47,9 @@ public sealed class CertificatesHandler(ServerContext server) : HandlerBase(serv
         var clearance = body.Clearance ?? SecurityClearance.ValidUser;
         var caller = context.Caller!;
         CertificateClearanceRules.EnsureMayGrant(caller, clearance, name);
-        if (security.Store.Get(certificate.Thumbprint) is { } existing)
+        if (Registered(security, certificate.Thumbprint) is { } existing)
             CertificateClearanceRules.EnsureMayChange(caller, existing, "replace");
-        security.Store.Put(CertificateDefinition.Of(certificate, name, clearance, body.Permissions));
-        Empty(context, StatusCodes.Status201Created);
+        await RegisterAsync(context, security, raw, CertificateDefinition.Of(certificate, name, clearance, body.Permissions)).ConfigureAwait(false);
     }
 
     /// <summary>
@@ -60,21 +61,35 @@ public sealed class CertificatesHandler(ServerContext server) : HandlerBase(serv
     public async ValueTask Create(RequestContext context)
     {
         var security = Secured();
-        var body = await ReadBodyAsync(context, CreateExample).ConfigureAwait(false);
+        var (body, raw) = await ReadBodyAsync(context, CreateExample).ConfigureAwait(false);
         var name = body.RequireName(CreateExample);
         var now = DateTime.UtcNow;
         if (body.NotAfter is { } notAfter && notAfter <= now)
             throw new BadRequestException($"\"NotAfter\" is {notAfter:yyyy-MM-dd HH:mm} UTC: a new certificate must expire in the future.");
         var clearance = body.Clearance ?? SecurityClearance.ValidUser;
         CertificateClearanceRules.EnsureMayGrant(context.Caller!, clearance, name);
-        var archive = ReadServerCertificate(security, issuer =>
+        // On a cluster the leader makes it (the private key is only in the answer, never in the state).
+        var disposition = "attachment; filename=" + Uri.EscapeDataString(name) + ".zip";
+        if (await LeaderForwarding.ForwardedAsync(context, (status, _, _) =>
+            {
+                // A content header: the leader's does not come back with its answer.
+                if (status == StatusCodes.Status200OK)
+                {
+                    context.Response.Headers.ContentDisposition = disposition;
+                }
+                return ValueTask.CompletedTask;
+            }, raw).ConfigureAwait(false))
+        {
+            return;
+        }
+        var (archive, definition) = ReadServerCertificate(security, issuer =>
         {
             using var certificate = ClientCertificateIssuer.Issue(name, issuer, now, body.NotAfter);
             var zip = ClientCertificateArchive.Create(name, certificate, issuer, string.IsNullOrEmpty(body.Password) ? null : body.Password);
-            security.Store.Put(CertificateDefinition.Of(certificate, name, clearance, body.Permissions));
-            return zip;
+            return (zip, CertificateDefinition.Of(certificate, name, clearance, body.Permissions));
         });
-        context.Response.Headers.ContentDisposition = "attachment; filename=" + Uri.EscapeDataString(name) + ".zip";
+        await StoreAsync(context, security, definition).ConfigureAwait(false);
+        context.Response.Headers.ContentDisposition = disposition;
         await context.WriteBytesAsync(archive, "application/zip").ConfigureAwait(false);
     }
 
@@ -153,30 +168,29 @@ public sealed class CertificatesHandler(ServerContext server) : HandlerBase(serv
     public async ValueTask Edit(RequestContext context)
     {
         var security = Secured();
-        var body = await ReadBodyAsync(context, EditExample).ConfigureAwait(false);
+        var (body, raw) = await ReadBodyAsync(context, EditExample).ConfigureAwait(false);
         if (string.IsNullOrEmpty(body.Thumbprint))
             throw new BadRequestException("\"Thumbprint\" is required: the thumbprint of the registered certificate to edit, as " + EditExample);
         var name = body.RequireName(EditExample);
         // Not a 404: RavenDB's clients take a 404 for success on this route.
-        var existing = security.Store.Get(body.Thumbprint)
+        var existing = Registered(security, body.Thumbprint)
             ?? throw new BadRequestException($"No certificate with thumbprint {body.Thumbprint} is registered: register it first (PUT /admin/certificates).");
         var caller = context.Caller!;
         CertificateClearanceRules.EnsureMayChange(caller, existing, "edit");
         var clearance = body.Clearance ?? existing.Clearance;
         CertificateClearanceRules.EnsureMayGrant(caller, clearance, name);
-        security.Store.Put(existing with
+        await RegisterAsync(context, security, raw, existing with
         {
             Name = name,
             Clearance = clearance,
             Permissions = body.Permissions ?? existing.Permissions,
-        });
-        Empty(context, StatusCodes.Status201Created);
+        }).ConfigureAwait(false);
     }
 
     /// <summary><c>DELETE /admin/certificates?thumbprint=</c>: 204, also when none was registered.</summary>
     [Route("/admin/certificates", "DELETE")]
     [Access(RouteAccess.Operator)]
-    public ValueTask Delete(RequestContext context)
+    public async ValueTask Delete(RequestContext context)
     {
         var security = Secured();
         var thumbprint = new UrlQuery(context.Request.QueryString.Value).GetString("thumbprint")?.Trim();
@@ -185,13 +199,16 @@ public sealed class CertificatesHandler(ServerContext server) : HandlerBase(serv
         var caller = context.Caller!;
         if (string.Equals(thumbprint, caller.Thumbprint, StringComparison.OrdinalIgnoreCase))
             throw new BadRequestException($"The certificate {thumbprint} is the one this request came with: a certificate does not delete itself (use another ClusterAdmin or Operator certificate).");
-        if (security.Store.Get(thumbprint) is { } existing)
-        {
+        var existing = Registered(security, thumbprint);
+        if (existing is not null)
             CertificateClearanceRules.EnsureMayChange(caller, existing, "delete");
-            security.Store.Delete(thumbprint);
+        if (await DeleteClusteredAsync(context, security, thumbprint).ConfigureAwait(false))
+        {
+            return;
         }
+        if (existing is not null)
+            security.Store.Delete(thumbprint);
         Empty(context, StatusCodes.Status204NoContent);
-        return ValueTask.CompletedTask;
     }
 
     /// <summary>
@@ -206,7 +223,7 @@ public sealed class CertificatesHandler(ServerContext server) : HandlerBase(serv
     public async ValueTask ReplaceServerCertificate(RequestContext context)
     {
         var security = Secured();
-        var body = await ReadBodyAsync(context, ReplaceExample).ConfigureAwait(false);
+        var (body, _) = await ReadBodyAsync(context, ReplaceExample).ConfigureAwait(false);
         if (string.IsNullOrWhiteSpace(body.Certificate))
             throw new BadRequestException("\"Certificate\" is required: the new server certificate as base64 of a PFX with its private key, as " + ReplaceExample);
         byte[] pfx;
@@ -286,10 +303,21 @@ public sealed class CertificatesHandler(ServerContext server) : HandlerBase(serv
         }
     }
 
-    private static async ValueTask<CertificateRequestBody> ReadBodyAsync(RequestContext context, string example)
+    /// <summary>The body, parsed and as its bytes (a member that does not lead passes them on).</summary>
+    private static async ValueTask<(CertificateRequestBody Body, byte[] Raw)> ReadBodyAsync(RequestContext context, string example)
     {
-        using var json = await DocumentBodies.ReadJsonAsync(context.Request.BodyReader, context.RequestAborted, allowEmpty: true).ConfigureAwait(false);
-        return CertificateRequestBody.Parse(json, example);
+        var read = await DocumentBodies.BufferAsync(context.Request.BodyReader, context.RequestAborted).ConfigureAwait(false);
+        byte[] raw;
+        try
+        {
+            raw = read.Buffer.ToArray();
+        }
+        finally
+        {
+            context.Request.BodyReader.AdvanceTo(read.Buffer.End);
+        }
+        using var json = raw.Length == 0 ? null : System.Text.Json.JsonDocument.Parse(raw);
+        return (CertificateRequestBody.Parse(json, example), raw);
     }
 
     /// <summary>No extended key usage at all allows every use; otherwise it must list Server Authentication.</summary>

@@ -22,6 +22,8 @@ public sealed class ServerContext : IAsyncDisposable
         Cluster = new Cluster.ClusterNode(options.Cluster, Path.Combine(options.DataDir, "System", "Cluster"), () => Options.Database.NodeTag, loggerFactory, () => Databases, () => security?.Certificate.Current);
         // The cluster gives each database's nodes to replication whenever a record or a member's URL changes.
         Cluster.Replication = new Cluster.ReplicationHubTopologySink(() => Replication);
+        // A clustered server's registered certificates are the cluster's; each node puts them in its own store.
+        Cluster.LocalCertificates = security?.Store;
         // A clustered database's subscriptions are kept by the cluster (the subscriptions layer sees it through this).
         _subscriptionCluster = new Cluster.SubscriptionClusterSink(Cluster);
     }

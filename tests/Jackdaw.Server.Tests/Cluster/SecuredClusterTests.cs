@@ -1,4 +1,5 @@
 using System.Net;
+using System.Security.Cryptography.X509Certificates;
 using Jackdaw.Server.Security;
 using Jackdaw.Server.Tests.Infrastructure;
 
@@ -8,6 +9,7 @@ namespace Jackdaw.Server.Tests.Cluster;
 /// Two secured servers that share their certificate (a cluster certificate, as RavenDB's nodes
 /// usually do) form a cluster over HTTPS: Raft's requests, the leader's checks and the requests
 /// passed on to the leader (a subscription's command too) present it; Raft's path refuses other certificates.
+/// Registered client certificates are the cluster's: every node accepts one registered through any.
 /// </summary>
 public sealed class SecuredClusterTests
 {
@@ -40,5 +42,85 @@ public sealed class SecuredClusterTests
             Assert.Equal(HttpStatusCode.Forbidden, refused.StatusCode);
         using (var anonymous = await a.Client(null).PostAsync("/cluster-consensus/raft", new ByteArrayContent([])))
             Assert.Equal(HttpStatusCode.Unauthorized, anonymous.StatusCode);
+    }
+
+    [Fact]
+    public async Task ACertificateRegisteredThroughOneNodeIsAcceptedByEveryNodeUntilDeletedThroughAnother()
+    {
+        var certificate = TestCertificates.Server();
+        await using var a = await SecuredServer.StartAsync(certificate, pem: false);
+        await using var b = await SecuredServer.StartAsync(certificate, pem: false, "--Cluster:Passive=true");
+        await using var c = await SecuredServer.StartAsync(certificate, pem: false, "--Cluster:Passive=true");
+        // Registered on the lone server: it goes into the state when A founds the cluster.
+        var early = TestCertificates.Client("early");
+        a.Register(early, SecurityClearance.ValidUser);
+        foreach (var (node, tag) in new[] { (b, "B"), (c, "C") })
+        {
+            using var added = await a.Admin.PutAsync($"/admin/cluster/node?url={Uri.EscapeDataString(node.Url)}&tag={tag}", null);
+            Assert.True(added.StatusCode == HttpStatusCode.OK, await added.Content.ReadAsStringAsync());
+        }
+        SecuredServer[] nodes = [a, b, c];
+        async Task<bool> AcceptedEverywhere(X509Certificate2 client, bool accepted)
+        {
+            foreach (var node in nodes)
+            {
+                using var answer = await node.Client(client, newConnectionPerRequest: true).GetAsync("/certificates/whoami");
+                if ((answer.StatusCode == HttpStatusCode.OK) != accepted)
+                    return false;
+            }
+            return true;
+        }
+        await Poll.UntilAsync(() => AcceptedEverywhere(early, true), TestCluster.Timeout, "the certificate registered before the cluster accepted on every node");
+
+        // Registered through B, which does not lead: committed by A, then put in every node's store.
+        var reporting = TestCertificates.Client("reporting");
+        Assert.True(await AcceptedEverywhere(reporting, false));
+        var body = $$$"""{"Name":"reporting","Certificate":"{{{Convert.ToBase64String(reporting.RawData)}}}","SecurityClearance":"ValidUser","Permissions":{"Orders":"ReadWrite"}}""";
+        using (var put = await b.Admin.PutAsync("/admin/certificates", new StringContent(body, System.Text.Encoding.UTF8, "application/json")))
+            Assert.True(put.StatusCode == HttpStatusCode.Created, await put.Content.ReadAsStringAsync());
+        // B answered once it held it itself.
+        using (var onB = await b.Client(reporting, newConnectionPerRequest: true).GetAsync("/certificates/whoami"))
+            Assert.Equal(HttpStatusCode.OK, onB.StatusCode);
+        await Poll.UntilAsync(() => AcceptedEverywhere(reporting, true), TestCluster.Timeout, "the certificate registered through B accepted on every node");
+
+        // A bad request is refused by the node it reaches, before anything is committed.
+        var etag = a.Server.Host.Server.Cluster.State.Etag;
+        using (var bad = await c.Admin.PutAsync("/admin/certificates", new StringContent("""{"Name":"x","Certificate":"not base64"}""", System.Text.Encoding.UTF8, "application/json")))
+            Assert.Equal(HttpStatusCode.BadRequest, bad.StatusCode);
+        Assert.Equal(etag, a.Server.Host.Server.Cluster.State.Etag);
+
+        // Deleted through C: refused everywhere.
+        using (var deleted = await c.Admin.DeleteAsync($"/admin/certificates?thumbprint={reporting.Thumbprint}"))
+            Assert.True(deleted.StatusCode == HttpStatusCode.NoContent, await deleted.Content.ReadAsStringAsync());
+        using (var onC = await c.Client(reporting, newConnectionPerRequest: true).GetAsync("/certificates/whoami"))
+            Assert.NotEqual(HttpStatusCode.OK, onC.StatusCode);
+        await Poll.UntilAsync(() => AcceptedEverywhere(reporting, false), TestCluster.Timeout, "the deleted certificate refused on every node");
+        Assert.True(await AcceptedEverywhere(early, true));
+
+        // Made through C (the leader makes it, and the key comes back in the answer only), edited through B.
+        bool NamedEverywhere(string name) => nodes.All(n => n.Security.Store.All.Any(d => d.Name == name));
+        using (var made = await c.Admin.PostAsync("/admin/certificates", new StringContent("""{"Name":"made","SecurityClearance":"ValidUser"}""", System.Text.Encoding.UTF8, "application/json")))
+        {
+            Assert.True(made.StatusCode == HttpStatusCode.OK, await made.Content.ReadAsStringAsync());
+            Assert.Equal("application/zip", made.Content.Headers.ContentType?.MediaType);
+            Assert.Contains("made.zip", made.Content.Headers.ContentDisposition?.ToString());
+        }
+        Assert.Contains(c.Security.Store.All, d => d.Name == "made");
+        await Poll.UntilAsync(() => Task.FromResult(NamedEverywhere("made")), TestCluster.Timeout, "the certificate made through C on every node");
+        var thumbprint = a.Security.Store.All.Single(d => d.Name == "made").Thumbprint;
+        var edit = $$$"""{"Thumbprint":"{{{thumbprint}}}","Name":"renamed"}""";
+        using (var edited = await b.Admin.PostAsync("/admin/certificates/edit", new StringContent(edit, System.Text.Encoding.UTF8, "application/json")))
+            Assert.True(edited.StatusCode == HttpStatusCode.Created, await edited.Content.ReadAsStringAsync());
+        await Poll.UntilAsync(() => Task.FromResult(NamedEverywhere("renamed") && !nodes.Any(n => n.Security.Store.All.Any(d => d.Name == "made"))), TestCluster.Timeout, "the edit on every node");
+
+        // B restarted (on its URL): replaying the log does not bring back the deleted certificate.
+        await using var restarted = await b.RestartAsync("--urls", b.Url);
+        Assert.Equal(b.Url, restarted.Url);
+        await Poll.UntilAsync(() => Task.FromResult(restarted.Server.Host.Server.Cluster.State.Etag >= a.Server.Host.Server.Cluster.State.Etag), TestCluster.Timeout, "B to catch up after its restart");
+        using (var afterRestart = await restarted.Client(reporting, newConnectionPerRequest: true).GetAsync("/certificates/whoami"))
+            Assert.NotEqual(HttpStatusCode.OK, afterRestart.StatusCode);
+        using (var kept = await restarted.Client(early, newConnectionPerRequest: true).GetAsync("/certificates/whoami"))
+            Assert.Equal(HttpStatusCode.OK, kept.StatusCode);
+        Assert.Contains(restarted.Security.Store.All, d => d.Name == "renamed");
     }
 }
