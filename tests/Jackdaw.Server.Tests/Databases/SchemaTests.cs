@@ -206,6 +206,64 @@ public class SchemaTests
         Assert.Equal(DocumentsStorage.SchemaVersion, ReadSchemaVersion(folder.Path));
     }
 
+    /// <summary>The change vector of the newest tombstone of <paramref name="id"/>, as a write transaction finds it by id; null when none.</summary>
+    private static async Task<string?> TombstoneAsync(DocumentDatabase database, string id)
+    {
+        var probe = new TombstoneProbe(id);
+        await database.Merger.EnqueueAsync(probe);
+        return probe.ChangeVector;
+    }
+
+    private sealed class TombstoneProbe(string id) : IMergedCommand<DatabaseTransaction>
+    {
+        public string? ChangeVector { get; private set; }
+
+        public void Execute(DatabaseTransaction transaction) =>
+            ChangeVector = transaction.TryGetTombstone(id, out var changeVector, out _) ? changeVector : null;
+    }
+
+    [Fact]
+    public async Task AVersion4DatabaseIsMigratedWithEachDeletedIdPointingAtItsNewestTombstone()
+    {
+        using var folder = new TempFolder();
+        string firstDelete;
+        string lastDelete;
+        await using (var database = Open(folder.Path))
+        {
+            // users/1 deleted twice (its second tombstone is the newest), Users/2 once, users/3 kept.
+            await PutAsync(database, "users/1", "Users", v: 1);
+            await DeleteAsync(database, "users/1");
+            firstDelete = (await TombstoneAsync(database, "users/1"))!;
+            await PutAsync(database, "users/1", "Users", v: 2);
+            await DeleteAsync(database, "users/1");
+            await PutAsync(database, "Users/2", "Users", v: 3);
+            await DeleteAsync(database, "Users/2");
+            await PutAsync(database, "users/3", "Users", v: 4);
+            lastDelete = (await TombstoneAsync(database, "users/1"))!;
+            Assert.NotEqual(firstDelete, lastDelete);
+        }
+        using (var environment = OpenEngine(folder.Path))
+        {
+            // What version 4 wrote: no index of tombstones by id.
+            using var write = environment.BeginWrite();
+            write.DeleteTree("TombstoneIds");
+            var version = new byte[4];
+            BinaryPrimitives.WriteInt32LittleEndian(version, 4);
+            write.CreateTree("Meta").Put("schema-version"u8, version);
+            write.Commit();
+        }
+        Assert.Equal(4, ReadSchemaVersion(folder.Path));
+
+        await using (var database = Open(folder.Path))
+        {
+            Assert.Equal(lastDelete, await TombstoneAsync(database, "users/1"));
+            // Ids are case-insensitive: found under any casing.
+            Assert.NotNull(await TombstoneAsync(database, "USERS/2"));
+            Assert.Null(await TombstoneAsync(database, "users/3"));
+        }
+        Assert.Equal(DocumentsStorage.SchemaVersion, ReadSchemaVersion(folder.Path));
+    }
+
     [Fact]
     public async Task AVersion3DatabasesRevisionsHoldNoAttachmentReferencesAfterTheMigration()
     {
