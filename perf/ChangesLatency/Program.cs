@@ -10,6 +10,8 @@
 //                         [--warmup 5] [--seconds 20] [--connections 64] [--server-pid N]
 //       WATCHERS watchers of one collection (Jackdaw: the changes WebSocket, watch-collection
 //       Orders; pouchdb-server: GET /db/_changes?feed=continuous&since=now) under RATE PUT/s.
+//   ChangesLatency replication | bulk | assurance ...
+//       issue 34's replication targets on a three-node cluster (ClusterRuns.cs, perf/load/cluster.sh).
 //
 // The load is open loop: PUT number i is due at start + i / RATE whatever the answers do (the pacer
 // wakes every millisecond and sends what is due), for WARMUP + SECONDS of wall time. Only when
@@ -40,6 +42,15 @@ try
             return 0;
         case "fanout":
             await Runs.FanoutAsync(options);
+            return 0;
+        case "replication":
+            await ClusterRuns.ReplicationAsync(options);
+            return 0;
+        case "bulk":
+            await ClusterRuns.BulkAsync(options);
+            return 0;
+        case "assurance":
+            await ClusterRuns.AssuranceAsync(options);
             return 0;
         default:
             Console.Error.WriteLine("usage: ChangesLatency idle --url URL --db DB [--rate 1000] [--warmup 5] [--seconds 30] | fanout --kind jackdaw|pouch --url URL --db DB [--watchers 64] [--rate 10000] ...");
@@ -805,6 +816,8 @@ internal sealed class Options
         }
         return options;
     }
+
+    public string? TryGet(string name) => _values.TryGetValue(name, out var value) ? value : null;
 
     public string Require(string name) => _values.TryGetValue(name, out var value) ? value : throw new ArgumentException($"--{name} is required");
 
