@@ -15,7 +15,16 @@ internal sealed partial class RequestExecutor
     /// </summary>
     public async Task<Topology> FetchTopologyAsync(string url, string database, CancellationToken token)
     {
-        var attempt = new Attempt(_client, HttpCompletionOption.ResponseContentRead, null, HttpMethod.Get, "/topology?name=" + Uri.EscapeDataString(database), null, null);
+        var body = await GetOnceAsync(url, "/topology?name=" + Uri.EscapeDataString(database), token).ConfigureAwait(false);
+        var topology = NodeUrls.Adopt(ParseTopology(body, database, url), url, database);
+        LearnUrls(topology);
+        return topology;
+    }
+
+    /// <summary>A GET sent to <paramref name="url"/> alone (no failover): the answer's body, or what the server answered as an error, or why it could not be reached.</summary>
+    private async Task<byte[]> GetOnceAsync(string url, string pathAndQuery, CancellationToken token)
+    {
+        var attempt = new Attempt(_client, HttpCompletionOption.ResponseContentRead, null, HttpMethod.Get, pathAndQuery, null, null);
         var (response, failure) = await TrySendOnceAsync(url, attempt, null, token).ConfigureAwait(false);
         if (response is null)
         {
@@ -29,10 +38,7 @@ internal sealed partial class RequestExecutor
                 throw await CreateErrorAsync(response, attempt.Method, attempt.PathAndQuery, token).ConfigureAwait(false);
             }
 
-            var body = await response.Content.ReadAsByteArrayAsync(token).ConfigureAwait(false);
-            var topology = NodeUrls.Adopt(ParseTopology(body, database, url), url, database);
-            LearnUrls(topology);
-            return topology;
+            return await response.Content.ReadAsByteArrayAsync(token).ConfigureAwait(false);
         }
     }
 
@@ -87,50 +93,36 @@ internal sealed partial class RequestExecutor
     /// </summary>
     public async Task<ClientConfiguration> FetchClientConfigurationAsync(string url, string database, CancellationToken token)
     {
-        var attempt = new Attempt(_client, HttpCompletionOption.ResponseContentRead, null, HttpMethod.Get, DocumentStore.DatabasePath(database) + "/configuration/client", null, null);
-        var (response, failure) = await TrySendOnceAsync(url, attempt, null, token).ConfigureAwait(false);
-        if (response is null)
+        var pathAndQuery = DocumentStore.DatabasePath(database) + "/configuration/client";
+        var body = await GetOnceAsync(url, pathAndQuery, token).ConfigureAwait(false);
+        try
         {
-            throw failure!;
+            using var json = JsonDocument.Parse(body);
+            var root = json.RootElement;
+            if (root.ValueKind != JsonValueKind.Object)
+            {
+                throw new JsonException($"the answer is a JSON {root.ValueKind}, not an object");
+            }
+
+            var etag = root.TryGetProperty("Etag", out var e) && e.TryGetInt64(out var n) ? n : 0;
+            if (!root.TryGetProperty("Configuration", out var configuration) || configuration.ValueKind != JsonValueKind.Object)
+            {
+                return new ClientConfiguration { Etag = etag, Disabled = true };
+            }
+
+            return new ClientConfiguration
+            {
+                Etag = etag,
+                Disabled = configuration.TryGetProperty("Disabled", out var disabled) && disabled.ValueKind == JsonValueKind.True,
+                ReadBalanceBehavior = configuration.TryGetProperty("ReadBalanceBehavior", out var balance) && balance.ValueKind == JsonValueKind.String
+                    && Enum.TryParse<ReadBalanceBehavior>(balance.GetString(), ignoreCase: true, out var parsed)
+                    ? parsed
+                    : null,
+            };
         }
-
-        using (response)
+        catch (JsonException e)
         {
-            if (!response.IsSuccessStatusCode)
-            {
-                throw await CreateErrorAsync(response, attempt.Method, attempt.PathAndQuery, token).ConfigureAwait(false);
-            }
-
-            var body = await response.Content.ReadAsByteArrayAsync(token).ConfigureAwait(false);
-            try
-            {
-                using var json = JsonDocument.Parse(body);
-                var root = json.RootElement;
-                if (root.ValueKind != JsonValueKind.Object)
-                {
-                    throw new JsonException($"the answer is a JSON {root.ValueKind}, not an object");
-                }
-
-                var etag = root.TryGetProperty("Etag", out var e) && e.TryGetInt64(out var n) ? n : 0;
-                if (!root.TryGetProperty("Configuration", out var configuration) || configuration.ValueKind != JsonValueKind.Object)
-                {
-                    return new ClientConfiguration { Etag = etag, Disabled = true };
-                }
-
-                return new ClientConfiguration
-                {
-                    Etag = etag,
-                    Disabled = configuration.TryGetProperty("Disabled", out var disabled) && disabled.ValueKind == JsonValueKind.True,
-                    ReadBalanceBehavior = configuration.TryGetProperty("ReadBalanceBehavior", out var balance) && balance.ValueKind == JsonValueKind.String
-                        && Enum.TryParse<ReadBalanceBehavior>(balance.GetString(), ignoreCase: true, out var parsed)
-                        ? parsed
-                        : null,
-                };
-            }
-            catch (JsonException e)
-            {
-                throw new JackdawException($"GET {url}{attempt.PathAndQuery} answered with something that is not a client configuration: {e.Message}", e);
-            }
+            throw new JackdawException($"GET {url}{pathAndQuery} answered with something that is not a client configuration: {e.Message}", e);
         }
     }
 
