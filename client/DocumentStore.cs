@@ -138,12 +138,16 @@ public sealed class DocumentStore : IDisposable
     {
         ThrowIfInitialized();
         if (_urls.Length == 0)
+        {
             throw new InvalidOperationException("DocumentStore.Urls is empty; set it to the server's address, e.g. [\"http://127.0.0.1:8080\"].");
+        }
         var urls = new string[_urls.Length];
         for (var i = 0; i < urls.Length; i++)
         {
             if (!Uri.TryCreate(_urls[i], UriKind.Absolute, out var uri) || (uri.Scheme != Uri.UriSchemeHttp && uri.Scheme != Uri.UriSchemeHttps))
+            {
                 throw new InvalidOperationException($"'{_urls[i]}' in DocumentStore.Urls is not an http(s) URL such as \"http://127.0.0.1:8080\".");
+            }
             urls[i] = _urls[i].TrimEnd('/');
             if (uri.Scheme == Uri.UriSchemeHttp)
             {
@@ -230,7 +234,9 @@ public sealed class DocumentStore : IDisposable
         lock (_changes)
         {
             if (_changes.TryGetValue(changes.Database, out var current) && current == changes)
+            {
                 _changes.Remove(changes.Database);
+            }
         }
     }
 
@@ -240,7 +246,9 @@ public sealed class DocumentStore : IDisposable
         lock (_changes)
             changes = [.. _changes.Values];
         foreach (var feed in changes)
+        {
             feed.Dispose();
+        }
         _executor?.Dispose();
     }
 
@@ -248,7 +256,9 @@ public sealed class DocumentStore : IDisposable
     {
         var name = database ?? _database;
         if (string.IsNullOrEmpty(name))
+        {
             throw new InvalidOperationException("No database given: set DocumentStore.Database or pass one to OpenAsyncSession, BulkInsert or the Subscriptions operations.");
+        }
         _ = Executor;
         return name;
     }
@@ -258,7 +268,9 @@ public sealed class DocumentStore : IDisposable
     private void ThrowIfInitialized()
     {
         if (_executor is not null)
+        {
             throw new InvalidOperationException("The DocumentStore is already initialized; its settings cannot change.");
+        }
     }
 
     private static InvalidOperationException NotInitialized() => new("Call DocumentStore.Initialize() first.");

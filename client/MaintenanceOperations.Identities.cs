@@ -31,7 +31,9 @@ public sealed partial class MaintenanceOperations
         await using var stream = await response.Content.ReadAsStreamAsync(token).ConfigureAwait(false);
         using var json = await JsonDocument.ParseAsync(stream, default, token).ConfigureAwait(false);
         if (json.RootElement.ValueKind != JsonValueKind.Object)
+        {
             throw new JackdawException("GET debug/identities answered something other than an object.");
+        }
         return json.RootElement.EnumerateObject().ToDictionary(p => p.Name, p => p.Value.GetInt64(), StringComparer.Ordinal);
     }
 

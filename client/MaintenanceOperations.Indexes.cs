@@ -29,7 +29,9 @@ public sealed partial class MaintenanceOperations
         ArgumentNullException.ThrowIfNull(definitions);
         var list = definitions.ToList();
         if (list.Count == 0 || list.Any(d => d is null))
+        {
             throw new ArgumentException("Give at least one index definition, and no null ones.", nameof(definitions));
+        }
         var body = JsonSerializer.SerializeToUtf8Bytes(new IndexesBody(list), WireJson.Options);
         using var response = await _executor.SendAsync(HttpMethod.Put, IndexesPath("/admin/indexes"), body, token).ConfigureAwait(false);
         return await ReadResultsAsync<PutIndexResult>(response, "PUT admin/indexes", token).ConfigureAwait(false);

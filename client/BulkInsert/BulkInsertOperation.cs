@@ -84,7 +84,9 @@ public sealed class BulkInsertOperation : IAsyncDisposable
         ObjectDisposedException.ThrowIf(_disposed, this);
         token.ThrowIfCancellationRequested();
         if (_request is { IsCompleted: true })
+        {
             await ThrowFailureAsync().ConfigureAwait(false);
+        }
         if (_request is null)
         {
             _url = await _store.Executor.GetPreferredUrlAsync(_database, token).ConfigureAwait(false);
@@ -93,7 +95,9 @@ public sealed class BulkInsertOperation : IAsyncDisposable
 
         var type = _conventions.GetEntityTypeInfo(entity.GetType());
         if (string.IsNullOrEmpty(id))
+        {
             id = type.GetId?.Invoke(entity);
+        }
         if (string.IsNullOrEmpty(id) || id.EndsWith('/') || id.EndsWith('|'))
         {
             id = (string.IsNullOrEmpty(id) ? type.IdPrefix : id.TrimEnd('|') + "/") + Guid.CreateVersion7().ToString("N");
@@ -113,7 +117,9 @@ public sealed class BulkInsertOperation : IAsyncDisposable
         if (metadata is not null)
         {
             foreach (var (key, value) in metadata)
+            {
                 documentMetadata![key] = value;
+            }
         }
 
         DocumentJson.WriteDocument(_lineWriter, _documentBuffer, _entityBuffer.WrittenSpan, type, default, documentMetadata, _conventions.SerializerOptions);
@@ -124,7 +130,9 @@ public sealed class BulkInsertOperation : IAsyncDisposable
         DocumentsSent++;
 
         if (_pipe.Writer.UnflushedBytes >= FlushThreshold)
+        {
             await FlushAsync(token).ConfigureAwait(false);
+        }
     }
 
     /// <summary>Ends the stream and waits for the server to commit everything; throws <see cref="BulkInsertException"/> on failure.</summary>
@@ -145,7 +153,9 @@ public sealed class BulkInsertOperation : IAsyncDisposable
     private async ValueTask EndAsync()
     {
         if (_disposed)
+        {
             return;
+        }
         _disposed = true;
         _entityWriter.Dispose();
         if (_request is null)
@@ -167,7 +177,9 @@ public sealed class BulkInsertOperation : IAsyncDisposable
 
         using var response = await AwaitResponseAsync().ConfigureAwait(false);
         if (!response.IsSuccessStatusCode)
+        {
             throw await CreateFailureAsync(response).ConfigureAwait(false);
+        }
         byte[] body;
         try
         {
@@ -195,7 +207,9 @@ public sealed class BulkInsertOperation : IAsyncDisposable
         }
 
         if (DocumentsCommitted != DocumentsSent)
+        {
             throw new BulkInsertException($"bulk_insert committed {DocumentsCommitted} documents but {DocumentsSent} were sent.", response.StatusCode, null);
+        }
     }
 
     /// <summary>
@@ -220,7 +234,9 @@ public sealed class BulkInsertOperation : IAsyncDisposable
     private void ReportProgress(OperationStatusChange change)
     {
         if (change.State is { Status: OperationStatus.InProgress, Progress: { } progress })
+        {
             OnProgress?.Invoke(this, new BulkInsertOnProgressEventArgs(progress));
+        }
     }
 
     /// <summary>
@@ -261,7 +277,9 @@ public sealed class BulkInsertOperation : IAsyncDisposable
         }
 
         if (result.IsCompleted || result.IsCanceled || _request!.IsCompleted)
+        {
             await ThrowFailureAsync().ConfigureAwait(false);
+        }
     }
 
     private async Task ThrowFailureAsync()

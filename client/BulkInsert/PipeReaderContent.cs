@@ -19,10 +19,14 @@ internal sealed class PipeReaderContent(PipeReader reader) : HttpContent
             {
                 var result = await reader.ReadAsync(cancellationToken).ConfigureAwait(false);
                 foreach (var segment in result.Buffer)
+                {
                     await stream.WriteAsync(segment, cancellationToken).ConfigureAwait(false);
+                }
                 reader.AdvanceTo(result.Buffer.End);
                 if (result.IsCompleted || result.IsCanceled)
+                {
                     break;
+                }
                 await stream.FlushAsync(cancellationToken).ConfigureAwait(false);
             }
 

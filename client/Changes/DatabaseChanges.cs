@@ -116,7 +116,9 @@ internal sealed class DatabaseChanges : IDatabaseChanges
         lock (_lock)
         {
             if (_states.TryGetValue(key, out var state))
+            {
                 return state.Subscribed;
+            }
         }
         return Task.FromException(new InvalidOperationException("Nothing observes these changes yet: Subscribe an observer first, then EnsureSubscribedNow."));
     }
@@ -142,7 +144,9 @@ internal sealed class DatabaseChanges : IDatabaseChanges
         }
         // Connected: watch now. Otherwise the connection, once open, watches every target.
         if (send is not null && socket is not null)
+        {
             _ = WatchAsync(socket, send);
+        }
         return registration;
     }
 
@@ -154,7 +158,9 @@ internal sealed class DatabaseChanges : IDatabaseChanges
         {
             var index = Array.IndexOf(_registrations, registration);
             if (index < 0)
+            {
                 return;
+            }
             _registrations = [.. _registrations[..index], .. _registrations[(index + 1)..]];
             var state = _states[registration.Key];
             if (--state.Observers == 0)
@@ -165,7 +171,9 @@ internal sealed class DatabaseChanges : IDatabaseChanges
             socket = _socket;
         }
         if (unwatch is not null && socket is not null)
+        {
             _ = SendQuietlyAsync(socket, unwatch.Unwatch, unwatch.Param);
+        }
     }
 
     private async Task RunAsync()
@@ -202,9 +210,13 @@ internal sealed class DatabaseChanges : IDatabaseChanges
                 OnDisconnected(opened, failure, token.IsCancellationRequested);
             }
             if (token.IsCancellationRequested)
+            {
                 break;
+            }
             if (failure is not null)
+            {
                 RaiseError(failure);
+            }
             try
             {
                 await Task.Delay(delay * (0.8 + (0.4 * Random.Shared.NextDouble())), token).ConfigureAwait(false);
@@ -261,7 +273,9 @@ internal sealed class DatabaseChanges : IDatabaseChanges
             connected = _connected;
         }
         foreach (var state in states)
+        {
             _ = WatchAsync(socket, state);
+        }
         connected.TrySetResult(this);
         ConnectionStatusChanged?.Invoke(this, EventArgs.Empty);
     }
@@ -277,18 +291,30 @@ internal sealed class DatabaseChanges : IDatabaseChanges
             // Waiters of this attempt learn why it failed; later ones wait for the next connection.
             var error = failure ?? new ChangesException("The changes connection closed.", null);
             if (disposing)
+            {
                 error = new ObjectDisposedException(nameof(IDatabaseChanges));
+            }
             if (!_connected.Task.IsCompleted)
+            {
                 _connected.TrySetException(error);
+            }
             if (_connected.Task.IsCompleted && !disposing)
+            {
                 _connected = NewConnected();
+            }
             foreach (var state in _states.Values)
+            {
                 state.Reset(error);
+            }
         }
         foreach (var confirmation in confirmations)
+        {
             confirmation.TrySetException(failure ?? new ChangesException("The changes connection closed before the server confirmed the command.", null));
+        }
         if (wasOpen)
+        {
             ConnectionStatusChanged?.Invoke(this, EventArgs.Empty);
+        }
     }
 
     private async Task WatchAsync(ClientWebSocket socket, WatchState state)
@@ -326,7 +352,9 @@ internal sealed class DatabaseChanges : IDatabaseChanges
         lock (_lock)
         {
             if (Volatile.Read(ref _socket) != socket)
+            {
                 throw new ChangesException("The changes connection closed before the command was sent.", null);
+            }
             _confirmations[id] = confirmed;
         }
         var buffer = new ArrayBufferWriter<byte>(128);
@@ -336,9 +364,13 @@ internal sealed class DatabaseChanges : IDatabaseChanges
             writer.WriteNumber("CommandId", id);
             writer.WriteString("Command", command);
             if (param is null)
+            {
                 writer.WriteNull("Param");
+            }
             else
+            {
                 writer.WriteString("Param", param);
+            }
             writer.WriteEndObject();
         }
         await _sendLock.WaitAsync(_disposed.Token).ConfigureAwait(false);
@@ -375,7 +407,9 @@ internal sealed class DatabaseChanges : IDatabaseChanges
             if (result.MessageType == WebSocketMessageType.Close)
             {
                 if (socket.State == WebSocketState.CloseReceived)
+                {
                     await socket.CloseOutputAsync(WebSocketCloseStatus.NormalClosure, null, token).ConfigureAwait(false);
+                }
                 return;
             }
             Dispatch(frame.WrittenMemory);
@@ -390,7 +424,9 @@ internal sealed class DatabaseChanges : IDatabaseChanges
         if (root.ValueKind == JsonValueKind.Array)
         {
             foreach (var message in root.EnumerateArray())
+            {
                 Handle(message);
+            }
         }
         else
         {
@@ -401,7 +437,9 @@ internal sealed class DatabaseChanges : IDatabaseChanges
     private void Handle(JsonElement message)
     {
         if (message.ValueKind != JsonValueKind.Object || !message.TryGetProperty("Type", out var type))
+        {
             return;
+        }
         switch (type.GetString())
         {
             case "Confirm":
@@ -412,7 +450,9 @@ internal sealed class DatabaseChanges : IDatabaseChanges
                     message.TryGetProperty("Exception", out var text) ? text.GetString() ?? "The server sent an error." : "The server sent an error.",
                     message.TryGetProperty("Error", out var code) ? code.GetString() : null);
                 if (!message.TryGetProperty("CommandId", out _) || !Confirm(message, error))
+                {
                     RaiseError(error);
+                }
                 break;
             case "DocumentChange":
                 var value = message.GetProperty("Value");
@@ -453,17 +493,25 @@ internal sealed class DatabaseChanges : IDatabaseChanges
     private bool Confirm(JsonElement message, Exception? error)
     {
         if (!message.TryGetProperty("CommandId", out var idElement) || !idElement.TryGetInt64(out var id))
+        {
             return false;
+        }
         TaskCompletionSource? confirmation;
         lock (_lock)
         {
             if (!_confirmations.Remove(id, out confirmation))
+            {
                 return false;
+            }
         }
         if (error is null)
+        {
             confirmation.TrySetResult();
+        }
         else
+        {
             confirmation.TrySetException(error);
+        }
         return true;
     }
 
@@ -473,11 +521,15 @@ internal sealed class DatabaseChanges : IDatabaseChanges
         foreach (var registration in Volatile.Read(ref _registrations))
         {
             if (registration.Type != type)
+            {
                 continue;
+            }
             try
             {
                 if (registration.Filter(change))
+                {
                     registration.OnNext(change);
+                }
             }
             catch (Exception e)
             {
@@ -501,7 +553,9 @@ internal sealed class DatabaseChanges : IDatabaseChanges
     public void Dispose()
     {
         if (_disposed.IsCancellationRequested)
+        {
             return;
+        }
         // The loop sees it, aborts the socket and ends (not waited for: Dispose may run in an observer, on the loop).
         _disposed.Cancel();
         Registration[] registrations;
@@ -514,7 +568,9 @@ internal sealed class DatabaseChanges : IDatabaseChanges
             _ = _connected.Task.Exception;
         }
         foreach (var registration in registrations)
+        {
             registration.OnCompleted();
+        }
         _onDispose(this);
     }
 
@@ -542,7 +598,9 @@ internal sealed class DatabaseChanges : IDatabaseChanges
         {
             var current = Current;
             if (current.TrySetException(error))
+            {
                 _ = current.Task.Exception;
+            }
             Volatile.Write(ref _subscribed, new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously));
         }
     }
@@ -564,7 +622,9 @@ internal sealed class DatabaseChanges : IDatabaseChanges
         public void Dispose()
         {
             if (Interlocked.Exchange(ref _disposed, 1) == 0)
+            {
                 owner.Remove(this);
+            }
         }
     }
 }

@@ -107,7 +107,9 @@ public sealed class DocumentConventions
         var name = type.Name;
         var tick = name.IndexOf('`', StringComparison.Ordinal);
         if (tick >= 0)
+        {
             name = name[..tick];
+        }
         return Inflector.Pluralize(name);
     }
 
@@ -124,9 +126,13 @@ public sealed class DocumentConventions
     internal void Freeze()
     {
         if (_frozen)
+        {
             return;
+        }
         if (string.IsNullOrWhiteSpace(_idPropertyName))
+        {
             throw new InvalidOperationException("DocumentConventions.IdPropertyName must name a property, e.g. \"Id\".");
+        }
         _serializerOptions.MakeReadOnly(populateMissingResolver: true);
         _frozen = true;
     }
@@ -142,7 +148,9 @@ public sealed class DocumentConventions
     private void Set<T>(ref T field, T value)
     {
         if (_frozen)
+        {
             throw new InvalidOperationException("Conventions cannot change after DocumentStore.Initialize(); set them before.");
+        }
         ArgumentNullException.ThrowIfNull(value);
         field = value;
     }

@@ -87,7 +87,9 @@ internal sealed class EntityTypeInfo
             (getId, setId) = CompileAccessors(type, member);
             var jsonProperty = jsonTypeInfo.Properties.FirstOrDefault(p => p.AttributeProvider is MemberInfo m && m.Name == member.Name);
             if (jsonProperty is not null)
+            {
                 idJsonName = Encoding.UTF8.GetBytes(jsonProperty.Name);
+            }
         }
 
         return new EntityTypeInfo(type, jsonTypeInfo, collection, idPrefix, clrTypeName, getId, setId, idJsonName);
@@ -98,7 +100,9 @@ internal sealed class EntityTypeInfo
         const BindingFlags Flags = BindingFlags.Public | BindingFlags.Instance;
         var property = type.GetProperty(name, Flags);
         if (property is not null && property.PropertyType == typeof(string) && property.GetIndexParameters().Length == 0 && property.GetMethod is not null)
+        {
             return property;
+        }
         var field = type.GetField(name, Flags);
         return field is not null && field.FieldType == typeof(string) ? field : null;
     }
@@ -118,7 +122,9 @@ internal sealed class EntityTypeInfo
             _ => false,
         };
         if (!writable)
+        {
             return (get, null);
+        }
         var value = Expression.Parameter(typeof(string), "id");
         var set = Expression.Lambda<Action<object, string?>>(Expression.Assign(Expression.MakeMemberAccess(typed, member), value), instance, value).Compile();
         return (get, set);

@@ -26,28 +26,40 @@ internal static class Inflector
     public static string Pluralize(string word)
     {
         if (word.Length == 0)
+        {
             return word;
+        }
 
         // Compound names pluralize their last word: OrderLine → OrderLines, SalesPerson → SalesPeople.
         var lastWordStart = word.Length - 1;
         while (lastWordStart > 0 && !char.IsUpper(word[lastWordStart]))
+        {
             lastWordStart--;
+        }
         var head = word[..lastWordStart];
         var last = word[lastWordStart..];
 
         if (Uncountable.Contains(last))
+        {
             return word;
+        }
         if (Irregular.TryGetValue(last, out var irregular))
+        {
             return head + MatchCase(last, irregular);
+        }
         return head + PluralizeRegular(last);
     }
 
     private static string PluralizeRegular(string word)
     {
         if (word.EndsWith('y') && word.Length > 1 && !IsVowel(word[^2]))
+        {
             return word[..^1] + "ies";
+        }
         if (word.EndsWith('s') || word.EndsWith('x') || word.EndsWith('z') || word.EndsWith("ch", StringComparison.Ordinal) || word.EndsWith("sh", StringComparison.Ordinal))
+        {
             return word + "es";
+        }
         return word + "s";
     }
 

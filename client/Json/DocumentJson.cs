@@ -45,7 +45,9 @@ internal static class DocumentJson
     private static (int HeadLength, int TailStart) SplitAroundId(ReadOnlySpan<byte> entityJson, byte[]? idJsonName)
     {
         if (entityJson.Length < 2 || entityJson[0] != (byte)'{' || entityJson[^1] != (byte)'}')
+        {
             throw new InvalidOperationException("An entity must serialize as a JSON object.");
+        }
         return idJsonName is not null && TryFindProperty(entityJson, idJsonName, null, out var start, out var end, out _)
             ? (start, end)
             : (1, 1);
@@ -67,15 +69,23 @@ internal static class DocumentJson
             reader.Read();
             valueEquals = isMatch && expected is not null && reader.TokenType == JsonTokenType.String && reader.ValueTextEquals(expected);
             if (reader.TokenType is JsonTokenType.StartObject or JsonTokenType.StartArray)
+            {
                 reader.Skip();
+            }
             if (!isMatch)
+            {
                 continue;
+            }
 
             end = (int)reader.BytesConsumed;
             if (json[start - 1] == (byte)',')
+            {
                 start--;
+            }
             else if (json[end] == (byte)',')
+            {
                 end++;
+            }
             return true;
         }
 
@@ -92,19 +102,31 @@ internal static class DocumentJson
     {
         var name = "\"@metadata\":"u8;
         if (valueOffset <= name.Length || !document[..valueOffset].EndsWith(name))
+        {
             return default;
+        }
         var start = valueOffset - name.Length;
         var end = valueOffset + valueLength;
         if (end >= document.Length)
+        {
             return default;
+        }
         if (document[start - 1] == (byte)',')
+        {
             start--;
+        }
         else if (document[start - 1] != (byte)'{')
+        {
             return default;
+        }
         else if (document[end] == (byte)',')
+        {
             end++;
+        }
         else if (document[end] != (byte)'}')
+        {
             return default;
+        }
         return start..end;
     }
 
@@ -119,15 +141,21 @@ internal static class DocumentJson
     {
         var (metadataStart, metadataLength) = metadataProperty.GetOffsetAndLength(document.Length);
         if (metadataLength == 0)
+        {
             return false;
+        }
         var storedHead = document[..metadataStart];
         var storedTail = document[(metadataStart + metadataLength)..];
         if (type.IdJsonName is null)
+        {
             return ConcatenationsEqual(entityJson, default, storedHead, storedTail);
+        }
 
         // Without a setter the id property holds whatever deserializing gave, which the stored body cannot show.
         if (type.SetId is null || !TryFindProperty(entityJson, type.IdJsonName, id, out var idStart, out var idEnd, out var idMatches) || !idMatches)
+        {
             return false;
+        }
         return ConcatenationsEqual(entityJson[..idStart], entityJson[idEnd..], storedHead, storedTail);
     }
 
@@ -135,9 +163,13 @@ internal static class DocumentJson
     internal static bool ConcatenationsEqual(ReadOnlySpan<byte> a1, ReadOnlySpan<byte> a2, ReadOnlySpan<byte> b1, ReadOnlySpan<byte> b2)
     {
         if (a1.Length + a2.Length != b1.Length + b2.Length)
+        {
             return false;
+        }
         if (a1.Length > b1.Length)
+        {
             return ConcatenationsEqual(b1, b2, a1, a2);
+        }
 
         // b1 = a1 + middle, and a2 = middle + b2.
         var middle = b1[a1.Length..];
@@ -158,12 +190,18 @@ internal static class DocumentJson
             foreach (var (key, value) in metadata)
             {
                 if (MetadataKeys.IsServerManaged(key))
+                {
                     continue;
+                }
                 writer.WritePropertyName(key);
                 if (value is null)
+                {
                     writer.WriteNullValue();
+                }
                 else
+                {
                     JsonSerializer.Serialize(writer, value, value.GetType(), options);
+                }
             }
         }
         else if (!loadedMetadata.IsEmpty)
@@ -180,22 +218,32 @@ internal static class DocumentJson
                 if (!serverManaged)
                 {
                     if (reader.ValueIsEscaped)
+                    {
                         writer.WritePropertyName(reader.GetString()!);
+                    }
                     else
+                    {
                         writer.WritePropertyName(reader.ValueSpan);
+                    }
                 }
 
                 reader.Read();
                 var valueStart = (int)reader.TokenStartIndex;
                 reader.Skip();
                 if (!serverManaged)
+                {
                     writer.WriteRawValue(loadedMetadata[valueStart..(int)reader.BytesConsumed], skipInputValidation: true);
+                }
             }
 
             if (!hasCollection)
+            {
                 writer.WriteString(MetadataKeys.Collection, type.Collection);
+            }
             if (!hasClrType)
+            {
                 writer.WriteString(MetadataKeys.ClrType, type.ClrTypeName);
+            }
         }
         else
         {

@@ -18,9 +18,13 @@ internal sealed class EntityJsonBuffer(JsonSerializerOptions options) : IDisposa
     {
         _buffer.ResetWrittenCount();
         if (_writer is null)
+        {
             _writer = new Utf8JsonWriter(_buffer, new JsonWriterOptions { Encoder = options.Encoder, SkipValidation = true });
+        }
         else
+        {
             _writer.Reset(_buffer);
+        }
         JsonSerializer.Serialize(_writer, entity, typeInfo);
         _writer.Flush();
         return _buffer.WrittenSpan;

@@ -29,7 +29,9 @@ internal static class LoadedMetadataReader
             reader.Read();
             metadata = ReadObject(ref reader, offset, requestedId, requestedClrTypeName);
             if (offset + metadata.Length == document.Length - 1)
+            {
                 return true;
+            }
         }
 
         var walker = new Utf8JsonReader(document);

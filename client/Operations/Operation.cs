@@ -57,7 +57,9 @@ public sealed class Operation
                         state.Result?.ErrorType);
             }
             if (DateTime.UtcNow > deadline)
+            {
                 throw new TimeoutException($"Operation {Id} had not ended after {timeout}; it goes on on the server.");
+            }
             await Task.Delay(PollInterval, token).ConfigureAwait(false);
         }
     }

@@ -18,9 +18,13 @@ public sealed class QueryOperationOptions
     {
         var query = "?allowStale=" + (AllowStale ? "true" : "false") + "&details=" + (RetrieveDetails ? "true" : "false");
         if (MaxOpsPerSecond is { } max)
+        {
             query += "&maxOpsPerSec=" + max.ToString(System.Globalization.CultureInfo.InvariantCulture);
+        }
         if (StaleTimeout is { } timeout)
+        {
             query += "&staleTimeout=" + Uri.EscapeDataString(timeout.ToString("c", System.Globalization.CultureInfo.InvariantCulture));
+        }
         return query;
     }
 }

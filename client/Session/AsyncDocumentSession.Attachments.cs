@@ -28,19 +28,25 @@ internal sealed partial class AsyncDocumentSession
     {
         ArgumentNullException.ThrowIfNull(entity);
         if (!_byEntity.TryGetValue(entity, out var info))
+        {
             throw new InvalidOperationException($"This {entity.GetType().Name} is not tracked by the session, so its attachments cannot be {what}; use the document's id instead, or load or store it first.");
+        }
         return info.Id ?? throw new InvalidOperationException($"This {entity.GetType().Name} has no id yet (the server generates it at the save), so its attachments cannot be {what}; save it first or give it an id.");
     }
 
     internal void DeferStore(string id, string name, Stream stream, string? contentType)
     {
         if (_deletes.ContainsKey(id))
+        {
             throw DeletedInSession("store", name, id, id);
+        }
         ThrowIfDeferred(id, DeferredCommand.AttachmentPut, name, "store", "create");
         ThrowIfDeferred(id, DeferredCommand.AttachmentDelete, name, "store", "delete");
         ThrowIfDeferred(id, DeferredCommand.AttachmentMove, name, "store", "rename");
         if (!_attachmentStreams.Add(stream))
+        {
             throw new InvalidOperationException($"This stream is already stored as an attachment by this session; attachment '{name}' of '{id}' needs a stream of its own.");
+        }
         Defer(DeferredCommand.Put(id, name, stream, contentType));
     }
 
@@ -48,7 +54,9 @@ internal sealed partial class AsyncDocumentSession
     {
         // Deleting the document deletes its attachments; deleting one twice is once.
         if (_deletes.ContainsKey(id) || _deferredKeys.Contains((id, DeferredCommand.AttachmentDelete, name)))
+        {
             return;
+        }
         ThrowIfDeferred(id, DeferredCommand.AttachmentPut, name, "delete", "create");
         ThrowIfDeferred(id, DeferredCommand.AttachmentMove, name, "delete", "rename");
         Defer(DeferredCommand.Delete(id, name));
@@ -59,11 +67,17 @@ internal sealed partial class AsyncDocumentSession
     {
         var operation = type == DeferredCommand.AttachmentMove ? "move" : "copy";
         if (string.Equals(sourceId, destinationId, StringComparison.OrdinalIgnoreCase) && sourceName == destinationName)
+        {
             return;
+        }
         if (_deletes.ContainsKey(sourceId))
+        {
             throw DeletedInSession(operation, sourceName, sourceId, sourceId, destinationId);
+        }
         if (_deletes.ContainsKey(destinationId))
+        {
             throw DeletedInSession(operation, sourceName, sourceId, destinationId, destinationId);
+        }
         ThrowIfDeferred(sourceId, DeferredCommand.AttachmentDelete, sourceName, operation, "delete");
         ThrowIfDeferred(sourceId, DeferredCommand.AttachmentMove, sourceName, operation, "rename");
         ThrowIfDeferred(destinationId, DeferredCommand.AttachmentDelete, destinationName, operation, "delete");
@@ -76,7 +90,9 @@ internal sealed partial class AsyncDocumentSession
     {
         ArgumentNullException.ThrowIfNull(entity);
         if (entity is string)
+        {
             throw new ArgumentException("GetNames takes a tracked entity, not a document id: the names come from the metadata the session holds.", nameof(entity));
+        }
         var info = _revisions.TryGetValue(entity, out var revision) ? revision
             : _byEntity.TryGetValue(entity, out var tracked) ? tracked
             : throw new InvalidOperationException($"This {entity.GetType().Name} is not tracked by the session; load it first.");
@@ -99,7 +115,9 @@ internal sealed partial class AsyncDocumentSession
     private void ThrowIfDeferred(string id, string type, string name, string operation, string previous)
     {
         if (_deferredKeys.Contains((id, type, name)))
+        {
             throw new InvalidOperationException($"Can't {operation} attachment '{name}' of document '{id}': this session already queued a command to {previous} an attachment of that name.");
+        }
     }
 
     private static InvalidOperationException DeletedInSession(string operation, string name, string id, string deletedId, string? destinationId = null) =>
@@ -135,7 +153,9 @@ internal sealed partial class AsyncDocumentSession
     private void AddAttachment(string id, string name, JsonElement result, AttachmentName? source, string? documentChangeVector)
     {
         if (!_byId.TryGetValue(id, out var info))
+        {
             return;
+        }
         var list = AttachmentsOf(info);
         list.RemoveAll(a => string.Equals(a.Name, name, StringComparison.OrdinalIgnoreCase));
         list.Add(new AttachmentName
@@ -152,7 +172,9 @@ internal sealed partial class AsyncDocumentSession
     private void RemoveAttachment(string id, string name, string? documentChangeVector)
     {
         if (!_byId.TryGetValue(id, out var info))
+        {
             return;
+        }
         AttachmentsOf(info).RemoveAll(a => string.Equals(a.Name, name, StringComparison.OrdinalIgnoreCase));
         AttachmentsChanged(info, documentChangeVector);
     }
@@ -172,18 +194,24 @@ internal sealed partial class AsyncDocumentSession
     private static List<AttachmentName> AttachmentsOf(DocumentInfo info)
     {
         if (info.Attachments is { } known)
+        {
             return known;
+        }
         var list = new List<AttachmentName>();
         if (info.Metadata is { } metadata)
         {
             if (metadata.TryGetValue(MetadataKeys.Attachments, out var value) && value is JsonElement element)
+            {
                 ReadAttachments(element, list);
+            }
         }
         else if (!info.LoadedMetadata.IsEmpty)
         {
             using var loaded = JsonDocument.Parse(info.LoadedMetadata);
             if (loaded.RootElement.TryGetProperty(MetadataKeys.Attachments, out var element))
+            {
                 ReadAttachments(element, list);
+            }
         }
 
         info.Attachments = list;
@@ -193,11 +221,15 @@ internal sealed partial class AsyncDocumentSession
     private static void ReadAttachments(JsonElement array, List<AttachmentName> list)
     {
         if (array.ValueKind != JsonValueKind.Array)
+        {
             return;
+        }
         foreach (var item in array.EnumerateArray())
         {
             if (item.ValueKind != JsonValueKind.Object)
+            {
                 continue;
+            }
             list.Add(new AttachmentName
             {
                 Name = GetString(item, "Name") ?? "",

@@ -19,7 +19,9 @@ internal sealed partial class AsyncDocumentSession
     {
         ArgumentException.ThrowIfNullOrEmpty(id);
         if (TryGetLocal<T>(id, out var local))
+        {
             return local;
+        }
         if (TrackIncluded(id, typeof(T)))
         {
             TryGetLocal<T>(id, out local);
@@ -156,9 +158,13 @@ internal sealed partial class AsyncDocumentSession
     {
         entity = null;
         if (_deletes.ContainsKey(id) || _knownMissing.Contains(id))
+        {
             return true;
+        }
         if (!_byId.TryGetValue(id, out var info))
+        {
             return false;
+        }
         entity = info.Entity as T ?? throw new InvalidOperationException(
             $"Document '{info.Id}' is already loaded in this session as {info.Entity.GetType().FullName}, which is not a {typeof(T).FullName}.");
         return true;
@@ -198,7 +204,9 @@ internal sealed partial class AsyncDocumentSession
 
         byte[] body;
         using (response)
+        {
             body = await response.Content.ReadAsByteArrayAsync(token).ConfigureAwait(false);
+        }
         TrackLoaded<T>(body, ids, includes);
     }
 
@@ -218,7 +226,9 @@ internal sealed partial class AsyncDocumentSession
         List<(string Id, Range? Document)>? included = null;
         List<Range>? loaded = includes is null ? null : [];
         if (reader.TokenType == JsonTokenType.None && !reader.Read() || reader.TokenType != JsonTokenType.StartObject)
+        {
             ThrowUnexpectedDocsAnswer(body[(int)reader.TokenStartIndex..], ids.Count);
+        }
         // Documents are kept as slices of body at the reader's offsets; errors quote the answer itself.
         var answer = body[(int)reader.TokenStartIndex..];
         while (reader.Read() && reader.TokenType == JsonTokenType.PropertyName)
@@ -250,10 +260,14 @@ internal sealed partial class AsyncDocumentSession
             while (reader.Read() && reader.TokenType != JsonTokenType.EndArray)
             {
                 if (count == ids.Count)
+                {
                     ThrowUnexpectedDocsAnswer(answer, ids.Count);
+                }
                 var requestedId = ids[count++];
                 if (reader.TokenType == JsonTokenType.Null)
+                {
                     _knownMissing.Add(requestedId);
+                }
                 else if (reader.TokenType == JsonTokenType.StartObject)
                 {
                     var start = (int)reader.TokenStartIndex;
@@ -261,16 +275,24 @@ internal sealed partial class AsyncDocumentSession
                     loaded?.Add(start..(int)reader.BytesConsumed);
                 }
                 else
+                {
                     ThrowUnexpectedDocsAnswer(answer, ids.Count);
+                }
             }
         }
 
         if (count != ids.Count)
+        {
             ThrowUnexpectedDocsAnswer(answer, ids.Count);
+        }
         if (included is not null)
+        {
             KeepIncludes(body, included);
+        }
         if (includes is not null)
+        {
             RegisterMissingIncludes(body, loaded!, includes);
+        }
     }
 
     [DoesNotReturn]

@@ -25,7 +25,9 @@ internal sealed partial class AsyncDocumentSession
         if (_forceRevisions.TryGetValue(id, out var existing))
         {
             if (existing != strategy)
+            {
                 throw new InvalidOperationException($"A revision of '{id}' is already to be forced by this session with strategy {existing}; it cannot be asked for again with {strategy}.");
+            }
             return;
         }
 
@@ -36,7 +38,9 @@ internal sealed partial class AsyncDocumentSession
     {
         ArgumentNullException.ThrowIfNull(entity);
         if (!_byEntity.TryGetValue(entity, out var info))
+        {
             throw new InvalidOperationException($"Cannot create a revision of this {entity.GetType().Name}: it is not tracked by the session.");
+        }
         return info.Id ?? throw new InvalidOperationException($"Cannot create a revision of this {entity.GetType().Name}: it has no id yet (the server generates it at the save). Save it first.");
     }
 
@@ -59,7 +63,9 @@ internal sealed partial class AsyncDocumentSession
 
         byte[] body;
         using (response)
+        {
             body = await response.Content.ReadAsByteArrayAsync(token).ConfigureAwait(false);
+        }
         return (body, FindResults(body));
     }
 
@@ -83,12 +89,16 @@ internal sealed partial class AsyncDocumentSession
     {
         var requested = _conventions.GetEntityTypeInfo(typeof(T));
         if (!LoadedMetadataReader.TryRead(document.Span, "", requested.ClrTypeNameUtf8, out var metadata))
+        {
             throw new JackdawException("A revision came without @metadata.");
+        }
         var id = metadata.Id ?? "(revision)";
         var type = metadata.IsRequestedType ? requested : _conventions.GetEntityTypeInfo(ResolveType(typeof(T), id, metadata.ClrTypeName));
         var entity = Deserialize(document.Span, type, id);
         if (metadata.Id is not null)
+        {
             type.SetId?.Invoke(entity, metadata.Id);
+        }
         _revisions[entity] = new DocumentInfo(entity, type)
         {
             Id = metadata.Id,
@@ -121,7 +131,9 @@ internal sealed partial class AsyncDocumentSession
         {
             var reader = new Utf8JsonReader(body);
             if (!reader.Read() || reader.TokenType != JsonTokenType.StartObject)
+            {
                 throw new JsonException("the answer is not an object");
+            }
             while (reader.Read() && reader.TokenType == JsonTokenType.PropertyName)
             {
                 var isResults = reader.ValueTextEquals("Results"u8);
@@ -142,7 +154,9 @@ internal sealed partial class AsyncDocumentSession
                     }
 
                     if (reader.TokenType != JsonTokenType.StartObject)
+                    {
                         throw new JsonException($"a result is a {reader.TokenType}, not an object");
+                    }
                     var start = (int)reader.TokenStartIndex;
                     reader.Skip();
                     results.Add(start..(int)reader.BytesConsumed);

@@ -43,7 +43,9 @@ internal sealed partial class AsyncDocumentSession
             {
                 var current = Serialize(info);
                 if (info.Metadata?.IsDirty != true && MatchesSnapshot(info, current))
+                {
                     continue;
+                }
 
                 // A document the save changes gets its forced revision with its PUT, in the same
                 // transaction: for a stored document the PUT carries RavenDB's
@@ -55,7 +57,9 @@ internal sealed partial class AsyncDocumentSession
                 var forced = info.Id is not null && _forceRevisions.TryGetValue(info.Id, out var strategy) && strategy != ForceRevisionStrategy.None;
                 var forcedBefore = forced && info.ChangeVector is not null;
                 if (forced)
+                {
                     forcedByPut.Add(info.Id!);
+                }
 
                 writer.WriteStartObject();
                 writer.WriteString("Type", "PUT");
@@ -65,17 +69,23 @@ internal sealed partial class AsyncDocumentSession
                 DocumentJson.WriteDocument(writer, _documentScratch, current, info.Type, info.LoadedMetadata.Span, info.Metadata, _conventions.SerializerOptions);
                 WriteChangeVector(writer, expected);
                 if (forcedBefore)
+                {
                     writer.WriteString("ForceRevisionCreationStrategy", "Before");
+                }
                 writer.WriteEndObject();
                 sent.Add(new SentCommand(SentKind.Put, info.Id, info, current.ToArray(), null));
                 if (forced && !forcedBefore)
+                {
                     WriteForceRevision(writer, info.Id!, sent);
+                }
             }
 
             foreach (var (id, strategy) in _forceRevisions)
             {
                 if (strategy != ForceRevisionStrategy.None && !forcedByPut.Contains(id))
+                {
                     WriteForceRevision(writer, id, sent);
+                }
             }
 
             foreach (var command in _deferred)
@@ -83,7 +93,9 @@ internal sealed partial class AsyncDocumentSession
                 command.Write(writer);
                 sent.Add(new SentCommand(SentKind.Deferred, command.Id, null, null, command));
                 if (command.Type == DeferredCommand.AttachmentPut)
+                {
                     (attachmentPuts ??= []).Add(command);
+                }
             }
 
             writer.WriteEndArray();
@@ -91,7 +103,9 @@ internal sealed partial class AsyncDocumentSession
         }
 
         if (sent.Count == 0)
+        {
             return;
+        }
 
         NumberOfRequests++;
         var path = _databasePath + "/bulk_docs" + SaveQuery;
@@ -102,7 +116,9 @@ internal sealed partial class AsyncDocumentSession
                 () => attachmentPuts.TrueForAll(p => AttachmentStreamContent.CanSend(p.StreamStart, p.StreamStarted)), token).ConfigureAwait(false);
         using var json = await ReadJsonAsync(response, "bulk_docs", token).ConfigureAwait(false);
         if (!json.RootElement.TryGetProperty("Results", out var results) || results.ValueKind != JsonValueKind.Array || results.GetArrayLength() != sent.Count)
+        {
             throw new JackdawException($"bulk_docs answered with {Describe(json.RootElement)} instead of one result per command ({sent.Count}).");
+        }
 
         // The transaction is committed: from here on only the session's bookkeeping changes.
         var index = 0;
@@ -163,7 +179,9 @@ internal sealed partial class AsyncDocumentSession
     private void ApplyForceRevisionResult(string id, JsonElement result)
     {
         if (!result.TryGetProperty("RevisionCreated", out var created) || created.ValueKind != JsonValueKind.True)
+        {
             return;
+        }
         if (_byId.TryGetValue(id, out var info) && GetString(result, "@change-vector") is { } changeVector)
         {
             info.ChangeVector = changeVector;

@@ -48,15 +48,21 @@ internal sealed partial class AsyncDocumentSession
         Append(url, "exclude", exclude);
         Append(url, "startAfter", startAfter);
         if (start != 0)
+        {
             url.Append("start=").Append(start).Append('&');
+        }
         if (pageSize != int.MaxValue)
+        {
             url.Append("pageSize=").Append(pageSize).Append('&');
+        }
         return StreamCoreAsync<T>(HttpMethod.Get, url.ToString(0, url.Length - 1), null, new QueryResultShape(QueryResultMode.NoTracking), null, token);
 
         static void Append(StringBuilder url, string name, string? value)
         {
             if (!string.IsNullOrEmpty(value))
+            {
                 url.Append(name).Append('=').Append(Uri.EscapeDataString(value)).Append('&');
+            }
         }
     }
 

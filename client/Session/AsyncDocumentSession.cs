@@ -51,7 +51,9 @@ internal sealed partial class AsyncDocumentSession : IAsyncDocumentSession, IAdv
             .Append(TimeSpanParameter(_indexWait))
             .Append("&waitForIndexThrow=").Append(throwOnTimeout ? "true" : "false");
         foreach (var index in indexes ?? [])
+        {
             query.Append("&waitForSpecificIndex=").Append(Uri.EscapeDataString(index));
+        }
         _indexWaitQuery = query.ToString();
     }
 
@@ -103,17 +105,25 @@ internal sealed partial class AsyncDocumentSession : IAsyncDocumentSession, IAdv
         if (_byEntity.TryGetValue(entity, out var tracked))
         {
             if (id is not null && !string.Equals(id, tracked.Id ?? tracked.IdPrefix, StringComparison.OrdinalIgnoreCase))
+            {
                 throw new InvalidOperationException($"This entity is already tracked by the session as '{tracked.Id ?? tracked.IdPrefix}'; it cannot be stored again as '{id}'.");
+            }
             if (changeVector is not null)
+            {
                 tracked.ExpectedChangeVector = changeVector;
+            }
             return Task.CompletedTask;
         }
 
         var type = _conventions.GetEntityTypeInfo(entity.GetType());
         if (string.IsNullOrEmpty(id))
+        {
             id = type.GetId?.Invoke(entity);
+        }
         if (string.IsNullOrEmpty(id))
+        {
             id = type.IdPrefix;
+        }
 
         var info = new DocumentInfo(entity, type) { ExpectedChangeVector = changeVector };
         if (id.EndsWith('/') || id.EndsWith('|'))
@@ -123,7 +133,9 @@ internal sealed partial class AsyncDocumentSession : IAsyncDocumentSession, IAdv
         else
         {
             if (_byId.TryGetValue(id, out var other))
+            {
                 throw new InvalidOperationException($"The session already tracks a different object with id '{other.Id}'; evict it first or load and change that one.");
+            }
             info.Id = id;
             type.SetId?.Invoke(entity, id);
             _byId[id] = info;
@@ -140,10 +152,14 @@ internal sealed partial class AsyncDocumentSession : IAsyncDocumentSession, IAdv
     {
         ArgumentNullException.ThrowIfNull(entity);
         if (!_byEntity.TryGetValue(entity, out var info))
+        {
             throw new InvalidOperationException($"This {entity.GetType().Name} is not tracked by the session; load it first or use Delete(id).");
+        }
         Untrack(info);
         if (info.Id is not null)
+        {
             _deletes[info.Id] = info.ExpectedChangeVector ?? (UseOptimisticConcurrency ? info.ChangeVector : null);
+        }
     }
 
     public void Delete(string id) => Delete(id, null);
@@ -170,17 +186,27 @@ internal sealed partial class AsyncDocumentSession : IAsyncDocumentSession, IAdv
         if (info.Metadata is null)
         {
             using (var loaded = !info.LoadedMetadata.IsEmpty ? JsonDocument.Parse(info.LoadedMetadata) : null)
+            {
                 info.Metadata = new MetadataDictionary(loaded?.RootElement, info.Type.Collection, info.Type.ClrTypeName);
+            }
             if (info.Id is not null)
+            {
                 info.Metadata.SetServerValue(MetadataKeys.Id, info.Id);
+            }
             if (info.ChangeVector is not null)
+            {
                 info.Metadata.SetServerValue(MetadataKeys.ChangeVector, info.ChangeVector);
+            }
             if (info.LastModified is not null)
+            {
                 info.Metadata.SetServerValue(MetadataKeys.LastModified, info.LastModified);
+            }
 
             // Attachments this session's saves changed are newer than the loaded metadata says.
             if (info.Attachments is { } attachments)
+            {
                 info.Metadata.SetServerValue(MetadataKeys.Attachments, JsonSerializer.SerializeToElement(attachments, WireJson.Options));
+            }
         }
 
         return info.Metadata;
@@ -193,7 +219,9 @@ internal sealed partial class AsyncDocumentSession : IAsyncDocumentSession, IAdv
     public void Evict(object entity)
     {
         if (_byEntity.TryGetValue(entity, out var info))
+        {
             Untrack(info);
+        }
     }
 
     public void Clear()
@@ -232,11 +260,17 @@ internal sealed partial class AsyncDocumentSession : IAsyncDocumentSession, IAdv
     private bool MatchesSnapshot(DocumentInfo info, ReadOnlySpan<byte> current)
     {
         if (info.Snapshot is { } snapshot)
+        {
             return current.SequenceEqual(snapshot);
+        }
         if (info.LoadedDocument.IsEmpty)
+        {
             return false;
+        }
         if (DocumentJson.MatchesStored(current, info.Type, info.Id, info.LoadedDocument.Span, info.LoadedMetadataProperty))
+        {
             return true;
+        }
 
         var loaded = JsonSerializer.Deserialize(info.LoadedDocument.Span, info.Type.JsonTypeInfo) ?? throw new JackdawException($"Document '{info.Id}' deserialized to null.");
         info.Type.SetId?.Invoke(loaded, info.Id);
@@ -314,13 +348,17 @@ internal sealed partial class AsyncDocumentSession : IAsyncDocumentSession, IAdv
 
         var type = metadata.IsRequestedType ? requestedType : _conventions.GetEntityTypeInfo(ResolveType(requested, id, metadata.ClrTypeName));
         if (entity is null || type != requestedType)
+        {
             entity = Deserialize(document.Span, type, id);
+        }
         type.SetId?.Invoke(entity, id);
 
         // A document this session deletes at its next save is handed back as it is stored, untracked:
         // tracking it would undo the delete.
         if (_deletes.ContainsKey(id))
+        {
             return entity;
+        }
         var info = new DocumentInfo(entity, type)
         {
             Id = id,
@@ -359,9 +397,13 @@ internal sealed partial class AsyncDocumentSession : IAsyncDocumentSession, IAdv
     private Type ResolveType(Type requested, string id, string? clrTypeName)
     {
         if (clrTypeName is null || _conventions.ResolveClrType(clrTypeName) is not { } stored || stored == requested)
+        {
             return requested;
+        }
         if (requested.IsAssignableFrom(stored))
+        {
             return stored;
+        }
         throw new InvalidOperationException($"Document '{id}' holds a {clrTypeName} (its Jackdaw-Clr-Type), which is not a {requested.FullName}.");
     }
 
@@ -403,7 +445,9 @@ internal sealed partial class AsyncDocumentSession : IAsyncDocumentSession, IAdv
     {
         _byEntity.Remove(info.Entity);
         if (info.Id is not null)
+        {
             _byId.Remove(info.Id);
+        }
     }
 
     /// <summary>A tracked entity's info, or a revision's (read from the server, never saved: for its metadata, id and change vector).</summary>
@@ -421,9 +465,13 @@ internal sealed partial class AsyncDocumentSession : IAsyncDocumentSession, IAdv
     private static void WriteChangeVector(Utf8JsonWriter writer, string? changeVector)
     {
         if (changeVector is null)
+        {
             writer.WriteNull("ChangeVector");
+        }
         else
+        {
             writer.WriteString("ChangeVector", changeVector);
+        }
     }
 
     private static string? GetString(JsonElement element, string name) =>
@@ -434,7 +482,9 @@ internal sealed partial class AsyncDocumentSession : IAsyncDocumentSession, IAdv
     {
         byte[] body;
         using (response)
+        {
             body = await response.Content.ReadAsByteArrayAsync(token).ConfigureAwait(false);
+        }
         try
         {
             return JsonDocument.Parse(body);

@@ -18,7 +18,9 @@ public sealed class MetadataDictionary : IDictionary<string, object?>
         if (loaded is { ValueKind: JsonValueKind.Object } element)
         {
             foreach (var property in element.EnumerateObject())
+            {
                 _values[property.Name] = ToValue(property.Value);
+            }
         }
 
         _values.TryAdd(MetadataKeys.Collection, collection);
@@ -31,7 +33,9 @@ public sealed class MetadataDictionary : IDictionary<string, object?>
         if (received is { ValueKind: JsonValueKind.Object } element)
         {
             foreach (var property in element.EnumerateObject())
+            {
                 _values[property.Name] = ToValue(property.Value);
+            }
         }
     }
 

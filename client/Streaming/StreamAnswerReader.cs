@@ -53,7 +53,9 @@ internal sealed class StreamAnswerReader : IAsyncDisposable
         while (_phase is Phase.Start or Phase.BeforeResults)
         {
             if (Advance(statistics, out _, out _) == Step.NeedMore)
+            {
                 await FillAsync(token).ConfigureAwait(false);
+            }
         }
     }
 
@@ -105,7 +107,9 @@ internal sealed class StreamAnswerReader : IAsyncDisposable
         if (step == Step.NeedMore)
         {
             if (_final)
+            {
                 throw new JackdawException("The stream ended before the server finished it (the connection was closed).");
+            }
             return step;
         }
         if (step == Step.Result)
@@ -121,9 +125,13 @@ internal sealed class StreamAnswerReader : IAsyncDisposable
     private Step ReadStart(ref Utf8JsonReader reader)
     {
         if (!reader.Read())
+        {
             return Step.NeedMore;
+        }
         if (reader.TokenType != JsonTokenType.StartObject)
+        {
             throw new JackdawException($"The stream's answer is not a JSON object (it starts with {reader.TokenType}).");
+        }
         _phase = Phase.BeforeResults;
         return Step.Continue;
     }
@@ -132,29 +140,41 @@ internal sealed class StreamAnswerReader : IAsyncDisposable
     private Step ReadProperty(ref Utf8JsonReader reader, StreamQueryStatistics? statistics, bool beforeResults)
     {
         if (!reader.Read())
+        {
             return Step.NeedMore;
+        }
         if (reader.TokenType == JsonTokenType.EndObject)
         {
             if (beforeResults)
+            {
                 throw new JackdawException("The stream's answer has no \"Results\".");
+            }
             _phase = Phase.Done;
             return Step.Done;
         }
         var name = reader.ValueTextEquals("Results"u8) ? 1 : reader.ValueTextEquals("Error"u8) ? 2 : 0;
         var property = statistics is not null && name == 0 ? reader.GetString() : null;
         if (!reader.Read())
+        {
             return Step.NeedMore;
+        }
         if (name == 1 && beforeResults && reader.TokenType == JsonTokenType.StartArray)
         {
             _phase = Phase.Results;
             return Step.Continue;
         }
         if (name == 2)
+        {
             throw new JackdawException("The server stopped the stream: " + (reader.TokenType == JsonTokenType.String ? reader.GetString() : "(no message)"));
+        }
         if (reader.TokenType is JsonTokenType.StartObject or JsonTokenType.StartArray)
+        {
             return reader.TrySkip() ? Step.Continue : Step.NeedMore;
+        }
         if (property is not null)
+        {
             ReadStatistic(ref reader, property, statistics!);
+        }
         return Step.Continue;
     }
 
@@ -163,7 +183,9 @@ internal sealed class StreamAnswerReader : IAsyncDisposable
     {
         start = 0;
         if (!reader.Read())
+        {
             return Step.NeedMore;
+        }
         if (reader.TokenType == JsonTokenType.EndArray)
         {
             _phase = Phase.AfterResults;
@@ -171,7 +193,9 @@ internal sealed class StreamAnswerReader : IAsyncDisposable
         }
         start = (int)reader.TokenStartIndex;
         if (reader.TokenType is JsonTokenType.StartObject or JsonTokenType.StartArray && !reader.TrySkip())
+        {
             return Step.NeedMore;
+        }
         return Step.Result;
     }
 
@@ -217,7 +241,9 @@ internal sealed class StreamAnswerReader : IAsyncDisposable
         }
         var read = await _body.ReadAsync(_buffer.AsMemory(_end), token).ConfigureAwait(false);
         if (read == 0)
+        {
             _final = true;
+        }
         _end += read;
     }
 

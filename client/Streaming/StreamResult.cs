@@ -35,7 +35,9 @@ public sealed class StreamResult<T>
     private static MetadataDictionary Read(byte[]? json)
     {
         if (json is null)
+        {
             return new MetadataDictionary(null);
+        }
         using var document = JsonDocument.Parse(json);
         return new MetadataDictionary(document.RootElement);
     }

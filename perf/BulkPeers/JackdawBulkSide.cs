@@ -34,7 +34,9 @@ internal sealed class JackdawBulkSide : IBulkSide, IDisposable
         await using (bulk.ConfigureAwait(false))
         {
             foreach (var order in orders)
+            {
                 await bulk.StoreAsync(order).ConfigureAwait(false);
+            }
         }
     }
 

@@ -47,7 +47,9 @@ var loads = 0;
 for (var i = 0; i < warmups; i++)
 {
     foreach (var side in sides)
+    {
         await LoadAsync(side, $"warm{++loads}");
+    }
 }
 
 Console.WriteLine($"# bulk insert of {orders.Count} orders through each client, {rounds} rounds interleaved, load {File.ReadAllText("/proc/loadavg").Split(' ')[0]}");
@@ -88,7 +90,9 @@ async Task<(double Seconds, double ClientCpu, double ServerCpu)> LoadAsync(IBulk
     var (client1, server1) = (ProcessCpu.Self(), serverCpu[side.Name]());
     var stored = await side.CountAsync();
     if (stored != orders.Count)
+    {
         throw new InvalidOperationException($"{side.Name} holds {stored} orders after a load of {orders.Count}.");
+    }
     await side.DropAsync();
     return (seconds, client1 - client0, server1 - server0);
 }

@@ -34,7 +34,9 @@ internal static class ClusterRuns
         using var stop = new CancellationTokenSource();
         var tasks = new List<Task>();
         for (var i = 0; i < watch.Length; i++)
+        {
             tasks.Add(await ChangesWatcher.StartAsync(watch[i].Url, db, "Orders", receivers[i], stop.Token));
+        }
 
         var pids = Pids(options);
         var cpu0 = pids.Select(ProcessCpu.Seconds).ToArray();
@@ -61,7 +63,9 @@ internal static class ClusterRuns
                 latest = Math.Max(latest, receiver.Arrival[i]);
             }
             if (everywhere)
+            {
                 all.Arrival[i] = latest;
+            }
         }
         var groups = receivers.Select(r => Group.Of(r.Name, [r], load).ToJson()).Append(Group.Of("all", [all], load).ToJson()).ToArray();
         Emit(new Dictionary<string, object?>
@@ -100,7 +104,9 @@ internal static class ClusterRuns
         using var stop = new CancellationTokenSource();
         var watchers = new List<Task>();
         for (var i = 0; i < watch.Length; i++)
+        {
             watchers.Add(await DocWatcher.StartAsync(watch[i].Url, db, lastId, arrivals[i], stop.Token));
+        }
 
         var pids = Pids(options);
         var cpu0 = pids.Select(ProcessCpu.Seconds).ToArray();
@@ -119,7 +125,9 @@ internal static class ClusterRuns
         // Where the others were when the insert was answered (one GET each, after the clock read).
         var countsAtAnswer = new List<long>();
         foreach (var (_, other) in watch)
+        {
             countsAtAnswer.Add(await CountAsync(http, other, db));
+        }
 
         var got = new List<int?>();
         foreach (var arrival in arrivals)
@@ -243,13 +251,17 @@ internal static class ClusterRuns
                 catch (Exception e) when (e is HttpRequestException or TaskCanceledException)
                 {
                     if (Interlocked.Increment(ref errors) == 1)
+                    {
                         first = e.GetType().Name + ": " + e.Message;
+                    }
                 }
             }
             return own;
         }).ToArray();
         foreach (var own in await Task.WhenAll(workers))
+        {
             latencies.AddRange(own);
+        }
         return (errors, first);
     }
 
@@ -263,7 +275,9 @@ internal static class ClusterRuns
     {
         var deadline = Stopwatch.StartNew();
         while (deadline.Elapsed.TotalSeconds < seconds && receivers.Any(r => r.Received < expected))
+        {
             await Task.Delay(20);
+        }
     }
 
     private static async Task<long> CountAsync(HttpClient http, string url, string db)
@@ -304,19 +318,29 @@ internal static class DocWatcher
                 while (true)
                 {
                     if (count == buffer.Length)
+                    {
                         Array.Resize(ref buffer, buffer.Length * 2);
+                    }
                     var result = await socket.ReceiveAsync(buffer.AsMemory(count), stop);
                     if (result.MessageType == System.Net.WebSockets.WebSocketMessageType.Close)
+                    {
                         throw new InvalidOperationException($"closed by the server: {socket.CloseStatus} {socket.CloseStatusDescription}");
+                    }
                     count += result.Count;
                     if (!result.EndOfMessage)
+                    {
                         continue;
+                    }
                     var now = Clock.NowUs();
                     var text = buffer.AsSpan(0, count);
                     if (text.IndexOf("\"Type\":\"Confirm\""u8) >= 0)
+                    {
                         confirmed.TrySetResult();
+                    }
                     if (text.IndexOf(needle) >= 0)
+                    {
                         arrival.TrySetResult(now);
+                    }
                     count = 0;
                 }
             }

@@ -38,14 +38,20 @@ internal sealed class Group
             {
                 var arrival = receiver.Arrival[i];
                 if (arrival == 0)
+                {
                     own++;
+                }
                 else
+                {
                     latencies.Add(arrival - load.Answered[i]);
+                }
             }
             missing += own;
             maxMissing = Math.Max(maxMissing, own);
             if (own > 0)
+            {
                 missingSome++;
+            }
         }
         var sorted = latencies.ToArray();
         Array.Sort(sorted);
@@ -109,7 +115,9 @@ internal static class Stats
     public static double? SortedMs(int[] sorted, double q)
     {
         if (sorted.Length == 0)
+        {
             return null;
+        }
         var index = Math.Clamp((int)Math.Ceiling(q * sorted.Length) - 1, 0, sorted.Length - 1);
         return Math.Round(sorted[index] / 1000.0, 3);
     }

@@ -67,14 +67,20 @@ internal sealed class Receiver(string name, int total)
             text = text[(at + key.Length)..];
             var end = text.IndexOf((byte)'"');
             if (end < 0)
+            {
                 return;
+            }
             var id = text[..end];
             text = text[end..];
             var separator = id.LastIndexOfAny((byte)'/', (byte)'_');
             if (Utf8Parser.TryParse(id[(separator + 1)..], out int n, out var used) && used == id.Length - separator - 1)
+            {
                 Record(n, now);
+            }
             else
+            {
                 Unknown++;
+            }
         }
     }
 }
@@ -133,7 +139,9 @@ internal sealed class Load(Plan plan, Func<int, HttpRequestMessage> create, Http
         await _paced.Task;
         var wait = Stopwatch.StartNew();
         while (Volatile.Read(ref _inFlight) > 0 && wait.Elapsed < TimeSpan.FromSeconds(30))
+        {
             await Task.Delay(10);
+        }
         Unanswered = Volatile.Read(ref _inFlight);
         if (Unanswered > 0)
         {
@@ -148,7 +156,9 @@ internal sealed class Load(Plan plan, Func<int, HttpRequestMessage> create, Http
         {
             lateness.Add(_sent[i] - _due[i]);
             if (_answered[i] == 0)
+            {
                 continue;
+            }
             Measured.Add(i);
             put.Add(_answered[i] - _sent[i]);
         }
@@ -179,7 +189,9 @@ internal sealed class Load(Plan plan, Func<int, HttpRequestMessage> create, Http
         {
             var due = t0 + (long)(slot * ticksPerPut);
             while (Stopwatch.GetTimestamp() < due)
+            {
                 Thread.Sleep(1);
+            }
             var stalled = false;
             while (Volatile.Read(ref _inFlight) >= plan.MaxInFlight && Stopwatch.GetTimestamp() < end)
             {
@@ -189,7 +201,9 @@ internal sealed class Load(Plan plan, Func<int, HttpRequestMessage> create, Http
             }
             var now = Stopwatch.GetTimestamp();
             if (now >= end)
+            {
                 break;
+            }
             if (stalled && now - due > behindLimit)
             {
                 var next = (long)Math.Ceiling((now - t0) / ticksPerPut);
@@ -208,7 +222,9 @@ internal sealed class Load(Plan plan, Func<int, HttpRequestMessage> create, Http
         }
         _sentCount = i;
         if (_firstMeasured < 0)
+        {
             _firstMeasured = i;
+        }
         Snapshot(ref _server1, ref _self1, ref _wall1);
         _paced.TrySetResult();
     }
@@ -228,9 +244,13 @@ internal sealed class Load(Plan plan, Func<int, HttpRequestMessage> create, Http
             using var response = await http.SendAsync(request, HttpCompletionOption.ResponseContentRead, _giveUp.Token).ConfigureAwait(false);
             var now = Clock.NowUs();
             if (response.IsSuccessStatusCode)
+            {
                 _answered[i] = now;
+            }
             else
+            {
                 Fail($"{(int)response.StatusCode} {await response.Content.ReadAsStringAsync().ConfigureAwait(false)}");
+            }
         }
         catch (OperationCanceledException) when (_giveUp.IsCancellationRequested)
         {

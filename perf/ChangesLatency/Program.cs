@@ -114,7 +114,9 @@ internal static class Runs
         feeds.Timeout = Timeout.InfiniteTimeSpan;
 
         if (kind == "pouch")
+        {
             await Http.Ensure(await http.PutAsync($"{url}/{db}", null), "create the pouchdb database");
+        }
 
         var receivers = Enumerable.Range(0, count).Select(w => new Receiver($"w{w}", plan.Total)).ToArray();
         using var stop = new CancellationTokenSource();
@@ -165,7 +167,9 @@ internal static class Runs
         var expected = load.AnsweredCount;
         var deadline = Stopwatch.StartNew();
         while (deadline.Elapsed.TotalSeconds < seconds && receivers.Any(r => r.Received < expected))
+        {
             await Task.Delay(20);
+        }
     }
 
     private static void Print(string mode, string kind, Plan plan, Load load, Group[] groups)

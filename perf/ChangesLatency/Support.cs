@@ -23,7 +23,9 @@ internal static class Http
     public static async Task Ensure(HttpResponseMessage response, string what)
     {
         if (!response.IsSuccessStatusCode)
+        {
             throw new InvalidOperationException($"{what}: {(int)response.StatusCode} {await response.Content.ReadAsStringAsync()}");
+        }
     }
 }
 
@@ -35,7 +37,9 @@ internal static class ProcessCpu
     public static double Seconds(int pid)
     {
         if (pid == 0)
+        {
             return 0;
+        }
         try
         {
             var stat = File.ReadAllText($"/proc/{pid}/stat");
@@ -59,7 +63,9 @@ internal sealed class Options
         for (var i = 0; i + 1 < args.Length; i += 2)
         {
             if (!args[i].StartsWith("--", StringComparison.Ordinal))
+            {
                 throw new ArgumentException($"expected --name value, got '{args[i]}'");
+            }
             options._values[args[i][2..]] = args[i + 1];
         }
         return options;

@@ -30,7 +30,9 @@ internal static class ChangesWatcher
             while (true)
             {
                 if (count == buffer.Length)
+                {
                     Array.Resize(ref buffer, buffer.Length * 2);
+                }
                 var result = await socket.ReceiveAsync(buffer.AsMemory(count), stop);
                 if (result.MessageType == WebSocketMessageType.Close)
                 {
@@ -40,13 +42,17 @@ internal static class ChangesWatcher
                 }
                 count += result.Count;
                 if (!result.EndOfMessage)
+                {
                     continue;
+                }
                 var now = Clock.NowUs();
                 receiver.Messages++;
                 var text = buffer.AsSpan(0, count);
                 receiver.Scan(text, "\"Id\":\""u8, now);
                 if (text.IndexOf("\"Type\":\"Confirm\""u8) >= 0)
+                {
                     confirmed.TrySetResult();
+                }
                 if (text.IndexOf("\"Type\":\"Error\""u8) >= 0)
                 {
                     receiver.Errors++;
@@ -94,7 +100,9 @@ internal static class SubscriptionWorker
             while (true)
             {
                 if (count == buffer.Length)
+                {
                     Array.Resize(ref buffer, buffer.Length * 2);
+                }
                 var result = await socket.ReceiveAsync(buffer.AsMemory(count), stop);
                 if (result.MessageType == WebSocketMessageType.Close)
                 {
@@ -104,7 +112,9 @@ internal static class SubscriptionWorker
                 }
                 count += result.Count;
                 if (!result.EndOfMessage)
+                {
                     continue;
+                }
                 var now = Clock.NowUs();
                 long? ack = null;
                 if (ackSent != 0 && buffer.AsSpan(0, count).IndexOf("\"Type\":\"Confirm\""u8) >= 0)
@@ -119,9 +129,13 @@ internal static class SubscriptionWorker
                     {
                         case "ConnectionStatus":
                             if (root.GetProperty("Status").GetString() == "Accepted")
+                            {
                                 accepted.TrySetResult();
+                            }
                             else
+                            {
                                 throw new InvalidOperationException("subscription: " + root.GetRawText());
+                            }
                             break;
                         case "Batch":
                             foreach (var item in root.GetProperty("Items").EnumerateArray())
@@ -180,7 +194,9 @@ internal static class PouchWatcher
             while (true)
             {
                 if (count == buffer.Length)
+                {
                     Array.Resize(ref buffer, buffer.Length * 2);
+                }
                 var read = await stream.ReadAsync(buffer.AsMemory(count), stop);
                 if (read == 0)
                 {
@@ -192,7 +208,9 @@ internal static class PouchWatcher
                 count += read;
                 var complete = buffer.AsSpan(0, count).LastIndexOf((byte)'\n') + 1;
                 if (complete == 0)
+                {
                     continue;
+                }
                 receiver.Scan(buffer.AsSpan(0, complete), "\"id\":\""u8, now);
                 buffer.AsSpan(complete, count - complete).CopyTo(buffer);
                 count -= complete;

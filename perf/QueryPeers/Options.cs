@@ -8,7 +8,9 @@ internal sealed class Options
         for (var i = 0; i + 1 < args.Length; i += 2)
         {
             if (!args[i].StartsWith("--", StringComparison.Ordinal))
+            {
                 throw new ArgumentException($"Expected an option such as --postgres, got '{args[i]}'.");
+            }
             options._values[args[i][2..]] = args[i + 1];
         }
         return options;

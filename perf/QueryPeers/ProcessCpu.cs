@@ -15,7 +15,9 @@ internal static class ProcessCpu
     public static double Seconds(int pid)
     {
         if (pid == 0)
+        {
             return 0;
+        }
         var fields = Fields(pid);
         return fields is null ? 0 : (long.Parse(fields[11], CultureInfo.InvariantCulture) + long.Parse(fields[12], CultureInfo.InvariantCulture)) / TicksPerSecond;
     }
@@ -23,15 +25,21 @@ internal static class ProcessCpu
     public static double TreeSeconds(int rootPid)
     {
         if (rootPid == 0)
+        {
             return 0;
+        }
         var total = Seconds(rootPid);
         foreach (var directory in Directory.EnumerateDirectories("/proc"))
         {
             if (!int.TryParse(Path.GetFileName(directory), NumberStyles.None, CultureInfo.InvariantCulture, out var pid) || pid == rootPid)
+            {
                 continue;
+            }
             var fields = Fields(pid);
             if (fields is not null && fields[1] == rootPid.ToString(CultureInfo.InvariantCulture))
+            {
                 total += (long.Parse(fields[11], CultureInfo.InvariantCulture) + long.Parse(fields[12], CultureInfo.InvariantCulture)) / TicksPerSecond;
+            }
         }
         return total;
     }

@@ -53,10 +53,14 @@ static async Task<int> RunAsync(Options options)
         var a = await jackdaw.QueryAsync(value);
         var b = await marten.QueryAsync(value);
         if (a != b)
+        {
             throw new InvalidOperationException($"Company '{value}': Jackdaw returned {a} orders, Marten {b}.");
+        }
     }
     foreach (var side in sides)
+    {
         await Drive(side, values, concurrency, TimeSpan.FromSeconds(3), seed: 1);
+    }
 
     Console.WriteLine($"# queries by Company through each client, {concurrency} concurrent loops, {seconds}s per run, {rounds} rounds interleaved");
     Console.WriteLine("| round | client | queries/s | p50 ms | p99 ms | orders/query | failed queries | client CPU µs/query | server CPU µs/query |");
@@ -75,14 +79,18 @@ static async Task<int> RunAsync(Options options)
             Console.WriteLine(string.Create(CultureInfo.InvariantCulture,
                 $"| {round} | {side.Name} | {result.PerSecond:F0} | {result.P50:F2} | {result.P99:F2} | {result.OrdersPerQuery:F1} | {result.Errors} | {(client1 - client0) * 1e6 / queries:F0} | {(server1 - server0) * 1e6 / queries:F0} |"));
             if (result.FirstError is not null)
+            {
                 failures.Add($"{side.Name}, round {round}: {result.FirstError}");
+            }
         }
     }
     var ratios = Enumerable.Range(0, rounds).Select(i => rates[jackdaw.Name][i] / rates[marten.Name][i]).ToArray();
     Console.WriteLine(string.Create(CultureInfo.InvariantCulture,
         $"# Jackdaw / Marten per round: {string.Join(", ", ratios.Select(r => r.ToString("F2", CultureInfo.InvariantCulture)))}"));
     foreach (var failure in failures)
+    {
         Console.WriteLine($"# first failure, {failure}");
+    }
     return 0;
 }
 

@@ -20,7 +20,9 @@ internal static partial class BackgroundPriority
     public static IDisposable Lower()
     {
         if (!OperatingSystem.IsLinux())
+        {
             return Nothing.Instance;
+        }
         try
         {
             var tid = gettid();

@@ -60,30 +60,46 @@ public sealed class BackupArchiveReader : IDisposable
         var name = System.IO.Path.GetFileName(path);
         var length = file.Length;
         if (length < BackupArchive.HeaderSize + BackupArchive.TailSize)
+        {
             throw new BackupException($"The backup file '{name}' is too short ({length} bytes) to be a backup: it was cut short.");
+        }
         Span<byte> header = stackalloc byte[BackupArchive.HeaderSize];
         RandomAccess.Read(file.SafeFileHandle, header, 0);
         if (!header[..8].SequenceEqual(BackupArchive.Magic))
+        {
             throw new BackupException($"The backup file '{name}' is not a Jackdaw backup (its header is damaged or it is another kind of file).");
+        }
         var version = BinaryPrimitives.ReadInt32LittleEndian(header[8..]);
         if (version > BackupArchive.FormatVersion)
+        {
             throw new BackupException($"The backup file '{name}' was written in backup format {version} by a newer build; this build reads format {BackupArchive.FormatVersion} and older. Restore it with a newer build.");
+        }
         if (version < 1)
+        {
             throw new BackupException($"The backup file '{name}' has a damaged header (format version {version}).");
+        }
         if (BinaryPrimitives.ReadInt32LittleEndian(header[12..]) != 0)
+        {
             throw new BackupException($"The backup file '{name}' has a damaged header (its reserved bytes are not zero).");
+        }
         Span<byte> tail = stackalloc byte[BackupArchive.TailSize];
         RandomAccess.Read(file.SafeFileHandle, tail, length - BackupArchive.TailSize);
         if (!tail[24..].SequenceEqual(BackupArchive.TailMagic))
+        {
             throw new BackupException($"The backup file '{name}' has no valid end: it was cut short or damaged.");
+        }
         var offset = BinaryPrimitives.ReadInt64LittleEndian(tail);
         var size = BinaryPrimitives.ReadInt64LittleEndian(tail[8..]);
         if (offset < BackupArchive.HeaderSize || size <= 0 || size > 256L << 20 || offset + size != length - BackupArchive.TailSize)
+        {
             throw new BackupException($"The backup file '{name}' has a damaged end (its manifest's place does not hold).");
+        }
         var json = new byte[size];
         RandomAccess.Read(file.SafeFileHandle, json, offset);
         if (XxHash64.HashToUInt64(json) != BinaryPrimitives.ReadUInt64LittleEndian(tail[16..]))
+        {
             throw new BackupException($"The backup file '{name}': the checksum of its manifest does not match: the file is damaged.");
+        }
         BackupManifest? manifest;
         try
         {
@@ -94,11 +110,15 @@ public sealed class BackupArchiveReader : IDisposable
             throw new BackupException($"The backup file '{name}': its manifest cannot be read ({e.Message}).", e);
         }
         if (manifest is null || manifest.FormatVersion != version)
+        {
             throw new BackupException($"The backup file '{name}': its manifest does not match its header.");
+        }
         foreach (var entry in manifest.Entries)
         {
             if (entry.Offset < BackupArchive.HeaderSize || entry.StoredLength < BackupArchive.BlockHeaderSize || entry.Offset + entry.StoredLength > offset)
+            {
                 throw new BackupException($"The backup file '{name}': entry '{entry.Name}' lies outside the file.");
+            }
         }
         return manifest;
     }
@@ -122,10 +142,14 @@ public sealed class BackupArchiveReader : IDisposable
             foreach (var entry in Manifest.Entries)
             {
                 if (which is not null && !which(entry.Name))
+                {
                     continue;
+                }
                 using var stream = new EntryStream(this, entry, progress);
                 while (stream.Read(buffer, 0, buffer.Length) > 0)
+                {
                     cancel.ThrowIfCancellationRequested();
+                }
             }
         }
         finally
@@ -158,7 +182,9 @@ public sealed class BackupArchiveReader : IDisposable
             _progress = progress;
             _position = entry.Offset;
             if (!ulong.TryParse(entry.Hash, System.Globalization.NumberStyles.HexNumber, null, out _expected))
+            {
                 throw Damaged("its checksum in the manifest is not a number");
+            }
         }
 
         public override bool CanRead => true;
@@ -182,7 +208,9 @@ public sealed class BackupArchiveReader : IDisposable
             while (_rawOffset == _rawLength)
             {
                 if (_ended || !NextBlock())
+                {
                     return 0;
+                }
             }
             var take = Math.Min(buffer.Length, _rawLength - _rawOffset);
             _raw.AsSpan(_rawOffset, take).CopyTo(buffer);
@@ -196,28 +224,40 @@ public sealed class BackupArchiveReader : IDisposable
             var end = _entry.Offset + _entry.StoredLength;
             Span<byte> header = stackalloc byte[BackupArchive.BlockHeaderSize];
             if (_position + BackupArchive.BlockHeaderSize > end)
+            {
                 throw Damaged("its blocks run past its end");
+            }
             RandomAccess.Read(_reader._file.SafeFileHandle, header, _position);
             var rawLength = BinaryPrimitives.ReadInt32LittleEndian(header);
             var storedLength = BinaryPrimitives.ReadInt32LittleEndian(header[4..]);
             var hash = BinaryPrimitives.ReadUInt64LittleEndian(header[8..]);
             if (rawLength < 0 || rawLength > BackupArchive.BlockSize || storedLength < 0 || storedLength > rawLength ||
                 _position + BackupArchive.BlockHeaderSize + storedLength > end)
+            {
                 throw Damaged($"the block at offset {_position} has a damaged header");
+            }
             var stored = _stored.AsSpan(0, storedLength);
             if (RandomAccess.Read(_reader._file.SafeFileHandle, stored, _position + BackupArchive.BlockHeaderSize) != storedLength)
+            {
                 throw Damaged($"the block at offset {_position} is cut short");
+            }
             if (XxHash64.HashToUInt64(stored) != hash)
+            {
                 throw Damaged($"the checksum of the block at offset {_position} does not match");
+            }
             _position += BackupArchive.BlockHeaderSize + storedLength;
             _progress?.AddBytes(BackupArchive.BlockHeaderSize + storedLength);
             if (rawLength == 0)
             {
                 _ended = true;
                 if (_position != end || _read != _entry.Length)
+                {
                     throw Damaged("its length does not match the manifest");
+                }
                 if (_hash.GetCurrentHashAsUInt64() != _expected)
+                {
                     throw Damaged("the checksum of its content does not match the manifest");
+                }
                 return false;
             }
             if (storedLength == rawLength)

@@ -37,7 +37,9 @@ public sealed class BackupArchiveWriter
     public Stream BeginEntry(string name)
     {
         if (_inEntry)
+        {
             throw new InvalidOperationException("The previous entry is still open.");
+        }
         _inEntry = true;
         return new EntryStream(this, name);
     }
@@ -66,7 +68,9 @@ public sealed class BackupArchiveWriter
     public void Finish(BackupManifest manifest)
     {
         if (_inEntry)
+        {
             throw new InvalidOperationException("An entry is still open.");
+        }
         manifest.FormatVersion = BackupArchive.FormatVersion;
         manifest.Entries = _entries;
         var json = JsonSerializer.SerializeToUtf8Bytes(manifest, BackupManifest.Json);
@@ -89,7 +93,9 @@ public sealed class BackupArchiveWriter
         {
             var encoded = LZ4Codec.Encode(raw, scratch, LZ4Level.L00_FAST);
             if (encoded > 0 && encoded < raw.Length)
+            {
                 stored = scratch.AsSpan(0, encoded);
+            }
         }
         Span<byte> header = stackalloc byte[BackupArchive.BlockHeaderSize];
         BinaryPrimitives.WriteInt32LittleEndian(header, raw.Length);
@@ -153,7 +159,9 @@ public sealed class BackupArchiveWriter
                 _filled += take;
                 buffer = buffer[take..];
                 if (_filled == BackupArchive.BlockSize)
+                {
                     FlushBlock();
+                }
             }
         }
 
@@ -162,7 +170,9 @@ public sealed class BackupArchiveWriter
         private void FlushBlock()
         {
             if (_filled == 0)
+            {
                 return;
+            }
             var raw = _block.AsSpan(0, _filled);
             _hash.Append(raw);
             _length += _filled;

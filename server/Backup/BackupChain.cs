@@ -30,11 +30,17 @@ public static class BackupChain
     public static BackupKind? KindOf(string fileName)
     {
         if (fileName.EndsWith(SnapshotExtension, StringComparison.Ordinal))
+        {
             return BackupKind.Full;
+        }
         if (fileName.EndsWith(MinimalIncrementalExtension, StringComparison.Ordinal))
+        {
             return BackupKind.MinimalIncremental;
+        }
         if (fileName.EndsWith(IncrementalExtension, StringComparison.Ordinal))
+        {
             return BackupKind.Incremental;
+        }
         return null;
     }
 
@@ -42,7 +48,9 @@ public static class BackupChain
     public static List<string> Files(string folder)
     {
         if (!Directory.Exists(folder))
+        {
             return [];
+        }
         var files = Directory.EnumerateFiles(folder)
             .Where(f => KindOf(Path.GetFileName(f)) is not null)
             .ToList();
@@ -63,13 +71,19 @@ public static class BackupChain
         {
             end = files.FindIndex(f => string.Equals(Path.GetFileName(f), lastFileName, StringComparison.Ordinal));
             if (end < 0)
+            {
                 throw new BackupException($"LastFileNameToRestore '{lastFileName}' is not a backup file of '{folder}'.");
+            }
         }
         var start = end;
         while (start >= 0 && !isFull(Path.GetFileName(files[start])))
+        {
             start--;
+        }
         if (start < 0)
+        {
             throw new BackupException($"The backup folder '{folder}' holds no {fullKind} at or before '{Path.GetFileName(files[end])}': incremental files alone cannot be restored.");
+        }
         return (start, end);
     }
 
@@ -102,7 +116,9 @@ public static class BackupChain
     {
         temporaryPath = Path.GetFullPath(temporaryPath);
         if (!Writing.TryAdd(temporaryPath, 0))
+        {
             throw new BackupException($"Another backup is writing '{temporaryPath}' already.");
+        }
         return new Release(temporaryPath);
     }
 
@@ -113,7 +129,9 @@ public static class BackupChain
         foreach (var leftover in Directory.EnumerateFiles(folder, "*" + InProgressExtension))
         {
             if (Writing.ContainsKey(Path.GetFullPath(leftover)))
+            {
                 continue;
+            }
             File.Delete(leftover);
             deleted++;
         }
@@ -144,10 +162,14 @@ public static class BackupChain
     public static List<BackupArchiveReader> OpenForRestore(string folder, string? lastFileName)
     {
         if (!Directory.Exists(folder))
+        {
             throw new BackupException($"The backup folder '{folder}' does not exist.");
+        }
         var files = Files(folder);
         if (files.Count == 0)
+        {
             throw new BackupException($"The backup folder '{folder}' holds no backup file (*{SnapshotExtension}, *{IncrementalExtension}, *{MinimalIncrementalExtension}).");
+        }
         var (start, end) = RangeToRestore(folder, files, lastFileName, f => KindOf(f) == BackupKind.Full, $"snapshot (*{SnapshotExtension})");
 
         var opened = new List<BackupArchiveReader>();
@@ -159,21 +181,31 @@ public static class BackupChain
                 opened.Add(reader);
                 var manifest = reader.Manifest;
                 if (manifest.Kind != KindOf(reader.FileName))
+                {
                     throw new BackupException($"The backup file '{reader.FileName}' holds a {manifest.Kind} backup but is named as another kind.");
+                }
                 if (i == start)
+                {
                     continue;
+                }
                 var previous = opened[^2];
                 if (manifest.DatabaseId != previous.Manifest.DatabaseId)
+                {
                     throw new BackupException($"The backup chain in '{folder}' is broken: '{reader.FileName}' is a backup of another database (id {manifest.DatabaseId}, '{manifest.Database}') than '{previous.FileName}' (id {previous.Manifest.DatabaseId}, '{previous.Manifest.Database}').");
+                }
                 if (manifest.PreviousTransactionId != previous.Manifest.TransactionId)
+                {
                     throw new BackupException($"The backup chain in '{folder}' is broken: '{reader.FileName}' continues from transaction {manifest.PreviousTransactionId} ('{manifest.PreviousFile}'), but '{previous.FileName}' ends at transaction {previous.Manifest.TransactionId}.");
+                }
             }
             return opened;
         }
         catch
         {
             foreach (var reader in opened)
+            {
                 reader.Dispose();
+            }
             throw;
         }
     }

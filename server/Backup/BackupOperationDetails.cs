@@ -26,9 +26,13 @@ internal sealed class BackupOperationDetails(BackupRun run, bool restore) : IOpe
     public void WriteResult(Utf8JsonWriter writer)
     {
         if (Result is { } result)
+        {
             writer.WriteRawValue(result, skipInputValidation: true);
+        }
         else
+        {
             writer.WriteNullValue();
+        }
     }
 
     /// <summary>Completes <paramref name="operation"/> with <paramref name="result"/>.</summary>

@@ -38,7 +38,9 @@ public static class BackupOperationJson
         writer.WriteStartArray("Messages");
         writer.WriteStringValue($"Wrote {result.Kind} file '{result.FileName}' ({result.SizeInBytes.ToString("N0", CultureInfo.InvariantCulture)} bytes) up to etag {result.Etag}.");
         if (result.Note is { } note)
+        {
             writer.WriteStringValue(note);
+        }
         writer.WriteEndArray();
         writer.WriteStartObject("LocalBackup");
         writer.WriteString("BackupDirectory", Path.GetDirectoryName(result.FilePath));
@@ -73,7 +75,9 @@ public static class BackupOperationJson
         writer.WriteString("DatabaseName", verified ? null : result.DatabaseName);
         writer.WriteStartArray("Files");
         foreach (var file in result.Files)
+        {
             writer.WriteStringValue(file);
+        }
         writer.WriteEndArray();
         writer.WriteNumber("Etag", result.Etag);
         writer.WriteNumber("TransactionId", result.TransactionId);
@@ -88,7 +92,9 @@ public static class BackupOperationJson
     {
         var buffer = new ArrayBufferWriter<byte>(256);
         using (var writer = new Utf8JsonWriter(buffer))
+        {
             write(writer);
+        }
         return buffer.WrittenSpan.ToArray();
     }
 }

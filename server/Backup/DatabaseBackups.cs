@@ -110,7 +110,9 @@ public static class DatabaseBackups
 
                 // The index files first, while the storage pins nothing: held by their commits.
                 foreach (var capture in captures)
+                {
                     manifest.Indexes.Add(CopyIndex(writer, capture, name, kind == BackupKind.Full ? null : previous!.Manifest, progress, cancel));
+                }
 
                 progress.Stage = "copying the storage";
                 using (var backup = database.Storage.BeginBackup())
@@ -139,7 +141,9 @@ public static class DatabaseBackups
                     // that then fails to complete only costs the next incremental, which becomes a
                     // snapshot (the chain's last file is older than the journals kept).
                     if (request.RetainJournals)
+                    {
                         backup.RetainJournals(request.OtherChainsNeedAfter);
+                    }
                 }
 
                 // Disposed: the read transaction does not pin the flusher while the file is synced.
@@ -147,9 +151,13 @@ public static class DatabaseBackups
                 writer.Finish(manifest);
                 progress.Stage = "syncing";
                 if (file is FileStream durable)
+                {
                     durable.Flush(flushToDisk: true);
+                }
                 else
+                {
                     file.Flush();
+                }
             }
             catch
             {
@@ -182,7 +190,9 @@ public static class DatabaseBackups
         finally
         {
             foreach (var capture in captures)
+            {
                 capture.Dispose();
+            }
         }
     }
 
@@ -190,10 +200,14 @@ public static class DatabaseBackups
     private static (BackupKind Kind, BackupArchiveReader? Previous, string? Note) Decide(DocumentDatabase database, string folder, BackupRequest request)
     {
         if (request.Full)
+        {
             return (BackupKind.Full, null, null);
+        }
         var files = BackupChain.Files(folder);
         if (!files.Any(f => BackupChain.KindOf(Path.GetFileName(f)) == BackupKind.Full))
+        {
             return (BackupKind.Full, null, "a snapshot: the folder holds none yet for an incremental backup to continue");
+        }
         var previous = BackupArchiveReader.Open(files[^1]);
         try
         {
@@ -206,9 +220,13 @@ public static class DatabaseBackups
             {
                 using var read = database.Storage.BeginRead();
                 if (previous.Manifest.TransactionId > read.Id)
+                {
                     why = $"a snapshot: the folder's last file '{previous.FileName}' ends at transaction {previous.Manifest.TransactionId}, past this database's {read.Id}";
+                }
                 else if (!database.Storage.JournalsAvailableAfter(previous.Manifest.TransactionId))
+                {
                     why = $"a snapshot: the journals since '{previous.FileName}' (transaction {previous.Manifest.TransactionId}) were not kept";
+                }
             }
             if (why is not null)
             {
@@ -228,19 +246,25 @@ public static class DatabaseBackups
     {
         var held = new List<HeldIndex>();
         if (database.GetComponent<IndexStore>() is not { } store)
+        {
             return held;
+        }
         try
         {
             foreach (var index in store.Indexes)
             {
                 if (index.CaptureCommit() is { } capture)
+                {
                     held.Add(HeldIndex.Open(capture));
+                }
             }
         }
         catch
         {
             foreach (var index in held)
+            {
                 index.Dispose();
+            }
             throw;
         }
         return held;
@@ -308,7 +332,9 @@ public static class DatabaseBackups
             {
                 var names = capture.Files.ToList();
                 if (File.Exists(Path.Combine(capture.Folder, DefinitionStamp)))
+                {
                     names.Add(DefinitionStamp);
+                }
                 foreach (var name in names)
                 {
                     try
@@ -325,7 +351,9 @@ public static class DatabaseBackups
             catch
             {
                 foreach (var (_, stream) in files)
+                {
                     stream.Dispose();
+                }
                 capture.Dispose();
                 throw;
             }
@@ -334,7 +362,9 @@ public static class DatabaseBackups
         public void Dispose()
         {
             foreach (var (_, stream) in Files)
+            {
                 stream.Dispose();
+            }
             Capture.Dispose();
         }
     }

@@ -28,11 +28,17 @@ public static class DatabaseRestore
     public static Task<RestoreResult> RestoreAsync(DatabasesLandlord landlord, RestoreRequest request, BackupRun progress, CancellationToken cancel)
     {
         if (DatabaseNames.Validate(request.DatabaseName) is { } invalid)
+        {
             throw new BadRequestException(invalid);
+        }
         if (landlord.Names.Contains(request.DatabaseName, StringComparer.OrdinalIgnoreCase))
+        {
             throw new DatabaseAlreadyExistsException(request.DatabaseName);
+        }
         if (LogicalRestore.Holds(request.BackupLocation))
+        {
             return LogicalRestore.RestoreAsync(landlord, request, progress, cancel);
+        }
         var readers = BackupChain.OpenForRestore(request.BackupLocation, request.LastFileNameToRestore);
         return Task.Factory.StartNew(() =>
         {
@@ -43,7 +49,9 @@ public static class DatabaseRestore
                 var result = Build(readers, work, request.DatabaseName, progress, cancel);
                 progress.Stage = "opening the database";
                 if (!landlord.TryAdopt(request.DatabaseName, work))
+                {
                     throw new DatabaseAlreadyExistsException(request.DatabaseName);
+                }
                 progress.Stage = "done";
                 return Finished(result, clock);
             }
@@ -56,7 +64,9 @@ public static class DatabaseRestore
             {
                 EndWork(work);
                 foreach (var reader in readers)
+                {
                     reader.Dispose();
+                }
             }
         }, CancellationToken.None, TaskCreationOptions.LongRunning, TaskScheduler.Default);
     }
@@ -68,7 +78,9 @@ public static class DatabaseRestore
     public static Task<RestoreResult> VerifyAsync(string backupLocation, string? lastFileNameToRestore, BackupRun progress, CancellationToken cancel)
     {
         if (LogicalRestore.Holds(backupLocation))
+        {
             return LogicalRestore.VerifyAsync(backupLocation, lastFileNameToRestore, progress, cancel);
+        }
         var readers = BackupChain.OpenForRestore(backupLocation, lastFileNameToRestore);
         return Task.Factory.StartNew(() =>
         {
@@ -95,7 +107,9 @@ public static class DatabaseRestore
             finally
             {
                 foreach (var reader in readers)
+                {
                     reader.Dispose();
+                }
                 DatabasesLandlord.TryDeleteFolder(work);
             }
         }, CancellationToken.None, TaskCreationOptions.LongRunning, TaskScheduler.Default);
@@ -119,9 +133,13 @@ public static class DatabaseRestore
                 try
                 {
                     if (reader.Manifest.Kind == BackupKind.Full)
+                    {
                         storage.ApplyFull(entry, cancel);
+                    }
                     else
+                    {
                         storage.ApplyIncremental(entry, cancel);
+                    }
                 }
                 catch (StorageCorruptedException e)
                 {
@@ -130,9 +148,13 @@ public static class DatabaseRestore
                 // The engine stops at its stream's end chunk: read the entry's end block too, which
                 // checks the whole content against the manifest's hash.
                 if (entry.ReadByte() >= 0)
+                {
                     throw new BackupException($"The backup file '{reader.FileName}' is damaged: its storage entry goes on past the end of the storage stream.");
+                }
                 if (storage.TransactionId != reader.Manifest.TransactionId)
+                {
                     throw new BackupException($"The backup file '{reader.FileName}' is damaged: its storage ends at transaction {storage.TransactionId}, its manifest says {reader.Manifest.TransactionId}.");
+                }
                 progress.AddEntries(1);
             }
             storage.Complete();
@@ -155,16 +177,22 @@ public static class DatabaseRestore
         {
             progress.Stage = $"restoring index folder '{index.Folder}'";
             if (index.Folder.Length == 0 || index.Folder != Path.GetFileName(index.Folder) || index.Folder is "." or "..")
+            {
                 throw new BackupException($"The backup file '{readers[^1].FileName}' names an index folder '{index.Folder}' that is not a folder name.");
+            }
             var folder = Path.Combine(indexes, index.Folder);
             Directory.CreateDirectory(folder);
             foreach (var file in index.Files)
             {
                 cancel.ThrowIfCancellationRequested();
                 if (file.Name != Path.GetFileName(file.Name) || file.Name is "." or "..")
+                {
                     throw new BackupException($"The backup file '{readers[^1].FileName}' names an index file '{file.Name}' that is not a file name.");
+                }
                 if (!byName.TryGetValue(file.In, out var holder))
+                {
                     throw new BackupException($"The backup chain is broken: index file '{index.Folder}/{file.Name}' is in '{file.In}', which is not a file of the chain being restored.");
+                }
                 var target = Path.Combine(folder, file.Name);
                 using (var source = holder.OpenEntry(DatabaseBackups.IndexEntry(index.Folder, file.Name), progress))
                 using (var destination = new FileStream(target, FileMode.CreateNew, FileAccess.Write, FileShare.None, 1 << 16))
@@ -172,7 +200,9 @@ public static class DatabaseRestore
                     source.CopyTo(destination, 1 << 20);
                     destination.Flush(flushToDisk: true);
                     if (destination.Length != file.Length)
+                    {
                         throw new BackupException($"The backup file '{holder.FileName}' is damaged: index file '{index.Folder}/{file.Name}' has {destination.Length} bytes, the manifest says {file.Length}.");
+                    }
                 }
                 progress.AddEntries(1);
             }
@@ -199,7 +229,9 @@ public static class DatabaseRestore
         foreach (var name in DocumentsStorage.TreeNames)
         {
             if (read.OpenTree(name) is not { } tree)
+            {
                 continue;
+            }
             using var iterator = tree.Iterate();
             var seen = 0L;
             if (iterator.SeekFirst())
@@ -207,7 +239,9 @@ public static class DatabaseRestore
                 do
                 {
                     if ((++seen & 0xFFF) == 0)
+                    {
                         cancel.ThrowIfCancellationRequested();
+                    }
                 }
                 while (iterator.MoveNext());
             }
@@ -226,7 +260,9 @@ public static class DatabaseRestore
         foreach (var leftover in Directory.EnumerateDirectories(landlord.Root, WorkFolderPrefix + "*"))
         {
             if (!Building.ContainsKey(leftover))
+            {
                 DatabasesLandlord.TryDeleteFolder(leftover);
+            }
         }
         return work;
     }

@@ -68,9 +68,13 @@ public static class LogicalBackups
                     exported = await DatabaseSmuggler.ExportAsync(database, counted, options, null, cancel).ConfigureAwait(false);
                     progress.Stage = "syncing";
                     if (file is FileStream durable)
+                    {
                         durable.Flush(flushToDisk: true);
+                    }
                     else
+                    {
                         await file.FlushAsync(cancel).ConfigureAwait(false);
+                    }
                 }
             }
             catch
@@ -106,20 +110,32 @@ public static class LogicalBackups
     private static (LogicalBackupHeader? Previous, string? Note) Decide(DocumentDatabase database, List<string> files, BackupRequest request)
     {
         if (request.Full)
+        {
             return (null, null);
+        }
         if (request.TombstonesKeptAfter is not { } kept)
+        {
             return (null, "a full backup: an incremental logical backup needs the tombstones since the previous file, and only a periodic backup task keeps them");
+        }
         var start = files.FindLastIndex(f => LogicalChain.IsFull(Path.GetFileName(f)) == true);
         if (start < 0)
+        {
             return (null, "a full backup: the folder holds none yet for an incremental backup to continue");
+        }
         var last = Path.GetFileName(files[^1]);
         var header = LogicalChain.ReadHeader(files[^1]);
         if (header is null)
+        {
             return (null, $"a full backup: '{last}' has no Jackdaw header, so where it ends is not known");
+        }
         if (header.DatabaseId != database.DatabaseId)
+        {
             return (null, $"a full backup: '{last}' is a backup of another database ('{header.Database}', id {header.DatabaseId})");
+        }
         if (header.LastEtag < kept)
+        {
             return (null, $"a full backup: '{last}' ends at etag {header.LastEtag}, and the tombstones were kept only after etag {kept}");
+        }
         return (header, null);
     }
 

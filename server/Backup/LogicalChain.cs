@@ -40,7 +40,9 @@ public static class LogicalChain
     public static List<string> Files(string folder)
     {
         if (!Directory.Exists(folder))
+        {
             return [];
+        }
         var files = Directory.EnumerateFiles(folder).Where(f => IsFull(Path.GetFileName(f)) is not null).ToList();
         files.Sort(StringComparer.Ordinal);
         return files;
@@ -55,7 +57,9 @@ public static class LogicalChain
     {
         var files = Files(folder);
         if (files.Count == 0)
+        {
             throw new BackupException($"The backup folder '{folder}' holds no logical backup file (*{FullExtension}, *{IncrementalExtension}).");
+        }
         var (start, end) = BackupChain.RangeToRestore(folder, files, lastFileName, f => IsFull(f) == true, $"full backup (*{FullExtension})");
         return files.GetRange(start, end - start + 1);
     }
@@ -87,7 +91,9 @@ public static class LogicalChain
             {
                 var read = gzip.Read(buffer, length, buffer.Length - length);
                 if (read == 0)
+                {
                     break;
+                }
                 length += read;
             }
         }
@@ -113,7 +119,9 @@ public static class LogicalChain
     {
         var reader = new Utf8JsonReader(json, isFinalBlock, default);
         if (!reader.Read() || reader.TokenType != JsonTokenType.StartObject)
+        {
             throw new JsonException("the dump is not a JSON object");
+        }
         while (reader.Read() && reader.TokenType == JsonTokenType.PropertyName)
         {
             if (reader.ValueTextEquals("BuildVersion"u8))
@@ -122,10 +130,14 @@ public static class LogicalChain
                 continue;
             }
             if (!reader.ValueTextEquals(SmugglerImporter.LogicalBackupHeader))
+            {
                 return null;
+            }
             reader.Read();
             if (reader.TokenType != JsonTokenType.StartObject)
+            {
                 throw new JsonException($"'{SmugglerImporter.LogicalBackupHeader}' is not an object");
+            }
             var header = JsonElement.ParseValue(ref reader);
             return new LogicalBackupHeader(
                 header.GetProperty("Kind").GetString() == "Full",

@@ -32,9 +32,13 @@ public static class LogicalRestore
     public static bool Holds(string folder)
     {
         if (LogicalChain.Files(folder).Count == 0)
+        {
             return false;
+        }
         if (BackupChain.Files(folder).Count > 0)
+        {
             throw new BackupException($"The backup folder '{folder}' holds both logical backup files (*{LogicalChain.FullExtension}) and binary ones (*{BackupChain.SnapshotExtension}): restore a chain from a folder of its own.");
+        }
         return true;
     }
 
@@ -62,7 +66,9 @@ public static class LogicalRestore
                 }
                 progress.Stage = "opening the database";
                 if (!landlord.TryAdopt(request.DatabaseName, work))
+                {
                     throw new DatabaseAlreadyExistsException(request.DatabaseName);
+                }
                 progress.Stage = "done";
                 return DatabaseRestore.Finished(result, clock);
             }
@@ -112,14 +118,20 @@ public static class LogicalRestore
             var header = LogicalChain.ReadHeader(file);
             var name = Path.GetFileName(file);
             if (header is not null && header.Full != (LogicalChain.IsFull(name) == true))
+            {
                 throw new BackupException($"The backup file '{name}' holds {(header.Full ? "a full" : "an incremental")} backup but is named as another kind.");
+            }
             if (headers.Count > 0 && headers[^1] is { } previous && header is not null)
             {
                 var previousName = Path.GetFileName(files[headers.Count - 1]);
                 if (header.DatabaseId != previous.DatabaseId)
+                {
                     throw new BackupException($"The backup chain in '{folder}' is broken: '{name}' is a backup of database id {header.DatabaseId}, '{previousName}' of {previous.DatabaseId}.");
+                }
                 if (header.StartEtag > previous.LastEtag + 1)
+                {
                     throw new BackupException($"The backup chain in '{folder}' is broken: '{name}' starts at etag {header.StartEtag}, but '{previousName}' ends at etag {previous.LastEtag}: the changes between are in no file.");
+                }
             }
             headers.Add(header);
         }
@@ -157,7 +169,9 @@ public static class LogicalRestore
                 throw new BackupException($"The backup file '{name}' holds {refused.Count} document(s) or tombstone(s) that cannot be imported; the first, {first.Section} #{first.Position}{(first.Id is null ? "" : $" '{first.Id}'")}: {first.Reason}");
             }
             if (last)
+            {
                 indexes = imported.Indexes.ReadCount - imported.Indexes.ErroredCount - imported.Indexes.SkippedCount;
+            }
             progress.AddEntries(1);
         }
         return Describe(database.Name, files, headers, indexes);
@@ -177,12 +191,16 @@ public static class LogicalRestore
             {
                 var (first, _) = await dump.NextTokenAsync().ConfigureAwait(false);
                 if (first != JsonTokenType.StartObject)
+                {
                     throw new BadRequestException("the dump is not a JSON object.");
+                }
                 while (true)
                 {
                     var (type, _) = await dump.NextTokenAsync().ConfigureAwait(false);
                     if (type == JsonTokenType.EndObject)
+                    {
                         break;
+                    }
                     await dump.SkipValueAsync().ConfigureAwait(false);
                 }
                 await dump.ExpectEndAsync().ConfigureAwait(false);

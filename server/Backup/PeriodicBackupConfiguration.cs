@@ -62,21 +62,27 @@ public sealed record PeriodicBackupConfiguration
     public static PeriodicBackupConfiguration Parse(JsonElement json, long taskId, DateTime createdAt)
     {
         if (json.ValueKind != JsonValueKind.Object)
+        {
             throw new BadRequestException("The body must be a PeriodicBackupConfiguration: {\"Name\":\"nightly\",\"BackupType\":\"Snapshot\",\"FullBackupFrequency\":\"0 2 * * *\",\"IncrementalBackupFrequency\":\"*/15 * * * *\",\"LocalSettings\":{\"FolderPath\":\"/var/backups/jackdaw\"}}.");
+        }
         var (backupType, folder, minimal) = ParseDestination(json);
         var full = String(json, "FullBackupFrequency");
         var incremental = String(json, "IncrementalBackupFrequency");
         full = string.IsNullOrWhiteSpace(full) ? null : full.Trim();
         incremental = string.IsNullOrWhiteSpace(incremental) ? null : incremental.Trim();
         if (full is null && incremental is null)
+        {
             throw new BadRequestException("FullBackupFrequency and IncrementalBackupFrequency are both empty: give at least one cron expression, e.g. \"FullBackupFrequency\":\"0 2 * * *\" (every day at 02:00 UTC).");
+        }
         TimeSpan? keep = null;
         if (json.TryGetProperty("RetentionPolicy", out var retention) && retention.ValueKind == JsonValueKind.Object
             && !Boolean(retention, "Disabled", "RetentionPolicy.Disabled")
             && String(retention, "MinimumBackupAgeToKeep", "RetentionPolicy.MinimumBackupAgeToKeep") is { Length: > 0 } age)
         {
             if (!TimeSpan.TryParse(age, CultureInfo.InvariantCulture, out var parsed) || parsed <= TimeSpan.Zero)
+            {
                 throw new BadRequestException($"RetentionPolicy.MinimumBackupAgeToKeep '{age}' is not a positive time span such as \"7.00:00:00\" (seven days).");
+            }
             keep = parsed;
         }
         var name = String(json, "Name");
@@ -108,7 +114,9 @@ public sealed record PeriodicBackupConfiguration
     public static (string BackupType, string FolderPath, bool MinimalIncremental) ParseDestination(JsonElement json)
     {
         if (json.ValueKind != JsonValueKind.Object)
+        {
             throw new BadRequestException("The body must be a BackupConfiguration: {\"BackupType\":\"Snapshot\",\"LocalSettings\":{\"FolderPath\":\"/var/backups/jackdaw/orders\"}}.");
+        }
         var backupType = String(json, "BackupType") ?? "Backup";
         backupType = backupType.Equals("Snapshot", StringComparison.OrdinalIgnoreCase) ? "Snapshot"
             : backupType.Equals("Backup", StringComparison.OrdinalIgnoreCase) ? "Backup"
@@ -116,17 +124,25 @@ public sealed record PeriodicBackupConfiguration
         foreach (var remote in RemoteDestinations)
         {
             if (json.TryGetProperty(remote, out var settings) && settings.ValueKind == JsonValueKind.Object && !Boolean(settings, "Disabled", remote + ".Disabled"))
+            {
                 throw new BadRequestException($"{remote} is set: Jackdaw backs up to a local folder only (LocalSettings.FolderPath); copy the chain folders elsewhere yourself.");
+            }
         }
         var folder = json.TryGetProperty("LocalSettings", out var local) && local.ValueKind == JsonValueKind.Object && !Boolean(local, "Disabled", "LocalSettings.Disabled")
             ? String(local, "FolderPath", "LocalSettings.FolderPath")
             : null;
         if (string.IsNullOrWhiteSpace(folder))
+        {
             throw new BadRequestException("LocalSettings.FolderPath is required: the absolute folder the backups go to, e.g. {\"LocalSettings\":{\"FolderPath\":\"/var/backups/jackdaw\"}}.");
+        }
         if (folder.AsSpan().IndexOfAny(Path.GetInvalidPathChars()) >= 0)
+        {
             throw new BadRequestException("LocalSettings.FolderPath has a character no path may hold (a control character such as NUL).");
+        }
         if (!Path.IsPathFullyQualified(folder))
+        {
             throw new BadRequestException($"LocalSettings.FolderPath '{folder}' is not an absolute path; give the full path of the folder, e.g. /var/backups/jackdaw.");
+        }
         return (backupType, Path.TrimEndingDirectorySeparator(folder), Boolean(json, "MinimalIncremental", "MinimalIncremental"));
     }
 

@@ -45,7 +45,9 @@ public static class PeriodicBackupJson
         writer.WriteString("Exception", status.Error);
         writer.WriteEndObject();
         foreach (var upload in (string[])["UploadToS3", "UploadToGlacier", "UploadToAzure", "UploadToGoogleCloud", "UploadToFtp"])
+        {
             writer.WriteNull(upload);
+        }
         writer.WriteNumber("LastEtag", status.LastEtag);
         writer.WriteString("LastDatabaseChangeVector", status.LastDatabaseChangeVector);
         writer.WriteStartObject("LastRaftIndex");
@@ -143,8 +145,12 @@ public static class PeriodicBackupJson
     private static void WriteNumber(Utf8JsonWriter writer, string name, long? value)
     {
         if (value is { } number)
+        {
             writer.WriteNumber(name, number);
+        }
         else
+        {
             writer.WriteNull(name);
+        }
     }
 }

@@ -12,15 +12,21 @@ public static class PeriodicBackupRetention
     public static IReadOnlyList<string> Apply(PeriodicBackupConfiguration configuration, string database, string currentChain, DateTime now)
     {
         if (configuration.MinimumBackupAgeToKeep is not { } keep || !Directory.Exists(configuration.FolderPath))
+        {
             return [];
+        }
         var deleted = new List<string>();
         foreach (var folder in ChainFolders(configuration, database))
         {
             if (string.Equals(folder, currentChain, StringComparison.Ordinal))
+            {
                 continue;
+            }
             var newest = Directory.EnumerateFiles(folder).Select(File.GetLastWriteTimeUtc).DefaultIfEmpty(Directory.GetLastWriteTimeUtc(folder)).Max();
             if (now - newest < keep)
+            {
                 continue;
+            }
             Directory.Delete(folder, recursive: true);
             deleted.Add(folder);
         }
@@ -31,7 +37,9 @@ public static class PeriodicBackupRetention
     public static IEnumerable<string> ChainFolders(PeriodicBackupConfiguration configuration, string database)
     {
         if (!Directory.Exists(configuration.FolderPath))
+        {
             return [];
+        }
         var suffix = $".jackdaw-{database}-{configuration.FolderKind}";
         return Directory.EnumerateDirectories(configuration.FolderPath, "*" + suffix).Where(f => IsChainFolder(Path.GetFileName(f), suffix)).ToList();
     }

@@ -21,18 +21,26 @@ public static class PeriodicBackupSchedule
     public static NextBackup? Next(PeriodicBackupConfiguration configuration, PeriodicBackupStatus status, string database, DateTime now)
     {
         if (configuration.Disabled)
+        {
             return null;
+        }
         var created = Utc(configuration.CreatedAt);
         var nextFull = configuration.FullSchedule?.GetNextOccurrence(Utc(status.LastFullBackupInternal ?? created), TimeZoneInfo.Utc);
         var lastAny = Max(status.LastFullBackupInternal, status.LastIncrementalBackupInternal);
         var nextIncremental = configuration.IncrementalSchedule?.GetNextOccurrence(Utc(lastAny ?? created), TimeZoneInfo.Utc);
         var hasChain = CurrentChain(configuration, status, database) is not null;
         if (nextFull is null && nextIncremental is null)
+        {
             return null;
+        }
         if (!hasChain)
+        {
             return new NextBackup(Min(nextFull, nextIncremental)!.Value, true);
+        }
         if (nextIncremental is null || (nextFull is { } full && (full <= nextIncremental || full <= now)))
+        {
             return new NextBackup(nextFull!.Value, true);
+        }
         return new NextBackup(nextIncremental.Value, false);
     }
 

@@ -65,7 +65,9 @@ public sealed partial class PeriodicBackups : IAsyncDisposable
         }
         // Journals kept for tasks that are gone (disabled while a run was finishing, say) are let go.
         if (database.Storage.JournalRetention is not null)
+        {
             StopRetainingJournalsIfUnused();
+        }
     }
 
     public static Func<DocumentDatabase, IAsyncDisposable> Component(PeriodicBackupOptions options, ILoggerFactory loggerFactory) =>
@@ -102,7 +104,9 @@ public sealed partial class PeriodicBackups : IAsyncDisposable
     public (long OperationId, DateTime Started, bool IsFull)? RunningOf(long taskId)
     {
         if (!_tasks.TryGetValue(taskId, out var task))
+        {
             return null;
+        }
         lock (task.Lock)
         {
             return task.Running is { } running ? (running.Operation.Id, running.Started, running.IsFull) : null;
@@ -152,7 +156,9 @@ public sealed partial class PeriodicBackups : IAsyncDisposable
                     }
                 }
                 if (broken is not null)
+                {
                     await SaveStatusAsync(existing, broken).ConfigureAwait(false);
+                }
                 HoldTombstones(existing);
                 Schedule(existing);
                 _logger.LogInformation("Periodic backup task {Task} ({Name}) of database {Database} updated", taskId, configuration.Name, _database.Name);
@@ -174,7 +180,9 @@ public sealed partial class PeriodicBackups : IAsyncDisposable
         try
         {
             if (!_tasks.TryGetValue(taskId, out var task))
+            {
                 throw new BadRequestException($"There is no periodic backup task {taskId} in database '{_database.Name}'.");
+            }
             await _database.EnqueueAsync(new DeleteTaskCommand(Key(taskId))).ConfigureAwait(false);
             _tasks.TryRemove(taskId, out _);
             Task? running;
@@ -187,7 +195,9 @@ public sealed partial class PeriodicBackups : IAsyncDisposable
                 task.Running?.Cancel.Cancel();
             }
             if (running is not null)
+            {
                 await running.ConfigureAwait(false);
+            }
             HoldTombstones(task);
             _logger.LogInformation("Periodic backup task {Task} of database {Database} deleted", taskId, _database.Name);
             StopRetainingJournalsIfUnused();
@@ -207,7 +217,9 @@ public sealed partial class PeriodicBackups : IAsyncDisposable
     public DatabaseOperation StartNow(long taskId, bool isFull)
     {
         if (!_tasks.TryGetValue(taskId, out var task))
+        {
             throw new BadRequestException($"There is no periodic backup task {taskId} in database '{_database.Name}'.");
+        }
         return TryStart(task, isFull) ?? throw new DatabaseUnavailableException(_database.Name, "it is closing.");
     }
 
@@ -224,11 +236,15 @@ public sealed partial class PeriodicBackups : IAsyncDisposable
             task.Timer?.Dispose();
             task.Timer = null;
             if (_disposed || task.Deleted || task.Running is not null)
+            {
                 return;
+            }
             var now = Now;
             next = PeriodicBackupSchedule.Next(task.Configuration, task.Status, _database.Name, now);
             if (next is not { } due)
+            {
                 return;
+            }
             if (due.DateTime > now || opening)
             {
                 var delay = due.DateTime > now ? due.DateTime - now : _options.CatchUpDelay;
@@ -260,7 +276,9 @@ public sealed partial class PeriodicBackups : IAsyncDisposable
             lock (task.Lock)
             {
                 if (_disposed || task.Deleted)
+                {
                     return;
+                }
                 task.Timer?.Dispose();
                 task.Timer = _options.Time.CreateTimer(static state => ((TimerState)state!).Fire(), new TimerState(this, task), TimeSpan.FromMinutes(1), Timeout.InfiniteTimeSpan);
             }
@@ -272,9 +290,13 @@ public sealed partial class PeriodicBackups : IAsyncDisposable
         lock (task.Lock)
         {
             if (task.Running is { } running)
+            {
                 return running.Operation;
+            }
             if (_disposed || task.Deleted)
+            {
                 return null;
+            }
             task.Timer?.Dispose();
             task.Timer = null;
             var progress = new BackupRun();
@@ -351,7 +373,9 @@ public sealed partial class PeriodicBackups : IAsyncDisposable
         catch (Exception e)
         {
             if (createdFolder)
+            {
                 DeleteIfEmpty(folder);
+            }
             var closing = _closing.IsCancellationRequested && !run.Operation.Killed.IsCancellationRequested;
             var message = run.Operation.Killed.IsCancellationRequested
                 ? $"The backup into '{folder}' was killed (operations/kill)."
@@ -399,7 +423,9 @@ public sealed partial class PeriodicBackups : IAsyncDisposable
         lock (task.Lock)
         {
             if (task.Deleted)
+            {
                 return;
+            }
             task.Status = status;
         }
         try
@@ -424,7 +450,9 @@ public sealed partial class PeriodicBackups : IAsyncDisposable
             foreach (var folder in PeriodicBackupRetention.ChainFolders(configuration, _database.Name))
             {
                 if (string.Equals(folder, current, StringComparison.Ordinal) || BackupChain.DeleteLeftovers(folder) == 0)
+                {
                     continue;
+                }
                 _logger.LogInformation("Periodic backup task {Task} of database {Database} deleted what a killed run left in {Folder}", configuration.TaskId, _database.Name, folder);
                 DeleteIfEmpty(folder);
             }
@@ -440,7 +468,9 @@ public sealed partial class PeriodicBackups : IAsyncDisposable
         try
         {
             foreach (var deleted in PeriodicBackupRetention.Apply(configuration, _database.Name, currentChain, Now))
+            {
                 _logger.LogInformation("Periodic backup task {Task} of database {Database} deleted the expired chain {Folder}", configuration.TaskId, _database.Name, deleted);
+            }
         }
         catch (Exception e) when (e is IOException or UnauthorizedAccessException)
         {
@@ -455,11 +485,15 @@ public sealed partial class PeriodicBackups : IAsyncDisposable
         foreach (var other in _tasks.Values)
         {
             if (ReferenceEquals(other, task))
+            {
                 continue;
+            }
             lock (other.Lock)
             {
                 if (other.Configuration.Disabled || other.Configuration.Logical || other.Status.TransactionId is not { } after || PeriodicBackupSchedule.CurrentChain(other.Configuration, other.Status, _database.Name) is null)
+                {
                     continue;
+                }
                 lowest = lowest is null ? after : Math.Min(lowest.Value, after);
             }
         }
@@ -469,7 +503,9 @@ public sealed partial class PeriodicBackups : IAsyncDisposable
     private void StopRetainingJournalsIfUnused()
     {
         if (_tasks.Values.Any(t => !t.Configuration.Disabled && !t.Configuration.Logical))
+        {
             return;
+        }
         try
         {
             _options.StopRetainingJournals(_database);
@@ -491,9 +527,13 @@ public sealed partial class PeriodicBackups : IAsyncDisposable
         {
             var hold = task.Configuration.Logical && !task.Configuration.Disabled && !task.Deleted && !_disposed;
             if (hold && task.TombstoneHold is null)
+            {
                 task.TombstoneHold = _database.Tombstones.Register(new ChainTombstones(this, task));
+            }
             else if (!hold)
+            {
                 (released, task.TombstoneHold) = (task.TombstoneHold, null);
+            }
         }
         released?.Dispose();
     }
@@ -503,7 +543,9 @@ public sealed partial class PeriodicBackups : IAsyncDisposable
         try
         {
             if (Directory.Exists(folder) && !Directory.EnumerateFileSystemEntries(folder).Any())
+            {
                 Directory.Delete(folder);
+            }
         }
         catch (Exception e) when (e is IOException or UnauthorizedAccessException)
         {
@@ -531,7 +573,9 @@ public sealed partial class PeriodicBackups : IAsyncDisposable
                     task.TombstoneHold?.Dispose();
                     task.TombstoneHold = null;
                     if (task.Running?.Completion is { } completion)
+                    {
                         running.Add(completion);
+                    }
                 }
             }
         }

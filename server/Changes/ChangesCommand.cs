@@ -38,7 +38,9 @@ public sealed record ChangesCommand(long? CommandId, string Name, string? Param)
                 {
                     reader.Read();
                     if (reader.TokenType == JsonTokenType.Number && reader.TryGetInt64(out var id))
+                    {
                         commandId = id;
+                    }
                     else if (reader.TokenType != JsonTokenType.Null)
                     {
                         error = "CommandId must be an integer.";
@@ -61,7 +63,9 @@ public sealed record ChangesCommand(long? CommandId, string Name, string? Param)
                         _ => null,
                     };
                     if (param is null)
+                    {
                         reader.Skip();
+                    }
                 }
                 else
                 {

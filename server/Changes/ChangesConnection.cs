@@ -83,7 +83,9 @@ public sealed class ChangesConnection : IDisposable
     public void Offer(in ChangesMessage message)
     {
         if (CloseReason != ChangesCloseReason.None)
+        {
             return;
+        }
         var pending = Interlocked.Add(ref _pending, message.Weight);
         if (pending > Capacity && pending > message.Weight)
         {
@@ -92,7 +94,9 @@ public sealed class ChangesConnection : IDisposable
             return;
         }
         if (!_queue.Writer.TryWrite(message))
+        {
             Interlocked.Add(ref _pending, -message.Weight); // closed meanwhile
+        }
     }
 
     /// <summary>Changes what this connection watches (an event stream's filter, set once; the WebSocket's commands).</summary>
@@ -125,7 +129,9 @@ public sealed class ChangesConnection : IDisposable
             return;
         }
         if (command!.CommandId is { } id)
+        {
             Offer(ChangesMessage.Raw(ChangesJson.Confirm(id)));
+        }
     }
 
     /// <summary>Queues an <c>Error</c> message.</summary>
@@ -203,7 +209,9 @@ public sealed class ChangesConnection : IDisposable
                 return true;
         }
         if (IsAcceptedWithoutEvents(name))
+        {
             return true;
+        }
         error = $"Unknown command '{command.Name}'. The changes feed knows watch-doc, watch-docs, watch-prefix, watch-collection, watch-index, watch-indexes, watch-operation, watch-operations, watch-attachments, watch-document-attachments and their unwatch- forms.";
         return false;
     }
@@ -229,7 +237,9 @@ public sealed class ChangesConnection : IDisposable
     public void Close(ChangesCloseReason reason)
     {
         if (reason == ChangesCloseReason.None || Interlocked.CompareExchange(ref _closeReason, (int)reason, 0) != 0)
+        {
             return;
+        }
         _queue.Writer.TryComplete();
         try
         {

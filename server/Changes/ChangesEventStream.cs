@@ -38,7 +38,9 @@ public static class ChangesEventStream
         {
             long position;
             using (var reader = connection.Feed.Database.BeginRead())
+            {
                 position = reader.LastEtag;
+            }
             // Reconnect quickly; a comment first so that curl shows the stream is open.
             Write(output, ": jackdaw changes feed\nretry: 1000\n\n"u8);
             if (lastEventId is { } after && after < position && !await ReplayAsync(connection, output, after, position, token.Token).ConfigureAwait(false))
@@ -69,10 +71,14 @@ public static class ChangesEventStream
             chunk.Clear();
             after = ChangesReplay.ReadChunk(connection.Feed.Database, connection.Watches, after, position, chunk);
             foreach (var change in chunk)
+            {
                 WriteEvent(output, change.Etag, ChangesJson.DocumentChangeValue(change, databaseId));
+            }
             await output.FlushAsync(token).ConfigureAwait(false);
             if (connection.CloseReason != ChangesCloseReason.None && after < position)
+            {
                 return false; // the live queue overflowed meanwhile, or the stream closed
+            }
         }
         return true;
     }
@@ -117,7 +123,9 @@ public static class ChangesEventStream
                     try
                     {
                         if (!await messages.WaitToReadAsync(idle.Token).ConfigureAwait(false))
+                        {
                             break;
+                        }
                     }
                     catch (OperationCanceledException) when (!token.IsCancellationRequested)
                     {
@@ -158,11 +166,15 @@ public static class ChangesEventStream
         {
             // Changes at or below the position came before the stream's start (or in its replay).
             if (changes[i].Etag <= position || !filter.Matches(changes[i]))
+            {
                 continue;
+            }
             WriteEvent(output, changes[i].Etag, commit.PayloadOf(i));
             // A large commit goes out in parts, not buffered whole.
             if (++sent % 1024 == 0)
+            {
                 await output.FlushAsync(token).ConfigureAwait(false);
+            }
         }
         return sent;
     }

@@ -49,7 +49,9 @@ public sealed class ChangesFeed
     {
         ArgumentNullException.ThrowIfNull(database);
         if (Feeds.TryGetValue(database, out var feed))
+        {
             return feed;
+        }
         // Created under a lock: a second feed made in a race would stay subscribed for nothing.
         lock (Feeds)
         {
@@ -57,7 +59,9 @@ public sealed class ChangesFeed
             {
                 feed = new ChangesFeed(database);
                 if (options is not null)
+                {
                     feed.Options = options;
+                }
                 Feeds.Add(database, feed);
             }
             return feed;
@@ -122,7 +126,9 @@ public sealed class ChangesFeed
         foreach (var connection in connections)
         {
             if (!connection.Watches.WatchesDocuments)
+            {
                 continue;
+            }
             published ??= new PublishedCommit(commit, Database.DatabaseId);
             connection.Offer(ChangesMessage.ForCommit(published));
         }
@@ -144,7 +150,9 @@ public sealed class ChangesFeed
         foreach (var connection in _connections)
         {
             if (!connection.Watches.MatchesIndex(name))
+            {
                 continue;
+            }
             payload ??= ChangesJson.IndexChangeValue(name, type);
             connection.Offer(ChangesMessage.ForIndex(payload));
         }
@@ -157,7 +165,9 @@ public sealed class ChangesFeed
         foreach (var connection in _connections)
         {
             if (!connection.Watches.MatchesOperation(state.OperationId))
+            {
                 continue;
+            }
             payload ??= ChangesJson.OperationStatusChangeValue(state);
             connection.Offer(ChangesMessage.ForOperation(payload));
         }
@@ -177,6 +187,8 @@ public sealed class ChangesFeed
         _indexEvents?.Dispose();
         _operations.Dispose();
         foreach (var connection in connections)
+        {
             connection.Close(ChangesCloseReason.DatabaseClosed);
+        }
     }
 }

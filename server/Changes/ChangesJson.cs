@@ -31,9 +31,13 @@ public static class ChangesJson
             writer.WriteString("Type"u8, change.Kind == DocumentChangeKind.Put ? "Put"u8 : "Delete"u8);
             writer.WriteString("Id"u8, change.Id);
             if (change.Collection is null)
+            {
                 writer.WriteNull("CollectionName"u8);
+            }
             else
+            {
                 writer.WriteString("CollectionName"u8, change.Collection);
+            }
             writer.WriteString("ChangeVector"u8, change.ChangeVector ?? ChangeVectors.Format(ChangeVectors.DefaultTag, change.Etag, databaseId));
             writer.WriteEndObject();
         }
@@ -80,10 +84,14 @@ public static class ChangesJson
             writer.WriteStartObject();
             writer.WriteString("Type"u8, "Error"u8);
             if (error is not null)
+            {
                 writer.WriteString("Error"u8, error);
+            }
             writer.WriteString("Exception"u8, exception);
             if (commandId is { } id)
+            {
                 writer.WriteNumber("CommandId"u8, id);
+            }
             writer.WriteEndObject();
         });
 
@@ -112,9 +120,13 @@ public static class ChangesJson
         writer.WriteString("DocumentId"u8, change.Id);
         writer.WriteString("Name"u8, change.AttachmentName);
         if (change.Collection is null)
+        {
             writer.WriteNull("CollectionName"u8);
+        }
         else
+        {
             writer.WriteString("CollectionName"u8, change.Collection);
+        }
         writer.WriteString("ChangeVector"u8, change.ChangeVector ?? ChangeVectors.Format(ChangeVectors.DefaultTag, change.Etag, databaseId));
         writer.WriteEndObject();
         writer.WriteEndObject();
@@ -141,7 +153,9 @@ public static class ChangesJson
     {
         var buffer = new ArrayBufferWriter<byte>(64);
         using (var writer = new Utf8JsonWriter(buffer, Options))
+        {
             write(writer);
+        }
         return buffer.WrittenSpan.ToArray();
     }
 }

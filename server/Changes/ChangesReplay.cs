@@ -24,7 +24,9 @@ public static class ChangesReplay
     public static long ReadChunk(DocumentDatabase database, WatchSet filter, long afterEtag, long upTo, List<DocumentChange> into, int take = ChunkSize)
     {
         if (afterEtag >= upTo)
+        {
             return upTo;
+        }
         var start = into.Count;
         // One collection and nothing else: its own feed; otherwise every change, filtered.
         var collection = !filter.AllDocuments && filter.Documents.IsEmpty && filter.Prefixes.IsEmpty && filter.Collections.Count == 1
@@ -37,13 +39,19 @@ public static class ChangesReplay
         foreach (var record in reader.GetDocumentsFrom(collection, afterEtag, take))
         {
             if (record.Etag > upTo)
+            {
                 break;
+            }
             scanned++;
             if (scanned == take)
+            {
                 documentsEnd = record.Etag;
+            }
             var change = new DocumentChange(record.Etag, record.Id, CollectionOf(record.CollectionUtf8), DocumentChangeKind.Put, ChangeVector: record.ChangeVectorOr(reader.DatabaseId));
             if (filter.Matches(change))
+            {
                 into.Add(change);
+            }
         }
 
         var tombstonesEnd = upTo;
@@ -51,13 +59,19 @@ public static class ChangesReplay
         foreach (var tombstone in reader.GetTombstonesFrom(collection, afterEtag, take))
         {
             if (tombstone.Etag > upTo)
+            {
                 break;
+            }
             scanned++;
             if (scanned == take)
+            {
                 tombstonesEnd = tombstone.Etag;
+            }
             var change = new DocumentChange(tombstone.Etag, tombstone.Id, tombstone.Collection, DocumentChangeKind.Delete, ChangeVector: tombstone.ChangeVectorOr(reader.DatabaseId));
             if (filter.Matches(change))
+            {
                 into.Add(change);
+            }
         }
 
         // Each feed is complete up to where it stopped; together, up to the nearer of the two.

@@ -39,7 +39,9 @@ public static class ChangesWebSocketSession
             {
                 var read = await reader.ReadAsync(connection.Aborted).ConfigureAwait(false);
                 if (read == WebSocketRead.Closed)
+                {
                     return;
+                }
                 if (read == WebSocketRead.TooBig)
                 {
                     // Refused at once (a message that never ends must not keep the connection);
@@ -54,7 +56,9 @@ public static class ChangesWebSocketSession
                 }
 
                 if (connection.CloseReason != ChangesCloseReason.None)
+                {
                     continue; // closing: wait for the client's close frame, ignore the rest
+                }
                 if (reader.MessageType == WebSocketMessageType.Binary)
                 {
                     connection.SendError("Binary messages are not commands: send each command as a text message holding JSON, e.g. {\"CommandId\":1,\"Command\":\"watch-doc\",\"Param\":\"orders/1\"}.", "BinaryMessage");
@@ -86,7 +90,9 @@ public static class ChangesWebSocketSession
             {
                 // A client too slow loses what is queued (the notice goes out now); one that closed needs none of it.
                 if (connection.CloseReason is ChangesCloseReason.TooSlow or ChangesCloseReason.ClientClosed)
+                {
                     break;
+                }
                 buffer.ResetWrittenCount();
                 writer.Reset(buffer);
                 writer.WriteStartArray();
@@ -96,7 +102,9 @@ public static class ChangesWebSocketSession
                     if (!hasCurrent)
                     {
                         if (!messages.TryRead(out current))
+                        {
                             break;
+                        }
                         hasCurrent = true;
                         next = 0;
                     }
@@ -120,7 +128,9 @@ public static class ChangesWebSocketSession
                             next++;
                         }
                         if (next < changes.Count)
+                        {
                             break; // the frame is full; the rest of the commit goes in the next
+                        }
                     }
                     else
                     {
@@ -131,7 +141,9 @@ public static class ChangesWebSocketSession
                     hasCurrent = false;
                 }
                 if (count == 0)
+                {
                     continue; // nothing of these commits is watched
+                }
                 writer.WriteEndArray();
                 writer.Flush();
                 await socket.SendAsync(buffer.WrittenMemory, WebSocketMessageType.Text, true, connection.Aborted).ConfigureAwait(false);

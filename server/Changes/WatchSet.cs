@@ -78,17 +78,27 @@ public sealed class WatchSet
     public bool Matches(in DocumentChange change)
     {
         if (!_watchesDocumentChanges)
+        {
             return false;
+        }
         if (AllDocuments)
+        {
             return true;
+        }
         if (!Documents.IsEmpty && Documents.Contains(change.Id))
+        {
             return true;
+        }
         if (!Collections.IsEmpty && change.Collection is { } collection && Collections.Contains(collection))
+        {
             return true;
+        }
         foreach (var prefix in Prefixes)
         {
             if (change.Id.StartsWith(prefix, StringComparison.OrdinalIgnoreCase))
+            {
                 return true;
+            }
         }
         return false;
     }

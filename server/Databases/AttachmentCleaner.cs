@@ -34,7 +34,9 @@ public sealed class AttachmentCleaner : IAsyncDisposable
     public void Schedule()
     {
         if (Volatile.Read(ref _disposed) != 0 || Interlocked.Exchange(ref _requested, 1) != 0)
+        {
             return;
+        }
         _scheduled = Task.Run(RunScheduledAsync);
     }
 
@@ -54,7 +56,9 @@ public sealed class AttachmentCleaner : IAsyncDisposable
                 total += command.Removed;
                 Interlocked.Add(ref _removed, command.Removed);
                 if (!command.Remaining)
+                {
                     break;
+                }
             }
             return total;
         }
@@ -70,7 +74,9 @@ public sealed class AttachmentCleaner : IAsyncDisposable
         {
             var removed = await CleanAsync().ConfigureAwait(false);
             if (removed > 0)
+            {
                 _logger.LogDebug("Deleted {Count} chunks of orphan attachment streams of {Database}", removed, _database.Name);
+            }
         }
         catch (Exception e) when (e is ObjectDisposedException or Errors.DatabaseUnavailableException || _database.IsClosing)
         {
@@ -85,7 +91,9 @@ public sealed class AttachmentCleaner : IAsyncDisposable
     public async ValueTask DisposeAsync()
     {
         if (Interlocked.Exchange(ref _disposed, 1) != 0)
+        {
             return;
+        }
         await _scheduled.ConfigureAwait(false);
     }
 }

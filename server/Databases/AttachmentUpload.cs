@@ -58,11 +58,15 @@ public static class AttachmentUpload
                 var filled = await FillAsync(body, buffer.AsMemory(0, step), cancellationToken).ConfigureAwait(false);
                 total += filled;
                 if (total > maxSize)
+                {
                     throw TooLarge(total, maxSize, setting);
+                }
                 hash.AppendData(buffer, 0, filled);
                 var ended = filled < step;
                 if (index == 0 && ended)
+                {
                     return AttachmentSource.FromBytes(buffer.AsSpan(0, filled).ToArray(), hash.GetHashAndReset());
+                }
 
                 // The previous step must be committed before this one is queued: its stream id is
                 // known then, and its buffer (the other one) is free for the next read.
@@ -112,7 +116,9 @@ public static class AttachmentUpload
                 }
             }
             if (streamId != 0)
+            {
                 await AbandonAsync(database, streamId).ConfigureAwait(false);
+            }
             throw;
         }
         finally
@@ -161,7 +167,9 @@ public static class AttachmentUpload
         {
             var read = await body.ReadAsync(buffer[filled..], cancellationToken).ConfigureAwait(false);
             if (read == 0)
+            {
                 break;
+            }
             filled += read;
         }
         return filled;

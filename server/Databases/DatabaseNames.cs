@@ -13,14 +13,22 @@ public static class DatabaseNames
     public static string? Validate(ReadOnlySpan<char> name)
     {
         if (name.IsEmpty)
+        {
             return "The database name is empty.";
+        }
         if (name.Length > MaxLength)
+        {
             return $"The database name is {name.Length} characters long; the maximum is {MaxLength}.";
+        }
         var bad = name.IndexOfAnyExcept(Allowed);
         if (bad >= 0)
+        {
             return $"The database name '{name}' has '{name[bad]}' at position {bad}; use only letters, digits, '_', '.' and '-'.";
+        }
         if (name is "." or "..")
+        {
             return $"'{name}' is not a database name.";
+        }
         return null;
     }
 }

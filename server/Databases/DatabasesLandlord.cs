@@ -41,7 +41,9 @@ public sealed class DatabasesLandlord : IAsyncDisposable
         {
             var name = Path.GetFileName(folder);
             if (DatabaseNames.Validate(name) is null)
+            {
                 _folders[new DatabaseNameKey(name)] = folder;
+            }
         }
     }
 
@@ -116,9 +118,13 @@ public sealed class DatabasesLandlord : IAsyncDisposable
         lock (_lifecycle)
         {
             if (_folders.ContainsKey(key))
+            {
                 return false;
+            }
             if (_deleting.ContainsKey(key))
+            {
                 throw new DatabaseUnavailableException(name, "a database of that name is still being deleted.");
+            }
             made = place(folder);
             _folders[key] = folder;
         }
@@ -131,7 +137,9 @@ public sealed class DatabasesLandlord : IAsyncDisposable
             lock (_lifecycle)
                 _folders.TryRemove(key, out _);
             if (made)
+            {
                 TryDeleteFolder(folder);
+            }
             throw;
         }
         return true;
@@ -154,7 +162,9 @@ public sealed class DatabasesLandlord : IAsyncDisposable
         lock (_lifecycle)
         {
             if (!_folders.TryRemove(key, out folder))
+            {
                 return false;
+            }
             _open.TryRemove(key, out open);
             // The name stays reserved until the folder is gone: a create meanwhile would open
             // (or be deleted with) the old files.
@@ -183,7 +193,9 @@ public sealed class DatabasesLandlord : IAsyncDisposable
         lock (_lifecycle)
         {
             if (!_folders.ContainsKey(key))
+            {
                 return false;
+            }
             _open.TryRemove(key, out open);
         }
         await CloseAsync(open).ConfigureAwait(false);
@@ -194,7 +206,9 @@ public sealed class DatabasesLandlord : IAsyncDisposable
     private static async Task CloseAsync(Lazy<DocumentDatabase>? open)
     {
         if (open is null)
+        {
             return;
+        }
         DocumentDatabase database;
         try
         {
@@ -214,7 +228,9 @@ public sealed class DatabasesLandlord : IAsyncDisposable
         try
         {
             if (Directory.Exists(folder))
+            {
                 Directory.Delete(folder, recursive: true);
+            }
         }
         catch (Exception e) when (e is IOException or UnauthorizedAccessException)
         {
@@ -235,11 +251,15 @@ public sealed class DatabasesLandlord : IAsyncDisposable
             var database = open.Value;
             // A database whose storage failed still serves reads; it is reopened in the background.
             if (database.StorageFailure is not null)
+            {
                 ScheduleReopen(database);
+            }
             return database;
         }
         if (!_folders.ContainsKey(key))
+        {
             throw new DatabaseDoesNotExistException(name.ToString());
+        }
         return GetOrOpen(new DatabaseNameKey(name.ToString()));
     }
 
@@ -254,10 +274,14 @@ public sealed class DatabasesLandlord : IAsyncDisposable
     {
         var key = new DatabaseNameKey(failed.Name);
         if (_reopening.ContainsKey(key) || _closing.IsCancellationRequested)
+        {
             return;
+        }
         var pending = new TaskCompletionSource();
         if (!_reopening.TryAdd(key, pending.Task))
+        {
             return;
+        }
         _ = Task.Run(async () =>
         {
             try
@@ -276,7 +300,9 @@ public sealed class DatabasesLandlord : IAsyncDisposable
     {
         var delay = _options.FirstReopenDelay;
         if (_lastReopen.TryGetValue(key, out var last) && Stopwatch.GetElapsedTime(last.ReopenedAt) < _options.MaxReopenDelay + last.Delay)
+        {
             delay = TimeSpan.FromTicks(Math.Min(last.Delay.Ticks * 2, _options.MaxReopenDelay.Ticks));
+        }
         DocumentDatabase? current = failed;
         _logger.LogWarning(failed.StorageFailure, "Database {Database} cannot write ({Reason}); reopening it", failed.Name, failed.StorageFailure?.Message);
         while (!_closing.IsCancellationRequested)
@@ -296,7 +322,9 @@ public sealed class DatabasesLandlord : IAsyncDisposable
                 {
                     // Deleted, unloaded or replaced meanwhile: nothing left to heal.
                     if (!_open.TryGetValue(key, out var lazy) || !lazy.IsValueCreated || !ReferenceEquals(lazy.Value, current))
+                    {
                         return;
+                    }
                     _open.TryRemove(key, out _);
                 }
                 // Requests that already hold it finish or get a 503; new ones get a 503 until it is open.
@@ -337,14 +365,18 @@ public sealed class DatabasesLandlord : IAsyncDisposable
     private DocumentDatabase GetOrOpen(DatabaseNameKey key, bool reopening = false)
     {
         if (!reopening && _reopening.ContainsKey(key) && !_open.ContainsKey(key))
+        {
             throw new DatabaseUnavailableException(key.ToString(), "it is being reopened after a storage failure.");
+        }
         Lazy<DocumentDatabase> lazy;
         lock (_lifecycle)
         {
             if (!_folders.TryGetValue(key, out var folder))
             {
                 if (_deleting.ContainsKey(key))
+                {
                     throw new DatabaseUnavailableException(key.ToString(), "it is being deleted.");
+                }
                 throw new DatabaseDoesNotExistException(key.Name.ToString());
             }
             lazy = _open.GetOrAdd(key, _ => new Lazy<DocumentDatabase>(
@@ -363,7 +395,9 @@ public sealed class DatabasesLandlord : IAsyncDisposable
             lock (_lifecycle)
             {
                 if (_open.TryGetValue(key, out var current) && ReferenceEquals(current, lazy))
+                {
                     _open.TryRemove(key, out _);
+                }
             }
             throw;
         }
@@ -372,7 +406,9 @@ public sealed class DatabasesLandlord : IAsyncDisposable
     private static void ThrowIfInvalid(string name)
     {
         if (DatabaseNames.Validate(name) is { } problem)
+        {
             throw new BadRequestException(problem);
+        }
     }
 
     public async ValueTask DisposeAsync()
@@ -391,7 +427,9 @@ public sealed class DatabasesLandlord : IAsyncDisposable
         foreach (var lazy in _open.Values)
         {
             if (lazy.IsValueCreated)
+            {
                 await lazy.Value.DisposeAsync().ConfigureAwait(false);
+            }
         }
         _open.Clear();
     }

@@ -72,9 +72,13 @@ public sealed class DocumentDatabase : IAsyncDisposable
         var logger = loggerFactory.CreateLogger($"Jackdaw.Database.{name}");
         _logger = logger;
         if (environment.ReadOnlyReason is { } readOnly)
+        {
             logger.LogWarning("Database {Database} opened read-only: recovery could not write ({Reason}); every acknowledged write is readable, writes fail until it is reopened", name, readOnly.Message);
+        }
         if (state.Migrated)
+        {
             logger.LogInformation("Database {Database}: documents schema migrated to version {Version}", name, DocumentsStorage.SchemaVersion);
+        }
         Notifications = new DurableNotifications(state.LastEtag, logger);
         Merger = new TransactionMerger<DatabaseTransaction>(BeginWriteTransaction, CommitWriteTransaction, logger) { Name = name };
         Tombstones = new TombstoneCleaner(this, options, logger);
@@ -82,7 +86,9 @@ public sealed class DocumentDatabase : IAsyncDisposable
         Attachments = new AttachmentCleaner(this, logger);
         RegisterTrees("HiLo ranges", HiLoRanges.TreeName);
         if (state.OrphanAttachmentStreams > 0 && environment.ReadOnlyReason is null)
+        {
             Attachments.Schedule();
+        }
     }
 
     public string Name { get; }
@@ -155,7 +161,9 @@ public sealed class DocumentDatabase : IAsyncDisposable
         try
         {
             foreach (var factory in options.Components)
+            {
                 database._components.Add(factory(database));
+            }
         }
         catch
         {
@@ -171,7 +179,9 @@ public sealed class DocumentDatabase : IAsyncDisposable
         foreach (var component in _components)
         {
             if (component is T found)
+            {
                 return found;
+            }
         }
         return null;
     }
@@ -191,7 +201,9 @@ public sealed class DocumentDatabase : IAsyncDisposable
     public DatabaseReader BeginRead()
     {
         if (Volatile.Read(ref _disposed) != 0)
+        {
             ThrowUnloaded();
+        }
         try
         {
             var transaction = _environment.BeginRead();
@@ -223,7 +235,9 @@ public sealed class DocumentDatabase : IAsyncDisposable
     public Task EnqueueAsync(IMergedCommand<DatabaseTransaction> command)
     {
         if (Volatile.Read(ref _disposed) != 0)
+        {
             ThrowUnloaded();
+        }
         return Merger.EnqueueAsync(command);
     }
 
@@ -271,7 +285,9 @@ public sealed class DocumentDatabase : IAsyncDisposable
         }
         // The next transaction starts before this one is durable and must apply its configuration.
         if (transaction.RevisionsConfigurationChanged)
+        {
             _revisionsConfiguration = transaction.RevisionsConfiguration;
+        }
         if (transaction.Changes > 0)
         {
             _lastAssignedEtag = transaction.LastEtag;
@@ -284,7 +300,9 @@ public sealed class DocumentDatabase : IAsyncDisposable
             durable.ContinueWith(static (task, state) =>
             {
                 if (task.IsCompletedSuccessfully)
+                {
                     ((AttachmentCleaner)state!).Schedule();
+                }
             }, Attachments, CancellationToken.None, TaskContinuationOptions.ExecuteSynchronously, TaskScheduler.Default);
         }
         return durable;
@@ -293,7 +311,9 @@ public sealed class DocumentDatabase : IAsyncDisposable
     public async ValueTask DisposeAsync()
     {
         if (Interlocked.Exchange(ref _disposed, 1) != 0)
+        {
             return;
+        }
         // The parts built on top (index loops) stop first: they read and write through this database.
         for (var i = _components.Count - 1; i >= 0; i--)
         {

@@ -44,7 +44,9 @@ public sealed class DurableNotifications
         // publish before it has already moved the etag (it writes the etag before swapping).
         var next = Volatile.Read(ref _next);
         if (DurableEtag >= etag)
+        {
             return Task.CompletedTask;
+        }
         return WaitSlowAsync(next.Task, etag, cancellationToken);
     }
 
@@ -55,7 +57,9 @@ public sealed class DurableNotifications
             await next.WaitAsync(cancellationToken).ConfigureAwait(false);
             next = Volatile.Read(ref _next).Task;
             if (DurableEtag >= etag)
+            {
                 return;
+            }
         }
     }
 
@@ -102,7 +106,9 @@ public sealed class DurableNotifications
             {
                 _pending.Dequeue();
                 if (!head.Durable.IsCompletedSuccessfully)
+                {
                     continue;
+                }
                 Volatile.Write(ref _durableEtag, head.Commit.LastEtag);
                 _published++;
                 foreach (var subscriber in _subscribers)
@@ -133,7 +139,9 @@ public sealed class DurableNotifications
         lock (_lock)
         {
             if (_closed.Task.IsCompleted)
+            {
                 return;
+            }
             _next.TrySetException(new Errors.DatabaseUnavailableException(database, "it closed (unloaded, deleted, or reopened after a storage failure); wait on the database opened next."));
             _closed.TrySetResult();
         }
@@ -146,7 +154,9 @@ public sealed class DurableNotifications
         public void Dispose()
         {
             if (Interlocked.Exchange(ref _disposed, 1) != 0)
+            {
                 return;
+            }
             lock (owner._lock)
                 owner._subscribers = owner._subscribers.Remove(subscriber);
         }

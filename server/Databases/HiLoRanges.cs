@@ -46,12 +46,18 @@ public static class HiLoRanges
     public static long NextSize(long lastSize, DateTime lastRangeAt, DateTime now)
     {
         if (lastSize <= 0 || lastRangeAt == default)
+        {
             return MinimumSize;
+        }
         var since = now - lastRangeAt;
         if (since < TimeSpan.FromSeconds(30))
+        {
             return lastSize >= MaximumSize / 2 ? MaximumSize : lastSize * 2;
+        }
         if (since > TimeSpan.FromMinutes(1))
+        {
             return Math.Clamp(lastSize / 2, MinimumSize, MaximumSize);
+        }
         return Math.Clamp(lastSize, MinimumSize, MaximumSize);
     }
 
@@ -67,7 +73,9 @@ public static class HiLoRanges
             var max = Math.Max(tree.TryGet(key, out var value) ? BinaryPrimitives.ReadInt64LittleEndian(value) : 0, DocumentMax(transaction, tag));
             // A client that saw a higher number (it cannot, unless the tree was lost) never gets it again.
             if (lastMax > long.MaxValue - MaximumSize || max > long.MaxValue - MaximumSize)
+            {
                 throw new Errors.BadRequestException($"HiLo tag '{tag}' has run out of numbers.");
+            }
             var low = Math.Max(max, lastMax) + 1;
             var high = checked(low + size - 1);
             Span<byte> stored = stackalloc byte[2 * sizeof(long)];
@@ -93,12 +101,16 @@ public static class HiLoRanges
             var key = Key(tag);
             Returned = false;
             if (last >= end || !tree.TryGet(key, out var value) || value.Length < 2 * sizeof(long) || BinaryPrimitives.ReadInt64LittleEndian(value) != end)
+            {
                 return;
+            }
             // Only the range's own unused end comes back: never below its low end, which its
             // client may have used already.
             var low = BinaryPrimitives.ReadInt64LittleEndian(value[sizeof(long)..]);
             if (last < low - 1)
+            {
                 return;
+            }
             Span<byte> stored = stackalloc byte[2 * sizeof(long)];
             BinaryPrimitives.WriteInt64LittleEndian(stored, last);
             BinaryPrimitives.WriteInt64LittleEndian(stored[sizeof(long)..], low);
@@ -114,7 +126,9 @@ public static class HiLoRanges
     private static long DocumentMax(DatabaseTransaction transaction, string tag)
     {
         if (!transaction.TryGet(DocumentId(tag), out var record))
+        {
             return 0;
+        }
         return Storage.Blittable.BlittableReader.Open(record.Document).TryGet("Max"u8, out var max) && max.TryGetInt64(out var value) && value > 0 ? value : 0;
     }
 

@@ -91,17 +91,25 @@ public static class RevertRevisionsOperation
             using var reader = database.BeginRead();
             var keys = reader.GetRevisionKeysNewestFirst(before, ScanStep);
             if (keys.Count == 0)
+            {
                 return ids;
+            }
             before = RevisionKeys.EtagOf(keys[^1]);
             foreach (var key in keys)
             {
                 if (!reader.TryGetRevisionByKey(key, out var revision))
+                {
                     continue;
+                }
                 details.Scanned();
                 if (revision.LastModifiedTicks <= after)
+                {
                     continue;
+                }
                 if (collections is not null && (revision.CollectionUtf8.IsEmpty || !collections.Contains(Encoding.UTF8.GetString(revision.CollectionUtf8))))
+                {
                     continue;
+                }
                 var id = revision.Id;
                 if (seen.Add(id))
                 {

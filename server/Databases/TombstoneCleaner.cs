@@ -34,7 +34,9 @@ public sealed class TombstoneCleaner : IAsyncDisposable
         _options = options;
         _logger = logger;
         if (options.TombstoneCleanupInterval != Timeout.InfiniteTimeSpan)
+        {
             _timer = new Timer(static state => _ = ((TombstoneCleaner)state!).RunFromTimerAsync(), this, options.TombstoneCleanupInterval, options.TombstoneCleanupInterval);
+        }
     }
 
     /// <summary>Tombstones removed since the database opened.</summary>
@@ -61,7 +63,9 @@ public sealed class TombstoneCleaner : IAsyncDisposable
             foreach (var consumer in consumers)
             {
                 if (!consumer.Consumes(collection))
+                {
                     continue;
+                }
                 var position = consumer.GetLastProcessedTombstoneEtag(collection);
                 if (position < slowest)
                 {
@@ -92,13 +96,17 @@ public sealed class TombstoneCleaner : IAsyncDisposable
             {
                 var work = GetState().Where(s => s.CleanableUpToEtag >= s.OldestEtag).ToList();
                 if (work.Count == 0)
+                {
                     return total;
+                }
                 var command = new RemoveTombstonesCommand(work, _options.TombstoneCleanupBatch);
                 await _database.EnqueueAsync(command).ConfigureAwait(false);
                 total += command.Removed;
                 Interlocked.Add(ref _removed, command.Removed);
                 if (command.Removed < _options.TombstoneCleanupBatch)
+                {
                     return total;
+                }
             }
         }
         finally
@@ -113,7 +121,9 @@ public sealed class TombstoneCleaner : IAsyncDisposable
         {
             var removed = await CleanAsync().ConfigureAwait(false);
             if (removed > 0)
+            {
                 _logger.LogDebug("Removed {Count} tombstones of {Database}", removed, _database.Name);
+            }
         }
         catch (Exception e) when (e is ObjectDisposedException or Errors.DatabaseUnavailableException)
         {
@@ -128,15 +138,21 @@ public sealed class TombstoneCleaner : IAsyncDisposable
     private void ThrowIfDisposed()
     {
         if (Volatile.Read(ref _disposed) != 0)
+        {
             throw new Errors.DatabaseUnavailableException(_database.Name, "it is closed; its tombstones are cleaned when it opens again.");
+        }
     }
 
     public async ValueTask DisposeAsync()
     {
         if (Interlocked.Exchange(ref _disposed, 1) != 0)
+        {
             return;
+        }
         if (_timer is not null)
+        {
             await _timer.DisposeAsync().ConfigureAwait(false);
+        }
         // Let a clean-up in progress finish before the merger closes; later calls fail at once.
         await _running.WaitAsync().ConfigureAwait(false);
         _running.Release();
@@ -152,7 +168,9 @@ public sealed class TombstoneCleaner : IAsyncDisposable
             foreach (var state in work)
             {
                 if (Removed >= max)
+                {
                     break;
+                }
                 Removed += transaction.RemoveTombstones(System.Text.Encoding.UTF8.GetBytes(state.Collection), state.CleanableUpToEtag, max - Removed);
             }
         }
@@ -165,7 +183,9 @@ public sealed class TombstoneCleaner : IAsyncDisposable
         public void Dispose()
         {
             if (Interlocked.Exchange(ref _disposed, 1) == 0)
+            {
                 ImmutableInterlocked.Update(ref owner._consumers, static (list, c) => list.Remove(c), consumer);
+            }
         }
     }
 }

@@ -18,16 +18,22 @@ internal sealed class TreeRegistry
         {
             ArgumentException.ThrowIfNullOrWhiteSpace(name);
             if (DocumentsStorage.TreeNames.Contains(name, StringComparer.Ordinal))
+            {
                 throw new InvalidOperationException($"'{name}' is a tree of the documents schema; {owner} must use a tree of its own.");
+            }
             var existing = _owners.GetOrAdd(name, owner);
             if (existing != owner)
+            {
                 throw new InvalidOperationException($"The tree '{name}' is already registered by {existing}; {owner} must use another name.");
+            }
         }
     }
 
     public void ThrowIfNotRegistered(string name)
     {
         if (!_owners.ContainsKey(name))
+        {
             throw new InvalidOperationException($"The tree '{name}' is not registered; register it with DocumentDatabase.RegisterTrees first.");
+        }
     }
 }

@@ -59,7 +59,9 @@ internal sealed class DatabaseMetrics : IAsyncDisposable, ITransactionMergerObse
         lock (_indexTags)
         {
             if (_indexTags.TryGetValue(index, out var tags))
+            {
                 return tags;
+            }
             if (!IsOther && _indexTags.Count - (_indexTags.ContainsKey(ServerMetrics.Other) ? 1 : 0) < _metrics.Options.MaxIndexSeries)
             {
                 tags = [new("database", Label), new("index", index)];
@@ -81,9 +83,13 @@ internal sealed class DatabaseMetrics : IAsyncDisposable, ITransactionMergerObse
         lock (_subscriptionLabels)
         {
             if (_subscriptionLabels.TryGetValue(name, out var label))
+            {
                 return label;
+            }
             if (IsOther || _subscriptionLabels.Count >= _metrics.Options.MaxIndexSeries)
+            {
                 return ServerMetrics.Other;
+            }
             _subscriptionLabels[name] = name;
             return name;
         }
@@ -102,15 +108,23 @@ internal sealed class DatabaseMetrics : IAsyncDisposable, ITransactionMergerObse
             foreach (var name in _indexTags.Keys)
             {
                 if (name != ServerMetrics.Other && !existing.Contains(name))
+                {
                     (gone ??= []).Add(name);
+                }
             }
             if (gone is null)
+            {
                 return;
+            }
             foreach (var name in gone)
+            {
                 _indexTags.Remove(name);
+            }
         }
         foreach (var name in gone)
+        {
             _metrics.Forget(Label, "index", name);
+        }
     }
 
     /// <summary>The same for subscriptions: the labels of deleted subscriptions go back.</summary>
@@ -122,22 +136,32 @@ internal sealed class DatabaseMetrics : IAsyncDisposable, ITransactionMergerObse
             foreach (var name in _subscriptionLabels.Keys)
             {
                 if (!existing.Contains(name))
+                {
                     (gone ??= []).Add(name);
+                }
             }
             if (gone is null)
+            {
                 return;
+            }
             foreach (var name in gone)
+            {
                 _subscriptionLabels.Remove(name);
+            }
         }
         foreach (var name in gone)
+        {
             _metrics.Forget(Label, "subscription", name);
+        }
     }
 
     public ValueTask DisposeAsync()
     {
         _metrics.Closed(this);
         if (ReferenceEquals(Database.Merger.Observer, this))
+        {
             Database.Merger.Observer = null;
+        }
         _batches?.Dispose();
         return ValueTask.CompletedTask;
     }

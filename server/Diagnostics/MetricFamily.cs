@@ -72,22 +72,34 @@ internal sealed class MetricFamily
     {
         var series = Find(tags);
         if (series is null)
+        {
             return;
+        }
         if (Kind == MetricKind.Histogram)
+        {
             series.Observe(Bucket(value), value);
+        }
         else
+        {
             series.Add(value);
+        }
     }
 
     public void Record(double value, ReadOnlySpan<KeyValuePair<string, object?>> tags)
     {
         var series = Find(tags);
         if (series is null)
+        {
             return;
+        }
         if (Kind == MetricKind.Histogram)
+        {
             series.Observe(Bucket(value), value);
+        }
         else
+        {
             series.Add(value);
+        }
     }
 
     private int Bucket(double value)
@@ -95,7 +107,9 @@ internal sealed class MetricFamily
         var bounds = Bounds!;
         var i = 0;
         while (i < bounds.Length && value > bounds[i])
+        {
             i++;
+        }
         return i;
     }
 
@@ -104,7 +118,9 @@ internal sealed class MetricFamily
         if (tags.Length <= TagKey.MaxTags && _byReference.TryGetValue(new TagKey(tags), out var known))
         {
             if (IsObservable && known.Generation != Generation)
+            {
                 StartOver(known);
+            }
             return known;
         }
         return FindSlow(tags);
@@ -128,10 +144,14 @@ internal sealed class MetricFamily
                 _byLabels.Add(labels, series);
             }
             if (IsObservable && series.Generation != Generation)
+            {
                 StartOver(series);
+            }
         }
         if (tags.Length <= TagKey.MaxTags && AllStrings(tags) && _byReference.Count < MaxFastEntries)
+        {
             _byReference.TryAdd(new TagKey(tags), series);
+        }
         return series;
     }
 
@@ -146,7 +166,9 @@ internal sealed class MetricFamily
         foreach (var tag in tags)
         {
             if (tag.Value is not (string or null))
+            {
                 return false;
+            }
         }
         return true;
     }
@@ -155,14 +177,18 @@ internal sealed class MetricFamily
     private static string Render(ReadOnlySpan<KeyValuePair<string, object?>> tags)
     {
         if (tags.IsEmpty)
+        {
             return string.Empty;
+        }
         var sorted = tags.ToArray();
         Array.Sort(sorted, static (a, b) => string.CompareOrdinal(a.Key, b.Key));
         var text = new StringBuilder();
         foreach (var (key, value) in sorted)
         {
             if (text.Length > 0)
+            {
                 text.Append(',');
+            }
             text.Append(PrometheusText.LabelName(key)).Append('=');
             PrometheusText.AppendLabelValue(text, PrometheusText.ValueText(value));
         }
@@ -267,7 +293,9 @@ internal sealed class MetricFamily
         foreach (var one in series)
         {
             if (IsObservable && one.Generation != Generation)
+            {
                 continue;
+            }
             if (!header)
             {
                 header = true;
@@ -281,12 +309,18 @@ internal sealed class MetricFamily
                 }).Append('\n');
             }
             if (Kind == MetricKind.Histogram)
+            {
                 WriteHistogram(text, one);
+            }
             else
+            {
                 Sample(text, Name, one.Labels, null, PrometheusText.Number(one.Value));
+            }
         }
         if (Dropped > 0)
+        {
             text.Append("# jackdaw: ").Append(Dropped).Append(" measurements of ").Append(Name).Append(" dropped: over ").Append(MaxSeries).Append(" label sets\n");
+        }
     }
 
     private void WriteHistogram(StringBuilder text, MetricSeries series)
@@ -314,7 +348,9 @@ internal sealed class MetricFamily
             if (le is not null)
             {
                 if (labels.Length > 0)
+                {
                     text.Append(',');
+                }
                 text.Append("le=\"").Append(le).Append('"');
             }
             text.Append('}');
@@ -328,7 +364,9 @@ internal sealed class MetricFamily
     private static bool IsCounter(Instrument instrument)
     {
         if (!instrument.GetType().IsGenericType)
+        {
             return false;
+        }
         var definition = instrument.GetType().GetGenericTypeDefinition();
         return definition == typeof(Counter<>) || definition == typeof(ObservableCounter<>);
     }
@@ -345,13 +383,21 @@ internal sealed class MetricFamily
         {
             _count = tags.Length;
             if (tags.Length > 0)
+            {
                 (_k0, _v0) = (tags[0].Key, tags[0].Value);
+            }
             if (tags.Length > 1)
+            {
                 (_k1, _v1) = (tags[1].Key, tags[1].Value);
+            }
             if (tags.Length > 2)
+            {
                 (_k2, _v2) = (tags[2].Key, tags[2].Value);
+            }
             if (tags.Length > 3)
+            {
                 (_k3, _v3) = (tags[3].Key, tags[3].Value);
+            }
         }
 
         public bool Equals(TagKey other) =>

@@ -53,7 +53,9 @@ internal sealed class MetricSeries(string labels, int buckets)
             var next = BitConverter.DoubleToInt64Bits(BitConverter.Int64BitsToDouble(current) + delta);
             var seen = Interlocked.CompareExchange(ref bits, next, current);
             if (seen == current)
+            {
                 return;
+            }
             current = seen;
         }
     }

@@ -106,21 +106,27 @@ internal sealed class ObservedGauges
         lock (_lock)
         {
             if (_indexes is { } cached && Stopwatch.GetTimestamp() - cached.At < ReadingLifetime)
+            {
                 return cached.Indexes;
+            }
             var readings = new List<IndexReading>();
             var now = DateTime.UtcNow.Ticks;
             var budget = MaxLagReadPerScrape;
             foreach (var database in _metrics.OpenDatabases)
             {
                 if (database.Database.GetComponent<IndexStore>() is not { } store)
+                {
                     continue;
+                }
                 try
                 {
                     using var reader = database.Database.BeginRead();
                     var indexes = store.Indexes;
                     var names = new HashSet<string>(StringComparer.OrdinalIgnoreCase);
                     foreach (var index in indexes)
+                    {
                         names.Add(index.Name);
+                    }
                     database.RetainIndexes(names);
                     foreach (var index in indexes)
                     {
@@ -160,13 +166,17 @@ internal sealed class ObservedGauges
                 foreach (var database in _metrics.OpenDatabases)
                 {
                     if (database.Database.GetComponent<SubscriptionStore>() is not { } store)
+                    {
                         continue;
+                    }
                     try
                     {
                         var subscriptions = store.Subscriptions;
                         var names = new HashSet<string>(StringComparer.OrdinalIgnoreCase);
                         foreach (var subscription in subscriptions)
+                        {
                             names.Add(subscription.Record.Name);
+                        }
                         database.RetainSubscriptions(names);
                         foreach (var subscription in subscriptions)
                         {
@@ -192,7 +202,9 @@ internal sealed class ObservedGauges
     private IEnumerable<Measurement<double>> CertificateExpiry()
     {
         if (_security is null)
+        {
             return [];
+        }
         var now = DateTime.UtcNow;
         var measurements = new List<Measurement<double>>
         {
@@ -201,9 +213,13 @@ internal sealed class ObservedGauges
         var registered = _security.Store.All.OrderBy(d => d.NotAfter).ToList();
         var cap = _metrics.Options.MaxDatabaseSeries;
         foreach (var definition in registered.Take(cap))
+        {
             measurements.Add(new((definition.NotAfter - now).TotalSeconds, new KeyValuePair<string, object?>("certificate", definition.Thumbprint)));
+        }
         if (registered.Count > cap)
+        {
             measurements.Add(new((registered[cap].NotAfter - now).TotalSeconds, new KeyValuePair<string, object?>("certificate", ServerMetrics.Other)));
+        }
         return measurements;
     }
 

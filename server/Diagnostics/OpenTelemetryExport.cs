@@ -28,7 +28,9 @@ internal sealed class OpenTelemetryExport : IDisposable
     public static OpenTelemetryExport? Start(MetricsOptions options, string version)
     {
         if (options.OpenTelemetryEndpoint is not { } endpoint)
+        {
             return null;
+        }
         var protocol = options.OpenTelemetryProtocol == "grpc" ? OtlpExportProtocol.Grpc : OtlpExportProtocol.HttpProtobuf;
         // Given in code, the endpoint is used as it is: over HTTP each signal has its own path, which
         // the SDK adds only to an endpoint taken from its environment variables.

@@ -42,7 +42,9 @@ public sealed class PrometheusExporter : IDisposable
     private void Publish(Instrument instrument, MeterListener listener)
     {
         if (!ReferenceEquals(instrument.Meter, _meter) && instrument.Meter.Name != RuntimeMeterName)
+        {
             return;
+        }
         var family = new MetricFamily(instrument, ServerMetrics.BoundsOf(instrument), ReferenceEquals(instrument.Meter, _meter) ? _maxSeries : MetricFamily.DefaultMaxSeries);
         lock (_families)
             _families.Add(family);
@@ -62,12 +64,16 @@ public sealed class PrometheusExporter : IDisposable
                 families = [.. _families];
             _generation++;
             foreach (var family in families)
+            {
                 family.Generation = _generation;
+            }
             _listener.RecordObservableInstruments();
             Array.Sort(families, static (a, b) => string.CompareOrdinal(a.Name, b.Name));
             var text = new StringBuilder(16 * 1024);
             foreach (var family in families)
+            {
                 family.WriteTo(text);
+            }
             return text.ToString();
         }
     }

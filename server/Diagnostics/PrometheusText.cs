@@ -22,9 +22,13 @@ internal static class PrometheusText
     {
         var name = Sanitize(instrument.Name, colonAllowed: true);
         if (UnitWord(instrument.Unit) is { } unit && !name.EndsWith("_" + unit, StringComparison.Ordinal))
+        {
             name += "_" + unit;
+        }
         if (counter && !name.EndsWith("_total", StringComparison.Ordinal))
+        {
             name += "_total";
+        }
         return name;
     }
 
@@ -49,9 +53,13 @@ internal static class PrometheusText
     {
         var text = new StringBuilder(name.Length + 1);
         foreach (var c in name)
+        {
             text.Append(char.IsAsciiLetterOrDigit(c) || c == '_' || (colonAllowed && c == ':') ? c : '_');
+        }
         if (text.Length == 0 || char.IsAsciiDigit(text[0]))
+        {
             text.Insert(0, '_');
+        }
         return text.ToString();
     }
 

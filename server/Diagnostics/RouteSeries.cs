@@ -51,7 +51,9 @@ internal sealed class RouteSeries(string route)
     {
         var names = new string[HttpMethodKinds.Count + 1];
         for (var i = 0; i < HttpMethodKinds.Count; i++)
+        {
             names[i] = HttpMethodKinds.ToName((HttpMethodKind)i);
+        }
         names[HttpMethodKinds.Count] = "OTHER";
         return names;
     }

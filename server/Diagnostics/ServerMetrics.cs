@@ -49,7 +49,9 @@ public sealed class ServerMetrics : IDisposable
         IndexBatchDuration = Meter.CreateHistogram("jackdaw.index.batch.duration", "s", "Duration of an indexing batch, by database and index.", advice: new InstrumentAdvice<double> { HistogramBucketBoundaries = SecondsBounds });
         Gauges = new ObservedGauges(this, dataDir, security);
         if (options.Enabled)
+        {
             Exporter = new PrometheusExporter(Meter, options.MaxSeriesPerInstrument);
+        }
         _openTelemetry = OpenTelemetryExport.Start(options, version);
     }
 
@@ -95,16 +97,22 @@ public sealed class ServerMetrics : IDisposable
     public void RequestCompleted(int route, HttpMethodKind method, int status, long started, long requestBytes, long responseBytes)
     {
         if (!_requests.Enabled)
+        {
             return;
+        }
         var routes = _routes;
         var series = (uint)route < (uint)routes.Length ? routes[route] : _unmatched;
         _requests.Add(1, series.RequestTags(method, RouteSeries.StatusClass(status)));
         var tags = series.MethodTags(method);
         _requestDuration.Record(Stopwatch.GetElapsedTime(started).TotalSeconds, tags);
         if (requestBytes > 0)
+        {
             _requestBytes.Add(requestBytes, tags);
+        }
         if (responseBytes > 0)
+        {
             _responseBytes.Add(responseBytes, tags);
+        }
     }
 
     /// <summary>The span of a request's route: named, with its route, method and status; the database when the route is under one.</summary>
@@ -117,9 +125,13 @@ public sealed class ServerMetrics : IDisposable
         activity.SetTag("http.route", series.Route);
         activity.SetTag("http.response.status_code", status);
         if (status >= 500)
+        {
             activity.SetStatus(ActivityStatusCode.Error);
+        }
         if (series.Route.StartsWith("/databases/*", StringComparison.Ordinal) && DatabaseOf(path) is { } database)
+        {
             activity.SetTag("db.namespace", database);
+        }
         activity.Stop();
     }
 
@@ -127,7 +139,9 @@ public sealed class ServerMetrics : IDisposable
     {
         const string prefix = "/databases/";
         if (!path.StartsWith(prefix, StringComparison.Ordinal))
+        {
             return null;
+        }
         var end = path.IndexOf('/', prefix.Length);
         return Uri.UnescapeDataString(end < 0 ? path[prefix.Length..] : path[prefix.Length..end]);
     }
@@ -142,9 +156,13 @@ public sealed class ServerMetrics : IDisposable
         lock (_databaseLabels)
         {
             if (_databaseLabels.TryGetValue(name, out var label))
+            {
                 return label;
+            }
             if (_databaseLabels.Count >= Options.MaxDatabaseSeries)
+            {
                 return Other;
+            }
             _databaseLabels[name] = name;
             return name;
         }
@@ -157,7 +175,9 @@ public sealed class ServerMetrics : IDisposable
         lock (_databaseLabels)
         {
             if (!_databaseLabels.Remove(name, out label))
+            {
                 return;
+            }
         }
         Exporter?.Forget(MetricFamily.Label("database", label));
     }

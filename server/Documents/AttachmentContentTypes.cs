@@ -18,13 +18,19 @@ public static class AttachmentContentTypes
     public static string? Validate(string? contentType)
     {
         if (contentType is null)
+        {
             return null;
+        }
         if (contentType.Length > MaxLength)
+        {
             return string.Create(CultureInfo.InvariantCulture, $"The attachment's content type is {contentType.Length:N0} characters long, over {MaxLength:N0}, the most allowed.");
+        }
         for (var i = 0; i < contentType.Length; i++)
         {
             if (contentType[i] is < ' ' or > '~')
+            {
                 return $"The attachment's content type has the character U+{(int)contentType[i]:X4} at position {i}: only visible ASCII (U+0020 to U+007E) is allowed, as in 'image/png'.";
+            }
         }
         return null;
     }
@@ -33,6 +39,8 @@ public static class AttachmentContentTypes
     public static void ThrowIfInvalid(string? contentType)
     {
         if (Validate(contentType) is { } problem)
+        {
             throw new BadRequestException(problem);
+        }
     }
 }

@@ -29,14 +29,18 @@ internal readonly ref struct AttachmentEntry
     public AttachmentEntry(ReadOnlySpan<byte> value)
     {
         if (value.Length < HeaderSize)
+        {
             ThrowCorrupt(value.Length);
+        }
         Hash = value[..HashSize];
         Size = BinaryPrimitives.ReadInt64LittleEndian(value[32..]);
         Etag = BinaryPrimitives.ReadInt64LittleEndian(value[40..]);
         var nameLength = BinaryPrimitives.ReadUInt16LittleEndian(value[48..]);
         var contentTypeLength = BinaryPrimitives.ReadUInt16LittleEndian(value[50..]);
         if (HeaderSize + nameLength + contentTypeLength != value.Length)
+        {
             ThrowCorrupt(value.Length);
+        }
         NameUtf8 = value.Slice(HeaderSize, nameLength);
         ContentTypeUtf8 = value.Slice(HeaderSize + nameLength, contentTypeLength);
     }
@@ -83,7 +87,9 @@ internal readonly ref struct AttachmentEntry
     {
         var lowerName = Encoding.UTF8.GetBytes(name.ToLowerInvariant());
         if (documentKey.Length + 1 + lowerName.Length > Jackdaw.Storage.Engine.Tree.MaxKeySize)
+        {
             return null;
+        }
         var key = new byte[documentKey.Length + 1 + lowerName.Length];
         documentKey.CopyTo(key);
         key[documentKey.Length] = Separator;

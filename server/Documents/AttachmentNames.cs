@@ -9,11 +9,15 @@ public static class AttachmentNames
     public static string? Validate(string? name)
     {
         if (string.IsNullOrEmpty(name))
+        {
             return "The attachment name is empty; send a name such as 'invoice.pdf'.";
+        }
         for (var i = 0; i < name.Length; i++)
         {
             if (char.IsControl(name[i]))
+            {
                 return $"The attachment name '{name.Replace(name[i], '?')}' has a control character (U+{(int)name[i]:X4}) at position {i}.";
+            }
         }
         return null;
     }
@@ -22,6 +26,8 @@ public static class AttachmentNames
     public static void ThrowIfInvalid(string? name)
     {
         if (Validate(name) is { } problem)
+        {
             throw new BadRequestException(problem);
+        }
     }
 }

@@ -11,7 +11,9 @@ public sealed class AttachmentSource
     private AttachmentSource(byte[] hash, long size, ReadOnlyMemory<byte> bytes, long stagedStreamId, bool isStored = false)
     {
         if (hash.Length != AttachmentEntry.HashSize)
+        {
             throw new ArgumentException($"An attachment's hash is a SHA-256 of {AttachmentEntry.HashSize} bytes, not {hash.Length}.", nameof(hash));
+        }
         Hash = hash;
         Size = size;
         Bytes = bytes;

@@ -53,7 +53,9 @@ public sealed class AttachmentStream : Stream
             var offset = (int)(_position % AttachmentStreams.ChunkSize);
             AttachmentStreams.WriteChunkKey(key, _streamId, chunk);
             if (_chunks is null || !_chunks.TryGet(key, out var bytes) || bytes.Length <= offset)
+            {
                 throw new InvalidDataException($"Attachment stream {_streamId} has no chunk {chunk} (or it is short) though its content is {_length} bytes: the attachment trees are inconsistent.");
+            }
             var length = (int)Math.Min(Math.Min(bytes.Length - offset, buffer.Length), _length - _position);
             bytes.Slice(offset, length).CopyTo(buffer);
             buffer = buffer[length..];
@@ -82,7 +84,9 @@ public sealed class AttachmentStream : Stream
             _ => throw new ArgumentOutOfRangeException(nameof(origin)),
         };
         if (target < 0)
+        {
             throw new IOException($"Cannot seek to {target}: before the start of the attachment.");
+        }
         _position = target;
         return target;
     }

@@ -56,13 +56,17 @@ internal static class AttachmentStreams
                 do
                 {
                     if (iterator.Value[0] == Writing)
+                    {
                         unfinished.Add(iterator.Key.ToArray());
+                    }
                 }
                 while (iterator.MoveNext());
             }
         }
         foreach (var key in unfinished)
+        {
             staging.Put(key, [Orphan]);
+        }
         return (int)staging.Count;
     }
 }

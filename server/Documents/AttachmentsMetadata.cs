@@ -19,7 +19,9 @@ internal static class AttachmentsMetadata
     {
         var result = new List<AttachmentInfo>();
         if (document.IsEmpty)
+        {
             return result;
+        }
         var root = BlittableReader.Open(document);
         if (!root.TryGet("@metadata"u8, out var metadata) || metadata.Type != BlittableToken.Object
             || !metadata.GetObject().TryGet("@attachments"u8, out var list) || list.Type != BlittableToken.Array)
@@ -30,7 +32,9 @@ internal static class AttachmentsMetadata
         foreach (var item in list.GetArray())
         {
             if (item.Type != BlittableToken.Object)
+            {
                 continue;
+            }
             var entry = item.GetObject();
             if (!entry.TryGet("Name"u8, out var nameValue) || nameValue.Type != BlittableToken.String
                 || !entry.TryGet("Hash"u8, out var hashValue) || hashValue.Type != BlittableToken.String)

@@ -31,7 +31,9 @@ public static class ChangeVectors
     public static string Update(string? previous, string tag, long etag, string databaseId)
     {
         if (string.IsNullOrEmpty(previous) || IsSingleEntryOf(previous, databaseId))
+        {
             return Format(tag, etag, databaseId);
+        }
         var entries = Parse(previous);
         entries.RemoveAll(e => e.DatabaseId == databaseId);
         entries.Add(new ChangeVectorEntry(tag, etag, databaseId));
@@ -42,14 +44,20 @@ public static class ChangeVectors
     public static string Merge(string? first, string? second)
     {
         if (string.IsNullOrEmpty(first))
+        {
             return second ?? "";
+        }
         if (string.IsNullOrEmpty(second) || first == second)
+        {
             return first;
+        }
         var merged = new Dictionary<string, ChangeVectorEntry>(StringComparer.Ordinal);
         foreach (var entry in Parse(first).Concat(Parse(second)))
         {
             if (!merged.TryGetValue(entry.DatabaseId, out var known) || known.Etag < entry.Etag)
+            {
                 merged[entry.DatabaseId] = entry;
+            }
         }
         return ToText([.. merged.Values]);
     }
@@ -58,7 +66,9 @@ public static class ChangeVectors
     public static ChangeVectorOrder Compare(string first, string second)
     {
         if (first == second)
+        {
             return ChangeVectorOrder.Equal;
+        }
         var a = ToDictionary(first);
         var b = ToDictionary(second);
         var firstHigher = a.Any(e => e.Value > b.GetValueOrDefault(e.Key));
@@ -78,7 +88,9 @@ public static class ChangeVectors
         foreach (var entry in Parse(changeVector))
         {
             if (entry.DatabaseId == databaseId)
+            {
                 return entry.Etag;
+            }
         }
         return 0;
     }
@@ -93,9 +105,13 @@ public static class ChangeVectors
         {
             var part = text[range].Trim();
             if (part.IsEmpty)
+            {
                 continue;
+            }
             if (!TryParseEntry(part, out var entry))
+            {
                 throw new FormatException($"'{part}' is not a change vector entry such as A:12-{{database id}}.");
+            }
             entries.Add(entry);
         }
         return entries;
@@ -109,11 +125,15 @@ public static class ChangeVectors
         text = Unquote(text);
         var colon = text.IndexOf(':');
         if (colon <= 0 || text.Contains(','))
+        {
             return false;
+        }
         text = text[(colon + 1)..];
         var dash = text.IndexOf('-');
         if (dash <= 0 || !long.TryParse(text[..dash], NumberStyles.None, CultureInfo.InvariantCulture, out etag) || etag <= 0)
+        {
             return false;
+        }
         databaseId = text[(dash + 1)..];
         return !databaseId.IsEmpty;
     }
@@ -125,7 +145,9 @@ public static class ChangeVectors
         // quoted values (each may be W/), or of bare ones when there are no quotes.
         var whole = Unquote(headerValue);
         if (whole is "*" || whole.SequenceEqual(changeVector))
+        {
             return true;
+        }
         if (headerValue.Contains('"'))
         {
             var rest = headerValue;
@@ -134,10 +156,14 @@ public static class ChangeVectors
                 rest = rest[(open + 1)..];
                 var close = rest.IndexOf('"');
                 if (close < 0)
+                {
                     return false;
+                }
                 var candidate = rest[..close];
                 if (candidate is "*" || candidate.SequenceEqual(changeVector))
+                {
                     return true;
+                }
                 rest = rest[(close + 1)..];
             }
             return ContainsBareStar(headerValue);
@@ -146,9 +172,13 @@ public static class ChangeVectors
         {
             var candidate = headerValue[range].Trim();
             if (candidate.StartsWith("W/", StringComparison.Ordinal))
+            {
                 candidate = candidate[2..];
+            }
             if (candidate is "*" || candidate.SequenceEqual(changeVector))
+            {
                 return true;
+            }
         }
         return false;
     }
@@ -158,7 +188,9 @@ public static class ChangeVectors
         foreach (var range in headerValue.Split(','))
         {
             if (headerValue[range].Trim() is "*")
+            {
                 return true;
+            }
         }
         return false;
     }
@@ -168,7 +200,9 @@ public static class ChangeVectors
     {
         var root = BlittableReader.Open(document);
         if (!root.TryGet("@metadata"u8, out var metadata) || metadata.Type != BlittableToken.Object)
+        {
             return null;
+        }
         return metadata.GetObject().TryGet("@change-vector"u8, out var value) && value.Type == BlittableToken.String ? value.GetString() : null;
     }
 
@@ -202,9 +236,13 @@ public static class ChangeVectors
     {
         text = text.Trim();
         if (text.StartsWith("W/", StringComparison.Ordinal))
+        {
             text = text[2..];
+        }
         if (text.Length >= 2 && text[0] == '"' && text[^1] == '"')
+        {
             text = text[1..^1];
+        }
         return text;
     }
 
@@ -213,11 +251,15 @@ public static class ChangeVectors
         entry = default;
         var colon = part.IndexOf(':');
         if (colon <= 0)
+        {
             return false;
+        }
         var rest = part[(colon + 1)..];
         var dash = rest.IndexOf('-');
         if (dash <= 0 || !long.TryParse(rest[..dash], NumberStyles.None, CultureInfo.InvariantCulture, out var etag) || rest.Length == dash + 1)
+        {
             return false;
+        }
         entry = new ChangeVectorEntry(part[..colon].ToString(), etag, rest[(dash + 1)..].ToString());
         return true;
     }
@@ -230,7 +272,9 @@ public static class ChangeVectors
     {
         var result = new Dictionary<string, long>(StringComparer.Ordinal);
         foreach (var entry in Parse(changeVector))
+        {
             result[entry.DatabaseId] = Math.Max(entry.Etag, result.GetValueOrDefault(entry.DatabaseId));
+        }
         return result;
     }
 
@@ -254,9 +298,13 @@ public static class Timestamps
     public static int Format(DateTime utc, Span<byte> destination)
     {
         if (utc.Kind != DateTimeKind.Utc)
+        {
             utc = DateTime.SpecifyKind(utc.ToUniversalTime(), DateTimeKind.Utc);
+        }
         if (!Utf8Formatter.TryFormat(utc, destination, out var written, new System.Buffers.StandardFormat('O')))
+        {
             throw new ArgumentException($"The destination needs {Length} bytes.", nameof(destination));
+        }
         return written;
     }
 }

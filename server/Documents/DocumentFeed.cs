@@ -55,7 +55,9 @@ public readonly ref struct DocumentFeed
         public bool MoveNext()
         {
             if (_iterator is null || _left <= 0)
+            {
                 return false;
+            }
             bool positioned;
             if (!_started)
             {
@@ -70,7 +72,9 @@ public readonly ref struct DocumentFeed
             while (positioned)
             {
                 if (_byCollection && !StorageKeys.IsCollectionEtagKey(_iterator.Key, _lowerCollection))
+                {
                     return false;
+                }
                 // Every index entry points at a live document; a miss would be a broken invariant.
                 if (_reader!.TryGetByKey(_iterator.Value, out _current))
                 {

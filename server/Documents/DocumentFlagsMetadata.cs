@@ -18,14 +18,18 @@ public static class DocumentFlagsMetadata
     {
         var sent = BodyFlags(document);
         if (sent is null && serverFlags == DocumentFlags.None)
+        {
             return;
+        }
         var names = new List<string>();
         if (serverFlags != DocumentFlags.None)
         {
             foreach (var flag in Enum.GetValues<DocumentFlags>())
             {
                 if (flag != DocumentFlags.None && (ServerFlags & flag) != 0 && serverFlags.HasFlag(flag))
+                {
                     names.Add(flag.ToString());
+                }
             }
         }
         if (sent is not null)
@@ -35,13 +39,19 @@ public static class DocumentFlagsMetadata
                 // A revision's own flags are never a document's (a revision put back as a document sheds them).
                 var isServers = Enum.TryParse<DocumentFlags>(part, ignoreCase: true, out var flag) && ((ServerFlags | DocumentFlags.Revision | DocumentFlags.DeleteRevision) & flag) != 0;
                 if (!isServers && !names.Contains(part, StringComparer.OrdinalIgnoreCase))
+                {
                     names.Add(part);
+                }
             }
         }
         if (names.Count == 0)
+        {
             metadata.Remove("@flags");
+        }
         else
+        {
             metadata.Set("@flags", string.Join(", ", names));
+        }
     }
 
     /// <summary>Whether the body's <c>@metadata</c> has the property <paramref name="utf8Name"/>.</summary>
@@ -56,7 +66,9 @@ public static class DocumentFlagsMetadata
     {
         var root = BlittableReader.Open(document);
         if (!root.TryGet("@metadata"u8, out var metadata) || metadata.Type != BlittableToken.Object)
+        {
             return null;
+        }
         return metadata.GetObject().TryGet("@flags"u8, out var flags) && flags.Type == BlittableToken.String ? flags.GetString() : null;
     }
 }

@@ -31,23 +31,33 @@ public static class DocumentIds
     public static string? Validate(ReadOnlySpan<char> id)
     {
         if (id.IsEmpty)
+        {
             return "The document id is empty.";
+        }
         if (id.Length > MaxLength)
+        {
             return $"The document id is {id.Length} characters long; the maximum is {MaxLength}.";
+        }
         var control = id.IndexOfAny(ControlCharacters);
         if (control >= 0)
+        {
             return $"The document id has a control character (U+{(int)id[control]:X4}) at position {control}.";
+        }
         var surrogate = id.IndexOfAnyInRange('\ud800', '\udfff');
         while (surrogate >= 0 && surrogate < id.Length)
         {
             if (Rune.DecodeFromUtf16(id[surrogate..], out _, out var consumed) != OperationStatus.Done)
+            {
                 return $"The document id has an unpaired surrogate character at position {surrogate}.";
+            }
             surrogate += consumed;
         }
         // The storage key is the lowercased UTF-8 form; its length is what the B+Tree bounds.
         Span<byte> key = stackalloc byte[MaxKeyBytes];
         if (GetKey(id, key) < 0)
+        {
             return $"The document id is longer than {MaxKeyBytes} bytes in UTF-8.";
+        }
         return null;
     }
 
@@ -56,7 +66,9 @@ public static class DocumentIds
     {
         var length = GetKey(id, destination);
         if (length < 0)
+        {
             throw new Errors.BadRequestException($"The document id '{id}' is longer than {MaxKeyBytes} bytes in UTF-8.");
+        }
         return length;
     }
 
@@ -80,7 +92,9 @@ public static class DocumentIds
         if (Ascii.IsValid(id))
         {
             if (id.Length > destination.Length || id.Length > MaxKeyBytes)
+            {
                 return -1;
+            }
             Ascii.ToLower(id, destination, out var written);
             return written;
         }
@@ -97,7 +111,9 @@ public static class DocumentIds
         var buffer = new byte[Encoding.UTF8.GetMaxByteCount(id.Length)];
         var length = GetKey(id, buffer);
         if (length < 0)
+        {
             throw new ArgumentException($"The document id '{id}' is longer than {MaxKeyBytes} bytes in UTF-8.", nameof(id));
+        }
         return buffer[..length];
     }
 

@@ -38,14 +38,20 @@ public readonly ref struct DocumentRecord
     public DocumentRecord(ReadOnlySpan<byte> record)
     {
         if (record.Length < DocumentRecordHeader.Size)
+        {
             ThrowCorrupt(record.Length);
+        }
         _record = record;
         var header = MemoryMarshal.Read<DocumentRecordHeader>(record);
         if (!BitConverter.IsLittleEndian)
+        {
             throw new PlatformNotSupportedException("Document records are little endian.");
+        }
         var expected = (long)DocumentRecordHeader.Size + header.IdLength + header.CollectionLength + header.DocumentLength;
         if (header.DocumentLength < 0 || expected != record.Length)
+        {
             ThrowCorrupt(record.Length);
+        }
         Etag = header.Etag;
         LastModifiedTicks = header.LastModifiedTicks;
         IdUtf8 = record.Slice(DocumentRecordHeader.Size, header.IdLength);

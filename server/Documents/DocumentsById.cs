@@ -51,7 +51,9 @@ public readonly ref struct DocumentsById
         public bool MoveNext()
         {
             if (_iterator is null)
+            {
                 return false;
+            }
             bool positioned;
             if (!_started)
             {
@@ -63,7 +65,9 @@ public readonly ref struct DocumentsById
                 positioned = _descending ? _iterator.MovePrev() : _iterator.MoveNext();
             }
             if (!positioned || !_iterator.Key.StartsWith(_prefix))
+            {
                 return false;
+            }
             _current = new DocumentRecord(_iterator.Value);
             return true;
         }
@@ -71,16 +75,22 @@ public readonly ref struct DocumentsById
         private readonly bool SeekFirst()
         {
             if (_afterKey.IsEmpty || _afterKey.SequenceCompareTo(_prefix) < 0)
+            {
                 return _iterator!.Seek(_prefix);
+            }
             return _iterator!.Seek(_afterKey) && (!_iterator.Key.SequenceEqual(_afterKey) || _iterator.MoveNext());
         }
 
         private readonly bool SeekLast()
         {
             if (!_afterKey.IsEmpty)
+            {
                 return _iterator!.SeekLastLessOrEqual(_afterKey) && (!_iterator.Key.SequenceEqual(_afterKey) || _iterator.MovePrev());
+            }
             if (_prefix.IsEmpty)
+            {
                 return _iterator!.SeekLast();
+            }
             // 0xFF never occurs in UTF-8: the prefix followed by it sorts after every key that starts with the prefix.
             Span<byte> past = stackalloc byte[_prefix.Length + 1];
             _prefix.CopyTo(past);

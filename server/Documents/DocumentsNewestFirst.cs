@@ -43,7 +43,9 @@ public readonly ref struct DocumentsNewestFirst
         public bool MoveNext()
         {
             if (_iterator is null)
+            {
                 return false;
+            }
             bool positioned;
             if (!_started)
             {
@@ -59,7 +61,9 @@ public readonly ref struct DocumentsNewestFirst
             while (positioned)
             {
                 if (_reader.TryGetByKey(_iterator.Value, out _current))
+                {
                     return true;
+                }
                 positioned = _iterator.MovePrev();
             }
             return false;

@@ -17,11 +17,15 @@ public partial class DocumentsReader
     {
         var result = new List<AttachmentInfo>();
         if (_transaction.OpenTree(DocumentsStorage.AttachmentsTree) is not { Count: > 0 } tree || DocumentKeyOf(documentId) is not { } documentKey)
+        {
             return result;
+        }
         var prefix = AttachmentEntry.Prefix(documentKey);
         using var iterator = tree.Iterate();
         if (!iterator.SeekPrefix(prefix))
+        {
             return result;
+        }
         do
         {
             result.Add(new AttachmentEntry(iterator.Value).ToInfo());
@@ -34,7 +38,9 @@ public partial class DocumentsReader
     public AttachmentInfo? GetAttachment(string documentId, string name)
     {
         if (_transaction.OpenTree(DocumentsStorage.AttachmentsTree) is not { Count: > 0 } tree || DocumentKeyOf(documentId) is not { } documentKey)
+        {
             return null;
+        }
         var key = AttachmentEntry.Key(documentKey, name);
         return key is not null && tree.TryGet(key, out var value) ? new AttachmentEntry(value).ToInfo() : null;
     }
@@ -65,7 +71,9 @@ public partial class DocumentsReader
         foreach (var attachment in AttachmentsMetadata.Read(revision.Document))
         {
             if (attachment.Name.ToLowerInvariant() == lowerName)
+            {
                 return GetAttachmentContent(attachment.Hash) is { } content ? attachment with { Size = content.Size } : null;
+            }
         }
         return null;
     }
@@ -81,9 +89,13 @@ public partial class DocumentsReader
     {
         Span<byte> hash = stackalloc byte[AttachmentEntry.HashSize];
         if (!Convert.TryFromBase64String(base64Hash, hash, out var written) || written != AttachmentEntry.HashSize)
+        {
             return null;
+        }
         if (_transaction.OpenTree(DocumentsStorage.AttachmentContentsTree) is not { } contents || !contents.TryGet(hash, out var value))
+        {
             return null;
+        }
         return new AttachmentContentInfo(BinaryPrimitives.ReadInt64LittleEndian(value), BinaryPrimitives.ReadInt64LittleEndian(value[8..]), BinaryPrimitives.ReadInt64LittleEndian(value[16..]));
     }
 

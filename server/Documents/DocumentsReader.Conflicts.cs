@@ -17,7 +17,9 @@ public partial class DocumentsReader
     {
         var result = new List<ConflictVersion>();
         if (_transaction.OpenTree(DocumentsStorage.ConflictsTree) is not { Count: > 0 } tree)
+        {
             return result;
+        }
         var prefix = ConflictRecord.Prefix(DocumentIds.GetKey(id));
         using var iterator = tree.Iterate();
         if (iterator.SeekPrefix(prefix))
@@ -36,7 +38,9 @@ public partial class DocumentsReader
     {
         var result = new List<ConflictVersion>();
         if (_transaction.OpenTree(DocumentsStorage.ConflictsTree) is not { Count: > 0 } tree)
+        {
             return result;
+        }
         using var iterator = tree.Iterate();
         if (iterator.SeekFirst())
         {

@@ -55,7 +55,9 @@ public partial class DocumentsReader
         Span<byte> key = stackalloc byte[DocumentIds.MaxKeyBytes];
         var length = DocumentIds.GetKey(id, key);
         if (length < 0 || _transaction.OpenTree(DocumentsStorage.RevisionCountsTree) is not { } counts || !counts.TryGet(key[..length], out var value))
+        {
             return 0;
+        }
         return BinaryPrimitives.ReadInt64LittleEndian(value);
     }
 
@@ -64,14 +66,20 @@ public partial class DocumentsReader
     {
         var keys = new List<byte[]>();
         if (pageSize <= 0 || RevisionsTree is not { } tree || !TryRange(id, out var range))
+        {
             return keys;
+        }
         using var iterator = tree.Iterate();
         if (!SeekNewest(iterator, range))
+        {
             return keys;
+        }
         do
         {
             if (!iterator.Key.StartsWith(range))
+            {
                 break;
+            }
             if (start > 0)
             {
                 start--;
@@ -87,17 +95,25 @@ public partial class DocumentsReader
     public byte[]? GetRevisionKeyBefore(string id, DateTime before)
     {
         if (RevisionsTree is not { } tree || !TryRange(id, out var range))
+        {
             return null;
+        }
         var ticks = before.ToUniversalTime().Ticks;
         using var iterator = tree.Iterate();
         if (!SeekNewest(iterator, range))
+        {
             return null;
+        }
         do
         {
             if (!iterator.Key.StartsWith(range))
+            {
                 return null;
+            }
             if (new RevisionRecord(iterator.Value).LastModifiedTicks <= ticks)
+            {
                 return iterator.Key.ToArray();
+            }
         }
         while (iterator.MovePrev());
         return null;
@@ -107,7 +123,9 @@ public partial class DocumentsReader
     public byte[]? GetRevisionKey(string changeVector)
     {
         if (_transaction.OpenTree(DocumentsStorage.RevisionsByChangeVectorTree) is not { } tree || changeVector.Length == 0 || changeVector.Length > Tree.MaxKeySize)
+        {
             return null;
+        }
         return tree.TryGet(Encoding.UTF8.GetBytes(changeVector), out var key) ? key.ToArray() : null;
     }
 
@@ -137,7 +155,9 @@ public partial class DocumentsReader
         }
         using var iterator = bin.Iterate();
         if (!iterator.SeekLast())
+        {
             return keys;
+        }
         do
         {
             if (start > 0)
@@ -146,7 +166,9 @@ public partial class DocumentsReader
                 continue;
             }
             if (byEtag.TryGet(iterator.Key, out var key))
+            {
                 keys.Add(key.ToArray());
+            }
         }
         while (keys.Count < pageSize && iterator.MovePrev());
         return keys;
@@ -160,10 +182,14 @@ public partial class DocumentsReader
     {
         var keys = new List<byte[]>();
         if (take <= 0 || _transaction.OpenTree(DocumentsStorage.RevisionsByEtagTree) is not { } byEtag)
+        {
             return keys;
+        }
         using var iterator = byEtag.Iterate();
         if (!StorageKeys.SeekAfter(iterator, [], Math.Max(afterEtag, 0), byCollection: false))
+        {
             return keys;
+        }
         do
         {
             keys.Add(iterator.Value.ToArray());
@@ -180,12 +206,16 @@ public partial class DocumentsReader
     {
         var keys = new List<byte[]>();
         if (take <= 0 || beforeEtag <= 1 || _transaction.OpenTree(DocumentsStorage.RevisionsByEtagTree) is not { } byEtag)
+        {
             return keys;
+        }
         Span<byte> last = stackalloc byte[StorageKeys.EtagSize];
         StorageKeys.WriteEtag(last, beforeEtag - 1);
         using var iterator = byEtag.Iterate();
         if (!iterator.SeekLastLessOrEqual(last))
+        {
             return keys;
+        }
         do
         {
             keys.Add(iterator.Value.ToArray());

@@ -81,7 +81,9 @@ public partial class DocumentsReader : IDisposable
     internal List<byte[]> KeysStartingWith(string prefix, int start, int pageSize)
     {
         if (pageSize <= 0 || Docs is not { } docs)
+        {
             return [];
+        }
         var lowerPrefix = Encoding.UTF8.GetBytes(prefix.ToLowerInvariant());
         using var iterator = docs.Iterate();
         return iterator.Seek(lowerPrefix) ? Page(iterator, lowerPrefix, forward: true, valueIsKey: false, start, pageSize) : [];
@@ -91,7 +93,9 @@ public partial class DocumentsReader : IDisposable
     internal List<byte[]> KeysByEtagDescending(int start, int pageSize)
     {
         if (pageSize <= 0 || _transaction.OpenTree(DocumentsStorage.DocsByEtagTree) is not { } byEtag)
+        {
             return [];
+        }
         using var iterator = byEtag.Iterate();
         return iterator.SeekLast() ? Page(iterator, [], forward: false, valueIsKey: true, start, pageSize) : [];
     }
@@ -125,7 +129,9 @@ public partial class DocumentsReader : IDisposable
         do
         {
             if (!iterator.Key.StartsWith(prefix))
+            {
                 break;
+            }
             if (start > 0)
             {
                 start--;
@@ -154,7 +160,9 @@ public partial class DocumentsReader : IDisposable
     {
         var lower = StorageKeys.LowerCollection(collection);
         if (lower.Length > StorageKeys.MaxCollectionBytes || _transaction.OpenTree(DocumentsStorage.CollectionCountsTree) is not { } tree || !tree.TryGet(lower, out var value))
+        {
             return 0;
+        }
         return BinaryPrimitives.ReadInt64LittleEndian(value);
     }
 
@@ -164,10 +172,14 @@ public partial class DocumentsReader : IDisposable
         var result = new List<CollectionCount>();
         var tree = _transaction.OpenTree(DocumentsStorage.CollectionCountsTree);
         if (tree is null)
+        {
             return result;
+        }
         using var iterator = tree.Iterate();
         if (!iterator.SeekFirst())
+        {
             return result;
+        }
         do
         {
             var value = iterator.Value;
@@ -183,15 +195,21 @@ public partial class DocumentsReader : IDisposable
         var result = new List<(string, long)>();
         var tree = _transaction.OpenTree(DocumentsStorage.IdentitiesTree);
         if (tree is null)
+        {
             return result;
+        }
         using var iterator = tree.Iterate();
         if (!iterator.SeekFirst())
+        {
             return result;
+        }
         var index = 0;
         do
         {
             if (index++ >= start)
+            {
                 result.Add((Encoding.UTF8.GetString(iterator.Key), BinaryPrimitives.ReadInt64LittleEndian(iterator.Value)));
+            }
         }
         while (result.Count < pageSize && iterator.MoveNext());
         return result;
@@ -214,10 +232,14 @@ public partial class DocumentsReader : IDisposable
         // Etags start at 1: anything below 0 means "from the start" (and must not wrap in a key).
         afterEtag = Math.Max(afterEtag, 0);
         if (collection is null)
+        {
             return new DocumentFeed(this, _transaction.OpenTree(DocumentsStorage.DocsByEtagTree), [], afterEtag, take);
+        }
         var lower = StorageKeys.LowerCollection(collection);
         if (lower.Length > StorageKeys.MaxCollectionBytes)
+        {
             return default;
+        }
         return new DocumentFeed(this, _transaction.OpenTree(DocumentsStorage.CollectionsTree), lower, afterEtag, take, byCollection: true);
     }
 
@@ -232,10 +254,14 @@ public partial class DocumentsReader : IDisposable
         afterEtag = Math.Max(afterEtag, 0);
         var tombstones = _transaction.OpenTree(DocumentsStorage.TombstonesTree);
         if (collection is null)
+        {
             return new TombstoneFeed(tombstones, null, [], afterEtag, take);
+        }
         var lower = StorageKeys.LowerCollection(collection);
         if (lower.Length > StorageKeys.MaxCollectionBytes)
+        {
             return default;
+        }
         return new TombstoneFeed(tombstones, _transaction.OpenTree(DocumentsStorage.TombstonesByCollectionTree), lower, afterEtag, take);
     }
 
@@ -247,7 +273,9 @@ public partial class DocumentsReader : IDisposable
     {
         var result = new List<(string, long)>();
         if (_transaction.OpenTree(DocumentsStorage.TombstonesByCollectionTree) is not { } tree)
+        {
             return result;
+        }
         using var iterator = tree.Iterate();
         var more = iterator.SeekFirst();
         Span<byte> next = stackalloc byte[1 + StorageKeys.MaxCollectionBytes + StorageKeys.EtagSize];

@@ -135,12 +135,16 @@ public static class DocumentsStorage
 
         var version = meta.TryGet(SchemaVersionKey, out var versionBytes) ? BinaryPrimitives.ReadInt32LittleEndian(versionBytes) : isNew ? SchemaVersion : 1;
         if (version > SchemaVersion)
+        {
             throw new InvalidDataException($"The database was written by a newer Jackdaw (documents schema version {version}; this build reads up to {SchemaVersion}).");
+        }
 
         foreach (var name in TreeNames)
         {
             if (name != LegacyTombstonesByIdTree)
+            {
                 transaction.CreateTree(name);
+            }
         }
 
         var migrated = false;
@@ -152,13 +156,19 @@ public static class DocumentsStorage
         Span<byte> versionValue = stackalloc byte[sizeof(int)];
         BinaryPrimitives.WriteInt32LittleEndian(versionValue, SchemaVersion);
         if (version != SchemaVersion || isNew)
+        {
             meta.Put(SchemaVersionKey, versionValue);
+        }
 
         // 2 → 3 creates the attachment and revision trees (above); 3 → 4 only writes the version.
         if (version < 5 && !isNew)
+        {
             IndexTombstonesById(transaction);
+        }
         if (version < SchemaVersion)
+        {
             migrated = true;
+        }
         var orphans = AttachmentStreams.OrphanUnfinishedUploads(transaction.CreateTree(AttachmentStagingTree));
 
         var lastEtag = meta.TryGet(LastEtagKey, out var etag) ? BinaryPrimitives.ReadInt64LittleEndian(etag) : 0;
@@ -185,10 +195,14 @@ public static class DocumentsStorage
     {
         var meta = transaction.OpenTree(MetaTree);
         if (meta is null || !meta.TryGet(DatabaseIdKey, out var idBytes))
+        {
             throw new InvalidDataException("The database has no documents schema yet and cannot be created read-only.");
+        }
         var version = meta.TryGet(SchemaVersionKey, out var versionBytes) ? BinaryPrimitives.ReadInt32LittleEndian(versionBytes) : 1;
         if (version != SchemaVersion)
+        {
             throw new InvalidDataException($"The database's documents schema is version {version}; opening it read-only needs version {SchemaVersion} (a migration has to write).");
+        }
         return new OpenState(Encoding.UTF8.GetString(idBytes), ReadLastEtag(meta), Migrated: false, (int)(transaction.OpenTree(AttachmentStagingTree)?.Count ?? 0));
     }
 
@@ -214,7 +228,9 @@ public static class DocumentsStorage
             }
         }
         foreach (var key in keys)
+        {
             byCollection.Put(key, []);
+        }
         transaction.DeleteTree(LegacyTombstonesByIdTree);
     }
 

@@ -88,7 +88,9 @@ public partial class DocumentsTransaction
         Span<byte> key = stackalloc byte[AttachmentStreams.StreamKeySize];
         AttachmentStreams.WriteStreamKey(key, streamId);
         if (AttachmentStaging.TryGet(key, out var state) && state[0] == AttachmentStreams.Writing)
+        {
             OrphanStream(streamId);
+        }
     }
 
     /// <summary>
@@ -106,7 +108,9 @@ public partial class DocumentsTransaction
                 do
                 {
                     if (iterator.Value[0] == AttachmentStreams.Orphan)
+                    {
                         orphans.Add(BinaryPrimitives.ReadInt64BigEndian(iterator.Key));
+                    }
                 }
                 while (iterator.MoveNext());
             }
@@ -137,7 +141,9 @@ public partial class DocumentsTransaction
                 }
             }
             foreach (var key in chunkKeys)
+            {
                 AttachmentChunks.Delete(key);
+            }
             removedChunks += chunkKeys.Count;
             if (more)
             {
@@ -148,7 +154,9 @@ public partial class DocumentsTransaction
             MarkWritten();
         }
         if (removedChunks > 0)
+        {
             MarkWritten();
+        }
         return remaining;
     }
 
@@ -175,7 +183,9 @@ public partial class DocumentsTransaction
 
         AcquireContent(source);
         if (existing is { } old)
+        {
             ReleaseContent(old.Hash);
+        }
         var etag = LastEtag + 1;
         AttachmentsTree.Put(key, AttachmentEntry.Create(source.Hash, source.Size, etag, name, contentType));
         var stored = StoreAgain(document, context, name, DocumentChangeKind.Put);
@@ -199,7 +209,9 @@ public partial class DocumentsTransaction
         var existing = ReadEntry(key);
         CheckAttachmentChangeVector(document.Id, name, expectedChangeVector, existing?.Etag);
         if (existing is not { } old)
+        {
             return false;
+        }
         AttachmentsTree.Delete(key);
         ReleaseContent(old.Hash);
         StoreAgain(document, context, old.Name, DocumentChangeKind.Delete);
@@ -228,7 +240,9 @@ public partial class DocumentsTransaction
         var prefix = AttachmentEntry.Prefix(documentKey);
         using var iterator = AttachmentsTree.Iterate();
         if (!iterator.SeekPrefix(prefix))
+        {
             return result;
+        }
         do
         {
             result.Add(new AttachmentEntry(iterator.Value).ToInfo());
@@ -251,19 +265,25 @@ public partial class DocumentsTransaction
         var destinationKey = EntryKey(destination.Key, destinationName);
         var sameKey = sourceKey.AsSpan().SequenceEqual(destinationKey);
         if (sameKey && !move)
+        {
             return new AttachmentPutResult(destination.Id, entry.Name, entry.ContentType, Convert.ToBase64String(entry.Hash), entry.Size, ChangeVectors.Format(_nodeTag, entry.Etag, _databaseId), CurrentChangeVectorOf(destination.Key));
+        }
 
         // One more reference first, then release what the destination held: a copy over an
         // attachment of the same content never drops the count to 0 on the way.
         IncrementContent(entry.Hash);
         if (!sameKey && ReadEntry(destinationKey) is { } replaced)
+        {
             ReleaseContent(replaced.Hash);
+        }
         if (move)
         {
             AttachmentsTree.Delete(sourceKey);
             ReleaseContent(entry.Hash);
             if (!sameDocument)
+            {
                 StoreAgain(source, context, entry.Name, DocumentChangeKind.Delete);
+            }
         }
         var etag = LastEtag + 1;
         AttachmentsTree.Put(destinationKey, AttachmentEntry.Create(entry.Hash, entry.Size, etag, destinationName, entry.ContentType));
@@ -285,7 +305,9 @@ public partial class DocumentsTransaction
             return DocumentFlags.HasAttachments;
         }
         if (DocumentFlagsMetadata.BodyHasMetadataProperty(document, "@attachments"u8))
+        {
             metadata.Remove("@attachments");
+        }
         return DocumentFlags.None;
     }
 
@@ -293,7 +315,9 @@ public partial class DocumentsTransaction
     private void RemoveAttachmentsOf(ReadOnlySpan<byte> documentKey)
     {
         if (AttachmentsTree.Count == 0)
+        {
             return;
+        }
         var prefix = AttachmentEntry.Prefix(documentKey);
         var entries = new List<(byte[] Key, byte[] Hash)>();
         using (var iterator = AttachmentsTree.Iterate())
@@ -325,17 +349,23 @@ public partial class DocumentsTransaction
     {
         var listed = AttachmentsMetadata.Read(document);
         if (listed.Count == 0)
+        {
             return false;
+        }
         var hashes = new List<byte[]>(listed.Count);
         foreach (var attachment in listed)
         {
             var hash = Convert.FromBase64String(attachment.Hash);
             if (!AttachmentContents.TryGet(hash, out _))
+            {
                 return false;
+            }
             hashes.Add(hash);
         }
         foreach (var hash in hashes)
+        {
             IncrementContent(hash);
+        }
         return true;
     }
 
@@ -343,14 +373,18 @@ public partial class DocumentsTransaction
     private static void AddRevisionAttachmentHashes(ReadOnlySpan<byte> document, List<byte[]> hashes)
     {
         foreach (var attachment in AttachmentsMetadata.Read(document))
+        {
             hashes.Add(Convert.FromBase64String(attachment.Hash));
+        }
     }
 
     /// <summary>Releases one reference per hash (a content at 0 becomes an orphan).</summary>
     private void ReleaseContents(List<byte[]> hashes)
     {
         foreach (var hash in hashes)
+        {
             ReleaseContent(hash);
+        }
     }
 
     /// <summary>
@@ -367,7 +401,9 @@ public partial class DocumentsTransaction
         {
             var hash = Convert.FromBase64String(attachment.Hash);
             if (AttachmentEntry.Key(documentKey, attachment.Name) is not { } key || !AttachmentContents.TryGet(hash, out var content))
+            {
                 continue;
+            }
             var size = BinaryPrimitives.ReadInt64LittleEndian(content[8..]);
             IncrementContent(hash);
             restored.Add((key, hash, size, attachment));
@@ -375,7 +411,9 @@ public partial class DocumentsTransaction
         RemoveAttachmentsOf(documentKey);
         var etag = LastEtag + 1;
         foreach (var (key, hash, size, listed) in restored)
+        {
             AttachmentsTree.Put(key, AttachmentEntry.Create(hash, size, etag, listed.Name, listed.ContentType));
+        }
     }
 
     /// <summary><c>[{"Name":…,"Hash":…,"ContentType":…,"Size":…},…]</c> in name order; null when the document has none.</summary>
@@ -384,7 +422,9 @@ public partial class DocumentsTransaction
         var prefix = AttachmentEntry.Prefix(documentKey);
         using var iterator = AttachmentsTree.Iterate();
         if (!iterator.SeekPrefix(prefix))
+        {
             return null;
+        }
         var buffer = new ArrayBufferWriter<byte>(256);
         using (var writer = new Utf8JsonWriter(buffer))
         {
@@ -447,7 +487,9 @@ public partial class DocumentsTransaction
     private StoredEntry? ReadEntry(byte[] key)
     {
         if (!AttachmentsTree.TryGet(key, out var value))
+        {
             return null;
+        }
         var entry = new AttachmentEntry(value);
         return new StoredEntry(entry.Hash.ToArray(), entry.Size, entry.Etag, Encoding.UTF8.GetString(entry.NameUtf8), Encoding.UTF8.GetString(entry.ContentTypeUtf8));
     }
@@ -455,18 +497,26 @@ public partial class DocumentsTransaction
     private void CheckAttachmentChangeVector(string documentId, string name, string? expected, long? actualEtag)
     {
         if (expected is null)
+        {
             return;
+        }
         if (MustNotExist(expected))
         {
             if (actualEtag is { } etag)
+            {
                 throw new ConcurrencyException(documentId, $"Optimistic concurrency violation on attachment '{name}' of document '{documentId}': it was expected not to exist, but its change vector is {ChangeVectors.Format(_nodeTag, etag, _databaseId)}.");
+            }
             return;
         }
         if (actualEtag is not { } actual)
+        {
             throw new ConcurrencyException(documentId, $"Optimistic concurrency violation on attachment '{name}' of document '{documentId}': expected change vector {expected}, but the attachment does not exist.");
+        }
         var current = ChangeVectors.Format(_nodeTag, actual, _databaseId);
         if (!ChangeVectors.Matches(expected, current))
+        {
             throw new ConcurrencyException(documentId, $"Optimistic concurrency violation on attachment '{name}' of document '{documentId}': expected change vector {expected}, but it is {current}.");
+        }
     }
 
     /// <summary>One more reference to <paramref name="source"/>'s content, storing it when it is new.</summary>
@@ -479,11 +529,15 @@ public partial class DocumentsTransaction
             // one stored (a source linked twice, as an import does for a content several documents
             // share): only a stream still being written is given up.
             if (source.IsStaged)
+            {
                 AbandonAttachmentStream(source.StagedStreamId);
+            }
             return;
         }
         if (source.IsStored)
+        {
             throw new InvalidOperationException($"Attachment content {Convert.ToBase64String(source.Hash)} is no longer stored (the last attachment holding it was deleted meanwhile); it cannot be linked again.");
+        }
 
         long streamId;
         if (source.IsStaged)
@@ -492,7 +546,9 @@ public partial class DocumentsTransaction
             Span<byte> key = stackalloc byte[AttachmentStreams.StreamKeySize];
             AttachmentStreams.WriteStreamKey(key, streamId);
             if (!AttachmentStaging.TryGet(key, out var state) || state[0] != AttachmentStreams.Writing)
+            {
                 throw new InvalidOperationException($"The staged attachment stream {streamId} is not being written (it was linked or given up already); the upload cannot be linked.");
+            }
             AttachmentStaging.Delete(key);
         }
         else
@@ -514,7 +570,9 @@ public partial class DocumentsTransaction
     private void AdjustContent(ReadOnlySpan<byte> hash, long delta)
     {
         if (!AttachmentContents.TryGet(hash, out var current))
+        {
             throw new InvalidDataException($"Attachment content {Convert.ToBase64String(hash)} is referenced but not stored: the attachment trees are inconsistent.");
+        }
         Span<byte> value = stackalloc byte[3 * sizeof(long)];
         current.CopyTo(value);
         var count = BinaryPrimitives.ReadInt64LittleEndian(value[16..]) + delta;

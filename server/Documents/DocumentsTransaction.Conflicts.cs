@@ -31,7 +31,9 @@ public partial class DocumentsTransaction
         var stored = TryGet(id, out var record) ? record.Id : id;
         var versions = new List<ConflictVersion> { new(stored, changeVector, lastModifiedTicks, collection, document) };
         if (localChangeVector is not null)
+        {
             versions.Add(new ConflictVersion(stored, localChangeVector, localTicks, localCollection, localDocument));
+        }
         foreach (var version in versions)
         {
             var key = ConflictRecord.Key(idKey, version.ChangeVector);
@@ -49,7 +51,9 @@ public partial class DocumentsTransaction
     {
         var result = new List<ConflictVersion>();
         if (Conflicts.Count == 0)
+        {
             return result;
+        }
         var prefix = ConflictRecord.Prefix(DocumentIds.GetKey(id));
         using var iterator = Conflicts.Iterate();
         if (iterator.SeekPrefix(prefix))
@@ -70,7 +74,9 @@ public partial class DocumentsTransaction
     private string? ResolveConflicts(ReadOnlySpan<byte> idKey)
     {
         if (Conflicts.Count == 0)
+        {
             return null;
+        }
         var prefix = ConflictRecord.Prefix(idKey);
         var keys = new List<byte[]>();
         string? merged = null;

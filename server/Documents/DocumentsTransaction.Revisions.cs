@@ -100,9 +100,13 @@ public partial class DocumentsTransaction
         {
             count = RevisionCountOf(key);
             if (count > 0 && !existed)
+            {
                 LeaveBin(key);
+            }
             if (store && existed && count == 0 && !_forcingRevision)
+            {
                 StorePreviousVersion(key);
+            }
         }
 
         // The attachments' flags (otherServerFlags) and HasRevisions in one stamp: two would overwrite each other.
@@ -116,7 +120,9 @@ public partial class DocumentsTransaction
         var origin = _forcingRevision ? RevisionOrigin.Forced : existed ? RevisionOrigin.Put : RevisionOrigin.Created;
         StoreRevision(key, id, collectionBytes, changeVector, ticks, DocumentFlags.HasRevisions | DocumentFlags.Revision, origin, stamped);
         if (!_forcingRevision)
+        {
             EnforcePolicy(key, _revisionsConfiguration.For(collection));
+        }
     }
 
     /// <summary>
@@ -129,14 +135,20 @@ public partial class DocumentsTransaction
         var configuration = _revisionsConfiguration.For(collection);
         var enabled = _revisionsConfiguration.AnyEnabled && configuration is { Disabled: false };
         if (!enabled && !AnyRevisions)
+        {
             return;
+        }
         var count = RevisionCountOf(key);
         if (!enabled && count == 0)
+        {
             return;
+        }
         if (enabled && configuration!.PurgeOnDelete)
         {
             if (count > 0)
+            {
                 RemoveRevisions(key, long.MaxValue, long.MaxValue);
+            }
             return;
         }
 
@@ -155,7 +167,9 @@ public partial class DocumentsTransaction
         StorageKeys.WriteEtag(etagKey, etag);
         Revisions.Bin.Put(etagKey, key);
         if (enabled)
+        {
             EnforcePolicy(key, configuration);
+        }
     }
 
     /// <summary>
@@ -172,7 +186,9 @@ public partial class DocumentsTransaction
     public ForceRevisionResult ForceRevisionCreation(string id, string? expectedChangeVector, JsonOperationContext context)
     {
         if (!TryGet(id, out var record))
+        {
             throw new DocumentDoesNotExistException(id);
+        }
         CheckChangeVector(id, expectedChangeVector, record.ChangeVectorOr(_databaseId));
         Span<byte> key = stackalloc byte[DocumentIds.MaxKeyBytes];
         key = key[..DocumentIds.GetKeyOrThrow(id, key)];
@@ -182,7 +198,9 @@ public partial class DocumentsTransaction
         if (RevisionCountOf(key) > 0)
         {
             if (NewestRevisionChangeVector(key) == changeVector)
+            {
                 return new ForceRevisionResult(false, storedId, changeVector, lastModified);
+            }
             var document = record.Document.ToArray();
             var idBytes = record.IdUtf8.ToArray();
             var collectionBytes = record.CollectionUtf8.ToArray();
@@ -218,12 +236,16 @@ public partial class DocumentsTransaction
     public void ForceRevisionBeforePut(string id)
     {
         if (!TryGet(id, out var record))
+        {
             throw new DocumentDoesNotExistException(id, $"Cannot force a revision of document '{id}' before its PUT: the document was not saved yet. Save it first, or force its revision after the PUT with a ForceRevisionCreation command.");
+        }
         Span<byte> key = stackalloc byte[DocumentIds.MaxKeyBytes];
         key = key[..DocumentIds.GetKeyOrThrow(id, key)];
         var changeVector = record.ChangeVectorOr(_databaseId);
         if (RevisionCountOf(key) > 0 && NewestRevisionChangeVector(key) == changeVector)
+        {
             return;
+        }
         StoreRevision(key, record.IdUtf8.ToArray(), record.CollectionUtf8.ToArray(), changeVector, record.LastModifiedTicks,
             DocumentFlags.HasRevisions | DocumentFlags.Revision, RevisionOrigin.Forced, record.Document.ToArray());
     }
@@ -242,7 +264,9 @@ public partial class DocumentsTransaction
         Span<byte> changeVectorBytes = stackalloc byte[Encoding.ASCII.GetMaxByteCount(changeVector.Length)];
         changeVectorBytes = changeVectorBytes[..Encoding.ASCII.GetBytes(changeVector, changeVectorBytes)];
         if (Revisions.ByChangeVector.TryGet(changeVectorBytes, out _))
+        {
             return false;
+        }
         var delete = (flags & DocumentFlags.DeleteRevision) != 0;
         var etag = StoreRevision(key, Encoding.UTF8.GetBytes(id), collection is null ? [] : Encoding.UTF8.GetBytes(collection), changeVector,
             lastModified.ToUniversalTime().Ticks, flags | DocumentFlags.Revision | DocumentFlags.HasRevisions, delete ? RevisionOrigin.Delete : RevisionOrigin.Put, delete ? [] : document);
@@ -270,7 +294,9 @@ public partial class DocumentsTransaction
         Span<byte> range = stackalloc byte[RevisionKeys.MaxKeySize];
         range = range[..RevisionKeys.WriteRange(range, key)];
         if (revisionKey is null || !revisionKey.AsSpan().StartsWith(range) || !Revisions.Revisions.TryGet(revisionKey, out var value))
+        {
             throw new BadRequestException($"Document '{id}' has no revision of change vector '{changeVector}' to revert to; list its revisions with GET /databases/{{db}}/revisions?id={id}.");
+        }
         return RestoreRevision(key, new RevisionRecord(value), context);
     }
 
@@ -295,11 +321,15 @@ public partial class DocumentsTransaction
             range.CopyTo(last);
             StorageKeys.WriteEtag(last[range.Length..], long.MaxValue);
             if (!iterator.SeekLastLessOrEqual(last[..(range.Length + StorageKeys.EtagSize)]) || !iterator.Key.StartsWith(range))
+            {
                 return false;
+            }
             do
             {
                 if (!iterator.Key.StartsWith(range))
+                {
                     break;
+                }
                 var revision = new RevisionRecord(iterator.Value);
                 target = iterator.Key.ToArray();
                 createdAfter = revision.Origin == RevisionOrigin.Created;
@@ -312,9 +342,13 @@ public partial class DocumentsTransaction
             while (iterator.MovePrev());
         }
         if (target is null)
+        {
             return false;
+        }
         if (createdAfter)
+        {
             return Delete(id, expectedChangeVector: null);
+        }
         Revisions.Revisions.TryGet(target, out var value);
         return RestoreRevision(key, new RevisionRecord(value), context);
     }
@@ -327,9 +361,13 @@ public partial class DocumentsTransaction
     {
         var id = revision.Id;
         if (revision.IsDeleteRevision)
+        {
             return Delete(id, expectedChangeVector: null);
+        }
         if (_docs.TryGet(key, out var current) && new DocumentRecord(current).ChangeVectorOr(_databaseId) == revision.ChangeVector)
+        {
             return false;
+        }
         // Copied before the first write: the record's spans die with it.
         var document = revision.Document.ToArray();
         var collection = revision.Collection;
@@ -377,7 +415,9 @@ public partial class DocumentsTransaction
     private void StorePreviousVersion(ReadOnlySpan<byte> key)
     {
         if (!_docs.TryGet(key, out var value))
+        {
             return;
+        }
         var existing = new DocumentRecord(value);
         var id = existing.IdUtf8.ToArray();
         var collection = existing.CollectionUtf8.ToArray();
@@ -394,14 +434,22 @@ public partial class DocumentsTransaction
     private void EnforcePolicy(ReadOnlySpan<byte> documentKey, RevisionsCollectionConfiguration? configuration)
     {
         if (configuration is not { Disabled: false, Limits: true })
+        {
             return;
+        }
         var toRemove = long.MaxValue;
         if (configuration.MinimumRevisionsToKeep is { } keep)
+        {
             toRemove = RevisionCountOf(documentKey) - keep;
+        }
         if (toRemove <= 0)
+        {
             return;
+        }
         if (configuration.MaximumRevisionsToDeleteUponDocumentUpdate is { } most)
+        {
             toRemove = Math.Min(toRemove, most);
+        }
         var olderThan = configuration.MinimumRevisionAgeToKeep is { } age
             ? OlderThanTicks(UtcNow().Ticks, age)
             : long.MaxValue;
@@ -429,19 +477,27 @@ public partial class DocumentsTransaction
                 do
                 {
                     if (!iterator.Key.StartsWith(range))
+                    {
                         break;
+                    }
                     var revision = new RevisionRecord(iterator.Value);
                     if (revision.LastModifiedTicks >= olderThanTicks)
+                    {
                         break;
+                    }
                     victims.Add((iterator.Key.ToArray(), revision.ChangeVectorUtf8.ToArray(), revision.IsDeleteRevision));
                     if (revision.HoldsAttachmentReferences)
+                    {
                         AddRevisionAttachmentHashes(revision.Document, heldContents);
+                    }
                 }
                 while (victims.Count < max && iterator.MoveNext());
             }
         }
         if (victims.Count == 0)
+        {
             return;
+        }
         Span<byte> etagKey = stackalloc byte[StorageKeys.EtagSize];
         foreach (var (key, changeVector, delete) in victims)
         {
@@ -450,7 +506,9 @@ public partial class DocumentsTransaction
             trees.ByEtag.Delete(etagKey);
             trees.ByChangeVector.Delete(changeVector);
             if (delete)
+            {
                 trees.Bin.Delete(etagKey);
+            }
         }
         AdjustRevisionCount(documentKey, -victims.Count);
         ReleaseContents(heldContents);
@@ -470,16 +528,24 @@ public partial class DocumentsTransaction
         using (var iterator = trees.Revisions.Iterate())
         {
             if (!iterator.SeekLastLessOrEqual(last[..(rangeLength + StorageKeys.EtagSize)]))
+            {
                 return;
+            }
             do
             {
                 if (!iterator.Key.StartsWith(range))
+                {
                     return;
+                }
                 var revision = new RevisionRecord(iterator.Value);
                 if (revision.Etag == exceptEtag)
+                {
                     continue;
+                }
                 if (!revision.IsDeleteRevision)
+                {
                     return;
+                }
                 StorageKeys.WriteEtag(etagKey, revision.Etag);
                 found = true;
                 break;
@@ -487,7 +553,9 @@ public partial class DocumentsTransaction
             while (iterator.MovePrev());
         }
         if (found && trees.Bin.Delete(etagKey))
+        {
             MarkWritten();
+        }
     }
 
     /// <summary>The change vector of a document's newest revision; null when it has none.</summary>
@@ -499,7 +567,9 @@ public partial class DocumentsTransaction
         StorageKeys.WriteEtag(last[rangeLength..], long.MaxValue);
         using var iterator = Revisions.Revisions.Iterate();
         if (!iterator.SeekLastLessOrEqual(last[..(rangeLength + StorageKeys.EtagSize)]) || !iterator.Key.StartsWith(range))
+        {
             return null;
+        }
         return new RevisionRecord(iterator.Value).ChangeVector;
     }
 
@@ -523,7 +593,9 @@ public partial class DocumentsTransaction
     private long NextRevisionEtag()
     {
         if (_lastRevisionEtag < 0)
+        {
             _lastRevisionEtag = _meta.TryGet(DocumentsStorage.LastRevisionEtagKey, out var stored) ? BinaryPrimitives.ReadInt64LittleEndian(stored) : 0;
+        }
         _lastRevisionEtag++;
         Span<byte> value = stackalloc byte[sizeof(long)];
         BinaryPrimitives.WriteInt64LittleEndian(value, _lastRevisionEtag);

@@ -110,7 +110,9 @@ public partial class DocumentsTransaction : IDisposable
     private PutResult PutCore(string id, ReadOnlySpan<byte> document, string? collection, string? expectedChangeVector, JsonOperationContext context, ReplicatedVersion? replicated)
     {
         if (collection is { Length: 0 })
+        {
             collection = null;
+        }
         var etag = LastEtag + 1;
         id = replicated is not null ? id : DocumentIds.KindOf(id) switch
         {
@@ -160,7 +162,9 @@ public partial class DocumentsTransaction : IDisposable
         else
         {
             if (expectedChangeVector is not null && !MustNotExist(expectedChangeVector))
+            {
                 ThrowConcurrency(id, expectedChangeVector, actual: null);
+            }
             // A deleted id written again: the new version follows the deletion, wherever it was made.
             previousChangeVector = TryGetTombstoneChangeVector(key);
         }
@@ -169,7 +173,9 @@ public partial class DocumentsTransaction : IDisposable
 
         // A local write of a conflicted id resolves the conflict: it follows every kept version.
         if (replicated is null && ResolveConflicts(key) is { } conflicted)
+        {
             previousChangeVector = ChangeVectors.Merge(previousChangeVector, conflicted);
+        }
         var now = replicated is null ? UtcNow() : new DateTime(replicated.LastModifiedTicks, DateTimeKind.Utc);
         var changeVector = replicated?.ChangeVector ?? ChangeVectors.Update(previousChangeVector, _nodeTag, etag, _databaseId);
         Span<byte> lastModified = stackalloc byte[Timestamps.Length + 8];
@@ -183,7 +189,9 @@ public partial class DocumentsTransaction : IDisposable
         metadata.Set("@change-vector", changeVector);
         metadata.SetUtf8("@last-modified", lastModified[..lastModifiedLength]);
         if (keptCollection)
+        {
             metadata.Set("@collection", collection!);
+        }
         // One @flags stamp for every server flag: the attachments' decided here, the revisions' in PrepareRevisionsForPut.
         var storeRevision = PrepareRevisionsForPut(key, collection, existed, document, metadata, StampAttachments(key, existed, document, metadata));
         var stamped = context.Modify(document, patch, BlittableMode.Disk);
@@ -197,9 +205,13 @@ public partial class DocumentsTransaction : IDisposable
         StorageKeys.WriteEtag(etagKey, etag);
         _byEtag.Put(etagKey, key);
         if (collection is not null)
+        {
             AddToCollection(key, etag, collection, collectionBytes);
+        }
         if (storeRevision)
+        {
             StoreRevisionOfPut(key, idBytes, collectionBytes, collection, changeVector, now.Ticks, stamped.Span, existed);
+        }
 
         LastEtag = etag;
         _changes.Add(new DocumentChange(etag, id, collection, DocumentChangeKind.Put, ChangeVector: changeVector));
@@ -232,7 +244,9 @@ public partial class DocumentsTransaction : IDisposable
     public bool DeleteReplicated(string id, string? collection, string changeVector, long deletedAtTicks)
     {
         if (DeleteCore(id, expectedChangeVector: null, new ReplicatedVersion(changeVector, deletedAtTicks)))
+        {
             return true;
+        }
         WriteTombstoneOnly(id, collection, changeVector, deletedAtTicks);
         return false;
     }
@@ -247,9 +261,13 @@ public partial class DocumentsTransaction : IDisposable
         if (!_docs.TryGet(key, out var existingValue))
         {
             if (expectedChangeVector is not null && !MustNotExist(expectedChangeVector))
+            {
                 ThrowConcurrency(id, expectedChangeVector, actual: null);
+            }
             if (conflicted is not null)
+            {
                 WriteTombstoneOnly(id, collection: null, ChangeVectors.Update(conflicted, _nodeTag, LastEtag + 1, _databaseId), UtcNow().Ticks);
+            }
             return false;
         }
 
@@ -280,7 +298,9 @@ public partial class DocumentsTransaction : IDisposable
     private void WriteTombstoneOnly(string id, string? collection, string? changeVector, long ticks)
     {
         if (collection is { Length: 0 })
+        {
             collection = null;
+        }
         var etag = LastEtag + 1;
         Span<byte> key = stackalloc byte[DocumentIds.MaxKeyBytes];
         key = key[..DocumentIds.GetKeyOrThrow(id, key)];
@@ -295,10 +315,14 @@ public partial class DocumentsTransaction : IDisposable
     private string? TryGetTombstoneChangeVector(ReadOnlySpan<byte> key)
     {
         if (_tombstoneIds.Count == 0 || !_tombstoneIds.TryGet(key, out var etagBytes))
+        {
             return null;
+        }
         var etag = StorageKeys.ReadEtag(etagBytes);
         if (!_tombstones.TryGet(etagBytes, out var value))
+        {
             return null;
+        }
         return new TombstoneRecord(etag, value).ChangeVectorOr(_databaseId);
     }
 
@@ -310,7 +334,9 @@ public partial class DocumentsTransaction : IDisposable
         changeVector = "";
         deletedAtTicks = 0;
         if (_tombstoneIds.Count == 0 || !_tombstoneIds.TryGet(key, out var etagBytes) || !_tombstones.TryGet(etagBytes, out var value))
+        {
             return false;
+        }
         var record = new TombstoneRecord(StorageKeys.ReadEtag(etagBytes), value);
         changeVector = record.ChangeVectorOr(_databaseId);
         deletedAtTicks = record.DeletedAtTicks;
@@ -329,7 +355,9 @@ public partial class DocumentsTransaction : IDisposable
     public bool ApplyDeletion(string id, string? collection, long keepAfterEtag)
     {
         if (TryGet(id, out var existing))
+        {
             return existing.Etag <= keepAfterEtag && Delete(id, expectedChangeVector: null);
+        }
         WriteTombstoneOnly(id, collection, changeVector: null, UtcNow().Ticks);
         return false;
     }
@@ -363,7 +391,9 @@ public partial class DocumentsTransaction : IDisposable
                 {
                     var key = iterator.Key;
                     if (!StorageKeys.IsCollectionEtagKey(key, lowerCollection) || StorageKeys.ReadEtag(key[prefixLength..]) > upToEtag)
+                    {
                         break;
+                    }
                     keys.Add(key.ToArray());
                 }
                 while (keys.Count < max && iterator.MoveNext());
@@ -379,12 +409,16 @@ public partial class DocumentsTransaction : IDisposable
                 // The id's entry goes with its newest tombstone only (a later one keeps it).
                 var length = DocumentIds.GetKey(new TombstoneRecord(StorageKeys.ReadEtag(etagKey), value).Id, idKey);
                 if (length > 0 && _tombstoneIds.TryGet(idKey[..length], out var newest) && newest.SequenceEqual(etagKey))
+                {
                     _tombstoneIds.Delete(idKey[..length]);
+                }
             }
             _tombstones.Delete(etagKey);
         }
         if (keys.Count > 0)
+        {
             MarkWritten();
+        }
         return keys.Count;
     }
 
@@ -393,7 +427,9 @@ public partial class DocumentsTransaction : IDisposable
     {
         WriteCountChanges();
         if (Changes > 0)
+        {
             DocumentsStorage.WriteLastEtag(_meta, LastEtag);
+        }
         return _transaction.CommitPipelined().Durable;
     }
 
@@ -421,7 +457,9 @@ public partial class DocumentsTransaction : IDisposable
         var lower = IdentityKey(prefix);
         var current = _identities.TryGet(lower, out var stored) ? BinaryPrimitives.ReadInt64LittleEndian(stored) : 0;
         if (!force && value <= current)
+        {
             return current;
+        }
         WriteIdentity(lower, value);
         return value;
     }
@@ -430,7 +468,9 @@ public partial class DocumentsTransaction : IDisposable
     {
         var key = Encoding.UTF8.GetBytes(prefix.ToString().ToLowerInvariant());
         if (key.Length == 0 || key.Length > DocumentIds.MaxKeyBytes)
+        {
             throw new BadRequestException($"An identity name is 1 to {DocumentIds.MaxKeyBytes} bytes of UTF-8 ('users' for ids users/1, users/2, ...), not {key.Length}.");
+        }
         return key;
     }
 
@@ -449,11 +489,17 @@ public partial class DocumentsTransaction : IDisposable
     private static void CheckChangeVector(string id, string? expected, string actual)
     {
         if (expected is null)
+        {
             return;
+        }
         if (MustNotExist(expected))
+        {
             throw new ConcurrencyException(id, $"Optimistic concurrency violation on document '{id}': it was expected not to exist, but its change vector is {actual}.");
+        }
         if (!ChangeVectors.Matches(expected, actual))
+        {
             ThrowConcurrency(id, expected, actual);
+        }
     }
 
     private static void ThrowConcurrency(string id, string expected, string? actual) =>
@@ -468,7 +514,9 @@ public partial class DocumentsTransaction : IDisposable
         StorageKeys.WriteEtag(etagKey, etag);
         _byEtag.Delete(etagKey);
         if (collection is null)
+        {
             return;
+        }
 
         var change = CountChangeOf(collection);
         Span<byte> collectionKey = stackalloc byte[1 + StorageKeys.MaxCollectionBytes + StorageKeys.EtagSize];
@@ -495,7 +543,9 @@ public partial class DocumentsTransaction : IDisposable
     private CountChange CountChangeOf(string collection)
     {
         if (_countChanges.TryGetValue(collection, out var change))
+        {
             return change;
+        }
 
         var lower = collection.ToLowerInvariant();
         if (!_countChangesByLower.TryGetValue(lower, out change))
@@ -512,7 +562,9 @@ public partial class DocumentsTransaction : IDisposable
         foreach (var change in _countChangesByLower.Values)
         {
             if (change.Delta != 0)
+            {
                 AdjustCount(change.Lower, change.Name, change.Delta);
+            }
         }
         _countChanges.Clear();
         _countChangesByLower.Clear();

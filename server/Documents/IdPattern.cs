@@ -24,7 +24,9 @@ public sealed class IdPattern
         foreach (var alternative in _alternatives)
         {
             if (Glob(alternative, text))
+            {
                 return true;
+            }
         }
         return false;
     }
@@ -59,7 +61,9 @@ public sealed class IdPattern
             }
         }
         while (p < pattern.Length && pattern[p] == '*')
+        {
             p++;
+        }
         return p == pattern.Length;
     }
 

@@ -53,7 +53,9 @@ public readonly ref struct TombstoneFeed
         public bool MoveNext()
         {
             if (_iterator is null || _left <= 0)
+            {
                 return false;
+            }
             bool positioned;
             if (!_started)
             {
@@ -75,7 +77,9 @@ public readonly ref struct TombstoneFeed
                     return true;
                 }
                 if (!StorageKeys.IsCollectionEtagKey(key, _lowerCollection))
+                {
                     return false;
+                }
                 var etagKey = key[(1 + _lowerCollection.Length)..];
                 if (_tombstones!.TryGet(etagKey, out var value))
                 {

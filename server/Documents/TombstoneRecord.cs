@@ -25,7 +25,9 @@ public readonly ref struct TombstoneRecord
     public TombstoneRecord(long etag, ReadOnlySpan<byte> value)
     {
         if (value.Length < HeaderSize)
+        {
             ThrowCorrupt(etag, value.Length);
+        }
         var idLength = BinaryPrimitives.ReadUInt16LittleEndian(value[8..]);
         var collectionLength = BinaryPrimitives.ReadUInt16LittleEndian(value[10..]);
         var end = HeaderSize + idLength + collectionLength;
@@ -33,10 +35,14 @@ public readonly ref struct TombstoneRecord
         if (value.Length > end)
         {
             if (value.Length < end + 2)
+            {
                 ThrowCorrupt(etag, value.Length);
+            }
             changeVectorLength = BinaryPrimitives.ReadUInt16LittleEndian(value[end..]);
             if (end + 2 + changeVectorLength != value.Length)
+            {
                 ThrowCorrupt(etag, value.Length);
+            }
         }
         else if (end != value.Length)
         {
@@ -76,7 +82,9 @@ public readonly ref struct TombstoneRecord
     {
         var size = HeaderSize + id.Length + collection.Length + 2 + changeVector.Length;
         if (buffer.Length < size)
+        {
             buffer = new byte[Math.Max(size, buffer.Length * 2)];
+        }
         var span = buffer.AsSpan();
         BinaryPrimitives.WriteInt64LittleEndian(span, ticks);
         BinaryPrimitives.WriteUInt16LittleEndian(span[8..], checked((ushort)id.Length));

@@ -109,7 +109,9 @@ public sealed class TransactionMerger<TTransaction> : IAsyncDisposable
     {
         var pending = new Pending(command);
         if (!_queue.Writer.TryWrite(pending))
+        {
             return Task.FromException(new Errors.DatabaseUnavailableException(Name, "it is shutting down; the write was not applied."));
+        }
         return pending.Completion.Task;
     }
 
@@ -129,7 +131,9 @@ public sealed class TransactionMerger<TTransaction> : IAsyncDisposable
             // Bound the pipeline: at most _maxInFlight commits wait for their journal write. Waiting
             // before taking the batch lets the commands that arrive meanwhile join it.
             while (_inFlight.Count >= _maxInFlight)
+            {
                 await _inFlight.Dequeue().ConfigureAwait(false);
+            }
 
             // Under load, work is queued on the thread pool: mostly requests on their way here, or
             // answers of the last commit on their way out. Going behind it (a yield queues this loop
@@ -137,7 +141,9 @@ public sealed class TransactionMerger<TTransaction> : IAsyncDisposable
             // each transaction costs a journal write and fdatasync (~100 µs of CPU). An idle pool (one
             // client) never waits.
             for (var y = 0; y < YieldsUnderLoad && ThreadPool.PendingWorkItemCount > 0; y++)
+            {
                 await Task.Yield();
+            }
 
             long bytes = 0;
             while (batch.Count < _maxBatch && bytes < MaxBatchBytes && reader.TryRead(out var next))
@@ -155,13 +161,17 @@ public sealed class TransactionMerger<TTransaction> : IAsyncDisposable
                 // Begin or commit failed: nothing of this batch is durable.
                 LogCommitFailure(e, batch.Count);
                 foreach (var pending in batch)
+                {
                     pending.Completion.TrySetException(e);
+                }
             }
             batch.Clear();
         }
 
         while (_inFlight.Count > 0)
+        {
             await _inFlight.Dequeue().ConfigureAwait(false);
+        }
     }
 
     private void CommitBatch(List<Pending> batch)
@@ -193,7 +203,9 @@ public sealed class TransactionMerger<TTransaction> : IAsyncDisposable
                 var handedOver = observer is null ? 0 : Stopwatch.GetTimestamp();
                 var durable = _commit(transaction);
                 if (!_previousDurable.IsCompletedSuccessfully)
+                {
                     durable = Task.WhenAll(_previousDurable, durable);
+                }
                 _previousDurable = durable;
                 Interlocked.Increment(ref _transactions);
                 Interlocked.Add(ref _commands, batch.Count);
@@ -201,7 +213,9 @@ public sealed class TransactionMerger<TTransaction> : IAsyncDisposable
                 {
                     observer?.Committed(batch.Count, Stopwatch.GetElapsedTime(handedOver));
                     foreach (var pending in batch)
+                    {
                         pending.Completion.TrySetResult();
+                    }
                     return;
                 }
 
@@ -237,7 +251,9 @@ public sealed class TransactionMerger<TTransaction> : IAsyncDisposable
         public void Complete(Task durable)
         {
             if (durable.IsCompletedSuccessfully)
+            {
                 observer?.Committed(batch.Length, Stopwatch.GetElapsedTime(handedOver));
+            }
             CompleteAll(batch, durable);
         }
     }
@@ -247,12 +263,16 @@ public sealed class TransactionMerger<TTransaction> : IAsyncDisposable
         if (durable.IsCompletedSuccessfully)
         {
             foreach (var pending in batch)
+            {
                 pending.Completion.TrySetResult();
+            }
             return;
         }
         Exception error = durable.Exception?.InnerException ?? new OperationCanceledException("The commit was canceled.");
         foreach (var pending in batch)
+        {
             pending.Completion.TrySetException(error);
+        }
     }
 
     private void LogCommitFailure(Exception e, int count) =>

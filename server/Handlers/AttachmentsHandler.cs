@@ -45,7 +45,9 @@ public sealed class AttachmentsHandler(ServerContext server) : HandlerBase(serve
         var maxSize = Server.Options.Attachments.MaxSize;
         // The route enforces Attachments:MaxSize itself, as it reads; Kestrel's body limit is for bodies read whole.
         if (context.HttpContext.Features.Get<IHttpMaxRequestBodySizeFeature>() is { IsReadOnly: false } limit)
+        {
             limit.MaxRequestBodySize = null;
+        }
         if (context.Request.ContentLength > maxSize)
         {
             throw new PayloadTooLargeException(string.Create(System.Globalization.CultureInfo.InvariantCulture,
@@ -55,7 +57,9 @@ public sealed class AttachmentsHandler(ServerContext server) : HandlerBase(serve
         using (var reader = database.BeginRead())
         {
             if (!reader.TryGet(id, out _))
+            {
                 throw new DocumentDoesNotExistException(id, $"Cannot put attachment '{name}' on document '{id}': the document does not exist.");
+            }
         }
 
         var source = await AttachmentUpload.ReadAsync(database, context.Request.Body, maxSize, $"{AttachmentOptions.Section}:MaxSize", context.RequestAborted).ConfigureAwait(false);
@@ -84,7 +88,9 @@ public sealed class AttachmentsHandler(ServerContext server) : HandlerBase(serve
         var (id, name) = IdAndName(context);
         var query = new UrlQuery(context.Request.QueryString.Value);
         if (RevisionChangeVector(query.GetString("type"), query.GetString("changeVector")) is { } changeVector)
+        {
             return SendRevisionAsync(context, database, id, name, changeVector);
+        }
         return SendAsync(context, database, id, name);
     }
 
@@ -106,9 +112,13 @@ public sealed class AttachmentsHandler(ServerContext server) : HandlerBase(serve
             changeVector = RevisionChangeVector(StringProperty(root, "Type"), StringProperty(root, "ChangeVector"));
         }
         if (changeVector is not null)
+        {
             await SendRevisionAsync(context, database, id, name, changeVector).ConfigureAwait(false);
+        }
         else
+        {
             await SendAsync(context, database, id, name).ConfigureAwait(false);
+        }
     }
 
     private static string? StringProperty(JsonElement? root, string name) =>
@@ -123,12 +133,18 @@ public sealed class AttachmentsHandler(ServerContext server) : HandlerBase(serve
     private static string? RevisionChangeVector(string? type, string? changeVector)
     {
         if (type is null || type.Equals("Document", StringComparison.OrdinalIgnoreCase))
+        {
             return null;
+        }
         if (!type.Equals("Revision", StringComparison.OrdinalIgnoreCase))
+        {
             throw new FeatureNotSupportedException($"Attachments of type '{type}' are not served: this route reads the attachments of documents (\"Document\") and of revisions (\"Revision\", with the revision's change vector).");
+        }
         var trimmed = changeVector?.Trim().Trim('"');
         if (string.IsNullOrEmpty(trimmed))
+        {
             throw new BadRequestException("An attachment of type 'Revision' is named by the revision's change vector: send \"ChangeVector\" (POST) or changeVector= (GET), e.g. the @change-vector of a revision listed by GET /databases/{db}/revisions?id=.");
+        }
         return trimmed;
     }
 
@@ -179,7 +195,9 @@ public sealed class AttachmentsHandler(ServerContext server) : HandlerBase(serve
             foreach (var (documentId, name) in requests)
             {
                 if (reader.GetAttachment(documentId, name) is { } info && reader.TryGet(documentId, out var record))
+                {
                     found.Add((record.Id, info, StreamOf(reader, info)));
+                }
             }
         }
 
@@ -191,7 +209,9 @@ public sealed class AttachmentsHandler(ServerContext server) : HandlerBase(serve
             json.WriteStartObject();
             json.WriteStartArray("AttachmentsMetadata");
             foreach (var (documentId, info, _) in found)
+            {
                 WriteDetails(json, ChangeVectors.Format(database.NodeTag, info.Etag, database.DatabaseId), info.Name, documentId, info.ContentType, info.Hash, info.Size);
+            }
             json.WriteEndArray();
             json.WriteEndObject();
             json.Flush();
@@ -200,7 +220,9 @@ public sealed class AttachmentsHandler(ServerContext server) : HandlerBase(serve
         foreach (var (_, info, streamId) in found)
         {
             if (!await CopyAsync(context, database, info.Hash, streamId, 0, info.Size).ConfigureAwait(false))
+            {
                 return;
+            }
         }
         await output.FlushAsync(context.RequestAborted).ConfigureAwait(false);
     }
@@ -210,16 +232,22 @@ public sealed class AttachmentsHandler(ServerContext server) : HandlerBase(serve
         using var body = await DocumentBodies.ReadJsonAsync(context.Request.BodyReader, context.RequestAborted).ConfigureAwait(false);
         const string shape = "The body must be {\"AttachmentType\":\"Document\",\"Attachments\":[{\"DocumentId\":\"users/1\",\"Name\":\"photo.png\"}]}.";
         if (body?.RootElement is not { ValueKind: JsonValueKind.Object } root || !root.TryGetProperty("Attachments", out var list) || list.ValueKind != JsonValueKind.Array)
+        {
             throw new BadRequestException(shape);
+        }
         if (root.TryGetProperty("AttachmentType", out var type) && type.ValueKind == JsonValueKind.String && type.GetString() != "Document")
+        {
             throw new FeatureNotSupportedException($"Attachments of type '{type.GetString()}' are not served: this route reads the attachments of documents (\"AttachmentType\":\"Document\").");
+        }
         var requests = new List<(string, string)>(list.GetArrayLength());
         foreach (var item in list.EnumerateArray())
         {
             if (item.ValueKind != JsonValueKind.Object
                 || !item.TryGetProperty("DocumentId", out var documentId) || documentId.ValueKind != JsonValueKind.String
                 || !item.TryGetProperty("Name", out var name) || name.ValueKind != JsonValueKind.String)
+            {
                 throw new BadRequestException(shape);
+            }
             var nameText = name.GetString()!;
             AttachmentNames.ThrowIfInvalid(nameText);
             requests.Add((DocumentBodies.ValidateId(documentId.GetString(), "DocumentId"), nameText));
@@ -237,7 +265,9 @@ public sealed class AttachmentsHandler(ServerContext server) : HandlerBase(serve
             if (reader.GetAttachment(id, name) is not { } found)
             {
                 if (!reader.TryGet(id, out _))
+                {
                     throw new DocumentDoesNotExistException(id, $"Document '{id}' does not exist, so it has no attachment '{name}'.");
+                }
                 throw new AttachmentDoesNotExistException(id, name);
             }
             info = found;
@@ -277,7 +307,9 @@ public sealed class AttachmentsHandler(ServerContext server) : HandlerBase(serve
         response.Headers["Attachment-Size"] = info.Size.ToString(System.Globalization.CultureInfo.InvariantCulture);
         response.Headers.AcceptRanges = "bytes";
         if (info.ContentType.Length > 0)
+        {
             response.ContentType = info.ContentType;
+        }
         if (NotModified(context, etag))
         {
             response.StatusCode = StatusCodes.Status304NotModified;
@@ -338,7 +370,9 @@ public sealed class AttachmentsHandler(ServerContext server) : HandlerBase(serve
                     var memory = output.GetMemory(CopyBufferSize);
                     var read = content.Read(memory.Span[..(int)Math.Min(memory.Length, stepEnd - position)]);
                     if (read == 0)
+                    {
                         throw new InvalidDataException($"Attachment content {hash} ended at byte {position}, before its size.");
+                    }
                     output.Advance(read);
                     position += read;
                     // The response-size metrics (counted here: the pipe's unflushed bytes would
@@ -348,7 +382,9 @@ public sealed class AttachmentsHandler(ServerContext server) : HandlerBase(serve
             }
             var flush = await output.FlushAsync(context.RequestAborted).ConfigureAwait(false);
             if (flush.IsCanceled || flush.IsCompleted)
+            {
                 return false;
+            }
         }
         return true;
     }

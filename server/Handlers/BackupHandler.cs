@@ -65,7 +65,9 @@ public sealed class BackupHandler(ServerContext server) : HandlerBase(server)
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
         PeriodicBackupConfiguration configuration;
         using (var json = await DocumentBodies.ReadJsonAsync(context.Request.BodyReader, context.RequestAborted).ConfigureAwait(false))
+        {
             configuration = await PeriodicBackups.Of(database).UpdateAsync(json?.RootElement ?? default).ConfigureAwait(false);
+        }
         var writer = context.StartJson();
         writer.WriteStartObject();
         writer.WriteNumber("RaftCommandIndex", configuration.TaskId);
@@ -135,7 +137,9 @@ public sealed class BackupHandler(ServerContext server) : HandlerBase(server)
         AuthorizeRead(context, name);
         var backups = PeriodicBackups.Of(Server.Databases.GetDatabase(name));
         if (!backups.TryGet(TaskIdOf(query, "taskId"), out var configuration, out _))
+        {
             return NotFound(context);
+        }
         var writer = context.StartJson();
         configuration.ToNode().WriteTo(writer);
         return context.CompleteJsonAsync();
@@ -158,7 +162,9 @@ public sealed class BackupHandler(ServerContext server) : HandlerBase(server)
             ? TaskIdOf(query, "key")
             : backups.Configurations.FirstOrDefault(c => string.Equals(c.Name, taskName, StringComparison.OrdinalIgnoreCase))?.TaskId ?? 0;
         if (!backups.TryGet(taskId, out var configuration, out var status))
+        {
             return NotFound(context);
+        }
         PeriodicBackupJson.WriteOngoingTask(context.StartJson(), configuration, status, backups.NextOf(taskId), backups.RunningOf(taskId), context.Server.NodeTag, TopologyHandler.BaseUrl(context), backups.Now);
         return context.CompleteJsonAsync();
     }
@@ -224,9 +230,13 @@ public sealed class BackupHandler(ServerContext server) : HandlerBase(server)
         writer.WriteBoolean("IsSharded", false);
         writer.WritePropertyName("Status");
         if (backups.TryGet(taskId, out var configuration, out var status))
+        {
             PeriodicBackupJson.WriteStatus(writer, configuration, status, backups.NextOf(taskId), backups.RunningOf(taskId), context.Server.NodeTag, backups.Now);
+        }
         else
+        {
             writer.WriteNullValue();
+        }
         writer.WriteEndObject();
         return context.CompleteJsonAsync();
     }
@@ -235,14 +245,18 @@ public sealed class BackupHandler(ServerContext server) : HandlerBase(server)
     private static void AuthorizeRead(RequestContext context, string database)
     {
         if (context.Caller is { } caller && Authorizer.Authorize(caller, RouteAccess.DatabaseRead, database) is { } denied)
+        {
             throw new AuthorizationException(denied.NotAuthenticated, denied.Message);
+        }
     }
 
     private static void RequireBackupType(UrlQuery query)
     {
         var type = query.GetString("type");
         if (type is not null && !type.Equals("Backup", StringComparison.OrdinalIgnoreCase))
+        {
             throw new FeatureNotSupportedException($"Ongoing tasks of type '{type}' are not Jackdaw's: it has periodic backups (type=Backup); subscriptions are at /databases/{{name}}/subscriptions.");
+        }
     }
 
     private static long TaskIdOf(UrlQuery query, string parameter) =>

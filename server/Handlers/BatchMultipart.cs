@@ -41,9 +41,13 @@ public static class BatchMultipart
     public static async Task<List<BatchOperation>> ReadAsync(string contentType, Stream body, DocumentDatabase database, JsonOperationContext context, long maxCommandsBytes, long maxAttachmentSize, string attachmentSetting, List<AttachmentSource> staged, CancellationToken cancellationToken)
     {
         if (!MediaTypeHeaderValue.TryParse(contentType, out var mediaType) || HeaderUtilities.RemoveQuotes(mediaType.Boundary).Value is not { Length: > 0 } boundary)
+        {
             throw new BadRequestException($"The multipart batch's Content-Type '{contentType}' has no boundary.");
+        }
         if (boundary.Length > MaxBoundaryLength)
+        {
             throw new BadRequestException($"The multipart batch's boundary is {boundary.Length} characters long, over {MaxBoundaryLength}, the most RFC 2046 allows.");
+        }
         var reader = new MultipartReader(boundary, body) { BodyLengthLimit = null };
         var first = await NextSectionAsync(reader, cancellationToken).ConfigureAwait(false)
             ?? throw new BadRequestException("The multipart batch has no parts: its first part is the commands' JSON, {\"Commands\":[...]}.");
@@ -56,7 +60,9 @@ public static class BatchMultipart
             foreach (var operation in operations)
             {
                 if (operation.Attachment is not { Kind: BatchAttachmentKind.Put } attachment)
+                {
                     continue;
+                }
                 var section = await NextSectionAsync(reader, cancellationToken).ConfigureAwait(false)
                     ?? throw new BadRequestException($"The batch has more AttachmentPUT commands than attachment parts ({parts}): each AttachmentPUT's bytes are the part after the commands of the same rank.");
                 parts++;
@@ -66,12 +72,16 @@ public static class BatchMultipart
             }
             // Read to the end: a body cut off after the last part is still a failed request.
             while (await NextSectionAsync(reader, cancellationToken).ConfigureAwait(false) is { } extra)
+            {
                 await new PartBody(extra.Body).CopyToAsync(Stream.Null, cancellationToken).ConfigureAwait(false);
+            }
         }
         catch
         {
             foreach (var source in staged)
+            {
                 await AttachmentUpload.AbandonAsync(database, source).ConfigureAwait(false);
+            }
             staged.Clear();
             throw;
         }
@@ -110,10 +120,14 @@ public static class BatchMultipart
             var memory = buffer.GetMemory(16 * 1024);
             var read = await part.ReadAsync(memory, cancellationToken).ConfigureAwait(false);
             if (read == 0)
+            {
                 return buffer.WrittenSpan.ToArray();
+            }
             buffer.Advance(read);
             if (buffer.WrittenCount > max)
+            {
                 throw new PayloadTooLargeException($"The commands part of the multipart batch is over {max} bytes, the largest batch allowed (Limits:MaxBatchBodySize).");
+            }
         }
     }
 

@@ -23,7 +23,9 @@ public sealed class BulkDocsHandler(ServerContext server) : HandlerBase(server)
             // RavenDB's clients send a session's attachments with its batch as multipart: the
             // attachments stream to storage as they arrive, each held to Attachments:MaxSize.
             if (context.HttpContext.Features.Get<Microsoft.AspNetCore.Http.Features.IHttpMaxRequestBodySizeFeature>() is { IsReadOnly: false } limit)
+            {
                 limit.MaxRequestBodySize = null;
+            }
             var maxCommands = Server.Options.Limits.BodyLimit(RequestBodyKind.Batch, Server.Options.MaxRequestBodySize).Bytes ?? long.MaxValue;
             operations = await BatchMultipart.ReadAsync(
                 context.Request.ContentType!, context.Request.Body, database, context.Documents, maxCommands,
@@ -44,7 +46,9 @@ public sealed class BulkDocsHandler(ServerContext server) : HandlerBase(server)
             }
         }
         if (operations.Any(o => o.Attachment is { Kind: BatchAttachmentKind.Put, Source: null }))
+        {
             throw new BadRequestException("The batch has AttachmentPUT commands but is not multipart: send the commands as the first part of a multipart body and each attachment's bytes as a part after it, in order.");
+        }
 
         var wait = WaitForIndexes.Read(new UrlQuery(context.Request.QueryString.Value));
         var command = new BatchCommand(operations, context.Documents) { RecordChanges = wait is not null };
@@ -57,7 +61,9 @@ public sealed class BulkDocsHandler(ServerContext server) : HandlerBase(server)
             catch
             {
                 foreach (var source in staged)
+                {
                     await Databases.AttachmentUpload.AbandonAsync(database, source).ConfigureAwait(false);
+                }
                 throw;
             }
         }
@@ -100,7 +106,9 @@ public sealed class BulkDocsHandler(ServerContext server) : HandlerBase(server)
             // Not in RavenDB's answer (its clients ignore it): which nodes held the batch.
             json.WriteStartArray("ReplicatedTo");
             foreach (var tag in replicatedTo)
+            {
                 json.WriteStringValue(tag);
+            }
             json.WriteEndArray();
         }
         json.WriteStartArray("Results");
@@ -119,7 +127,9 @@ public sealed class BulkDocsHandler(ServerContext server) : HandlerBase(server)
                 json.WriteString("Type", "PUT");
                 json.WriteString("@id", put.Id);
                 if (operations[i].Put!.Collection is { } collection)
+                {
                     json.WriteString("@collection", collection);
+                }
                 json.WriteString("@change-vector", put.ChangeVector);
                 json.WriteString("@last-modified", Timestamp(put.LastModified));
             }
@@ -192,9 +202,13 @@ public sealed class BulkDocsHandler(ServerContext server) : HandlerBase(server)
             json.WriteNumber("Size", stored.Size);
         }
         if (result.DocumentChangeVector is { } documentChangeVector)
+        {
             json.WriteString("DocumentChangeVector", documentChangeVector);
+        }
         if (result.DestinationDocumentChangeVector is { } destinationChangeVector)
+        {
             json.WriteString("DestinationDocumentChangeVector", destinationChangeVector);
+        }
     }
 
     /// <summary>Seven fraction digits and a Z, as stored in <c>@last-modified</c>: RavenDB's clients parse nothing less.</summary>

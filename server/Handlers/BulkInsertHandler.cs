@@ -78,7 +78,9 @@ public sealed class BulkInsertHandler(ServerContext server) : HandlerBase(server
         // An empty body said to be empty is a mistake (curl --data-binary @file sends nothing when
         // the file does not exist); a streamed one (the client's, with nothing to store) is not.
         if (context.Request.ContentLength == 0)
+        {
             throw new BadRequestException("The body is empty: bulk_insert takes one JSON document per line, {\"Id\":...,\"Document\":{...}} or a document with its id in @metadata.@id (with curl --data-binary @file, check that the file exists).");
+        }
         var operation = new BulkInsertOperation(database, (lineBytes!.Value, lineSetting), logger, skipUnchanged: skipUnchanged);
         await WriteCountAsync(context, await operation.RunAsync(context.Request.BodyReader, context.RequestAborted).ConfigureAwait(false)).ConfigureAwait(false);
     }

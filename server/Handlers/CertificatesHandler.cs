@@ -37,18 +37,26 @@ public sealed partial class CertificatesHandler(ServerContext server) : HandlerB
         var (body, raw) = await ReadBodyAsync(context, PutExample).ConfigureAwait(false);
         var name = body.RequireName(PutExample);
         if (!string.IsNullOrEmpty(body.TwoFactorAuthenticationKey))
+        {
             throw new FeatureNotSupportedException($"Two-factor authentication is not supported: the certificate '{name}' was not registered. Send it without TwoFactorAuthenticationKey.");
+        }
         using var certificate = body.ReadPublicCertificate();
         if (string.Equals(certificate.Thumbprint, security.Certificate.Thumbprint, StringComparison.OrdinalIgnoreCase))
+        {
             throw new BadRequestException($"The certificate {certificate.Thumbprint} is the server's own certificate, which is a ClusterAdmin already; it is not registered.");
+        }
         var now = DateTime.UtcNow;
         if (certificate.NotAfter.ToUniversalTime() <= now)
+        {
             throw new BadRequestException($"The certificate '{name}' ({certificate.Thumbprint}) expired on {certificate.NotAfter.ToUniversalTime():yyyy-MM-dd HH:mm} UTC: it could never be used. Renew it and register the renewal.");
+        }
         var clearance = body.Clearance ?? SecurityClearance.ValidUser;
         var caller = context.Caller!;
         CertificateClearanceRules.EnsureMayGrant(caller, clearance, name);
         if (Registered(security, certificate.Thumbprint) is { } existing)
+        {
             CertificateClearanceRules.EnsureMayChange(caller, existing, "replace");
+        }
         await RegisterAsync(context, security, raw, CertificateDefinition.Of(certificate, name, clearance, body.Permissions)).ConfigureAwait(false);
     }
 
@@ -65,7 +73,9 @@ public sealed partial class CertificatesHandler(ServerContext server) : HandlerB
         var name = body.RequireName(CreateExample);
         var now = DateTime.UtcNow;
         if (body.NotAfter is { } notAfter && notAfter <= now)
+        {
             throw new BadRequestException($"\"NotAfter\" is {notAfter:yyyy-MM-dd HH:mm} UTC: a new certificate must expire in the future.");
+        }
         var clearance = body.Clearance ?? SecurityClearance.ValidUser;
         CertificateClearanceRules.EnsureMayGrant(context.Caller!, clearance, name);
         // On a cluster the leader makes it (the private key is only in the answer, never in the state).
@@ -134,12 +144,16 @@ public sealed partial class CertificatesHandler(ServerContext server) : HandlerB
         json.WriteStartObject();
         json.WriteStartArray("Results");
         foreach (var definition in results)
+        {
             CertificateResults.Write(json, definition, metadataOnly);
+        }
         json.WriteEndArray();
         json.WriteString("LoadedServerCert", server.Thumbprint);
         json.WriteStartArray("WellKnownAdminCerts");
         foreach (var wellKnown in security.Options.WellKnownAdminCertificates)
+        {
             json.WriteStringValue(wellKnown);
+        }
         json.WriteEndArray();
         json.WriteEndObject();
         return context.CompleteJsonAsync();
@@ -170,7 +184,9 @@ public sealed partial class CertificatesHandler(ServerContext server) : HandlerB
         var security = Secured();
         var (body, raw) = await ReadBodyAsync(context, EditExample).ConfigureAwait(false);
         if (string.IsNullOrEmpty(body.Thumbprint))
+        {
             throw new BadRequestException("\"Thumbprint\" is required: the thumbprint of the registered certificate to edit, as " + EditExample);
+        }
         var name = body.RequireName(EditExample);
         // Not a 404: RavenDB's clients take a 404 for success on this route.
         var existing = Registered(security, body.Thumbprint)
@@ -195,19 +211,27 @@ public sealed partial class CertificatesHandler(ServerContext server) : HandlerB
         var security = Secured();
         var thumbprint = new UrlQuery(context.Request.QueryString.Value).GetString("thumbprint")?.Trim();
         if (string.IsNullOrEmpty(thumbprint))
+        {
             throw new BadRequestException("Query parameter 'thumbprint' is required: the registered certificate to delete, as ?thumbprint=A1B2...");
+        }
         var caller = context.Caller!;
         if (string.Equals(thumbprint, caller.Thumbprint, StringComparison.OrdinalIgnoreCase))
+        {
             throw new BadRequestException($"The certificate {thumbprint} is the one this request came with: a certificate does not delete itself (use another ClusterAdmin or Operator certificate).");
+        }
         var existing = Registered(security, thumbprint);
         if (existing is not null)
+        {
             CertificateClearanceRules.EnsureMayChange(caller, existing, "delete");
+        }
         if (await DeleteClusteredAsync(context, security, thumbprint).ConfigureAwait(false))
         {
             return;
         }
         if (existing is not null)
+        {
             security.Store.Delete(thumbprint);
+        }
         Empty(context, StatusCodes.Status204NoContent);
     }
 
@@ -225,7 +249,9 @@ public sealed partial class CertificatesHandler(ServerContext server) : HandlerB
         var security = Secured();
         var (body, _) = await ReadBodyAsync(context, ReplaceExample).ConfigureAwait(false);
         if (string.IsNullOrWhiteSpace(body.Certificate))
+        {
             throw new BadRequestException("\"Certificate\" is required: the new server certificate as base64 of a PFX with its private key, as " + ReplaceExample);
+        }
         byte[] pfx;
         try
         {
@@ -329,6 +355,8 @@ public sealed partial class CertificatesHandler(ServerContext server) : HandlerB
     {
         context.Response.StatusCode = status;
         if (status != StatusCodes.Status204NoContent)
+        {
             context.Response.ContentLength = 0;
+        }
     }
 }

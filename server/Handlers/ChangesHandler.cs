@@ -44,32 +44,50 @@ public sealed class ChangesHandler(ServerContext server) : HandlerBase(server)
     {
         // Inside a multi_get the stream would never end and its events would pile up in the item's buffer.
         if (context.IsInnerRequest)
+        {
             throw new BadRequestException("An event stream never ends, so it cannot be an item of a multi_get: open /databases/{db}/changes/events as a request of its own.");
+        }
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
         var filter = WatchSet.Empty;
         string? lastEventId = context.Request.Headers["Last-Event-ID"];
         foreach (var parameter in new UrlQuery(context.Request.QueryString.Value))
         {
             if (parameter.NameEquals("collection"))
+            {
                 filter = filter.WithCollection(Required(parameter, "collection"), true);
+            }
             else if (parameter.NameEquals("id"))
+            {
                 filter = filter.WithDocument(Required(parameter, "id"), true);
+            }
             else if (parameter.NameEquals("prefix"))
+            {
                 filter = filter.WithPrefix(Required(parameter, "prefix"), true);
+            }
             else if (parameter.NameEquals("operation"))
+            {
                 filter = filter.WithOperation(OperationId(Required(parameter, "operation")), true);
+            }
             else if (parameter.NameEquals("operations"))
+            {
                 filter = filter.WithAllOperations(Flag(Required(parameter, "operations"), "operations"));
+            }
             else if (parameter.NameEquals("lastEventId") && string.IsNullOrEmpty(lastEventId))
+            {
                 lastEventId = UrlQuery.Decode(parameter.RawValue, "lastEventId");
+            }
         }
         if (!filter.WatchesDocuments && !filter.WatchesOperations)
+        {
             filter = filter.WithAllDocuments(true);
+        }
         long? after = null;
         if (!string.IsNullOrWhiteSpace(lastEventId))
         {
             if (!long.TryParse(lastEventId.Trim(), NumberStyles.None, CultureInfo.InvariantCulture, out var etag))
+            {
                 throw new BadRequestException($"Last-Event-ID '{lastEventId}' is not an etag: resume with the id of the last event received (a number).");
+            }
             after = etag;
         }
 
@@ -93,7 +111,9 @@ public sealed class ChangesHandler(ServerContext server) : HandlerBase(server)
         json.WriteStartObject();
         json.WriteStartArray("Connections");
         foreach (var connection in ChangesFeed.For(database, Server.Options.Changes).Connections)
+        {
             WriteConnection(json, connection);
+        }
         json.WriteEndArray();
         json.WriteEndObject();
         return context.CompleteJsonAsync();
@@ -107,7 +127,9 @@ public sealed class ChangesHandler(ServerContext server) : HandlerBase(server)
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
         var text = new UrlQuery(context.Request.QueryString.Value).GetString("id");
         if (!long.TryParse(text, NumberStyles.None, CultureInfo.InvariantCulture, out var id))
+        {
             throw new BadRequestException("Query parameter 'id' is required: the connection's id, as GET /databases/{db}/changes/debug lists them.");
+        }
         context.Response.StatusCode = ChangesFeed.For(database, Server.Options.Changes).Drop(id) ? StatusCodes.Status204NoContent : StatusCodes.Status404NotFound;
         return ValueTask.CompletedTask;
     }
@@ -132,7 +154,9 @@ public sealed class ChangesHandler(ServerContext server) : HandlerBase(server)
         json.WriteBoolean("WatchAllOperations", watches.AllOperations);
         json.WriteStartArray("WatchOperations");
         foreach (var operation in watches.Operations.Order())
+        {
             json.WriteNumberValue(operation);
+        }
         json.WriteEndArray();
         json.WriteEndObject();
     }
@@ -141,14 +165,18 @@ public sealed class ChangesHandler(ServerContext server) : HandlerBase(server)
     {
         json.WriteStartArray(name);
         foreach (var value in values.Order(StringComparer.OrdinalIgnoreCase))
+        {
             json.WriteStringValue(value);
+        }
         json.WriteEndArray();
     }
 
     private static string Required(UrlQuery.Parameter parameter, string name)
     {
         if (parameter.RawValue.IsEmpty)
+        {
             throw new BadRequestException($"Query parameter '{name}' is empty: give a value, e.g. ?collection=Orders, ?id=orders/1 or ?prefix=orders/.");
+        }
         return UrlQuery.Decode(parameter.RawValue, name);
     }
 

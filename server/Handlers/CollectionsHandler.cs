@@ -25,7 +25,9 @@ public sealed class CollectionsHandler(ServerContext server) : HandlerBase(serve
         json.WriteNumber("CountOfDocuments", reader.DocumentCount);
         json.WriteStartObject("Collections");
         foreach (var collection in reader.GetCollections())
+        {
             json.WriteNumber(collection.Name, collection.Count);
+        }
         json.WriteEndObject();
         json.WriteEndObject();
         return context.CompleteJsonAsync();

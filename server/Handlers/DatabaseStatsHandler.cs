@@ -28,7 +28,9 @@ public sealed class DatabaseStatsHandler(ServerContext server) : HandlerBase(ser
         json.WriteString("DatabaseChangeVector", reader.LastEtag == 0 ? "" : Documents.ChangeVectors.Format(database.NodeTag, reader.LastEtag, database.DatabaseId));
         json.WriteNumber("CountOfRevisionDocuments", reader.RevisionCount);
         foreach (var none in NotYet)
+        {
             json.WriteNumber(none, 0);
+        }
         var attachments = reader.GetAttachmentStorageStats();
         json.WriteNumber("CountOfAttachments", attachments.Attachments);
         json.WriteNumber("CountOfUniqueAttachments", attachments.Contents);
@@ -41,7 +43,9 @@ public sealed class DatabaseStatsHandler(ServerContext server) : HandlerBase(ser
         json.WriteEndObject();
         json.WriteStartObject("Collections");
         foreach (var collection in reader.GetCollections())
+        {
             json.WriteNumber(collection.Name, collection.Count);
+        }
         json.WriteEndObject();
         var indexes = Indexing.IndexStore.Of(database).Indexes;
         json.WriteNumber("CountOfIndexes", indexes.Count);
@@ -60,7 +64,9 @@ public sealed class DatabaseStatsHandler(ServerContext server) : HandlerBase(ser
             WriteTime(json, "LastIndexingTime", index.LastIndexingTime);
             json.WriteEndObject();
             if (index.LastIndexingTime is { } at && (lastIndexing is null || at > lastIndexing))
+            {
                 lastIndexing = at;
+            }
         }
         json.WriteEndArray();
         WriteTime(json, "LastIndexingTime", lastIndexing);
@@ -104,9 +110,13 @@ public sealed class DatabaseStatsHandler(ServerContext server) : HandlerBase(ser
     private static void WriteTime(System.Text.Json.Utf8JsonWriter json, string name, DateTime? at)
     {
         if (at is { } time)
+        {
             json.WriteString(name, time.ToUniversalTime().ToString("yyyy-MM-dd'T'HH:mm:ss.fffffff'Z'", System.Globalization.CultureInfo.InvariantCulture));
+        }
         else
+        {
             json.WriteNull(name);
+        }
     }
 
     /// <summary>RavenDB's <c>Size</c>: <c>{"HumaneSize":"2 MBytes","SizeInBytes":2097152}</c>.</summary>

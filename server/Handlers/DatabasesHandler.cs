@@ -15,7 +15,9 @@ public sealed class DatabasesHandler(ServerContext server) : HandlerBase(server)
     {
         // RavenDB's GetDatabaseRecordOperation asks this route with ?name=: a list would be read as a record.
         if (new UrlQuery(context.Request.QueryString.Value).GetString("name") is { } asked)
+        {
             throw new FeatureNotSupportedException($"Database records are not supported: Jackdaw keeps no record for '{asked}' beyond its name (see GET /databases/{asked}/stats).");
+        }
         var json = context.StartJson();
         json.WriteStartObject();
         json.WriteStartArray("Databases");
@@ -88,7 +90,9 @@ public sealed class DatabasesHandler(ServerContext server) : HandlerBase(server)
         // Passed on to the leader, the answer waits for this node too: a client that created the
         // database through it uses it next.
         if (await LeaderForwarding.ForwardedAsync(context, WaitForCreatedAsync).ConfigureAwait(false))
+        {
             return;
+        }
         var (queryName, factorText) = CreateQuery(context);
         using var body = await ReadBodyAsync(context).ConfigureAwait(false);
         var record = body?.RootElement.ValueKind == System.Text.Json.JsonValueKind.Object ? body.RootElement : default;
@@ -110,11 +114,17 @@ public sealed class DatabasesHandler(ServerContext server) : HandlerBase(server)
             return;
         }
         if (cluster.IsPassive)
+        {
             throw new ClusterException("This node waits to be added to a cluster (Cluster:Passive): create databases on a member.");
+        }
         if (factor > 1 || members is { Count: > 0 } && members.Any(m => m != cluster.NodeTag))
+        {
             throw new ClusterException($"This server is a cluster of one node ({cluster.NodeTag}): a database can only be on it. Add nodes first (PUT /admin/cluster/node?url=...), or create it with ReplicationFactor 1.");
+        }
         if (!Server.Databases.TryCreate(name))
+        {
             throw new DatabaseAlreadyExistsException(name);
+        }
         await WriteRecordAsync(context, StatusCodes.Status201Created, name, 0, [cluster.NodeTag]).ConfigureAwait(false);
     }
 
@@ -127,7 +137,9 @@ public sealed class DatabasesHandler(ServerContext server) : HandlerBase(server)
     public async ValueTask AddNode(RequestContext context)
     {
         if (await LeaderForwarding.ForwardedAsync(context).ConfigureAwait(false))
+        {
             return;
+        }
         var query = new UrlQuery(context.Request.QueryString.Value);
         var name = query.GetString("name")
             ?? throw new BadRequestException("Query parameter 'name' (the database) is required: /admin/databases/node?name=Northwind&node=B.");
@@ -136,7 +148,9 @@ public sealed class DatabasesHandler(ServerContext server) : HandlerBase(server)
         if (!cluster.IsClustered)
         {
             if (!Server.Databases.Names.Contains(name, StringComparer.OrdinalIgnoreCase))
+            {
                 throw new DatabaseDoesNotExistException(name);
+            }
             throw new ClusterException($"This server is a cluster of one node ({cluster.NodeTag}) and '{name}' is on it already: add nodes first (PUT /admin/cluster/node?url=...).");
         }
         var (record, index) = await cluster.AddDatabaseNodeAsync(name, node, LeaderForwarding.CommandId(context), context.RequestAborted).ConfigureAwait(false);
@@ -154,7 +168,9 @@ public sealed class DatabasesHandler(ServerContext server) : HandlerBase(server)
         json.WriteStartObject("Topology");
         json.WriteStartArray("Members");
         foreach (var node in nodes)
+        {
             json.WriteStringValue(node);
+        }
         json.WriteEndArray();
         json.WriteNumber("ReplicationFactor", nodes.Count);
         json.WriteEndObject();
@@ -232,14 +248,18 @@ public sealed class DatabasesHandler(ServerContext server) : HandlerBase(server)
             && topology.ValueKind == System.Text.Json.JsonValueKind.Object)
         {
             if (factor is null && topology.TryGetProperty("ReplicationFactor", out var rf) && rf.ValueKind == System.Text.Json.JsonValueKind.Number && rf.TryGetInt32(out var n) && n > 0)
+            {
                 factor = n;
+            }
             if (topology.TryGetProperty("Members", out var list) && list.ValueKind == System.Text.Json.JsonValueKind.Array)
             {
                 members = [];
                 foreach (var member in list.EnumerateArray())
                 {
                     if (member.ValueKind != System.Text.Json.JsonValueKind.String || member.GetString() is not { Length: > 0 } tag)
+                    {
                         throw new BadRequestException("'Topology.Members' must be an array of node tags, e.g. [\"A\",\"B\"].");
+                    }
                     members.Add(tag);
                 }
             }
@@ -252,12 +272,16 @@ public sealed class DatabasesHandler(ServerContext server) : HandlerBase(server)
     {
         if (record.ValueKind != System.Text.Json.JsonValueKind.Object || !record.TryGetProperty("Settings", out var settings)
             || settings.ValueKind != System.Text.Json.JsonValueKind.Object)
+        {
             return null;
+        }
         var result = new Dictionary<string, string>(StringComparer.Ordinal);
         foreach (var setting in settings.EnumerateObject())
         {
             if (setting.Value.ValueKind == System.Text.Json.JsonValueKind.String)
+            {
                 result[setting.Name] = setting.Value.GetString()!;
+            }
         }
         return result;
     }
@@ -273,7 +297,9 @@ public sealed class DatabasesHandler(ServerContext server) : HandlerBase(server)
     public async ValueTask Delete(RequestContext context)
     {
         if (await LeaderForwarding.ForwardedAsync(context).ConfigureAwait(false))
+        {
             return;
+        }
         var single = new UrlQuery(context.Request.QueryString.Value).GetString("name");
         if (Server.Cluster.IsClustered)
         {
@@ -283,7 +309,9 @@ public sealed class DatabasesHandler(ServerContext server) : HandlerBase(server)
         if (single is not null)
         {
             if (!await Server.Databases.TryDeleteAsync(single).ConfigureAwait(false))
+            {
                 throw new DatabaseDoesNotExistException(single);
+            }
             Server.Metrics.DatabaseDeleted(single);
             context.Response.StatusCode = StatusCodes.Status204NoContent;
             return;
@@ -294,7 +322,9 @@ public sealed class DatabasesHandler(ServerContext server) : HandlerBase(server)
         foreach (var name in names)
         {
             if (!known.Contains(name, StringComparer.OrdinalIgnoreCase))
+            {
                 throw new DatabaseDoesNotExistException(name);
+            }
         }
         foreach (var name in names)
         {
@@ -325,14 +355,18 @@ public sealed class DatabasesHandler(ServerContext server) : HandlerBase(server)
         foreach (var name in names)
         {
             if (!state.Databases.ContainsKey(name) && !state.WasApplied(id + "/" + name))
+            {
                 throw new DatabaseDoesNotExistException(name);
+            }
         }
         long index = 0;
         var pending = new SortedSet<string>(StringComparer.Ordinal);
         foreach (var name in names)
         {
             if (state.Databases.TryGetValue(name, out var record))
+            {
                 pending.UnionWith(fromNodes ?? record.Nodes);
+            }
             // One command per database, each with an id derived from the request's: a retry repeats none.
             index = await cluster.DeleteDatabaseAsync(name, fromNodes, id + "/" + name, context.RequestAborted).ConfigureAwait(false);
             Server.Metrics.DatabaseDeleted(name);
@@ -342,7 +376,9 @@ public sealed class DatabasesHandler(ServerContext server) : HandlerBase(server)
         json.WriteNumber("RaftCommandIndex", index);
         json.WriteStartArray("PendingDeletes");
         foreach (var node in pending)
+        {
             json.WriteStringValue(node);
+        }
         json.WriteEndArray();
         json.WriteEndObject();
         await context.CompleteJsonAsync().ConfigureAwait(false);
@@ -361,12 +397,16 @@ public sealed class DatabasesHandler(ServerContext server) : HandlerBase(server)
         using var body = await ReadBodyAsync(context).ConfigureAwait(false);
         if (body is null || body.RootElement.ValueKind != System.Text.Json.JsonValueKind.Object
             || !body.RootElement.TryGetProperty("DatabaseNames", out var names) || names.ValueKind != System.Text.Json.JsonValueKind.Array)
+        {
             throw new BadRequestException("Name the databases to delete: /admin/databases?name=Northwind, or a body {\"DatabaseNames\":[\"Northwind\"]}.");
+        }
         var result = new List<string>();
         foreach (var name in names.EnumerateArray())
         {
             if (name.ValueKind != System.Text.Json.JsonValueKind.String || name.GetString() is not { Length: > 0 } text)
+            {
                 throw new BadRequestException("'DatabaseNames' must be an array of database names.");
+            }
             result.Add(text);
         }
         List<string>? fromNodes = null;
@@ -376,11 +416,15 @@ public sealed class DatabasesHandler(ServerContext server) : HandlerBase(server)
             foreach (var node in from.EnumerateArray())
             {
                 if (node.ValueKind != System.Text.Json.JsonValueKind.String || node.GetString() is not { Length: > 0 } tag)
+                {
                     throw new BadRequestException("'FromNodes' must be an array of node tags, e.g. [\"B\"].");
+                }
                 fromNodes.Add(tag);
             }
             if (fromNodes.Count == 0)
+            {
                 fromNodes = null;
+            }
         }
         return (result, fromNodes);
     }

@@ -42,22 +42,32 @@ public sealed class DocsHandler(ServerContext server) : HandlerBase(server)
             if (parameter.NameEquals("include"))
             {
                 if (DocumentIncludes.Parse(UrlQuery.Decode(parameter.RawValue, parameter.RawName)) is { } path)
+                {
                     (includes ??= []).Add(path);
+                }
                 continue;
             }
             if (revisions.TryRead(parameter))
+            {
                 continue;
+            }
             if (!parameter.NameEquals("id"))
+            {
                 continue;
+            }
             // Among several ids an empty one is a hole, answered null, as RavenDB does; alone it is an error.
             var raw = UrlQuery.Decode(parameter.RawValue, parameter.RawName);
             string? id = raw.Length == 0 ? null : DocumentBodies.ValidateId(raw);
             if (single is null && ids is null)
             {
                 if (id is null)
+                {
                     ids = [null];
+                }
                 else
+                {
                     single = id;
+                }
             }
             else
             {
@@ -67,9 +77,13 @@ public sealed class DocsHandler(ServerContext server) : HandlerBase(server)
         }
 
         if (ids is { Count: 1 } && ids[0] is null)
+        {
             DocumentBodies.ValidateId(null, "id");
+        }
         if (ids is not null)
+        {
             return GetManyAsync(context, database, ids, includes, revisions.Collector(), metadataOnly);
+        }
         if (single is not null)
         {
             return metadataOnly
@@ -176,13 +190,17 @@ public sealed class DocsHandler(ServerContext server) : HandlerBase(server)
         using (var reader = database.BeginRead())
         {
             if (!WriteSingle(context, reader, id, includes, revisions))
+            {
                 return;
+            }
         }
         // The whole answer waits in Kestrel's buffer with the headers not yet sent: it goes with
         // its length rather than in chunks (no chunk framing to write, nor a last chunk). Not for
         // a multi_get item, whose headers are copied into the outer answer.
         if (!context.IsInnerRequest && !context.Response.HasStarted)
+        {
             context.Response.ContentLength = output.UnflushedBytes;
+        }
         context.ResponseBytes.AddUnflushed(output);
         await output.FlushAsync(context.RequestAborted).ConfigureAwait(false);
     }
@@ -284,7 +302,9 @@ public sealed class DocsHandler(ServerContext server) : HandlerBase(server)
     {
         var keys = new List<byte[]>();
         if (pageSize <= 0)
+        {
             return keys;
+        }
         var after = string.IsNullOrEmpty(startAfter) ? [] : DocumentIds.KeyPrefix(startAfter);
         var skipped = 0;
         using var documents = reader.GetDocumentsById(DocumentIds.KeyPrefix(startsWith), after).GetEnumerator();
@@ -293,12 +313,18 @@ public sealed class DocsHandler(ServerContext server) : HandlerBase(server)
             var id = System.Text.Encoding.UTF8.GetString(documents.Current.IdUtf8);
             var rest = id.AsSpan(Math.Min(startsWith.Length, id.Length));
             if ((matches is not null && !matches.Matches(rest)) || (exclude is not null && exclude.Matches(rest)))
+            {
                 continue;
+            }
             if (skipped++ < start)
+            {
                 continue;
+            }
             keys.Add(documents.CurrentKey.ToArray());
             if (keys.Count == pageSize)
+            {
                 break;
+            }
         }
         return keys;
     }
@@ -324,11 +350,17 @@ public sealed class DocsHandler(ServerContext server) : HandlerBase(server)
         foreach (var parameter in new UrlQuery(context.Request.QueryString.Value))
         {
             if (parameter.NameEquals("include") && DocumentIncludes.Parse(UrlQuery.Decode(parameter.RawValue, parameter.RawName)) is { } path)
+            {
                 (includes ??= []).Add(path);
+            }
             else if (parameter.NameEquals("metadataOnly"))
+            {
                 metadataOnly = ReadBoolean(UrlQuery.Decode(parameter.RawValue, parameter.RawName), "metadataOnly");
+            }
             else
+            {
                 revisions.TryRead(parameter);
+            }
         }
         var ids = await ReadIdsAsync(context).ConfigureAwait(false);
         await GetManyAsync(context, database, ids, includes, revisions.Collector(), metadataOnly).ConfigureAwait(false);
@@ -339,7 +371,9 @@ public sealed class DocsHandler(ServerContext server) : HandlerBase(server)
         using var json = (await DocumentBodies.ReadJsonAsync(context.Request.BodyReader, context.RequestAborted).ConfigureAwait(false))!;
         if (json.RootElement.ValueKind != System.Text.Json.JsonValueKind.Object
             || !json.RootElement.TryGetProperty("Ids", out var array) || array.ValueKind != System.Text.Json.JsonValueKind.Array)
+        {
             throw new BadRequestException("The body must be {\"Ids\":[\"users/1\",...]}.");
+        }
         var ids = new List<string?>(array.GetArrayLength());
         foreach (var item in array.EnumerateArray())
         {
@@ -350,7 +384,9 @@ public sealed class DocsHandler(ServerContext server) : HandlerBase(server)
                 continue;
             }
             if (item.ValueKind != System.Text.Json.JsonValueKind.String)
+            {
                 throw new BadRequestException("'Ids' must be an array of document ids.");
+            }
             ids.Add(DocumentBodies.ValidateId(item.GetString()));
         }
         return ids;
@@ -373,14 +409,18 @@ public sealed class DocsHandler(ServerContext server) : HandlerBase(server)
             if (parameter.NameEquals("revisions"))
             {
                 if (DocumentIncludes.Parse(UrlQuery.Decode(parameter.RawValue, parameter.RawName)) is { } path)
+                {
                     (_paths ??= []).Add(path);
+                }
                 return true;
             }
             if (parameter.NameEquals("revisionsBefore"))
             {
                 var text = UrlQuery.Decode(parameter.RawValue, parameter.RawName);
                 if (text.Length > 0)
+                {
                     _before = JsonDefaults.ParseTime(text, "revisionsBefore");
+                }
                 return true;
             }
             return false;

@@ -67,10 +67,14 @@ public sealed class HiLoHandler(ServerContext server) : HandlerBase(server)
     {
         var tag = query.GetString("tag");
         if (string.IsNullOrEmpty(tag))
+        {
             throw new BadRequestException("Query parameter 'tag' (the collection's id prefix, e.g. users) is required.");
+        }
         // The tag names the document that shows its state, Raven/Hilo/{tag}: it must make a valid id.
         if (DocumentIds.Validate(HiLoRanges.DocumentId(tag)) is { } problem)
+        {
             throw new BadRequestException("Query parameter 'tag': " + problem);
+        }
         return tag;
     }
 }

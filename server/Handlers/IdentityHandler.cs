@@ -42,7 +42,9 @@ public sealed class IdentityHandler(ServerContext server) : HandlerBase(server)
         var query = new UrlQuery(context.Request.QueryString.Value);
         var prefix = Prefix(query);
         if (query.GetString("value") is not { Length: > 0 })
+        {
             throw new BadRequestException("Query parameter 'value' is required: the value to seed the identity with (?name=users&value=1000).");
+        }
         var value = query.GetInt64("value", 0);
         var force = query.GetString("force") is { } forced && (forced.Equals("true", StringComparison.OrdinalIgnoreCase)
             || (!forced.Equals("false", StringComparison.OrdinalIgnoreCase) ? throw new BadRequestException($"Query parameter 'force' is '{forced}'; it is true or false.") : false));
@@ -68,7 +70,9 @@ public sealed class IdentityHandler(ServerContext server) : HandlerBase(server)
         var json = context.StartJson();
         json.WriteStartObject();
         foreach (var (prefix, value) in reader.GetIdentities(start, pageSize))
+        {
             json.WriteNumber(prefix + "|", value);
+        }
         json.WriteEndObject();
         return context.CompleteJsonAsync();
     }
@@ -78,7 +82,9 @@ public sealed class IdentityHandler(ServerContext server) : HandlerBase(server)
     {
         var name = query.GetString("name");
         if (string.IsNullOrWhiteSpace(name))
+        {
             throw new BadRequestException("Query parameter 'name' is required: the identity's prefix, such as 'users' for ids users/1, users/2, ...");
+        }
         return name.EndsWith('|') ? name[..^1] : name;
     }
 }

@@ -27,13 +27,17 @@ public sealed partial class IndexesHandler
         if (await SetClusteredAsync(context, "Mode", "{\"IndexNames\":[\"Orders/Totals\"],\"Mode\":\"LockedIgnore\"}",
             ParseLockMode,
             (cluster, database, names, mode, id) => cluster.SetIndexLockAsync(database, names, mode, id, context.RequestAborted)).ConfigureAwait(false))
+        {
             return;
+        }
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
         var (names, value) = await ReadNamesAndValueAsync(context, "Mode", "{\"IndexNames\":[\"Orders/Totals\"],\"Mode\":\"LockedIgnore\"}").ConfigureAwait(false);
         var mode = ParseLockMode(value);
         var store = IndexStore.Of(database);
         foreach (var name in names)
+        {
             await store.UpdateSettingsAsync(name, (_, record) => record with { LockMode = mode }).ConfigureAwait(false);
+        }
         context.Response.StatusCode = StatusCodes.Status204NoContent;
     }
 
@@ -48,13 +52,17 @@ public sealed partial class IndexesHandler
         if (await SetClusteredAsync(context, "Priority", "{\"IndexNames\":[\"Orders/Totals\"],\"Priority\":\"High\"}",
             ParsePriority,
             (cluster, database, names, priority, id) => cluster.SetIndexPriorityAsync(database, names, priority, id, context.RequestAborted)).ConfigureAwait(false))
+        {
             return;
+        }
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
         var (names, value) = await ReadNamesAndValueAsync(context, "Priority", "{\"IndexNames\":[\"Orders/Totals\"],\"Priority\":\"High\"}").ConfigureAwait(false);
         var priority = ParsePriority(value);
         var store = IndexStore.Of(database);
         foreach (var name in names)
+        {
             await store.UpdateSettingsAsync(name, (_, record) => record with { Priority = priority }).ConfigureAwait(false);
+        }
         context.Response.StatusCode = StatusCodes.Status204NoContent;
     }
 
@@ -88,9 +96,13 @@ public sealed partial class IndexesHandler
     {
         var (database, name) = Target(context, nameRequired: false);
         if (name is null)
+        {
             IndexStore.Of(database).SetPaused(true);
+        }
         else
+        {
             IndexStore.Of(database).Get(name).Paused = true;
+        }
         context.Response.StatusCode = StatusCodes.Status204NoContent;
         return ValueTask.CompletedTask;
     }
@@ -104,9 +116,13 @@ public sealed partial class IndexesHandler
     {
         var (database, name) = Target(context, nameRequired: false);
         if (name is null)
+        {
             IndexStore.Of(database).SetPaused(false);
+        }
         else
+        {
             IndexStore.Of(database).Get(name).Paused = false;
+        }
         context.Response.StatusCode = StatusCodes.Status204NoContent;
         return ValueTask.CompletedTask;
     }
@@ -144,7 +160,9 @@ public sealed partial class IndexesHandler
     {
         var (database, name) = Target(context, nameRequired: true);
         if (!await IndexStore.Of(database).SwapAsync(name!, onlyIfCaughtUp: false).ConfigureAwait(false))
+        {
             throw new IndexDoesNotExistException(IndexStore.ReplacementName(name!));
+        }
         context.Response.StatusCode = StatusCodes.Status204NoContent;
     }
 
@@ -175,13 +193,19 @@ public sealed partial class IndexesHandler
             foreach (var property in root.EnumerateObject())
             {
                 if (property.NameEquals("IndexNames") || property.Name.Equals("IndexNames", StringComparison.OrdinalIgnoreCase))
+                {
                     names = property.Value;
+                }
                 else if (property.Name.Equals(valueName, StringComparison.OrdinalIgnoreCase))
+                {
                     value = property.Value;
+                }
             }
         }
         if (!valid || names.ValueKind != JsonValueKind.Array || value.ValueKind != JsonValueKind.String || names.EnumerateArray().Any(n => n.ValueKind != JsonValueKind.String))
+        {
             throw new BadRequestException($"The body must be {example}.");
+        }
         return (names.EnumerateArray().Select(n => n.GetString()!).ToList(), value.GetString()!);
     }
 }

@@ -20,7 +20,9 @@ public sealed class MetricsHandler(ServerContext server) : HandlerBase(server)
     {
         context.Response.Headers.CacheControl = "no-store";
         if (Server.Metrics.Exporter is not { } exporter)
+        {
             return context.WriteBytesAsync(Disabled, PrometheusText.ContentType);
+        }
         return context.WriteBytesAsync(Encoding.UTF8.GetBytes(exporter.Scrape()), PrometheusText.ContentType);
     }
 }

@@ -53,7 +53,9 @@ public sealed class OperationsHandler(ServerContext server) : HandlerBase(server
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
         var id = new UrlQuery(context.Request.QueryString.Value).GetInt64("id", 0, min: 1);
         if (database.Operations.TryGet(id, out var operation))
+        {
             operation.Kill();
+        }
         context.Response.StatusCode = StatusCodes.Status204NoContent;
         return ValueTask.CompletedTask;
     }

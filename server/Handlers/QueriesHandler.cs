@@ -68,7 +68,9 @@ public sealed class QueriesHandler(ServerContext server) : HandlerBase(server)
     private static async ValueTask ExplainAsync(RequestContext context, DocumentDatabase database, QueryRequest request, string debug)
     {
         if (!string.Equals(debug, "explain", StringComparison.OrdinalIgnoreCase))
+        {
             throw new BadRequestException($"debug={debug} is not supported; debug=explain tells which index a query would use and why.");
+        }
         var body = QueryRunner.Explain(database, request);
         var response = context.Response;
         response.StatusCode = StatusCodes.Status200OK;

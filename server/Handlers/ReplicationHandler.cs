@@ -32,9 +32,13 @@ public sealed class ReplicationHandler(ServerContext server) : HandlerBase(serve
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
         var (source, sourceTag) = SourceOf(context);
         if (string.IsNullOrEmpty(source) || source.Length > 64 || !System.Text.Ascii.IsValid(source))
+        {
             throw new BadRequestException("Query parameter 'sourceDatabaseId' is required: the pushing copy's database id (ASCII).");
+        }
         if (source == database.DatabaseId)
+        {
             throw new BadRequestException($"Database '{database.Name}' cannot replicate to itself (database id {source}): check the topology's URLs.");
+        }
         if (!Server.Replication.IsKnownSource(database.Name, sourceTag, source))
         {
             throw new AuthorizationException(false, $"Node '{sourceTag}' (database id {source}) is not one of the other nodes of database '{database.Name}' on node {database.NodeTag}: only they push replication here.");

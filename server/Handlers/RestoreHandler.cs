@@ -31,16 +31,26 @@ public sealed class RestoreHandler(ServerContext server) : HandlerBase(server)
         {
             var root = json?.RootElement ?? default;
             if (root.ValueKind != JsonValueKind.Object)
+            {
                 throw new BadRequestException("The body must be a RestoreBackupConfiguration: {\"DatabaseName\":\"Orders2\",\"BackupLocation\":\"/var/backups/jackdaw/2025-01-31-02-00-00.jackdaw-Orders-snapshot\"}.");
+            }
             if (String(root, "Type") is { } type && !type.Equals("Local", StringComparison.OrdinalIgnoreCase))
+            {
                 throw new BadRequestException($"Type '{type}': Jackdaw restores from a local folder only (Type Local, BackupLocation).");
+            }
             var name = String(root, "DatabaseName");
             if (string.IsNullOrWhiteSpace(name))
+            {
                 throw new BadRequestException("DatabaseName is required: the name of the new database to restore into.");
+            }
             if (DatabaseNames.Validate(name) is { } invalid)
+            {
                 throw new BadRequestException("DatabaseName: " + invalid);
+            }
             if (Server.Databases.Names.Contains(name, StringComparer.OrdinalIgnoreCase) || Server.Cluster.State.Databases.ContainsKey(name))
+            {
                 throw new DatabaseAlreadyExistsException(name);
+            }
             var location = CheckedLocation(String(root, "BackupLocation"), "BackupLocation");
             request = new RestoreRequest
             {
@@ -87,22 +97,34 @@ public sealed class RestoreHandler(ServerContext server) : HandlerBase(server)
     private static string CheckedLocation(string? location, string field)
     {
         if (string.IsNullOrWhiteSpace(location))
+        {
             throw new BadRequestException($"{field} is required: the absolute path of the chain folder (the folder holding the .jackdaw-snapshot file).");
+        }
         if (!Path.IsPathFullyQualified(location))
+        {
             throw new BadRequestException($"{field} '{location}' is not an absolute path.");
+        }
         if (!Directory.Exists(location))
+        {
             throw new BackupException($"The backup folder '{location}' does not exist.");
+        }
         if (!Directory.EnumerateFiles(location, "*" + BackupChain.SnapshotExtension).Any() && !Directory.EnumerateFiles(location, "*" + LogicalChain.FullExtension).Any())
+        {
             throw new BackupException($"The backup folder '{location}' holds no snapshot (*{BackupChain.SnapshotExtension}) and no logical full backup (*{LogicalChain.FullExtension}): a chain starts with one. A periodic task's chains are its sub-folders named {{date}}.jackdaw-{{database}}-{{kind}}.");
+        }
         return Path.TrimEndingDirectorySeparator(location);
     }
 
     private static string? CheckedLastFile(string location, string? lastFile)
     {
         if (string.IsNullOrEmpty(lastFile))
+        {
             return null;
+        }
         if (lastFile != Path.GetFileName(lastFile) || !File.Exists(Path.Combine(location, lastFile)))
+        {
             throw new BackupException($"LastFileNameToRestore '{lastFile}' is not a file of the chain in '{location}': give the name of one of its files, without a folder.");
+        }
         return lastFile;
     }
 

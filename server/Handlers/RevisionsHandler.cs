@@ -47,13 +47,21 @@ public sealed class RevisionsHandler(ServerContext server) : HandlerBase(server)
         foreach (var parameter in query)
         {
             if (parameter.NameEquals("changeVector"))
+            {
                 changeVectors.Add(UrlQuery.Decode(parameter.RawValue, parameter.RawName));
+            }
             else if (parameter.NameEquals("id"))
+            {
                 id = UrlQuery.Decode(parameter.RawValue, parameter.RawName);
+            }
             else if (parameter.NameEquals("before"))
+            {
                 beforeText = UrlQuery.Decode(parameter.RawValue, parameter.RawName);
+            }
             else if (parameter.NameEquals("metadataOnly"))
+            {
                 metadataOnly = UrlQuery.Decode(parameter.RawValue, parameter.RawName).Equals("true", StringComparison.OrdinalIgnoreCase);
+            }
         }
         var start = PageNumber(query, "start", 0);
         var pageSize = RevisionsPageSize(query);
@@ -76,11 +84,17 @@ public sealed class RevisionsHandler(ServerContext server) : HandlerBase(server)
                 for (var i = 0; i < keys.Count; i++)
                 {
                     if (i > 0)
+                    {
                         output.Write(","u8);
+                    }
                     if (keys[i] is { } key && reader.TryGetRevisionByKey(key, out var revision))
+                    {
                         writer.Write(revision, output, metadataOnly);
+                    }
                     else
+                    {
                         output.Write("null"u8);
+                    }
                 }
                 output.Write("]}"u8);
                 return;
@@ -94,7 +108,9 @@ public sealed class RevisionsHandler(ServerContext server) : HandlerBase(server)
                 StartJson(context);
                 output.Write("{\"Results\":["u8);
                 if (key is not null && reader.TryGetRevisionByKey(key, out var revision))
+                {
                     writer.Write(revision, output, metadataOnly);
+                }
                 output.Write("]}"u8);
                 return;
             }
@@ -107,13 +123,19 @@ public sealed class RevisionsHandler(ServerContext server) : HandlerBase(server)
             foreach (var key in page)
             {
                 if (!reader.TryGetRevisionByKey(key, out var revision))
+                {
                     continue;
+                }
                 if (!first)
+                {
                     output.Write(","u8);
+                }
                 first = false;
                 writer.Write(revision, output, metadataOnly);
                 if (output.UnflushedBytes >= FlushThreshold)
+                {
                     reader = await DocumentResultsWriter.FlushOutsideSnapshotAsync(context.Response.BodyWriter, database, reader, context.RequestAborted, context.ResponseBytes).ConfigureAwait(false);
+                }
             }
             output.Write("],\"TotalResults\":"u8);
             output.Write(System.Text.Encoding.ASCII.GetBytes(total.ToString(CultureInfo.InvariantCulture)));
@@ -137,7 +159,9 @@ public sealed class RevisionsHandler(ServerContext server) : HandlerBase(server)
         var id = RequiredId(new UrlQuery(context.Request.QueryString.Value).GetString("id"), "?id=users/1");
         long count;
         using (var reader = database.BeginRead())
+        {
             count = reader.GetRevisionsCountFor(id);
+        }
         var json = context.StartJson();
         json.WriteStartObject();
         json.WriteNumber("RevisionsCount", count);
@@ -168,13 +192,19 @@ public sealed class RevisionsHandler(ServerContext server) : HandlerBase(server)
             foreach (var key in reader.GetRevisionsBinKeys(start, pageSize))
             {
                 if (!reader.TryGetRevisionByKey(key, out var revision))
+                {
                     continue;
+                }
                 if (!first)
+                {
                     output.Write(","u8);
+                }
                 first = false;
                 writer.Write(revision, output, metadataOnly: false);
                 if (output.UnflushedBytes >= FlushThreshold)
+                {
                     reader = await DocumentResultsWriter.FlushOutsideSnapshotAsync(context.Response.BodyWriter, database, reader, context.RequestAborted, context.ResponseBytes).ConfigureAwait(false);
+                }
             }
             output.Write("]}"u8);
         }
@@ -224,7 +254,9 @@ public sealed class RevisionsHandler(ServerContext server) : HandlerBase(server)
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
         byte[]? json;
         using (var reader = database.BeginRead())
+        {
             json = reader.GetRevisionsConflictsConfiguration();
+        }
         if (json is null)
         {
             context.Response.StatusCode = StatusCodes.Status204NoContent;
@@ -250,7 +282,9 @@ public sealed class RevisionsHandler(ServerContext server) : HandlerBase(server)
             var configuration = RevisionsCollectionConfiguration.Parse(document.RootElement, "The conflict revisions configuration");
             using var buffer = new MemoryStream();
             using (var json = new Utf8JsonWriter(buffer))
+            {
                 configuration.WriteTo(json);
+            }
             normalized = buffer.ToArray();
         }
         var command = new ConfigureRevisionsForConflictsCommand(normalized);
@@ -276,18 +310,24 @@ public sealed class RevisionsHandler(ServerContext server) : HandlerBase(server)
         {
             var root = document.RootElement;
             if (!root.TryGetProperty("Time", out var timeJson) || timeJson.ValueKind != JsonValueKind.String)
+            {
                 throw new BadRequestException($"The revert request needs 'Time', the point in time to revert to (UTC), e.g. {Example}.");
+            }
             time = JsonDefaults.ParseTime(timeJson.GetString()!, "Time");
             if (root.TryGetProperty("WindowInSec", out var windowJson) && windowJson.ValueKind != JsonValueKind.Null)
             {
                 if (windowJson.ValueKind != JsonValueKind.Number || !windowJson.TryGetInt64(out var seconds) || seconds < 0 || seconds > TimeSpan.MaxValue.TotalSeconds)
+                {
                     throw new BadRequestException($"The revert request's 'WindowInSec' must be a number of seconds, zero or more; it is {windowJson.GetRawText()}.");
+                }
                 window = TimeSpan.FromSeconds(seconds);
             }
             if (root.TryGetProperty("Collections", out var collectionsJson) && collectionsJson.ValueKind != JsonValueKind.Null)
             {
                 if (collectionsJson.ValueKind != JsonValueKind.Array || collectionsJson.EnumerateArray().Any(c => c.ValueKind != JsonValueKind.String))
+                {
                     throw new BadRequestException($"The revert request's 'Collections' must be an array of collection names, e.g. {Example}.");
+                }
                 collections = collectionsJson.EnumerateArray().Select(c => c.GetString()!).ToList();
             }
         }
@@ -311,16 +351,22 @@ public sealed class RevisionsHandler(ServerContext server) : HandlerBase(server)
         using (var document = ParseObject(body, "The revert request", Example))
         {
             if (!document.RootElement.TryGetProperty("IdToChangeVector", out var map) || map.ValueKind != JsonValueKind.Object)
+            {
                 throw new BadRequestException($"The revert request needs 'IdToChangeVector', an object of document id to revision change vector, e.g. {Example}.");
+            }
             foreach (var pair in map.EnumerateObject())
             {
                 if (pair.Value.ValueKind != JsonValueKind.String || pair.Value.GetString() is not { Length: > 0 } changeVector)
+                {
                     throw new BadRequestException($"The revert request's change vector for '{pair.Name}' must be a non-empty string, e.g. {Example}.");
+                }
                 pairs.Add(new KeyValuePair<string, string>(DocumentBodies.ValidateId(pair.Name), changeVector));
             }
         }
         if (pairs.Count > 0)
+        {
             await database.EnqueueAsync(new RevertToRevisionsCommand(pairs, context.Documents)).ConfigureAwait(false);
+        }
         context.Response.StatusCode = StatusCodes.Status204NoContent;
     }
 
@@ -365,7 +411,9 @@ public sealed class RevisionsHandler(ServerContext server) : HandlerBase(server)
     private static string RequiredId(string? id, string example)
     {
         if (string.IsNullOrEmpty(id))
+        {
             throw new BadRequestException($"Query parameter 'id' (the document whose revisions to read) is required, e.g. {example}.");
+        }
         return DocumentBodies.ValidateId(id);
     }
 
@@ -375,7 +423,9 @@ public sealed class RevisionsHandler(ServerContext server) : HandlerBase(server)
         var pageSize = PageNumber(query, "pageSize", DefaultPageSize);
         var max = Server.Options.Limits.MaxQueryLimit;
         if (pageSize > max)
+        {
             throw new BadRequestException($"pageSize {pageSize} is over {max.ToString("N0", CultureInfo.InvariantCulture)}, the most revisions one page holds (Limits:MaxQueryLimit); page on with start.");
+        }
         return pageSize;
     }
 
@@ -383,9 +433,13 @@ public sealed class RevisionsHandler(ServerContext server) : HandlerBase(server)
     private static int PageNumber(UrlQuery query, string name, int defaultValue)
     {
         if (query.GetString(name) is not { Length: > 0 } text || text is "null" or "undefined")
+        {
             return defaultValue;
+        }
         if (!int.TryParse(text, NumberStyles.None, CultureInfo.InvariantCulture, out var value))
+        {
             throw new BadRequestException($"Query parameter '{name}' must be an integer of 0 or more; got '{text}'.");
+        }
         return value;
     }
 

@@ -49,7 +49,9 @@ public sealed class ServerOperationsHandler(ServerContext server) : HandlerBase(
     {
         var id = new UrlQuery(context.Request.QueryString.Value).GetInt64("id", 0, min: 1);
         if (Server.Operations.TryGet(id, out var operation))
+        {
             operation.Kill();
+        }
         context.Response.StatusCode = StatusCodes.Status204NoContent;
         return ValueTask.CompletedTask;
     }

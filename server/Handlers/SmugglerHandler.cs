@@ -38,7 +38,9 @@ public sealed class SmugglerHandler(ServerContext server) : HandlerBase(server)
         var (id, startEtag) = QueryOf(context, database);
         SmugglerExportOptions options;
         using (var json = await ReadExportOptionsAsync(context).ConfigureAwait(false))
+        {
             options = SmugglerOptionsJson.ReadExport(json?.RootElement);
+        }
         options.StartDocumentsEtag = startEtag;
         var result = new SmugglerResult();
         var operation = database.Operations.Start(id, result);
@@ -59,9 +61,13 @@ public sealed class SmugglerHandler(ServerContext server) : HandlerBase(server)
             var error = Killed(e, operation, context) ? new BadRequestException($"Export {operation.Id} was killed (operations/kill); the dump sent so far is incomplete.", e) : e;
             operation.Fail(ErrorMapping.FailureOf(error), result.Documents.ReadCount);
             if (!context.Response.HasStarted && error != e)
+            {
                 throw error;
+            }
             if (!context.Response.HasStarted)
+            {
                 throw;
+            }
             // The dump has begun: only a cut connection tells the client it is not whole.
             context.HttpContext.Abort();
         }
@@ -100,7 +106,9 @@ public sealed class SmugglerHandler(ServerContext server) : HandlerBase(server)
         }
         var (documentBytes, documentSetting) = Server.Options.Limits.BodyLimit(RequestBodyKind.Document, Server.Options.MaxRequestBodySize);
         if (documentBytes is { } max)
+        {
             options.MaxDocumentBytes = max;
+        }
         options.MaxDocumentSetting = "Limits:" + documentSetting;
         var dump = await DatabaseSmuggler.OpenDumpAsync(body, context.RequestAborted).ConfigureAwait(false);
 
@@ -144,7 +152,9 @@ public sealed class SmugglerHandler(ServerContext server) : HandlerBase(server)
     private static async ValueTask<JsonDocument?> ReadExportOptionsAsync(RequestContext context)
     {
         if (!context.Request.HasFormContentType)
+        {
             return await DocumentBodies.ReadJsonAsync(context.Request.BodyReader, context.RequestAborted, allowEmpty: true).ConfigureAwait(false);
+        }
         var form = await context.Request.ReadFormAsync(context.RequestAborted).ConfigureAwait(false);
         return form.TryGetValue("DownloadOptions", out var options) && !string.IsNullOrWhiteSpace(options) ? JsonDocument.Parse(options.ToString()) : null;
     }
@@ -160,13 +170,17 @@ public sealed class SmugglerHandler(ServerContext server) : HandlerBase(server)
         }
         var boundary = HeaderUtilities.RemoveQuotes(contentType.Boundary).Value;
         if (string.IsNullOrEmpty(boundary))
+        {
             throw new BadRequestException("The multipart body has no boundary in its Content-Type.");
+        }
         var reader = new MultipartReader(boundary, request.Body);
         SmugglerImportOptions? options = null;
         while (await reader.ReadNextSectionAsync(context.RequestAborted).ConfigureAwait(false) is { } section)
         {
             if (!ContentDispositionHeaderValue.TryParse(section.ContentDisposition, out var disposition))
+            {
                 continue;
+            }
             var name = HeaderUtilities.RemoveQuotes(disposition.Name).Value;
             var isFile = disposition.FileName.HasValue || disposition.FileNameStar.HasValue;
             if (!isFile && name == "importOptions")
@@ -179,7 +193,9 @@ public sealed class SmugglerHandler(ServerContext server) : HandlerBase(server)
                 continue;
             }
             if (isFile)
+            {
                 return (options ?? new SmugglerImportOptions(), section.Body);
+            }
         }
         throw new BadRequestException("The multipart body has no file part: send the dump as a file (RavenDB's form: an 'importOptions' part, then the file).");
     }

@@ -28,7 +28,9 @@ public sealed class SubscriptionsHandler(ServerContext server) : HandlerBase(ser
         {
             var root = json?.RootElement ?? default;
             if (root.ValueKind != JsonValueKind.Object || !root.TryGetProperty("Query", out var q) || q.ValueKind != JsonValueKind.String)
+            {
                 throw new BadRequestException("The body must be {\"Name\":\"PaidOrders\",\"Query\":\"from Orders where Freight > 10\",\"ChangeVector\":\"BeginningOfTime\"}.");
+            }
             query = q.GetString()!;
             name = root.TryGetProperty("Name", out var n) && n.ValueKind == JsonValueKind.String ? n.GetString() : null;
             changeVector = root.TryGetProperty("ChangeVector", out var c) && c.ValueKind == JsonValueKind.String ? c.GetString() : null;
@@ -193,7 +195,9 @@ public sealed class SubscriptionsHandler(ServerContext server) : HandlerBase(ser
         var name = parameters.GetString("name") ?? throw new BadRequestException("Query parameter 'name' is required: the subscription's name.");
         var strategyText = parameters.GetString("strategy") ?? "OpenIfFree";
         if (!Enum.TryParse<SubscriptionStrategy>(strategyText, ignoreCase: true, out var strategy) || !Enum.IsDefined(strategy))
+        {
             throw new BadRequestException($"strategy '{strategyText}' is not one of OpenIfFree, TakeOver, WaitForFree, Concurrent.");
+        }
         var maxDocs = parameters.GetInt32("maxDocsPerBatch", 4096, 1, 65_536);
         // Before the upgrade: a node still loading the cluster's state answers 503 (the worker retries).
         store.ThrowIfLoading(name);
@@ -212,7 +216,9 @@ public sealed class SubscriptionsHandler(ServerContext server) : HandlerBase(ser
             return;
         }
         using (session)
+        {
             await SubscriptionConnection.RunAsync(socket, session, store.AckTimeout, maxDocs, Server.Options.Limits.MaxWebSocketMessageSize, database.DatabaseId, store.Logger, aborted).ConfigureAwait(false);
+        }
     }
 
     private static string? NameOf(RequestContext context, bool required)
@@ -220,7 +226,9 @@ public sealed class SubscriptionsHandler(ServerContext server) : HandlerBase(ser
         var parameters = new UrlQuery(context.Request.QueryString.Value);
         var name = parameters.GetString("name") ?? parameters.GetString("taskName");
         if (required && string.IsNullOrEmpty(name))
+        {
             throw new BadRequestException("Query parameter 'name' is required: the subscription's name.");
+        }
         return string.IsNullOrEmpty(name) ? null : name;
     }
 

@@ -26,24 +26,32 @@ public sealed class TopologyHandler(ServerContext server) : HandlerBase(server)
     {
         var name = new UrlQuery(context.Request.QueryString.Value).GetString("name");
         if (string.IsNullOrEmpty(name))
+        {
             throw new BadRequestException("Query parameter 'name' (the database) is required, e.g. /topology?name=Northwind.");
+        }
         // As RavenDB: a caller without access to the database is refused, not told where it lives.
         if (context.Caller is { } caller && Authorizer.Authorize(caller, RouteAccess.DatabaseRead, name) is { } denied)
+        {
             throw new AuthorizationException(denied.NotAuthenticated, denied.Message);
+        }
         var cluster = Server.Cluster;
         var json = context.StartJson();
         if (cluster.IsClustered)
         {
             var state = cluster.State;
             if (!state.Databases.TryGetValue(name, out var record))
+            {
                 throw new DatabaseDoesNotExistException(name);
+            }
             json.WriteStartObject();
             json.WriteNumber("Etag", record.TopologyEtag);
             json.WriteStartArray("Nodes");
             foreach (var tag in record.Nodes)
             {
                 if (state.Members.TryGetValue(tag, out var url))
+                {
                     WriteNode(json, tag == cluster.NodeTag && Server.Options.PublicUrl is { } publicUrl ? publicUrl : url, tag, record.Name);
+                }
             }
             json.WriteEndArray();
             json.WriteEndObject();
@@ -90,7 +98,9 @@ public sealed class TopologyHandler(ServerContext server) : HandlerBase(server)
         if (cluster.IsClustered)
         {
             foreach (var (tag, url) in state.Members)
+            {
                 json.WriteString(tag, url);
+            }
         }
         else if (!cluster.IsPassive)
         {
@@ -105,9 +115,13 @@ public sealed class TopologyHandler(ServerContext server) : HandlerBase(server)
         json.WriteEndObject();
         json.WriteNumber("Etag", cluster.IsClustered ? state.Etag : 1);
         if (cluster.Leader is var (leaderTag, _))
+        {
             json.WriteString("Leader", leaderTag);
+        }
         else
+        {
             json.WriteNull("Leader");
+        }
         json.WriteString("NodeTag", cluster.NodeTag);
         // The URL this node knows itself by: a leader adding it checks that it was given this one.
         json.WriteString("NodeUrl", cluster.Url);

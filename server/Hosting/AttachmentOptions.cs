@@ -17,9 +17,13 @@ public sealed class AttachmentOptions
     public static AttachmentOptions FromConfiguration(IConfiguration configuration)
     {
         if (configuration[$"{Section}:MaxSize"] is not { Length: > 0 } text)
+        {
             return new AttachmentOptions();
+        }
         if (!long.TryParse(text, System.Globalization.NumberStyles.None, System.Globalization.CultureInfo.InvariantCulture, out var bytes) || bytes <= 0)
+        {
             throw new InvalidOperationException($"{Section}:MaxSize '{text}' is not a positive number of bytes; set it with --{Section}:MaxSize 2147483648 or JACKDAW_ATTACHMENTS__MAXSIZE.");
+        }
         return new AttachmentOptions { MaxSize = bytes };
     }
 }

@@ -58,7 +58,9 @@ public static class ErrorMapping
     public static void AddHeaders(HttpResponse response, Exception exception)
     {
         if (exception is DatabaseDoesNotExistException missing)
+        {
             response.Headers["Database-Missing"] = missing.Name;
+        }
     }
 
     /// <summary>Fields an error's body carries besides <c>Type</c> and <c>Message</c> (RavenDB's <c>DocId</c> and <c>LargestEtag</c> of a conflict, which its clients read).</summary>

@@ -15,11 +15,15 @@ public static partial class HealthCheck
             var uri = new Uri(url);
             using var handler = new SocketsHttpHandler();
             if (AcceptsAnyServerCertificate(uri))
+            {
                 handler.SslOptions.RemoteCertificateValidationCallback = static (_, _, _, _) => true;
+            }
             using var client = new HttpClient(handler) { Timeout = TimeSpan.FromSeconds(4) };
             using var response = await client.GetAsync(uri).ConfigureAwait(false);
             if (response.IsSuccessStatusCode)
+            {
                 return 0;
+            }
             await Console.Error.WriteLineAsync($"unhealthy: {url} answered {(int)response.StatusCode}").ConfigureAwait(false);
             return 1;
         }
@@ -54,10 +58,14 @@ public static partial class HealthCheck
     {
         var first = configuredUrls?.Split(';', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries).FirstOrDefault();
         if (first is null)
+        {
             return CommandLine.DefaultHealthCheckUrl;
+        }
         var match = ListenUrl().Match(first);
         if (!match.Success)
+        {
             return first;
+        }
         var host = match.Groups["host"].Value is "0.0.0.0" or "[::]" or "*" or "+" ? "127.0.0.1" : match.Groups["host"].Value;
         return $"{match.Groups["scheme"].Value}://{host}{match.Groups["port"].Value}/build/version";
     }

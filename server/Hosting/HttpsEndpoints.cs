@@ -36,13 +36,21 @@ internal static class HttpsEndpoints
 
         var host = address.Host;
         if (host.Equals("localhost", StringComparison.OrdinalIgnoreCase))
+        {
             kestrel.ListenLocalhost(address.Port, Configure);
+        }
         else if (host is "*" or "+" or "0.0.0.0")
+        {
             kestrel.ListenAnyIP(address.Port, Configure);
+        }
         else if (IPAddress.TryParse(host.Trim('[', ']'), out var ip))
+        {
             kestrel.Listen(ip, address.Port, Configure);
+        }
         else
+        {
             throw new InvalidOperationException($"Urls '{url}' names host '{host}': a secured server listens on an IP address (https://0.0.0.0:443 for every interface) or localhost; clients may use any name the certificate carries.");
+        }
     }
 
     private static async Task Track(ConnectionDelegate next, ConnectionContext connection)

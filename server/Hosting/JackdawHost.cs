@@ -70,7 +70,9 @@ public sealed partial class JackdawHost : IAsyncDisposable
             if (options.Security.IsSecured)
             {
                 foreach (var url in urls)
+                {
                     HttpsEndpoints.Listen(kestrel, url, () => security!);
+                }
             }
         });
         builder.Services.Configure<HostOptions>(host => host.ShutdownTimeout = TimeSpan.FromSeconds(30));
@@ -88,7 +90,9 @@ public sealed partial class JackdawHost : IAsyncDisposable
         var app = builder.Build();
         var loggerFactory = app.Services.GetRequiredService<ILoggerFactory>();
         if (options.Security.IsSecured)
+        {
             security = OpenSecurity(options, loggerFactory, app);
+        }
         var server = new ServerContext(options, loggerFactory, security);
         foreach (var (database, others) in options.ReplicationTopology)
         {
@@ -121,7 +125,9 @@ public sealed partial class JackdawHost : IAsyncDisposable
             ((IDisposable)app).Dispose();
             // What the user can fix (the file) is told as a bad setting: one line, exit code 2.
             if (e is Security.CertificateLoadException)
+            {
                 throw new InvalidOperationException(e.Message + " Set the file with --Security:Certificate:Path (JACKDAW_SECURITY__CERTIFICATE__PATH).", e);
+            }
             throw;
         }
     }

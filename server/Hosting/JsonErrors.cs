@@ -24,11 +24,15 @@ public static class JsonErrors
     {
         var response = context.Response;
         if (response.HasStarted)
+        {
             return;
+        }
         response.StatusCode = statusCode;
         response.ContentType = JsonContentType;
         if (context.Request.Headers.ContainsKey(RavenClientVersionHeader))
+        {
             type = ErrorTypes.RavenName(type);
+        }
         // Written whole with its length, not chunked: the answer ends with its last byte, so a client
         // that reads up to the Content-Length has the whole answer (no chunk terminator trails it).
         var body = new System.Buffers.ArrayBufferWriter<byte>(256);

@@ -14,18 +14,26 @@ internal static class RequestAuthorization
     public static RequestHandler Wrap(RequestHandler handler, RouteAccess access, string template, Authorizer authorizer)
     {
         if (access == RouteAccess.Unauthenticated)
+        {
             return handler;
+        }
         var database = access.IsDatabaseAccess();
         if (database && !template.StartsWith("/databases/*/", StringComparison.Ordinal))
+        {
             throw new InvalidOperationException($"Route '{template}' needs {access} but names no database (/databases/*/...).");
+        }
         return context =>
         {
             var http = context.HttpContext;
             var caller = authorizer.Identify(http.Connection.ClientCertificate, http.Features.Get<TlsConnection>()?.Identity, out var denied);
             if (caller is not null)
+            {
                 denied = Authorizer.Authorize(caller, access, database ? context.GetCapture(0) : default);
+            }
             if (denied is not null)
+            {
                 return ValueTask.FromException(new AuthorizationException(denied.NotAuthenticated, denied.Message));
+            }
             context.Caller = caller;
             return handler(context);
         };

@@ -101,9 +101,13 @@ public sealed class RequestContext : IDisposable
         Response.StatusCode = statusCode;
         Response.ContentType = JsonErrors.JsonContentType;
         if (_json is null)
+        {
             _json = new Utf8JsonWriter(Response.BodyWriter, JsonDefaults.WriterOptions);
+        }
         else
+        {
             _json.Reset(Response.BodyWriter);
+        }
         return _json;
     }
 

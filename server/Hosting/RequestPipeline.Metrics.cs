@@ -18,7 +18,9 @@ public sealed partial class RequestPipeline
         var status = http.Response.StatusCode;
         metrics.RequestCompleted(route, method, status, started, http.Request.ContentLength ?? readBody, http.Response.ContentLength ?? writtenJson);
         if (metrics.Requests.HasListeners() && Activity.Current is { } activity && ReferenceEquals(activity.Source, metrics.Requests))
+        {
             metrics.CompleteActivity(activity, route, method, status, http.Request.Path.Value ?? "/");
+        }
     }
 
     /// <summary>

@@ -48,7 +48,9 @@ public sealed partial class RequestPipeline
         var started = Stopwatch.GetTimestamp();
         var path = http.Request.Path.Value;
         if (string.IsNullOrEmpty(path))
+        {
             path = "/";
+        }
 
         if (!_router.TryMatch(path, out var match))
         {
@@ -155,7 +157,9 @@ public sealed partial class RequestPipeline
         if (ErrorMapping.Map(e) is var (status, type))
         {
             if (!http.Response.HasStarted)
+            {
                 ErrorMapping.AddHeaders(http.Response, e);
+            }
             await JsonErrors.WriteAsync(http, status, type, ErrorMapping.MessageOf(e), e).ConfigureAwait(false);
             return;
         }
@@ -185,7 +189,9 @@ public sealed partial class RequestPipeline
         }
         ReportTraffic(http, inner, started, readBody, writtenJson);
         if (_logger.IsEnabled(LogLevel.Debug))
+        {
             LogRequest(_logger, http.Request.Method, http.Request.Path.Value ?? "/", http.Response.StatusCode, Stopwatch.GetElapsedTime(started).TotalMilliseconds);
+        }
     }
 
     [LoggerMessage(EventId = 1, Level = LogLevel.Debug, Message = "{Method} {Path} -> {StatusCode} in {ElapsedMs:0.000} ms")]

@@ -21,21 +21,27 @@ public static class RouteDiscovery
         foreach (var type in assemblies.Distinct().SelectMany(a => a.GetCustomAttribute<RouteHandlersAttribute>()?.Types ?? HandlerTypesIn([a])).Distinct())
         {
             if (type.IsAbstract || !type.IsClass)
+            {
                 continue;
+            }
             object? instance = null;
             foreach (var method in type.GetMethods(BindingFlags.Instance | BindingFlags.Public | BindingFlags.DeclaredOnly))
             {
                 foreach (var route in method.GetCustomAttributes<RouteAttribute>())
                 {
                     if (method.ReturnType != typeof(ValueTask) || method.GetParameters() is not [{ ParameterType: var p }] || p != typeof(RequestContext))
+                    {
                         throw new InvalidOperationException($"{type.Name}.{method.Name} is routed but is not 'ValueTask {method.Name}(RequestContext)'.");
+                    }
                     instance ??= Activator.CreateInstance(type, server)
                         ?? throw new InvalidOperationException($"{type.Name} could not be created with a ServerContext.");
                     var access = AccessAttribute.For(method, route.Template)
                         ?? throw new InvalidOperationException($"{type.Name}.{method.Name} serves '{route.Method} {route.Template}' but declares no [Access(...)]: every route says the least clearance it needs.");
                     var handler = method.CreateDelegate<RequestHandler>(instance);
                     if (server.Security is { } security)
+                    {
                         handler = RequestAuthorization.Wrap(handler, access, route.Template, security.Authorizer);
+                    }
                     builder.Add(route.Template, route.Method, handler);
                 }
             }

@@ -109,9 +109,13 @@ public sealed class ServerContext : IAsyncDisposable
         await Cluster.DisposeAsync().ConfigureAwait(false);
         // The senders stop before the databases they read close.
         if (_replication is not null)
+        {
             await _replication.DisposeAsync().ConfigureAwait(false);
+        }
         if (_databases is not null)
+        {
             await _databases.DisposeAsync().ConfigureAwait(false);
+        }
         _operations?.Dispose();
         Security?.Dispose();
     }

@@ -77,26 +77,40 @@ public sealed class ServerOptions
         var options = new ServerOptions { Security = Jackdaw.Server.Security.SecurityOptions.FromConfiguration(configuration.GetSection("Security")) };
         // RavenDB's ServerUrl names the same setting as Urls (and wins over it).
         if (configuration["ServerUrl"] is { Length: > 0 } serverUrl)
+        {
             options.Urls = serverUrl;
+        }
         else if (configuration["Urls"] is { Length: > 0 } urls)
+        {
             options.Urls = urls;
+        }
         else if (options.Security.IsSecured)
+        {
             options.Urls = DefaultSecuredUrls;
+        }
         foreach (var url in options.Urls.Split(';', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries))
+        {
             CheckUrl(url, options.Security);
+        }
         if (configuration["DataDir"] is { Length: > 0 } dataDir)
+        {
             options.DataDir = Path.GetFullPath(dataDir);
+        }
         if ((configuration["PublicServerUrl"] is { Length: > 0 } ? configuration["PublicServerUrl"] : configuration["PublicUrl"]) is { Length: > 0 } publicUrl)
         {
             if (!Uri.TryCreate(publicUrl, UriKind.Absolute, out var parsed) || parsed.Scheme is not ("http" or "https"))
+            {
                 throw new InvalidOperationException($"PublicUrl '{publicUrl}' is not an absolute http or https URL; set it with --public-url https://db.example.com or JACKDAW_PUBLICURL.");
+            }
             options.PublicUrl = publicUrl.TrimEnd('/');
         }
         options.Cluster = ClusterFrom(configuration);
         if (configuration["MaxRequestBodySize"] is { Length: > 0 } max)
         {
             if (!long.TryParse(max, System.Globalization.NumberStyles.None, System.Globalization.CultureInfo.InvariantCulture, out var bytes) || bytes <= 0)
+            {
                 throw new InvalidOperationException($"MaxRequestBodySize '{max}' is not a positive number of bytes; set it with --max-body-size 268435456 or JACKDAW_MAXREQUESTBODYSIZE.");
+            }
             options.MaxRequestBodySize = bytes;
         }
         options.Limits = ServerLimits.FromConfiguration(configuration, options.MaxRequestBodySize);
@@ -119,7 +133,9 @@ public sealed class ServerOptions
         }
         var passive = false;
         if (section["Passive"] is { Length: > 0 } on && !bool.TryParse(on, out passive))
+        {
             throw new InvalidOperationException($"Cluster:Passive '{on}' is neither true nor false; set it with --Cluster:Passive=true.");
+        }
         string? join = null;
         if (section["Join"] is { Length: > 0 } joinText)
         {
@@ -175,13 +191,21 @@ public sealed class ServerOptions
         }
         var https = address.Scheme.Equals("https", StringComparison.OrdinalIgnoreCase);
         if (!https && !address.Scheme.Equals("http", StringComparison.OrdinalIgnoreCase))
+        {
             throw new InvalidOperationException($"Urls '{url}' is neither http nor https; set it with --urls {DefaultUrls} or JACKDAW_URLS.");
+        }
         if (security.IsSecured && !https)
+        {
             throw new InvalidOperationException($"Urls '{url}' is plain http but Security:Certificate:Path is set: a secured server listens on https only (--urls https://0.0.0.0:443), so that no request escapes its client-certificate check.");
+        }
         if (!security.IsSecured && https)
+        {
             throw new InvalidOperationException($"Urls '{url}' is https but no server certificate is given: set --Security:Certificate:Path (a PFX, or PEM with --Security:Certificate:KeyPath), or JACKDAW_SECURITY__CERTIFICATE__PATH.");
+        }
         if (!security.IsSecured && !security.UnsecuredPublicNetworkAllowed && !IsLoopback(address.Host))
+        {
             throw new InvalidOperationException($"Urls '{url}' would serve other machines without HTTPS or client certificates: anyone who reaches it could read and delete every database. Secure it (--Security:Certificate:Path; README, \"Security\"), or allow it knowingly with --Security:UnsecuredAccessAllowed=PublicNetwork (RavenDB's Security.UnsecuredAccessAllowed; JACKDAW_SECURITY__UNSECUREDACCESSALLOWED=PublicNetwork).");
+        }
     }
 
     /// <summary>True for an address only this machine reaches.</summary>
@@ -197,14 +221,20 @@ public sealed class ServerOptions
         if (otel["Endpoint"] is { Length: > 0 } text)
         {
             if (!Uri.TryCreate(text, UriKind.Absolute, out endpoint) || endpoint.Scheme is not ("http" or "https"))
+            {
                 throw new InvalidOperationException($"OpenTelemetry:Endpoint '{text}' is not an absolute http or https URL; set it with --OpenTelemetry:Endpoint http://collector:4318 or JACKDAW_OPENTELEMETRY__ENDPOINT.");
+            }
         }
         var protocol = otel["Protocol"] is { Length: > 0 } p ? p.Trim().ToLowerInvariant() : "http/protobuf";
         if (protocol is not ("http/protobuf" or "grpc"))
+        {
             throw new InvalidOperationException($"OpenTelemetry:Protocol '{protocol}' is neither http/protobuf nor grpc; set it with --OpenTelemetry:Protocol grpc.");
+        }
         var enabled = true;
         if (metrics["Enabled"] is { Length: > 0 } on && !bool.TryParse(on, out enabled))
+        {
             throw new InvalidOperationException($"Metrics:Enabled '{on}' is neither true nor false; set it with --Metrics:Enabled=false.");
+        }
         return new Diagnostics.MetricsOptions
         {
             Enabled = enabled,
@@ -238,9 +268,13 @@ public sealed class ServerOptions
     private static int PositiveInt(IConfigurationSection section, string key, int fallback)
     {
         if (section[key] is not { Length: > 0 } text)
+        {
             return fallback;
+        }
         if (!int.TryParse(text, System.Globalization.NumberStyles.None, System.Globalization.CultureInfo.InvariantCulture, out var value) || value <= 0)
+        {
             throw new InvalidOperationException($"{section.Path}:{key} '{text}' is not a positive whole number.");
+        }
         return value;
     }
 
@@ -248,7 +282,9 @@ public sealed class ServerOptions
     {
         value = default;
         if (!double.TryParse(text, System.Globalization.NumberStyles.AllowDecimalPoint, System.Globalization.CultureInfo.InvariantCulture, out var seconds) || seconds > 3600)
+        {
             return false;
+        }
         value = TimeSpan.FromSeconds(seconds);
         return true;
     }
@@ -256,13 +292,17 @@ public sealed class ServerOptions
     internal static TimeSpan PositiveTime(IConfigurationSection section, string key, TimeSpan fallback)
     {
         if (section[key] is not { Length: > 0 } text)
+        {
             return fallback;
+        }
         // A bare number is seconds (TimeSpan would read "5" as five days).
         var parsed = text.Contains(':', StringComparison.Ordinal)
             ? TimeSpan.TryParse(text, System.Globalization.CultureInfo.InvariantCulture, out var value)
             : TryParseSeconds(text, out value);
         if (!parsed || value <= TimeSpan.Zero || value > TimeSpan.FromHours(1))
+        {
             throw new InvalidOperationException($"{section.Path}:{key} '{text}' is not a time between 0 and 1 hour such as 00:00:05 or 5 (seconds).");
+        }
         return value;
     }
 }

@@ -28,6 +28,8 @@ public sealed class ServerStatistics
         Interlocked.Decrement(ref _activeRequests);
         Interlocked.Increment(ref _requestsServed);
         if (failed)
+        {
             Interlocked.Increment(ref _errors);
+        }
     }
 }

@@ -103,14 +103,18 @@ public sealed partial class Index
             try
             {
                 if (_rollbackNeeded)
+                {
                     RollBackToLastCommit();
+                }
                 var running = _state is IndexState.Normal && !_disabled && !_pausedAlone && !_paused();
                 more = running && RunBatch();
                 _lastBatchFailed = false;
                 if (!more && running)
                 {
                     if (ReplacementOf is not null)
+                    {
                         MergeAfterBuild();
+                    }
                     CaughtUp?.Invoke(this);
                 }
             }
@@ -127,7 +131,9 @@ public sealed partial class Index
                 // Queries waiting for a batch look again (they see the failure).
                 SignalBatchDone();
                 if (!await FailedAsync(e, "Indexing", "a batch", token).ConfigureAwait(false))
+                {
                     break;
+                }
                 // Straight to the rollback: a refresh now would publish the failed batch's
                 // positions as searchable.
                 continue;
@@ -141,14 +147,22 @@ public sealed partial class Index
                     // A replacement that caught up refreshes at once: its swap waits for it.
                     var left = ReplacementOf is not null ? TimeSpan.Zero : _refreshInterval - Stopwatch.GetElapsedTime(_lastRefresh);
                     if (left > TimeSpan.Zero && !_refreshWanted)
+                    {
                         await Task.WhenAny(Task.Delay(left, token), wake).ConfigureAwait(false);
+                    }
                     if (token.IsCancellationRequested)
+                    {
                         break;
+                    }
                     var timer = new BatchTimer();
                     if (_refreshWanted || wake.IsCompleted)
+                    {
                         Refresh(timer);
+                    }
                     else
+                    {
                         RefreshOnInterval(timer, streaming: _database.LastEtag != seenEtag);
+                    }
                     timer.EndLoop();
                     Publish(timer);
                 }
@@ -160,11 +174,15 @@ public sealed partial class Index
                 catch (Exception e)
                 {
                     if (!await FailedAsync(e, "Refresh", "a refresh", token).ConfigureAwait(false))
+                    {
                         break;
+                    }
                 }
                 SignalBatchDone();
                 if (wake.IsCompleted)
+                {
                     ResetWake();
+                }
                 continue;
             }
             SignalBatchDone();
@@ -189,7 +207,9 @@ public sealed partial class Index
                     break;
                 }
                 if (wake.IsCompleted)
+                {
                     ResetWake();
+                }
                 continue;
             }
             _yielding = false;
@@ -220,9 +240,13 @@ public sealed partial class Index
                     var idle = Task.Delay(IdleCommitDelay, token);
                     await Task.WhenAny(commit, wake, _database.Notifications.Closed, idle).ConfigureAwait(false);
                     if (idle.IsCompletedSuccessfully && !commit.IsCompleted && !wake.IsCompleted)
+                    {
                         CommitIdle();
+                    }
                     if (!commit.IsCompleted && !wake.IsCompleted && !_database.Notifications.Closed.IsCompleted)
+                    {
                         await Task.WhenAny(commit, wake, _database.Notifications.Closed, IdleMergeLater(token)).WaitAsync(token).ConfigureAwait(false);
+                    }
                 }
                 else
                 {
@@ -232,9 +256,13 @@ public sealed partial class Index
                     await Task.WhenAny(commit, wake, _database.Notifications.Closed, IdleMergeLater(token)).WaitAsync(token).ConfigureAwait(false);
                 }
                 if (wake.IsCompleted)
+                {
                     ResetWake();
+                }
                 if (_database.Notifications.Closed.IsCompleted)
+                {
                     break;
+                }
             }
             catch (OperationCanceledException)
             {
@@ -248,7 +276,9 @@ public sealed partial class Index
                     break;
                 }
                 if (!await FailedAsync(e, "Commit", "the commit after catching up", token).ConfigureAwait(false))
+                {
                     break;
+                }
             }
         }
     }
@@ -260,7 +290,9 @@ public sealed partial class Index
         var batchTime = _yielding ? YieldingBatchTime : BatchTimeFor(Priority);
         var batch = new Batch(new Dictionary<string, CollectionPosition>(_positions), batchTime, timer);
         using (var reader = _database.BeginRead())
+        {
             batch.Run(reader, _lowerCollections, _files, _map, _cleanup, _references);
+        }
         // A map-reduce reduces the keys the batch changed and writes their results.
         _map.EndBatch(timer);
         timer.EndLoop();
@@ -269,7 +301,9 @@ public sealed partial class Index
         {
             var now = Stopwatch.GetTimestamp();
             if (Stopwatch.GetElapsedTime(_lastWork, now) > _refreshInterval * 2)
+            {
                 _refreshInterval = RefreshInterval;
+            }
             _lastWork = now;
             _dirty = true;
             _refreshPending = true;
@@ -284,18 +318,26 @@ public sealed partial class Index
         // makes, at most every RefreshInterval (one tiny segment per durable commit cost 4-5× the
         // CPU of a PUT).
         if (!_refreshPending)
+        {
             _progress = _pendingProgress;
+        }
         else if (_yielding && !_refreshWanted)
         {
             // A replacement that yields is not queried before its swap: it refreshes (for its
             // progress) at most every MaxRefreshInterval, not after each short batch.
             if (Stopwatch.GetElapsedTime(_lastRefresh) >= MaxRefreshInterval)
+            {
                 Refresh(timer);
+            }
         }
         else if (batch.Full || _refreshWanted)
+        {
             Refresh(timer);
+        }
         else if (Stopwatch.GetElapsedTime(_lastRefresh) >= _refreshInterval)
+        {
             RefreshOnInterval(timer, streaming: false);
+        }
         if (_dirty && (_commitSoon || Stopwatch.GetElapsedTime(_lastCommitTimestamp) > CommitInterval))
         {
             var commitStarted = Stopwatch.GetTimestamp();
@@ -304,7 +346,9 @@ public sealed partial class Index
         }
         CheckErrorRate();
         if (batch.Count > 0 || timer.Committed)
+        {
             Publish(timer);
+        }
         return batch.Full;
     }
 
@@ -312,7 +356,9 @@ public sealed partial class Index
     private void CommitIdle()
     {
         if (!_dirty && !IdleMergeWanted())
+        {
             return;
+        }
         var timer = new BatchTimer();
         if (_dirty)
         {
@@ -437,7 +483,9 @@ public sealed partial class Index
     private void MergeAfterBuild()
     {
         if (_mergedAfterBuild)
+        {
             return;
+        }
         if (SegmentsCount > SegmentsAfterBuild || _refreshPending)
         {
             var timer = new BatchTimer();
@@ -461,7 +509,9 @@ public sealed partial class Index
     {
         Refresh(timer);
         if (streaming)
+        {
             _refreshInterval = TimeSpan.FromTicks(Math.Min(_refreshInterval.Ticks * 2, MaxRefreshInterval.Ticks));
+        }
     }
 
     /// <summary>Makes everything written searchable and publishes the progress that goes with it.</summary>
@@ -518,10 +568,14 @@ public sealed partial class Index
             var delay = RetryDelay(++_failuresInARow);
             await Task.Delay(TimeSpan.FromSeconds(1), token).ConfigureAwait(false);
             if (delay > TimeSpan.FromSeconds(1))
+            {
                 await Task.WhenAny(Task.Delay(delay - TimeSpan.FromSeconds(1), token), wake).ConfigureAwait(false);
+            }
             token.ThrowIfCancellationRequested();
             if (wake.IsCompleted)
+            {
                 ResetWake();
+            }
             return true;
         }
         catch (OperationCanceledException)
@@ -542,9 +596,13 @@ public sealed partial class Index
         // A map-reduce's store goes back to its last commit too (it may be one commit ahead of
         // Lucene's); one whose journal failed (a full disk) takes no writes until it is reopened.
         if (_reduceStore is { Failure: not null })
+        {
             _reduceStore.Reopen();
+        }
         else
+        {
             _reduceStore?.Abort();
+        }
         _reduce?.Table.Forget();
         var positions = _files.RollBack(commit =>
         {
@@ -558,7 +616,9 @@ public sealed partial class Index
             foreach (var (collection, committed) in commit)
             {
                 if (published.TryGetValue(collection, out var shown))
+                {
                     lesser[collection] = new CollectionPosition(Math.Min(shown.Documents, committed.Documents), Math.Min(shown.Tombstones, committed.Tombstones));
+                }
             }
             _progress = new IndexProgress(lesser, CaughtUpTo: 0);
             Interlocked.Increment(ref _generation);

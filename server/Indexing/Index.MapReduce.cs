@@ -65,7 +65,9 @@ public sealed partial class Index
         if (written > 0 || !SamePositions(lucene, stored))
         {
             if (!_files.InMemory)
+            {
                 _files.Commit(stored);
+            }
             store.LuceneCommitted();
         }
         return stored;
@@ -91,7 +93,9 @@ public sealed partial class Index
     public void ReleaseOutput()
     {
         if (!_outputHeld)
+        {
             return;
+        }
         _outputHeld = false;
         if (Definition.ReduceSpec?.OutputReduceToCollection is not null)
         {
@@ -113,7 +117,9 @@ public sealed partial class Index
         {
             var pending = read.OpenTree(ReduceStore.OutputPendingTree);
             if (pending is null)
+            {
                 return;
+            }
             var keys = read.OpenTree(ReduceStore.KeysTree);
             var references = read.OpenTree(ReduceStore.OutputReferencesTree);
             using var iterator = pending.Iterate();
@@ -134,11 +140,15 @@ public sealed partial class Index
             }
         }
         if (marks.Count == 0)
+        {
             return;
+        }
         var command = new ReduceOutputCommand(spec.OutputReduceToCollection!, spec.PatternForOutputReduceToCollectionReferences, spec.ReferencesCollection, marks.Select(m => m.Output).ToList());
         await _database.EnqueueAsync(command).ConfigureAwait(false);
         foreach (var id in command.Unreferenced)
+        {
             RecordError(id, "Output", $"The reference pattern '{spec.PatternForOutputReduceToCollectionReferences}' names a field the result does not have: no reference document for it.");
+        }
         var write = _reduceStore.Write;
         var due = write.CreateTree(ReduceStore.OutputPendingTree);
         var referencesTree = write.CreateTree(ReduceStore.OutputReferencesTree);
@@ -146,11 +156,17 @@ public sealed partial class Index
         {
             // A later batch may have marked the key again: that mark stays.
             if (due.TryGet(keyId, out var current) && current.SequenceEqual(mark))
+            {
                 due.Delete(keyId);
+            }
             if (output.Reference is null)
+            {
                 referencesTree.Delete(keyId);
+            }
             else
+            {
                 referencesTree.Put(keyId, System.Text.Encoding.UTF8.GetBytes(output.Reference));
+            }
         }
         _dirty = true;
     }

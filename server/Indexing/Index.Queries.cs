@@ -17,7 +17,9 @@ public sealed partial class Index
     public FieldPlan PlanOf(string luceneName)
     {
         if (Definition.IsAuto)
+        {
             return _autoPlans.TryGetValue(luceneName, out var plan) ? plan : new FieldPlan(luceneName, FieldIndexing.Default, false);
+        }
         var options = Definition.OptionsOf(luceneName);
         return new FieldPlan(luceneName, options.Indexing, options.Stored, Analyzers.For(luceneName));
     }
@@ -55,7 +57,9 @@ public sealed partial class Index
     private void ReleaseSearcherCount()
     {
         if (Interlocked.Decrement(ref _activeSearchers) == 0 && _stop.IsCancellationRequested)
+        {
             Interlocked.Exchange(ref _deleteWhenUnused, null)?.Invoke();
+        }
     }
 
     /// <summary>
@@ -66,7 +70,9 @@ public sealed partial class Index
     {
         Volatile.Write(ref _deleteWhenUnused, delete);
         if (Volatile.Read(ref _activeSearchers) == 0)
+        {
             Interlocked.Exchange(ref _deleteWhenUnused, null)?.Invoke();
+        }
     }
 
     /// <summary>Marks the index queried now (an auto-index chosen by the planner).</summary>
@@ -89,23 +95,33 @@ public sealed partial class Index
     {
         var progress = _progress;
         if (progress.CaughtUpTo >= reader.LastEtag)
+        {
             return false;
+        }
         foreach (var collection in _lowerCollections)
         {
             var position = progress.Positions.GetValueOrDefault(collection);
             foreach (var _ in reader.GetDocumentsFrom(collection, position.Documents, 1))
+            {
                 return true;
+            }
             foreach (var _ in reader.GetTombstonesFrom(collection, position.Tombstones, 1))
+            {
                 return true;
+            }
         }
         if (_mapper.UsesLoad)
         {
             // A change of any document may change what the map loaded.
             var references = progress.Positions.GetValueOrDefault(HandleReferences.Position);
             foreach (var _ in reader.GetDocumentsFrom(null, references.Documents, 1))
+            {
                 return true;
+            }
             foreach (var _ in reader.GetTombstonesFrom(null, references.Tombstones, 1))
+            {
                 return true;
+            }
         }
         return false;
     }
@@ -120,7 +136,9 @@ public sealed partial class Index
     {
         var progress = _progress;
         if (progress.CaughtUpTo >= reader.LastEtag)
+        {
             return (0, 0);
+        }
         long items = 0;
         var oldest = long.MaxValue;
         foreach (var collection in _lowerCollections)
@@ -130,13 +148,17 @@ public sealed partial class Index
             {
                 oldest = Math.Min(oldest, record.LastModifiedTicks);
                 if (++items >= max)
+                {
                     return (items, oldest);
+                }
             }
             foreach (var tombstone in reader.GetTombstonesFrom(collection, position.Tombstones))
             {
                 oldest = Math.Min(oldest, tombstone.DeletedAtTicks);
                 if (++items >= max)
+                {
                     return (items, oldest);
+                }
             }
         }
         return (items, items == 0 ? 0 : oldest);
@@ -156,11 +178,15 @@ public sealed partial class Index
         {
             var done = Volatile.Read(ref _batchDone).Task;
             if (_state != IndexState.Normal || _disabled || _pausedAlone || _paused() || _stop.IsCancellationRequested || _lastBatchFailed)
+            {
                 return;
+            }
             using (var reader = _database.BeginRead())
             {
                 if (!IsStale(reader))
+                {
                     return;
+                }
             }
             if (!woken)
             {
@@ -169,7 +195,9 @@ public sealed partial class Index
                 woken = true;
             }
             if (!await WaitForBatchAsync(done, deadline, cancellationToken).ConfigureAwait(false))
+            {
                 return;
+            }
         }
     }
 
@@ -184,7 +212,9 @@ public sealed partial class Index
         {
             var done = Volatile.Read(ref _batchDone).Task;
             if (_progress.CaughtUpTo >= etag)
+            {
                 return true;
+            }
             // Asked on every pass: a refresh that published an earlier batch cleared the wish,
             // and the batch that reaches the etag must not wait for the refresh interval.
             _refreshWanted = true;
@@ -192,13 +222,19 @@ public sealed partial class Index
             using (var reader = _database.BeginRead())
             {
                 if (!IsStale(reader) && reader.LastEtag >= etag)
+                {
                     return true;
+                }
             }
             if (_state == IndexState.Error)
+            {
                 return false;
+            }
             ObjectDisposedException.ThrowIf(_stop.IsCancellationRequested, this);
             if (!await WaitForBatchAsync(done, deadline, cancellationToken).ConfigureAwait(false))
+            {
                 return false;
+            }
         }
     }
 
@@ -207,7 +243,9 @@ public sealed partial class Index
     {
         var left = deadline - Stopwatch.GetTimestamp();
         if (left <= 0)
+        {
             return false;
+        }
         try
         {
             await done.WaitAsync(TimeSpan.FromSeconds((double)left / Stopwatch.Frequency), cancellationToken).ConfigureAwait(false);

@@ -161,7 +161,9 @@ public sealed partial class Index : IAsyncDisposable, ITombstoneConsumer
         if (definition.IsAuto)
         {
             foreach (var field in definition.AutoFields)
+            {
                 _autoPlans[field.LuceneName] = new FieldPlan(field.LuceneName, field.Indexing, false);
+            }
             _planOf = name => _autoPlans.TryGetValue(name, out var plan) ? plan : new FieldPlan(name, FieldIndexing.Default, false);
         }
         else
@@ -169,7 +171,9 @@ public sealed partial class Index : IAsyncDisposable, ITombstoneConsumer
             _planOf = name =>
             {
                 if (_staticPlans.TryGetValue(name, out var plan))
+                {
                     return plan;
+                }
                 var options = definition.OptionsOf(name);
                 plan = new FieldPlan(name, options.Indexing, options.Stored, analyzers.For(name));
                 _staticPlans[name] = plan;
@@ -197,7 +201,9 @@ public sealed partial class Index : IAsyncDisposable, ITombstoneConsumer
                 // Nothing the recovery wrote is kept (Lucene commits on close otherwise).
                 _files.Close(keep: false, _ => { });
                 if (_temporaryReduceFolder is not null && Directory.Exists(_temporaryReduceFolder))
+                {
                     Directory.Delete(_temporaryReduceFolder, recursive: true);
+                }
                 throw;
             }
             _map = _reduce;
@@ -213,7 +219,9 @@ public sealed partial class Index : IAsyncDisposable, ITombstoneConsumer
         _committed = new Dictionary<string, CollectionPosition>(_positions);
         // Registered last: an index that failed to open holds no tombstones back.
         if (folder is not null)
+        {
             _tombstoneRegistration = database.Tombstones.Register(this);
+        }
     }
 
     private sealed class NoRegistration : IDisposable
@@ -240,7 +248,9 @@ public sealed partial class Index : IAsyncDisposable, ITombstoneConsumer
     {
         var started = Stopwatch.GetTimestamp();
         if (!_files.InMemory)
+        {
             throw new InvalidOperationException("Only an in-memory index runs a test.");
+        }
         _map.Observer = observe;
         var count = 0;
         var output = new MapOutput();
@@ -252,12 +262,16 @@ public sealed partial class Index : IAsyncDisposable, ITombstoneConsumer
                 foreach (var record in reader.GetDocumentsFrom(collection, 0, maxDocuments - count))
                 {
                     if (Stopwatch.GetElapsedTime(started) > maxTime)
+                    {
                         break;
+                    }
                     _map.Map(record, output, loader, timer: null);
                     count++;
                 }
                 if (count >= maxDocuments || Stopwatch.GetElapsedTime(started) > maxTime)
+                {
                     break;
+                }
             }
         }
         _map.EndBatch(new BatchTimer());
@@ -276,11 +290,17 @@ public sealed partial class Index : IAsyncDisposable, ITombstoneConsumer
     {
         var index = new Index(database, record, mapper, analyzers, folder, logger, paused, openDirectory);
         if (onBatch is not null)
+        {
             index.BatchCompleted += onBatch;
+        }
         if (onCaughtUp is not null)
+        {
             index.CaughtUp += onCaughtUp;
+        }
         if (start)
+        {
             index.Start();
+        }
         return index;
     }
 
@@ -288,7 +308,9 @@ public sealed partial class Index : IAsyncDisposable, ITombstoneConsumer
     public void Start()
     {
         if (_loop == Task.CompletedTask && !_stop.IsCancellationRequested)
+        {
             _loop = Task.Run(RunAsync);
+        }
     }
 
     /// <summary>The definition; its name changes once, when a replacement becomes the index it replaced.</summary>
@@ -311,7 +333,9 @@ public sealed partial class Index : IAsyncDisposable, ITombstoneConsumer
         {
             _disabled = value;
             if (!value)
+            {
                 Wake();
+            }
         }
     }
 
@@ -323,7 +347,9 @@ public sealed partial class Index : IAsyncDisposable, ITombstoneConsumer
         {
             _pausedAlone = value;
             if (!value)
+            {
                 Wake();
+            }
         }
     }
 
@@ -366,7 +392,9 @@ public sealed partial class Index : IAsyncDisposable, ITombstoneConsumer
     public void SetIdle()
     {
         if (_state == IndexState.Normal)
+        {
             _state = IndexState.Idle;
+        }
     }
 
     /// <summary>Positions and how far the loop has caught up, as of the last completed batch.</summary>
@@ -425,7 +453,9 @@ public sealed partial class Index : IAsyncDisposable, ITombstoneConsumer
         {
             _errors.Enqueue(new IndexError(document, action, error, DateTime.UtcNow));
             while (_errors.Count > MaxErrors)
+            {
                 _errors.Dequeue();
+            }
         }
     }
 
@@ -476,7 +506,9 @@ public sealed partial class Index : IAsyncDisposable, ITombstoneConsumer
     public async ValueTask DisposeAsync()
     {
         if (_stop.IsCancellationRequested)
+        {
             return;
+        }
         _stop.Cancel();
         try
         {
@@ -492,7 +524,9 @@ public sealed partial class Index : IAsyncDisposable, ITombstoneConsumer
         try
         {
             if (_dirty && !_files.InMemory && !_rollbackNeeded)
+            {
                 Commit();
+            }
         }
         catch (Exception e)
         {

@@ -62,7 +62,9 @@ public static partial class IndexCleanupAdvisor
             for (var a = 0; a < members.Count; a++)
             {
                 for (var b = a + 1; b < members.Count; b++)
+                {
                     advice.Add(Merge(members[a], members[b]));
+                }
             }
         }
 
@@ -87,7 +89,9 @@ public static partial class IndexCleanupAdvisor
     {
         var definition = index.Definition;
         if (definition.IsMapReduce)
+        {
             return false;
+        }
         if (definition.IsAuto)
         {
             return string.Equals(definition.Collection, collection, StringComparison.OrdinalIgnoreCase)
@@ -95,7 +99,9 @@ public static partial class IndexCleanupAdvisor
                 && fields.All(f => definition.AutoFields.Contains(f));
         }
         if (index.Collections.Count != 1 || !string.Equals(index.Collections[0], collection, StringComparison.OrdinalIgnoreCase))
+        {
             return false;
+        }
         var selected = PlainSelection(definition);
         return selected is not null && fields.All(f =>
             selected.TryGetValue(f.Path, out var path) && path == f.Path && definition.OptionsOf(f.Path).Indexing == f.Indexing);
@@ -127,17 +133,23 @@ public static partial class IndexCleanupAdvisor
     public static Dictionary<string, string>? PlainSelection(IndexDefinition definition)
     {
         if (definition.Maps.Count != 1)
+        {
             return null;
+        }
         var match = PlainMap().Match(definition.Maps[0]);
         if (!match.Success)
+        {
             return null;
+        }
         var parameter = match.Groups["param"].Value;
         var result = new Dictionary<string, string>(StringComparer.Ordinal);
         foreach (var item in match.Groups["body"].Value.Split(',', StringSplitOptions.TrimEntries | StringSplitOptions.RemoveEmptyEntries))
         {
             var field = FieldSelection().Match(item);
             if (!field.Success || field.Groups["param"].Value != parameter)
+            {
                 return null;
+            }
             result[field.Groups["name"].Value] = field.Groups["path"].Value;
         }
         return result.Count == 0 ? null : result;

@@ -15,17 +15,23 @@ public sealed partial class IndexStore
     public async Task<Index> GetOrCreateAutoIndexAsync(string collection, IReadOnlyCollection<AutoIndexField> fields)
     {
         if (FindAutoIndex(collection, fields) is { } found)
+        {
             return found;
+        }
         await _changes.WaitAsync().ConfigureAwait(false);
         try
         {
             if (FindAutoIndex(collection, fields) is { } raced)
+            {
                 return raced;
+            }
             var existing = _indexes.Values.Where(i => i.Definition.IsAuto && string.Equals(i.Definition.Collection, collection, StringComparison.OrdinalIgnoreCase)).ToList();
             var widened = existing.SelectMany(i => i.Definition.AutoFields).Concat(fields);
             var definition = IndexDefinition.CreateAuto(existing.FirstOrDefault()?.Definition.Collection ?? collection, widened);
             if (_indexes.TryGetValue(definition.Name, out var same))
+            {
                 return same;
+            }
             var record = new IndexRecord(definition, IndexRecord.NewFolder(definition.Name), null, IndexLockMode.Unlock, IndexPriority.Normal, false);
             var created = await CreateAsync(record, index =>
             {
@@ -49,7 +55,9 @@ public sealed partial class IndexStore
             && string.Equals(index.Definition.Collection, collection, StringComparison.OrdinalIgnoreCase)
             && fields.All(f => index.Definition.AutoFields.Any(a => a.Indexing == f.Indexing && string.Equals(a.Path, f.Path, StringComparison.Ordinal)))).ToList();
         if (covering.Count <= 1)
+        {
             return covering.FirstOrDefault();
+        }
         // While a wider auto-index builds, a narrower one that has caught up keeps answering what it covers.
         using var reader = _database.BeginRead();
         return covering.Where(i => !i.IsStale(reader)).MaxBy(i => i.Definition.AutoFields.Count)
@@ -75,15 +83,23 @@ public sealed partial class IndexStore
             var missing = fields.Where(f => !index.Definition.AutoFields.Any(a => a.Indexing == f.Indexing && string.Equals(a.Path, f.Path, StringComparison.Ordinal))).ToList();
             string reason;
             if (ReferenceEquals(index, found))
+            {
                 reason = "Chosen: it covers every field the query uses (" + FieldList(fields) + ").";
+            }
             else if (missing.Count > 0)
+            {
                 reason = "It does not cover " + FieldList(missing) + ".";
+            }
             else
+            {
                 reason = "It covers the query, but a wider index that has caught up (or the widest one) is preferred.";
+            }
             reasons.Add((index.Name, reason));
         }
         if (found is not null)
+        {
             return (found.Name, reasons);
+        }
         var definition = IndexDefinition.CreateAuto(existing.FirstOrDefault()?.Definition.Collection ?? collection, existing.SelectMany(i => i.Definition.AutoFields).Concat(fields));
         reasons.Add((definition.Name, existing.Count == 0
             ? $"No auto-index of {collection} exists: the query would create this one, for {FieldList(fields)}."
@@ -163,10 +179,14 @@ public sealed partial class IndexStore
                 && w.Definition.AutoFields.Count > narrow.Definition.AutoFields.Count
                 && narrow.Definition.AutoFields.All(f => w.Definition.AutoFields.Contains(f)));
             if (wider is null)
+            {
                 continue;
+            }
             bool stale;
             using (var reader = _database.BeginRead())
+            {
                 stale = wider.IsStale(reader);
+            }
             if (!stale && _indexes.ContainsKey(narrow.Name))
             {
                 try

@@ -89,13 +89,21 @@ public sealed partial class IndexStore
             var missing = aggregations.Where(a => !index.Definition.Aggregations.Contains(a)).ToList();
             string reason;
             if (ReferenceEquals(index, found))
+            {
                 reason = $"Chosen: it groups by {string.Join(", ", groupBy)} and has every aggregation the query uses ({wanted}).";
+            }
             else if (!same.Contains(index))
+            {
                 reason = $"It groups by {string.Join(", ", index.Definition.AutoFields.Select(f => f.Path))}, not by {string.Join(", ", groupBy)}.";
+            }
             else if (missing.Count > 0)
+            {
                 reason = "It does not have " + AggregationList(missing) + ".";
+            }
             else
+            {
                 reason = "It covers the query, but a wider index that has caught up (or the widest one) is preferred.";
+            }
             reasons.Add((index.Name, reason));
         }
         if (found is not null)

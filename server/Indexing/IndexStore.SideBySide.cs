@@ -31,7 +31,9 @@ public sealed partial class IndexStore
         {
             // Back to the current definition: a replacement building is no longer wanted.
             if (replacement is not null)
+            {
                 await DropAsync(replacement).ConfigureAwait(false);
+            }
             return new PutResult(existing.Name, PutOutcome.Unchanged);
         }
         if (existing.LockMode == IndexLockMode.LockedIgnore && !ignoreLock)
@@ -43,7 +45,9 @@ public sealed partial class IndexStore
         if (replacement is not null)
         {
             if (replacement.Definition.SameAs(renamed))
+            {
                 return new PutResult(existing.Name, PutOutcome.ReplacementStarted);
+            }
             await DropAsync(replacement).ConfigureAwait(false);
         }
         var replacementRecord = new IndexRecord(renamed, IndexRecord.NewFolder(replacementName), existing.Name, existing.LockMode, existing.Priority, false);
@@ -71,12 +75,16 @@ public sealed partial class IndexStore
         {
             var replacement = TryGet(ReplacementName(name));
             if (replacement is null || replacement.IsDisposed)
+            {
                 return false;
+            }
             if (onlyIfCaughtUp)
             {
                 using var reader = _database.BeginRead();
                 if (replacement.IsStale(reader) || replacement.State != IndexState.Normal)
+                {
                     return false;
+                }
             }
             var original = replacement.ReplacementOf!;
             var old = TryGet(original);
@@ -88,7 +96,9 @@ public sealed partial class IndexStore
             _indexes[definition.Name] = replacement;
             _indexes.TryRemove(ReplacementName(definition.Name), out _);
             if (old is not null)
+            {
                 await RetireAsync(old).ConfigureAwait(false);
+            }
             // Its output documents (OutputReduceToCollection) only now that the old index wrote its last.
             replacement.ReleaseOutput();
             _logger.LogInformation("Index {Index} of database {Database}: its replacement has caught up and was swapped in", definition.Name, _database.Name);

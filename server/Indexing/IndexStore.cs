@@ -93,14 +93,18 @@ public sealed partial class IndexStore : IAsyncDisposable
         public void Dispose()
         {
             if (Interlocked.Exchange(ref _done, 1) == 0)
+            {
                 action();
+            }
         }
     }
 
     private void OnBatch(Index index, IndexingBatch batch)
     {
         foreach (var listener in Volatile.Read(ref _batchListeners))
+        {
             listener(index, batch);
+        }
     }
 
     /// <summary>
@@ -140,9 +144,13 @@ public sealed partial class IndexStore : IAsyncDisposable
     public async ValueTask<Index> GetAsync(string name)
     {
         if (_indexes.TryGetValue(name, out var index) && !index.IsDisposed)
+        {
             return index;
+        }
         if (_replacing.TryGetValue(name, out var replacement))
+        {
             return await replacement.ConfigureAwait(false);
+        }
         return TryGet(name) ?? throw new IndexDoesNotExistException(name);
     }
 
@@ -167,11 +175,15 @@ public sealed partial class IndexStore : IAsyncDisposable
             foreach (var definition in definitions)
             {
                 if (_indexes.TryGetValue(definition.Name, out var existing) && existing.LockMode == IndexLockMode.LockedError && !existing.Definition.SameAs(definition))
+                {
                     throw new IndexLockedException(existing.Name);
+                }
             }
             var results = new List<PutResult>();
             foreach (var definition in definitions)
+            {
                 results.Add(await PutOneAsync(definition).ConfigureAwait(false));
+            }
             return results;
         }
         finally
@@ -231,7 +243,9 @@ public sealed partial class IndexStore : IAsyncDisposable
         if (!paused)
         {
             foreach (var index in _indexes.Values)
+            {
                 index.Resume();
+            }
         }
     }
 
@@ -244,14 +258,18 @@ public sealed partial class IndexStore : IAsyncDisposable
             var index = Get(name);
             // As RavenDB: a locked index is not deleted either (LockedIgnore: silently).
             if (respectLock && index.LockMode == IndexLockMode.LockedError)
+            {
                 throw new IndexLockedException(index.Name);
+            }
             if (respectLock && index.LockMode == IndexLockMode.LockedIgnore)
             {
                 _logger.LogInformation("Index {Index} is locked (LockedIgnore): its deletion is ignored", index.Name);
                 return;
             }
             if (TryGet(ReplacementName(index.Name)) is { } replacement)
+            {
                 await DropAsync(replacement).ConfigureAwait(false);
+            }
             await DropAsync(index).ConfigureAwait(false);
             // Its output documents (OutputReduceToCollection) go with it.
             await ReduceOutputDeletion.RunAsync(_database, index.Definition).ConfigureAwait(false);
@@ -289,10 +307,14 @@ public sealed partial class IndexStore : IAsyncDisposable
         {
             await old.DisposeAsync().ConfigureAwait(false);
             if (afterClose is not null)
+            {
                 await afterClose().ConfigureAwait(false);
+            }
             DeleteFolder(old.Folder);
             if (!string.Equals(old.Name, definition.Name, StringComparison.Ordinal))
+            {
                 _indexes.TryRemove(old.Name, out _);
+            }
             var index = OpenIndex(record);
             _indexes[definition.Name] = index;
             done.SetResult(index);
@@ -334,7 +356,9 @@ public sealed partial class IndexStore : IAsyncDisposable
             }
             var left = deadline - DateTime.UtcNow;
             if (left <= TimeSpan.Zero || !await index.WaitForEtagAsync(etag, left, cancellationToken).ConfigureAwait(false))
+            {
                 lagging.Add((index.Name, index.WhyNotIndexing ?? $"it had not indexed up to etag {etag} within {timeout}"));
+            }
         }
         return lagging;
     }
@@ -351,7 +375,9 @@ public sealed partial class IndexStore : IAsyncDisposable
         var analyzers = Analyzers.Resolve(definition);
         var fingerprint = Fingerprint(definition, analyzers.Signature);
         if (Directory.Exists(folder) && (!File.Exists(stamp) || File.ReadAllText(stamp) != fingerprint))
+        {
             DeleteFolder(folder);
+        }
         if (!Directory.Exists(folder))
         {
             Directory.CreateDirectory(folder);
@@ -361,7 +387,9 @@ public sealed partial class IndexStore : IAsyncDisposable
         }
         var index = Index.Open(_database, record, CreateMapper(definition), analyzers, folder, _logger, () => _paused, OnBatch, OnCaughtUp, _options.OpenDirectory, start);
         if (record.ReplacementOf is { } original)
+        {
             index.OriginalQueried = () => _indexes.TryGetValue(original, out var answering) && answering != index && answering.QueriedWithin(Index.YieldWindow);
+        }
         return index;
     }
 
@@ -415,7 +443,9 @@ public sealed partial class IndexStore : IAsyncDisposable
         json["Layout"] = LuceneFields.LayoutVersion;
         // The recipes of the database analyzers it uses: files written with another version of one are not this index's.
         if (analyzers is not null)
+        {
             json["Analyzers"] = analyzers;
+        }
         return Convert.ToHexString(SHA256.HashData(Encoding.UTF8.GetBytes(json.ToJsonString())));
     }
 
@@ -513,7 +543,9 @@ public sealed partial class IndexStore : IAsyncDisposable
         foreach (var folder in Directory.GetDirectories(IndexesFolder))
         {
             if (!known.Contains(Path.GetFileName(folder)))
+            {
                 DeleteFolder(folder);
+            }
         }
     }
 
@@ -522,7 +554,9 @@ public sealed partial class IndexStore : IAsyncDisposable
         try
         {
             if (Directory.Exists(folder))
+            {
                 Directory.Delete(folder, recursive: true);
+            }
         }
         catch (IOException e)
         {
@@ -542,7 +576,9 @@ public sealed partial class IndexStore : IAsyncDisposable
         }
         await _changes.WaitAsync().ConfigureAwait(false);
         foreach (var index in _indexes.Values)
+        {
             await index.DisposeAsync().ConfigureAwait(false);
+        }
         _indexes.Clear();
     }
 }

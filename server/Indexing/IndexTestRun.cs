@@ -51,7 +51,9 @@ public sealed class IndexTestRun : IAsyncDisposable
             var processed = index.RunTest(maxDocuments, maxTime, (id, output) =>
             {
                 if (mapResults.Count < MapResultsKept)
+                {
                     mapResults.Add((id, output.Entries.ToList()));
+                }
             });
             return new IndexTestRun(index, processed, mapResults);
         }

@@ -27,7 +27,9 @@ public sealed record IndexingBatch(
         var read = Math.Max(0, timer.LoopTicks - mapTotal - timer.WriteTicks - timer.DeleteTicks - timer.ReferencesTicks - timer.ReduceTicks);
         var operations = new List<IndexingOperation> { new("Storage/Read", Ms(read), []) };
         if (timer.MapTicks.Count > 0)
+        {
             operations.Add(new IndexingOperation("Map", Ms(mapTotal), timer.MapTicks.Select(m => new IndexingOperation("Map/" + m.Key, Ms(m.Value), [])).ToList()));
+        }
         if (timer.WriteTicks + timer.DeleteTicks > 0)
         {
             operations.Add(new IndexingOperation("Lucene/Write", Ms(timer.WriteTicks + timer.DeleteTicks),
@@ -37,13 +39,21 @@ public sealed record IndexingBatch(
             ]));
         }
         if (timer.ReferencesTicks > 0)
+        {
             operations.Add(new IndexingOperation("References", Ms(timer.ReferencesTicks), []));
+        }
         if (timer.ReduceTicks > 0)
+        {
             operations.Add(new IndexingOperation("Reduce", Ms(timer.ReduceTicks), []));
+        }
         if (timer.RefreshTicks > 0)
+        {
             operations.Add(new IndexingOperation("Lucene/Refresh", Ms(timer.RefreshTicks), []));
+        }
         if (timer.CommitTicks > 0)
+        {
             operations.Add(new IndexingOperation("Lucene/Commit", Ms(timer.CommitTicks), []));
+        }
         var duration = Ms(total);
         return new IndexingBatch(id, timer.StartedAt, DateTime.UtcNow, duration, timer.Input, timer.Output, timer.Failed,
             GC.GetAllocatedBytesForCurrentThread() - timer.AllocatedAtStart, timer.DocumentsSize,

@@ -26,7 +26,9 @@ public sealed class IndexingBatchRing
             var result = new IndexingBatch[length];
             var first = _count - length;
             for (var i = 0; i < length; i++)
+            {
                 result[i] = _items[(first + i) % Capacity];
+            }
             return result;
         }
     }

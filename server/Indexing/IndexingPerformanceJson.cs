@@ -13,7 +13,9 @@ public static class IndexingPerformanceJson
         writer.WriteString("Name", index);
         writer.WriteStartArray("Performance");
         foreach (var batch in batches)
+        {
             WriteBatch(writer, batch);
+        }
         writer.WriteEndArray();
         writer.WriteEndObject();
     }
@@ -46,7 +48,9 @@ public static class IndexingPerformanceJson
         writer.WriteNumber("DurationInMs", Math.Round(operation.DurationInMs, 3));
         writer.WriteStartArray("Operations");
         foreach (var child in operation.Operations)
+        {
             WriteOperation(writer, child);
+        }
         writer.WriteEndArray();
         writer.WriteEndObject();
     }

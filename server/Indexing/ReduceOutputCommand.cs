@@ -37,18 +37,30 @@ internal sealed class ReduceOutputCommand(string collection, string? pattern, st
         {
             var first = OutputId(key.Hash, 0);
             for (var row = 0; row < key.Rows.Count; row++)
+            {
                 Put(transaction, context, OutputId(key.Hash, row), key.Rows[row], collection, "Artificial, FromIndex");
+            }
             for (var row = key.Rows.Count; row < key.PreviousRows; row++)
+            {
                 transaction.Delete(OutputId(key.Hash, row), null);
+            }
             if (pattern is null)
+            {
                 continue;
+            }
             key.Reference = key.Rows.Count == 0 ? null : ReferenceId(key.Rows[0]);
             if (key.Rows.Count > 0 && key.Reference is null)
+            {
                 Unreferenced.Add(first);
+            }
             if (key.PreviousReference is not null && !string.Equals(key.PreviousReference, key.Reference, StringComparison.OrdinalIgnoreCase))
+            {
                 UpdateReference(transaction, context, key.PreviousReference, first, add: false);
+            }
             if (key.Reference is not null)
+            {
                 UpdateReference(transaction, context, key.Reference, first, add: true);
+            }
         }
     }
 
@@ -70,14 +82,20 @@ internal sealed class ReduceOutputCommand(string collection, string? pattern, st
             }
             var close = pattern.IndexOf('}', open);
             if (close < 0)
+            {
                 return null;
+            }
             builder.Append(pattern, at, open - at);
             var field = pattern[(open + 1)..close];
             if (!document.RootElement.TryGetProperty(field, out var value) || value.ValueKind is JsonValueKind.Null or JsonValueKind.Undefined)
+            {
                 return null;
+            }
             var text = value.ValueKind == JsonValueKind.String ? value.GetString() : value.GetRawText();
             if (string.IsNullOrEmpty(text))
+            {
                 return null;
+            }
             builder.Append(text);
             at = close + 1;
         }
@@ -96,15 +114,23 @@ internal sealed class ReduceOutputCommand(string collection, string? pattern, st
             BlittableJsonWriter.WriteTo(record.Document, json);
             using var existing = JsonDocument.Parse(json.WrittenMemory);
             if (existing.RootElement.TryGetProperty("ReduceOutputs", out var list) && list.ValueKind == JsonValueKind.Array)
+            {
                 outputs.AddRange(list.EnumerateArray().Where(v => v.ValueKind == JsonValueKind.String).Select(v => v.GetString()!));
+            }
         }
         var had = outputs.Contains(outputId, StringComparer.OrdinalIgnoreCase);
         if (add == had)
+        {
             return;
+        }
         if (add)
+        {
             outputs.Add(outputId);
+        }
         else
+        {
             outputs.RemoveAll(o => string.Equals(o, outputId, StringComparison.OrdinalIgnoreCase));
+        }
         if (outputs.Count == 0)
         {
             transaction.Delete(referenceId, null);

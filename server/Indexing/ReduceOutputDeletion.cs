@@ -17,7 +17,9 @@ internal sealed class ReduceOutputDeletion(List<string> ids) : IMergedCommand<Da
     public void Execute(DatabaseTransaction transaction)
     {
         foreach (var id in ids)
+        {
             transaction.Delete(id, null);
+        }
     }
 
     /// <summary>Deletes the output documents of <paramref name="index"/>'s definition (none for an index without an output collection).</summary>
@@ -25,11 +27,15 @@ internal sealed class ReduceOutputDeletion(List<string> ids) : IMergedCommand<Da
     {
         var spec = definition.ReduceSpec;
         if (spec?.OutputReduceToCollection is null)
+        {
             return;
+        }
         foreach (var collection in new[] { spec.OutputReduceToCollection, spec.ReferencesCollection })
         {
             if (collection is null)
+            {
                 continue;
+            }
             var after = 0L;
             while (true)
             {
@@ -42,13 +48,19 @@ internal sealed class ReduceOutputDeletion(List<string> ids) : IMergedCommand<Da
                         read++;
                         after = record.Etag;
                         if (IsArtificial(record.Document))
+                        {
                             ids.Add(record.Id);
+                        }
                     }
                 }
                 if (ids.Count > 0)
+                {
                     await database.EnqueueAsync(new ReduceOutputDeletion(ids)).ConfigureAwait(false);
+                }
                 if (read < BatchSize)
+                {
                     break;
+                }
             }
         }
     }

@@ -21,7 +21,9 @@ public static class CollectionQueryExecutor
         using var reader = database.BeginRead();
         var resultEtag = QueryResultEtag.Compute(request, reader.LastEtag, collection ?? "@all_docs", 0, 0);
         if (ifNoneMatch is not null && ifNoneMatch.Trim('"') == resultEtag)
+        {
             return new QueryAnswer(resultEtag, default, NotModified: true);
+        }
         var included = includes is null ? null : new HashSet<string>(StringComparer.OrdinalIgnoreCase);
         var output = new ArrayBufferWriter<byte>(16 * 1024);
         run.Shape.StartResults(output);
@@ -34,22 +36,34 @@ public static class CollectionQueryExecutor
             foreach (var record in reader.GetDocumentsFrom(collection, 0))
             {
                 if (query.Where is not null && !evaluator.Matches(query.Where, record.Id, record.Document))
+                {
                     continue;
+                }
                 if (filter is not null)
                 {
                     if (filter.Exhausted)
+                    {
                         break;
+                    }
                     if (!filter.Matches(record.Id, record.Document))
+                    {
                         continue;
+                    }
                 }
                 total++;
                 if (total <= offset || written >= limit)
+                {
                     continue;
+                }
                 if (written++ > 0)
+                {
                     output.Write(","u8);
+                }
                 QueryProjection.WriteResult(output, query, record.Id, record.Document, null, null);
                 if (included is not null)
+                {
                     DocumentIncludes.Collect(record.Document, includes!, included);
+                }
                 run.Revisions?.Collect(record.Id, record.Document);
             }
         }
@@ -61,37 +75,57 @@ public static class CollectionQueryExecutor
             foreach (var record in reader.GetDocumentsFrom(collection, 0))
             {
                 if (query.Where is null || evaluator.Matches(query.Where, record.Id, record.Document))
+                {
                     ids.Add(record.Id);
+                }
             }
             ids.Sort((a, b) => string.CompareOrdinal(a.ToLowerInvariant(), b.ToLowerInvariant()) * (byId.Descending ? -1 : 1));
             if (filter is null)
+            {
                 total = ids.Count;
+            }
             long matched = 0;
             foreach (var id in ids)
             {
                 // A filter examines the documents in the query's order, as far as its filter_limit.
                 if (filter is null && (matched >= offset + limit))
+                {
                     break;
+                }
                 if (!reader.TryGet(id, out var record))
+                {
                     continue;
+                }
                 if (filter is not null)
                 {
                     if (filter.Exhausted)
+                    {
                         break;
+                    }
                     if (!filter.Matches(record.Id, record.Document))
+                    {
                         continue;
+                    }
                 }
                 if (matched++ < offset || written >= limit)
+                {
                     continue;
+                }
                 if (written++ > 0)
+                {
                     output.Write(","u8);
+                }
                 QueryProjection.WriteResult(output, query, record.Id, record.Document, null, null);
                 if (included is not null)
+                {
                     DocumentIncludes.Collect(record.Document, includes!, included);
+                }
                 run.Revisions?.Collect(record.Id, record.Document);
             }
             if (filter is not null)
+            {
                 total = matched;
+            }
         }
         timing?.Dispose();
         run.Shape.EndResults(output, reader, included, run.Timings, run.Revisions);

@@ -48,9 +48,13 @@ public static class DocumentIncludes
         foreach (var id in ids)
         {
             if (!reader.TryGet(id, out var record))
+            {
                 continue;
+            }
             if (!first)
+            {
                 output.Write(","u8);
+            }
             first = false;
             output.Write("\""u8);
             output.Write(JsonEncodedText.Encode(record.Id, JavaScriptEncoder.UnsafeRelaxedJsonEscaping).EncodedUtf8Bytes);

@@ -43,13 +43,17 @@ public static class IndexQueryExecutor
             var stale = index.IsStale(reader);
             var resultEtag = QueryResultEtag.Compute(request, reader.LastEtag, index.Name, progress.CaughtUpTo, progress.LastIndexedEtag);
             if (ifNoneMatch is not null && ifNoneMatch.Trim('"') == resultEtag)
+            {
                 return new QueryAnswer(resultEtag, default, NotModified: true);
+            }
 
             var searcher = index.Acquire();
             try
             {
                 if (index.Generation != generation)
+                {
                     continue;
+                }
                 var (luceneQuery, sort) = BuildSearch(index, searcher.IndexReader, query, request);
                 var output = new ArrayBufferWriter<byte>(16 * 1024);
                 run.Shape.StartResults(output);
@@ -59,7 +63,9 @@ public static class IndexQueryExecutor
                 run.Shape.WriteStatistics(output, statistics);
                 // The request's trace span (Diagnostics: only when OpenTelemetry listens) names the index.
                 if (System.Diagnostics.Activity.Current is { IsAllDataRequested: true } span)
+                {
                     span.SetTag("jackdaw.index", index.Name);
+                }
                 return new QueryAnswer(resultEtag, output.WrittenMemory, NotModified: false) { Statistics = statistics };
             }
             finally
@@ -81,7 +87,9 @@ public static class IndexQueryExecutor
     private static (long Total, long Skipped, HashSet<string>? Included) WriteHits(IndexSearcher searcher, Query luceneQuery, Sort? sort, RqlQuery query, QueryRun run, DocumentsReader reader, Indexing.Index index, ArrayBufferWriter<byte> output)
     {
         if (index.Definition.IsMapReduce)
+        {
             return ReduceResultsWriter.WriteHits(searcher, luceneQuery, sort, query, run, output);
+        }
         var (offset, limit, filter, timings) = (run.Offset, run.Limit, run.Filter, run.Timings);
         using var timing = timings?.Start("Query");
         var includes = DocumentIncludes.PathsOf(query);
@@ -96,7 +104,9 @@ public static class IndexQueryExecutor
         {
             TopDocs top;
             using (timings?.Start("Lucene"))
+            {
                 top = sort is null ? searcher.Search(luceneQuery, wanted) : searcher.Search(luceneQuery, null, wanted, sort);
+            }
             using var retriever = timings?.Start("Retriever");
             var seen = new HashSet<string>(StringComparer.OrdinalIgnoreCase);
             long skipped = 0;
@@ -126,32 +136,48 @@ public static class IndexQueryExecutor
                 if (filter is not null)
                 {
                     if (filter.Exhausted)
+                    {
                         break;
+                    }
                     if (!filter.Matches(record.Id, record.Document))
+                    {
                         continue;
+                    }
                 }
                 distinct++;
                 if (distinct <= offset)
+                {
                     continue;
+                }
                 if (written >= limit)
                 {
                     // A filtered query counts every match; an unfiltered one has its total from Lucene.
                     if (filter is null)
+                    {
                         break;
+                    }
                     continue;
                 }
                 if (written++ > 0)
+                {
                     output.Write(","u8);
+                }
                 QueryProjection.WriteResult(output, query, record.Id, record.Document, stored, index);
                 if (included is not null)
+                {
                     DocumentIncludes.Collect(record.Document, includes!, included);
+                }
                 run.Revisions?.Collect(record.Id, record.Document);
             }
             if (filter is null && written < limit && top.ScoreDocs.Length == wanted && wanted < top.TotalHits)
+            {
                 complete = false;
+            }
             // Duplicates or deleted documents kept the filter from examining its filter_limit.
             if (filter is not null && !filter.Exhausted && top.ScoreDocs.Length == wanted && wanted < top.TotalHits)
+            {
                 complete = false;
+            }
             if (complete)
             {
                 // Exact when every hit was read (or filtered); otherwise the hits less the duplicates seen.
@@ -176,10 +202,14 @@ public static class IndexQueryExecutor
         var leaf = leaves[ReaderUtil.SubIndex(doc, leaves)];
         var values = leaf.AtomicReader.GetSortedDocValues(LuceneFields.Id + LuceneFields.StringSortSuffix);
         if (values is null)
+        {
             return null;
+        }
         var ord = values.GetOrd(doc - leaf.DocBase);
         if (ord < 0)
+        {
             return null;
+        }
         values.LookupOrd(ord, scratch);
         return scratch.Utf8ToString();
     }
@@ -189,15 +219,21 @@ public static class IndexQueryExecutor
     {
         var known = new HashSet<string>(StringComparer.Ordinal);
         if (index.Definition.IsAuto)
+        {
             return known;
+        }
         foreach (var name in index.Definition.Fields.Keys)
+        {
             known.Add(name);
+        }
         var terms = MultiFields.GetTerms(reader, LuceneFields.Exists);
         if (terms is not null)
         {
             var iterator = terms.GetEnumerator();
             while (iterator.MoveNext())
+            {
                 known.Add(iterator.Term.Utf8ToString());
+            }
         }
         return known;
     }
@@ -210,18 +246,24 @@ public static class IndexQueryExecutor
             var field = index.Definition.AutoFields.FirstOrDefault(f => f.Path == name && f.Indexing == indexing)
                 ?? index.Definition.AutoFields.FirstOrDefault(f => f.Path == name && indexing == FieldIndexing.Exact && f.Indexing == FieldIndexing.Default);
             if (field is null)
+            {
                 throw new InvalidQueryException(text, position, $"the index '{index.Name}' has no field '{new AutoIndexField(name, indexing).Key}'; its fields are {string.Join(", ", index.Definition.AutoFields.Select(f => f.Key))}. Query the collection instead and an auto-index covering it is made.");
+            }
             return new FieldPlan(field.LuceneName, field.Indexing, false);
         }
         if (!known.Contains(name) && reader.NumDocs > 0)
+        {
             throw new InvalidQueryException(text, position, $"the index '{index.Name}' has no field '{name}'; its fields are {string.Join(", ", known.Order(StringComparer.Ordinal))}.");
+        }
         return index.PlanOf(name);
     }
 
     private static Sort? BuildSort(Indexing.Index index, HashSet<string> known, IndexReader reader, RqlQuery query, string text, LuceneQueryBuilder builder)
     {
         if (query.OrderBy.Count == 0)
+        {
             return null;
+        }
         var infos = MultiFields.GetMergedFieldInfos(reader);
         var fields = new List<SortField>();
         foreach (var order in query.OrderBy)

@@ -69,7 +69,9 @@ public static class QueryPlanner
         else
         {
             if (IsAllDocs(query.From.Name))
+            {
                 throw new InvalidQueryException(request.Text, query.From.Position, "a where on fields or an order by over @all_docs needs a static index; query a collection, or define an index and query it with 'from index'.");
+            }
             index = await store.GetOrCreateAutoIndexAsync(query.From.Name, LuceneQueryBuilder.NeededFields(query)).ConfigureAwait(false);
         }
         index.MarkQueried();
@@ -141,14 +143,22 @@ public static class QueryPlanner
     public static long? Count(RqlValue? value, QueryRequest request, string what)
     {
         if (value is null || value.Kind == RqlValueKind.Null)
+        {
             return null;
+        }
         if (value.Kind == RqlValueKind.Parameter && request.Parameters.TryGetValue(value.Text, out var none) && none.ValueKind == JsonValueKind.Null)
+        {
             return null;
+        }
         long count;
         if (value.Kind == RqlValueKind.Number && long.TryParse(value.Text, NumberStyles.None, CultureInfo.InvariantCulture, out count))
+        {
             return count;
+        }
         if (value.Kind == RqlValueKind.Parameter && request.Parameters.TryGetValue(value.Text, out var given) && given.ValueKind == JsonValueKind.Number && given.TryGetInt64(out count) && count >= 0)
+        {
             return count;
+        }
         throw new InvalidQueryException(request.Text, value.Position, $"'{what}' must be a whole number of at least 0 (or a parameter holding one).");
     }
 }

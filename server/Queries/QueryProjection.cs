@@ -101,7 +101,9 @@ public static class QueryProjection
         var writer = new ProjectedValue(output);
         path.DocumentPath.Walk(document, ref writer);
         if (!writer.Written)
+        {
             output.Write("null"u8);
+        }
     }
 
     /// <summary>Writes the values of a walk as JSON, arrays as the walk enters and leaves them.</summary>
@@ -134,7 +136,9 @@ public static class QueryProjection
         private void Separate()
         {
             if (_comma)
+            {
                 output.Write(","u8);
+            }
             _comma = true;
             Written = true;
         }

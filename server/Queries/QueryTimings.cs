@@ -82,7 +82,9 @@ public sealed class QueryTimings
             foreach (var child in _children)
             {
                 if (child.Name == name)
+                {
                     return child;
+                }
             }
             var stage = new Stage(name, this);
             _children.Add(stage);

@@ -46,31 +46,45 @@ internal static class ReduceResultsWriter
         {
             var json = searcher.Doc(hit.Doc).GetBinaryValue(LuceneFields.ReduceResult);
             if (json is null)
+            {
                 continue;
+            }
             context.Reset();
             var text = json.Bytes.AsSpan(json.Offset, json.Length);
             var row = context.Parse(text, BlittableMode.Memory);
             if (filter is not null)
             {
                 if (filter.Exhausted)
+                {
                     break;
+                }
                 if (!filter.Matches("", row.Span))
+                {
                     continue;
+                }
             }
             matched++;
             if (matched <= offset)
+            {
                 continue;
+            }
             if (written >= limit)
             {
                 if (filter is null)
+                {
                     break;
+                }
                 continue;
             }
             if (written++ > 0)
+            {
                 output.Write(","u8);
+            }
             QueryProjection.WriteReduceRow(output, query, text, row.Span);
             if (included is not null)
+            {
                 DocumentIncludes.Collect(row.Span, includes!, included);
+            }
         }
         var total = filter is not null ? matched : top.TotalHits;
         return (total, 0, included);

@@ -22,9 +22,13 @@ public sealed class RevisionIncludes
     {
         var includes = new List<RqlRevisionsInclude>();
         foreach (var path in paths ?? [])
+        {
             includes.Add(new RqlRevisionsInclude(null, path, 0));
+        }
         if (before is { } at)
+        {
             includes.Add(new RqlRevisionsInclude(at, null, 0));
+        }
         return includes.Count == 0 ? null : new RevisionIncludes(includes);
     }
 
@@ -48,7 +52,9 @@ public sealed class RevisionIncludes
             if (include.Before is { } before)
             {
                 if (_seenBefore.Add((id, before)))
+                {
                     Before.Add((id, before));
+                }
             }
             else if (include.Path is { } path)
             {
@@ -61,7 +67,9 @@ public sealed class RevisionIncludes
     private void AddChangeVector(string changeVector)
     {
         if (_seenChangeVectors.Add(changeVector))
+        {
             ChangeVectors.Add(changeVector);
+        }
     }
 
     private readonly struct ChangeVectorCollector(RevisionIncludes owner) : IDocumentPathVisitor
@@ -69,7 +77,9 @@ public sealed class RevisionIncludes
         public bool Leaf(PathLeaf leaf)
         {
             if (leaf.Kind == PathLeafKind.String && leaf.GetString() is { Length: > 0 } changeVector)
+            {
                 owner.AddChangeVector(changeVector);
+            }
             return true;
         }
 

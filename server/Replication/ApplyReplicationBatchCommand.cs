@@ -50,7 +50,9 @@ public sealed class ApplyReplicationBatchCommand(string sourceDatabaseId, Replic
         }
         Position = Math.Max(position, batch.LastEtag);
         if (Position != position)
+        {
             ReplicationPositions.Write(transaction, sourceDatabaseId, Position);
+        }
     }
 
     private void Apply(DatabaseTransaction transaction, ReplicationItem item)
@@ -133,9 +135,13 @@ public sealed class ApplyReplicationBatchCommand(string sourceDatabaseId, Replic
     private void Store(DatabaseTransaction transaction, ReplicationItem item, string changeVector)
     {
         if (item.IsTombstone)
+        {
             transaction.DeleteReplicated(item.Id, item.Collection, changeVector, item.LastModifiedTicks);
+        }
         else
+        {
             transaction.PutReplicated(item.Id, item.Document, item.Collection, changeVector, item.LastModifiedTicks, context);
+        }
         Applied++;
     }
 }

@@ -81,12 +81,16 @@ public sealed class DatabaseReplication : IAsyncDisposable, ITombstoneConsumer
     private static ConflictPolicy PolicyOf(string? json)
     {
         if (json is null)
+        {
             return ConflictPolicy.ResolveToLatest;
+        }
         try
         {
             using var document = JsonDocument.Parse(json);
             if (document.RootElement.ValueKind != JsonValueKind.Object)
+            {
                 throw new Errors.BadRequestException("A conflict solver is a JSON object such as {\"ResolveToLatest\":true}.");
+            }
             return document.RootElement.TryGetProperty("ResolveToLatest", out var latest) && latest.ValueKind == JsonValueKind.False
                 ? ConflictPolicy.Keep
                 : ConflictPolicy.ResolveToLatest;

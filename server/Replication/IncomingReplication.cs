@@ -33,7 +33,9 @@ public static class IncomingReplication
         var replication = DatabaseReplication.Of(database);
         long position;
         using (var reader = database.BeginRead())
+        {
             position = ReplicationPositions.Read(reader, sourceDatabaseId);
+        }
         await SendAsync(socket, "Hello", position, database, cancellationToken).ConfigureAwait(false);
         logger.LogInformation("Database {Database}: replication from {Source} ({SourceId}) connected at etag {Position}", database.Name, sourceTag, sourceDatabaseId, position);
 

@@ -92,7 +92,9 @@ public sealed class OutgoingReplication : IAsyncDisposable
                 Connected = false;
                 Failures++;
                 if (LastError != e.Message)
+                {
                     _logger.LogInformation("Replication of {Database} to {Tag} ({Url}): {Error}; retrying", Database, Destination.Tag, Destination.Url, e.Message);
+                }
                 LastError = e.Message;
             }
             try
@@ -132,7 +134,9 @@ public sealed class OutgoingReplication : IAsyncDisposable
         {
             ReplicationBatch batch;
             using (var reader = database.BeginRead())
+            {
                 batch = ReplicationFeed.Read(reader, position, MaxItemsPerBatch, MaxBytesPerBatch);
+            }
             if (batch.Items.Count == 0 && batch.LastEtag == position)
             {
                 // Nothing new: wait for the next durable commit, or send a heartbeat.
@@ -164,9 +168,13 @@ public sealed class OutgoingReplication : IAsyncDisposable
     {
         var baseUrl = Destination.Url.TrimEnd('/');
         if (baseUrl.StartsWith("https://", StringComparison.OrdinalIgnoreCase))
+        {
             baseUrl = "wss://" + baseUrl[8..];
+        }
         else if (baseUrl.StartsWith("http://", StringComparison.OrdinalIgnoreCase))
+        {
             baseUrl = "ws://" + baseUrl[7..];
+        }
         return new Uri($"{baseUrl}/databases/{Uri.EscapeDataString(Database)}/replication/push?sourceDatabaseId={Uri.EscapeDataString(database.DatabaseId)}&sourceTag={Uri.EscapeDataString(MyTag)}");
     }
 
@@ -184,13 +192,19 @@ public sealed class OutgoingReplication : IAsyncDisposable
     {
         var read = await messages.ReadAsync(token).ConfigureAwait(false);
         if (read != WebSocketRead.Message)
+        {
             throw new WebSocketException($"The destination closed the replication connection instead of answering {type}.");
+        }
         using var json = JsonDocument.Parse(messages.Message);
         var root = json.RootElement;
         if (root.TryGetProperty("Type", out var got) && got.GetString() == "Error")
+        {
             throw new InvalidOperationException("The destination refused replication: " + (root.TryGetProperty("Message", out var message) ? message.GetString() : "no reason given"));
+        }
         if (!root.TryGetProperty("Type", out got) || got.GetString() != type || !root.TryGetProperty("LastEtag", out var etag))
+        {
             throw new InvalidDataException($"The destination answered {messages.Message.Length} bytes that are not {type}.");
+        }
         return etag.GetInt64();
     }
 

@@ -57,17 +57,23 @@ public sealed class ReplicationBatch(long lastEtag, IReadOnlyList<ReplicationIte
             using var reader = new BinaryReader(stream, Encoding.UTF8);
             var version = reader.ReadByte();
             if (version != Version)
+            {
                 throw new InvalidDataException($"A replication batch of version {version}; this node reads version {Version}.");
+            }
             var lastEtag = reader.ReadInt64();
             var count = reader.ReadInt32();
             if (count < 0 || count > message.Length)
+            {
                 throw new InvalidDataException($"A replication batch claims {count} items in {message.Length} bytes.");
+            }
             var items = new List<ReplicationItem>(count);
             for (var i = 0; i < count; i++)
             {
                 var kind = reader.ReadByte();
                 if (kind is not (DocumentKind or TombstoneKind))
+                {
                     throw new InvalidDataException($"Item {i} of a replication batch has kind {kind}.");
+                }
                 var etag = reader.ReadInt64();
                 var ticks = reader.ReadInt64();
                 var id = reader.ReadString();
@@ -75,7 +81,9 @@ public sealed class ReplicationBatch(long lastEtag, IReadOnlyList<ReplicationIte
                 var changeVector = reader.ReadString();
                 var length = reader.ReadInt32();
                 if (length < 0 || length > stream.Length - stream.Position)
+                {
                     throw new InvalidDataException($"Item {i} of a replication batch claims a document of {length} bytes.");
+                }
                 var document = reader.ReadBytes(length);
                 items.Add(new ReplicationItem(etag, kind == TombstoneKind, id, collection.Length == 0 ? null : collection, changeVector, ticks, document));
             }

@@ -54,9 +54,13 @@ public static class ReplicationFeed
         // beyond is not read yet.
         var limit = long.MaxValue;
         if (documentsCut && documents.Count > 0)
+        {
             limit = documents[^1].Etag;
+        }
         if (tombstonesCut && tombstones.Count > 0)
+        {
             limit = Math.Min(limit, tombstones[^1].Etag);
+        }
 
         var merged = documents.Concat(tombstones).Where(i => i.Etag <= limit).OrderBy(i => i.Etag).ToList();
         var items = new List<ReplicationItem>();
@@ -64,18 +68,26 @@ public static class ReplicationFeed
         foreach (var item in merged)
         {
             if (items.Count >= maxItems || (items.Count > 0 && batchBytes >= maxBytes))
+            {
                 break;
+            }
             items.Add(item);
             batchBytes += item.Document.Length + 64;
         }
 
         long lastEtag;
         if (items.Count < merged.Count)
+        {
             lastEtag = items[^1].Etag;
+        }
         else if (limit != long.MaxValue)
+        {
             lastEtag = limit;
+        }
         else
+        {
             lastEtag = Math.Max(afterEtag, reader.LastEtag);
+        }
         return new ReplicationBatch(lastEtag, items);
     }
 }

@@ -54,7 +54,9 @@ public sealed class ReplicationHub : IAsyncDisposable
         {
             ObjectDisposedException.ThrowIf(_disposed, this);
             if (!_outgoing.TryGetValue(database, out var current))
+            {
                 _outgoing[database] = current = new Dictionary<string, OutgoingReplication>(StringComparer.OrdinalIgnoreCase);
+            }
             var wanted = others.Where(n => !string.Equals(n.Tag, myTag, StringComparison.OrdinalIgnoreCase))
                 .GroupBy(n => n.Tag, StringComparer.OrdinalIgnoreCase).ToDictionary(g => g.Key, g => g.Last(), StringComparer.OrdinalIgnoreCase);
             foreach (var (tag, sender) in current.ToList())
@@ -68,7 +70,9 @@ public sealed class ReplicationHub : IAsyncDisposable
             foreach (var (tag, node) in wanted)
             {
                 if (!current.ContainsKey(tag))
+                {
                     current[tag] = new OutgoingReplication(database, myTag, node, _databases, SignalProgress, ConfigureSocket, _logger);
+                }
             }
             if (current.Count == 0)
             {

@@ -67,7 +67,9 @@ public static class HttpMethodKinds
     {
         var kind = Parse(method.ToUpperInvariant());
         if (kind == HttpMethodKind.Unknown)
+        {
             throw new ArgumentException($"'{method}' is not a routable HTTP method (use GET, HEAD, POST, PUT, DELETE, PATCH, OPTIONS or RESET).", nameof(method));
+        }
         return kind;
     }
 }

@@ -31,24 +31,32 @@ public sealed class RouteEndpoint<THandler>
     public THandler? GetHandler(HttpMethodKind method)
     {
         if ((uint)method >= (uint)_handlers.Length)
+        {
             return null;
+        }
         var handler = _handlers[(int)method];
         if (handler is null && method == HttpMethodKind.Head)
+        {
             handler = _handlers[(int)HttpMethodKind.Get];
+        }
         return handler;
     }
 
     internal void Add(HttpMethodKind method, THandler handler)
     {
         if (_handlers[(int)method] is not null)
+        {
             throw new InvalidOperationException($"Route '{HttpMethodKinds.ToName(method)} {Template}' is declared twice.");
+        }
         _handlers[(int)method] = handler;
         var names = new List<string>();
         for (var i = 0; i < _handlers.Length; i++)
         {
             var kind = (HttpMethodKind)i;
             if (_handlers[i] is not null || (kind == HttpMethodKind.Head && _handlers[(int)HttpMethodKind.Get] is not null))
+            {
                 names.Add(HttpMethodKinds.ToName(kind));
+            }
         }
         Allow = string.Join(", ", names);
     }

@@ -22,7 +22,9 @@ public struct RouteMatch<THandler>
     public readonly Range GetCapture(int index)
     {
         if ((uint)index >= (uint)_count)
+        {
             ThrowCaptureOutOfRange(index, _count);
+        }
         var start = _ranges[index * 2];
         return new Range(start, start + _ranges[(index * 2) + 1]);
     }
@@ -30,7 +32,9 @@ public struct RouteMatch<THandler>
     public readonly (int Start, int Length) GetCaptureBounds(int index)
     {
         if ((uint)index >= (uint)_count)
+        {
             ThrowCaptureOutOfRange(index, _count);
+        }
         return (_ranges[index * 2], _ranges[(index * 2) + 1]);
     }
 

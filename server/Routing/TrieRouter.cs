@@ -35,7 +35,9 @@ public sealed class TrieRouter<THandler>
     {
         match = default;
         if (path.Length == 0)
+        {
             path = "/";
+        }
         return Match(_root, path, 0, ref match);
     }
 
@@ -45,7 +47,9 @@ public sealed class TrieRouter<THandler>
         if (fragment.Length != 0)
         {
             if (path.Length - pos < fragment.Length || !path.AsSpan(pos, fragment.Length).SequenceEqual(fragment))
+            {
                 return false;
+            }
             pos += fragment.Length;
         }
         return MatchAfterFragment(node, path, pos, ref match);
@@ -66,20 +70,26 @@ public sealed class TrieRouter<THandler>
             {
                 var index = (uint)(path[pos] - node.ChildBase);
                 if (index < (uint)children.Length && children[index] is { } child && Match(child, path, pos, ref match))
+                {
                     return true;
+                }
             }
 
             if (node.Segment is { } segment)
             {
                 var length = path.AsSpan(pos).IndexOf('/');
                 if (length < 0)
+                {
                     length = path.Length - pos;
+                }
                 if (length > 0)
                 {
                     var saved = match.CaptureCount;
                     match.Push(pos, length);
                     if (Match(segment, path, pos + length, ref match))
+                    {
                         return true;
+                    }
                     match.Truncate(saved);
                 }
             }
@@ -129,18 +139,26 @@ public sealed class TrieRouter<THandler>
                         break;
                     default:
                         if (!node.Literals.TryGetValue(c, out var next))
+                        {
                             node.Literals[c] = next = new BuildNode();
+                        }
                         node = next;
                         break;
                 }
             }
             if (captures > RouteMatch<THandler>.MaxCaptures)
+            {
                 throw new ArgumentException($"Route '{template}' has {captures} captures; at most {RouteMatch<THandler>.MaxCaptures} are supported.", nameof(template));
+            }
 
             if (!_endpoints.TryGetValue(template, out var endpoint))
+            {
                 _endpoints[template] = endpoint = new RouteEndpoint<THandler>(template, _endpoints.Count);
+            }
             if (node.Endpoint is not null && !ReferenceEquals(node.Endpoint, endpoint))
+            {
                 throw new ArgumentException($"Route '{template}' is ambiguous with '{node.Endpoint.Template}'.", nameof(template));
+            }
             node.Endpoint = endpoint;
             endpoint.Add(method, handler);
             return this;
@@ -151,16 +169,24 @@ public sealed class TrieRouter<THandler>
         private static void Validate(string template)
         {
             if (string.IsNullOrEmpty(template) || template[0] != '/')
+            {
                 throw new ArgumentException($"Route '{template}' must start with '/'.", nameof(template));
+            }
             for (var i = 0; i < template.Length; i++)
             {
                 var c = template[i];
                 if (c is < '!' or > '~' or '?' or '#' or '%')
+                {
                     throw new ArgumentException($"Route '{template}' has character '{c}' (U+{(int)c:X4}) at {i}; templates are printable ASCII without '?', '#' or '%'.", nameof(template));
+                }
                 if (c == '*' && (template[i - 1] != '/' || (i + 1 < template.Length && template[i + 1] != '/')))
+                {
                     throw new ArgumentException($"Route '{template}': '*' must be a whole segment.", nameof(template));
+                }
                 if (c == '$' && i != template.Length - 1)
+                {
                     throw new ArgumentException($"Route '{template}': '$' must end the template.", nameof(template));
+                }
             }
         }
 
@@ -188,7 +214,9 @@ public sealed class TrieRouter<THandler>
                 compiled.ChildBase = first;
                 compiled.Children = new RouteNode<THandler>?[last - first + 1];
                 foreach (var (c, child) in node.Literals)
+                {
                     compiled.Children[c - first] = Compile(child, c.ToString());
+                }
             }
             return compiled;
         }

@@ -92,7 +92,9 @@ public sealed class RqlEvaluator
         foreach (var resolved in expression.Values.SelectMany(ResolveList))
         {
             if (!values.Any(value => Compare(value, resolved, exact) == 0))
+            {
                 return false;
+            }
             any = true;
         }
         return any;
@@ -101,17 +103,23 @@ public sealed class RqlEvaluator
     private bool EvaluateMethod(RqlMethod method, string id, ReadOnlySpan<byte> document, bool exact)
     {
         if (method.Method == RqlMethodKind.Exists)
+        {
             return method.Field.IsId || Any(method.Field, id, document, true, static (_, _) => true);
+        }
         var target = Resolve(method.Value!);
         if (method.Method == RqlMethodKind.Regex)
         {
             var key = (method, exact);
             if (!_regexes.TryGetValue(key, out var regex))
+            {
                 _regexes[key] = regex = RqlRegex.Create(_query, method.Value!, target, exact);
+            }
             return Any(method.Field, id, document, regex, (value, r) => value.Term is { } s && RqlRegex.IsMatch(_query, method.Value!, r, s));
         }
         if (target.ValueKind != JsonValueKind.String)
+        {
             return false;
+        }
         var text = target.GetString()!;
         return method.Method switch
         {
@@ -125,12 +133,16 @@ public sealed class RqlEvaluator
     {
         var words = Words(text);
         if (words.Count == 0)
+        {
             return false;
+        }
         var found = new HashSet<string>(StringComparer.OrdinalIgnoreCase);
         foreach (var value in Values(method.Field, id, document))
         {
             if (value.Kind == PathLeafKind.String)
+            {
                 found.UnionWith(Words(value.Text!));
+            }
         }
         return method.SearchAll ? words.All(found.Contains) : words.Any(found.Contains);
     }
@@ -139,12 +151,16 @@ public sealed class RqlEvaluator
     {
         var target = Resolve(proximity.Search.Value!);
         if (target.ValueKind != JsonValueKind.String)
+        {
             return false;
+        }
         var words = Words(target.GetString()!);
         foreach (var value in Values(proximity.Search.Field, id, document))
         {
             if (value.Kind == PathLeafKind.String && WithinSlop(Words(value.Text!), words, proximity.Distance))
+            {
                 return true;
+            }
         }
         return false;
     }
@@ -161,16 +177,22 @@ public sealed class RqlEvaluator
         bool Choose(int word, int low, int high)
         {
             if (word == words.Count)
+            {
                 return high - low <= slop;
+            }
             for (var position = 0; position < text.Count; position++)
             {
                 if (!string.Equals(text[position], words[word], StringComparison.OrdinalIgnoreCase))
+                {
                     continue;
+                }
                 var offset = position - word;
                 var newLow = Math.Min(low, offset);
                 var newHigh = Math.Max(high, offset);
                 if (newHigh - newLow <= slop && Choose(word + 1, newLow, newHigh))
+                {
                     return true;
+                }
             }
             return false;
         }
@@ -183,7 +205,9 @@ public sealed class RqlEvaluator
     private static bool Any<T>(RqlOperand operand, string id, ReadOnlySpan<byte> document, T target, Func<Scalar, T, bool> test)
     {
         if (operand.IsId)
+        {
             return test(new Scalar(PathLeafKind.String, 0, id), target);
+        }
         var visitor = new FirstMatch<T>(target, test);
         operand.Path!.DocumentPath.Walk(document, ref visitor);
         return visitor.Found;
@@ -193,7 +217,9 @@ public sealed class RqlEvaluator
     private static List<Scalar> Values(RqlOperand operand, string id, ReadOnlySpan<byte> document)
     {
         if (operand.IsId)
+        {
             return [new Scalar(PathLeafKind.String, 0, id)];
+        }
         var visitor = new AllValues([]);
         operand.Path!.DocumentPath.Walk(document, ref visitor);
         return visitor.Values;
@@ -267,10 +293,14 @@ public sealed class RqlEvaluator
     {
         var common = a.AsSpan().CommonPrefixLength(b);
         if (common == a.Length || common == b.Length)
+        {
             return a.Length.CompareTo(b.Length);
+        }
         var (x, y) = (a[common], b[common]);
         if (char.IsSurrogate(x) != char.IsSurrogate(y) && (char.IsSurrogate(x) ? y : x) >= '\uE000')
+        {
             return char.IsSurrogate(x) ? 1 : -1;
+        }
         return x.CompareTo(y);
     }
 
@@ -287,7 +317,9 @@ public sealed class RqlEvaluator
         {
             case RqlValueKind.Parameter:
                 if (!_parameters.TryGetValue(value.Text, out var parameter))
+                {
                     throw new InvalidQueryException(_query, value.Position, $"the parameter ${value.Text} is not given in QueryParameters.");
+                }
                 return parameter;
             case RqlValueKind.String:
                 return JsonSerializer.SerializeToElement(value.Text);

@@ -14,11 +14,17 @@ public static class RqlFormatter
         var text = new StringBuilder("from ");
         text.Append(query.From.IsIndex ? "index " + Quote(query.From.Name) : Name(query.From.Name));
         if (query.From.Alias is { } alias)
+        {
             text.Append(" as ").Append(alias);
+        }
         if (query.IsGroupBy)
+        {
             text.Append(" group by ").AppendJoin(", ", query.GroupBy.Select(Path));
+        }
         if (query.Where is { } where)
+        {
             Write(text.Append(" where "), where);
+        }
         if (query.OrderBy.Count > 0)
         {
             text.Append(" order by ");
@@ -26,17 +32,29 @@ public static class RqlFormatter
                 (o.IsId ? "id()" : o.Path is null ? "score()" : Path(o.Path)) + (o.As is { } type ? " as " + type : "") + (o.Descending ? " desc" : "")));
         }
         if (query.Filter is { } filter)
+        {
             Write(text.Append(" filter "), filter);
+        }
         if (query.Select.Count > 0)
+        {
             text.Append(" select ").AppendJoin(", ", query.Select.Select(p => Selected(p) + (p.Alias is { } a ? " as " + Name(a) : "")));
+        }
         if (query.Include.Count > 0 || query.IncludeTimings)
+        {
             text.Append(" include ").AppendJoin(", ", query.Include.Select(Path).Concat(query.IncludeTimings ? ["timings()"] : []));
+        }
         if (query.Limit is { } limit)
+        {
             text.Append(" limit ").Append(Value(limit));
+        }
         if (query.Offset is { } offset)
+        {
             text.Append(" offset ").Append(Value(offset));
+        }
         if (query.FilterLimit is { } filterLimit)
+        {
             text.Append(" filter_limit ").Append(Value(filterLimit));
+        }
         return text.ToString();
     }
 
@@ -82,9 +100,13 @@ public static class RqlFormatter
                     _ => "exists(",
                 }).Append(Operand(method.Field));
                 if (method.Value is { } value)
+                {
                     text.Append(", ").Append(Value(value));
+                }
                 if (method.Method == RqlMethodKind.Search && method.SearchAll)
+                {
                     text.Append(", and");
+                }
                 text.Append(')');
                 break;
             case RqlProximity proximity:

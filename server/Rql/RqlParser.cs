@@ -69,7 +69,9 @@ public sealed partial class RqlParser
         var timings = false;
 
         if (TakeKeyword("where"))
+        {
             where = ParseOr();
+        }
         if (TakeKeyword("order"))
         {
             ExpectKeyword("by");
@@ -78,7 +80,9 @@ public sealed partial class RqlParser
             while (Take(RqlTokenKind.Comma));
         }
         if (TakeKeyword("filter"))
+        {
             filter = ParseOr();
+        }
         if (TakeKeyword("select"))
         {
             do
@@ -91,11 +95,17 @@ public sealed partial class RqlParser
             do
             {
                 if (Current.Is("revisions") && Peek(1).Kind == RqlTokenKind.OpenParen)
+                {
                     ParseRevisionsInclude(revisions);
+                }
                 else if (Current.Kind == RqlTokenKind.Identifier && Peek(1).Kind == RqlTokenKind.OpenParen)
+                {
                     timings |= ParseIncludeMethod();
+                }
                 else
+                {
                     include.Add(ParsePath());
+                }
             }
             while (Take(RqlTokenKind.Comma));
         }
@@ -103,18 +113,26 @@ public sealed partial class RqlParser
         {
             limit = ParseValue("a number of results");
             if (TakeKeyword("offset"))
+            {
                 offset = ParseValue("a number of results to skip");
+            }
             else if (Take(RqlTokenKind.Comma))
+            {
                 (offset, limit) = (limit, ParseValue("a number of results"));
+            }
         }
         if (TakeKeyword("filter_limit"))
         {
             if (filter is null)
+            {
                 throw Error(_tokens[_next - 1], "'filter_limit' limits a 'filter' clause, and the query has none");
+            }
             filterLimit = ParseValue("the most documents the filter examines");
         }
         if (Current.Kind != RqlTokenKind.End)
+        {
             throw ClauseOutOfPlace(groupBy.Count > 0, where is not null, orderBy.Count > 0, filter is not null, select.Count > 0, include.Count > 0 || timings || revisions.Count > 0, limit is not null, filterLimit is not null);
+        }
         return new RqlQuery(from, where, orderBy, select, include, limit, offset) { Filter = filter, FilterLimit = filterLimit, IncludeTimings = timings, GroupBy = groupBy, IncludeRevisions = revisions };
     }
 
@@ -130,7 +148,9 @@ public sealed partial class RqlParser
         {
             var token = Current;
             if (token.Kind != RqlTokenKind.String || token.Text.Length == 0)
+            {
                 throw Error(token, "include revisions(...) takes quoted strings: a date and time, revisions('2026-01-02T00:00:00.0000000Z'), or a path to change vectors, revisions('ContractRevision')");
+            }
             _next++;
             if (char.IsAsciiDigit(token.Text[0]) && DateTime.TryParse(token.Text, System.Globalization.CultureInfo.InvariantCulture, System.Globalization.DateTimeStyles.AdjustToUniversal | System.Globalization.DateTimeStyles.AssumeUniversal, out var before))
             {
@@ -141,7 +161,9 @@ public sealed partial class RqlParser
                 .Select(segment => segment.EndsWith("[]", StringComparison.Ordinal) ? segment[..^2] : segment)
                 .ToArray();
             if (names.Length == 0)
+            {
                 throw Error(token, $"'{token.Text}' in include revisions(...) is neither a date and time nor a path");
+            }
             revisions.Add(new RqlRevisionsInclude(null, new Documents.DocumentPath(names), token.Position));
         }
         while (Take(RqlTokenKind.Comma));
@@ -171,18 +193,26 @@ public sealed partial class RqlParser
         for (var i = 0; i < taken.Length; i++)
         {
             if (taken[i])
+            {
                 last = i;
+            }
         }
         for (var i = 0; i <= last; i++)
         {
             if (!Current.Is(Clauses[i]))
+            {
                 continue;
+            }
             if (taken[i])
+            {
                 return new InvalidQueryException(_query, Current.Position, $"'{ClauseNames[i]}' may appear only once, found {Current}.");
+            }
             // Clauses[i] came after a later clause: name the first clause given that it must precede.
             var before = i + 1;
             while (!taken[before])
+            {
                 before++;
+            }
             return new InvalidQueryException(_query, Current.Position,
                 $"'{ClauseNames[i]}' must come before '{ClauseNames[before]}' (the clauses go in the order {string.Join(", ", ClauseNames)}), found {Current}.");
         }
@@ -191,7 +221,9 @@ public sealed partial class RqlParser
         {
             // filter_limit only follows a filter.
             if (Clauses[i] == "filter_limit" && !taken[Array.IndexOf(Clauses, "filter")])
+            {
                 continue;
+            }
             allowed.Add($"'{ClauseNames[i]}'");
         }
         allowed.Add("the end of the query");
@@ -208,7 +240,9 @@ public sealed partial class RqlParser
         {
             _next++;
             if (Current.Kind != RqlTokenKind.String || Current.Text.Length == 0)
+            {
                 throw Error(Current, "expected the index name in quotes, e.g. from index 'Orders/Totals'");
+            }
             name = Current.Text;
             isIndex = true;
             _next++;
@@ -232,7 +266,9 @@ public sealed partial class RqlParser
         if (TakeKeyword("as"))
         {
             if (Current.Kind != RqlTokenKind.Identifier || IsClause(Current))
+            {
                 throw Error(Current, "expected an alias after 'as'");
+            }
             alias = Current.Text;
             _next++;
         }
@@ -283,7 +319,9 @@ public sealed partial class RqlParser
                 return inner;
             }
             if (token.Kind == RqlTokenKind.Identifier && Peek(1).Kind == RqlTokenKind.OpenParen && !token.Is("id"))
+            {
                 return ParseMethod();
+            }
             var operand = ParseOperand();
             return ParseComparison(operand);
         }
@@ -322,12 +360,16 @@ public sealed partial class RqlParser
             {
                 var inner = Current;
                 if (!(inner.Is("search") && Peek(1).Kind == RqlTokenKind.OpenParen))
+                {
                     throw Error(inner, "expected search(...): proximity applies to a search, e.g. proximity(search(Notes, 'fluent french'), 2)");
+                }
                 var search = (RqlMethod)ParseMethod();
                 Expect(RqlTokenKind.Comma, "',' and the most words between the search's words");
                 var distance = Current;
                 if (distance.Kind != RqlTokenKind.Number || !int.TryParse(distance.Text, System.Globalization.NumberStyles.None, System.Globalization.CultureInfo.InvariantCulture, out var words))
+                {
                     throw Error(distance, "expected the proximity distance: a whole number of at least 0");
+                }
                 _next++;
                 result = new RqlProximity(search, words, token.Position);
                 break;
@@ -341,9 +383,13 @@ public sealed partial class RqlParser
                 if (Take(RqlTokenKind.Comma))
                 {
                     if (TakeKeyword("and"))
+                    {
                         all = true;
+                    }
                     else if (!TakeKeyword("or"))
+                    {
                         throw Error(Current, "expected 'and' or 'or' (whether every word must match)");
+                    }
                 }
                 result = new RqlMethod(RqlMethodKind.Search, field, value, all, token.Position);
                 break;
@@ -420,7 +466,9 @@ public sealed partial class RqlParser
         {
             var token = Current;
             if (token.Kind is not (RqlTokenKind.Identifier or RqlTokenKind.String) || (token.Kind == RqlTokenKind.Identifier && segments.Count == 0 && IsClause(token)))
+            {
                 throw Error(token, segments.Count == 0 ? "expected a field name" : "expected a field name after '.'");
+            }
             _next++;
             var array = false;
             if (Current.Kind == RqlTokenKind.OpenBracket)
@@ -431,7 +479,9 @@ public sealed partial class RqlParser
             }
             segments.Add(new RqlPathSegment(token.Text, array));
             if (!Take(RqlTokenKind.Dot))
+            {
                 return new RqlPath(segments, start.Position);
+            }
         }
     }
 
@@ -461,15 +511,21 @@ public sealed partial class RqlParser
         {
             var kind = Current;
             if (!(kind.Is("long") || kind.Is("double") || kind.Is("alphaNumeric") || kind.Is("string")))
+            {
                 throw Error(kind, "expected long, double, alphaNumeric or string after 'as'");
+            }
             type = kind.Text.ToLowerInvariant() switch { "alphanumeric" => "alphaNumeric", var t => t };
             _next++;
         }
         var descending = false;
         if (TakeKeyword("desc") || TakeKeyword("descending"))
+        {
             descending = true;
+        }
         else
+        {
             _ = TakeKeyword("asc") || TakeKeyword("ascending");
+        }
         return new RqlOrder(path, descending, type, token.Position, isId);
     }
 
@@ -481,7 +537,9 @@ public sealed partial class RqlParser
         if (TakeKeyword("as"))
         {
             if (Current.Kind is not (RqlTokenKind.Identifier or RqlTokenKind.String))
+            {
                 throw Error(Current, "expected a name after 'as'");
+            }
             alias = Current.Text;
             _next++;
         }
@@ -502,7 +560,9 @@ public sealed partial class RqlParser
             _ => null,
         };
         if (kind is null)
+        {
             throw Error(token, $"expected {what}: a string, a number, true, false, null or a $parameter");
+        }
         _next++;
         return new RqlValue(kind.Value, token.Text, token.Position);
     }
@@ -510,7 +570,9 @@ public sealed partial class RqlParser
     private void Enter()
     {
         if (++_depth > MaxDepth)
+        {
             throw Error(Current, $"the query nests deeper than {MaxDepth} levels");
+        }
     }
 
     private RqlToken Peek(int ahead) => _tokens[Math.Min(_next + ahead, _tokens.Count - 1)];
@@ -518,7 +580,9 @@ public sealed partial class RqlParser
     private bool Take(RqlTokenKind kind)
     {
         if (Current.Kind != kind)
+        {
             return false;
+        }
         _next++;
         return true;
     }
@@ -526,7 +590,9 @@ public sealed partial class RqlParser
     private bool TakeKeyword(string keyword)
     {
         if (!Current.Is(keyword))
+        {
             return false;
+        }
         _next++;
         return true;
     }
@@ -534,13 +600,17 @@ public sealed partial class RqlParser
     private void Expect(RqlTokenKind kind, string what)
     {
         if (!Take(kind))
+        {
             throw Error(Current, "expected " + what);
+        }
     }
 
     private void ExpectKeyword(string keyword)
     {
         if (!TakeKeyword(keyword))
+        {
             throw Error(Current, $"expected '{keyword}'");
+        }
     }
 
     // 'group' starts a clause only before 'by': a field or collection named Group stays a name.

@@ -18,13 +18,17 @@ public static class RqlTokenizer
     public static List<RqlToken> Tokenize(string query)
     {
         if (query.Length > MaxQueryLength)
+        {
             throw new InvalidQueryException(query, MaxQueryLength, $"the query is {query.Length:N0} characters long; the most is {MaxQueryLength:N0}.");
+        }
         var tokens = new List<RqlToken>();
         var i = 0;
         while (true)
         {
             while (i < query.Length && char.IsWhiteSpace(query[i]))
+            {
                 i++;
+            }
             if (i == query.Length)
             {
                 tokens.Add(new RqlToken(RqlTokenKind.End, "", i));
@@ -97,7 +101,9 @@ public static class RqlTokenizer
                     i++;
                     var name = ReadWord(query, ref i);
                     if (name.Length == 0)
+                    {
                         throw new InvalidQueryException(query, start, "'$' must be followed by a parameter name, e.g. $company.");
+                    }
                     tokens.Add(new RqlToken(RqlTokenKind.Parameter, name, start));
                     continue;
             }
@@ -127,7 +133,9 @@ public static class RqlTokenizer
         // Metadata names have dashes inside: @metadata.@last-modified, @nested-object-types.
         var metadata = i < query.Length && query[i] == '@';
         while (i < query.Length && (IsWordChar(query[i]) || (metadata && query[i] == '-' && i + 1 < query.Length && IsWordChar(query[i + 1]))))
+        {
             i++;
+        }
         return query[start..i];
     }
 
@@ -135,12 +143,18 @@ public static class RqlTokenizer
     {
         var start = i;
         if (query[i] == '-')
+        {
             i++;
+        }
         while (i < query.Length && (char.IsAsciiDigit(query[i]) || query[i] is '.' or 'e' or 'E' || ((query[i] is '+' or '-') && query[i - 1] is 'e' or 'E')))
+        {
             i++;
+        }
         var text = query[start..i];
         if (!double.TryParse(text, NumberStyles.Float, CultureInfo.InvariantCulture, out var value) || !double.IsFinite(value))
+        {
             throw new InvalidQueryException(query, start, $"'{text}' is not a number.");
+        }
         return text;
     }
 
@@ -152,14 +166,20 @@ public static class RqlTokenizer
         while (true)
         {
             if (i >= query.Length)
+            {
                 throw new InvalidQueryException(query, start, $"the string starting here has no closing {quote}.");
+            }
             var c = query[i++];
             if (c == quote)
+            {
                 return value.ToString();
+            }
             if (c == '\\')
             {
                 if (i >= query.Length)
+                {
                     throw new InvalidQueryException(query, start, $"the string starting here has no closing {quote}.");
+                }
                 var escaped = query[i++];
                 switch (escaped)
                 {
@@ -188,7 +208,9 @@ public static class RqlTokenizer
                 value.Append(c);
             }
             if (value.Length > MaxStringLength)
+            {
                 throw new InvalidQueryException(query, start, $"the string starting here is longer than {MaxStringLength:N0} characters.");
+            }
         }
     }
 }

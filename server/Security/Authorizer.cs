@@ -107,9 +107,13 @@ public sealed class Authorizer(CertificateStore store, ServerCertificateHolder s
     {
         denied = null;
         if (_wellKnownAdmins.Contains(certificate.Thumbprint) || certificate.Thumbprint == ServerCertificate.Thumbprint)
+        {
             return new Caller(certificate, SecurityClearance.ClusterAdmin, null);
+        }
         if (Store.Find(certificate) is { } definition)
+        {
             return new Caller(certificate, definition.Clearance, definition);
+        }
         denied = new AccessDenied(false, $"The client certificate {certificate.Thumbprint} ({certificate.Subject}) is not registered with this server: a ClusterAdmin or Operator registers it (PUT /admin/certificates).");
         return null;
     }
@@ -129,12 +133,18 @@ public sealed class Authorizer(CertificateStore store, ServerCertificateHolder s
                 return rank >= SecurityClearance.ClusterAdmin.Rank() ? null : Clearance(caller, "ClusterAdmin");
         }
         if (rank >= SecurityClearance.Operator.Rank())
+        {
             return null;
+        }
         var access = caller.Definition?.AccessTo(database);
         if (access is null)
+        {
             return new AccessDenied(false, $"The client certificate {caller.Describe()} has no access to database '{database}'.");
+        }
         if (access.Value.Allows(needed))
+        {
             return null;
+        }
         return new AccessDenied(false, $"The client certificate {caller.Describe()} has {access} access to database '{database}'; this request needs {NameOf(needed)}.");
     }
 

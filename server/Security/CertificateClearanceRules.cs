@@ -14,13 +14,17 @@ public static class CertificateClearanceRules
     public static void EnsureMayGrant(Caller caller, SecurityClearance clearance, string name)
     {
         if (clearance.Rank() > caller.Clearance.Rank())
+        {
             throw new AuthorizationException(false, $"The client certificate {caller.Describe()} has clearance {caller.Clearance}: it cannot give the certificate '{name}' clearance {clearance}. Only a ClusterAdmin can.");
+        }
     }
 
     /// <summary>Refuses when <paramref name="caller"/> may not <paramref name="action"/> (edit, delete, replace) the registered <paramref name="existing"/>.</summary>
     public static void EnsureMayChange(Caller caller, CertificateDefinition existing, string action)
     {
         if (existing.Clearance.Rank() > caller.Clearance.Rank())
+        {
             throw new AuthorizationException(false, $"The client certificate {caller.Describe()} has clearance {caller.Clearance}: it cannot {action} the certificate '{existing.Name}' ({existing.Thumbprint}), which has clearance {existing.Clearance}. Only a ClusterAdmin can.");
+        }
     }
 }

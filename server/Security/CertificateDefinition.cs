@@ -53,12 +53,16 @@ public sealed record CertificateDefinition
     public DatabaseAccess? AccessTo(ReadOnlySpan<char> database)
     {
         if (Permissions.Count == 0)
+        {
             return null;
+        }
         // Few entries each: a scan costs less than a string for the lookup.
         foreach (var (name, access) in Permissions)
         {
             if (database.Equals(name, StringComparison.OrdinalIgnoreCase))
+            {
                 return access;
+            }
         }
         return null;
     }
@@ -72,7 +76,9 @@ public sealed record CertificateDefinition
         json.WriteString("SecurityClearance", Clearance.ToString());
         json.WriteStartObject("Permissions");
         foreach (var (database, access) in Permissions.OrderBy(p => p.Key, StringComparer.OrdinalIgnoreCase))
+        {
             json.WriteString(database, access.ToString());
+        }
         json.WriteEndObject();
         json.WriteString("PublicKeyPinningHash", PublicKeyPinningHash);
         json.WriteString("Issuer", Issuer);
@@ -85,7 +91,9 @@ public sealed record CertificateDefinition
     {
         var permissions = new Dictionary<string, DatabaseAccess>(StringComparer.OrdinalIgnoreCase);
         foreach (var property in json.GetProperty("Permissions").EnumerateObject())
+        {
             permissions[property.Name] = Enum.Parse<DatabaseAccess>(property.Value.GetString()!);
+        }
         return new CertificateDefinition
         {
             Name = json.GetProperty("Name").GetString()!,

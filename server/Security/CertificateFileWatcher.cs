@@ -60,7 +60,9 @@ public sealed partial class CertificateFileWatcher : IDisposable
         lock (_lock)
         {
             if (_disposed)
+            {
                 return;
+            }
             _attempts = 0;
             _timer.Change(TimeSpan.FromMilliseconds(50), Timeout.InfiniteTimeSpan);
         }
@@ -91,7 +93,9 @@ public sealed partial class CertificateFileWatcher : IDisposable
             lock (_lock)
             {
                 if (_disposed)
+                {
                     return;
+                }
                 if (++_attempts < MaxRetries)
                 {
                     _timer.Change(RetryInterval, Timeout.InfiniteTimeSpan);
@@ -117,7 +121,9 @@ public sealed partial class CertificateFileWatcher : IDisposable
         lock (_lock)
             _disposed = true;
         foreach (var watcher in _watchers)
+        {
             watcher.Dispose();
+        }
         _timer.Dispose();
     }
 

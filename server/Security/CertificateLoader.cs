@@ -63,20 +63,30 @@ public static class CertificateLoader
     private static void Check(X509Certificate2 certificate, string source, DateTime now)
     {
         if (!certificate.HasPrivateKey)
+        {
             throw new CertificateLoadException($"The server certificate '{source}' has no private key: give a PFX with its key, or a PEM certificate with Security:Certificate:KeyPath.");
+        }
         if (certificate.NotAfter.ToUniversalTime() <= now)
+        {
             throw new CertificateLoadException($"The server certificate '{source}' expired on {certificate.NotAfter.ToUniversalTime():yyyy-MM-dd HH:mm} UTC.");
+        }
         if (certificate.NotBefore.ToUniversalTime() > now)
+        {
             throw new CertificateLoadException($"The server certificate '{source}' is not valid before {certificate.NotBefore.ToUniversalTime():yyyy-MM-dd HH:mm} UTC.");
+        }
     }
 
     /// <summary>PEM files start with text ("-----BEGIN"); a PFX is DER (binary, first byte 0x30).</summary>
     internal static bool IsPem(string path)
     {
         if (path.EndsWith(".pfx", StringComparison.OrdinalIgnoreCase) || path.EndsWith(".p12", StringComparison.OrdinalIgnoreCase))
+        {
             return false;
+        }
         if (path.EndsWith(".pem", StringComparison.OrdinalIgnoreCase) || path.EndsWith(".crt", StringComparison.OrdinalIgnoreCase))
+        {
             return true;
+        }
         try
         {
             using var file = File.OpenRead(path);

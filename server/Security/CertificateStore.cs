@@ -70,12 +70,18 @@ public sealed class CertificateStore : IDisposable
     {
         var snapshot = _snapshot;
         if (snapshot.ByThumbprint.TryGetValue(certificate.Thumbprint, out var known))
+        {
             return known;
+        }
         if (snapshot.ByPinningHash.Count == 0)
+        {
             return null;
+        }
         var hash = CertificateDefinition.PinningHash(certificate);
         if (!snapshot.ByPinningHash.TryGetValue(hash, out var sameKey))
+        {
             return null;
+        }
         var issuer = certificate.Issuer;
         return sameKey.Where(d => d.Issuer == issuer).MaxBy(d => d.NotAfter);
     }
@@ -85,7 +91,9 @@ public sealed class CertificateStore : IDisposable
     {
         using var buffer = new MemoryStream();
         using (var json = new Utf8JsonWriter(buffer))
+        {
             definition.WriteTo(json);
+        }
         lock (_writeLock)
         {
             using (var write = _environment.BeginWrite())
@@ -105,7 +113,9 @@ public sealed class CertificateStore : IDisposable
         lock (_writeLock)
         {
             if (!_snapshot.ByThumbprint.ContainsKey(thumbprint))
+            {
                 return false;
+            }
             using (var write = _environment.BeginWrite())
             {
                 write.CreateTree(TreeName).Delete(Encoding.UTF8.GetBytes(thumbprint));

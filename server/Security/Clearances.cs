@@ -61,9 +61,13 @@ public sealed class AccessAttribute(RouteAccess access) : Attribute
         foreach (var attribute in method.GetCustomAttributes(typeof(AccessAttribute), inherit: false).Cast<AccessAttribute>())
         {
             if (attribute.Template == template)
+            {
                 return attribute.Access;
+            }
             if (attribute.Template is null)
+            {
                 general = attribute.Access;
+            }
         }
         return general;
     }

@@ -44,7 +44,9 @@ public static class ClientCertificateArchive
         var invalid = Path.GetInvalidFileNameChars();
         var safe = new StringBuilder(name.Length);
         foreach (var c in name.Trim())
+        {
             safe.Append(c is '/' or '\\' or ':' || char.IsControl(c) || invalid.Contains(c) ? '_' : c);
+        }
         var text = safe.ToString();
         return text is "" or "." or ".." ? "certificate" : text;
     }

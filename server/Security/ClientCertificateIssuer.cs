@@ -62,9 +62,13 @@ public static class ClientCertificateIssuer
         public static IssuerKey Of(X509Certificate2 issuer)
         {
             if (issuer.GetRSAPrivateKey() is { } rsa)
+            {
                 return new IssuerKey(rsa, X509SignatureGenerator.CreateForRSA(rsa, RSASignaturePadding.Pkcs1), HashAlgorithmName.SHA512);
+            }
             if (issuer.GetECDsaPrivateKey() is { } ecdsa)
+            {
                 return new IssuerKey(ecdsa, X509SignatureGenerator.CreateForECDsa(ecdsa), HashAlgorithmName.SHA384);
+            }
             throw new InvalidOperationException($"The server certificate {issuer.Thumbprint} has no RSA or ECDSA private key to sign a client certificate with.");
         }
 

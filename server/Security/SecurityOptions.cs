@@ -43,7 +43,9 @@ public sealed record SecurityOptions
         var path = NonEmpty(section["Certificate:Path"]);
         var keyPath = NonEmpty(section["Certificate:KeyPath"]);
         if (keyPath is not null && path is null)
+        {
             throw new InvalidOperationException("Security:Certificate:KeyPath is set but Security:Certificate:Path is not: give the certificate's file with --Security:Certificate:Path.");
+        }
         var thumbprints = (section["WellKnownAdminCertificates"] ?? string.Empty)
             .Split([',', ';', ' '], StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries)
             .Select(t => t.ToUpperInvariant())
@@ -51,7 +53,9 @@ public sealed record SecurityOptions
         foreach (var thumbprint in thumbprints)
         {
             if (thumbprint.Length != 40 || !thumbprint.All(char.IsAsciiHexDigit))
+            {
                 throw new InvalidOperationException($"Security:WellKnownAdminCertificates has '{thumbprint}', which is not a certificate thumbprint (40 hex digits, the SHA-1 of the certificate).");
+            }
         }
         return new SecurityOptions
         {

@@ -51,7 +51,9 @@ public sealed class ServerCertificate
         {
             var seen = Interlocked.CompareExchange(ref _references, references + 1, references);
             if (seen == references)
+            {
                 return true;
+            }
             references = seen;
         }
         return false;

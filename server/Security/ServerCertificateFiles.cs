@@ -84,7 +84,9 @@ public static class ServerCertificateFiles
             using (var file = new FileStream(temp, FileMode.CreateNew, FileAccess.Write, FileShare.None))
             {
                 if (!OperatingSystem.IsWindows())
+                {
                     File.SetUnixFileMode(file.SafeFileHandle, File.Exists(path) ? File.GetUnixFileMode(path) : UnixFileMode.UserRead | UnixFileMode.UserWrite);
+                }
                 file.Write(contents);
                 file.Flush(flushToDisk: true);
             }

@@ -67,7 +67,9 @@ public sealed partial class ServerCertificateHolder : IDisposable
             var current = CurrentEntry;
             // Fails only when a replacement retired and disposed it between the read and here.
             if (current.TryAcquire())
+            {
                 return current;
+            }
         }
     }
 
@@ -111,14 +113,18 @@ public sealed partial class ServerCertificateHolder : IDisposable
     public void WarnIfExpiring()
     {
         if (Volatile.Read(ref _current) is { } current)
+        {
             WarnIfExpiring(current);
+        }
     }
 
     private void WarnIfExpiring(ServerCertificate certificate)
     {
         var left = certificate.NotAfter - _time.GetUtcNow().UtcDateTime;
         if (left < _expiryWarning)
+        {
             LogExpiring(_logger, certificate.Thumbprint, certificate.NotAfter, Math.Max(0, left.TotalDays));
+        }
     }
 
     /// <summary>Drops the holder's reference: the current certificate is disposed once its last connection closes.</summary>

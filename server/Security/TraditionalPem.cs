@@ -25,7 +25,9 @@ public static class TraditionalPem
     public static string Write(RSA key, string? password)
     {
         if (password is null)
+        {
             return key.ExportRSAPrivateKeyPem() + "\n";
+        }
         var der = key.ExportRSAPrivateKey();
         var iv = RandomNumberGenerator.GetBytes(8);
         var secret = DeriveKey(Encoding.UTF8.GetBytes(password), iv, 24);
@@ -47,7 +49,9 @@ public static class TraditionalPem
         pem.Append("DEK-Info: DES-EDE3-CBC,").Append(Convert.ToHexString(iv)).Append("\n\n");
         var base64 = Convert.ToBase64String(encrypted);
         for (var i = 0; i < base64.Length; i += 64)
+        {
             pem.Append(base64.AsSpan(i, Math.Min(64, base64.Length - i))).Append('\n');
+        }
         pem.Append("-----END ").Append(Label).Append("-----\n");
         return pem.ToString();
     }

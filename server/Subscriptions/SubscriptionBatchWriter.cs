@@ -30,9 +30,13 @@ public sealed class SubscriptionBatchWriter(RqlQuery query) : ISubscriptionBatch
         // A buffer grown by one big batch goes when the last finished batch used less than an
         // eighth of it (a look for new documents that found none does not count).
         if (_output.Capacity > 1024 * 1024 && _lastBatchBytes < _output.Capacity / 8)
+        {
             _output = new ArrayBufferWriter<byte>(Math.Max(InitialBytes, _lastBatchBytes * 2));
+        }
         else
+        {
             _output.ResetWrittenCount();
+        }
         _included?.Clear();
         _output.Write("{\"Type\":\"Batch\",\"Items\":["u8);
         _first = true;
@@ -52,7 +56,9 @@ public sealed class SubscriptionBatchWriter(RqlQuery query) : ISubscriptionBatch
         QueryProjection.WriteResult(output, query, id, document, null, null);
         output.Write("}"u8);
         if (_included is not null)
+        {
             DocumentIncludes.Collect(document, _includes!, _included);
+        }
     }
 
     public ReadOnlyMemory<byte> Finish(long lastEtag, DocumentsReader reader)
@@ -60,9 +66,13 @@ public sealed class SubscriptionBatchWriter(RqlQuery query) : ISubscriptionBatch
         var output = _output;
         output.Write("],\"Includes\":"u8);
         if (_included is null)
+        {
             output.Write("{}"u8);
+        }
         else
+        {
             DocumentIncludes.Write(output, reader, _included);
+        }
         output.Write(",\"LastEtag\":"u8);
         WriteNumber(output, lastEtag);
         output.Write("}"u8);

@@ -241,7 +241,9 @@ public sealed class SubscriptionConnection : IDisposable
             {
                 var read = await reader.ReadAsync(_aborted).ConfigureAwait(false);
                 if (read == WebSocketRead.Closed)
+                {
                     return;
+                }
                 if (read == WebSocketRead.TooBig)
                 {
                     await SendErrorAsync("BadRequestException", $"A worker message may have at most {_maxMessageBytes} bytes (the server's Limits:MaxWebSocketMessageSize).").ConfigureAwait(false);
@@ -259,7 +261,9 @@ public sealed class SubscriptionConnection : IDisposable
                     var root = json.RootElement;
                     var type = root.ValueKind == JsonValueKind.Object && root.TryGetProperty("Type", out var t) && t.ValueKind == JsonValueKind.String ? t.GetString() : null;
                     if (type == "Heartbeat")
+                    {
                         continue;
+                    }
                     if (type != "Acknowledge" || !root.TryGetProperty("Etag", out var e) || !e.TryGetInt64(out etag))
                     {
                         await SendErrorAsync("BadRequestException", "Expected {\"Type\":\"Acknowledge\",\"Etag\":<the batch's LastEtag>} or {\"Type\":\"Heartbeat\"}.").ConfigureAwait(false);
@@ -310,7 +314,9 @@ public sealed class SubscriptionConnection : IDisposable
         try
         {
             if (_socket.State == WebSocketState.Open)
+            {
                 await SendAsync(message).ConfigureAwait(false);
+            }
         }
         catch (Exception e) when (e is WebSocketException or OperationCanceledException)
         {
@@ -344,9 +350,13 @@ public sealed class SubscriptionConnection : IDisposable
     {
         // A reader still waiting for a client that never closed cancels the token (and may send) when it ends.
         if (_reading.IsCompleted)
+        {
             DisposeTokens();
+        }
         else
+        {
             _reading.ContinueWith(static (_, c) => ((SubscriptionConnection)c!).DisposeTokens(), this, CancellationToken.None, TaskContinuationOptions.ExecuteSynchronously, TaskScheduler.Default);
+        }
     }
 
     private void DisposeTokens()

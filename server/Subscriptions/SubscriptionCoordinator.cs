@@ -63,7 +63,9 @@ public sealed partial class SubscriptionCoordinator
         try
         {
             if (_deleted)
+            {
                 throw new SubscriptionDoesNotExistException(_record.Name);
+            }
             SubscriptionRecord record;
             lock (_lock)
                 record = change(_record);
@@ -93,7 +95,9 @@ public sealed partial class SubscriptionCoordinator
                 lock (_lock)
                 {
                     if (_record.Disabled)
+                    {
                         throw new SubscriptionClosedException(_record.Name, "the subscription is disabled.");
+                    }
                     ThrowUnlessServedHere();
                     // A worker taking over goes first: the others wait behind it (or are refused).
                     var busy = _sessions.Count > 0 || (_takeOvers > 0 && !takingOver);
@@ -125,13 +129,19 @@ public sealed partial class SubscriptionCoordinator
                     }
                 }
                 foreach (var session in takenOver)
+                {
                     session.Close($"the subscription was taken over by the worker at {address}.");
+                }
                 // Wait for the workers to go: a taker until those it closed have left. When nobody is
                 // connected but a taker is about to be, the signal is already set: wait a moment.
                 if (free.IsCompleted)
+                {
                     await Task.Delay(10, cancellationToken).ConfigureAwait(false);
+                }
                 else
+                {
                     await free.WaitAsync(cancellationToken).ConfigureAwait(false);
+                }
             }
         }
         finally
@@ -142,7 +152,9 @@ public sealed partial class SubscriptionCoordinator
                 {
                     _takeOvers--;
                     if (_sessions.Count == 0 && _takeOvers == 0)
+                    {
                         _free.TrySetResult();
+                    }
                 }
             }
         }
@@ -155,7 +167,9 @@ public sealed partial class SubscriptionCoordinator
         var session = new SubscriptionSession(this, strategy, address);
         _sessions.Add(session);
         if (_sessions.Count == 1)
+        {
             _free = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        }
         _store.Logger.LogInformation("Subscription {Subscription}: worker {Address} connected ({Strategy})", _record.Name, address, strategy);
         return session;
     }
@@ -169,11 +183,15 @@ public sealed partial class SubscriptionCoordinator
         lock (_lock)
         {
             if (!_sessions.Remove(session))
+            {
                 return;
+            }
             // Its batches (the one sent, the one prepared) were not acknowledged: the next
             // worker gets those ranges again.
             foreach (var batch in held)
+            {
                 _resend.Enqueue((batch.StartExclusive, batch.LastEtag));
+            }
             if (_sessions.Count == 0)
             {
                 _free.TrySetResult();
@@ -186,7 +204,9 @@ public sealed partial class SubscriptionCoordinator
         }
         // Workers waiting for new documents take the given-back ranges now.
         if (held.Count > 0)
+        {
             Interlocked.Exchange(ref _rangesReturned, new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously)).TrySetResult();
+        }
         _store.Logger.LogInformation("Subscription {Subscription}: worker {Address} disconnected", _record.Name, session.Address);
     }
 
@@ -194,7 +214,9 @@ public sealed partial class SubscriptionCoordinator
     public void CloseAll(string reason, bool canReconnect = false)
     {
         foreach (var session in Sessions)
+        {
             session.Close(reason, canReconnect);
+        }
     }
 
     /// <summary>
@@ -231,7 +253,9 @@ public sealed partial class SubscriptionCoordinator
                 foreach (var record in reader.GetDocumentsFrom(_collection, start))
                 {
                     if (record.Etag > end)
+                    {
                         break;
+                    }
                     if (count >= maxDocuments || bytes >= maxBytes || scanned >= MaxScan)
                     {
                         rest = true;
@@ -241,13 +265,17 @@ public sealed partial class SubscriptionCoordinator
                     last = record.Etag;
                     var id = record.Id;
                     if (!_evaluator.Matches(Query.Where, id, record.Document))
+                    {
                         continue;
+                    }
                     writer.Add(id, record.Etag, record.Document);
                     count++;
                     bytes += record.Document.Length;
                 }
                 if (count > 0)
+                {
                     message = writer.Finish(rest || fresh ? last : end, reader);
+                }
                 // Read to the collection's end in this snapshot: how far each other copy's feed
                 // had come is true of everything up to this batch's end (see AcknowledgedFeeds).
                 if (fresh && !rest && Cluster is not null)
@@ -270,13 +298,19 @@ public sealed partial class SubscriptionCoordinator
             {
                 // A resent range that did not fit goes back for its rest.
                 if (!fresh && rest)
+                {
                     _resend.Enqueue((last, end));
+                }
                 if (rest || fresh)
+                {
                     end = last;
+                }
                 if (fresh)
                 {
                     if (last == start)
+                    {
                         return null;
+                    }
                     _sentUpTo = end;
                 }
             }
@@ -293,7 +327,9 @@ public sealed partial class SubscriptionCoordinator
         try
         {
             if (_deleted)
+            {
                 throw new SubscriptionDoesNotExistException(_record.Name);
+            }
             await CompleteLockedAsync(batch, sent).ConfigureAwait(false);
         }
         catch (Exception) when (!sent)
@@ -347,7 +383,9 @@ public sealed partial class SubscriptionCoordinator
             done[batch.StartExclusive] = Math.Max(batch.LastEtag, done.GetValueOrDefault(batch.StartExclusive));
             acked = _record.AckedEtag;
             while (done.Remove(acked, out var next))
+            {
                 acked = Math.Max(acked, next);
+            }
             // Ranges that started before the position (a resend that overlapped) are done too.
             foreach (var stale in done.Keys.Where(k => k < acked).ToList())
             {
@@ -374,7 +412,9 @@ public sealed partial class SubscriptionCoordinator
             // connected, and the acknowledging session is.
             _doneRanges = done;
             if (changed is not null)
+            {
                 _record = _record with { AckedEtag = acked, LastAckAt = ackedAt };
+            }
         }
     }
 

@@ -60,7 +60,9 @@ public sealed class SubscriptionSession : IDisposable
     public void Close(string reason, bool canReconnect = false)
     {
         if (CloseReason is null)
+        {
             CanReconnect = canReconnect;
+        }
         CloseReason ??= reason;
         try
         {
@@ -96,7 +98,9 @@ public sealed class SubscriptionSession : IDisposable
             lock (_held)
             {
                 if (_leaving)
+                {
                     throw new OperationCanceledException("The worker's session has ended.");
+                }
                 batch = _subscription.TakeBatch(maxDocuments, maxBytes, writer);
                 if (batch is { Count: > 0 })
                 {
@@ -105,7 +109,9 @@ public sealed class SubscriptionSession : IDisposable
                 }
             }
             if (batch is { Count: > 0 })
+            {
                 return batch;
+            }
             if (batch is not null)
             {
                 await _subscription.CompleteAsync(batch, sent: false).ConfigureAwait(false);
@@ -113,7 +119,9 @@ public sealed class SubscriptionSession : IDisposable
             }
             var left = deadline - DateTime.UtcNow;
             if (left <= TimeSpan.Zero)
+            {
                 return null;
+            }
             try
             {
                 await _subscription.WaitForChangesAsync(Math.Max(seen, _subscription.SentUpTo), returned, linked.Token).WaitAsync(left, linked.Token).ConfigureAwait(false);
@@ -130,7 +138,9 @@ public sealed class SubscriptionSession : IDisposable
     public void MarkSent(SubscriptionBatch batch)
     {
         if (InFlight is not null)
+        {
             throw new InvalidOperationException("A batch is sent only after the previous one was acknowledged.");
+        }
         InFlight = batch;
         _subscription.MarkBatchSent();
     }
@@ -141,7 +151,9 @@ public sealed class SubscriptionSession : IDisposable
     {
         var batch = InFlight ?? throw new BadRequestException($"An acknowledgement of etag {etag} came with no batch in flight.");
         if (etag != batch.LastEtag)
+        {
             throw new BadRequestException($"An acknowledgement of etag {etag} does not match the batch in flight, whose last etag is {batch.LastEtag}.");
+        }
         await _subscription.CompleteAsync(batch, sent: true).ConfigureAwait(false);
         InFlight = null;
         lock (_held)

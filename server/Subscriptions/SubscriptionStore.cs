@@ -81,15 +81,25 @@ public sealed partial class SubscriptionStore : IAsyncDisposable
     {
         var parsed = RqlParser.Parse(query);
         if (parsed.From.IsIndex)
+        {
             throw new InvalidQueryException(query, parsed.From.Position, "a subscription reads a collection, not an index: write 'from Orders where ...'.");
+        }
         if (parsed.OrderBy.Count > 0)
+        {
             throw new InvalidQueryException(query, parsed.OrderBy[0].Position, "a subscription delivers documents in the order they change; 'order by' has no meaning here.");
+        }
         if (parsed.Filter is not null)
+        {
             throw new InvalidQueryException(query, parsed.Filter.Position, "a subscription tests its 'where' on each document that changes; write the condition there instead of in 'filter'.");
+        }
         if (parsed.IncludeTimings)
+        {
             throw new InvalidQueryException(query, parsed.From.Position, "a subscription has no timings to include; remove 'include timings()'.");
+        }
         if (parsed.Limit is not null || parsed.Offset is not null)
+        {
             throw new InvalidQueryException(query, (parsed.Limit ?? parsed.Offset)!.Position, "a subscription delivers every matching document; 'limit' and 'offset' have no meaning here.");
+        }
         // Values must not come from $parameters (a subscription has none); evaluating once finds them.
         new RqlEvaluator(query).Matches(parsed.Where, "", EmptyDocument.Value);
         return parsed;
@@ -131,9 +141,13 @@ public sealed partial class SubscriptionStore : IAsyncDisposable
             var id = ++_lastId;
             name = string.IsNullOrWhiteSpace(name) ? id.ToString(System.Globalization.CultureInfo.InvariantCulture) : name.Trim();
             if (name.Length > 256 || name.Any(char.IsControl))
+            {
                 throw new BadRequestException("A subscription name has at most 256 characters and no control characters.");
+            }
             if (_subscriptions.ContainsKey(name))
+            {
                 throw new SubscriptionAlreadyExistsException(name);
+            }
             var record = new SubscriptionRecord(id, name, query, start, false, DateTime.UtcNow, null, null);
             await StoreAsync(record).ConfigureAwait(false);
             _subscriptions[name] = new SubscriptionCoordinator(this, record, Parse(query));
@@ -180,7 +194,9 @@ public sealed partial class SubscriptionStore : IAsyncDisposable
         }
         await subscription.UpdateAsync(r => r with { Disabled = disabled }).ConfigureAwait(false);
         if (disabled)
+        {
             subscription.CloseAll("the subscription was disabled");
+        }
     }
 
     internal Task StoreAsync(SubscriptionRecord record) => _database.EnqueueAsync(new JsonRecords.StoreCommand(TreeName, record.Name, record.ToJson()));
@@ -188,7 +204,9 @@ public sealed partial class SubscriptionStore : IAsyncDisposable
     public ValueTask DisposeAsync()
     {
         foreach (var subscription in _subscriptions.Values)
+        {
             subscription.CloseAll("the database is closing", canReconnect: true);
+        }
         return ValueTask.CompletedTask;
     }
 }

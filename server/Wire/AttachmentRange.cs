@@ -27,16 +27,24 @@ public static class AttachmentRange
         from = 0;
         to = size - 1;
         if (string.IsNullOrWhiteSpace(header))
+        {
             return Outcome.Whole;
+        }
         var value = header.AsSpan().Trim();
         if (!value.StartsWith("bytes=", StringComparison.OrdinalIgnoreCase))
+        {
             return Outcome.Whole;
+        }
         value = value["bytes=".Length..].Trim();
         if (value.Contains(','))
+        {
             return Outcome.Whole;
+        }
         var dash = value.IndexOf('-');
         if (dash < 0)
+        {
             return Outcome.Whole;
+        }
         var first = value[..dash].Trim();
         var last = value[(dash + 1)..].Trim();
         const NumberStyles digits = NumberStyles.None;
@@ -44,15 +52,21 @@ public static class AttachmentRange
         {
             // The last n bytes.
             if (!long.TryParse(last, digits, CultureInfo.InvariantCulture, out var suffix))
+            {
                 return Outcome.Whole;
+            }
             if (suffix == 0 || size == 0)
+            {
                 return Outcome.Unsatisfiable;
+            }
             from = Math.Max(0, size - suffix);
             to = size - 1;
             return Outcome.Satisfiable;
         }
         if (!long.TryParse(first, digits, CultureInfo.InvariantCulture, out from))
+        {
             return Outcome.Whole;
+        }
         if (last.IsEmpty)
         {
             to = size - 1;
@@ -64,7 +78,9 @@ public static class AttachmentRange
             return Outcome.Whole;
         }
         if (from >= size)
+        {
             return Outcome.Unsatisfiable;
+        }
         to = Math.Min(to, size - 1);
         return Outcome.Satisfiable;
     }

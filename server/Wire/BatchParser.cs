@@ -19,11 +19,15 @@ public static class BatchParser
     public static List<BatchOperation> ParseCommands(ReadOnlySequence<byte> body, JsonOperationContext context)
     {
         if (body.IsEmpty)
+        {
             throw new BadRequestException("The request body is empty; send {\"Commands\":[...]}.");
+        }
         var reader = new Utf8JsonReader(body, ReaderOptions);
         Read(ref reader);
         if (reader.TokenType != JsonTokenType.StartObject)
+        {
             throw new BadRequestException("The body must be a JSON object: {\"Commands\":[...]}.");
+        }
 
         List<BatchOperation>? operations = null;
         while (Read(ref reader) && reader.TokenType == JsonTokenType.PropertyName)
@@ -32,10 +36,14 @@ public static class BatchParser
             {
                 Read(ref reader);
                 if (reader.TokenType != JsonTokenType.StartArray)
+                {
                     throw new BadRequestException("'Commands' must be an array.");
+                }
                 operations = [];
                 while (Read(ref reader) && reader.TokenType != JsonTokenType.EndArray)
+                {
                     operations.Add(ParseCommand(ref reader, body, context, operations.Count));
+                }
             }
             else if (reader.ValueTextEquals("TransactionMode"u8))
             {
@@ -43,7 +51,9 @@ public static class BatchParser
                 // running one as an ordinary batch would lose updates silently.
                 var mode = ReadString(ref reader, "The batch", "TransactionMode");
                 if (mode is not (null or "SingleNode"))
+                {
                     throw new FeatureNotSupportedException($"TransactionMode '{mode}' is not supported: Jackdaw is a single node and runs every batch as one ACID transaction (TransactionMode SingleNode).");
+                }
             }
             else
             {
@@ -52,9 +62,13 @@ public static class BatchParser
             }
         }
         if (Read(ref reader))
+        {
             throw new BadRequestException($"Unexpected data after the end of the body at byte {reader.TokenStartIndex}.");
+        }
         if (operations is null)
+        {
             throw new BadRequestException("The body has no 'Commands' array.");
+        }
         return operations;
     }
 
@@ -69,9 +83,13 @@ public static class BatchParser
     public static DocumentToPut? ParseInsertLine(ReadOnlySequence<byte> line, JsonOperationContext context, long lineNumber)
     {
         if (line.IsSingleSegment)
+        {
             return ParseInsertLine(line.FirstSpan, line, context, lineNumber);
+        }
         if (line.Length > LineCopyLimit)
+        {
             return ParseInsertLine(default, line, context, lineNumber);
+        }
 
         var copy = ArrayPool<byte>.Shared.Rent((int)line.Length);
         try
@@ -114,7 +132,9 @@ public static class BatchParser
         var reader = span.IsEmpty ? new Utf8JsonReader(line, ReaderOptions) : new Utf8JsonReader(span, ReaderOptions);
         Read(ref reader);
         if (reader.TokenType != JsonTokenType.StartObject)
+        {
             throw new BadRequestException($"Line {lineNumber} is not a JSON object: send {{\"Id\":...,\"Document\":{{...}}}} or a document with its id in @metadata.@id.");
+        }
         string? id = null;
         BlittableDocument? document = null;
         while (Read(ref reader) && reader.TokenType == JsonTokenType.PropertyName)
@@ -129,15 +149,21 @@ public static class BatchParser
                 // RavenDB's stream names each command; a heartbeat keeps the connection open.
                 var type = ReadString(ref reader, $"Line {lineNumber}", "Type");
                 if (type == "HeartBeat")
+                {
                     return null;
+                }
                 if (type is not (null or "PUT"))
+                {
                     throw new BadRequestException($"Line {lineNumber}: bulk insert supports PUT commands (and heartbeats), not '{type}'.");
+                }
             }
             else if (reader.ValueTextEquals("Document"u8))
             {
                 document = ParseDocument(ref reader, line, span, context, $"Line {lineNumber}", out var closesEnvelope);
                 if (closesEnvelope)
+                {
                     return new DocumentToPut(Validate(id, $"Line {lineNumber}"), document.Value, DocumentBodies.GetCollection(document.Value), null);
+                }
             }
             else if (reader.ValueTextEquals("@metadata"u8))
             {
@@ -150,9 +176,13 @@ public static class BatchParser
             }
         }
         if (Read(ref reader))
+        {
             throw new BadRequestException($"Line {lineNumber}: unexpected data after the object.");
+        }
         if (document is not { } doc)
+        {
             throw new BadRequestException($"Line {lineNumber} has no 'Document' object: send {{\"Id\":...,\"Document\":{{...}}}} or a document with its id in @metadata.@id.");
+        }
         id = Validate(id, $"Line {lineNumber}");
         return new DocumentToPut(id, doc, DocumentBodies.GetCollection(doc), null);
     }
@@ -164,11 +194,15 @@ public static class BatchParser
         try
         {
             if (!reader.Read() || reader.TokenType != JsonTokenType.StartObject)
+            {
                 return false;
+            }
             while (reader.Read() && reader.TokenType == JsonTokenType.PropertyName)
             {
                 if (reader.ValueTextEquals("@metadata"u8))
+                {
                     return true;
+                }
                 reader.Read();
                 reader.Skip();
             }
@@ -207,7 +241,9 @@ public static class BatchParser
     {
         var where = $"Command {index}";
         if (reader.TokenType != JsonTokenType.StartObject)
+        {
             throw new BadRequestException($"{where} must be a JSON object.");
+        }
         string? type = null, id = null, changeVector = null;
         var idIsNull = false;
         BlittableDocument? document = null;
@@ -276,13 +312,17 @@ public static class BatchParser
         // "Id": null on a PUT asks the server for an id, as RavenDB's clients send for a document
         // they cannot name (an object literal of no collection): a new GUID, as RavenDB gives.
         if (idIsNull && type == "PUT")
+        {
             id = Guid.NewGuid().ToString();
+        }
         id = Validate(id, where);
         switch (type)
         {
             case "PUT":
                 if (document is not { } doc)
+                {
                     throw new BadRequestException($"{where} (PUT '{id}') has no 'Document' object.");
+                }
                 return new BatchOperation(id, new DocumentToPut(id, doc, DocumentBodies.GetCollection(doc), changeVector), changeVector) { ForceRevisionBefore = forceRevisionBefore };
             case "DELETE":
                 return new BatchOperation(id, null, changeVector);
@@ -315,7 +355,9 @@ public static class BatchParser
     private static BatchAttachment ParseAttachment(string type, string where, string id, string? name, string? contentType, string? destinationId, string? destinationName)
     {
         if (Documents.AttachmentNames.Validate(name) is { } problem)
+        {
             throw new BadRequestException($"{where} ({type} '{id}'): {problem}");
+        }
         var kind = type switch
         {
             "AttachmentPUT" => BatchAttachmentKind.Put,
@@ -324,12 +366,16 @@ public static class BatchParser
             _ => BatchAttachmentKind.Copy,
         };
         if (kind == BatchAttachmentKind.Put && Documents.AttachmentContentTypes.Validate(contentType) is { } contentTypeProblem)
+        {
             throw new BadRequestException($"{where} ({type} '{id}'), 'ContentType': {contentTypeProblem}");
+        }
         if (kind is BatchAttachmentKind.Move or BatchAttachmentKind.Copy)
         {
             destinationId = Validate(destinationId, $"{where} ({type} '{id}'): its destination");
             if (Documents.AttachmentNames.Validate(destinationName) is { } destinationProblem)
+            {
                 throw new BadRequestException($"{where} ({type} '{id}'), 'DestinationName': {destinationProblem}");
+            }
         }
         return new BatchAttachment(kind, name!, contentType, destinationId, destinationName);
     }
@@ -346,7 +392,9 @@ public static class BatchParser
     {
         Read(ref reader);
         if (reader.TokenType != JsonTokenType.StartObject)
+        {
             throw new BadRequestException($"{where}: 'Document' must be a JSON object.");
+        }
         var start = reader.TokenStartIndex;
         try
         {
@@ -355,7 +403,9 @@ public static class BatchParser
                 var document = context.ParseObjectPrefix(span[(int)start..], BlittableMode.Disk, out var consumed);
                 closesEnvelope = ClosesEnvelope(span[((int)start + consumed)..]);
                 if (!closesEnvelope)
+                {
                     reader.Skip();
+                }
                 return document;
             }
 
@@ -396,9 +446,13 @@ public static class BatchParser
     private static string Validate(string? id, string where)
     {
         if (id is null)
+        {
             throw new BadRequestException($"{where} has no 'Id'.");
+        }
         if (Documents.DocumentIds.Validate(id) is { } problem)
+        {
             throw new BadRequestException($"{where}: {problem}");
+        }
         return id;
     }
 

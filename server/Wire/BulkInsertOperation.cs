@@ -95,7 +95,9 @@ public sealed partial class BulkInsertOperation(DocumentDatabase database, (long
                         throw LineTooLong(_line);
                     }
                     if (IsBlank(text))
+                    {
                         continue;
+                    }
                     DocumentToPut? document;
                     try
                     {
@@ -108,7 +110,9 @@ public sealed partial class BulkInsertOperation(DocumentDatabase database, (long
                         throw new BadRequestException($"Bulk insert stopped at line {_line}: {e.Message} {_committed} document(s) were committed before it; the {_batch.Count} parsed after them were not.", e);
                     }
                     if (document is null)
+                    {
                         continue;
+                    }
                     _batch.Add(new BatchOperation(document.Id, document, null));
                     tracked?.DocumentProcessed();
                     _batchBytes += text.Length;
@@ -119,9 +123,13 @@ public sealed partial class BulkInsertOperation(DocumentDatabase database, (long
                 // next read returns them at once.
                 body.AdvanceTo(buffer.Start, full ? buffer.Start : result.Buffer.End);
                 if (full)
+                {
                     await SendBatchAsync().ConfigureAwait(false);
+                }
                 else if (result.IsCompleted || _ended)
+                {
                     break;
+                }
             }
 
             await SendBatchAsync().ConfigureAwait(false);
@@ -145,7 +153,9 @@ public sealed partial class BulkInsertOperation(DocumentDatabase database, (long
             }
             _parsing.Dispose();
             while (_idle.TryPop(out var spare))
+            {
                 spare.Dispose();
+            }
         }
     }
 
@@ -169,19 +179,27 @@ public sealed partial class BulkInsertOperation(DocumentDatabase database, (long
     private async ValueTask DrainAsync()
     {
         while (_inFlight.Count > 0)
+        {
             await DrainOneAsync().ConfigureAwait(false);
+        }
     }
 
     private async ValueTask SendBatchAsync()
     {
         if (_batch.Count == 0)
+        {
             return;
+        }
         // Count batches already done (and surface a failure) before queueing more.
         while (_inFlight.Count > 0 && (_inFlight.Count >= MaxInFlight || _inFlight.Peek().Commit.IsCompleted))
+        {
             await DrainOneAsync().ConfigureAwait(false);
+        }
         var commit = database.EnqueueAsync(new BatchCommand(_batch, _parsing, _stream) { SkipUnchanged = skipUnchanged });
         if (tracked is not null)
+        {
             CountWhenDurable(commit, tracked, ++_batchesSent, _batch.Count, _batch[^1].Id);
+        }
         _inFlight.Enqueue((commit, _batch.Count, _parsing));
         _batch = new List<BatchOperation>(MaxBatchDocuments);
         _batchBytes = 0;
@@ -198,7 +216,9 @@ public sealed partial class BulkInsertOperation(DocumentDatabase database, (long
             {
                 var (operation, batch, count, lastId) = ((DatabaseOperation, long, int, string))state!;
                 if (task.IsCompletedSuccessfully)
+                {
                     operation.BatchCommitted(batch, count, lastId);
+                }
             },
             (tracked, batch, count, lastId),
             CancellationToken.None,
@@ -208,7 +228,9 @@ public sealed partial class BulkInsertOperation(DocumentDatabase database, (long
     private bool TryReadItem(ref ReadOnlySequence<byte> buffer, bool isCompleted, out ReadOnlySequence<byte> item)
     {
         if (!jsonArray)
+        {
             return TryReadLine(ref buffer, isCompleted, out item);
+        }
         try
         {
             return TryReadElement(ref buffer, isCompleted, out item);
@@ -251,9 +273,13 @@ public sealed partial class BulkInsertOperation(DocumentDatabase database, (long
                 _scanned += reader.BytesConsumed;
                 _scanState = reader.CurrentState;
                 if (_scanned > maxLine.Bytes)
+                {
                     throw LineTooLong(_line + 1);
+                }
                 if (isCompleted)
+                {
                     throw new BadRequestException($"Bulk insert stopped at command {_line + 1}: the body ended inside it. {_committed} document(s) were committed before it.");
+                }
                 return false;
             }
 
@@ -261,7 +287,9 @@ public sealed partial class BulkInsertOperation(DocumentDatabase database, (long
             if (buffer.IsEmpty)
             {
                 if (isCompleted)
+                {
                     throw new BadRequestException($"Bulk insert stopped: the body ended before its closing ']'. {_committed} document(s) were committed.");
+                }
                 return false;
             }
 
@@ -302,7 +330,9 @@ public sealed partial class BulkInsertOperation(DocumentDatabase database, (long
             var span = buffer.FirstSpan;
             var skip = span.IndexOfAnyExcept(" \t\r\n"u8);
             if (skip >= 0)
+            {
                 return buffer.Slice(skip);
+            }
             buffer = buffer.Slice(span.Length);
         }
         return buffer;
@@ -333,7 +363,9 @@ public sealed partial class BulkInsertOperation(DocumentDatabase database, (long
         foreach (var segment in line)
         {
             if (segment.Span.IndexOfAnyExcept(" \t\r"u8) >= 0)
+            {
                 return false;
+            }
         }
         return true;
     }

@@ -39,7 +39,9 @@ public sealed record CertificateRequestBody
     public static CertificateRequestBody Parse(JsonDocument? body, string example)
     {
         if (body is null || body.RootElement.ValueKind != JsonValueKind.Object)
+        {
             throw new BadRequestException("The body must be a JSON object: " + example);
+        }
         var parsed = new CertificateRequestBody();
         foreach (var property in body.RootElement.EnumerateObject())
         {
@@ -73,9 +75,13 @@ public sealed record CertificateRequestBody
     {
         var text = Certificate?.Trim();
         if (string.IsNullOrEmpty(text))
+        {
             throw new BadRequestException("\"Certificate\" is required: the client certificate's public part, as base64 of its DER (RavenDB's clients send that) or as PEM (-----BEGIN CERTIFICATE-----).");
+        }
         if (text.StartsWith("-----BEGIN", StringComparison.Ordinal))
+        {
             return FromPem(text);
+        }
         byte[] bytes;
         try
         {
@@ -86,7 +92,9 @@ public sealed record CertificateRequestBody
             throw new BadRequestException("\"Certificate\" is neither PEM (-----BEGIN CERTIFICATE-----) nor base64: send the client certificate's public part as base64 of its DER, or as PEM.");
         }
         if (bytes.AsSpan().StartsWith("-----BEGIN"u8))
+        {
             return FromPem(Encoding.ASCII.GetString(bytes));
+        }
         try
         {
             return X509CertificateLoader.LoadCertificate(bytes);
@@ -94,7 +102,9 @@ public sealed record CertificateRequestBody
         catch (CryptographicException e)
         {
             if (IsPkcs12(bytes))
+            {
                 throw new BadRequestException("\"Certificate\" is a PFX (PKCS#12), which may carry a private key; a private key never leaves its client: send the certificate's public part only, as base64 of its DER or as PEM.", e);
+            }
             throw new BadRequestException($"\"Certificate\" is base64 but not a certificate ({e.Message.TrimEnd('.')}): send the client certificate's public part as base64 of its DER, or as PEM.", e);
         }
     }
@@ -119,9 +129,13 @@ public sealed record CertificateRequestBody
         {
             var label = rest[fields.Label];
             if (label.EndsWith("PRIVATE KEY", StringComparison.Ordinal))
+            {
                 throw new BadRequestException($"\"Certificate\" holds a private key ({label}); a private key never leaves its client: send the certificate's public part only.");
+            }
             if (label.SequenceEqual("CERTIFICATE"))
+            {
                 certificates.Add(rest[fields.Location].ToString());
+            }
             rest = rest[fields.Location.End..];
         }
         if (certificates.Count != 1)
@@ -152,29 +166,43 @@ public sealed record CertificateRequestBody
         foreach (var granted in (ReadOnlySpan<SecurityClearance>)[SecurityClearance.ClusterAdmin, SecurityClearance.Operator, SecurityClearance.ValidUser])
         {
             if (value.Equals(granted.ToString(), StringComparison.OrdinalIgnoreCase))
+            {
                 return granted;
+            }
         }
         if (value.Equals(nameof(SecurityClearance.ClusterNode), StringComparison.OrdinalIgnoreCase))
+        {
             throw new BadRequestException("\"SecurityClearance\" is ClusterNode, which Jackdaw never grants (it has no cluster): use ClusterAdmin.");
+        }
         throw new BadRequestException($"\"SecurityClearance\" is '{value}': it is ClusterAdmin, Operator or ValidUser.");
     }
 
     private static Dictionary<string, DatabaseAccess>? ParsePermissions(JsonElement value)
     {
         if (value.ValueKind == JsonValueKind.Null)
+        {
             return null;
+        }
         if (value.ValueKind != JsonValueKind.Object)
+        {
             throw new BadRequestException($"\"Permissions\" must be an object of database names to Read, ReadWrite or Admin, as {{\"Northwind\":\"ReadWrite\"}}, not {value.ValueKind}.");
+        }
         var permissions = new Dictionary<string, DatabaseAccess>(StringComparer.OrdinalIgnoreCase);
         foreach (var entry in value.EnumerateObject())
         {
             if (DatabaseNames.Validate(entry.Name) is { } problem)
+            {
                 throw new BadRequestException($"\"Permissions\" names a database that cannot exist: {problem}");
+            }
             var access = entry.Value.ValueKind == JsonValueKind.String ? entry.Value.GetString() : entry.Value.ToString();
             if (!TryParseAccess(access, out var parsed))
+            {
                 throw new BadRequestException($"\"Permissions\" gives database '{entry.Name}' the access '{access}': it is Read, ReadWrite or Admin.");
+            }
             if (!permissions.TryAdd(entry.Name, parsed))
+            {
                 throw new BadRequestException($"\"Permissions\" names database '{entry.Name}' more than once (names are compared ignoring case).");
+            }
         }
         return permissions;
     }

@@ -39,7 +39,9 @@ public static class CertificateResults
         json.WriteString("SecurityClearance", definition.Clearance.ToString());
         json.WriteStartObject("Permissions");
         foreach (var (database, access) in definition.Permissions.OrderBy(p => p.Key, StringComparer.OrdinalIgnoreCase))
+        {
             json.WriteString(database, access.ToString());
+        }
         json.WriteEndObject();
         JsonDefaults.WriteTime(json, "NotAfter", definition.NotAfter);
         JsonDefaults.WriteTime(json, "NotBefore", definition.NotBefore);
@@ -48,7 +50,9 @@ public static class CertificateResults
         json.WriteString("CollectionPrimaryKey", string.Empty);
         json.WriteString("PublicKeyPinningHash", definition.PublicKeyPinningHash);
         if (!metadataOnly)
+        {
             json.WriteBase64String("Certificate", definition.RawData);
+        }
         json.WriteEndObject();
     }
 }

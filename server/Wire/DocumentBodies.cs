@@ -41,7 +41,9 @@ public static class DocumentBodies
             }
             body.AdvanceTo(consumed, buffer.End);
             if (result.IsCompleted)
+            {
                 return builder.Complete();
+            }
         }
     }
 
@@ -52,7 +54,9 @@ public static class DocumentBodies
         {
             var result = await body.ReadAsync(cancellationToken).ConfigureAwait(false);
             if (result.IsCompleted || result.IsCanceled)
+            {
                 return result;
+            }
             body.AdvanceTo(result.Buffer.Start, result.Buffer.End);
         }
     }
@@ -85,11 +89,17 @@ public static class DocumentBodies
     public static string? GetMetadataId(BlittableDocument document)
     {
         if (!document.Root.TryGet("@metadata"u8, out var metadata) || metadata.Type != BlittableToken.Object)
+        {
             return null;
+        }
         if (!metadata.GetObject().TryGet("@id"u8, out var id) || id.Type == BlittableToken.Null)
+        {
             return null;
+        }
         if (id.Type != BlittableToken.String)
+        {
             throw new BadRequestException("'@metadata.@id' must be a string.");
+        }
         return id.GetString();
     }
 
@@ -97,18 +107,30 @@ public static class DocumentBodies
     {
         var root = document.Root;
         if (!root.TryGet("@metadata"u8, out var metadata) || metadata.Type == BlittableToken.Null)
+        {
             return null;
+        }
         if (metadata.Type != BlittableToken.Object)
+        {
             throw new BadRequestException("'@metadata' must be a JSON object.");
+        }
         if (!metadata.GetObject().TryGet("@collection"u8, out var collection) || collection.Type == BlittableToken.Null)
+        {
             return null;
+        }
         if (collection.Type != BlittableToken.String)
+        {
             throw new BadRequestException("'@metadata.@collection' must be a string.");
+        }
         var name = collection.GetString();
         if (string.IsNullOrWhiteSpace(name))
+        {
             throw new BadRequestException("'@metadata.@collection' must not be empty.");
+        }
         if (Encoding.UTF8.GetByteCount(name.ToLowerInvariant()) > StorageKeys.MaxCollectionBytes)
+        {
             throw new BadRequestException($"The collection name '{name}' is longer than {StorageKeys.MaxCollectionBytes} bytes in UTF-8.");
+        }
         return name;
     }
 
@@ -116,9 +138,13 @@ public static class DocumentBodies
     public static string ValidateId(string? id, string parameter = "id")
     {
         if (id is null)
+        {
             throw new BadRequestException($"Query parameter '{parameter}' is required.");
+        }
         if (DocumentIds.Validate(id) is { } problem)
+        {
             throw new BadRequestException(problem);
+        }
         return id;
     }
 

@@ -39,9 +39,13 @@ public static class DocumentResultsWriter
         }
         output.Write("{\"@metadata\":"u8);
         if (BlittableReader.Open(document).TryGet("@metadata"u8, out var metadata))
+        {
             BlittableJsonWriter.WriteValue(metadata, output);
+        }
         else
+        {
             output.Write("{}"u8);
+        }
         output.Write("}"u8);
     }
 
@@ -61,12 +65,16 @@ public static class DocumentResultsWriter
             for (var i = 0; i < ids.Count; i++)
             {
                 if (i > 0)
+                {
                     output.Write(","u8);
+                }
                 if (ids[i] is { } id && reader.TryGet(id, out var record))
                 {
                     WriteDocument(record.Document, output, metadataOnly);
                     if (included is not null)
+                    {
                         DocumentIncludes.Collect(record.Document, includes!, included);
+                    }
                     revisions?.Collect(id, record.Document);
                 }
                 else
@@ -74,15 +82,23 @@ public static class DocumentResultsWriter
                     output.Write("null"u8);
                 }
                 if (output.UnflushedBytes >= FlushThreshold)
+                {
                     reader = await FlushOutsideSnapshotAsync(output, database, reader, cancellationToken, written).ConfigureAwait(false);
+                }
             }
             output.Write("],\"Includes\":"u8);
             if (included is null)
+            {
                 output.Write("{}"u8);
+            }
             else
+            {
                 DocumentIncludes.Write(output, reader, included);
+            }
             if (revisions is not null)
+            {
                 RevisionIncludesWriter.Write(output, reader, revisions);
+            }
             output.Write("}"u8);
         }
         finally
@@ -108,13 +124,19 @@ public static class DocumentResultsWriter
             foreach (var key in keys)
             {
                 if (!reader.TryGetByKey(key, out var record))
+                {
                     continue;
+                }
                 if (!first)
+                {
                     output.Write(","u8);
+                }
                 first = false;
                 WriteDocument(record.Document, output, metadataOnly);
                 if (output.UnflushedBytes >= FlushThreshold)
+                {
                     reader = await FlushOutsideSnapshotAsync(output, database, reader, cancellationToken, written).ConfigureAwait(false);
+                }
             }
         }
         finally

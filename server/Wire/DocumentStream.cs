@@ -38,7 +38,9 @@ public static class DocumentStream
                 reader.Dispose();
                 reader = null;
                 if (!await output.FlushAsync(cancellationToken).ConfigureAwait(false))
+                {
                     return;
+                }
                 reader = database.BeginRead();
             }
             output.End();
@@ -73,9 +75,13 @@ public static class DocumentStream
             while (documents.MoveNext())
             {
                 if (!position.Take(documents.Current, request))
+                {
                     continue;
+                }
                 if (position.Done)
+                {
                     return false;
+                }
                 output.WriteDocument(documents.Current.Document);
                 position.Written++;
                 if (output.ShouldFlush)
@@ -90,9 +96,13 @@ public static class DocumentStream
         foreach (var document in reader.GetDocumentsNewestFirst(position.BeforeEtag))
         {
             if (!position.Take(document, request))
+            {
                 continue;
+            }
             if (position.Done)
+            {
                 return false;
+            }
             output.WriteDocument(document.Document);
             position.Written++;
             if (output.ShouldFlush)
@@ -122,7 +132,9 @@ public static class DocumentStream
                 Prefix = DocumentIds.KeyPrefix(request.StartsWith);
                 _prefixChars = request.StartsWith.Length;
                 if (!string.IsNullOrEmpty(request.StartAfter))
+                {
                     SetAfterKey(DocumentIds.KeyPrefix(request.StartAfter));
+                }
             }
         }
 
@@ -155,9 +167,13 @@ public static class DocumentStream
             {
                 var rest = IdAfterPrefix(document.IdUtf8);
                 if (request.Matches is { } matches && !matches.Matches(rest))
+                {
                     return false;
+                }
                 if (request.Exclude is { } exclude && exclude.Matches(rest))
+                {
                     return false;
+                }
             }
             if (_toSkip > 0)
             {

@@ -26,7 +26,9 @@ public static class JsonDefaults
     public static DateTime ParseTime(string text, string name)
     {
         if (!DateTime.TryParse(text, System.Globalization.CultureInfo.InvariantCulture, System.Globalization.DateTimeStyles.AdjustToUniversal | System.Globalization.DateTimeStyles.AssumeUniversal, out var time))
+        {
             throw new Errors.BadRequestException($"'{name}' must be a date and time such as 2026-01-02T03:04:05.0000000Z (UTC); got '{text}'.");
+        }
         return DateTime.SpecifyKind(time, DateTimeKind.Utc);
     }
 
@@ -34,8 +36,12 @@ public static class JsonDefaults
     public static void WriteTime(Utf8JsonWriter writer, string name, DateTime? utc)
     {
         if (utc is { } time)
+        {
             writer.WriteString(name, FormatTime(time));
+        }
         else
+        {
             writer.WriteNull(name);
+        }
     }
 }

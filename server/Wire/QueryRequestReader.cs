@@ -35,17 +35,23 @@ public static class QueryRequestReader
     private static QueryRequest FromJson(JsonElement root)
     {
         if (root.ValueKind != JsonValueKind.Object || !root.TryGetProperty("Query", out var text) || text.ValueKind != JsonValueKind.String)
+        {
             throw new BadRequestException("The body must be {\"Query\":\"from Users ...\",\"QueryParameters\":{...}}.");
+        }
         Dictionary<string, JsonElement> parameters = [];
         if (root.TryGetProperty("QueryParameters", out var given) && given.ValueKind == JsonValueKind.Object)
         {
             foreach (var parameter in given.EnumerateObject())
+            {
                 parameters[parameter.Name] = parameter.Value.Clone();
+            }
         }
         var wait = root.TryGetProperty("WaitForNonStaleResults", out var w) && w.ValueKind == JsonValueKind.True;
         var timeout = QueryRequest.DefaultWaitTimeout;
         if (root.TryGetProperty("WaitForNonStaleResultsTimeout", out var t) && t.ValueKind == JsonValueKind.String)
+        {
             timeout = ParseTimeout(t.GetString()!);
+        }
         return new QueryRequest(text.GetString()!, parameters, wait, timeout);
     }
 

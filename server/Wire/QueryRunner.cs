@@ -50,7 +50,9 @@ public static class QueryRunner
         var started = Stopwatch.GetTimestamp();
         var query = RqlQueryCache.Parse(request.Text);
         if (query.Update is { } update)
+        {
             throw new InvalidQueryException(request.Text, update.Position, "an 'update' clause patches the documents it finds: send it with PATCH /databases/{db}/queries (a patch by query), not as a query.");
+        }
         // Timings in the answer when the query or the request asks; measured anyway for a slow-query log at threshold 0.
         var wanted = query.IncludeTimings || request.IncludeTimings;
         var timings = wanted || timed ? new QueryTimings { InAnswer = wanted } : null;
@@ -154,17 +156,25 @@ public static class QueryRunner
             }
             using var timing = timings?.Start("Includes");
             if (included is null)
+            {
                 output.Write("{}"u8);
+            }
             else
+            {
                 DocumentIncludes.Write(output, reader, included);
+            }
             if (revisions is not null)
+            {
                 RevisionIncludesWriter.Write(output, reader, revisions);
+            }
         }
 
         public void WriteStatistics(ArrayBufferWriter<byte> output, QueryStatistics statistics)
         {
             if (statistics.ScannedResults is { } scanned)
+            {
                 output.Write(Encoding.UTF8.GetBytes($",\"ScannedResults\":{scanned}"));
+            }
             if (statistics.Timings is { InAnswer: true })
             {
                 output.Write(","u8);

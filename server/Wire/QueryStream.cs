@@ -43,19 +43,29 @@ public static class QueryStream
         {
             var plan = await QueryPlanner.PlanAsync(database, request, cancellationToken).ConfigureAwait(false);
             if (plan.Query.Update is { } update)
+            {
                 throw new InvalidQueryException(request.Text, update.Position, "an 'update' clause patches the documents it finds: send it with PATCH /databases/{db}/queries (a patch by query), not as a stream.");
+            }
             if (plan.Query.Include.Count > 0)
+            {
                 throw new InvalidQueryException(request.Text, plan.Query.Include[0].Position, "a stream returns no includes; remove the 'include' clause (or run the query without streaming).");
+            }
             if (plan.Query.IncludeTimings)
+            {
                 throw new InvalidQueryException(request.Text, 0, "a stream carries no timings; remove 'include timings()' (or run the query without streaming).");
+            }
             var filter = QueryFilter.Of(plan.Query, request, QueryPlanner.Count(plan.Query.FilterLimit, request, "filter_limit"));
             var state = new State(plan.Query, plan.Offset + start, Math.Min(plan.Limit ?? long.MaxValue, pageSize), filter);
             try
             {
                 if (plan.Index is null)
+                {
                     await StreamDocumentsAsync(output, database, request, state, cancellationToken).ConfigureAwait(false);
+                }
                 else
+                {
                     await StreamHitsAsync(output, database, plan.Index, request, state, cancellationToken).ConfigureAwait(false);
+                }
                 return;
             }
             catch (ObjectDisposedException) when (!output.Started && attempt < 3 && !database.IsClosing)
@@ -83,7 +93,9 @@ public static class QueryStream
                 reader.Dispose();
                 reader = null;
                 if (!await output.FlushAsync(cancellationToken).ConfigureAwait(false))
+                {
                     return;
+                }
                 reader = database.BeginRead();
             }
             output.End();
@@ -132,7 +144,9 @@ public static class QueryStream
                     index.LastIndexingTime ?? DateTime.UtcNow);
                 searcher = index.Acquire();
                 if (index.Generation == generation)
+                {
                     break;
+                }
                 index.Release(searcher);
                 searcher = null;
                 reader.Dispose();
@@ -148,7 +162,9 @@ public static class QueryStream
                 reader.Dispose();
                 reader = null;
                 if (!await output.FlushAsync(cancellationToken).ConfigureAwait(false))
+                {
                     return;
+                }
                 reader = database.BeginRead();
             }
             output.End();
@@ -170,7 +186,9 @@ public static class QueryStream
         {
             reader?.Dispose();
             if (searcher is not null)
+            {
                 index.Release(searcher);
+            }
         }
         await output.FlushAsync(cancellationToken).ConfigureAwait(false);
     }
@@ -182,7 +200,9 @@ public static class QueryStream
             // Another entry of a document already written, or a document deleted since it was
             // indexed: not a result (a query counts both in SkippedResults).
             if (hits.IsRepeat || !reader.TryGetByKey(hits.Key, out var record))
+            {
                 continue;
+            }
             switch (state.Next(record.Id, record.Document))
             {
                 case Step.Skip:
@@ -201,7 +221,9 @@ public static class QueryStream
                 output.EndResult();
             }
             if (output.ShouldFlush)
+            {
                 return true;
+            }
         }
         return false;
     }
@@ -241,9 +263,13 @@ public static class QueryStream
             if (filter is not null)
             {
                 if (filter.Exhausted)
+                {
                     return Step.Done;
+                }
                 if (!filter.Matches(id, document))
+                {
                     return Step.Skip;
+                }
             }
             if (_toSkip > 0)
             {
@@ -251,7 +277,9 @@ public static class QueryStream
                 return Step.Skip;
             }
             if (_written >= limit)
+            {
                 return Step.Done;
+            }
             _written++;
             return Step.Write;
         }
@@ -268,12 +296,16 @@ public static class QueryStream
         public long Count(DocumentsReader reader, RqlQuery query)
         {
             if (where is null)
+            {
                 return collection is null ? reader.DocumentCount : reader.CountOf(collection);
+            }
             long count = 0;
             foreach (var record in reader.GetDocumentsFrom(collection, 0))
             {
                 if (where.Matches(query.Where, record.Id, record.Document))
+                {
                     count++;
+                }
             }
             return count;
         }
@@ -281,15 +313,21 @@ public static class QueryStream
         public bool WriteSome(StreamResultsWriter output, DocumentsReader reader, State state)
         {
             if (byId is not null)
+            {
                 return WriteSomeById(output, reader, state);
+            }
             foreach (var record in reader.GetDocumentsFrom(collection, _afterEtag))
             {
                 _afterEtag = record.Etag;
                 var step = Write(output, record, state);
                 if (step == Step.Done)
+                {
                     return false;
+                }
                 if (step == Step.Write && output.ShouldFlush)
+                {
                     return true;
+                }
             }
             return false;
         }
@@ -301,10 +339,14 @@ public static class QueryStream
             while (documents.MoveNext())
             {
                 if (_lowerCollection is not null && !InCollection(documents.Current.CollectionUtf8))
+                {
                     continue;
+                }
                 var step = Write(output, documents.Current, state);
                 if (step == Step.Done)
+                {
                     return false;
+                }
                 if (step == Step.Write && output.ShouldFlush)
                 {
                     _afterKey = documents.CurrentKey.ToArray();
@@ -317,10 +359,14 @@ public static class QueryStream
         private Step Write(StreamResultsWriter output, in DocumentRecord record, State state)
         {
             if (where is not null && !where.Matches(state.Query.Where, record.Id, record.Document))
+            {
                 return Step.Skip;
+            }
             var step = state.Next(record.Id, record.Document);
             if (step != Step.Write)
+            {
                 return step;
+            }
             if (state.Query.Select.Count == 0)
             {
                 output.WriteDocument(record.Document);
@@ -338,7 +384,9 @@ public static class QueryStream
         {
             var lower = _lowerCollection!;
             if (written.Length == lower.Length && System.Text.Ascii.EqualsIgnoreCase(written, lower))
+            {
                 return true;
+            }
             // Non-ASCII names: compare as the collection keys do (lowercased, invariant culture).
             return !System.Text.Ascii.IsValid(written) && Encoding.UTF8.GetString(written).ToLowerInvariant().AsSpan().SequenceEqual(Encoding.UTF8.GetString(lower));
         }

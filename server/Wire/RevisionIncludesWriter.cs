@@ -23,12 +23,16 @@ public static class RevisionIncludesWriter
         foreach (var changeVector in revisions.ChangeVectors)
         {
             if (reader.GetRevisionKey(changeVector) is { } key && reader.TryGetRevisionByKey(key, out var revision))
+            {
                 WriteEntry(output, revisionWriter, revision, null, ref first);
+            }
         }
         foreach (var (id, before) in revisions.Before)
         {
             if (reader.GetRevisionKeyBefore(id, before) is { } key && reader.TryGetRevisionByKey(key, out var revision))
+            {
                 WriteEntry(output, revisionWriter, revision, before, ref first);
+            }
         }
         output.Write("]"u8);
     }
@@ -36,7 +40,9 @@ public static class RevisionIncludesWriter
     private static void WriteEntry(IBufferWriter<byte> output, RevisionResultsWriter revisionWriter, RevisionRecord revision, DateTime? before, ref bool first)
     {
         if (!first)
+        {
             output.Write(","u8);
+        }
         first = false;
         output.Write("{\"Id\":"u8);
         WriteString(output, revision.Id);
@@ -44,9 +50,13 @@ public static class RevisionIncludesWriter
         WriteString(output, revision.ChangeVector);
         output.Write(",\"Before\":"u8);
         if (before is { } at)
+        {
             WriteString(output, JsonDefaults.FormatTime(at));
+        }
         else
+        {
             output.Write("null"u8);
+        }
         output.Write(",\"Revision\":"u8);
         revisionWriter.Write(revision, output, metadataOnly: false);
         output.Write("}"u8);

@@ -23,7 +23,9 @@ public sealed class RevisionResultsWriter(JsonOperationContext context)
         var metadata = _patch.Object("@metadata");
         metadata.SetUtf8("@id", revision.IdUtf8);
         if (!revision.CollectionUtf8.IsEmpty)
+        {
             metadata.SetUtf8("@collection", revision.CollectionUtf8);
+        }
         metadata.SetUtf8("@change-vector", revision.ChangeVectorUtf8);
         Span<byte> lastModified = stackalloc byte[Timestamps.Length + 8];
         metadata.SetUtf8("@last-modified", lastModified[..Timestamps.Format(revision.LastModified, lastModified)]);

@@ -52,11 +52,17 @@ public sealed class StreamResultsWriter(PipeWriter pipe, StreamFormat format, Re
     public static StreamFormat ParseFormat(string? format)
     {
         if (string.IsNullOrEmpty(format) || string.Equals(format, "json", StringComparison.OrdinalIgnoreCase))
+        {
             return StreamFormat.Json;
+        }
         if (string.Equals(format, "jsonl", StringComparison.OrdinalIgnoreCase))
+        {
             return StreamFormat.Jsonl;
+        }
         if (string.Equals(format, "csv", StringComparison.OrdinalIgnoreCase))
+        {
             throw new FeatureNotSupportedException("Streaming as CSV (format=csv) is not supported by Jackdaw (yet); use format=json or format=jsonl.");
+        }
         throw new BadRequestException($"Unknown stream format '{format}': use json (the default) or jsonl.");
     }
 
@@ -70,7 +76,9 @@ public sealed class StreamResultsWriter(PipeWriter pipe, StreamFormat format, Re
     {
         Started = true;
         if (format == StreamFormat.Json)
+        {
             Writer.Write("{\"Results\":["u8);
+        }
     }
 
     /// <summary>Starts a query's stream with its statistics.</summary>
@@ -118,7 +126,9 @@ public sealed class StreamResultsWriter(PipeWriter pipe, StreamFormat format, Re
         if (format == StreamFormat.Json)
         {
             if (!_first)
+            {
                 Writer.Write(","u8);
+            }
             _first = false;
         }
         else if (_query)
@@ -132,7 +142,9 @@ public sealed class StreamResultsWriter(PipeWriter pipe, StreamFormat format, Re
     public void EndResult()
     {
         if (format == StreamFormat.Jsonl)
+        {
             Writer.Write(_query ? "}\n"u8 : "\n"u8);
+        }
     }
 
     /// <summary>Ends the stream after its last result.</summary>
@@ -140,7 +152,9 @@ public sealed class StreamResultsWriter(PipeWriter pipe, StreamFormat format, Re
     {
         _ended = true;
         if (format == StreamFormat.Json)
+        {
             Writer.Write("]}"u8);
+        }
     }
 
     /// <summary>
@@ -158,14 +172,22 @@ public sealed class StreamResultsWriter(PipeWriter pipe, StreamFormat format, Re
     public async ValueTask WriteErrorAsync(string message, CancellationToken cancellationToken)
     {
         if (_ended)
+        {
             return;
+        }
         _ended = true;
         if (format == StreamFormat.Json)
+        {
             Writer.Write("],\"Error\":"u8);
+        }
         else
+        {
             Writer.Write("{\"Error\":"u8);
+        }
         using (var json = new Utf8JsonWriter(this, JsonDefaults.WriterOptions))
+        {
             json.WriteStringValue(message);
+        }
         Writer.Write(format == StreamFormat.Json ? "}"u8 : "}\n"u8);
         CountWritten();
         await pipe.FlushAsync(cancellationToken).ConfigureAwait(false);

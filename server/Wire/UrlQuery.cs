@@ -49,9 +49,13 @@ public readonly ref struct UrlQuery
     public long GetInt64(ReadOnlySpan<char> name, long defaultValue, long min = 0, long max = long.MaxValue)
     {
         if (!TryGetRaw(name, out var raw))
+        {
             return defaultValue;
+        }
         if (!long.TryParse(raw, System.Globalization.NumberStyles.None, System.Globalization.CultureInfo.InvariantCulture, out var value) || value < min || value > max)
+        {
             throw new BadRequestException($"Query parameter '{name}' must be an integer from {min} to {max}; got '{raw}'.");
+        }
         return value;
     }
 
@@ -63,7 +67,9 @@ public readonly ref struct UrlQuery
     public static string Decode(ReadOnlySpan<char> raw, ReadOnlySpan<char> name)
     {
         if (raw.IndexOfAny('%', '+') < 0)
+        {
             return raw.ToString();
+        }
         var rented = ArrayPool<byte>.Shared.Rent(raw.Length * 3);
         try
         {
@@ -84,12 +90,16 @@ public readonly ref struct UrlQuery
                 {
                     length += Encoding.UTF8.GetBytes(raw.Slice(i, char.IsHighSurrogate(c) && i + 1 < raw.Length ? 2 : 1), rented.AsSpan(length));
                     if (char.IsHighSurrogate(c) && i + 1 < raw.Length)
+                    {
                         i++;
+                    }
                 }
             }
             var decoded = rented.AsSpan(0, length);
             if (!System.Text.Unicode.Utf8.IsValid(decoded))
+            {
                 ThrowInvalidUtf8(name, decoded);
+            }
             return Encoding.UTF8.GetString(decoded);
         }
         finally
@@ -134,7 +144,9 @@ public readonly ref struct UrlQuery
                 var pair = amp < 0 ? _remaining : _remaining[..amp];
                 _remaining = amp < 0 ? default : _remaining[(amp + 1)..];
                 if (pair.IsEmpty)
+                {
                     continue;
+                }
                 var eq = pair.IndexOf('=');
                 Current = eq < 0 ? new Parameter(pair, default) : new Parameter(pair[..eq], pair[(eq + 1)..]);
                 return true;

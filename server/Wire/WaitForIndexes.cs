@@ -17,9 +17,13 @@ public sealed record WaitForIndexes(TimeSpan Timeout, bool Throw, IReadOnlyList<
     public static WaitForIndexes? Read(UrlQuery query)
     {
         if (query.GetString("waitForIndexesTimeout") is not { } text)
+        {
             return null;
+        }
         if (!TimeSpan.TryParse(text, System.Globalization.CultureInfo.InvariantCulture, out var timeout) || timeout < TimeSpan.Zero || timeout > MaxTimeout)
+        {
             throw new BadRequestException($"Query parameter 'waitForIndexesTimeout' is '{text}'; it is a time such as 00:00:15 (at most {MaxTimeout}).");
+        }
         var @throw = query.GetString("waitForIndexThrow") switch
         {
             null => true,
@@ -31,7 +35,9 @@ public sealed record WaitForIndexes(TimeSpan Timeout, bool Throw, IReadOnlyList<
         foreach (var parameter in query)
         {
             if (parameter.NameEquals("waitForSpecificIndex") && !parameter.RawValue.IsEmpty)
+            {
                 indexes.Add(UrlQuery.Decode(parameter.RawValue, "waitForSpecificIndex"));
+            }
         }
         return new WaitForIndexes(timeout, @throw, indexes);
     }

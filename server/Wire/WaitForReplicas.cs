@@ -15,9 +15,13 @@ public sealed record WaitForReplicas(TimeSpan Timeout, int Count, bool Majority,
     public static WaitForReplicas? Read(UrlQuery query)
     {
         if (query.GetString("waitForReplicasTimeout") is not { } text)
+        {
             return null;
+        }
         if (!TimeSpan.TryParse(text, System.Globalization.CultureInfo.InvariantCulture, out var timeout) || timeout < TimeSpan.Zero || timeout > MaxTimeout)
+        {
             throw new BadRequestException($"Query parameter 'waitForReplicasTimeout' is '{text}'; it is a time such as 00:00:10 (at most {MaxTimeout}).");
+        }
         var count = 1;
         var majority = false;
         switch (query.GetString("numberOfReplicasToWaitFor"))

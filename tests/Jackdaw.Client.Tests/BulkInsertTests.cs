@@ -24,7 +24,9 @@ public sealed class BulkInsertTests : IDisposable
         await using (var bulk = _store.BulkInsert())
         {
             for (var i = 0; i < Count; i++)
+            {
                 await bulk.StoreAsync(new User { Id = $"users/{i}", Name = $"user {i}", Tags = ["a", "b"] });
+            }
 
             // The server has parsed lines although the stream is still open.
             await firstLine.Task.WaitAsync(TimeSpan.FromSeconds(30));
@@ -71,7 +73,9 @@ public sealed class BulkInsertTests : IDisposable
         await using (var bulk = _store.BulkInsert())
         {
             foreach (var user in users)
+            {
                 await bulk.StoreAsync(user);
+            }
         }
 
         Assert.All(users, u => Assert.StartsWith("users/", u.Id));
@@ -108,7 +112,9 @@ public sealed class BulkInsertTests : IDisposable
         {
             await using var bulk = _store.BulkInsert();
             for (var i = 0; i < 20_000; i++)
+            {
                 await bulk.StoreAsync(new User { Id = $"users/{i}", Name = new string('x', 100) });
+            }
         });
 
         Assert.Equal("Malformed document on line 2500; 2000 documents were committed before it.", error.Message);
@@ -124,7 +130,9 @@ public sealed class BulkInsertTests : IDisposable
         _fake.BulkInsertFailAtLine = 3;
         var bulk = _store.BulkInsert();
         for (var i = 0; i < 3; i++)
+        {
             await bulk.StoreAsync(new User { Id = $"users/{i}" });
+        }
 
         var error = await Assert.ThrowsAsync<BulkInsertException>(() => bulk.DisposeAsync().AsTask());
 
@@ -160,7 +168,9 @@ public sealed class BulkInsertTests : IDisposable
         {
             await using var bulk = store.BulkInsert();
             for (var i = 0; i < 10_000; i++)
+            {
                 await bulk.StoreAsync(new User { Id = $"users/{i}", Name = new string('x', 100) });
+            }
         });
     }
 
@@ -171,14 +181,18 @@ public sealed class BulkInsertTests : IDisposable
         _fake.OnBulkInsertLine = line =>
         {
             if (line == 100)
+            {
                 cts.Cancel();
+            }
         };
 
         await Assert.ThrowsAnyAsync<OperationCanceledException>(async () =>
         {
             await using var bulk = _store.BulkInsert(token: cts.Token);
             for (var i = 0; i < 1_000_000; i++)
+            {
                 await bulk.StoreAsync(new User { Id = $"users/{i}", Name = new string('x', 100) });
+            }
         });
     }
 

@@ -27,7 +27,9 @@ public class DocumentJsonTests
         var type = conventions.GetEntityTypeInfo(typeof(Sample));
         var output = new ArrayBufferWriter<byte>();
         using (var writer = new Utf8JsonWriter(output))
+        {
             DocumentJson.WriteDocument(writer, new ArrayBufferWriter<byte>(), Encoding.UTF8.GetBytes(entity), type, default, null, conventions.SerializerOptions);
+        }
 
         var json = Encoding.UTF8.GetString(output.WrittenSpan);
         Assert.Equal(expected.Replace("M", """{"@collection":"Samples","Jackdaw-Clr-Type":"T"}""", StringComparison.Ordinal), json);
@@ -54,7 +56,9 @@ public class DocumentJsonTests
         for (var i = 0; i <= left.Length; i++)
         {
             for (var j = 0; j <= right.Length; j++)
+            {
                 Assert.Equal(a == b, DocumentJson.ConcatenationsEqual(left.AsSpan(0, i), left.AsSpan(i), right.AsSpan(0, j), right.AsSpan(j)));
+            }
         }
     }
 
@@ -130,7 +134,9 @@ public class DocumentJsonTests
         var type = conventions.GetEntityTypeInfo(typeof(Sample));
         var output = new ArrayBufferWriter<byte>();
         using (var writer = new Utf8JsonWriter(output))
+        {
             DocumentJson.WriteMetadata(writer, type, Encoding.UTF8.GetBytes(loaded), null, conventions.SerializerOptions);
+        }
 
         Assert.Equal(expected, Encoding.UTF8.GetString(output.WrittenSpan));
     }

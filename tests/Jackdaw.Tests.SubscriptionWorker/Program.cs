@@ -31,12 +31,16 @@ await worker.Run(async batch =>
     // A leading newline ends a line a killed worker left half written.
     var lines = new System.Text.StringBuilder("\n");
     foreach (var item in batch.Items)
+    {
         lines.Append(item.Id).Append('\n');
+    }
     var bytes = System.Text.Encoding.UTF8.GetBytes(lines.ToString());
     received.Write(bytes);
     received.Flush();
     if (work > 0)
+    {
         await Task.Delay(work);
+    }
 });
 return 0;
 

@@ -34,7 +34,9 @@ public class ClientBulkInsertBenchmarks
         _orders = corpus.Select(c => c.Order).ToList();
         var text = new StringBuilder();
         foreach (var (order, line) in corpus)
+        {
             text.Append("{\"Id\":\"").Append(order.Id).Append("\",\"Document\":").Append(line).Append("}\n");
+        }
         _ndjson = Encoding.UTF8.GetBytes(text.ToString());
         _http = new HttpClient();
     }
@@ -56,7 +58,9 @@ public class ClientBulkInsertBenchmarks
         {
             using var session = _store.OpenAsyncSession(_database);
             for (var i = start; i < Math.Min(start + 1000, _orders.Count); i++)
+            {
                 await session.StoreAsync(_orders[i]);
+            }
             await session.SaveChangesAsync();
         }
     }
@@ -66,7 +70,9 @@ public class ClientBulkInsertBenchmarks
     {
         await using var bulk = _store.BulkInsert(_database);
         foreach (var order in _orders)
+        {
             await bulk.StoreAsync(order);
+        }
     }
 
     [Benchmark(OperationsPerInvoke = Documents)]
@@ -79,7 +85,9 @@ public class ClientBulkInsertBenchmarks
         request.Headers.TransferEncodingChunked = true;
         using var response = await _http.SendAsync(request);
         if (!response.IsSuccessStatusCode)
+        {
             throw new InvalidOperationException($"bulk_insert answered {(int)response.StatusCode}: {await response.Content.ReadAsStringAsync()}");
+        }
     }
 
     [GlobalCleanup]

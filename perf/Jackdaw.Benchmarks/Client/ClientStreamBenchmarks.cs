@@ -34,7 +34,9 @@ public class ClientStreamBenchmarks
         _http = new HttpClient { Timeout = TimeSpan.FromMinutes(5) };
         var lines = new StringBuilder();
         foreach (var (_, line) in CorpusOrder.ReadCorpusWithLines(_store.Conventions.SerializerOptions))
+        {
             lines.Append(line).Append('\n');
+        }
         using var content = new ByteArrayContent(Encoding.UTF8.GetBytes(lines.ToString()));
         using var response = await _http.PostAsync($"{_server.Url}/databases/{Database}/bulk_insert", content);
         response.EnsureSuccessStatusCode();
@@ -46,7 +48,9 @@ public class ClientStreamBenchmarks
         using var session = _store.OpenAsyncSession();
         var freight = 0m;
         foreach (var order in await session.Advanced.AsyncRawQuery<CorpusOrder>("from Orders").NoTracking().ToListAsync())
+        {
             freight += order.Freight;
+        }
         return Check(freight);
     }
 
@@ -79,7 +83,9 @@ public class ClientStreamBenchmarks
         long total = 0;
         int read;
         while ((read = await body.ReadAsync(buffer)) > 0)
+        {
             total += read;
+        }
         return total;
     }
 

@@ -56,7 +56,9 @@ public class SessionCpuBenchmarks
     public async Task<int> RawGetAndBulkDocs()
     {
         using (var get = await _http.GetAsync("http://jackdaw.test/databases/db/docs?id=orders%2F1"))
+        {
             await get.Content.ReadAsByteArrayAsync();
+        }
         using var content = new ByteArrayContent(_bulkDocsBody);
         using var post = await _http.PostAsync("http://jackdaw.test/databases/db/bulk_docs", content);
         return (await post.Content.ReadAsByteArrayAsync()).Length;
@@ -85,7 +87,9 @@ public class SessionCpuBenchmarks
         {
             // Read the request body as a server would, so the client's serialization is not skipped.
             if (request.Content is not null)
+            {
                 await request.Content.CopyToAsync(Stream.Null, cancellationToken);
+            }
             var body = request.Method == HttpMethod.Get ? getBody : bulkDocsBody;
             var content = new ByteArrayContent(body);
             content.Headers.ContentType = new("application/json");

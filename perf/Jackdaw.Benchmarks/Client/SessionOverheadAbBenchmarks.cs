@@ -56,7 +56,9 @@ public class SessionOverheadAbBenchmarks
         await _fixture.DisposeAsync();
         var kept = _rounds.Skip((int)(_rounds.Count * WarmupShare)).ToList();
         if (kept.Count == 0)
+        {
             return;
+        }
         var raw = Median(kept.Select(r => (double)r.Raw));
         var session = Median(kept.Select(r => (double)r.Session));
         var ratios = kept.Select(r => (double)r.Session / r.Raw).Order().ToList();

@@ -72,7 +72,9 @@ internal sealed class SessionOverheadFixture : IAsyncDisposable
     public async Task<int> RawGetAndBulkDocs()
     {
         using (var get = await _http.GetAsync(_getUrl))
+        {
             await get.EnsureSuccessStatusCode().Content.ReadAsByteArrayAsync();
+        }
         using var content = new ByteArrayContent(_rawBodies[++_counter & 1]);
         content.Headers.ContentType = new("application/json");
         using var put = await _http.PostAsync(_bulkDocsUrl, content);
@@ -92,6 +94,8 @@ internal sealed class SessionOverheadFixture : IAsyncDisposable
         _http.Dispose();
         _store.Dispose();
         if (_server is not null)
+        {
             await _server.DisposeAsync();
+        }
     }
 }

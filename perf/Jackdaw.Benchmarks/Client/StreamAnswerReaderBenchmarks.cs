@@ -39,7 +39,9 @@ public class StreamAnswerReaderBenchmarks
     {
         var freight = 0m;
         foreach (var order in JsonSerializer.Deserialize<Answer>(_answer, _options)!.Results)
+        {
             freight += order.Freight;
+        }
         return freight;
     }
 
@@ -50,7 +52,9 @@ public class StreamAnswerReaderBenchmarks
         await using var reader = new StreamAnswerReader(new MemoryStream(_answer, writable: false));
         await reader.StartAsync(new StreamQueryStatistics(), CancellationToken.None);
         while (await reader.NextAsync(CancellationToken.None) is { } result)
+        {
             freight += JsonSerializer.Deserialize<CorpusOrder>(result.Span, _options)!.Freight;
+        }
         return freight;
     }
 
@@ -61,7 +65,9 @@ public class StreamAnswerReaderBenchmarks
         await using var reader = new StreamAnswerReader(new MemoryStream(_answer, writable: false));
         await reader.StartAsync(null, CancellationToken.None);
         while (await reader.NextAsync(CancellationToken.None) is not null)
+        {
             count++;
+        }
         return count;
     }
 

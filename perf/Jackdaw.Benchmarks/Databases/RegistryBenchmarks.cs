@@ -59,7 +59,9 @@ public class RegistryBenchmarks
         var random = new Random(16);
         var names = new List<string>(real);
         while (names.Count < Databases)
+        {
             names.Add($"Tenant-{random.Next(100_000):D5}-{(char)('a' + random.Next(26))}{(char)('a' + random.Next(26))}");
+        }
         return names;
     }
 
@@ -68,7 +70,9 @@ public class RegistryBenchmarks
     {
         var names = Names().ToArray();
         if (names.Distinct(StringComparer.OrdinalIgnoreCase).Count() != Databases)
+        {
             throw new InvalidOperationException("Duplicate database names.");
+        }
         _nonBlocking = new NonBlocking.ConcurrentDictionary<DatabaseNameKey, object>(DatabaseNameKey.Comparer);
         _bcl = new Bcl.ConcurrentDictionary<DatabaseNameKey, object>(DatabaseNameKey.Comparer);
         foreach (var name in names)
@@ -86,14 +90,18 @@ public class RegistryBenchmarks
             var cased = string.Create(name.Length, (name, random), static (span, state) =>
             {
                 for (var c = 0; c < span.Length; c++)
+                {
                     span[c] = state.random.Next(2) == 0 ? char.ToLowerInvariant(state.name[c]) : char.ToUpperInvariant(state.name[c]);
+                }
             });
             var path = PathPrefix + cased + Suffixes[random.Next(Suffixes.Length)];
             _keys[i] = new DatabaseNameKey(path.AsMemory(PathPrefix.Length, name.Length));
         }
 
         if (Lookups(new NonBlockingRegistry(_nonBlocking), 0, KeyCount) != KeyCount || Lookups(new BclRegistry(_bcl), 0, KeyCount) != KeyCount)
+        {
             throw new InvalidOperationException("A lookup key was not found.");
+        }
     }
 
     [GlobalSetup(Targets = [nameof(ContendedBcl), nameof(ContendedNonBlocking)])]
@@ -117,7 +125,9 @@ public class RegistryBenchmarks
         _exit = true;
         _barrier.SignalAndWait(); // releases the parked readers, which see _exit and return
         foreach (var reader in _readers)
+        {
             reader.Join();
+        }
         _barrier.Dispose();
         _writerRunning.Dispose();
     }
@@ -167,9 +177,13 @@ public class RegistryBenchmarks
 
         long found = 0;
         for (var r = 0; r < Readers; r++)
+        {
             found += _found[r * 8];
+        }
         if (found != (long)Readers * LookupsPerReader)
+        {
             throw new InvalidOperationException($"Readers found {found} of {Readers * LookupsPerReader}.");
+        }
         return found;
     }
 
@@ -180,7 +194,9 @@ public class RegistryBenchmarks
         {
             _barrier.SignalAndWait();
             if (_exit)
+            {
                 return;
+            }
             _found[reader * 8] = _readBcl
                 ? Lookups(new BclRegistry(_bcl), start, LookupsPerReader)
                 : Lookups(new NonBlockingRegistry(_nonBlocking), start, LookupsPerReader);
@@ -196,7 +212,9 @@ public class RegistryBenchmarks
         while (!_stopWriter)
         {
             if (!registry.TryAdd(extra, Value) || !registry.TryRemove(extra))
+            {
                 throw new InvalidOperationException("The writer's database was already there.");
+            }
             if (!signalled)
             {
                 _writerRunning.Set();
@@ -213,7 +231,9 @@ public class RegistryBenchmarks
         for (var i = 0; i < count; i++)
         {
             if (registry.TryGetValue(keys[(start + i) & (KeyCount - 1)], out _))
+            {
                 found++;
+            }
         }
         return found;
     }

@@ -166,11 +166,17 @@ public class AutoIndexBuildBenchmarks
             var lowerId = LuceneFields.Lower(_ids[i]);
             var document = LuceneFields.Build(_ids[i], lowerId, output.Entries[0], _planOf);
             if (update)
+            {
                 writer.UpdateDocument(new Term(LuceneFields.Id, lowerId), document);
+            }
             else
+            {
                 writer.AddDocument(document);
+            }
             if (searchers is not null && (i + 1) % Batch == 0)
+            {
                 searchers.MaybeRefreshBlocking();
+            }
         }
         searchers?.MaybeRefreshBlocking();
         writer.Commit();

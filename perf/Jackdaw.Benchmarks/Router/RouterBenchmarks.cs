@@ -37,14 +37,18 @@ public class RouterBenchmarks
         var templates = RouteTable.Create(400);
         var builder = new TrieRouter<string>.Builder();
         foreach (var template in templates)
+        {
             builder.Add(template, "GET", template);
+        }
         _trie = builder.Build();
         _matchers = templates
             .Select(t => (new TemplateMatcher(TemplateParser.Parse(RouteTable.ToAspNetTemplate(t)), new RouteValueDictionary()), t))
             .ToArray();
         _pathString = new PathString(Path);
         if (Trie() != AspNetTemplateMatcher())
+        {
             throw new InvalidOperationException($"The two routers disagree on {Path}.");
+        }
     }
 
     [Benchmark(Baseline = true, OperationsPerInvoke = Operations)]
@@ -73,7 +77,9 @@ public class RouterBenchmarks
         for (var i = 0; i < Operations; i++)
         {
             if (_trie.TryMatch(Path, out _))
+            {
                 found++;
+            }
         }
         return found;
     }
@@ -110,7 +116,9 @@ public static class RouteTable
                 _ => $"/monitoring/v{random.Next(9)}/{a}/{b}",
             };
             if (seen.Add(template))
+            {
                 table.Add(template);
+            }
         }
         // Generated routes first: the baseline then has to try most of the table, as a real
         // server's linear matcher would for its later routes.

@@ -46,7 +46,9 @@ public class AuthorizationBenchmarks
         _security = ServerSecurity.Open(options, _folder, NullLoggerFactory.Instance);
         // Other registered certificates, so the store is not a table of one.
         for (var i = 0; i < 20; i++)
+        {
             _security.Store.Put(CertificateDefinition.Of(Certificate($"jackdaw-bench-other-{i}", server: false), $"other {i}", SecurityClearance.ValidUser, new Dictionary<string, DatabaseAccess> { [$"db{i}"] = DatabaseAccess.ReadWrite }));
+        }
         _security.Store.Put(CertificateDefinition.Of(user, "user", SecurityClearance.ValidUser, new Dictionary<string, DatabaseAccess> { ["other"] = DatabaseAccess.Read, ["bench"] = DatabaseAccess.Read }));
 
         _bare = static context => ValueTask.CompletedTask;
@@ -60,7 +62,9 @@ public class AuthorizationBenchmarks
         foreach (var context in new[] { _admin, _user })
         {
             if (!_secured(context).IsCompletedSuccessfully || context.Caller is null)
+            {
                 throw new InvalidOperationException("The secured handler refused the request.");
+            }
         }
     }
 
@@ -89,7 +93,9 @@ public class AuthorizationBenchmarks
         {
             _firstConnection.Identity.Version = -1;
             if (_secured(_firstOnConnection).IsCompletedSuccessfully)
+            {
                 done++;
+            }
         }
         return done;
     }
@@ -100,7 +106,9 @@ public class AuthorizationBenchmarks
         for (var i = 0; i < Operations; i++)
         {
             if (handler(context).IsCompletedSuccessfully)
+            {
                 done++;
+            }
         }
         return done;
     }
@@ -112,7 +120,9 @@ public class AuthorizationBenchmarks
         http.Features.Set(connection);
         const string path = "/databases/bench/docs";
         if (!router.TryMatch(path, out var match))
+        {
             throw new InvalidOperationException("No route for " + path);
+        }
         var context = new RequestContext(server, null!);
         context.Initialize(http, path, match, isInner: false);
         return context;

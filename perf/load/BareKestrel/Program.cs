@@ -30,7 +30,9 @@ if (builder.Configuration["cert"] is { } certPath)
 var app = builder.Build();
 var body = """{"Version":"0.1.0","FullVersion":"0.1.0+0000000000000000000000000000000000000000","CommitHash":"0000000000000000000000000000000000000000"}"""u8.ToArray();
 if (int.TryParse(builder.Configuration["body-bytes"], out var size) && size > 16)
+{
     body = System.Text.Encoding.UTF8.GetBytes("{\"Results\":[{\"Text\":\"" + new string('x', size - 32) + "\"}],\"Includes\":{}}");
+}
 app.Run(context =>
 {
     context.Response.StatusCode = 200;

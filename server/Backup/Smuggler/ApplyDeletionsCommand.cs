@@ -18,7 +18,9 @@ internal sealed class ApplyDeletionsCommand(IReadOnlyList<(string Id, string? Co
         foreach (var (id, collection) in deletions)
         {
             if (transaction.ApplyDeletion(id, collection, keepAfterEtag))
+            {
                 Deleted++;
+            }
         }
     }
 }

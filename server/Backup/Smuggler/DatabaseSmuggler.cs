@@ -57,11 +57,15 @@ public static class DatabaseSmuggler
         {
             var read = await source.ReadAsync(head.AsMemory(length), cancel).ConfigureAwait(false);
             if (read == 0)
+            {
                 break;
+            }
             length += read;
         }
         if (length >= 2 && head[0] == 0x1F && head[1] == 0x8B)
+        {
             return new PrefixedStream(head.AsMemory(0, length), source);
+        }
         var looks = length switch
         {
             0 => "it is empty",

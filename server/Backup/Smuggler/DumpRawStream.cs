@@ -27,7 +27,9 @@ internal sealed class DumpRawStream(DumpReader dump, long length) : Stream
     public override async ValueTask<int> ReadAsync(Memory<byte> buffer, CancellationToken cancellationToken = default)
     {
         if (_remaining == 0 || buffer.IsEmpty)
+        {
             return 0;
+        }
         var read = await dump.ReadRawAsync(buffer[..(int)Math.Min(buffer.Length, _remaining)]).ConfigureAwait(false);
         _remaining -= read;
         return read;
@@ -42,7 +44,9 @@ internal sealed class DumpRawStream(DumpReader dump, long length) : Stream
     public async ValueTask SkipRestAsync()
     {
         if (_remaining > 0)
+        {
             await dump.SkipRawAsync(_remaining).ConfigureAwait(false);
+        }
         _remaining = 0;
     }
 

@@ -39,7 +39,9 @@ internal sealed class DumpReader(PipeReader pipe, CancellationToken cancel)
         while (true)
         {
             if (TryReadToken(out var type, out var text))
+            {
                 return (type, text);
+            }
             await FillAsync().ConfigureAwait(false);
         }
     }
@@ -98,7 +100,9 @@ internal sealed class DumpReader(PipeReader pipe, CancellationToken cancel)
                             return DumpElement.Done;
                         case JsonTokenType.StartObject or JsonTokenType.StartArray:
                             if (depth++ == 0)
+                            {
                                 start = scanned + reader.TokenStartIndex;
+                            }
                             break;
                         case JsonTokenType.EndObject or JsonTokenType.EndArray:
                             depth--;
@@ -119,7 +123,9 @@ internal sealed class DumpReader(PipeReader pipe, CancellationToken cancel)
                         _pendingConsume = end;
                         // Arrived whole in one read but over the limit all the same.
                         if (end - start > maxBytes)
+                        {
                             return new DumpElement(default, end - start, depth == 0, TooLarge: true);
+                        }
                         return new DumpElement(_buffer.Slice(start, end - start), end - start, depth == 0);
                     }
                 }
@@ -131,7 +137,9 @@ internal sealed class DumpReader(PipeReader pipe, CancellationToken cancel)
             scanned += reader.BytesConsumed;
             scanState = reader.CurrentState;
             if (start >= 0 && scanned - start > maxBytes)
+            {
                 return await SkipLargeAsync(start, scanned, depth, scanState).ConfigureAwait(false);
+            }
             await FillAsync().ConfigureAwait(false);
         }
     }
@@ -176,15 +184,21 @@ internal sealed class DumpReader(PipeReader pipe, CancellationToken cancel)
     {
         var (type, _) = await NextTokenAsync().ConfigureAwait(false);
         if (type is not (JsonTokenType.StartObject or JsonTokenType.StartArray))
+        {
             return;
+        }
         var depth = 1;
         while (depth > 0)
         {
             var (next, _) = await NextTokenAsync().ConfigureAwait(false);
             if (next is JsonTokenType.StartObject or JsonTokenType.StartArray)
+            {
                 depth++;
+            }
             else if (next is JsonTokenType.EndObject or JsonTokenType.EndArray)
+            {
                 depth--;
+            }
         }
     }
 
@@ -215,7 +229,9 @@ internal sealed class DumpReader(PipeReader pipe, CancellationToken cancel)
     {
         ConsumePending();
         while (_buffer.IsEmpty)
+        {
             await FillAsync().ConfigureAwait(false);
+        }
         var count = (int)Math.Min(destination.Length, _buffer.Length);
         _buffer.Slice(0, count).CopyTo(destination.Span);
         Consume(count);
@@ -232,11 +248,15 @@ internal sealed class DumpReader(PipeReader pipe, CancellationToken cancel)
             foreach (var segment in rest)
             {
                 if (segment.Span.IndexOfAnyExcept(" \t\r\n"u8) >= 0)
+                {
                     throw new BadRequestException($"The dump has data after its closing '}}' ({Where}).");
+                }
             }
             Consume(_buffer.Length);
             if (_completed)
+            {
                 return;
+            }
             await FillAsync().ConfigureAwait(false);
         }
     }
@@ -244,7 +264,9 @@ internal sealed class DumpReader(PipeReader pipe, CancellationToken cancel)
     private void ConsumePending()
     {
         if (_pendingConsume == 0)
+        {
             return;
+        }
         Consume(_pendingConsume);
         _pendingConsume = 0;
     }
@@ -259,9 +281,13 @@ internal sealed class DumpReader(PipeReader pipe, CancellationToken cancel)
     private async ValueTask FillAsync()
     {
         if (_completed)
+        {
             throw new BadRequestException($"The dump ends early, at {Where}: its JSON is cut short (a file not fully written or downloaded?).");
+        }
         if (_started)
+        {
             pipe.AdvanceTo(_buffer.Start, _buffer.End);
+        }
         _started = true;
         ReadResult result;
         try
@@ -280,7 +306,9 @@ internal sealed class DumpReader(PipeReader pipe, CancellationToken cancel)
     public void Release()
     {
         if (_started)
+        {
             pipe.AdvanceTo(_buffer.End);
+        }
         _started = false;
     }
 

@@ -36,7 +36,9 @@ internal sealed class ImportDocumentsCommand(IReadOnlyList<ImportedDocument> doc
             var put = document.Put;
             transaction.Put(put.Id, put.Document.Span, put.Collection, expectedChangeVector: null, context);
             if (document.Attachments is { } attachments)
+            {
                 Synchronize(transaction, put.Id, attachments);
+            }
         }
     }
 
@@ -46,7 +48,9 @@ internal sealed class ImportDocumentsCommand(IReadOnlyList<ImportedDocument> doc
         foreach (var old in stored)
         {
             if (!attachments.Any(a => string.Equals(a.Name, old.Name, StringComparison.OrdinalIgnoreCase)))
+            {
                 transaction.DeleteAttachment(id, old.Name, expectedChangeVector: null, context);
+            }
         }
         foreach (var attachment in attachments)
         {

@@ -34,7 +34,9 @@ internal sealed class ImportRevisionsCommand(IReadOnlyList<ImportedRevision> rev
         foreach (var id in touched)
         {
             if (!transaction.TryGet(id, out var record) || SaysHasRevisions(record.Document))
+            {
                 continue;
+            }
             var body = record.Document.ToArray();
             var collection = record.CollectionUtf8.IsEmpty ? null : System.Text.Encoding.UTF8.GetString(record.CollectionUtf8);
             transaction.Put(record.Id, body, collection, expectedChangeVector: null, context);

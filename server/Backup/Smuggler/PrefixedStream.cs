@@ -16,7 +16,9 @@ internal sealed class PrefixedStream(ReadOnlyMemory<byte> prefix, Stream rest) :
     public override int Read(Span<byte> buffer)
     {
         if (_prefix.IsEmpty)
+        {
             return rest.Read(buffer);
+        }
         var n = Math.Min(buffer.Length, _prefix.Length);
         _prefix.Span[..n].CopyTo(buffer);
         _prefix = _prefix[n..];
@@ -29,7 +31,9 @@ internal sealed class PrefixedStream(ReadOnlyMemory<byte> prefix, Stream rest) :
     public override ValueTask<int> ReadAsync(Memory<byte> buffer, CancellationToken cancellationToken = default)
     {
         if (_prefix.IsEmpty)
+        {
             return rest.ReadAsync(buffer, cancellationToken);
+        }
         var n = Math.Min(buffer.Length, _prefix.Length);
         _prefix.Span[..n].CopyTo(buffer.Span);
         _prefix = _prefix[n..];

@@ -29,7 +29,9 @@ public sealed class SmugglerCounts
         _lastEtag = lastEtag;
         _skippedCount = skippedCount;
         if (attachments)
+        {
             Attachments = new SmugglerCounts(owner);
+        }
     }
 
     public long ReadCount => Volatile.Read(ref _read);
@@ -62,7 +64,9 @@ public sealed class SmugglerCounts
     {
         Interlocked.Increment(ref _read);
         if (bytes != 0)
+        {
             Interlocked.Add(ref _bytes, bytes);
+        }
         _owner.Changed();
     }
 
@@ -81,7 +85,9 @@ public sealed class SmugglerCounts
     internal void Etag(long etag)
     {
         if (etag > Volatile.Read(ref _etag))
+        {
             Volatile.Write(ref _etag, etag);
+        }
     }
 
     /// <summary>Done: processed, and skipped when it was not asked for (or is not Jackdaw's); its attachments' counts too.</summary>
@@ -104,10 +110,14 @@ public sealed class SmugglerCounts
         writer.WriteNumber("ErroredCount", ErroredCount);
         writer.WriteNumber("SizeInBytes", SizeInBytes);
         if (_lastEtag)
+        {
             writer.WriteNumber("LastEtag", LastEtag);
+        }
         Attachments?.Write(writer, "Attachments");
         if (_skippedCount)
+        {
             writer.WriteNumber("SkippedCount", SkippedCount);
+        }
         writer.WriteEndObject();
     }
 }

@@ -11,9 +11,13 @@ internal static class SmugglerDocuments
     {
         var root = BlittableReader.Open(document);
         if (!root.TryGet("@metadata"u8, out var metadata) || metadata.Type != BlittableToken.Object)
+        {
             return false;
+        }
         if (!metadata.GetObject().TryGet("@expires"u8, out var expires) || expires.Type != BlittableToken.String)
+        {
             return false;
+        }
         return DateTime.TryParse(expires.GetString(), CultureInfo.InvariantCulture, DateTimeStyles.AdjustToUniversal | DateTimeStyles.AssumeUniversal, out var at) && at <= now;
     }
 }

@@ -47,16 +47,24 @@ internal sealed partial class SmugglerExporter
     private bool NeedsContents(DocumentsReader reader, ReadOnlySpan<byte> document, SmugglerCounts counts)
     {
         if (!_options.Includes(DatabaseItemType.Attachments))
+        {
             return false;
+        }
         _contentsOf = counts;
         foreach (var (name, hash) in ListedAttachments(document))
         {
             if (_writtenContents.Contains(hash) || _pendingContents.Exists(p => p.Hash == hash))
+            {
                 continue;
+            }
             if (reader.GetAttachmentContent(hash) is { } content)
+            {
                 _pendingContents.Add((hash, content, $"{DocumentIdOf(document)}/{name}"));
+            }
             else
+            {
                 counts.Attachments!.SkippedOne();
+            }
         }
         return _pendingContents.Count > 0;
     }
@@ -82,7 +90,9 @@ internal sealed partial class SmugglerExporter
                 using (var reader = _database.BeginRead())
                 {
                     if (reader.GetAttachmentContent(hash) is not { } now || now.StreamId != content.StreamId)
+                    {
                         throw new InvalidOperationException($"Attachment content {hash} ({tag}) was deleted while it was exported; export again.");
+                    }
                     using var stream = reader.OpenAttachmentContent(hash)!;
                     stream.Position = position;
                     var step = (int)Math.Min(ContentStep, content.Size - position);
@@ -91,7 +101,9 @@ internal sealed partial class SmugglerExporter
                     position += step;
                 }
                 if (_buffer.WrittenCount >= FlushThreshold)
+                {
                     await FlushAsync(output).ConfigureAwait(false);
+                }
             }
             _writtenContents.Add(hash);
             _contentsOf?.Attachments!.Read(content.Size);
@@ -132,13 +144,21 @@ internal sealed partial class SmugglerExporter
         {
             Step step;
             using (var reader = _database.BeginRead())
+            {
                 step = WriteSomeRevisions(reader, writer, context, ref after);
+            }
             if (step == Step.Ended)
+            {
                 break;
+            }
             if (step == Step.Contents)
+            {
                 await WriteContentsAsync(output).ConfigureAwait(false);
+            }
             else
+            {
                 await FlushAsync(output).ConfigureAwait(false);
+            }
         }
         _json.WriteEndArray();
         counts.Finish(skipped: false, attachmentsSkipped: !_options.Includes(DatabaseItemType.Attachments));
@@ -151,12 +171,16 @@ internal sealed partial class SmugglerExporter
         {
             var keys = reader.GetRevisionKeysAfter(after, 256);
             if (keys.Count == 0)
+            {
                 return Step.Ended;
+            }
             foreach (var key in keys)
             {
                 _cancel.ThrowIfCancellationRequested();
                 if (!reader.TryGetRevisionByKey(key, out var revision))
+                {
                     continue;
+                }
                 var collection = revision.Collection;
                 if (_options.Collections.Count > 0 && (collection is null || !_options.IncludesCollection(collection)))
                 {
@@ -165,7 +189,9 @@ internal sealed partial class SmugglerExporter
                     continue;
                 }
                 if (NeedsContents(reader, revision.Document, counts))
+                {
                     return Step.Contents;
+                }
                 after = revision.Etag;
                 _document.ResetWrittenCount();
                 writer.Write(revision, _document, metadataOnly: false);
@@ -174,7 +200,9 @@ internal sealed partial class SmugglerExporter
                 counts.Read(_document.WrittenCount);
                 counts.Etag(revision.Etag);
                 if (_buffer.WrittenCount + _json.BytesPending >= FlushThreshold)
+                {
                     return Step.Flush;
+                }
             }
         }
     }
@@ -190,7 +218,9 @@ internal sealed partial class SmugglerExporter
     {
         var result = new List<(string, string)>();
         if (document.IsEmpty)
+        {
             return result;
+        }
         var root = BlittableReader.Open(document);
         if (!root.TryGet("@metadata"u8, out var metadata) || metadata.Type != BlittableToken.Object
             || !metadata.GetObject().TryGet("@attachments"u8, out var list) || list.Type != BlittableToken.Array)
@@ -201,10 +231,14 @@ internal sealed partial class SmugglerExporter
         for (var i = 0; i < array.Length; i++)
         {
             if (array[i].Type != BlittableToken.Object)
+            {
                 continue;
+            }
             var entry = array[i].GetObject();
             if (entry.TryGet("Hash"u8, out var hash) && hash.Type == BlittableToken.String && entry.TryGet("Name"u8, out var name) && name.Type == BlittableToken.String)
+            {
                 result.Add((name.GetString()!, hash.GetString()!));
+            }
         }
         return result;
     }

@@ -71,33 +71,53 @@ internal sealed partial class SmugglerExporter
             {
                 long covered;
                 using (var reader = _database.BeginRead())
+                {
                     covered = reader.LastEtag;
+                }
                 _options.WriteHeader?.Invoke(_json, covered);
                 _result.SetLastEtag(covered);
                 if (_options.Includes(DatabaseItemType.Tombstones))
+                {
                     await WriteTombstonesAsync(gzip, covered).ConfigureAwait(false);
+                }
                 if (_options.Includes(DatabaseItemType.Documents))
+                {
                     await WriteDocumentsAsync(gzip).ConfigureAwait(false);
+                }
                 if (_options.Includes(DatabaseItemType.RevisionDocuments))
+                {
                     await WriteRevisionsAsync(gzip).ConfigureAwait(false);
+                }
             }
             else
             {
                 var covered = _database.LastEtag;
                 if (_options.Includes(DatabaseItemType.Documents))
+                {
                     covered = await WriteDocumentsAsync(gzip).ConfigureAwait(false);
+                }
                 _result.SetLastEtag(covered);
                 if (_options.Includes(DatabaseItemType.RevisionDocuments))
+                {
                     await WriteRevisionsAsync(gzip).ConfigureAwait(false);
+                }
                 if (_options.Includes(DatabaseItemType.Tombstones))
+                {
                     await WriteTombstonesAsync(gzip, covered).ConfigureAwait(false);
+                }
             }
             if (_options.Includes(DatabaseItemType.Indexes))
+            {
                 WriteIndexes();
+            }
             if (_options.Includes(DatabaseItemType.Identities))
+            {
                 WriteIdentities();
+            }
             if (_options.Includes(DatabaseItemType.Subscriptions))
+            {
                 WriteSubscriptions();
+            }
             _json.WriteEndObject();
             await FlushAsync(gzip).ConfigureAwait(false);
         }
@@ -126,14 +146,22 @@ internal sealed partial class SmugglerExporter
                 {
                     step = WriteSomeDocuments(reader, collection, ref after);
                     if (step == Step.Ended)
+                    {
                         covered = Math.Min(covered, reader.LastEtag);
+                    }
                 }
                 if (step == Step.Ended)
+                {
                     break;
+                }
                 if (step == Step.Contents)
+                {
                     await WriteContentsAsync(output).ConfigureAwait(false);
+                }
                 else
+                {
                     await FlushAsync(output).ConfigureAwait(false);
+                }
             }
         }
         _json.WriteEndArray();
@@ -158,13 +186,17 @@ internal sealed partial class SmugglerExporter
                 continue;
             }
             if (NeedsContents(reader, document.Document, _result.Documents))
+            {
                 return Step.Contents;
+            }
             after = document.Etag;
             WriteDocument(document.Document);
             _result.Documents.Read(_document.WrittenCount);
             _result.Documents.Etag(document.Etag);
             if (_buffer.WrittenCount + _json.BytesPending >= FlushThreshold)
+            {
                 return Step.Flush;
+            }
         }
         return Step.Ended;
     }
@@ -178,9 +210,13 @@ internal sealed partial class SmugglerExporter
         {
             bool more;
             using (var reader = _database.BeginRead())
+            {
                 more = WriteSomeTombstones(reader, upTo, ref after);
+            }
             if (!more)
+            {
                 break;
+            }
             await FlushAsync(output).ConfigureAwait(false);
         }
         _json.WriteEndArray();
@@ -193,11 +229,15 @@ internal sealed partial class SmugglerExporter
         {
             _cancel.ThrowIfCancellationRequested();
             if (tombstone.Etag > upTo)
+            {
                 return false;
+            }
             after = tombstone.Etag;
             var collection = tombstone.Collection;
             if (_options.Collections.Count > 0 && (collection is null || !_options.IncludesCollection(collection)))
+            {
                 continue;
+            }
             var start = _buffer.WrittenCount + _json.BytesPending;
             _json.WriteStartObject();
             // RavenDB's key is the lowercased id; the casing is not kept.
@@ -213,7 +253,9 @@ internal sealed partial class SmugglerExporter
             _result.Tombstones.Read(_buffer.WrittenCount + _json.BytesPending - start);
             _result.Tombstones.Etag(tombstone.Etag);
             if (_buffer.WrittenCount + _json.BytesPending >= FlushThreshold)
+            {
                 return true;
+            }
         }
         return false;
     }
@@ -238,7 +280,9 @@ internal sealed partial class SmugglerExporter
                 definition["Priority"] = index.Priority.ToString();
                 definition.Remove("CreatedAt");
                 if (_options.RemoveAnalyzers)
+                {
                     SmugglerIndexes.RemoveAnalyzers(definition);
+                }
                 _json.WriteStartObject();
                 _json.WriteString("Type", "JavaScriptMap");
                 _json.WritePropertyName("IndexDefinition");
@@ -303,7 +347,9 @@ internal sealed partial class SmugglerExporter
     {
         _json.Flush();
         if (_buffer.WrittenCount == 0)
+        {
             return;
+        }
         await output.WriteAsync(_buffer.WrittenMemory, _cancel).ConfigureAwait(false);
         _buffer.ResetWrittenCount();
     }

@@ -65,13 +65,19 @@ internal sealed partial class SmugglerImporter
     private AttachmentSource? KnownContent(string hash)
     {
         if (_contents.TryGetValue(hash, out var known))
+        {
             return known;
+        }
         var bytes = new byte[AttachmentEntry.HashSize];
         if (!Convert.TryFromBase64String(hash, bytes, out var written) || written != bytes.Length)
+        {
             return null;
+        }
         using var reader = _database.BeginRead();
         if (reader.GetAttachmentContent(hash) is not { } stored)
+        {
             return null;
+        }
         return _contents[hash] = AttachmentSource.FromStored(bytes, stored.Size);
     }
 
@@ -83,7 +89,9 @@ internal sealed partial class SmugglerImporter
     private List<ImportedAttachment>? AttachmentsOf(BlittableDocument document, string id, SmugglerCounts counts, HashSet<string> referenced)
     {
         if (!_options.Includes(DatabaseItemType.Attachments))
+        {
             return null;
+        }
         var result = new List<ImportedAttachment>();
         foreach (var (name, hash, contentType) in ListedAttachments(document.Span))
         {
@@ -114,13 +122,17 @@ internal sealed partial class SmugglerImporter
         {
             var item = array[i];
             if (item.Type != BlittableToken.Object)
+            {
                 continue;
+            }
             var entry = item.GetObject();
             var name = entry.TryGet("Name"u8, out var n) && n.Type == BlittableToken.String ? n.GetString() : null;
             var hash = entry.TryGet("Hash"u8, out var h) && h.Type == BlittableToken.String ? h.GetString() : null;
             var contentType = entry.TryGet("ContentType"u8, out var c) && c.Type == BlittableToken.String ? c.GetString() : null;
             if (!string.IsNullOrEmpty(name) && !string.IsNullOrEmpty(hash))
+            {
                 result.Add((name, hash, contentType ?? string.Empty));
+            }
         }
         return result;
     }
@@ -129,11 +141,15 @@ internal sealed partial class SmugglerImporter
     private async ValueTask ForgetUnlistedAsync(HashSet<string>? referenced)
     {
         if (_recentContents.Count == 0)
+        {
             return;
+        }
         foreach (var hash in _recentContents)
         {
             if ((referenced is null || !referenced.Contains(hash)) && _contents.Remove(hash, out var source))
+            {
                 await AttachmentUpload.AbandonAsync(_database, source).ConfigureAwait(false);
+            }
         }
         _recentContents.Clear();
     }
@@ -147,16 +163,22 @@ internal sealed partial class SmugglerImporter
             foreach (var attachment in document.Attachments ?? [])
             {
                 if (!attachment.Source.IsStored)
+                {
                     (linked ??= []).Add(Convert.ToBase64String(attachment.Source.Hash));
+                }
             }
         }
         if (linked is null)
+        {
             return;
+        }
         using var reader = _database.BeginRead();
         foreach (var hash in linked)
         {
             if (_contents.TryGetValue(hash, out var source) && !source.IsStored && reader.GetAttachmentContent(hash) is { } stored)
+            {
                 _contents[hash] = AttachmentSource.FromStored(source.Hash, stored.Size);
+            }
         }
     }
 
@@ -166,7 +188,9 @@ internal sealed partial class SmugglerImporter
         foreach (var source in _contents.Values)
         {
             if (source.IsStaged)
+            {
                 await AttachmentUpload.AbandonAsync(_database, source).ConfigureAwait(false);
+            }
         }
         _contents.Clear();
     }
@@ -176,7 +200,9 @@ internal sealed partial class SmugglerImporter
     {
         // Cheap test first: a document that merely mentions the word is parsed once more, no harm.
         if (json.Length > 4096 || !Contains(json, "\"@export-type\""u8))
+        {
             return null;
+        }
         using var parsed = JsonDocument.Parse(json);
         var root = parsed.RootElement;
         if (!root.TryGetProperty("@metadata", out var metadata) || metadata.ValueKind != JsonValueKind.Object

@@ -23,7 +23,9 @@ internal sealed partial class SmugglerImporter
         var import = _options.Includes(DatabaseItemType.RevisionDocuments);
         counts.Start();
         if (!await StartArrayAsync(dump, "RevisionDocuments").ConfigureAwait(false))
+        {
             return;
+        }
         var batch = new List<ImportedRevision>();
         long bytes = 0;
         long position = 0;
@@ -44,7 +46,9 @@ internal sealed partial class SmugglerImporter
             }
             counts.Read(element.Size);
             if (ReadRevision(element, position, counts) is not { } revision)
+            {
                 continue;
+            }
             batch.Add(revision);
             bytes += revision.Document.Length;
             if (batch.Count >= MaxBatchDocuments || bytes >= MaxBatchBytes)
@@ -60,7 +64,9 @@ internal sealed partial class SmugglerImporter
     private async ValueTask ApplyRevisionsAsync(List<ImportedRevision> batch)
     {
         if (batch.Count == 0)
+        {
             return;
+        }
         using var context = new JsonOperationContext();
         await _database.EnqueueAsync(new ImportRevisionsCommand(batch.ToList(), context)).ConfigureAwait(false);
         batch.Clear();
@@ -70,9 +76,13 @@ internal sealed partial class SmugglerImporter
     private ImportedRevision? ReadRevision(DumpElement element, long position, SmugglerCounts counts)
     {
         if (element.TooLarge)
+        {
             return RefuseRevision(counts, position, null, $"it is {element.Size:N0} bytes of JSON, more than the {_options.MaxDocumentBytes:N0} a document may have ({_options.MaxDocumentSetting}).");
+        }
         if (!element.IsObject)
+        {
             return RefuseRevision(counts, position, null, "it is not a JSON object.");
+        }
         using var context = new JsonOperationContext();
         BlittableDocument document;
         try
@@ -84,22 +94,34 @@ internal sealed partial class SmugglerImporter
             return RefuseRevision(counts, position, BestEffortId(element.Json), $"its JSON is not a valid document: {e.Description}");
         }
         if (!document.Root.TryGet("@metadata"u8, out var value) || value.Type != BlittableToken.Object)
+        {
             return RefuseRevision(counts, position, null, "it has no '@metadata': a revision carries its id, change vector and time there.");
+        }
         var metadata = value.GetObject();
         var id = Text(metadata, "@id"u8);
         var changeVector = Text(metadata, "@change-vector"u8);
         var collection = Text(metadata, "@collection"u8);
         var flagsText = Text(metadata, "@flags"u8) ?? string.Empty;
         if (id is null || DocumentIds.Validate(id) is not null || DocumentIds.KindOf(id) != DocumentIds.IdKind.Exact)
+        {
             return RefuseRevision(counts, position, id, "it has no valid '@metadata.@id'.");
+        }
         if (string.IsNullOrEmpty(changeVector) || changeVector.Any(c => c > 127))
+        {
             return RefuseRevision(counts, position, id, "it has no '@metadata.@change-vector' (ASCII): a revision is known by its change vector.");
+        }
         if (!DateTime.TryParse(Text(metadata, "@last-modified"u8), CultureInfo.InvariantCulture, DateTimeStyles.AdjustToUniversal | DateTimeStyles.AssumeUniversal, out var lastModified))
+        {
             return RefuseRevision(counts, position, id, "it has no valid '@metadata.@last-modified'.");
+        }
         if (collection is "" or "@empty")
+        {
             collection = null;
+        }
         if (collection is not null && System.Text.Encoding.UTF8.GetByteCount(collection.ToLowerInvariant()) > 255)
+        {
             return RefuseRevision(counts, position, id, $"its collection '{collection}' is longer than 255 bytes.");
+        }
         if (_options.Collections.Count > 0 && (collection is null || !_options.IncludesCollection(collection)))
         {
             counts.SkippedOne();
@@ -109,7 +131,9 @@ internal sealed partial class SmugglerImporter
         foreach (var name in flagsText.Split(',', StringSplitOptions.TrimEntries | StringSplitOptions.RemoveEmptyEntries))
         {
             if (Enum.TryParse<DocumentFlags>(name, ignoreCase: true, out var flag))
+            {
                 flags |= flag;
+            }
         }
         return new ImportedRevision(id, collection, changeVector, lastModified, flags & (DocumentFlags.DeleteRevision | DocumentFlags.HasAttachments), document.Span.ToArray());
     }

@@ -19,7 +19,9 @@ internal sealed partial class SmugglerImporter
     private async ValueTask SendBatchAsync()
     {
         if (_batch.Count == 0)
+        {
             return;
+        }
         await DrainAsync().ConfigureAwait(false);
         var documents = _batch.Select(b => b.Document).ToList();
         _inFlight = (_database.EnqueueAsync(new ImportDocumentsCommand(documents, _parsing)), _batch, _parsing);
@@ -37,7 +39,9 @@ internal sealed partial class SmugglerImporter
     private async ValueTask DrainAsync()
     {
         if (_inFlight is not { } pending)
+        {
             return;
+        }
         _inFlight = null;
         try
         {
@@ -97,7 +101,9 @@ internal sealed partial class SmugglerImporter
         var import = _options.Includes(DatabaseItemType.Tombstones);
         counts.Start();
         if (!await StartArrayAsync(dump, "Tombstones").ConfigureAwait(false))
+        {
             return;
+        }
         var deletions = new List<(string, string?)>();
         long position = 0;
         while (await dump.NextElementAsync(1024 * 1024).ConfigureAwait(false) is { IsDone: false } element)
@@ -111,9 +117,13 @@ internal sealed partial class SmugglerImporter
             }
             counts.Read(element.Size);
             if (ReadTombstone(element, position, counts) is { } deletion)
+            {
                 deletions.Add(deletion);
+            }
             if (deletions.Count >= MaxDeletionsPerBatch)
+            {
                 await ApplyAsync(deletions).ConfigureAwait(false);
+            }
         }
         await ApplyAsync(deletions).ConfigureAwait(false);
         counts.Finish(skipped: !import);
@@ -123,7 +133,9 @@ internal sealed partial class SmugglerImporter
     private (string, string?)? ReadTombstone(DumpElement element, long position, SmugglerCounts counts)
     {
         if (element.TooLarge || !element.IsObject)
+        {
             return RefuseItem(counts, "Tombstones", position, null, "it is not a tombstone object {\"Key\":...,\"Type\":\"Document\",\"Collection\":...}.");
+        }
         using var json = JsonDocument.Parse(element.Json);
         var root = json.RootElement;
         var key = root.TryGetProperty("Key", out var k) && k.ValueKind == JsonValueKind.String ? k.GetString() : null;
@@ -135,14 +147,22 @@ internal sealed partial class SmugglerImporter
             return null;
         }
         if (key is null)
+        {
             return RefuseItem(counts, "Tombstones", position, null, "it has no 'Key' (the deleted document's id).");
+        }
         if (DocumentIds.Validate(key) is { } problem)
+        {
             return RefuseItem(counts, "Tombstones", position, key, problem);
+        }
         var collection = root.TryGetProperty("Collection", out var c) && c.ValueKind == JsonValueKind.String ? c.GetString() : null;
         if (collection is "" or "@empty")
+        {
             collection = null;
+        }
         if (collection is not null && System.Text.Encoding.UTF8.GetByteCount(collection.ToLowerInvariant()) > 255)
+        {
             return RefuseItem(counts, "Tombstones", position, key, $"its collection '{collection}' is longer than 255 bytes.");
+        }
         if (_options.Collections.Count > 0 && (collection is null || !_options.IncludesCollection(collection)))
         {
             counts.SkippedOne();
@@ -154,7 +174,9 @@ internal sealed partial class SmugglerImporter
     private async ValueTask ApplyAsync(List<(string, string?)> deletions)
     {
         if (deletions.Count == 0)
+        {
             return;
+        }
         await _database.EnqueueAsync(new ApplyDeletionsCommand(deletions.ToList(), _startEtag)).ConfigureAwait(false);
         deletions.Clear();
     }
@@ -165,7 +187,9 @@ internal sealed partial class SmugglerImporter
         var import = _options.Includes(DatabaseItemType.Indexes);
         counts.Start();
         if (!await StartArrayAsync(dump, "Indexes").ConfigureAwait(false))
+        {
             return;
+        }
         var store = _database.GetComponent<IndexStore>();
         long position = 0;
         while (await dump.NextElementAsync(16 * 1024 * 1024).ConfigureAwait(false) is { IsDone: false } element)
@@ -211,7 +235,9 @@ internal sealed partial class SmugglerImporter
             return;
         }
         if (_options.RemoveAnalyzers)
+        {
             SmugglerIndexes.RemoveAnalyzers(definitionJson);
+        }
         try
         {
             var definition = IndexDefinition.FromJson(JsonSerializer.SerializeToElement(definitionJson));
@@ -239,7 +265,9 @@ internal sealed partial class SmugglerImporter
         var import = _options.Includes(DatabaseItemType.Identities);
         counts.Start();
         if (!await StartArrayAsync(dump, "Identities").ConfigureAwait(false))
+        {
             return;
+        }
         long position = 0;
         while (await dump.NextElementAsync(1024 * 1024).ConfigureAwait(false) is { IsDone: false } element)
         {
@@ -257,7 +285,9 @@ internal sealed partial class SmugglerImporter
                 using var json = JsonDocument.Parse(element.Json);
                 key = json.RootElement.TryGetProperty("Key", out var k) && k.ValueKind == JsonValueKind.String ? k.GetString() : null;
                 if (!json.RootElement.TryGetProperty("Value", out var v) || !v.TryGetInt64(out value))
+                {
                     key = null;
+                }
             }
             // RavenDB's identity names end with its separator: "users|".
             var prefix = key?.TrimEnd('|');
@@ -284,7 +314,9 @@ internal sealed partial class SmugglerImporter
         var import = _options.Includes(DatabaseItemType.Subscriptions);
         counts.Start();
         if (!await StartArrayAsync(dump, "Subscriptions").ConfigureAwait(false))
+        {
             return;
+        }
         var store = _database.GetComponent<SubscriptionStore>();
         long position = 0;
         while (await dump.NextElementAsync(16 * 1024 * 1024).ConfigureAwait(false) is { IsDone: false } element)
@@ -316,7 +348,9 @@ internal sealed partial class SmugglerImporter
                 // As RavenDB: an imported subscription starts from the beginning (its position was the source's).
                 var record = await store.CreateAsync(name, query, null).ConfigureAwait(false);
                 if (disabled)
+                {
                     await store.SetDisabledAsync(record.Name, true).ConfigureAwait(false);
+                }
             }
             catch (Exception e) when (e is BadRequestException or InvalidQueryException or SubscriptionAlreadyExistsException)
             {

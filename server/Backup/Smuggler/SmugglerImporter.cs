@@ -86,14 +86,18 @@ internal sealed partial class SmugglerImporter
         {
             var (first, _) = await dump.NextTokenAsync().ConfigureAwait(false);
             if (first != JsonTokenType.StartObject)
+            {
                 throw new BadRequestException("The dump is not a JSON object: a .ravendbdump is gzipped {\"BuildVersion\":...,\"Docs\":[...],...}.");
+            }
             try
             {
                 while (true)
                 {
                     var (type, name) = await dump.NextTokenAsync().ConfigureAwait(false);
                     if (type == JsonTokenType.EndObject)
+                    {
                         break;
+                    }
                     await ReadSectionAsync(dump, name!).ConfigureAwait(false);
                 }
                 await dump.ExpectEndAsync().ConfigureAwait(false);
@@ -126,7 +130,9 @@ internal sealed partial class SmugglerImporter
             case "BuildVersion":
                 var (type, version) = await dump.NextTokenAsync().ConfigureAwait(false);
                 if (type == JsonTokenType.Number && long.TryParse(version, out var build) && build is > 0 and < 40000 and not (>= 40 and < 1000))
+                {
                     _result.AddWarning($"The dump's BuildVersion {build} is RavenDB 3.x's: its documents are read as they are, its other sections are not.");
+                }
                 return;
             case "Docs":
                 await ReadDocumentsAsync(dump).ConfigureAwait(false);
@@ -157,7 +163,9 @@ internal sealed partial class SmugglerImporter
             default:
                 await dump.SkipValueAsync().ConfigureAwait(false);
                 if (_result.CountsOf(name) is { } counts)
+                {
                     counts.Finish(skipped: true);
+                }
                 _result.AddInfo($"Skipped '{name}': Jackdaw has no {name}.");
                 return;
         }
@@ -185,7 +193,9 @@ internal sealed partial class SmugglerImporter
                 counts.SkippedOne();
                 var raw = element.IsObject ? rawAfter(element.Json) : 0;
                 if (raw > 0)
+                {
                     await dump.SkipRawAsync(raw).ConfigureAwait(false);
+                }
             }
         }
         counts.Finish(skipped: true);
@@ -198,7 +208,9 @@ internal sealed partial class SmugglerImporter
         var import = _options.Includes(DatabaseItemType.Documents);
         counts.Start();
         if (!await StartArrayAsync(dump, "Docs").ConfigureAwait(false))
+        {
             return;
+        }
         long position = 0;
         while (await dump.NextElementAsync(_options.MaxDocumentBytes).ConfigureAwait(false) is { IsDone: false } element)
         {
@@ -223,7 +235,9 @@ internal sealed partial class SmugglerImporter
                 _batch.Add((document, position));
                 _batchBytes += element.Size + (document.Attachments?.Sum(a => (long)a.Source.Bytes.Length) ?? 0);
                 if (_batch.Count >= MaxBatchDocuments || _batchBytes >= MaxBatchBytes)
+                {
                     await SendBatchAsync().ConfigureAwait(false);
+                }
             }
             await ForgetUnlistedAsync(referenced).ConfigureAwait(false);
         }
@@ -241,9 +255,13 @@ internal sealed partial class SmugglerImporter
     private ImportedDocument? ReadDocument(DumpElement element, long position, HashSet<string> referenced)
     {
         if (element.TooLarge)
+        {
             return Refuse(position, null, $"it is {element.Size:N0} bytes of JSON, more than the {_options.MaxDocumentBytes:N0} a document may have ({_options.MaxDocumentSetting}).");
+        }
         if (!element.IsObject)
+        {
             return Refuse(position, null, "it is not a JSON object.");
+        }
         BlittableDocument document;
         try
         {
@@ -265,15 +283,25 @@ internal sealed partial class SmugglerImporter
             return Refuse(position, BestEffortId(element.Json), e.Message);
         }
         if (id is null)
+        {
             return Refuse(position, null, "it has no '@metadata.@id': a dump's documents carry their id there.");
+        }
         if (DocumentIds.Validate(id) is { } problem)
+        {
             return Refuse(position, id, problem);
+        }
         if (DocumentIds.KindOf(id) != DocumentIds.IdKind.Exact)
+        {
             return Refuse(position, id, "an id ending in '/' or '|' asks the server to make one up; a dump's documents carry their final ids.");
+        }
         if (collection == "@empty")
+        {
             collection = null;
+        }
         foreach (var (_, hash, _) in ListedAttachments(document.Span))
+        {
             referenced.Add(hash);
+        }
         if ((collection is null ? _options.Collections.Count > 0 : !_options.IncludesCollection(collection))
             || (!_options.IncludeExpired && SmugglerDocuments.Expired(document.Span, _now)))
         {
@@ -289,32 +317,46 @@ internal sealed partial class SmugglerImporter
     private BlittableDocument StripMetadata(BlittableDocument document)
     {
         if (!document.Root.TryGet("@metadata"u8, out var value) || value.Type != BlittableToken.Object)
+        {
             return document;
+        }
         var metadata = value.GetObject();
         var emptyCollection = metadata.TryGet("@collection"u8, out var collection) && collection.ValueEquals("@empty"u8);
         var any = emptyCollection;
         foreach (var name in DroppedMetadata)
+        {
             any |= metadata.TryGet(name, out _);
+        }
         var flags = metadata.TryGet("@flags"u8, out var flagsValue) && flagsValue.Type == BlittableToken.String ? flagsValue.GetString() : null;
         var keptFlags = flags is null ? null : KeptFlags(flags);
         any |= keptFlags != flags;
         if (!any)
+        {
             return document;
+        }
         _strip.Clear();
         var patch = _strip.Object("@metadata");
         foreach (var name in DroppedMetadata)
         {
             if (metadata.TryGet(name, out _))
+            {
                 patch.Remove(System.Text.Encoding.UTF8.GetString(name));
+            }
         }
         if (emptyCollection)
+        {
             patch.Remove("@collection");
+        }
         if (keptFlags != flags)
         {
             if (keptFlags is null)
+            {
                 patch.Remove("@flags");
+            }
             else
+            {
                 patch.Set("@flags", keptFlags);
+            }
         }
         return _parsing.Modify(document.Span, _strip, BlittableMode.Disk);
     }
@@ -325,7 +367,9 @@ internal sealed partial class SmugglerImporter
         var names = flags.Split(',', StringSplitOptions.TrimEntries | StringSplitOptions.RemoveEmptyEntries);
         var kept = names.Where(n => !DroppedFlags.Contains(n, StringComparer.OrdinalIgnoreCase)).ToArray();
         if (kept.Length == names.Length)
+        {
             return flags;
+        }
         return kept.Length == 0 ? null : string.Join(", ", kept);
     }
 
@@ -363,7 +407,9 @@ internal sealed partial class SmugglerImporter
     private static bool Contains(ReadOnlySequence<byte> json, ReadOnlySpan<byte> text)
     {
         if (json.IsSingleSegment)
+        {
             return json.FirstSpan.IndexOf(text) >= 0;
+        }
         return json.ToArray().AsSpan().IndexOf(text) >= 0;
     }
 }

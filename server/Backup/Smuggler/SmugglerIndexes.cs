@@ -9,11 +9,15 @@ internal static class SmugglerIndexes
     public static void RemoveAnalyzers(JsonObject definition)
     {
         if (definition["Fields"] is not JsonObject fields)
+        {
             return;
+        }
         foreach (var (_, options) in fields)
         {
             if (options is JsonObject field)
+            {
                 field.Remove("Analyzer");
+            }
         }
     }
 }

@@ -29,11 +29,15 @@ public abstract class SmugglerOptions
     internal bool IncludesCollection(ReadOnlySpan<char> collection)
     {
         if (Collections.Count == 0)
+        {
             return true;
+        }
         foreach (var wanted in Collections)
         {
             if (collection.Equals(wanted, StringComparison.OrdinalIgnoreCase))
+            {
                 return true;
+            }
         }
         return false;
     }

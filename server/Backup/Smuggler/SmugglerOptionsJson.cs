@@ -24,7 +24,9 @@ public static class SmugglerOptionsJson
     {
         var options = new SmugglerExportOptions();
         if (json is { } root)
+        {
             Read(root, options, export: true);
+        }
         return options;
     }
 
@@ -32,7 +34,9 @@ public static class SmugglerOptionsJson
     {
         var options = new SmugglerImportOptions();
         if (json is { } root)
+        {
             Read(root, options, export: false);
+        }
         return options;
     }
 
@@ -50,7 +54,9 @@ public static class SmugglerOptionsJson
         foreach (var name in names)
         {
             if (!Enum.TryParse<DatabaseItemType>(name, ignoreCase: true, out var type) || !Enum.IsDefined(type) || int.TryParse(name, out _))
+            {
                 throw TypesError($"'{name}'");
+            }
             types |= type;
         }
         return types;
@@ -62,9 +68,13 @@ public static class SmugglerOptionsJson
     private static void Read(JsonElement root, SmugglerOptions options, bool export)
     {
         if (root.ValueKind == JsonValueKind.Null)
+        {
             return;
+        }
         if (root.ValueKind != JsonValueKind.Object)
+        {
             throw new BadRequestException("The smuggler options must be a JSON object, such as {\"OperateOnTypes\":\"Documents,Indexes\",\"Collections\":[\"Orders\"]}.");
+        }
         foreach (var property in root.EnumerateObject())
         {
             var value = property.Value;

@@ -128,7 +128,9 @@ public sealed class SmugglerResult : IOperationDetails
         lock (_lock)
         {
             if (_refused.Count < MaxRefusalsKept)
+            {
                 _refused.Add(refusal);
+            }
         }
         var what = refusal.Id is null ? $"Entry {refusal.Position} of {refusal.Section}" : $"'{refusal.Id}' (entry {refusal.Position} of {refusal.Section})";
         AddMessage("ERROR", $"{what} was not imported: {refusal.Reason}");
@@ -141,7 +143,9 @@ public sealed class SmugglerResult : IOperationDetails
         {
             _message = line;
             if (_messages.Count >= MaxMessagesKept)
+            {
                 _messages.RemoveAt(0);
+            }
             _messages.Add(line);
         }
         Changed();
@@ -166,7 +170,9 @@ public sealed class SmugglerResult : IOperationDetails
         WriteCounts(writer);
         writer.WriteStartArray("Messages"u8);
         foreach (var message in Messages)
+        {
             writer.WriteStringValue(message);
+        }
         writer.WriteEndArray();
         writer.WriteString("Elapsed"u8, Elapsed.ToString("c", CultureInfo.InvariantCulture));
         writer.WriteNumber("LastEtag"u8, LastEtag);
@@ -229,7 +235,9 @@ public sealed class SmugglerResult : IOperationDetails
         foreach (var counts in new[] { DatabaseRecord, Documents, RevisionDocuments, Tombstones, Conflicts, Identities, Indexes, CompareExchange, Subscriptions, Counters, CompareExchangeTombstones, TimeSeries, ReplicationHubCertificates, TimeSeriesDeletedRanges })
         {
             if (!counts.Processed)
+            {
                 counts.Finish(skipped: true);
+            }
         }
         _elapsed.Stop();
     }

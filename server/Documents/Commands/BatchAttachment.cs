@@ -50,7 +50,9 @@ public sealed class BatchAttachment(BatchAttachmentKind kind, string name, strin
         for (var i = 0; i < operations.Count; i++)
         {
             if (operations[i].Attachment is not { } attachment)
+            {
                 continue;
+            }
             var documentId = attachment.Kind == BatchAttachmentKind.Copy ? attachment.DestinationId! : operations[i].Id;
             results[i] = results[i] with
             {

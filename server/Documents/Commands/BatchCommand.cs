@@ -73,7 +73,9 @@ public sealed class BatchCommand(IReadOnlyList<BatchOperation> operations, JsonO
     private static bool Unchanged(DocumentsTransaction transaction, DocumentToPut put)
     {
         if (put.ExpectedChangeVector is not null || !transaction.TryGet(put.Id, out var record))
+        {
             return false;
+        }
         var stored = System.Text.Json.Nodes.JsonNode.Parse(Json(record.Document))!.AsObject();
         var incoming = System.Text.Json.Nodes.JsonNode.Parse(Json(put.Document.Span))!.AsObject();
         foreach (var document in new[] { stored, incoming })
@@ -81,14 +83,18 @@ public sealed class BatchCommand(IReadOnlyList<BatchOperation> operations, JsonO
             if (document["@metadata"] is System.Text.Json.Nodes.JsonObject metadata)
             {
                 foreach (var stamped in StampedMetadata)
+                {
                     metadata.Remove(stamped);
+                }
             }
         }
         // A put that names no collection keeps the stored one: the same as naming it.
         if (incoming["@metadata"] is not System.Text.Json.Nodes.JsonObject { } incomingMetadata || !incomingMetadata.ContainsKey("@collection"))
         {
             if (stored["@metadata"] is System.Text.Json.Nodes.JsonObject storedMetadata)
+            {
                 storedMetadata.Remove("@collection");
+            }
         }
         if (incoming["@metadata"] is System.Text.Json.Nodes.JsonObject { Count: 0 } && stored["@metadata"] is System.Text.Json.Nodes.JsonObject { Count: 0 })
         {
@@ -108,14 +114,18 @@ public sealed class BatchCommand(IReadOnlyList<BatchOperation> operations, JsonO
     private PutResult Put(DocumentsTransaction transaction, BatchOperation operation, DocumentToPut put)
     {
         if (operation.ForceRevisionBefore)
+        {
             transaction.ForceRevisionBeforePut(put.Id);
+        }
         return transaction.Put(put.Id, put.Document.Span, put.Collection, put.ExpectedChangeVector, context);
     }
 
     public void Execute(DocumentsTransaction transaction)
     {
         if (stream is { Failed: true })
+        {
             throw new InvalidOperationException("An earlier batch of this stream failed; nothing after it is committed.");
+        }
         var changesBefore = transaction.DocumentChanges.Count;
         Skipped = 0;
         try
@@ -146,7 +156,9 @@ public sealed class BatchCommand(IReadOnlyList<BatchOperation> operations, JsonO
                 for (var i = changesBefore; i < changes.Count; i++)
                 {
                     if (changes[i].Collection is { } collection)
+                    {
                         Collections.Add(collection.ToLowerInvariant());
+                    }
                 }
             }
         }
@@ -155,7 +167,9 @@ public sealed class BatchCommand(IReadOnlyList<BatchOperation> operations, JsonO
             // Only an attachment's command or a forced revision throws it (a PATCH reports
             // DocumentDoesNotExist, a DELETE is a no-op): the batch is refused, not a lookup.
             if (stream is not null)
+            {
                 stream.Failed = true;
+            }
             throw missing.ForBatch();
         }
         catch when (stream is not null)

@@ -34,7 +34,9 @@ public sealed class RevertToRevisionsCommand(IReadOnlyList<KeyValuePair<string, 
         foreach (var (id, changeVector) in idToChangeVector)
         {
             if (transaction.RevertToRevision(id, changeVector, context))
+            {
                 Reverted++;
+            }
         }
     }
 }
@@ -54,7 +56,9 @@ public sealed class RevertToTimeCommand(IReadOnlyList<string> ids, DateTime time
         foreach (var id in ids)
         {
             if (transaction.RevertToTime(id, time, context))
+            {
                 Reverted++;
+            }
         }
     }
 }

@@ -19,10 +19,14 @@ internal static class RevisionFlagsText
     public static string? Read(ReadOnlySpan<byte> document)
     {
         if (document.IsEmpty)
+        {
             return null;
+        }
         var root = BlittableReader.Open(document);
         if (!root.TryGet("@metadata"u8, out var metadata) || metadata.Type != BlittableToken.Object)
+        {
             return null;
+        }
         return metadata.GetObject().TryGet("@flags"u8, out var flags) && flags.Type == BlittableToken.String ? flags.GetString() : null;
     }
 
@@ -41,19 +45,27 @@ internal static class RevisionFlagsText
     {
         var names = new List<string>(4);
         if (hasRevisions)
+        {
             names.Add(HasRevisions);
+        }
         if (deleteRevision)
+        {
             names.Add(DeleteRevision);
+        }
         if (flags is not null)
         {
             foreach (var part in flags.Split(',', StringSplitOptions.TrimEntries | StringSplitOptions.RemoveEmptyEntries))
             {
                 if (part is not (HasRevisions or Revision or DeleteRevision) && !names.Contains(part))
+                {
                     names.Add(part);
+                }
             }
         }
         if (revision)
+        {
             names.Add(Revision);
+        }
         return names.Count == 0 ? null : string.Join(", ", names);
     }
 }

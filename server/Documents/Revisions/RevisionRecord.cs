@@ -54,13 +54,17 @@ public readonly ref struct RevisionRecord
     public RevisionRecord(ReadOnlySpan<byte> value)
     {
         if (value.Length < HeaderSize)
+        {
             ThrowCorrupt(value.Length);
+        }
         var idLength = BinaryPrimitives.ReadUInt16LittleEndian(value[22..]);
         var collectionLength = BinaryPrimitives.ReadUInt16LittleEndian(value[24..]);
         var changeVectorLength = BinaryPrimitives.ReadUInt16LittleEndian(value[26..]);
         var documentLength = BinaryPrimitives.ReadInt32LittleEndian(value[28..]);
         if (documentLength < 0 || (long)HeaderSize + idLength + collectionLength + changeVectorLength + documentLength != value.Length)
+        {
             ThrowCorrupt(value.Length);
+        }
         Etag = BinaryPrimitives.ReadInt64LittleEndian(value);
         LastModifiedTicks = BinaryPrimitives.ReadInt64LittleEndian(value[8..]);
         Flags = (DocumentFlags)BinaryPrimitives.ReadInt32LittleEndian(value[16..]);

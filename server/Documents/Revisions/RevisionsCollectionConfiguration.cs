@@ -31,7 +31,9 @@ public sealed record RevisionsCollectionConfiguration(
     public static RevisionsCollectionConfiguration Parse(JsonElement json, string where)
     {
         if (json.ValueKind != JsonValueKind.Object)
+        {
             throw new BadRequestException($"{where} must be a JSON object like {{\"Disabled\":false,\"MinimumRevisionsToKeep\":10}}, not {json.ValueKind}.");
+        }
         var disabled = false;
         var purgeOnDelete = false;
         long? minimumToKeep = null;
@@ -69,9 +71,13 @@ public sealed record RevisionsCollectionConfiguration(
         json.WriteBoolean("Disabled", Disabled);
         WriteNullable(json, "MinimumRevisionsToKeep", MinimumRevisionsToKeep);
         if (MinimumRevisionAgeToKeep is { } age)
+        {
             json.WriteString("MinimumRevisionAgeToKeep", age.ToString("c", CultureInfo.InvariantCulture));
+        }
         else
+        {
             json.WriteNull("MinimumRevisionAgeToKeep");
+        }
         json.WriteBoolean("PurgeOnDelete", PurgeOnDelete);
         WriteNullable(json, "MaximumRevisionsToDeleteUponDocumentUpdate", MaximumRevisionsToDeleteUponDocumentUpdate);
         json.WriteEndObject();
@@ -80,9 +86,13 @@ public sealed record RevisionsCollectionConfiguration(
     private static void WriteNullable(Utf8JsonWriter json, string name, long? value)
     {
         if (value is { } number)
+        {
             json.WriteNumber(name, number);
+        }
         else
+        {
             json.WriteNull(name);
+        }
     }
 
     private static bool Boolean(JsonElement value, string where, string name) => value.ValueKind switch
@@ -95,16 +105,22 @@ public sealed record RevisionsCollectionConfiguration(
     private static long? Count(JsonElement value, string where, string name, long min)
     {
         if (value.ValueKind == JsonValueKind.Null)
+        {
             return null;
+        }
         if (value.ValueKind != JsonValueKind.Number || !value.TryGetInt64(out var number) || number < min)
+        {
             throw new BadRequestException($"{where}.{name} must be a whole number of at least {min}, or null for no limit; it is {value.GetRawText()}.");
+        }
         return number;
     }
 
     private static TimeSpan? Age(JsonElement value, string where)
     {
         if (value.ValueKind == JsonValueKind.Null)
+        {
             return null;
+        }
         if (value.ValueKind != JsonValueKind.String
             || !TimeSpan.TryParse(value.GetString(), CultureInfo.InvariantCulture, out var age)
             || age < TimeSpan.Zero)

@@ -44,9 +44,13 @@ public sealed class RevisionsConfiguration
     public RevisionsCollectionConfiguration? For(string? collection)
     {
         if (collection is not null && _collections.TryGetValue(collection, out var own))
+        {
             return own;
+        }
         if (collection is not null && collection.Equals("@hilo", StringComparison.OrdinalIgnoreCase))
+        {
             return null;
+        }
         return Default;
     }
 
@@ -70,23 +74,35 @@ public sealed class RevisionsConfiguration
         {
             var root = document.RootElement;
             if (root.ValueKind != JsonValueKind.Object)
+            {
                 throw new BadRequestException("The revisions configuration must be a JSON object {\"Default\":{...},\"Collections\":{\"Orders\":{...}}}.");
+            }
             RevisionsCollectionConfiguration? defaultConfiguration = null;
             var collections = new Dictionary<string, RevisionsCollectionConfiguration>(StringComparer.OrdinalIgnoreCase);
             if (root.TryGetProperty("Default", out var defaultJson) && defaultJson.ValueKind != JsonValueKind.Null)
+            {
                 defaultConfiguration = RevisionsCollectionConfiguration.Parse(defaultJson, "Default");
+            }
             if (root.TryGetProperty("Collections", out var collectionsJson) && collectionsJson.ValueKind != JsonValueKind.Null)
             {
                 if (collectionsJson.ValueKind != JsonValueKind.Object)
+                {
                     throw new BadRequestException("The revisions configuration's 'Collections' must be an object of collection name to configuration, e.g. {\"Orders\":{\"MinimumRevisionsToKeep\":5}}.");
+                }
                 foreach (var collection in collectionsJson.EnumerateObject())
                 {
                     if (collection.Name.Length == 0 || Encoding.UTF8.GetByteCount(collection.Name.ToLowerInvariant()) > StorageKeys.MaxCollectionBytes)
+                    {
                         throw new BadRequestException($"The revisions configuration names a collection of {Encoding.UTF8.GetByteCount(collection.Name)} bytes; a collection name is 1 to {StorageKeys.MaxCollectionBytes} bytes of UTF-8.");
+                    }
                     if (collection.Value.ValueKind == JsonValueKind.Null)
+                    {
                         continue;
+                    }
                     if (!collections.TryAdd(collection.Name, RevisionsCollectionConfiguration.Parse(collection.Value, $"Collections['{collection.Name}']")))
+                    {
                         throw new BadRequestException($"The revisions configuration names the collection '{collection.Name}' twice (collection names ignore case).");
+                    }
                 }
             }
             return new RevisionsConfiguration(defaultConfiguration, collections, Serialize(defaultConfiguration, collections));
@@ -101,9 +117,13 @@ public sealed class RevisionsConfiguration
             json.WriteStartObject();
             json.WritePropertyName("Default");
             if (defaultConfiguration is null)
+            {
                 json.WriteNullValue();
+            }
             else
+            {
                 defaultConfiguration.WriteTo(json);
+            }
             json.WriteStartObject("Collections");
             foreach (var (name, configuration) in collections)
             {

@@ -95,7 +95,9 @@ public sealed class IndexDefinition
     {
         ValidateName(name);
         if (maps.Count == 0)
+        {
             throw new IndexCompilationException(name, "it has no maps; give at least one \"map('Collection', doc => ({ ... }))\".");
+        }
         var sources = additionalSources is null or { Count: 0 } ? NoSources : new Dictionary<string, string>(additionalSources, StringComparer.Ordinal);
         return new IndexDefinition(name, IndexType.Map, maps.ToArray(), new Dictionary<string, IndexFieldOptions>(fields ?? new Dictionary<string, IndexFieldOptions>(), StringComparer.Ordinal), null, [], DateTime.UtcNow, sources);
     }
@@ -105,7 +107,9 @@ public sealed class IndexDefinition
     {
         var map = CreateStatic(name, maps, fields, additionalSources);
         if (string.IsNullOrWhiteSpace(reduce.Script))
+        {
             throw new IndexCompilationException(name, "its Reduce is empty; give \"groupBy(r => r.Key).aggregate(g => ({ Key: g.key, Count: g.values.reduce((c, r) => c + r.Count, 0) }))\".");
+        }
         return new IndexDefinition(name, IndexType.MapReduce, map.Maps, map.Fields, null, [], map.CreatedAt, map.AdditionalSources, reduce);
     }
 
@@ -135,7 +139,9 @@ public sealed class IndexDefinition
         // RavenDB sorts with the culture's comparer (invariant on its servers).
         var keys = groupBy.Distinct(StringComparer.Ordinal).Order(StringComparer.InvariantCulture).Select(p => new AutoIndexField(p, FieldIndexing.Default)).ToArray();
         if (keys.Length == 0)
+        {
             throw new ArgumentException("An auto map-reduce index needs at least one group-by field.", nameof(groupBy));
+        }
         var sums = aggregations.DistinctBy(a => a.Name, StringComparer.Ordinal).OrderBy(a => a.Name, StringComparer.InvariantCulture).ToArray();
         var by = sums.Length == 0 ? "" : "/By" + string.Join("And", sums.Select(a => a.Name));
         var name = "Auto/" + collection + by + "ReducedBy" + string.Join("And", keys.Select(k => k.Path));
@@ -149,18 +155,30 @@ public sealed class IndexDefinition
     public bool SameAs(IndexDefinition other)
     {
         if (Type != other.Type || !string.Equals(Name, other.Name, StringComparison.OrdinalIgnoreCase))
+        {
             return false;
+        }
         if (IsAuto)
+        {
             return string.Equals(Collection, other.Collection, StringComparison.OrdinalIgnoreCase) && AutoFields.SequenceEqual(other.AutoFields);
+        }
         if (IsAutoMapReduce)
+        {
             return string.Equals(Collection, other.Collection, StringComparison.OrdinalIgnoreCase) && AutoFields.SequenceEqual(other.AutoFields) && Aggregations.SequenceEqual(other.Aggregations);
+        }
         if (!Maps.Select(NormalizeScript).SequenceEqual(other.Maps.Select(NormalizeScript)))
+        {
             return false;
+        }
         if (IsMapReduce && !ReduceSpec!.SameAs(other.ReduceSpec!, NormalizeScript))
+        {
             return false;
+        }
         if (AdditionalSources.Count != other.AdditionalSources.Count
             || AdditionalSources.Any(s => !other.AdditionalSources.TryGetValue(s.Key, out var theirs) || NormalizeScript(theirs) != NormalizeScript(s.Value)))
+        {
             return false;
+        }
         var mine = Fields.Where(f => f.Value != DefaultOptions).ToDictionary();
         var theirs = other.Fields.Where(f => f.Value != DefaultOptions).ToDictionary();
         return mine.Count == theirs.Count && mine.All(f => theirs.TryGetValue(f.Key, out var o) && o == f.Value);
@@ -178,7 +196,9 @@ public sealed class IndexDefinition
                 continue;
             }
             if (space && builder.Length > 0)
+            {
                 builder.Append(' ');
+            }
             space = false;
             builder.Append(c);
         }
@@ -189,16 +209,24 @@ public sealed class IndexDefinition
     public static void ValidateName(string? name)
     {
         if (string.IsNullOrWhiteSpace(name))
+        {
             throw new BadRequestException("An index needs a name (\"Name\": \"Orders/Totals\").");
+        }
         if (name.Length > MaxNameLength)
+        {
             throw new BadRequestException($"The index name is {name.Length} characters long; the most is {MaxNameLength}.");
+        }
         foreach (var c in name)
         {
             if (char.IsControl(c) || Array.IndexOf(ForbiddenNameCharacters, c) >= 0)
+            {
                 throw new BadRequestException($"The index name '{name}' has the character U+{(int)c:X4}, which an index name cannot have (no control characters and none of \\ : * ? \" < > |).");
+            }
         }
         if (name.Trim() != name)
+        {
             throw new BadRequestException($"The index name '{name}' starts or ends with white space.");
+        }
     }
 
     /// <summary>
@@ -211,14 +239,20 @@ public sealed class IndexDefinition
         foreach (var b in Encoding.UTF8.GetBytes(name.ToLowerInvariant()))
         {
             if (b is >= (byte)'a' and <= (byte)'z' or >= (byte)'0' and <= (byte)'9' or (byte)'-' or (byte)'.')
+            {
                 builder.Append((char)b);
+            }
             else
+            {
                 builder.Append('_').Append(b.ToString("x2", System.Globalization.CultureInfo.InvariantCulture));
+            }
         }
         var folder = builder.ToString();
         // "." and ".." are not folder names of their own.
         if (folder.Trim('.').Length == 0)
+        {
             folder = "_" + folder;
+        }
         // A file name has at most 255 bytes: a long name keeps its start and gets a hash of the whole.
         if (folder.Length > MaxFolderChars)
         {
@@ -238,17 +272,23 @@ public sealed class IndexDefinition
     public static IndexDefinition FromJson(JsonElement json)
     {
         if (json.ValueKind != JsonValueKind.Object)
+        {
             throw new BadRequestException("Each index definition must be an object: {\"Name\":\"Orders/Totals\",\"Maps\":[\"map('Orders', o => ({ ... }))\"]}.");
+        }
         var name = json.TryGetProperty("Name", out var n) && n.ValueKind == JsonValueKind.String ? n.GetString() : null;
         ValidateName(name);
         var reduce = ReduceDefinition.FromJson(name!, json);
         if (!json.TryGetProperty("Maps", out var mapsJson) || mapsJson.ValueKind != JsonValueKind.Array)
+        {
             throw new BadRequestException($"Index '{name}' needs \"Maps\": an array of JavaScript maps such as \"map('Orders', o => ({{ Company: o.Company }}))\".");
+        }
         var maps = new List<string>();
         foreach (var map in mapsJson.EnumerateArray())
         {
             if (map.ValueKind != JsonValueKind.String || string.IsNullOrWhiteSpace(map.GetString()))
+            {
                 throw new BadRequestException($"Index '{name}': every entry of \"Maps\" must be a non-empty string of JavaScript.");
+            }
             maps.Add(map.GetString()!);
         }
         var fields = new Dictionary<string, IndexFieldOptions>(StringComparer.Ordinal);
@@ -257,7 +297,9 @@ public sealed class IndexDefinition
             foreach (var field in fieldsJson.EnumerateObject())
             {
                 if (field.Value.ValueKind != JsonValueKind.Object)
+                {
                     throw new BadRequestException($"Index '{name}': field '{field.Name}' must be an object such as {{\"Indexing\":\"Exact\",\"Storage\":\"Yes\"}}.");
+                }
                 var analyzer = ReadAnalyzer(name!, field.Name, field.Value);
                 fields[field.Name] = new IndexFieldOptions(ReadIndexing(name!, field.Name, field.Value, analyzer), ReadStorage(name!, field.Name, field.Value), analyzer);
             }
@@ -268,7 +310,9 @@ public sealed class IndexDefinition
             foreach (var source in sourcesJson.EnumerateObject())
             {
                 if (source.Value.ValueKind != JsonValueKind.String)
+                {
                     throw new BadRequestException($"Index '{name}': additional source '{source.Name}' must be a string of JavaScript, such as \"function total(o) {{ return o.Freight; }}\".");
+                }
                 sources[source.Name] = source.Value.GetString()!;
             }
         }
@@ -283,7 +327,9 @@ public sealed class IndexDefinition
     {
         // As RavenDB: a field that names an analyzer and says nothing of its indexing is full text.
         if (!options.TryGetProperty("Indexing", out var value) || value.ValueKind == JsonValueKind.Null)
+        {
             return analyzer is null ? FieldIndexing.Default : FieldIndexing.Search;
+        }
         return value.ValueKind == JsonValueKind.String && Enum.TryParse<FieldIndexing>(value.GetString(), ignoreCase: true, out var indexing) && Enum.IsDefined(indexing)
             ? indexing
             : throw new BadRequestException($"Index '{index}': field '{field}' has Indexing {value.GetRawText()}; it must be one of Default, Exact, Search, No.");
@@ -305,7 +351,9 @@ public sealed class IndexDefinition
     private static bool ReadStorage(string index, string field, JsonElement options)
     {
         if (!options.TryGetProperty("Storage", out var value) || value.ValueKind == JsonValueKind.Null)
+        {
             return false;
+        }
         return value.ValueKind == JsonValueKind.String && value.GetString() is { } s && (s.Equals("Yes", StringComparison.OrdinalIgnoreCase) || s.Equals("No", StringComparison.OrdinalIgnoreCase))
             ? s.Equals("Yes", StringComparison.OrdinalIgnoreCase)
             : throw new BadRequestException($"Index '{index}': field '{field}' has Storage {value.GetRawText()}; it must be Yes or No.");
@@ -318,13 +366,17 @@ public sealed class IndexDefinition
         if (IsAuto)
         {
             foreach (var field in AutoFields)
+            {
                 fields[field.Key] = new JsonObject { ["Indexing"] = field.Indexing.ToString(), ["Storage"] = "No" };
+            }
         }
         else if (IsAutoMapReduce)
         {
             // Every field of a reduce result is stored in it (RavenDB: Storage Yes).
             foreach (var name in AutoFields.Select(f => f.Path).Concat(Aggregations.Select(a => a.Name)))
+            {
                 fields[name] = new JsonObject { ["Indexing"] = nameof(FieldIndexing.Default), ["Storage"] = "Yes" };
+            }
         }
         else
         {

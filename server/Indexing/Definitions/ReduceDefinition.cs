@@ -31,20 +31,28 @@ public sealed record ReduceDefinition(string Script, string? OutputReduceToColle
         if (string.IsNullOrWhiteSpace(script))
         {
             if (output is not null)
+            {
                 throw new BadRequestException($"Index '{index}' has OutputReduceToCollection '{output}' but no Reduce: only a map-reduce index writes its results to a collection.");
+            }
             return null;
         }
         if (pattern is not null && output is null)
+        {
             throw new BadRequestException($"Index '{index}' has PatternForOutputReduceToCollectionReferences but no OutputReduceToCollection.");
+        }
         return new ReduceDefinition(script, output, pattern, referencesCollection);
     }
 
     private static string? ReadString(string index, JsonElement json, string member, string what)
     {
         if (!json.TryGetProperty(member, out var value) || value.ValueKind == JsonValueKind.Null)
+        {
             return null;
+        }
         if (value.ValueKind != JsonValueKind.String)
+        {
             throw new BadRequestException($"Index '{index}': \"{member}\" is {value.GetRawText()}; it must be {what}.");
+        }
         var text = value.GetString();
         return string.IsNullOrWhiteSpace(text) ? null : member == "Reduce" ? text : text.Trim();
     }

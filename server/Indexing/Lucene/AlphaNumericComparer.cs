@@ -15,7 +15,9 @@ public sealed class AlphaNumericComparer : IComparer<string?>
     public int Compare(string? x, string? y)
     {
         if (x is null || y is null)
+        {
             return x is null ? (y is null ? 0 : -1) : 1;
+        }
         int i = 0, j = 0;
         while (i < x.Length && j < y.Length)
         {
@@ -24,21 +26,31 @@ public sealed class AlphaNumericComparer : IComparer<string?>
                 var si = i;
                 var sj = j;
                 while (i < x.Length && char.IsAsciiDigit(x[i]))
+                {
                     i++;
+                }
                 while (j < y.Length && char.IsAsciiDigit(y[j]))
+                {
                     j++;
+                }
                 var a = x.AsSpan(si, i - si).TrimStart('0');
                 var b = y.AsSpan(sj, j - sj).TrimStart('0');
                 if (a.Length != b.Length)
+                {
                     return a.Length.CompareTo(b.Length);
+                }
                 var digits = a.SequenceCompareTo(b);
                 if (digits != 0)
+                {
                     return Math.Sign(digits);
+                }
                 continue;
             }
             var c = char.ToLowerInvariant(x[i]).CompareTo(char.ToLowerInvariant(y[j]));
             if (c != 0)
+            {
                 return c;
+            }
             i++;
             j++;
         }
@@ -62,10 +74,14 @@ public sealed class AlphaNumericComparer : IComparer<string?>
         private string? Read(int doc)
         {
             if (_current is null)
+            {
                 return null;
+            }
             var ord = _current.GetOrd(doc);
             if (ord < 0)
+            {
                 return null;
+            }
             _current.LookupOrd(ord, _scratch);
             return _scratch.Utf8ToString();
         }

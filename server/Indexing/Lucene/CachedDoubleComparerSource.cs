@@ -26,12 +26,16 @@ public sealed class CachedDoubleComparerSource : FieldComparerSource
             Array.Fill(values, double.NegativeInfinity);
             var numbers = reader.GetNumericDocValues(name);
             if (numbers is null)
+            {
                 return values;
+            }
             var present = reader.GetDocsWithField(name);
             for (var doc = 0; doc < values.Length; doc++)
             {
                 if (present is null || present.Get(doc))
+                {
                     values[doc] = BitConverter.Int64BitsToDouble(numbers.Get(doc));
+                }
             }
             return values;
         });

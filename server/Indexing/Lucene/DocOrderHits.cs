@@ -34,7 +34,9 @@ public sealed class DocOrderHits : HitStream
             if (_scorer is null)
             {
                 if (++_leaf >= _leaves.Count)
+                {
                     return false;
+                }
                 var leaf = _leaves[_leaf];
                 _scorer = _weight.GetScorer(leaf, leaf.AtomicReader.LiveDocs);
                 _ids = leaf.AtomicReader.GetSortedDocValues(LuceneFields.Id + LuceneFields.StringSortSuffix);

@@ -113,7 +113,9 @@ internal sealed class IndexFiles
             {
                 addHorizon = CommittedHorizon(writer, positions);
                 if (writer.CommitData is { } data && data.TryGetValue(MultiValuedKey, out var multi))
+                {
                     multiValued = JsonSerializer.Deserialize<string[]>(multi) ?? [];
+                }
             }
             var searchers = new SearcherManager(writer, applyAllDeletes: true, searcherFactory: null);
             return new IndexFiles(directory, folder, analyzer, mergeFailed, writer, searchers, addHorizon, multiValued);
@@ -160,7 +162,9 @@ internal sealed class IndexFiles
             foreach (var field in entry)
             {
                 if (field.Value is IReadOnlyList<object?> { Count: > 1 } && !_multiValued.ContainsKey(field.Name))
+                {
                     _multiValued[field.Name] = 0;
+                }
             }
         }
         switch (entries.Count)
@@ -179,11 +183,17 @@ internal sealed class IndexFiles
             default:
                 var documents = new List<IEnumerable<IIndexableField>>(entries.Count);
                 foreach (var entry in entries)
+                {
                     documents.Add(LuceneFields.Build(id, lowerId, entry, planOf, references));
+                }
                 if (firstMet)
+                {
                     _writer.AddDocuments(documents);
+                }
                 else
+                {
                     _writer.UpdateDocuments(idTerm, documents);
+                }
                 break;
         }
     }
@@ -202,15 +212,21 @@ internal sealed class IndexFiles
             foreach (var field in fields)
             {
                 if (field.Value is IReadOnlyList<object?> { Count: > 1 } && !_multiValued.ContainsKey(field.Name))
+                {
                     _multiValued[field.Name] = 0;
+                }
             }
             documents.Add(LuceneFields.BuildRow(keyId, fields, planOf, json));
         }
         // A key that has no rows yet needs no delete-by-id term (Lucene resolves each against every segment).
         if (firstMet)
+        {
             _writer.AddDocuments(documents);
+        }
         else
+        {
             _writer.UpdateDocuments(idTerm, documents);
+        }
     }
 
     /// <summary>Deletes every entry (a map-reduce index whose reduce store was lost starts over).</summary>
@@ -234,7 +250,9 @@ internal sealed class IndexFiles
             {
                 var hits = searcher.Search(new TermQuery(new Term(LuceneFields.References, LuceneFields.Lower(id))), int.MaxValue);
                 foreach (var hit in hits.ScoreDocs)
+                {
                     referrers.Add(searcher.Doc(hit.Doc).Get(LuceneFields.DocumentId));
+                }
             }
         }
         finally
@@ -293,11 +311,17 @@ internal sealed class IndexFiles
     {
         var data = new Dictionary<string, string>(StringComparer.Ordinal);
         if (!_multiValued.IsEmpty)
+        {
             data[MultiValuedKey] = JsonSerializer.Serialize(_multiValued.Keys.Order(StringComparer.Ordinal).ToArray());
+        }
         if (AddHorizon > 0)
+        {
             data[AddHorizonKey] = AddHorizon.ToString(CultureInfo.InvariantCulture);
+        }
         foreach (var (collection, position) in positions)
+        {
             data[PositionPrefix + collection] = string.Create(CultureInfo.InvariantCulture, $"{position.Documents},{position.Tombstones}");
+        }
         _writer.SetCommitData(data);
         _writer.Commit();
         SyncNewFiles();
@@ -313,7 +337,9 @@ internal sealed class IndexFiles
     public IndexCommitCapture? CaptureCommit()
     {
         if (InMemory)
+        {
             return null;
+        }
         var writer = _writer;
         var policy = (SnapshotDeletionPolicy)writer.Config.IndexDeletionPolicy;
         var commit = policy.Snapshot();
@@ -336,7 +362,9 @@ internal sealed class IndexFiles
         }
         // A rollback that failed may have kept the write lock (only this index writes this folder).
         if (IndexWriter.IsLocked(_directory))
+        {
             IndexWriter.Unlock(_directory);
+        }
         var writer = NewWriter(_directory, _analyzer, _mergeFailed);
         SearcherManager searchers;
         try
@@ -368,7 +396,9 @@ internal sealed class IndexFiles
     {
         _syncedFiles.Clear();
         if (!InMemory)
+        {
             SyncNewFiles();
+        }
     }
 
     /// <summary>
@@ -383,9 +413,13 @@ internal sealed class IndexFiles
         try
         {
             if (keep)
+            {
                 _writer.Dispose();
+            }
             else if (!_writerClosed)
+            {
                 _writer.Rollback();
+            }
         }
         catch (Exception e)
         {
@@ -414,7 +448,9 @@ internal sealed class IndexFiles
             // Files a crash left unusable: the index starts again from the first document.
             logger.LogWarning(e, "Index {Index}: its files in {Folder} cannot be opened; it is rebuilt from the start", name, folder);
             foreach (var file in System.IO.Directory.GetFiles(folder))
+            {
                 File.Delete(file);
+            }
             return (NewWriter(directory, analyzer, mergeFailed), new Dictionary<string, CollectionPosition>());
         }
     }
@@ -440,7 +476,9 @@ internal sealed class IndexFiles
         try
         {
             if (!DirectoryReader.IndexExists(directory))
+            {
                 writer.Commit();
+            }
             return writer;
         }
         catch
@@ -462,14 +500,20 @@ internal sealed class IndexFiles
     {
         var positions = new Dictionary<string, CollectionPosition>(StringComparer.Ordinal);
         if (data is null)
+        {
             return positions;
+        }
         foreach (var (key, value) in data)
         {
             if (!key.StartsWith(PositionPrefix, StringComparison.Ordinal))
+            {
                 continue;
+            }
             var parts = value.Split(',');
             if (parts.Length == 2 && long.TryParse(parts[0], CultureInfo.InvariantCulture, out var documents) && long.TryParse(parts[1], CultureInfo.InvariantCulture, out var tombstones))
+            {
                 positions[key[PositionPrefix.Length..]] = new CollectionPosition(documents, tombstones);
+            }
         }
         return positions;
     }
@@ -482,7 +526,9 @@ internal sealed class IndexFiles
         {
             var name = Path.GetFileName(path);
             if (name == "write.lock" || _syncedFiles.Contains(name))
+            {
                 continue;
+            }
             try
             {
                 FileDurability.SyncFile(path);
@@ -495,7 +541,9 @@ internal sealed class IndexFiles
             synced = true;
         }
         if (synced)
+        {
             FileDurability.SyncFolder(folder);
+        }
         _syncedFiles.RemoveWhere(n => !File.Exists(Path.Combine(folder, n)));
     }
 }

@@ -86,7 +86,9 @@ public static class LuceneFields
         if (references is not null)
         {
             foreach (var reference in references)
+            {
                 document.Add(new StringField(References, Lower(reference), Field.Store.NO));
+            }
         }
         AddFields(document, entry, planOf);
         return document;
@@ -114,7 +116,9 @@ public static class LuceneFields
             var sorts = new SortState();
             AddValue(document, plan, field.Value, ref sorts);
             if (plan.Stored)
+            {
                 document.Add(new StoredField(plan.LuceneName + StoredSuffix, ToJson(field.Value)));
+            }
         }
     }
 
@@ -140,7 +144,9 @@ public static class LuceneFields
                 break;
             case double d:
                 if (!double.IsNaN(d))
+                {
                     AddNumber(document, name, d, ref sorts);
+                }
                 break;
             case string s:
                 AddString(document, plan, s, ref sorts);
@@ -150,7 +156,9 @@ public static class LuceneFields
                 break;
             case IReadOnlyList<object?> list:
                 foreach (var item in list)
+                {
                     AddValue(document, plan, item, ref sorts);
+                }
                 break;
             default:
                 // Present (an object an auto-index met where it expected a value): exists only.
@@ -171,7 +179,9 @@ public static class LuceneFields
     private static void AddString(Document document, FieldPlan plan, string value, ref SortState sorts)
     {
         if (plan.Indexing == FieldIndexing.No)
+        {
             return;
+        }
         var name = plan.LuceneName;
         switch (plan.Indexing)
         {
@@ -180,11 +190,15 @@ public static class LuceneFields
                 break;
             case FieldIndexing.Exact:
                 if (value.Length <= MaxTermChars)
+                {
                     document.Add(new StringField(name, value, Field.Store.NO));
+                }
                 break;
             default:
                 if (value.Length <= MaxTermChars)
+                {
                     document.Add(new StringField(name, Lower(value), Field.Store.NO));
+                }
                 break;
         }
         if (!sorts.String)
@@ -192,7 +206,9 @@ public static class LuceneFields
             sorts.String = true;
             var sort = plan.Indexing == FieldIndexing.Exact ? value : Lower(value);
             if (sort.Length > MaxSortChars)
+            {
                 sort = sort[..MaxSortChars];
+            }
             document.Add(new SortedDocValuesField(name + StringSortSuffix, new BytesRef(sort)));
         }
     }
@@ -202,7 +218,9 @@ public static class LuceneFields
     {
         using var buffer = new MemoryStream();
         using (var writer = new Utf8JsonWriter(buffer))
+        {
             WriteJson(writer, value);
+        }
         return System.Text.Encoding.UTF8.GetString(buffer.GetBuffer(), 0, (int)buffer.Length);
     }
 
@@ -234,7 +252,9 @@ public static class LuceneFields
             case IReadOnlyList<object?> list:
                 writer.WriteStartArray();
                 foreach (var item in list)
+                {
                     WriteJson(writer, item);
+                }
                 writer.WriteEndArray();
                 break;
             default:

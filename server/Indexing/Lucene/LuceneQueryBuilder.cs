@@ -44,11 +44,15 @@ public sealed class LuceneQueryBuilder
     {
         var fields = new List<AutoIndexField>();
         if (query.Where is not null)
+        {
             Collect(query.Where, exact: false, fields);
+        }
         foreach (var order in query.OrderBy)
         {
             if (order.Path is not null)
+            {
                 fields.Add(new AutoIndexField(order.Path.ToString(), FieldIndexing.Default));
+            }
         }
         return fields.Distinct().ToList();
     }
@@ -112,9 +116,13 @@ public sealed class LuceneQueryBuilder
                 var operands = new List<RqlExpression>();
                 Flatten(b, b.IsAnd, operands);
                 if (b.IsAnd)
+                {
                     operands = FoldRanges(operands, query, exact);
+                }
                 foreach (var operand in operands)
+                {
                     query.Add(Translate(operand, exact), occur);
+                }
                 return query;
             }
             case RqlNot n:
@@ -134,7 +142,9 @@ public sealed class LuceneQueryBuilder
                 var query = new BooleanQuery();
                 var values = i.Values.SelectMany(ResolveList).ToList();
                 foreach (var value in values)
+                {
                     query.Add(Equal(target, value), i.All ? Occur.MUST : Occur.SHOULD);
+                }
                 return values.Count == 0 ? new BooleanQuery() : query;
             }
             case RqlMethod m:
@@ -173,7 +183,9 @@ public sealed class LuceneQueryBuilder
             {
                 var key = c.Field.Path!.ToString();
                 if (!bounds.TryGetValue(key, out var list))
+                {
                     bounds[key] = list = [];
+                }
                 list.Add(c);
             }
             else
@@ -221,7 +233,9 @@ public sealed class LuceneQueryBuilder
     private FieldTarget Target(RqlOperand operand, bool exact, int position, FieldIndexing wanted = FieldIndexing.Default)
     {
         if (operand.IsId)
+        {
             return new FieldTarget(LuceneFields.Id, true, true, FieldIndexing.Default);
+        }
         var plan = _resolve(operand.Path!, wanted == FieldIndexing.Default && exact ? FieldIndexing.Exact : wanted, position);
         return new FieldTarget(plan.LuceneName, false, plan.Indexing != FieldIndexing.Exact, plan.Indexing, plan.Analyzer);
     }
@@ -261,7 +275,9 @@ public sealed class LuceneQueryBuilder
     private static Query Range(FieldTarget target, Bound? low, Bound? high)
     {
         if (low is { } l && high is { } h && l.Value?.GetType() != h.Value?.GetType())
+        {
             return new BooleanQuery();
+        }
         var bound = (low ?? high)!.Value;
         switch (bound.Value)
         {
@@ -293,7 +309,9 @@ public sealed class LuceneQueryBuilder
         if (method.Method == RqlMethodKind.Exists)
         {
             if (method.Field.IsId)
+            {
                 return new MatchAllDocsQuery();
+            }
             var existing = Target(method.Field, exact, method.Position);
             return new TermQuery(new Term(LuceneFields.Exists, existing.Name));
         }
@@ -305,9 +323,13 @@ public sealed class LuceneQueryBuilder
             return new RegexTermsQuery(regexTarget.Name, RqlRegex.Create(_text, method.Value!, pattern, exact: !regexTarget.LowerStrings), _text, method.Value!);
         }
         if (value is not string text)
+        {
             return new BooleanQuery();
+        }
         if (method.Method == RqlMethodKind.Search)
+        {
             return Search(Target(method.Field, exact, method.Position, FieldIndexing.Search), text, method);
+        }
         var target = Target(method.Field, exact, method.Position);
         var term = target.LowerStrings ? LuceneFields.Lower(text) : text;
         return method.Method == RqlMethodKind.StartsWith
@@ -318,7 +340,9 @@ public sealed class LuceneQueryBuilder
     private Query Search(FieldTarget target, string text, RqlMethod method)
     {
         if (target.Indexing != FieldIndexing.Search)
+        {
             throw new InvalidQueryException(_text, method.Position, $"search() needs a field indexed for full text; '{method.Field}' is indexed {target.Indexing} in this index (give it \"Indexing\": \"Search\").");
+        }
         var query = new BooleanQuery();
         var occur = method.SearchAll ? Occur.MUST : Occur.SHOULD;
         foreach (var word in text.Split((char[]?)null, StringSplitOptions.RemoveEmptyEntries))
@@ -333,7 +357,9 @@ public sealed class LuceneQueryBuilder
             if (target.Analyzer is null || tokens.Count == 1)
             {
                 foreach (var (token, _) in tokens)
+                {
                     query.Add(new TermQuery(new Term(target.Name, token)), occur);
+                }
             }
             else if (tokens.Count > 1)
             {
@@ -342,7 +368,9 @@ public sealed class LuceneQueryBuilder
                 // phrase query reads the analyzer's positions (n-grams of one token share one).
                 var phrase = new PhraseQuery();
                 foreach (var (token, position) in tokens)
+                {
                     phrase.Add(new Term(target.Name, token), position);
+                }
                 query.Add(phrase, occur);
             }
         }
@@ -358,17 +386,27 @@ public sealed class LuceneQueryBuilder
         var method = proximity.Search;
         var target = Target(method.Field, exact, method.Position, FieldIndexing.Search);
         if (target.Indexing != FieldIndexing.Search)
+        {
             throw new InvalidQueryException(_text, method.Position, $"search() needs a field indexed for full text; '{method.Field}' is indexed {target.Indexing} in this index (give it \"Indexing\": \"Search\").");
+        }
         if (Resolve(method.Value!) is not string text)
+        {
             return new BooleanQuery();
+        }
         if (text.AsSpan().IndexOfAny('*', '?') >= 0)
+        {
             throw new InvalidQueryException(_text, proximity.Position, "Proximity search works only on simple string terms, not wildcard or prefix ones.");
+        }
         var words = Analyze(target.Analyzer ?? LuceneFields.SearchAnalyzer, target.Name, text);
         if (words.Count < 2)
+        {
             throw new InvalidQueryException(_text, proximity.Position, $"Proximity search works only on multiple search terms; '{text}' gives {words.Count}.");
+        }
         var phrase = new PhraseQuery { Slop = proximity.Distance };
         foreach (var (word, position) in words)
+        {
             phrase.Add(new Term(target.Name, word), position);
+        }
         return phrase;
     }
 
@@ -378,7 +416,9 @@ public sealed class LuceneQueryBuilder
     private static string WildcardTerm(FieldTarget target, string word)
     {
         if (target.Analyzer is { } analyzer && Analyze(analyzer, target.Name, word) is [var (token, _)] && token.AsSpan().IndexOfAny('*', '?') >= 0)
+        {
             return token;
+        }
         return LuceneFields.Lower(word);
     }
 
@@ -428,7 +468,9 @@ public sealed class LuceneQueryBuilder
     private IEnumerable<object?> ResolveList(RqlValue value)
     {
         if (value.Kind == RqlValueKind.Parameter && Parameter(value) is { ValueKind: JsonValueKind.Array } array)
+        {
             return array.EnumerateArray().Select(FromJson).ToList();
+        }
         return [Resolve(value)];
     }
 

@@ -164,7 +164,9 @@ public sealed class PreadDirectory(DirectoryInfo path) : FSDirectory(path, null)
         protected override void Dispose(bool disposing)
         {
             if (disposing)
+            {
                 handle.Dispose();
+            }
         }
     }
 
@@ -186,14 +188,18 @@ public sealed class PreadDirectory(DirectoryInfo path) : FSDirectory(path, null)
         {
             var position = Position;
             if (position + count > length)
+            {
                 throw new EndOfStreamException($"read past EOF: {this}");
+            }
             var span = b.AsSpan(offset1, count);
             var at = offset + position;
             while (!span.IsEmpty)
             {
                 var read = RandomAccess.Read(handle, span, at);
                 if (read <= 0)
+                {
                     throw new EndOfStreamException($"read past EOF: {this} at {at}");
+                }
                 span = span[read..];
                 at += read;
             }

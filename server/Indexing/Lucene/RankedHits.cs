@@ -54,13 +54,17 @@ public sealed class RankedHits : HitStream
         if (_next == _page.ScoreDocs.Length)
         {
             if (_page.ScoreDocs.Length < _pageSize || _read >= _page.TotalHits)
+            {
                 return false;
+            }
             var last = _page.ScoreDocs[^1];
             _pageSize = Math.Min(_pageSize * 2, MaxPage);
             _page = Search(last);
             _next = 0;
             if (_page.ScoreDocs.Length == 0)
+            {
                 return false;
+            }
             ReadKeys();
         }
         var i = _next++;
@@ -113,7 +117,9 @@ public sealed class RankedHits : HitStream
             var ord = ids?.GetOrd(local) ?? -1;
             var key = ReadKey(doc, ids, ord);
             if (used + key.Length > _keys.Length)
+            {
                 Array.Resize(ref _keys, Math.Max(_keys.Length * 2, used + key.Length));
+            }
             Buffer.BlockCopy(key.Bytes, key.Offset, _keys, used, key.Length);
             positions[rank] = used;
             lengths[rank] = key.Length;

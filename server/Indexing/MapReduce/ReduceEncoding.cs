@@ -55,7 +55,9 @@ internal static class ReduceEncoding
     {
         var length = 4;
         foreach (var item in items)
+        {
             length += 4 + item.Length;
+        }
         var bytes = new byte[length];
         BinaryPrimitives.WriteInt32BigEndian(bytes, items.Count);
         var at = 4;
@@ -72,7 +74,9 @@ internal static class ReduceEncoding
     public static void DecodeList(ReadOnlySpan<byte> list, List<byte[]> items)
     {
         if (list.Length < 4)
+        {
             return;
+        }
         var count = BinaryPrimitives.ReadInt32BigEndian(list);
         var at = 4;
         for (var i = 0; i < count; i++)

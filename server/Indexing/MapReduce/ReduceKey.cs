@@ -107,11 +107,17 @@ internal sealed class ReduceKey
             var middle = (low + high) >>> 1;
             var at = Packed[middle].Id;
             if (at == entryId)
+            {
                 return middle;
+            }
             if (at < entryId)
+            {
                 low = middle + 1;
+            }
             else
+            {
                 high = middle - 1;
+            }
         }
         return ~low;
     }

@@ -15,10 +15,14 @@ internal static class ReduceResults
     {
         using var document = JsonDocument.Parse(row);
         if (document.RootElement.ValueKind != JsonValueKind.Object)
+        {
             return [];
+        }
         var fields = new List<IndexField>();
         foreach (var property in document.RootElement.EnumerateObject())
+        {
             fields.Add(new IndexField(property.Name, ValueOf(property.Value, top: true)));
+        }
         return fields.ToArray();
     }
 

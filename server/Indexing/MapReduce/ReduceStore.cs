@@ -128,7 +128,9 @@ internal sealed class ReduceStore : IDisposable
         get
         {
             if (_transaction is not null)
+            {
                 return _transaction;
+            }
             var transaction = _environment.BeginWrite();
             if (_clearPending)
             {
@@ -146,7 +148,9 @@ internal sealed class ReduceStore : IDisposable
         using var read = _environment.BeginRead();
         var meta = read.OpenTree(MetaTree);
         if (meta is null || !meta.TryGet(PositionsKey, out var value))
+        {
             return null;
+        }
         var stored = JsonSerializer.Deserialize<Dictionary<string, long[]>>(value) ?? new();
         return stored.ToDictionary(p => p.Key, p => new CollectionPosition(p.Value[0], p.Value[1]), StringComparer.Ordinal);
     }
@@ -202,7 +206,9 @@ internal sealed class ReduceStore : IDisposable
         using var read = _environment.BeginRead();
         var tree = read.OpenTree(treeName);
         if (tree is null)
+        {
             return keys;
+        }
         using var iterator = tree.Iterate();
         if (iterator.SeekFirst())
         {
@@ -221,6 +227,8 @@ internal sealed class ReduceStore : IDisposable
         _transaction?.Dispose();
         _transaction = null;
         if (_reopenFailure is null)
+        {
             _environment.Dispose();
+        }
     }
 }

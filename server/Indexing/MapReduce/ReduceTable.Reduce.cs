@@ -19,7 +19,9 @@ internal sealed partial class ReduceTable
         foreach (var key in _touched.Values)
         {
             if (!key.Changed)
+            {
                 continue;
+            }
             var before = key.Result;
             if (key.Count == 0)
             {
@@ -32,7 +34,9 @@ internal sealed partial class ReduceTable
                 keys.Put(key.Id, key.Write());
             }
             if (!(before is null && key.Result is null) && !(before is not null && key.Result is not null && before.AsSpan().SequenceEqual(key.Result)))
+            {
                 onResult(key, before, key.Result);
+            }
         }
         _touched.Clear();
     }
@@ -44,7 +48,9 @@ internal sealed partial class ReduceTable
     {
         Transaction.CreateTree(ReduceStore.KeysTree).Delete(key.Id);
         if (!key.IsTree)
+        {
             return;
+        }
         // Its entries are gone already; its nodes go too.
         var nodes = Transaction.CreateTree(ReduceStore.NodesTree);
         var gone = new List<byte[]>();
@@ -58,7 +64,9 @@ internal sealed partial class ReduceTable
             }
         }
         foreach (var nodeKey in gone)
+        {
             nodes.Delete(nodeKey);
+        }
         key.DirtyNodes.Clear();
     }
 
@@ -67,7 +75,9 @@ internal sealed partial class ReduceTable
         PackedReduced++;
         _values.Clear();
         foreach (var (_, entry) in key.Packed!)
+        {
             _values.Add(entry);
+        }
         return Reduce(key, onError, out var result) ? result : null;
     }
 
@@ -80,21 +90,29 @@ internal sealed partial class ReduceTable
             key.DirtyNodes.Remove((level, start));
             var nodeKey = ReduceEncoding.NodeKey(key.Id, level, start);
             if (!nodes.TryGet(nodeKey, out var value))
+            {
                 continue;
+            }
             var count = ReduceEncoding.NodeCount(value);
             var failed = !CollectValues(key, level, start);
             byte[] aggregate = [];
             if (!failed && _values.Count > 0)
             {
                 if (level == 0)
+                {
                     LeavesReduced++;
+                }
                 else
+                {
                     BranchesReduced++;
+                }
                 failed = !Reduce(key, onError, out aggregate);
             }
             nodes.Put(nodeKey, ReduceEncoding.EncodeNode(count, failed, aggregate));
             if (level + 1 < key.Height)
+            {
                 key.DirtyNodes.Add((level + 1, Floor(key, level + 1, start)));
+            }
         }
         nodes.TryGet(ReduceEncoding.NodeKey(key.Id, key.Height - 1, 0), out var root);
         return ReduceEncoding.NodeFailed(root) ? null : ReduceEncoding.NodeAggregate(root).ToArray();
@@ -113,7 +131,9 @@ internal sealed partial class ReduceTable
                 do
                 {
                     if (!iterator.KeyStartsWith(key.Id) || ReduceEncoding.EntryIdOf(iterator.Key) >= end)
+                    {
                         break;
+                    }
                     _values.Add(iterator.Value.ToArray());
                 }
                 while (iterator.MoveNext());
@@ -128,13 +148,19 @@ internal sealed partial class ReduceTable
                 do
                 {
                     if (!iterator.KeyStartsWith(prefix) || ReduceEncoding.NodeStartOf(iterator.Key) >= end)
+                    {
                         break;
+                    }
                     if (ReduceEncoding.NodeFailed(iterator.Value))
+                    {
                         return false;
+                    }
                     _items.Clear();
                     ReduceEncoding.DecodeList(ReduceEncoding.NodeAggregate(iterator.Value), _items);
                     foreach (var item in _items)
+                    {
                         _values.Add(item);
+                    }
                 }
                 while (iterator.MoveNext());
             }
@@ -163,7 +189,9 @@ internal sealed partial class ReduceTable
         }
         result = ReduceEncoding.EncodeList(_output);
         if (_reducibilityChecks < ReducibilityChecks && _values.Count > 1 && _output.Count == 1)
+        {
             CheckReducible(key, onError);
+        }
         return true;
     }
 

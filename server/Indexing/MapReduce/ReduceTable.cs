@@ -67,12 +67,16 @@ internal sealed partial class ReduceTable(ReduceStore store, IReduceFunctions fu
         var old = ReadDocument(documents, documentKey);
         var fresh = new List<(byte[] KeyId, ulong Hash, int Index)>(output.Entries.Count);
         for (var i = 0; i < output.Entries.Count; i++)
+        {
             fresh.Add((ReduceEncoding.KeyId(output.Entries[i].Key), ReduceEncoding.EntryHash(output.Entries[i].Entry), i));
+        }
         // Most maps load nothing: no list built per document for them.
         var loaded = output.LoadedIds.Count == 0 ? NoIds : output.LoadedIds.Select(id => id.ToLowerInvariant()).Distinct(StringComparer.Ordinal).Order(StringComparer.Ordinal).ToList();
         if (old.Entries.Count == fresh.Count && old.Loaded.SequenceEqual(loaded, StringComparer.Ordinal)
             && old.Entries.Zip(fresh).All(p => p.First.KeyId.AsSpan().SequenceEqual(p.Second.KeyId) && p.First.Hash == p.Second.Hash))
+        {
             return false;
+        }
 
         var used = new bool[old.Entries.Count];
         var kept = new List<(byte[] KeyId, long EntryId, ulong Hash)>(fresh.Count);
@@ -83,11 +87,17 @@ internal sealed partial class ReduceTable(ReduceStore store, IReduceFunctions fu
             for (var j = 0; j < old.Entries.Count; j++)
             {
                 if (used[j] || !old.Entries[j].KeyId.AsSpan().SequenceEqual(keyId))
+                {
                     continue;
+                }
                 if (match < 0 || old.Entries[j].Hash == hash)
+                {
                     match = j;
+                }
                 if (old.Entries[j].Hash == hash)
+                {
                     break;
+                }
             }
             var (keyBytes, entry) = output.Entries[index];
             if (match >= 0)
@@ -95,7 +105,9 @@ internal sealed partial class ReduceTable(ReduceStore store, IReduceFunctions fu
                 used[match] = true;
                 var entryId = old.Entries[match].EntryId;
                 if (old.Entries[match].Hash != hash)
+                {
                     ReplaceEntry(Touch(keyId, keyBytes), entryId, entry);
+                }
                 kept.Add((keyId, entryId, hash));
             }
             else
@@ -108,13 +120,19 @@ internal sealed partial class ReduceTable(ReduceStore store, IReduceFunctions fu
         for (var j = 0; j < old.Entries.Count; j++)
         {
             if (!used[j])
+            {
                 RemoveEntry(Touch(old.Entries[j].KeyId, null), old.Entries[j].EntryId);
+            }
         }
         UpdateReferences(lowerId, old.Loaded, loaded);
         if (kept.Count == 0 && loaded.Count == 0)
+        {
             documents.Delete(documentKey);
+        }
         else
+        {
             documents.Put(documentKey, WriteDocument(kept, loaded));
+        }
         return true;
     }
 
@@ -125,9 +143,13 @@ internal sealed partial class ReduceTable(ReduceStore store, IReduceFunctions fu
         var documentKey = Encoding.UTF8.GetBytes(lowerId);
         var old = ReadDocument(documents, documentKey);
         if (old.Entries.Count == 0 && old.Loaded.Count == 0)
+        {
             return;
+        }
         foreach (var (keyId, entryId, _) in old.Entries)
+        {
             RemoveEntry(Touch(keyId, null), entryId);
+        }
         UpdateReferences(lowerId, old.Loaded, []);
         documents.Delete(documentKey);
     }
@@ -138,13 +160,17 @@ internal sealed partial class ReduceTable(ReduceStore store, IReduceFunctions fu
         var referrers = new HashSet<string>(StringComparer.Ordinal);
         var references = Transaction.OpenTree(ReduceStore.ReferencesTree);
         if (references is null)
+        {
             return referrers;
+        }
         using var iterator = references.Iterate();
         foreach (var id in lowerIds)
         {
             var prefix = ReferencePrefix(id);
             if (!iterator.SeekPrefix(prefix))
+            {
                 continue;
+            }
             do
                 referrers.Add(Encoding.UTF8.GetString(iterator.Key[prefix.Length..]));
             while (iterator.MoveNext() && iterator.KeyStartsWith(prefix));
@@ -162,13 +188,19 @@ internal sealed partial class ReduceTable(ReduceStore store, IReduceFunctions fu
     private void UpdateReferences(string lowerId, List<string> old, List<string> fresh)
     {
         if (old.Count == 0 && fresh.Count == 0)
+        {
             return;
+        }
         var references = Transaction.CreateTree(ReduceStore.ReferencesTree);
         var referrer = Encoding.UTF8.GetBytes(lowerId);
         foreach (var gone in old.Except(fresh, StringComparer.Ordinal))
+        {
             references.Delete([.. ReferencePrefix(gone), .. referrer]);
+        }
         foreach (var added in fresh.Except(old, StringComparer.Ordinal))
+        {
             references.Put([.. ReferencePrefix(added), .. referrer], []);
+        }
     }
 
     private static (List<(byte[] KeyId, long EntryId, ulong Hash)> Entries, List<string> Loaded) ReadDocument(Tree documents, byte[] documentKey)
@@ -176,11 +208,15 @@ internal sealed partial class ReduceTable(ReduceStore store, IReduceFunctions fu
         var entries = new List<(byte[], long, ulong)>();
         var loaded = new List<string>();
         if (!documents.TryGet(documentKey, out var record))
+        {
             return (entries, loaded);
+        }
         var at = 0;
         var loadedCount = ReduceEncoding.ReadInt32(record, ref at);
         for (var i = 0; i < loadedCount; i++)
+        {
             loaded.Add(Encoding.UTF8.GetString(ReduceEncoding.ReadBlock(record, ref at)));
+        }
         var count = ReduceEncoding.ReadInt32(record, ref at);
         for (var i = 0; i < count; i++)
         {
@@ -198,7 +234,9 @@ internal sealed partial class ReduceTable(ReduceStore store, IReduceFunctions fu
         var writer = new ArrayBufferWriter<byte>(8 + entries.Count * 32);
         ReduceEncoding.WriteInt32(writer, loaded.Count);
         foreach (var id in loaded)
+        {
             ReduceEncoding.WriteBlock(writer, Encoding.UTF8.GetBytes(id));
+        }
         ReduceEncoding.WriteInt32(writer, entries.Count);
         foreach (var (keyId, entryId, hash) in entries)
         {
@@ -213,12 +251,18 @@ internal sealed partial class ReduceTable(ReduceStore store, IReduceFunctions fu
     {
         var id = System.Buffers.Binary.BinaryPrimitives.ReadUInt128BigEndian(keyId);
         if (_touched.TryGetValue(id, out var key))
+        {
             return key;
+        }
         var keys = Transaction.CreateTree(ReduceStore.KeysTree);
         if (keys.TryGet(keyId, out var record))
+        {
             key = ReduceKey.Read(keyId, record);
+        }
         else
+        {
             key = new ReduceKey(keyId, keyBytes ?? throw new InvalidOperationException("An entry of a reduce key that is not stored."));
+        }
         _touched[id] = key;
         return key;
     }
@@ -232,14 +276,18 @@ internal sealed partial class ReduceTable(ReduceStore store, IReduceFunctions fu
             var at = key.FindPacked(entryId);
             key.Packed!.Insert(at < 0 ? ~at : at, (entryId, entry));
             if (key.Count > MaxPacked)
+            {
                 ConvertToTree(key);
+            }
             return;
         }
         Transaction.CreateTree(ReduceStore.EntriesTree).Put(ReduceEncoding.EntryKey(key.Id, entryId), entry);
         var leaf = Floor(key, 0, entryId);
         var count = AdjustCount(key, 0, leaf, +1);
         if (count > MaxLeaf)
+        {
             Split(key, 0, leaf);
+        }
     }
 
     private void ReplaceEntry(ReduceKey key, long entryId, byte[] entry)
@@ -249,7 +297,9 @@ internal sealed partial class ReduceTable(ReduceStore store, IReduceFunctions fu
         {
             var at = key.FindPacked(entryId);
             if (at >= 0)
+            {
                 key.Packed![at] = (entryId, entry);
+            }
             return;
         }
         Transaction.CreateTree(ReduceStore.EntriesTree).Put(ReduceEncoding.EntryKey(key.Id, entryId), entry);
@@ -270,7 +320,9 @@ internal sealed partial class ReduceTable(ReduceStore store, IReduceFunctions fu
             return;
         }
         if (!Transaction.CreateTree(ReduceStore.EntriesTree).Delete(ReduceEncoding.EntryKey(key.Id, entryId)))
+        {
             return;
+        }
         key.Count--;
         RemoveChild(key, 0, entryId);
     }
@@ -281,12 +333,16 @@ internal sealed partial class ReduceTable(ReduceStore store, IReduceFunctions fu
         var node = Floor(key, level, child);
         var count = AdjustCount(key, level, node, -1);
         if (count > 0 || node == 0)
+        {
             return;
+        }
         // An empty node other than the first of its level goes; its parent loses a child.
         Transaction.CreateTree(ReduceStore.NodesTree).Delete(ReduceEncoding.NodeKey(key.Id, level, node));
         key.DirtyNodes.Remove((level, node));
         if (level + 1 < key.Height)
+        {
             RemoveChild(key, level + 1, node);
+        }
     }
 
     // Moves a packed key's entries to the entries tree, under leaves half full and branches above.
@@ -294,7 +350,9 @@ internal sealed partial class ReduceTable(ReduceStore store, IReduceFunctions fu
     {
         var entries = Transaction.CreateTree(ReduceStore.EntriesTree);
         foreach (var (entryId, entry) in key.Packed!)
+        {
             entries.Put(ReduceEncoding.EntryKey(key.Id, entryId), entry);
+        }
         var starts = new List<long>();
         var counts = new List<int>();
         for (var i = 0; i < key.Packed.Count; i += MaxLeaf / 2)
@@ -308,9 +366,13 @@ internal sealed partial class ReduceTable(ReduceStore store, IReduceFunctions fu
         while (true)
         {
             for (var i = 0; i < starts.Count; i++)
+            {
                 PutNode(key, level, starts[i], counts[i], failed: false, []);
+            }
             if (starts.Count == 1)
+            {
                 break;
+            }
             var parentStarts = new List<long>();
             var parentCounts = new List<int>();
             for (var i = 0; i < starts.Count; i += MaxBranch / 2)
@@ -344,7 +406,9 @@ internal sealed partial class ReduceTable(ReduceStore store, IReduceFunctions fu
         }
         var parent = Floor(key, level + 1, middle);
         if (AdjustCount(key, level + 1, parent, +1) > MaxBranch)
+        {
             Split(key, level + 1, parent);
+        }
     }
 
     // The ids of the children of a node: its entries' ids for a leaf, its children's starts above.
@@ -360,10 +424,14 @@ internal sealed partial class ReduceTable(ReduceStore store, IReduceFunctions fu
                 do
                 {
                     if (!iterator.KeyStartsWith(key.Id))
+                    {
                         break;
+                    }
                     var id = ReduceEncoding.EntryIdOf(iterator.Key);
                     if (id >= end)
+                    {
                         break;
+                    }
                     starts.Add(id);
                 }
                 while (iterator.MoveNext());
@@ -378,10 +446,14 @@ internal sealed partial class ReduceTable(ReduceStore store, IReduceFunctions fu
                 do
                 {
                     if (!iterator.KeyStartsWith(prefix))
+                    {
                         break;
+                    }
                     var child = ReduceEncoding.NodeStartOf(iterator.Key);
                     if (child >= end)
+                    {
                         break;
+                    }
                     starts.Add(child);
                 }
                 while (iterator.MoveNext());
@@ -394,7 +466,9 @@ internal sealed partial class ReduceTable(ReduceStore store, IReduceFunctions fu
     private long NextStart(ReduceKey key, int level, long start)
     {
         if (start == long.MaxValue)
+        {
             return long.MaxValue;
+        }
         using var iterator = Transaction.CreateTree(ReduceStore.NodesTree).Iterate();
         var prefix = ReduceEncoding.NodeKey(key.Id, level, 0).AsSpan(0, ReduceEncoding.KeyIdLength + 1).ToArray();
         return iterator.Seek(ReduceEncoding.NodeKey(key.Id, level, start + 1)) && iterator.KeyStartsWith(prefix)
@@ -407,7 +481,9 @@ internal sealed partial class ReduceTable(ReduceStore store, IReduceFunctions fu
     {
         using var iterator = Transaction.CreateTree(ReduceStore.NodesTree).Iterate();
         if (!iterator.SeekLastLessOrEqual(ReduceEncoding.NodeKey(key.Id, level, id)))
+        {
             throw new InvalidOperationException($"The reduce tree of a key has no node at level {level}.");
+        }
         return ReduceEncoding.NodeStartOf(iterator.Key);
     }
 

@@ -42,7 +42,9 @@ public sealed class AutoIndexMapper : IIndexMapper
             values.Values.Clear();
             _paths[i].Walk(blittable, ref values);
             if (values.Values.Count == 0)
+            {
                 continue;
+            }
             entry.Add(new IndexField(_fields[i].LuceneName, values.Values.Count == 1 ? values.Values[0] : values.Values.ToArray()));
         }
         output.Entries.Add(entry.ToArray());

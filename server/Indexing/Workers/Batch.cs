@@ -73,17 +73,23 @@ internal sealed class Batch
     {
         SnapshotEtag = reader.LastEtag;
         if (files.AddHorizon == -1)
+        {
             files.AddHorizon = SnapshotEtag;
+        }
         Loader = new SnapshotLoader(reader);
         foreach (var collection in lowerCollections)
         {
             var position = Positions.GetValueOrDefault(collection);
             map.Run(this, reader, collection, ref position);
             if (!Full)
+            {
                 cleanup.Run(this, reader, collection, ref position);
+            }
             Positions[collection] = position;
             if (Full)
+            {
                 break;
+            }
         }
         if (!Full && references is not null)
         {

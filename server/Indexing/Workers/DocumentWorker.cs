@@ -75,13 +75,17 @@ internal abstract class DocumentWorker(IndexFiles files, Action<string, string, 
     {
         var length = record.Document.Length;
         if (_buffer.Length < length)
+        {
             _buffer = new byte[Math.Max(length, _buffer.Length * 2)];
+        }
         record.Document.CopyTo(_buffer);
         collection = System.Text.Encoding.UTF8.GetString(record.CollectionUtf8);
         Interlocked.Increment(ref _attempts);
         DocumentsMapped++;
         if (timer is not null)
+        {
             timer.Input++;
+        }
         return new MapInput(record.Id, collection, _buffer.AsMemory(0, length));
     }
 
@@ -91,7 +95,9 @@ internal abstract class DocumentWorker(IndexFiles files, Action<string, string, 
         Interlocked.Increment(ref _errors);
         recordError(id, "Map", e.Message);
         if (timer is not null)
+        {
             timer.Failed++;
+        }
     }
 
     protected void RecordError(string document, string action, string message) => recordError(document, action, message);

@@ -41,7 +41,9 @@ internal sealed class HandleReferences(DocumentWorker map, string[] lowerCollect
             }
         }
         if (changed.Count == 0)
+        {
             return;
+        }
         // The searcher is refreshed first, so entries written earlier in this batch are seen.
         var referrers = map.FindReferrers(changed.Select(c => c.Id));
         foreach (var referrer in referrers)
@@ -54,7 +56,9 @@ internal sealed class HandleReferences(DocumentWorker map, string[] lowerCollect
             }
         }
         foreach (var (_, etag, tombstone) in changed)
+        {
             position = tombstone ? position with { Tombstones = etag } : position with { Documents = etag };
+        }
         batch.Count += changed.Count;
         batch.Positions[Position] = position;
     }

@@ -40,7 +40,9 @@ internal sealed class MapDocuments(IIndexMapper mapper, IndexFiles files, Func<s
         timer?.AddMap(collection, writeStarted - mapStarted);
         Observer?.Invoke(id, output);
         if (timer is not null)
+        {
             timer.Output += output.Entries.Count;
+        }
         Files.WriteEntries(id, lowerId, output.Entries, planOf, References(output), firstMet);
         timer?.AddWrite(Stopwatch.GetTimestamp() - writeStarted);
     }

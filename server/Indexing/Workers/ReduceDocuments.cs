@@ -61,11 +61,15 @@ internal sealed class ReduceDocuments : DocumentWorker
         {
             output.Clear();
             foreach (var (_, entry) in _entries.Entries)
+            {
                 output.Entries.Add(ReduceResults.ToFields(entry));
+            }
             Observer(id, output);
         }
         if (timer is not null)
+        {
             timer.Output += _entries.Entries.Count;
+        }
         Table.UpdateDocument(lowerId, _entries);
         timer?.AddWrite(Stopwatch.GetTimestamp() - writeStarted);
     }
@@ -87,7 +91,9 @@ internal sealed class ReduceDocuments : DocumentWorker
                 WriteResult(Files, _planOf, key.Id, result, firstMet: before is null && !key.Stored);
                 pending.Put(key.Id, []);
                 if (outputPending is not null)
+                {
                     MarkOutput(outputPending, key.Id, before);
+                }
             },
             (key, message) => RecordError(Encoding.UTF8.GetString(key.Key), "Reduce", message));
         timer.AddReduce(Stopwatch.GetTimestamp() - started);
@@ -102,7 +108,9 @@ internal sealed class ReduceDocuments : DocumentWorker
     {
         var rows = before is null ? 0 : ReduceResults.Rows(before).Count;
         if (outputPending.TryGet(keyId, out var existing))
+        {
             rows = Math.Max(rows, System.Buffers.Binary.BinaryPrimitives.ReadInt32BigEndian(existing[8..]));
+        }
         var value = new byte[12];
         System.Buffers.Binary.BinaryPrimitives.WriteInt64BigEndian(value, Interlocked.Increment(ref s_outputVersion));
         System.Buffers.Binary.BinaryPrimitives.WriteInt32BigEndian(value.AsSpan(8), rows);
@@ -120,12 +128,16 @@ internal sealed class ReduceDocuments : DocumentWorker
         if (result is null)
         {
             if (!firstMet)
+            {
                 files.DeleteEntries(hex);
+            }
             return;
         }
         var rows = new List<(IndexField[], byte[])>();
         foreach (var row in ReduceResults.Rows(result))
+        {
             rows.Add((ReduceResults.ToFields(row), row));
+        }
         files.WriteResults(hex, rows, planOf, firstMet);
     }
 
@@ -142,7 +154,9 @@ internal sealed class ReduceDocuments : DocumentWorker
         if (all)
         {
             if (keys is null)
+            {
                 return 0;
+            }
             using var iterator = keys.Iterate();
             if (iterator.SeekFirst())
             {

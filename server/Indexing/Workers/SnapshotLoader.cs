@@ -9,7 +9,9 @@ internal sealed class SnapshotLoader(DocumentsReader reader) : IMapDocumentLoade
     public MapInput? Load(string id)
     {
         if (!reader.TryGet(id, out var record))
+        {
             return null;
+        }
         return new MapInput(record.Id, System.Text.Encoding.UTF8.GetString(record.CollectionUtf8), record.Document.ToArray());
     }
 

@@ -29,11 +29,17 @@ public sealed partial class FakeJackdaw
     private static string? IndexRoute(string[] segments)
     {
         if (segments.Length < 3 || segments[0] != "databases")
+        {
             return null;
+        }
         if (segments[2] == "indexes")
+        {
             return string.Join('/', segments.Skip(3));
+        }
         if (segments.Length >= 4 && segments[2] == "admin" && segments[3] == "indexes")
+        {
             return string.Join('/', segments.Skip(4));
+        }
         return null;
     }
 
@@ -43,9 +49,13 @@ public sealed partial class FakeJackdaw
         lock (_lock)
         {
             if (!_databases.ContainsKey(database))
+            {
                 return Error(HttpStatusCode.ServiceUnavailable, "DatabaseDoesNotExistException", $"Database '{database}' does not exist.");
+            }
             if (!_indexes.TryGetValue(database, out var indexes))
+            {
                 _indexes[database] = indexes = new(StringComparer.OrdinalIgnoreCase);
+            }
 
             switch (method, route)
             {
@@ -58,7 +68,9 @@ public sealed partial class FakeJackdaw
                 case ("GET", "errors" or "performance"):
                     var listed = query.GetValueOrDefault("name") ?? [.. indexes.Keys];
                     if (listed.FirstOrDefault(n => !indexes.ContainsKey(n)) is { } missing)
+                    {
                         return NoIndex(missing);
+                    }
                     return Json(HttpStatusCode.OK, new JsonObject
                     {
                         ["Results"] = new JsonArray([.. listed.Select(n => (JsonNode)new JsonObject { ["Name"] = indexes[n].Name, [route == "errors" ? "Errors" : "Performance"] = new JsonArray() })]),
@@ -69,7 +81,9 @@ public sealed partial class FakeJackdaw
                     return SetIndexSettings(indexes, route, body!);
                 case ("POST", "disable" or "enable"):
                     if (name is null || !indexes.TryGetValue(name, out var index))
+                    {
                         return NoIndex(name);
+                    }
                     index.Disabled = route == "disable";
                     return new HttpResponseMessage(HttpStatusCode.NoContent);
                 case ("POST", "stop"):
@@ -94,7 +108,9 @@ public sealed partial class FakeJackdaw
         foreach (var definition in definitions)
         {
             if (indexes.TryGetValue((string)definition["Name"]!, out var existing) && existing.LockMode == "LockedError" && !existing.SameAs(definition))
+            {
                 return Error(HttpStatusCode.Conflict, "IndexLockedException", $"Index '{existing.Name}' is locked (LockedError): its definition cannot change.");
+            }
         }
 
         var results = new JsonArray();
@@ -102,9 +118,13 @@ public sealed partial class FakeJackdaw
         {
             var name = (string)definition["Name"]!;
             if (!indexes.TryGetValue(name, out var existing))
+            {
                 indexes[name] = new FakeIndex(name, definition);
+            }
             else if (!existing.SameAs(definition) && existing.LockMode != "LockedIgnore")
+            {
                 existing.Definition = (JsonObject)definition.DeepClone();
+            }
             results.Add(new JsonObject { ["Index"] = name, ["RaftCommandIndex"] = 1 });
         }
 
@@ -118,15 +138,23 @@ public sealed partial class FakeJackdaw
         var allowed = route == "set-lock" ? new[] { "Unlock", "LockedIgnore", "LockedError" } : ["Low", "Normal", "High"];
         var value = (string?)json[valueName];
         if (json["IndexNames"] is not JsonArray names || !allowed.Contains(value))
+        {
             return Error(HttpStatusCode.BadRequest, "BadRequestException", $"The body must be {{\"IndexNames\":[...],\"{valueName}\":...}}.");
+        }
         foreach (var name in names.Select(n => (string)n!))
         {
             if (!indexes.TryGetValue(name, out var index))
+            {
                 return NoIndex(name);
+            }
             if (route == "set-lock")
+            {
                 index.LockMode = value!;
+            }
             else
+            {
                 index.Priority = value!;
+            }
         }
 
         return new HttpResponseMessage(HttpStatusCode.NoContent);

@@ -23,7 +23,9 @@ public sealed partial class FakeJackdaw : HttpMessageHandler
     public FakeJackdaw(params string[] databases)
     {
         foreach (var name in databases)
+        {
             _databases[name] = new Dictionary<string, StoredDocument>(StringComparer.OrdinalIgnoreCase);
+        }
     }
 
     public ConcurrentQueue<RecordedRequest> Requests { get; } = new();
@@ -77,23 +79,33 @@ public sealed partial class FakeJackdaw : HttpMessageHandler
         var recorded = new RecordedRequest(request.Method.Method, uri.PathAndQuery, body, request.Content?.Headers.ContentType?.ToString(), request.Headers.TransferEncodingChunked == true);
         Requests.Enqueue(recorded);
         if (Intercept?.Invoke(recorded) is { } intercepted)
+        {
             return intercepted;
+        }
 
         var query = ParseQuery(uri.Query);
         if (path == "/admin/databases" || (path == "/databases" && request.Method == HttpMethod.Get))
+        {
             return Databases(request.Method.Method, query);
+        }
 
         var segments = path.Split('/', StringSplitOptions.RemoveEmptyEntries);
         if (IndexRoute(segments) is { } route)
+        {
             return Indexes(request.Method.Method, Uri.UnescapeDataString(segments[1]), route, query, body);
+        }
         if (segments.Length != 3 || segments[0] != "databases")
+        {
             return Error(HttpStatusCode.NotFound, "RouteNotFoundException", $"No route matches '{request.Method} {path}'.");
+        }
         var database = Uri.UnescapeDataString(segments[1]);
         Dictionary<string, StoredDocument>? docs;
         lock (_lock)
             _databases.TryGetValue(database, out docs);
         if (docs is null)
+        {
             return Error(HttpStatusCode.ServiceUnavailable, "DatabaseDoesNotExistException", $"Database '{database}' does not exist.");
+        }
 
         return (request.Method.Method, segments[2]) switch
         {
@@ -136,10 +148,14 @@ public sealed partial class FakeJackdaw : HttpMessageHandler
         lock (_lock)
         {
             if (ids.Count == 1 && !docs.ContainsKey(ids[0]))
+            {
                 return Error(HttpStatusCode.NotFound, "DocumentDoesNotExistException", $"Document '{ids[0]}' does not exist.");
+            }
             var results = new JsonArray();
             foreach (var id in ids)
+            {
                 results.Add(docs.TryGetValue(id, out var doc) ? doc.WithServerMetadata() : null);
+            }
             return Json(HttpStatusCode.OK, new JsonObject { ["Results"] = results, ["Includes"] = new JsonObject() });
         }
     }
@@ -163,9 +179,13 @@ public sealed partial class FakeJackdaw : HttpMessageHandler
                 var id = (string)command!["Id"]!;
                 var expected = (string?)command["ChangeVector"];
                 if (expected is null)
+                {
                     continue;
+                }
                 if (!docs.TryGetValue(id, out var existing) || existing.ChangeVector != expected)
+                {
                     return Error(HttpStatusCode.Conflict, "ConcurrencyException", $"Document '{id}' has change vector '{existing?.ChangeVector}', not '{expected}'.");
+                }
             }
 
             var results = new JsonArray();
@@ -212,7 +232,9 @@ public sealed partial class FakeJackdaw : HttpMessageHandler
         {
             lineNumber++;
             if (line.Length == 0)
+            {
                 continue;
+            }
             Interlocked.Increment(ref _bulkInsertLines);
             OnBulkInsertLine?.Invoke(lineNumber);
             JsonObject? parsed = null;
@@ -233,7 +255,9 @@ public sealed partial class FakeJackdaw : HttpMessageHandler
 
             batch.Add(((string)parsed["Id"]!, parsed["Document"]!.AsObject()));
             if (batch.Count == BulkInsertBatchSize)
+            {
                 committed += Commit(docs, batch);
+            }
         }
 
         committed += Commit(docs, batch);
@@ -246,7 +270,9 @@ public sealed partial class FakeJackdaw : HttpMessageHandler
         lock (_lock)
         {
             foreach (var (id, document) in batch)
+            {
                 PutLocked(docs, id, (JsonObject)document.DeepClone());
+            }
         }
 
         var count = batch.Count;
@@ -257,13 +283,17 @@ public sealed partial class FakeJackdaw : HttpMessageHandler
     private string CompleteId(Dictionary<string, StoredDocument> docs, string id)
     {
         if (id.EndsWith('/'))
+        {
             return id + (++_generated).ToString("D19", System.Globalization.CultureInfo.InvariantCulture) + "-A";
+        }
         if (id.EndsWith('|'))
         {
             var prefix = id[..^1] + "/";
             var next = 1;
             while (docs.ContainsKey(prefix + next))
+            {
                 next++;
+            }
             return prefix + next;
         }
 
@@ -291,7 +321,9 @@ public sealed partial class FakeJackdaw : HttpMessageHandler
             var key = Uri.UnescapeDataString(eq < 0 ? pair : pair[..eq]);
             var value = eq < 0 ? "" : Uri.UnescapeDataString(pair[(eq + 1)..]);
             if (!result.TryGetValue(key, out var list))
+            {
                 result[key] = list = [];
+            }
             list.Add(value);
         }
 

@@ -69,7 +69,9 @@ public sealed class AttachmentServerTests(ServerFixture server) : IClassFixture<
             await session.StoreAsync(new User { Id = "users/1", Name = "Ann" });
             await session.StoreAsync(new User { Id = "users/2", Name = "Bob" });
             foreach (var name in new[] { "a", "b", "c", "d" })
+            {
                 session.Advanced.Attachments.Store("users/1", name, new MemoryStream([(byte)name[0]]));
+            }
             await session.SaveChangesAsync();
         }
 
@@ -232,7 +234,9 @@ public sealed class AttachmentServerTests(ServerFixture server) : IClassFixture<
             for (var i = 0; i < data.Length; i++)
             {
                 if (data[i] != At(offset + i))
+                {
                     return false;
+                }
             }
 
             return true;
@@ -260,7 +264,9 @@ public sealed class AttachmentServerTests(ServerFixture server) : IClassFixture<
         {
             var count = (int)Math.Min(buffer.Length, size - _position);
             for (var i = 0; i < count; i++)
+            {
                 buffer[i] = At(_position + i);
+            }
             _position += count;
             return count;
         }

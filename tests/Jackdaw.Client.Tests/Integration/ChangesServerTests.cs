@@ -39,7 +39,9 @@ public sealed class ChangesServerTests(ServerFixture server) : IClassFixture<Ser
             {
                 var value = await _values.Reader.ReadAsync(timeout.Token);
                 if (match is null || match(value))
+                {
                     return value;
+                }
             }
         }
 
@@ -52,7 +54,9 @@ public sealed class ChangesServerTests(ServerFixture server) : IClassFixture<Ser
                 var value = await NextAsync();
                 values.Add(value);
                 if (last(value))
+                {
                     return values;
+                }
             }
         }
     }
@@ -98,7 +102,9 @@ public sealed class ChangesServerTests(ServerFixture server) : IClassFixture<Ser
         await StoreAsync(store, new User { Name = "Ada" }, "users/1");
         string? changeVector;
         using (var session = store.OpenAsyncSession())
+        {
             changeVector = session.Advanced.GetChangeVectorFor((await session.LoadAsync<User>("users/1"))!);
+        }
         var put = await collector.NextAsync();
         Assert.Equal((DocumentChangeTypes.Put, "users/1", "Users", changeVector), (put.Type, put.Id, put.CollectionName, put.ChangeVector));
 
@@ -130,14 +136,22 @@ public sealed class ChangesServerTests(ServerFixture server) : IClassFixture<Ser
         using var http = new HttpClient { BaseAddress = new Uri(server.Url) };
         string Url(string id, string name) => $"/databases/{store.Database}/attachments?id={id}&name={name}";
         using (var put = await http.PutAsync(Url("users/2", "b.txt") + "&contentType=text/plain", new ByteArrayContent("bob"u8.ToArray())))
+        {
             Assert.Equal(HttpStatusCode.Created, put.StatusCode);
+        }
         using (var put = await http.PutAsync(Url("users/1", "a.txt") + "&contentType=text/plain", new ByteArrayContent("ada"u8.ToArray())))
+        {
             Assert.Equal(HttpStatusCode.Created, put.StatusCode);
+        }
         using (var delete = await http.DeleteAsync(Url("users/1", "a.txt")))
+        {
             Assert.Equal(HttpStatusCode.NoContent, delete.StatusCode);
+        }
         string? changeVector;
         using (var session = store.OpenAsyncSession())
+        {
             changeVector = session.Advanced.GetChangeVectorFor((await session.LoadAsync<User>("users/1"))!);
+        }
 
         var put1 = await one.NextAsync();
         Assert.Equal((DocumentChangeTypes.Put, "users/1", "a.txt", "Users"), (put1.Type, put1.DocumentId, put1.Name, put1.CollectionName));
@@ -221,10 +235,14 @@ public sealed class ChangesServerTests(ServerFixture server) : IClassFixture<Ser
                 lock (seen)
                 {
                     if (seen.Count >= 2)
+                    {
                         break;
+                    }
                 }
                 for (var i = 0; i < 1000; i++, sent++)
+                {
                     await bulk.StoreAsync(new User { Name = $"user {sent}" }, $"users/{sent}");
+                }
             }
         }
 
@@ -255,7 +273,9 @@ public sealed class ChangesServerTests(ServerFixture server) : IClassFixture<Ser
             // A handler makes the insert an operation of the server.
             bulk.OnProgress += (_, _) => { };
             for (var i = 0; i < 10; i++)
+            {
                 await bulk.StoreAsync(new User { Name = $"user {i}" }, $"users/{i}");
+            }
         }
 
         var completed = await collector.NextAsync(c => c.State.Status == OperationStatus.Completed);
@@ -327,7 +347,9 @@ public sealed class ChangesServerTests(ServerFixture server) : IClassFixture<Ser
         var connection = (await ConnectionsAsync(store.Database!)).Single();
         using (var client = new HttpClient())
         using (var response = await client.DeleteAsync($"{server.Url}/databases/{store.Database}/changes?id={connection.GetProperty("Id").GetInt64()}"))
+        {
             Assert.Equal(HttpStatusCode.NoContent, response.StatusCode);
+        }
         await StatusAsync(connected: false);
         await StatusAsync(connected: true);
         await observable.EnsureSubscribedNow();

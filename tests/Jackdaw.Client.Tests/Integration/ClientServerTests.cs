@@ -153,7 +153,9 @@ public sealed class ClientServerTests(ServerFixture server) : IClassFixture<Serv
         using (var session = store.OpenAsyncSession())
         {
             foreach (var user in users)
+            {
                 await session.StoreAsync(user);
+            }
             await session.StoreAsync(company, "companies|");
             await session.SaveChangesAsync();
             Assert.False(session.Advanced.HasChanges);
@@ -231,7 +233,9 @@ public sealed class ClientServerTests(ServerFixture server) : IClassFixture<Serv
             {
                 await bulk.StoreAsync(order);
                 if (++sent % 9973 == 0)
+                {
                     sample[order.Id!] = order;
+                }
             }
         }
 
@@ -258,10 +262,14 @@ public sealed class ClientServerTests(ServerFixture server) : IClassFixture<Serv
         {
             await using var bulk = store.BulkInsert();
             for (var i = 0; i < 5000; i++)
+            {
                 await bulk.StoreAsync(new User { Name = $"u{i}", Tags = ["x"] }, $"users/{i}");
+            }
             await bulk.StoreAsync(new User(), "users/" + new string('x', 3000));
             for (var i = 5000; i < 20_000; i++)
+            {
                 await bulk.StoreAsync(new User { Name = $"u{i}" }, $"users/{i}");
+            }
         });
 
         Assert.Equal(System.Net.HttpStatusCode.BadRequest, error.StatusCode);
@@ -286,7 +294,9 @@ public sealed class ClientServerTests(ServerFixture server) : IClassFixture<Serv
                 // Cut off only once the server has the request: cancelled before its head arrived,
                 // the request could reach the server after the wait below saw no active request.
                 if (sent >= 5000 && server.Host.Server.Statistics.ActiveRequests > 0)
+                {
                     await cts.CancelAsync();
+                }
             }
         });
 

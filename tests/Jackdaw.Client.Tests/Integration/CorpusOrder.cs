@@ -38,14 +38,18 @@ public sealed class CorpusOrder
         {
             var fromEnvironment = Environment.GetEnvironmentVariable("JACKDAW_CORPUS");
             if (!string.IsNullOrEmpty(fromEnvironment))
+            {
                 return Path.Combine(fromEnvironment, "orders.jsonl.gz");
+            }
 
             // The tests run from tests/Jackdaw.Client.Tests/bin/<config>/net10.0, inside the repository.
             for (var dir = new DirectoryInfo(AppContext.BaseDirectory); dir is not null; dir = dir.Parent)
             {
                 var candidate = Path.Combine(dir.FullName, "tests", "corpus", "orders.jsonl.gz");
                 if (File.Exists(candidate))
+                {
                     return candidate;
+                }
             }
 
             throw new InvalidOperationException(
@@ -66,7 +70,9 @@ public sealed class CorpusOrder
         while (reader.ReadLine() is { } line)
         {
             if (line.Length == 0)
+            {
                 continue;
+            }
             var order = JsonSerializer.Deserialize<CorpusOrder>(line, options)!;
             var at = line.LastIndexOf("\"@id\":\"", StringComparison.Ordinal) + 7;
             order.Id = line[at..line.IndexOf('"', at)];

@@ -36,7 +36,9 @@ public sealed class IdentityServerTests(ServerFixture server) : IClassFixture<Se
         }
         Assert.Equal("people/1991", avivi.Id);
         using (var session = store.OpenAsyncSession())
+        {
             Assert.Equal("Avivi", (await session.LoadAsync<Person>("people/1991"))!.Name);
+        }
 
         Assert.Equal(new Dictionary<string, long> { ["people|"] = 1991 }, await store.Maintenance.GetIdentitiesAsync());
         Assert.Equal(5, await store.Maintenance.SeedIdentityForAsync("people", 5, force: true));

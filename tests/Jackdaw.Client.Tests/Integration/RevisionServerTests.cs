@@ -257,7 +257,9 @@ public sealed class RevisionServerTests(ServerFixture server) : IClassFixture<Se
         }
         string withPdf;
         using (var session = store.OpenAsyncSession())
+        {
             withPdf = (await session.Advanced.Revisions.GetMetadataForAsync("users/1", pageSize: 1))[0].GetString("@change-vector")!;
+        }
         using (var session = store.OpenAsyncSession())
         {
             session.Advanced.Attachments.Delete("users/1", "invoice.pdf");
@@ -275,7 +277,9 @@ public sealed class RevisionServerTests(ServerFixture server) : IClassFixture<Se
             Assert.Null(await session.Advanced.Attachments.GetRevisionAsync("users/1", "other.pdf", withPdf));
         }
         using (var operation = await store.Operations.SendAsync(new GetAttachmentOperation("users/1", "invoice.pdf", AttachmentType.Revision, withPdf)))
+        {
             Assert.Equal(pdf, await ReadAllAsync(operation!.Stream));
+        }
 
         await store.Operations.SendAsync(new RevertRevisionsByIdOperation("users/1", withPdf));
         using (var session = store.OpenAsyncSession())

@@ -23,7 +23,9 @@ public sealed class SecuredServerTests(SecuredServerFixture server) : IClassFixt
         using (var session = store.OpenAsyncSession())
         {
             for (var i = 1; i <= 3; i++)
+            {
                 await session.StoreAsync(new User { Name = $"user {i}", Age = 20 + i }, $"users/{i}");
+            }
             await session.SaveChangesAsync();
         }
         using (var session = store.OpenAsyncSession())
@@ -58,7 +60,9 @@ public sealed class SecuredServerTests(SecuredServerFixture server) : IClassFixt
         using var watching = operations.Subscribe(new ActionObserver<OperationStatusChange>(change =>
         {
             if (change.State.Status == OperationStatus.Completed)
+            {
                 completed.TrySetResult(change);
+            }
         }));
         await operations.EnsureSubscribedNow().WaitAsync(Timeout);
 
@@ -67,7 +71,9 @@ public sealed class SecuredServerTests(SecuredServerFixture server) : IClassFixt
             // A progress handler makes the insert an operation, watched on the same secured feed.
             bulk.OnProgress += (_, _) => { };
             for (var i = 0; i < 500; i++)
+            {
                 await bulk.StoreAsync(new User { Name = $"user {i}" }, $"users/{i}");
+            }
         }
 
         Assert.Equal(500, (await completed.Task.WaitAsync(Timeout)).State.Result!.Total);
@@ -102,7 +108,9 @@ public sealed class SecuredServerTests(SecuredServerFixture server) : IClassFixt
         using (var session = store.OpenAsyncSession())
         {
             for (var i = 0; i < 5; i++)
+            {
                 await session.StoreAsync(new User { Name = $"user {i}", Age = i }, $"users/{i}");
+            }
             await session.SaveChangesAsync();
         }
         var name = await store.Subscriptions.CreateAsync<User>(u => u.Age >= 2);
@@ -113,9 +121,13 @@ public sealed class SecuredServerTests(SecuredServerFixture server) : IClassFixt
         var run = worker.Run(batch =>
         {
             foreach (var item in batch.Items)
+            {
                 received[item.Id] = item.Result.Name;
+            }
             if (received.Count == 3)
+            {
                 all.TrySetResult();
+            }
         });
 
         await Task.WhenAny(all.Task, run).WaitAsync(Timeout);

@@ -47,7 +47,9 @@ public sealed class ServerFixture : IAsyncLifetime
     public async Task DisposeAsync()
     {
         if (_host is not null)
+        {
             await _host.DisposeAsync();
+        }
         try
         {
             Directory.Delete(_dataDir, recursive: true);

@@ -144,7 +144,9 @@ public sealed class StreamServerTests(ServerFixture server) : IClassFixture<Serv
             await foreach (var _ in session.Advanced.StreamAsync<CorpusOrder>("orders/"))
             {
                 if (++read == 10)
+                {
                     break;
+                }
             }
 
             Assert.Equal(10, read);
@@ -157,7 +159,9 @@ public sealed class StreamServerTests(ServerFixture server) : IClassFixture<Serv
             await foreach (var _ in session.Advanced.StreamAsync<CorpusOrder>(startsWith: null).WithCancellation(cancel.Token))
             {
                 if (++count == 5)
+                {
                     await cancel.CancelAsync();
+                }
             }
         });
 

@@ -54,7 +54,9 @@ public sealed class WaitForIndexesServerTests(ServerFixture server) : IClassFixt
                 await session.SaveChangesAsync();
             }
             using (var session = store.OpenAsyncSession())
+            {
                 Assert.Equal(2, (await session.LoadAsync<Ticket>(["tickets/1", "tickets/2"])).Count(t => t.Value is not null));
+            }
         }
         finally
         {

@@ -139,14 +139,18 @@ public sealed class LayeringTests
             var result = Types.InAssembly(ServerAssembly).That().ResideInNamespaceMatching("^" + System.Text.RegularExpressions.Regex.Escape(Order[i]) + "$")
                 .ShouldNot().HaveDependencyOnAny(above).GetResult();
             if (result.IsSuccessful)
+            {
                 continue;
+            }
             // Which of the namespaces above: checked one by one only when the layer fails.
             foreach (var higher in Order.Skip(i + 1))
             {
                 var one = Types.InAssembly(ServerAssembly).That().ResideInNamespaceMatching("^" + System.Text.RegularExpressions.Regex.Escape(Order[i]) + "$")
                     .ShouldNot().HaveDependencyOnAny(TypesOf(higher)).GetResult();
                 if (!one.IsSuccessful)
+                {
                     failures.Add($"{Order[i]} uses {higher}, which is above it: {string.Join(", ", one.FailingTypeNames ?? [])}");
+                }
             }
         }
         Assert.True(failures.Count == 0, string.Join("\n", failures));
@@ -197,14 +201,18 @@ public sealed class LayeringTests
     public void NothingBelowTheHandlersKnowsAspNetCoreHttp()
     {
         foreach (var layer in new[] { Wire, Databases, Documents, Errors, Rql, Indexing, Queries, Subscriptions, Changes, WebSockets, Security, Backup, Traffic })
+        {
             AssertNoDependency(layer, "Microsoft.AspNetCore");
+        }
     }
 
     [Fact]
     public void NothingBelowTheHandlersKnowsTheHandlersOrTheHost()
     {
         foreach (var layer in new[] { Wire, Databases, Documents, Errors, Rql, Indexing, Queries, Subscriptions, Changes, WebSockets, Security, Backup, Traffic })
+        {
             AssertNoDependency(layer, Handlers, Hosting, Routing);
+        }
     }
 
     [Fact]
@@ -224,7 +232,9 @@ public sealed class LayeringTests
         // The changes feed sits beside Wire: the handlers wire it to ASP.NET, nothing below knows it.
         AssertNoDependency(Changes, Wire, Subscriptions);
         foreach (var layer in new[] { Wire, Databases, Documents, Errors, Rql, Indexing, Queries, Subscriptions })
+        {
             AssertNoDependency(layer, Changes);
+        }
     }
 
     [Fact]

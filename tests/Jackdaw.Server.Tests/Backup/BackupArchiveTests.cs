@@ -13,7 +13,9 @@ public sealed class BackupArchiveTests
         if (compressible)
         {
             for (var i = 0; i < length; i++)
+            {
                 bytes[i] = (byte)("jackdaw backup "[i % 15] + (i / 4096 % 3));
+            }
         }
         else
         {
@@ -39,7 +41,9 @@ public sealed class BackupArchiveTests
             using var entry = writer.BeginEntry(name);
             // In uneven pieces, across block boundaries.
             for (var at = 0; at < content.Length; at += 100_003)
+            {
                 entry.Write(content, at, Math.Min(100_003, content.Length - at));
+            }
         }
         writer.Finish(new BackupManifest { Database = "Db", Kind = BackupKind.Full, Etag = 42, TransactionId = 7 });
         return (path, entries);
@@ -91,7 +95,9 @@ public sealed class BackupArchiveTests
                 places.Add((entry.Offset + 2, entry.Name));                               // a block header
                 places.Add((entry.Offset + entry.StoredLength - 1, entry.Name));          // the end block's hash
                 if (entry.Length > 0)
+                {
                     places.Add((entry.Offset + BackupArchive.BlockHeaderSize + 5, entry.Name)); // block content
+                }
             }
             reader.Dispose();
             foreach (var (offset, expected) in places)

@@ -18,9 +18,13 @@ public sealed class BackupAttachmentTests
     {
         var server = await InProcessServer.StartAsync();
         using (var created = await server.Client.PutAsync("/admin/databases?name=Source", null))
+        {
             Assert.Equal(HttpStatusCode.Created, created.StatusCode);
+        }
         using (var config = await server.Client.PostAsync("/databases/Source/admin/revisions/config", Api.Json("""{"Default":null,"Collections":{"Sheets":{"Disabled":false,"MinimumRevisionsToKeep":10}}}""")))
+        {
             Assert.Equal(HttpStatusCode.OK, config.StatusCode);
+        }
         return server;
     }
 
@@ -34,7 +38,9 @@ public sealed class BackupAttachmentTests
     private static async Task<byte[]> SeedAsync(InProcessServer server)
     {
         for (var i = 1; i <= 3; i++)
+        {
             await PutAsync(server, $"sheets/{i}", $"sheet {i}");
+        }
         var scan = new byte[2 * 1024 * 1024 + 5];
         new Random(7).NextBytes(scan);
         await DirectAttachments.PutAsync(server, "Source", "sheets/1", "sheet.txt", Shared);
@@ -67,9 +73,13 @@ public sealed class BackupAttachmentTests
             var actual = DirectAttachments.Read(server, restored, id);
             Assert.Equal(expected.Select(a => (a.Info.Name, a.Info.Hash, a.Info.ContentType, a.Info.Size)), actual.Select(a => (a.Info.Name, a.Info.Hash, a.Info.ContentType, a.Info.Size)));
             for (var i = 0; i < expected.Count; i++)
+            {
                 Assert.Equal(expected[i].Content, actual[i].Content);
+            }
             foreach (var (info, _) in expected)
+            {
                 Assert.Equal(DirectAttachments.References(server, "Source", info.Hash), DirectAttachments.References(server, restored, info.Hash));
+            }
             Assert.Equal(await RevisionCountAsync(server, "Source", id), await RevisionCountAsync(server, restored, id));
             var document = (await SmugglerClient.GetAsync(server.Client, restored, id))!.Value;
             var attachments = document.GetProperty("@metadata").TryGetProperty("@attachments", out var list) ? list.EnumerateArray().Select(a => a.GetProperty("Name").GetString()).ToList() : [];

@@ -76,10 +76,14 @@ public sealed class BackupCrashTests
                     using var reader = BackupArchiveReader.Open(file);
                     reader.VerifyAll(null, CancellationToken.None);
                     if (reader.Manifest.Kind == BackupKind.Full)
+                    {
                         snapshotSize = Math.Max(snapshotSize, reader.Length);
+                    }
                 }
                 if (BackupChain.Files(folder).Any(f => BackupChain.KindOf(f) == BackupKind.Full))
+                {
                     await DatabaseRestore.VerifyAsync(folder, null, new BackupRun(), CancellationToken.None);
+                }
             }
         }
         var summary = string.Join("\n", rounds.Select(r => $"{r.Target} ({r.Kind}): killed at '{r.SeenStage}', {r.SeenStatus}"));
@@ -125,7 +129,9 @@ public sealed class BackupCrashTests
             Assert.Equal(restored.Etag, state.LastEtag);
             Assert.Equal(expected.OrderBy(d => d.Key, StringComparer.Ordinal), state.Documents.Select(d => KeyValuePair.Create(d.Key, d.Value.Etag)).OrderBy(d => d.Key, StringComparer.Ordinal));
             foreach (var (id, (_, bytes)) in state.Documents)
+            {
                 Assert.True(source.Documents[id].Bytes.AsSpan().SequenceEqual(bytes), $"{id} differs in {folder}");
+            }
             Assert.Empty(state.Tombstones);
         }
         Assert.True(restores >= 2, $"{restores} chains restored");
@@ -150,7 +156,9 @@ public sealed class BackupCrashTests
             using var response = await client.PostAsync($"/databases/{Source}/bulk_docs", new StringContent("{\"Commands\":[" + string.Join(',', commands) + "]}", Encoding.UTF8, "application/json"));
             Assert.Equal(HttpStatusCode.OK, response.StatusCode);
             foreach (var id in ids)
+            {
                 acknowledged.Add(id);
+            }
         }
     }
 
@@ -166,9 +174,13 @@ public sealed class BackupCrashTests
                 var commands = string.Join(',', ids.Select(id => $"{{\"Type\":\"PUT\",\"Id\":\"{id}\",\"Document\":{{\"Group\":{next % 10},\"@metadata\":{{\"@collection\":\"Items\"}}}}}}"));
                 using var response = await client.PostAsync($"/databases/{Source}/bulk_docs", new StringContent("{\"Commands\":[" + commands + "]}", Encoding.UTF8, "application/json"), CancellationToken.None);
                 if (response.StatusCode != HttpStatusCode.OK)
+                {
                     return;
+                }
                 foreach (var id in ids)
+                {
                     acknowledged.Add(id);
+                }
             }
         }
         catch (HttpRequestException)
@@ -238,7 +250,9 @@ public sealed class BackupCrashTests
                 var state = await Api.JsonAsync(response);
                 status = state.GetProperty("Status").GetString()!;
                 if (status != "InProgress")
+                {
                     break;
+                }
                 var progress = state.GetProperty("Progress");
                 stage = progress.GetProperty("Stage").GetString() ?? "";
                 var reached = target switch
@@ -247,7 +261,9 @@ public sealed class BackupCrashTests
                     _ => stage.StartsWith(target, StringComparison.Ordinal),
                 };
                 if (reached)
+                {
                     break;
+                }
             }
         }
         server.KillHard();
@@ -286,8 +302,12 @@ public sealed class BackupCrashTests
         var when = next.GetProperty("DateTime").GetDateTime().ToUniversalTime();
         Assert.True(when <= DateTime.UtcNow.AddMinutes(2), $"next run {when:o}: {status}");
         if (running is false)
+        {
             Assert.Equal(JsonValueKind.Null, status.GetProperty("OnGoingBackup").ValueKind);
+        }
         if (status.GetProperty("LocalBackup").GetProperty("BackupDirectory").GetString() is { } chain)
+        {
             Assert.True(Directory.Exists(chain), $"the task's chain {chain} does not exist");
+        }
     }
 }

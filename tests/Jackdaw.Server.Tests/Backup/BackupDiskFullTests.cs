@@ -70,7 +70,9 @@ public sealed class BackupDiskFullTests
             await Poll.UntilAsync(async () =>
             {
                 if (writers.FirstOrDefault(w => w.IsFaulted) is { } failed)
+                {
                     await failed;
+                }
                 return model.Puts > before + 50;
             }, TimeSpan.FromSeconds(60), "writes after the failed backup");
             stop.Cancel();
@@ -147,7 +149,9 @@ public sealed class BackupDiskFullTests
         });
         long taskId;
         using (var created = await server.Client.PostAsync($"/databases/{Source}/admin/periodic-backup", Api.Json(configuration)))
+        {
             taskId = (await Api.JsonAsync(created)).GetProperty("TaskId").GetInt64();
+        }
         var backups = PeriodicBackups.Of(Database(server, Source));
 
         async Task<PeriodicBackupStatus> RunAsync(string what)

@@ -43,9 +43,13 @@ internal sealed class BackupModel
             {
                 var (id, group) = changes[i];
                 if (group is not null)
+                {
                     _puts.Add((id, EtagOf(results[i].GetProperty("@change-vector").GetString()!)));
+                }
                 else
+                {
                     _deleted.Add(id);
+                }
             }
         }
     }
@@ -59,18 +63,26 @@ internal sealed class BackupModel
         void Take(string id, long e, bool deleted)
         {
             if (e > etag)
+            {
                 return;
+            }
             var key = id.ToLowerInvariant();
             if (!last.TryGetValue(key, out var seen) || seen.Etag < e)
+            {
                 last[key] = (e, deleted);
+            }
         }
         lock (_lock)
         {
             foreach (var (id, e) in _puts)
+            {
                 Take(id, e, deleted: false);
+            }
         }
         foreach (var (id, e) in source.Tombstones)
+        {
             Take(id, e, deleted: true);
+        }
         return (
             last.Where(p => !p.Value.Deleted).ToDictionary(p => p.Key, p => p.Value.Etag),
             last.Where(p => p.Value.Deleted).ToDictionary(p => p.Key, p => p.Value.Etag));
@@ -89,7 +101,9 @@ internal sealed class BackupModel
         foreach (var (id, (e, bytes)) in restored.Documents)
         {
             if (source.Documents.TryGetValue(id, out var now) && now.Etag == e)
+            {
                 Assert.True(now.Bytes.AsSpan().SequenceEqual(bytes), $"document {id} differs from the source's same version");
+            }
         }
     }
 }
@@ -103,9 +117,13 @@ internal sealed record DatabaseState(Dictionary<string, (long Etag, byte[] Bytes
         var tombstones = new Dictionary<string, long>(StringComparer.Ordinal);
         using var reader = database.BeginRead();
         foreach (var document in reader.GetDocumentsFrom(null, 0))
+        {
             documents[document.Id.ToLowerInvariant()] = (document.Etag, document.Document.ToArray());
+        }
         foreach (var tombstone in reader.GetTombstonesFrom(null, 0))
+        {
             tombstones[tombstone.Id.ToLowerInvariant()] = tombstone.Etag;
+        }
         return new DatabaseState(documents, tombstones, reader.LastEtag);
     }
 }

@@ -21,12 +21,18 @@ public sealed class BackupRestoreTests
     {
         var server = await InProcessServer.StartAsync();
         using (var created = await server.Client.PutAsync("/admin/databases?name=Source", null))
+        {
             Assert.Equal(HttpStatusCode.Created, created.StatusCode);
+        }
         for (var start = 0; start < seed; start += 1000)
+        {
             await model.WriteAsync(server.Client, "Source", Enumerable.Range(start, Math.Min(1000, seed - start)).Select(i => ($"items/seed-{i}", (int?)(i % 10))).ToList());
+        }
         var definition = JsonSerializer.Serialize(new { Indexes = new[] { new { Name = IndexName, Maps = new[] { "map('Items', i => ({ Group: i.Group }))" } } } });
         using (var put = await server.Client.PutAsync("/databases/Source/admin/indexes", Api.Json(definition)))
+        {
             Assert.True(put.IsSuccessStatusCode, await put.Content.ReadAsStringAsync());
+        }
         await CountGroupAsync(server.Client, "Source", 3, wait: true);
         // The index commits once caught up: a backup then holds files with positions, not its empty first commit.
         var index = IndexStore.Of(Database(server, "Source")).Indexes.Single();
@@ -73,9 +79,13 @@ public sealed class BackupRestoreTests
                         var at = random.Next(live.Count);
                         var id = live[at];
                         if (!touched.Add(id))
+                        {
                             continue;
+                        }
                         if (roll < 9)
+                        {
                             changes.Add((id, random.Next(10)));
+                        }
                         else
                         {
                             live.RemoveAt(at);
@@ -92,7 +102,9 @@ public sealed class BackupRestoreTests
         Poll.UntilAsync(async () =>
         {
             if (writers.FirstOrDefault(w => w.IsFaulted) is { } failed)
+            {
                 await failed;
+            }
             return model.Puts > puts;
         }, TimeSpan.FromSeconds(90), $"{puts} acknowledged PUTs");
 
@@ -111,7 +123,9 @@ public sealed class BackupRestoreTests
         await using var server = await StartWithSourceAsync(model, seed: 3000);
         using var folder = new TempFolder("jackdaw-backup");
         using (var subscription = await server.Client.PutAsync("/databases/Source/subscriptions", Api.Json(JsonSerializer.Serialize(new { Name = "Feed", Query = "from Items", ChangeVector = $"A:1500-{Database(server, "Source").DatabaseId}" }))))
+        {
             Assert.True(subscription.IsSuccessStatusCode, await subscription.Content.ReadAsStringAsync());
+        }
 
         using var stop = new CancellationTokenSource();
         var writers = StartWriters(server.Client, model, 16, stop.Token);
@@ -226,7 +240,9 @@ public sealed class BackupRestoreTests
         using var folder = new TempFolder("jackdaw-backup");
         await BackupAsync(server, folder.Path, full: true);
         using (var reset = await server.Client.PostAsync($"/databases/Source/indexes/reset?name={Uri.EscapeDataString(IndexName)}", null))
+        {
             Assert.True(reset.IsSuccessStatusCode, await reset.Content.ReadAsStringAsync());
+        }
         Assert.Equal(30, await CountGroupAsync(server.Client, "Source", 7, wait: true));
         var index = IndexStore.Of(Database(server, "Source")).Indexes.Single();
         await Poll.UntilAsync(() =>
@@ -238,7 +254,9 @@ public sealed class BackupRestoreTests
         Assert.Equal(BackupKind.Incremental, incremental.Kind);
         BackupIndex files;
         using (var file = BackupArchiveReader.Open(incremental.FilePath))
+        {
             files = file.Manifest.Indexes.Single();
+        }
 
         await RestoreAsync(server, folder.Path, "AfterReset");
         // Byte for byte the reset index's files, whichever file of the chain holds each (files a
@@ -270,7 +288,9 @@ public sealed class BackupRestoreTests
             Reduce = "groupBy(r => r.Group).aggregate(g => ({ Group: g.key, Count: g.values.reduce((c, r) => c + r.Count, 0) }))",
         } } });
         using (var put = await server.Client.PutAsync("/databases/Source/admin/indexes", Api.Json(definition)))
+        {
             Assert.True(put.IsSuccessStatusCode, await put.Content.ReadAsStringAsync());
+        }
         using var folder = new TempFolder("jackdaw-backup");
         await BackupAsync(server, folder.Path, full: true);
         await RestoreAsync(server, folder.Path, "Restored");
@@ -289,7 +309,9 @@ public sealed class BackupRestoreTests
         using var folder = new TempFolder("jackdaw-backup");
         await BackupAsync(server, folder.Path, full: true);
         using (var created = await server.Client.PutAsync("/admin/databases?name=Other", null))
+        {
             Assert.Equal(HttpStatusCode.Created, created.StatusCode);
+        }
         await model.WriteAsync(server.Client, "Other", [("items/other", 1)]);
         var other = await DatabaseBackups.RunAsync(Database(server, "Other"), new BackupRequest { Folder = folder.Path, RetainJournals = true }, new BackupRun(), CancellationToken.None);
         Assert.Equal(BackupKind.Full, other.Kind);

@@ -40,11 +40,15 @@ internal static class BackupSafetyKit
     public static async Task CreateSourceAsync(HttpClient client, BackupModel model, int seed)
     {
         using (var created = await client.PutAsync($"/admin/databases?name={Source}", null))
+        {
             Assert.Equal(HttpStatusCode.Created, created.StatusCode);
+        }
         await SeedAsync(client, model, "seed", seed);
         var definition = JsonSerializer.Serialize(new { Indexes = new[] { new { Name = IndexName, Maps = new[] { "map('Items', i => ({ Group: i.Group }))" } } } });
         using (var put = await client.PutAsync($"/databases/{Source}/admin/indexes", Api.Json(definition)))
+        {
             Assert.True(put.IsSuccessStatusCode, await put.Content.ReadAsStringAsync());
+        }
         await WaitForIndexAsync(client);
     }
 
@@ -52,7 +56,9 @@ internal static class BackupSafetyKit
     public static async Task SeedAsync(HttpClient client, BackupModel model, string prefix, int count)
     {
         for (var start = 0; start < count; start += 1000)
+        {
             await model.WriteAsync(client, Source, Enumerable.Range(start, Math.Min(1000, count - start)).Select(i => ($"items/{prefix}-{i}", (int?)(i % 10))).ToList());
+        }
     }
 
     public static async Task WaitForIndexAsync(HttpClient client)
@@ -74,9 +80,13 @@ internal static class BackupSafetyKit
         {
             using var commit = index.CaptureCommit();
             if (commit is null || commit.Positions.Count == 0)
+            {
                 return Task.FromResult(false);
+            }
             if (previous is null)
+            {
                 return Task.FromResult(true);
+            }
             var known = previous.Indexes.SelectMany(i => i.Files).Select(f => (f.Name, f.Length)).ToHashSet();
             return Task.FromResult(commit.Files.Any(f => !known.Contains((f, new FileInfo(Path.Combine(commit.Folder, f)).Length))));
         }, TimeSpan.FromSeconds(90), "the index's commit of new files");
@@ -126,7 +136,9 @@ internal static class BackupSafetyKit
         var folder = Path.Combine(parent, Guid.NewGuid().ToString("N"));
         Directory.CreateDirectory(folder);
         foreach (var name in names)
+        {
             File.Copy(Path.Combine(source, name), Path.Combine(folder, name));
+        }
         return folder;
     }
 
@@ -204,7 +216,9 @@ internal sealed class FullDiskStream(string path, long limit, bool failFlush = f
     protected override void Dispose(bool disposing)
     {
         if (disposing)
+        {
             _file.Dispose();
+        }
         base.Dispose(disposing);
     }
 

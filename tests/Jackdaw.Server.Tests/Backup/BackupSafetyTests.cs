@@ -39,7 +39,9 @@ public sealed class BackupChainFixture : IAsyncLifetime
             await Model.WriteAsync(Server.Client, Source, Enumerable.Range(0, 200).Select(i => ($"items/seed-{(i * 7) + round}", i % 5 == 0 ? null : (int?)(i % 3))).ToList());
             await WaitForIndexAsync(Server.Client);
             using (var last = BackupArchiveReader.Open(Files[^1].FilePath))
+            {
                 await UntilIndexCommittedAsync(Server, last.Manifest);
+            }
             Files.Add(await BackupAsync(Server, Folder, full: false, minimal));
         }
         Assert.Equal([BackupKind.Full, BackupKind.Incremental, BackupKind.MinimalIncremental], Files.Select(f => f.Kind));
@@ -133,7 +135,9 @@ public sealed class BackupSafetyTests(BackupChainFixture chain) : IClassFixture<
             catch (BackupException e)
             {
                 if (!e.Message.Contains(target.FileName, StringComparison.Ordinal))
+                {
                     failures.Add($"restore's error does not name the file: {e.Message}");
+                }
             }
             try
             {
@@ -143,13 +147,17 @@ public sealed class BackupSafetyTests(BackupChainFixture chain) : IClassFixture<
             catch (BackupException e)
             {
                 if (!e.Message.Contains(target.FileName, StringComparison.Ordinal))
+                {
                     failures.Add($"verify's error does not name the file: {e.Message}");
+                }
             }
             if (failures.Count > 0)
             {
                 missed.Add($"{part} (offset {offset}): {string.Join("; ", failures)}");
                 if (landlord.Names.Contains(name, StringComparer.OrdinalIgnoreCase))
+                {
                     await landlord.TryDeleteAsync(name);
+                }
                 continue;
             }
 
@@ -170,7 +178,9 @@ public sealed class BackupSafetyTests(BackupChainFixture chain) : IClassFixture<
             }
             Assert.DoesNotContain(name, landlord.Names, StringComparer.OrdinalIgnoreCase);
             using (var missing = await Server.Client.GetAsync($"/databases/{name}/stats"))
+            {
                 Assert.NotEqual(HttpStatusCode.OK, missing.StatusCode);
+            }
             Assert.Empty(Directory.GetDirectories(landlord.Root, "~restore-*"));
             Directory.Delete(folder, recursive: true);
         }
@@ -185,10 +195,14 @@ public sealed class BackupSafetyTests(BackupChainFixture chain) : IClassFixture<
         var snapshot = chain.Files[0];
         HashSet<(string, string)> used;
         using (var last = BackupArchiveReader.Open(chain.Files[^1].FilePath))
+        {
             used = last.Manifest.Indexes.SelectMany(i => i.Files.Select(f => (f.In, DatabaseBackups.IndexEntry(i.Folder, f.Name)))).ToHashSet();
+        }
         BackupEntry unused;
         using (var first = BackupArchiveReader.Open(snapshot.FilePath))
+        {
             unused = first.Manifest.Entries.First(e => e.Name.StartsWith("indexes/", StringComparison.Ordinal) && !used.Contains((snapshot.FileName, e.Name)));
+        }
         var folder = CopyFiles(chain.Folder, chain.Files.Select(f => f.FileName), chain.Scratch);
         FlipByte(Path.Combine(folder, snapshot.FileName), unused.Offset + BackupArchive.BlockHeaderSize + 1);
 
@@ -257,7 +271,9 @@ public sealed class BackupSafetyTests(BackupChainFixture chain) : IClassFixture<
         var none = await Assert.ThrowsAsync<BackupException>(() => RestoreAsync(Server, headless, "Misnamed"));
         Assert.Contains("no snapshot", none.Message, StringComparison.Ordinal);
         using (var response = await Server.Client.PostAsync("/admin/restore/database", Api.Json(JsonSerializer.Serialize(new { DatabaseName = "Misnamed", BackupLocation = headless }))))
+        {
             Assert.Contains(headless, await Api.AssertErrorAsync(response, HttpStatusCode.BadRequest, "BackupException"), StringComparison.Ordinal);
+        }
         Assert.True(File.Exists(Path.Combine(headless, renamed)));
 
         // Something that is no backup at all, named as one at the end of the chain.

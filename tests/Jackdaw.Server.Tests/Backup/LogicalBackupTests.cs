@@ -29,7 +29,9 @@ public sealed class LogicalBackupTests
     {
         var server = await InProcessServer.StartAsync();
         using (var created = await server.Client.PutAsync("/admin/databases?name=Source", null))
+        {
             Assert.Equal(HttpStatusCode.Created, created.StatusCode);
+        }
         return server;
     }
 
@@ -100,7 +102,9 @@ public sealed class LogicalBackupTests
         await WriteAsync(server.Client, Put(0, 300, 1));
         await WriteAsync(server.Client, Delete(250, 10));
         using (var subscription = await server.Client.PutAsync("/databases/Source/subscriptions", Api.Json("""{"Name":"Feed","Query":"from Items"}""")))
+        {
             Assert.True(subscription.IsSuccessStatusCode, await subscription.Content.ReadAsStringAsync());
+        }
 
         var backups = PeriodicBackups.Of(source);
         var taskId = (await backups.UpdateAsync(TaskJson(folder.Path))).TaskId;
@@ -122,10 +126,14 @@ public sealed class LogicalBackupTests
         var held = source.Tombstones.GetState();
         Assert.Contains(held, s => s.HeldBy == $"Periodic backup task {taskId} ('logical')" && s.CleanableUpToEtag == full.LastEtag);
         using (var stats = await server.Client.GetAsync("/databases/Source/stats"))
+        {
             Assert.Contains($"Periodic backup task {taskId}", await stats.Content.ReadAsStringAsync());
+        }
         Assert.Equal(10, await source.Tombstones.CleanAsync());
         using (var reader = source.BeginRead())
+        {
             Assert.Equal(70, reader.TombstoneCount);
+        }
 
         var first = await RunTaskAsync(backups, taskId, full: false);
         Assert.False(first.IsFull);
@@ -142,7 +150,9 @@ public sealed class LogicalBackupTests
         // An index made now (another tombstone consumer from here on): the last file carries its definition.
         var definition = JsonSerializer.Serialize(new { Indexes = new[] { new { Name = IndexName, Maps = new[] { "map('Items', i => ({ Group: i.Group }))" } } } });
         using (var put = await server.Client.PutAsync("/databases/Source/admin/indexes", Api.Json(definition)))
+        {
             Assert.True(put.IsSuccessStatusCode, await put.Content.ReadAsStringAsync());
+        }
         var second = await RunTaskAsync(backups, taskId, full: false);
         Assert.False(second.IsFull);
 
@@ -199,7 +209,9 @@ public sealed class LogicalBackupTests
             Assert.True(response.StatusCode == HttpStatusCode.OK, await response.Content.ReadAsStringAsync());
         }
         for (var i = 0; i < 2000; i += 500)
+        {
             await WritePaddedAsync(Enumerable.Range(i, 500).Select(n => ($"items/{n}", (int?)0)));
+        }
 
         var backups = PeriodicBackups.Of(source);
         var taskId = (await backups.UpdateAsync(TaskJson(folder.Path))).TaskId;
@@ -294,7 +306,9 @@ public sealed class LogicalBackupTests
             Assert.Equal("Full", result.GetProperty("Kind").GetString());
             Assert.EndsWith(LogicalChain.FullExtension, result.GetProperty("FilePath").GetString());
             if (!isFull)
+            {
                 Assert.Contains("only a periodic backup task keeps them", result.GetProperty("Note").GetString());
+            }
         }
         Assert.Equal(2, LogicalChain.Files(target).Count);
         Assert.Empty(Directory.EnumerateFiles(target, "*.in-progress"));

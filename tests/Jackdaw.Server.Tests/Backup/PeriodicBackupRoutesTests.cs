@@ -70,9 +70,13 @@ public sealed class PeriodicBackupRoutesTests(ServerFixture fixture) : IClassFix
 
         // An update keeps the id; a delete removes the task.
         using (var update = await Client.PostAsync($"/databases/{db}/admin/periodic-backup", Api.Json(Configuration(full: "0 3 * * *", taskId: taskId))))
+        {
             Assert.Equal(taskId, (await Api.JsonAsync(update)).GetProperty("TaskId").GetInt64());
+        }
         using (var delete = await Client.DeleteAsync($"/databases/{db}/admin/tasks?id={taskId}&type=Backup"))
+        {
             Assert.Equal(HttpStatusCode.OK, delete.StatusCode);
+        }
         using var gone = await Client.GetAsync($"/periodic-backup/status?name={db}&taskId={taskId}");
         Assert.Equal(JsonValueKind.Null, (await Api.JsonAsync(gone)).GetProperty("Status").ValueKind);
     }
@@ -91,7 +95,9 @@ public sealed class PeriodicBackupRoutesTests(ServerFixture fixture) : IClassFix
         var first = await CreateTaskAsync(db);
         var second = await CreateTaskAsync(db);
         using (var subscription = await Client.PutAsync($"/databases/{db}/subscriptions", Api.Json("""{"Name":"s","Query":"from Orders"}""")))
+        {
             Assert.Equal(HttpStatusCode.Created, subscription.StatusCode);
+        }
 
         using var response = await Client.GetAsync($"/databases/{db}/tasks");
         var body = await Api.JsonAsync(response);
@@ -126,11 +132,17 @@ public sealed class PeriodicBackupRoutesTests(ServerFixture fixture) : IClassFix
     {
         var db = await fixture.CreateDatabaseAsync();
         using (var start = await Client.PostAsync($"/databases/{db}/admin/backup/database?isFullBackup=true&taskId=999", null))
+        {
             Assert.Contains("999", await Api.AssertErrorAsync(start, HttpStatusCode.BadRequest, "BadRequestException"), StringComparison.Ordinal);
+        }
         using (var update = await Client.PostAsync($"/databases/{db}/admin/periodic-backup", Api.Json(Configuration(taskId: 999))))
+        {
             Assert.Contains("999", await Api.AssertErrorAsync(update, HttpStatusCode.BadRequest, "BadRequestException"), StringComparison.Ordinal);
+        }
         using (var once = await Client.PostAsync($"/databases/{db}/admin/backup", Api.Json("""{"BackupType":"Snapshot","LocalSettings":{"FolderPath":"here"}}""")))
+        {
             Assert.Contains("LocalSettings.FolderPath", await Api.AssertErrorAsync(once, HttpStatusCode.BadRequest, "BadRequestException"), StringComparison.Ordinal);
+        }
     }
 
     [Fact]
@@ -138,14 +150,22 @@ public sealed class PeriodicBackupRoutesTests(ServerFixture fixture) : IClassFix
     {
         var db = await fixture.CreateDatabaseAsync();
         using (var taken = await Client.PostAsync("/admin/restore/database", Api.Json(Restore(db, _backups.Path))))
+        {
             await Api.AssertErrorAsync(taken, HttpStatusCode.Conflict, "DatabaseAlreadyExistsException");
+        }
         using (var empty = await Client.PostAsync("/admin/restore/database", Api.Json(Restore(db + "-new", _backups.Path))))
+        {
             Assert.Contains(_backups.Path, await Api.AssertErrorAsync(empty, HttpStatusCode.BadRequest, "BackupException"), StringComparison.Ordinal);
+        }
         var missing = Path.Combine(_backups.Path, "nothing-here");
         using (var absent = await Client.PostAsync("/admin/restore/database", Api.Json(Restore(db + "-new", missing))))
+        {
             Assert.Contains(missing, await Api.AssertErrorAsync(absent, HttpStatusCode.BadRequest, "BackupException"), StringComparison.Ordinal);
+        }
         using (var verify = await Client.PostAsync($"/admin/backup/verify?path={Uri.EscapeDataString(_backups.Path)}", null))
+        {
             await Api.AssertErrorAsync(verify, HttpStatusCode.BadRequest, "BackupException");
+        }
         using var unknown = await Client.GetAsync("/operations/state?id=987654");
         Assert.Equal(HttpStatusCode.NotFound, unknown.StatusCode);
     }
@@ -183,7 +203,9 @@ public sealed class PeriodicBackupRoutesTests(ServerFixture fixture) : IClassFix
     {
         var db = await fixture.CreateDatabaseAsync();
         using (var put = await Client.PutAsync($"/databases/{db}/docs?id=a", Api.Json("{}")))
+        {
             Assert.Equal(HttpStatusCode.Created, put.StatusCode);
+        }
         var folder = Path.Combine(_backups.Path, "once");
         using var response = await Client.PostAsync($"/databases/{db}/admin/backup", Api.Json(JsonSerializer.Serialize(new { BackupType = "Snapshot", LocalSettings = new { FolderPath = folder } })));
         var body = await Api.JsonAsync(response);

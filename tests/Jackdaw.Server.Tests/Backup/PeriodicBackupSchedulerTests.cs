@@ -296,7 +296,9 @@ public sealed class PeriodicBackupSchedulerTests : IAsyncDisposable
     {
         _backup.Release();
         foreach (var database in _open.ToList())
+        {
             await database.DisposeAsync();
+        }
         _data.Dispose();
         _backups.Dispose();
     }
@@ -334,14 +336,18 @@ public sealed class PeriodicBackupSchedulerTests : IAsyncDisposable
             {
                 await Volatile.Read(ref _gate).Task.WaitAsync(cancel);
                 if (Interlocked.Exchange(ref _failNext, null) is { } failure)
+                {
                     throw failure;
+                }
                 Directory.CreateDirectory(request.Folder);
                 var kind = request.Full ? BackupKind.Full : BackupKind.Incremental;
                 var name = $"{Guid.NewGuid():N}.jackdaw-{(request.Full ? "snapshot" : "incremental")}";
                 var path = Path.Combine(request.Folder, name);
                 await File.WriteAllTextAsync(path, "backup", cancel);
                 if (FileTime is { } time)
+                {
                     File.SetLastWriteTimeUtc(path, time);
+                }
                 return new BackupResult { FileName = name, FilePath = path, Kind = kind, SizeInBytes = 6, TransactionId = Interlocked.Increment(ref _transaction) * 10, Etag = 1 };
             }
             finally

@@ -35,9 +35,13 @@ public sealed class SmugglerAttachmentTests(ServerFixture fixture) : IClassFixtu
     {
         var db = await fixture.CreateDatabaseAsync();
         using (var config = await Client.PostAsync($"/databases/{db}/admin/revisions/config", Api.Json("""{"Default":null,"Collections":{"Users":{"Disabled":false,"MinimumRevisionsToKeep":10}}}""")))
+        {
             Assert.Equal(HttpStatusCode.OK, config.StatusCode);
+        }
         for (var i = 1; i <= 3; i++)
+        {
             await PutAsync(db, $"users/{i}", $$$"""{"Name":"user {{{i}}}","@metadata":{"@collection":"Users"}}""");
+        }
         var big = new byte[3 * 1024 * 1024 + 17];
         new Random(31).NextBytes(big);
         await DirectAttachments.PutAsync(fixture.Server, db, "users/1", "a.txt", Hello);
@@ -63,9 +67,13 @@ public sealed class SmugglerAttachmentTests(ServerFixture fixture) : IClassFixtu
         {
             // Skip the separators between elements, as a reader of RavenDB's dumps does.
             while (bytes[offset] is (byte)',' or (byte)' ' or (byte)'\n')
+            {
                 offset++;
+            }
             if (bytes[offset] == (byte)']')
+            {
                 return order;
+            }
             reader = new Utf8JsonReader(bytes.AsSpan(offset), new JsonReaderOptions { AllowMultipleValues = true });
             using var element = JsonDocument.ParseValue(ref reader);
             offset += (int)reader.BytesConsumed;
@@ -125,7 +133,9 @@ public sealed class SmugglerAttachmentTests(ServerFixture fixture) : IClassFixtu
         // Every revision came along (and the import's own puts added theirs: revisions are on in the
         // target too only if configured; here they are not, so the counts are the source's).
         foreach (var id in new[] { "users/1", "users/2", "users/3" })
+        {
             Assert.Equal(await RevisionCountAsync(source, id), await RevisionCountAsync(target, id));
+        }
 
         // Importing the same dump again changes no content's count and stores no revision twice.
         var (again, againBody, _) = await SmugglerClient.ImportAsync(Client, target, dump);
@@ -144,7 +154,9 @@ public sealed class SmugglerAttachmentTests(ServerFixture fixture) : IClassFixtu
         var parsed = SmugglerClient.Parse(dump);
         Assert.False(parsed.TryGetProperty("RevisionDocuments", out _));
         foreach (var document in parsed.GetProperty("Docs").EnumerateArray())
+        {
             Assert.False(document.GetProperty("@metadata").TryGetProperty("@attachments", out _));
+        }
 
         // A full dump imported without Attachments: the documents come, no content is stored.
         var (full, _) = await SmugglerClient.ExportAsync(Client, source);

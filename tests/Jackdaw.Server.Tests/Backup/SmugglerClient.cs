@@ -64,7 +64,9 @@ public static class SmugglerClient
     {
         using var output = new MemoryStream();
         using (var gzip = new GZipStream(output, CompressionLevel.Fastest, leaveOpen: true))
+        {
             gzip.Write(bytes);
+        }
         return output.ToArray();
     }
 
@@ -88,7 +90,9 @@ public static class SmugglerClient
     {
         using var response = await client.GetAsync($"/databases/{db}/docs?id={Uri.EscapeDataString(id)}");
         if (response.StatusCode == HttpStatusCode.NotFound)
+        {
             return null;
+        }
         var body = await Api.JsonAsync(response);
         return body.GetProperty("Results")[0];
     }

@@ -119,7 +119,9 @@ public sealed class SmugglerImportTests(SmugglerClient.Fixture fixture) : IClass
         var docs = string.Join(",", Enumerable.Range(1, 2000).Select(i => $$$"""{"N":{{{i}}},"Text":"{{{Guid.NewGuid()}}}","@metadata":{"@id":"n/{{{i}}}"}}"""));
         var dump = SmugglerClient.Gzip($$"""{"BuildVersion":60000,"Docs":[{{docs}}]}""");
         for (var i = dump.Length / 2; i < dump.Length / 2 + 64; i++)
+        {
             dump[i] ^= 0x5A;
+        }
         var (response, _, state) = await SmugglerClient.ImportAsync(Client, db, dump);
         Assert.Equal(HttpStatusCode.BadRequest, response.StatusCode);
         Assert.Equal("Faulted", state.GetProperty("Status").GetString());
@@ -175,7 +177,9 @@ public sealed class SmugglerImportTests(SmugglerClient.Fixture fixture) : IClass
         Assert.Equal("Companies", metadata.GetProperty("@collection").GetString());
         Assert.Equal("Orders.Company, Northwind", metadata.GetProperty("Raven-Clr-Type").GetString());
         foreach (var gone in new[] { "@counters", "@attachments" })
+        {
             Assert.False(metadata.TryGetProperty(gone, out _), gone);
+        }
         // HasCounters is not Jackdaw's; HasAttachments is the truth (its attachment was left out);
         // the document has the dump's revision.
         Assert.Equal("HasRevisions", metadata.GetProperty("@flags").GetString());
@@ -221,9 +225,13 @@ public sealed class SmugglerImportTests(SmugglerClient.Fixture fixture) : IClass
             Assert.Equal(0, subscription.GetProperty("AckedEtag").GetInt64());
         }
         using (var next = await Client.PostAsync($"/databases/{db}/identity/next?name=companies", null))
+        {
             Assert.Equal(10, (await Api.JsonAsync(next)).GetProperty("NewIdentityValue").GetInt64());
+        }
         // RavenDB's HiLo document came along: the next range starts above its Max.
         using (var hilo = await Client.GetAsync($"/databases/{db}/hilo/next?tag=companies&lastBatchSize=0&lastRangeAt=&identityPartsSeparator=/&lastMax=0"))
+        {
             Assert.True((await Api.JsonAsync(hilo)).GetProperty("Low").GetInt64() > 64);
+        }
     }
 }

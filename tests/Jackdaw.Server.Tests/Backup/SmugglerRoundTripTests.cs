@@ -26,13 +26,21 @@ public sealed class SmugglerRoundTripTests(SmugglerClient.Fixture fixture) : ICl
         await SmugglerClient.PutAsync(Client, db, "orders/3", """{"Total":30,"@metadata":{"@collection":"Orders"}}""");
         await SmugglerClient.PutAsync(Client, db, "loose/1", """{"NoCollection":true}""");
         using (var deleted = await Client.DeleteAsync($"/databases/{db}/docs?id=orders/3"))
+        {
             Assert.Equal(HttpStatusCode.NoContent, deleted.StatusCode);
+        }
         using (var index = await Client.PutAsync($"/databases/{db}/indexes", Api.Json("""{"Indexes":[{"Name":"Orders/ByTotal","Maps":["map('Orders', o => ({ Total: o.Total }))"],"Fields":{"Total":{"Storage":"Yes"}}}]}""")))
+        {
             Assert.Equal(HttpStatusCode.Created, index.StatusCode);
+        }
         using (var subscription = await Client.PutAsync($"/databases/{db}/subscriptions", Api.Json("""{"Name":"BigOrders","Query":"from Orders where Total > 15"}""")))
+        {
             Assert.Equal(HttpStatusCode.Created, subscription.StatusCode);
+        }
         using (var identity = await Client.PostAsync($"/databases/{db}/identity/seed?name=people&value=41", null))
+        {
             Assert.Equal(HttpStatusCode.OK, identity.StatusCode);
+        }
         return db;
     }
 
@@ -176,7 +184,9 @@ public sealed class SmugglerRoundTripTests(SmugglerClient.Fixture fixture) : ICl
     {
         var db = await fixture.CreateDatabaseAsync();
         using (var index = await Client.PutAsync($"/databases/{db}/indexes", Api.Json("""{"Indexes":[{"Name":"Notes/Text","Maps":["map('Notes', n => ({ Text: n.Text }))"],"Fields":{"Text":{"Indexing":"Search","Analyzer":"StandardAnalyzer"}}}]}""")))
+        {
             Assert.Equal(HttpStatusCode.Created, index.StatusCode);
+        }
         var (kept, _) = await SmugglerClient.ExportAsync(Client, db, """{"OperateOnTypes":"Indexes"}""");
         Assert.Equal("StandardAnalyzer", SmugglerClient.Parse(kept).GetProperty("Indexes")[0].GetProperty("IndexDefinition").GetProperty("Fields").GetProperty("Text").GetProperty("Analyzer").GetString());
         var (removed, _) = await SmugglerClient.ExportAsync(Client, db, """{"OperateOnTypes":"Indexes","RemoveAnalyzers":true}""");

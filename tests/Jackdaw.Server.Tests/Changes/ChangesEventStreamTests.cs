@@ -50,10 +50,14 @@ public sealed class ChangesEventStreamTests(ServerFixture fixture) : IClassFixtu
             {
                 var result = await pipe.Reader.ReadAsync();
                 foreach (var segment in result.Buffer)
+                {
                     text.Append(Encoding.UTF8.GetString(segment.Span));
+                }
                 pipe.Reader.AdvanceTo(result.Buffer.End);
                 if (result.IsCompleted)
+                {
                     return;
+                }
             }
         });
         await run.WaitAsync(TimeSpan.FromSeconds(30));
@@ -80,7 +84,9 @@ public sealed class ChangesEventStreamTests(ServerFixture fixture) : IClassFixtu
         using var all = await EventStreamClient.OpenAsync(Client, $"/databases/{db}/changes/events");
         // Each starts with its position: the database's last etag (nothing yet).
         foreach (var stream in new[] { orders, user, companies, all })
+        {
             Assert.Equal(new ServerSentEvent(0, null, null), await stream.NextAsync());
+        }
         await WaitUntilAsync(() => FeedOf(db).Connections.Count == 4, "the four streams are registered");
 
         var etags = new Dictionary<string, long>
@@ -114,7 +120,9 @@ public sealed class ChangesEventStreamTests(ServerFixture fixture) : IClassFixtu
     {
         var db = await fixture.CreateDatabaseAsync();
         for (var i = 1; i <= 5; i++)
+        {
             await ChangesFeedTests.PutAsync(Client, db, $"orders/{i}", "Orders");
+        }
         long lastSeen;
         var seen = new List<ServerSentEvent>();
         using (var first = await EventStreamClient.OpenAsync(Client, $"/databases/{db}/changes/events?collection=Orders"))
@@ -156,9 +164,13 @@ public sealed class ChangesEventStreamTests(ServerFixture fixture) : IClassFixtu
         {
             var next = await resumed.NextAsync() ?? throw new InvalidOperationException("The stream ended");
             if (next.Data is null)
+            {
                 position = next;
+            }
             else
+            {
                 events.Add(next);
+            }
         }
         stop.Cancel();
         await writer;
@@ -180,7 +192,9 @@ public sealed class ChangesEventStreamTests(ServerFixture fixture) : IClassFixtu
         lock (written)
             added = [.. written];
         foreach (var id in added)
+        {
             Assert.Single(orders, o => o == "Put " + id);
+        }
         Assert.Equal(added.Count + 5, orders.Count);
     }
 
@@ -231,7 +245,9 @@ public sealed class ChangesEventStreamTests(ServerFixture fixture) : IClassFixtu
             Assert.True(written < 2_000_000, "The unread stream never overflowed.");
             var bulk = string.Join(',', Enumerable.Range(written + 1, 1000).Select(i => $"{{\"Type\":\"PUT\",\"Id\":\"items/{i}\",\"Document\":{{\"@metadata\":{{\"@collection\":\"Items\"}}}}}}"));
             using (var response = await Client.PostAsync($"/databases/{db}/bulk_docs", Api.Json("{\"Commands\":[" + bulk + "]}")))
+            {
                 Assert.Equal(HttpStatusCode.OK, response.StatusCode);
+            }
             written += 1000;
         }
         Assert.Equal(ChangesCloseReason.TooSlow, connection.CloseReason);
@@ -242,7 +258,9 @@ public sealed class ChangesEventStreamTests(ServerFixture fixture) : IClassFixtu
         {
             last = next;
             if (next.Name is null && next.Data is not null)
+            {
                 changes++;
+            }
         }
         Assert.Equal("TooSlow", last!.Name);
         Assert.Equal("TooSlow", last.Data!.Value.GetProperty("Error").GetString());

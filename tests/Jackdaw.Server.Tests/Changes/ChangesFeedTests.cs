@@ -53,7 +53,9 @@ public sealed class ChangesFeedTests(ServerFixture fixture) : IClassFixture<Serv
         await prefix.CommandAsync("watch-prefix", "USERS/");
         await collection.CommandAsync("watch-collection", "orders");
         foreach (var socket in new[] { document, prefix, collection })
+        {
             await socket.CommandAsync("watch-doc", "sentinel/1");
+        }
 
         await PutAsync(Client, db, "orders/1", "Orders");
         var orders2 = await PutAsync(Client, db, "orders/2", "Orders");
@@ -88,7 +90,9 @@ public sealed class ChangesFeedTests(ServerFixture fixture) : IClassFixture<Serv
         await socket.CommandAsync("watch-docs");
         var bulk = string.Join(',', Enumerable.Range(1, 50).Select(i => $"{{\"Type\":\"PUT\",\"Id\":\"items/{i}\",\"Document\":{{\"@metadata\":{{\"@collection\":\"Items\"}}}}}}"));
         using (var response = await Client.PostAsync($"/databases/{db}/bulk_docs", Api.Json("{\"Commands\":[" + bulk + "]}")))
+        {
             Assert.Equal(HttpStatusCode.OK, response.StatusCode);
+        }
         var changes = await socket.DocumentChangesUntilAsync("items/50");
         Assert.Equal(Enumerable.Range(1, 50).Select(i => $"Put items/{i}"), changes.Select(Describe));
         var etags = changes.Select(c => long.Parse(c.GetProperty("ChangeVector").GetString()![2..].Split('-')[0])).ToList();
@@ -135,7 +139,9 @@ public sealed class ChangesFeedTests(ServerFixture fixture) : IClassFixture<Serv
         Assert.Equal("SideBySideReplace", await NextIndexChangeAsync(one, "Orders/Totals", "SideBySideReplace"));
 
         using (var response = await Client.DeleteAsync($"/databases/{db}/indexes?name=Orders/Totals"))
+        {
             Assert.True(response.IsSuccessStatusCode, response.StatusCode.ToString());
+        }
         Assert.Equal("IndexRemoved", await NextIndexChangeAsync(one, "Orders/Totals", "IndexRemoved"));
         Assert.Equal("IndexRemoved", await NextIndexChangeAsync(all, "Orders/Totals", "IndexRemoved"));
 
@@ -190,7 +196,9 @@ public sealed class ChangesFeedTests(ServerFixture fixture) : IClassFixture<Serv
             Assert.True(written < 2_000_000, "The unread connection never overflowed.");
             var bulk = string.Join(',', Enumerable.Range(written + 1, 1000).Select(i => $"{{\"Type\":\"PUT\",\"Id\":\"items/{i}\",\"Document\":{{\"@metadata\":{{\"@collection\":\"Items\"}}}}}}"));
             using (var response = await Client.PostAsync($"/databases/{db}/bulk_docs", Api.Json("{\"Commands\":[" + bulk + "]}")))
+            {
                 Assert.Equal(HttpStatusCode.OK, response.StatusCode);
+            }
             written += 1000;
         }
         Assert.Equal(ChangesCloseReason.TooSlow, slowConnection.CloseReason);
@@ -222,7 +230,9 @@ public sealed class ChangesFeedTests(ServerFixture fixture) : IClassFixture<Serv
         Assert.Equal("Error", tooLong.GetProperty("Type").GetString());
         Assert.Contains("at most", tooLong.GetProperty("Exception").GetString(), StringComparison.Ordinal);
         for (var i = 0; i < ChangesConnection.MaxWatches; i++)
+        {
             await socket.SendTextAsync($"{{\"Command\":\"watch-doc\",\"Param\":\"orders/{i}\"}}");
+        }
         await socket.SendTextAsync("{\"CommandId\":2,\"Command\":\"watch-doc\",\"Param\":\"orders/one-more\"}");
         var tooMany = await socket.NextAsync(m => m.GetProperty("Type").GetString() == "Error");
         Assert.Equal(2, tooMany.GetProperty("CommandId").GetInt64());
@@ -257,9 +267,13 @@ public sealed class ChangesFeedTests(ServerFixture fixture) : IClassFixture<Serv
         Assert.Equal("InvalidCommand", error.GetProperty("Error").GetString());
         Assert.False(string.IsNullOrWhiteSpace(error.GetProperty("Exception").GetString()));
         if (commandId is { } id)
+        {
             Assert.Equal(id, error.GetProperty("CommandId").GetInt64());
+        }
         else
+        {
             Assert.False(error.TryGetProperty("CommandId", out _));
+        }
 
         await socket.CommandAsync("watch-doc", "orders/1");
         await PutAsync(Client, db, "orders/1", "Orders");
@@ -344,12 +358,16 @@ public sealed class ChangesFeedTests(ServerFixture fixture) : IClassFixture<Serv
         // DELETE /changes?id= closes a connection from the server side.
         var id = feed.Connections.Single().Id;
         using (var response = await Client.DeleteAsync($"/databases/{db}/changes?id={id}"))
+        {
             Assert.Equal(HttpStatusCode.NoContent, response.StatusCode);
+        }
         await second.Closed.WaitAsync(ChangesSocket.Timeout);
         Assert.Equal("Dropped", second.Socket.CloseStatusDescription);
         await WaitUntilAsync(() => feed.Connections.Count == 0, "the dropped connection is removed");
         using (var response = await Client.DeleteAsync($"/databases/{db}/changes?id={id}"))
+        {
             Assert.Equal(HttpStatusCode.NotFound, response.StatusCode);
+        }
     }
 
     [Fact]
@@ -359,7 +377,9 @@ public sealed class ChangesFeedTests(ServerFixture fixture) : IClassFixture<Serv
         await using var socket = await ChangesSocket.ConnectAsync(Server, db);
         await socket.CommandAsync("watch-docs");
         using (var response = await Client.DeleteAsync($"/admin/databases?name={db}"))
+        {
             Assert.Equal(HttpStatusCode.NoContent, response.StatusCode);
+        }
         await socket.Closed.WaitAsync(ChangesSocket.Timeout);
         Assert.Equal(WebSocketCloseStatus.EndpointUnavailable, socket.Socket.CloseStatus);
         Assert.Equal("DatabaseClosed", socket.Socket.CloseStatusDescription);

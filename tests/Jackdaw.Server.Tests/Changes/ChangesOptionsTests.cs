@@ -44,7 +44,9 @@ public sealed class ChangesOptionsTests
         await using var server = await InProcessServer.StartAsync("--Changes:QueueCapacity=32", "--Changes:CloseGrace=00:01:00");
         var db = "changes-options";
         using (var created = await server.Client.PutAsync($"/admin/databases?name={db}", null))
+        {
             Assert.Equal(HttpStatusCode.Created, created.StatusCode);
+        }
         await using var socket = await ChangesSocket.ConnectAsync(server.Client.BaseAddress!, db);
         await socket.CommandAsync("watch-docs", null);
         var feed = ChangesFeed.For(server.Host.Server.Databases.GetDatabase(db));

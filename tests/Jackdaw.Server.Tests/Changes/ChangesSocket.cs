@@ -67,7 +67,9 @@ public sealed class ChangesSocket : IAsyncDisposable
                 throw new InvalidOperationException($"The server closed the connection ({Socket.CloseStatus} {Socket.CloseStatusDescription}) before the expected message.");
             }
             if (match is null || match(message))
+            {
                 return message;
+            }
         }
     }
 
@@ -81,7 +83,9 @@ public sealed class ChangesSocket : IAsyncDisposable
             var value = message.GetProperty("Value");
             changes.Add(value);
             if (value.GetProperty("Id").GetString() == lastId)
+            {
                 return changes;
+            }
         }
     }
 
@@ -135,7 +139,9 @@ public sealed class ChangesSocket : IAsyncDisposable
                 if (json.RootElement.ValueKind == JsonValueKind.Array)
                 {
                     foreach (var message in json.RootElement.EnumerateArray())
+                    {
                         onMessage(message.Clone());
+                    }
                 }
                 else
                 {

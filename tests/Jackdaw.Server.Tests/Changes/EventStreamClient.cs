@@ -22,7 +22,9 @@ public sealed class EventStreamClient : IDisposable
     {
         var request = new HttpRequestMessage(HttpMethod.Get, url);
         if (lastEventId is not null)
+        {
             request.Headers.TryAddWithoutValidation("Last-Event-ID", lastEventId);
+        }
         var response = await client.SendAsync(request, HttpCompletionOption.ResponseHeadersRead);
         Assert.Equal(HttpStatusCode.OK, response.StatusCode);
         Assert.Equal("text/event-stream", response.Content.Headers.ContentType?.MediaType);
@@ -42,11 +44,15 @@ public sealed class EventStreamClient : IDisposable
             if (line.Length == 0)
             {
                 if (any)
+                {
                     return new ServerSentEvent(id, name, data is null ? null : JsonDocument.Parse(data.ToString()).RootElement.Clone());
+                }
                 continue;
             }
             if (line.StartsWith(':') || line.StartsWith("retry:", StringComparison.Ordinal))
+            {
                 continue;
+            }
             any = true;
             var colon = line.IndexOf(':');
             var value = line[(colon + 1)..].TrimStart();
@@ -74,10 +80,14 @@ public sealed class EventStreamClient : IDisposable
         {
             var next = await NextAsync() ?? throw new InvalidOperationException("The stream ended before " + lastId);
             if (next.Data is null)
+            {
                 continue;
+            }
             events.Add(next);
             if (next.Data.Value.GetProperty("Id").GetString() == lastId)
+            {
                 return events;
+            }
         }
     }
 

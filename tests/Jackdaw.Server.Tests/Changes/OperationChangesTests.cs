@@ -91,7 +91,9 @@ public sealed class OperationChangesTests(ServerFixture fixture) : IClassFixture
         Assert.Equal(2000, progress.GetProperty("DocumentsProcessed").GetInt64());
 
         using (var response = await insert.EndAsync())
+        {
             Assert.Equal(HttpStatusCode.NoContent, response.StatusCode);
+        }
         var completed = await NextStateAsync(socket, insert.Id, Ended("Completed"));
         Assert.Equal(JsonValueKind.Null, completed.GetProperty("Progress").ValueKind);
         var result = completed.GetProperty("Result");
@@ -123,9 +125,13 @@ public sealed class OperationChangesTests(ServerFixture fixture) : IClassFixture
         await second.SendAsync(1, 20, "second/");
         await NextStateAsync(all, first.Id, InProgress(p => p.GetProperty("DocumentsProcessed").GetInt64() == 10));
         using (var response = await first.EndAsync())
+        {
             Assert.Equal(HttpStatusCode.NoContent, response.StatusCode);
+        }
         using (var response = await second.EndAsync())
+        {
             Assert.Equal(HttpStatusCode.NoContent, response.StatusCode);
+        }
         await ChangesFeedTests.PutAsync(Client, db, "sentinel/1", "Sentinels");
 
         // Both ended before the sentinel was written, so both final states came before it.
@@ -174,7 +180,9 @@ public sealed class OperationChangesTests(ServerFixture fixture) : IClassFixture
         await killed.SendAsync(1, 5);
         await NextStateAsync(socket, killed.Id, InProgress(p => p.GetProperty("DocumentsProcessed").GetInt64() == 5));
         using (var kill = await Client.PostAsync($"/databases/{db}/operations/kill?id={killed.Id}", null))
+        {
             Assert.Equal(HttpStatusCode.NoContent, kill.StatusCode);
+        }
         var canceled = await NextStateAsync(socket, killed.Id, Ended("Canceled"));
         Assert.Contains("killed", canceled.GetProperty("Result").GetProperty("Message").GetString(), StringComparison.Ordinal);
         Assert.Equal("Canceled", StatusOf(await OperationStateAsync(db, killed.Id)));
@@ -201,9 +209,13 @@ public sealed class OperationChangesTests(ServerFixture fixture) : IClassFixture
         Assert.Equal("InProgress", StatusOf(progress.Data.Value.GetProperty("State")));
 
         using (var response = await watched.EndAsync())
+        {
             Assert.Equal(HttpStatusCode.NoContent, response.StatusCode);
+        }
         using (var response = await other.EndAsync())
+        {
             Assert.Equal(HttpStatusCode.NoContent, response.StatusCode);
+        }
 
         // Only the watched operation's events, never a document change of its insert.
         while (true)

@@ -124,7 +124,9 @@ public sealed class ClusterClientTests(ITestOutputHelper output)
                 queued.Add(PlainSaveAsync(cStore, id + "-queued", new Order { Side = "paused" }));
             }
             foreach (var id in conflicting)
+            {
                 Assert.True(await SaveAsync(store, id, new Order { Side = "others" }, failures), $"{id} written on the running side");
+            }
             Assert.All(queued, q => Assert.False(q.IsCompleted, "a write to the stopped node completed"));
         });
         // Stopped, not dead: the queued requests are answered once it runs again.

@@ -25,9 +25,13 @@ public sealed class ClusterIndexTests
         var watch = Stopwatch.StartNew();
         await using var cluster = await TestCluster.StartAsync(3);
         using (var created = await cluster.Http.PutAsync($"{cluster.Nodes[0].Url}/admin/databases?name={Database}&replicationFactor=3", null))
+        {
             Assert.True(created.IsSuccessStatusCode, await created.Content.ReadAsStringAsync());
+        }
         foreach (var node in cluster.Nodes)
+        {
             await Poll.UntilAsync(async () => (await cluster.DatabasesOnAsync(node)).Contains(Database), Converge, $"{Database} on {node.Url}");
+        }
         var leader = await cluster.WaitForLeaderAsync();
         var follower = cluster.Nodes.First(n => n != leader);
         var writer = cluster.Nodes.First(n => n != follower);

@@ -91,7 +91,9 @@ public sealed class ClusterProcessTests
         Assert.Equal(2, holders.Count);
         // The leader put it on the nodes that answer: the two alive.
         foreach (var tag in holders)
+        {
             await Poll.UntilAsync(async () => (await cluster.DatabasesOnAsync(cluster.NodeByTag(tag))).Contains("During"), TestCluster.Timeout, $"During on {tag}");
+        }
 
         await leader.RestartAsync();
         var back = (await cluster.TopologyAsync(leader))!.Value;
@@ -104,12 +106,18 @@ public sealed class ClusterProcessTests
         await using var cluster = await TestCluster.StartAsync(3);
         var leader = await cluster.WaitForLeaderAsync();
         for (var i = 0; i < 5; i++)
+        {
             await JsonAsync(await cluster.Http.PutAsync($"{leader.Url}/admin/databases?name=Durable{i}&replicationFactor=1", null));
+        }
         // SIGKILL right after the last answer: what was acknowledged is on a majority's disks.
         foreach (var node in cluster.Nodes)
+        {
             node.Kill();
+        }
         foreach (var node in cluster.Nodes)
+        {
             await node.RestartAsync();
+        }
         var restarted = await cluster.WaitForLeaderAsync();
         await Poll.UntilAsync(async () =>
         {
@@ -117,7 +125,9 @@ public sealed class ClusterProcessTests
             {
                 using var answer = await cluster.Http.GetAsync($"{restarted.Url}/topology?name=Durable{i}");
                 if (!answer.IsSuccessStatusCode)
+                {
                     return false;
+                }
             }
             return true;
         }, TestCluster.Timeout, "the five records after the restart");
@@ -157,9 +167,13 @@ public sealed class ClusterProcessTests
         var leader = await cluster.WaitForLeaderAsync();
         await JsonAsync(await cluster.Http.PutAsync($"{leader.Url}/admin/databases?name=Missed&replicationFactor=3", null));
         using (var deleted = await cluster.Http.DeleteAsync($"{leader.Url}/admin/databases?name=Gone"))
+        {
             Assert.Equal(HttpStatusCode.NoContent, deleted.StatusCode);
+        }
         for (var i = 0; i < 4; i++)
+        {
             await JsonAsync(await cluster.Http.PutAsync($"{leader.Url}/admin/databases?name=More{i}&replicationFactor=2", null));
+        }
 
         await c.RestartAsync();
         await Poll.UntilAsync(async () => (await cluster.TopologyAsync(c)) is { } t && t.GetProperty("NodeTag").GetString() == "C"
@@ -197,7 +211,9 @@ public sealed class ClusterProcessTests
 
         // Removing member B: Shop loses its last node and B deletes its copy.
         using (var removed = await cluster.Http.DeleteAsync($"{a.Url}/admin/cluster/node?nodeTag=B"))
+        {
             Assert.Equal(HttpStatusCode.NoContent, removed.StatusCode);
+        }
         foreach (var node in new[] { cluster.Nodes[0], cluster.Nodes[2] })
         {
             await Poll.UntilAsync(async () => (await cluster.TopologyAsync(node)) is { } t

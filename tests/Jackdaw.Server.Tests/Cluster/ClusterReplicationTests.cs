@@ -39,7 +39,9 @@ public sealed class ClusterReplicationTests
             Assert.EndsWith("-B", JsonDocument.Parse(text).RootElement.GetProperty("Id").GetString(), StringComparison.Ordinal);
         }
         using (var delete = await cluster.Http.DeleteAsync($"{cluster.Nodes[2].Url}/databases/{Database}/docs?id=orders/0"))
+        {
             Assert.Equal(HttpStatusCode.NoContent, delete.StatusCode);
+        }
 
         var documents = await ConvergedAsync(cluster);
         Assert.Equal(3, documents.Count);
@@ -102,7 +104,9 @@ public sealed class ClusterReplicationTests
 
         var documents = await ConvergedAsync(cluster);
         foreach (var (id, _) in acknowledged)
+        {
             Assert.True(documents.ContainsKey(id), $"acknowledged {id} is missing");
+        }
     }
 
     private static Task CreateDatabaseAsync(TestCluster cluster) => ClusterDocuments.CreateDatabaseAsync(cluster, Database);

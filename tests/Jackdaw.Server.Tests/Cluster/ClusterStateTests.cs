@@ -115,7 +115,9 @@ public sealed class ClusterStateTests
     {
         var state = ClusterState.Empty;
         for (var i = 0; i <= ClusterState.RememberedIds; i++)
+        {
             state = Apply(state, i + 1, new ClusterCommand($"id{i}", ClusterCommandKind.PutMember) { Tag = "A", Url = "http://127.0.0.1:1" });
+        }
         Assert.False(state.WasApplied("id0"));
         Assert.True(state.WasApplied("id1"));
         Assert.True(state.WasApplied($"id{ClusterState.RememberedIds}"));

@@ -34,7 +34,9 @@ public sealed class ClusterSubscriptionTests(ITestOutputHelper output)
 
         // Created through a node that may not lead (passed on to the leader), applied on every node.
         using (var subscription = await cluster.Http.PutAsync($"{cluster.Nodes[1].Url}/databases/{Database}/subscriptions", Body($$"""{"Name":"{{name}}","Query":"from Orders"}""")))
+        {
             Assert.Equal(HttpStatusCode.Created, subscription.StatusCode);
+        }
         var mentor = await MentorAsync(cluster, cluster.Nodes[1], name) ?? throw new InvalidOperationException("The subscription has no mentor.");
         foreach (var node in cluster.Nodes)
         {
@@ -111,7 +113,9 @@ public sealed class ClusterSubscriptionTests(ITestOutputHelper output)
 
         // Deleted through one node, gone from every node.
         using (var deleted = await cluster.Http.DeleteAsync($"{survivor.Url}/databases/{Database}/subscriptions?name={name}"))
+        {
             Assert.Equal(HttpStatusCode.NoContent, deleted.StatusCode);
+        }
         foreach (var node in cluster.Nodes)
         {
             await Poll.UntilAsync(async () =>

@@ -34,20 +34,26 @@ public sealed class ReplicationTopologySinkTests
         var urlA = a.Host.Server.Cluster.Url!;
         var urlB = b.Host.Server.Cluster.Url!;
         using (var added = await a.Client.PutAsync($"/admin/cluster/node?url={Uri.EscapeDataString(urlB)}&tag=B", null))
+        {
             Assert.Equal(HttpStatusCode.OK, added.StatusCode);
+        }
         await Poll.UntilAsync(() => Task.FromResult(b.Host.Server.Cluster.NodeTag == "B"), TestCluster.Timeout, "B to learn its tag");
         Assert.Equal("B", b.Host.Server.Databases.NodeTag);
         Assert.True(File.Exists(Path.Combine(b.DataDir, "System", "Cluster", "node.json")));
 
         using (var created = await a.Client.PutAsync("/admin/databases?name=Orders&replicationFactor=2", null))
+        {
             Assert.Equal(HttpStatusCode.Created, created.StatusCode);
+        }
         await Poll.UntilAsync(() => Task.FromResult(sinkB.Calls.Contains(("Orders", "B", $"A={urlA}"))), TestCluster.Timeout, "B told of A");
         Assert.Contains(("Orders", "A", $"B={urlB}"), sinkA.Calls);
 
         // B taken off the database: B is told it has no one (before its copy goes), A that it is alone.
         using (var request = new HttpRequestMessage(HttpMethod.Delete, "/admin/databases") { Content = Api.Json("""{"DatabaseNames":["Orders"],"FromNodes":["B"]}""") })
         using (var deleted = await a.Client.SendAsync(request))
+        {
             Assert.Equal(HttpStatusCode.OK, deleted.StatusCode);
+        }
         await Poll.UntilAsync(() => Task.FromResult(sinkB.Calls.Contains(("Orders", "B", "")) && sinkA.Calls.Contains(("Orders", "A", ""))), TestCluster.Timeout, "both told");
         await Poll.UntilAsync(() => Task.FromResult(!b.Host.Server.Databases.Names.Contains("Orders")), TestCluster.Timeout, "B's copy deleted");
     }
@@ -57,11 +63,15 @@ public sealed class ReplicationTopologySinkTests
     {
         await using var a = await InProcessServer.StartAsync();
         using (var created = await a.Client.PutAsync("/admin/databases?name=Old", null))
+        {
             Assert.Equal(HttpStatusCode.Created, created.StatusCode);
+        }
         Assert.False(Directory.Exists(Path.Combine(a.DataDir, "System", "Cluster")));
         await using var b = await InProcessServer.StartAsync("--Cluster:Passive=true");
         using (var added = await a.Client.PutAsync($"/admin/cluster/node?url={Uri.EscapeDataString(b.Host.Server.Cluster.Url!)}", null))
+        {
             Assert.Equal(HttpStatusCode.OK, added.StatusCode);
+        }
 
         var record = a.Host.Server.Cluster.State.Databases["Old"];
         Assert.Equal(new[] { "A" }, record.Nodes);

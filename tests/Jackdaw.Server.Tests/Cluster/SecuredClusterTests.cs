@@ -20,28 +20,40 @@ public sealed class SecuredClusterTests
         await using var a = await SecuredServer.StartAsync(certificate, pem: false);
         await using var b = await SecuredServer.StartAsync(certificate, pem: false, "--Cluster:Passive=true");
         using (var added = await a.Admin.PutAsync($"/admin/cluster/node?url={Uri.EscapeDataString(b.Url)}&tag=B", null))
+        {
             Assert.True(added.StatusCode == HttpStatusCode.OK, await added.Content.ReadAsStringAsync());
+        }
         await Poll.UntilAsync(() => Task.FromResult(b.Server.Host.Server.Cluster.NodeTag == "B"), TestCluster.Timeout, "B to learn its tag");
 
         // Sent to B, which does not lead: passed on to A with B's certificate.
         using (var created = await b.Admin.PutAsync("/admin/databases?name=Orders&replicationFactor=2", null))
+        {
             Assert.True(created.StatusCode == HttpStatusCode.Created, await created.Content.ReadAsStringAsync());
+        }
         Assert.Contains("Orders", b.Server.Host.Server.Databases.Names);
         await Poll.UntilAsync(() => Task.FromResult(a.Server.Host.Server.Databases.Names.Contains("Orders")), TestCluster.Timeout, "Orders on A");
 
         // A subscription created on B: its command goes to the leader with B's certificate.
         using (var subscription = await b.Admin.PutAsync("/databases/Orders/subscriptions", new StringContent("""{"Name":"All","Query":"from Orders"}""", System.Text.Encoding.UTF8, "application/json")))
+        {
             Assert.True(subscription.StatusCode == HttpStatusCode.Created, await subscription.Content.ReadAsStringAsync());
+        }
         await Poll.UntilAsync(() => Task.FromResult(a.Server.Host.Server.Cluster.State.Subscriptions.Of("Orders").ContainsKey("All")), TestCluster.Timeout, "the subscription in A's state");
 
         var operatorCertificate = TestCertificates.Client("operator");
         a.Register(operatorCertificate, SecurityClearance.Operator);
         using (var command = await a.Client(operatorCertificate).PostAsync("/admin/cluster/subscription-commands", new StringContent("{}")))
+        {
             Assert.Equal(HttpStatusCode.Forbidden, command.StatusCode);
+        }
         using (var refused = await a.Client(operatorCertificate).PostAsync("/cluster-consensus/raft", new ByteArrayContent([])))
+        {
             Assert.Equal(HttpStatusCode.Forbidden, refused.StatusCode);
+        }
         using (var anonymous = await a.Client(null).PostAsync("/cluster-consensus/raft", new ByteArrayContent([])))
+        {
             Assert.Equal(HttpStatusCode.Unauthorized, anonymous.StatusCode);
+        }
     }
 
     [Fact]
@@ -66,7 +78,9 @@ public sealed class SecuredClusterTests
             {
                 using var answer = await node.Client(client, newConnectionPerRequest: true).GetAsync("/certificates/whoami");
                 if ((answer.StatusCode == HttpStatusCode.OK) != accepted)
+                {
                     return false;
+                }
             }
             return true;
         }
@@ -77,23 +91,33 @@ public sealed class SecuredClusterTests
         Assert.True(await AcceptedEverywhere(reporting, false));
         var body = $$$"""{"Name":"reporting","Certificate":"{{{Convert.ToBase64String(reporting.RawData)}}}","SecurityClearance":"ValidUser","Permissions":{"Orders":"ReadWrite"}}""";
         using (var put = await b.Admin.PutAsync("/admin/certificates", new StringContent(body, System.Text.Encoding.UTF8, "application/json")))
+        {
             Assert.True(put.StatusCode == HttpStatusCode.Created, await put.Content.ReadAsStringAsync());
+        }
         // B answered once it held it itself.
         using (var onB = await b.Client(reporting, newConnectionPerRequest: true).GetAsync("/certificates/whoami"))
+        {
             Assert.Equal(HttpStatusCode.OK, onB.StatusCode);
+        }
         await Poll.UntilAsync(() => AcceptedEverywhere(reporting, true), TestCluster.Timeout, "the certificate registered through B accepted on every node");
 
         // A bad request is refused by the node it reaches, before anything is committed.
         var etag = a.Server.Host.Server.Cluster.State.Etag;
         using (var bad = await c.Admin.PutAsync("/admin/certificates", new StringContent("""{"Name":"x","Certificate":"not base64"}""", System.Text.Encoding.UTF8, "application/json")))
+        {
             Assert.Equal(HttpStatusCode.BadRequest, bad.StatusCode);
+        }
         Assert.Equal(etag, a.Server.Host.Server.Cluster.State.Etag);
 
         // Deleted through C: refused everywhere.
         using (var deleted = await c.Admin.DeleteAsync($"/admin/certificates?thumbprint={reporting.Thumbprint}"))
+        {
             Assert.True(deleted.StatusCode == HttpStatusCode.NoContent, await deleted.Content.ReadAsStringAsync());
+        }
         using (var onC = await c.Client(reporting, newConnectionPerRequest: true).GetAsync("/certificates/whoami"))
+        {
             Assert.NotEqual(HttpStatusCode.OK, onC.StatusCode);
+        }
         await Poll.UntilAsync(() => AcceptedEverywhere(reporting, false), TestCluster.Timeout, "the deleted certificate refused on every node");
         Assert.True(await AcceptedEverywhere(early, true));
 
@@ -110,7 +134,9 @@ public sealed class SecuredClusterTests
         var thumbprint = a.Security.Store.All.Single(d => d.Name == "made").Thumbprint;
         var edit = $$$"""{"Thumbprint":"{{{thumbprint}}}","Name":"renamed"}""";
         using (var edited = await b.Admin.PostAsync("/admin/certificates/edit", new StringContent(edit, System.Text.Encoding.UTF8, "application/json")))
+        {
             Assert.True(edited.StatusCode == HttpStatusCode.Created, await edited.Content.ReadAsStringAsync());
+        }
         await Poll.UntilAsync(() => Task.FromResult(NamedEverywhere("renamed") && !nodes.Any(n => n.Security.Store.All.Any(d => d.Name == "made"))), TestCluster.Timeout, "the edit on every node");
 
         // B restarted (on its URL): replaying the log does not bring back the deleted certificate.
@@ -118,9 +144,13 @@ public sealed class SecuredClusterTests
         Assert.Equal(b.Url, restarted.Url);
         await Poll.UntilAsync(() => Task.FromResult(restarted.Server.Host.Server.Cluster.State.Etag >= a.Server.Host.Server.Cluster.State.Etag), TestCluster.Timeout, "B to catch up after its restart");
         using (var afterRestart = await restarted.Client(reporting, newConnectionPerRequest: true).GetAsync("/certificates/whoami"))
+        {
             Assert.NotEqual(HttpStatusCode.OK, afterRestart.StatusCode);
+        }
         using (var kept = await restarted.Client(early, newConnectionPerRequest: true).GetAsync("/certificates/whoami"))
+        {
             Assert.Equal(HttpStatusCode.OK, kept.StatusCode);
+        }
         Assert.Contains(restarted.Security.Store.All, d => d.Name == "renamed");
     }
 }

@@ -54,9 +54,13 @@ public sealed class RavenDbNodeClientTests(ITestOutputHelper output)
         var certificate = Path.Combine(folder, "client." + type);
         const string password = "node-secret";
         if (type == "pem")
+        {
             File.WriteAllText(certificate, client.ExportCertificatePem() + "\n" + client.GetRSAPrivateKey()!.ExportRSAPrivateKeyPem() + "\n");
+        }
         else
+        {
             TestCertificates.WritePfx(client, certificate, password);
+        }
         using var next = TestCertificates.Server("jackdaw-next");
         var nextCa = Path.Combine(folder, "next.pem");
         File.WriteAllText(nextCa, next.ExportCertificatePem());
@@ -84,7 +88,9 @@ public sealed class RavenDbNodeClientTests(ITestOutputHelper output)
             var marker = Path.Combine(suite, "node_modules", ".package-lock.json");
             var lockFile = Path.Combine(suite, "package-lock.json");
             if (File.Exists(marker) && File.GetLastWriteTimeUtc(marker) >= File.GetLastWriteTimeUtc(lockFile))
+            {
                 return;
+            }
             var (exitCode, text) = await RunAsync("npm", "ci --no-audit --no-fund", suite, TimeSpan.FromMinutes(5));
             Assert.True(exitCode == 0, "npm ci failed in " + suite + ":\n" + text);
         }
@@ -100,7 +106,9 @@ public sealed class RavenDbNodeClientTests(ITestOutputHelper output)
         {
             var candidate = Path.Combine(dir.FullName, "tests", "compat", "ravendb-node");
             if (File.Exists(Path.Combine(candidate, "package.json")))
+            {
                 return candidate;
+            }
         }
         throw new DirectoryNotFoundException($"tests/compat/ravendb-node not found above {AppContext.BaseDirectory}.");
     }
@@ -118,7 +126,9 @@ public sealed class RavenDbNodeClientTests(ITestOutputHelper output)
             RedirectStandardError = true,
         };
         foreach (var (name, value) in environment)
+        {
             start.Environment[name] = value;
+        }
         using var process = Process.Start(start) ?? throw new InvalidOperationException($"Could not start {command}.");
         var text = new StringBuilder();
         var stdout = PumpAsync(process.StandardOutput, text, onLine);

@@ -41,10 +41,14 @@ public sealed partial class RavenDbNodeClusterTests(ITestOutputHelper output)
             onLine: line =>
             {
                 if (!PassedScenario().IsMatch(line))
+                {
                     return;
+                }
                 passes++;
                 if (killedAt is not null)
+                {
                     passesAfterTheKill++;
+                }
                 if (passes == PassesBeforeTheKill)
                 {
                     victim.Kill();

@@ -13,7 +13,9 @@ public sealed class RavenShapesTests(ServerFixture fixture) : IClassFixture<Serv
     {
         var db = await fixture.CreateDatabaseAsync();
         foreach (var (id, name) in new[] { ("users/1", "Ada"), ("users/2", "Grace") })
+        {
             Assert.Equal(HttpStatusCode.Created, (await Client.PutAsync($"/databases/{db}/docs?id={id}", Api.Json("{\"Name\":\"" + name + "\",\"@metadata\":{\"@collection\":\"Users\"}}"))).StatusCode);
+        }
         return db;
     }
 
@@ -58,7 +60,9 @@ public sealed class RavenShapesTests(ServerFixture fixture) : IClassFixture<Serv
         var db = await fixture.CreateDatabaseAsync();
         var ids = new[] { "users/1", "users/10", "users/11", "users/2", "users/20", "users/21", "users/3", "Users/3a", "orders/1" };
         foreach (var id in ids)
+        {
             Assert.Equal(HttpStatusCode.Created, (await Client.PutAsync($"/databases/{db}/docs?id={id}", Api.Json("{}"))).StatusCode);
+        }
         async Task<List<string>> IdsAsync(string query) =>
             (await Api.JsonAsync(await Client.GetAsync($"/databases/{db}/docs?startsWith=users/&{query}"))).GetProperty("Results")
                 .EnumerateArray().Select(d => d.GetProperty("@metadata").GetProperty("@id").GetString()!).ToList();
@@ -96,7 +100,9 @@ public sealed class RavenShapesTests(ServerFixture fixture) : IClassFixture<Serv
         var db = await DatabaseWithUsersAsync();
         var stats = await Api.JsonAsync(await Client.GetAsync($"/databases/{db}/stats"));
         foreach (var count in new[] { "CountOfRevisionDocuments", "CountOfAttachments", "CountOfUniqueAttachments", "CountOfCounterEntries", "CountOfTimeSeriesSegments", "CountOfConflicts", "CountOfDocumentsConflicts" })
+        {
             Assert.Equal(0, stats.GetProperty(count).GetInt64());
+        }
         Assert.Equal(2, stats.GetProperty("LastDatabaseEtag").GetInt64());
         Assert.Matches("^A:2-", stats.GetProperty("DatabaseChangeVector").GetString());
         Assert.True(stats.GetProperty("SizeOnDisk").GetProperty("SizeInBytes").GetInt64() > 0);

@@ -36,7 +36,9 @@ public sealed class RavenWireTests
             {
                 var mine = new List<(long, long)>();
                 for (var i = 0; i < 10; i++)
+                {
                     mine.Add(await NextRangeAsync(server.Client, "hilo"));
+                }
                 return mine;
             })));
             ranges.AddRange(concurrent.SelectMany(r => r));
@@ -47,13 +49,17 @@ public sealed class RavenWireTests
         await using (var restarted = await InProcessServer.StartAsync("--data-dir", data.Path))
         {
             for (var i = 0; i < 5; i++)
+            {
                 ranges.Add(await NextRangeAsync(restarted.Client, "hilo", "USERS".ToLowerInvariant()));
+            }
         }
 
         var ordered = ranges.OrderBy(r => r.Low).ToList();
         Assert.Equal(1, ordered[0].Low);
         for (var i = 1; i < ordered.Count; i++)
+        {
             Assert.True(ordered[i].Low > ordered[i - 1].High, $"range {ordered[i]} overlaps {ordered[i - 1]}");
+        }
     }
 
     [Fact]
@@ -84,7 +90,9 @@ public sealed class RavenWireTests
 
         // A higher Max written into the document (an import, an edit) is where the next range starts.
         using (var put = await client.PutAsync("/databases/doc1/docs?id=Raven/Hilo/users", Api.Json("""{"Max":5000,"@metadata":{"@collection":"@hilo"}}""")))
+        {
             Assert.Equal(HttpStatusCode.Created, put.StatusCode);
+        }
         Assert.Equal(5001, (await NextRangeAsync(client, "doc1")).Low);
     }
 
@@ -112,7 +120,9 @@ public sealed class RavenWireTests
         }
         var first = await NextRangeAsync(client, "ret");
         using (var returned = await client.PutAsync($"/databases/ret/hilo/return?tag=users&end={first.High}&last={first.Low + 4}", null))
+        {
             Assert.Equal(HttpStatusCode.NoContent, returned.StatusCode);
+        }
         var second = await NextRangeAsync(client, "ret");
         Assert.Equal(first.Low + 5, second.Low);
 
@@ -142,9 +152,13 @@ public sealed class RavenWireTests
         for (var i = 0; i < 3000; i++)
         {
             if (i > 0)
+            {
                 body.Append(i % 7 == 0 ? " ,\n" : ",");
+            }
             if (i == 1500)
+            {
                 body.Append("{\"Type\":\"HeartBeat\"},");
+            }
             body.Append("{\"Id\":\"users/").Append(i).Append("\",\"Type\":\"PUT\",\"Document\":{\"Name\":\"user ").Append(i)
                 .Append("\",\"Nested\":{\"A\":[1,{\"B\":\"]\"}]},\"@metadata\":{\"@collection\":\"Users\"}}}");
         }
@@ -153,7 +167,9 @@ public sealed class RavenWireTests
         using var content = new StreamContent(new TrickleStream(Encoding.UTF8.GetBytes(body.ToString()), 997));
         content.Headers.ContentType = new("application/json");
         using (var response = await client.PostAsync($"/databases/bulk/bulk_insert?id={id}&skipOverwriteIfUnchanged=false", content))
+        {
             Assert.True(response.StatusCode == HttpStatusCode.NoContent, await response.Content.ReadAsStringAsync());
+        }
 
         using (var state = await client.GetAsync($"/databases/bulk/operations/state?id={id}"))
         {
@@ -162,11 +178,17 @@ public sealed class RavenWireTests
             Assert.Equal(3000, json.GetProperty("Result").GetProperty("Total").GetInt64());
         }
         using (var stats = await client.GetAsync("/databases/bulk/collections/stats"))
+        {
             Assert.Equal(3000, (await Api.JsonAsync(stats)).GetProperty("Collections").GetProperty("Users").GetInt64());
+        }
         using (var unknown = await client.GetAsync("/databases/bulk/operations/state?id=999999"))
+        {
             Assert.Equal(HttpStatusCode.NotFound, unknown.StatusCode);
+        }
         using (var kill = await client.PostAsync($"/databases/bulk/operations/kill?id={id}", null))
+        {
             Assert.Equal(HttpStatusCode.NoContent, kill.StatusCode);
+        }
     }
 
     [Theory]
@@ -232,7 +254,9 @@ public sealed class RavenWireTests
         Assert.Equal(0, progress.GetProperty("AttachmentsProcessed").GetInt64());
 
         using (var response = await insert.EndAsync())
+        {
             Assert.Equal(HttpStatusCode.NoContent, response.StatusCode);
+        }
         state = await OperationStateAsync(client, "progress", insert.Id);
         Assert.Equal("Completed", state.GetProperty("Status").GetString());
         Assert.Equal(JsonValueKind.Null, state.GetProperty("Progress").ValueKind);
@@ -253,7 +277,9 @@ public sealed class RavenWireTests
         }
         using var content = new StringContent("{\"Id\":\"a/1\",\"Document\":{}}\n{\"Id\":\"a/2\",\"Document\":{}}\n", Encoding.UTF8, "application/x-ndjson");
         using (var response = await client.PostAsync("/databases/lines/bulk_insert?id=3", content))
+        {
             Assert.Equal(2, (await Api.JsonAsync(response)).GetProperty("Count").GetInt64());
+        }
         var state = await OperationStateAsync(client, "lines", 3);
         Assert.Equal("Completed", state.GetProperty("Status").GetString());
         Assert.Equal(2, state.GetProperty("Result").GetProperty("Total").GetInt64());
@@ -269,21 +295,33 @@ public sealed class RavenWireTests
         }
         // Cluster-wide transactions would lose updates if run as ordinary batches.
         using (var clusterWide = await client.PostAsync("/databases/ns/bulk_docs", Api.Json("""{"Commands":[{"Type":"PUT","Id":"a","Document":{}}],"TransactionMode":"ClusterWide"}""")))
+        {
             Assert.Contains("ClusterWide", await Api.AssertErrorAsync(clusterWide, (HttpStatusCode)501, "FeatureNotSupportedException"), StringComparison.Ordinal);
+        }
         using (var single = await client.PostAsync("/databases/ns/bulk_docs", Api.Json("""{"Commands":[{"Type":"PUT","Id":"a","Document":{}}],"TransactionMode":"SingleNode"}""")))
+        {
             Assert.Equal(HttpStatusCode.OK, single.StatusCode);
+        }
         // A database record is not the list of databases.
         using (var record = await client.GetAsync("/admin/databases?name=ns"))
+        {
             await Api.AssertErrorAsync(record, (HttpStatusCode)501, "FeatureNotSupportedException");
+        }
         // Attachments come as multipart batches, whose first part is the commands.
         using (var multipart = new MultipartFormDataContent { { new StringContent("{}"), "main" } })
         using (var attachments = await client.PostAsync("/databases/ns/bulk_docs", multipart))
+        {
             Assert.Contains("Commands", await Api.AssertErrorAsync(attachments, HttpStatusCode.BadRequest, "BadRequestException"), StringComparison.Ordinal);
+        }
         using (var counters = await client.GetAsync("/databases/ns/counters?docId=a"))
+        {
             await Api.AssertErrorAsync(counters, (HttpStatusCode)501, "FeatureNotSupportedException");
+        }
         // Outside a database an unknown path is still a 404.
         using (var nowhere = await client.GetAsync("/nowhere/at/all"))
+        {
             await Api.AssertErrorAsync(nowhere, HttpStatusCode.NotFound, "RouteNotFoundException");
+        }
     }
 
     [Fact]
@@ -329,7 +367,9 @@ public sealed class RavenWireTests
         }
         // A lastMax at the end of the numbers is refused, not wrapped around to 1.
         using (var wrap = await client.GetAsync("/databases/ovf/hilo/next?tag=users&lastMax=9223372036854775800"))
+        {
             await Api.AssertErrorAsync(wrap, HttpStatusCode.BadRequest, "BadRequestException");
+        }
         // A return below its range's low end changes nothing.
         var range = await NextRangeAsync(client, "ovf");
         using (await client.PutAsync($"/databases/ovf/hilo/return?tag=users&end={range.High}&last=0", null))
@@ -358,7 +398,9 @@ public sealed class RavenWireTests
         {
         }
         using (var database = await proxied.Client.GetAsync("/topology?name=topo"))
+        {
             Assert.Equal("https://db.example.com/jackdaw", (await Api.JsonAsync(database)).GetProperty("Nodes")[0].GetProperty("Url").GetString());
+        }
         using var cluster = await proxied.Client.GetAsync("/cluster/topology");
         Assert.Equal("https://db.example.com/jackdaw", (await Api.JsonAsync(cluster)).GetProperty("Topology").GetProperty("Members").GetProperty("A").GetString());
     }

@@ -63,7 +63,9 @@ internal static class DatabaseTestKit
     {
         var result = new List<FeedTombstone>();
         foreach (var tombstone in reader.GetTombstonesFrom(collection, afterEtag, take))
+        {
             result.Add(new FeedTombstone(tombstone.Etag, tombstone.Id, tombstone.Collection));
+        }
         return result;
     }
 

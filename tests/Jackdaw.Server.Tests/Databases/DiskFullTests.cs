@@ -28,7 +28,9 @@ public sealed class DiskFullTests
     {
         using var response = await client.PutAsync($"/databases/{db}/docs?id={Uri.EscapeDataString(id)}", Api.Json(json));
         if (response.StatusCode is not (HttpStatusCode.Created or HttpStatusCode.InsufficientStorage or HttpStatusCode.ServiceUnavailable))
+        {
             Assert.Fail($"PUT {id}: unexpected {(int)response.StatusCode}: {await response.Content.ReadAsStringAsync()}");
+        }
         return response.StatusCode;
     }
 
@@ -40,9 +42,13 @@ public sealed class DiskFullTests
         {
             using var response = await client.GetAsync($"/databases/{db}/docs?id={Uri.EscapeDataString(id)}");
             if (response.StatusCode == HttpStatusCode.OK)
+            {
                 return (await Api.JsonAsync(response)).GetProperty("Results")[0].GetProperty("Name").GetString();
+            }
             if (response.StatusCode == HttpStatusCode.NotFound)
+            {
                 return null;
+            }
             Assert.True(response.StatusCode == HttpStatusCode.ServiceUnavailable, $"GET {id}: {(int)response.StatusCode} {await response.Content.ReadAsStringAsync()}");
             Assert.True(clock.Elapsed < Patience, $"GET {id} kept answering 503");
             await Task.Delay(20);
@@ -67,10 +73,14 @@ public sealed class DiskFullTests
         await using var server = await InProcessServer.StartAsync(options => options.Database = Options(io));
         var client = server.Client;
         using (var created = await client.PutAsync("/admin/databases?name=full", null))
+        {
             Assert.Equal(HttpStatusCode.Created, created.StatusCode);
+        }
 
         for (var i = 0; i < 20; i++)
+        {
             Assert.Equal(HttpStatusCode.Created, await PutAsync(client, "full", $"users/{i}", $"{{\"Name\":\"user {i}\"}}"));
+        }
 
         io.DiskFull = true;
         using (var refused = await client.PutAsync("/databases/full/docs?id=users/lost", Api.Json("{\"Name\":\"lost\"}")))
@@ -81,15 +91,21 @@ public sealed class DiskFullTests
 
         // While the disk stays full: writes keep failing with 507 (or 503 while it reopens), reads work.
         for (var i = 0; i < 5; i++)
+        {
             Assert.NotEqual(HttpStatusCode.Created, await PutAsync(client, "full", $"users/also-lost-{i}", "{\"Name\":\"x\"}"));
+        }
         for (var i = 0; i < 20; i++)
+        {
             Assert.Equal($"user {i}", await GetNameAsync(client, "full", $"users/{i}"));
+        }
 
         io.DiskFull = false;
         await WaitUntilWritableAsync(client, "full");
         Assert.Equal(HttpStatusCode.Created, await PutAsync(client, "full", "users/after", "{\"Name\":\"after\"}"));
         for (var i = 0; i < 20; i++)
+        {
             Assert.Equal($"user {i}", await GetNameAsync(client, "full", $"users/{i}"));
+        }
         Assert.Equal("after", await GetNameAsync(client, "full", "users/after"));
         Assert.Null(await GetNameAsync(client, "full", "users/lost"));
         Assert.DoesNotContain(server.Logs.Records, r => r.Message.Contains("failed (trace id", StringComparison.Ordinal));
@@ -105,9 +121,13 @@ public sealed class DiskFullTests
         {
         }
         for (var i = 0; i < 5; i++)
+        {
             Assert.Equal(HttpStatusCode.Created, await PutAsync(client, "subs", $"orders/{i}", "{\"Freight\":1,\"@metadata\":{\"@collection\":\"Orders\"}}"));
+        }
         using (var created = await client.PutAsync("/databases/subs/subscriptions", Api.Json("{\"Name\":\"S\",\"Query\":\"from Orders\"}")))
+        {
             Assert.Equal(HttpStatusCode.Created, created.StatusCode);
+        }
 
         var (worker, accepted) = await Subscriptions.SubscriptionWorker.ConnectAsync(client.BaseAddress!, "subs", "S");
         Assert.Equal("Accepted", accepted.GetProperty("Status").GetString());
@@ -155,7 +175,9 @@ public sealed class DiskFullTests
         {
         }
         for (var i = 0; i < 50; i++)
+        {
             Assert.Equal(HttpStatusCode.Created, await PutAsync(client, "ro", $"users/{i}", $"{{\"Name\":\"user {i}\"}}"));
+        }
 
         // The data file is full, the journal still writes: closing cannot flush, so the journal keeps
         // the transactions, and the next open has to replay them without space: it opens read-only.
@@ -165,14 +187,18 @@ public sealed class DiskFullTests
         var reopened = server.Host.Server.Databases.GetDatabase("ro");
         Assert.True(reopened.IsReadOnly);
         for (var i = 0; i < 50; i++)
+        {
             Assert.Equal($"user {i}", await GetNameAsync(client, "ro", $"users/{i}"));
+        }
         Assert.NotEqual(HttpStatusCode.Created, await PutAsync(client, "ro", "users/refused", "{\"Name\":\"refused\"}"));
 
         io.DiskFull = false;
         await WaitUntilWritableAsync(client, "ro");
         Assert.False(server.Host.Server.Databases.GetDatabase("ro").IsReadOnly);
         for (var i = 0; i < 50; i++)
+        {
             Assert.Equal($"user {i}", await GetNameAsync(client, "ro", $"users/{i}"));
+        }
     }
 
     [Fact]
@@ -192,7 +218,9 @@ public sealed class DiskFullTests
             {
                 var client = server.Client;
                 using (var created = await client.PutAsync("/admin/databases?name=tiny", null))
+                {
                     Assert.Equal(HttpStatusCode.Created, created.StatusCode);
+                }
 
                 // ~100 KB documents of random letters (LZ4 cannot shrink them much) until the disk is full.
                 var random = new Random(11);
@@ -203,21 +231,29 @@ public sealed class DiskFullTests
                     var name = RandomText(random, 100_000);
                     var status = await PutAsync(client, "tiny", $"big/{i}", $"{{\"Name\":\"{name}\"}}");
                     if (status == HttpStatusCode.Created)
+                    {
                         acknowledged[$"big/{i}"] = name;
+                    }
                     else
+                    {
                         refused++;
+                    }
                 }
                 Assert.True(refused > 0, "the file system never filled up");
                 Assert.NotEmpty(acknowledged);
 
                 // Every acknowledged write is readable while the disk is full.
                 foreach (var (id, name) in acknowledged)
+                {
                     Assert.Equal(name, await GetNameAsync(client, "tiny", id));
+                }
 
                 File.Delete(filler);
                 await WaitUntilWritableAsync(client, "tiny");
                 foreach (var (id, name) in acknowledged)
+                {
                     Assert.Equal(name, await GetNameAsync(client, "tiny", id));
+                }
             }
         }
         finally
@@ -231,7 +267,9 @@ public sealed class DiskFullTests
     {
         var text = new StringBuilder(length);
         for (var i = 0; i < length; i++)
+        {
             text.Append((char)('a' + random.Next(26)));
+        }
         return text.ToString();
     }
 

@@ -45,7 +45,9 @@ public sealed class DurableNotificationsTests : IAsyncLifetime
         });
 
         for (var i = 0; i < 20; i++)
+        {
             await PutAsync($"users/{i}");
+        }
 
         Assert.NotEmpty(seen);
         foreach (var (etag, readerEtag, databaseEtag, visible) in seen)

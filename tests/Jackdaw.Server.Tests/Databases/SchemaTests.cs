@@ -114,7 +114,9 @@ public class SchemaTests
             var document = context.Parse("""{"V":6,"@metadata":{"@collection":"Users","@id":"users/3","@change-vector":"A:6-MigratedDatabaseId0001"}}"""u8, BlittableMode.Disk);
             using var write = environment.BeginWrite();
             foreach (var name in new[] { "Docs", "DocsByEtag", "Collections", "CollectionCounts", "Tombstones", "TombstonesById", "Identities", "Meta" })
+            {
                 write.CreateTree(name);
+            }
             var meta = write.CreateTree("Meta");
             meta.Put("database-id"u8, Encoding.UTF8.GetBytes(databaseId));
             var lastEtag = new byte[8];
@@ -171,7 +173,9 @@ public class SchemaTests
         {
             Assert.True(await DeleteAsync(database, "users/3"));
             using (var reader = database.BeginRead())
+            {
                 Assert.Equal([2L, 5, 7], ReadTombstones(reader, "users", 0).Select(t => t.Etag));
+            }
             Assert.Equal(5, await database.Tombstones.CleanAsync());
             Assert.Empty(ReadAllTombstones(database));
         }
@@ -188,7 +192,9 @@ public class SchemaTests
             // What version 2 wrote: no attachment trees, no last-stream-id.
             using var write = environment.BeginWrite();
             foreach (var tree in new[] { "Attachments", "AttachmentContents", "AttachmentChunks", "AttachmentStaging" })
+            {
                 write.DeleteTree(tree);
+            }
             var version = new byte[4];
             BinaryPrimitives.WriteInt32LittleEndian(version, 2);
             write.CreateTree("Meta").Put("schema-version"u8, version);
@@ -367,7 +373,9 @@ public class SchemaTests
         using var reader = database.BeginRead();
         var tree = reader.GetTree(PositionsTree);
         if (tree is null)
+        {
             return null;
+        }
         return tree.TryGet(Encoding.UTF8.GetBytes(key), out var value) ? BinaryPrimitives.ReadInt64LittleEndian(value) : null;
     }
 
@@ -379,7 +387,9 @@ public class SchemaTests
         {
             database.RegisterTrees("Test feature", PositionsTree);
             using (var reader = database.BeginRead())
+            {
                 Assert.Null(reader.GetTree(PositionsTree));
+            }
 
             await PutAsync(database, "users/1", "Users");
             await database.Merger.EnqueueAsync(new WritePositionCommand(PositionsTree, "Orders/Totals", 42));
@@ -407,7 +417,9 @@ public class SchemaTests
         await using var database = Open(folder.Path);
 
         foreach (var name in DocumentsStorage.TreeNames)
+        {
             Assert.Throws<InvalidOperationException>(() => database.RegisterTrees("Test feature", name));
+        }
         Assert.Contains("TombstonesById", DocumentsStorage.TreeNames);
         Assert.Throws<InvalidOperationException>(() => database.RegisterTrees("Test feature", "Docs"));
 

@@ -55,7 +55,9 @@ public class TombstoneCleanupTests
         await PutAsync(database, "notes/1", null);
         await PutAsync(database, "notes/2", null);
         foreach (var id in new[] { "users/1", "orders/1", "notes/1", "users/2", "orders/2", "users/3", "notes/2", "orders/3", "users/4" })
+        {
             Assert.True(await DeleteAsync(database, id));
+        }
         await PutAsync(database, "users/5", "Users", v: 5);
         Assert.Equal(19, database.LastEtag);
         var all = ReadAllTombstones(database);

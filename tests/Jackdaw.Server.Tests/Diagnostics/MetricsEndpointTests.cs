@@ -54,12 +54,18 @@ public sealed class MetricsEndpointTests
     {
         await CreateDatabaseAsync(client, db);
         for (var i = 1; i <= 5; i++)
+        {
             await PutAsync(client, db, $"orders/{i}", $"{{\"Freight\":{i * 10},\"@metadata\":{{\"@collection\":\"Orders\"}}}}");
+        }
         using (var get = await client.GetAsync($"/databases/{db}/docs?id=orders/1"))
+        {
             Assert.Equal(HttpStatusCode.OK, get.StatusCode);
+        }
         await QueryAsync(client, db, "from Orders where Freight > 15");
         using (var subscription = await client.PutAsync($"/databases/{db}/subscriptions", Api.Json("{\"Name\":\"Cheap\",\"Query\":\"from Orders where Freight < 25\"}")))
+        {
             Assert.Equal(HttpStatusCode.Created, subscription.StatusCode);
+        }
         var (worker, _) = await SubscriptionWorker.ConnectAsync(client.BaseAddress!, db, "Cheap");
         var changes = await ChangesSocket.ConnectAsync(client.BaseAddress!, db);
         return new Both(worker, changes);
@@ -92,7 +98,9 @@ public sealed class MetricsEndpointTests
         }, Wait, "the worker, the index batch and the changes connection in /metrics");
 
         foreach (var name in DesignSeries)
+        {
             Assert.True(first.ContainsKey(name) && first[name].Samples.Count > 0, $"{name} is missing from /metrics");
+        }
         Assert.Equal("counter", first["jackdaw_http_requests_total"].Type);
         Assert.Equal("histogram", first["jackdaw_http_request_duration_seconds"].Type);
         Assert.Equal("histogram", first["jackdaw_merger_commit_duration_seconds"].Type);
@@ -118,7 +126,9 @@ public sealed class MetricsEndpointTests
         {
             var later = second[family.Name].Samples.ToDictionary(s => s.Key, s => s.Value);
             foreach (var sample in family.Samples)
+            {
                 Assert.True(later.TryGetValue(sample.Key, out var value) && value >= sample.Value, $"{sample.Key} went from {sample.Value} to {value}");
+            }
         }
         Assert.True(Value(second["jackdaw_http_requests_total"], "method", "GET") >= Value(first["jackdaw_http_requests_total"], "method", "GET") + 3);
     }
@@ -154,7 +164,9 @@ public sealed class MetricsEndpointTests
         {
             await CreateDatabaseAsync(server.Client, $"db{d}");
             for (var i = 0; i < d; i++)
+            {
                 await PutAsync(server.Client, $"db{d}", $"orders/{i}", $"{{\"Freight\":{i},\"Name\":\"n{i}\",\"@metadata\":{{\"@collection\":\"Orders\"}}}}");
+            }
         }
         await QueryAsync(server.Client, "db1", "from Orders where Freight > 0");
         // Another collection: an index on Orders' Name would widen and replace the first one.
@@ -193,7 +205,9 @@ public sealed class MetricsEndpointTests
 
         // The index deleted, the next one takes its place (the cap is one).
         using (var deleted = await server.Client.DeleteAsync($"/databases/fresh/indexes?name={Uri.EscapeDataString(index)}"))
+        {
             Assert.Equal(HttpStatusCode.NoContent, deleted.StatusCode);
+        }
         await QueryAsync(server.Client, "fresh", "from People where Name = 'a'");
         await Poll.UntilAsync(async () =>
         {
@@ -263,7 +277,9 @@ public sealed class MetricsEndpointTests
         secured.Register(operatorCertificate, SecurityClearance.Operator);
 
         using (var refused = await secured.Client(user).GetAsync("/metrics"))
+        {
             Assert.Equal(HttpStatusCode.Forbidden, refused.StatusCode);
+        }
         var families = await ScrapeAsync(secured.Client(operatorCertificate));
         Assert.True(families["jackdaw_certificate_expiry_seconds"].Samples.Single(s => s.Labels["certificate"] == "server").Value > 0);
         Assert.Contains(families["jackdaw_certificate_expiry_seconds"].Samples, s => s.Labels["certificate"] == operatorCertificate.Thumbprint);

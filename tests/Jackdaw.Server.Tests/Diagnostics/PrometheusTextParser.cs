@@ -23,7 +23,9 @@ internal static class PrometheusTextParser
     public static Dictionary<string, Family> Parse(string text)
     {
         if (text.Length > 0 && !text.EndsWith('\n'))
+        {
             throw new FormatException("The exposition does not end with a line feed.");
+        }
         var families = new Dictionary<string, Family>(StringComparer.Ordinal);
         var helps = new Dictionary<string, string>(StringComparer.Ordinal);
         var closed = new HashSet<string>(StringComparer.Ordinal);
@@ -33,7 +35,9 @@ internal static class PrometheusTextParser
         {
             number++;
             if (line.Length == 0)
+            {
                 continue;
+            }
             try
             {
                 if (line.StartsWith('#'))
@@ -46,17 +50,25 @@ internal static class PrometheusTextParser
                         if (parts[1] == "HELP")
                         {
                             if (!helps.TryAdd(name, Unescape(parts.Length > 3 ? parts[3] : "", help: true)))
+                            {
                                 throw new FormatException("HELP repeated");
+                            }
                         }
                         else
                         {
                             var type = parts.Length > 3 ? parts[3] : throw new FormatException("TYPE without a type");
                             if (type is not ("counter" or "gauge" or "histogram" or "summary" or "untyped"))
+                            {
                                 throw new FormatException("unknown type " + type);
+                            }
                             if (families.ContainsKey(name))
+                            {
                                 throw new FormatException("TYPE repeated, or after its samples");
+                            }
                             if (current is not null)
+                            {
                                 closed.Add(current.Name);
+                            }
                             current = new Family(name, type, helps.GetValueOrDefault(name, ""), []);
                             families.Add(name, current);
                         }
@@ -74,9 +86,13 @@ internal static class PrometheusTextParser
                 }
                 var family = FamilyOf(sample.Name, families);
                 if (family is null)
+                {
                     throw new FormatException("a sample without a TYPE before it");
+                }
                 if (!ReferenceEquals(family, current) || closed.Contains(family.Name))
+                {
                     throw new FormatException("a sample away from the rest of its family");
+                }
                 family.Samples.Add(sample);
             }
             catch (FormatException e)
@@ -87,9 +103,13 @@ internal static class PrometheusTextParser
         foreach (var family in families.Values)
         {
             if (family.Type == "histogram")
+            {
                 CheckHistogram(family);
+            }
             if (family.Type == "counter" && family.Samples.Any(s => s.Value < 0 || double.IsNaN(s.Value)))
+            {
                 throw new FormatException($"Counter {family.Name} has a negative or NaN value.");
+            }
         }
         return families;
     }
@@ -97,11 +117,15 @@ internal static class PrometheusTextParser
     private static Family? FamilyOf(string sampleName, Dictionary<string, Family> families)
     {
         if (families.TryGetValue(sampleName, out var exact))
+        {
             return exact;
+        }
         foreach (var suffix in new[] { "_bucket", "_sum", "_count" })
         {
             if (sampleName.EndsWith(suffix, StringComparison.Ordinal) && families.TryGetValue(sampleName[..^suffix.Length], out var family) && family.Type is "histogram" or "summary")
+            {
                 return family;
+            }
         }
         return null;
     }
@@ -110,7 +134,9 @@ internal static class PrometheusTextParser
     {
         var i = 0;
         while (i < line.Length && line[i] is not ('{' or ' '))
+        {
             i++;
+        }
         var name = line[..i];
         CheckMetricName(name);
         var labels = new Dictionary<string, string>(StringComparer.Ordinal);
@@ -121,12 +147,16 @@ internal static class PrometheusTextParser
             {
                 var start = i;
                 while (line[i] != '=')
+                {
                     i++;
+                }
                 var label = line[start..i];
                 CheckLabelName(label);
                 i++;
                 if (line[i] != '"')
+                {
                     throw new FormatException("a label value not in double quotes");
+                }
                 i++;
                 var value = new StringBuilder();
                 while (line[i] != '"')
@@ -150,19 +180,29 @@ internal static class PrometheusTextParser
                 }
                 i++;
                 if (!labels.TryAdd(label, value.ToString()))
+                {
                     throw new FormatException("label repeated: " + label);
+                }
                 if (line[i] == ',')
+                {
                     i++;
+                }
                 else if (line[i] != '}')
+                {
                     throw new FormatException("labels not separated by a comma");
+                }
             }
             i++;
         }
         if (i >= line.Length || line[i] != ' ')
+        {
             throw new FormatException("no space before the value");
+        }
         var rest = line[(i + 1)..].Split(' ');
         if (rest.Length is 0 or > 2)
+        {
             throw new FormatException("not a value and an optional timestamp");
+        }
         return new Sample(name, labels, ParseValue(rest[0]));
     }
 
@@ -180,31 +220,43 @@ internal static class PrometheusTextParser
         {
             var buckets = series.Where(s => s.Name == family.Name + "_bucket").ToList();
             if (buckets.Count == 0 || buckets.Any(b => !b.Labels.ContainsKey("le")))
+            {
                 throw new FormatException($"Histogram {family.Name}{{{series.Key}}} has no buckets, or one without le.");
+            }
             if (buckets[^1].Labels["le"] != "+Inf")
+            {
                 throw new FormatException($"Histogram {family.Name}{{{series.Key}}} does not end with le=\"+Inf\".");
+            }
             for (var i = 1; i < buckets.Count; i++)
             {
                 if (ParseValue(buckets[i].Labels["le"]) <= ParseValue(buckets[i - 1].Labels["le"]) || buckets[i].Value < buckets[i - 1].Value)
+                {
                     throw new FormatException($"Histogram {family.Name}{{{series.Key}}}: buckets out of order or decreasing.");
+                }
             }
             var count = series.SingleOrDefault(s => s.Name == family.Name + "_count") ?? throw new FormatException($"Histogram {family.Name}{{{series.Key}}} has no _count.");
             _ = series.SingleOrDefault(s => s.Name == family.Name + "_sum") ?? throw new FormatException($"Histogram {family.Name}{{{series.Key}}} has no _sum.");
             if (count.Value != buckets[^1].Value)
+            {
                 throw new FormatException($"Histogram {family.Name}{{{series.Key}}}: _count {count.Value} is not its +Inf bucket {buckets[^1].Value}.");
+            }
         }
     }
 
     private static void CheckMetricName(string name)
     {
         if (name.Length == 0 || !(char.IsAsciiLetter(name[0]) || name[0] is '_' or ':') || !name.All(c => char.IsAsciiLetterOrDigit(c) || c is '_' or ':'))
+        {
             throw new FormatException("bad metric name '" + name + "'");
+        }
     }
 
     private static void CheckLabelName(string name)
     {
         if (name.Length == 0 || !(char.IsAsciiLetter(name[0]) || name[0] == '_') || !name.All(c => char.IsAsciiLetterOrDigit(c) || c == '_') || name.StartsWith("__", StringComparison.Ordinal))
+        {
             throw new FormatException("bad label name '" + name + "'");
+        }
     }
 
     private static string Unescape(string text, bool help)

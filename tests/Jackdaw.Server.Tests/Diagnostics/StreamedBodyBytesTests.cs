@@ -29,7 +29,9 @@ public sealed class StreamedBodyBytesTests
     {
         var lines = new StringBuilder();
         for (var i = 0; i < count; i++)
+        {
             lines.Append("{\"Id\":\"orders/").Append(i).Append("\",\"Document\":{\"Name\":\"").Append('x', 50).Append("\",\"@metadata\":{\"@collection\":\"Orders\"}}}\n");
+        }
         return Encoding.UTF8.GetBytes(lines.ToString());
     }
 
@@ -38,9 +40,13 @@ public sealed class StreamedBodyBytesTests
     {
         await using var server = await InProcessServer.StartAsync();
         using (var create = await server.Client.PutAsync("/admin/databases?name=Up", null))
+        {
             Assert.Equal(HttpStatusCode.Created, create.StatusCode);
+        }
         using (var put = await server.Client.PutAsync("/databases/Up/docs?id=a", Api.Json("{}")))
+        {
             Assert.Equal(HttpStatusCode.Created, put.StatusCode);
+        }
 
         var before = await MetricsEndpointTests.ScrapeAsync(server.Client);
         var insert = Orders(2000);
@@ -52,7 +58,9 @@ public sealed class StreamedBodyBytesTests
         var attachment = new byte[300_000];
         new Random(7).NextBytes(attachment);
         using (var response = await SendChunkedAsync(server.Client, HttpMethod.Put, "/databases/Up/attachments?id=a&name=photo", attachment, "application/octet-stream"))
+        {
             Assert.Equal(HttpStatusCode.Created, response.StatusCode);
+        }
         var after = await MetricsEndpointTests.ScrapeAsync(server.Client);
 
         const string family = "jackdaw_http_request_bytes_total";
@@ -65,13 +73,19 @@ public sealed class StreamedBodyBytesTests
     {
         await using var server = await InProcessServer.StartAsync();
         using (var create = await server.Client.PutAsync("/admin/databases?name=Down", null))
+        {
             Assert.Equal(HttpStatusCode.Created, create.StatusCode);
+        }
         using (var insert = await server.Client.PostAsync("/databases/Down/bulk_insert", new ByteArrayContent(Orders(3000))))
+        {
             Assert.Equal(HttpStatusCode.OK, insert.StatusCode);
+        }
         var attachment = new byte[200_000];
         new Random(8).NextBytes(attachment);
         using (var put = await server.Client.PutAsync("/databases/Down/attachments?id=orders/1&name=photo", new ByteArrayContent(attachment)))
+        {
             Assert.Equal(HttpStatusCode.Created, put.StatusCode);
+        }
 
         var before = await MetricsEndpointTests.ScrapeAsync(server.Client);
         long query, docs, download, bulk;

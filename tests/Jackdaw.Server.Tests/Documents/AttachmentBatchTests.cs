@@ -167,7 +167,9 @@ public sealed class AttachmentBatchTests(ServerFixture fixture) : IClassFixture<
             """, big), HttpStatusCode.Conflict);
         Assert.Equal("ConcurrencyException", response[0].GetProperty("Type").GetString());
         using (var get = await Client.GetAsync($"/databases/{db}/docs?id=a"))
+        {
             Assert.Equal(HttpStatusCode.NotFound, get.StatusCode);
+        }
         await Poll.UntilAsync(() => Task.FromResult(Stats(db) == new AttachmentStorageStats(0, 0, 0, 0)), TimeSpan.FromSeconds(30), "the staged upload to be deleted");
 
         // An attachment on a document the batch does not create fails it too, naming the document.
@@ -193,7 +195,9 @@ public sealed class AttachmentBatchTests(ServerFixture fixture) : IClassFixture<
 
         // Nothing of the batch is stored: not the PUT beside it, nor a change to "a".
         using (var get = await Client.GetAsync($"/databases/{db}/docs?id=b"))
+        {
             Assert.Equal(HttpStatusCode.NotFound, get.StatusCode);
+        }
         var attached = (await MetadataAsync(db, "a")).GetProperty("@attachments");
         Assert.Equal(["kept"], attached.EnumerateArray().Select(a => a.GetProperty("Name").GetString()));
 
@@ -214,6 +218,8 @@ public sealed class AttachmentBatchTests(ServerFixture fixture) : IClassFixture<
         await PostAsync(db, Api.Json("""{"Commands":[{"Type":"AttachmentDELETE","Id":"a","Name":""}]}"""), HttpStatusCode.BadRequest);
         await PostAsync(db, Api.Json("""{"Commands":[{"Type":"AttachmentMOVE","Id":"a","Name":"x","DestinationName":"y"}]}"""), HttpStatusCode.BadRequest);
         using (var get = await Client.GetAsync($"/databases/{db}/docs?id=a"))
+        {
             Assert.Equal(HttpStatusCode.NotFound, get.StatusCode);
+        }
     }
 }

@@ -92,7 +92,9 @@ public sealed class AttachmentDownloadTests(ServerFixture fixture) : IClassFixtu
     private static byte[] ContentOf(byte[] received, bool bulk)
     {
         if (!bulk)
+        {
             return received;
+        }
         var reader = new Utf8JsonReader(received, isFinalBlock: false, state: default);
         Assert.True(reader.Read() && reader.TokenType == JsonTokenType.StartObject);
         Assert.True(reader.TrySkip());
@@ -116,7 +118,9 @@ public sealed class AttachmentDownloadTests(ServerFixture fixture) : IClassFixtu
 
         // The client reads nothing more for now, so the server waits on it; the database takes writes.
         for (var i = 0; i < 20; i++)
+        {
             await PutAsync(db, $"notes/{i}");
+        }
         var written = database.GetStorageStats().LastCommittedTransactionId;
         await Poll.UntilAsync(
             () => Task.FromResult(database.GetStorageStats() is var stats
@@ -144,7 +148,9 @@ public sealed class AttachmentDownloadTests(ServerFixture fixture) : IClassFixtu
         await ReadAtLeastAsync(body, received, 64 * 1024);
 
         using (var delete = await Client.DeleteAsync($"/databases/{db}/attachments?id=users/1&name=big.bin"))
+        {
             Assert.Equal(HttpStatusCode.NoContent, delete.StatusCode);
+        }
         await Poll.UntilAsync(() => Task.FromResult(Stats(db) == new AttachmentStorageStats(0, 0, 0, 0)), TimeSpan.FromSeconds(30), "the content's chunks to be deleted");
 
         var failure = await Record.ExceptionAsync(() => body.CopyToAsync(received));

@@ -60,7 +60,9 @@ public sealed class AttachmentInputTests(ServerFixture fixture) : IClassFixture<
     public async Task AContentTypeThatIsNotShortVisibleAsciiIsRefusedInABatch(string contentType, string named)
     {
         if (contentType == "x/65536")
+        {
             contentType = "x/" + new string('a', 70_000);
+        }
         var db = await DatabaseWithUserAsync();
         var commands = $$"""{"Commands":[{"Type":"AttachmentPUT","Id":"users/1","Name":"a.bin","ContentType":{{System.Text.Json.JsonSerializer.Serialize(contentType)}},"ChangeVector":null}]}""";
         var body = $"--b\r\nContent-Type: application/json\r\n\r\n{commands}\r\n--b\r\nCommand-Type: AttachmentStream\r\n\r\nabc\r\n--b--\r\n";
@@ -96,7 +98,9 @@ public sealed class AttachmentInputTests(ServerFixture fixture) : IClassFixture<
         var message = await Api.AssertErrorAsync(response, HttpStatusCode.BadRequest, "BadRequestException");
         Assert.Contains(named, message, StringComparison.OrdinalIgnoreCase);
         using (var get = await Client.GetAsync($"/databases/{db}/docs?id=users/2"))
+        {
             Assert.Equal(HttpStatusCode.NotFound, get.StatusCode);
+        }
         await AssertAllGoneAsync(db);
     }
 }

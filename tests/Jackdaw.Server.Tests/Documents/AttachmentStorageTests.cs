@@ -137,7 +137,9 @@ public sealed class AttachmentStorageTests : IDisposable
         Assert.Equal(100, References(database, content));
 
         for (var i = 0; i < 99; i++)
+        {
             Assert.True(await DeleteAsync(database, $"docs/{i}"));
+        }
         Assert.Equal(1, References(database, content));
         Assert.Equal(content, ReadAll(database, "docs/99", "same.bin"));
 
@@ -159,7 +161,9 @@ public sealed class AttachmentStorageTests : IDisposable
         Assert.Equal(new AttachmentStorageStats(1, 1, 1, 0), Stats(database));
         Assert.Equal(second, ReadAll(database, "users/1", "a"));
         using (var reader = database.BeginRead())
+        {
             Assert.Equal("A", Assert.Single(reader.GetAttachments("users/1")).Name);
+        }
 
         Assert.True(await WriteAsync(database, (t, c) => t.DeleteAttachment("users/1", "a", null, c)));
         Assert.False(await WriteAsync(database, (t, c) => t.DeleteAttachment("users/1", "a", null, c)));
@@ -317,7 +321,9 @@ public sealed class AttachmentStorageTests : IDisposable
         using var subscription = database.Notifications.Subscribe(commit =>
         {
             foreach (var change in commit.Changes)
+            {
                 changes.Enqueue(change);
+            }
         });
         await PutAsync(database, "users/1", "Users");
         var put = await PutAttachmentAsync(database, "users/1", "a.txt", [1]);

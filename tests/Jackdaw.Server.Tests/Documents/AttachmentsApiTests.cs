@@ -94,7 +94,9 @@ public sealed class AttachmentsApiTests(ServerFixture fixture) : IClassFixture<S
         var db = await fixture.CreateDatabaseAsync();
         var commands = string.Join(",", Enumerable.Range(0, 1000).Select(i => "{\"Type\":\"PUT\",\"Id\":\"docs/" + i + "\",\"Document\":{\"@metadata\":{\"@collection\":\"Docs\"}}}"));
         using (var batch = await Client.PostAsync($"/databases/{db}/bulk_docs", Api.Json($$"""{"Commands":[{{commands}}]}""")))
+        {
             Assert.Equal(HttpStatusCode.OK, batch.StatusCode);
+        }
         var content = Bytes(200_000, 5);
         var hash = Convert.ToBase64String(SHA256.HashData(content));
         await Parallel.ForEachAsync(Enumerable.Range(0, 1000), new ParallelOptions { MaxDegreeOfParallelism = 8 }, async (i, _) =>
@@ -108,12 +110,16 @@ public sealed class AttachmentsApiTests(ServerFixture fixture) : IClassFixture<S
         Assert.Equal(1, stats.Contents);
         Assert.Equal(4, stats.Chunks);
         using (var reader = fixture.Server.Host.Server.Databases.GetDatabase(db).BeginRead())
+        {
             Assert.Equal(1000, reader.GetAttachmentContent(hash)!.Value.References);
+        }
 
         // Deleting the documents releases the content; the clean-up deletes its chunks.
         commands = string.Join(",", Enumerable.Range(0, 1000).Select(i => $$"""{"Type":"DELETE","Id":"docs/{{i}}"}"""));
         using (var batch = await Client.PostAsync($"/databases/{db}/bulk_docs", Api.Json($$"""{"Commands":[{{commands}}]}""")))
+        {
             Assert.Equal(HttpStatusCode.OK, batch.StatusCode);
+        }
         await Poll.UntilAsync(() => Task.FromResult(Stats(db) == new AttachmentStorageStats(0, 0, 0, 0)), TimeSpan.FromSeconds(30), "the content's chunks to be deleted");
     }
 
@@ -168,24 +174,36 @@ public sealed class AttachmentsApiTests(ServerFixture fixture) : IClassFixture<S
         var conditional = new HttpRequestMessage(HttpMethod.Head, Url(db, "users/1", "a.txt"));
         conditional.Headers.IfNoneMatch.Add(new EntityTagHeaderValue($"\"{changeVector}\""));
         using (var head = await Client.SendAsync(conditional))
+        {
             Assert.Equal(HttpStatusCode.NotModified, head.StatusCode);
+        }
         using (var head = await Client.SendAsync(new HttpRequestMessage(HttpMethod.Head, Url(db, "users/1", "b.txt"))))
+        {
             Assert.Equal(HttpStatusCode.NotFound, head.StatusCode);
+        }
 
         // A put over it with a stale change vector is refused; the right one replaces it.
         var stale = new HttpRequestMessage(HttpMethod.Put, Url(db, "users/1", "a.txt")) { Content = new ByteArrayContent([1]) };
         stale.Headers.TryAddWithoutValidation("If-Match", "\"A:1-nope\"");
         using (var response = await Client.SendAsync(stale))
+        {
             await Api.AssertErrorAsync(response, HttpStatusCode.Conflict, "ConcurrencyException");
+        }
 
         var delete = new HttpRequestMessage(HttpMethod.Delete, Url(db, "users/1", "a.txt"));
         delete.Headers.TryAddWithoutValidation("If-Match", $"\"{changeVector}\"");
         using (var response = await Client.SendAsync(delete))
+        {
             Assert.Equal(HttpStatusCode.NoContent, response.StatusCode);
+        }
         using (var response = await Client.DeleteAsync(Url(db, "users/1", "a.txt")))
+        {
             Assert.Equal(HttpStatusCode.NoContent, response.StatusCode);
+        }
         using (var get = await Client.GetAsync(Url(db, "users/1", "a.txt")))
+        {
             await Api.AssertErrorAsync(get, HttpStatusCode.NotFound, "AttachmentDoesNotExistException");
+        }
         var metadata = (await GetDocumentAsync(db, "users/1")).GetProperty("@metadata");
         Assert.False(metadata.TryGetProperty("@attachments", out _));
         Assert.False(metadata.TryGetProperty("@flags", out _));
@@ -202,13 +220,21 @@ public sealed class AttachmentsApiTests(ServerFixture fixture) : IClassFixture<S
             Assert.Contains("users/404", message, StringComparison.Ordinal);
         }
         using (var response = await Client.PutAsync(Url(db, "users/1", ""), new ByteArrayContent([1])))
+        {
             await Api.AssertErrorAsync(response, HttpStatusCode.BadRequest, "BadRequestException");
+        }
         using (var response = await Client.PutAsync(Url(db, "users/1", "a\u0001b"), new ByteArrayContent([1])))
+        {
             Assert.Contains("control character", await Api.AssertErrorAsync(response, HttpStatusCode.BadRequest, "BadRequestException"), StringComparison.Ordinal);
+        }
         using (var response = await Client.PutAsync($"/databases/{db}/attachments?id=users/1", new ByteArrayContent([1])))
+        {
             await Api.AssertErrorAsync(response, HttpStatusCode.BadRequest, "BadRequestException");
+        }
         using (var response = await Client.GetAsync(Url(db, "users/404", "a")))
+        {
             await Api.AssertErrorAsync(response, HttpStatusCode.NotFound, "DocumentDoesNotExistException");
+        }
         Assert.Equal(new AttachmentStorageStats(0, 0, 0, 0), Stats(db));
     }
 
@@ -261,12 +287,18 @@ public sealed class AttachmentsApiTests(ServerFixture fixture) : IClassFixture<S
     {
         await using var server = await InProcessServer.StartAsync("--Attachments:MaxSize=2000000");
         using (var create = await server.Client.PutAsync("/admin/databases?name=small", null))
+        {
             Assert.Equal(HttpStatusCode.Created, create.StatusCode);
+        }
         using (var put = await server.Client.PutAsync("/databases/small/docs?id=a", Api.Json("{}")))
+        {
             Assert.Equal(HttpStatusCode.Created, put.StatusCode);
+        }
 
         using (var response = await server.Client.PutAsync(Url("small", "a", "big"), new ByteArrayContent(Bytes(2_000_001, 1))))
+        {
             Assert.Contains("Attachments:MaxSize", await Api.AssertErrorAsync(response, HttpStatusCode.RequestEntityTooLarge, "PayloadTooLargeException"), StringComparison.Ordinal);
+        }
 
         // Without a Content-Length the limit is found as the body streams in; what was staged goes.
         var chunked = new StreamContent(new MemoryStream(Bytes(3_000_000, 2)));
@@ -277,7 +309,9 @@ public sealed class AttachmentsApiTests(ServerFixture fixture) : IClassFixture<S
             await Api.AssertErrorAsync(response, HttpStatusCode.RequestEntityTooLarge, "PayloadTooLargeException");
         }
         using (var response = await server.Client.PutAsync(Url("small", "a", "fits"), new ByteArrayContent(Bytes(2_000_000, 3))))
+        {
             Assert.Equal(HttpStatusCode.Created, response.StatusCode);
+        }
         var database = server.Host.Server.Databases.GetDatabase("small");
         await Poll.UntilAsync(() =>
         {
@@ -318,13 +352,17 @@ public sealed class AttachmentsApiTests(ServerFixture fixture) : IClassFixture<S
     {
         var db = await fixture.CreateDatabaseAsync();
         using (var configure = await Client.PostAsync($"/databases/{db}/admin/revisions/config", Api.Json("""{"Default":{"Disabled":false}}""")))
+        {
             Assert.Equal(HttpStatusCode.OK, configure.StatusCode);
+        }
         await PutDocumentAsync(db, "users/1");
         var old = Bytes(100_000, 21);
         var revision = (await PutAttachmentAsync(db, "users/1", "a.pdf", old, "application/pdf")).GetProperty("ChangeVector").GetString()!;
         await PutAttachmentAsync(db, "users/1", "a.pdf", Bytes(10, 22));
         using (var delete = await Client.DeleteAsync($"/databases/{db}/docs?id=users%2F1"))
+        {
             Assert.Equal(HttpStatusCode.NoContent, delete.StatusCode);
+        }
 
         // RavenDB's clients: a POST naming the revision; the GET form with the same in the query.
         var post = new HttpRequestMessage(HttpMethod.Post, Url(db, "users/1", "A.PDF")) { Content = Api.Json($$"""{"Type":"Revision","ChangeVector":"{{revision}}"}""") };
@@ -353,8 +391,12 @@ public sealed class AttachmentsApiTests(ServerFixture fixture) : IClassFixture<S
             Assert.Equal("AttachmentDoesNotExistException", (await Api.JsonAsync(missing)).GetProperty("Type").GetString());
         }
         using (var noChangeVector = await Client.PostAsync(Url(db, "users/1", "a.pdf"), Api.Json("""{"Type":"Revision"}""")))
+        {
             Assert.Equal(HttpStatusCode.BadRequest, noChangeVector.StatusCode);
+        }
         using (var conflict = await Client.PostAsync(Url(db, "users/1", "a.pdf"), Api.Json("""{"Type":"Conflict","ChangeVector":"A:1-x"}""")))
+        {
             Assert.Equal(HttpStatusCode.NotImplemented, conflict.StatusCode);
+        }
     }
 }

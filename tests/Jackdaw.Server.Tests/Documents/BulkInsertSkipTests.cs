@@ -46,7 +46,9 @@ public sealed class BulkInsertSkipTests(ServerFixture fixture) : IClassFixture<S
 
         var after = await ChangeVectorsAsync(db);
         foreach (var id in new[] { "items/1", "items/2", "items/4", "items/5" })
+        {
             Assert.Equal(before[id], after[id]);
+        }
         Assert.NotEqual(before["items/3"], after["items/3"]);
         Assert.Equal(etag + 2, await LastEtagAsync(db));
 

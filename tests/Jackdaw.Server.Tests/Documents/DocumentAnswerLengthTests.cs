@@ -18,7 +18,9 @@ public sealed class DocumentAnswerLengthTests(ServerFixture fixture) : IClassFix
     {
         var db = await fixture.CreateDatabaseAsync();
         using (var put = await Client.PutAsync($"/databases/{db}/docs?id=users/1", Api.Json("""{"Name":"Ada","Text":"a longer text, so that the answer is more than a few bytes","@metadata":{"@collection":"Users"}}""")))
+        {
             Assert.Equal(HttpStatusCode.Created, put.StatusCode);
+        }
 
         using var response = await Client.GetAsync($"/databases/{db}/docs?id={id}");
         var body = await response.Content.ReadAsByteArrayAsync();
@@ -34,7 +36,9 @@ public sealed class DocumentAnswerLengthTests(ServerFixture fixture) : IClassFix
     {
         var db = await fixture.CreateDatabaseAsync();
         using (var put = await Client.PutAsync($"/databases/{db}/docs?id=users/1", Api.Json("""{"Name":"Ada"}""")))
+        {
             Assert.Equal(HttpStatusCode.Created, put.StatusCode);
+        }
 
         using var response = await Client.PostAsync($"/databases/{db}/multi_get", Api.Json("""{"Requests":[{"Url":"/docs","Query":"?id=users/1"}]}"""));
         var result = (await Api.JsonAsync(response)).GetProperty("Results")[0];

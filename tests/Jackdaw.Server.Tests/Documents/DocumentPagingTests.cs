@@ -15,7 +15,9 @@ public sealed class DocumentPagingTests(ServerFixture fixture) : IClassFixture<S
         var db = await fixture.CreateDatabaseAsync();
         var commands = string.Join(',', Enumerable.Range(0, 1500).Select(i => $"{{\"Type\":\"PUT\",\"Id\":\"items/{i}\",\"Document\":{{\"@metadata\":{{\"@collection\":\"Items\"}}}}}}"));
         using (var batch = await Client.PostAsync($"/databases/{db}/bulk_docs", Api.Json("{\"Commands\":[" + commands + "]}")))
+        {
             Assert.Equal(HttpStatusCode.OK, batch.StatusCode);
+        }
         foreach (var route in new[] { "docs?startsWith=items/&pageSize=2000", "docs?pageSize=2000", "collections/docs?name=Items&pageSize=2000" })
         {
             using var response = await Client.GetAsync($"/databases/{db}/{route}");

@@ -92,7 +92,9 @@ public partial class DocumentsApiTests(ServerFixture fixture) : IClassFixture<Se
         var db = await fixture.CreateDatabaseAsync();
         var ids = new List<string>();
         for (var i = 0; i < 5; i++)
+        {
             ids.Add((await PutAsync(db, "orders/", """{"N":1}""")).Id);
+        }
         Assert.All(ids, id => Assert.StartsWith("orders/", id, StringComparison.Ordinal));
         Assert.Equal(ids.Count, ids.Distinct().Count());
         Assert.Equal(ids, ids.Order(StringComparer.Ordinal).ToList());
@@ -125,7 +127,9 @@ public partial class DocumentsApiTests(ServerFixture fixture) : IClassFixture<Se
             Assert.Equal("c", results[2].GetProperty("N").GetString());
         }
         using (var missing = await Client.GetAsync(Docs(db, "b")))
+        {
             await Api.AssertErrorAsync(missing, HttpStatusCode.NotFound, "DocumentDoesNotExistException");
+        }
     }
 
     [Fact]
@@ -133,7 +137,9 @@ public partial class DocumentsApiTests(ServerFixture fixture) : IClassFixture<Se
     {
         var db = await fixture.CreateDatabaseAsync();
         foreach (var id in new[] { "users/3", "users/1", "companies/1", "users/2", "Users/4" })
+        {
             await PutAsync(db, id, "{}");
+        }
 
         async Task<string[]> IdsAsync(string query)
         {
@@ -165,16 +171,22 @@ public partial class DocumentsApiTests(ServerFixture fixture) : IClassFixture<Se
             Assert.Equal($"\"{changeVector}\"", head.Headers.ETag!.ToString());
         }
         using (var head = await Client.SendAsync(Api.Request(HttpMethod.Head, Docs(db, "x"), ifNoneMatch: $"\"{changeVector}\"")))
+        {
             Assert.Equal(HttpStatusCode.NotModified, head.StatusCode);
+        }
         using (var head = await Client.SendAsync(Api.Request(HttpMethod.Head, Docs(db, "nope"))))
+        {
             Assert.Equal(HttpStatusCode.NotFound, head.StatusCode);
+        }
         using (var get = await Client.SendAsync(Api.Request(HttpMethod.Get, Docs(db, "x"), ifNoneMatch: $"\"{changeVector}\"")))
         {
             Assert.Equal(HttpStatusCode.NotModified, get.StatusCode);
             Assert.Empty(await get.Content.ReadAsByteArrayAsync());
         }
         using (var get = await Client.SendAsync(Api.Request(HttpMethod.Get, Docs(db, "x"), ifNoneMatch: "\"A:1-other\"")))
+        {
             Assert.Equal(HttpStatusCode.OK, get.StatusCode);
+        }
     }
 
     [Fact]
@@ -186,22 +198,36 @@ public partial class DocumentsApiTests(ServerFixture fixture) : IClassFixture<Se
         Assert.NotEqual(first, second);
 
         using (var stale = await Client.SendAsync(Api.Request(HttpMethod.Put, Docs(db, "doc"), """{"V":3}""", ifMatch: $"\"{first}\"")))
+        {
             await Api.AssertErrorAsync(stale, HttpStatusCode.Conflict, "ConcurrencyException");
+        }
         using (var fresh = await Client.SendAsync(Api.Request(HttpMethod.Put, Docs(db, "doc"), """{"V":3}""", ifMatch: $"\"{second}\"")))
+        {
             Assert.Equal(HttpStatusCode.Created, fresh.StatusCode);
+        }
         Assert.Equal(3, (await GetOneAsync(db, "doc")).GetProperty("V").GetInt32());
 
         using (var absent = await Client.SendAsync(Api.Request(HttpMethod.Put, Docs(db, "absent"), "{}", ifMatch: $"\"{second}\"")))
+        {
             await Api.AssertErrorAsync(absent, HttpStatusCode.Conflict, "ConcurrencyException");
+        }
         using (var staleDelete = await Client.SendAsync(Api.Request(HttpMethod.Delete, Docs(db, "doc"), ifMatch: $"\"{first}\"")))
+        {
             await Api.AssertErrorAsync(staleDelete, HttpStatusCode.Conflict, "ConcurrencyException");
+        }
 
         using (var delete = await Client.DeleteAsync(Docs(db, "doc")))
+        {
             Assert.Equal(HttpStatusCode.NoContent, delete.StatusCode);
+        }
         using (var again = await Client.DeleteAsync(Docs(db, "doc")))
+        {
             Assert.Equal(HttpStatusCode.NoContent, again.StatusCode);
+        }
         using (var gone = await Client.GetAsync(Docs(db, "doc")))
+        {
             Assert.Equal(HttpStatusCode.NotFound, gone.StatusCode);
+        }
     }
 
     [Fact]
@@ -209,14 +235,22 @@ public partial class DocumentsApiTests(ServerFixture fixture) : IClassFixture<Se
     {
         var db = await fixture.CreateDatabaseAsync();
         using (var created = await Client.SendAsync(Api.Request(HttpMethod.Put, Docs(db, "new"), "{}", ifMatch: "\"\"")))
+        {
             Assert.Equal(HttpStatusCode.Created, created.StatusCode);
+        }
         using (var again = await Client.SendAsync(Api.Request(HttpMethod.Put, Docs(db, "new"), "{}", ifMatch: "\"\"")))
+        {
             await Api.AssertErrorAsync(again, HttpStatusCode.Conflict, "ConcurrencyException");
+        }
         var body = """{"Commands":[{"Type":"PUT","Id":"fresh","Document":{},"ChangeVector":""},{"Type":"PUT","Id":"new","Document":{},"ChangeVector":""}]}""";
         using (var batch = await Client.PostAsync($"/databases/{db}/bulk_docs", Api.Json(body)))
+        {
             await Api.AssertErrorAsync(batch, HttpStatusCode.Conflict, "ConcurrencyException");
+        }
         using (var fresh = await Client.GetAsync(Docs(db, "fresh")))
+        {
             Assert.Equal(HttpStatusCode.NotFound, fresh.StatusCode);
+        }
     }
 
     [Fact]
@@ -268,9 +302,13 @@ public partial class DocumentsApiTests(ServerFixture fixture) : IClassFixture<Se
             ]}
             """;
         using (var response = await Client.PostAsync($"/databases/{db}/bulk_docs", Api.Json(body)))
+        {
             await Api.AssertErrorAsync(response, HttpStatusCode.Conflict, "ConcurrencyException");
+        }
         using (var first = await Client.GetAsync(Docs(db, "first")))
+        {
             Assert.Equal(HttpStatusCode.NotFound, first.StatusCode);
+        }
         await GetOneAsync(db, "guarded");
     }
 
@@ -304,9 +342,13 @@ public partial class DocumentsApiTests(ServerFixture fixture) : IClassFixture<Se
         var db = await fixture.CreateDatabaseAsync();
         byte[] Body(string before, string after) => [.. Encoding.UTF8.GetBytes(before), .. badId, .. Encoding.UTF8.GetBytes(after)];
         using (var bulk = await Client.PostAsync($"/databases/{db}/bulk_docs", new ByteArrayContent(Body("""{"Commands":[{"Type":"PUT","Id":"a""", "\",\"Document\":{}}]}"))))
+        {
             await Api.AssertErrorAsync(bulk, HttpStatusCode.BadRequest, "BadRequestException");
+        }
         using (var insert = await Client.PostAsync($"/databases/{db}/bulk_insert", new ByteArrayContent(Body("""{"Id":"a""", "\",\"Document\":{}}\n"))))
+        {
             await Api.AssertErrorAsync(insert, HttpStatusCode.BadRequest, "BadRequestException");
+        }
     }
 
     [Fact]
@@ -328,7 +370,9 @@ public partial class DocumentsApiTests(ServerFixture fixture) : IClassFixture<Se
             ]}
             """;
         using (var response = await Client.PostAsync($"/databases/{db}/bulk_docs", Api.Json(body)))
+        {
             Assert.Equal(HttpStatusCode.OK, response.StatusCode);
+        }
         using (var response = await Client.GetAsync($"/databases/{db}/collections/stats"))
         {
             var json = await Api.JsonAsync(response);
@@ -347,7 +391,9 @@ public partial class DocumentsApiTests(ServerFixture fixture) : IClassFixture<Se
     {
         var db = await fixture.CreateDatabaseAsync();
         for (var i = 1; i <= 3; i++)
+        {
             await PutAsync(db, $"users/{i}", $$$"""{"N":{{{i}}},"@metadata":{"@collection":"Users"}}""");
+        }
         await PutAsync(db, "orders/1", """{"@metadata":{"@collection":"Orders"}}""");
         await PutAsync(db, "loose", "{}");
         // Moving a document to another collection moves its count.
@@ -366,9 +412,13 @@ public partial class DocumentsApiTests(ServerFixture fixture) : IClassFixture<Se
             Assert.Equal([2, 1], ids);
         }
         using (var response = await Client.GetAsync($"/databases/{db}/collections/docs?name=Orders&start=1&pageSize=5"))
+        {
             Assert.Equal(1, (await Api.JsonAsync(response)).GetProperty("Results").GetArrayLength());
+        }
         using (var response = await Client.GetAsync($"/databases/{db}/collections/docs?name=Orders&pageSize=0"))
+        {
             Assert.Equal(0, (await Api.JsonAsync(response)).GetProperty("Results").GetArrayLength());
+        }
 
         await Client.DeleteAsync(Docs(db, "users/1"));
         using (var response = await Client.GetAsync($"/databases/{db}/stats"))
@@ -482,11 +532,17 @@ public partial class DocumentsApiTests(ServerFixture fixture) : IClassFixture<Se
             Assert.Contains("'id'", message, StringComparison.Ordinal);
         }
         using (var get = await Client.GetAsync($"/databases/{db}/docs?id={rawId}"))
+        {
             await Api.AssertErrorAsync(get, HttpStatusCode.BadRequest, "BadRequestException");
+        }
         using (var delete = await Client.DeleteAsync($"/databases/{db}/docs?id={rawId}"))
+        {
             await Api.AssertErrorAsync(delete, HttpStatusCode.BadRequest, "BadRequestException");
+        }
         using (var prefix = await Client.GetAsync($"/databases/{db}/docs?startsWith={rawId}"))
+        {
             await Api.AssertErrorAsync(prefix, HttpStatusCode.BadRequest, "BadRequestException");
+        }
         using var stats = await Client.GetAsync($"/databases/{db}/stats");
         Assert.Equal(0, (await Api.JsonAsync(stats)).GetProperty("CountOfDocuments").GetInt64());
     }
@@ -519,7 +575,9 @@ public partial class DocumentsApiTests(ServerFixture fixture) : IClassFixture<Se
         for (var i = 0; json.Length < 20_000_000; i++)
         {
             if (i > 0)
+            {
                 json.Append(',');
+            }
             json.Append("{\"N\":").Append(i).Append(",\"Text\":\"").Append(random.Next()).Append(" lorem ipsum dolor sit amet \\n\\\"quoted\\\" ").Append(i * 7).Append("\"}");
         }
         json.Append("],\"@metadata\":{\"@collection\":\"Big\"}}");
@@ -535,7 +593,9 @@ public partial class DocumentsApiTests(ServerFixture fixture) : IClassFixture<Se
         var expectedItems = expected.RootElement.GetProperty("Items");
         var items = doc.GetProperty("Items");
         for (var i = 0; i < expectedItems.GetArrayLength(); i += 997)
+        {
             Assert.Equal(expectedItems[i].GetProperty("Text").GetString(), items[i].GetProperty("Text").GetString());
+        }
     }
 
     [Fact]
@@ -575,7 +635,9 @@ public partial class DocumentsApiTests(ServerFixture fixture) : IClassFixture<Se
         var db = await fixture.CreateDatabaseAsync();
         var lines = new StringBuilder();
         for (var i = 0; i < 5000; i++)
+        {
             lines.Append("{\"Id\":\"items/" + i + "\",\"Document\":{\"N\":" + i + ",\"@metadata\":{\"@collection\":\"Items\"}}}").Append('\n');
+        }
         lines.Append("\n{\"Id\":\"items/\",\"Document\":{\"Last\":true}}");
         using var content = new StringContent(lines.ToString(), Encoding.UTF8, "application/x-ndjson");
         using var response = await Client.PostAsync($"/databases/{db}/bulk_insert", content);
@@ -593,10 +655,14 @@ public partial class DocumentsApiTests(ServerFixture fixture) : IClassFixture<Se
         var db = await fixture.CreateDatabaseAsync();
         var lines = new StringBuilder();
         for (var i = 0; i < 3000; i++)
+        {
             lines.Append($$$"""{"Id":"items/{{{i}}}","Document":{"N":{{{i}}}}}""").Append('\n');
+        }
         lines.Append("{\"Id\":\"broken\",\"Document\":{\"N\":}\n");
         for (var i = 3000; i < 3010; i++)
+        {
             lines.Append($$$"""{"Id":"items/{{{i}}}","Document":{"N":{{{i}}}}}""").Append('\n');
+        }
         using var content = new StringContent(lines.ToString(), Encoding.UTF8, "application/x-ndjson");
         using var response = await Client.PostAsync($"/databases/{db}/bulk_insert", content);
         var message = await Api.AssertErrorAsync(response, HttpStatusCode.BadRequest, "BadRequestException");

@@ -56,7 +56,9 @@ public class DurabilityTests
         }
         var lines = new System.Text.StringBuilder();
         for (var i = 0; i < 3000; i++)
+        {
             lines.Append("{\"Id\":\"items/").Append(i).Append("\",\"Document\":{\"Text\":\"").Append('x', 100).Append("\"}}\n");
+        }
         Assert.True(lines.Length > 300_000);
         using (var response = await server.Client.PostAsync("/databases/Bulk/bulk_insert", new StringContent(lines.ToString(), System.Text.Encoding.UTF8, "application/x-ndjson")))
         {
@@ -115,7 +117,9 @@ public class DurabilityTests
                             ? await client.DeleteAsync($"/databases/Crash/docs?id={id}")
                             : await client.PutAsync($"/databases/Crash/docs?id={id}", Api.Json(body));
                         if (!response.IsSuccessStatusCode)
+                        {
                             return;
+                        }
                         acknowledged[id] = body;
                         inFlight.TryRemove(id, out _);
                     }
@@ -166,7 +170,9 @@ public class DurabilityTests
             var address = await server.WaitForAddressAsync(StartTimeout);
             using var client = new HttpClient { BaseAddress = address, Timeout = TimeSpan.FromSeconds(30) };
             using (var created = await client.PutAsync("/admin/databases?name=Crash", null))
+            {
                 Assert.Equal(HttpStatusCode.Created, created.StatusCode);
+            }
             var loaded = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
             var writers = Enumerable.Range(0, 8).Select(w => Task.Run(async () =>
             {
@@ -178,10 +184,14 @@ public class DurabilityTests
                     {
                         using var response = await client.PutAsync($"/databases/Crash/docs?id={id}", Api.Json(body));
                         if (response.StatusCode != HttpStatusCode.Created)
+                        {
                             return;
+                        }
                         acknowledged[id] = body;
                         if (acknowledged.Count >= 200)
+                        {
                             loaded.TrySetResult();
+                        }
                     }
                     catch (HttpRequestException)
                     {
@@ -229,11 +239,17 @@ public class DurabilityTests
                 var doc = results[i];
                 var allowed = new List<string?>();
                 if (acknowledged.TryGetValue(id, out var acked))
+                {
                     allowed.Add(acked);
+                }
                 else
+                {
                     allowed.Add(null); // never acknowledged: absent unless its in-flight write landed
+                }
                 if (inFlight.TryGetValue(id, out var pending))
+                {
                     allowed.Add(pending);
+                }
                 Assert.True(allowed.Any(expected => Same(doc, expected)), $"document {id} is {doc}; allowed: {string.Join(" or ", allowed.Select(a => a ?? "absent"))}");
             }
         }
@@ -242,9 +258,13 @@ public class DurabilityTests
     private static bool Same(JsonElement actual, string? expected)
     {
         if (expected is null)
+        {
             return actual.ValueKind == JsonValueKind.Null;
+        }
         if (actual.ValueKind != JsonValueKind.Object)
+        {
             return false;
+        }
         using var parsed = JsonDocument.Parse(expected);
         return parsed.RootElement.EnumerateObject().All(p => actual.TryGetProperty(p.Name, out var value) && value.ToString() == p.Value.ToString());
     }

@@ -82,7 +82,9 @@ public sealed class IdentityTests(ServerFixture fixture) : IClassFixture<ServerF
             using var server = ServerProcess.Start($"--urls http://127.0.0.1:0 --data-dir \"{data.Path}\"");
             using var client = new HttpClient { BaseAddress = await server.WaitForAddressAsync(TimeSpan.FromSeconds(60)) };
             if (round == 0)
+            {
                 Assert.Equal(HttpStatusCode.Created, (await client.PutAsync("/admin/databases?name=Ids", null)).StatusCode);
+            }
             for (var i = 0; i < 20; i++)
             {
                 using var response = await client.PostAsync("/databases/Ids/identity/next?name=orders", null);

@@ -143,17 +143,23 @@ public sealed class LargeAttachmentTests(ITestOutputHelper output)
             Assert.False(target.GetProperty("@metadata").TryGetProperty("@attachments", out _));
             using (var head = new HttpRequestMessage(HttpMethod.Head, Url("Crash", "target/1", "same.bin")))
             using (var response = await client.SendAsync(head))
+            {
                 Assert.Equal(HttpStatusCode.NotFound, response.StatusCode);
+            }
 
             // Two references to one content: each reads back whole, and a delete releases only one.
             var hash = await ReadBackAsync(client, "Crash", "keep/1", "same.bin", CrashSize, 7, null);
             await ReadBackAsync(client, "Crash", "keep/2", "same.bin", CrashSize, 7, hash);
             using (var delete = await client.DeleteAsync(Url("Crash", "keep/1", "same.bin")))
+            {
                 Assert.Equal(HttpStatusCode.NoContent, delete.StatusCode);
+            }
             Assert.Equal(new AttachmentStats(1, 1, committed, 0), (await StatsAsync(client, "Crash")) with { ChunksRemoved = 0 });
             await ReadBackAsync(client, "Crash", "keep/2", "same.bin", CrashSize, 7, hash);
             using (var delete = await client.DeleteAsync(Url("Crash", "keep/2", "same.bin")))
+            {
                 Assert.Equal(HttpStatusCode.NoContent, delete.StatusCode);
+            }
             await WaitForStatsAsync(client, "Crash", new(0, 0, 0, 0), "the released content's chunks to be deleted");
         }
     }
@@ -245,7 +251,9 @@ public sealed class LargeAttachmentTests(ITestOutputHelper output)
         Assert.Equal(size, response.Content.Headers.ContentLength);
         var header = response.Headers.GetValues("Attachment-Hash").Single();
         if (expectedHash is not null)
+        {
             Assert.Equal(expectedHash, header);
+        }
 
         using var expected = new PseudoRandomStream(size, seed);
         using var hash = IncrementalHash.CreateHash(HashAlgorithmName.SHA256);
@@ -257,14 +265,20 @@ public sealed class LargeAttachmentTests(ITestOutputHelper output)
         {
             var read = await stream.ReadAsync(received);
             if (read == 0)
+            {
                 break;
+            }
             hash.AppendData(received, 0, read);
             if (read > size - position)
+            {
                 Assert.Fail($"The attachment read back is longer than the {size:N0} bytes sent.");
+            }
             expected.ReadExactly(wanted, 0, read);
             var same = received.AsSpan(0, read).CommonPrefixLength(wanted.AsSpan(0, read));
             if (same != read)
+            {
                 Assert.Fail($"The attachment read back differs from what was sent at byte {position + same:N0} of {size:N0}.");
+            }
             position += read;
         }
         Assert.Equal(size, position);
@@ -309,7 +323,9 @@ public sealed class LargeAttachmentTests(ITestOutputHelper output)
         foreach (var line in File.ReadLines($"/proc/{pid}/status"))
         {
             if (line.StartsWith("RssAnon:", StringComparison.Ordinal))
+            {
                 return long.Parse(line.AsSpan(8).Trim().TrimEnd("kB").Trim(), System.Globalization.CultureInfo.InvariantCulture) * 1024;
+            }
         }
         throw new InvalidOperationException($"/proc/{pid}/status has no RssAnon line.");
     }
@@ -431,7 +447,9 @@ public sealed class PseudoRandomStream(long length, ulong seed, long pauseAt = -
         }
         // Taken at the end: the request disposes its body stream once sent, and the hash with it.
         if (_position == length && _sentHash is null)
+        {
             _sentHash = Convert.ToBase64String(_hash.GetHashAndReset());
+        }
         return total;
     }
 
@@ -473,7 +491,9 @@ public sealed class PseudoRandomStream(long length, ulong seed, long pauseAt = -
         var words = MemoryMarshal.Cast<byte, ulong>(block.AsSpan());
         var x = (seed * 0x9E3779B97F4A7C15UL) ^ ((ulong)number * 0xBF58476D1CE4E5B9UL) ^ 0x94D049BB133111EBUL;
         if (x == 0)
+        {
             x = 1;
+        }
         for (var i = 0; i < words.Length; i++)
         {
             x ^= x << 13;

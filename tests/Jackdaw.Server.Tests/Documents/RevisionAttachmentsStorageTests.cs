@@ -80,7 +80,9 @@ public sealed class RevisionAttachmentsStorageTests : IDisposable
         using var reader = database.BeginRead();
         using var stream = reader.OpenAttachment(id, name);
         if (stream is null)
+        {
             return null;
+        }
         var copy = new MemoryStream();
         stream.CopyTo(copy);
         return copy.ToArray();
@@ -90,7 +92,9 @@ public sealed class RevisionAttachmentsStorageTests : IDisposable
     {
         using var reader = database.BeginRead();
         if (reader.GetRevisionAttachment(id, name, changeVector) is not { } info)
+        {
             return null;
+        }
         using var stream = reader.OpenAttachmentContent(info.Hash)!;
         Assert.Equal(info.Size, stream.Length);
         var copy = new MemoryStream();
@@ -115,7 +119,9 @@ public sealed class RevisionAttachmentsStorageTests : IDisposable
         {
             Assert.True(reader.TryGetRevisionByKey(key, out var revision));
             if (!revision.IsDeleteRevision)
+            {
                 return revision.ChangeVector;
+            }
         }
         throw new InvalidOperationException($"'{id}' has no revision of a version.");
     }

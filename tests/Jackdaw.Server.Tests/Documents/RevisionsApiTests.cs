@@ -49,7 +49,9 @@ public sealed class RevisionsApiTests(ServerFixture fixture) : IClassFixture<Ser
 
         var changeVectors = new List<string>();
         for (var v = 1; v <= 3; v++)
+        {
             changeVectors.Add(await PutAsync(db, "users/1", $$$"""{"Name":"v{{{v}}}","@metadata":{"@collection":"Users"}}"""));
+        }
         var document = (await GetDocumentAsync(db, "users/1"))!.Value;
         Assert.Equal("HasRevisions", Metadata(document, "@flags"));
 
@@ -163,12 +165,16 @@ public sealed class RevisionsApiTests(ServerFixture fixture) : IClassFixture<Ser
 
         // A change vector the document does not have fails the batch before anything is kept.
         using (var stale = await Client.PostAsync($"/databases/{db}/bulk_docs", Api.Json("{\"Commands\":[" + PutBefore("users/1", "f", a) + "]}")))
+        {
             await Api.AssertErrorAsync(stale, HttpStatusCode.Conflict, "ConcurrencyException");
+        }
         Assert.Equal(5, (await SendAsync(HttpMethod.Get, $"/databases/{db}/revisions/count?id=users/1")).GetProperty("RevisionsCount").GetInt64());
 
         // A document never saved has no "before" (RavenDB refuses it too): the batch is refused, naming it.
         using (var missing = await Client.PostAsync($"/databases/{db}/bulk_docs", Api.Json("{\"Commands\":[" + PutBefore("users/new", "n") + "]}")))
+        {
             Assert.Contains("users/new", await Api.AssertErrorAsync(missing, HttpStatusCode.UnprocessableEntity, "DocumentDoesNotExistException"), StringComparison.Ordinal);
+        }
         Assert.Null(await GetDocumentAsync(db, "users/new"));
 
         using var bad = await Client.PostAsync($"/databases/{db}/bulk_docs", Api.Json("""{"Commands":[{"Type":"PUT","Id":"users/1","Document":{},"ForceRevisionCreationStrategy":"After"}]}"""));
@@ -356,7 +362,9 @@ public sealed class RevisionsApiTests(ServerFixture fixture) : IClassFixture<Ser
         Assert.Equal(Orders + 1, result.GetProperty("RevertedDocuments").GetInt64());
         Assert.Equal(Orders + 1, result.GetProperty("ScannedDocuments").GetInt64());
         for (var i = 1; i <= Orders; i++)
+        {
             Assert.Equal(1, (await GetDocumentAsync(db, $"orders/{i}"))!.Value.GetProperty("V").GetInt32());
+        }
         Assert.Null(await GetDocumentAsync(db, "orders/new"));
         Assert.Equal(lastNote, (await GetDocumentAsync(db, "notes/1"))!.Value.GetProperty("V").GetInt32());
 

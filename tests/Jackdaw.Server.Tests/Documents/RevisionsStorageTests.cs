@@ -94,14 +94,18 @@ public sealed class RevisionsStorageTests : IDisposable
         await ConfigureAsync(database, """{"Default":{"MinimumRevisionsToKeep":3}}""");
         var puts = new List<PutResult>();
         for (var v = 1; v <= 6; v++)
+        {
             puts.Add(await PutAsync(database, "items/1", "Items", v));
+        }
         Assert.Equal(puts.AsEnumerable().Reverse().Take(3).Select(p => p.ChangeVector), RevisionsOf(database, "items/1").Select(r => r.ChangeVector));
         Assert.Equal(3, CountOf(database, "items/1"));
 
         // Raised then lowered with a cap on removals: the excess goes two per put.
         await ConfigureAsync(database, """{"Default":{"MinimumRevisionsToKeep":100}}""");
         for (var v = 7; v <= 12; v++)
+        {
             await PutAsync(database, "items/1", "Items", v);
+        }
         Assert.Equal(9, CountOf(database, "items/1"));
         await ConfigureAsync(database, """{"Default":{"MinimumRevisionsToKeep":2,"MaximumRevisionsToDeleteUponDocumentUpdate":2}}""");
         await PutAsync(database, "items/1", "Items", 13);
@@ -122,7 +126,9 @@ public sealed class RevisionsStorageTests : IDisposable
         await using var database = OpenDatabase();
         await ConfigureAsync(database, """{"Default":{"MinimumRevisionAgeToKeep":"1.00:00:00"}}""");
         for (var v = 1; v <= 4; v++)
+        {
             await PutAsync(database, "notes/1", "Notes", v);
+        }
         Assert.Equal(4, CountOf(database, "notes/1"));
 
         // Two days on: every earlier revision is older than a day; the new one is not.
@@ -133,7 +139,9 @@ public sealed class RevisionsStorageTests : IDisposable
         // With a count too, a revision goes only when it is both beyond the count and old enough.
         await ConfigureAsync(database, """{"Default":{"MinimumRevisionAgeToKeep":"1.00:00:00","MinimumRevisionsToKeep":3}}""");
         for (var v = 6; v <= 9; v++)
+        {
             await PutAsync(database, "notes/1", "Notes", v);
+        }
         Assert.Equal(5, CountOf(database, "notes/1"));
         _clock.Advance(TimeSpan.FromDays(2));
         await PutAsync(database, "notes/1", "Notes", 10);
@@ -146,7 +154,9 @@ public sealed class RevisionsStorageTests : IDisposable
         await using var database = OpenDatabase();
         await ConfigureAsync(database, $$$"""{"Default":{"MinimumRevisionAgeToKeep":"{{{TimeSpan.MaxValue:c}}}","MinimumRevisionsToKeep":1}}""");
         for (var v = 1; v <= 3; v++)
+        {
             await PutAsync(database, "notes/1", "Notes", v);
+        }
         _clock.Advance(TimeSpan.FromDays(3650));
         await PutAsync(database, "notes/1", "Notes", 4);
         Assert.Equal([4L, 3, 2, 1], RevisionsOf(database, "notes/1").Select(r => r.V!.Value));
@@ -183,7 +193,9 @@ public sealed class RevisionsStorageTests : IDisposable
         Assert.Equal(3, CountOf(database, "users/1"));
         Assert.Equal("HasRevisions", FlagsOf(database, "users/1"));
         using (var reader = database.BeginRead())
+        {
             Assert.Empty(reader.GetRevisionsBinKeys(0, 10));
+        }
     }
 
     [Fact]

@@ -25,9 +25,13 @@ public class TransactionMergerTests
         {
             CommitOpen.Wait();
             if (FailCommit())
+            {
                 throw new IOException("disk full (simulated)");
+            }
             foreach (var (key, value) in transaction.Writes)
+            {
                 Committed[key] = value;
+            }
             transaction.Committed = true;
             Interlocked.Increment(ref Commits);
         }
@@ -42,7 +46,9 @@ public class TransactionMergerTests
         public void Dispose()
         {
             if (!Committed)
+            {
                 Interlocked.Increment(ref store.Rollbacks);
+            }
         }
     }
 
@@ -55,7 +61,9 @@ public class TransactionMergerTests
             Executions++;
             transaction.Writes[key] = value;
             if (fail)
+            {
                 throw new InvalidOperationException($"command {key} refused");
+            }
         }
     }
 
@@ -133,9 +141,13 @@ public class TransactionMergerTests
         for (var i = 0; i < 50; i++)
         {
             if (i % 10 == 3)
+            {
                 await Assert.ThrowsAsync<InvalidOperationException>(() => tasks[i]);
+            }
             else
+            {
                 await tasks[i];
+            }
         }
         Assert.Equal(45, store.Committed.Count);
         Assert.All(Enumerable.Range(0, 50).Where(i => i % 10 != 3), i => Assert.Equal(i, store.Committed[$"k{i}"]));
@@ -179,7 +191,9 @@ public class TransactionMergerTests
         {
             transaction.Committed = true;
             if (durableAtOnce)
+            {
                 return Task.CompletedTask;
+            }
             var durable = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
             Pending.Enqueue(durable);
             return durable.Task;
@@ -206,7 +220,9 @@ public class TransactionMergerTests
         var second = merger.EnqueueAsync(new SignalCommand(secondExecuted));
         await secondExecuted.Task.WaitAsync(TimeSpan.FromSeconds(10));
         while (merger.Transactions < 2)
+        {
             await Task.Yield();
+        }
 
         Assert.False(first.IsCompleted);
         Assert.False(second.IsCompleted);
@@ -225,10 +241,14 @@ public class TransactionMergerTests
         await using var merger = new TransactionMerger<FakeTransaction>(store.Begin, t => { sizes.Enqueue(t.Writes.Count); return store.Commit(t, durableAtOnce: false); }, NullLogger.Instance, maxInFlight: 2);
         var first = merger.EnqueueAsync(new PutCommand("a", 1));
         while (merger.Transactions < 1)
+        {
             await Task.Yield();
+        }
         var second = merger.EnqueueAsync(new PutCommand("b", 2));
         while (merger.Transactions < 2)
+        {
             await Task.Yield();
+        }
 
         // The first of them arrives alone, and well before the others.
         var later = new List<Task> { merger.EnqueueAsync(new PutCommand("c0", 0)) };
@@ -245,7 +265,9 @@ public class TransactionMergerTests
         while (!all.IsCompleted && DateTime.UtcNow < deadline)
         {
             while (store.Pending.TryDequeue(out var next))
+            {
                 next.SetResult();
+            }
             await Task.Delay(5);
         }
 
@@ -264,7 +286,9 @@ public class TransactionMergerTests
         await firstExecuted.Task.WaitAsync(TimeSpan.FromSeconds(10));
         var second = merger.EnqueueAsync(new PutCommand("b", 2));
         while (merger.Transactions < 2)
+        {
             await Task.Yield();
+        }
 
         Assert.True(store.Pending.TryDequeue(out var durable));
         durable.SetException(new IOException("fdatasync failed (simulated)"));

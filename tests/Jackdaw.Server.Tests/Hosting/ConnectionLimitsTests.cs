@@ -40,7 +40,9 @@ public sealed class ConnectionLimitsTests
         try
         {
             for (var i = 0; i < 1000; i++)
+            {
                 idle.Add(await RawConnection.OpenAsync(server.Client.BaseAddress!));
+            }
 
             // Another client is served as if they were not there.
             var requests = Enumerable.Range(0, 20).Select(async i =>

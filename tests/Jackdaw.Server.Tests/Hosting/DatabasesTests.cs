@@ -35,7 +35,9 @@ public class DatabasesTests
         Assert.True(Directory.Exists(Path.Combine(server.DataDir, "Databases", "Northwind")));
 
         using (var deleted = await client.DeleteAsync("/admin/databases?name=northwind"))
+        {
             Assert.Equal(HttpStatusCode.NoContent, deleted.StatusCode);
+        }
         Assert.Equal(["alpha.2"], await ListAsync(client));
         Assert.False(Directory.Exists(Path.Combine(server.DataDir, "Databases", "Northwind")));
     }

@@ -41,7 +41,9 @@ public sealed class DockerfileTests
         string[] unsecured = ["JACKDAW_URLS: http://0.0.0.0:8080", "JACKDAW_SECURITY__CERTIFICATE__PATH: \"\"", "JACKDAW_SECURITY__CERTIFICATE__KEYPATH: \"\"",
             "JACKDAW_SECURITY__UNSECUREDACCESSALLOWED: PublicNetwork", "- \"127.0.0.1:8080:8080\""];
         foreach (var line in unsecured)
+        {
             Assert.Contains(line, compose, StringComparison.Ordinal);
+        }
         environment["JACKDAW_URLS"] = "http://0.0.0.0:8080";
         environment["JACKDAW_SECURITY__CERTIFICATE__PATH"] = "";
         environment["JACKDAW_SECURITY__CERTIFICATE__KEYPATH"] = "";
@@ -105,10 +107,14 @@ public sealed class DockerfileTests
         for (var i = lastStage; i < lines.Length; i++)
         {
             if (!lines[i].StartsWith(name + " ", StringComparison.Ordinal))
+            {
                 continue;
+            }
             var text = lines[i][(name.Length + 1)..];
             while (text.EndsWith('\\') && i + 1 < lines.Length)
+            {
                 text = text[..^1] + " " + lines[++i].Trim();
+            }
             found.Add(text.Trim());
         }
         return found;

@@ -72,7 +72,9 @@ public sealed class ErrorTypesTests(Infrastructure.ServerFixture fixture) : ICla
             using var get = await nodes.Client(0).GetAsync($"/databases/{Replication.ReplicationNodes.Database}/docs?id=users/1");
             status = get.StatusCode;
             if (status != HttpStatusCode.Conflict)
+            {
                 return false;
+            }
             var message = await Api.AssertErrorAsync(get, HttpStatusCode.Conflict, "DocumentConflictException");
             Assert.Contains("users/1", message, StringComparison.Ordinal);
             return true;
@@ -95,7 +97,9 @@ public sealed class ErrorTypesTests(Infrastructure.ServerFixture fixture) : ICla
     {
         var db = await fixture.CreateDatabaseAsync();
         using (var put = await Client.PutAsync($"/databases/{db}/docs?id=a", Api.Json("{}")))
+        {
             Assert.Equal(HttpStatusCode.Created, put.StatusCode);
+        }
         using var request = new HttpRequestMessage(HttpMethod.Patch, $"/databases/{db}/docs?id=a") { Content = Api.Json("""{"Patch":{"Script":"this.A = 1;\nthrow new Error('no');"}}""") };
         using var response = await Client.SendAsync(request);
         var message = await Api.AssertErrorAsync(response, HttpStatusCode.BadRequest, "JavaScriptException");
@@ -107,7 +111,9 @@ public sealed class ErrorTypesTests(Infrastructure.ServerFixture fixture) : ICla
     {
         var db = await fixture.CreateDatabaseAsync();
         using (var put = await Client.PutAsync($"/databases/{db}/docs?id=a", Api.Json("{}")))
+        {
             Assert.Equal(HttpStatusCode.Created, put.StatusCode);
+        }
         using var response = await Client.GetAsync($"/databases/{db}/attachments?id=a&name=missing.png");
         var message = await Api.AssertErrorAsync(response, HttpStatusCode.NotFound, "AttachmentDoesNotExistException");
         Assert.Contains("missing.png", message, StringComparison.Ordinal);
@@ -173,7 +179,9 @@ public sealed class ErrorTypesTests(Infrastructure.ServerFixture fixture) : ICla
     {
         var db = await fixture.CreateDatabaseAsync();
         using (var first = await Client.PutAsync($"/databases/{db}/docs?id=a", Api.Json("{}")))
+        {
             Assert.Equal(HttpStatusCode.Created, first.StatusCode);
+        }
         using var request = Api.Request(HttpMethod.Put, $"/databases/{db}/docs?id=a", "{}", ifMatch: "\"A:999-nope\"");
         using var response = await Client.SendAsync(request);
         await Api.AssertErrorAsync(response, HttpStatusCode.Conflict, "ConcurrencyException");
@@ -219,7 +227,9 @@ public sealed class ErrorTypesTests(Infrastructure.ServerFixture fixture) : ICla
 
         io.DiskFull = true;
         using (var full = await server.Client.PutAsync("/databases/errors/docs?id=a", Api.Json("{}")))
+        {
             await Api.AssertErrorAsync(full, HttpStatusCode.InsufficientStorage, "DiskFullException");
+        }
 
         // The next request sees the failed storage and schedules the reopen (an hour away here);
         // once the failed database is unloaded, requests get 503 until the reopen happens.
@@ -272,7 +282,9 @@ public sealed class ErrorTypesTests(Infrastructure.ServerFixture fixture) : ICla
     {
         var db = await fixture.CreateDatabaseAsync();
         using (var put = await Client.PutAsync($"/databases/{db}/admin/indexes", Api.Json("{\"Indexes\":[{\"Name\":\"L\",\"Maps\":[\"map('A', a => ({ B: a.B }))\"]}]}")))
+        {
             Assert.Equal(HttpStatusCode.Created, put.StatusCode);
+        }
         using (await Client.PostAsync($"/databases/{db}/indexes/set-lock", Api.Json("{\"IndexNames\":[\"L\"],\"Mode\":\"LockedError\"}")))
         {
         }
@@ -293,9 +305,13 @@ public sealed class ErrorTypesTests(Infrastructure.ServerFixture fixture) : ICla
     {
         var db = await fixture.CreateDatabaseAsync();
         using (var put = await Client.PutAsync($"/databases/{db}/admin/analyzers", Api.Json("{\"Analyzers\":[{\"Name\":\"A\",\"Code\":\"WhitespaceAnalyzer\"}]}")))
+        {
             Assert.Equal(HttpStatusCode.Created, put.StatusCode);
+        }
         using (var put = await Client.PutAsync($"/databases/{db}/admin/indexes", Api.Json("{\"Indexes\":[{\"Name\":\"I\",\"Maps\":[\"map('A', a => ({ B: a.B }))\"],\"Fields\":{\"B\":{\"Analyzer\":\"A\"}}}]}")))
+        {
             Assert.Equal(HttpStatusCode.Created, put.StatusCode);
+        }
         using var response = await Client.DeleteAsync($"/databases/{db}/admin/analyzers?name=A");
         await Api.AssertErrorAsync(response, HttpStatusCode.Conflict, "AnalyzerInUseException");
     }
@@ -326,7 +342,9 @@ public sealed class ErrorTypesTests(Infrastructure.ServerFixture fixture) : ICla
         var db = await fixture.CreateDatabaseAsync();
         var lines = string.Join('\n', Enumerable.Range(1, 3000).Select(i => $"{{\"Type\":\"PUT\",\"Id\":\"items/{i}\",\"Document\":{{\"N\":{i},\"@metadata\":{{\"@collection\":\"Items\"}}}}}}"));
         using (var bulk = await Client.PostAsync($"/databases/{db}/bulk_docs", Api.Json("{\"Commands\":[" + lines.Replace('\n', ',') + "]}")))
+        {
             Assert.Equal(HttpStatusCode.OK, bulk.StatusCode);
+        }
         using var response = await Client.PostAsync($"/databases/{db}/queries", Api.Json("{\"Query\":\"from Items where N > 5\",\"WaitForNonStaleResults\":true,\"WaitForNonStaleResultsTimeout\":\"00:00:00\"}"));
         Assert.Contains("Auto/Items/ByN", await Api.AssertErrorAsync(response, HttpStatusCode.RequestTimeout, "TimeoutException"), StringComparison.Ordinal);
     }
@@ -356,7 +374,9 @@ public sealed class ErrorTypesTests(Infrastructure.ServerFixture fixture) : ICla
         {
             var candidate = Path.Combine(dir.FullName, relative);
             if (File.Exists(candidate))
+            {
                 return candidate;
+            }
         }
         throw new FileNotFoundException($"{relative} not found above {AppContext.BaseDirectory}.");
     }

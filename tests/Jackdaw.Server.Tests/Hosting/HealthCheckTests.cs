@@ -43,7 +43,9 @@ public class HealthCheckTests
 
         // A client that checks the certificate refuses this server: the health check must not.
         using (var checking = new HttpClient())
+        {
             await Assert.ThrowsAsync<HttpRequestException>(() => checking.GetAsync(url + "/build/version"));
+        }
         Assert.Equal(0, await HealthCheck.RunAsync(url + "/build/version"));
         Assert.Equal(0, await HealthCheck.RunAsync(url.Replace("127.0.0.1", "localhost", StringComparison.Ordinal) + "/build/version"));
     }

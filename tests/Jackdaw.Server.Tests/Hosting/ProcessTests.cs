@@ -16,7 +16,9 @@ public class ProcessTests
         var address = await server.WaitForAddressAsync(StartTimeout);
         using (var client = new HttpClient { BaseAddress = address })
         using (var response = await client.GetAsync("/build/version"))
+        {
             Assert.Equal(HttpStatusCode.OK, response.StatusCode);
+        }
 
         server.SendSigterm();
         Assert.Equal(0, await server.WaitForExitAsync(TimeSpan.FromSeconds(30)));
@@ -96,7 +98,9 @@ public class CommandLineProcessTests
             "healthcheck", "--help",
         ];
         foreach (var text in expected)
+        {
             Assert.Contains(text, help, StringComparison.Ordinal);
+        }
         Assert.Empty(process.Error);
         Assert.Empty(Directory.EnumerateFileSystemEntries(folder.Path));
     }
@@ -114,9 +118,13 @@ public class CommandLineProcessTests
         var line = Assert.Single(Lines(process.Error));
         Assert.StartsWith($"jackdaw: unknown option {named}", line, StringComparison.Ordinal);
         if (suggested is null)
+        {
             Assert.DoesNotContain("did you mean", line, StringComparison.Ordinal);
+        }
         else
+        {
             Assert.Contains($"did you mean {suggested}?", line, StringComparison.Ordinal);
+        }
         Assert.Contains("jackdaw --help", line, StringComparison.Ordinal);
         Assert.Equal(process.Error, process.Output);
         Assert.Empty(Directory.EnumerateFileSystemEntries(folder.Path));

@@ -64,7 +64,9 @@ public sealed class RequestLimitsTests(LimitsFixture fixture) : IClassFixture<Li
         var db = await fixture.CreateDatabaseAsync();
         var between = (LimitsFixture.MaxOther + LimitsFixture.MaxDocument) / 2;
         using (var put = await SendAsync(HttpMethod.Put, $"/databases/{db}/docs?id=between", Document(between)))
+        {
             Assert.Equal(HttpStatusCode.Created, put.StatusCode);
+        }
 
         var query = "{\"Query\":\"from Orders where Name = $name\",\"QueryParameters\":{\"name\":\"" + new string('y', between) + "\"}}";
         using var response = await SendAsync(HttpMethod.Post, $"/databases/{db}/queries", query);
@@ -77,14 +79,20 @@ public sealed class RequestLimitsTests(LimitsFixture fixture) : IClassFixture<Li
         var db = await fixture.CreateDatabaseAsync();
         // Larger than a document may be, within a batch's limit.
         using (var fits = await SendAsync(HttpMethod.Post, $"/databases/{db}/bulk_docs", BatchOf(LimitsFixture.MaxBatch - 1000)))
+        {
             Assert.Equal(HttpStatusCode.OK, fits.StatusCode);
+        }
 
         using (var response = await SendAsync(HttpMethod.Post, $"/databases/{db}/bulk_docs", BatchOf(LimitsFixture.MaxBatch + 1000)))
+        {
             await AssertTooLargeAsync(response, "Limits:MaxBatchBodySize", LimitsFixture.MaxBatch);
+        }
 
         var gets = "{\"Requests\":[{\"Url\":\"/docs\",\"Query\":\"?id=" + new string('z', LimitsFixture.MaxBatch) + "\"}]}";
         using (var response = await SendAsync(HttpMethod.Post, $"/databases/{db}/multi_get", gets))
+        {
             await AssertTooLargeAsync(response, "Limits:MaxBatchBodySize", LimitsFixture.MaxBatch);
+        }
     }
 
     [Fact]
@@ -98,10 +106,14 @@ public sealed class RequestLimitsTests(LimitsFixture fixture) : IClassFixture<Li
         var fits = Lines(25, 10_000);
         Assert.InRange(fits.Length, LimitsFixture.MaxBatch, LimitsFixture.MaxBulkInsert);
         using (var response = await SendAsync(HttpMethod.Post, $"/databases/{db}/bulk_insert", fits, "application/x-ndjson"))
+        {
             Assert.Equal(25, (await Api.JsonAsync(response)).GetProperty("Count").GetInt64());
+        }
 
         using (var response = await SendAsync(HttpMethod.Post, $"/databases/{db}/bulk_insert", Lines(35, 10_000), "application/x-ndjson"))
+        {
             await AssertTooLargeAsync(response, "Limits:MaxBulkInsertBodySize", LimitsFixture.MaxBulkInsert);
+        }
 
         using (var response = await SendAsync(HttpMethod.Post, $"/databases/{db}/bulk_insert", Lines(1, LimitsFixture.MaxDocument + 1000), "application/x-ndjson"))
         {
@@ -116,7 +128,9 @@ public sealed class RequestLimitsTests(LimitsFixture fixture) : IClassFixture<Li
         using (var many = new HttpRequestMessage(HttpMethod.Get, "/build/version"))
         {
             for (var i = 0; i <= LimitsFixture.MaxHeaderCount; i++)
+            {
                 many.Headers.TryAddWithoutValidation($"X-Header-{i}", "x");
+            }
             using var response = await Client.SendAsync(many);
             Assert.Equal(HttpStatusCode.RequestHeaderFieldsTooLarge, response.StatusCode);
         }
@@ -137,7 +151,9 @@ public sealed class RequestLimitsTests(LimitsFixture fixture) : IClassFixture<Li
         // A slowloris: the head begun, never ended (3 s allowed here).
         await slow.SendAsync("GET /build/version HTTP/1.1\r\nHost: test\r\nX-Slow: ");
         using (var other = await Client.GetAsync("/build/version"))
+        {
             Assert.Equal(HttpStatusCode.OK, other.StatusCode);
+        }
         Assert.StartsWith("HTTP/1.1 408 ", await slow.ReadResponseAsync(Answered), StringComparison.Ordinal);
         Assert.True(await slow.ClosedByServerAsync(Answered), "the connection is closed after the 408");
     }
@@ -151,7 +167,9 @@ public sealed class RequestLimitsTests(LimitsFixture fixture) : IClassFixture<Li
         await slow.SendAsync($"PUT /databases/{db}/docs?id=slow HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\nContent-Length: 50000\r\n\r\n{{\"Text\":\"");
 
         using (var other = await Client.PutAsync($"/databases/{db}/docs?id=other", Api.Json("{}")))
+        {
             Assert.Equal(HttpStatusCode.Created, other.StatusCode);
+        }
 
         var response = await slow.ReadResponseAsync(Answered);
         Assert.StartsWith("HTTP/1.1 408 ", response, StringComparison.Ordinal);

@@ -51,7 +51,9 @@ public sealed class ThrowingHandler(ServerContext server) : HandlerBase(server)
     {
         var aborted = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
         using (context.RequestAborted.Register(() => aborted.TrySetResult()))
+        {
             await aborted.Task;
+        }
         throw new IOException("the test handler failed after its client went away");
     }
 
@@ -67,7 +69,9 @@ public sealed class ThrowingHandler(ServerContext server) : HandlerBase(server)
     public async ValueTask WebSocketEcho(RequestContext context)
     {
         if (!context.HttpContext.WebSockets.IsWebSocketRequest)
+        {
             throw new BadRequestException("Expected a WebSocket request.");
+        }
         using var socket = await context.HttpContext.WebSockets.AcceptWebSocketAsync();
         var buffer = new byte[4096];
         while (true)
@@ -107,7 +111,9 @@ public sealed class ThrowingHandler(ServerContext server) : HandlerBase(server)
             total += result.Buffer.Length;
             context.Request.BodyReader.AdvanceTo(result.Buffer.End);
             if (result.IsCompleted)
+            {
                 break;
+            }
         }
         var json = context.StartJson();
         json.WriteStartObject();

@@ -45,9 +45,13 @@ public sealed class WebSocketLimitsTests(LimitsFixture fixture) : IClassFixture<
     {
         var db = await fixture.CreateDatabaseAsync();
         using (var put = await fixture.Client.PutAsync($"/databases/{db}/docs?id=orders/1", Api.Json("{\"@metadata\":{\"@collection\":\"Orders\"}}")))
+        {
             Assert.Equal(HttpStatusCode.Created, put.StatusCode);
+        }
         using (var create = await fixture.Client.PutAsync($"/databases/{db}/subscriptions", Api.Json(JsonSerializer.Serialize(new { Name = "S", Query = "from Orders", ChangeVector = "BeginningOfTime" }))))
+        {
             Assert.Equal(HttpStatusCode.Created, create.StatusCode);
+        }
         var (worker, _) = await SubscriptionWorker.ConnectAsync(Server, db, "S");
         await using var scope = worker;
         await worker.BatchAsync();

@@ -84,10 +84,14 @@ public sealed class AnalyzerTests(ServerFixture fixture) : IClassFixture<ServerF
         Assert.Equal(("words", "KeywordAnalyzer"), (listed[2].GetProperty("Name").GetString(), listed[2].GetProperty("Code").GetString()));
 
         using (var deleted = await Client.DeleteAsync($"/databases/{db}/admin/analyzers?name=WORDS"))
+        {
             Assert.Equal(HttpStatusCode.NoContent, deleted.StatusCode);
+        }
         // As RavenDB: deleting what is not there is not an error.
         using (var again = await Client.DeleteAsync($"/databases/{db}/admin/analyzers?name=Words"))
+        {
             Assert.Equal(HttpStatusCode.NoContent, again.StatusCode);
+        }
         Assert.Equal(["Folding", "Prefixes"], (await AnalyzersAsync(Client, db)).EnumerateArray().Select(a => a.GetProperty("Name").GetString()));
     }
 
@@ -185,11 +189,17 @@ public sealed class AnalyzerTests(ServerFixture fixture) : IClassFixture<ServerF
         var rql = "from index 'Products/Search' where search(Name, $w)";
         var ids = await IdsAsync(Client, db, rql.Replace("$w", "'" + word + "'", StringComparison.Ordinal));
         if (found is not null)
+        {
             Assert.Contains(found, ids);
+        }
         else
+        {
             Assert.Empty(ids);
+        }
         if (notFound is not null)
+        {
             Assert.Empty(await IdsAsync(Client, db, rql.Replace("$w", "'" + notFound + "'", StringComparison.Ordinal)));
+        }
     }
 
     [Fact]
@@ -251,7 +261,9 @@ public sealed class AnalyzerTests(ServerFixture fixture) : IClassFixture<ServerF
             Assert.Equal(HttpStatusCode.NoContent, deleted.StatusCode);
         }
         using (var ok = await Client.DeleteAsync($"/databases/{db}/admin/analyzers?name=Folding"))
+        {
             Assert.Equal(HttpStatusCode.NoContent, ok.StatusCode);
+        }
     }
 
     [Fact]

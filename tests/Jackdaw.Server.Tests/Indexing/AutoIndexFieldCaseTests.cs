@@ -26,7 +26,9 @@ public sealed class AutoIndexFieldCaseTests(ServerFixture fixture) : IClassFixtu
     {
         var db = await fixture.CreateDatabaseAsync();
         using (var put = await Client.PutAsync($"/databases/{db}/docs?id=users/1", Api.Json("""{"Name":"a","name":"b","@metadata":{"@collection":"Users"}}""")))
+        {
             Assert.Equal(HttpStatusCode.Created, put.StatusCode);
+        }
         Assert.Equal((1, "Auto/Users/ByName"), await QueryAsync(db, "from Users where Name = 'a'"));
         Assert.Equal((1, "Auto/Users/ByNameAndname"), await QueryAsync(db, "from Users where name = 'b'"));
         Assert.Equal((0, "Auto/Users/ByNameAndname"), await QueryAsync(db, "from Users where name = 'a'"));

@@ -29,7 +29,9 @@ public sealed class AutoIndexLifecycleTests
         var commands = string.Join(',', Enumerable.Range(1, 50).Select(i =>
             $"{{\"Type\":\"PUT\",\"Id\":\"users/{i}\",\"Document\":{{\"Name\":\"file{i}\",\"Age\":{20 + (i % 30)},\"City\":\"{(i % 2 == 0 ? "Oslo" : "Rome")}\",\"@metadata\":{{\"@collection\":\"Users\"}}}}}}"));
         using (var bulk = await server.Client.PostAsync("/databases/Auto/bulk_docs", Api.Json("{\"Commands\":[" + commands + "]}")))
+        {
             Assert.Equal(HttpStatusCode.OK, bulk.StatusCode);
+        }
         return server;
     }
 
@@ -94,7 +96,9 @@ public sealed class AutoIndexLifecycleTests
             Assert.Equal(HttpStatusCode.OK, bulk.StatusCode);
         }
         using (var created = await server.Client.PostAsync("/databases/Build/queries", Api.Json("""{"Query":"from Items where V = 7"}""")))
+        {
             Assert.Equal(HttpStatusCode.OK, created.StatusCode);
+        }
         // While it builds: every tenth item changes, twice.
         for (var round = 1; round <= 2; round++)
         {
@@ -121,12 +125,18 @@ public sealed class AutoIndexLifecycleTests
         // then the Cats tombstone of its old version comes.
         var definition = """{"Indexes":[{"Name":"Pets/ByName","Maps":["map('Dogs', d => ({ Name: d.Name }))","map('Cats', c => ({ Name: c.Name }))"]}]}""";
         using (var put = await server.Client.PutAsync("/databases/Pets/admin/indexes", Api.Json(definition)))
+        {
             Assert.Equal(HttpStatusCode.Created, put.StatusCode);
+        }
         using (var cat = await server.Client.PutAsync("/databases/Pets/docs?id=pets/1", Api.Json("""{"Name":"Rex","@metadata":{"@collection":"Cats"}}""")))
+        {
             Assert.Equal(HttpStatusCode.Created, cat.StatusCode);
+        }
         Assert.Equal(1, (await QueryAsync(server, "Pets", "from index 'Pets/ByName' where Name = 'Rex'")).GetProperty("TotalResults").GetInt64());
         using (var dog = await server.Client.PutAsync("/databases/Pets/docs?id=pets/1", Api.Json("""{"Name":"Rex","@metadata":{"@collection":"Dogs"}}""")))
+        {
             Assert.True(dog.StatusCode is HttpStatusCode.Created or HttpStatusCode.OK, dog.StatusCode.ToString());
+        }
         var moved = await QueryAsync(server, "Pets", "from index 'Pets/ByName' where Name = 'Rex'");
         Assert.Equal(1, moved.GetProperty("TotalResults").GetInt64());
         Assert.Equal("Dogs", moved.GetProperty("Results")[0].GetProperty("@metadata").GetProperty("@collection").GetString());
@@ -146,7 +156,9 @@ public sealed class AutoIndexLifecycleTests
 
         // A stopped index is not waited for: it answers at once, stale.
         using (var stop = await server.Client.PostAsync("/databases/Auto/admin/indexes/stop", null))
+        {
             Assert.Equal(HttpStatusCode.NoContent, stop.StatusCode);
+        }
         var started = System.Diagnostics.Stopwatch.StartNew();
         using var stale = await server.Client.PostAsync("/databases/Auto/queries", Api.Json("""{"Query":"from Users where Age = 25"}"""));
         var staleJson = await Api.JsonAsync(stale);

@@ -65,7 +65,9 @@ public sealed class IndexDurabilityTests
                 {
                     var roll = random.Next(10);
                     if (roll < 7 || model.Count < 100)
+                    {
                         changes.Add(($"items/{next++}", random.Next(10)));
+                    }
                     else
                     {
                         var id = model.Keys.ElementAt(random.Next(model.Count));
@@ -76,9 +78,13 @@ public sealed class IndexDurabilityTests
                 foreach (var (id, group) in changes)
                 {
                     if (group is { } g)
+                    {
                         model[id] = g;
+                    }
                     else
+                    {
                         model.Remove(id);
+                    }
                 }
                 if (round == 0 && batch == 0)
                 {
@@ -91,7 +97,9 @@ public sealed class IndexDurabilityTests
             await Task.Delay(random.Next(50, 1500));
             var stats = await StatsAsync(client, "Crash");
             if (stats.GetArrayLength() > 0 && stats[0].GetProperty("IsStale").GetBoolean())
+            {
                 killedWhileStale++;
+            }
             server.KillHard();
             await server.WaitForExitAsync(TimeSpan.FromSeconds(30));
         }

@@ -52,7 +52,9 @@ public sealed class IndexFailureTests
         private void Check(string name)
         {
             if (!Fails(name))
+            {
                 return;
+            }
             Interlocked.Increment(ref _failures);
             throw new IOException($"injected failure on {name}");
         }
@@ -70,7 +72,9 @@ public sealed class IndexFailureTests
                 {
                     var directory = new FailingDirectory(new PreadDirectory(new DirectoryInfo(folder)));
                     if (fails is not null)
+                    {
                         directory.Fails = fails;
+                    }
                     lock (directories)
                         directories.Add(directory);
                     return directory;
@@ -94,14 +98,18 @@ public sealed class IndexFailureTests
         var json = await Api.JsonAsync(response);
         Assert.True(response.StatusCode == HttpStatusCode.OK, json.ToString());
         if (wait)
+        {
             Assert.False(json.GetProperty("IsStale").GetBoolean(), rql);
+        }
         return json;
     }
 
     private static async Task CreateAsync(HttpClient client)
     {
         using (var created = await client.PutAsync("/admin/databases?name=Disk", null))
+        {
             Assert.Equal(HttpStatusCode.Created, created.StatusCode);
+        }
         var definition = JsonSerializer.Serialize(new { Indexes = new[] { new { Name = "Items/ByGroup", Maps = new[] { Map } } } });
         using var put = await client.PutAsync("/databases/Disk/admin/indexes", new StringContent(definition, Encoding.UTF8, "application/json"));
         Assert.Equal(HttpStatusCode.Created, put.StatusCode);
@@ -137,11 +145,15 @@ public sealed class IndexFailureTests
         await using var server = await StartAsync(data.Path, name => name.EndsWith(".cfs", StringComparison.Ordinal) && Interlocked.Decrement(ref failuresLeft) >= 0, directories);
         var model = Enumerable.Range(1, 2_000).ToDictionary(i => $"items/{i}", i => i % 10, StringComparer.Ordinal);
         using (var created = await server.Client.PutAsync("/admin/databases?name=Disk", null))
+        {
             Assert.Equal(HttpStatusCode.Created, created.StatusCode);
+        }
         await PutBatchAsync(server.Client, model.Select(p => (p.Key, (int?)p.Value)));
         var definition = JsonSerializer.Serialize(new { Indexes = new[] { new { Name = "Items/ByGroup", Maps = new[] { Map } } } });
         using (var put = await server.Client.PutAsync("/databases/Disk/admin/indexes", new StringContent(definition, Encoding.UTF8, "application/json")))
+        {
             Assert.Equal(HttpStatusCode.Created, put.StatusCode);
+        }
 
         await AssertMatchesAsync(server.Client, model);
         Assert.Equal(2, directories.Single().Failures);
@@ -165,9 +177,13 @@ public sealed class IndexFailureTests
         bool Fails(string name)
         {
             if (!Volatile.Read(ref armed))
+            {
                 return false;
+            }
             if (IsCommitFile(name))
+            {
                 return Interlocked.Increment(ref attempts) % 4 == 1;
+            }
             if (name.StartsWith("sync segments_", StringComparison.Ordinal))
             {
                 Interlocked.Increment(ref through);
@@ -184,16 +200,22 @@ public sealed class IndexFailureTests
                 var changes = Enumerable.Range(round * 300, 600).Select(i => ($"items/{i}", (int?)((i + round) % 10))).ToList();
                 await PutBatchAsync(server.Client, changes);
                 foreach (var (id, group) in changes)
+                {
                     model[id] = group!.Value;
+                }
                 await AssertMatchesAsync(server.Client, model);
                 // The index commits when it has been idle a moment: that commit is one of the attempts.
                 var before = Volatile.Read(ref attempts);
                 for (var wait = 0; wait < 200 && Volatile.Read(ref attempts) == before; wait++)
+                {
                     await Task.Delay(50);
+                }
             }
             // Commits fail and commits get through, the last round's included.
             for (var wait = 0; wait < 600 && Volatile.Read(ref through) < 2; wait++)
+            {
                 await Task.Delay(50);
+            }
             Assert.True(Volatile.Read(ref through) >= 2, $"{through} commits got through of {attempts}");
             Assert.True(directories.Sum(d => d.Failures) >= 2);
             Assert.True(IndexOf(server).RollbacksDone >= 2);
@@ -217,11 +239,15 @@ public sealed class IndexFailureTests
         bool Fails(string name)
         {
             if (!name.EndsWith(".cfs", StringComparison.Ordinal) || Volatile.Read(ref failed) != 0)
+            {
                 return false;
+            }
             blocked.TrySetResult();
             var deadline = DateTime.UtcNow.AddSeconds(30);
             while (!closing() && DateTime.UtcNow < deadline)
+            {
                 Thread.Sleep(10);
+            }
             return Interlocked.Exchange(ref failed, 1) == 0;
         }
         var model = Enumerable.Range(0, 100).ToDictionary(i => $"items/{i}", i => i % 10, StringComparer.Ordinal);
@@ -254,11 +280,15 @@ public sealed class IndexFailureTests
             var changes = Enumerable.Range(round * 20, 40).Select(i => ($"items/{i}", (int?)((i + round) % 10))).ToList();
             await PutBatchAsync(server.Client, changes);
             foreach (var (id, group) in changes)
+            {
                 model[id] = group!.Value;
+            }
             await QueryAsync(server.Client, "from index 'Items/ByGroup' where Group = 1");
         }
         for (var wait = 0; wait < 200 && directories.Single().Failures == 0; wait++)
+        {
             await Task.Delay(50);
+        }
         Assert.True(directories.Single().Failures > 0, "no merge was tried");
         await AssertMatchesAsync(server.Client, model);
         using (var errors = await server.Client.GetAsync("/databases/Disk/indexes/errors?name=Items/ByGroup"))
@@ -282,17 +312,25 @@ public sealed class IndexFailureTests
         var failing = true;
         await using var server = await StartAsync(data.Path, _ => Volatile.Read(ref failing), directories);
         using (var created = await server.Client.PutAsync("/admin/databases?name=Disk", null))
+        {
             Assert.Equal(HttpStatusCode.Created, created.StatusCode);
+        }
         var definition = JsonSerializer.Serialize(new { Indexes = new[] { new { Name = "Items/ByGroup", Maps = new[] { Map } } } });
         using (var put = await server.Client.PutAsync("/databases/Disk/admin/indexes", new StringContent(definition, Encoding.UTF8, "application/json")))
+        {
             Assert.Contains("injected failure", await Api.AssertErrorAsync(put, HttpStatusCode.InternalServerError, "InternalServerErrorException"), StringComparison.Ordinal);
+        }
         // Nothing of it stays: no definition, no folder; once the disk works it is created.
         using (var list = await server.Client.GetAsync("/databases/Disk/indexes"))
+        {
             Assert.Empty((await Api.JsonAsync(list)).GetProperty("Results").EnumerateArray());
+        }
         Assert.Empty(System.IO.Directory.GetDirectories(Path.Combine(server.DataDir, "Databases", "Disk", "Indexes")));
         Volatile.Write(ref failing, false);
         using (var put = await server.Client.PutAsync("/databases/Disk/admin/indexes", new StringContent(definition, Encoding.UTF8, "application/json")))
+        {
             Assert.Equal(HttpStatusCode.Created, put.StatusCode);
+        }
         await AssertMatchesAsync(server.Client, []);
     }
 
@@ -328,16 +366,24 @@ public sealed class IndexFailureTests
                 foreach (var (id, group) in changes)
                 {
                     if (group is { } g)
+                    {
                         model[id] = g;
+                    }
                     else
+                    {
                         model.Remove(id);
+                    }
                 }
                 // Queries that do not wait read whatever searcher is current, also across a rollback;
                 // one check in the middle waits for non-stale results while the disk still fails.
                 if (round % 5 == 0)
+                {
                     await QueryAsync(server.Client, $"from index 'Items/ByGroup' where Group = {round % 10}", wait: false);
+                }
                 if (round == 30)
+                {
                     await AssertMatchesAsync(server.Client, model);
+                }
                 await Task.Delay(20);
             }
             Volatile.Write(ref failing, false);

@@ -103,7 +103,9 @@ public sealed class IndexOperationsTests(ServerFixture fixture) : IClassFixture<
             "map('Companies', c => ({ Product: null, Name: c.Name }))",
         };
         using (var put = await Client.PutAsync($"/databases/{db}/admin/indexes", Api.Json(Definition("Everything", maps, """{"Name":{"Indexing":"Search"}}"""))))
+        {
             Assert.Equal(HttpStatusCode.Created, put.StatusCode);
+        }
         // Each order has an entry per line: products/9 is in every order, each order once.
         var nine = await QueryAsync(db, "from index 'Everything' where Product = 'products/9'");
         Assert.Equal(6, Ids(nine).Distinct().Count());
@@ -125,7 +127,9 @@ public sealed class IndexOperationsTests(ServerFixture fixture) : IClassFixture<
     {
         var db = await SeedOrdersAsync();
         using (var put = await Client.PutAsync($"/databases/{db}/admin/indexes", Api.Json(Definition("Orders/Totals", [TotalsMap]))))
+        {
             Assert.Equal(HttpStatusCode.Created, put.StatusCode);
+        }
         await QueryAsync(db, "from Orders where Company = 'companies/1'");
         // Both indexes caught up (the query waits): what follows reads their figures, not a race.
         await QueryAsync(db, "from index 'Orders/Totals'");
@@ -137,7 +141,9 @@ public sealed class IndexOperationsTests(ServerFixture fixture) : IClassFixture<
             Assert.Equal(TotalsMap, results[1].GetProperty("Maps")[0].GetString());
         }
         using (var one = await Client.GetAsync($"/databases/{db}/indexes?name=orders/totals"))
+        {
             Assert.Single((await Api.JsonAsync(one)).GetProperty("Results").EnumerateArray());
+        }
 
         using (var stats = await Client.GetAsync($"/databases/{db}/indexes/stats"))
         {
@@ -151,26 +157,38 @@ public sealed class IndexOperationsTests(ServerFixture fixture) : IClassFixture<
             Assert.NotEqual(JsonValueKind.Null, results["Auto/Orders/ByCompany"].GetProperty("LastQueryingTime").ValueKind);
         }
         using (var staleness = await Client.GetAsync($"/databases/{db}/indexes/staleness?name=Orders/Totals"))
+        {
             Assert.False((await Api.JsonAsync(staleness)).GetProperty("IsStale").GetBoolean());
+        }
 
         // Saving the same definition (whitespace aside) changes nothing.
         using (var same = await Client.PutAsync($"/databases/{db}/admin/indexes", Api.Json(Definition("Orders/Totals", ["  " + TotalsMap.Replace(", ", ",   ", StringComparison.Ordinal) + "\n"]))))
+        {
             Assert.Equal(HttpStatusCode.Created, same.StatusCode);
+        }
 
         // Reset rebuilds; delete removes the definition and the files.
         var folders = Directory.GetDirectories(Path.Combine(fixture.Server.DataDir, "Databases", db, "Indexes"));
         Assert.Equal(2, folders.Length);
         using (var reset = await Client.SendAsync(new HttpRequestMessage(new HttpMethod("RESET"), $"/databases/{db}/indexes?name=Orders/Totals")))
+        {
             Assert.Equal(HttpStatusCode.NoContent, reset.StatusCode);
+        }
         Assert.Equal(6, (await QueryAsync(db, "from index 'Orders/Totals'")).GetProperty("TotalResults").GetInt64());
         using (var reset = await Client.PostAsync($"/databases/{db}/indexes/reset?name=Orders/Totals", null))
+        {
             Assert.Equal(HttpStatusCode.NoContent, reset.StatusCode);
+        }
         using (var delete = await Client.DeleteAsync($"/databases/{db}/indexes?name=Orders/Totals"))
+        {
             Assert.Equal(HttpStatusCode.NoContent, delete.StatusCode);
+        }
         Assert.Single(Directory.GetDirectories(Path.Combine(fixture.Server.DataDir, "Databases", db, "Indexes")));
         await QueryAsync(db, "from index 'Orders/Totals'", status: HttpStatusCode.NotFound);
         using (var again = await Client.DeleteAsync($"/databases/{db}/indexes?name=Orders/Totals"))
+        {
             await Api.AssertErrorAsync(again, HttpStatusCode.NotFound, "IndexDoesNotExistException");
+        }
     }
 
     [Fact]
@@ -208,17 +226,23 @@ public sealed class IndexOperationsTests(ServerFixture fixture) : IClassFixture<
         var commands = string.Join(',', Enumerable.Range(0, 200).Select(i =>
             $"{{\"Type\":\"PUT\",\"Id\":\"items/{i}\",\"Document\":{{{(i % 4 == 0 ? "" : "\"Inner\":{\"V\":1},")}\"N\":{i},\"@metadata\":{{\"@collection\":\"Items\"}}}}}}"));
         using (var bulk = await Client.PostAsync($"/databases/{db}/bulk_docs", Api.Json("{\"Commands\":[" + commands + "]}")))
+        {
             Assert.Equal(HttpStatusCode.OK, bulk.StatusCode);
+        }
         // A quarter of the documents have no Inner: the map throws for them (25% > 15%).
         using (var put = await Client.PutAsync($"/databases/{db}/admin/indexes", Api.Json(Definition("Items/Inner", ["map('Items', i => ({ V: i.Inner.V }))"]))))
+        {
             Assert.Equal(HttpStatusCode.Created, put.StatusCode);
+        }
         JsonElement stats = default;
         for (var attempt = 0; attempt < 200; attempt++)
         {
             using var response = await Client.GetAsync($"/databases/{db}/indexes/stats?name=Items/Inner");
             stats = (await Api.JsonAsync(response)).GetProperty("Results")[0];
             if (stats.GetProperty("State").GetString() == "Error")
+            {
                 break;
+            }
             await Task.Delay(50);
         }
         Assert.Equal("Error", stats.GetProperty("State").GetString());
@@ -234,7 +258,9 @@ public sealed class IndexOperationsTests(ServerFixture fixture) : IClassFixture<
         using (var response = await Client.PostAsync($"/databases/{db}/queries", Api.Json(body)))
         {
             if (response.StatusCode != HttpStatusCode.OK)
+            {
                 Assert.Contains("error state", await Api.AssertErrorAsync(response, HttpStatusCode.RequestTimeout, "TimeoutException"), StringComparison.Ordinal);
+            }
         }
     }
 
@@ -301,15 +327,21 @@ public sealed class IndexOperationsTests(ServerFixture fixture) : IClassFixture<
         var huge = "from Orders where Company = '" + new string('x', 10 * 1024 * 1024) + "'";
         var body = JsonSerializer.Serialize(new { Query = huge });
         using (var response = await Client.PostAsync($"/databases/{db}/queries", Api.Json(body)))
+        {
             Assert.True((int)response.StatusCode is >= 400 and < 500, response.StatusCode.ToString());
+        }
         var term = "from Orders where Company = '" + new string('x', 1024 * 1024) + "'";
         using (var response = await Client.PostAsync($"/databases/{db}/queries", Api.Json(JsonSerializer.Serialize(new { Query = term }))))
+        {
             Assert.True((int)response.StatusCode is >= 400 and < 500, response.StatusCode.ToString());
+        }
         await QueryAsync(db, "from Orders where Company = $missing", status: HttpStatusCode.BadRequest);
         await QueryAsync(db, "from Orders order by Company as wobbly", status: HttpStatusCode.BadRequest);
         await QueryAsync(db, "from @all_docs where Company = 'x'", status: HttpStatusCode.BadRequest);
         using (var timeout = await Client.PostAsync($"/databases/{db}/queries", Api.Json("{\"Query\":\"from Orders where Company = 'x'\",\"WaitForNonStaleResults\":true,\"WaitForNonStaleResultsTimeout\":\"forever\"}")))
+        {
             await Api.AssertErrorAsync(timeout, HttpStatusCode.BadRequest, "BadRequestException");
+        }
         // The server is still fine.
         Assert.Equal(3, (await QueryAsync(db, "from Orders where Company = 'companies/1'")).GetProperty("TotalResults").GetInt64());
     }
@@ -323,7 +355,9 @@ public sealed class IndexOperationsTests(ServerFixture fixture) : IClassFixture<
         var writer = Task.Run(async () =>
         {
             for (var i = 100; !stop.IsCancellationRequested; i++)
+            {
                 await PutAsync(db, $"orders/{i}", """{"Company":"companies/1","Lines":[],"@metadata":{"@collection":"Orders"}}""");
+            }
         });
         var queries = 0;
         long last = 0;
@@ -349,7 +383,9 @@ public sealed class IndexOperationsTests(ServerFixture fixture) : IClassFixture<
     {
         var db = await SeedOrdersAsync();
         using (var put = await Client.PutAsync($"/databases/{db}/admin/indexes", Api.Json(Definition("Orders/Totals", [TotalsMap]))))
+        {
             Assert.Equal(HttpStatusCode.Created, put.StatusCode);
+        }
         using var stop = new CancellationTokenSource();
         var queries = Task.Run(async () =>
         {
@@ -366,10 +402,14 @@ public sealed class IndexOperationsTests(ServerFixture fixture) : IClassFixture<
         for (var i = 0; i < 6; i++)
         {
             using (var reset = await Client.PostAsync($"/databases/{db}/indexes/reset?name=Orders/Totals", null))
+            {
                 Assert.Equal(HttpStatusCode.NoContent, reset.StatusCode);
+            }
             var map = TotalsMap.Replace("Total:", i % 2 == 0 ? "Total: 0 +" : "Total:", StringComparison.Ordinal);
             using (var put = await Client.PutAsync($"/databases/{db}/admin/indexes", Api.Json(Definition("Orders/Totals", [map]))))
+            {
                 Assert.Equal(HttpStatusCode.Created, put.StatusCode);
+            }
         }
         stop.Cancel();
         Assert.True(await queries > 0);
@@ -401,7 +441,9 @@ public sealed class IndexOperationsTests(ServerFixture fixture) : IClassFixture<
             },
         });
         using (var put = await Client.PutAsync($"/databases/{db}/admin/indexes", Api.Json(body)))
+        {
             Assert.Equal(HttpStatusCode.Created, put.StatusCode);
+        }
         using (var definitions = await Client.GetAsync($"/databases/{db}/indexes?name=A"))
         {
             var a = (await Api.JsonAsync(definitions)).GetProperty("Results")[0];
@@ -416,7 +458,9 @@ public sealed class IndexOperationsTests(ServerFixture fixture) : IClassFixture<
             using var response = await Client.GetAsync($"/databases/{db}/indexes/errors?&name=A&name=B");
             errors = (await Api.JsonAsync(response)).GetProperty("Results");
             if (errors.GetArrayLength() == 2 && errors.EnumerateArray().All(e => e.GetProperty("Errors").GetArrayLength() == 6))
+            {
                 break;
+            }
             await Task.Delay(50);
         }
         Assert.Equal(["A", "B"], errors.EnumerateArray().Select(e => e.GetProperty("Name").GetString()));
@@ -435,18 +479,26 @@ public sealed class IndexOperationsTests(ServerFixture fixture) : IClassFixture<
         {
         }
         using (var status = await Client.GetAsync($"/databases/{db}/indexes/status"))
+        {
             Assert.All((await Api.JsonAsync(status)).GetProperty("Indexes").EnumerateArray(), i => Assert.Equal("Running", i.GetProperty("Status").GetString()));
+        }
 
         // Lock modes hold deletes too: LockedIgnore ignores it, LockedError refuses it.
         using (var delete = await Client.DeleteAsync($"/databases/{db}/indexes?name=A"))
+        {
             Assert.Equal(HttpStatusCode.NoContent, delete.StatusCode);
+        }
         using (await Client.PostAsync($"/databases/{db}/indexes/set-lock", Api.Json("""{"IndexNames":["B"],"Mode":"LockedError"}""")))
         {
         }
         using (var delete = await Client.DeleteAsync($"/databases/{db}/indexes?name=B"))
+        {
             await Api.AssertErrorAsync(delete, HttpStatusCode.Conflict, "IndexLockedException");
+        }
         using (var list = await Client.GetAsync($"/databases/{db}/indexes"))
+        {
             Assert.Equal(2, (await Api.JsonAsync(list)).GetProperty("Results").GetArrayLength());
+        }
     }
 
     [Fact]
@@ -466,7 +518,9 @@ public sealed class IndexOperationsTests(ServerFixture fixture) : IClassFixture<
                 using var response = await Client.PostAsync($"/databases/{db}/queries", Api.Json(body));
                 var text = await response.Content.ReadAsStringAsync();
                 if (response.StatusCode != HttpStatusCode.OK || !text.Contains($"\"@id\":\"{id}\"", StringComparison.Ordinal))
+                {
                     failures.Add($"{id}: {(int)response.StatusCode} {text[..Math.Min(200, text.Length)]}");
+                }
             }
         })));
         Assert.Empty(failures);

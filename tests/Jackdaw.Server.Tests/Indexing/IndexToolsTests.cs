@@ -45,7 +45,9 @@ public sealed class IndexToolsTests(ServerFixture fixture) : IClassFixture<Serve
         Assert.Equal("orders/5", error.GetProperty("Document").GetString());
 
         using (var list = await Client.GetAsync($"/databases/{db}/indexes"))
+        {
             Assert.Empty((await Api.JsonAsync(list)).GetProperty("Results").EnumerateArray());
+        }
         Assert.Empty(Directory.GetDirectories(Path.Combine(fixture.Server.DataDir, "Databases", db, "Indexes")));
 
         // Without a query: every entry; bad input is a 400.
@@ -70,7 +72,9 @@ public sealed class IndexToolsTests(ServerFixture fixture) : IClassFixture<Serve
             },
         };
         using (var put = await Client.PutAsync($"/databases/{db}/admin/indexes", Api.Json(JsonSerializer.Serialize(definitions))))
+        {
             Assert.Equal(HttpStatusCode.Created, put.StatusCode);
+        }
         var body = JsonSerializer.Serialize(new { Query = "from Orders where Company = 'companies/1'", WaitForNonStaleResults = true });
         using (await Client.PostAsync($"/databases/{db}/queries", Api.Json(body)))
         {
@@ -95,9 +99,13 @@ public sealed class IndexToolsTests(ServerFixture fixture) : IClassFixture<Serve
         // The merged definition is one a PUT takes.
         var mergedPut = JsonSerializer.Serialize(new { Indexes = new[] { merged } });
         using (var put = await Client.PutAsync($"/databases/{db}/admin/indexes", Api.Json(mergedPut)))
+        {
             Assert.Equal(HttpStatusCode.Created, put.StatusCode);
+        }
         using (var bad = await Client.GetAsync($"/databases/{db}/indexes/cleanup?unusedFor=soon"))
+        {
             await Api.AssertErrorAsync(bad, HttpStatusCode.BadRequest, "BadRequestException");
+        }
     }
 
     [Fact]

@@ -118,7 +118,9 @@ public sealed class IndexedQueryModelTests(ServerFixture fixture) : IClassFixtur
             {
                 var values = At(docs[random.Next(docs.Count)].Json, field.Path);
                 if (values.Count > 0)
+                {
                     return values[random.Next(values.Count)];
+                }
             }
             return default;
         }
@@ -221,7 +223,9 @@ public sealed class IndexedQueryModelTests(ServerFixture fixture) : IClassFixtur
             var words = name.ValueKind == JsonValueKind.String ? Words(name.GetString()!).Where(w => w.All(char.IsLetter)).ToList() : [];
             model = _ => false;
             if (words.Count == 0)
+            {
                 return null;
+            }
             var word = words[random.Next(words.Count)];
             var other = Words(SampleValue(new Field("Name", 's')).GetString()!).FirstOrDefault(w => w.All(char.IsLetter)) ?? word;
             var all = random.Next(2) == 0;
@@ -274,7 +278,9 @@ public sealed class IndexedQueryModelTests(ServerFixture fixture) : IClassFixtur
             if (random.Next(3) != 0)
             {
                 for (var i = 0; i < 1 + random.Next(2); i++)
+                {
                     orderBy.Add((orderable[random.Next(orderable.Length)], random.Next(2) == 0));
+                }
                 orderText = " order by " + string.Join(", ", orderBy.Select(o =>
                     o.Field.Path + (o.Field.Kind == 'n' && random.Next(2) == 0 ? " as double" : "") + (o.Desc ? " desc" : "")));
             }
@@ -322,7 +328,9 @@ public sealed class IndexedQueryModelTests(ServerFixture fixture) : IClassFixtur
                     {
                         var c = CompareKeys(Key(a.Json, field), Key(b.Json, field));
                         if (c != 0)
+                        {
                             return desc ? -c : c;
+                        }
                     }
                     return 0;
                 })).ToList();
@@ -338,7 +346,9 @@ public sealed class IndexedQueryModelTests(ServerFixture fixture) : IClassFixtur
             Assert.All(results, r => Assert.True(byId.ContainsKey(IdOf(r)), $"{rql}: {IdOf(r)} does not match"));
             Assert.Equal(results.Count, results.Select(IdOf).Distinct(StringComparer.OrdinalIgnoreCase).Count());
             if (limit is null)
+            {
                 Assert.True(expected.Select(d => d.Id).ToHashSet(StringComparer.OrdinalIgnoreCase).SetEquals(results.Select(IdOf)), rql);
+            }
             if (project)
             {
                 foreach (var result in results)

@@ -37,7 +37,9 @@ public sealed class JavaScriptAttachmentFunctionsTests
         public void Add(string id, string name, byte[] content, string contentType = "text/plain")
         {
             if (!Attachments.TryGetValue(id, out var list))
+            {
                 Attachments[id] = list = [];
+            }
             list.Add((new AttachmentInfo(name, Convert.ToBase64String(System.Security.Cryptography.SHA256.HashData(content)), contentType, content.Length), content));
         }
     }

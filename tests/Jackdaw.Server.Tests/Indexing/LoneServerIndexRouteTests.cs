@@ -26,14 +26,22 @@ public sealed class LoneServerIndexRouteTests(ServerFixture fixture) : IClassFix
             Assert.False(put.Headers.Contains("Jackdaw-Cluster-Etag"));
         }
         using (var get = await Client.GetAsync($"/databases/{db}/indexes?name=Orders/ByCompany"))
+        {
             Assert.Equal("LockedIgnore", (await Api.JsonAsync(get)).GetProperty("Results")[0].GetProperty("LockMode").GetString());
+        }
 
         // Bad bodies are still 400s, with the lone server's messages.
         using (var bad = await Client.PutAsync($"/databases/{db}/admin/indexes", Api.Json("""{"Indexes":[]}""")))
+        {
             Assert.Equal(HttpStatusCode.BadRequest, bad.StatusCode);
+        }
         using (var broken = await Client.PutAsync($"/databases/{db}/admin/indexes", Api.Json("""{"Indexes":[""")))
+        {
             Assert.Equal(HttpStatusCode.BadRequest, broken.StatusCode);
+        }
         using (var missing = await Client.PutAsync("/databases/NoSuchDatabase/admin/indexes", Api.Json("""{"Indexes":[]}""")))
+        {
             Assert.Equal(HttpStatusCode.ServiceUnavailable, missing.StatusCode);
+        }
     }
 }

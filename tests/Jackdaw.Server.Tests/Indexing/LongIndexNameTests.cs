@@ -20,7 +20,9 @@ public sealed class LongIndexNameTests(ServerFixture fixture) : IClassFixture<Se
     {
         var db = await fixture.CreateDatabaseAsync();
         using (var put = await Client.PutAsync($"/databases/{db}/docs?id=orders/1", Api.Json("""{"Field0_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx":1,"@metadata":{"@collection":"Orders"}}""")))
+        {
             Assert.Equal(HttpStatusCode.Created, put.StatusCode);
+        }
         var where = "from Orders where " + Fields(" and ", i => $"Field{i}_{new string('x', 40)} = 1");
         var groupBy = "from Orders group by " + Fields(", ", i => $"Field{i}_{new string('x', 40)}") + " select count()";
         var names = new List<string>();

@@ -131,7 +131,9 @@ public sealed class SideBySideTests
         Assert.Equal(3, await VersionAsync(client, "Side", wait: true));
         Assert.Equal(3000, (await QueryAsync(client, "Side", "from index 'Items/Totals' where Total >= 0 limit 0", true)).GetProperty("TotalResults").GetInt64());
         using (var definitions = await client.GetAsync("/databases/Side/indexes?name=Items/Totals"))
+        {
             Assert.Equal(V3, (await Api.JsonAsync(definitions)).GetProperty("Results")[0].GetProperty("Maps")[0].GetString());
+        }
         await WaitUntilAsync(() => Task.FromResult(Directory.GetDirectories(IndexesFolder(server.DataDir, "Side")).Length == 1), "the old index's files were deleted");
 
         // Back to the running definition: nothing to build.
@@ -185,16 +187,24 @@ public sealed class SideBySideTests
         Assert.Equal(1, await VersionAsync(client, "Locks", wait: true));
 
         using (var setLock = await client.PostAsync("/databases/Locks/indexes/set-lock", Json("""{"IndexNames":["Items/Totals"],"Mode":"LockedIgnore"}""")))
+        {
             Assert.Equal(HttpStatusCode.NoContent, setLock.StatusCode);
+        }
         await PutIndexAsync(client, "Locks", V2);
         Assert.Single(await IndexNamesAsync(client, "Locks"));
 
         using (var setLock = await client.PostAsync("/databases/Locks/indexes/set-lock", Json("""{"IndexNames":["Items/Totals"],"Mode":"LockedError"}""")))
+        {
             Assert.Equal(HttpStatusCode.NoContent, setLock.StatusCode);
+        }
         using (var refused = await client.PutAsync("/databases/Locks/admin/indexes", Json(Definition(V2))))
+        {
             Assert.Contains("Items/Totals", await Api.AssertErrorAsync(refused, HttpStatusCode.Conflict, "IndexLockedException"), StringComparison.Ordinal);
+        }
         using (var bad = await client.PostAsync("/databases/Locks/indexes/set-lock", Json("""{"IndexNames":["Items/Totals"],"Mode":"Sealed"}""")))
+        {
             await Api.AssertErrorAsync(bad, HttpStatusCode.BadRequest, "BadRequestException");
+        }
 
         using (await client.PostAsync("/databases/Locks/indexes/set-lock", Json("""{"IndexNames":["Items/Totals"],"Mode":"Unlock"}""")))
         {
@@ -205,10 +215,14 @@ public sealed class SideBySideTests
         await PutIndexAsync(client, "Locks", V2);
         // Forced: the replacement is swapped in at once, stale.
         using (var replace = await client.PostAsync("/databases/Locks/indexes/replace?name=Items/Totals", null))
+        {
             Assert.Equal(HttpStatusCode.NoContent, replace.StatusCode);
+        }
         Assert.Equal(["Items/Totals"], await IndexNamesAsync(client, "Locks"));
         using (var none = await client.PostAsync("/databases/Locks/indexes/replace?name=Items/Totals", null))
+        {
             await Api.AssertErrorAsync(none, HttpStatusCode.NotFound, "IndexDoesNotExistException");
+        }
         using (await client.PostAsync("/databases/Locks/indexes/start", null))
         {
         }
@@ -219,7 +233,9 @@ public sealed class SideBySideTests
         {
         }
         using (var disable = await client.PostAsync("/databases/Locks/admin/indexes/disable?name=Items/Totals", null))
+        {
             Assert.Equal(HttpStatusCode.NoContent, disable.StatusCode);
+        }
         await server.Host.Server.Databases.UnloadAsync("Locks");
         using (var stats = await client.GetAsync("/databases/Locks/indexes/stats?name=Items/Totals"))
         {
@@ -323,7 +339,9 @@ public sealed class SideBySideTests
         Assert.Equal(lastPut, await VersionOfAsync(finalClient, "Crash", Rounds, wait: true));
         Assert.Equal(30_000, (await QueryAsync(finalClient, "Crash", "from index 'Items/Totals' where Total >= 0 limit 0", true)).GetProperty("TotalResults").GetInt64());
         using (var definitions = await finalClient.GetAsync("/databases/Crash/indexes?name=Items/Totals"))
+        {
             Assert.Equal(MapOf(lastPut), (await Api.JsonAsync(definitions)).GetProperty("Results")[0].GetProperty("Maps")[0].GetString());
+        }
         await WaitUntilAsync(() => Task.FromResult(Directory.GetDirectories(IndexesFolder(data.Path, "Crash")).Length == 1), "only the live index's folder remained");
         final.SendSigterm();
         await final.WaitForExitAsync(TimeSpan.FromSeconds(30));

@@ -57,7 +57,9 @@ public sealed class WaitForIndexesTests(ServerFixture fixture) : IClassFixture<S
     {
         var db = await DatabaseWithIndexesAsync();
         using (var saved = await SaveAsync(db, "waitForIndexesTimeout=00:00:30&waitForSpecificIndex=Orders%2FByCompany", Order("orders/1", "companies/9")))
+        {
             Assert.Equal(HttpStatusCode.OK, saved.StatusCode);
+        }
         Assert.Equal(1, (await QueryNowAsync(db, "from index 'Orders/ByCompany' where Company = 'companies/9'")).GetProperty("TotalResults").GetInt32());
 
         using var unknown = await SaveAsync(db, "waitForIndexesTimeout=00:00:05&waitForSpecificIndex=Nope", Order("orders/2", "companies/9"));
@@ -80,7 +82,9 @@ public sealed class WaitForIndexesTests(ServerFixture fixture) : IClassFixture<S
                 Assert.DoesNotContain("Users/ByName", message, StringComparison.Ordinal);
             }
             using (var answered = await SaveAsync(db, "waitForIndexesTimeout=00:01:00&waitForIndexThrow=false", Order("orders/2", "companies/1")))
+            {
                 Assert.Equal(HttpStatusCode.OK, answered.StatusCode);
+            }
             Assert.True(clock.Elapsed < TimeSpan.FromSeconds(30), $"The saves took {clock.Elapsed}; a stopped index is not waited for.");
             // Both were saved.
             using var loaded = await Client.GetAsync($"/databases/{db}/docs?id=orders/1&id=orders/2");

@@ -39,7 +39,9 @@ public sealed class WhereAgreementModelTests(ServerFixture fixture) : IClassFixt
         var db = await fixture.CreateDatabaseAsync();
         var documents = new Dictionary<string, string>(StringComparer.Ordinal);
         for (var i = 0; i < Documents; i++)
+        {
             documents[$"docs/{i}"] = generator.Document("Docs");
+        }
         foreach (var chunk in documents.Chunk(200))
         {
             var commands = string.Join(',', chunk.Select(d => $"{{\"Type\":\"PUT\",\"Id\":\"{d.Key}\",\"Document\":{d.Value}}}"));
@@ -57,7 +59,9 @@ public sealed class WhereAgreementModelTests(ServerFixture fixture) : IClassFixt
             var scanned = await IdsAsync(db, $"from Docs filter {where}", generator.Parameters, waitForIndex: false);
             nonEmpty += scanned.Count > 0 && scanned.Count < Documents ? 1 : 0;
             if (indexed.SequenceEqual(scanned))
+            {
                 continue;
+            }
             var onlyIndexed = indexed.Except(scanned).ToList();
             var onlyScanned = scanned.Except(indexed).ToList();
             var example = onlyIndexed.Concat(onlyScanned).First();

@@ -22,11 +22,15 @@ internal static class Chromium
     {
         const string fix = "Install it by hand (apt-get install chromium) or run the tests as root on Debian, where they install it.";
         if (!OperatingSystem.IsLinux() || !File.Exists("/usr/bin/apt-get"))
+        {
             throw new InvalidOperationException($"Chromium is missing ({ExecutablePath}) and this machine has no apt-get to install it. {fix}");
+        }
         await RunAsync(["update"], UpdateTimeout, fix).ConfigureAwait(false);
         await RunAsync(["install", "-y", "--quiet", "chromium"], InstallTimeout, fix).ConfigureAwait(false);
         if (!File.Exists(ExecutablePath))
+        {
             throw new InvalidOperationException($"apt-get installed the chromium package but {ExecutablePath} is still missing. {fix}");
+        }
     }
 
     private static async Task RunAsync(string[] arguments, TimeSpan timeout, string fix)
@@ -38,7 +42,9 @@ internal static class Chromium
             RedirectStandardInput = true,
         };
         foreach (var argument in arguments)
+        {
             start.ArgumentList.Add(argument);
+        }
         start.Environment["DEBIAN_FRONTEND"] = "noninteractive";
         var command = "apt-get " + string.Join(' ', arguments);
         using var process = Process.Start(start) ?? throw new InvalidOperationException($"Could not start {command}. {fix}");
@@ -56,7 +62,9 @@ internal static class Chromium
             throw new TimeoutException($"{command} did not finish in {timeout.TotalMinutes:0} minutes while installing Chromium for the browser tests. {fix}\n{Tail(await output.ConfigureAwait(false) + await errors.ConfigureAwait(false))}");
         }
         if (process.ExitCode != 0)
+        {
             throw new InvalidOperationException($"{command} failed with exit code {process.ExitCode} while installing Chromium for the browser tests. {fix}\n{Tail(await output.ConfigureAwait(false) + await errors.ConfigureAwait(false))}");
+        }
     }
 
     private static string Tail(string text) => text.Length <= 4000 ? text : text[^4000..];

@@ -19,7 +19,9 @@ public static class ClusterDocuments
         using var created = await cluster.Http.PutAsync($"{cluster.Nodes[0].Url}/admin/databases?name={database}&replicationFactor={replicationFactor}", null);
         Assert.True(created.IsSuccessStatusCode, await created.Content.ReadAsStringAsync());
         foreach (var node in cluster.Nodes)
+        {
             await Poll.UntilAsync(async () => (await cluster.DatabasesOnAsync(node)).Contains(database), TestCluster.Timeout, $"{database} on {node.Url}");
+        }
     }
 
     /// <summary>
@@ -36,7 +38,9 @@ public static class ClusterDocuments
             {
                 var all = new List<Dictionary<string, string>>();
                 foreach (var node in cluster.Nodes)
+                {
                     all.Add(await DocumentsAsync(cluster, node, database));
+                }
                 first = all[0];
                 differences = string.Join("; ", all.Skip(1).Select((other, i) => Difference(first, other, i + 1)).Where(d => d.Length > 0));
                 return differences.Length == 0;
@@ -64,7 +68,9 @@ public static class ClusterDocuments
                 documents[metadata.GetProperty("@id").GetString()!] = document.GetRawText();
             }
             if (results.GetArrayLength() < 1000)
+            {
                 return documents;
+            }
             start += 1000;
         }
     }

@@ -74,7 +74,9 @@ public sealed class ClusterNodeProcess : IDisposable
     public Task RestartAsync()
     {
         if (IsRunning)
+        {
             throw new InvalidOperationException("The node still runs: kill it first.");
+        }
         return RunAsync(Port);
     }
 

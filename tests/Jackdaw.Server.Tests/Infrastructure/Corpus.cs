@@ -14,15 +14,21 @@ internal static class Corpus
             {
                 var candidate = Path.Combine(dir.FullName, "tests", "corpus");
                 if (File.Exists(Path.Combine(candidate, name + ".jsonl.gz")))
+                {
                     folder = candidate;
+                }
             }
         }
         if (folder is null)
+        {
             throw new InvalidOperationException($"Corpus not found: no tests/corpus above {AppContext.BaseDirectory}; set JACKDAW_CORPUS.");
+        }
         using var gzip = new GZipStream(File.OpenRead(Path.Combine(folder, name + ".jsonl.gz")), CompressionMode.Decompress);
         using var reader = new StreamReader(gzip);
         var count = 0;
         while (count++ < max && reader.ReadLine() is { } line)
+        {
             yield return line;
+        }
     }
 }

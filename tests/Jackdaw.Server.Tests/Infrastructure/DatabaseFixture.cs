@@ -23,7 +23,9 @@ public class ServerFixture : IAsyncLifetime
     public async Task DisposeAsync()
     {
         if (_server is not null)
+        {
             await _server.DisposeAsync();
+        }
     }
 
     /// <summary>Creates a fresh database and returns its name.</summary>
@@ -71,11 +73,17 @@ public static class Api
     {
         var request = new HttpRequestMessage(method, uri);
         if (json is not null)
+        {
             request.Content = Json(json);
+        }
         if (ifMatch is not null)
+        {
             request.Headers.TryAddWithoutValidation("If-Match", ifMatch);
+        }
         if (ifNoneMatch is not null)
+        {
             request.Headers.IfNoneMatch.Add(new EntityTagHeaderValue(ifNoneMatch));
+        }
         return request;
     }
 }

@@ -10,7 +10,9 @@ public sealed class FactWhenOnPathAttribute : FactAttribute
     {
         var missing = programs.Where(program => !OnPath(program)).ToList();
         if (missing.Count > 0)
+        {
             Skip = $"{string.Join(" and ", missing)} not on PATH: install {(missing.Count == 1 ? "it" : "them")} to run this test.";
+        }
     }
 
     public static bool OnPath(string program) =>

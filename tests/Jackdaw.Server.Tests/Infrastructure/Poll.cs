@@ -9,7 +9,9 @@ public static class Poll
         while (!await condition())
         {
             if (DateTime.UtcNow > deadline)
+            {
                 throw new TimeoutException($"Waited {timeout.TotalSeconds:0} s for {what ?? "a condition"}, in vain.");
+            }
             await Task.Delay(20);
         }
     }

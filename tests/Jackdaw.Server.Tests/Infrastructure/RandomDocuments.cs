@@ -43,7 +43,9 @@ public sealed class RandomDocuments(Random random)
         foreach (var name in Names)
         {
             if (random.Next(4) == 0)
+            {
                 continue;
+            }
             text.Append(JsonSerializer.Serialize(name)).Append(':');
             AppendValue(text, depth: 0);
             text.Append(',');
@@ -82,7 +84,9 @@ public sealed class RandomDocuments(Random random)
             foreach (var name in Names)
             {
                 if (random.Next(2) == 0)
+                {
                     continue;
+                }
                 text.Append(first ? "" : ",").Append(JsonSerializer.Serialize(name)).Append(':');
                 first = false;
                 AppendValue(text, depth + 1);
@@ -122,9 +126,13 @@ public sealed class RandomDocuments(Random random)
     public string Where(int depth)
     {
         if (depth > 0 && random.Next(3) == 0)
+        {
             return $"({Where(depth - 1)} {(random.Next(2) == 0 ? "and" : "or")} {Where(depth - 1)})";
+        }
         if (depth > 0 && random.Next(6) == 0)
+        {
             return $"not ({Where(depth - 1)})";
+        }
         var path = Path();
         switch (random.Next(18))
         {
@@ -202,7 +210,9 @@ public sealed class RandomDocuments(Random random)
             return $"{path} {(all ? "all in" : "in")} (${name})";
         }
         if (values.Count == 0)
+        {
             values.Add(AnyValue());
+        }
         return $"{path} {(all ? "all in" : "in")} ({string.Join(", ", values.Select(Literal))})";
     }
 

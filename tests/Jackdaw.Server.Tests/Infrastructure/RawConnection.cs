@@ -42,7 +42,9 @@ public sealed class RawConnection : IDisposable
             var text = Encoding.UTF8.GetString(received.GetBuffer(), 0, (int)received.Length);
             var end = text.IndexOf("\r\n\r\n", StringComparison.Ordinal);
             if (end >= 0 && received.Length >= end + 4 + ContentLength(text[..end]))
+            {
                 return text;
+            }
             int read;
             try
             {
@@ -53,7 +55,9 @@ public sealed class RawConnection : IDisposable
                 read = 0; // reset rather than closed: either way nothing more comes
             }
             if (read == 0)
+            {
                 return text;
+            }
             received.Write(buffer, 0, read);
         }
     }
@@ -72,7 +76,9 @@ public sealed class RawConnection : IDisposable
         {
             int read;
             while ((read = await Stream.ReadAsync(buffer, cancel.Token)) > 0)
+            {
                 received.Write(buffer, 0, read);
+            }
             return received.ToArray();
         }
         catch (OperationCanceledException)
@@ -91,7 +97,9 @@ public sealed class RawConnection : IDisposable
         foreach (var line in head.Split("\r\n"))
         {
             if (line.StartsWith("Content-Length:", StringComparison.OrdinalIgnoreCase))
+            {
                 return int.Parse(line["Content-Length:".Length..].Trim(), System.Globalization.CultureInfo.InvariantCulture);
+            }
         }
         return 0;
     }

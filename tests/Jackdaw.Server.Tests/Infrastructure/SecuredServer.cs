@@ -61,9 +61,13 @@ public sealed class SecuredServer : IAsyncDisposable
         string path;
         string? keyPath = null;
         if (pem)
+        {
             (path, keyPath) = TestCertificates.WritePem(certificate, folder.Path, "server");
+        }
         else
+        {
             path = TestCertificates.WritePfx(certificate, Path.Combine(folder.Path, "server.pfx"), CertificatePassword);
+        }
         return StartOnAsync(folder, new TempFolder("jackdaw-data"), certificate, path, keyPath, extraArgs);
     }
 
@@ -128,7 +132,9 @@ public sealed class SecuredServer : IAsyncDisposable
     public async ValueTask DisposeAsync()
     {
         if (_handedOver)
+        {
             return;
+        }
         await StopAsync();
         _certificates.Dispose();
         _data.Dispose();
@@ -139,7 +145,9 @@ public sealed class SecuredServer : IAsyncDisposable
         lock (_clients)
         {
             foreach (var client in _clients)
+            {
                 client.Dispose();
+            }
             _clients.Clear();
         }
         await Server.DisposeAsync();

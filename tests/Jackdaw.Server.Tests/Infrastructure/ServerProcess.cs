@@ -61,7 +61,9 @@ public sealed partial class ServerProcess : IDisposable
         };
         info.Environment["Logging__Console__FormatterName"] = "simple";
         foreach (var (key, value) in environment ?? new Dictionary<string, string>())
+        {
             info.Environment[key] = value;
+        }
         return new ServerProcess(Process.Start(info)!);
     }
 
@@ -71,14 +73,18 @@ public sealed partial class ServerProcess : IDisposable
         var exited = _process.WaitForExitAsync();
         var done = await Task.WhenAny(_address.Task, exited, Task.Delay(timeout));
         if (done != _address.Task)
+        {
             throw new TimeoutException($"The server did not report its address (exited: {_process.HasExited}). Output:\n{Output}");
+        }
         return await _address.Task;
     }
 
     public void SendSigterm()
     {
         if (kill(_process.Id, 15) != 0)
+        {
             throw new InvalidOperationException($"kill -TERM {_process.Id} failed: errno {Marshal.GetLastPInvokeError()}");
+        }
     }
 
     public void KillHard() => _process.Kill(entireProcessTree: true);
@@ -94,7 +100,9 @@ public sealed partial class ServerProcess : IDisposable
     private void Signal(int signal)
     {
         if (kill(_process.Id, signal) != 0)
+        {
             throw new InvalidOperationException($"kill -{signal} {_process.Id} failed: errno {Marshal.GetLastPInvokeError()}");
+        }
     }
 
     public async Task<int> WaitForExitAsync(TimeSpan timeout)
@@ -108,9 +116,13 @@ public sealed partial class ServerProcess : IDisposable
     {
         // A paused process would not die of SIGKILL until it runs again on some kernels' accounting.
         if (!_process.HasExited)
+        {
             kill(_process.Id, 18);
+        }
         if (!_process.HasExited)
+        {
             _process.Kill(entireProcessTree: true);
+        }
         _process.WaitForExit();
         _process.Dispose();
     }
@@ -118,12 +130,16 @@ public sealed partial class ServerProcess : IDisposable
     private void OnOutput(object sender, DataReceivedEventArgs e)
     {
         if (e.Data is null)
+        {
             return;
+        }
         lock (_output)
             _output.AppendLine(e.Data);
         var match = ListeningLine().Match(e.Data);
         if (match.Success)
+        {
             _address.TrySetResult(new Uri(match.Groups[1].Value));
+        }
     }
 
     private void OnError(object sender, DataReceivedEventArgs e)

@@ -31,7 +31,9 @@ public static class TestCertificates
         var from = DateTimeOffset.UtcNow.AddDays(-1);
         var to = DateTimeOffset.UtcNow.AddYears(1);
         for (var i = 0; i < count; i++)
+        {
             yield return request.CreateSelfSigned(from, to);
+        }
     }
 
     private static CertificateRequest ServerRequest(string name, RSA key)

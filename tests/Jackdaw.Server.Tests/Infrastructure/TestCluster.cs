@@ -34,7 +34,9 @@ public sealed class TestCluster : IAsyncDisposable
                 .Select(i => ClusterNodeProcess.StartAsync(Path.Combine(cluster._folder.Path, ((char)('a' + i)).ToString()), i == 0 ? arguments : [.. arguments, "--Cluster:Passive=true"]))
                 .ToList();
             foreach (var start in starts)
+            {
                 cluster.Nodes.Add(await start);
+            }
             if (form)
             {
                 for (var i = 1; i < count; i++)
@@ -62,7 +64,9 @@ public sealed class TestCluster : IAsyncDisposable
     public async Task<JsonElement?> TopologyAsync(ClusterNodeProcess node)
     {
         if (!node.IsRunning || node.IsPaused)
+        {
             return null;
+        }
         try
         {
             using var cts = new CancellationTokenSource(TimeSpan.FromSeconds(5));
@@ -85,11 +89,15 @@ public sealed class TestCluster : IAsyncDisposable
             {
                 var topology = await TopologyAsync(node);
                 if (topology is not { } t || t.GetProperty("Leader").ValueKind != JsonValueKind.String)
+                {
                     return false;
+                }
                 tags.Add(t.GetProperty("Leader").GetString());
             }
             if (tags.Count != 1)
+            {
                 return false;
+            }
             leader = NodeByTag(tags.Single()!);
             return leader is not null && leader != not && leader.IsRunning && !leader.IsPaused;
         }, Timeout, "one leader all running nodes agree on");
@@ -109,7 +117,9 @@ public sealed class TestCluster : IAsyncDisposable
     public async ValueTask DisposeAsync()
     {
         foreach (var node in Nodes)
+        {
             node.Dispose();
+        }
         Http.Dispose();
         await Task.Yield();
         _folder.Dispose();

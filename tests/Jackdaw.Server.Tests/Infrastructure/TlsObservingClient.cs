@@ -82,9 +82,13 @@ public sealed class TlsObservingClient : IDisposable
         catch
         {
             if (stream is null)
+            {
                 socket.Dispose();
+            }
             else
+            {
                 await stream.DisposeAsync();
+            }
             throw;
         }
     }

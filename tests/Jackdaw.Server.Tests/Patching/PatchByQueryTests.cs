@@ -163,7 +163,9 @@ public sealed class PatchByQueryTests(ServerFixture fixture) : IClassFixture<Ser
         var id = await StartAsync(Client, HttpMethod.Patch, $"/databases/{db}/queries?maxOpsPerSec=100", Query("from Orders update { this.Slow = true; }"));
         await Poll.UntilAsync(async () => (await StateAsync(Client, db, id)).GetProperty("Progress") is { ValueKind: JsonValueKind.Object } p && p.GetProperty("Processed").GetInt64() >= 10, TimeSpan.FromSeconds(20), "the first batches");
         using (var kill = await Client.PostAsync($"/databases/{db}/operations/kill?id={id}", null))
+        {
             Assert.Equal(HttpStatusCode.NoContent, kill.StatusCode);
+        }
         var state = await WaitAsync(Client, db, id);
         Assert.Equal("Canceled", state.GetProperty("Status").GetString());
         var done = state.GetProperty("Result").GetProperty("Total").GetInt64();

@@ -41,7 +41,9 @@ public sealed class PatchByQueryUnderLoadTests(ServerFixture fixture) : IClassFi
                 lock (touched)
                 {
                     foreach (var id in picked)
+                    {
                         touched[id] = touched.GetValueOrDefault(id) + 1;
+                    }
                 }
             }
         })).ToList();
@@ -51,7 +53,9 @@ public sealed class PatchByQueryUnderLoadTests(ServerFixture fixture) : IClassFi
         await Poll.UntilAsync(async () => (await PatchByQueryTests.StateAsync(Client, db, first)) is var s
             && (s.GetProperty("Status").GetString() != "InProgress" || s.GetProperty("Progress").GetProperty("Processed").GetInt64() >= Orders / 3), TimeSpan.FromSeconds(60), "a third of the first run");
         using (var kill = await Client.PostAsync($"/databases/{db}/operations/kill?id={first}", null))
+        {
             Assert.Equal(HttpStatusCode.NoContent, kill.StatusCode);
+        }
         var killed = await PatchByQueryTests.WaitAsync(Client, db, first);
         Assert.Equal("Canceled", killed.GetProperty("Status").GetString());
         var firstTotal = killed.GetProperty("Result").GetProperty("Total").GetInt64();

@@ -19,7 +19,9 @@ public sealed class PatchDocumentTests(ServerFixture fixture) : IClassFixture<Se
     {
         using var response = await Client.GetAsync($"/databases/{db}/docs?id={Uri.EscapeDataString(id)}");
         if (response.StatusCode == HttpStatusCode.NotFound)
+        {
             return null;
+        }
         return (await Api.JsonAsync(response)).GetProperty("Results")[0];
     }
 

@@ -58,9 +58,13 @@ public sealed class QueryLimitTests(LimitsFixture fixture) : IClassFixture<Limit
     {
         var db = await SeedAsync();
         using (var response = await Client.PostAsync($"/databases/{db}/streams/queries", Api.Json("{\"Query\":\"from Orders limit 1000\"}")))
+        {
             Assert.Equal(Stored, (await Api.JsonAsync(response)).GetProperty("Results").GetArrayLength());
+        }
         using (var response = await Client.GetAsync($"/databases/{db}/streams/docs?startsWith=orders/&pageSize=1000"))
+        {
             Assert.Equal(Stored, (await Api.JsonAsync(response)).GetProperty("Results").GetArrayLength());
+        }
     }
 
     [Theory]
@@ -71,7 +75,9 @@ public sealed class QueryLimitTests(LimitsFixture fixture) : IClassFixture<Limit
     {
         var db = await SeedAsync();
         using (var page = await Client.GetAsync($"/databases/{db}/" + string.Format(System.Globalization.CultureInfo.InvariantCulture, route, Max)))
+        {
             Assert.Equal(Max, (await Api.JsonAsync(page)).GetProperty("Results").GetArrayLength());
+        }
 
         using var response = await Client.GetAsync($"/databases/{db}/" + string.Format(System.Globalization.CultureInfo.InvariantCulture, route, Max + 1));
         var message = await Api.AssertErrorAsync(response, HttpStatusCode.BadRequest, "BadRequestException");

@@ -26,7 +26,9 @@ public sealed class RqlClientFeatureTests(ServerFixture fixture) : IClassFixture
             """["French is fluent here"]""",
         ];
         for (var i = 0; i < notes.Length; i++)
+        {
             commands.Add("{\"Type\":\"PUT\",\"Id\":\"employees/" + (i + 1) + "\",\"Document\":{\"Notes\":" + notes[i] + ",\"@metadata\":{\"@collection\":\"Employees\"}}}");
+        }
         using var response = await Client.PostAsync($"/databases/{db}/bulk_docs", Api.Json("{\"Commands\":[" + string.Join(",", commands) + "]}"));
         Assert.Equal(HttpStatusCode.OK, response.StatusCode);
         return db;
@@ -197,7 +199,9 @@ public sealed class RqlClientFeatureTests(ServerFixture fixture) : IClassFixture
         Assert.Equal("Auto/Users/ByName", only.GetProperty("Index").GetString());
         Assert.Contains("would create", only.GetProperty("Reason").GetString(), StringComparison.Ordinal);
         using (var indexes = await Client.GetAsync($"/databases/{db}/indexes"))
+        {
             Assert.Empty((await Api.JsonAsync(indexes)).GetProperty("Results").EnumerateArray());
+        }
 
         await QueryAsync(db, "from Users where Name = 'x'");
         var chosen = await QueryAsync(db, "from Users where Name = 'y'", suffix: "?debug=explain");
@@ -213,7 +217,9 @@ public sealed class RqlClientFeatureTests(ServerFixture fixture) : IClassFixture
         var byId = await QueryAsync(db, "from Users where id() = 'users/1'", suffix: "?debug=explain");
         Assert.Equal("collection/Users", byId.GetProperty("IndexName").GetString());
         using (var get = await Client.GetAsync($"/databases/{db}/queries?debug=explain&query={Uri.EscapeDataString("from Users")}"))
+        {
             Assert.Equal("collection/Users", (await Api.JsonAsync(get)).GetProperty("IndexName").GetString());
+        }
 
         using var unknown = await PostAsync(db, "from Users", suffix: "?debug=entries");
         Assert.Contains("debug=entries is not supported", await Api.AssertErrorAsync(unknown, HttpStatusCode.BadRequest, "BadRequestException"), StringComparison.Ordinal);
@@ -227,13 +233,19 @@ public sealed class RqlClientFeatureTests(ServerFixture fixture) : IClassFixture
         {
             using var request = new HttpRequestMessage(HttpMethod.Post, uri) { Content = Api.Json("""{"Query":"from Users where proximity(search(Name, 'anne'), 1)"}""") };
             if (fromRavenClient)
+            {
                 request.Headers.Add("Raven-Client-Version", "7.2.3");
+            }
             return await Client.SendAsync(request);
         }
         using (var plain = await SendAsync($"/databases/{db}/queries", fromRavenClient: false))
+        {
             await Api.AssertErrorAsync(plain, HttpStatusCode.BadRequest, "InvalidQueryException");
+        }
         using (var raven = await SendAsync($"/databases/{db}/queries", fromRavenClient: true))
+        {
             Assert.Contains("multiple search terms", await Api.AssertErrorAsync(raven, HttpStatusCode.BadRequest, "Raven.Client.Exceptions.InvalidQueryException"), StringComparison.Ordinal);
+        }
         using var index = new HttpRequestMessage(HttpMethod.Post, $"/databases/{db}/queries") { Content = Api.Json("""{"Query":"from index 'Nope'"}""") };
         index.Headers.Add("Raven-Client-Version", "7.2.3");
         using var noIndex = await Client.SendAsync(index);

@@ -20,7 +20,9 @@ internal static class Bash
         info.ArgumentList.Add("-c");
         info.ArgumentList.Add(command);
         foreach (var (key, value) in environment ?? new Dictionary<string, string>())
+        {
             info.Environment[key] = value;
+        }
         using var process = Process.Start(info)!;
         var stdout = process.StandardOutput.ReadToEndAsync();
         var stderr = process.StandardError.ReadToEndAsync();

@@ -21,7 +21,9 @@ public sealed class ReadmeClientProgramTests
         using var work = new TempFolder("jackdaw-readme-shop");
         var shop = Path.Combine(work.Path, "shop");
         foreach (var command in ReadmeDocument.Commands(setup))
+        {
             await RunAsync(command.Text.Replace("../shop", shop, StringComparison.Ordinal), ReadmeDocument.RepositoryRoot, TimeSpan.FromMinutes(3));
+        }
 
         using var data = new TempFolder("jackdaw-readme-data");
         using var server = ServerProcess.Start($"--urls http://127.0.0.1:0 --data-dir \"{data.Path}\"");
@@ -39,7 +41,9 @@ public sealed class ReadmeClientProgramTests
     {
         var result = await Bash.RunAsync(command, workingDirectory, timeout, new Dictionary<string, string> { ["DOTNET_NOLOGO"] = "1", ["DOTNET_CLI_TELEMETRY_OPTOUT"] = "1" });
         if (result.TimedOut)
+        {
             throw new TimeoutException($"'{command}' did not finish in {timeout}. Output:\n{result.Output}\n{result.Error}");
+        }
         Assert.True(result.ExitCode == 0, $"'{command}' exited with {result.ExitCode}:\n{result.Output}\n{result.Error}");
         return result.Output;
     }

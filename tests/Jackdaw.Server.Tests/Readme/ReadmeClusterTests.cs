@@ -27,7 +27,9 @@ public sealed class ReadmeClusterTests
         using var data = new TempFolder("jackdaw-readme-cluster");
         var ports = new Dictionary<string, int>();
         foreach (var port in new[] { "8080", "8081", "8082" })
+        {
             ports[port] = FreePort();
+        }
         var nodes = new List<ServerProcess>();
         try
         {
@@ -35,7 +37,9 @@ public sealed class ReadmeClusterTests
             {
                 var arguments = command["dotnet run --project server -c Release -- ".Length..];
                 foreach (var (written, port) in ports)
+                {
                     arguments = arguments.Replace($"127.0.0.1:{written}", $"127.0.0.1:{port}", StringComparison.Ordinal);
+                }
                 arguments = arguments.Replace("./node-", data.Path + "/node-", StringComparison.Ordinal);
                 var node = ServerProcess.Start(arguments);
                 nodes.Add(node);
@@ -63,7 +67,9 @@ public sealed class ReadmeClusterTests
         finally
         {
             foreach (var node in nodes)
+            {
                 node.Dispose();
+            }
         }
     }
 

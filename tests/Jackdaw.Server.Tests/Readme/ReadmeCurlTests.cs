@@ -42,7 +42,9 @@ public sealed partial class ReadmeCurlTests
             }
             var output = await RunAsync(text);
             if (Check(command, output, values) is { } problem)
+            {
                 failures.Add($"README.md line {command.Line}: {problem}\n  command: {command.Text}\n  output:  {output.Replace(origin, "127.0.0.1:8080", StringComparison.Ordinal).Trim()}");
+            }
         }
         Assert.True(failures.Count == 0, $"{failures.Count} README example(s) do not answer as their comments say:\n\n" + string.Join("\n\n", failures));
     }
@@ -120,9 +122,13 @@ public sealed partial class ReadmeCurlTests
     private static List<string> ExpectationOf(ReadmeCommand command)
     {
         if (command.Inline is { } inline && StatusComment().IsMatch(inline))
+        {
             return [inline, .. Unwrap(command.Below)];
+        }
         if (command.Below.Count > 0)
+        {
             return Unwrap(command.Below);
+        }
         return command.Inline is null ? [] : [command.Inline];
     }
 
@@ -131,13 +137,17 @@ public sealed partial class ReadmeCurlTests
     {
         var lines = ExpectationOf(command);
         if (lines.Count == 0)
+        {
             return "the command has no answer beside it (a status such as '# 204', or the body it answers)";
+        }
 
         // The last transfer's output: from the end of the marker before it (or the start) to its marker.
         output = output.Replace("\r\n", "\n", StringComparison.Ordinal);
         var markers = Marker().Matches(output);
         if (markers.Count == 0)
+        {
             return "curl did not run";
+        }
         var last = markers[^1];
         var status = last.Groups[1].Value;
         var from = markers.Count > 1 ? markers[^2].Index + markers[^2].Length : 0;
@@ -147,18 +157,26 @@ public sealed partial class ReadmeCurlTests
         var first = lines[0];
         var rest = lines.Skip(1).ToList();
         if (StatusComment().Match(first) is { Success: true } code)
+        {
             return code.Groups[1].Value != status ? $"answered {status}, the comment says {code.Groups[1].Value}" : MatchBody(rest, body, values);
+        }
         if (first.StartsWith("HTTP/", StringComparison.Ordinal))
         {
             if (statusLine is null)
+            {
                 return "the comment shows a status line, the command does not print one (curl -i)";
+            }
             if (!ReadmePattern.Matches(first, statusLine, values))
+            {
                 return $"the status line is '{statusLine}', the comment says '{first}'";
+            }
             while (rest.Count > 0 && HeaderComment().IsMatch(rest[0]))
             {
                 var header = rest[0];
                 if (!headers.Any(h => ReadmePattern.Matches(header, h, values)))
+                {
                     return $"no header '{header}' among: {string.Join(" | ", headers)}";
+                }
                 rest.RemoveAt(0);
             }
             return MatchBody(rest, body, values);
@@ -169,7 +187,9 @@ public sealed partial class ReadmeCurlTests
     private static string? MatchBody(List<string> pattern, string body, Dictionary<string, string> values)
     {
         if (pattern.Count == 0)
+        {
             return null;
+        }
         var expected = string.Join("\n", pattern);
         return ReadmePattern.Matches(expected, body, values) ? null : $"the answer is not what the comment shows: {expected}";
     }
@@ -181,9 +201,13 @@ public sealed partial class ReadmeCurlTests
         foreach (var line in expectation)
         {
             if (lines.Count > 0 && line.Length > 0 && char.IsWhiteSpace(line[0]))
+            {
                 lines[^1] += line.TrimStart();
+            }
             else
+            {
                 lines.Add(line.TrimEnd());
+            }
         }
         return lines;
     }
@@ -191,7 +215,9 @@ public sealed partial class ReadmeCurlTests
     private static (string? StatusLine, List<string> Headers, string Body) SplitResponse(string transfer)
     {
         if (!transfer.StartsWith("HTTP/", StringComparison.Ordinal))
+        {
             return (null, [], transfer);
+        }
         var end = transfer.IndexOf("\n\n", StringComparison.Ordinal);
         var head = (end < 0 ? transfer : transfer[..end]).Split('\n');
         return (head[0].Trim(), head.Skip(1).Select(h => h.Trim()).ToList(), end < 0 ? "" : transfer[(end + 2)..]);

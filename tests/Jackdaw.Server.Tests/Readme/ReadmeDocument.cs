@@ -30,14 +30,20 @@ internal static class ReadmeDocument
         for (var i = 0; i < lines.Length; i++)
         {
             if (lines[i].StartsWith("## ", StringComparison.Ordinal))
+            {
                 section = lines[i][3..].Trim();
+            }
             if (!lines[i].StartsWith("```", StringComparison.Ordinal) || lines[i].Length == 3)
+            {
                 continue;
+            }
             var language = lines[i][3..].Trim();
             var code = new StringBuilder();
             var first = i + 2;
             for (i++; i < lines.Length && !lines[i].StartsWith("```", StringComparison.Ordinal); i++)
+            {
                 code.Append(lines[i]).Append('\n');
+            }
             blocks.Add(new ReadmeBlock(language, first, code.ToString(), section));
         }
         return blocks;
@@ -107,17 +113,27 @@ internal static class ReadmeDocument
             if (quote != '\0')
             {
                 if (c == quote)
+                {
                     quote = '\0';
+                }
                 else if (c == '\\' && quote == '"')
+                {
                     i++;
+                }
                 continue;
             }
             if (c is '\'' or '"')
+            {
                 quote = c;
+            }
             else if (c == '\\')
+            {
                 i++;
+            }
             else if (c == '#' && (i == 0 || char.IsWhiteSpace(line[i - 1])))
+            {
                 return (line[..i].TrimEnd(), CommentText(line[i..]), false);
+            }
         }
         return (line, null, quote != '\0');
     }
@@ -127,7 +143,9 @@ internal static class ReadmeDocument
         for (var dir = new DirectoryInfo(AppContext.BaseDirectory); dir is not null; dir = dir.Parent)
         {
             if (File.Exists(System.IO.Path.Combine(dir.FullName, "README.md")) && File.Exists(System.IO.Path.Combine(dir.FullName, "Server.sln")))
+            {
                 return dir.FullName;
+            }
         }
         throw new InvalidOperationException($"No README.md beside Server.sln above {AppContext.BaseDirectory}.");
     }

@@ -28,9 +28,13 @@ internal static partial class ReadmePattern
             }
             var name = token.Groups[1].Value;
             if (values.TryGetValue(name, out var bound))
+            {
                 regex.Append(Regex.Escape(bound));
+            }
             else if (groups.TryGetValue(name, out var group))
+            {
                 regex.Append(@"\k<").Append(group).Append('>');
+            }
             else
             {
                 group = "v" + groups.Count;
@@ -41,9 +45,13 @@ internal static partial class ReadmePattern
         regex.Append(Regex.Escape(pattern[position..])).Append('$');
         var match = Regex.Match(actual.Trim(), regex.ToString(), RegexOptions.None, TimeSpan.FromSeconds(5));
         if (!match.Success)
+        {
             return false;
+        }
         foreach (var (name, group) in groups)
+        {
             values[name] = match.Groups[group].Value;
+        }
         return true;
     }
 

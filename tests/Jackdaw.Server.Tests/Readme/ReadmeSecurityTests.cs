@@ -60,13 +60,17 @@ public sealed class ReadmeSecurityTests
                     }
                     var output = await ReadmeCurlTests.RunAsync(ReadmePattern.Fill(command.Text, values).Replace(ReadmeOrigin, origin, StringComparison.Ordinal), work.Path);
                     if (ReadmeCurlTests.Check(command, output, values) is { } problem)
+                    {
                         failures.Add($"README.md line {command.Line}: {problem}\n  command: {command.Text}\n  output:  {output.Replace(origin, ReadmeOrigin, StringComparison.Ordinal).Trim()}");
+                    }
                 }
                 else
                 {
                     var result = await Bash.RunAsync(command.Text, work.Path, TimeSpan.FromSeconds(60));
                     if (result.ExitCode != 0)
+                    {
                         failures.Add($"README.md line {command.Line}: exited with {result.ExitCode}\n  command: {command.Text}\n  {result.Output}{result.Error}");
+                    }
                 }
             }
         }
@@ -106,11 +110,17 @@ public sealed class ReadmeSecurityTests
         using var withoutCertificate = Client(server.Host.Urls.Single(), authority, null);
 
         using (var stats = await withCertificate.GetAsync("/admin/stats"))
+        {
             Assert.Equal(HttpStatusCode.OK, stats.StatusCode);
+        }
         using (var created = await withCertificate.PutAsync("/admin/databases?name=Northwind", null))
+        {
             Assert.Equal(HttpStatusCode.Created, created.StatusCode);
+        }
         using (var version = await withoutCertificate.GetAsync("/build/version"))
+        {
             Assert.Equal(HttpStatusCode.OK, version.StatusCode);
+        }
         using var refused = await withoutCertificate.GetAsync("/databases");
         var message = await Api.AssertErrorAsync(refused, HttpStatusCode.Unauthorized, ErrorTypes.Authorization);
         Assert.StartsWith("This server requires a client certificate", message, StringComparison.Ordinal);

@@ -18,7 +18,9 @@ public class ReplicationCrashTests
         await using var source = await InProcessServer.StartAsync(options => options.Database = options.Database with { NodeTag = "B" });
         var receiverEnvironment = new Dictionary<string, string> { [$"JACKDAW_REPLICATION__TOPOLOGY__{ReplicationNodes.Database}"] = $"B={source.Client.BaseAddress!.ToString().TrimEnd('/')}" };
         using (var created = await source.Client.PutAsync($"/admin/databases?name={ReplicationNodes.Database}", null))
+        {
             created.EnsureSuccessStatusCode();
+        }
 
         var receiver = ServerProcess.Start($"--urls http://127.0.0.1:0 --data-dir \"{folder.Path}\"", receiverEnvironment);
         try
@@ -26,7 +28,9 @@ public class ReplicationCrashTests
             var address = await receiver.WaitForAddressAsync(StartTimeout);
             using (var client = new HttpClient { BaseAddress = address })
             using (var created = await client.PutAsync($"/admin/databases?name={ReplicationNodes.Database}", null))
+            {
                 created.EnsureSuccessStatusCode();
+            }
             SetDestination(source, address);
 
             var writer = Task.Run(async () =>
@@ -40,7 +44,9 @@ public class ReplicationCrashTests
 
             // Kill the receiver once it has part of the stream, while batches are still coming.
             using (var client = new HttpClient { BaseAddress = address })
+            {
                 await Poll.UntilAsync(async () => await CountAsync(client) >= 50, StartTimeout, "the receiver to get 50 documents");
+            }
             receiver.KillHard();
             await receiver.WaitForExitAsync(StartTimeout);
             receiver.Dispose();

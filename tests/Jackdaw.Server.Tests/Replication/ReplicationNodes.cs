@@ -26,7 +26,9 @@ public sealed class ReplicationNodes : IAsyncDisposable
         _tags = tags;
         _servers = new InProcessServer?[tags.Length];
         foreach (var _ in tags)
+        {
             _folders.Add(new TempFolder("jackdaw-replication"));
+        }
     }
 
     public int Count => _tags.Length;
@@ -43,7 +45,9 @@ public sealed class ReplicationNodes : IAsyncDisposable
                 created.EnsureSuccessStatusCode();
             }
             if (wired)
+            {
                 nodes.Wire();
+            }
         }
         catch
         {
@@ -69,7 +73,9 @@ public sealed class ReplicationNodes : IAsyncDisposable
         for (var i = 0; i < Count; i++)
         {
             if (_servers[i] is not { } server)
+            {
                 continue;
+            }
             var others = Enumerable.Range(0, Count).Where(j => j != i && _urls.GetValueOrDefault(j) is not null)
                 .Select(j => new ReplicationNode(_tags[j], _urls[j]!)).ToList();
             server.Host.Server.Replication.SetTopology(Database, _tags[i], others);
@@ -136,14 +142,20 @@ public sealed class ReplicationNodes : IAsyncDisposable
             foreach (var (id, version) in first)
             {
                 if (!other.TryGetValue(id, out var theirs))
+                {
                     return $"{id} is on {_tags[0]} but not on {_tags[i]}";
+                }
                 if (theirs != version)
+                {
                     return $"{id} differs: {_tags[0]} {version.ChangeVector} {version.Json} / {_tags[i]} {theirs.ChangeVector} {theirs.Json}";
+                }
             }
             foreach (var id in other.Keys)
             {
                 if (!first.ContainsKey(id))
+                {
                     return $"{id} is on {_tags[i]} but not on {_tags[0]}";
+                }
             }
         }
         return null;
@@ -172,8 +184,12 @@ public sealed class ReplicationNodes : IAsyncDisposable
     public async ValueTask DisposeAsync()
     {
         for (var i = 0; i < Count; i++)
+        {
             await StopAsync(i);
+        }
         foreach (var folder in _folders)
+        {
             folder.Dispose();
+        }
     }
 }

@@ -74,14 +74,20 @@ public class ReplicationTests
     {
         await using var nodes = await ReplicationNodes.StartAsync(wired: true, "A", "B");
         for (var i = 0; i < 20; i++)
+        {
             await nodes.PutAsync(0, $"items/{i}", new { Number = i });
+        }
         await nodes.WaitConvergedAsync(Converge);
 
         await nodes.StopAsync(1);
         for (var i = 20; i < 50; i++)
+        {
             await nodes.PutAsync(0, $"items/{i}", new { Number = i });
+        }
         for (var i = 0; i < 5; i++)
+        {
             await nodes.DeleteAsync(0, $"items/{i}");
+        }
         // Replication holds the tombstones B has not received: a clean-up now removes none.
         Assert.Equal(0, await nodes.DatabaseOf(0).Tombstones.CleanAsync());
         await nodes.StartAgainAsync(1);
@@ -157,7 +163,9 @@ public class ReplicationTests
         for (var i = 0; i < 10; i++)
         {
             for (var node = 0; node < 3; node++)
+            {
                 await nodes.PutAsync(node, $"users/{i}", new { Name = $"written on {nodes.Tag(node)}", Round = i });
+            }
         }
         // A put on one side, a delete on the other.
         await nodes.PutAsync(0, "users/deleted", new { Name = "A" });
@@ -170,7 +178,9 @@ public class ReplicationTests
         foreach (var (id, version) in documents)
         {
             if (id.StartsWith("users/", StringComparison.Ordinal) && id != "users/deleted")
+            {
                 Assert.Equal(3, ChangeVectors.Parse(version.ChangeVector).Count);
+            }
         }
         // The counters move just after a batch is visible: poll them.
         await Poll.UntilAsync(() => Task.FromResult(nodes.StatsOf(0).Conflicts + nodes.StatsOf(1).Conflicts + nodes.StatsOf(2).Conflicts > 0), Converge, "a conflict to be counted");
@@ -522,9 +532,13 @@ public class ReplicationTests
             {
                 var id = $"things/{random.Next(25)}";
                 if (random.Next(5) == 0)
+                {
                     await nodes.DeleteAsync(node, id);
+                }
                 else
+                {
                     await nodes.PutAsync(node, id, new { Writer = nodes.Tag(node), Step = i, Value = random.Next() });
+                }
             }
         })).ToArray();
         await Task.WhenAll(writers);
@@ -535,6 +549,8 @@ public class ReplicationTests
         var documents = nodes.Documents(0);
         Assert.NotEmpty(documents);
         foreach (var node in Enumerable.Range(0, 3))
+        {
             Assert.Equal(0, nodes.StatsOf(node).Repeated);
+        }
     }
 }

@@ -27,10 +27,14 @@ public class TrieRouterTests
     private static (string? Handler, string[] Captures) Match(string path, string method = "GET")
     {
         if (!Router.TryMatch(path, out var match))
+        {
             return (null, []);
+        }
         var captures = new string[match.CaptureCount];
         for (var i = 0; i < captures.Length; i++)
+        {
             captures[i] = path[match.GetCapture(i)];
+        }
         return (match.Endpoint!.GetHandler(HttpMethodKinds.Parse(method)), captures);
     }
 
@@ -228,13 +232,17 @@ public class TrieRouterTests
         ];
         var hits = 0;
         foreach (var path in paths)
+        {
             hits += Router.TryMatch(path, out _) ? 1 : 0;
+        }
 
         var before = GC.GetAllocatedBytesForCurrentThread();
         for (var i = 0; i < 10_000; i++)
         {
             if (Router.TryMatch(paths[i % paths.Length], out var match))
+            {
                 hits += match.CaptureCount;
+            }
         }
         var allocated = GC.GetAllocatedBytesForCurrentThread() - before;
         Assert.Equal(0, allocated);
@@ -248,7 +256,9 @@ public class TrieRouterTests
         var templates = GeneratedRoutes.Create(420, random);
         var builder = new TrieRouter<string>.Builder();
         foreach (var template in templates)
+        {
             builder.Add(template, "GET", template);
+        }
         var router = builder.Build();
         var oracle = templates.ToDictionary(t => t, ToRegex);
 

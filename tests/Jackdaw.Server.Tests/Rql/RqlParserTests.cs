@@ -166,24 +166,38 @@ public sealed class RqlParserTests
     {
         var text = "from " + (random.Next(4) == 0 ? "index 'Orders/Totals'" : "Orders");
         if (random.Next(3) > 0)
+        {
             text += " where " + RandomExpression(random, 3);
+        }
         if (random.Next(3) == 0)
+        {
             text += " order by " + Pick(random, Fields) + (random.Next(2) == 0 ? " desc" : "") + (random.Next(3) == 0 ? ", score()" : "");
+        }
         if (random.Next(4) == 0)
+        {
             text += " select Company, ShipTo.City as City";
+        }
         if (random.Next(4) == 0)
+        {
             text += " include Company";
+        }
         if (random.Next(3) == 0)
+        {
             text += $" limit {random.Next(100)}" + (random.Next(2) == 0 ? $" offset {random.Next(100)}" : "");
+        }
         return text;
     }
 
     private static string RandomExpression(Random random, int depth)
     {
         if (depth > 0 && random.Next(3) == 0)
+        {
             return $"({RandomExpression(random, depth - 1)} {(random.Next(2) == 0 ? "and" : "OR")} {RandomExpression(random, depth - 1)})";
+        }
         if (depth > 0 && random.Next(6) == 0)
+        {
             return "not " + RandomExpression(random, depth - 1);
+        }
         var field = Pick(random, Fields);
         return random.Next(8) switch
         {

@@ -127,7 +127,9 @@ public sealed class CertificateFileRotationTests(ITestOutputHelper output)
         holder.Replaced += installed =>
         {
             if (installed.Thumbprint == newer.Thumbprint)
+            {
                 newerInstalled.TrySetResult();
+            }
         };
 
         // A reload has read the older file and is held before it replaces the certificate; the
@@ -159,7 +161,9 @@ public sealed class CertificateFileRotationTests(ITestOutputHelper output)
         watcher.Loaded = loaded =>
         {
             if (loaded.Thumbprint == refused.Thumbprint)
+            {
                 throw new InvalidOperationException("refused by the test");
+            }
         };
 
         Install(server, refused);

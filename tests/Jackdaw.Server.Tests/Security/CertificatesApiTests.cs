@@ -27,7 +27,9 @@ public sealed class CertificatesApiTests : IAsyncLifetime
     {
         Assert.Equal(status, response.StatusCode);
         if (status != HttpStatusCode.NoContent)
+        {
             Assert.Equal(0, response.Content.Headers.ContentLength);
+        }
     }
 
     private async Task CreateDatabasesAsync(params string[] names)
@@ -71,16 +73,24 @@ public sealed class CertificatesApiTests : IAsyncLifetime
         using var clerk = TestCertificates.Client("clerk");
         var client = _server.Client(clerk);
         using (var before = await client.GetAsync("/databases"))
+        {
             Assert.Equal(HttpStatusCode.Forbidden, before.StatusCode);
+        }
 
         using (var put = await _server.Admin.PutAsync("/admin/certificates", Body(clerk, "clerk", "ValidUser", """{"SHOP":"ReadWrite"}""")))
+        {
             AssertEmpty(put, HttpStatusCode.Created);
+        }
 
         // The same keep-alive connection sees the registration.
         using (var write = await client.PutAsync("/databases/shop/docs?id=orders/1", Api.Json("{}")))
+        {
             Assert.Equal(HttpStatusCode.Created, write.StatusCode);
+        }
         using (var other = await client.GetAsync("/databases/payroll/docs?id=a"))
+        {
             Assert.Equal(HttpStatusCode.Forbidden, other.StatusCode);
+        }
     }
 
     [Fact]
@@ -89,9 +99,13 @@ public sealed class CertificatesApiTests : IAsyncLifetime
         using var reporter = TestCertificates.Client("reporter");
         var pem = JsonSerializer.Serialize(reporter.ExportCertificatePem());
         using (var put = await _server.Admin.PutAsync("/admin/certificates", Api.Json($$$"""{"Name":"reporting","Certificate":{{{pem}}},"SecurityClearance":"Operator","Permissions":{}}""")))
+        {
             AssertEmpty(put, HttpStatusCode.Created);
+        }
         using (var again = await _server.Admin.PutAsync("/admin/certificates", Body(reporter, "reporting v2", "ValidUser", """{"Sales":"Read"}""")))
+        {
             AssertEmpty(again, HttpStatusCode.Created);
+        }
 
         var one = (await GetAsync(_server.Admin, "/admin/certificates?thumbprint=" + reporter.Thumbprint.ToLowerInvariant())).GetProperty("Results");
         var definition = Assert.Single(one.EnumerateArray());
@@ -163,14 +177,18 @@ public sealed class CertificatesApiTests : IAsyncLifetime
         using var user = TestCertificates.Client("user");
         _server.Register(user, SecurityClearance.ValidUser, ("shop", DatabaseAccess.Read));
         using (var edit = await _server.Admin.PostAsync("/admin/certificates/edit", Api.Json($$"""{"Thumbprint":"{{user.Thumbprint}}","Name":"renamed","Permissions":{"shop":"Admin","hr":"ReadWrite"},"SecurityClearance":"ValidUser"}""")))
+        {
             AssertEmpty(edit, HttpStatusCode.Created);
+        }
         var edited = _server.Security.Store.Get(user.Thumbprint)!;
         Assert.Equal("renamed", edited.Name);
         Assert.Equal(DatabaseAccess.Admin, edited.AccessTo("SHOP"));
         Assert.Equal(DatabaseAccess.ReadWrite, edited.AccessTo("hr"));
 
         using (var nameOnly = await _server.Admin.PostAsync("/admin/certificates/edit", Api.Json($$"""{"Thumbprint":"{{user.Thumbprint.ToLowerInvariant()}}","Name":"again"}""")))
+        {
             AssertEmpty(nameOnly, HttpStatusCode.Created);
+        }
         Assert.Equal(DatabaseAccess.Admin, _server.Security.Store.Get(user.Thumbprint)!.AccessTo("shop"));
 
         using var unknown = await _server.Admin.PostAsync("/admin/certificates/edit", Api.Json("""{"Thumbprint":"0000000000000000000000000000000000000000","Name":"x"}"""));
@@ -184,17 +202,27 @@ public sealed class CertificatesApiTests : IAsyncLifetime
         _server.Register(operatorCertificate, SecurityClearance.Operator);
         var client = _server.Client(operatorCertificate);
         using (var before = await client.GetAsync("/admin/stats"))
+        {
             Assert.Equal(HttpStatusCode.OK, before.StatusCode);
+        }
 
         using (var self = await client.DeleteAsync("/admin/certificates?thumbprint=" + operatorCertificate.Thumbprint))
+        {
             Assert.Contains("does not delete itself", await Api.AssertErrorAsync(self, HttpStatusCode.BadRequest, ErrorTypes.BadRequest), StringComparison.Ordinal);
+        }
         using (var delete = await _server.Admin.DeleteAsync("/admin/certificates?thumbprint=" + operatorCertificate.Thumbprint))
+        {
             AssertEmpty(delete, HttpStatusCode.NoContent);
+        }
         using (var after = await client.GetAsync("/admin/stats"))
+        {
             Assert.Contains("not registered", await Api.AssertErrorAsync(after, HttpStatusCode.Forbidden, ErrorTypes.Authorization), StringComparison.Ordinal);
+        }
 
         using (var again = await _server.Admin.DeleteAsync("/admin/certificates?thumbprint=" + operatorCertificate.Thumbprint))
+        {
             AssertEmpty(again, HttpStatusCode.NoContent);
+        }
         using var missing = await _server.Admin.DeleteAsync("/admin/certificates");
         Assert.Contains("'thumbprint' is required", await Api.AssertErrorAsync(missing, HttpStatusCode.BadRequest, ErrorTypes.BadRequest), StringComparison.Ordinal);
     }
@@ -214,7 +242,9 @@ public sealed class CertificatesApiTests : IAsyncLifetime
         async Task AssertRefused(HttpResponseMessage response, string expected)
         {
             using (response)
+            {
                 Assert.Contains(expected, await Api.AssertErrorAsync(response, HttpStatusCode.Forbidden, ErrorTypes.Authorization), StringComparison.Ordinal);
+            }
         }
 
         await AssertRefused(await client.PutAsync("/admin/certificates", Body(newcomer, "newcomer", "ClusterAdmin")), "cannot give the certificate 'newcomer' clearance ClusterAdmin");
@@ -227,15 +257,23 @@ public sealed class CertificatesApiTests : IAsyncLifetime
         Assert.Equal(SecurityClearance.ClusterAdmin, _server.Security.Store.Get(admin.Thumbprint)!.Clearance);
 
         using (var put = await client.PutAsync("/admin/certificates", Body(newcomer, "newcomer", "Operator")))
+        {
             AssertEmpty(put, HttpStatusCode.Created);
+        }
         using (var edit = await client.PostAsync("/admin/certificates/edit", Api.Json($$$"""{"Thumbprint":"{{{peer.Thumbprint}}}","Name":"peer","SecurityClearance":"ValidUser","Permissions":{"shop":"Read"}}""")))
+        {
             AssertEmpty(edit, HttpStatusCode.Created);
+        }
         using (var delete = await client.DeleteAsync("/admin/certificates?thumbprint=" + newcomer.Thumbprint))
+        {
             AssertEmpty(delete, HttpStatusCode.NoContent);
+        }
 
         // Only a ClusterAdmin grants ClusterAdmin.
         using (var granted = await _server.Client(admin).PutAsync("/admin/certificates", Body(newcomer, "newcomer", "ClusterAdmin")))
+        {
             AssertEmpty(granted, HttpStatusCode.Created);
+        }
 
         using var user = TestCertificates.Client("user");
         _server.Register(user, SecurityClearance.ValidUser, ("shop", DatabaseAccess.Admin));
@@ -284,10 +322,14 @@ public sealed class CertificatesApiTests : IAsyncLifetime
     public async Task TheServersOwnExpiredOrTwoFactorCertificatesAreNotRegistered()
     {
         using (var own = await _server.Admin.PutAsync("/admin/certificates", Body(_server.ServerCertificate, "self", "Operator")))
+        {
             Assert.Contains("server's own certificate", await Api.AssertErrorAsync(own, HttpStatusCode.BadRequest, ErrorTypes.BadRequest), StringComparison.Ordinal);
+        }
         using var expired = TestCertificates.Client("old", notBefore: DateTimeOffset.UtcNow.AddDays(-9), notAfter: DateTimeOffset.UtcNow.AddDays(-2));
         using (var old = await _server.Admin.PutAsync("/admin/certificates", Body(expired, "old", "Operator")))
+        {
             Assert.Contains("expired on", await Api.AssertErrorAsync(old, HttpStatusCode.BadRequest, ErrorTypes.BadRequest), StringComparison.Ordinal);
+        }
         using var fresh = TestCertificates.Client("fresh");
         using var twoFactor = await _server.Admin.PutAsync("/admin/certificates", Api.Json($$"""{"Name":"fresh","Certificate":"{{Convert.ToBase64String(fresh.RawData)}}","Permissions":{},"TwoFactorAuthenticationKey":"JBSWY3DPEHPK3PXP"}"""));
         await Api.AssertErrorAsync(twoFactor, HttpStatusCode.NotImplemented, ErrorTypes.FeatureNotSupported);

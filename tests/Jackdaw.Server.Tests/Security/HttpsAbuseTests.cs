@@ -76,7 +76,9 @@ public sealed class HttpsAbuseTests : IAsyncLifetime
         try
         {
             for (var i = 0; i < 1000; i++)
+            {
                 idle.Add(await RawConnection.OpenAsync(Address));
+            }
             await Task.WhenAll(Enumerable.Range(0, 20).Select(_ => AssertServedAsync()));
 
             // Each is dropped once its TLS handshake has taken too long (HttpsEndpoints.HandshakeTimeout).

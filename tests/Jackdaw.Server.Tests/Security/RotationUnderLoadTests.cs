@@ -39,9 +39,13 @@ public sealed class RotationUnderLoadTests(ITestOutputHelper output)
         using var caller = TestCertificates.Client("load-caller");
         server.Register(caller, SecurityClearance.ValidUser, ("load", DatabaseAccess.Read));
         using (var created = await server.Admin.PutAsync("/admin/databases?name=load", null))
+        {
             Assert.Equal(HttpStatusCode.Created, created.StatusCode);
+        }
         using (var put = await server.Admin.PutAsync("/databases/load/docs?id=orders/1", Api.Json("""{"Total":1}""")))
+        {
             Assert.Equal(HttpStatusCode.Created, put.StatusCode);
+        }
 
         var holder = server.Security.Certificate;
         var first = holder.CurrentEntry;
@@ -50,7 +54,9 @@ public sealed class RotationUnderLoadTests(ITestOutputHelper output)
         // Each certificate's number: 0 the first, i the one the i-th replacement installs.
         var numbers = new Dictionary<string, long> { [first.Thumbprint] = 0 };
         for (var i = 0; i < replacements; i++)
+        {
             numbers.Add(certificates[i].Thumbprint, i + 1);
+        }
 
         long returned = 0;
         long Returned() => Interlocked.Read(ref returned);
@@ -70,7 +76,9 @@ public sealed class RotationUnderLoadTests(ITestOutputHelper output)
                     // Not cancelled: a request in flight when the run ends is finished and counted.
                     using var response = await clients[index].Http.GetAsync("/databases/load/docs?id=orders/1");
                     if (response.StatusCode != HttpStatusCode.OK)
+                    {
                         failures.Enqueue($"{(int)response.StatusCode}: {await response.Content.ReadAsStringAsync()}");
+                    }
                 }
                 catch (Exception e)
                 {
@@ -88,7 +96,9 @@ public sealed class RotationUnderLoadTests(ITestOutputHelper output)
             {
                 var due = ReplaceEvery * (i + 1) - run.Elapsed;
                 if (due > TimeSpan.Zero)
+                {
                     await Task.Delay(due);
+                }
                 Assert.True(holder.Replace(certificates[i]));
                 Interlocked.Exchange(ref returned, i + 1);
             }
@@ -114,12 +124,16 @@ public sealed class RotationUnderLoadTests(ITestOutputHelper output)
         Assert.All(keepAlive, c => Assert.Equal(1, c.Connects));
         Assert.All(keepAlive, c => Assert.Equal(first.Thumbprint, c.Handshakes.Single().Thumbprint));
         for (var i = KeepAliveClients; i < clients.Length; i++)
+        {
             Assert.Equal(requests[i], clients[i].Connects);
+        }
 
         // Once the clients are gone, every retired certificate is disposed: the first one, which
         // the keep-alive connections held all along, and each of the others.
         foreach (var client in clients)
+        {
             client.Dispose();
+        }
         await Poll.UntilAsync(
             () => Task.FromResult(first.IsDisposed && certificates[..^1].All(c => c.Handle == IntPtr.Zero)),
             TimeSpan.FromSeconds(60),

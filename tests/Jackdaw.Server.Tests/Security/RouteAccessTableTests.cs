@@ -26,15 +26,23 @@ public sealed partial class RouteAccessTableTests
         foreach (var (method, template, access) in RouteDiscovery.Routes([typeof(JackdawHost).Assembly]))
         {
             if (access is null)
+            {
                 problems.Add($"{method} {template} declares no [Access]");
+            }
             else if (!documented.TryGetValue((method, template), out var row))
+            {
                 problems.Add($"{method} {template} ({access}) is missing: add the row '| {method} | `{template}` | {access} |'");
+            }
             else if (row != access)
+            {
                 problems.Add($"{method} {template} declares {access}, the table says {row}");
+            }
             documented.Remove((method, template));
         }
         foreach (var ((method, template), access) in documented)
+        {
             problems.Add($"{method} {template} ({access}) is in the table but no handler serves it");
+        }
         Assert.True(problems.Count == 0, $"docs/architecture.md, \"Route access\", disagrees with the server's routes:\n  {string.Join("\n  ", problems)}");
     }
 
@@ -57,7 +65,9 @@ public sealed partial class RouteAccessTableTests
         var routes = RouteDiscovery.Routes([typeof(JackdawHost).Assembly]);
         await using var server = await SecuredServer.StartAsync();
         using (var created = await server.Admin.PutAsync($"/admin/databases?name={Database}", null))
+        {
             Assert.Equal(HttpStatusCode.Created, created.StatusCode);
+        }
 
         // Each caller may do everything up to its highest access: the order of RouteAccess is that
         // of the rights (a database Admin may read and write it, an Operator all of that anywhere).
@@ -88,7 +98,9 @@ public sealed partial class RouteAccessTableTests
         finally
         {
             foreach (var (_, certificate, _) in callers)
+            {
                 certificate?.Dispose();
+            }
         }
     }
 
@@ -101,13 +113,19 @@ public sealed partial class RouteAccessTableTests
         foreach (var (method, template, _) in routes)
         {
             if (!documented.TryGetValue((method, template), out var needed))
+            {
                 continue;
+            }
             var (status, type) = await SendAsync(client, method, template.Replace("*", Database, StringComparison.Ordinal));
             var refused = status is HttpStatusCode.Unauthorized or HttpStatusCode.Forbidden;
             if (needed > highest && (status != expected || (type is not null && type != ErrorTypes.Authorization)))
+            {
                 wrong.Add($"{caller}: {method} {template} needs {needed}: answered {(int)status} {type}, not {(int)expected} {ErrorTypes.Authorization}");
+            }
             else if (needed <= highest && refused)
+            {
                 wrong.Add($"{caller}: {method} {template} needs {needed}: refused ({(int)status} {type})");
+            }
         }
         return wrong;
     }
@@ -119,7 +137,9 @@ public sealed partial class RouteAccessTableTests
         using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(60));
         using var response = await client.SendAsync(request, HttpCompletionOption.ResponseHeadersRead, timeout.Token);
         if (response.StatusCode is not (HttpStatusCode.Unauthorized or HttpStatusCode.Forbidden) || method == "HEAD")
+        {
             return (response.StatusCode, null);
+        }
         var body = await response.Content.ReadAsStringAsync(timeout.Token);
         try
         {
@@ -143,20 +163,30 @@ public sealed partial class RouteAccessTableTests
         for (var i = 0; i < lines.Count && start < 0; i++)
         {
             if (lines[i].StartsWith('#') && lines[i].TrimStart('#').Trim() == "Route access")
+            {
                 start = i + 1;
+            }
         }
         if (start < 0)
+        {
             throw new InvalidOperationException("docs/architecture.md has no heading \"Route access\".");
+        }
         var rows = new Dictionary<(string, string), RouteAccess>();
         for (var i = start; i < lines.Count && !lines[i].StartsWith('#'); i++)
         {
             if (!lines[i].StartsWith('|') || Separator().IsMatch(lines[i]) || lines[i].StartsWith("| method ", StringComparison.Ordinal))
+            {
                 continue;
+            }
             var match = Row().Match(lines[i]);
             if (!match.Success || !Enum.TryParse<RouteAccess>(match.Groups["access"].Value, out var access))
+            {
                 throw new InvalidOperationException($"docs/architecture.md line {i + 1} is not a row '| METHOD | `template` | access |' with an access of {string.Join(", ", Enum.GetNames<RouteAccess>())}: {lines[i]}");
+            }
             if (!rows.TryAdd((match.Groups["method"].Value, match.Groups["template"].Value), access))
+            {
                 throw new InvalidOperationException($"docs/architecture.md line {i + 1} repeats a route: {lines[i]}");
+            }
         }
         return rows;
     }

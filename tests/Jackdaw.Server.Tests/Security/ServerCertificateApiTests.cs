@@ -42,14 +42,20 @@ public sealed class ServerCertificateApiTests
         using var next = TestCertificates.Server("jackdaw-next");
         var keepAlive = server.Client(server.ServerCertificate);
         using (var warm = await keepAlive.GetAsync("/admin/stats"))
+        {
             Assert.Equal(HttpStatusCode.OK, warm.StatusCode);
+        }
 
         using (var replaced = await server.Admin.PostAsync("/admin/certificates/replace-cluster-cert?replaceImmediately=true", ReplaceBody(next, "pfx-pass")))
+        {
             CertificatesApiTests.AssertEmpty(replaced, HttpStatusCode.Created);
+        }
 
         Assert.Equal(next.Thumbprint, await TestCertificates.PresentedThumbprintAsync(server.Url));
         using (var onDisk = X509CertificateLoader.LoadPkcs12FromFile(server.CertificatePath, SecuredServer.CertificatePassword))
+        {
             Assert.Equal(next.Thumbprint, onDisk.Thumbprint);
+        }
         // The new certificate is the ClusterAdmin now; the old one is nobody.
         using (var status = await server.Client(next).GetAsync("/admin/certificates/server"))
         {
@@ -58,11 +64,15 @@ public sealed class ServerCertificateApiTests
             Assert.Equal(1, body.GetProperty("Replacements").GetInt64());
         }
         using (var old = await keepAlive.GetAsync("/admin/stats"))
+        {
             Assert.Equal(HttpStatusCode.Forbidden, old.StatusCode);
+        }
 
         // The same certificate again changes nothing.
         using (var same = await server.Client(next).PostAsync("/admin/certificates/replace-cluster-cert", ReplaceBody(next, null)))
+        {
             CertificatesApiTests.AssertEmpty(same, HttpStatusCode.Created);
+        }
         Assert.Equal(1, server.Security.Certificate.Replacements);
     }
 
@@ -80,7 +90,9 @@ public sealed class ServerCertificateApiTests
         {
             var next = certificates[round % certificates.Length];
             using (var replaced = await client.PostAsync("/admin/certificates/replace-cluster-cert", ReplaceBody(next, null)))
+            {
                 CertificatesApiTests.AssertEmpty(replaced, HttpStatusCode.Created);
+            }
             Assert.Equal(next.Thumbprint, await TestCertificates.PresentedThumbprintAsync(server.Url));
         }
         var last = certificates[12 % certificates.Length];
@@ -129,7 +141,9 @@ public sealed class ServerCertificateApiTests
         var certificateMode = File.GetUnixFileMode(crt);
 
         using (var replaced = await server.Admin.PostAsync("/admin/certificates/replace-cluster-cert", ReplaceBody(next, null)))
+        {
             CertificatesApiTests.AssertEmpty(replaced, HttpStatusCode.Created);
+        }
 
         using var onDisk = CertificateLoader.Load(crt, key, null, DateTime.UtcNow);
         Assert.Equal(next.Thumbprint, onDisk.Thumbprint);
@@ -149,19 +163,27 @@ public sealed class ServerCertificateApiTests
         }
         using var clerk = TestCertificates.Client("clerk");
         using (var put = await first.Admin.PutAsync("/admin/certificates", CertificatesApiTests.Body(clerk, "clerk", "ValidUser", """{"Shop":"ReadWrite"}""")))
+        {
             CertificatesApiTests.AssertEmpty(put, HttpStatusCode.Created);
+        }
         using var next = TestCertificates.Server("jackdaw-next");
         using (var replaced = await first.Admin.PostAsync("/admin/certificates/replace-cluster-cert", ReplaceBody(next, null)))
+        {
             CertificatesApiTests.AssertEmpty(replaced, HttpStatusCode.Created);
+        }
 
         await using var second = await first.RestartAsync();
         Assert.Equal(next.Thumbprint, second.ServerCertificate.Thumbprint);
         Assert.Equal(next.Thumbprint, await TestCertificates.PresentedThumbprintAsync(second.Url));
         var clerkClient = second.Client(clerk);
         using (var write = await clerkClient.PutAsync("/databases/shop/docs?id=orders/1", Api.Json("{}")))
+        {
             Assert.Equal(HttpStatusCode.Created, write.StatusCode);
+        }
         using (var admin = await clerkClient.GetAsync("/admin/stats"))
+        {
             Assert.Equal(HttpStatusCode.Forbidden, admin.StatusCode);
+        }
         var definition = Assert.Single(second.Security.Store.All);
         Assert.Equal(("clerk", SecurityClearance.ValidUser, DatabaseAccess.ReadWrite), (definition.Name, definition.Clearance, definition.AccessTo("shop")));
     }

@@ -26,7 +26,9 @@ public sealed class ServerCertificateHolderTests
             {
                 start.SignalAndWait();
                 for (var i = from; i < from + Replacements; i++)
+                {
                     Assert.True(holder.Replace(certificates[i]));
+                }
             },
             TaskCreationOptions.LongRunning);
 
@@ -62,7 +64,9 @@ public sealed class ServerCertificateHolderTests
         try
         {
             foreach (var certificate in certificates)
+            {
                 holder.Replace(certificate);
+            }
         }
         finally
         {

@@ -71,7 +71,9 @@ public sealed class BackupsPageTests(ServerFixture server, BrowserFixture browse
             await Expect(page.Locator("#restore-operation")).ToHaveAttributeAsync("data-state", "Completed", new() { Timeout = 60_000 });
             await Expect(page.Locator("#restore-operation a.restored")).ToHaveAttributeAsync("href", $"/studio/documents?database={restored}");
             using (var stats = await Client.GetAsync($"/databases/{restored}/stats"))
+            {
                 Assert.Equal(1_000, (await Api.JsonAsync(stats)).GetProperty("CountOfDocuments").GetInt64());
+            }
 
             // Restoring into the same name again is refused at once, with the server's reason.
             await page.ClickAsync("#restore-run");
@@ -93,7 +95,9 @@ public sealed class BackupsPageTests(ServerFixture server, BrowserFixture browse
             await page.ClickAsync("#task-save");
             await Expect(page.Locator("#message.ok")).ToContainTextAsync("saved");
             using (var configuration = await Client.GetAsync($"/periodic-backup?name={db}&taskId=1"))
+            {
                 Assert.Equal("0 3 * * *", (await Api.JsonAsync(configuration)).GetProperty("FullBackupFrequency").GetString());
+            }
 
             // A one-time backup, and one the server refuses.
             await page.FillAsync("#once-folder", "relative/folder");

@@ -23,7 +23,9 @@ public sealed class BrowserFixture : IAsyncLifetime
     public async Task DisposeAsync()
     {
         if (_browser is not null)
+        {
             await _browser.DisposeAsync();
+        }
         _playwright?.Dispose();
     }
 }

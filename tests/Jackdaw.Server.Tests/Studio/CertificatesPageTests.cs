@@ -109,7 +109,9 @@ public sealed class CertificatesPageTests(ServerFixture unsecured, BrowserFixtur
         var zipPath = Path.Combine(_folder.Path, "generated-one.zip");
         await download.SaveAsAsync(zipPath);
         using (var zip = ZipFile.OpenRead(zipPath))
+        {
             Assert.Equal(["generated-one.crt", "generated-one.key", "generated-one.pfx"], zip.Entries.Select(e => e.FullName).Order());
+        }
         var generated = page.Locator("tr", new() { Has = page.Locator("td.name", new() { HasTextString = "generated-one" }) });
         await Expect(generated.Locator("td.clearance")).ToHaveTextAsync("ValidUser");
         // The API bar shows the call, but not the password.

@@ -29,7 +29,9 @@ public sealed class DatabasesPageTests(ServerFixture server, BrowserFixture brow
             await Expect(row.Locator(".documents")).ToHaveTextAsync("0");
             await Expect(page.Locator("#message")).ToContainTextAsync("Created the database 'Shop'");
             using (var list = await Client.GetAsync("/databases?namesOnly=true"))
+            {
                 Assert.Contains("Shop", (await Api.JsonAsync(list)).GetProperty("Databases").EnumerateArray().Select(n => n.GetString()));
+            }
 
             // The same name again is the server's refusal, shown as it says it.
             await page.FillAsync("#new-name", "Shop");
@@ -48,7 +50,9 @@ public sealed class DatabasesPageTests(ServerFixture server, BrowserFixture brow
                 },
             });
             using (var put = await Client.PutAsync("/databases/Shop/admin/indexes", Api.Json(definitions)))
+            {
                 Assert.Equal(HttpStatusCode.Created, put.StatusCode);
+            }
             await Poll.UntilAsync(async () =>
             {
                 using var stats = await Client.GetAsync("/databases/Shop/indexes/stats?name=Orders/Broken");

@@ -213,7 +213,9 @@ public sealed class DocumentPageTests(ServerFixture server, BrowserFixture brows
             await Expect(row).ToHaveCountAsync(0);
             await Expect(page.Locator("#attachments-count")).ToHaveTextAsync("0");
             using (var gone = await Client.GetAsync($"/databases/{db}/attachments?id=orders/1&name=notes.txt"))
+            {
                 Assert.Equal(HttpStatusCode.NotFound, gone.StatusCode);
+            }
             Assert.Equal(4, (await StudioData.GetAsync(Client, db, "orders/1")).GetProperty("Freight").GetDouble());
             watch.AssertClean();
         }
@@ -228,7 +230,9 @@ public sealed class DocumentPageTests(ServerFixture server, BrowserFixture brows
     {
         var db = await server.CreateDatabaseAsync();
         using (var config = await Client.PostAsync($"/databases/{db}/admin/revisions/config", Api.Json("""{"Collections":{"Orders":{"Disabled":false,"MinimumRevisionsToKeep":100}}}""")))
+        {
             Assert.Equal(HttpStatusCode.OK, config.StatusCode);
+        }
         var vectors = new List<string>();
         for (var i = 1; i <= 27; i++)
         {
@@ -271,7 +275,9 @@ public sealed class DocumentPageTests(ServerFixture server, BrowserFixture brows
     {
         var db = await server.CreateDatabaseAsync();
         using (var config = await Client.PostAsync($"/databases/{db}/admin/revisions/config", Api.Json("""{"Collections":{"Orders":{"Disabled":false,"MinimumRevisionsToKeep":100}}}""")))
+        {
             Assert.Equal(HttpStatusCode.OK, config.StatusCode);
+        }
         var first = await StudioData.PutAsync(Client, db, "orders/1", """{"Company":"companies/1","Freight":10,"Note":"first","@metadata":{"@collection":"Orders"}}""");
         await StudioData.PutAsync(Client, db, "orders/1", """{"Company":"companies/1","Freight":20,"Note":"second","@metadata":{"@collection":"Orders"}}""");
         var third = await StudioData.PutAsync(Client, db, "orders/1", """{"Company":"companies/2","Freight":30,"Note":"third","Extra":true,"@metadata":{"@collection":"Orders"}}""");

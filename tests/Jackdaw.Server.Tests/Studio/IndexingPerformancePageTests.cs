@@ -88,7 +88,9 @@ public sealed partial class IndexingPerformancePageTests(ServerFixture server, B
             await Expect(page.Locator(".lane-label")).ToHaveTextAsync(IndexNames);
             await page.SelectOptionAsync("#window", "all");
             foreach (var name in IndexNames)
+            {
                 Assert.True(await page.Locator($".batch[data-index='{name}']").CountAsync() > 0, $"No bar in the lane of {name}.");
+            }
             Assert.Equal(7, await page.Locator("#legend li").CountAsync());
 
             // Hovering the longest batch of Orders/Totals shows its counts and operations.
@@ -155,7 +157,9 @@ public sealed partial class IndexingPerformancePageTests(ServerFixture server, B
             {
                 // Every batch that mapped orders came live (the history was empty when the page loaded).
                 foreach (var batch in history[name].Where(b => b.GetProperty("InputCount").GetInt32() > 0))
+                {
                     await Expect(page.Locator($".batch[data-index='{name}'][data-id='{batch.GetProperty("Id").GetInt64()}'][data-live]")).ToHaveCountAsync(1);
+                }
                 Assert.Equal(orders, history[name].Sum(b => b.GetProperty("InputCount").GetInt32()));
             }
 
@@ -203,7 +207,9 @@ public sealed partial class IndexingPerformancePageTests(ServerFixture server, B
             },
         });
         using (var put = await Client.PutAsync($"/databases/{db}/admin/indexes", Api.Json(definitions)))
+        {
             Assert.Equal(HttpStatusCode.Created, put.StatusCode);
+        }
         await QueryAsync(db, "from Orders where Freight > 10", wait: false);
     }
 
@@ -221,7 +227,9 @@ public sealed partial class IndexingPerformancePageTests(ServerFixture server, B
         var json = await Api.JsonAsync(response);
         Assert.True(response.StatusCode == HttpStatusCode.OK, $"{rql}: {(int)response.StatusCode} {json}");
         if (wait)
+        {
             Assert.False(json.GetProperty("IsStale").GetBoolean(), $"{rql} is still stale.");
+        }
         return json;
     }
 
@@ -246,7 +254,9 @@ public sealed partial class IndexingPerformancePageTests(ServerFixture server, B
         {
             var history = await PerformanceAsync(db);
             if (IndexNames.All(name => history.TryGetValue(name, out var batches) && batches.Sum(b => b.GetProperty("InputCount").GetInt32()) >= orders) || timeout.IsCancellationRequested)
+            {
                 return history;
+            }
             await Task.Delay(50, CancellationToken.None);
         }
     }
@@ -258,9 +268,13 @@ public sealed partial class IndexingPerformancePageTests(ServerFixture server, B
         {
             var found = (await PerformanceAsync(db))[index].FirstOrDefault(match);
             if (found.ValueKind != JsonValueKind.Undefined)
+            {
                 return found;
+            }
             if (timeout.IsCancellationRequested)
+            {
                 throw new TimeoutException($"No new batch of {index} mapped the new orders within 30 s.");
+            }
             await Task.Delay(50, CancellationToken.None);
         }
     }
@@ -273,7 +287,9 @@ public sealed partial class IndexingPerformancePageTests(ServerFixture server, B
         for (var dir = new DirectoryInfo(AppContext.BaseDirectory); dir is not null; dir = dir.Parent)
         {
             if (File.Exists(Path.Combine(dir.FullName, "Server.sln")))
+            {
                 return dir.FullName;
+            }
         }
         throw new InvalidOperationException($"No Server.sln above {AppContext.BaseDirectory}.");
     }

@@ -40,7 +40,9 @@ public sealed class StartPageTests(ServerFixture server, BrowserFixture browser)
     {
         var db = await server.CreateDatabaseAsync();
         for (var i = 1; i <= 3; i++)
+        {
             Assert.Equal(HttpStatusCode.Created, (await Client.PutAsync($"/databases/{db}/docs?id=users/{i}", Api.Json("""{"@metadata":{"@collection":"Users"}}"""))).StatusCode);
+        }
 
         var page = await browser.Browser.NewPageAsync();
         try

@@ -98,7 +98,9 @@ public sealed class SubscriptionsPageTests(ServerFixture server, BrowserFixture 
             await Expect(row).ToHaveCountAsync(0);
             await Expect(page.Locator("#empty")).ToBeVisibleAsync();
             using (var gone = await Client.GetAsync($"/databases/{db}/subscriptions/state?name=Freighted"))
+            {
                 Assert.Equal(HttpStatusCode.NotFound, gone.StatusCode);
+            }
 
             watch.AssertClean();
         }

@@ -23,7 +23,9 @@ public sealed class SubscriptionAttachmentTests(ServerFixture fixture) : IClassF
             Assert.Equal(HttpStatusCode.Created, put.StatusCode);
         }
         using (var create = await Client.PutAsync($"/databases/{db}/subscriptions", Api.Json("""{"Name":"Orders","Query":"from Orders","ChangeVector":"BeginningOfTime"}""")))
+        {
             Assert.Equal(HttpStatusCode.Created, create.StatusCode);
+        }
         var (worker, status) = await SubscriptionWorker.ConnectAsync(Client.BaseAddress!, db, "Orders");
         await using var scope = worker;
         Assert.Equal("Accepted", status.GetProperty("Status").GetString());
@@ -35,7 +37,9 @@ public sealed class SubscriptionAttachmentTests(ServerFixture fixture) : IClassF
         var content = new ByteArrayContent("signed time sheet"u8.ToArray());
         content.Headers.ContentType = new MediaTypeHeaderValue("application/pdf");
         using (var put = await Client.PutAsync($"/databases/{db}/attachments?id=orders/2&name=sheet.pdf&contentType=application%2Fpdf", content))
+        {
             Assert.Equal(HttpStatusCode.Created, put.StatusCode);
+        }
         var second = await worker.BatchAsync();
         var item = Assert.Single(second.GetProperty("Items").EnumerateArray());
         Assert.Equal("orders/2", item.GetProperty("Id").GetString());
@@ -50,7 +54,9 @@ public sealed class SubscriptionAttachmentTests(ServerFixture fixture) : IClassF
         await worker.AckAndConfirmAsync(second);
 
         using (var delete = await Client.DeleteAsync($"/databases/{db}/attachments?id=orders/2&name=sheet.pdf"))
+        {
             Assert.Equal(HttpStatusCode.NoContent, delete.StatusCode);
+        }
         var third = await worker.BatchAsync();
         item = Assert.Single(third.GetProperty("Items").EnumerateArray());
         Assert.Equal("orders/2", item.GetProperty("Id").GetString());

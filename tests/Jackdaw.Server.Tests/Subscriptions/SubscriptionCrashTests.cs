@@ -44,7 +44,9 @@ public sealed class SubscriptionCrashTests(ITestOutputHelper output)
             if (round == 0)
             {
                 using (var created = await client.PutAsync("/admin/databases?name=Crash", null))
+                {
                     Assert.Equal(HttpStatusCode.Created, created.StatusCode);
+                }
                 using var subscription = await client.PutAsync("/databases/Crash/subscriptions", new StringContent(JsonSerializer.Serialize(new { Name = "Paid", Query }), Encoding.UTF8, "application/json"));
                 Assert.Equal(HttpStatusCode.Created, subscription.StatusCode);
             }
@@ -96,7 +98,9 @@ public sealed class SubscriptionCrashTests(ITestOutputHelper output)
         {
             received = ReadReceived(receivedFile);
             if (expected.All(received.ContainsKey) || DateTime.UtcNow > deadline)
+            {
                 break;
+            }
             await Task.Delay(250);
         }
         lastWorker.KillHard();
@@ -148,14 +152,18 @@ public sealed class SubscriptionCrashTests(ITestOutputHelper output)
     {
         var counts = new Dictionary<string, int>(StringComparer.Ordinal);
         if (!File.Exists(file))
+        {
             return counts;
+        }
         using var stream = new FileStream(file, FileMode.Open, FileAccess.Read, FileShare.ReadWrite);
         using var reader = new StreamReader(stream);
         while (reader.ReadLine() is { } line)
         {
             // A worker killed in the middle of a write leaves a partial last line: its batch was never acknowledged.
             if (line.Length > 0)
+            {
                 counts[line] = counts.GetValueOrDefault(line) + 1;
+            }
         }
         return counts;
     }
@@ -187,7 +195,9 @@ public sealed class SubscriptionCrashTests(ITestOutputHelper output)
                 {
                     using var put = await client.PutAsync($"/databases/Crash/docs?id={Uri.EscapeDataString(id)}", new StringContent(body, Encoding.UTF8, "application/json"), stop);
                     if (put.StatusCode == HttpStatusCode.Created && written)
+                    {
                         acknowledged[id] = true;
+                    }
                 }
                 catch (Exception)
                 {

@@ -70,7 +70,9 @@ public sealed class SubscriptionTests(ServerFixture fixture) : IClassFixture<Ser
               {"Type":"PUT","Id":"orders/13","Document":{"Freight":99,"@metadata":{"@collection":"Orders"}}}]}
             """;
         using (var bulk = await Client.PostAsync($"/databases/{db}/bulk_docs", Api.Json(Commands)))
+        {
             Assert.Equal(HttpStatusCode.OK, bulk.StatusCode);
+        }
         var third = await worker.BatchAsync();
         Assert.Equal(["orders/13"], SubscriptionWorker.Ids(third));
         await worker.AckAndConfirmAsync(third);
@@ -103,7 +105,9 @@ public sealed class SubscriptionTests(ServerFixture fixture) : IClassFixture<Ser
             Assert.True(body.GetProperty("PendingDocumentsExact").GetBoolean());
         }
         using (var zero = await Client.GetAsync($"/databases/{db}/subscriptions/state?name=Capped&pendingLimit=0"))
+        {
             Assert.Contains("pendingLimit", await Api.AssertErrorAsync(zero, HttpStatusCode.BadRequest, "BadRequestException"), StringComparison.Ordinal);
+        }
     }
 
     [Fact]
@@ -250,7 +254,9 @@ public sealed class SubscriptionTests(ServerFixture fixture) : IClassFixture<Ser
         // the next commit, not for documents past the last order (it woke at once, again and
         // again, until its heartbeat: the acknowledgement waited up to 5 s behind it).
         using (var company = await Client.PutAsync($"/databases/{db}/docs?id=companies/9", Api.Json("{\"Name\":\"x\",\"@metadata\":{\"@collection\":\"Companies\"}}")))
+        {
             Assert.Equal(HttpStatusCode.Created, company.StatusCode);
+        }
         var state = Jackdaw.Server.Subscriptions.SubscriptionStore.Of(fixture.Server.Host.Server.Databases.GetDatabase(db)).Get("Other");
         for (var round = 0; round < 3; round++)
         {
@@ -294,7 +300,9 @@ public sealed class SubscriptionTests(ServerFixture fixture) : IClassFixture<Ser
         {
             var held = (await ListAsync(db, "Big")).GetProperty("Workers").EnumerateArray().SelectMany(w => w.GetProperty("Held").EnumerateArray());
             if (held.Any(h => h.GetProperty("Sent").GetBoolean()))
+            {
                 break;
+            }
             await Task.Delay(20);
         }
         await Task.Delay(500);
@@ -348,14 +356,22 @@ public sealed class SubscriptionTests(ServerFixture fixture) : IClassFixture<Ser
     {
         var db = await SeedAsync(2);
         using (var bad = await Client.PutAsync($"/databases/{db}/subscriptions", Api.Json("{\"Query\":\"from Orders where\"}")))
+        {
             await Api.AssertErrorAsync(bad, HttpStatusCode.BadRequest, "InvalidQueryException");
+        }
         using (var bad = await Client.PutAsync($"/databases/{db}/subscriptions", Api.Json("{\"Query\":\"from index 'X'\"}")))
+        {
             await Api.AssertErrorAsync(bad, HttpStatusCode.BadRequest, "InvalidQueryException");
+        }
         await CreateAsync(db, "D", "from Orders", "LastDocument");
         using (var again = await Client.PutAsync($"/databases/{db}/subscriptions", Api.Json("{\"Name\":\"d\",\"Query\":\"from Orders\"}")))
+        {
             await Api.AssertErrorAsync(again, HttpStatusCode.Conflict, "SubscriptionAlreadyExistsException");
+        }
         using (var generated = await Client.PutAsync($"/databases/{db}/subscriptions", Api.Json("{\"Query\":\"from Orders\"}")))
+        {
             Assert.False(string.IsNullOrEmpty((await Api.JsonAsync(generated)).GetProperty("Name").GetString()));
+        }
         Assert.Equal(0, (await ListAsync(db, "D")).GetProperty("PendingDocuments").GetInt64());
 
         using (await Client.PostAsync($"/databases/{db}/subscriptions/disable?name=D", null))
@@ -371,7 +387,9 @@ public sealed class SubscriptionTests(ServerFixture fixture) : IClassFixture<Ser
         var (worker, accepted) = await SubscriptionWorker.ConnectAsync(Server, db, "D");
         Assert.Equal("Accepted", accepted.GetProperty("Status").GetString());
         using (var drop = await Client.PostAsync($"/databases/{db}/subscriptions/drop?name=D", null))
+        {
             Assert.Equal(HttpStatusCode.NoContent, drop.StatusCode);
+        }
         var dropped = await worker.ReceiveAsync(Wait);
         Assert.Equal("Closed", dropped!.Value.GetProperty("Status").GetString());
         Assert.True(dropped.Value.GetProperty("CanReconnect").GetBoolean());
@@ -383,9 +401,13 @@ public sealed class SubscriptionTests(ServerFixture fixture) : IClassFixture<Ser
         await back.DisposeAsync();
 
         using (var delete = await Client.DeleteAsync($"/databases/{db}/subscriptions?name=D"))
+        {
             Assert.Equal(HttpStatusCode.NoContent, delete.StatusCode);
+        }
         using (var missing = await Client.DeleteAsync($"/databases/{db}/subscriptions?name=D"))
+        {
             await Api.AssertErrorAsync(missing, HttpStatusCode.NotFound, "SubscriptionDoesNotExistException");
+        }
         var (gone, goneStatus) = await SubscriptionWorker.ConnectAsync(Server, db, "D");
         Assert.Equal("NotFound", goneStatus.GetProperty("Status").GetString());
         await gone.DisposeAsync();
@@ -412,7 +434,9 @@ public sealed class SubscriptionTests(ServerFixture fixture) : IClassFixture<Ser
         var (worker, _) = await SubscriptionWorker.ConnectAsync(Server, db, "C");
         await using var scope = worker;
         using (var drop = await Client.PostAsync($"/databases/{db}/subscriptions/drop?name=C", null))
+        {
             Assert.Equal(HttpStatusCode.NoContent, drop.StatusCode);
+        }
         JsonElement? closed;
         do
         {
@@ -448,11 +472,17 @@ public sealed class SubscriptionTests(ServerFixture fixture) : IClassFixture<Ser
         var (worker, _) = await SubscriptionWorker.ConnectAsync(Server, db, "B");
         await worker.BatchAsync();
         if (input == "binary")
+        {
             await worker.Socket.SendAsync(new byte[] { 1, 2, 3 }, System.Net.WebSockets.WebSocketMessageType.Binary, true, CancellationToken.None);
+        }
         else if (input == "huge")
+        {
             await worker.SendAsync(new string('x', 1024 * 1024));
+        }
         else
+        {
             await worker.SendAsync(input);
+        }
         var error = await worker.ReceiveAsync(Wait);
         Assert.Equal("Error", error!.Value.GetProperty("Type").GetString());
         Assert.Contains(mentions, error.Value.GetProperty("Exception").GetString() + " " + error.Value.GetProperty("Message").GetString(), StringComparison.Ordinal);

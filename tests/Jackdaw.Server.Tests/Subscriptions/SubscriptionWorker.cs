@@ -33,13 +33,17 @@ internal sealed class SubscriptionWorker : IAsyncDisposable
             {
                 result = await _socket.ReceiveAsync(buffer.AsMemory(), cancel.Token);
                 if (result.MessageType == WebSocketMessageType.Close)
+                {
                     return null;
+                }
                 message.Write(buffer, 0, result.Count);
             }
             while (!result.EndOfMessage);
             var json = JsonDocument.Parse(message.ToArray()).RootElement.Clone();
             if (skipHeartbeats && json.GetProperty("Type").GetString() == "Heartbeat")
+            {
                 continue;
+            }
             return json;
         }
     }
@@ -53,7 +57,9 @@ internal sealed class SubscriptionWorker : IAsyncDisposable
     {
         var message = await ReceiveAsync(timeout ?? TimeSpan.FromSeconds(30)) ?? throw new InvalidOperationException("The server closed the connection.");
         if (message.GetProperty("Type").GetString() != "Batch")
+        {
             throw new InvalidOperationException("Expected a batch, got " + message);
+        }
         return message;
     }
 
@@ -63,7 +69,9 @@ internal sealed class SubscriptionWorker : IAsyncDisposable
         await AckAsync(batch.GetProperty("LastEtag").GetInt64());
         var confirm = await ReceiveAsync(TimeSpan.FromSeconds(30)) ?? throw new InvalidOperationException("Closed before the confirmation.");
         if (confirm.GetProperty("Type").GetString() != "Confirm")
+        {
             throw new InvalidOperationException("Expected a confirmation, got " + confirm);
+        }
     }
 
     public static List<string> Ids(JsonElement batch) =>
@@ -77,7 +85,9 @@ internal sealed class SubscriptionWorker : IAsyncDisposable
         try
         {
             if (_socket.State == WebSocketState.Open)
+            {
                 await _socket.CloseAsync(WebSocketCloseStatus.NormalClosure, "bye", new CancellationTokenSource(TimeSpan.FromSeconds(5)).Token);
+            }
         }
         catch (Exception e) when (e is WebSocketException or OperationCanceledException)
         {

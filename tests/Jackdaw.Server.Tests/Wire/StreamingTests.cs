@@ -27,7 +27,9 @@ public sealed class StreamingTests(ServerFixture fixture) : IClassFixture<Server
         var ids = new HashSet<string>(StringComparer.OrdinalIgnoreCase);
         string[] prefixes = ["users/", "Users/A", "orders/", "o", "ü/"];
         while (ids.Count < 400)
+        {
             ids.Add(prefixes[random.Next(prefixes.Length)] + random.Next(0, 2000) + (random.Next(4) == 0 ? "-" + (char)('a' + random.Next(3)) : ""));
+        }
         await PutAllAsync(db, ids.Select(id => (id, $$"""{"N":{{id.Length}}}""")));
 
         // Storage-key order: the invariant lower case in UTF-8, ordinal.
@@ -75,7 +77,9 @@ public sealed class StreamingTests(ServerFixture fixture) : IClassFixture<Server
             var page = IdsOf((await Api.JsonAsync(response)).GetProperty("Results"));
             paged.AddRange(page);
             if (page.Count < 1024)
+            {
                 break;
+            }
         }
         var streamed = IdsOf(await StreamAsync($"/databases/{db}/streams/docs"));
 
@@ -128,9 +132,13 @@ public sealed class StreamingTests(ServerFixture fixture) : IClassFixture<Server
 
         Assert.True(expected.Count > 0, rql);
         if (ordered)
+        {
             Assert.Equal(expected, streamed);
+        }
         else
+        {
             Assert.Equal(expected.Order(StringComparer.Ordinal), streamed.Order(StringComparer.Ordinal));
+        }
         Assert.Equal(streamed.Count, streamed.Distinct(StringComparer.OrdinalIgnoreCase).Count());
         Assert.Equal(answer.GetProperty("IndexName").GetString(), stream.GetProperty("IndexName").GetString());
         Assert.False(stream.GetProperty("IsStale").GetBoolean());
@@ -139,7 +147,9 @@ public sealed class StreamingTests(ServerFixture fixture) : IClassFixture<Server
         // A stream states its total before it starts: an index's entries, and what a filter would
         // keep is not known yet (its total is what the where matches).
         if (!rql.StartsWith("from index", StringComparison.Ordinal) && !rql.Contains(" filter ", StringComparison.Ordinal))
+        {
             Assert.Equal(answer.GetProperty("TotalResults").GetInt64(), stream.GetProperty("TotalResults").GetInt64());
+        }
         // The same documents, byte for byte (projections included).
         Assert.Equal(answer.GetProperty("Results").EnumerateArray().Select(r => r.GetRawText()).Order(StringComparer.Ordinal),
             stream.GetProperty("Results").EnumerateArray().Select(r => r.GetRawText()).Order(StringComparer.Ordinal));
@@ -194,19 +204,33 @@ public sealed class StreamingTests(ServerFixture fixture) : IClassFixture<Server
         var db = await fixture.CreateDatabaseAsync();
 
         using (var bad = await Client.PostAsync($"/databases/{db}/streams/queries", Api.Json(Body("from Orders where"))))
+        {
             Assert.Contains("position 17", await Api.AssertErrorAsync(bad, HttpStatusCode.BadRequest, "InvalidQueryException"), StringComparison.Ordinal);
+        }
         using (var include = await Client.PostAsync($"/databases/{db}/streams/queries", Api.Json(Body("from Orders include Company"))))
+        {
             Assert.Contains("includes", await Api.AssertErrorAsync(include, HttpStatusCode.BadRequest, "InvalidQueryException"), StringComparison.Ordinal);
+        }
         using (var noIndex = await Client.PostAsync($"/databases/{db}/streams/queries", Api.Json(Body("from index 'Nope'"))))
+        {
             await Api.AssertErrorAsync(noIndex, HttpStatusCode.NotFound, "IndexDoesNotExistException");
+        }
         using (var noBody = await Client.PostAsync($"/databases/{db}/streams/queries", Api.Json("""{"Querry":"from Orders"}""")))
+        {
             await Api.AssertErrorAsync(noBody, HttpStatusCode.BadRequest, "BadRequestException");
+        }
         using (var noQuery = await Client.GetAsync($"/databases/{db}/streams/queries"))
+        {
             await Api.AssertErrorAsync(noQuery, HttpStatusCode.BadRequest, "BadRequestException");
+        }
         using (var csv = await Client.GetAsync($"/databases/{db}/streams/docs?format=csv"))
+        {
             await Api.AssertErrorAsync(csv, HttpStatusCode.NotImplemented, "FeatureNotSupportedException");
+        }
         using (var size = await Client.GetAsync($"/databases/{db}/streams/docs?pageSize=-1"))
+        {
             await Api.AssertErrorAsync(size, HttpStatusCode.BadRequest, "BadRequestException");
+        }
         foreach (var missing in new[] { Client.GetAsync("/databases/nope/streams/docs"), Client.PostAsync("/databases/nope/streams/queries", Api.Json(Body("from Orders"))) })
         {
             using var response = await missing;
@@ -222,7 +246,9 @@ public sealed class StreamingTests(ServerFixture fixture) : IClassFixture<Server
     {
         await using var server = await InProcessServer.StartAsync("--max-body-size", "67108864");
         using (var create = await server.Client.PutAsync("/admin/databases?name=big", null))
+        {
             Assert.Equal(HttpStatusCode.Created, create.StatusCode);
+        }
         // 40 MB: more than the loopback socket buffers hold, so the server must wait for the client.
         var filler = new string('y', 50_000);
         foreach (var chunk in Enumerable.Range(0, 800).Chunk(50))
@@ -262,7 +288,9 @@ public sealed class StreamingTests(ServerFixture fixture) : IClassFixture<Server
     {
         await using var server = await InProcessServer.StartAsync("--max-body-size", "67108864");
         using (var create = await server.Client.PutAsync("/admin/databases?name=gone", null))
+        {
             Assert.Equal(HttpStatusCode.Created, create.StatusCode);
+        }
         var filler = new string('z', 50_000);
         foreach (var chunk in Enumerable.Range(0, 800).Chunk(50))
         {
@@ -278,7 +306,9 @@ public sealed class StreamingTests(ServerFixture fixture) : IClassFixture<Server
         await content.ReadExactlyAsync(start);
         await Poll.UntilAsync(() => Task.FromResult(database.GetStorageStats().OldestActiveReaderTransactionId == -1), TimeSpan.FromSeconds(20), "the stream to wait for the client");
         using (var delete = await server.Client.DeleteAsync("/admin/databases?name=gone"))
+        {
             Assert.True(delete.IsSuccessStatusCode, delete.StatusCode.ToString());
+        }
 
         using var rest = new MemoryStream();
         rest.Write(start);
@@ -311,7 +341,9 @@ public sealed class StreamingTests(ServerFixture fixture) : IClassFixture<Server
             return (json.GetProperty("@metadata").GetProperty("@id").GetString()!, line);
         }));
         using (var put = await Client.PutAsync($"/databases/{db}/admin/indexes", Api.Json(LinesIndex)))
+        {
             Assert.True(put.IsSuccessStatusCode, await put.Content.ReadAsStringAsync());
+        }
         return db;
     }
 

@@ -220,7 +220,9 @@ public class ParseTests
                 var streamed = Assert.Throws<BlittableParseException>(() => TestSupport.ParseStreaming(context, TestSupport.Utf8(json), mode, new Random(seed), 1 + (seed % 6)));
                 Assert.Equal(e.Position, streamed.Position);
                 if (streamedInItsFeed || streamed.Line != 0)
+                {
                     Assert.Equal((line, column), (streamed.Line, streamed.Column));
+                }
             }
         }
     }

@@ -17,13 +17,19 @@ public sealed class BigGroupTests
         await using var server = await InProcessServer.StartAsync("--max-body-size", "67108864");
         var client = server.Client;
         using (var created = await client.PutAsync("/admin/databases?name=Big", null))
+        {
             Assert.True(created.IsSuccessStatusCode);
+        }
         var random = new Random(100);
         var model = new Dictionary<string, Orders.Order>(StringComparer.OrdinalIgnoreCase);
         for (var i = 0; i < Count; i++)
+        {
             model[$"orders/{i}"] = new Orders.Order("companies/big", "2024-01", [new Orders.Line(random.Next(1, 100), random.Next(1, 20))]);
+        }
         for (var i = 0; i < 10; i++)
+        {
             model[$"small/{i}"] = new Orders.Order("companies/small", "2024-01", [new Orders.Line(random.Next(1, 100), random.Next(1, 20))]);
+        }
         await Orders.BulkInsertAsync(client, "Big", model.Select(p => (p.Key, p.Value)));
         await Orders.PutIndexesAsync(client, "Big", Orders.Index(Orders.ByCompany, [Orders.ByCompanyMap], Orders.ByCompanyReduce));
         Orders.AssertSame(Orders.ExpectedByCompany(model), await Orders.ResultsAsync(client, "Big", Orders.ByCompany, Orders.CompanyOf), "after the build");

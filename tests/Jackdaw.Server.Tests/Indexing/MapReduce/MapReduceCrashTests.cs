@@ -32,7 +32,9 @@ public sealed class MapReduceCrashTests
             if (round == 0)
             {
                 using (var created = await client.PutAsync("/admin/databases?name=Crash", null))
+                {
                     Assert.Equal(HttpStatusCode.Created, created.StatusCode);
+                }
                 await Orders.WriteAsync(client, "Crash", Enumerable.Range(0, 20_000).Select(_ => ($"orders/{next++}", (Orders.Order?)Orders.Random(random, Company()))).ToList()
                     .Select(c => { model[c.Item1] = c.Item2!; return c; }));
                 await Orders.PutIndexesAsync(client, "Crash",
@@ -61,11 +63,17 @@ public sealed class MapReduceCrashTests
                         var roll = writerRandom.Next(10);
                         var company = writerRandom.Next(3) == 0 ? "companies/0" : $"companies/{writerRandom.Next(1, 20)}";
                         if (roll < 4)
+                        {
                             batch.Add(($"orders/{next++}", Orders.Random(writerRandom, company)));
+                        }
                         else if (roll < 8)
+                        {
                             batch.Add((ids[writerRandom.Next(ids.Count)], Orders.Random(writerRandom, company)));
+                        }
                         else
+                        {
                             batch.Add((ids[writerRandom.Next(ids.Count)], null));
+                        }
                     }
                     uncertain.UnionWith(batch.Select(b => b.Id));
                     try
@@ -79,9 +87,13 @@ public sealed class MapReduceCrashTests
                     foreach (var (id, order) in batch)
                     {
                         if (order is null)
+                        {
                             model.Remove(id);
+                        }
                         else
+                        {
                             model[id] = order;
+                        }
                     }
                     uncertain.Clear();
                 }
@@ -91,7 +103,9 @@ public sealed class MapReduceCrashTests
             using (var stats = await client.GetAsync("/databases/Crash/indexes/stats"))
             {
                 if ((await Api.JsonAsync(stats)).GetProperty("Results").EnumerateArray().Any(i => i.GetProperty("IsStale").GetBoolean()))
+                {
                     killedWhileStale++;
+                }
             }
             stop.Cancel();
             server.KillHard();
@@ -120,7 +134,9 @@ public sealed class MapReduceCrashTests
         await using (var server = await InProcessServer.StartAsync("--data-dir", data.Path))
         {
             using (var created = await server.Client.PutAsync("/admin/databases?name=Keep", null))
+            {
                 Assert.Equal(HttpStatusCode.Created, created.StatusCode);
+            }
             await Orders.WriteAsync(server.Client, "Keep", model.Select(p => (p.Key, (Orders.Order?)p.Value)));
             await Orders.PutIndexesAsync(server.Client, "Keep", Orders.Index(Orders.ByCompany, [Orders.ByCompanyMap], Orders.ByCompanyReduce));
             Orders.AssertSame(Orders.ExpectedByCompany(model), await Orders.ResultsAsync(server.Client, "Keep", Orders.ByCompany, Orders.CompanyOf), "before the restart");

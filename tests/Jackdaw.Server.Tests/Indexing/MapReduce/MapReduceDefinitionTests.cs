@@ -44,10 +44,14 @@ public sealed class MapReduceDefinitionTests(ServerFixture fixture) : IClassFixt
         var db = await fixture.CreateDatabaseAsync();
         var model = new Dictionary<string, Orders.Order>(StringComparer.OrdinalIgnoreCase);
         for (var i = 0; i < 30; i++)
+        {
             model[$"orders/{i}"] = Order($"companies/{i % 3}", 10 + i);
+        }
         // A key big enough to be a tree (past 64 entries, past one leaf of 256).
         for (var i = 0; i < 600; i++)
+        {
             model[$"big/{i}"] = Order("companies/big", 1 + (i % 7));
+        }
         await Orders.WriteAsync(Client, db, model.Select(p => (p.Key, (Orders.Order?)p.Value)));
         await Orders.PutIndexesAsync(Client, db, Orders.Index(Orders.ByCompany, [Orders.ByCompanyMap], Throwing));
         Orders.AssertSame(Orders.ExpectedByCompany(model), await ByCompanyAsync(db), "before any failure");
@@ -90,7 +94,9 @@ public sealed class MapReduceDefinitionTests(ServerFixture fixture) : IClassFixt
         var db = await fixture.CreateDatabaseAsync();
         var model = new Dictionary<string, Orders.Order>(StringComparer.OrdinalIgnoreCase);
         for (var i = 0; i < 6; i++)
+        {
             model[$"orders/{i}"] = Order($"companies/{i % 2}", 10 + i);
+        }
         await Orders.WriteAsync(Client, db, model.Select(p => (p.Key, (Orders.Order?)p.Value)));
         // Counts entries with c + 1: right over map entries, wrong over its own results.
         const string countsValues = "groupBy(r => r.Company).aggregate(g => ({ Company: g.key, Count: g.values.reduce((c, r) => c + 1, 0), Total: g.values.reduce((t, r) => t + r.Total, 0) }))";
@@ -108,11 +114,15 @@ public sealed class MapReduceDefinitionTests(ServerFixture fixture) : IClassFixt
         var db = await fixture.CreateDatabaseAsync();
         var model = new Dictionary<string, Orders.Order>(StringComparer.OrdinalIgnoreCase);
         for (var i = 0; i < 10; i++)
+        {
             model[$"orders/{i}"] = Order($"companies/{i % 2}", 10 + i);
+        }
         await Orders.WriteAsync(Client, db, model.Select(p => (p.Key, (Orders.Order?)p.Value)));
         // No Lines: the map's o.Lines.reduce throws for this one.
         using (var put = await Client.PutAsync($"/databases/{db}/docs?id=orders/bad", Api.Json("""{"Company":"companies/0","Month":"2024-01","@metadata":{"@collection":"Orders"}}""")))
+        {
             Assert.Equal(HttpStatusCode.Created, put.StatusCode);
+        }
         await Orders.PutIndexesAsync(Client, db, Orders.Index(Orders.ByCompany, [Orders.ByCompanyMap], Orders.ByCompanyReduce));
         Orders.AssertSame(Orders.ExpectedByCompany(model), await ByCompanyAsync(db), "with one document failing to map");
         var error = Assert.Single(await ErrorsAsync(db, Orders.ByCompany));
@@ -125,7 +135,9 @@ public sealed class MapReduceDefinitionTests(ServerFixture fixture) : IClassFixt
         Orders.AssertSame(Orders.ExpectedByCompany(model), await ByCompanyAsync(db), "after the fix");
         model.Remove("orders/bad");
         using (var put = await Client.PutAsync($"/databases/{db}/docs?id=orders/bad", Api.Json("""{"Company":"companies/1","Month":"2024-01","@metadata":{"@collection":"Orders"}}""")))
+        {
             Assert.Equal(HttpStatusCode.Created, put.StatusCode);
+        }
         Orders.AssertSame(Orders.ExpectedByCompany(model), await ByCompanyAsync(db), "after it failed again");
     }
 
@@ -160,7 +172,9 @@ public sealed class MapReduceDefinitionTests(ServerFixture fixture) : IClassFixt
         using (await Client.PutAsync($"/databases/{db}/docs?id=companies/2", Api.Json("""{"Region":"South","@metadata":{"@collection":"Companies"}}"""))) { }
         var model = new Dictionary<string, Orders.Order>(StringComparer.OrdinalIgnoreCase);
         for (var i = 0; i < 100; i++)
+        {
             model[$"orders/{i}"] = Order($"companies/{1 + (i % 2)}", i + 1);
+        }
         await Orders.WriteAsync(Client, db, model.Select(p => (p.Key, (Orders.Order?)p.Value)));
         const string map = "map('Orders', o => ({ Region: load(o.Company).Region, Count: 1, Total: o.Lines.reduce((s, l) => s + l.PricePerUnit * l.Quantity, 0) }))";
         const string reduce = "groupBy(r => r.Region).aggregate(g => ({ Region: g.key, Count: g.values.reduce((c, r) => c + r.Count, 0), Total: g.values.reduce((t, r) => t + r.Total, 0) }))";
@@ -187,7 +201,9 @@ public sealed class MapReduceDefinitionTests(ServerFixture fixture) : IClassFixt
         var db = await fixture.CreateDatabaseAsync();
         var orders = new Dictionary<string, Orders.Order>(StringComparer.OrdinalIgnoreCase);
         for (var i = 0; i < 40; i++)
+        {
             orders[$"orders/{i}"] = Order($"companies/{i % 4}", i + 1);
+        }
         await Orders.WriteAsync(Client, db, orders.Select(p => (p.Key, (Orders.Order?)p.Value)));
         var payments = Enumerable.Range(0, 30).ToDictionary(i => $"payments/{i}", i => (Company: $"companies/{i % 5}", Amount: i * 3));
         foreach (var (id, payment) in payments)
@@ -239,22 +255,32 @@ public sealed class MapReduceDefinitionTests(ServerFixture fixture) : IClassFixt
 
         // Priorities and locks as for a map.
         using (var priority = await Client.PostAsync($"/databases/{db}/indexes/set-priority", Api.Json($$"""{"IndexNames":["{{Orders.ByCompany}}"],"Priority":"High"}""")))
+        {
             Assert.Equal(HttpStatusCode.NoContent, priority.StatusCode);
+        }
         Assert.Equal("High", (await StatsAsync(db, Orders.ByCompany)).GetProperty("Priority").GetString());
         var changed = Orders.Index(Orders.ByCompany, [Orders.ByCompanyMap], Orders.ByCompanyReduce.Replace("Total: g.values", "Doubled: true, Total: g.values", StringComparison.Ordinal));
         using (var locked = await Client.PostAsync($"/databases/{db}/indexes/set-lock", Api.Json($$"""{"IndexNames":["{{Orders.ByCompany}}"],"Mode":"LockedError"}""")))
+        {
             Assert.Equal(HttpStatusCode.NoContent, locked.StatusCode);
+        }
         using (var refused = await Client.PutAsync($"/databases/{db}/admin/indexes", Api.Json(Orders.Definitions(changed))))
+        {
             Assert.Contains(Orders.ByCompany, await Api.AssertErrorAsync(refused, HttpStatusCode.Conflict, "IndexLockedException"), StringComparison.Ordinal);
+        }
         using (var ignore = await Client.PostAsync($"/databases/{db}/indexes/set-lock", Api.Json($$"""{"IndexNames":["{{Orders.ByCompany}}"],"Mode":"LockedIgnore"}""")))
+        {
             Assert.Equal(HttpStatusCode.NoContent, ignore.StatusCode);
+        }
         await Orders.PutIndexesAsync(Client, db, changed);
         Assert.Equal([Orders.ByCompany], await IndexNamesAsync(db));
         Assert.False(Orders.Rows(await Orders.QueryAsync(Client, db, $"from index '{Orders.ByCompany}'"))[0].TryGetProperty("Doubled", out _));
 
         // Reset: built again from the start, to the same results.
         using (var reset = await Client.PostAsync($"/databases/{db}/indexes/reset?name={Uri.EscapeDataString(Orders.ByCompany)}", null))
+        {
             Assert.Equal(HttpStatusCode.NoContent, reset.StatusCode);
+        }
         Orders.AssertSame(Orders.ExpectedByCompany(model), await ByCompanyAsync(db), "after a reset");
         Assert.Equal(model.Count, (await StatsAsync(db, Orders.ByCompany)).GetProperty("MapAttempts").GetInt64());
 

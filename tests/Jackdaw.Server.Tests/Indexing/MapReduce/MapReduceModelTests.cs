@@ -45,7 +45,9 @@ public sealed class MapReduceModelTests(ServerFixture fixture) : IClassFixture<S
                 if (order is null)
                 {
                     if (model.Remove(id))
+                    {
                         deleted.Add(id);
+                    }
                 }
                 else
                 {
@@ -101,7 +103,9 @@ public sealed class MapReduceModelTests(ServerFixture fixture) : IClassFixture<S
 
         await StepAsync("the first orders", Enumerable.Range(0, 400).Select(_ => ($"orders/{next++}", (Orders.Order?)Orders.Random(random, Company()))).ToList());
         for (var step = 0; step < 6; step++)
+        {
             await StepAsync($"mixed batch {step}", Mixed(random.Next(50, 600)));
+        }
 
         // companies/big: 6,000 orders of about 2.5 lines each, in one batch and then in small ones.
         var big = new List<string>();
@@ -127,7 +131,9 @@ public sealed class MapReduceModelTests(ServerFixture fixture) : IClassFixture<S
         await StepAsync("deleting a run of 1,500 orders of the big company", big.Skip(from).Take(1500).Select(id => (id, (Orders.Order?)null)).ToList());
         await StepAsync("re-creating part of the run", big.Skip(from + 200).Take(300).Select(id => (id, (Orders.Order?)Orders.Random(random, "companies/big"))).ToList());
         for (var step = 0; step < 3; step++)
+        {
             await StepAsync($"mixed batch after the run {step}", Mixed(random.Next(50, 400)));
+        }
 
         // A small company and the big one vanish entirely; then the big one comes back small.
         var small = model.Where(p => p.Value.Company == "companies/5").Select(p => p.Key).ToList();

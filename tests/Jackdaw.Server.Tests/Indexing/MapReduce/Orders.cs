@@ -53,7 +53,9 @@ internal static class Orders
         if (extra is not null)
         {
             foreach (var property in JsonSerializer.SerializeToElement(extra).EnumerateObject())
+            {
                 definition[property.Name] = property.Value;
+            }
         }
         return JsonSerializer.Serialize(definition);
     }
@@ -88,7 +90,9 @@ internal static class Orders
         foreach (var (orderId, order) in orders)
         {
             if (body.Length > 1)
+            {
                 body.Append(',');
+            }
             body.Append("{\"Id\":\"").Append(orderId).Append("\",\"Type\":\"PUT\",\"Document\":").Append(order.Json()).Append('}');
         }
         body.Append(']');
@@ -103,7 +107,9 @@ internal static class Orders
         var json = await Api.JsonAsync(response);
         Assert.True(status == response.StatusCode, $"{rql}: {(int)response.StatusCode} {json}");
         if (status == HttpStatusCode.OK)
+        {
             Assert.False(json.GetProperty("IsStale").GetBoolean(), $"{rql}: stale after waiting");
+        }
         return json;
     }
 

@@ -45,7 +45,9 @@ public sealed class OutputReduceToCollectionTests(ServerFixture fixture) : IClas
                 r => r.GetProperty("Company").GetString()!,
                 r => (r.GetProperty("Count").GetDouble(), r.GetProperty("Total").GetDouble()));
             if (outputs.Count == expected)
+            {
                 break;
+            }
             await Task.Delay(100);
         }
         return outputs;
@@ -65,7 +67,9 @@ public sealed class OutputReduceToCollectionTests(ServerFixture fixture) : IClas
         await PutOrderAsync(db, 2, "companies/1", 5);
         await PutOrderAsync(db, 3, "companies/2", 7);
         using (var put = await PutIndexAsync(db, new { Name = "Orders/ByCompany", Maps = new[] { Map }, Reduce, OutputReduceToCollection = "CompanyTotals", PatternForOutputReduceToCollectionReferences = "reports/{Company}" }))
+        {
             Assert.Equal(HttpStatusCode.Created, put.StatusCode);
+        }
 
         var outputs = await OutputsAsync(db, 2);
         Assert.Equal((2, 15), outputs["companies/1"]);
@@ -100,16 +104,22 @@ public sealed class OutputReduceToCollectionTests(ServerFixture fixture) : IClas
         await PutOrderAsync(db, 2, "companies/2", 7);
         await PutAsync(db, "CompanyTotals/mine", """{"Note":"written by hand","@metadata":{"@collection":"CompanyTotals"}}""");
         using (var put = await PutIndexAsync(db, new { Name = "Orders/ByCompany", Maps = new[] { Map }, Reduce, OutputReduceToCollection = "CompanyTotals", PatternForOutputReduceToCollectionReferences = "reports/{Company}" }))
+        {
             Assert.Equal(HttpStatusCode.Created, put.StatusCode);
+        }
         await Eventually(async () => (await QueryAsync(db, "from CompanyTotals")).GetProperty("TotalResults").GetInt64() == 3);
 
         using (var reset = await Client.SendAsync(new HttpRequestMessage(new HttpMethod("RESET"), $"/databases/{db}/indexes?name=Orders/ByCompany")))
+        {
             Assert.True(reset.IsSuccessStatusCode);
+        }
         await Eventually(async () => (await QueryAsync(db, "from CompanyTotals")).GetProperty("TotalResults").GetInt64() == 3);
         Assert.NotNull(await GetAsync(db, "reports/companies/2"));
 
         using (var delete = await Client.DeleteAsync($"/databases/{db}/indexes?name=Orders/ByCompany"))
+        {
             Assert.True(delete.IsSuccessStatusCode);
+        }
         var left = await QueryAsync(db, "from CompanyTotals");
         Assert.Equal(["CompanyTotals/mine"], left.GetProperty("Results").EnumerateArray().Select(r => r.GetProperty("@metadata").GetProperty("@id").GetString()!));
         Assert.Null(await GetAsync(db, "reports/companies/1"));
@@ -131,7 +141,9 @@ public sealed class OutputReduceToCollectionTests(ServerFixture fixture) : IClas
         var db = await fixture.CreateDatabaseAsync();
         await PutOrderAsync(db, 1, "companies/1", 10);
         using (var put = await PutIndexAsync(db, new { Name = "Orders/ByCompany", Maps = new[] { Map }, Reduce, OutputReduceToCollection = "CompanyTotals", PatternForOutputReduceToCollectionReferences = "reports/{Company}" }))
+        {
             Assert.Equal(HttpStatusCode.Created, put.StatusCode);
+        }
         await OutputsAsync(db, 1);
 
         // An id longer than the database takes, and an empty value (an id the database would
@@ -165,7 +177,9 @@ public sealed class OutputReduceToCollectionTests(ServerFixture fixture) : IClas
         for (var attempt = 0; attempt < 100; attempt++)
         {
             if (await condition())
+            {
                 return;
+            }
             await Task.Delay(100);
         }
         Assert.Fail("The output documents did not follow the index within 10 s.");

@@ -12,7 +12,9 @@ public sealed class ReduceStoreTests : IDisposable
     public void Dispose()
     {
         if (Directory.Exists(_folder))
+        {
             Directory.Delete(_folder, recursive: true);
+        }
     }
 
     private static readonly Dictionary<string, CollectionPosition> Positions = new() { ["orders"] = new CollectionPosition(7, 3) };
@@ -58,7 +60,9 @@ public sealed class ReduceStoreTests : IDisposable
             {
                 var tree = store.Write.CreateTree(ReduceStore.KeysTree);
                 for (var i = 0; i < 200; i++)
+                {
                     tree.Put(BitConverter.GetBytes(round * 1000 + i), big);
+                }
                 store.Commit(Positions);
             }
             catch (Exception e)
