@@ -34,9 +34,9 @@ internal sealed partial class ClusterDatabases
         }
     }
 
-    [LoggerMessage(EventId = 723, Level = LogLevel.Information, Message = "Certificate {Thumbprint} registered on this node, as the cluster's state says")]
+    [LoggerMessage(EventId = 757, Level = LogLevel.Information, Message = "Certificate {Thumbprint} registered on this node, as the cluster's state says")]
     private static partial void LogCertificatePut(ILogger logger, string thumbprint);
 
-    [LoggerMessage(EventId = 724, Level = LogLevel.Information, Message = "Certificate {Thumbprint} deleted from this node, as the cluster's state says")]
+    [LoggerMessage(EventId = 758, Level = LogLevel.Information, Message = "Certificate {Thumbprint} deleted from this node, as the cluster's state says")]
     private static partial void LogCertificateDeleted(ILogger logger, string thumbprint);
 }
