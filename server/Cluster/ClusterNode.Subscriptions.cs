@@ -106,6 +106,47 @@ public sealed partial class ClusterNode
     }
 
     /// <summary>
+    /// Puts the subscriptions of this node's database <paramref name="database"/> in the cluster's
+    /// state (a lone server founding a cluster), this node their mentor, each from the position it
+    /// had acknowledged; the database's store then serves the cluster's and forgets its own.
+    /// </summary>
+    private async Task RecordLocalSubscriptionsAsync(string database, CancellationToken token)
+    {
+        try
+        {
+            var local = _databases().GetDatabase(database);
+            foreach (var subscription in Subscriptions.SubscriptionStore.Of(local).Subscriptions)
+            {
+                if (subscription.Cluster is not null || State.Subscriptions.Of(database).ContainsKey(subscription.Record.Name))
+                {
+                    continue;
+                }
+                var record = subscription.Record;
+                await ExecuteAsync(new ClusterCommand($"found/subscriptions/{database}/{record.Name}", ClusterCommandKind.PutSubscription)
+                {
+                    Database = database,
+                    Subscription = new ClusterSubscriptionChange(record.Name)
+                    {
+                        Query = record.Query,
+                        Disabled = record.Disabled,
+                        Mentor = NodeTag,
+                        Position = new Dictionary<string, long> { [local.DatabaseId] = record.AckedEtag },
+                        Time = record.CreatedAt,
+                    },
+                }, token).ConfigureAwait(false);
+            }
+        }
+        catch (Exception e) when (e is not OperationCanceledException)
+        {
+            // The cluster is founded all the same; those subscriptions stay this node's own.
+            LogSubscriptionsNotRecorded(_logger, e, database);
+        }
+    }
+
+    [LoggerMessage(EventId = 759, Level = LogLevel.Error, Message = "The subscriptions of database {Database} could not be put in the cluster's state; they stay on this node only")]
+    private static partial void LogSubscriptionsNotRecorded(ILogger logger, Exception exception, string database);
+
+    /// <summary>
     /// On the leader, every second: a mentor that has not answered for <see cref="MentorDownAfter"/>
     /// gives its subscriptions to another node of the database (the same hash choice, among those
     /// that answer); the new mentor resumes from the position stored in the cluster.

@@ -91,6 +91,7 @@ public sealed class ClusterSubscriptions
                 next = new ClusterSubscription(index, change.Name, query, mentor, change.Position ?? new Dictionary<string, long>())
                 {
                     CreatedAt = change.Time ?? default,
+                    Disabled = change.Disabled,
                 };
                 break;
             case ClusterCommandKind.DeleteSubscription:

@@ -29,6 +29,12 @@ internal static class LeaderForwarding
     /// </summary>
     public const string AppliedEtagHeader = "Jackdaw-Cluster-Etag";
 
+    /// <summary>True when another node passed this request on to this one (it must not be passed on again).</summary>
+    public static bool WasPassedOn(RequestContext context) => context.Request.Headers.ContainsKey(ForwardedHeader);
+
+    /// <summary>Marks a request this node passes on to another, so that it is not passed on again.</summary>
+    public static void MarkPassedOn(HttpRequestMessage request, string nodeTag) => request.Headers.Add(ForwardedHeader, nodeTag);
+
     /// <summary>The id RavenDB's clients send with a Raft command (<c>raft-request-id</c>), or a new one.</summary>
     public static string CommandId(RequestContext context) =>
         new UrlQuery(context.Request.QueryString.Value).GetString("raft-request-id") is { Length: > 0 } id

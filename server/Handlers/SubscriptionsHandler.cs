@@ -167,15 +167,43 @@ public sealed class SubscriptionsHandler(ServerContext server) : HandlerBase(ser
         context.Response.StatusCode = StatusCodes.Status204NoContent;
     }
 
-    /// <summary><c>POST /databases/*/subscriptions/drop?name=</c>: closes its workers' connections (they may reconnect). 204.</summary>
+    /// <summary>
+    /// <c>POST /databases/*/subscriptions/drop?name=</c>: closes its workers' connections (they may
+    /// reconnect). 204. On a clustered database only the mentor has workers: another node passes
+    /// the drop on to it (a mentor that does not answer has none to drop).
+    /// </summary>
     [Route("/databases/*/subscriptions/drop", "POST")]
     [Access(RouteAccess.DatabaseReadWrite)]
-    public ValueTask Drop(RequestContext context)
+    public async ValueTask Drop(RequestContext context)
     {
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
-        SubscriptionStore.Of(database).Get(NameOf(context, required: true)!).CloseAll("the subscription's connections were dropped.", canReconnect: true);
+        var subscription = SubscriptionStore.Of(database).Get(NameOf(context, required: true)!);
+        subscription.CloseAll("the subscription's connections were dropped.", canReconnect: true);
+        if (!subscription.ServedHere && subscription.Cluster is { MentorUrl: { } mentorUrl } && !LeaderForwarding.WasPassedOn(context))
+        {
+            await DropOnMentorAsync(context, database.Name, mentorUrl).ConfigureAwait(false);
+        }
         context.Response.StatusCode = StatusCodes.Status204NoContent;
-        return ValueTask.CompletedTask;
+    }
+
+    private async Task DropOnMentorAsync(RequestContext context, string database, string mentorUrl)
+    {
+        using var request = new HttpRequestMessage(HttpMethod.Post, mentorUrl + context.Request.Path + context.Request.QueryString);
+        LeaderForwarding.MarkPassedOn(request, Server.Cluster.NodeTag);
+        try
+        {
+            using var timeout = CancellationTokenSource.CreateLinkedTokenSource(context.RequestAborted);
+            timeout.CancelAfter(TimeSpan.FromSeconds(5));
+            using var response = await Server.Cluster.LeaderClient.SendAsync(request, timeout.Token).ConfigureAwait(false);
+            if (!response.IsSuccessStatusCode && response.StatusCode != System.Net.HttpStatusCode.NotFound)
+            {
+                throw new DatabaseUnavailableException(database, $"the mentor of the subscription at {mentorUrl} answered {(int)response.StatusCode} to the drop; retry shortly.");
+            }
+        }
+        catch (Exception e) when (e is HttpRequestException || e is OperationCanceledException && !context.RequestAborted.IsCancellationRequested)
+        {
+            // Down: its workers' connections went with it.
+        }
     }
 
     /// <summary>

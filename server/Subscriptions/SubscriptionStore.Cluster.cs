@@ -1,3 +1,4 @@
+using Jackdaw.Server.Databases;
 using Jackdaw.Server.Documents;
 using Jackdaw.Server.Errors;
 using Microsoft.Extensions.Logging;
@@ -37,8 +38,10 @@ public sealed partial class SubscriptionStore
                 _subscriptions.TryGetValue(definition.Name, out var existing);
                 if (existing is { Cluster: null })
                 {
-                    _logger.LogWarning("Subscription {Subscription} of database {Database} exists here and in the cluster; this node keeps serving its own", definition.Name, _database.Name);
-                    continue;
+                    // This node's own from before the cluster (a founder records its own in it): the
+                    // cluster's takes its place, and the database forgets its copy.
+                    ForgetLocal(existing);
+                    existing = null;
                 }
                 if (existing is not null && existing.Record.Query == definition.Query)
                 {
@@ -61,6 +64,26 @@ public sealed partial class SubscriptionStore
                 _subscriptions.TryRemove(gone.Record.Name, out _);
                 gone.CloseAll("the subscription was deleted");
             }
+        }
+    }
+
+    private void ForgetLocal(SubscriptionCoordinator local)
+    {
+        _logger.LogInformation("Subscription {Subscription} of database {Database} is now kept by the cluster", local.Record.Name, _database.Name);
+        local.CloseAll("the subscription is now kept by the cluster", canReconnect: true);
+        _ = ForgetLocalAsync(local);
+    }
+
+    private async Task ForgetLocalAsync(SubscriptionCoordinator local)
+    {
+        try
+        {
+            await local.DeleteAsync(() => _database.EnqueueAsync(new JsonRecords.StoreCommand(TreeName, local.Record.Name, null))).ConfigureAwait(false);
+        }
+        catch (Exception e)
+        {
+            // Left in the tree: the next open hands it to the cluster's again.
+            _logger.LogWarning(e, "Subscription {Subscription} of database {Database}: its copy from before the cluster was not removed", local.Record.Name, _database.Name);
         }
     }
 
