@@ -55,10 +55,12 @@ internal sealed partial class ClusterDatabases
     /// <summary>
     /// Brings database <paramref name="database"/>'s indexes from <paramref name="before"/> to
     /// <paramref name="after"/>: a new or changed definition is put (a changed one builds side by
-    /// side), a lock mode or priority set, a definition gone deleted. An index that fails here (its
-    /// definition does not compile on this node) is logged and the others go on.
+    /// side), a lock mode or priority set, a definition gone deleted. An index that fails here (the
+    /// database cannot be opened now, the definition does not compile on this node) is logged and the
+    /// others go on; false then, and the whole comparison is made again later (what was done is
+    /// found unchanged).
     /// </summary>
-    private async Task ApplyIndexesAsync(DatabasesLandlord landlord, string database, ImmutableSortedDictionary<string, ClusterIndex> before, ImmutableSortedDictionary<string, ClusterIndex> after)
+    private async Task<bool> ApplyIndexesAsync(DatabasesLandlord landlord, string database, ImmutableSortedDictionary<string, ClusterIndex> before, ImmutableSortedDictionary<string, ClusterIndex> after)
     {
         IndexStore store;
         try
@@ -68,10 +70,11 @@ internal sealed partial class ClusterDatabases
         catch (Exception e) when (e is not OperationCanceledException)
         {
             // The database cannot be opened now (being deleted, its storage failed): the other
-            // records go on; its indexes are put again when it next changes or at the next start.
+            // records go on; its indexes are tried again.
             LogIndexFailed(_logger, e, database, "*");
-            return;
+            return false;
         }
+        var complete = true;
         foreach (var (name, index) in after)
         {
             before.TryGetValue(name, out var was);
@@ -94,6 +97,7 @@ internal sealed partial class ClusterDatabases
             catch (Exception e) when (e is not OperationCanceledException)
             {
                 LogIndexFailed(_logger, e, database, name);
+                complete = false;
             }
         }
         foreach (var name in before.Keys)
@@ -112,8 +116,10 @@ internal sealed partial class ClusterDatabases
             catch (Exception e) when (e is not OperationCanceledException)
             {
                 LogIndexFailed(_logger, e, database, name);
+                complete = false;
             }
         }
+        return complete;
     }
 
     /// <summary>A definition as a record holds it (<see cref="IndexDefinition.ToJson"/>).</summary>

@@ -25,6 +25,7 @@ internal sealed partial class ClusterDatabases : IAsyncDisposable
 {
     private const string ActedFile = "acted.json";
     private static readonly TimeSpan RetryAfter = TimeSpan.FromSeconds(5);
+    private static readonly TimeSpan RetryAtMost = TimeSpan.FromMinutes(1);
 
     private readonly ClusterNode _node;
     private readonly string _folder;
@@ -34,6 +35,9 @@ internal sealed partial class ClusterDatabases : IAsyncDisposable
         Channel.CreateUnbounded<ClusterState>(new UnboundedChannelOptions { SingleReader = true });
     private readonly CancellationTokenSource _stopping = new();
     private ClusterState _acted = ClusterState.Empty;
+    // 5 s after a failed step, doubling while steps keep failing (an index that does not compile
+    // here fails every time), up to a minute; back to 5 s once a state is done whole.
+    private TimeSpan _retryDelay = RetryAfter;
     private Task _loop = Task.CompletedTask;
 
     /// <param name="folder"><c>System/Cluster</c>: where <c>acted.json</c> is kept.</param>
@@ -92,6 +96,7 @@ internal sealed partial class ClusterDatabases : IAsyncDisposable
                 first = false;
                 if (complete)
                 {
+                    _retryDelay = RetryAfter;
                     var changed = !SameRecords(_acted, target);
                     _acted = target.WithoutAppliedIds();
                     if (changed)
@@ -118,9 +123,11 @@ internal sealed partial class ClusterDatabases : IAsyncDisposable
 
     private async Task RetryLaterAsync(ClusterState target)
     {
+        var delay = _retryDelay;
+        _retryDelay = delay * 2 < RetryAtMost ? delay * 2 : RetryAtMost;
         try
         {
-            await Task.Delay(RetryAfter, _stopping.Token).ConfigureAwait(false);
+            await Task.Delay(delay, _stopping.Token).ConfigureAwait(false);
             _changes.Writer.TryWrite(target);
         }
         catch (OperationCanceledException)
@@ -187,7 +194,7 @@ internal sealed partial class ClusterDatabases : IAsyncDisposable
                     : ClusterDatabaseRecord.NoIndexes;
                 if (!ReferenceEquals(hadIndexes, record.Indexes))
                 {
-                    await ApplyIndexesAsync(landlord, record.Name, hadIndexes, record.Indexes).ConfigureAwait(false);
+                    complete &= await ApplyIndexesAsync(landlord, record.Name, hadIndexes, record.Indexes).ConfigureAwait(false);
                 }
                 if (!ReferenceEquals(before.Subscriptions.Of(record.Name), after.Subscriptions.Of(record.Name))
                     || !ReferenceEquals(before.Members, after.Members) || !before.Databases.ContainsKey(record.Name) || announceAll || created)
@@ -301,13 +308,13 @@ internal sealed partial class ClusterDatabases : IAsyncDisposable
     [LoggerMessage(EventId = 723, Level = LogLevel.Warning, Message = "Could not bring the subscriptions of database {Database} in line with the cluster's state")]
     private static partial void LogSubscriptionsFailed(ILogger logger, string database, Exception exception);
 
-    [LoggerMessage(EventId = 712, Level = LogLevel.Error, Message = "Could not bring this node's databases in line with the cluster's records; retried in 5 s")]
+    [LoggerMessage(EventId = 712, Level = LogLevel.Error, Message = "Could not bring this node's databases in line with the cluster's records; tried again shortly")]
     private static partial void LogFailed(ILogger logger, Exception exception);
 
-    [LoggerMessage(EventId = 724, Level = LogLevel.Error, Message = "Could not bring database {Database} in line with the cluster's record; retried in 5 s")]
+    [LoggerMessage(EventId = 724, Level = LogLevel.Error, Message = "Could not bring database {Database} in line with the cluster's record; tried again shortly")]
     private static partial void LogDatabaseFailed(ILogger logger, string database, Exception exception);
 
-    [LoggerMessage(EventId = 726, Level = LogLevel.Error, Message = "Could not bring this node's registered certificates in line with the cluster's state; retried in 5 s")]
+    [LoggerMessage(EventId = 726, Level = LogLevel.Error, Message = "Could not bring this node's registered certificates in line with the cluster's state; tried again shortly")]
     private static partial void LogCertificatesFailed(ILogger logger, Exception exception);
 
     [LoggerMessage(EventId = 725, Level = LogLevel.Warning, Message = "The databases this node last acted on ({Path}) cannot be read; only creating what the records name")]

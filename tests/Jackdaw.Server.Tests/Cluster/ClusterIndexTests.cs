@@ -159,6 +159,37 @@ public sealed class ClusterIndexTests
         Assert.Equal("LockedIgnore", definitions.GetProperty("Results")[0].GetProperty("LockMode").GetString());
     }
 
+    [Fact]
+    public async Task AnIndexThatFailsOnANodeIsTriedAgainAndBuiltOnceItCanBe()
+    {
+        await using var cluster = await TestCluster.StartAsync(2);
+        var (a, b) = (cluster.Nodes[0], cluster.Nodes[1]);
+        using (var created = await cluster.Http.PutAsync($"{a.Url}/admin/databases?name={Database}&replicationFactor=2", null))
+        {
+            Assert.True(created.IsSuccessStatusCode, await created.Content.ReadAsStringAsync());
+        }
+        // Analyzers are each copy's own: A has this one, B not yet, so B cannot open the index.
+        const string analyzer = """{"Analyzers":[{"Name":"Words","Code":"WhitespaceAnalyzer"}]}""";
+        using (var put = await cluster.Http.PutAsync($"{a.Url}/databases/{Database}/admin/analyzers", Body(analyzer)))
+        {
+            Assert.Equal(HttpStatusCode.Created, put.StatusCode);
+        }
+        const string index = """{"Indexes":[{"Name":"Orders/Words","Maps":["map('Orders', o => ({ Company: o.Company }))"],"Fields":{"Company":{"Analyzer":"Words","Indexing":"Search"}}}]}""";
+        using (var put = await cluster.Http.PutAsync($"{a.Url}/databases/{Database}/admin/indexes", Body(index)))
+        {
+            Assert.True(put.StatusCode == HttpStatusCode.Created, await put.Content.ReadAsStringAsync());
+        }
+        Assert.Equal(["Orders/Words"], await IndexNamesAsync(cluster, a));
+        Assert.Empty(await IndexNamesAsync(cluster, b));
+
+        // Once B has the analyzer, a retry builds the index there, with no change to its definition.
+        using (var put = await cluster.Http.PutAsync($"{b.Url}/databases/{Database}/admin/analyzers", Body(analyzer)))
+        {
+            Assert.Equal(HttpStatusCode.Created, put.StatusCode);
+        }
+        await Poll.UntilAsync(async () => (await IndexNamesAsync(cluster, b)).Count == 1, Converge, "the index on B");
+    }
+
     private static string ByCompany(string name) =>
         $$$"""{"Indexes":[{"Name":"{{{name}}}","Maps":["map('Orders', o => ({ Company: o.Company }))"]}]}""";
 
