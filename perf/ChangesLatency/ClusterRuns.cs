@@ -311,51 +311,25 @@ internal static class DocWatcher
         var needle = Encoding.UTF8.GetBytes($"\"Id\":{JsonSerializer.Serialize(id)}");
         var loop = Task.Run(async () =>
         {
-            var buffer = new byte[64 * 1024];
-            var count = 0;
             try
             {
-                while (true)
+                await MessageLoop.RunAsync(socket, 64 * 1024, (message, now) =>
                 {
-                    if (count == buffer.Length)
-                    {
-                        Array.Resize(ref buffer, buffer.Length * 2);
-                    }
-                    var result = await socket.ReceiveAsync(buffer.AsMemory(count), stop);
-                    if (result.MessageType == System.Net.WebSockets.WebSocketMessageType.Close)
-                    {
-                        throw new InvalidOperationException($"closed by the server: {socket.CloseStatus} {socket.CloseStatusDescription}");
-                    }
-                    count += result.Count;
-                    if (!result.EndOfMessage)
-                    {
-                        continue;
-                    }
-                    var now = Clock.NowUs();
-                    var text = buffer.AsSpan(0, count);
-                    if (text.IndexOf("\"Type\":\"Confirm\""u8) >= 0)
+                    if (message.Span.IndexOf("\"Type\":\"Confirm\""u8) >= 0)
                     {
                         confirmed.TrySetResult();
                     }
-                    if (text.IndexOf(needle) >= 0)
+                    if (message.Span.IndexOf(needle) >= 0)
                     {
                         arrival.TrySetResult(now);
                     }
-                    count = 0;
-                }
-            }
-            catch (OperationCanceledException) when (stop.IsCancellationRequested)
-            {
+                    return ValueTask.CompletedTask;
+                }, stop);
             }
             catch (Exception e)
             {
                 confirmed.TrySetException(e);
                 arrival.TrySetException(e);
-            }
-            finally
-            {
-                socket.Abort();
-                socket.Dispose();
             }
         });
         var command = JsonSerializer.SerializeToUtf8Bytes(new { CommandId = 1, Command = "watch-doc", Param = id });

@@ -23,31 +23,12 @@ internal static class ChangesWatcher
 
     private static async Task ReceiveAsync(ClientWebSocket socket, Receiver receiver, TaskCompletionSource confirmed, CancellationToken stop)
     {
-        var buffer = new byte[128 * 1024];
-        var count = 0;
         try
         {
-            while (true)
+            await MessageLoop.RunAsync(socket, 128 * 1024, (message, now) =>
             {
-                if (count == buffer.Length)
-                {
-                    Array.Resize(ref buffer, buffer.Length * 2);
-                }
-                var result = await socket.ReceiveAsync(buffer.AsMemory(count), stop);
-                if (result.MessageType == WebSocketMessageType.Close)
-                {
-                    receiver.Closed = $"closed by the server: {socket.CloseStatus} {socket.CloseStatusDescription}";
-                    confirmed.TrySetException(new InvalidOperationException(receiver.Closed));
-                    return;
-                }
-                count += result.Count;
-                if (!result.EndOfMessage)
-                {
-                    continue;
-                }
-                var now = Clock.NowUs();
                 receiver.Messages++;
-                var text = buffer.AsSpan(0, count);
+                var text = message.Span;
                 receiver.Scan(text, "\"Id\":\""u8, now);
                 if (text.IndexOf("\"Type\":\"Confirm\""u8) >= 0)
                 {
@@ -58,21 +39,13 @@ internal static class ChangesWatcher
                     receiver.Errors++;
                     Console.Error.WriteLine($"{receiver.Name}: {Encoding.UTF8.GetString(text[..Math.Min(text.Length, 400)])}");
                 }
-                count = 0;
-            }
-        }
-        catch (OperationCanceledException) when (stop.IsCancellationRequested)
-        {
+                return ValueTask.CompletedTask;
+            }, stop);
         }
         catch (Exception e)
         {
-            receiver.Closed = e.GetType().Name + ": " + e.Message;
+            receiver.Closed = e is InvalidOperationException ? e.Message : e.GetType().Name + ": " + e.Message;
             confirmed.TrySetException(e);
-        }
-        finally
-        {
-            socket.Abort();
-            socket.Dispose();
         }
     }
 }
@@ -92,86 +65,58 @@ internal static class SubscriptionWorker
 
     private static async Task ReceiveAsync(ClientWebSocket socket, Receiver receiver, TaskCompletionSource accepted, CancellationToken stop)
     {
-        var buffer = new byte[64 * 1024];
-        var count = 0;
         var ackSent = 0;
         try
         {
-            while (true)
+            await MessageLoop.RunAsync(socket, 64 * 1024, async (message, now) =>
             {
-                if (count == buffer.Length)
-                {
-                    Array.Resize(ref buffer, buffer.Length * 2);
-                }
-                var result = await socket.ReceiveAsync(buffer.AsMemory(count), stop);
-                if (result.MessageType == WebSocketMessageType.Close)
-                {
-                    receiver.Closed = $"closed by the server: {socket.CloseStatus} {socket.CloseStatusDescription}";
-                    accepted.TrySetException(new InvalidOperationException(receiver.Closed));
-                    return;
-                }
-                count += result.Count;
-                if (!result.EndOfMessage)
-                {
-                    continue;
-                }
-                var now = Clock.NowUs();
-                long? ack = null;
-                if (ackSent != 0 && buffer.AsSpan(0, count).IndexOf("\"Type\":\"Confirm\""u8) >= 0)
+                if (ackSent != 0 && message.Span.IndexOf("\"Type\":\"Confirm\""u8) >= 0)
                 {
                     receiver.AckUs.Add(now - ackSent);
                     ackSent = 0;
                 }
-                using (var json = JsonDocument.Parse(buffer.AsMemory(0, count)))
-                {
-                    var root = json.RootElement;
-                    switch (root.GetProperty("Type").GetString())
-                    {
-                        case "ConnectionStatus":
-                            if (root.GetProperty("Status").GetString() == "Accepted")
-                            {
-                                accepted.TrySetResult();
-                            }
-                            else
-                            {
-                                throw new InvalidOperationException("subscription: " + root.GetRawText());
-                            }
-                            break;
-                        case "Batch":
-                            foreach (var item in root.GetProperty("Items").EnumerateArray())
-                            {
-                                var id = item.GetProperty("Id").GetString()!;
-                                receiver.Record(int.Parse(id.AsSpan(id.LastIndexOf('/') + 1), CultureInfo.InvariantCulture), now);
-                            }
-                            ack = root.GetProperty("LastEtag").GetInt64();
-                            receiver.Batches++;
-                            break;
-                        case "Error":
-                            receiver.Errors++;
-                            Console.Error.WriteLine("subscription: " + root.GetRawText());
-                            break;
-                    }
-                }
-                count = 0;
-                if (ack is { } etag)
+                if (Handle(message, now, receiver, accepted) is { } etag)
                 {
                     ackSent = Clock.NowUs();
                     await socket.SendAsync(Encoding.UTF8.GetBytes($"{{\"Type\":\"Acknowledge\",\"Etag\":{etag}}}"), WebSocketMessageType.Text, true, stop);
                 }
-            }
-        }
-        catch (OperationCanceledException) when (stop.IsCancellationRequested)
-        {
+            }, stop);
         }
         catch (Exception e)
         {
-            receiver.Closed = e.GetType().Name + ": " + e.Message;
+            receiver.Closed = e is InvalidOperationException ? e.Message : e.GetType().Name + ": " + e.Message;
             accepted.TrySetException(e);
         }
-        finally
+    }
+
+    /// <summary>One message of the server: the etag to acknowledge when it is a batch.</summary>
+    private static long? Handle(ReadOnlyMemory<byte> message, int now, Receiver receiver, TaskCompletionSource accepted)
+    {
+        using var json = JsonDocument.Parse(message);
+        var root = json.RootElement;
+        switch (root.GetProperty("Type").GetString())
         {
-            socket.Abort();
-            socket.Dispose();
+            case "ConnectionStatus":
+                if (root.GetProperty("Status").GetString() != "Accepted")
+                {
+                    throw new InvalidOperationException("subscription: " + root.GetRawText());
+                }
+                accepted.TrySetResult();
+                return null;
+            case "Batch":
+                foreach (var item in root.GetProperty("Items").EnumerateArray())
+                {
+                    var id = item.GetProperty("Id").GetString()!;
+                    receiver.Record(int.Parse(id.AsSpan(id.LastIndexOf('/') + 1), CultureInfo.InvariantCulture), now);
+                }
+                receiver.Batches++;
+                return root.GetProperty("LastEtag").GetInt64();
+            case "Error":
+                receiver.Errors++;
+                Console.Error.WriteLine("subscription: " + root.GetRawText());
+                return null;
+            default:
+                return null;
         }
     }
 }
