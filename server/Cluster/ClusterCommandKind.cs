@@ -1,6 +1,13 @@
+using System.Text.Json.Serialization;
+
 namespace Jackdaw.Server.Cluster;
 
-/// <summary>What a <see cref="ClusterCommand"/> changes in the cluster's state.</summary>
+/// <summary>
+/// What a <see cref="ClusterCommand"/> changes in the cluster's state. Written by name in the log
+/// (a kind added or moved must not change what an entry already written means); entries that an
+/// older version wrote as numbers still read.
+/// </summary>
+[JsonConverter(typeof(JsonStringEnumConverter<ClusterCommandKind>))]
 public enum ClusterCommandKind
 {
     /// <summary>Adds a member (or changes its URL): <c>Tag</c>, <c>Url</c>.</summary>

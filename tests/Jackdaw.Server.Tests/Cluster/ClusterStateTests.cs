@@ -15,6 +15,16 @@ public sealed class ClusterStateTests
     }
 
     [Fact]
+    public void TheLogNamesACommandsKindAndStillReadsOneWrittenAsANumber()
+    {
+        var json = System.Text.Encoding.UTF8.GetString(ClusterStateMachine.Serialize(new ClusterCommand("c1", ClusterCommandKind.DeleteDatabase) { Database = "Orders" }));
+        Assert.Contains("\"Kind\":\"DeleteDatabase\"", json, StringComparison.Ordinal);
+        // How versions before names wrote it: DeleteDatabase was 4.
+        var old = System.Text.Json.JsonSerializer.Deserialize<ClusterCommand>(json.Replace("\"DeleteDatabase\"", "4", StringComparison.Ordinal))!;
+        Assert.Equal(ClusterCommandKind.DeleteDatabase, old.Kind);
+    }
+
+    [Fact]
     public void ACommandRetriedWithItsIdIsAppliedOnce()
     {
         var create = new ClusterCommand("db1", ClusterCommandKind.PutDatabase) { Database = "Orders", Nodes = ["A", "B"] };
