@@ -9,8 +9,8 @@ namespace Jackdaw.Server.Replication;
 /// Pushes one database's etag feed to one other node, over a WebSocket to its
 /// <c>/databases/{db}/replication/push</c>: asks its position first, then sends batches from there,
 /// one at a time, each acknowledged once it is durable there (see <see cref="IncomingReplication"/>).
-/// Items the destination's last Hello or Ack vouches it holds (<see cref="DestinationKnowledge"/>)
-/// are left out of the batches (counted in <see cref="ItemsLeftOut"/>); the batch's last etag
+/// Items the destination holds for certain (its own writes, or what its last Hello or Ack vouches
+/// for: <see cref="DestinationKnowledge"/>) are left out of the batches (counted in <see cref="ItemsLeftOut"/>); the batch's last etag
 /// still moves the destination's position past them.
 /// When the destination is down, the connection drops or a batch is refused, it tries again after
 /// a back-off that doubles from <see cref="FirstRetryDelay"/> to <see cref="MaxRetryDelay"/> (reset
@@ -79,7 +79,7 @@ public sealed class OutgoingReplication : IAsyncDisposable
     /// <summary>Connections that failed (refused, dropped, a batch not applied) since the last acknowledged batch.</summary>
     public int Failures { get; private set; }
 
-    /// <summary>Items not sent because the destination vouched it held them (acknowledged batches only), since this sender started.</summary>
+    /// <summary>Items not sent because the destination held them for certain (acknowledged batches only), since this sender started.</summary>
     public long ItemsLeftOut => Interlocked.Read(ref _leftOut);
 
     /// <summary>Batches sent and acknowledged since this sender started.</summary>
