@@ -199,6 +199,8 @@ public sealed class ReplicationHandler(ServerContext server) : HandlerBase(serve
             // Since the last acknowledged batch: a batch the destination keeps refusing shows here,
             // with the position it is stuck at (AcknowledgedEtag) and why (LastError).
             json.WriteNumber("Failures", sender.Failures);
+            // Items the destination already held (its own writes coming back), passed without sending.
+            json.WriteNumber("LeftOut", sender.ItemsLeftOut);
             json.WriteEndObject();
         }
         json.WriteEndArray();

@@ -59,14 +59,12 @@ public sealed class ApplyReplicationBatchCommand(string sourceDatabaseId, Replic
     {
         string? localChangeVector = null;
         long localTicks = 0;
-        byte[]? localDocument = null;
-        string? localCollection = null;
+        var localExists = false;
         if (transaction.TryGet(item.Id, out var record))
         {
             localChangeVector = record.ChangeVectorOr(transaction.DatabaseId);
             localTicks = record.LastModifiedTicks;
-            localDocument = record.Document.ToArray();
-            localCollection = record.CollectionUtf8.IsEmpty ? null : System.Text.Encoding.UTF8.GetString(record.CollectionUtf8);
+            localExists = true;
         }
         else if (transaction.TryGetTombstone(item.Id, out var tombstoneChangeVector, out var deletedAt))
         {
@@ -113,6 +111,15 @@ public sealed class ApplyReplicationBatchCommand(string sourceDatabaseId, Replic
         }
 
         Conflicts++;
+        // Only a conflict needs the local version's body (copied: the record's span dies with the
+        // next change); an item already merged, or newer, never copies it.
+        byte[]? localDocument = null;
+        string? localCollection = null;
+        if (localExists && transaction.TryGet(item.Id, out record))
+        {
+            localDocument = record.Document.ToArray();
+            localCollection = record.CollectionUtf8.IsEmpty ? null : System.Text.Encoding.UTF8.GetString(record.CollectionUtf8);
+        }
         var merged = ChangeVectors.Merge(localChangeVector, item.ChangeVector);
         if (policy == ConflictPolicy.Keep)
         {

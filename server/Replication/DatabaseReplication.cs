@@ -65,6 +65,24 @@ public sealed class DatabaseReplication : IAsyncDisposable, ITombstoneConsumer
     /// <summary>What this database received by replication since it opened.</summary>
     public ReplicationStats Stats { get; } = new();
 
+    /// <summary>
+    /// The change vector this node vouches for to its sources (in <c>Hello</c> and every
+    /// <c>Ack</c>): a sender leaves out items it covers (<see cref="DestinationKnowledge"/>). Only
+    /// this copy's own entry, at its durable last etag: every version this copy made carries its
+    /// entry at that version's etag, and the copy holds the id at that version or a newer one
+    /// (versions of an id only grow), so its own writes never come back to it. Entries it merely
+    /// received are not vouched for: a feed sends each document at its latest version, so a node
+    /// can hold X's version at etag 9 without X's version at 5 of another id, which X replaced
+    /// (moved past 9) before sending; had it vouched X:9, a third node holding only the version at
+    /// 5 would leave it out, and if X died before sending its replacement the id would be missing
+    /// here for good. Empty before the copy's first write.
+    /// </summary>
+    public string KnownChangeVector()
+    {
+        var etag = _database.LastEtag;
+        return etag > 0 ? Documents.ChangeVectors.Format(_database.NodeTag, etag, _database.DatabaseId) : "";
+    }
+
     /// <summary>RavenDB's ConflictSolver JSON as last set, or null (the default: the latest write wins).</summary>
     public string? ConflictSolverJson => _conflictSolverJson;
 

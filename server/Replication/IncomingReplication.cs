@@ -10,12 +10,14 @@ namespace Jackdaw.Server.Replication;
 /// The receiving end of one source's push (<c>GET /databases/{db}/replication/push</c>, a
 /// WebSocket). The protocol, receiver first:
 /// <code>
-/// receiver: {"Type":"Hello","LastEtag":n,"DatabaseId":"...","NodeTag":"B"}  (text; n: this source's stored position)
-/// sender:   a batch (binary, ReplicationBatch) of the source's feed after n
-/// receiver: {"Type":"Ack","LastEtag":m}                                     (text, once the batch is durable)
+/// receiver: {"Type":"Hello","LastEtag":n,"ChangeVector":"B:70-...","DatabaseId":"...","NodeTag":"B"}  (text; n: this source's stored position)
+/// sender:   a batch (binary, ReplicationBatch) of the source's feed after n, without the items the change vector covers
+/// receiver: {"Type":"Ack","LastEtag":m,"ChangeVector":"B:75-..."}              (text, once the batch is durable)
 /// ... one batch in flight at a time; an empty batch is a heartbeat (or moves past a gap).
 /// receiver: {"Type":"Error","Message":"..."} instead of an Ack when a batch cannot be applied (then it closes)
 /// </code>
+/// <c>ChangeVector</c> is what this node vouches it holds (<see cref="DatabaseReplication.KnownChangeVector"/>):
+/// the sender leaves out what it covers and still moves the position past it.
 /// </summary>
 public static class IncomingReplication
 {
@@ -36,7 +38,7 @@ public static class IncomingReplication
         {
             position = ReplicationPositions.Read(reader, sourceDatabaseId);
         }
-        await SendAsync(socket, "Hello", position, database, cancellationToken).ConfigureAwait(false);
+        await SendAsync(socket, "Hello", position, database, hello: true, cancellationToken).ConfigureAwait(false);
         logger.LogInformation("Database {Database}: replication from {Source} ({SourceId}) connected at etag {Position}", database.Name, sourceTag, sourceDatabaseId, position);
 
         using var messages = new WebSocketMessageReader(socket, MaxMessageBytes);
@@ -91,7 +93,7 @@ public static class IncomingReplication
                 await SendErrorAsync(socket, $"Node {database.NodeTag} could not apply the batch: {e.Message}", cancellationToken).ConfigureAwait(false);
                 return;
             }
-            await SendAsync(socket, "Ack", position, null, cancellationToken).ConfigureAwait(false);
+            await SendAsync(socket, "Ack", position, database, hello: false, cancellationToken).ConfigureAwait(false);
         }
     }
 
@@ -108,7 +110,7 @@ public static class IncomingReplication
         return socket.SendAsync(buffer.WrittenMemory, WebSocketMessageType.Text, endOfMessage: true, cancellationToken).AsTask();
     }
 
-    private static Task SendAsync(WebSocket socket, string type, long position, DocumentDatabase? hello, CancellationToken cancellationToken)
+    private static Task SendAsync(WebSocket socket, string type, long position, DocumentDatabase database, bool hello, CancellationToken cancellationToken)
     {
         var buffer = new System.Buffers.ArrayBufferWriter<byte>(128);
         using (var json = new Utf8JsonWriter(buffer))
@@ -116,10 +118,11 @@ public static class IncomingReplication
             json.WriteStartObject();
             json.WriteString("Type", type);
             json.WriteNumber("LastEtag", position);
-            if (hello is not null)
+            json.WriteString("ChangeVector", DatabaseReplication.Of(database).KnownChangeVector());
+            if (hello)
             {
-                json.WriteString("DatabaseId", hello.DatabaseId);
-                json.WriteString("NodeTag", hello.NodeTag);
+                json.WriteString("DatabaseId", database.DatabaseId);
+                json.WriteString("NodeTag", database.NodeTag);
             }
             json.WriteEndObject();
         }

@@ -9,6 +9,9 @@ namespace Jackdaw.Server.Replication;
 /// Pushes one database's etag feed to one other node, over a WebSocket to its
 /// <c>/databases/{db}/replication/push</c>: asks its position first, then sends batches from there,
 /// one at a time, each acknowledged once it is durable there (see <see cref="IncomingReplication"/>).
+/// Items the destination holds for certain (its own writes, or what its last Hello or Ack vouches
+/// for: <see cref="DestinationKnowledge"/>) are left out of the batches (counted in <see cref="ItemsLeftOut"/>); the batch's last etag
+/// still moves the destination's position past them.
 /// When the destination is down, the connection drops or a batch is refused, it tries again after
 /// a back-off that doubles from <see cref="FirstRetryDelay"/> to <see cref="MaxRetryDelay"/> (reset
 /// only by an acknowledged batch), and resumes from the
@@ -28,6 +31,12 @@ public sealed class OutgoingReplication : IAsyncDisposable
     public const int MaxItemsPerBatch = 1024;
     public const long MaxBytesPerBatch = 4 * 1024 * 1024;
 
+    /// <summary>
+    /// How many items left out (see the type) one batch may pass before it is sent, even empty:
+    /// when everything read is left out, further reads go into the same batch up to this many.
+    /// </summary>
+    public const int MaxLeftOutPerBatch = 16 * MaxItemsPerBatch;
+
     private readonly Func<DatabasesLandlord> _databases;
     private readonly Action _progress;
     private readonly Action<ClientWebSocketOptions>? _configureSocket;
@@ -35,6 +44,7 @@ public sealed class OutgoingReplication : IAsyncDisposable
     private readonly CancellationTokenSource _stop = new();
     private readonly Task _run;
     private long _acknowledged = -1;
+    private long _leftOut;
 
     internal OutgoingReplication(string database, string myTag, ReplicationNode destination, Func<DatabasesLandlord> databases, Action progress, Action<ClientWebSocketOptions>? configureSocket, ILogger logger)
     {
@@ -68,6 +78,9 @@ public sealed class OutgoingReplication : IAsyncDisposable
 
     /// <summary>Connections that failed (refused, dropped, a batch not applied) since the last acknowledged batch.</summary>
     public int Failures { get; private set; }
+
+    /// <summary>Items not sent because the destination held them for certain (acknowledged batches only), since this sender started.</summary>
+    public long ItemsLeftOut => Interlocked.Read(ref _leftOut);
 
     /// <summary>Batches sent and acknowledged since this sender started.</summary>
     public long BatchesSent { get; private set; }
@@ -116,7 +129,7 @@ public sealed class OutgoingReplication : IAsyncDisposable
         _configureSocket?.Invoke(socket.Options);
         await socket.ConnectAsync(PushUri(database), token).ConfigureAwait(false);
         using var messages = new WebSocketMessageReader(socket, 64 * 1024);
-        var (position, hello) = await ReadHelloAsync(messages, token).ConfigureAwait(false);
+        var (position, vouched, hello) = await ReadHelloAsync(messages, token).ConfigureAwait(false);
         if (!string.Equals(hello.NodeTag, Destination.Tag, StringComparison.OrdinalIgnoreCase))
         {
             throw new InvalidDataException($"The node at {Destination.Url} is node {hello.NodeTag ?? "(none)"}, not {Destination.Tag}: check the topology's URLs.");
@@ -130,12 +143,26 @@ public sealed class OutgoingReplication : IAsyncDisposable
         Connected = true;
         LastError = null;
 
+        var holds = DestinationKnowledge.Of(hello.DatabaseId, vouched);
+        Func<string, bool> leaveOut = changeVector => holds.Covers(changeVector);
         while (true)
         {
             ReplicationBatch batch;
+            var leftOut = 0;
             using (var reader = database.BeginRead())
             {
-                batch = ReplicationFeed.Read(reader, position, MaxItemsPerBatch, MaxBytesPerBatch);
+                var from = position;
+                while (true)
+                {
+                    batch = ReplicationFeed.Read(reader, from, MaxItemsPerBatch, MaxBytesPerBatch, holds.IsEmpty ? null : leaveOut, out var left);
+                    leftOut += left;
+                    if (batch.Items.Count > 0 || left == 0 || batch.LastEtag == from || leftOut >= MaxLeftOutPerBatch)
+                    {
+                        break;
+                    }
+                    // Everything read was left out: read on rather than send an empty batch per read.
+                    from = batch.LastEtag;
+                }
             }
             if (batch.Items.Count == 0 && batch.LastEtag == position)
             {
@@ -154,8 +181,10 @@ public sealed class OutgoingReplication : IAsyncDisposable
             await socket.SendAsync(batch.Serialize(), WebSocketMessageType.Binary, endOfMessage: true, token).ConfigureAwait(false);
             using var ack = CancellationTokenSource.CreateLinkedTokenSource(token);
             ack.CancelAfter(AckTimeout);
-            position = await ReadPositionAsync(messages, "Ack", ack.Token).ConfigureAwait(false);
+            (position, vouched) = await ReadPositionAsync(messages, "Ack", ack.Token).ConfigureAwait(false);
+            holds = DestinationKnowledge.Of(hello.DatabaseId, vouched);
             BatchesSent++;
+            Interlocked.Add(ref _leftOut, leftOut);
             Acknowledge(position);
             // Only an acknowledged batch resets the back-off: a destination that answers Hello but
             // refuses every batch is retried ever more slowly, not every 100 ms.
@@ -178,17 +207,18 @@ public sealed class OutgoingReplication : IAsyncDisposable
         return new Uri($"{baseUrl}/databases/{Uri.EscapeDataString(Database)}/replication/push?sourceDatabaseId={Uri.EscapeDataString(database.DatabaseId)}&sourceTag={Uri.EscapeDataString(MyTag)}");
     }
 
-    private static async Task<(long Position, (string? DatabaseId, string? NodeTag) Hello)> ReadHelloAsync(WebSocketMessageReader messages, CancellationToken token)
+    private static async Task<(long Position, string? Vouched, (string? DatabaseId, string? NodeTag) Hello)> ReadHelloAsync(WebSocketMessageReader messages, CancellationToken token)
     {
-        var position = await ReadPositionAsync(messages, "Hello", token).ConfigureAwait(false);
+        var (position, known) = await ReadPositionAsync(messages, "Hello", token).ConfigureAwait(false);
         using var json = JsonDocument.Parse(messages.Message);
         var root = json.RootElement;
         var databaseId = root.TryGetProperty("DatabaseId", out var id) && id.ValueKind == JsonValueKind.String ? id.GetString() : null;
         var nodeTag = root.TryGetProperty("NodeTag", out var tag) && tag.ValueKind == JsonValueKind.String ? tag.GetString() : null;
-        return (position, (databaseId, nodeTag));
+        return (position, known, (databaseId, nodeTag));
     }
 
-    private static async Task<long> ReadPositionAsync(WebSocketMessageReader messages, string type, CancellationToken token)
+    /// <summary>A Hello's or Ack's position and the change vector the destination vouches it holds (null when it does not say: an older node).</summary>
+    private static async Task<(long Position, string? Vouched)> ReadPositionAsync(WebSocketMessageReader messages, string type, CancellationToken token)
     {
         var read = await messages.ReadAsync(token).ConfigureAwait(false);
         if (read != WebSocketRead.Message)
@@ -205,7 +235,8 @@ public sealed class OutgoingReplication : IAsyncDisposable
         {
             throw new InvalidDataException($"The destination answered {messages.Message.Length} bytes that are not {type}.");
         }
-        return etag.GetInt64();
+        var vouched = root.TryGetProperty("ChangeVector", out var vector) && vector.ValueKind == JsonValueKind.String ? vector.GetString() : null;
+        return (etag.GetInt64(), vouched);
     }
 
     private void Acknowledge(long position)

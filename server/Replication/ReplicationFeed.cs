@@ -10,15 +10,37 @@ namespace Jackdaw.Server.Replication;
 /// </summary>
 public static class ReplicationFeed
 {
-    public static ReplicationBatch Read(DocumentsReader reader, long afterEtag, int maxItems, long maxBytes)
+    public static ReplicationBatch Read(DocumentsReader reader, long afterEtag, int maxItems, long maxBytes) =>
+        Read(reader, afterEtag, maxItems, maxBytes, null, out _);
+
+    /// <summary>
+    /// The same, leaving out the documents and tombstones whose change vector <paramref name="leaveOut"/>
+    /// accepts (what the destination already holds): their documents are not copied, they count
+    /// towards the batch's bounds as a tombstone does, and the batch's last etag still passes them.
+    /// </summary>
+    public static ReplicationBatch Read(DocumentsReader reader, long afterEtag, int maxItems, long maxBytes, Func<string, bool>? leaveOut, out int leftOut)
     {
+        HashSet<long>? left = null;
         var documents = new List<ReplicationItem>();
         long bytes = 0;
         var documentsCut = false;
         foreach (var record in reader.GetDocumentsFrom(null, afterEtag, maxItems))
         {
+            var changeVector = record.ChangeVectorOr(reader.DatabaseId);
+            if (leaveOut is not null && leaveOut(changeVector))
+            {
+                (left ??= []).Add(record.Etag);
+                documents.Add(new ReplicationItem(record.Etag, false, "", null, changeVector, 0, []));
+                bytes += 64;
+                if (bytes >= maxBytes)
+                {
+                    documentsCut = true;
+                    break;
+                }
+                continue;
+            }
             var collection = record.CollectionUtf8.IsEmpty ? null : System.Text.Encoding.UTF8.GetString(record.CollectionUtf8);
-            documents.Add(new ReplicationItem(record.Etag, false, record.Id, collection, record.ChangeVectorOr(reader.DatabaseId), record.LastModifiedTicks, record.Document.ToArray()));
+            documents.Add(new ReplicationItem(record.Etag, false, record.Id, collection, changeVector, record.LastModifiedTicks, record.Document.ToArray()));
             bytes += record.Document.Length;
             if (bytes >= maxBytes)
             {
@@ -40,7 +62,12 @@ public static class ReplicationFeed
             {
                 continue;
             }
-            tombstones.Add(new ReplicationItem(record.Etag, true, record.Id, record.Collection, record.ChangeVectorOr(reader.DatabaseId), record.DeletedAtTicks, []));
+            var tombstoneChangeVector = record.ChangeVectorOr(reader.DatabaseId);
+            if (leaveOut is not null && leaveOut(tombstoneChangeVector))
+            {
+                (left ??= []).Add(record.Etag);
+            }
+            tombstones.Add(new ReplicationItem(record.Etag, true, record.Id, record.Collection, tombstoneChangeVector, record.DeletedAtTicks, []));
             bytes += 64 + record.IdUtf8.Length;
             if (bytes >= maxBytes)
             {
@@ -88,6 +115,7 @@ public static class ReplicationFeed
         {
             lastEtag = Math.Max(afterEtag, reader.LastEtag);
         }
+        leftOut = left is null ? 0 : items.RemoveAll(i => left.Contains(i.Etag));
         return new ReplicationBatch(lastEtag, items);
     }
 }
