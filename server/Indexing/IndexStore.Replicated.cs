@@ -46,7 +46,8 @@ public sealed partial class IndexStore
         await _changes.WaitAsync().ConfigureAwait(false);
         try
         {
-            result = await PutOneAsync(definition, ignoreLock: true).ConfigureAwait(false);
+            // A new index has the decided settings from its first moment (no query sees it unlocked).
+            result = await PutOneAsync(definition, ignoreLock: true, lockMode, priority).ConfigureAwait(false);
         }
         finally
         {

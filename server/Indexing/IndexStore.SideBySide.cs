@@ -12,11 +12,13 @@ public sealed partial class IndexStore
     /// <summary>The name a replacement of <paramref name="name"/> is built under, beside it.</summary>
     public static string ReplacementName(string name) => ReplacementPrefix + name;
 
-    private async Task<PutResult> PutOneAsync(IndexDefinition definition, bool ignoreLock = false)
+    /// <param name="lockMode">The lock mode a new index is created with (Unlock when null).</param>
+    /// <param name="priority">The priority a new index is created with (Normal when null).</param>
+    private async Task<PutResult> PutOneAsync(IndexDefinition definition, bool ignoreLock = false, IndexLockMode? lockMode = null, IndexPriority? priority = null)
     {
         if (!_indexes.TryGetValue(definition.Name, out var existing))
         {
-            var record = new IndexRecord(definition, IndexRecord.NewFolder(definition.Name), null, IndexLockMode.Unlock, IndexPriority.Normal, false);
+            var record = new IndexRecord(definition, IndexRecord.NewFolder(definition.Name), null, lockMode ?? IndexLockMode.Unlock, priority ?? IndexPriority.Normal, false);
             await CreateAsync(record, index =>
             {
                 _indexes[definition.Name] = index;
