@@ -21,6 +21,22 @@ public sealed class ClusterBackupTests(ITestOutputHelper output)
     public async Task APeriodicBackupTaskRunsOnItsResponsibleNodeAloneAndAfterThatNodeIsKilledAnotherTakesItOverWithASnapshot()
     {
         await using var cluster = await TestCluster.StartAsync(3);
+        try
+        {
+            await RunsOnItsResponsibleNodeAsync(cluster);
+        }
+        catch
+        {
+            foreach (var node in cluster.Nodes)
+            {
+                output.WriteLine($"--- {node.Url}:\n" + string.Join("\n", node.Output.Split('\n').Where(l => l.Contains("ackup", StringComparison.Ordinal) || l.Contains("fail", StringComparison.OrdinalIgnoreCase))));
+            }
+            throw;
+        }
+    }
+
+    private async Task RunsOnItsResponsibleNodeAsync(TestCluster cluster)
+    {
         await CreateDatabaseAsync(cluster);
         using var folder = new TempFolder("jackdaw-cluster-backups");
         using (var written = await cluster.Http.PutAsync($"{cluster.Nodes[0].Url}/databases/{Database}/docs?id=orders/1", Body("""{"Total":1,"@metadata":{"@collection":"Orders"}}""")))
@@ -145,6 +161,59 @@ public sealed class ClusterBackupTests(ITestOutputHelper output)
                 using var task = JsonDocument.Parse(await cluster.Http.GetStringAsync($"{node.Url}/databases/{Database}/task?key={taskId}&type=Backup"));
                 return task.RootElement.GetProperty("TaskState").GetString() == "Disabled";
             }, TestCluster.Timeout, $"the task disabled on {node.Url}");
+        }
+    }
+
+    [Fact]
+    public async Task ALoneServersBackupTasksGoIntoTheRecordWhenItFoundsAClusterAndEveryNodeSeesThem()
+    {
+        await using var cluster = await TestCluster.StartAsync(2, form: false);
+        var (a, b) = (cluster.Nodes[0], cluster.Nodes[1]);
+        using var folder = new TempFolder("jackdaw-cluster-backups");
+        using (var created = await cluster.Http.PutAsync($"{a.Url}/admin/databases?name={Database}", null))
+        {
+            Assert.True(created.IsSuccessStatusCode, await created.Content.ReadAsStringAsync());
+        }
+        using (var task = await cluster.Http.PostAsync($"{a.Url}/databases/{Database}/admin/periodic-backup", Body(Configuration(folder.Path))))
+        {
+            // A lone server's ids count from 1 in the database.
+            Assert.Contains("\"TaskId\":1", await task.Content.ReadAsStringAsync(), StringComparison.Ordinal);
+        }
+        Assert.Equal("A", await RunNowAsync(cluster, a, 1));
+        await Poll.UntilAsync(async () => await StatusAsync(cluster, a, 1) is { LastFullBackup: not null }, TestCluster.Timeout, "the lone run");
+
+        using (var added = await cluster.Http.PutAsync($"{a.Url}/admin/cluster/node?url={Uri.EscapeDataString(b.Url)}&tag=B", null))
+        {
+            Assert.True(added.IsSuccessStatusCode, await added.Content.ReadAsStringAsync());
+        }
+        await Poll.UntilAsync(async () => (await cluster.TopologyAsync(b)) is { } t && t.GetProperty("NodeTag").GetString() == "B", TestCluster.Timeout, "B to learn its tag");
+        using (var node = await cluster.Http.PutAsync($"{a.Url}/admin/databases/node?name={Database}&node=B", null))
+        {
+            Assert.True(node.IsSuccessStatusCode, await node.Content.ReadAsStringAsync());
+        }
+
+        // The task is the record's now, with a cluster-wide id (a log index), run by A, its status kept.
+        long taskId = 0;
+        await Poll.UntilAsync(async () =>
+        {
+            using var tasks = JsonDocument.Parse(await cluster.Http.GetStringAsync($"{a.Url}/databases/{Database}/tasks"));
+            var list = tasks.RootElement.GetProperty("OngoingTasksList").EnumerateArray().ToList();
+            taskId = list.Count == 1 ? list[0].GetProperty("TaskId").GetInt64() : 0;
+            return taskId > 1;
+        }, TestCluster.Timeout, "the founder's task in the record");
+        foreach (var node in cluster.Nodes)
+        {
+            await Poll.UntilAsync(async () => (await cluster.DatabasesOnAsync(node)).Contains(Database) && await ResponsibleAsync(cluster, node, taskId) == "A", TestCluster.Timeout, $"the task on {node.Url}");
+            await Poll.UntilAsync(async () => await StatusAsync(cluster, node, taskId) is { NodeTag: "A", LastFullBackup: not null }, TestCluster.Timeout, $"the founder's status on {node.Url}");
+        }
+        // Deleted through B (passed on to the leader): gone from every node.
+        using (var deleted = await cluster.Http.DeleteAsync($"{b.Url}/databases/{Database}/admin/tasks?id={taskId}&type=Backup"))
+        {
+            Assert.True(deleted.IsSuccessStatusCode, await deleted.Content.ReadAsStringAsync());
+        }
+        foreach (var node in cluster.Nodes)
+        {
+            await Poll.UntilAsync(async () => await ResponsibleAsync(cluster, node, taskId) is null, TestCluster.Timeout, $"the task deleted on {node.Url}");
         }
     }
 
