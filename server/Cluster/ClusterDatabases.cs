@@ -9,7 +9,8 @@ namespace Jackdaw.Server.Cluster;
 /// replication each database's other nodes whenever they or their URLs change, and builds, changes
 /// and deletes the indexes of each local database as its record's definitions change
 /// (<c>ClusterDatabases.Indexes.cs</c>), and puts the registered certificates in this node's
-/// certificate store (<c>ClusterDatabases.Certificates.cs</c>). Works off the state machine's thread, one state after another.
+/// certificate store (<c>ClusterDatabases.Certificates.cs</c>), and hands each local copy its record's periodic
+/// backup tasks (<c>ClusterDatabases.Backups.cs</c>). Works off the state machine's thread, one state after another.
 /// <para>
 /// Each state is compared with the state this node last acted on (<c>acted.json</c> beside the
 /// log, written durably whenever the records, members or certificates it holds change), never with the state
