@@ -50,6 +50,12 @@ public sealed record PeriodicBackupConfiguration
 
     public DateTime CreatedAt { get; init; }
 
+    /// <summary>RavenDB's <c>MentorNode</c>: on a clustered database, the node that runs the task while it is up (null: the cluster chooses).</summary>
+    public string? MentorNode { get; init; }
+
+    /// <summary>RavenDB's <c>PinToMentorNode</c>: the task stays on its mentor even while the mentor is down.</summary>
+    public bool PinToMentorNode { get; init; }
+
     /// <summary>The kind of backup as its chain folders are named: <c>snapshot</c> or <c>backup</c>.</summary>
     public string FolderKind => BackupType == "Snapshot" ? "snapshot" : "backup";
 
@@ -86,6 +92,11 @@ public sealed record PeriodicBackupConfiguration
             keep = parsed;
         }
         var name = String(json, "Name");
+        var mentor = String(json, "MentorNode");
+        if (!string.IsNullOrWhiteSpace(mentor) && !mentor.Trim().All(char.IsAsciiLetterUpper))
+        {
+            throw new BadRequestException($"MentorNode '{mentor}' is not a node tag (A, B, C...).");
+        }
         return new PeriodicBackupConfiguration
         {
             TaskId = taskId,
@@ -99,6 +110,8 @@ public sealed record PeriodicBackupConfiguration
             FolderPath = folder,
             MinimalIncremental = minimal,
             MinimumBackupAgeToKeep = keep,
+            MentorNode = string.IsNullOrWhiteSpace(mentor) ? null : mentor.Trim(),
+            PinToMentorNode = Boolean(json, "PinToMentorNode", "PinToMentorNode"),
             CreatedAt = json.TryGetProperty("CreatedAt", out var created) && created.ValueKind == JsonValueKind.String && created.TryGetDateTime(out var at)
                 ? at.ToUniversalTime()
                 : createdAt,
@@ -165,8 +178,8 @@ public sealed record PeriodicBackupConfiguration
         },
         ["MinimalIncremental"] = MinimalIncremental,
         ["CreatedAt"] = CreatedAt.ToString("o", CultureInfo.InvariantCulture),
-        ["MentorNode"] = null,
-        ["PinToMentorNode"] = false,
+        ["MentorNode"] = MentorNode,
+        ["PinToMentorNode"] = PinToMentorNode,
     };
 
     private static readonly string[] RemoteDestinations = ["S3Settings", "GlacierSettings", "AzureSettings", "FtpSettings", "GoogleCloudSettings"];

@@ -27,7 +27,7 @@ public static class PeriodicBackupJson
         writer.WriteNumber("TaskId", configuration.TaskId);
         writer.WriteString("BackupType", configuration.BackupType);
         writer.WriteBoolean("IsFull", status.IsFull);
-        writer.WriteString("NodeTag", nodeTag);
+        writer.WriteString("NodeTag", status.NodeTag ?? nodeTag);
         writer.WriteNull("DelayUntil");
         writer.WriteNull("OriginalBackupTime");
         JsonDefaults.WriteTime(writer, "LastFullBackup", status.LastFullBackup);
@@ -78,7 +78,7 @@ public static class PeriodicBackupJson
         writer.WriteEndObject();
     }
 
-    /// <summary>RavenDB's <c>OngoingTaskBackup</c> (<c>GET /databases/*/task?key=&amp;type=Backup</c>).</summary>
+    /// <summary>RavenDB's <c>OngoingTaskBackup</c> (<c>GET /databases/*/task?key=&amp;type=Backup</c>); <paramref name="nodeTag"/> and <paramref name="nodeUrl"/> are the node that runs the task (<c>ResponsibleNode</c>).</summary>
     public static void WriteOngoingTask(Utf8JsonWriter writer, PeriodicBackupConfiguration configuration, PeriodicBackupStatus status, NextBackup? next, (long OperationId, DateTime Started, bool IsFull)? running, string nodeTag, string nodeUrl, DateTime now)
     {
         writer.WriteStartObject();
@@ -92,15 +92,15 @@ public static class PeriodicBackupJson
         writer.WriteString("NodeUrl", nodeUrl);
         writer.WriteEndObject();
         writer.WriteString("Error", status.Error);
-        writer.WriteNull("MentorNode");
-        writer.WriteBoolean("PinToMentorNode", false);
+        writer.WriteString("MentorNode", configuration.MentorNode);
+        writer.WriteBoolean("PinToMentorNode", configuration.PinToMentorNode);
         writer.WriteString("BackupType", configuration.BackupType);
         writer.WriteStartArray("BackupDestinations");
         writer.WriteStringValue("Local");
         writer.WriteEndArray();
         JsonDefaults.WriteTime(writer, "LastFullBackup", status.LastFullBackup);
         JsonDefaults.WriteTime(writer, "LastIncrementalBackup", status.LastIncrementalBackup);
-        writer.WriteString("LastExecutingNodeTag", status.LastOperationId is null ? null : nodeTag);
+        writer.WriteString("LastExecutingNodeTag", status.NodeTag ?? (status.LastOperationId is null ? null : nodeTag));
         WriteRunning(writer, configuration.TaskId, running);
         WriteNext(writer, next, now);
         writer.WriteStartObject("RetentionPolicy");

@@ -12,6 +12,9 @@ public sealed record PeriodicBackupStatus
 {
     public long TaskId { get; init; }
 
+    /// <summary>The node that ran the last backup (RavenDB's <c>NodeTag</c>); null on a lone server (this node).</summary>
+    public string? NodeTag { get; init; }
+
     /// <summary>When the last snapshot that succeeded started.</summary>
     public DateTime? LastFullBackup { get; init; }
 

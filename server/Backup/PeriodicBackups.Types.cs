@@ -25,6 +25,14 @@ public sealed partial class PeriodicBackups
 
         public bool Deleted { get; set; }
 
+        /// <summary>A task of a clustered database's record (else a lone server's, in the local trees).</summary>
+        public bool FromCluster { get; init; }
+
+        /// <summary>The node that runs a clustered task, and its URL (null for a lone server's task).</summary>
+        public string? Responsible { get; set; }
+
+        public string? ResponsibleUrl { get; set; }
+
         /// <summary>The task's registration with the tombstone cleaner (an enabled logical task), else null.</summary>
         public IDisposable? TombstoneHold { get; set; }
 
@@ -54,7 +62,7 @@ public sealed partial class PeriodicBackups
         {
             lock (task.Lock)
             {
-                var chain = PeriodicBackupSchedule.CurrentChain(task.Configuration, task.Status, owner._database.Name) is not null ? task.Status.LastEtag : long.MaxValue;
+                var chain = PeriodicBackupSchedule.CurrentChain(task.Configuration, task.Status, owner.ChainLabel) is not null ? task.Status.LastEtag : long.MaxValue;
                 return Math.Min(chain, task.RunHoldAfter);
             }
         }

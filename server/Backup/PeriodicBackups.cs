@@ -36,12 +36,33 @@ public sealed partial class PeriodicBackups : IAsyncDisposable
     private long _lastId;
     private volatile bool _disposed;
 
-    private PeriodicBackups(DocumentDatabase database, PeriodicBackupOptions options, ILoggerFactory loggerFactory)
+    private PeriodicBackups(DocumentDatabase database, PeriodicBackupOptions options, ILoggerFactory loggerFactory, IPeriodicBackupCluster? cluster)
     {
         _database = database;
         _options = options;
+        _cluster = cluster;
         _logger = loggerFactory.CreateLogger($"Jackdaw.Backup.{database.Name}");
         database.RegisterTrees("Periodic backups", ConfigurationTree, StatusTree);
+        if (IsClustered)
+        {
+            // The cluster keeps this database's tasks (its record); the local trees are a lone server's.
+            RefreshCore(opening: true);
+        }
+        else
+        {
+            OpenLocal();
+        }
+        // Journals kept for tasks that are gone (disabled while a run was finishing, say) are let go.
+        if (database.Storage.JournalRetention is not null)
+        {
+            StopRetainingJournalsIfUnused();
+        }
+    }
+
+    /// <summary>A lone server's tasks: read from the database's trees, their timers set (a missed run catches up).</summary>
+    private void OpenLocal()
+    {
+        var database = _database;
         var statuses = new Dictionary<long, PeriodicBackupStatus>();
         JsonRecords.ReadAll(database, StatusTree, json =>
             {
@@ -63,15 +84,11 @@ public sealed partial class PeriodicBackups : IAsyncDisposable
             HoldTombstones(task);
             Schedule(task, opening: true);
         }
-        // Journals kept for tasks that are gone (disabled while a run was finishing, say) are let go.
-        if (database.Storage.JournalRetention is not null)
-        {
-            StopRetainingJournalsIfUnused();
-        }
     }
 
-    public static Func<DocumentDatabase, IAsyncDisposable> Component(PeriodicBackupOptions options, ILoggerFactory loggerFactory) =>
-        database => new PeriodicBackups(database, options, loggerFactory);
+    /// <param name="cluster">How a clustered database's tasks are read from and reported to the cluster; null: every database is a lone server's.</param>
+    public static Func<DocumentDatabase, IAsyncDisposable> Component(PeriodicBackupOptions options, ILoggerFactory loggerFactory, IPeriodicBackupCluster? cluster = null) =>
+        database => new PeriodicBackups(database, options, loggerFactory, cluster);
 
     public static PeriodicBackups Of(DocumentDatabase database) =>
         database.GetComponent<PeriodicBackups>() ?? throw new InvalidOperationException($"Database '{database.Name}' was opened without periodic backups.");
@@ -98,7 +115,7 @@ public sealed partial class PeriodicBackups : IAsyncDisposable
 
     /// <summary>The task's next run (null when disabled).</summary>
     public NextBackup? NextOf(long taskId) =>
-        TryGet(taskId, out var configuration, out var status) ? PeriodicBackupSchedule.Next(configuration, status, _database.Name, Now) : null;
+        TryGet(taskId, out var configuration, out var status) ? PeriodicBackupSchedule.Next(configuration, status, ChainLabel, Now) : null;
 
     /// <summary>The run of the task in progress: its operation id, start and kind; null when none runs.</summary>
     public (long OperationId, DateTime Started, bool IsFull)? RunningOf(long taskId)
@@ -120,9 +137,8 @@ public sealed partial class PeriodicBackups : IAsyncDisposable
     /// <exception cref="BadRequestException">A field is wrong, or <c>TaskId</c> names no task.</exception>
     public async Task<PeriodicBackupConfiguration> UpdateAsync(JsonElement json)
     {
-        var asked = json.ValueKind == JsonValueKind.Object && json.TryGetProperty("TaskId", out var id) && id.ValueKind == JsonValueKind.Number
-            ? id.TryGetInt64(out var value) && value >= 0 ? value : throw new BadRequestException("TaskId must be a whole number, 0 for a new task.")
-            : 0;
+        var asked = AskedTaskId(json);
+        ThrowIfClustered();
         await _changes.WaitAsync().ConfigureAwait(false);
         try
         {
@@ -176,6 +192,7 @@ public sealed partial class PeriodicBackups : IAsyncDisposable
     /// <exception cref="BadRequestException">No such task.</exception>
     public async Task DeleteAsync(long taskId)
     {
+        ThrowIfClustered();
         await _changes.WaitAsync().ConfigureAwait(false);
         try
         {
@@ -235,12 +252,13 @@ public sealed partial class PeriodicBackups : IAsyncDisposable
         {
             task.Timer?.Dispose();
             task.Timer = null;
-            if (_disposed || task.Deleted || task.Running is not null)
+            // On a clustered database only the task's responsible node runs it.
+            if (_disposed || task.Deleted || task.Running is not null || !IsMine(task))
             {
                 return;
             }
             var now = Now;
-            next = PeriodicBackupSchedule.Next(task.Configuration, task.Status, _database.Name, now);
+            next = PeriodicBackupSchedule.Next(task.Configuration, task.Status, ChainLabel, now);
             if (next is not { } due)
             {
                 return;
@@ -315,9 +333,9 @@ public sealed partial class PeriodicBackups : IAsyncDisposable
         PeriodicBackupStatus status;
         lock (task.Lock)
             (configuration, status) = (task.Configuration, task.Status);
-        var chain = PeriodicBackupSchedule.CurrentChain(configuration, status, _database.Name) is { } current && Directory.Exists(current) ? current : null;
+        var chain = PeriodicBackupSchedule.CurrentChain(configuration, status, ChainLabel) is { } current && Directory.Exists(current) ? current : null;
         var full = run.IsFull || chain is null;
-        var folder = full ? Path.Combine(configuration.FolderPath, PeriodicBackupSchedule.ChainFolderName(run.Started, _database.Name, configuration.FolderKind)) : chain!;
+        var folder = full ? Path.Combine(configuration.FolderPath, PeriodicBackupSchedule.ChainFolderName(run.Started, ChainLabel, configuration.FolderKind)) : chain!;
         var createdFolder = full && !Directory.Exists(folder);
         var clock = Stopwatch.StartNew();
         DeleteLeftoversOfKilledRuns(configuration, folder);
@@ -420,6 +438,7 @@ public sealed partial class PeriodicBackups : IAsyncDisposable
     /// <summary>Keeps the status in memory, and on disk when the database still takes writes (a failure to store it is logged: the run's own outcome stands).</summary>
     private async Task SaveStatusAsync(BackupTask task, PeriodicBackupStatus status)
     {
+        status = task.FromCluster ? status with { NodeTag = _cluster!.NodeTag } : status;
         lock (task.Lock)
         {
             if (task.Deleted)
@@ -428,6 +447,11 @@ public sealed partial class PeriodicBackups : IAsyncDisposable
             }
             task.Status = status;
         }
+        if (task.FromCluster)
+        {
+            await ProposeStatusAsync(status).ConfigureAwait(false);
+            return;
+        }
         try
         {
             await _database.EnqueueAsync(new JsonRecords.StoreCommand(StatusTree, Key(status.TaskId), status.ToJson())).ConfigureAwait(false);
@@ -435,46 +459,6 @@ public sealed partial class PeriodicBackups : IAsyncDisposable
         catch (Exception e)
         {
             _logger.LogError(e, "The status of periodic backup task {Task} of database {Database} could not be stored", status.TaskId, _database.Name);
-        }
-    }
-
-    /// <summary>
-    /// What runs killed while writing a chain's first snapshot left (<c>*.in-progress</c> in a chain
-    /// folder that the task never recorded, so never wrote into again): deleted, and the folder when
-    /// that left it empty. The folder this run writes into is cleaned by the backup itself.
-    /// </summary>
-    private void DeleteLeftoversOfKilledRuns(PeriodicBackupConfiguration configuration, string current)
-    {
-        try
-        {
-            foreach (var folder in PeriodicBackupRetention.ChainFolders(configuration, _database.Name))
-            {
-                if (string.Equals(folder, current, StringComparison.Ordinal) || BackupChain.DeleteLeftovers(folder) == 0)
-                {
-                    continue;
-                }
-                _logger.LogInformation("Periodic backup task {Task} of database {Database} deleted what a killed run left in {Folder}", configuration.TaskId, _database.Name, folder);
-                DeleteIfEmpty(folder);
-            }
-        }
-        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
-        {
-            _logger.LogWarning(e, "Periodic backup task {Task} of database {Database} could not delete what killed runs left in {Folder}", configuration.TaskId, _database.Name, configuration.FolderPath);
-        }
-    }
-
-    private void ApplyRetention(PeriodicBackupConfiguration configuration, string currentChain)
-    {
-        try
-        {
-            foreach (var deleted in PeriodicBackupRetention.Apply(configuration, _database.Name, currentChain, Now))
-            {
-                _logger.LogInformation("Periodic backup task {Task} of database {Database} deleted the expired chain {Folder}", configuration.TaskId, _database.Name, deleted);
-            }
-        }
-        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
-        {
-            _logger.LogError(e, "Periodic backup task {Task} of database {Database} could not apply its retention policy in {Folder}", configuration.TaskId, _database.Name, configuration.FolderPath);
         }
     }
 
@@ -490,7 +474,7 @@ public sealed partial class PeriodicBackups : IAsyncDisposable
             }
             lock (other.Lock)
             {
-                if (other.Configuration.Disabled || other.Configuration.Logical || other.Status.TransactionId is not { } after || PeriodicBackupSchedule.CurrentChain(other.Configuration, other.Status, _database.Name) is null)
+                if (other.Configuration.Disabled || other.Configuration.Logical || other.Status.TransactionId is not { } after || PeriodicBackupSchedule.CurrentChain(other.Configuration, other.Status, ChainLabel) is null)
                 {
                     continue;
                 }
@@ -502,7 +486,7 @@ public sealed partial class PeriodicBackups : IAsyncDisposable
 
     private void StopRetainingJournalsIfUnused()
     {
-        if (_tasks.Values.Any(t => !t.Configuration.Disabled && !t.Configuration.Logical))
+        if (_tasks.Values.Any(t => !t.Configuration.Disabled && !t.Configuration.Logical && IsMine(t)))
         {
             return;
         }
@@ -525,7 +509,7 @@ public sealed partial class PeriodicBackups : IAsyncDisposable
         IDisposable? released = null;
         lock (task.Lock)
         {
-            var hold = task.Configuration.Logical && !task.Configuration.Disabled && !task.Deleted && !_disposed;
+            var hold = task.Configuration.Logical && !task.Configuration.Disabled && !task.Deleted && !_disposed && IsMine(task);
             if (hold && task.TombstoneHold is null)
             {
                 task.TombstoneHold = _database.Tombstones.Register(new ChainTombstones(this, task));
@@ -536,21 +520,6 @@ public sealed partial class PeriodicBackups : IAsyncDisposable
             }
         }
         released?.Dispose();
-    }
-
-    private static void DeleteIfEmpty(string folder)
-    {
-        try
-        {
-            if (Directory.Exists(folder) && !Directory.EnumerateFileSystemEntries(folder).Any())
-            {
-                Directory.Delete(folder);
-            }
-        }
-        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
-        {
-            // Left as it is: an empty folder is no backup, and retention removes it later.
-        }
     }
 
     private static string Key(long taskId) => taskId.ToString(System.Globalization.CultureInfo.InvariantCulture);

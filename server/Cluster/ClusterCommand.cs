@@ -29,5 +29,8 @@ public sealed record ClusterCommand(string Id, ClusterCommandKind Kind)
     /// <summary>The certificate a <see cref="ClusterCommandKind.DeleteCertificate"/> removes.</summary>
     public string? Thumbprint { get; init; }
 
+    /// <summary>The periodic backup task a backup command (<c>*Backup*</c> kinds) is about, with <c>Database</c>.</summary>
+    public ClusterBackupChange? Backup { get; init; }
+
     public static string NewId() => Guid.NewGuid().ToString("N");
 }

@@ -64,4 +64,23 @@ public enum ClusterCommandKind
 
     /// <summary>Removes the registered certificate of <c>Thumbprint</c>; refused when none is registered.</summary>
     DeleteCertificate,
+
+    /// <summary>
+    /// Creates (<c>Backup.TaskId</c> 0: the new task's id is the command's log index) or replaces a
+    /// periodic backup task of <c>Database</c>: <c>Backup.Configuration</c>, its mentor, and the
+    /// responsible node the leader chose (or nodes to avoid). A replaced task keeps its status.
+    /// </summary>
+    PutBackupTask,
+
+    /// <summary>Deletes periodic backup task <c>Backup.TaskId</c> of <c>Database</c>.</summary>
+    DeleteBackupTask,
+
+    /// <summary>Disables or enables periodic backup task <c>Backup.TaskId</c> of <c>Database</c> (<c>Backup.Disabled</c>).</summary>
+    SetBackupTaskDisabled,
+
+    /// <summary>Gives periodic backup task <c>Backup.TaskId</c> of <c>Database</c> to node <c>Backup.ResponsibleNode</c> (the leader, when the responsible one is down).</summary>
+    SetBackupResponsibleNode,
+
+    /// <summary>Records <c>Backup.Status</c> of a run, from the task's responsible node only (its <c>NodeTag</c>).</summary>
+    UpdateBackupStatus,
 }

@@ -24,4 +24,9 @@ public sealed record ClusterDatabaseRecord(string Name, IReadOnlyList<string> No
 
     /// <summary>The database's index definitions by name (ignoring case, as index names do); each node builds them.</summary>
     public ImmutableSortedDictionary<string, ClusterIndex> Indexes { get; init; } = NoIndexes;
+
+    public static ImmutableSortedDictionary<long, ClusterBackupTask> NoBackups { get; } = ImmutableSortedDictionary<long, ClusterBackupTask>.Empty;
+
+    /// <summary>The database's periodic backup tasks by id; each runs on its <c>ResponsibleNode</c> only.</summary>
+    public ImmutableSortedDictionary<long, ClusterBackupTask> Backups { get; init; } = NoBackups;
 }

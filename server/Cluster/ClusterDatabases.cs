@@ -9,7 +9,8 @@ namespace Jackdaw.Server.Cluster;
 /// replication each database's other nodes whenever they or their URLs change, and builds, changes
 /// and deletes the indexes of each local database as its record's definitions change
 /// (<c>ClusterDatabases.Indexes.cs</c>), and puts the registered certificates in this node's
-/// certificate store (<c>ClusterDatabases.Certificates.cs</c>). Works off the state machine's thread, one state after another.
+/// certificate store (<c>ClusterDatabases.Certificates.cs</c>), and hands each local copy its record's periodic
+/// backup tasks (<c>ClusterDatabases.Backups.cs</c>). Works off the state machine's thread, one state after another.
 /// <para>
 /// Each state is compared with the state this node last acted on (<c>acted.json</c> beside the
 /// log, written durably whenever the records, members or certificates it holds change), never with the state
@@ -201,6 +202,8 @@ internal sealed partial class ClusterDatabases : IAsyncDisposable
                 {
                     RefreshSubscriptions(landlord, record.Name);
                 }
+                var held = !created && before.Databases.TryGetValue(record.Name, out var heldBefore) && heldBefore.Nodes.Contains(me) ? heldBefore : null;
+                await ApplyBackupsAsync(landlord, held, record, always: announceAll).ConfigureAwait(false);
                 var others = PeersOf(record, after, me);
                 if (announceAll || !before.Databases.TryGetValue(record.Name, out var old) || old.TopologyEtag != record.TopologyEtag
                     || !others.SequenceEqual(PeersOf(old, before, me)))

@@ -240,6 +240,7 @@ public sealed partial class ClusterNode
                 }
                 await RecordLocalIndexesAsync(name, stopping).ConfigureAwait(false);
                 await RecordLocalSubscriptionsAsync(name, stopping).ConfigureAwait(false);
+                await RecordLocalBackupsAsync(name, stopping).ConfigureAwait(false);
             }
             await RecordLocalCertificatesAsync(token).ConfigureAwait(false);
             LogFounded(_logger, identity.Tag, identity.Url);

@@ -63,7 +63,7 @@ public sealed partial class ClusterNode
         return index;
     }
 
-    private async Task<long> SendToLeaderAsync(ClusterCommand command, CancellationToken token)
+    private async Task<long> SendToLeaderAsync(ClusterCommand command, CancellationToken token, string path = SubscriptionCommandPath)
     {
         if (await WaitForLeaderAsync(TimeSpan.FromSeconds(5), token).ConfigureAwait(false) is not var (_, leaderUrl))
         {
@@ -74,7 +74,7 @@ public sealed partial class ClusterNode
         HttpResponseMessage response;
         try
         {
-            response = await LeaderClient.PostAsync(leaderUrl + SubscriptionCommandPath, content, token).ConfigureAwait(false);
+            response = await LeaderClient.PostAsync(leaderUrl + path, content, token).ConfigureAwait(false);
         }
         catch (HttpRequestException e)
         {
@@ -203,6 +203,7 @@ public sealed partial class ClusterNode
                         LogMentorMoved(_logger, subscription.Name, record.Name, subscription.Mentor, next);
                     }
                 }
+                await WatchBackupsAsync(state, downSince, now, token).ConfigureAwait(false);
             }
             catch (Exception e) when (!token.IsCancellationRequested)
             {

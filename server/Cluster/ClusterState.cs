@@ -205,6 +205,18 @@ public sealed partial class ClusterState
                     databases = databases.SetItem(indexed.Name, indexed with { Indexes = indexes });
                 }
                 break;
+            case var kind when IsBackupCommand(kind) && command.Database is { } name && command.Backup is { } change:
+                if (!databases.TryGetValue(name, out var backedUp))
+                {
+                    refused = $"Database '{name}' does not exist.";
+                    break;
+                }
+                (var withBackups, refused) = ApplyBackup(command, backedUp, change, index);
+                if (refused is null)
+                {
+                    databases = databases.SetItem(backedUp.Name, withBackups);
+                }
+                break;
             case ClusterCommandKind.PutCertificates or ClusterCommandKind.DeleteCertificate:
                 (certificates, refused) = ApplyCertificates(command, certificates);
                 break;
@@ -215,13 +227,15 @@ public sealed partial class ClusterState
         if (!ReferenceEquals(databases, Databases))
         {
             subscriptions = subscriptions.Fit(databases);
+            databases = FitBackups(databases);
         }
         var ids = _appliedIds;
         var order = _appliedOrder;
         // Acknowledgements (one per subscription batch) are not remembered: they would push the
         // ids of rarer commands (a database create a client may retry) out of the window, and one
         // applied again only sets a position that was stored before (a resend, never a skip).
-        if (command.Kind != ClusterCommandKind.AcknowledgeSubscription)
+        // Backup statuses (one per run) likewise: one applied again puts back a status stored before.
+        if (command.Kind is not (ClusterCommandKind.AcknowledgeSubscription or ClusterCommandKind.UpdateBackupStatus))
         {
             ids = ids.Add(command.Id);
             order = order.Enqueue(command.Id);
@@ -247,7 +261,7 @@ public sealed partial class ClusterState
     /// <summary>The state as a snapshot's JSON (members, records, remembered ids oldest first, etag).</summary>
     public byte[] ToJson() => JsonSerializer.SerializeToUtf8Bytes(new Snapshot(
         Members.ToDictionary(),
-        [.. Databases.Values.Select(d => new SnapshotDatabase(d.Name, [.. d.Nodes], d.TopologyEtag, d.Settings.ToDictionary()) { Indexes = [.. d.Indexes.Values], CreatedIndex = d.CreatedIndex })],
+        [.. Databases.Values.Select(d => new SnapshotDatabase(d.Name, [.. d.Nodes], d.TopologyEtag, d.Settings.ToDictionary()) { Indexes = [.. d.Indexes.Values], CreatedIndex = d.CreatedIndex, Backups = d.Backups.IsEmpty ? null : [.. d.Backups.Values] })],
         [.. _appliedOrder],
         Etag)
     {
@@ -268,6 +282,8 @@ public sealed partial class ClusterState
                 CreatedIndex = d.CreatedIndex,
                 // Snapshots written before indexes were part of the state have none.
                 Indexes = ClusterDatabaseRecord.NoIndexes.AddRange((d.Indexes ?? []).Select(i => KeyValuePair.Create(i.Name, i))),
+                // Snapshots written before backup tasks were part of the state have none.
+                Backups = ClusterDatabaseRecord.NoBackups.AddRange((d.Backups ?? []).Select(b => KeyValuePair.Create(b.TaskId, b))),
             })));
         // Snapshots written before subscriptions were in the cluster's state have none.
         var subscriptions = ClusterSubscriptions.From((snapshot.Subscriptions ?? []).Select(s => (s.Database, s.Subscription)));
@@ -290,5 +306,8 @@ public sealed partial class ClusterState
         public long CreatedIndex { get; init; }
 
         public List<ClusterIndex>? Indexes { get; init; }
+
+        [System.Text.Json.Serialization.JsonIgnore(Condition = System.Text.Json.Serialization.JsonIgnoreCondition.WhenWritingNull)]
+        public List<ClusterBackupTask>? Backups { get; init; }
     }
 }

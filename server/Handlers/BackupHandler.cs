@@ -14,7 +14,7 @@ namespace Jackdaw.Server.Handlers;
 /// <c>GetPeriodicBackupStatusOperation</c> asks it. Every backup runs as an operation of the
 /// database (<c>operations/state</c>, <c>operations/kill</c>).
 /// </summary>
-public sealed class BackupHandler(ServerContext server) : HandlerBase(server)
+public sealed partial class BackupHandler(ServerContext server) : HandlerBase(server)
 {
     /// <summary>
     /// <c>POST /databases/*/admin/backup</c> with RavenDB's <c>BackupConfiguration</c>
@@ -62,6 +62,11 @@ public sealed class BackupHandler(ServerContext server) : HandlerBase(server)
     [Access(RouteAccess.DatabaseAdmin)]
     public async ValueTask UpdatePeriodic(RequestContext context)
     {
+        if (Server.Cluster.RecordOf(context.GetCaptureMemory(0).ToString()) is { } record)
+        {
+            await UpdateClusteredAsync(context, record).ConfigureAwait(false);
+            return;
+        }
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
         PeriodicBackupConfiguration configuration;
         using (var json = await DocumentBodies.ReadJsonAsync(context.Request.BodyReader, context.RequestAborted).ConfigureAwait(false))
@@ -83,7 +88,7 @@ public sealed class BackupHandler(ServerContext server) : HandlerBase(server)
     /// </summary>
     [Route("/databases/*/admin/backup/database", "POST")]
     [Access(RouteAccess.DatabaseAdmin)]
-    public ValueTask StartPeriodic(RequestContext context)
+    public async ValueTask StartPeriodic(RequestContext context)
     {
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
         var query = new UrlQuery(context.Request.QueryString.Value);
@@ -95,13 +100,18 @@ public sealed class BackupHandler(ServerContext server) : HandlerBase(server)
             var value when value.Equals("false", StringComparison.OrdinalIgnoreCase) => false,
             var value => throw new BadRequestException($"Query parameter 'isFullBackup' is '{value}'; it is true or false."),
         };
+        // On a clustered database the task's responsible node runs it (RavenDB's server passes it on).
+        if (await ForwardedToResponsibleAsync(context, database.Name, taskId).ConfigureAwait(false))
+        {
+            return;
+        }
         var operation = PeriodicBackups.Of(database).StartNow(taskId, isFull);
         var writer = context.StartJson();
         writer.WriteStartObject();
         writer.WriteString("ResponsibleNode", context.Server.NodeTag);
         writer.WriteNumber("OperationId", operation.Id);
         writer.WriteEndObject();
-        return context.CompleteJsonAsync();
+        await context.CompleteJsonAsync().ConfigureAwait(false);
     }
 
     /// <summary>
@@ -165,7 +175,8 @@ public sealed class BackupHandler(ServerContext server) : HandlerBase(server)
         {
             return NotFound(context);
         }
-        PeriodicBackupJson.WriteOngoingTask(context.StartJson(), configuration, status, backups.NextOf(taskId), backups.RunningOf(taskId), context.Server.NodeTag, TopologyHandler.BaseUrl(context), backups.Now);
+        var (tag, url) = Responsible(context, backups, taskId);
+        PeriodicBackupJson.WriteOngoingTask(context.StartJson(), configuration, status, backups.NextOf(taskId), backups.RunningOf(taskId), tag, url, backups.Now);
         return context.CompleteJsonAsync();
     }
 
@@ -181,7 +192,6 @@ public sealed class BackupHandler(ServerContext server) : HandlerBase(server)
     {
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
         var backups = PeriodicBackups.Of(database);
-        var nodeUrl = TopologyHandler.BaseUrl(context);
         var writer = context.StartJson();
         writer.WriteStartObject();
         writer.WriteStartArray("OngoingTasksList");
@@ -190,7 +200,8 @@ public sealed class BackupHandler(ServerContext server) : HandlerBase(server)
             // A task deleted since the list was read is left out.
             if (backups.TryGet(task.TaskId, out var configuration, out var status))
             {
-                PeriodicBackupJson.WriteOngoingTask(writer, configuration, status, backups.NextOf(task.TaskId), backups.RunningOf(task.TaskId), context.Server.NodeTag, nodeUrl, backups.Now);
+                var (tag, url) = Responsible(context, backups, task.TaskId);
+                PeriodicBackupJson.WriteOngoingTask(writer, configuration, status, backups.NextOf(task.TaskId), backups.RunningOf(task.TaskId), tag, url, backups.Now);
             }
         }
         writer.WriteEndArray();
@@ -209,10 +220,15 @@ public sealed class BackupHandler(ServerContext server) : HandlerBase(server)
     [Access(RouteAccess.DatabaseAdmin)]
     public async ValueTask DeleteTask(RequestContext context)
     {
-        var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
         var query = new UrlQuery(context.Request.QueryString.Value);
         RequireBackupType(query);
         var taskId = TaskIdOf(query, "id");
+        if (Server.Cluster.RecordOf(context.GetCaptureMemory(0).ToString()) is { } record)
+        {
+            await DeleteClusteredAsync(context, record, taskId).ConfigureAwait(false);
+            return;
+        }
+        var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
         await PeriodicBackups.Of(database).DeleteAsync(taskId).ConfigureAwait(false);
         var writer = context.StartJson();
         writer.WriteStartObject();

@@ -8,6 +8,7 @@
     typeof(Jackdaw.Server.Handlers.BuildHandler),
     typeof(Jackdaw.Server.Handlers.ClusterHandler),
     typeof(Jackdaw.Server.Handlers.ClusterSubscriptionsHandler),
+    typeof(Jackdaw.Server.Handlers.ClusterBackupsHandler),
     typeof(Jackdaw.Server.Handlers.BulkDocsHandler),
     typeof(Jackdaw.Server.Handlers.BulkInsertHandler),
     typeof(Jackdaw.Server.Handlers.CertificatesHandler),

@@ -76,7 +76,8 @@ public sealed class ServerContext : IAsyncDisposable
                     Indexing.IndexStore.Component(Options.Indexing, LoggerFactory, new Cluster.ClusterAutoIndexSink(Cluster)),
                     Queries.SlowQueryLog.Component(Options.SlowQueries, LoggerFactory),
                     Subscriptions.SubscriptionStore.Component(LoggerFactory, _subscriptionCluster),
-                    Backup.PeriodicBackups.Component(Options.Backup with { FailureOf = ErrorMapping.FailureOf }, LoggerFactory),
+                    // A clustered database's tasks are kept by the cluster (the backup layer sees it through the sink).
+                    Backup.PeriodicBackups.Component(Options.Backup with { FailureOf = ErrorMapping.FailureOf }, LoggerFactory, new Cluster.PeriodicBackupClusterSink(Cluster)),
                     Replication.Component,
                     // Last: it subscribes to the indexes' batches and reads the subscriptions
                     // (only with metrics on).

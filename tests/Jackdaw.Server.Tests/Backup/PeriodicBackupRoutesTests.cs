@@ -37,6 +37,46 @@ public sealed class PeriodicBackupRoutesTests(ServerFixture fixture) : IClassFix
     }
 
     [Fact]
+    public async Task ALoneServersTaskIsDisabledAndEnabledAgainAsRavenDBsToggleAsks()
+    {
+        var db = await fixture.CreateDatabaseAsync();
+        var taskId = await CreateTaskAsync(db);
+
+        using (var disabled = await Client.PostAsync($"/databases/{db}/admin/tasks/state?key={taskId}&type=Backup&disable=true", null))
+        {
+            var body = await Api.JsonAsync(disabled);
+            Assert.Equal(HttpStatusCode.OK, disabled.StatusCode);
+            Assert.Equal((taskId, "A"), (body.GetProperty("TaskId").GetInt64(), body.GetProperty("ResponsibleNode").GetString()));
+        }
+        using (var task = await Client.GetAsync($"/databases/{db}/task?key={taskId}&type=Backup"))
+        {
+            var body = await Api.JsonAsync(task);
+            Assert.Equal("Disabled", body.GetProperty("TaskState").GetString());
+            Assert.Equal(JsonValueKind.Null, body.GetProperty("NextBackup").ValueKind);
+            Assert.Equal("A", body.GetProperty("ResponsibleNode").GetProperty("NodeTag").GetString());
+        }
+        using (var enabled = await Client.PostAsync($"/databases/{db}/admin/tasks/state?key={taskId}&type=Backup&disable=false", null))
+        {
+            Assert.Equal(HttpStatusCode.OK, enabled.StatusCode);
+        }
+        using (var task = await Client.GetAsync($"/databases/{db}/task?key={taskId}&type=Backup"))
+        {
+            var body = await Api.JsonAsync(task);
+            Assert.Equal("Enabled", body.GetProperty("TaskState").GetString());
+            // The configuration is otherwise as it was.
+            Assert.Equal("nightly", body.GetProperty("TaskName").GetString());
+        }
+        using (var unknown = await Client.PostAsync($"/databases/{db}/admin/tasks/state?key=999&type=Backup&disable=true", null))
+        {
+            Assert.Equal(HttpStatusCode.BadRequest, unknown.StatusCode);
+        }
+        using (var bad = await Client.PostAsync($"/databases/{db}/admin/tasks/state?key={taskId}&type=Backup&disable=maybe", null))
+        {
+            Assert.Equal(HttpStatusCode.BadRequest, bad.StatusCode);
+        }
+    }
+
+    [Fact]
     public async Task APeriodicTaskIsCreatedAndReadBackWithItsStatusAndNextRun()
     {
         var db = await fixture.CreateDatabaseAsync();
