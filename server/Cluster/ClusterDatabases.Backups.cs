@@ -10,21 +10,23 @@ internal sealed partial class ClusterDatabases
     /// <summary>
     /// Brings database <paramref name="database"/>'s periodic backups in line with its record when
     /// its tasks changed (created, replaced, toggled, moved, a status recorded, deleted), or the copy
-    /// is new here (or at start). A failure is logged; the next change tries again.
+    /// is new here (or at start). A failure is logged and fails the step (tried again later): false.
     /// </summary>
-    private async Task ApplyBackupsAsync(DatabasesLandlord landlord, ClusterDatabaseRecord? before, ClusterDatabaseRecord after, bool always)
+    private async Task<bool> ApplyBackupsAsync(DatabasesLandlord landlord, ClusterDatabaseRecord? before, ClusterDatabaseRecord after, bool always)
     {
         if (!always && before is not null && ReferenceEquals(before.Backups, after.Backups))
         {
-            return;
+            return true;
         }
         try
         {
             await PeriodicBackups.Of(landlord.GetDatabase(after.Name)).RefreshFromClusterAsync().ConfigureAwait(false);
+            return true;
         }
         catch (Exception e) when (e is not OperationCanceledException)
         {
             LogBackupsFailed(_logger, after.Name, e);
+            return false;
         }
     }
 

@@ -203,7 +203,7 @@ internal sealed partial class ClusterDatabases : IAsyncDisposable
                     RefreshSubscriptions(landlord, record.Name);
                 }
                 var held = !created && before.Databases.TryGetValue(record.Name, out var heldBefore) && heldBefore.Nodes.Contains(me) ? heldBefore : null;
-                await ApplyBackupsAsync(landlord, held, record, always: announceAll).ConfigureAwait(false);
+                complete &= await ApplyBackupsAsync(landlord, held, record, always: announceAll).ConfigureAwait(false);
                 var others = PeersOf(record, after, me);
                 if (announceAll || !before.Databases.TryGetValue(record.Name, out var old) || old.TopologyEtag != record.TopologyEtag
                     || !others.SequenceEqual(PeersOf(old, before, me)))
