@@ -57,4 +57,10 @@ public enum ClusterCommandKind
 
     /// <summary>Removes the registered certificate of <c>Thumbprint</c>; refused when none is registered.</summary>
     DeleteCertificate,
+
+    /// <summary>
+    /// Reserves <c>Tag</c> for the node at <c>Url</c> being added (<c>ClusterState.Joining</c>),
+    /// before it enters Raft's membership; <see cref="PutMember"/> makes it a member, <see cref="RemoveMember"/> drops it.
+    /// </summary>
+    ReserveMember,
 }

@@ -76,33 +76,34 @@ public sealed partial class ClusterNode
             }
             throw new ClusterException($"The node at {normalized} is already a member, as {existing}.");
         }
-        if (tag is not null && state.Members.TryGetValue(tag, out var taken))
+        // An add left half-way (by this request's earlier try, or another leader's) is resumed.
+        var reserved = state.JoiningTagOf(normalized);
+        if (reserved is not null && tag is not null && tag != reserved)
         {
-            throw new ClusterException($"Tag {tag} is already taken by the member at {taken}; choose another or leave tag out.");
+            throw new ClusterException($"The node at {normalized} is being added as {reserved}: retry with tag={reserved}, or remove {reserved} first (DELETE /admin/cluster/node?nodeTag={reserved}).");
         }
-        tag ??= NextFreeTag(state);
-        await CheckPassiveAsync(normalized, token).ConfigureAwait(false);
-        using (var timeout = CancellationTokenSource.CreateLinkedTokenSource(token, _stopping.Token))
+        if (reserved is null && tag is not null && (state.Members.TryGetValue(tag, out var taken) || state.Joining.TryGetValue(tag, out taken)))
         {
-            timeout.CancelAfter(TimeSpan.FromSeconds(60));
-            bool added;
-            try
-            {
-                added = await _raft!.Cluster.AddMemberAsync(new Uri(normalized + "/"), timeout.Token).ConfigureAwait(false);
-            }
-            catch (DotNext.Net.Cluster.Consensus.Raft.NotLeaderException)
-            {
-                throw NotLeader();
-            }
-            catch (OperationCanceledException) when (!token.IsCancellationRequested)
-            {
-                // DotNext cancels it when the cluster elects a new leader, or the 60 s passed.
-                throw new NotLeaderException($"The node at {normalized} was not added: the leader changed, or the node was not caught up within 60 s. Check /cluster/topology, then retry.");
-            }
-            if (!added && !_raft.Members.Any(m => ClusterUrls.Same(UrlOf(m), normalized)))
-            {
-                throw new ClusterException($"The node at {normalized} could not be caught up with the cluster's log; check that it runs and that this node reaches it, then retry.");
-            }
+            throw new ClusterException($"Tag {tag} is already taken by the node at {taken}; choose another or leave tag out.");
+        }
+        tag = reserved ?? tag ?? NextFreeTag(state);
+        await CheckPassiveAsync(normalized, token).ConfigureAwait(false);
+        // The tag first, then Raft's membership, then the member entry: a failure between two steps
+        // leaves a reservation, which the leader completes or drops (ClusterNode.Reconciliation.cs),
+        // never a Raft voter the state has no tag for.
+        if (reserved is null)
+        {
+            await ExecuteAsync(new ClusterCommand($"{commandId}/reserve", ClusterCommandKind.ReserveMember) { Tag = tag, Url = normalized }, token).ConfigureAwait(false);
+        }
+        try
+        {
+            await AddVoterAsync(normalized, token).ConfigureAwait(false);
+        }
+        catch (ClusterException)
+        {
+            // DotNext could not catch the node up: nothing half-done is left behind.
+            await ExecuteAsync(new ClusterCommand($"{commandId}/unreserve", ClusterCommandKind.RemoveMember) { Tag = tag }, token).ConfigureAwait(false);
+            throw;
         }
         await ExecuteAsync(new ClusterCommand(commandId, ClusterCommandKind.PutMember) { Tag = tag, Url = normalized }, token).ConfigureAwait(false);
         return tag;
@@ -125,7 +126,7 @@ public sealed partial class ClusterNode
         {
             throw NotLeader();
         }
-        if (!State.Members.TryGetValue(tag, out var url))
+        if (!State.Members.TryGetValue(tag, out var url) && !State.Joining.TryGetValue(tag, out url))
         {
             throw new ClusterException($"Node '{tag}' is not a member of the cluster; the members are {string.Join(", ", State.Members.Keys)}.");
         }
@@ -146,25 +147,17 @@ public sealed partial class ClusterNode
 
     private async Task RemoveNodeLockedAsync(string tag, string url, string commandId, CancellationToken token)
     {
+        var member = State.Members.ContainsKey(tag);
         await ExecuteAsync(new ClusterCommand(commandId, ClusterCommandKind.RemoveMember) { Tag = tag }, token).ConfigureAwait(false);
-        // The entry is committed once a majority holds it, maybe without the node removed; once out
-        // of Raft's membership it is sent nothing more. Give it (up to 10 s, if it answers) the
-        // time to apply its own removal, so that it deletes the copies its databases lost.
-        await WaitUntilAppliedAsync(url, tag, token).ConfigureAwait(false);
-        using var timeout = CancellationTokenSource.CreateLinkedTokenSource(token, _stopping.Token);
-        timeout.CancelAfter(TimeSpan.FromSeconds(30));
-        try
+        if (member)
         {
-            await _raft!.Cluster.RemoveMemberAsync(new Uri(url + "/"), timeout.Token).ConfigureAwait(false);
+            // The entry is committed once a majority holds it, maybe without the node removed; once out
+            // of Raft's membership it is sent nothing more. Give it (up to 10 s, if it answers) the
+            // time to apply its own removal, so that it deletes the copies its databases lost.
+            await WaitUntilAppliedAsync(url, tag, token).ConfigureAwait(false);
         }
-        catch (DotNext.Net.Cluster.Consensus.Raft.NotLeaderException)
-        {
-            throw NotLeader();
-        }
-        catch (OperationCanceledException) when (!token.IsCancellationRequested)
-        {
-            throw new NotLeaderException($"Node {tag} left the cluster's state but not yet Raft's membership: the leader changed, or it took over 30 s. Check /cluster/topology, then retry.");
-        }
+        // A failure from here on leaves a voter without a tag, which the leader removes (ClusterNode.Reconciliation.cs).
+        await RemoveVoterAsync(url, token).ConfigureAwait(false);
     }
 
     /// <summary>Until the node at <paramref name="url"/> no longer lists <paramref name="tag"/> among its members, it stops answering, or 10 s pass.</summary>
@@ -311,7 +304,7 @@ public sealed partial class ClusterNode
         for (var letter = 'A'; letter <= 'Z'; letter++)
         {
             var tag = letter.ToString();
-            if (!state.Members.ContainsKey(tag))
+            if (!state.Members.ContainsKey(tag) && !state.Joining.ContainsKey(tag))
             {
                 return tag;
             }

@@ -67,7 +67,7 @@ public sealed partial class ClusterState
     public bool WasApplied(string commandId) => _appliedIds.Contains(commandId);
 
     /// <summary>The same state without the remembered command ids: what a node keeps to compare later states with.</summary>
-    public ClusterState WithoutAppliedIds() => _appliedIds.IsEmpty ? this : new(Members, Databases, Empty._appliedIds, Empty._appliedOrder, Etag, Subscriptions, Certificates);
+    public ClusterState WithoutAppliedIds() => _appliedIds.IsEmpty ? this : new(Members, Databases, Empty._appliedIds, Empty._appliedOrder, Etag, Subscriptions, Certificates) { Joining = Joining };
 
     /// <summary>The tag of the member at <paramref name="url"/> (compared as URLs), or null.</summary>
     public string? TagOf(string url)
@@ -97,6 +97,7 @@ public sealed partial class ClusterState
         var databases = Databases;
         var subscriptions = Subscriptions;
         var certificates = Certificates;
+        var joining = Joining;
         string? refused = null;
         switch (command.Kind)
         {
@@ -115,11 +116,26 @@ public sealed partial class ClusterState
                     refused = $"The node at {url} is already a member, as {other}.";
                     break;
                 }
+                if (ReservationConflict(tag, url) is { } conflict)
+                {
+                    refused = conflict;
+                    break;
+                }
                 members = members.SetItem(tag, url);
+                joining = joining.Remove(tag);
                 // A URL that changed is a topology change of every database on that node.
                 databases = Touch(databases, d => d.Nodes.Contains(tag), index);
                 break;
             case ClusterCommandKind.RemoveMember when command.Tag is { } tag:
+                if (joining.ContainsKey(tag))
+                {
+                    // An add that did not complete: its reservation goes (and the member, if it is one).
+                    joining = joining.Remove(tag);
+                    if (!members.ContainsKey(tag))
+                    {
+                        break;
+                    }
+                }
                 if (!members.ContainsKey(tag))
                 {
                     refused = $"Node '{tag}' is not a member of the cluster.";
@@ -205,6 +221,9 @@ public sealed partial class ClusterState
                     databases = databases.SetItem(indexed.Name, indexed with { Indexes = indexes });
                 }
                 break;
+            case ClusterCommandKind.ReserveMember:
+                (joining, refused) = ApplyReserve(command, members, joining);
+                break;
             case ClusterCommandKind.PutCertificates or ClusterCommandKind.DeleteCertificate:
                 (certificates, refused) = ApplyCertificates(command, certificates);
                 break;
@@ -231,7 +250,7 @@ public sealed partial class ClusterState
                 ids = ids.Remove(oldest);
             }
         }
-        return (new ClusterState(members, databases, ids, order, refused is null ? index : Etag, subscriptions, certificates), refused);
+        return (new ClusterState(members, databases, ids, order, refused is null ? index : Etag, subscriptions, certificates) { Joining = joining }, refused);
     }
 
     private static ImmutableSortedDictionary<string, ClusterDatabaseRecord> Touch(
@@ -253,6 +272,7 @@ public sealed partial class ClusterState
     {
         Subscriptions = [.. Subscriptions.All().Select(s => new SnapshotSubscription(s.Database, s.Subscription))],
         Certificates = [.. Certificates.Values],
+        Joining = Joining.IsEmpty ? null : Joining.ToDictionary(),
     });
 
     /// <summary>The state a snapshot written by <see cref="ToJson"/> holds.</summary>
@@ -273,7 +293,11 @@ public sealed partial class ClusterState
         var subscriptions = ClusterSubscriptions.From((snapshot.Subscriptions ?? []).Select(s => (s.Database, s.Subscription)));
         // Snapshots written before certificates were in the cluster's state have none.
         var certificates = NoCertificates.AddRange((snapshot.Certificates ?? []).Select(c => KeyValuePair.Create(c.Thumbprint, c)));
-        return new ClusterState(members, databases, [.. snapshot.AppliedIds], [.. snapshot.AppliedIds], snapshot.Etag, subscriptions, certificates);
+        return new ClusterState(members, databases, [.. snapshot.AppliedIds], [.. snapshot.AppliedIds], snapshot.Etag, subscriptions, certificates)
+        {
+            // Snapshots written before reservations were kept have none.
+            Joining = NoMembers.AddRange(snapshot.Joining ?? []),
+        };
     }
 
     private sealed record Snapshot(Dictionary<string, string> Members, List<SnapshotDatabase> Databases, List<string> AppliedIds, long Etag)
@@ -281,6 +305,8 @@ public sealed partial class ClusterState
         public List<SnapshotSubscription>? Subscriptions { get; init; }
 
         public List<ClusterCertificate>? Certificates { get; init; }
+
+        public Dictionary<string, string>? Joining { get; init; }
     }
 
     private sealed record SnapshotSubscription(string Database, ClusterSubscription Subscription);
