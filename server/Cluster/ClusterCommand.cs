@@ -29,5 +29,8 @@ public sealed record ClusterCommand(string Id, ClusterCommandKind Kind)
     /// <summary>The certificate a <see cref="ClusterCommandKind.DeleteCertificate"/> removes.</summary>
     public string? Thumbprint { get; init; }
 
+    /// <summary>RavenDB's ConflictSolver JSON a <see cref="ClusterCommandKind.SetConflictSolver"/> puts in the record of <c>Database</c>.</summary>
+    public string? ConflictSolver { get; init; }
+
     public static string NewId() => Guid.NewGuid().ToString("N");
 }

@@ -63,4 +63,7 @@ public enum ClusterCommandKind
     /// before it enters Raft's membership; <see cref="PutMember"/> makes it a member, <see cref="RemoveMember"/> drops it.
     /// </summary>
     ReserveMember,
+
+    /// <summary>Sets the conflict solver (RavenDB's ConflictSolver JSON, <c>ConflictSolver</c>) in the record of <c>Database</c>; every node of it applies it.</summary>
+    SetConflictSolver,
 }

@@ -22,6 +22,12 @@ public sealed record ClusterDatabaseRecord(string Name, IReadOnlyList<string> No
     /// </summary>
     public long CreatedIndex { get; init; }
 
+    /// <summary>
+    /// RavenDB's ConflictSolver JSON (<c>{"ResolveToLatest":false,...}</c>) that every node of the
+    /// database applies; null: none set through the cluster (the latest write wins).
+    /// </summary>
+    public string? ConflictSolver { get; init; }
+
     /// <summary>The database's index definitions by name (ignoring case, as index names do); each node builds them.</summary>
     public ImmutableSortedDictionary<string, ClusterIndex> Indexes { get; init; } = NoIndexes;
 }

@@ -232,6 +232,7 @@ public sealed partial class ClusterNode
                     await ExecuteAsync(new ClusterCommand($"found/db/{name}", ClusterCommandKind.PutDatabase) { Database = name, Nodes = [identity.Tag] }, stopping).ConfigureAwait(false);
                 }
                 await RecordLocalIndexesAsync(name, stopping).ConfigureAwait(false);
+                await RecordLocalConflictSolverAsync(name, stopping).ConfigureAwait(false);
             }
             await RecordLocalCertificatesAsync(token).ConfigureAwait(false);
             LogFounded(_logger, identity.Tag, identity.Url);

@@ -224,6 +224,9 @@ public sealed partial class ClusterState
             case ClusterCommandKind.ReserveMember:
                 (joining, refused) = ApplyReserve(command, members, joining);
                 break;
+            case ClusterCommandKind.SetConflictSolver:
+                (databases, refused) = ApplyConflictSolver(command, databases);
+                break;
             case ClusterCommandKind.PutCertificates or ClusterCommandKind.DeleteCertificate:
                 (certificates, refused) = ApplyCertificates(command, certificates);
                 break;
@@ -266,7 +269,7 @@ public sealed partial class ClusterState
     /// <summary>The state as a snapshot's JSON (members, records, remembered ids oldest first, etag).</summary>
     public byte[] ToJson() => JsonSerializer.SerializeToUtf8Bytes(new Snapshot(
         Members.ToDictionary(),
-        [.. Databases.Values.Select(d => new SnapshotDatabase(d.Name, [.. d.Nodes], d.TopologyEtag, d.Settings.ToDictionary()) { Indexes = [.. d.Indexes.Values], CreatedIndex = d.CreatedIndex })],
+        [.. Databases.Values.Select(d => new SnapshotDatabase(d.Name, [.. d.Nodes], d.TopologyEtag, d.Settings.ToDictionary()) { Indexes = [.. d.Indexes.Values], CreatedIndex = d.CreatedIndex, ConflictSolver = d.ConflictSolver })],
         [.. _appliedOrder],
         Etag)
     {
@@ -286,6 +289,7 @@ public sealed partial class ClusterState
             {
                 Settings = d.Settings,
                 CreatedIndex = d.CreatedIndex,
+                ConflictSolver = d.ConflictSolver,
                 // Snapshots written before indexes were part of the state have none.
                 Indexes = ClusterDatabaseRecord.NoIndexes.AddRange((d.Indexes ?? []).Select(i => KeyValuePair.Create(i.Name, i))),
             })));
@@ -316,5 +320,7 @@ public sealed partial class ClusterState
         public long CreatedIndex { get; init; }
 
         public List<ClusterIndex>? Indexes { get; init; }
+
+        public string? ConflictSolver { get; init; }
     }
 }
