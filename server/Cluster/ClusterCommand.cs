@@ -32,5 +32,8 @@ public sealed record ClusterCommand(string Id, ClusterCommandKind Kind)
     /// <summary>RavenDB's ConflictSolver JSON a <see cref="ClusterCommandKind.SetConflictSolver"/> puts in the record of <c>Database</c>.</summary>
     public string? ConflictSolver { get; init; }
 
+    /// <summary>RavenDB's ClientConfiguration JSON a <see cref="ClusterCommandKind.PutClientConfiguration"/> puts (server-wide, or for <c>Database</c>).</summary>
+    public string? ClientConfiguration { get; init; }
+
     public static string NewId() => Guid.NewGuid().ToString("N");
 }

@@ -66,4 +66,7 @@ public enum ClusterCommandKind
 
     /// <summary>Sets the conflict solver (RavenDB's ConflictSolver JSON, <c>ConflictSolver</c>) in the record of <c>Database</c>; every node of it applies it.</summary>
     SetConflictSolver,
+
+    /// <summary>Puts RavenDB's client configuration (<c>ClientConfiguration</c>): in the record of <c>Database</c>, or server-wide when <c>Database</c> is null.</summary>
+    PutClientConfiguration,
 }

@@ -28,6 +28,9 @@ public sealed record ClusterDatabaseRecord(string Name, IReadOnlyList<string> No
     /// </summary>
     public string? ConflictSolver { get; init; }
 
+    /// <summary>RavenDB's client configuration of the database (with the log index that set it); null: none.</summary>
+    public ClusterClientConfiguration? ClientConfiguration { get; init; }
+
     /// <summary>The database's index definitions by name (ignoring case, as index names do); each node builds them.</summary>
     public ImmutableSortedDictionary<string, ClusterIndex> Indexes { get; init; } = NoIndexes;
 }

@@ -234,6 +234,7 @@ public sealed partial class ClusterNode
                 await RecordLocalIndexesAsync(name, stopping).ConfigureAwait(false);
                 await RecordLocalConflictSolverAsync(name, stopping).ConfigureAwait(false);
             }
+            await RecordLocalClientConfigurationsAsync(_databases().Names, stopping).ConfigureAwait(false);
             await RecordLocalCertificatesAsync(token).ConfigureAwait(false);
             LogFounded(_logger, identity.Tag, identity.Url);
         }

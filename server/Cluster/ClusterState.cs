@@ -67,7 +67,7 @@ public sealed partial class ClusterState
     public bool WasApplied(string commandId) => _appliedIds.Contains(commandId);
 
     /// <summary>The same state without the remembered command ids: what a node keeps to compare later states with.</summary>
-    public ClusterState WithoutAppliedIds() => _appliedIds.IsEmpty ? this : new(Members, Databases, Empty._appliedIds, Empty._appliedOrder, Etag, Subscriptions, Certificates) { Joining = Joining };
+    public ClusterState WithoutAppliedIds() => _appliedIds.IsEmpty ? this : new(Members, Databases, Empty._appliedIds, Empty._appliedOrder, Etag, Subscriptions, Certificates) { Joining = Joining, ClientConfiguration = ClientConfiguration };
 
     /// <summary>The tag of the member at <paramref name="url"/> (compared as URLs), or null.</summary>
     public string? TagOf(string url)
@@ -98,6 +98,7 @@ public sealed partial class ClusterState
         var subscriptions = Subscriptions;
         var certificates = Certificates;
         var joining = Joining;
+        var serverClientConfiguration = ClientConfiguration;
         string? refused = null;
         switch (command.Kind)
         {
@@ -227,6 +228,9 @@ public sealed partial class ClusterState
             case ClusterCommandKind.SetConflictSolver:
                 (databases, refused) = ApplyConflictSolver(command, databases);
                 break;
+            case ClusterCommandKind.PutClientConfiguration:
+                (databases, serverClientConfiguration, refused) = ApplyClientConfiguration(command, index, databases, serverClientConfiguration);
+                break;
             case ClusterCommandKind.PutCertificates or ClusterCommandKind.DeleteCertificate:
                 (certificates, refused) = ApplyCertificates(command, certificates);
                 break;
@@ -253,7 +257,7 @@ public sealed partial class ClusterState
                 ids = ids.Remove(oldest);
             }
         }
-        return (new ClusterState(members, databases, ids, order, refused is null ? index : Etag, subscriptions, certificates) { Joining = joining }, refused);
+        return (new ClusterState(members, databases, ids, order, refused is null ? index : Etag, subscriptions, certificates) { Joining = joining, ClientConfiguration = serverClientConfiguration }, refused);
     }
 
     private static ImmutableSortedDictionary<string, ClusterDatabaseRecord> Touch(
@@ -269,13 +273,14 @@ public sealed partial class ClusterState
     /// <summary>The state as a snapshot's JSON (members, records, remembered ids oldest first, etag).</summary>
     public byte[] ToJson() => JsonSerializer.SerializeToUtf8Bytes(new Snapshot(
         Members.ToDictionary(),
-        [.. Databases.Values.Select(d => new SnapshotDatabase(d.Name, [.. d.Nodes], d.TopologyEtag, d.Settings.ToDictionary()) { Indexes = [.. d.Indexes.Values], CreatedIndex = d.CreatedIndex, ConflictSolver = d.ConflictSolver })],
+        [.. Databases.Values.Select(d => new SnapshotDatabase(d.Name, [.. d.Nodes], d.TopologyEtag, d.Settings.ToDictionary()) { Indexes = [.. d.Indexes.Values], CreatedIndex = d.CreatedIndex, ConflictSolver = d.ConflictSolver, ClientConfiguration = d.ClientConfiguration })],
         [.. _appliedOrder],
         Etag)
     {
         Subscriptions = [.. Subscriptions.All().Select(s => new SnapshotSubscription(s.Database, s.Subscription))],
         Certificates = [.. Certificates.Values],
         Joining = Joining.IsEmpty ? null : Joining.ToDictionary(),
+        ClientConfiguration = ClientConfiguration,
     });
 
     /// <summary>The state a snapshot written by <see cref="ToJson"/> holds.</summary>
@@ -290,6 +295,7 @@ public sealed partial class ClusterState
                 Settings = d.Settings,
                 CreatedIndex = d.CreatedIndex,
                 ConflictSolver = d.ConflictSolver,
+                ClientConfiguration = d.ClientConfiguration,
                 // Snapshots written before indexes were part of the state have none.
                 Indexes = ClusterDatabaseRecord.NoIndexes.AddRange((d.Indexes ?? []).Select(i => KeyValuePair.Create(i.Name, i))),
             })));
@@ -301,6 +307,7 @@ public sealed partial class ClusterState
         {
             // Snapshots written before reservations were kept have none.
             Joining = NoMembers.AddRange(snapshot.Joining ?? []),
+            ClientConfiguration = snapshot.ClientConfiguration,
         };
     }
 
@@ -311,6 +318,8 @@ public sealed partial class ClusterState
         public List<ClusterCertificate>? Certificates { get; init; }
 
         public Dictionary<string, string>? Joining { get; init; }
+
+        public ClusterClientConfiguration? ClientConfiguration { get; init; }
     }
 
     private sealed record SnapshotSubscription(string Database, ClusterSubscription Subscription);
@@ -322,5 +331,7 @@ public sealed partial class ClusterState
         public List<ClusterIndex>? Indexes { get; init; }
 
         public string? ConflictSolver { get; init; }
+
+        public ClusterClientConfiguration? ClientConfiguration { get; init; }
     }
 }
