@@ -87,13 +87,13 @@ public sealed partial class ClusterNode
             throw new ClusterException($"Tag {tag} is already taken by the node at {taken}; choose another or leave tag out.");
         }
         tag = reserved ?? tag ?? NextFreeTag(state);
-        await CheckPassiveAsync(normalized, token).ConfigureAwait(false);
+        var thumbprint = await CheckPassiveAsync(normalized, token).ConfigureAwait(false);
         // The tag first, then Raft's membership, then the member entry: a failure between two steps
         // leaves a reservation, which the leader completes or drops (ClusterNode.Reconciliation.cs),
         // never a Raft voter the state has no tag for.
         if (reserved is null)
         {
-            await ExecuteAsync(new ClusterCommand($"{commandId}/reserve", ClusterCommandKind.ReserveMember) { Tag = tag, Url = normalized }, token).ConfigureAwait(false);
+            await ExecuteAsync(new ClusterCommand($"{commandId}/reserve", ClusterCommandKind.ReserveMember) { Tag = tag, Url = normalized, Thumbprint = thumbprint }, token).ConfigureAwait(false);
         }
         try
         {
@@ -105,7 +105,7 @@ public sealed partial class ClusterNode
             await ExecuteAsync(new ClusterCommand($"{commandId}/unreserve", ClusterCommandKind.RemoveMember) { Tag = tag }, token).ConfigureAwait(false);
             throw;
         }
-        await ExecuteAsync(new ClusterCommand(commandId, ClusterCommandKind.PutMember) { Tag = tag, Url = normalized }, token).ConfigureAwait(false);
+        await ExecuteAsync(new ClusterCommand(commandId, ClusterCommandKind.PutMember) { Tag = tag, Url = normalized, Thumbprint = thumbprint }, token).ConfigureAwait(false);
         return tag;
     }
 
@@ -223,7 +223,7 @@ public sealed partial class ClusterNode
             await _raft!.Cluster.WaitForLeadershipAsync(wait.Token).ConfigureAwait(false);
             if (!State.Members.ContainsKey(identity.Tag))
             {
-                await ExecuteAsync(new ClusterCommand($"found/{identity.Tag}", ClusterCommandKind.PutMember) { Tag = identity.Tag, Url = identity.Url }, stopping).ConfigureAwait(false);
+                await ExecuteAsync(new ClusterCommand($"found/{identity.Tag}", ClusterCommandKind.PutMember) { Tag = identity.Tag, Url = identity.Url, Thumbprint = _http.Certificate?.GetCertHashString() }, stopping).ConfigureAwait(false);
             }
             foreach (var name in _databases().Names)
             {
@@ -245,12 +245,30 @@ public sealed partial class ClusterNode
     }
 
     /// <summary>Refuses a node that is not waiting to be added (a lone server, or a member of a cluster).</summary>
-    private async Task CheckPassiveAsync(string url, CancellationToken token)
+    /// <returns>The thumbprint of the server certificate the node presented (null over plain HTTP).</returns>
+    private async Task<string?> CheckPassiveAsync(string url, CancellationToken token)
     {
         JsonElement topology;
+        string? thumbprint = null;
         try
         {
-            topology = await _client.GetFromJsonAsync<JsonElement>(url + "/cluster/topology", token).ConfigureAwait(false);
+            // A client of its own, to see the node's certificate (recorded: on a secured cluster
+            // only the nodes' certificates may speak Raft's protocol).
+            var handler = _http.CreateHandler();
+            if (handler.SslOptions.RemoteCertificateValidationCallback is { } validate)
+            {
+                handler.SslOptions.RemoteCertificateValidationCallback = (sender, certificate, chain, errors) =>
+                {
+                    var valid = validate(sender, certificate, chain, errors);
+                    if (valid && certificate is not null)
+                    {
+                        thumbprint = certificate.GetCertHashString();
+                    }
+                    return valid;
+                };
+            }
+            using var client = new HttpClient(handler) { Timeout = _client.Timeout };
+            topology = await client.GetFromJsonAsync<JsonElement>(url + "/cluster/topology", token).ConfigureAwait(false);
         }
         catch (Exception e) when (e is HttpRequestException or TaskCanceledException or JsonException or NotSupportedException)
         {
@@ -268,6 +286,7 @@ public sealed partial class ClusterNode
         {
             throw new ClusterException($"The node at {url} knows itself as {ownUrl}: add it with url={ownUrl}, or start it with --PublicServerUrl {url}.");
         }
+        return thumbprint;
     }
 
     /// <summary><c>Cluster:Join</c>: asks the member at <paramref name="join"/> to add this node, every 2 s, until a committed state lists it.</summary>

@@ -64,6 +64,28 @@ public sealed partial class ClusterNode
         }
     }
 
+    /// <summary>
+    /// Whether <paramref name="certificate"/> (a ClusterAdmin's, checked by the caller) may speak
+    /// Raft's protocol to this node on a secured cluster: a member admits its own certificate (nodes
+    /// that share one) and the members' and nodes being added's recorded in the state
+    /// (<see cref="ClusterState.NodeCertificates"/>). A node not yet a member admits the leader adding
+    /// it, as does a cluster that recorded none (formed before they were kept).
+    /// </summary>
+    public bool AdmitsToConsensus(System.Security.Cryptography.X509Certificates.X509Certificate2? certificate)
+    {
+        if (!IsMember || State.NodeCertificates.IsEmpty)
+        {
+            return true;
+        }
+        if (certificate is null)
+        {
+            return false;
+        }
+        var thumbprint = certificate.Thumbprint;
+        return (_http.Certificate is { } own && string.Equals(own.Thumbprint, thumbprint, StringComparison.OrdinalIgnoreCase))
+            || State.IsNodeCertificate(thumbprint);
+    }
+
     /// <summary>Carries out one repair (under <c>_membership</c>, on the leader).</summary>
     private async Task RepairAsync(MembershipRepair repair, CancellationToken token)
     {
@@ -74,10 +96,10 @@ public sealed partial class ClusterNode
                 await ExecuteAsync(new ClusterCommand($"repair/{ClusterCommand.NewId()}", ClusterCommandKind.PutMember) { Tag = repair.Tag, Url = repair.Url }, token).ConfigureAwait(false);
                 break;
             case MembershipRepairKind.ResumeAdd:
-                if (await IsPassiveAsync(repair.Url, token).ConfigureAwait(false))
+                if (await IsPassiveAsync(repair.Url, token).ConfigureAwait(false) is (true, var thumbprint))
                 {
                     await AddVoterAsync(repair.Url, token).ConfigureAwait(false);
-                    await ExecuteAsync(new ClusterCommand($"repair/{ClusterCommand.NewId()}", ClusterCommandKind.PutMember) { Tag = repair.Tag, Url = repair.Url }, token).ConfigureAwait(false);
+                    await ExecuteAsync(new ClusterCommand($"repair/{ClusterCommand.NewId()}", ClusterCommandKind.PutMember) { Tag = repair.Tag, Url = repair.Url, Thumbprint = thumbprint }, token).ConfigureAwait(false);
                 }
                 else
                 {
@@ -96,17 +118,16 @@ public sealed partial class ClusterNode
         }
     }
 
-    /// <summary>Whether the node at <paramref name="url"/> answers as a passive node known by that URL.</summary>
-    private async Task<bool> IsPassiveAsync(string url, CancellationToken token)
+    /// <summary>Whether the node at <paramref name="url"/> answers as a passive node known by that URL, and its certificate's thumbprint.</summary>
+    private async Task<(bool Passive, string? Thumbprint)> IsPassiveAsync(string url, CancellationToken token)
     {
         try
         {
-            await CheckPassiveAsync(url, token).ConfigureAwait(false);
-            return true;
+            return (true, await CheckPassiveAsync(url, token).ConfigureAwait(false));
         }
         catch (ClusterException)
         {
-            return false;
+            return (false, null);
         }
     }
 

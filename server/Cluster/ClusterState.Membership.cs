@@ -16,6 +16,22 @@ public sealed partial class ClusterState
     /// </summary>
     public ImmutableSortedDictionary<string, string> Joining { get; private init; } = NoMembers;
 
+    /// <summary>
+    /// The server certificate's thumbprint of each member and node being added (tag → thumbprint),
+    /// as the leader saw it when it added the node: on a secured cluster only these (and a node's
+    /// own) may speak Raft's protocol. Empty on an unsecured cluster.
+    /// </summary>
+    public ImmutableSortedDictionary<string, string> NodeCertificates { get; private init; } = NoMembers;
+
+    /// <summary>Whether <paramref name="thumbprint"/> is a member's or a node being added's certificate.</summary>
+    public bool IsNodeCertificate(string thumbprint) => NodeCertificates.Values.Any(t => string.Equals(t, thumbprint, StringComparison.OrdinalIgnoreCase));
+
+    private static ImmutableSortedDictionary<string, string> WithNodeCertificate(ImmutableSortedDictionary<string, string> certificates, ClusterCommand command, bool present) =>
+        command.Tag is not { } tag ? certificates
+        : !present ? certificates.Remove(tag)
+        : command.Thumbprint is { Length: > 0 } thumbprint ? certificates.SetItem(tag, thumbprint)
+        : certificates;
+
     /// <summary>The tag reserved for the node being added at <paramref name="url"/> (compared as URLs), or null.</summary>
     public string? JoiningTagOf(string url)
     {

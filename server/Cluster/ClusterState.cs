@@ -67,7 +67,7 @@ public sealed partial class ClusterState
     public bool WasApplied(string commandId) => _appliedIds.Contains(commandId);
 
     /// <summary>The same state without the remembered command ids: what a node keeps to compare later states with.</summary>
-    public ClusterState WithoutAppliedIds() => _appliedIds.IsEmpty ? this : new(Members, Databases, Empty._appliedIds, Empty._appliedOrder, Etag, Subscriptions, Certificates) { Joining = Joining, ClientConfiguration = ClientConfiguration };
+    public ClusterState WithoutAppliedIds() => _appliedIds.IsEmpty ? this : new(Members, Databases, Empty._appliedIds, Empty._appliedOrder, Etag, Subscriptions, Certificates) { Joining = Joining, ClientConfiguration = ClientConfiguration, NodeCertificates = NodeCertificates };
 
     /// <summary>The tag of the member at <paramref name="url"/> (compared as URLs), or null.</summary>
     public string? TagOf(string url)
@@ -98,6 +98,7 @@ public sealed partial class ClusterState
         var subscriptions = Subscriptions;
         var certificates = Certificates;
         var joining = Joining;
+        var nodeCertificates = NodeCertificates;
         var serverClientConfiguration = ClientConfiguration;
         string? refused = null;
         switch (command.Kind)
@@ -124,6 +125,7 @@ public sealed partial class ClusterState
                 }
                 members = members.SetItem(tag, url);
                 joining = joining.Remove(tag);
+                nodeCertificates = WithNodeCertificate(nodeCertificates, command, present: true);
                 // A URL that changed is a topology change of every database on that node.
                 databases = Touch(databases, d => d.Nodes.Contains(tag), index);
                 break;
@@ -132,6 +134,7 @@ public sealed partial class ClusterState
                 {
                     // An add that did not complete: its reservation goes (and the member, if it is one).
                     joining = joining.Remove(tag);
+                    nodeCertificates = WithNodeCertificate(nodeCertificates, command, present: false);
                     if (!members.ContainsKey(tag))
                     {
                         break;
@@ -143,6 +146,7 @@ public sealed partial class ClusterState
                     break;
                 }
                 members = members.Remove(tag);
+                nodeCertificates = WithNodeCertificate(nodeCertificates, command, present: false);
                 foreach (var record in databases.Values.Where(d => d.Nodes.Contains(tag)).ToList())
                 {
                     // A database the node held alone goes with it.
@@ -224,6 +228,10 @@ public sealed partial class ClusterState
                 break;
             case ClusterCommandKind.ReserveMember:
                 (joining, refused) = ApplyReserve(command, members, joining);
+                if (refused is null)
+                {
+                    nodeCertificates = WithNodeCertificate(nodeCertificates, command, present: true);
+                }
                 break;
             case ClusterCommandKind.SetConflictSolver:
                 (databases, refused) = ApplyConflictSolver(command, databases);
@@ -257,7 +265,7 @@ public sealed partial class ClusterState
                 ids = ids.Remove(oldest);
             }
         }
-        return (new ClusterState(members, databases, ids, order, refused is null ? index : Etag, subscriptions, certificates) { Joining = joining, ClientConfiguration = serverClientConfiguration }, refused);
+        return (new ClusterState(members, databases, ids, order, refused is null ? index : Etag, subscriptions, certificates) { Joining = joining, ClientConfiguration = serverClientConfiguration, NodeCertificates = nodeCertificates }, refused);
     }
 
     private static ImmutableSortedDictionary<string, ClusterDatabaseRecord> Touch(
@@ -281,6 +289,7 @@ public sealed partial class ClusterState
         Certificates = [.. Certificates.Values],
         Joining = Joining.IsEmpty ? null : Joining.ToDictionary(),
         ClientConfiguration = ClientConfiguration,
+        NodeCertificates = NodeCertificates.IsEmpty ? null : NodeCertificates.ToDictionary(),
     });
 
     /// <summary>The state a snapshot written by <see cref="ToJson"/> holds.</summary>
@@ -308,6 +317,7 @@ public sealed partial class ClusterState
             // Snapshots written before reservations were kept have none.
             Joining = NoMembers.AddRange(snapshot.Joining ?? []),
             ClientConfiguration = snapshot.ClientConfiguration,
+            NodeCertificates = NoMembers.AddRange(snapshot.NodeCertificates ?? []),
         };
     }
 
@@ -320,6 +330,8 @@ public sealed partial class ClusterState
         public Dictionary<string, string>? Joining { get; init; }
 
         public ClusterClientConfiguration? ClientConfiguration { get; init; }
+
+        public Dictionary<string, string>? NodeCertificates { get; init; }
     }
 
     private sealed record SnapshotSubscription(string Database, ClusterSubscription Subscription);

@@ -61,6 +61,20 @@ public sealed class MembershipReconcilerTests
     }
 
     [Fact]
+    public void ANodesCertificateIsRecordedWhenItIsReservedAndForgottenWhenItIsRemoved()
+    {
+        var state = Apply(TwoMembers(), 3, new ClusterCommand("r", ClusterCommandKind.ReserveMember) { Tag = "C", Url = C, Thumbprint = "ABC123" });
+        Assert.True(state.IsNodeCertificate("abc123"));
+        // Completed without a thumbprint (by the leader's repair): the recorded one stays.
+        state = Apply(state, 4, new ClusterCommand("p", ClusterCommandKind.PutMember) { Tag = "C", Url = C });
+        Assert.Equal("ABC123", state.NodeCertificates["C"]);
+        Assert.Equal("ABC123", ClusterState.FromJson(state.ToJson()).NodeCertificates["C"]);
+        Assert.Equal("ABC123", state.WithoutAppliedIds().NodeCertificates["C"]);
+        state = Apply(state, 5, new ClusterCommand("d", ClusterCommandKind.RemoveMember) { Tag = "C" });
+        Assert.False(state.IsNodeCertificate("ABC123"));
+    }
+
+    [Fact]
     public void ListsThatAgreeNeedNoRepair()
     {
         Assert.Empty(MembershipReconciler.Plan(TwoMembers(), [A, B + "/"], A));
