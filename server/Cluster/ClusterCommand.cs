@@ -32,5 +32,11 @@ public sealed record ClusterCommand(string Id, ClusterCommandKind Kind)
     /// <summary>The periodic backup task a backup command (<c>*Backup*</c> kinds) is about, with <c>Database</c>.</summary>
     public ClusterBackupChange? Backup { get; init; }
 
+    /// <summary>RavenDB's ConflictSolver JSON a <see cref="ClusterCommandKind.SetConflictSolver"/> puts in the record of <c>Database</c>.</summary>
+    public string? ConflictSolver { get; init; }
+
+    /// <summary>RavenDB's ClientConfiguration JSON a <see cref="ClusterCommandKind.PutClientConfiguration"/> puts (server-wide, or for <c>Database</c>).</summary>
+    public string? ClientConfiguration { get; init; }
+
     public static string NewId() => Guid.NewGuid().ToString("N");
 }

@@ -83,4 +83,16 @@ public enum ClusterCommandKind
 
     /// <summary>Records <c>Backup.Status</c> of a run, from the task's responsible node only (its <c>NodeTag</c>).</summary>
     UpdateBackupStatus,
+
+    /// <summary>
+    /// Reserves <c>Tag</c> for the node at <c>Url</c> being added (<c>ClusterState.Joining</c>),
+    /// before it enters Raft's membership; <see cref="PutMember"/> makes it a member, <see cref="RemoveMember"/> drops it.
+    /// </summary>
+    ReserveMember,
+
+    /// <summary>Sets the conflict solver (RavenDB's ConflictSolver JSON, <c>ConflictSolver</c>) in the record of <c>Database</c>; every node of it applies it.</summary>
+    SetConflictSolver,
+
+    /// <summary>Puts RavenDB's client configuration (<c>ClientConfiguration</c>): in the record of <c>Database</c>, or server-wide when <c>Database</c> is null.</summary>
+    PutClientConfiguration,
 }

@@ -22,6 +22,15 @@ public sealed record ClusterDatabaseRecord(string Name, IReadOnlyList<string> No
     /// </summary>
     public long CreatedIndex { get; init; }
 
+    /// <summary>
+    /// RavenDB's ConflictSolver JSON (<c>{"ResolveToLatest":false,...}</c>) that every node of the
+    /// database applies; null: none set through the cluster (the latest write wins).
+    /// </summary>
+    public string? ConflictSolver { get; init; }
+
+    /// <summary>RavenDB's client configuration of the database (with the log index that set it); null: none.</summary>
+    public ClusterClientConfiguration? ClientConfiguration { get; init; }
+
     /// <summary>The database's index definitions by name (ignoring case, as index names do); each node builds them.</summary>
     public ImmutableSortedDictionary<string, ClusterIndex> Indexes { get; init; } = NoIndexes;
 

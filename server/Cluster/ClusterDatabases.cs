@@ -197,6 +197,10 @@ internal sealed partial class ClusterDatabases : IAsyncDisposable
                 {
                     complete &= await ApplyIndexesAsync(landlord, record.Name, hadIndexes, record.Indexes).ConfigureAwait(false);
                 }
+                if (record.ConflictSolver is not null && (created || announceAll || !before.Databases.TryGetValue(record.Name, out var solved) || solved.ConflictSolver != record.ConflictSolver))
+                {
+                    await ApplyConflictSolverAsync(landlord, record).ConfigureAwait(false);
+                }
                 if (!ReferenceEquals(before.Subscriptions.Of(record.Name), after.Subscriptions.Of(record.Name))
                     || !ReferenceEquals(before.Members, after.Members) || !before.Databases.ContainsKey(record.Name) || announceAll || created)
                 {

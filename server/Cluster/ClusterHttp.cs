@@ -22,6 +22,9 @@ internal sealed class ClusterHttp : IHttpMessageHandlerFactory
         _connectTimeout = connectTimeout;
     }
 
+    /// <summary>This server's current certificate; null on an unsecured server.</summary>
+    public X509Certificate2? Certificate => _certificate();
+
     public HttpMessageHandler CreateHandler(string name) => CreateHandler();
 
     public SocketsHttpHandler CreateHandler()
@@ -42,4 +45,23 @@ internal sealed class ClusterHttp : IHttpMessageHandlerFactory
     }
 
     public HttpClient CreateClient(TimeSpan timeout) => new(CreateHandler()) { Timeout = timeout };
+
+    /// <summary>
+    /// The same rules for replication's WebSockets (<c>ReplicationHub.ConfigureSocket</c>): this
+    /// server's certificate presented as the client certificate (read at each connection, so a
+    /// replaced one is used), and another node's accepted as for Raft's requests. Null on an
+    /// unsecured server.
+    /// </summary>
+    public static Action<System.Net.WebSockets.ClientWebSocketOptions>? SocketOptions(Func<X509Certificate2?> certificate) => certificate() is null
+        ? null
+        : options =>
+        {
+            if (certificate() is { } current)
+            {
+                options.ClientCertificates = [current];
+            }
+            options.RemoteCertificateValidationCallback = (_, remote, _, errors) =>
+                errors == SslPolicyErrors.None
+                || (remote is not null && certificate() is { } own && remote.GetCertHashString() == own.GetCertHashString());
+        };
 }

@@ -76,35 +76,36 @@ public sealed partial class ClusterNode
             }
             throw new ClusterException($"The node at {normalized} is already a member, as {existing}.");
         }
-        if (tag is not null && state.Members.TryGetValue(tag, out var taken))
+        // An add left half-way (by this request's earlier try, or another leader's) is resumed.
+        var reserved = state.JoiningTagOf(normalized);
+        if (reserved is not null && tag is not null && tag != reserved)
         {
-            throw new ClusterException($"Tag {tag} is already taken by the member at {taken}; choose another or leave tag out.");
+            throw new ClusterException($"The node at {normalized} is being added as {reserved}: retry with tag={reserved}, or remove {reserved} first (DELETE /admin/cluster/node?nodeTag={reserved}).");
         }
-        tag ??= NextFreeTag(state);
-        await CheckPassiveAsync(normalized, token).ConfigureAwait(false);
-        using (var timeout = CancellationTokenSource.CreateLinkedTokenSource(token, _stopping.Token))
+        if (reserved is null && tag is not null && (state.Members.TryGetValue(tag, out var taken) || state.Joining.TryGetValue(tag, out taken)))
         {
-            timeout.CancelAfter(TimeSpan.FromSeconds(60));
-            bool added;
-            try
-            {
-                added = await _raft!.Cluster.AddMemberAsync(new Uri(normalized + "/"), timeout.Token).ConfigureAwait(false);
-            }
-            catch (DotNext.Net.Cluster.Consensus.Raft.NotLeaderException)
-            {
-                throw NotLeader();
-            }
-            catch (OperationCanceledException) when (!token.IsCancellationRequested)
-            {
-                // DotNext cancels it when the cluster elects a new leader, or the 60 s passed.
-                throw new NotLeaderException($"The node at {normalized} was not added: the leader changed, or the node was not caught up within 60 s. Check /cluster/topology, then retry.");
-            }
-            if (!added && !_raft.Members.Any(m => ClusterUrls.Same(UrlOf(m), normalized)))
-            {
-                throw new ClusterException($"The node at {normalized} could not be caught up with the cluster's log; check that it runs and that this node reaches it, then retry.");
-            }
+            throw new ClusterException($"Tag {tag} is already taken by the node at {taken}; choose another or leave tag out.");
         }
-        await ExecuteAsync(new ClusterCommand(commandId, ClusterCommandKind.PutMember) { Tag = tag, Url = normalized }, token).ConfigureAwait(false);
+        tag = reserved ?? tag ?? NextFreeTag(state);
+        var thumbprint = await CheckPassiveAsync(normalized, token).ConfigureAwait(false);
+        // The tag first, then Raft's membership, then the member entry: a failure between two steps
+        // leaves a reservation, which the leader completes or drops (ClusterNode.Reconciliation.cs),
+        // never a Raft voter the state has no tag for.
+        if (reserved is null)
+        {
+            await ExecuteAsync(new ClusterCommand($"{commandId}/reserve", ClusterCommandKind.ReserveMember) { Tag = tag, Url = normalized, Thumbprint = thumbprint }, token).ConfigureAwait(false);
+        }
+        try
+        {
+            await AddVoterAsync(normalized, token).ConfigureAwait(false);
+        }
+        catch (ClusterException)
+        {
+            // DotNext could not catch the node up: nothing half-done is left behind.
+            await ExecuteAsync(new ClusterCommand($"{commandId}/unreserve", ClusterCommandKind.RemoveMember) { Tag = tag }, token).ConfigureAwait(false);
+            throw;
+        }
+        await ExecuteAsync(new ClusterCommand(commandId, ClusterCommandKind.PutMember) { Tag = tag, Url = normalized, Thumbprint = thumbprint }, token).ConfigureAwait(false);
         return tag;
     }
 
@@ -125,7 +126,7 @@ public sealed partial class ClusterNode
         {
             throw NotLeader();
         }
-        if (!State.Members.TryGetValue(tag, out var url))
+        if (!State.Members.TryGetValue(tag, out var url) && !State.Joining.TryGetValue(tag, out url))
         {
             throw new ClusterException($"Node '{tag}' is not a member of the cluster; the members are {string.Join(", ", State.Members.Keys)}.");
         }
@@ -146,25 +147,17 @@ public sealed partial class ClusterNode
 
     private async Task RemoveNodeLockedAsync(string tag, string url, string commandId, CancellationToken token)
     {
+        var member = State.Members.ContainsKey(tag);
         await ExecuteAsync(new ClusterCommand(commandId, ClusterCommandKind.RemoveMember) { Tag = tag }, token).ConfigureAwait(false);
-        // The entry is committed once a majority holds it, maybe without the node removed; once out
-        // of Raft's membership it is sent nothing more. Give it (up to 10 s, if it answers) the
-        // time to apply its own removal, so that it deletes the copies its databases lost.
-        await WaitUntilAppliedAsync(url, tag, token).ConfigureAwait(false);
-        using var timeout = CancellationTokenSource.CreateLinkedTokenSource(token, _stopping.Token);
-        timeout.CancelAfter(TimeSpan.FromSeconds(30));
-        try
+        if (member)
         {
-            await _raft!.Cluster.RemoveMemberAsync(new Uri(url + "/"), timeout.Token).ConfigureAwait(false);
+            // The entry is committed once a majority holds it, maybe without the node removed; once out
+            // of Raft's membership it is sent nothing more. Give it (up to 10 s, if it answers) the
+            // time to apply its own removal, so that it deletes the copies its databases lost.
+            await WaitUntilAppliedAsync(url, tag, token).ConfigureAwait(false);
         }
-        catch (DotNext.Net.Cluster.Consensus.Raft.NotLeaderException)
-        {
-            throw NotLeader();
-        }
-        catch (OperationCanceledException) when (!token.IsCancellationRequested)
-        {
-            throw new NotLeaderException($"Node {tag} left the cluster's state but not yet Raft's membership: the leader changed, or it took over 30 s. Check /cluster/topology, then retry.");
-        }
+        // A failure from here on leaves a voter without a tag, which the leader removes (ClusterNode.Reconciliation.cs).
+        await RemoveVoterAsync(url, token).ConfigureAwait(false);
     }
 
     /// <summary>Until the node at <paramref name="url"/> no longer lists <paramref name="tag"/> among its members, it stops answering, or 10 s pass.</summary>
@@ -230,7 +223,7 @@ public sealed partial class ClusterNode
             await _raft!.Cluster.WaitForLeadershipAsync(wait.Token).ConfigureAwait(false);
             if (!State.Members.ContainsKey(identity.Tag))
             {
-                await ExecuteAsync(new ClusterCommand($"found/{identity.Tag}", ClusterCommandKind.PutMember) { Tag = identity.Tag, Url = identity.Url }, stopping).ConfigureAwait(false);
+                await ExecuteAsync(new ClusterCommand($"found/{identity.Tag}", ClusterCommandKind.PutMember) { Tag = identity.Tag, Url = identity.Url, Thumbprint = _http.Certificate?.GetCertHashString() }, stopping).ConfigureAwait(false);
             }
             foreach (var name in _databases().Names)
             {
@@ -241,7 +234,9 @@ public sealed partial class ClusterNode
                 await RecordLocalIndexesAsync(name, stopping).ConfigureAwait(false);
                 await RecordLocalSubscriptionsAsync(name, stopping).ConfigureAwait(false);
                 await RecordLocalBackupsAsync(name, stopping).ConfigureAwait(false);
+                await RecordLocalConflictSolverAsync(name, stopping).ConfigureAwait(false);
             }
+            await RecordLocalClientConfigurationsAsync(_databases().Names, stopping).ConfigureAwait(false);
             await RecordLocalCertificatesAsync(token).ConfigureAwait(false);
             LogFounded(_logger, identity.Tag, identity.Url);
         }
@@ -252,12 +247,30 @@ public sealed partial class ClusterNode
     }
 
     /// <summary>Refuses a node that is not waiting to be added (a lone server, or a member of a cluster).</summary>
-    private async Task CheckPassiveAsync(string url, CancellationToken token)
+    /// <returns>The thumbprint of the server certificate the node presented (null over plain HTTP).</returns>
+    private async Task<string?> CheckPassiveAsync(string url, CancellationToken token)
     {
         JsonElement topology;
+        string? thumbprint = null;
         try
         {
-            topology = await _client.GetFromJsonAsync<JsonElement>(url + "/cluster/topology", token).ConfigureAwait(false);
+            // A client of its own, to see the node's certificate (recorded: on a secured cluster
+            // only the nodes' certificates may speak Raft's protocol).
+            var handler = _http.CreateHandler();
+            if (handler.SslOptions.RemoteCertificateValidationCallback is { } validate)
+            {
+                handler.SslOptions.RemoteCertificateValidationCallback = (sender, certificate, chain, errors) =>
+                {
+                    var valid = validate(sender, certificate, chain, errors);
+                    if (valid && certificate is not null)
+                    {
+                        thumbprint = certificate.GetCertHashString();
+                    }
+                    return valid;
+                };
+            }
+            using var client = new HttpClient(handler) { Timeout = _client.Timeout };
+            topology = await client.GetFromJsonAsync<JsonElement>(url + "/cluster/topology", token).ConfigureAwait(false);
         }
         catch (Exception e) when (e is HttpRequestException or TaskCanceledException or JsonException or NotSupportedException)
         {
@@ -275,6 +288,7 @@ public sealed partial class ClusterNode
         {
             throw new ClusterException($"The node at {url} knows itself as {ownUrl}: add it with url={ownUrl}, or start it with --PublicServerUrl {url}.");
         }
+        return thumbprint;
     }
 
     /// <summary><c>Cluster:Join</c>: asks the member at <paramref name="join"/> to add this node, every 2 s, until a committed state lists it.</summary>
@@ -313,7 +327,7 @@ public sealed partial class ClusterNode
         for (var letter = 'A'; letter <= 'Z'; letter++)
         {
             var tag = letter.ToString();
-            if (!state.Members.ContainsKey(tag))
+            if (!state.Members.ContainsKey(tag) && !state.Joining.ContainsKey(tag))
             {
                 return tag;
             }

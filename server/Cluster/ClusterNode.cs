@@ -118,7 +118,9 @@ public sealed partial class ClusterNode : IAsyncDisposable
                 return null;
             }
             var url = UrlOf(leader);
-            return State.TagOf(url) is { } tag ? (tag, url) : null;
+            // A node being added may win an election before its member entry commits: it then
+            // completes its own add (ClusterNode.Reconciliation.cs) under its reserved tag.
+            return (State.TagOf(url) ?? State.JoiningTagOf(url)) is { } tag ? (tag, url) : null;
         }
     }
 
@@ -226,6 +228,7 @@ public sealed partial class ClusterNode : IAsyncDisposable
         _raft = await RaftHost.StartAsync(_folder, Url!, coldStart, _options, _stateMachine, _http, _loggerFactory, token).ConfigureAwait(false);
         _local.Start(State);
         _watchingMentors = WatchMentorsAsync(_stopping.Token);
+        _reconciling = ReconcileLoopAsync(_stopping.Token);
     }
 
     /// <summary>The first listening address as a URL others can use (a wildcard host read as 127.0.0.1); null for port 0 or none.</summary>
@@ -336,6 +339,7 @@ public sealed partial class ClusterNode : IAsyncDisposable
         await _stopping.CancelAsync().ConfigureAwait(false);
         await _joining.ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
         await _watchingMentors.ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
+        await _reconciling.ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
         await _local.DisposeAsync().ConfigureAwait(false);
         if (_raft is { } raft)
         {

@@ -67,7 +67,7 @@ public sealed partial class ClusterState
     public bool WasApplied(string commandId) => _appliedIds.Contains(commandId);
 
     /// <summary>The same state without the remembered command ids: what a node keeps to compare later states with.</summary>
-    public ClusterState WithoutAppliedIds() => _appliedIds.IsEmpty ? this : new(Members, Databases, Empty._appliedIds, Empty._appliedOrder, Etag, Subscriptions, Certificates);
+    public ClusterState WithoutAppliedIds() => _appliedIds.IsEmpty ? this : new(Members, Databases, Empty._appliedIds, Empty._appliedOrder, Etag, Subscriptions, Certificates) { Joining = Joining, ClientConfiguration = ClientConfiguration, NodeCertificates = NodeCertificates };
 
     /// <summary>The tag of the member at <paramref name="url"/> (compared as URLs), or null.</summary>
     public string? TagOf(string url)
@@ -97,6 +97,9 @@ public sealed partial class ClusterState
         var databases = Databases;
         var subscriptions = Subscriptions;
         var certificates = Certificates;
+        var joining = Joining;
+        var nodeCertificates = NodeCertificates;
+        var serverClientConfiguration = ClientConfiguration;
         string? refused = null;
         switch (command.Kind)
         {
@@ -115,17 +118,35 @@ public sealed partial class ClusterState
                     refused = $"The node at {url} is already a member, as {other}.";
                     break;
                 }
+                if (ReservationConflict(tag, url) is { } conflict)
+                {
+                    refused = conflict;
+                    break;
+                }
                 members = members.SetItem(tag, url);
+                joining = joining.Remove(tag);
+                nodeCertificates = WithNodeCertificate(nodeCertificates, command, present: true);
                 // A URL that changed is a topology change of every database on that node.
                 databases = Touch(databases, d => d.Nodes.Contains(tag), index);
                 break;
             case ClusterCommandKind.RemoveMember when command.Tag is { } tag:
+                if (joining.ContainsKey(tag))
+                {
+                    // An add that did not complete: its reservation goes (and the member, if it is one).
+                    joining = joining.Remove(tag);
+                    nodeCertificates = WithNodeCertificate(nodeCertificates, command, present: false);
+                    if (!members.ContainsKey(tag))
+                    {
+                        break;
+                    }
+                }
                 if (!members.ContainsKey(tag))
                 {
                     refused = $"Node '{tag}' is not a member of the cluster.";
                     break;
                 }
                 members = members.Remove(tag);
+                nodeCertificates = WithNodeCertificate(nodeCertificates, command, present: false);
                 foreach (var record in databases.Values.Where(d => d.Nodes.Contains(tag)).ToList())
                 {
                     // A database the node held alone goes with it.
@@ -217,6 +238,19 @@ public sealed partial class ClusterState
                     databases = databases.SetItem(backedUp.Name, withBackups);
                 }
                 break;
+            case ClusterCommandKind.ReserveMember:
+                (joining, refused) = ApplyReserve(command, members, joining);
+                if (refused is null)
+                {
+                    nodeCertificates = WithNodeCertificate(nodeCertificates, command, present: true);
+                }
+                break;
+            case ClusterCommandKind.SetConflictSolver:
+                (databases, refused) = ApplyConflictSolver(command, databases);
+                break;
+            case ClusterCommandKind.PutClientConfiguration:
+                (databases, serverClientConfiguration, refused) = ApplyClientConfiguration(command, index, databases, serverClientConfiguration);
+                break;
             case ClusterCommandKind.PutCertificates or ClusterCommandKind.DeleteCertificate:
                 (certificates, refused) = ApplyCertificates(command, certificates);
                 break;
@@ -245,7 +279,7 @@ public sealed partial class ClusterState
                 ids = ids.Remove(oldest);
             }
         }
-        return (new ClusterState(members, databases, ids, order, refused is null ? index : Etag, subscriptions, certificates), refused);
+        return (new ClusterState(members, databases, ids, order, refused is null ? index : Etag, subscriptions, certificates) { Joining = joining, ClientConfiguration = serverClientConfiguration, NodeCertificates = nodeCertificates }, refused);
     }
 
     private static ImmutableSortedDictionary<string, ClusterDatabaseRecord> Touch(
@@ -261,12 +295,15 @@ public sealed partial class ClusterState
     /// <summary>The state as a snapshot's JSON (members, records, remembered ids oldest first, etag).</summary>
     public byte[] ToJson() => JsonSerializer.SerializeToUtf8Bytes(new Snapshot(
         Members.ToDictionary(),
-        [.. Databases.Values.Select(d => new SnapshotDatabase(d.Name, [.. d.Nodes], d.TopologyEtag, d.Settings.ToDictionary()) { Indexes = [.. d.Indexes.Values], CreatedIndex = d.CreatedIndex, Backups = d.Backups.IsEmpty ? null : [.. d.Backups.Values] })],
+        [.. Databases.Values.Select(d => new SnapshotDatabase(d.Name, [.. d.Nodes], d.TopologyEtag, d.Settings.ToDictionary()) { Indexes = [.. d.Indexes.Values], CreatedIndex = d.CreatedIndex, Backups = d.Backups.IsEmpty ? null : [.. d.Backups.Values], ConflictSolver = d.ConflictSolver, ClientConfiguration = d.ClientConfiguration })],
         [.. _appliedOrder],
         Etag)
     {
         Subscriptions = [.. Subscriptions.All().Select(s => new SnapshotSubscription(s.Database, s.Subscription))],
         Certificates = [.. Certificates.Values],
+        Joining = Joining.IsEmpty ? null : Joining.ToDictionary(),
+        ClientConfiguration = ClientConfiguration,
+        NodeCertificates = NodeCertificates.IsEmpty ? null : NodeCertificates.ToDictionary(),
     });
 
     /// <summary>The state a snapshot written by <see cref="ToJson"/> holds.</summary>
@@ -280,6 +317,8 @@ public sealed partial class ClusterState
             {
                 Settings = d.Settings,
                 CreatedIndex = d.CreatedIndex,
+                ConflictSolver = d.ConflictSolver,
+                ClientConfiguration = d.ClientConfiguration,
                 // Snapshots written before indexes were part of the state have none.
                 Indexes = ClusterDatabaseRecord.NoIndexes.AddRange((d.Indexes ?? []).Select(i => KeyValuePair.Create(i.Name, i))),
                 // Snapshots written before backup tasks were part of the state have none.
@@ -289,7 +328,13 @@ public sealed partial class ClusterState
         var subscriptions = ClusterSubscriptions.From((snapshot.Subscriptions ?? []).Select(s => (s.Database, s.Subscription)));
         // Snapshots written before certificates were in the cluster's state have none.
         var certificates = NoCertificates.AddRange((snapshot.Certificates ?? []).Select(c => KeyValuePair.Create(c.Thumbprint, c)));
-        return new ClusterState(members, databases, [.. snapshot.AppliedIds], [.. snapshot.AppliedIds], snapshot.Etag, subscriptions, certificates);
+        return new ClusterState(members, databases, [.. snapshot.AppliedIds], [.. snapshot.AppliedIds], snapshot.Etag, subscriptions, certificates)
+        {
+            // Snapshots written before reservations were kept have none.
+            Joining = NoMembers.AddRange(snapshot.Joining ?? []),
+            ClientConfiguration = snapshot.ClientConfiguration,
+            NodeCertificates = NoMembers.AddRange(snapshot.NodeCertificates ?? []),
+        };
     }
 
     private sealed record Snapshot(Dictionary<string, string> Members, List<SnapshotDatabase> Databases, List<string> AppliedIds, long Etag)
@@ -297,6 +342,12 @@ public sealed partial class ClusterState
         public List<SnapshotSubscription>? Subscriptions { get; init; }
 
         public List<ClusterCertificate>? Certificates { get; init; }
+
+        public Dictionary<string, string>? Joining { get; init; }
+
+        public ClusterClientConfiguration? ClientConfiguration { get; init; }
+
+        public Dictionary<string, string>? NodeCertificates { get; init; }
     }
 
     private sealed record SnapshotSubscription(string Database, ClusterSubscription Subscription);
@@ -309,5 +360,9 @@ public sealed partial class ClusterState
 
         [System.Text.Json.Serialization.JsonIgnore(Condition = System.Text.Json.Serialization.JsonIgnoreCondition.WhenWritingNull)]
         public List<ClusterBackupTask>? Backups { get; init; }
+
+        public string? ConflictSolver { get; init; }
+
+        public ClusterClientConfiguration? ClientConfiguration { get; init; }
     }
 }

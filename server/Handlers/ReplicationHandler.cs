@@ -126,14 +126,14 @@ public sealed class ReplicationHandler(ServerContext server) : HandlerBase(serve
     /// <c>PUT /databases/*/admin/replication/conflicts/solver</c> with RavenDB's ConflictSolver
     /// (<c>{"ResolveToLatest":false,"ResolveByCollection":{}}</c>): <c>ResolveToLatest</c> true (or
     /// absent) lets the latest write win, false keeps conflicts for the user. Per-collection
-    /// scripts are not supported. Answers <c>{"RaftCommandIndex":0}</c>.
+    /// scripts are not supported. Answers <c>{"Key","RaftCommandIndex","Solver"}</c>. On a clustered
+    /// database it goes into the record (through the leader) and every node of it applies it.
     /// </summary>
     [Route("/databases/*/admin/replication/conflicts/solver", "PUT")]
     [Access(RouteAccess.DatabaseAdmin)]
     public async ValueTask SetSolver(RequestContext context)
     {
-        var name = context.GetCaptureMemory(0);
-        await SetSolverAsync(context, Server.Databases.GetDatabase(name), name.ToString()).ConfigureAwait(false);
+        await SetSolverAsync(context, context.GetCaptureMemory(0).ToString()).ConfigureAwait(false);
     }
 
     /// <summary>
@@ -147,29 +147,75 @@ public sealed class ReplicationHandler(ServerContext server) : HandlerBase(serve
     {
         var name = new UrlQuery(context.Request.QueryString.Value).GetString("name")
             ?? throw new BadRequestException("Query parameter 'name' (the database) is required: /admin/replication/conflicts/solver?name=Northwind.");
-        await SetSolverAsync(context, Server.Databases.GetDatabase(name.AsMemory()), name).ConfigureAwait(false);
+        await SetSolverAsync(context, name).ConfigureAwait(false);
     }
 
-    private static async ValueTask SetSolverAsync(RequestContext context, Databases.DocumentDatabase database, string name)
+    private async ValueTask SetSolverAsync(RequestContext context, string name)
     {
-        using var body = await DocumentBodies.ReadJsonAsync(context.Request.BodyReader, context.RequestAborted).ConfigureAwait(false);
-        if (body is null || body.RootElement.ValueKind != System.Text.Json.JsonValueKind.Object)
+        var clustered = Server.Cluster.RecordOf(name) is not null;
+        // A lone server's database must exist before its body is read (404 first, as before).
+        var database = clustered ? null : Server.Databases.GetDatabase(name.AsMemory());
+        var read = await DocumentBodies.BufferAsync(context.Request.BodyReader, context.RequestAborted).ConfigureAwait(false);
+        byte[] body;
+        try
         {
-            throw new BadRequestException("The body is RavenDB's ConflictSolver, e.g. {\"ResolveToLatest\":false}.");
+            body = read.Buffer.ToArray();
         }
-        if (body.RootElement.TryGetProperty("ResolveByCollection", out var scripts) && scripts.ValueKind == System.Text.Json.JsonValueKind.Object && scripts.EnumerateObject().Any())
+        finally
         {
-            throw new FeatureNotSupportedException("Per-collection conflict resolution scripts (ResolveByCollection) are not supported: use ResolveToLatest true or false.");
+            context.Request.BodyReader.AdvanceTo(read.Buffer.End);
         }
-        await DatabaseReplication.Of(database).SetConflictSolverAsync(body.RootElement.GetRawText()).ConfigureAwait(false);
+        var solver = ReadSolver(body);
+        long raftIndex = 0;
+        if (database is not null)
+        {
+            await DatabaseReplication.Of(database).SetConflictSolverAsync(solver).ConfigureAwait(false);
+        }
+        else
+        {
+            if (await LeaderForwarding.ForwardedAsync(context, body: body).ConfigureAwait(false))
+            {
+                return;
+            }
+            raftIndex = await Server.Cluster.SetConflictSolverAsync(name, solver, LeaderForwarding.CommandId(context), context.RequestAborted).ConfigureAwait(false);
+            await Server.Cluster.WaitForLocalAsync(raftIndex, context.RequestAborted).ConfigureAwait(false);
+            context.Response.Headers[LeaderForwarding.AppliedEtagHeader] = raftIndex.ToString(System.Globalization.CultureInfo.InvariantCulture);
+        }
         var json = context.StartJson();
         json.WriteStartObject();
         json.WriteString("Key", name);
-        json.WriteNumber("RaftCommandIndex", 0);
+        json.WriteNumber("RaftCommandIndex", raftIndex);
         json.WritePropertyName("Solver");
-        body.RootElement.WriteTo(json);
+        json.WriteRawValue(solver);
         json.WriteEndObject();
         await context.CompleteJsonAsync().ConfigureAwait(false);
+    }
+
+    /// <summary>The solver's JSON, checked: an object, without per-collection scripts.</summary>
+    private static string ReadSolver(byte[] body)
+    {
+        System.Text.Json.JsonDocument document;
+        try
+        {
+            document = System.Text.Json.JsonDocument.Parse(body);
+        }
+        catch (System.Text.Json.JsonException e)
+        {
+            throw new BadRequestException($"The body is RavenDB's ConflictSolver, e.g. {{\"ResolveToLatest\":false}}: {e.Message}");
+        }
+        using (document)
+        {
+            var root = document.RootElement;
+            if (root.ValueKind != System.Text.Json.JsonValueKind.Object)
+            {
+                throw new BadRequestException("The body is RavenDB's ConflictSolver, e.g. {\"ResolveToLatest\":false}.");
+            }
+            if (root.TryGetProperty("ResolveByCollection", out var scripts) && scripts.ValueKind == System.Text.Json.JsonValueKind.Object && scripts.EnumerateObject().Any())
+            {
+                throw new FeatureNotSupportedException("Per-collection conflict resolution scripts (ResolveByCollection) are not supported: use ResolveToLatest true or false.");
+            }
+            return root.GetRawText();
+        }
     }
 
     /// <summary>

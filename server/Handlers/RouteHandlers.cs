@@ -13,6 +13,7 @@
     typeof(Jackdaw.Server.Handlers.BulkInsertHandler),
     typeof(Jackdaw.Server.Handlers.CertificatesHandler),
     typeof(Jackdaw.Server.Handlers.ChangesHandler),
+    typeof(Jackdaw.Server.Handlers.ClientConfigurationHandler),
     typeof(Jackdaw.Server.Handlers.CollectionsHandler),
     typeof(Jackdaw.Server.Handlers.DatabaseStatsHandler),
     typeof(Jackdaw.Server.Handlers.DatabasesHandler),

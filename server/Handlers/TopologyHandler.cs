@@ -79,8 +79,8 @@ public sealed class TopologyHandler(ServerContext server) : HandlerBase(server)
     }
 
     /// <summary>
-    /// <c>GET /cluster/topology</c>: <c>Topology</c> (<c>Members</c> by tag → URL, empty
-    /// <c>Promotables</c> and <c>Watchers</c>), <c>Leader</c>, this node's <c>NodeTag</c> (<c>?</c>
+    /// <c>GET /cluster/topology</c>: <c>Topology</c> (<c>Members</c> by tag → URL,
+    /// <c>Promotables</c> the nodes being added, empty <c>Watchers</c>), <c>Leader</c>, this node's <c>NodeTag</c> (<c>?</c>
     /// while it waits to be added), <c>ServerRole</c>, <c>Etag</c> and, on the leader, <c>Status</c>
     /// (whether each other member answers).
     /// </summary>
@@ -108,6 +108,11 @@ public sealed class TopologyHandler(ServerContext server) : HandlerBase(server)
         }
         json.WriteEndObject();
         json.WriteStartObject("Promotables");
+        // Nodes being added (reserved, not yet members): RavenDB's promotables.
+        foreach (var (tag, url) in state.Joining)
+        {
+            json.WriteString(tag, url);
+        }
         json.WriteEndObject();
         json.WriteStartObject("Watchers");
         json.WriteEndObject();

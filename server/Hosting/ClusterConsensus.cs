@@ -5,8 +5,9 @@ namespace Jackdaw.Server.Hosting;
 /// <summary>
 /// Requests under <c>/cluster-consensus/</c>: Raft's own protocol between the nodes, served by
 /// DotNext's handler (<see cref="Cluster.ClusterNode.ConsensusHandler"/>), outside the router. On a
-/// secured server only a ClusterAdmin certificate (the nodes' own) may speak it, as /admin/cluster
-/// needs; on a lone server (no Raft) the path is a 404.
+/// secured server only the cluster's node certificates may speak it (a ClusterAdmin certificate
+/// that is a member's or this node's own, <see cref="Cluster.ClusterNode.AdmitsToConsensus"/>); on
+/// a lone server (no Raft) the path is a 404.
 /// </summary>
 internal static class ClusterConsensus
 {
@@ -22,6 +23,11 @@ internal static class ClusterConsensus
             if (denied is not null)
             {
                 return JsonErrors.WriteAsync(context, denied.NotAuthenticated ? StatusCodes.Status401Unauthorized : StatusCodes.Status403Forbidden, ErrorTypes.Authorization, denied.Message).AsTask();
+            }
+            if (!server.Cluster.AdmitsToConsensus(context.Connection.ClientCertificate))
+            {
+                return JsonErrors.WriteAsync(context, StatusCodes.Status403Forbidden, ErrorTypes.Authorization,
+                    $"Only the cluster's node certificates may speak its Raft protocol; {context.Connection.ClientCertificate?.Thumbprint ?? "this certificate"} is not one (a ClusterAdmin client uses /admin/cluster).").AsTask();
             }
         }
         if (server.Cluster.ConsensusHandler is not { } handler)

@@ -77,6 +77,7 @@ public sealed partial class RequestPipeline
                 $"Node {_server.Cluster.NodeTag} is starting and has not joined its cluster yet: retry shortly, or on another node."), failed: true, route: match.Endpoint!.Id);
         }
 
+        TellOfNewerClientConfiguration(http, path);
         var context = _contexts.Get();
         context.Initialize(http, path, match, inner is not null);
         ValueTask pending;

@@ -91,7 +91,11 @@ public sealed class ServerContext : IAsyncDisposable
     /// </summary>
     public ReplicationHub Replication => LazyInitializer.EnsureInitialized(
         ref _replication,
-        () => new ReplicationHub(() => Databases, LoggerFactory));
+        () => new ReplicationHub(() => Databases, LoggerFactory)
+        {
+            // On a secured cluster the push route needs ClusterAdmin: senders present this node's certificate.
+            ConfigureSocket = Jackdaw.Server.Cluster.ClusterHttp.SocketOptions(() => Security?.Certificate.Current),
+        });
 
     /// <summary>
     /// The server's own long-running operations (restores, verifications), by id: RavenDB's

@@ -8,7 +8,8 @@ namespace Jackdaw.Server.Tests.Cluster;
 /// <summary>
 /// Two secured servers that share their certificate (a cluster certificate, as RavenDB's nodes
 /// usually do) form a cluster over HTTPS: Raft's requests, the leader's checks and the requests
-/// passed on to the leader (a subscription's command too) present it; Raft's path refuses other certificates.
+/// passed on to the leader (a subscription's command too) and replication's senders present it;
+/// Raft's path refuses every other certificate, a ClusterAdmin client's too.
 /// Registered client certificates are the cluster's: every node accepts one registered through any.
 /// </summary>
 public sealed class SecuredClusterTests
@@ -33,6 +34,17 @@ public sealed class SecuredClusterTests
         Assert.Contains("Orders", b.Server.Host.Server.Databases.Names);
         await Poll.UntilAsync(() => Task.FromResult(a.Server.Host.Server.Databases.Names.Contains("Orders")), TestCluster.Timeout, "Orders on A");
 
+        // Replication's push route needs ClusterAdmin: B's sender presents B's certificate.
+        using (var put = await b.Admin.PutAsync("/databases/Orders/docs?id=orders/1", new StringContent("""{"Name":"from B","@metadata":{"@collection":"Orders"}}""", System.Text.Encoding.UTF8, "application/json")))
+        {
+            Assert.True(put.StatusCode == HttpStatusCode.Created, await put.Content.ReadAsStringAsync());
+        }
+        await Poll.UntilAsync(async () =>
+        {
+            using var get = await a.Admin.GetAsync("/databases/Orders/docs?id=orders/1");
+            return get.StatusCode == HttpStatusCode.OK;
+        }, TestCluster.Timeout, "orders/1 replicated from B to A");
+
         // A subscription created on B: its command goes to the leader with B's certificate.
         using (var subscription = await b.Admin.PutAsync("/databases/Orders/subscriptions", new StringContent("""{"Name":"All","Query":"from Orders"}""", System.Text.Encoding.UTF8, "application/json")))
         {
@@ -54,6 +66,19 @@ public sealed class SecuredClusterTests
         {
             Assert.Equal(HttpStatusCode.Unauthorized, anonymous.StatusCode);
         }
+        // A ClusterAdmin that is not a node may manage the cluster, but not speak its Raft protocol.
+        var adminCertificate = TestCertificates.Client("cluster-admin");
+        a.Register(adminCertificate, SecurityClearance.ClusterAdmin);
+        using (var topology = await a.Client(adminCertificate).GetAsync("/cluster/topology"))
+        {
+            Assert.Equal(HttpStatusCode.OK, topology.StatusCode);
+        }
+        using (var notANode = await a.Client(adminCertificate).PostAsync("/cluster-consensus/raft", new ByteArrayContent([])))
+        {
+            Assert.Equal(HttpStatusCode.Forbidden, notANode.StatusCode);
+            Assert.Contains("node certificates", await notANode.Content.ReadAsStringAsync());
+        }
+        Assert.True(a.Server.Host.Server.Cluster.State.IsNodeCertificate(certificate.Thumbprint));
     }
 
     [Fact]
