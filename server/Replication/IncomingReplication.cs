@@ -81,7 +81,7 @@ public static class IncomingReplication
                     throw new InvalidDataException($"A replication batch whose last etag {batch.LastEtag} is below its own items' (up to {batch.Items.Max(i => i.Etag)}).");
                 }
                 // The contents follow the batch: read (staged) before it is applied, in its transaction's stead.
-                var contents = await ReplicationContents.ReceiveAsync(socket, database, batch.Contents, cancellationToken).ConfigureAwait(false);
+                var contents = await ReplicationContents.ReceiveAsync(socket, database, batch.Contents, ReceiveTimeout, cancellationToken).ConfigureAwait(false);
                 if (batch.Items.Count > 0 || batch.LastEtag > position || batch.Revisions.Count > 0 || batch.LastRevisionEtag > revisionPosition)
                 {
                     using var context = new JsonOperationContext();

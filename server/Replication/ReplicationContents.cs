@@ -72,7 +72,7 @@ public static class ReplicationContents
     /// staged is given up (the caller gives up the rest with <see cref="AbandonAsync"/> when the
     /// apply fails).
     /// </summary>
-    public static async Task<Dictionary<string, AttachmentSource>> ReceiveAsync(WebSocket socket, DocumentDatabase database, IReadOnlyList<ReplicatedContent> contents, CancellationToken cancellationToken)
+    public static async Task<Dictionary<string, AttachmentSource>> ReceiveAsync(WebSocket socket, DocumentDatabase database, IReadOnlyList<ReplicatedContent> contents, TimeSpan idleTimeout, CancellationToken cancellationToken)
     {
         var sources = new Dictionary<string, AttachmentSource>(StringComparer.Ordinal);
         try
@@ -84,7 +84,7 @@ public static class ReplicationContents
                 {
                     stored = reader.GetAttachmentContent(content.Base64Hash) is not null;
                 }
-                await using var message = new WebSocketMessageStream(socket);
+                await using var message = new WebSocketMessageStream(socket, idleTimeout);
                 if (stored || sources.ContainsKey(content.Base64Hash))
                 {
                     await message.CopyToAsync(Stream.Null, cancellationToken).ConfigureAwait(false);

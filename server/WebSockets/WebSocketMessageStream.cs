@@ -6,9 +6,10 @@ namespace Jackdaw.Server.WebSockets;
 /// One binary message of a WebSocket read as a stream, frame by frame into the caller's buffer:
 /// it ends with the message, so a message of any size is read without holding it whole
 /// (replication's attachment contents). Read-only, not seekable; read it to its end before the
-/// socket's next message is read.
+/// socket's next message is read. A read that gets nothing for <c>idleTimeout</c> is cancelled
+/// (which aborts the socket): a peer that stalls mid-message does not hold the connection forever.
 /// </summary>
-public sealed class WebSocketMessageStream(WebSocket socket) : Stream
+public sealed class WebSocketMessageStream(WebSocket socket, TimeSpan idleTimeout) : Stream
 {
     private bool _ended;
 
@@ -30,7 +31,9 @@ public sealed class WebSocketMessageStream(WebSocket socket) : Stream
     {
         while (!_ended && !buffer.IsEmpty)
         {
-            var received = await socket.ReceiveAsync(buffer, cancellationToken).ConfigureAwait(false);
+            using var idle = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
+            idle.CancelAfter(idleTimeout);
+            var received = await socket.ReceiveAsync(buffer, idle.Token).ConfigureAwait(false);
             if (received.MessageType == WebSocketMessageType.Close)
             {
                 throw new WebSocketException("The replication connection closed in the middle of an attachment's content.");
