@@ -61,6 +61,48 @@ public class ReplicationRevisionsTests
         Assert.Equal(revisions.Count, revisions.Distinct().Count());
     }
 
+    [Fact]
+    public async Task ReplicatedRevisionsHoldTheirAttachmentsContentsAsOnTheNodeThatMadeThem()
+    {
+        await using var nodes = await ReplicationNodes.StartAsync(wired: true, "A", "B");
+        for (var node = 0; node < nodes.Count; node++)
+        {
+            using var configured = await nodes.Client(node).PostAsync($"/databases/{ReplicationNodes.Database}/admin/revisions/config",
+                new StringContent("""{"Default":{"Disabled":false}}""", Encoding.UTF8, "application/json"));
+            configured.EnsureSuccessStatusCode();
+        }
+        await nodes.PutAsync(0, "users/1", new { Name = "Ann" });
+        var bytes = Encoding.UTF8.GetBytes("a photo");
+        using (var put = await nodes.Client(0).PutAsync($"/databases/{ReplicationNodes.Database}/attachments?id=users/1&name=photo.png", new ByteArrayContent(bytes)))
+        {
+            put.EnsureSuccessStatusCode();
+        }
+        // The attachment is deleted again: only the revision that lists it keeps its content.
+        using (var deleted = await nodes.Client(0).DeleteAsync($"/databases/{ReplicationNodes.Database}/attachments?id=users/1&name=photo.png"))
+        {
+            deleted.EnsureSuccessStatusCode();
+        }
+        await WaitSameRevisionsAsync(nodes);
+
+        var hash = Convert.ToBase64String(System.Security.Cryptography.SHA256.HashData(bytes));
+        long References(int node)
+        {
+            using var reader = nodes.DatabaseOf(node).BeginRead();
+            return reader.GetAttachmentContent(hash)?.References ?? 0;
+        }
+        await Poll.UntilAsync(() => Task.FromResult(References(1) == References(0)), Converge, "B's references to match A's");
+        Assert.Equal(1, References(0));
+        var revisions = Revisions(nodes, 1).Where(r => r.StartsWith("users/1|", StringComparison.Ordinal)).Select(r => r.Split('|')[1]).ToList();
+        var withPhoto = revisions.Single(cv =>
+        {
+            using var reader = nodes.DatabaseOf(1).BeginRead();
+            return reader.GetRevisionAttachment("users/1", "photo.png", cv) is not null;
+        });
+        using var got = await nodes.Client(1).GetAsync($"/databases/{ReplicationNodes.Database}/attachments?id=users/1&name=photo.png&type=Revision&changeVector={Uri.EscapeDataString(withPhoto)}");
+        got.EnsureSuccessStatusCode();
+        Assert.Equal(bytes, await got.Content.ReadAsByteArrayAsync());
+    }
+
     /// <summary>A node's revisions as "id|change vector|delete", sorted.</summary>
     private static List<string> Revisions(ReplicationNodes nodes, int node)
     {
