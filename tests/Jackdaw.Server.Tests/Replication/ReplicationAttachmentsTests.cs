@@ -92,6 +92,33 @@ public class ReplicationAttachmentsTests
         }
     }
 
+    [Fact]
+    public async Task AContentTheDestinationReleasedIsSentAgainWhenAVersionListingItWins()
+    {
+        await using var nodes = await ReplicationNodes.StartAsync(wired: false, "A", "B");
+        var urlOfB = nodes.Client(1).BaseAddress!.ToString().TrimEnd('/');
+        // Only A pushes to B for now (B knows A, at an address where nothing listens).
+        nodes.Server(1).Host.Server.Replication.SetTopology(ReplicationNodes.Database, "B", [new Jackdaw.Server.Replication.ReplicationNode("A", "http://127.0.0.1:1")]);
+        nodes.Server(0).Host.Server.Replication.SetTopology(ReplicationNodes.Database, "A", [new Jackdaw.Server.Replication.ReplicationNode("B", urlOfB)]);
+        await nodes.PutAsync(0, "users/1", new { Name = "Ann" });
+        var photo = Bytes(50_000, seed: 6);
+        await PutAttachmentAsync(nodes, 0, "users/1", "photo.png", "image/png", photo);
+        await nodes.WaitConvergedAsync(Converge);
+
+        // B deletes the attachment (its content goes), A changes the document later: A's version
+        // wins the conflict on B, and lists a content A has no reason to think B lacks.
+        using (var deleted = await nodes.Client(1).DeleteAsync($"/databases/{ReplicationNodes.Database}/attachments?id=users/1&name=photo.png"))
+        {
+            Assert.Equal(HttpStatusCode.NoContent, deleted.StatusCode);
+        }
+        await nodes.PutAsync(0, "users/1", new { Name = "Ann again" });
+        nodes.Wire();
+
+        await WaitSameAttachmentsAsync(nodes);
+        Assert.Equal(photo, await GetAttachmentAsync(nodes, 1, "users/1", "photo.png"));
+        Assert.Contains("Ann again", nodes.Documents(1)["users/1"].Json, StringComparison.Ordinal);
+    }
+
     private static byte[] Bytes(int length, int seed)
     {
         var bytes = new byte[length];
