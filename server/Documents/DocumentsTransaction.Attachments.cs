@@ -299,7 +299,7 @@ public partial class DocumentsTransaction
     {
         // A new document has no attachments: a delete removed them with its previous version (a
         // revert of a deleted document restores its revision's first: RestoreAttachmentsOf).
-        if ((existed || _restoringRevision) && AttachmentsTree.Count > 0 && AttachmentsJson(documentKey) is { } json)
+        if ((existed || _restoringRevision || _replicatedPut) && AttachmentsTree.Count > 0 && AttachmentsJson(documentKey) is { } json)
         {
             metadata.SetRawJson("@attachments", json);
             return DocumentFlags.HasAttachments;

@@ -94,7 +94,8 @@ public partial class DocumentsTransaction
     {
         var sent = RevisionFlagsText.Read(document);
         // Map-reduce outputs (Artificial) are rewritten by their index, never revisioned (as RavenDB).
-        var store = _forcingRevision || (_revisionsConfiguration.IsEnabled(collection) && !RevisionFlagsText.IsArtificial(sent));
+        // A replicated version's revision comes from its source (_replicatedRevisionsFromSource).
+        var store = _forcingRevision || (_revisionsConfiguration.IsEnabled(collection) && !RevisionFlagsText.IsArtificial(sent) && !_replicatedRevisionsFromSource);
         long count = 0;
         if (store || AnyRevisions)
         {
@@ -110,7 +111,9 @@ public partial class DocumentsTransaction
         }
 
         // The attachments' flags (otherServerFlags) and HasRevisions in one stamp: two would overwrite each other.
-        DocumentFlagsMetadata.Stamp(document, metadata, otherServerFlags | (store || count > 0 ? DocumentFlags.HasRevisions : DocumentFlags.None));
+        // A replicated version keeps the HasRevisions it came with: its revisions may arrive after it.
+        var replicated = _replicatedPut ? ReplicatedRevisionFlag(document) : DocumentFlags.None;
+        DocumentFlagsMetadata.Stamp(document, metadata, otherServerFlags | replicated | (store || count > 0 ? DocumentFlags.HasRevisions : DocumentFlags.None));
         return store;
     }
 
@@ -141,6 +144,12 @@ public partial class DocumentsTransaction
         var count = RevisionCountOf(key);
         if (!enabled && count == 0)
         {
+            return;
+        }
+        if (_replicatedRevisionsFromSource && !(enabled && configuration!.PurgeOnDelete))
+        {
+            // The delete revision comes from the source; when it came already, into the bin.
+            BinReplicatedDeleteRevision(key, tombstoneChangeVector);
             return;
         }
         if (enabled && configuration!.PurgeOnDelete)

@@ -20,10 +20,24 @@ namespace Jackdaw.Server.Replication;
 /// Items at or before the stored position were applied already (a sender that resent them) and
 /// are skipped, so the command is idempotent.
 /// </summary>
-public sealed class ApplyReplicationBatchCommand(string sourceDatabaseId, ReplicationBatch batch, ConflictPolicy policy, JsonOperationContext context)
+/// <remarks>
+/// A document is stored with its attachments exactly as its source had them, linking the contents
+/// the batch carried (<paramref name="contents"/>, staged before) or stored here already; one
+/// neither carried nor stored refuses the batch (<see cref="MissingAttachmentsException"/>), unless
+/// the batch carries every content its source has. Revisions follow the documents, each stored as
+/// it came unless one of its change vector is here; a version stored as it came makes no revision
+/// here (its source's comes in the feed), a conflict's resolution does.
+/// </remarks>
+public sealed class ApplyReplicationBatchCommand(string sourceDatabaseId, ReplicationBatch batch, ConflictPolicy policy, JsonOperationContext context,
+    IReadOnlyDictionary<string, AttachmentSource>? contents = null)
     : IMergedCommand<DatabaseTransaction>
 {
+    private readonly IReadOnlyDictionary<string, AttachmentSource> _contents = contents ?? new Dictionary<string, AttachmentSource>();
+
     public long Position { get; private set; }
+
+    /// <summary>The source's revision etag this node holds everything up to once the batch is applied.</summary>
+    public long RevisionPosition { get; private set; }
 
     public long Applied { get; private set; }
 
@@ -33,7 +47,7 @@ public sealed class ApplyReplicationBatchCommand(string sourceDatabaseId, Replic
 
     public long Conflicts { get; private set; }
 
-    public long EstimatedBytes => batch.Items.Sum(i => (long)i.Document.Length);
+    public long EstimatedBytes => batch.Items.Sum(i => (long)i.Document.Length) + batch.Revisions.Sum(r => (long)r.Document.Length);
 
     public void Execute(DatabaseTransaction transaction)
     {
@@ -52,6 +66,48 @@ public sealed class ApplyReplicationBatchCommand(string sourceDatabaseId, Replic
         if (Position != position)
         {
             ReplicationPositions.Write(transaction, sourceDatabaseId, Position);
+        }
+        ApplyRevisions(transaction);
+        foreach (var source in _contents.Values)
+        {
+            // A staged content no item linked (its version was older here, or lost a conflict).
+            if (source.IsStaged)
+            {
+                transaction.AbandonAttachmentStream(source.StagedStreamId);
+            }
+        }
+    }
+
+    private void ApplyRevisions(DatabaseTransaction transaction)
+    {
+        if (batch.Revisions.Count == 0 && batch.LastRevisionEtag == 0)
+        {
+            // A source without revisions (its batches never move past its Hello's position, 0 here).
+            return;
+        }
+        var position = ReplicationPositions.ReadRevisions(transaction, sourceDatabaseId);
+        var extraReferences = new List<byte[]>();
+        foreach (var revision in batch.Revisions)
+        {
+            if (revision.Etag <= position)
+            {
+                Repeated++;
+                continue;
+            }
+            if (transaction.PutReplicatedRevision(revision.Id, revision.Collection, revision.ChangeVector, revision.LastModifiedTicks, revision.Flags, revision.Document, _contents, extraReferences))
+            {
+                Applied++;
+            }
+            else
+            {
+                AlreadyMerged++;
+            }
+        }
+        transaction.ReleaseReplicatedContents(extraReferences);
+        RevisionPosition = Math.Max(position, batch.LastRevisionEtag);
+        if (RevisionPosition != position)
+        {
+            ReplicationPositions.WriteRevisions(transaction, sourceDatabaseId, RevisionPosition);
         }
     }
 
@@ -128,27 +184,59 @@ public sealed class ApplyReplicationBatchCommand(string sourceDatabaseId, Replic
             Applied++;
             return;
         }
+        // A resolution is a version made here (every node that resolves makes the same one): revisioned here.
         if (ConflictSolver.IncomingWins(item.LastModifiedTicks, item.Document, item.IsTombstone, localTicks, localDocument, localDocument is null))
         {
-            Store(transaction, item, merged);
+            Store(transaction, item, merged, revisionsFromSource: false);
             return;
         }
-        // This node's version wins: stored again with the merged change vector (and its own time),
-        // which the other nodes reach by resolving the same way or skip as already merged.
+        // This node's version wins: stored again with the merged change vector (and its own time,
+        // and its attachments: Attachments null keeps them), which the other nodes reach by
+        // resolving the same way or skip as already merged.
         var local = new ReplicationItem(item.Etag, localDocument is null, item.Id, localCollection ?? item.Collection, localChangeVector, localTicks, localDocument ?? []);
-        Store(transaction, local, merged);
+        Store(transaction, local, merged, revisionsFromSource: false);
     }
 
-    private void Store(DatabaseTransaction transaction, ReplicationItem item, string changeVector)
+    private void Store(DatabaseTransaction transaction, ReplicationItem item, string changeVector, bool revisionsFromSource = true)
     {
         if (item.IsTombstone)
         {
-            transaction.DeleteReplicated(item.Id, item.Collection, changeVector, item.LastModifiedTicks);
+            transaction.DeleteReplicated(item.Id, item.Collection, changeVector, item.LastModifiedTicks, revisionsFromSource);
         }
         else
         {
-            transaction.PutReplicated(item.Id, item.Document, item.Collection, changeVector, item.LastModifiedTicks, context);
+            transaction.PutReplicated(item.Id, item.Document, item.Collection, changeVector, item.LastModifiedTicks, AttachmentsOf(transaction, item), revisionsFromSource, context);
         }
         Applied++;
+    }
+
+    /// <summary>The contents an incoming version's attachments link: carried by the batch, or stored here.</summary>
+    private List<ReplicatedAttachment>? AttachmentsOf(DatabaseTransaction transaction, ReplicationItem item)
+    {
+        if (item.Attachments is null)
+        {
+            return null;
+        }
+        var attachments = new List<ReplicatedAttachment>(item.Attachments.Count);
+        foreach (var attachment in item.Attachments)
+        {
+            if (_contents.TryGetValue(attachment.Hash, out var source))
+            {
+                attachments.Add(new ReplicatedAttachment(attachment.Name, attachment.ContentType, source));
+                continue;
+            }
+            var hash = Convert.FromBase64String(attachment.Hash);
+            if (transaction.HasAttachmentContent(hash))
+            {
+                attachments.Add(new ReplicatedAttachment(attachment.Name, attachment.ContentType, AttachmentSource.FromStored(hash, attachment.Size)));
+                continue;
+            }
+            if (!batch.CarriesAllContents)
+            {
+                throw new MissingAttachmentsException($"Attachment '{attachment.Name}' of document '{item.Id}' has content {attachment.Hash}, which this node does not store and the batch did not carry.");
+            }
+            // The source does not hold it either: nothing can be linked.
+        }
+        return attachments;
     }
 }

@@ -34,7 +34,7 @@ public sealed class DatabaseReplication : IAsyncDisposable, ITombstoneConsumer
     {
         _database = database;
         _hub = hub;
-        database.RegisterTrees("Replication", ReplicationPositions.TreeName, SettingsTree);
+        database.RegisterTrees("Replication", ReplicationPositions.TreeName, SettingsTree, ReplicationPositions.RevisionsTreeName);
         _tombstones = database.Tombstones.Register(this);
         using var reader = database.BeginRead();
         if (reader.GetTree(SettingsTree) is { } tree && tree.TryGet(ConflictSolverKey, out var json))

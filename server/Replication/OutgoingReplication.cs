@@ -46,6 +46,9 @@ public sealed class OutgoingReplication : IAsyncDisposable
     private long _acknowledged = -1;
     private long _leftOut;
 
+    /// <summary>Set when the destination refused a batch for a content it lacked: the next batch carries every content (see <see cref="MissingAttachmentsException"/>).</summary>
+    private bool _sendAllContents;
+
     internal OutgoingReplication(string database, string myTag, ReplicationNode destination, Func<DatabasesLandlord> databases, Action progress, Action<ClientWebSocketOptions>? configureSocket, ILogger logger)
     {
         _configureSocket = configureSocket;
@@ -102,6 +105,7 @@ public sealed class OutgoingReplication : IAsyncDisposable
             }
             catch (Exception e)
             {
+                _sendAllContents |= e is MissingAttachmentsException;
                 Connected = false;
                 Failures++;
                 if (LastError != e.Message)
@@ -130,6 +134,10 @@ public sealed class OutgoingReplication : IAsyncDisposable
         await socket.ConnectAsync(PushUri(database), token).ConfigureAwait(false);
         using var messages = new WebSocketMessageReader(socket, 64 * 1024);
         var (position, vouched, hello) = await ReadHelloAsync(messages, token).ConfigureAwait(false);
+        var revisionPosition = hello.LastRevisionEtag;
+        // The contents this connection sent: the destination holds them (until it releases them:
+        // a batch that then needs one is refused, and the next carries every content).
+        var sentContents = new HashSet<string>(StringComparer.Ordinal);
         if (!string.Equals(hello.NodeTag, Destination.Tag, StringComparison.OrdinalIgnoreCase))
         {
             throw new InvalidDataException($"The node at {Destination.Url} is node {hello.NodeTag ?? "(none)"}, not {Destination.Tag}: check the topology's URLs.");
@@ -151,12 +159,16 @@ public sealed class OutgoingReplication : IAsyncDisposable
             var leftOut = 0;
             using (var reader = database.BeginRead())
             {
+                if (sentContents.Count > 100_000)
+                {
+                    sentContents.Clear();
+                }
                 var from = position;
                 while (true)
                 {
-                    batch = ReplicationFeed.Read(reader, from, MaxItemsPerBatch, MaxBytesPerBatch, holds.IsEmpty ? null : leaveOut, out var left);
+                    batch = ReplicationFeed.Read(reader, from, revisionPosition, sentContents, _sendAllContents, MaxItemsPerBatch, MaxBytesPerBatch, holds.IsEmpty ? null : leaveOut, out var left);
                     leftOut += left;
-                    if (batch.Items.Count > 0 || left == 0 || batch.LastEtag == from || leftOut >= MaxLeftOutPerBatch)
+                    if (batch.Items.Count > 0 || batch.Revisions.Count > 0 || left == 0 || batch.LastEtag == from || leftOut >= MaxLeftOutPerBatch)
                     {
                         break;
                     }
@@ -164,7 +176,7 @@ public sealed class OutgoingReplication : IAsyncDisposable
                     from = batch.LastEtag;
                 }
             }
-            if (batch.Items.Count == 0 && batch.LastEtag == position)
+            if (batch.Items.Count == 0 && batch.LastEtag == position && batch.Revisions.Count == 0 && batch.LastRevisionEtag == revisionPosition)
             {
                 // Nothing new: wait for the next durable commit, or send a heartbeat.
                 using var wait = CancellationTokenSource.CreateLinkedTokenSource(token);
@@ -179,10 +191,13 @@ public sealed class OutgoingReplication : IAsyncDisposable
                 }
             }
             await socket.SendAsync(batch.Serialize(), WebSocketMessageType.Binary, endOfMessage: true, token).ConfigureAwait(false);
+            await ReplicationContents.SendAsync(socket, database, batch.Contents, token).ConfigureAwait(false);
             using var ack = CancellationTokenSource.CreateLinkedTokenSource(token);
             ack.CancelAfter(AckTimeout);
             (position, vouched) = await ReadPositionAsync(messages, "Ack", ack.Token).ConfigureAwait(false);
             holds = DestinationKnowledge.Of(hello.DatabaseId, vouched);
+            revisionPosition = Math.Max(revisionPosition, batch.LastRevisionEtag);
+            _sendAllContents = false;
             BatchesSent++;
             Interlocked.Add(ref _leftOut, leftOut);
             Acknowledge(position);
@@ -207,14 +222,15 @@ public sealed class OutgoingReplication : IAsyncDisposable
         return new Uri($"{baseUrl}/databases/{Uri.EscapeDataString(Database)}/replication/push?sourceDatabaseId={Uri.EscapeDataString(database.DatabaseId)}&sourceTag={Uri.EscapeDataString(MyTag)}");
     }
 
-    private static async Task<(long Position, string? Vouched, (string? DatabaseId, string? NodeTag) Hello)> ReadHelloAsync(WebSocketMessageReader messages, CancellationToken token)
+    private static async Task<(long Position, string? Vouched, (string? DatabaseId, string? NodeTag, long LastRevisionEtag) Hello)> ReadHelloAsync(WebSocketMessageReader messages, CancellationToken token)
     {
         var (position, known) = await ReadPositionAsync(messages, "Hello", token).ConfigureAwait(false);
         using var json = JsonDocument.Parse(messages.Message);
         var root = json.RootElement;
         var databaseId = root.TryGetProperty("DatabaseId", out var id) && id.ValueKind == JsonValueKind.String ? id.GetString() : null;
         var nodeTag = root.TryGetProperty("NodeTag", out var tag) && tag.ValueKind == JsonValueKind.String ? tag.GetString() : null;
-        return (position, known, (databaseId, nodeTag));
+        var revisionEtag = root.TryGetProperty("LastRevisionEtag", out var revision) && revision.ValueKind == JsonValueKind.Number ? revision.GetInt64() : 0;
+        return (position, known, (databaseId, nodeTag, revisionEtag));
     }
 
     /// <summary>A Hello's or Ack's position and the change vector the destination vouches it holds (null when it does not say: an older node).</summary>
@@ -229,6 +245,10 @@ public sealed class OutgoingReplication : IAsyncDisposable
         var root = json.RootElement;
         if (root.TryGetProperty("Type", out var got) && got.GetString() == "Error")
         {
+            if (root.TryGetProperty("MissingAttachments", out var missing) && missing.ValueKind == JsonValueKind.True)
+            {
+                throw new MissingAttachmentsException("The destination lacks an attachment content: " + (root.TryGetProperty("Message", out var text) ? text.GetString() : "no reason given"));
+            }
             throw new InvalidOperationException("The destination refused replication: " + (root.TryGetProperty("Message", out var message) ? message.GetString() : "no reason given"));
         }
         if (!root.TryGetProperty("Type", out got) || got.GetString() != type || !root.TryGetProperty("LastEtag", out var etag))

@@ -8,7 +8,7 @@ namespace Jackdaw.Server.Replication;
 /// a size; tombstones of ids that exist again are left out (the live version supersedes them).
 /// Attachments, revisions, counters and the like are not replicated (yet).
 /// </summary>
-public static class ReplicationFeed
+public static partial class ReplicationFeed
 {
     public static ReplicationBatch Read(DocumentsReader reader, long afterEtag, int maxItems, long maxBytes) =>
         Read(reader, afterEtag, maxItems, maxBytes, null, out _);

@@ -11,4 +11,6 @@ namespace Jackdaw.Server.Replication;
 /// <param name="ChangeVector">The version's change vector.</param>
 /// <param name="LastModifiedTicks">UTC ticks of <c>@last-modified</c> (of the deletion for a tombstone).</param>
 /// <param name="Document">The stored Disk-mode blittable, its <c>@metadata</c> stamped; empty for a tombstone.</param>
-public sealed record ReplicationItem(long Etag, bool IsTombstone, string Id, string? Collection, string ChangeVector, long LastModifiedTicks, byte[] Document);
+/// <param name="Attachments">A document's attachments as its source holds them (name, base64 hash, content type, size); null for a tombstone.</param>
+public sealed record ReplicationItem(long Etag, bool IsTombstone, string Id, string? Collection, string ChangeVector, long LastModifiedTicks, byte[] Document,
+    IReadOnlyList<Documents.AttachmentInfo>? Attachments = null);

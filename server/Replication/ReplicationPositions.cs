@@ -42,6 +42,26 @@ public static class ReplicationPositions
             ? BinaryPrimitives.ReadInt64LittleEndian(value)
             : 0;
 
+    /// <summary>The registered tree of the sources' positions in their revisions feeds (revision etags: their own counter), the same layout.</summary>
+    public const string RevisionsTreeName = "ReplicationRevisionPositions";
+
+    public static long ReadRevisions(DatabaseReader reader, string sourceDatabaseId) =>
+        reader.GetTree(RevisionsTreeName) is { } tree && tree.TryGet(Encoding.ASCII.GetBytes(sourceDatabaseId), out var value)
+            ? BinaryPrimitives.ReadInt64LittleEndian(value)
+            : 0;
+
+    public static long ReadRevisions(DatabaseTransaction transaction, string sourceDatabaseId) =>
+        transaction.GetTree(RevisionsTreeName).TryGet(Encoding.ASCII.GetBytes(sourceDatabaseId), out var value)
+            ? BinaryPrimitives.ReadInt64LittleEndian(value)
+            : 0;
+
+    public static void WriteRevisions(DatabaseTransaction transaction, string sourceDatabaseId, long etag)
+    {
+        Span<byte> value = stackalloc byte[sizeof(long)];
+        BinaryPrimitives.WriteInt64LittleEndian(value, etag);
+        transaction.GetTree(RevisionsTreeName).Put(Encoding.ASCII.GetBytes(sourceDatabaseId), value);
+    }
+
     public static void Write(DatabaseTransaction transaction, string sourceDatabaseId, long etag)
     {
         Span<byte> value = stackalloc byte[sizeof(long)];
