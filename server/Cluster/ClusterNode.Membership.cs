@@ -251,26 +251,12 @@ public sealed partial class ClusterNode
     private async Task<string?> CheckPassiveAsync(string url, CancellationToken token)
     {
         JsonElement topology;
-        string? thumbprint = null;
+        string? thumbprint;
         try
         {
             // A client of its own, to see the node's certificate (recorded: on a secured cluster
             // only the nodes' certificates may speak Raft's protocol).
-            var handler = _http.CreateHandler();
-            if (handler.SslOptions.RemoteCertificateValidationCallback is { } validate)
-            {
-                handler.SslOptions.RemoteCertificateValidationCallback = (sender, certificate, chain, errors) =>
-                {
-                    var valid = validate(sender, certificate, chain, errors);
-                    if (valid && certificate is not null)
-                    {
-                        thumbprint = certificate.GetCertHashString();
-                    }
-                    return valid;
-                };
-            }
-            using var client = new HttpClient(handler) { Timeout = _client.Timeout };
-            topology = await client.GetFromJsonAsync<JsonElement>(url + "/cluster/topology", token).ConfigureAwait(false);
+            (topology, thumbprint) = await GetObservingCertificateAsync(url + "/cluster/topology", token).ConfigureAwait(false);
         }
         catch (Exception e) when (e is HttpRequestException or TaskCanceledException or JsonException or NotSupportedException)
         {

@@ -73,8 +73,11 @@ public sealed partial class ClusterNode
     /// </summary>
     public bool AdmitsToConsensus(System.Security.Cryptography.X509Certificates.X509Certificate2? certificate)
     {
-        if (!IsMember || State.NodeCertificates.IsEmpty)
+        var state = State;
+        if (!IsMember || state.Members.Keys.Any(tag => !state.NodeCertificates.ContainsKey(tag)))
         {
+            // Enforced once every member's is known (the leader records those a cluster formed
+            // before they were kept lacks, ClusterNode.NodeCertificates.cs).
             return true;
         }
         if (certificate is null)
@@ -82,8 +85,8 @@ public sealed partial class ClusterNode
             return false;
         }
         var thumbprint = certificate.Thumbprint;
-        return (_http.Certificate is { } own && string.Equals(own.Thumbprint, thumbprint, StringComparison.OrdinalIgnoreCase))
-            || State.IsNodeCertificate(thumbprint);
+        return (_http.Certificate is { } own && ThumbprintOf(own) is { } ownThumbprint && string.Equals(ownThumbprint, thumbprint, StringComparison.OrdinalIgnoreCase))
+            || state.IsNodeCertificate(thumbprint);
     }
 
     /// <summary>Carries out one repair (under <c>_membership</c>, on the leader).</summary>

@@ -229,6 +229,7 @@ public sealed partial class ClusterNode : IAsyncDisposable
         _local.Start(State);
         _watchingMentors = WatchMentorsAsync(_stopping.Token);
         _reconciling = ReconcileLoopAsync(_stopping.Token);
+        _watchingCertificates = WatchNodeCertificatesAsync(_stopping.Token);
     }
 
     /// <summary>The first listening address as a URL others can use (a wildcard host read as 127.0.0.1); null for port 0 or none.</summary>
@@ -340,6 +341,7 @@ public sealed partial class ClusterNode : IAsyncDisposable
         await _joining.ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
         await _watchingMentors.ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
         await _reconciling.ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
+        await _watchingCertificates.ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
         await _local.DisposeAsync().ConfigureAwait(false);
         if (_raft is { } raft)
         {

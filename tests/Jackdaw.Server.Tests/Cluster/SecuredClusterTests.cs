@@ -1,3 +1,4 @@
+using Jackdaw.Server.Cluster;
 using System.Net;
 using System.Security.Cryptography.X509Certificates;
 using Jackdaw.Server.Security;
@@ -79,6 +80,49 @@ public sealed class SecuredClusterTests
             Assert.Contains("node certificates", await notANode.Content.ReadAsStringAsync());
         }
         Assert.True(a.Server.Host.Server.Cluster.State.IsNodeCertificate(certificate.Thumbprint));
+    }
+
+    [Fact]
+    public async Task ACertificateReplacedOnTheNodesIsRecordedAsTheirsAndTheClusterGoesOn()
+    {
+        var certificate = TestCertificates.Server();
+        await using var a = await SecuredServer.StartAsync(certificate, pem: false);
+        await using var b = await SecuredServer.StartAsync(certificate, pem: false, "--Cluster:Passive=true");
+        using (var added = await a.Admin.PutAsync($"/admin/cluster/node?url={Uri.EscapeDataString(b.Url)}&tag=B", null))
+        {
+            Assert.True(added.StatusCode == HttpStatusCode.OK, await added.Content.ReadAsStringAsync());
+        }
+        await Poll.UntilAsync(() => Task.FromResult(b.Server.Host.Server.Cluster.NodeTag == "B"), TestCluster.Timeout, "B to learn its tag");
+        var recorded = a.Server.Host.Server.Cluster.State.NodeCertificates;
+        Assert.Equal(certificate.GetCertHashString(), recorded["A"]);
+        Assert.Equal(certificate.GetCertHashString(), recorded["B"]);
+
+        // The certificate is renewed on both nodes (as a shared one is): the leader records what
+        // each presents now, its own through the next leader (it steps down), and Raft goes on.
+        var every = ClusterNode.CertificateCheckEvery;
+        ClusterNode.CertificateCheckEvery = TimeSpan.FromMilliseconds(500);
+        try
+        {
+            using var renewed = TestCertificates.Server("renewed");
+            foreach (var node in new[] { a, b })
+            {
+                var staged = TestCertificates.WritePfx(renewed, Path.Combine(node.CertificateFolder, "staged.pfx"), SecuredServer.CertificatePassword);
+                File.Move(staged, node.CertificatePath, overwrite: true);
+            }
+            var thumbprint = renewed.GetCertHashString();
+            foreach (var node in new[] { a, b })
+            {
+                await Poll.UntilAsync(() => Task.FromResult(node.Server.Host.Server.Cluster.State.NodeCertificates is var now
+                    && now.GetValueOrDefault("A") == thumbprint && now.GetValueOrDefault("B") == thumbprint), TestCluster.Timeout, $"the renewed certificate recorded for A and B on {node.Url}");
+            }
+            using var admin = b.Client(renewed);
+            using var created = await admin.PutAsync("/admin/databases?name=AfterRenewal&replicationFactor=2", null);
+            Assert.True(created.StatusCode == HttpStatusCode.Created, await created.Content.ReadAsStringAsync());
+        }
+        finally
+        {
+            ClusterNode.CertificateCheckEvery = every;
+        }
     }
 
     [Fact]
