@@ -94,6 +94,7 @@ public sealed class ApplyReplicationBatchCommand(string sourceDatabaseId, Replic
                 Repeated++;
                 continue;
             }
+            RequireContentsOf(transaction, revision);
             if (transaction.PutReplicatedRevision(revision.Id, revision.Collection, revision.ChangeVector, revision.LastModifiedTicks, revision.Flags, revision.Document, _contents, extraReferences))
             {
                 Applied++;
@@ -211,6 +212,26 @@ public sealed class ApplyReplicationBatchCommand(string sourceDatabaseId, Replic
     }
 
     /// <summary>The contents an incoming version's attachments link: carried by the batch, or stored here.</summary>
+    /// <summary>
+    /// A revision listing a content that is neither stored here nor carried refuses the batch, as a
+    /// document's does: the sender then sends every content (it left this one out, having sent it
+    /// on this connection before, and this node released it since).
+    /// </summary>
+    private void RequireContentsOf(DatabaseTransaction transaction, ReplicatedRevision revision)
+    {
+        if (batch.CarriesAllContents)
+        {
+            return;
+        }
+        foreach (var listed in AttachmentsMetadata.Read(revision.Document))
+        {
+            if (!_contents.ContainsKey(listed.Hash) && !transaction.HasAttachmentContent(Convert.FromBase64String(listed.Hash)))
+            {
+                throw new MissingAttachmentsException($"Attachment '{listed.Name}' of a revision of document '{revision.Id}' has content {listed.Hash}, which this node does not store and the batch did not carry.");
+            }
+        }
+    }
+
     private List<ReplicatedAttachment>? AttachmentsOf(DatabaseTransaction transaction, ReplicationItem item)
     {
         if (item.Attachments is null)
