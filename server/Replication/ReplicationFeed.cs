@@ -6,7 +6,8 @@ namespace Jackdaw.Server.Replication;
 /// Reads the next batch of a database's etag feed for a destination: its documents (each at its
 /// latest version) and tombstones after a position, merged in etag order, bounded by a count and
 /// a size; tombstones of ids that exist again are left out (the live version supersedes them).
-/// Attachments, revisions, counters and the like are not replicated (yet).
+/// Each document carries its attachments (ReplicationFeed.Attachments.cs also reads the revisions and
+/// the contents a batch sends); counters and time series are not replicated.
 /// </summary>
 public static partial class ReplicationFeed
 {
