@@ -20,6 +20,11 @@ public sealed class ClusterBackupsHandler(ServerContext server) : HandlerBase(se
     [Access(RouteAccess.ClusterAdmin)]
     public async ValueTask Propose(RequestContext context)
     {
+        // Only nodes send these (an acknowledgement or a status moves what a node resumes from).
+        if (Server.Security is not null && !Server.Cluster.AdmitsToConsensus(context.HttpContext.Connection.ClientCertificate))
+        {
+            throw new AuthorizationException(notAuthenticated: false, "Only the cluster's node certificates may send it backup statuses; a ClusterAdmin client uses the database's routes.");
+        }
         ClusterCommand? command;
         using (var json = await DocumentBodies.ReadJsonAsync(context.Request.BodyReader, context.RequestAborted).ConfigureAwait(false))
         {

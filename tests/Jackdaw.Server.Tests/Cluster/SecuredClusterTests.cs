@@ -79,6 +79,12 @@ public sealed class SecuredClusterTests
             Assert.Equal(HttpStatusCode.Forbidden, notANode.StatusCode);
             Assert.Contains("node certificates", await notANode.Content.ReadAsStringAsync());
         }
+        // Nor send the leader the commands only nodes send (an acknowledgement would move a position).
+        foreach (var path in new[] { "/admin/cluster/subscription-commands", "/admin/cluster/backup-status" })
+        {
+            using var forged = await a.Client(adminCertificate).PostAsync(path, new StringContent("{}"));
+            Assert.True(forged.StatusCode == HttpStatusCode.Forbidden, $"{path}: {(int)forged.StatusCode} {await forged.Content.ReadAsStringAsync()}");
+        }
         Assert.True(a.Server.Host.Server.Cluster.State.IsNodeCertificate(certificate.Thumbprint));
     }
 
