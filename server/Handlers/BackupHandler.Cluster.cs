@@ -175,17 +175,6 @@ public sealed partial class BackupHandler
         context.Response.Headers[LeaderForwarding.AppliedEtagHeader] = etag.ToString(CultureInfo.InvariantCulture);
     }
 
-    /// <summary>The whole body (bounded by the server's body limit), kept as bytes: a member that does not lead passes it on.</summary>
-    private static async ValueTask<byte[]> ReadBodyAsync(RequestContext context)
-    {
-        var read = await DocumentBodies.BufferAsync(context.Request.BodyReader, context.RequestAborted).ConfigureAwait(false);
-        try
-        {
-            return read.Buffer.ToArray();
-        }
-        finally
-        {
-            context.Request.BodyReader.AdvanceTo(read.Buffer.End);
-        }
-    }
+    /// <summary>The whole body, kept as bytes: a member that does not lead passes it on.</summary>
+    private static ValueTask<byte[]> ReadBodyAsync(RequestContext context) => DocumentBodies.ReadAllAsync(context.Request.BodyReader, context.RequestAborted);
 }

@@ -61,6 +61,20 @@ public static class DocumentBodies
         }
     }
 
+    /// <summary>The whole body (bounded by the server's maximum body size) as bytes: to check it and pass it on unchanged.</summary>
+    public static async ValueTask<byte[]> ReadAllAsync(PipeReader body, CancellationToken cancellationToken)
+    {
+        var read = await BufferAsync(body, cancellationToken).ConfigureAwait(false);
+        try
+        {
+            return read.Buffer.ToArray();
+        }
+        finally
+        {
+            body.AdvanceTo(read.Buffer.End);
+        }
+    }
+
     /// <summary>
     /// A small JSON body (an envelope, not a document: bounded by the server's body limit) read whole
     /// and parsed; an empty body is null when <paramref name="allowEmpty"/>, else invalid JSON.
