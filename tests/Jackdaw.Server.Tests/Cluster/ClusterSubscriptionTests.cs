@@ -81,8 +81,8 @@ public sealed class ClusterSubscriptionTests(ITestOutputHelper output)
 
         try
         {
-            await Poll.UntilAsync(() => Task.FromResult(Received(receivedFile).Count >= 200), TestCluster.Timeout, "the worker to receive from the mentor. Worker:\n" + worker.Output);
-            var beforeKill = Received(receivedFile).Count;
+            await Poll.UntilAsync(() => Task.FromResult(ReceivedIds.Read(receivedFile).Count >= 200), TestCluster.Timeout, "the worker to receive from the mentor. Worker:\n" + worker.Output);
+            var beforeKill = ReceivedIds.Read(receivedFile).Count;
             mentorNode.Kill();
             output.WriteLine($"killed {mentor} after {beforeKill} received, {acknowledged.Count} written");
 
@@ -90,7 +90,7 @@ public sealed class ClusterSubscriptionTests(ITestOutputHelper output)
             await Poll.UntilAsync(async () => (next = await MentorAsync(cluster, survivor, name)) is { } tag && tag != mentor, TestCluster.Timeout, "another node to serve the subscription");
             var atMove = acknowledged.Count;
             await Poll.UntilAsync(() => Task.FromResult(acknowledged.Count >= atMove + 200), TestCluster.Timeout, "writes after the move");
-            output.WriteLine($"node {next} serves it now; {Received(receivedFile).Count} received");
+            output.WriteLine($"node {next} serves it now; {ReceivedIds.Read(receivedFile).Count} received");
             // The old mentor comes back as one node among others: it sends workers on to the new one.
             await mentorNode.RestartAsync();
             await Poll.UntilAsync(async () => await MentorAsync(cluster, mentorNode, name) == next, TestCluster.Timeout, "the restarted node to know the new mentor");
@@ -104,7 +104,7 @@ public sealed class ClusterSubscriptionTests(ITestOutputHelper output)
         Dictionary<string, int> received = [];
         await Poll.UntilAsync(() =>
         {
-            received = Received(receivedFile);
+            received = ReceivedIds.Read(receivedFile);
             return Task.FromResult(acknowledged.Keys.All(received.ContainsKey));
         }, TestCluster.Timeout, "every written document to reach the worker");
         var missing = acknowledged.Keys.Where(id => !received.ContainsKey(id)).ToList();
@@ -142,26 +142,6 @@ public sealed class ClusterSubscriptionTests(ITestOutputHelper output)
         {
             return null;
         }
-    }
-
-    /// <summary>Every id the worker wrote (each line written before its batch was acknowledged), with how often.</summary>
-    private static Dictionary<string, int> Received(string file)
-    {
-        var counts = new Dictionary<string, int>(StringComparer.Ordinal);
-        if (!File.Exists(file))
-        {
-            return counts;
-        }
-        using var stream = new FileStream(file, FileMode.Open, FileAccess.Read, FileShare.ReadWrite);
-        using var reader = new StreamReader(stream);
-        while (reader.ReadLine() is { } line)
-        {
-            if (line.Length > 0)
-            {
-                counts[line] = counts.GetValueOrDefault(line) + 1;
-            }
-        }
-        return counts;
     }
 
     private static StringContent Body(string json) => new(json, Encoding.UTF8, "application/json");

@@ -51,7 +51,7 @@ public sealed class SubscriptionCrashTests(ITestOutputHelper output)
                 Assert.Equal(HttpStatusCode.Created, subscription.StatusCode);
             }
             var worker = StartWorker(address, receivedFile);
-            output.WriteLine($"round {round}: {ReadReceived(receivedFile).Count} orders received so far");
+            output.WriteLine($"round {round}: {ReceivedIds.Read(receivedFile).Count} orders received so far");
             try
             {
                 using var stopWriters = new CancellationTokenSource();
@@ -96,7 +96,7 @@ public sealed class SubscriptionCrashTests(ITestOutputHelper output)
         var deadline = DateTime.UtcNow + TimeSpan.FromSeconds(120);
         while (true)
         {
-            received = ReadReceived(receivedFile);
+            received = ReceivedIds.Read(receivedFile);
             if (expected.All(received.ContainsKey) || DateTime.UtcNow > deadline)
             {
                 break;
@@ -146,27 +146,6 @@ public sealed class SubscriptionCrashTests(ITestOutputHelper output)
 
     private static ServerProcess StartWorker(Uri server, string receivedFile) =>
         ServerProcess.StartProgram("Jackdaw.Tests.SubscriptionWorker.dll", $"{server.ToString().TrimEnd('/')} Crash Paid \"{receivedFile}\" 10");
-
-    /// <summary>Every id the worker processes wrote (each line written before its batch was acknowledged), with how often.</summary>
-    private static Dictionary<string, int> ReadReceived(string file)
-    {
-        var counts = new Dictionary<string, int>(StringComparer.Ordinal);
-        if (!File.Exists(file))
-        {
-            return counts;
-        }
-        using var stream = new FileStream(file, FileMode.Open, FileAccess.Read, FileShare.ReadWrite);
-        using var reader = new StreamReader(stream);
-        while (reader.ReadLine() is { } line)
-        {
-            // A worker killed in the middle of a write leaves a partial last line: its batch was never acknowledged.
-            if (line.Length > 0)
-            {
-                counts[line] = counts.GetValueOrDefault(line) + 1;
-            }
-        }
-        return counts;
-    }
 
     /// <summary>16 writers: mostly new orders; every 4th write changes one of the writer's earlier orders, every 8th a corpus order (its match unchanged).</summary>
     private static List<Task> StartWriters(HttpClient client, int round, List<CorpusOrder> corpus, ConcurrentDictionary<string, bool> acknowledged, ConcurrentDictionary<string, bool> touched, CancellationToken stop) =>
