@@ -136,7 +136,6 @@ public sealed partial class ClusterNode
 
     /// <summary>Makes the node at <paramref name="url"/> a Raft voter (caught up first), within 60 s; nothing when it is one.</summary>
     /// <exception cref="NotLeaderException">The leader changed, or the node was not caught up in time.</exception>
-    /// <exception cref="ClusterException">DotNext refused to add it.</exception>
     private async Task AddVoterAsync(string url, CancellationToken token)
     {
         var raft = _raft!;
@@ -146,23 +145,33 @@ public sealed partial class ClusterNode
         }
         using var timeout = CancellationTokenSource.CreateLinkedTokenSource(token, _stopping.Token);
         timeout.CancelAfter(TimeSpan.FromSeconds(60));
-        bool added;
-        try
+        // DotNext gives up when the node has not caught up within its warm-up rounds, which a
+        // loaded machine can take: the node answered as passive just before, so each refusal is
+        // tried again, with a pause, until the 60 s are spent.
+        var pause = TimeSpan.FromMilliseconds(250);
+        while (true)
         {
-            added = await raft.Cluster.AddMemberAsync(new Uri(url + "/"), timeout.Token).ConfigureAwait(false);
-        }
-        catch (DotNext.Net.Cluster.Consensus.Raft.NotLeaderException)
-        {
-            throw NotLeader();
-        }
-        catch (OperationCanceledException) when (!token.IsCancellationRequested)
-        {
-            // DotNext cancels it when the cluster elects a new leader, or the 60 s passed.
-            throw new NotLeaderException($"The node at {url} was not made a voter: the leader changed, or the node was not caught up within 60 s. Check /cluster/topology, then retry (the leader also completes the add itself).");
-        }
-        if (!added && !raft.Members.Any(m => ClusterUrls.Same(UrlOf(m), url)))
-        {
-            throw new ClusterException($"The node at {url} could not be caught up with the cluster's log; check that it runs and that this node reaches it, then retry.");
+            bool added;
+            try
+            {
+                added = await raft.Cluster.AddMemberAsync(new Uri(url + "/"), timeout.Token).ConfigureAwait(false);
+                if (!added && !raft.Members.Any(m => ClusterUrls.Same(UrlOf(m), url)))
+                {
+                    await Task.Delay(pause, timeout.Token).ConfigureAwait(false);
+                    pause = TimeSpan.FromTicks(Math.Min(pause.Ticks * 2, TimeSpan.FromSeconds(4).Ticks));
+                    continue;
+                }
+            }
+            catch (DotNext.Net.Cluster.Consensus.Raft.NotLeaderException)
+            {
+                throw NotLeader();
+            }
+            catch (OperationCanceledException) when (!token.IsCancellationRequested)
+            {
+                // DotNext cancels it when the cluster elects a new leader, or the 60 s passed.
+                throw new NotLeaderException($"The node at {url} was not made a voter: the leader changed, or the node was not caught up within 60 s. Check that it runs and that this node reaches it, and /cluster/topology, then retry (the leader also completes the add itself).");
+            }
+            return;
         }
     }
 

@@ -28,11 +28,11 @@ public sealed class TestCluster : IAsyncDisposable
     public static async Task<TestCluster> StartAsync(int count, bool form = true, params string[] arguments)
     {
         var cluster = new TestCluster();
+        var starts = Enumerable.Range(0, count)
+            .Select(i => ClusterNodeProcess.StartAsync(Path.Combine(cluster._folder.Path, ((char)('a' + i)).ToString()), i == 0 ? arguments : [.. arguments, "--Cluster:Passive=true"]))
+            .ToList();
         try
         {
-            var starts = Enumerable.Range(0, count)
-                .Select(i => ClusterNodeProcess.StartAsync(Path.Combine(cluster._folder.Path, ((char)('a' + i)).ToString()), i == 0 ? arguments : [.. arguments, "--Cluster:Passive=true"]))
-                .ToList();
             foreach (var start in starts)
             {
                 cluster.Nodes.Add(await start);
@@ -55,6 +55,22 @@ public sealed class TestCluster : IAsyncDisposable
         }
         catch
         {
+            // A node whose start had not been awaited when another failed is still ended.
+            foreach (var start in starts)
+            {
+                try
+                {
+                    var node = await start;
+                    if (!cluster.Nodes.Contains(node))
+                    {
+                        cluster.Nodes.Add(node);
+                    }
+                }
+                catch (Exception)
+                {
+                    // That start's own failure: nothing of it to end.
+                }
+            }
             await cluster.DisposeAsync();
             throw;
         }

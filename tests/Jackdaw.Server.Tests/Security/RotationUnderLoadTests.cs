@@ -8,7 +8,8 @@ using Xunit.Abstractions;
 namespace Jackdaw.Server.Tests.Security;
 
 /// <summary>
-/// Issue 28's rotation under load: the server certificate replaced every 100 ms for a minute while
+/// Issue 28's rotation under load: the server certificate replaced every 100 ms (for a minute with
+/// JACKDAW_ROTATION_SECONDS=60, 20 s in the standard run) while
 /// clients make requests, some over a new connection (a full handshake) each, some over one
 /// keep-alive connection each. No request fails, and every handshake that began after a
 /// replacement had returned is shown that certificate or a newer one.
@@ -23,8 +24,13 @@ namespace Jackdaw.Server.Tests.Security;
 [Collection(RunsAlone.Name)]
 public sealed class RotationUnderLoadTests(ITestOutputHelper output)
 {
-    /// <summary>The issue's minute (the replacements are paced by it: on a slow machine they take longer, never fewer).</summary>
-    private static readonly TimeSpan Duration = TimeSpan.FromMinutes(1);
+    /// <summary>
+    /// How long the replacements go on (they are paced by it: on a slow machine they take longer,
+    /// never fewer): 20 s in the standard run, which CI's budget allows; the issue's minute, or
+    /// longer, with <c>JACKDAW_ROTATION_SECONDS=60</c>. The ordering checked is exact at any length.
+    /// </summary>
+    private static readonly TimeSpan Duration = TimeSpan.FromSeconds(
+        int.TryParse(Environment.GetEnvironmentVariable("JACKDAW_ROTATION_SECONDS"), out var seconds) && seconds > 0 ? seconds : 20);
 
     private static readonly TimeSpan ReplaceEvery = TimeSpan.FromMilliseconds(100);
 
