@@ -395,14 +395,26 @@ public sealed partial class PeriodicBackups : IAsyncDisposable
                 DeleteIfEmpty(folder);
             }
             var closing = _closing.IsCancellationRequested && !run.Operation.Killed.IsCancellationRequested;
+            string? movedTo;
+            lock (task.Lock)
+            {
+                movedTo = closing || run.Operation.Killed.IsCancellationRequested ? null : run.MovedTo;
+            }
             var message = run.Operation.Killed.IsCancellationRequested
                 ? $"The backup into '{folder}' was killed (operations/kill)."
-                : $"The backup into '{folder}' failed: {e.Message}";
+                : movedTo is not null
+                    ? $"The backup into '{folder}' was stopped: periodic backup task {configuration.TaskId} now runs on node {movedTo}."
+                    : $"The backup into '{folder}' failed: {e.Message}";
             if (closing)
             {
                 // Not a failure of the backup: the database closed under it. The status keeps the
                 // last attempt it had, so the run is caught up when the database opens again.
                 _logger.LogInformation("Periodic backup task {Task} of database {Database} stopped: the database is closing", configuration.TaskId, _database.Name);
+            }
+            else if (movedTo is not null)
+            {
+                // The task is another node's now: the cluster would refuse this node's status.
+                _logger.LogInformation("Periodic backup task {Task} of database {Database}: {Message}", configuration.TaskId, _database.Name, message);
             }
             else
             {
