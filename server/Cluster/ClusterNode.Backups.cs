@@ -1,3 +1,4 @@
+using System.Text;
 using System.Text.Json;
 using Jackdaw.Server.Backup;
 using Jackdaw.Server.Errors;
@@ -40,7 +41,7 @@ public sealed partial class ClusterNode
             Backup = new ClusterBackupChange(existing?.TaskId ?? 0)
             {
                 Name = configuration.Name,
-                Configuration = System.Text.Encoding.UTF8.GetString((configuration with { CreatedAt = createdAt }).ToJson()),
+                Configuration = Encoding.UTF8.GetString((configuration with { CreatedAt = createdAt }).ToJson()),
                 Disabled = configuration.Disabled,
                 MentorNode = configuration.MentorNode,
                 PinToMentorNode = configuration.PinToMentorNode,
@@ -176,7 +177,7 @@ public sealed partial class ClusterNode
                     Backup = new ClusterBackupChange(0)
                     {
                         Name = configuration.Name,
-                        Configuration = System.Text.Encoding.UTF8.GetString(configuration.ToJson()),
+                        Configuration = Encoding.UTF8.GetString(configuration.ToJson()),
                         Disabled = configuration.Disabled,
                         ResponsibleNode = NodeTag,
                         Status = status with { NodeTag = NodeTag },

@@ -1,3 +1,4 @@
+using System.Buffers;
 using System.Net.WebSockets;
 using System.Text.Json;
 using Jackdaw.Server.Databases;
@@ -118,7 +119,7 @@ public static class IncomingReplication
 
     private static Task SendErrorAsync(WebSocket socket, string message, bool missingAttachments, CancellationToken cancellationToken)
     {
-        var buffer = new System.Buffers.ArrayBufferWriter<byte>(128);
+        var buffer = new ArrayBufferWriter<byte>(128);
         using (var json = new Utf8JsonWriter(buffer))
         {
             json.WriteStartObject();
@@ -135,7 +136,7 @@ public static class IncomingReplication
 
     private static Task SendAsync(WebSocket socket, string type, long position, DocumentDatabase database, bool hello, long revisionPosition, CancellationToken cancellationToken)
     {
-        var buffer = new System.Buffers.ArrayBufferWriter<byte>(128);
+        var buffer = new ArrayBufferWriter<byte>(128);
         using (var json = new Utf8JsonWriter(buffer))
         {
             json.WriteStartObject();

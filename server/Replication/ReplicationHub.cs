@@ -1,3 +1,4 @@
+using System.Net.WebSockets;
 using Jackdaw.Server.Databases;
 
 namespace Jackdaw.Server.Replication;
@@ -35,7 +36,7 @@ public sealed class ReplicationHub : IAsyncDisposable
     /// adds the node's client certificate here (the push route needs <c>ClusterAdmin</c>).
     /// Senders started afterwards use it.
     /// </summary>
-    public Action<System.Net.WebSockets.ClientWebSocketOptions>? ConfigureSocket { get; set; }
+    public Action<ClientWebSocketOptions>? ConfigureSocket { get; set; }
 
     /// <summary>Builds each database's replication part when it opens (a <see cref="DocumentDatabaseOptions.Components"/> entry).</summary>
     public Func<DocumentDatabase, IAsyncDisposable> Component => database => new DatabaseReplication(database, this);
