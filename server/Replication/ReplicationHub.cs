@@ -150,7 +150,9 @@ public sealed class ReplicationHub : IAsyncDisposable
     public IReadOnlyList<OutgoingReplication> Outgoing(string database)
     {
         lock (_lock)
+        {
             return _outgoing.TryGetValue(database, out var current) ? [.. current.Values] : [];
+        }
     }
 
     /// <summary>
@@ -167,7 +169,9 @@ public sealed class ReplicationHub : IAsyncDisposable
         {
             Task progress;
             lock (_lock)
+            {
                 progress = _progress.Task;
+            }
             var senders = Outgoing(database);
             var holding = senders.Where(s => s.AcknowledgedEtag >= etag).Select(s => s.Destination.Tag).Order(StringComparer.Ordinal).ToList();
             if (holding.Count >= replicas)
