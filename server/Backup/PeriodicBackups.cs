@@ -231,11 +231,18 @@ public sealed partial class PeriodicBackups : IAsyncDisposable
     /// progress, that run's operation: a task never runs two backups at once.
     /// </summary>
     /// <exception cref="BadRequestException">No such task.</exception>
+    /// <exception cref="DatabaseUnavailableException">The database closes, or the cluster gave the task to another node.</exception>
     public DatabaseOperation StartNow(long taskId, bool isFull)
     {
         if (!_tasks.TryGetValue(taskId, out var task))
         {
             throw new BadRequestException($"There is no periodic backup task {taskId} in database '{_database.Name}'.");
+        }
+        // A run asked of a node the task left (a request passed on before the node learnt it) would
+        // run beside the new node's: that node takes it.
+        if (!IsMine(task))
+        {
+            throw new DatabaseUnavailableException(_database.Name, $"periodic backup task {taskId} runs on node {task.Responsible}; retry there.");
         }
         return TryStart(task, isFull) ?? throw new DatabaseUnavailableException(_database.Name, "it is closing.");
     }

@@ -147,6 +147,8 @@ public sealed class PeriodicBackupClusterSchedulerTests : IAsyncDisposable
         Assert.Equal(0, _record.Statuses);
         Assert.True(PeriodicBackups.Of(a).TryGet(1, out _, out var statusOnA));
         Assert.Null(statusOnA.Error);
+        // A run asked of A now (a request passed on before it learnt of the move) is B's to run.
+        Assert.Throws<DatabaseUnavailableException>(() => PeriodicBackups.Of(a).StartNow(1, isFull: true));
 
         // B runs the task from the record's status, alone.
         await PeriodicBackups.Of(b).RefreshFromClusterAsync();
