@@ -171,6 +171,26 @@ public sealed partial class PeriodicBackups
         {
             _logger.LogInformation("Periodic backup task {Task} of database {Database} now runs on node {Node}", entry.TaskId, _database.Name, entry.ResponsibleNode);
         }
+        StopRunMovedAway(task);
+    }
+
+    /// <summary>
+    /// Cancels this node's run of a task the cluster gave to another node (its status would be
+    /// refused, and the other node starts its own run): the run ends as a failed one does, its partial
+    /// output removed, without a status.
+    /// </summary>
+    private void StopRunMovedAway(BackupTask task)
+    {
+        lock (task.Lock)
+        {
+            if (IsMine(task) || task.Running is not { MovedTo: null } running)
+            {
+                return;
+            }
+            running.MovedTo = task.Responsible;
+            running.Cancel.Cancel();
+        }
+        _logger.LogWarning("Periodic backup task {Task} of database {Database} now runs on node {Node}: the run in progress here is cancelled", task.Configuration.TaskId, _database.Name, task.Responsible);
     }
 
     /// <summary>Forgets a task here (its timer stopped, a run in progress cancelled, its tombstones released); the cluster's record is not touched.</summary>

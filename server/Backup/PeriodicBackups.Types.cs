@@ -92,6 +92,9 @@ public sealed partial class PeriodicBackups
         public CancellationTokenSource Cancel { get; } = cancel;
 
         public Task? Completion { get; set; }
+
+        /// <summary>Set (under the task's lock) when the run was cancelled because the cluster gave its task to another node: that node.</summary>
+        public string? MovedTo { get; set; }
     }
 
     private sealed class TimerState(PeriodicBackups owner, BackupTask task)

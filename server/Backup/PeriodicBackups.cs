@@ -231,11 +231,18 @@ public sealed partial class PeriodicBackups : IAsyncDisposable
     /// progress, that run's operation: a task never runs two backups at once.
     /// </summary>
     /// <exception cref="BadRequestException">No such task.</exception>
+    /// <exception cref="DatabaseUnavailableException">The database closes, or the cluster gave the task to another node.</exception>
     public DatabaseOperation StartNow(long taskId, bool isFull)
     {
         if (!_tasks.TryGetValue(taskId, out var task))
         {
             throw new BadRequestException($"There is no periodic backup task {taskId} in database '{_database.Name}'.");
+        }
+        // A run asked of a node the task left (a request passed on before the node learnt it) would
+        // run beside the new node's: that node takes it.
+        if (!IsMine(task))
+        {
+            throw new DatabaseUnavailableException(_database.Name, $"periodic backup task {taskId} runs on node {task.Responsible}; retry there.");
         }
         return TryStart(task, isFull) ?? throw new DatabaseUnavailableException(_database.Name, "it is closing.");
     }
@@ -395,14 +402,26 @@ public sealed partial class PeriodicBackups : IAsyncDisposable
                 DeleteIfEmpty(folder);
             }
             var closing = _closing.IsCancellationRequested && !run.Operation.Killed.IsCancellationRequested;
+            string? movedTo;
+            lock (task.Lock)
+            {
+                movedTo = closing || run.Operation.Killed.IsCancellationRequested ? null : run.MovedTo;
+            }
             var message = run.Operation.Killed.IsCancellationRequested
                 ? $"The backup into '{folder}' was killed (operations/kill)."
-                : $"The backup into '{folder}' failed: {e.Message}";
+                : movedTo is not null
+                    ? $"The backup into '{folder}' was stopped: periodic backup task {configuration.TaskId} now runs on node {movedTo}."
+                    : $"The backup into '{folder}' failed: {e.Message}";
             if (closing)
             {
                 // Not a failure of the backup: the database closed under it. The status keeps the
                 // last attempt it had, so the run is caught up when the database opens again.
                 _logger.LogInformation("Periodic backup task {Task} of database {Database} stopped: the database is closing", configuration.TaskId, _database.Name);
+            }
+            else if (movedTo is not null)
+            {
+                // The task is another node's now: the cluster would refuse this node's status.
+                _logger.LogInformation("Periodic backup task {Task} of database {Database}: {Message}", configuration.TaskId, _database.Name, message);
             }
             else
             {

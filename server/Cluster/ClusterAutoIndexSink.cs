@@ -13,4 +13,6 @@ public sealed class ClusterAutoIndexSink(ClusterNode node) : IAutoIndexSink
     public void Created(string database, IndexDefinition definition) => node.PublishAutoIndex(database, definition);
 
     public void Deleted(string database, string name) => node.RetractAutoIndex(database, name);
+
+    public bool IsRecorded(string database, string name) => node.RecordOf(database) is { } record && record.Indexes.ContainsKey(name);
 }

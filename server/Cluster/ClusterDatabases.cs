@@ -1,3 +1,4 @@
+using System.Text.Json;
 using System.Threading.Channels;
 using Jackdaw.Server.Databases;
 
@@ -275,7 +276,7 @@ internal sealed partial class ClusterDatabases : IAsyncDisposable
         {
             return ClusterState.FromJson(File.ReadAllBytes(path));
         }
-        catch (Exception e) when (e is System.Text.Json.JsonException or InvalidDataException or IOException)
+        catch (Exception e) when (e is JsonException or InvalidDataException or IOException)
         {
             // Written by rename, so never torn; unreadable only when damaged. Comparing with the
             // empty state deletes nothing (it only creates what the records name).

@@ -1,4 +1,5 @@
 using System.Net.Security;
+using System.Net.WebSockets;
 using System.Security.Cryptography.X509Certificates;
 
 namespace Jackdaw.Server.Cluster;
@@ -52,7 +53,7 @@ internal sealed class ClusterHttp : IHttpMessageHandlerFactory
     /// replaced one is used), and another node's accepted as for Raft's requests. Null on an
     /// unsecured server.
     /// </summary>
-    public static Action<System.Net.WebSockets.ClientWebSocketOptions>? SocketOptions(Func<X509Certificate2?> certificate) => certificate() is null
+    public static Action<ClientWebSocketOptions>? SocketOptions(Func<X509Certificate2?> certificate) => certificate() is null
         ? null
         : options =>
         {

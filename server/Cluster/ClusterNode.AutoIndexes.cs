@@ -1,4 +1,5 @@
 using System.Globalization;
+using System.Net;
 using System.Text;
 using Jackdaw.Server.Errors;
 using Jackdaw.Server.Indexing.Definitions;
@@ -95,7 +96,7 @@ public sealed partial class ClusterNode
         var leaderUrl = await LeaderUrlAsync(token).ConfigureAwait(false);
         using var response = await LeaderClient.DeleteAsync(
             $"{leaderUrl}/databases/{Uri.EscapeDataString(database)}/indexes?name={Uri.EscapeDataString(name)}", token).ConfigureAwait(false);
-        if (response.StatusCode != System.Net.HttpStatusCode.NotFound)
+        if (response.StatusCode != HttpStatusCode.NotFound)
         {
             await EnsureSuccessAsync(response, leaderUrl, token).ConfigureAwait(false);
         }

@@ -1,3 +1,6 @@
+using System.Globalization;
+using System.Net.Http.Json;
+using System.Text;
 using System.Text.Json;
 using Jackdaw.Server.Backup;
 using Jackdaw.Server.Errors;
@@ -40,7 +43,7 @@ public sealed partial class ClusterNode
             Backup = new ClusterBackupChange(existing?.TaskId ?? 0)
             {
                 Name = configuration.Name,
-                Configuration = System.Text.Encoding.UTF8.GetString((configuration with { CreatedAt = createdAt }).ToJson()),
+                Configuration = Encoding.UTF8.GetString((configuration with { CreatedAt = createdAt }).ToJson()),
                 Disabled = configuration.Disabled,
                 MentorNode = configuration.MentorNode,
                 PinToMentorNode = configuration.PinToMentorNode,
@@ -124,7 +127,8 @@ public sealed partial class ClusterNode
     /// On the leader, every second (with the subscriptions' mentors): a task whose responsible node
     /// has not answered for <see cref="MentorDownAfter"/> goes to another node of the database (its
     /// mentor when up, else the hash choice among the nodes that answer), unless it is pinned to its
-    /// mentor; a task whose mentor answers again goes back to it.
+    /// mentor; a task whose mentor answers again goes back to it once the run in progress on its
+    /// current node (asked) ended (<see cref="ClusterState.PlanBackupMove"/>).
     /// </summary>
     private async Task WatchBackupsAsync(ClusterState state, Dictionary<string, DateTime> downSince, DateTime now, CancellationToken token)
     {
@@ -134,13 +138,8 @@ public sealed partial class ClusterNode
         {
             foreach (var task in record.Backups.Values)
             {
-                var mentorBack = task.MentorNode is { } mentor && mentor != task.ResponsibleNode && record.Nodes.Contains(mentor) && Usable(mentor);
-                if (!mentorBack && (!Down(task.ResponsibleNode) || (task.PinToMentorNode && task.MentorNode == task.ResponsibleNode)))
-                {
-                    continue;
-                }
-                var next = ClusterState.ChooseBackupNode(task.TaskId, task.MentorNode, task.PinToMentorNode, record.Nodes, Usable);
-                if (next == task.ResponsibleNode || !Usable(next))
+                if (ClusterState.PlanBackupMove(task, record.Nodes, Down, Usable) is not var (next, waitsForRun)
+                    || (waitsForRun && await RunsBackupAsync(state, record.Name, task, token).ConfigureAwait(false)))
                 {
                     continue;
                 }
@@ -151,6 +150,35 @@ public sealed partial class ClusterNode
                 }, token).ConfigureAwait(false);
                 LogBackupMoved(_logger, task.TaskId, record.Name, task.ResponsibleNode, next);
             }
+        }
+    }
+
+    /// <summary>
+    /// Whether the task's responsible node is running it now (this node's own runs, else its
+    /// <c>GET /databases/{db}/task</c>'s <c>OnGoingBackup</c>); false when it does not answer within 2 s.
+    /// </summary>
+    private async Task<bool> RunsBackupAsync(ClusterState state, string database, ClusterBackupTask task, CancellationToken token)
+    {
+        try
+        {
+            if (task.ResponsibleNode == NodeTag)
+            {
+                return PeriodicBackups.Of(_databases().GetDatabase(database)).RunningOf(task.TaskId) is not null;
+            }
+            if (!state.Members.TryGetValue(task.ResponsibleNode, out var url))
+            {
+                return false;
+            }
+            using var limit = CancellationTokenSource.CreateLinkedTokenSource(token);
+            limit.CancelAfter(TimeSpan.FromSeconds(2));
+            var json = await _client.GetFromJsonAsync<JsonElement>(
+                $"{url}/databases/{Uri.EscapeDataString(database)}/task?key={task.TaskId.ToString(CultureInfo.InvariantCulture)}&type=Backup", limit.Token).ConfigureAwait(false);
+            return json.ValueKind == JsonValueKind.Object && json.TryGetProperty("OnGoingBackup", out var running) && running.ValueKind == JsonValueKind.Object;
+        }
+        catch (Exception e) when (e is not OperationCanceledException || !token.IsCancellationRequested)
+        {
+            // No answer, or no such copy: nothing known to run there, so the task moves.
+            return false;
         }
     }
 
@@ -176,7 +204,7 @@ public sealed partial class ClusterNode
                     Backup = new ClusterBackupChange(0)
                     {
                         Name = configuration.Name,
-                        Configuration = System.Text.Encoding.UTF8.GetString(configuration.ToJson()),
+                        Configuration = Encoding.UTF8.GetString(configuration.ToJson()),
                         Disabled = configuration.Disabled,
                         ResponsibleNode = NodeTag,
                         Status = status with { NodeTag = NodeTag },

@@ -1,3 +1,5 @@
+using System.Text.Json;
+
 namespace Jackdaw.Server.Cluster;
 
 /// <summary>
@@ -94,10 +96,10 @@ public sealed partial class ClusterNode
     {
         try
         {
-            using var document = System.Text.Json.JsonDocument.Parse(json);
-            return document.RootElement.TryGetProperty("Disabled", out var disabled) && disabled.ValueKind == System.Text.Json.JsonValueKind.True;
+            using var document = JsonDocument.Parse(json);
+            return document.RootElement.TryGetProperty("Disabled", out var disabled) && disabled.ValueKind == JsonValueKind.True;
         }
-        catch (System.Text.Json.JsonException)
+        catch (JsonException)
         {
             return false;
         }

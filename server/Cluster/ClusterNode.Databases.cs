@@ -1,3 +1,5 @@
+using System.Text;
+using System.Text.Json;
 using Jackdaw.Server.Errors;
 
 namespace Jackdaw.Server.Cluster;
@@ -100,13 +102,13 @@ public sealed partial class ClusterNode
                     {
                         return;
                     }
-                    using var list = await System.Text.Json.JsonDocument.ParseAsync(await answer.Content.ReadAsStreamAsync(limit.Token).ConfigureAwait(false), cancellationToken: limit.Token).ConfigureAwait(false);
+                    using var list = await JsonDocument.ParseAsync(await answer.Content.ReadAsStreamAsync(limit.Token).ConfigureAwait(false), cancellationToken: limit.Token).ConfigureAwait(false);
                     if (list.RootElement.GetProperty("Databases").EnumerateArray().Any(d => string.Equals(d.GetString(), name, StringComparison.OrdinalIgnoreCase)))
                     {
                         return;
                     }
                 }
-                catch (Exception e) when (e is HttpRequestException or System.Text.Json.JsonException or KeyNotFoundException
+                catch (Exception e) when (e is HttpRequestException or JsonException or KeyNotFoundException
                     || e is OperationCanceledException && !token.IsCancellationRequested)
                 {
                     return;
@@ -197,12 +199,12 @@ public sealed partial class ClusterNode
         {
             throw NotLeader();
         }
-        var body = System.Text.Json.JsonSerializer.Serialize(new Dictionary<string, object>
+        var body = JsonSerializer.Serialize(new Dictionary<string, object>
         {
             ["DatabaseName"] = name,
             ["Topology"] = new Dictionary<string, object> { ["Members"] = new[] { NodeTag } },
         });
-        using var content = new StringContent(body, System.Text.Encoding.UTF8, "application/json");
+        using var content = new StringContent(body, Encoding.UTF8, "application/json");
         using var response = await LeaderClient.PutAsync($"{leaderUrl}/admin/databases", content, token).ConfigureAwait(false);
         if (!response.IsSuccessStatusCode)
         {

@@ -1,3 +1,5 @@
+using System.Security.Cryptography;
+using System.Security.Cryptography.X509Certificates;
 using System.Text.Json;
 
 namespace Jackdaw.Server.Cluster;
@@ -81,14 +83,39 @@ public sealed partial class ClusterNode
         }
     }
 
+    /// <summary>
+    /// Whether <paramref name="certificate"/> (a ClusterAdmin's, checked by the caller) may speak
+    /// Raft's protocol to this node on a secured cluster: a member admits its own certificate (nodes
+    /// that share one) and the members' and nodes being added's recorded in the state
+    /// (<see cref="ClusterState.NodeCertificates"/>). A node not yet a member admits the leader adding
+    /// it, as does a cluster that recorded none (formed before they were kept).
+    /// </summary>
+    public bool AdmitsToConsensus(X509Certificate2? certificate)
+    {
+        var state = State;
+        if (!IsMember || state.Members.Keys.Any(tag => !state.NodeCertificates.ContainsKey(tag)))
+        {
+            // Enforced once every member's is known (the leader records those a cluster formed
+            // before they were kept lacks, ClusterNode.NodeCertificates.cs).
+            return true;
+        }
+        if (certificate is null)
+        {
+            return false;
+        }
+        var thumbprint = certificate.Thumbprint;
+        return (_http.Certificate is { } own && ThumbprintOf(own) is { } ownThumbprint && string.Equals(ownThumbprint, thumbprint, StringComparison.OrdinalIgnoreCase))
+            || state.IsNodeCertificate(thumbprint);
+    }
+
     /// <summary>The certificate's thumbprint; null when a replacement disposed it meanwhile (asked again at the next check).</summary>
-    private static string? ThumbprintOf(System.Security.Cryptography.X509Certificates.X509Certificate2 certificate)
+    private static string? ThumbprintOf(X509Certificate2 certificate)
     {
         try
         {
             return certificate.GetCertHashString();
         }
-        catch (Exception e) when (e is System.Security.Cryptography.CryptographicException or ObjectDisposedException)
+        catch (Exception e) when (e is CryptographicException or ObjectDisposedException)
         {
             return null;
         }

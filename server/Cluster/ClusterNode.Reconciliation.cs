@@ -64,31 +64,6 @@ public sealed partial class ClusterNode
         }
     }
 
-    /// <summary>
-    /// Whether <paramref name="certificate"/> (a ClusterAdmin's, checked by the caller) may speak
-    /// Raft's protocol to this node on a secured cluster: a member admits its own certificate (nodes
-    /// that share one) and the members' and nodes being added's recorded in the state
-    /// (<see cref="ClusterState.NodeCertificates"/>). A node not yet a member admits the leader adding
-    /// it, as does a cluster that recorded none (formed before they were kept).
-    /// </summary>
-    public bool AdmitsToConsensus(System.Security.Cryptography.X509Certificates.X509Certificate2? certificate)
-    {
-        var state = State;
-        if (!IsMember || state.Members.Keys.Any(tag => !state.NodeCertificates.ContainsKey(tag)))
-        {
-            // Enforced once every member's is known (the leader records those a cluster formed
-            // before they were kept lacks, ClusterNode.NodeCertificates.cs).
-            return true;
-        }
-        if (certificate is null)
-        {
-            return false;
-        }
-        var thumbprint = certificate.Thumbprint;
-        return (_http.Certificate is { } own && ThumbprintOf(own) is { } ownThumbprint && string.Equals(ownThumbprint, thumbprint, StringComparison.OrdinalIgnoreCase))
-            || state.IsNodeCertificate(thumbprint);
-    }
-
     /// <summary>Carries out one repair (under <c>_membership</c>, on the leader).</summary>
     private async Task RepairAsync(MembershipRepair repair, CancellationToken token)
     {

@@ -1,4 +1,5 @@
 using System.Net;
+using System.Net.Http.Headers;
 using System.Text.Json;
 using Jackdaw.Server.Errors;
 using NotLeaderException = Jackdaw.Server.Errors.NotLeaderException;
@@ -70,7 +71,7 @@ public sealed partial class ClusterNode
             throw NotLeader();
         }
         using var content = new ByteArrayContent(ClusterStateMachine.Serialize(command));
-        content.Headers.ContentType = new System.Net.Http.Headers.MediaTypeHeaderValue("application/json");
+        content.Headers.ContentType = new MediaTypeHeaderValue("application/json");
         HttpResponseMessage response;
         try
         {

@@ -1,3 +1,4 @@
+using System.Security.Cryptography.X509Certificates;
 using DotNext.Net.Cluster;
 using DotNext.Net.Cluster.Consensus.Raft;
 using NotLeaderException = Jackdaw.Server.Errors.NotLeaderException;
@@ -50,7 +51,7 @@ public sealed partial class ClusterNode : IAsyncDisposable
     /// <param name="databases">The local databases (created on first use by the server).</param>
     /// <param name="loneTag">The tag of a server that never joined a cluster (<see cref="DocumentDatabaseOptions.NodeTag"/> as configured, A by default; read when asked, so that tests may set it after the server is built).</param>
     /// <param name="certificate">The server's current certificate, presented to the other nodes; null on an unsecured server.</param>
-    public ClusterNode(ClusterOptions options, string folder, Func<string> loneTag, ILoggerFactory loggerFactory, Func<DatabasesLandlord> databases, Func<System.Security.Cryptography.X509Certificates.X509Certificate2?> certificate)
+    public ClusterNode(ClusterOptions options, string folder, Func<string> loneTag, ILoggerFactory loggerFactory, Func<DatabasesLandlord> databases, Func<X509Certificate2?> certificate)
     {
         _http = new ClusterHttp(certificate, TimeSpan.FromMilliseconds(options.ElectionTimeoutMs));
         _client = _http.CreateClient(TimeSpan.FromSeconds(10));

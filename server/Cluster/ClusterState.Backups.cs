@@ -26,6 +26,29 @@ public sealed partial class ClusterState
         return ClusterSubscriptions.ChooseMentor(taskId.ToString(CultureInfo.InvariantCulture), nodes, usable);
     }
 
+    /// <summary>
+    /// The leader's plan for task <paramref name="task"/> of a record on <paramref name="nodes"/>:
+    /// null when it stays; else the node it goes to (a responsible node <paramref name="down"/> for
+    /// long enough: the same choice among the nodes <paramref name="usable"/> says answer; a mentor
+    /// that answers again: back to it, unless pinned elsewhere), and whether the move waits for a run
+    /// in progress on the current node: true when that node is not down (a move back to the mentor),
+    /// so that a node that answers is never made to drop a run for it.
+    /// </summary>
+    public static (string Next, bool WaitsForRun)? PlanBackupMove(ClusterBackupTask task, IReadOnlyList<string> nodes, Func<string, bool> down, Func<string, bool> usable)
+    {
+        var mentorBack = task.MentorNode is { } mentor && mentor != task.ResponsibleNode && nodes.Contains(mentor) && usable(mentor);
+        if (!mentorBack && (!down(task.ResponsibleNode) || (task.PinToMentorNode && task.MentorNode == task.ResponsibleNode)))
+        {
+            return null;
+        }
+        var next = ChooseBackupNode(task.TaskId, task.MentorNode, task.PinToMentorNode, nodes, usable);
+        if (next == task.ResponsibleNode || !usable(next))
+        {
+            return null;
+        }
+        return (next, !down(task.ResponsibleNode));
+    }
+
     private static (ClusterDatabaseRecord Record, string? Refused) ApplyBackup(ClusterCommand command, ClusterDatabaseRecord record, ClusterBackupChange change, long index)
     {
         var backups = record.Backups;

@@ -1,5 +1,6 @@
 using System.Collections.Immutable;
 using System.Text.Json;
+using System.Text.Json.Serialization;
 
 namespace Jackdaw.Server.Cluster;
 
@@ -358,7 +359,7 @@ public sealed partial class ClusterState
 
         public List<ClusterIndex>? Indexes { get; init; }
 
-        [System.Text.Json.Serialization.JsonIgnore(Condition = System.Text.Json.Serialization.JsonIgnoreCondition.WhenWritingNull)]
+        [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
         public List<ClusterBackupTask>? Backups { get; init; }
 
         public string? ConflictSolver { get; init; }

@@ -3,7 +3,7 @@ using Jackdaw.Server.Indexing.Definitions;
 namespace Jackdaw.Server.Indexing;
 
 /// <summary>
-/// Told of the auto-indexes a database's queries create and its housekeeping deletes (idle too
+/// Told of the auto-indexes a database's queries create and its housekeeping retires (idle too
 /// long, or covered by a wider one), so that a cluster can record them and every node of the
 /// database have them. Called after the change, on the thread that made it: it must not block
 /// (queue the work). Set by the server (<see cref="IndexStore.Component"/>); indexing knows nothing
@@ -14,4 +14,12 @@ public interface IAutoIndexSink
     void Created(string database, IndexDefinition definition);
 
     void Deleted(string database, string name);
+
+    /// <summary>
+    /// True when a cluster's record of <paramref name="database"/> has auto-index <paramref name="name"/>:
+    /// only the record deletes it then, on every node at once. Housekeeping neither deletes it for
+    /// idleness (its idleness is this node's own: another node's queries may use it) nor deletes a
+    /// covered one here before the record does (<see cref="Deleted"/> asks for that).
+    /// </summary>
+    bool IsRecorded(string database, string name);
 }

@@ -113,9 +113,9 @@ public sealed partial class IndexStore
         return list.Count == 0 ? "no field" : string.Join(", ", list);
     }
 
-    /// <summary>When the auto-index deleted at <paramref name="index"/>'s current idleness runs out (null for static ones).</summary>
+    /// <summary>When the auto-index deleted at <paramref name="index"/>'s current idleness runs out (null for static ones, and for those a cluster's record keeps).</summary>
     public DateTime? AutoDeleteAt(Index index) =>
-        index.Definition.IsAutoIndex ? (index.LastQueryingTime ?? index.Definition.CreatedAt) + _options.AutoIndexDeleteAfter : null;
+        index.Definition.IsAutoIndex && !_autoIndexes.IsRecorded(_database.Name, index.Name) ? (index.LastQueryingTime ?? index.Definition.CreatedAt) + _options.AutoIndexDeleteAfter : null;
 
     /// <summary>Idle auto-indexes, and deleting those idle too long; narrower auto-indexes once a wider one caught up.</summary>
     private async Task HousekeepingAsync()
@@ -149,7 +149,9 @@ public sealed partial class IndexStore
         foreach (var index in _indexes.Values.Where(i => i.Definition.IsAutoIndex).ToList())
         {
             var lastUsed = index.LastQueryingTime ?? index.Definition.CreatedAt;
-            if (now - lastUsed > _options.AutoIndexDeleteAfter)
+            // A cluster's record keeps it for every node: not queried here says nothing of the others.
+            var recorded = _autoIndexes.IsRecorded(_database.Name, index.Name);
+            if (now - lastUsed > _options.AutoIndexDeleteAfter && !recorded)
             {
                 _logger.LogWarning("Auto-index {Index} of database {Database} was not queried since {LastUsed:o}; deleted", index.Name, _database.Name, lastUsed);
                 await DeleteAsync(index.Name).ConfigureAwait(false);
@@ -157,7 +159,14 @@ public sealed partial class IndexStore
             }
             else if (now - lastUsed > _options.AutoIndexIdleAfter && index.State == IndexState.Normal)
             {
-                _logger.LogInformation("Auto-index {Index} of database {Database} is idle; it is deleted at {DeleteAt:o} unless queried", index.Name, _database.Name, lastUsed + _options.AutoIndexDeleteAfter);
+                if (recorded)
+                {
+                    _logger.LogInformation("Auto-index {Index} of database {Database} is idle on this node; the cluster's record keeps it (delete it there)", index.Name, _database.Name);
+                }
+                else
+                {
+                    _logger.LogInformation("Auto-index {Index} of database {Database} is idle; it is deleted at {DeleteAt:o} unless queried", index.Name, _database.Name, lastUsed + _options.AutoIndexDeleteAfter);
+                }
                 index.SetIdle();
             }
         }
@@ -187,7 +196,13 @@ public sealed partial class IndexStore
             {
                 stale = wider.IsStale(reader);
             }
-            if (!stale && _indexes.ContainsKey(narrow.Name))
+            if (!stale && _autoIndexes.IsRecorded(_database.Name, narrow.Name))
+            {
+                // Taken out of the record, which deletes it on every node, this one included.
+                _autoIndexes.Deleted(_database.Name, narrow.Name);
+                _logger.LogInformation("Auto-index {Index} is covered by {Wider}, which has caught up; taken out of the cluster's record", narrow.Name, wider.Name);
+            }
+            else if (!stale && _indexes.ContainsKey(narrow.Name))
             {
                 try
                 {

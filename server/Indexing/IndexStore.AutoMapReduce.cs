@@ -155,6 +155,13 @@ public sealed partial class IndexStore
             {
                 continue;
             }
+            if (_autoIndexes.IsRecorded(_database.Name, narrow.Name))
+            {
+                // Taken out of the record, which deletes it on every node, this one included.
+                _autoIndexes.Deleted(_database.Name, narrow.Name);
+                _logger.LogInformation("Auto map-reduce index {Index} is covered by {Wider}, which has caught up; taken out of the cluster's record", narrow.Name, wider.Name);
+                continue;
+            }
             try
             {
                 await DeleteAsync(narrow.Name).ConfigureAwait(false);

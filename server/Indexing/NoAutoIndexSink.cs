@@ -18,4 +18,6 @@ public sealed class NoAutoIndexSink : IAutoIndexSink
     public void Deleted(string database, string name)
     {
     }
+
+    public bool IsRecorded(string database, string name) => false;
 }

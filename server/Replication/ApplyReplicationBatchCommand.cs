@@ -1,3 +1,4 @@
+using System.Text;
 using Jackdaw.Server.Databases;
 using Jackdaw.Server.Documents;
 using Jackdaw.Storage.Blittable;
@@ -175,7 +176,7 @@ public sealed class ApplyReplicationBatchCommand(string sourceDatabaseId, Replic
         if (localExists && transaction.TryGet(item.Id, out record))
         {
             localDocument = record.Document.ToArray();
-            localCollection = record.CollectionUtf8.IsEmpty ? null : System.Text.Encoding.UTF8.GetString(record.CollectionUtf8);
+            localCollection = record.CollectionUtf8.IsEmpty ? null : Encoding.UTF8.GetString(record.CollectionUtf8);
         }
         var merged = ChangeVectors.Merge(localChangeVector, item.ChangeVector);
         if (policy == ConflictPolicy.Keep)

@@ -1,3 +1,4 @@
+using System.Buffers.Binary;
 using System.Text;
 using System.Text.Json;
 using Jackdaw.Server.Databases;
@@ -43,7 +44,7 @@ public sealed class DatabaseReplication : IAsyncDisposable, ITombstoneConsumer
         }
         if (reader.GetTree(SettingsTree) is { } settings && settings.TryGet(TombstoneHoldKey, out var hold))
         {
-            _durableHold = System.Buffers.Binary.BinaryPrimitives.ReadInt64LittleEndian(hold);
+            _durableHold = BinaryPrimitives.ReadInt64LittleEndian(hold);
         }
     }
 
@@ -205,7 +206,7 @@ public sealed class DatabaseReplication : IAsyncDisposable, ITombstoneConsumer
             if (hold is { } etag)
             {
                 Span<byte> value = stackalloc byte[sizeof(long)];
-                System.Buffers.Binary.BinaryPrimitives.WriteInt64LittleEndian(value, etag);
+                BinaryPrimitives.WriteInt64LittleEndian(value, etag);
                 tree.Put(TombstoneHoldKey, value);
             }
             else

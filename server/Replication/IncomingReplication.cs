@@ -1,3 +1,4 @@
+using System.Buffers;
 using System.Net.WebSockets;
 using System.Text.Json;
 using Jackdaw.Server.Databases;
@@ -42,7 +43,7 @@ public static class IncomingReplication
             position = ReplicationPositions.Read(reader, sourceDatabaseId);
             revisionPosition = ReplicationPositions.ReadRevisions(reader, sourceDatabaseId);
         }
-        await SendAsync(socket, "Hello", position, database, hello: true, cancellationToken, revisionPosition).ConfigureAwait(false);
+        await SendAsync(socket, "Hello", position, database, hello: true, revisionPosition, cancellationToken).ConfigureAwait(false);
         logger.LogInformation("Database {Database}: replication from {Source} ({SourceId}) connected at etag {Position}", database.Name, sourceTag, sourceDatabaseId, position);
 
         using var messages = new WebSocketMessageReader(socket, MaxMessageBytes);
@@ -112,13 +113,13 @@ public static class IncomingReplication
                 await SendErrorAsync(socket, $"Node {database.NodeTag} could not apply the batch: {e.Message}", e is MissingAttachmentsException, cancellationToken).ConfigureAwait(false);
                 return;
             }
-            await SendAsync(socket, "Ack", position, database, hello: false, cancellationToken).ConfigureAwait(false);
+            await SendAsync(socket, "Ack", position, database, hello: false, revisionPosition: 0, cancellationToken).ConfigureAwait(false);
         }
     }
 
     private static Task SendErrorAsync(WebSocket socket, string message, bool missingAttachments, CancellationToken cancellationToken)
     {
-        var buffer = new System.Buffers.ArrayBufferWriter<byte>(128);
+        var buffer = new ArrayBufferWriter<byte>(128);
         using (var json = new Utf8JsonWriter(buffer))
         {
             json.WriteStartObject();
@@ -133,9 +134,9 @@ public static class IncomingReplication
         return socket.SendAsync(buffer.WrittenMemory, WebSocketMessageType.Text, endOfMessage: true, cancellationToken).AsTask();
     }
 
-    private static Task SendAsync(WebSocket socket, string type, long position, DocumentDatabase database, bool hello, CancellationToken cancellationToken, long revisionPosition = 0)
+    private static Task SendAsync(WebSocket socket, string type, long position, DocumentDatabase database, bool hello, long revisionPosition, CancellationToken cancellationToken)
     {
-        var buffer = new System.Buffers.ArrayBufferWriter<byte>(128);
+        var buffer = new ArrayBufferWriter<byte>(128);
         using (var json = new Utf8JsonWriter(buffer))
         {
             json.WriteStartObject();

@@ -1,3 +1,4 @@
+using System.Text;
 using Jackdaw.Server.Documents;
 
 namespace Jackdaw.Server.Replication;
@@ -40,7 +41,7 @@ public static partial class ReplicationFeed
                 }
                 continue;
             }
-            var collection = record.CollectionUtf8.IsEmpty ? null : System.Text.Encoding.UTF8.GetString(record.CollectionUtf8);
+            var collection = record.CollectionUtf8.IsEmpty ? null : Encoding.UTF8.GetString(record.CollectionUtf8);
             documents.Add(new ReplicationItem(record.Etag, false, record.Id, collection, changeVector, record.LastModifiedTicks, record.Document.ToArray()));
             bytes += record.Document.Length;
             if (bytes >= maxBytes)

@@ -1,3 +1,4 @@
+using System.Net.WebSockets;
 using Jackdaw.Server.Databases;
 
 namespace Jackdaw.Server.Replication;
@@ -35,7 +36,7 @@ public sealed class ReplicationHub : IAsyncDisposable
     /// adds the node's client certificate here (the push route needs <c>ClusterAdmin</c>).
     /// Senders started afterwards use it.
     /// </summary>
-    public Action<System.Net.WebSockets.ClientWebSocketOptions>? ConfigureSocket { get; set; }
+    public Action<ClientWebSocketOptions>? ConfigureSocket { get; set; }
 
     /// <summary>Builds each database's replication part when it opens (a <see cref="DocumentDatabaseOptions.Components"/> entry).</summary>
     public Func<DocumentDatabase, IAsyncDisposable> Component => database => new DatabaseReplication(database, this);
@@ -149,7 +150,9 @@ public sealed class ReplicationHub : IAsyncDisposable
     public IReadOnlyList<OutgoingReplication> Outgoing(string database)
     {
         lock (_lock)
+        {
             return _outgoing.TryGetValue(database, out var current) ? [.. current.Values] : [];
+        }
     }
 
     /// <summary>
@@ -166,7 +169,9 @@ public sealed class ReplicationHub : IAsyncDisposable
         {
             Task progress;
             lock (_lock)
+            {
                 progress = _progress.Task;
+            }
             var senders = Outgoing(database);
             var holding = senders.Where(s => s.AcknowledgedEtag >= etag).Select(s => s.Destination.Tag).Order(StringComparer.Ordinal).ToList();
             if (holding.Count >= replicas)

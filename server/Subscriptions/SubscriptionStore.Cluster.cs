@@ -38,9 +38,18 @@ public sealed partial class SubscriptionStore
                 _subscriptions.TryGetValue(definition.Name, out var existing);
                 if (existing is { Cluster: null })
                 {
-                    // This node's own from before the cluster (a founder records its own in it): the
-                    // cluster's takes its place, and the database forgets its copy.
-                    ForgetLocal(existing);
+                    if (RecordedFrom(definition, existing.Record))
+                    {
+                        // This node's own from before the cluster, which the founder recorded in
+                        // it: the cluster's takes its place, and the database forgets its copy.
+                        ForgetLocal(existing);
+                    }
+                    else
+                    {
+                        // Another subscription under the same name: the cluster's is served, this
+                        // node's stays in the database's tree (not deleted), and the log says so.
+                        Shadowed(existing);
+                    }
                     existing = null;
                 }
                 if (existing is not null && existing.Record.Query == definition.Query)
@@ -65,6 +74,22 @@ public sealed partial class SubscriptionStore
                 gone.CloseAll("the subscription was deleted");
             }
         }
+    }
+
+    /// <summary>
+    /// Whether the cluster's <paramref name="definition"/> was recorded from this copy's own
+    /// <paramref name="local"/> one when this node founded the cluster: the founder records each
+    /// with its query and creation time.
+    /// </summary>
+    internal static bool RecordedFrom(ClusteredSubscription definition, SubscriptionRecord local) =>
+        string.Equals(definition.Query, local.Query, StringComparison.Ordinal) && definition.CreatedAt.Ticks == local.CreatedAt.Ticks;
+
+    private void Shadowed(SubscriptionCoordinator local)
+    {
+        _logger.LogError("Subscription {Subscription} of database {Database} on this node ({Query}, created {Created:o}) is not the cluster's subscription of that name: "
+            + "the cluster's is served; this node's stays in the database's storage, unserved",
+            local.Record.Name, _database.Name, local.Record.Query, local.Record.CreatedAt);
+        local.CloseAll("the cluster keeps another subscription of this name", canReconnect: true);
     }
 
     private void ForgetLocal(SubscriptionCoordinator local)

@@ -127,6 +127,12 @@ public sealed partial class SubscriptionStore : IAsyncDisposable
         {
             return await CreateInClusterAsync(name, query, changeVector).ConfigureAwait(false);
         }
+        // A member that has not loaded this database's record yet would make a subscription of its
+        // own, which the cluster's of the same name would shadow once loaded: retry shortly.
+        if (_cluster?.IsLoading(_database.Name) == true)
+        {
+            throw new DatabaseUnavailableException(_database.Name, "this node is still loading the cluster's state (its subscriptions are kept there).");
+        }
         var start = changeVector switch
         {
             null or "" or "BeginningOfTime" => 0,

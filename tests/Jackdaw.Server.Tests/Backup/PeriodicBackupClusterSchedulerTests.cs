@@ -36,9 +36,17 @@ public sealed class PeriodicBackupClusterSchedulerTests : IAsyncDisposable
         return database;
     }
 
+    /// <summary>When set, a run creates its folder, says so, and then waits until it is cancelled.</summary>
+    private TaskCompletionSource<string>? _hung;
+
     private async Task<BackupResult> RunAsync(DocumentDatabase database, BackupRequest request, BackupRun progress, CancellationToken cancel)
     {
         Directory.CreateDirectory(request.Folder);
+        if (_hung is { } hung)
+        {
+            hung.TrySetResult(request.Folder);
+            await Task.Delay(Timeout.Infinite, cancel);
+        }
         var path = Path.Combine(request.Folder, $"{Guid.NewGuid():N}.jackdaw-{(request.Full ? "snapshot" : "incremental")}");
         await File.WriteAllTextAsync(path, "backup", cancel);
         _runs.Enqueue((database, request));
@@ -105,6 +113,49 @@ public sealed class PeriodicBackupClusterSchedulerTests : IAsyncDisposable
         _record.Task = null!;
         await PeriodicBackups.Of(b).RefreshFromClusterAsync();
         Assert.Empty(PeriodicBackups.Of(b).Configurations);
+    }
+
+    [Fact]
+    public async Task ANodeThatLosesTheTaskMidRunCancelsItsRunAndProposesNoStatus()
+    {
+        var configuration = JsonSerializer.Serialize(new
+        {
+            TaskId = 1,
+            Name = "nightly",
+            BackupType = "Snapshot",
+            FullBackupFrequency = "*/15 * * * *",
+            LocalSettings = new { FolderPath = _backups.Path },
+            CreatedAt = Start.UtcDateTime,
+        });
+        _record.Task = new ClusteredBackupTask(1, configuration, "A", "http://a");
+        var (a, b) = (Open("A"), Open("B"));
+        _hung = new TaskCompletionSource<string>(TaskCreationOptions.RunContinuationsAsynchronously);
+        _time.Advance(TimeSpan.FromMinutes(15));
+        var folder = await _hung.Task.WaitAsync(TimeSpan.FromSeconds(30));
+        var operationId = PeriodicBackups.Of(a).RunningOf(1)!.Value.OperationId;
+
+        // The leader gives the task to B (A did not answer): A learns it and stops at once.
+        _hung = null;
+        _record.Task = _record.Task with { ResponsibleNode = "B", ResponsibleUrl = "http://b" };
+        await PeriodicBackups.Of(a).RefreshFromClusterAsync();
+        await Poll.UntilAsync(() => Task.FromResult(PeriodicBackups.Of(a).RunningOf(1) is null), TimeSpan.FromSeconds(30), "A's run to stop");
+        Assert.False(Directory.Exists(folder));
+        Assert.True(a.Operations.TryGet(operationId, out var operation));
+        var failure = operation.State.Failure;
+        Assert.NotNull(failure);
+        Assert.Contains("now runs on node B", failure.Message, StringComparison.Ordinal);
+        Assert.Equal(0, _record.Statuses);
+        Assert.True(PeriodicBackups.Of(a).TryGet(1, out _, out var statusOnA));
+        Assert.Null(statusOnA.Error);
+        // A run asked of A now (a request passed on before it learnt of the move) is B's to run.
+        Assert.Throws<DatabaseUnavailableException>(() => PeriodicBackups.Of(a).StartNow(1, isFull: true));
+
+        // B runs the task from the record's status, alone.
+        await PeriodicBackups.Of(b).RefreshFromClusterAsync();
+        _time.Advance(TimeSpan.FromMinutes(15));
+        await WaitForAsync(b, 1);
+        Assert.Equal("B", _record.Task.Status!.NodeTag);
+        Assert.Empty(RunsOf(a));
     }
 
     public async ValueTask DisposeAsync()

@@ -169,4 +169,29 @@ public sealed class ClusterStateBackupTests
         Assert.Empty(old.Databases["Orders"].Backups);
         Assert.Single(Apply(old, 3, Put("p1")).Databases["Orders"].Backups);
     }
+
+    [Fact]
+    public void TheLeaderMovesATaskOffANodeDownAtOnceButBackToItsMentorOnlyAfterTheRunInProgress()
+    {
+        string[] nodes = ["A", "B", "C"];
+        var onA = new ClusterBackupTask(5, "nightly", Nightly, "A");
+        bool None(string tag) => false;
+
+        // Its node answers: it stays.
+        Assert.Null(ClusterState.PlanBackupMove(onA, nodes, None, _ => true));
+        // Its node down: another node at once (the node cannot be asked about a run).
+        var (next, waits) = ClusterState.PlanBackupMove(onA, nodes, n => n == "A", n => n != "A")!.Value;
+        Assert.NotEqual("A", next);
+        Assert.False(waits);
+        // Pinned to its mentor: it waits for it.
+        Assert.Null(ClusterState.PlanBackupMove(onA with { MentorNode = "A", PinToMentorNode = true }, nodes, n => n == "A", n => n != "A"));
+
+        // Its mentor C answers again while B runs it: back to C, after B's run (B answers).
+        var onB = onA with { ResponsibleNode = "B", MentorNode = "C" };
+        Assert.Equal(("C", true), ClusterState.PlanBackupMove(onB, nodes, None, _ => true));
+        // The mentor not answering yet: it stays on B.
+        Assert.Null(ClusterState.PlanBackupMove(onB, nodes, None, n => n != "C"));
+        // B down meanwhile: to C at once.
+        Assert.Equal(("C", false), ClusterState.PlanBackupMove(onB, nodes, n => n == "B", n => n != "B"));
+    }
 }

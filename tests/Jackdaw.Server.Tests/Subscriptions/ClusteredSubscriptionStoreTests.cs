@@ -24,9 +24,14 @@ public sealed class ClusteredSubscriptionStoreTests
 
         public Dictionary<string, long> Feeds { get; } = new() { ["copy-of-B"] = 42 };
 
-        public bool Keeps(string database) => true;
+        /// <summary>False: the database is a lone server's (or, with <see cref="Loading"/>, not in the state this member loaded so far).</summary>
+        public bool Clustered { get; set; } = true;
 
-        public bool IsLoading(string database) => false;
+        public bool Loading { get; set; }
+
+        public bool Keeps(string database) => Clustered;
+
+        public bool IsLoading(string database) => Loading;
 
         public IReadOnlyList<ClusteredSubscription> Current(string database) => [.. Subscriptions];
 
@@ -118,5 +123,61 @@ public sealed class ClusteredSubscriptionStoreTests
         await session.AcknowledgeAsync(rest.LastEtag);
         Assert.Equal(42, cluster.Proposals[^1].Position!["copy-of-B"]);
         Assert.Equal(rest.LastEtag, cluster.Proposals[^1].Position![database.DatabaseId]);
+    }
+
+    [Fact]
+    public async Task ALocalSubscriptionTheFounderRecordedGivesWayToTheClustersAndLeavesTheDatabase()
+    {
+        using var folder = new TempFolder();
+        var cluster = new FakeCluster { Clustered = false };
+        await using var database = Open(folder.Path, NoTimer() with { Components = [SubscriptionStore.Component(NullLoggerFactory.Instance, cluster)] });
+        var store = SubscriptionStore.Of(database);
+        var local = await store.CreateAsync("Orders", "from Orders", null);
+
+        // Founding: the cluster gets it with its query and creation time.
+        cluster.Clustered = true;
+        cluster.Subscriptions.Add(new ClusteredSubscription(9, "Orders", local.Query, false, "A", null, new Dictionary<string, long>(), local.CreatedAt, null));
+        store.RefreshFromCluster();
+
+        Assert.NotNull(store.Get("Orders").Cluster);
+        await Poll.UntilAsync(() => Task.FromResult(StoredNames(database).Count == 0), TimeSpan.FromSeconds(10), "the local copy to leave the database's tree");
+    }
+
+    [Fact]
+    public async Task ALocalSubscriptionTheClusterDidNotRecordIsShadowedNotDeleted()
+    {
+        using var folder = new TempFolder();
+        var cluster = new FakeCluster { Clustered = false };
+        await using var database = Open(folder.Path, NoTimer() with { Components = [SubscriptionStore.Component(NullLoggerFactory.Instance, cluster)] });
+        var store = SubscriptionStore.Of(database);
+        var local = await store.CreateAsync("Orders", "from Orders where Total > 10", null);
+
+        cluster.Clustered = true;
+        cluster.Subscriptions.Add(new ClusteredSubscription(9, "Orders", "from Orders", false, "A", null, new Dictionary<string, long>(), local.CreatedAt.AddMinutes(-5), null));
+        store.RefreshFromCluster();
+
+        Assert.Equal("from Orders", store.Get("Orders").Record.Query);
+        // The database's writes are in order: a forgetting would be in the tree by the next one.
+        cluster.Clustered = false;
+        await store.CreateAsync("Later", "from Orders", null);
+        Assert.Equal(new[] { "Later", "Orders" }, StoredNames(database).Order(StringComparer.Ordinal));
+    }
+
+    [Fact]
+    public async Task AMemberThatHasNotLoadedTheDatabasesRecordRefusesToCreateASubscriptionOfItsOwn()
+    {
+        using var folder = new TempFolder();
+        var cluster = new FakeCluster { Clustered = false, Loading = true };
+        await using var database = Open(folder.Path, NoTimer() with { Components = [SubscriptionStore.Component(NullLoggerFactory.Instance, cluster)] });
+
+        await Assert.ThrowsAsync<DatabaseUnavailableException>(() => SubscriptionStore.Of(database).CreateAsync("Orders", "from Orders", null));
+        Assert.Empty(StoredNames(database));
+    }
+
+    private static List<string> StoredNames(DocumentDatabase database)
+    {
+        var names = new List<string>();
+        JsonRecords.ReadAll(database, SubscriptionStore.TreeName, json => names.Add(json.GetProperty("Name").GetString()!), e => throw e);
+        return names;
     }
 }
