@@ -6,6 +6,8 @@ namespace Jackdaw.Server.Cluster;
 /// A database as the cluster knows it: its name, the nodes that hold it (in the order clients
 /// prefer them), its settings and its index definitions. <see cref="TopologyEtag"/> is the log index of the last change of
 /// its nodes: what <c>GET /topology</c> answers as <c>Etag</c>, so clients see when to refresh.
+/// <see cref="Nodes"/> holds every node with a copy (replication sends to each); those among them
+/// still catching up are <see cref="Promotables"/>, and clients are told only the <see cref="Members"/>.
 /// </summary>
 public sealed record ClusterDatabaseRecord(string Name, IReadOnlyList<string> Nodes, long TopologyEtag)
 {
@@ -38,4 +40,18 @@ public sealed record ClusterDatabaseRecord(string Name, IReadOnlyList<string> No
 
     /// <summary>The database's periodic backup tasks by id; each runs on its <c>ResponsibleNode</c> only.</summary>
     public ImmutableSortedDictionary<long, ClusterBackupTask> Backups { get; init; } = NoBackups;
+
+    public static ImmutableSortedDictionary<string, string> NoPromotables { get; } =
+        ImmutableSortedDictionary.Create<string, string>(StringComparer.Ordinal);
+
+    /// <summary>
+    /// RavenDB's promotables: nodes of <see cref="Nodes"/> added to a database that held data, each
+    /// with its mentor (tag → the member whose feed it must have received), until the leader
+    /// promotes them (<c>ClusterState.Promotables.cs</c>). They hold a copy and receive replication,
+    /// but clients are not sent to them.
+    /// </summary>
+    public ImmutableSortedDictionary<string, string> Promotables { get; init; } = NoPromotables;
+
+    /// <summary>The nodes clients may use (<c>GET /topology</c>): <see cref="Nodes"/> but the promotables, in their order.</summary>
+    public IReadOnlyList<string> Members => Promotables.IsEmpty ? Nodes : [.. Nodes.Where(n => !Promotables.ContainsKey(n))];
 }

@@ -152,7 +152,7 @@ public sealed partial class ClusterState
                     // A database the node held alone goes with it.
                     databases = record.Nodes.Count == 1
                         ? databases.Remove(record.Name)
-                        : databases.SetItem(record.Name, record with { Nodes = [.. record.Nodes.Where(n => n != tag)], TopologyEtag = index });
+                        : databases.SetItem(record.Name, FitPromotables(record with { Nodes = [.. record.Nodes.Where(n => n != tag)], TopologyEtag = index }));
                 }
                 break;
             case ClusterCommandKind.PutDatabase when command.Database is { } name && command.Nodes is { } nodes:
@@ -200,7 +200,7 @@ public sealed partial class ClusterState
                     refused = $"Database '{name}' is already on node '{tag}'.";
                     break;
                 }
-                databases = databases.SetItem(existing.Name, existing with { Nodes = [.. existing.Nodes, tag], TopologyEtag = index });
+                databases = databases.SetItem(existing.Name, WithPromotable(existing, tag, command.Mentor, index));
                 break;
             case ClusterCommandKind.DeleteDatabase when command.Database is { } name:
                 if (!databases.TryGetValue(name, out var deleted))
@@ -211,7 +211,7 @@ public sealed partial class ClusterState
                 var left = command.Nodes is null ? [] : deleted.Nodes.Where(n => !command.Nodes.Contains(n)).ToList();
                 databases = left.Count == 0
                     ? databases.Remove(name)
-                    : databases.SetItem(deleted.Name, deleted with { Nodes = left, TopologyEtag = index });
+                    : databases.SetItem(deleted.Name, FitPromotables(deleted with { Nodes = left, TopologyEtag = index }));
                 break;
             case ClusterCommandKind.PutIndexes or ClusterCommandKind.DeleteIndexes or ClusterCommandKind.SetIndexLock or ClusterCommandKind.SetIndexPriority
                 when command.Database is { } name && command.Indexes is { Count: > 0 } changes:
@@ -250,6 +250,9 @@ public sealed partial class ClusterState
                 break;
             case ClusterCommandKind.PutClientConfiguration:
                 (databases, serverClientConfiguration, refused) = ApplyClientConfiguration(command, index, databases, serverClientConfiguration);
+                break;
+            case ClusterCommandKind.PromoteDatabaseNode:
+                (databases, refused) = ApplyPromotion(command, databases, index);
                 break;
             case ClusterCommandKind.PutCertificates or ClusterCommandKind.DeleteCertificate:
                 (certificates, refused) = ApplyCertificates(command, certificates);
@@ -295,7 +298,7 @@ public sealed partial class ClusterState
     /// <summary>The state as a snapshot's JSON (members, records, remembered ids oldest first, etag).</summary>
     public byte[] ToJson() => JsonSerializer.SerializeToUtf8Bytes(new Snapshot(
         Members.ToDictionary(),
-        [.. Databases.Values.Select(d => new SnapshotDatabase(d.Name, [.. d.Nodes], d.TopologyEtag, d.Settings.ToDictionary()) { Indexes = [.. d.Indexes.Values], CreatedIndex = d.CreatedIndex, Backups = d.Backups.IsEmpty ? null : [.. d.Backups.Values], ConflictSolver = d.ConflictSolver, ClientConfiguration = d.ClientConfiguration })],
+        [.. Databases.Values.Select(d => new SnapshotDatabase(d.Name, [.. d.Nodes], d.TopologyEtag, d.Settings.ToDictionary()) { Indexes = [.. d.Indexes.Values], CreatedIndex = d.CreatedIndex, Backups = d.Backups.IsEmpty ? null : [.. d.Backups.Values], ConflictSolver = d.ConflictSolver, ClientConfiguration = d.ClientConfiguration, Promotables = d.Promotables.IsEmpty ? null : d.Promotables.ToDictionary() })],
         [.. _appliedOrder],
         Etag)
     {
@@ -319,6 +322,8 @@ public sealed partial class ClusterState
                 CreatedIndex = d.CreatedIndex,
                 ConflictSolver = d.ConflictSolver,
                 ClientConfiguration = d.ClientConfiguration,
+                // Snapshots written before promotables were kept have none (every node a member).
+                Promotables = ClusterDatabaseRecord.NoPromotables.AddRange(d.Promotables ?? []),
                 // Snapshots written before indexes were part of the state have none.
                 Indexes = ClusterDatabaseRecord.NoIndexes.AddRange((d.Indexes ?? []).Select(i => KeyValuePair.Create(i.Name, i))),
                 // Snapshots written before backup tasks were part of the state have none.
@@ -364,5 +369,8 @@ public sealed partial class ClusterState
         public string? ConflictSolver { get; init; }
 
         public ClusterClientConfiguration? ClientConfiguration { get; init; }
+
+        [System.Text.Json.Serialization.JsonIgnore(Condition = System.Text.Json.Serialization.JsonIgnoreCondition.WhenWritingNull)]
+        public Dictionary<string, string>? Promotables { get; init; }
     }
 }
