@@ -100,9 +100,19 @@ public enum ClusterCommandKind
     PutClientConfiguration,
 
     /// <summary>
-    /// Makes promotable <c>Tag</c> of <c>Database</c> a member: sent by its mentor (<c>Mentor</c>, which
+    /// Makes promotable (or rehab) <c>Tag</c> of <c>Database</c> a member: sent by its mentor (<c>Mentor</c>, which
     /// must still be the one recorded) through the leader once <c>Progress</c> shows it caught up
     /// (<see cref="PromotionCriterion"/>); refused when it is no promotable (any more).
     /// </summary>
     PromoteDatabaseNode,
+
+    /// <summary>Gives promotable or rehab <c>Tag</c> of <c>Database</c> another mentor, <c>Mentor</c> (a member of it): the leader's move when its mentor stopped answering.</summary>
+    SetDatabaseNodeMentor,
+
+    /// <summary>
+    /// Demotes member <c>Tag</c> of <c>Database</c> to a rehab mentored by <c>Mentor</c> (another member; the
+    /// first other one when none is given): the leader's move when it has not answered for long.
+    /// Refused for the database's last member. <see cref="PromoteDatabaseNode"/> brings it back.
+    /// </summary>
+    DemoteDatabaseNode,
 }

@@ -52,6 +52,16 @@ public sealed record ClusterDatabaseRecord(string Name, IReadOnlyList<string> No
     /// </summary>
     public ImmutableSortedDictionary<string, string> Promotables { get; init; } = NoPromotables;
 
-    /// <summary>The nodes clients may use (<c>GET /topology</c>): <see cref="Nodes"/> but the promotables, in their order.</summary>
-    public IReadOnlyList<string> Members => Promotables.IsEmpty ? Nodes : [.. Nodes.Where(n => !Promotables.ContainsKey(n))];
+    /// <summary>
+    /// RavenDB's rehabs: members the leader demoted after they did not answer for
+    /// <c>ClusterNode.RehabAfter</c> (tag → mentor). They keep their copy and are promoted back, as
+    /// promotables are, once they caught up with their mentor.
+    /// </summary>
+    public ImmutableSortedDictionary<string, string> Rehabs { get; init; } = NoPromotables;
+
+    /// <summary>Whether <paramref name="tag"/> is a promotable or a rehab: a node with a copy that clients are not sent to.</summary>
+    public bool IsCatchingUp(string tag) => Promotables.ContainsKey(tag) || Rehabs.ContainsKey(tag);
+
+    /// <summary>The nodes clients may use (<c>GET /topology</c>): <see cref="Nodes"/> but the promotables and rehabs, in their order.</summary>
+    public IReadOnlyList<string> Members => Promotables.IsEmpty && Rehabs.IsEmpty ? Nodes : [.. Nodes.Where(n => !IsCatchingUp(n))];
 }

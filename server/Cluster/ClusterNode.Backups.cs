@@ -45,7 +45,8 @@ public sealed partial class ClusterNode
                 MentorNode = configuration.MentorNode,
                 PinToMentorNode = configuration.PinToMentorNode,
                 ResponsibleNode = responsible,
-                Avoid = [.. record.Nodes.Where(n => !Up(n))],
+                // Nor a node still catching up (a promotable, a rehab): its backup would lack documents.
+                Avoid = [.. record.Nodes.Where(n => !Up(n) || record.IsCatchingUp(n))],
             },
         };
         await ExecuteAsync(command, token).ConfigureAwait(false);
@@ -139,7 +140,7 @@ public sealed partial class ClusterNode
                 {
                     continue;
                 }
-                var next = ClusterState.ChooseBackupNode(task.TaskId, task.MentorNode, task.PinToMentorNode, record.Nodes, Usable);
+                var next = ClusterState.ChooseBackupNode(task.TaskId, task.MentorNode, task.PinToMentorNode, record.Nodes, t => Usable(t) && !record.IsCatchingUp(t));
                 if (next == task.ResponsibleNode || !Usable(next))
                 {
                     continue;

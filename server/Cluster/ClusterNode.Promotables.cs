@@ -3,8 +3,8 @@ using Jackdaw.Server.Errors;
 namespace Jackdaw.Server.Cluster;
 
 /// <summary>
-/// Promotables (RavenDB's DatabaseTopology): every second, each node looks at the promotables it
-/// mentors, reads how far its replication sender reached each (<see cref="IReplicationTopologySink.ProgressTo"/>)
+/// Promotables and rehabs (RavenDB's DatabaseTopology): every second, each node looks at the
+/// promotables and rehabs it mentors, reads how far its replication sender reached each (<see cref="IReplicationTopologySink.ProgressTo"/>)
 /// and, once <see cref="PromotionCriterion"/> says it caught up, asks the leader to promote it (on
 /// the leader itself, else through <see cref="PromotionPath"/>, which only node certificates may
 /// use); the leader judges the progress again and commits <see cref="ClusterCommandKind.PromoteDatabaseNode"/>.
@@ -44,6 +44,33 @@ public sealed partial class ClusterNode
         return index;
     }
 
+    /// <summary>How long a member may not answer the leader before it is demoted to a rehab of its databases (RavenDB's <c>MoveToRehabGraceTime</c>).</summary>
+    public static TimeSpan RehabAfter { get; set; } = TimeSpan.FromSeconds(60);
+
+    /// <summary>
+    /// On the leader, every second (with the subscriptions' mentors): a promotable or rehab whose
+    /// mentor has not answered for <see cref="MentorDownAfter"/> gets another mentor (the first member
+    /// that answers); a member that has not answered for <see cref="RehabAfter"/> is demoted to a rehab
+    /// of each of its databases (never the last member that answers), so clients leave it until it
+    /// caught up again.
+    /// </summary>
+    private async Task WatchDatabaseNodesAsync(ClusterState state, Dictionary<string, DateTime> downSince, DateTime now, CancellationToken token)
+    {
+        TimeSpan? DownFor(string tag) => downSince.TryGetValue(tag, out var since) ? now - since : null;
+        foreach (var command in DatabaseNodesWatch.Plan(state, DownFor, MentorDownAfter, RehabAfter))
+        {
+            await ExecuteAsync(command, token).ConfigureAwait(false);
+            if (command.Kind == ClusterCommandKind.DemoteDatabaseNode)
+            {
+                LogDemoted(_logger, command.Tag!, command.Database!, command.Mentor!);
+            }
+            else
+            {
+                LogMentorReplaced(_logger, command.Tag!, command.Database!, command.Mentor!);
+            }
+        }
+    }
+
     private async Task WatchPromotablesAsync(CancellationToken token)
     {
         // The mentor's last etag at the previous observation of each promotable it mentors.
@@ -62,7 +89,7 @@ public sealed partial class ClusterNode
                 var mentored = new HashSet<(string Database, string Tag)>();
                 foreach (var record in State.Databases.Values)
                 {
-                    foreach (var (tag, mentor) in record.Promotables)
+                    foreach (var (tag, mentor) in record.Promotables.Concat(record.Rehabs))
                     {
                         if (mentor != me)
                         {
@@ -110,6 +137,12 @@ public sealed partial class ClusterNode
             }
         }
     }
+
+    [LoggerMessage(EventId = 798, Level = LogLevel.Information, Message = "Node {Tag} of database {Database} is mentored by node {Mentor} now: its mentor did not answer")]
+    private static partial void LogMentorReplaced(ILogger logger, string tag, string database, string mentor);
+
+    [LoggerMessage(EventId = 799, Level = LogLevel.Warning, Message = "Node {Tag} has not answered for long: demoted to a rehab of database {Database} (mentor {Mentor}) until it caught up again")]
+    private static partial void LogDemoted(ILogger logger, string tag, string database, string mentor);
 
     [LoggerMessage(EventId = 796, Level = LogLevel.Information, Message = "Node {Tag} caught up with database {Database} (its mentor {Mentor} sent up to etag {Etag}): promoted to member")]
     private static partial void LogPromoted(ILogger logger, string tag, string database, string mentor, long etag);

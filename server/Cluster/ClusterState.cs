@@ -254,6 +254,9 @@ public sealed partial class ClusterState
             case ClusterCommandKind.PromoteDatabaseNode:
                 (databases, refused) = ApplyPromotion(command, databases, index);
                 break;
+            case ClusterCommandKind.SetDatabaseNodeMentor or ClusterCommandKind.DemoteDatabaseNode:
+                (databases, refused) = ApplyMentorOrDemotion(command, databases, index);
+                break;
             case ClusterCommandKind.PutCertificates or ClusterCommandKind.DeleteCertificate:
                 (certificates, refused) = ApplyCertificates(command, certificates);
                 break;
@@ -298,7 +301,7 @@ public sealed partial class ClusterState
     /// <summary>The state as a snapshot's JSON (members, records, remembered ids oldest first, etag).</summary>
     public byte[] ToJson() => JsonSerializer.SerializeToUtf8Bytes(new Snapshot(
         Members.ToDictionary(),
-        [.. Databases.Values.Select(d => new SnapshotDatabase(d.Name, [.. d.Nodes], d.TopologyEtag, d.Settings.ToDictionary()) { Indexes = [.. d.Indexes.Values], CreatedIndex = d.CreatedIndex, Backups = d.Backups.IsEmpty ? null : [.. d.Backups.Values], ConflictSolver = d.ConflictSolver, ClientConfiguration = d.ClientConfiguration, Promotables = d.Promotables.IsEmpty ? null : d.Promotables.ToDictionary() })],
+        [.. Databases.Values.Select(d => new SnapshotDatabase(d.Name, [.. d.Nodes], d.TopologyEtag, d.Settings.ToDictionary()) { Indexes = [.. d.Indexes.Values], CreatedIndex = d.CreatedIndex, Backups = d.Backups.IsEmpty ? null : [.. d.Backups.Values], ConflictSolver = d.ConflictSolver, ClientConfiguration = d.ClientConfiguration, Promotables = d.Promotables.IsEmpty ? null : d.Promotables.ToDictionary(), Rehabs = d.Rehabs.IsEmpty ? null : d.Rehabs.ToDictionary() })],
         [.. _appliedOrder],
         Etag)
     {
@@ -324,6 +327,7 @@ public sealed partial class ClusterState
                 ClientConfiguration = d.ClientConfiguration,
                 // Snapshots written before promotables were kept have none (every node a member).
                 Promotables = ClusterDatabaseRecord.NoPromotables.AddRange(d.Promotables ?? []),
+                Rehabs = ClusterDatabaseRecord.NoPromotables.AddRange(d.Rehabs ?? []),
                 // Snapshots written before indexes were part of the state have none.
                 Indexes = ClusterDatabaseRecord.NoIndexes.AddRange((d.Indexes ?? []).Select(i => KeyValuePair.Create(i.Name, i))),
                 // Snapshots written before backup tasks were part of the state have none.
@@ -372,5 +376,8 @@ public sealed partial class ClusterState
 
         [System.Text.Json.Serialization.JsonIgnore(Condition = System.Text.Json.Serialization.JsonIgnoreCondition.WhenWritingNull)]
         public Dictionary<string, string>? Promotables { get; init; }
+
+        [System.Text.Json.Serialization.JsonIgnore(Condition = System.Text.Json.Serialization.JsonIgnoreCondition.WhenWritingNull)]
+        public Dictionary<string, string>? Rehabs { get; init; }
     }
 }

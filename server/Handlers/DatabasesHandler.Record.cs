@@ -17,6 +17,7 @@ public sealed partial class DatabasesHandler
         var cluster = Server.Cluster;
         IReadOnlyList<string> nodes;
         IReadOnlyDictionary<string, string>? promotables = null;
+        IReadOnlyDictionary<string, string>? rehabs = null;
         IReadOnlyDictionary<string, string> settings = new Dictionary<string, string>();
         long etag;
         if (cluster.IsClustered)
@@ -25,7 +26,7 @@ public sealed partial class DatabasesHandler
             {
                 return NotFound(context);
             }
-            (name, nodes, promotables, settings, etag) = (record.Name, record.Nodes, record.Promotables, record.Settings, record.TopologyEtag);
+            (name, nodes, promotables, rehabs, settings, etag) = (record.Name, record.Nodes, record.Promotables, record.Rehabs, record.Settings, record.TopologyEtag);
         }
         else
         {
@@ -40,7 +41,7 @@ public sealed partial class DatabasesHandler
         json.WriteString("DatabaseName", name);
         json.WriteBoolean("Disabled", false);
         json.WriteBoolean("Encrypted", false);
-        WriteTopology(json, nodes, promotables);
+        WriteTopology(json, nodes, promotables, rehabs);
         json.WriteStartObject("Settings");
         foreach (var (key, value) in settings)
         {
@@ -62,29 +63,19 @@ public sealed partial class DatabasesHandler
 
     /// <summary>
     /// RavenDB's <c>DatabaseTopology</c>: <c>Members</c> (the nodes clients use), <c>Promotables</c>
-    /// (catching up), <c>Rehabs</c> (none: Jackdaw does not demote), <c>PredefinedMentors</c> (each
-    /// promotable's mentor), <c>DemotionReasons</c> and <c>PromotablesStatus</c>, <c>ReplicationFactor</c>.
+    /// (added, catching up), <c>Rehabs</c> (demoted, catching up again), <c>PredefinedMentors</c>
+    /// (the mentor of each), <c>DemotionReasons</c> and <c>PromotablesStatus</c>, <c>ReplicationFactor</c>.
     /// </summary>
-    private static void WriteTopology(System.Text.Json.Utf8JsonWriter json, IReadOnlyList<string> nodes, IReadOnlyDictionary<string, string>? promotables)
+    private static void WriteTopology(System.Text.Json.Utf8JsonWriter json, IReadOnlyList<string> nodes, IReadOnlyDictionary<string, string>? promotables, IReadOnlyDictionary<string, string>? rehabs = null)
     {
         promotables ??= new Dictionary<string, string>();
+        rehabs ??= new Dictionary<string, string>();
         json.WriteStartObject("Topology");
-        json.WriteStartArray("Members");
-        foreach (var node in nodes.Where(n => !promotables.ContainsKey(n)))
-        {
-            json.WriteStringValue(node);
-        }
-        json.WriteEndArray();
-        json.WriteStartArray("Promotables");
-        foreach (var node in nodes.Where(promotables.ContainsKey))
-        {
-            json.WriteStringValue(node);
-        }
-        json.WriteEndArray();
-        json.WriteStartArray("Rehabs");
-        json.WriteEndArray();
+        WriteTags(json, "Members", nodes.Where(n => !promotables.ContainsKey(n) && !rehabs.ContainsKey(n)));
+        WriteTags(json, "Promotables", nodes.Where(promotables.ContainsKey));
+        WriteTags(json, "Rehabs", nodes.Where(rehabs.ContainsKey));
         json.WriteStartObject("PredefinedMentors");
-        foreach (var (node, mentor) in promotables)
+        foreach (var (node, mentor) in promotables.Concat(rehabs))
         {
             json.WriteString(node, mentor);
         }
@@ -94,15 +85,33 @@ public sealed partial class DatabasesHandler
         {
             json.WriteString(node, "Just added");
         }
+        foreach (var node in rehabs.Keys)
+        {
+            json.WriteString(node, "Not responding");
+        }
         json.WriteEndObject();
         json.WriteStartObject("PromotablesStatus");
         foreach (var node in promotables.Keys)
         {
             json.WriteString(node, "WaitingForFirstPromotion");
         }
+        foreach (var node in rehabs.Keys)
+        {
+            json.WriteString(node, "NotResponding");
+        }
         json.WriteEndObject();
         json.WriteNumber("ReplicationFactor", nodes.Count);
         json.WriteBoolean("DynamicNodesDistribution", false);
         json.WriteEndObject();
+    }
+
+    private static void WriteTags(System.Text.Json.Utf8JsonWriter json, string name, IEnumerable<string> tags)
+    {
+        json.WriteStartArray(name);
+        foreach (var tag in tags)
+        {
+            json.WriteStringValue(tag);
+        }
+        json.WriteEndArray();
     }
 }

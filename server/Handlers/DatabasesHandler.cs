@@ -154,18 +154,18 @@ public sealed partial class DatabasesHandler(ServerContext server) : HandlerBase
             throw new ClusterException($"This server is a cluster of one node ({cluster.NodeTag}) and '{name}' is on it already: add nodes first (PUT /admin/cluster/node?url=...).");
         }
         var (record, index) = await cluster.AddDatabaseNodeAsync(name, node, LeaderForwarding.CommandId(context), context.RequestAborted).ConfigureAwait(false);
-        await WriteRecordAsync(context, StatusCodes.Status200OK, record.Name, index, record.Nodes, record.Promotables).ConfigureAwait(false);
+        await WriteRecordAsync(context, StatusCodes.Status200OK, record.Name, index, record.Nodes, record.Promotables, record.Rehabs).ConfigureAwait(false);
     }
 
     /// <summary>RavenDB's <c>DatabasePutResult</c>: the name, the Raft index, the topology (members and promotables), the URLs of its nodes.</summary>
-    private async ValueTask WriteRecordAsync(RequestContext context, int status, string name, long index, IReadOnlyList<string> nodes, IReadOnlyDictionary<string, string>? promotables)
+    private async ValueTask WriteRecordAsync(RequestContext context, int status, string name, long index, IReadOnlyList<string> nodes, IReadOnlyDictionary<string, string>? promotables, IReadOnlyDictionary<string, string>? rehabs = null)
     {
         var cluster = Server.Cluster;
         var json = context.StartJson(status);
         json.WriteStartObject();
         json.WriteString("Name", name);
         json.WriteNumber("RaftCommandIndex", index);
-        WriteTopology(json, nodes, promotables);
+        WriteTopology(json, nodes, promotables, rehabs);
         json.WriteStartArray("NodesAddedTo");
         foreach (var node in nodes)
         {

@@ -126,4 +126,52 @@ public sealed class ClusterStatePromotableTests
         var gone = Apply(state, 8, new ClusterCommand("offC", ClusterCommandKind.DeleteDatabase) { Database = "Orders", Nodes = ["C"] });
         Assert.Empty(gone.Databases["Orders"].Promotables);
     }
+
+    [Fact]
+    public void AMemberDemotedIsARehabThatClientsLeaveUntilItsMentorPromotesItBack()
+    {
+        var state = Apply(OrdersOnAWithCPromotable(), 6, new ClusterCommand("addB", ClusterCommandKind.AddDatabaseNode) { Database = "Orders", Tag = "B", Mentor = "A" });
+        state = Apply(state, 7, Promote("p1", "B", "A", CaughtUp));
+        state = Apply(state, 8, new ClusterCommand("down", ClusterCommandKind.DemoteDatabaseNode) { Database = "Orders", Tag = "A", Mentor = "B" });
+        var record = state.Databases["Orders"];
+        Assert.Equal("B", record.Rehabs["A"]);
+        Assert.Equal(["B"], record.Members);
+        Assert.Equal(["A", "C", "B"], record.Nodes);
+        Assert.Equal(8, record.TopologyEtag);
+        Assert.Equal("B", ClusterState.FromJson(state.ToJson()).Databases["Orders"].Rehabs["A"]);
+        // C's mentor A is no member now: the first member left mentors it; only a member may.
+        Assert.Equal("B", record.Promotables["C"]);
+        var (_, refused) = state.Apply(new ClusterCommand("mentorA", ClusterCommandKind.SetDatabaseNodeMentor) { Database = "Orders", Tag = "A", Mentor = "A" }, 9);
+        Assert.Equal("The mentor of a node of database 'Orders' must be one of its members (B).", refused);
+        (_, refused) = state.Apply(new ClusterCommand("mentorB", ClusterCommandKind.SetDatabaseNodeMentor) { Database = "Orders", Tag = "B", Mentor = "B" }, 9);
+        Assert.Equal("Node 'B' is not a promotable of database 'Orders'.", refused);
+
+        state = Apply(state, 10, Promote("p2", "A", "B", CaughtUp));
+        Assert.Empty(state.Databases["Orders"].Rehabs);
+        Assert.Equal(["A", "B"], state.Databases["Orders"].Members);
+        Assert.Equal(10, state.Databases["Orders"].TopologyEtag);
+    }
+
+    [Fact]
+    public void TheLastMemberOfADatabaseIsNeverDemoted()
+    {
+        var state = OrdersOnAWithCPromotable();
+        var (same, refused) = state.Apply(new ClusterCommand("down", ClusterCommandKind.DemoteDatabaseNode) { Database = "Orders", Tag = "A" }, 6);
+        Assert.Equal("Node 'A' is the last member of database 'Orders': it stays one.", refused);
+        Assert.Same(state.Databases, same.Databases);
+        (_, refused) = state.Apply(new ClusterCommand("down2", ClusterCommandKind.DemoteDatabaseNode) { Database = "Orders", Tag = "C" }, 6);
+        Assert.Equal("Node 'C' is not a member of database 'Orders'.", refused);
+    }
+
+    [Fact]
+    public void APromotableWhoseMentorStoppedAnsweringIsGivenAnotherMemberAsMentor()
+    {
+        var state = Apply(OrdersOnAWithCPromotable(), 6, new ClusterCommand("addB", ClusterCommandKind.AddDatabaseNode) { Database = "Orders", Tag = "B", Mentor = "A" });
+        state = Apply(state, 7, Promote("p1", "B", "A", CaughtUp));
+        state = Apply(state, 8, new ClusterCommand("mentorB", ClusterCommandKind.SetDatabaseNodeMentor) { Database = "Orders", Tag = "C", Mentor = "B" });
+        Assert.Equal("B", state.Databases["Orders"].Promotables["C"]);
+        // The former mentor's promotion is refused now, the new one's goes through.
+        Assert.Equal("Node 'A' is not the mentor of promotable 'C' of database 'Orders' (node 'B' is).", state.Apply(Promote("p2", "C", "A", CaughtUp), 9).Refused);
+        Assert.Empty(Apply(state, 9, Promote("p3", "C", "B", CaughtUp)).Databases["Orders"].Promotables);
+    }
 }
