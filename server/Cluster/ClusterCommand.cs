@@ -38,5 +38,11 @@ public sealed record ClusterCommand(string Id, ClusterCommandKind Kind)
     /// <summary>RavenDB's ClientConfiguration JSON a <see cref="ClusterCommandKind.PutClientConfiguration"/> puts (server-wide, or for <c>Database</c>).</summary>
     public string? ClientConfiguration { get; init; }
 
+    /// <summary>The mentor of a promotable: chosen by the leader (<see cref="ClusterCommandKind.AddDatabaseNode"/>), or the node that vouches for it (<see cref="ClusterCommandKind.PromoteDatabaseNode"/>).</summary>
+    public string? Mentor { get; init; }
+
+    /// <summary>What the mentor saw of the promotable's replication when it asked for a <see cref="ClusterCommandKind.PromoteDatabaseNode"/>.</summary>
+    public PromotableProgress? Progress { get; init; }
+
     public static string NewId() => Guid.NewGuid().ToString("N");
 }

@@ -19,7 +19,10 @@ public enum ClusterCommandKind
     /// <summary>Creates a database record: <c>Database</c>, <c>Nodes</c>, <c>Settings</c>; refused when it exists.</summary>
     PutDatabase,
 
-    /// <summary>Adds <c>Tag</c> to the nodes of <c>Database</c>.</summary>
+    /// <summary>
+    /// Adds <c>Tag</c> to the nodes of <c>Database</c> as a promotable, mentored by <c>Mentor</c> (a
+    /// member of it; the first member when none or another is given), until <see cref="PromoteDatabaseNode"/>.
+    /// </summary>
     AddDatabaseNode,
 
     /// <summary>Removes <c>Database</c> from <c>Nodes</c>, or the whole record when <c>Nodes</c> is null.</summary>
@@ -95,4 +98,21 @@ public enum ClusterCommandKind
 
     /// <summary>Puts RavenDB's client configuration (<c>ClientConfiguration</c>): in the record of <c>Database</c>, or server-wide when <c>Database</c> is null.</summary>
     PutClientConfiguration,
+
+    /// <summary>
+    /// Makes promotable (or rehab) <c>Tag</c> of <c>Database</c> a member: sent by its mentor (<c>Mentor</c>, which
+    /// must still be the one recorded) through the leader once <c>Progress</c> shows it caught up
+    /// (<see cref="PromotionCriterion"/>); refused when it is no promotable (any more).
+    /// </summary>
+    PromoteDatabaseNode,
+
+    /// <summary>Gives promotable or rehab <c>Tag</c> of <c>Database</c> another mentor, <c>Mentor</c> (a member of it): the leader's move when its mentor stopped answering.</summary>
+    SetDatabaseNodeMentor,
+
+    /// <summary>
+    /// Demotes member <c>Tag</c> of <c>Database</c> to a rehab mentored by <c>Mentor</c> (another member; the
+    /// first other one when none is given): the leader's move when it has not answered for long.
+    /// Refused for the database's last member. <see cref="PromoteDatabaseNode"/> brings it back.
+    /// </summary>
+    DemoteDatabaseNode,
 }

@@ -6,6 +6,8 @@ namespace Jackdaw.Server.Cluster;
 /// A database as the cluster knows it: its name, the nodes that hold it (in the order clients
 /// prefer them), its settings and its index definitions. <see cref="TopologyEtag"/> is the log index of the last change of
 /// its nodes: what <c>GET /topology</c> answers as <c>Etag</c>, so clients see when to refresh.
+/// <see cref="Nodes"/> holds every node with a copy (replication sends to each); those among them
+/// still catching up are <see cref="Promotables"/>, and clients are told only the <see cref="Members"/>.
 /// </summary>
 public sealed record ClusterDatabaseRecord(string Name, IReadOnlyList<string> Nodes, long TopologyEtag)
 {
@@ -38,4 +40,28 @@ public sealed record ClusterDatabaseRecord(string Name, IReadOnlyList<string> No
 
     /// <summary>The database's periodic backup tasks by id; each runs on its <c>ResponsibleNode</c> only.</summary>
     public ImmutableSortedDictionary<long, ClusterBackupTask> Backups { get; init; } = NoBackups;
+
+    public static ImmutableSortedDictionary<string, string> NoPromotables { get; } =
+        ImmutableSortedDictionary.Create<string, string>(StringComparer.Ordinal);
+
+    /// <summary>
+    /// RavenDB's promotables: nodes of <see cref="Nodes"/> added to a database that held data, each
+    /// with its mentor (tag → the member whose feed it must have received), until the leader
+    /// promotes them (<c>ClusterState.Promotables.cs</c>). They hold a copy and receive replication,
+    /// but clients are not sent to them.
+    /// </summary>
+    public ImmutableSortedDictionary<string, string> Promotables { get; init; } = NoPromotables;
+
+    /// <summary>
+    /// RavenDB's rehabs: members the leader demoted after they did not answer for
+    /// <c>ClusterNode.RehabAfter</c> (tag → mentor). They keep their copy and are promoted back, as
+    /// promotables are, once they caught up with their mentor.
+    /// </summary>
+    public ImmutableSortedDictionary<string, string> Rehabs { get; init; } = NoPromotables;
+
+    /// <summary>Whether <paramref name="tag"/> is a promotable or a rehab: a node with a copy that clients are not sent to.</summary>
+    public bool IsCatchingUp(string tag) => Promotables.ContainsKey(tag) || Rehabs.ContainsKey(tag);
+
+    /// <summary>The nodes clients may use (<c>GET /topology</c>): <see cref="Nodes"/> but the promotables and rehabs, in their order.</summary>
+    public IReadOnlyList<string> Members => Promotables.IsEmpty && Rehabs.IsEmpty ? Nodes : [.. Nodes.Where(n => !IsCatchingUp(n))];
 }

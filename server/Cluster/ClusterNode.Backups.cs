@@ -48,7 +48,8 @@ public sealed partial class ClusterNode
                 MentorNode = configuration.MentorNode,
                 PinToMentorNode = configuration.PinToMentorNode,
                 ResponsibleNode = responsible,
-                Avoid = [.. record.Nodes.Where(n => !Up(n))],
+                // Nor a node still catching up (a promotable, a rehab): its backup would lack documents.
+                Avoid = [.. record.Nodes.Where(n => !Up(n) || record.IsCatchingUp(n))],
             },
         };
         await ExecuteAsync(command, token).ConfigureAwait(false);
@@ -138,7 +139,8 @@ public sealed partial class ClusterNode
         {
             foreach (var task in record.Backups.Values)
             {
-                if (ClusterState.PlanBackupMove(task, record.Nodes, Down, Usable) is not var (next, waitsForRun)
+                // A node still catching up (a promotable or rehab) takes no task while another answers.
+                if (ClusterState.PlanBackupMove(task, record.Nodes, Down, t => Usable(t) && !record.IsCatchingUp(t)) is not var (next, waitsForRun)
                     || (waitsForRun && await RunsBackupAsync(state, record.Name, task, token).ConfigureAwait(false)))
                 {
                     continue;

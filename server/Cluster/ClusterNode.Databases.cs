@@ -118,7 +118,7 @@ public sealed partial class ClusterNode
         }
     }
 
-    /// <summary>Adds database <paramref name="name"/> to node <paramref name="tag"/>, or to a member that lacks it when null.</summary>
+    /// <summary>Adds database <paramref name="name"/> to node <paramref name="tag"/>, or to a member that lacks it when null: as a promotable (<c>ClusterNode.Promotables.cs</c>).</summary>
     public async Task<(ClusterDatabaseRecord Record, long Index)> AddDatabaseNodeAsync(string name, string? tag, string commandId, CancellationToken token)
     {
         var state = State;
@@ -139,7 +139,10 @@ public sealed partial class ClusterNode
         {
             throw new ClusterException($"Database '{name}' is already on node {tag}.");
         }
-        var index = await ExecuteAsync(new ClusterCommand(commandId, ClusterCommandKind.AddDatabaseNode) { Database = name, Tag = tag }, token).ConfigureAwait(false);
+        // It enters as a promotable; its mentor, a member that answers the leader, promotes it once it caught up.
+        var status = MemberStatus;
+        var mentor = record.Members.FirstOrDefault(t => t == NodeTag || status.GetValueOrDefault(t)) ?? record.Members.FirstOrDefault();
+        var index = await ExecuteAsync(new ClusterCommand(commandId, ClusterCommandKind.AddDatabaseNode) { Database = name, Tag = tag, Mentor = mentor }, token).ConfigureAwait(false);
         return (State.Databases.TryGetValue(name, out var added) ? added : throw new DatabaseDoesNotExistException(name), index);
     }
 

@@ -40,7 +40,7 @@ public sealed partial class ClusterNode
                 && State.Databases.TryGetValue(database, out var record))
             {
                 var status = MemberStatus;
-                command = command with { Subscription = change with { Mentor = ClusterSubscriptions.ChooseMentor(change.Name, record.Nodes, t => t == NodeTag || status.GetValueOrDefault(t)) } };
+                command = command with { Subscription = change with { Mentor = ClusterSubscriptions.ChooseMentor(change.Name, record.Nodes, t => (t == NodeTag || status.GetValueOrDefault(t)) && !record.IsCatchingUp(t)) } };
             }
             index = await ExecuteAsync(command, token).ConfigureAwait(false);
         }
@@ -191,7 +191,7 @@ public sealed partial class ClusterNode
                         {
                             continue;
                         }
-                        var next = ClusterSubscriptions.ChooseMentor(subscription.Name, record.Nodes, t => !downSince.ContainsKey(t));
+                        var next = ClusterSubscriptions.ChooseMentor(subscription.Name, record.Nodes, t => !downSince.ContainsKey(t) && !record.IsCatchingUp(t));
                         if (next == subscription.Mentor)
                         {
                             continue;
@@ -205,6 +205,7 @@ public sealed partial class ClusterNode
                     }
                 }
                 await WatchBackupsAsync(state, downSince, now, token).ConfigureAwait(false);
+                await WatchDatabaseNodesAsync(state, downSince, now, token).ConfigureAwait(false);
             }
             catch (Exception e) when (!token.IsCancellationRequested)
             {

@@ -230,6 +230,7 @@ public sealed partial class ClusterNode : IAsyncDisposable
         _local.Start(State);
         _watchingMentors = WatchMentorsAsync(_stopping.Token);
         _reconciling = ReconcileLoopAsync(_stopping.Token);
+        _watchingPromotables = WatchPromotablesAsync(_stopping.Token);
         _watchingCertificates = WatchNodeCertificatesAsync(_stopping.Token);
     }
 
@@ -342,6 +343,7 @@ public sealed partial class ClusterNode : IAsyncDisposable
         await _joining.ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
         await _watchingMentors.ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
         await _reconciling.ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
+        await _watchingPromotables.ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
         await _watchingCertificates.ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
         await _local.DisposeAsync().ConfigureAwait(false);
         if (_raft is { } raft)

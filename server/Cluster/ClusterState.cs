@@ -153,7 +153,7 @@ public sealed partial class ClusterState
                     // A database the node held alone goes with it.
                     databases = record.Nodes.Count == 1
                         ? databases.Remove(record.Name)
-                        : databases.SetItem(record.Name, record with { Nodes = [.. record.Nodes.Where(n => n != tag)], TopologyEtag = index });
+                        : databases.SetItem(record.Name, FitPromotables(record with { Nodes = [.. record.Nodes.Where(n => n != tag)], TopologyEtag = index }));
                 }
                 break;
             case ClusterCommandKind.PutDatabase when command.Database is { } name && command.Nodes is { } nodes:
@@ -201,7 +201,7 @@ public sealed partial class ClusterState
                     refused = $"Database '{name}' is already on node '{tag}'.";
                     break;
                 }
-                databases = databases.SetItem(existing.Name, existing with { Nodes = [.. existing.Nodes, tag], TopologyEtag = index });
+                databases = databases.SetItem(existing.Name, WithPromotable(existing, tag, command.Mentor, index));
                 break;
             case ClusterCommandKind.DeleteDatabase when command.Database is { } name:
                 if (!databases.TryGetValue(name, out var deleted))
@@ -212,7 +212,7 @@ public sealed partial class ClusterState
                 var left = command.Nodes is null ? [] : deleted.Nodes.Where(n => !command.Nodes.Contains(n)).ToList();
                 databases = left.Count == 0
                     ? databases.Remove(name)
-                    : databases.SetItem(deleted.Name, deleted with { Nodes = left, TopologyEtag = index });
+                    : databases.SetItem(deleted.Name, FitPromotables(deleted with { Nodes = left, TopologyEtag = index }));
                 break;
             case ClusterCommandKind.PutIndexes or ClusterCommandKind.DeleteIndexes or ClusterCommandKind.SetIndexLock or ClusterCommandKind.SetIndexPriority
                 when command.Database is { } name && command.Indexes is { Count: > 0 } changes:
@@ -251,6 +251,12 @@ public sealed partial class ClusterState
                 break;
             case ClusterCommandKind.PutClientConfiguration:
                 (databases, serverClientConfiguration, refused) = ApplyClientConfiguration(command, index, databases, serverClientConfiguration);
+                break;
+            case ClusterCommandKind.PromoteDatabaseNode:
+                (databases, refused) = ApplyPromotion(command, databases, index);
+                break;
+            case ClusterCommandKind.SetDatabaseNodeMentor or ClusterCommandKind.DemoteDatabaseNode:
+                (databases, refused) = ApplyMentorOrDemotion(command, databases, index);
                 break;
             case ClusterCommandKind.PutCertificates or ClusterCommandKind.DeleteCertificate:
                 (certificates, refused) = ApplyCertificates(command, certificates);
@@ -296,7 +302,7 @@ public sealed partial class ClusterState
     /// <summary>The state as a snapshot's JSON (members, records, remembered ids oldest first, etag).</summary>
     public byte[] ToJson() => JsonSerializer.SerializeToUtf8Bytes(new Snapshot(
         Members.ToDictionary(),
-        [.. Databases.Values.Select(d => new SnapshotDatabase(d.Name, [.. d.Nodes], d.TopologyEtag, d.Settings.ToDictionary()) { Indexes = [.. d.Indexes.Values], CreatedIndex = d.CreatedIndex, Backups = d.Backups.IsEmpty ? null : [.. d.Backups.Values], ConflictSolver = d.ConflictSolver, ClientConfiguration = d.ClientConfiguration })],
+        [.. Databases.Values.Select(d => new SnapshotDatabase(d.Name, [.. d.Nodes], d.TopologyEtag, d.Settings.ToDictionary()) { Indexes = [.. d.Indexes.Values], CreatedIndex = d.CreatedIndex, Backups = d.Backups.IsEmpty ? null : [.. d.Backups.Values], ConflictSolver = d.ConflictSolver, ClientConfiguration = d.ClientConfiguration, Promotables = d.Promotables.IsEmpty ? null : d.Promotables.ToDictionary(), Rehabs = d.Rehabs.IsEmpty ? null : d.Rehabs.ToDictionary() })],
         [.. _appliedOrder],
         Etag)
     {
@@ -320,6 +326,9 @@ public sealed partial class ClusterState
                 CreatedIndex = d.CreatedIndex,
                 ConflictSolver = d.ConflictSolver,
                 ClientConfiguration = d.ClientConfiguration,
+                // Snapshots written before promotables were kept have none (every node a member).
+                Promotables = ClusterDatabaseRecord.NoPromotables.AddRange(d.Promotables ?? []),
+                Rehabs = ClusterDatabaseRecord.NoPromotables.AddRange(d.Rehabs ?? []),
                 // Snapshots written before indexes were part of the state have none.
                 Indexes = ClusterDatabaseRecord.NoIndexes.AddRange((d.Indexes ?? []).Select(i => KeyValuePair.Create(i.Name, i))),
                 // Snapshots written before backup tasks were part of the state have none.
@@ -365,5 +374,11 @@ public sealed partial class ClusterState
         public string? ConflictSolver { get; init; }
 
         public ClusterClientConfiguration? ClientConfiguration { get; init; }
+
+        [System.Text.Json.Serialization.JsonIgnore(Condition = System.Text.Json.Serialization.JsonIgnoreCondition.WhenWritingNull)]
+        public Dictionary<string, string>? Promotables { get; init; }
+
+        [System.Text.Json.Serialization.JsonIgnore(Condition = System.Text.Json.Serialization.JsonIgnoreCondition.WhenWritingNull)]
+        public Dictionary<string, string>? Rehabs { get; init; }
     }
 }

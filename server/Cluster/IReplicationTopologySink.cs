@@ -10,4 +10,11 @@ namespace Jackdaw.Server.Cluster;
 public interface IReplicationTopologySink
 {
     void SetTopology(string database, string myTag, IReadOnlyList<ClusterPeer> others);
+
+    /// <summary>
+    /// How far this node's replication of <paramref name="database"/> reached node <paramref name="tag"/>
+    /// (a promotable this node mentors): this node's last etag, read first, the etag the node
+    /// acknowledged, whether the connection is open; null when it does not replicate there.
+    /// </summary>
+    (long LastEtag, long Acknowledged, bool Connected)? ProgressTo(string database, string tag) => null;
 }

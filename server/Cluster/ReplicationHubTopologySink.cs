@@ -17,4 +17,6 @@ public sealed class ReplicationHubTopologySink(Func<ReplicationHub> hub) : IRepl
         }
         hub().SetTopology(database, myTag, nodes);
     }
+
+    public (long LastEtag, long Acknowledged, bool Connected)? ProgressTo(string database, string tag) => hub().ProgressTo(database, tag);
 }

@@ -10,8 +10,9 @@ namespace Jackdaw.Server.Handlers;
 
 /// <summary>
 /// Commands a member that does not lead sends to the leader for itself: subscription commands (a
-/// create, delete, disable or enable asked of it, and its acknowledgements as a mentor) and the
-/// status of a periodic backup run (it is the task's responsible node). The body is the
+/// create, delete, disable or enable asked of it, and its acknowledgements as a mentor), the
+/// status of a periodic backup run (it is the task's responsible node) and the promotion of a
+/// promotable it mentors (its replication shows it caught up). The body is the
 /// <see cref="ClusterCommand"/> as JSON. On a secured cluster only node certificates may send them,
 /// as for Raft's path: a forged acknowledgement or status moves what a node resumes from.
 /// </summary>
@@ -43,6 +44,20 @@ public sealed class ClusterNodeCommandsHandler(ServerContext server) : HandlerBa
         }
         ThrowUnlessLeader();
         await AnswerAsync(context, await Server.Cluster.ExecuteAsync(command, context.RequestAborted).ConfigureAwait(false)).ConfigureAwait(false);
+    }
+
+    /// <summary><c>POST /admin/cluster/promotions</c> (<c>PromoteDatabaseNode</c> from a promotable's mentor) → 200 <c>{"RaftCommandIndex"}</c>; 503 when this node does not lead.</summary>
+    [Route(ClusterNode.PromotionPath, "POST")]
+    [Access(RouteAccess.ClusterAdmin)]
+    public async ValueTask ProposePromotion(RequestContext context)
+    {
+        var command = await ReadNodeCommandAsync(context, "promotions").ConfigureAwait(false);
+        if (command is not { Kind: ClusterCommandKind.PromoteDatabaseNode })
+        {
+            throw new BadRequestException("The body must be a PromoteDatabaseNode command of the cluster, with its Database, Tag, Mentor and Progress.");
+        }
+        ThrowUnlessLeader();
+        await AnswerAsync(context, await Server.Cluster.PromoteAsync(command, context.RequestAborted).ConfigureAwait(false)).ConfigureAwait(false);
     }
 
     /// <summary>The command in the body (null when it is none or has no id), once the caller is a node.</summary>

@@ -7,7 +7,7 @@ using Jackdaw.Server.Security;
 namespace Jackdaw.Server.Handlers;
 
 /// <summary><c>/admin/databases</c>: list, create and delete databases.</summary>
-public sealed class DatabasesHandler(ServerContext server) : HandlerBase(server)
+public sealed partial class DatabasesHandler(ServerContext server) : HandlerBase(server)
 {
     [Route("/admin/databases", "GET")]
     [Access(RouteAccess.Operator)]
@@ -16,7 +16,7 @@ public sealed class DatabasesHandler(ServerContext server) : HandlerBase(server)
         // RavenDB's GetDatabaseRecordOperation asks this route with ?name=: a list would be read as a record.
         if (new UrlQuery(context.Request.QueryString.Value).GetString("name") is { } asked)
         {
-            throw new FeatureNotSupportedException($"Database records are not supported: Jackdaw keeps no record for '{asked}' beyond its name (see GET /databases/{asked}/stats).");
+            return WriteDatabaseRecordAsync(context, asked);
         }
         var json = context.StartJson();
         json.WriteStartObject();
@@ -110,7 +110,7 @@ public sealed class DatabasesHandler(ServerContext server) : HandlerBase(server)
             }
             // And for the database's other nodes that answer, as RavenDB: the client uses it next, on any of them.
             await cluster.WaitForCopiesAsync(created, TimeSpan.FromSeconds(10), context.RequestAborted).ConfigureAwait(false);
-            await WriteRecordAsync(context, StatusCodes.Status201Created, created.Name, index, created.Nodes).ConfigureAwait(false);
+            await WriteRecordAsync(context, StatusCodes.Status201Created, created.Name, index, created.Nodes, created.Promotables).ConfigureAwait(false);
             return;
         }
         if (cluster.IsPassive)
@@ -125,7 +125,7 @@ public sealed class DatabasesHandler(ServerContext server) : HandlerBase(server)
         {
             throw new DatabaseAlreadyExistsException(name);
         }
-        await WriteRecordAsync(context, StatusCodes.Status201Created, name, 0, [cluster.NodeTag]).ConfigureAwait(false);
+        await WriteRecordAsync(context, StatusCodes.Status201Created, name, 0, [cluster.NodeTag], null).ConfigureAwait(false);
     }
 
     /// <summary>
@@ -154,26 +154,18 @@ public sealed class DatabasesHandler(ServerContext server) : HandlerBase(server)
             throw new ClusterException($"This server is a cluster of one node ({cluster.NodeTag}) and '{name}' is on it already: add nodes first (PUT /admin/cluster/node?url=...).");
         }
         var (record, index) = await cluster.AddDatabaseNodeAsync(name, node, LeaderForwarding.CommandId(context), context.RequestAborted).ConfigureAwait(false);
-        await WriteRecordAsync(context, StatusCodes.Status200OK, record.Name, index, record.Nodes).ConfigureAwait(false);
+        await WriteRecordAsync(context, StatusCodes.Status200OK, record.Name, index, record.Nodes, record.Promotables, record.Rehabs).ConfigureAwait(false);
     }
 
-    /// <summary>RavenDB's <c>DatabasePutResult</c>: the name, the Raft index, the topology, the URLs of its nodes.</summary>
-    private async ValueTask WriteRecordAsync(RequestContext context, int status, string name, long index, IReadOnlyList<string> nodes)
+    /// <summary>RavenDB's <c>DatabasePutResult</c>: the name, the Raft index, the topology (members and promotables), the URLs of its nodes.</summary>
+    private async ValueTask WriteRecordAsync(RequestContext context, int status, string name, long index, IReadOnlyList<string> nodes, IReadOnlyDictionary<string, string>? promotables, IReadOnlyDictionary<string, string>? rehabs = null)
     {
         var cluster = Server.Cluster;
         var json = context.StartJson(status);
         json.WriteStartObject();
         json.WriteString("Name", name);
         json.WriteNumber("RaftCommandIndex", index);
-        json.WriteStartObject("Topology");
-        json.WriteStartArray("Members");
-        foreach (var node in nodes)
-        {
-            json.WriteStringValue(node);
-        }
-        json.WriteEndArray();
-        json.WriteNumber("ReplicationFactor", nodes.Count);
-        json.WriteEndObject();
+        WriteTopology(json, nodes, promotables, rehabs);
         json.WriteStartArray("NodesAddedTo");
         foreach (var node in nodes)
         {

@@ -15,8 +15,8 @@ namespace Jackdaw.Server.Handlers;
 public sealed class TopologyHandler(ServerContext server) : HandlerBase(server)
 {
     /// <summary>
-    /// <c>GET /topology?name={db}</c>: the database's nodes (<c>Url</c>, <c>ClusterTag</c>,
-    /// <c>Database</c>, <c>ServerRole</c>) and an <c>Etag</c> that changes whenever they do; 503
+    /// <c>GET /topology?name={db}</c>: the database's member nodes (<c>Url</c>, <c>ClusterTag</c>,
+    /// <c>Database</c>, <c>ServerRole</c>; not its promotables) and an <c>Etag</c> that changes whenever they do; 503
     /// <c>DatabaseDoesNotExistException</c> (with <c>Database-Missing</c>) when it does not exist; on
     /// a secured server, 403 for a caller with no access to it.
     /// </summary>
@@ -46,7 +46,8 @@ public sealed class TopologyHandler(ServerContext server) : HandlerBase(server)
             json.WriteStartObject();
             json.WriteNumber("Etag", record.TopologyEtag);
             json.WriteStartArray("Nodes");
-            foreach (var tag in record.Nodes)
+            // Members only: a promotable is still catching up, and would answer with documents missing.
+            foreach (var tag in record.Members)
             {
                 if (state.Members.TryGetValue(tag, out var url))
                 {

@@ -156,6 +156,27 @@ public sealed class ReplicationHub : IAsyncDisposable
     }
 
     /// <summary>
+    /// How far this node's feed of <paramref name="database"/> reached node <paramref name="tag"/>:
+    /// this node's last etag (read first), the etag the destination acknowledged holding everything
+    /// up to (-1 before it answered), and whether the sender is connected; null when this node
+    /// does not replicate the database to that node.
+    /// </summary>
+    public (long LastEtag, long Acknowledged, bool Connected)? ProgressTo(string database, string tag)
+    {
+        OutgoingReplication? sender;
+        lock (_lock)
+        {
+            sender = _outgoing.TryGetValue(database, out var current) && current.TryGetValue(tag, out var found) ? found : null;
+        }
+        if (sender is null)
+        {
+            return null;
+        }
+        var lastEtag = _databases().GetDatabase(database).LastEtag;
+        return (lastEtag, sender.AcknowledgedEtag, sender.Connected);
+    }
+
+    /// <summary>
     /// Waits until <paramref name="replicas"/> other nodes hold everything of this node's feed up
     /// to <paramref name="etag"/>, or the timeout passes; returns the tags of the nodes that do
     /// (fewer than asked on a timeout: also when the database has fewer other nodes, or none yet,

@@ -194,10 +194,33 @@ public sealed class ClusterProcessTests
             .GetProperty("Databases").EnumerateArray().Select(d => d.GetString()).SequenceEqual(["Shop"]), TestCluster.Timeout, "C to list Shop");
         Assert.Empty(await cluster.DatabasesOnAsync(cluster.Nodes[2]));
 
+        // Shop holds documents before B is added: B enters as a promotable, mentored by A.
+        const int Items = 300;
+        var commands = Enumerable.Range(0, Items).Select(i => new { Id = $"items/{i}", Type = "PUT", Document = new Dictionary<string, object> { ["N"] = i, ["@metadata"] = new Dictionary<string, string> { ["@collection"] = "Items" } } });
+        await JsonAsync(await cluster.Http.PostAsync($"{a.Url}/databases/Shop/bulk_docs", Json(JsonSerializer.Serialize(new { Commands = commands }))));
+        var etagBefore = (await cluster.Http.GetFromJsonAsync<JsonElement>($"{a.Url}/topology?name=Shop")).GetProperty("Etag").GetInt64();
         var added = await JsonAsync(await cluster.Http.PutAsync($"{cluster.Nodes[2].Url}/admin/databases/node?name=Shop&node=B", null));
-        Assert.Equal(["A", "B"], added.GetProperty("Topology").GetProperty("Members").EnumerateArray().Select(m => m.GetString()));
-        await Poll.UntilAsync(async () => (await cluster.DatabasesOnAsync(cluster.Nodes[1])).Contains("Shop"), TestCluster.Timeout, "Shop on B");
+        Assert.Equal(["A"], added.GetProperty("Topology").GetProperty("Members").EnumerateArray().Select(m => m.GetString()));
+        Assert.Equal(["B"], added.GetProperty("Topology").GetProperty("Promotables").EnumerateArray().Select(m => m.GetString()));
+        // Clients are sent to B only once it is a member: a node listing it in /topology already has
+        // it as a member in its record (asked after), and then B holds every document.
+        async Task<bool> BListedAsync(ClusterNodeProcess node)
+        {
+            var topology = await cluster.Http.GetFromJsonAsync<JsonElement>($"{node.Url}/topology?name=Shop");
+            var listed = topology.GetProperty("Nodes").EnumerateArray().Any(n => n.GetProperty("ClusterTag").GetString() == "B");
+            var record = await cluster.Http.GetFromJsonAsync<JsonElement>($"{node.Url}/admin/databases?name=Shop");
+            var members = record.GetProperty("Topology").GetProperty("Members").EnumerateArray().Select(m => m.GetString()).ToList();
+            Assert.True(!listed || members.Contains("B"), $"{node.Url} lists B in /topology while its record has it promotable: {record}");
+            return listed;
+        }
+        foreach (var node in cluster.Nodes)
+        {
+            await Poll.UntilAsync(() => BListedAsync(node), TestCluster.Timeout, $"B promoted to a member of Shop, as {node.Url} sees it");
+        }
+        var stats = await cluster.Http.GetFromJsonAsync<JsonElement>($"{cluster.Nodes[1].Url}/databases/Shop/stats");
+        Assert.Equal(Items, stats.GetProperty("CountOfDocuments").GetInt64());
         var etag = (await cluster.Http.GetFromJsonAsync<JsonElement>($"{a.Url}/topology?name=Shop")).GetProperty("Etag").GetInt64();
+        Assert.NotEqual(etagBefore, etag);
 
         using (var request = new HttpRequestMessage(HttpMethod.Delete, $"{a.Url}/admin/databases") { Content = Json("""{"DatabaseNames":["Shop"],"HardDelete":true,"FromNodes":["A"]}""") })
         {

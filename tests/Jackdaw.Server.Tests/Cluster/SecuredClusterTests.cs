@@ -79,8 +79,8 @@ public sealed class SecuredClusterTests
             Assert.Equal(HttpStatusCode.Forbidden, notANode.StatusCode);
             Assert.Contains("node certificates", await notANode.Content.ReadAsStringAsync());
         }
-        // Nor send the leader the commands only nodes send (an acknowledgement would move a position).
-        foreach (var path in new[] { "/admin/cluster/subscription-commands", "/admin/cluster/backup-status" })
+        // Nor send the leader the commands only nodes send (an acknowledgement would move a position, a promotion send clients to a node still catching up).
+        foreach (var path in new[] { "/admin/cluster/subscription-commands", "/admin/cluster/backup-status", "/admin/cluster/promotions" })
         {
             using var forged = await a.Client(adminCertificate).PostAsync(path, new StringContent("{}"));
             Assert.True(forged.StatusCode == HttpStatusCode.Forbidden, $"{path}: {(int)forged.StatusCode} {await forged.Content.ReadAsStringAsync()}");
