@@ -38,5 +38,11 @@ public sealed record ClusterCommand(string Id, ClusterCommandKind Kind)
     /// <summary>RavenDB's ClientConfiguration JSON a <see cref="ClusterCommandKind.PutClientConfiguration"/> puts (server-wide, or for <c>Database</c>).</summary>
     public string? ClientConfiguration { get; init; }
 
+    /// <summary>The analyzers a <see cref="ClusterCommandKind.PutAnalyzers"/> puts in the record of <c>Database</c>.</summary>
+    public IReadOnlyList<Jackdaw.Server.Indexing.Analysis.AnalyzerDefinition>? Analyzers { get; init; }
+
+    /// <summary>The name of the analyzer a <see cref="ClusterCommandKind.DeleteAnalyzer"/> deletes.</summary>
+    public string? Analyzer { get; init; }
+
     public static string NewId() => Guid.NewGuid().ToString("N");
 }

@@ -95,4 +95,13 @@ public enum ClusterCommandKind
 
     /// <summary>Puts RavenDB's client configuration (<c>ClientConfiguration</c>): in the record of <c>Database</c>, or server-wide when <c>Database</c> is null.</summary>
     PutClientConfiguration,
+
+    /// <summary>
+    /// Creates or replaces <c>Analyzers</c> (RavenDB's analyzers: name and code) in the record of
+    /// <c>Database</c>; every node of the database puts them in its copy before its indexes.
+    /// </summary>
+    PutAnalyzers,
+
+    /// <summary>Deletes analyzer <c>Analyzer</c> (a name) of <c>Database</c>; refused while an index of the record names it.</summary>
+    DeleteAnalyzer,
 }

@@ -5,7 +5,7 @@ namespace Jackdaw.Server.Cluster;
 
 /// <summary>
 /// The cluster's state as of one log index: its members by tag, the database records (with
-/// their index definitions, <c>ClusterState.Indexes.cs</c>), their subscriptions and the
+/// their index definitions, <c>ClusterState.Indexes.cs</c>, and analyzers, <c>ClusterState.Analyzers.cs</c>), their subscriptions and the
 /// registered client certificates (<c>ClusterState.Certificates.cs</c>). Immutable:
 /// <see cref="Apply"/> returns the next state, so readers take one reference and see one state.
 /// The ids of the last <see cref="RememberedIds"/> applied commands are part of it (and of its
@@ -251,6 +251,9 @@ public sealed partial class ClusterState
             case ClusterCommandKind.PutClientConfiguration:
                 (databases, serverClientConfiguration, refused) = ApplyClientConfiguration(command, index, databases, serverClientConfiguration);
                 break;
+            case ClusterCommandKind.PutAnalyzers or ClusterCommandKind.DeleteAnalyzer:
+                (databases, refused) = ApplyAnalyzers(command, databases);
+                break;
             case ClusterCommandKind.PutCertificates or ClusterCommandKind.DeleteCertificate:
                 (certificates, refused) = ApplyCertificates(command, certificates);
                 break;
@@ -295,7 +298,7 @@ public sealed partial class ClusterState
     /// <summary>The state as a snapshot's JSON (members, records, remembered ids oldest first, etag).</summary>
     public byte[] ToJson() => JsonSerializer.SerializeToUtf8Bytes(new Snapshot(
         Members.ToDictionary(),
-        [.. Databases.Values.Select(d => new SnapshotDatabase(d.Name, [.. d.Nodes], d.TopologyEtag, d.Settings.ToDictionary()) { Indexes = [.. d.Indexes.Values], CreatedIndex = d.CreatedIndex, Backups = d.Backups.IsEmpty ? null : [.. d.Backups.Values], ConflictSolver = d.ConflictSolver, ClientConfiguration = d.ClientConfiguration })],
+        [.. Databases.Values.Select(d => new SnapshotDatabase(d.Name, [.. d.Nodes], d.TopologyEtag, d.Settings.ToDictionary()) { Indexes = [.. d.Indexes.Values], CreatedIndex = d.CreatedIndex, Backups = d.Backups.IsEmpty ? null : [.. d.Backups.Values], ConflictSolver = d.ConflictSolver, ClientConfiguration = d.ClientConfiguration, Analyzers = d.Analyzers.IsEmpty ? null : [.. d.Analyzers.Values] })],
         [.. _appliedOrder],
         Etag)
     {
@@ -323,6 +326,8 @@ public sealed partial class ClusterState
                 Indexes = ClusterDatabaseRecord.NoIndexes.AddRange((d.Indexes ?? []).Select(i => KeyValuePair.Create(i.Name, i))),
                 // Snapshots written before backup tasks were part of the state have none.
                 Backups = ClusterDatabaseRecord.NoBackups.AddRange((d.Backups ?? []).Select(b => KeyValuePair.Create(b.TaskId, b))),
+                // Snapshots written before analyzers were part of the state have none.
+                Analyzers = ClusterDatabaseRecord.NoAnalyzers.AddRange((d.Analyzers ?? []).Select(a => KeyValuePair.Create(a.Name, a))),
             })));
         // Snapshots written before subscriptions were in the cluster's state have none.
         var subscriptions = ClusterSubscriptions.From((snapshot.Subscriptions ?? []).Select(s => (s.Database, s.Subscription)));
@@ -364,5 +369,8 @@ public sealed partial class ClusterState
         public string? ConflictSolver { get; init; }
 
         public ClusterClientConfiguration? ClientConfiguration { get; init; }
+
+        [System.Text.Json.Serialization.JsonIgnore(Condition = System.Text.Json.Serialization.JsonIgnoreCondition.WhenWritingNull)]
+        public List<Jackdaw.Server.Indexing.Analysis.AnalyzerDefinition>? Analyzers { get; init; }
     }
 }

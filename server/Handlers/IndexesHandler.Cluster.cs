@@ -23,15 +23,12 @@ public sealed partial class IndexesHandler
     {
         var body = await ReadBodyAsync(context).ConfigureAwait(false);
         var (definitions, settings) = ParsePut(body);
-        // Checked before anything is committed, here and on the leader: compiled, and against this
-        // node's analyzers when it holds the database.
-        if (Server.Databases.Names.Contains(name, StringComparer.OrdinalIgnoreCase))
+        // Checked before anything is committed, here and on the leader: compiled, and the analyzers
+        // the fields name are built in or in the record (every node puts the record's in its copy).
+        IndexStore.ValidateMaps(definitions);
+        if (Server.Cluster.RecordOf(name) is { } record)
         {
-            IndexStore.Of(Server.Databases.GetDatabase(name)).Validate(definitions);
-        }
-        else
-        {
-            IndexStore.ValidateMaps(definitions);
+            ClusterNode.CheckAnalyzers(record, definitions);
         }
         if (await LeaderForwarding.ForwardedAsync(context, body: body).ConfigureAwait(false))
         {
