@@ -144,6 +144,11 @@ public sealed class ClusterIndexTests
             Assert.True(created.IsSuccessStatusCode, await created.Content.ReadAsStringAsync());
         using (var put = await cluster.Http.PutAsync($"{a.Url}/databases/{Database}/admin/indexes", Body(ByCompany("Orders/ByCompany"))))
             Assert.Equal(HttpStatusCode.Created, put.StatusCode);
+        // An analyzer of the lone server, and an index naming it: both go into the record.
+        using (var put = await cluster.Http.PutAsync($"{a.Url}/databases/{Database}/admin/analyzers", Body("""{"Analyzers":[{"Name":"Words","Code":"WhitespaceAnalyzer"}]}""")))
+            Assert.Equal(HttpStatusCode.Created, put.StatusCode);
+        using (var put = await cluster.Http.PutAsync($"{a.Url}/databases/{Database}/admin/indexes", Body(WordsIndex)))
+            Assert.Equal(HttpStatusCode.Created, put.StatusCode);
         using (var locked = await cluster.Http.PostAsync($"{a.Url}/databases/{Database}/indexes/set-lock", Body("""{"IndexNames":["Orders/ByCompany"],"Mode":"LockedIgnore"}""")))
             Assert.Equal(HttpStatusCode.NoContent, locked.StatusCode);
 
@@ -153,8 +158,10 @@ public sealed class ClusterIndexTests
         using (var node = await cluster.Http.PutAsync($"{a.Url}/admin/databases/node?name={Database}&node=B", null))
             Assert.True(node.IsSuccessStatusCode, await node.Content.ReadAsStringAsync());
 
-        // B builds the founder's index from the record, with its lock mode.
-        await Poll.UntilAsync(async () => (await cluster.DatabasesOnAsync(b)).Contains(Database) && (await IndexNamesAsync(cluster, b)).Count == 1, Converge, "the index on B");
+        // B builds the founder's indexes from the record, with its lock mode, and has its analyzer.
+        await Poll.UntilAsync(async () => (await cluster.DatabasesOnAsync(b)).Contains(Database) && (await IndexNamesAsync(cluster, b)).Count == 2, Converge, "the indexes on B");
+        var analyzers = await cluster.Http.GetFromJsonAsync<JsonElement>($"{b.Url}/databases/{Database}/analyzers");
+        Assert.Equal(["Words"], analyzers.GetProperty("Analyzers").EnumerateArray().Select(x => x.GetProperty("Name").GetString()));
         var definitions = await cluster.Http.GetFromJsonAsync<JsonElement>($"{b.Url}/databases/{Database}/indexes?name=Orders/ByCompany");
         Assert.Equal("LockedIgnore", definitions.GetProperty("Results")[0].GetProperty("LockMode").GetString());
     }
