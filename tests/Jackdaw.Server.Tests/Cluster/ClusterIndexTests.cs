@@ -230,10 +230,24 @@ public sealed class ClusterIndexTests
             Assert.Equal(HttpStatusCode.Conflict, delete.StatusCode);
         }
 
-        // Once B can make the files, a retry builds the index there, with no change to its definition.
+        // Nothing remembers a failure across a restart: B killed, its folder mended while it is down,
+        // finds at start that its store lacks the record's index (its acted state holds it) and
+        // builds it, with no change to its definition.
+        b.Kill();
         File.Delete(indexes);
         Directory.CreateDirectory(indexes);
-        await Poll.UntilAsync(async () => (await IndexNamesAsync(cluster, b)).Count == 1, Converge, "the index on B");
+        await b.RestartAsync();
+        await Poll.UntilAsync(async () =>
+        {
+            try
+            {
+                return (await IndexNamesAsync(cluster, b)).Count == 1;
+            }
+            catch (HttpRequestException)
+            {
+                return false; // B is still opening its database
+            }
+        }, Converge, "the index on B after its restart");
     }
 
     private const string WordsIndex = """{"Indexes":[{"Name":"Orders/Words","Maps":["map('Orders', o => ({ Company: o.Company }))"],"Fields":{"Company":{"Analyzer":"Words","Indexing":"Search"}}}]}""";
