@@ -63,10 +63,7 @@ public sealed partial class ClusterNode
                 {
                     continue;
                 }
-                var known = record.Analyzers.IsEmpty ? "none yet" : string.Join(", ", record.Analyzers.Keys.Take(20));
-                throw new IndexCompilationException(definition.Name,
-                    $"Cannot find analyzer type '{name}' for field: {field}. It is neither a built-in analyzer ({BuiltInAnalyzers.Names}) "
-                    + $"nor one of the analyzers of database '{record.Name}' in the cluster's record ({known}; PUT /databases/{{db}}/admin/analyzers adds one).");
+                throw AnalyzerStore.Missing(definition, field, name, $"database '{record.Name}' in the cluster's record", record.Analyzers.Keys);
             }
         }
     }

@@ -52,7 +52,7 @@ public sealed class AnalyzersHandler(ServerContext server) : HandlerBase(server)
                 return;
             }
             var etag = await Server.Cluster.PutAnalyzersAsync(name, definitions, LeaderForwarding.CommandId(context), context.RequestAborted).ConfigureAwait(false);
-            await AnsweredAppliedAsync(context, etag).ConfigureAwait(false);
+            await LeaderForwarding.AnswerAppliedAsync(context, etag).ConfigureAwait(false);
         }
         context.Response.StatusCode = StatusCodes.Status201Created;
         context.Response.ContentLength = 0;
@@ -113,16 +113,9 @@ public sealed class AnalyzersHandler(ServerContext server) : HandlerBase(server)
                 return;
             }
             var etag = await Server.Cluster.DeleteAnalyzerAsync(database, name.Trim(), LeaderForwarding.CommandId(context), context.RequestAborted).ConfigureAwait(false);
-            await AnsweredAppliedAsync(context, etag).ConfigureAwait(false);
+            await LeaderForwarding.AnswerAppliedAsync(context, etag).ConfigureAwait(false);
         }
         context.Response.StatusCode = StatusCodes.Status204NoContent;
-    }
-
-    /// <summary>Waits until this node applied the change, and says its etag to a member that passed the request on (it waits for it too).</summary>
-    private async ValueTask AnsweredAppliedAsync(RequestContext context, long etag)
-    {
-        await Server.Cluster.WaitForLocalAsync(etag, context.RequestAborted).ConfigureAwait(false);
-        context.Response.Headers[LeaderForwarding.AppliedEtagHeader] = etag.ToString(System.Globalization.CultureInfo.InvariantCulture);
     }
 
     /// <summary><c>GET /databases/*/analyzers[?namesOnly=true]</c>: <c>{"Analyzers":[{"Name","Code"}]}</c> in name order (RavenDB's studio route).</summary>
