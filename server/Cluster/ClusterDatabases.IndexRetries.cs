@@ -14,7 +14,7 @@ internal sealed partial class ClusterDatabases
     /// <summary>An index that failed here: what was wanted when it failed (null: a delete), how often, and when it is tried next.</summary>
     private sealed record FailedIndex(ClusterIndex? Wanted, int Attempts, TimeSpan Delay, DateTime NextAt);
 
-    // Database → index name → failure (both ignoring case, as their names do).
+    // Database → index name → failure (both ignoring case, as their names do). Only the loop touches it.
     private readonly Dictionary<string, Dictionary<string, FailedIndex>> _failedIndexes = new(StringComparer.OrdinalIgnoreCase);
     // When the pending wake-up for the failed indexes is due (ticks), 0 when none is pending: the
     // wake-up clears it, so that one that fires a moment before its index is due is followed by another.
@@ -24,36 +24,28 @@ internal sealed partial class ClusterDatabases
 
     private void IndexFailed(string database, string name, ClusterIndex? wanted, Exception exception)
     {
-        FailedIndex failure;
-        lock (_failedIndexes)
+        if (!_failedIndexes.TryGetValue(database, out var failures))
         {
-            if (!_failedIndexes.TryGetValue(database, out var failures))
-            {
-                _failedIndexes[database] = failures = new Dictionary<string, FailedIndex>(StringComparer.OrdinalIgnoreCase);
-            }
-            // The same definition failing again waits longer; another one (or a delete) starts afresh.
-            failure = failures.TryGetValue(name, out var was) && was.Wanted == wanted
-                ? new FailedIndex(wanted, was.Attempts + 1, was.Delay * 2 < RetryAtMost ? was.Delay * 2 : RetryAtMost, default)
-                : new FailedIndex(wanted, 1, RetryAfter, default);
-            failure = failure with { NextAt = DateTime.UtcNow + failure.Delay };
-            failures[name] = failure;
+            _failedIndexes[database] = failures = new Dictionary<string, FailedIndex>(StringComparer.OrdinalIgnoreCase);
         }
+        // The same definition failing again waits longer; another one (or a delete) starts afresh.
+        var failure = failures.TryGetValue(name, out var was) && was.Wanted == wanted
+            ? new FailedIndex(wanted, was.Attempts + 1, was.Delay * 2 < RetryAtMost ? was.Delay * 2 : RetryAtMost, default)
+            : new FailedIndex(wanted, 1, RetryAfter, default);
+        failure = failure with { NextAt = DateTime.UtcNow + failure.Delay };
+        failures[name] = failure;
         LogIndexFailing(_logger, exception, database, name, failure.Attempts, (int)failure.Delay.TotalSeconds);
     }
 
     private void IndexApplied(string database, string name)
     {
-        FailedIndex? was;
-        lock (_failedIndexes)
+        if (!_failedIndexes.TryGetValue(database, out var failures) || !failures.Remove(name, out var was))
         {
-            if (!_failedIndexes.TryGetValue(database, out var failures) || !failures.Remove(name, out was))
-            {
-                return;
-            }
-            if (failures.Count == 0)
-            {
-                _failedIndexes.Remove(database);
-            }
+            return;
+        }
+        if (failures.Count == 0)
+        {
+            _failedIndexes.Remove(database);
         }
         if (was.Attempts > 0)
         {
@@ -100,14 +92,11 @@ internal sealed partial class ClusterDatabases
                 {
                     LogIndexFailed(_logger, e, record.Name, name);
                 }
-                lock (_failedIndexes)
+                if (!_failedIndexes.TryGetValue(record.Name, out var failures))
                 {
-                    if (!_failedIndexes.TryGetValue(record.Name, out var failures))
-                    {
-                        _failedIndexes[record.Name] = failures = new Dictionary<string, FailedIndex>(StringComparer.OrdinalIgnoreCase);
-                    }
-                    failures.TryAdd(name, new FailedIndex(index, 0, RetryAfter / 2, DateTime.UtcNow));
+                    _failedIndexes[record.Name] = failures = new Dictionary<string, FailedIndex>(StringComparer.OrdinalIgnoreCase);
                 }
+                failures.TryAdd(name, new FailedIndex(index, 0, RetryAfter / 2, DateTime.UtcNow));
             }
         }
     }
@@ -144,15 +133,11 @@ internal sealed partial class ClusterDatabases
 
     private async Task RetryDueIndexesAsync()
     {
-        List<(string Database, List<string> Names)> due;
         // A timer may fire a little before the wall clock says the wait is over.
         var now = DateTime.UtcNow + TimeSpan.FromMilliseconds(50);
-        lock (_failedIndexes)
-        {
-            due = [.. _failedIndexes
-                .Select(d => (d.Key, d.Value.Where(f => f.Value.NextAt <= now).Select(f => f.Key).ToList()))
-                .Where(d => d.Item2.Count > 0)];
-        }
+        List<(string Database, List<string> Names)> due = [.. _failedIndexes
+            .Select(d => (d.Key, d.Value.Where(f => f.Value.NextAt <= now).Select(f => f.Key).ToList()))
+            .Where(d => d.Item2.Count > 0)];
         var me = _node.NodeTag;
         var landlord = _databases();
         foreach (var (database, names) in due)
@@ -160,31 +145,27 @@ internal sealed partial class ClusterDatabases
             if (!_lastApplied.Databases.TryGetValue(database, out var record) || !record.Nodes.Contains(me))
             {
                 // The database left this node: nothing of it to retry.
-                lock (_failedIndexes)
-                {
-                    _failedIndexes.Remove(database);
-                }
+                _failedIndexes.Remove(database);
                 continue;
             }
-            IndexStore? store = null;
-            Exception? unopened = null;
+            IndexStore store;
             try
             {
                 store = IndexStore.Of(landlord.GetDatabase(database));
             }
             catch (Exception e) when (e is not OperationCanceledException)
             {
-                unopened = e;
+                foreach (var name in names)
+                {
+                    IndexFailed(database, name, record.Indexes.GetValueOrDefault(name), e);
+                }
+                continue;
             }
             foreach (var name in names)
             {
                 record.Indexes.TryGetValue(name, out var wanted);
                 try
                 {
-                    if (store is null)
-                    {
-                        throw unopened!;
-                    }
                     if (wanted is null)
                     {
                         if (await store.ApplyDecidedDeleteAsync(name).ConfigureAwait(false))
@@ -210,15 +191,11 @@ internal sealed partial class ClusterDatabases
     /// <summary>Wakes the loop when the earliest failed index is due (unless a wake-up at or before it is set).</summary>
     private void ScheduleIndexRetry()
     {
-        DateTime next;
-        lock (_failedIndexes)
+        if (_failedIndexes.Count == 0)
         {
-            if (_failedIndexes.Count == 0)
-            {
-                return;
-            }
-            next = _failedIndexes.Values.SelectMany(f => f.Values).Min(f => f.NextAt);
+            return;
         }
+        var next = _failedIndexes.Values.SelectMany(f => f.Values).Min(f => f.NextAt);
         var pending = Interlocked.Read(ref _indexWakeAt);
         if (pending != 0 && pending <= next.Ticks)
         {
