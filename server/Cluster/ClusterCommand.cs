@@ -44,5 +44,11 @@ public sealed record ClusterCommand(string Id, ClusterCommandKind Kind)
     /// <summary>What the mentor saw of the promotable's replication when it asked for a <see cref="ClusterCommandKind.PromoteDatabaseNode"/>.</summary>
     public PromotableProgress? Progress { get; init; }
 
+    /// <summary>The analyzers a <see cref="ClusterCommandKind.PutAnalyzers"/> puts in the record of <c>Database</c>.</summary>
+    public IReadOnlyList<Jackdaw.Server.Indexing.Analysis.AnalyzerDefinition>? Analyzers { get; init; }
+
+    /// <summary>The name of the analyzer a <see cref="ClusterCommandKind.DeleteAnalyzer"/> deletes.</summary>
+    public string? Analyzer { get; init; }
+
     public static string NewId() => Guid.NewGuid().ToString("N");
 }

@@ -115,4 +115,13 @@ public enum ClusterCommandKind
     /// Refused for the database's last member. <see cref="PromoteDatabaseNode"/> brings it back.
     /// </summary>
     DemoteDatabaseNode,
+
+    /// <summary>
+    /// Creates or replaces <c>Analyzers</c> (RavenDB's analyzers: name and code) in the record of
+    /// <c>Database</c>; every node of the database puts them in its copy before its indexes.
+    /// </summary>
+    PutAnalyzers,
+
+    /// <summary>Deletes analyzer <c>Analyzer</c> (a name) of <c>Database</c>; refused while an index of the record names it.</summary>
+    DeleteAnalyzer,
 }

@@ -4,7 +4,7 @@ namespace Jackdaw.Server.Cluster;
 
 /// <summary>
 /// A database as the cluster knows it: its name, the nodes that hold it (in the order clients
-/// prefer them), its settings and its index definitions. <see cref="TopologyEtag"/> is the log index of the last change of
+/// prefer them), its settings, its index definitions and analyzers. <see cref="TopologyEtag"/> is the log index of the last change of
 /// its nodes: what <c>GET /topology</c> answers as <c>Etag</c>, so clients see when to refresh.
 /// <see cref="Nodes"/> holds every node with a copy (replication sends to each); those among them
 /// still catching up are <see cref="Promotables"/>, and clients are told only the <see cref="Members"/>.
@@ -35,6 +35,12 @@ public sealed record ClusterDatabaseRecord(string Name, IReadOnlyList<string> No
 
     /// <summary>The database's index definitions by name (ignoring case, as index names do); each node builds them.</summary>
     public ImmutableSortedDictionary<string, ClusterIndex> Indexes { get; init; } = NoIndexes;
+
+    public static ImmutableSortedDictionary<string, Jackdaw.Server.Indexing.Analysis.AnalyzerDefinition> NoAnalyzers { get; } =
+        ImmutableSortedDictionary.Create<string, Jackdaw.Server.Indexing.Analysis.AnalyzerDefinition>(StringComparer.OrdinalIgnoreCase);
+
+    /// <summary>The database's analyzers by name (ignoring case); each node puts them in its copy before it builds the indexes.</summary>
+    public ImmutableSortedDictionary<string, Jackdaw.Server.Indexing.Analysis.AnalyzerDefinition> Analyzers { get; init; } = NoAnalyzers;
 
     public static ImmutableSortedDictionary<long, ClusterBackupTask> NoBackups { get; } = ImmutableSortedDictionary<long, ClusterBackupTask>.Empty;
 

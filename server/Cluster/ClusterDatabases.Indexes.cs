@@ -55,10 +55,11 @@ internal sealed partial class ClusterDatabases
     /// <summary>
     /// Brings database <paramref name="database"/>'s indexes from <paramref name="before"/> to
     /// <paramref name="after"/>: a new or changed definition is put (a changed one builds side by
-    /// side), a lock mode or priority set, a definition gone deleted. An index that fails here (the
-    /// database cannot be opened now, the definition does not compile on this node) is logged and the
-    /// others go on; false then, and the whole comparison is made again later (what was done is
-    /// found unchanged).
+    /// side), a lock mode or priority set, a definition gone deleted. An index that fails here (its
+    /// definition does not compile on this node, its files cannot be made) is remembered apart and
+    /// tried again on its own (<c>ClusterDatabases.IndexRetries.cs</c>); the others go on, and the
+    /// acted state advances. False only when the database cannot be opened now: then the whole
+    /// comparison is made again later (what was done is found unchanged).
     /// </summary>
     private async Task<bool> ApplyIndexesAsync(DatabasesLandlord landlord, string database, ImmutableSortedDictionary<string, ClusterIndex> before, ImmutableSortedDictionary<string, ClusterIndex> after)
     {
@@ -74,7 +75,6 @@ internal sealed partial class ClusterDatabases
             LogIndexFailed(_logger, e, database, "*");
             return false;
         }
-        var complete = true;
         foreach (var (name, index) in after)
         {
             before.TryGetValue(name, out var was);
@@ -93,11 +93,12 @@ internal sealed partial class ClusterDatabases
                 {
                     await store.ApplyDecidedSettingsAsync(name, index.LockMode, index.Priority).ConfigureAwait(false);
                 }
+                IndexApplied(database, name);
             }
             catch (Exception e) when (e is not OperationCanceledException)
             {
-                LogIndexFailed(_logger, e, database, name);
-                complete = false;
+                // A later definition (or a delete) replaces a retry pending for the name.
+                IndexFailed(database, name, index, e);
             }
         }
         foreach (var name in before.Keys)
@@ -112,14 +113,14 @@ internal sealed partial class ClusterDatabases
                 {
                     LogIndexDeleted(_logger, database, name);
                 }
+                IndexApplied(database, name);
             }
             catch (Exception e) when (e is not OperationCanceledException)
             {
-                LogIndexFailed(_logger, e, database, name);
-                complete = false;
+                IndexFailed(database, name, null, e);
             }
         }
-        return complete;
+        return true;
     }
 
     /// <summary>A definition as a record holds it (<see cref="IndexDefinition.ToJson"/>).</summary>

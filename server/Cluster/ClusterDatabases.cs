@@ -9,7 +9,8 @@ namespace Jackdaw.Server.Cluster;
 /// record names this node, deletes it when a record stops naming it (or is deleted), and tells
 /// replication each database's other nodes whenever they or their URLs change, and builds, changes
 /// and deletes the indexes of each local database as its record's definitions change
-/// (<c>ClusterDatabases.Indexes.cs</c>), and puts the registered certificates in this node's
+/// (<c>ClusterDatabases.Indexes.cs</c>; an index that fails is tried again on its own,
+/// <c>ClusterDatabases.IndexRetries.cs</c>), after the record's analyzers (<c>ClusterDatabases.Analyzers.cs</c>), and puts the registered certificates in this node's
 /// certificate store (<c>ClusterDatabases.Certificates.cs</c>), and hands each local copy its record's periodic
 /// backup tasks (<c>ClusterDatabases.Backups.cs</c>). Works off the state machine's thread, one state after another.
 /// <para>
@@ -37,8 +38,9 @@ internal sealed partial class ClusterDatabases : IAsyncDisposable
         Channel.CreateUnbounded<ClusterState>(new UnboundedChannelOptions { SingleReader = true });
     private readonly CancellationTokenSource _stopping = new();
     private ClusterState _acted = ClusterState.Empty;
-    // 5 s after a failed step, doubling while steps keep failing (an index that does not compile
-    // here fails every time), up to a minute; back to 5 s once a state is done whole.
+    // 5 s after a failed step, doubling while steps keep failing (a database that cannot be opened
+    // here), up to a minute; back to 5 s once a state is done whole. A failed index is not a failed
+    // step: it is retried on its own (ClusterDatabases.IndexRetries.cs).
     private TimeSpan _retryDelay = RetryAfter;
     private Task _loop = Task.CompletedTask;
 
@@ -83,6 +85,8 @@ internal sealed partial class ClusterDatabases : IAsyncDisposable
             }
             else if (target.Etag == _acted.Etag && !first)
             {
+                // Nothing new: a wake-up for the indexes that failed (ClusterDatabases.IndexRetries.cs), or a state seen already.
+                await RetryFailedIndexesAsync().ConfigureAwait(false);
                 continue;
             }
             if (Outside(_acted, target))
@@ -94,7 +98,13 @@ internal sealed partial class ClusterDatabases : IAsyncDisposable
             }
             try
             {
+                _lastApplied = target;
                 var complete = await ApplyAsync(_acted, target, announceAll: first).ConfigureAwait(false);
+                if (first)
+                {
+                    // Indexes that failed in a run before (nothing remembers them) are tried again now.
+                    RecomputeFailedIndexes(target);
+                }
                 first = false;
                 if (complete)
                 {
@@ -120,6 +130,7 @@ internal sealed partial class ClusterDatabases : IAsyncDisposable
                 _ = RetryLaterAsync(target);
             }
             Done(after);
+            await RetryFailedIndexesAsync().ConfigureAwait(false);
         }
     }
 
@@ -194,10 +205,16 @@ internal sealed partial class ClusterDatabases : IAsyncDisposable
                 var hadIndexes = !created && before.Databases.TryGetValue(record.Name, out var previous) && previous.Nodes.Contains(me)
                     ? previous.Indexes
                     : ClusterDatabaseRecord.NoIndexes;
+                // Analyzers put before the indexes that name them, deleted after the indexes that named them.
+                var hadAnalyzers = !created && before.Databases.TryGetValue(record.Name, out var analyzed) && analyzed.Nodes.Contains(me)
+                    ? analyzed.Analyzers
+                    : ClusterDatabaseRecord.NoAnalyzers;
+                complete &= await ApplyAnalyzersAsync(landlord, record.Name, hadAnalyzers, record.Analyzers, deletes: false).ConfigureAwait(false);
                 if (!ReferenceEquals(hadIndexes, record.Indexes))
                 {
                     complete &= await ApplyIndexesAsync(landlord, record.Name, hadIndexes, record.Indexes).ConfigureAwait(false);
                 }
+                complete &= await ApplyAnalyzersAsync(landlord, record.Name, hadAnalyzers, record.Analyzers, deletes: true).ConfigureAwait(false);
                 if (record.ConflictSolver is not null && (created || announceAll || !before.Databases.TryGetValue(record.Name, out var solved) || solved.ConflictSolver != record.ConflictSolver))
                 {
                     await ApplyConflictSolverAsync(landlord, record).ConfigureAwait(false);

@@ -22,10 +22,12 @@ public sealed partial class ClusterNode
     /// <see cref="IndexDefinition.SameAs"/> says) keeps its committed JSON, so that nothing is rebuilt.
     /// </summary>
     /// <exception cref="IndexLockedException">A changed definition of an index locked with <c>LockedError</c>.</exception>
+    /// <exception cref="IndexCompilationException">A field names an analyzer neither built in nor in the record.</exception>
     public async Task<long> PutIndexesAsync(
         string database, IReadOnlyList<(IndexDefinition Definition, IndexLockMode? LockMode, IndexPriority? Priority)> definitions, string commandId, CancellationToken token)
     {
         var record = RequireRecord(database);
+        CheckAnalyzers(record, [.. definitions.Select(d => d.Definition)]);
         var changes = new List<ClusterIndexChange>();
         foreach (var (definition, lockMode, priority) in definitions)
         {

@@ -199,7 +199,7 @@ public sealed partial class ClusterNode
     /// <summary>
     /// Makes this lone server the first node of a cluster: Raft starts with it as the only member
     /// (it leads at once), and the state gets it as A and a record of each local database on A, with
-    /// its static index definitions.
+    /// its analyzers and static index definitions.
     /// </summary>
     private async Task FoundAsync(CancellationToken token)
     {
@@ -231,6 +231,8 @@ public sealed partial class ClusterNode
                 {
                     await ExecuteAsync(new ClusterCommand($"found/db/{name}", ClusterCommandKind.PutDatabase) { Database = name, Nodes = [identity.Tag] }, stopping).ConfigureAwait(false);
                 }
+                // Analyzers before the indexes that name them.
+                await RecordLocalAnalyzersAsync(name, stopping).ConfigureAwait(false);
                 await RecordLocalIndexesAsync(name, stopping).ConfigureAwait(false);
                 await RecordLocalSubscriptionsAsync(name, stopping).ConfigureAwait(false);
                 await RecordLocalBackupsAsync(name, stopping).ConfigureAwait(false);

@@ -6,7 +6,7 @@ namespace Jackdaw.Server.Cluster;
 
 /// <summary>
 /// The cluster's state as of one log index: its members by tag, the database records (with
-/// their index definitions, <c>ClusterState.Indexes.cs</c>), their subscriptions and the
+/// their index definitions, <c>ClusterState.Indexes.cs</c>, and analyzers, <c>ClusterState.Analyzers.cs</c>), their subscriptions and the
 /// registered client certificates (<c>ClusterState.Certificates.cs</c>). Immutable:
 /// <see cref="Apply"/> returns the next state, so readers take one reference and see one state.
 /// The ids of the last <see cref="RememberedIds"/> applied commands are part of it (and of its
@@ -258,6 +258,9 @@ public sealed partial class ClusterState
             case ClusterCommandKind.SetDatabaseNodeMentor or ClusterCommandKind.DemoteDatabaseNode:
                 (databases, refused) = ApplyMentorOrDemotion(command, databases, index);
                 break;
+            case ClusterCommandKind.PutAnalyzers or ClusterCommandKind.DeleteAnalyzer:
+                (databases, refused) = ApplyAnalyzers(command, databases);
+                break;
             case ClusterCommandKind.PutCertificates or ClusterCommandKind.DeleteCertificate:
                 (certificates, refused) = ApplyCertificates(command, certificates);
                 break;
@@ -302,7 +305,7 @@ public sealed partial class ClusterState
     /// <summary>The state as a snapshot's JSON (members, records, remembered ids oldest first, etag).</summary>
     public byte[] ToJson() => JsonSerializer.SerializeToUtf8Bytes(new Snapshot(
         Members.ToDictionary(),
-        [.. Databases.Values.Select(d => new SnapshotDatabase(d.Name, [.. d.Nodes], d.TopologyEtag, d.Settings.ToDictionary()) { Indexes = [.. d.Indexes.Values], CreatedIndex = d.CreatedIndex, Backups = d.Backups.IsEmpty ? null : [.. d.Backups.Values], ConflictSolver = d.ConflictSolver, ClientConfiguration = d.ClientConfiguration, Promotables = d.Promotables.IsEmpty ? null : d.Promotables.ToDictionary(), Rehabs = d.Rehabs.IsEmpty ? null : d.Rehabs.ToDictionary() })],
+        [.. Databases.Values.Select(d => new SnapshotDatabase(d.Name, [.. d.Nodes], d.TopologyEtag, d.Settings.ToDictionary()) { Indexes = [.. d.Indexes.Values], CreatedIndex = d.CreatedIndex, Backups = d.Backups.IsEmpty ? null : [.. d.Backups.Values], ConflictSolver = d.ConflictSolver, ClientConfiguration = d.ClientConfiguration, Promotables = d.Promotables.IsEmpty ? null : d.Promotables.ToDictionary(), Rehabs = d.Rehabs.IsEmpty ? null : d.Rehabs.ToDictionary(), Analyzers = d.Analyzers.IsEmpty ? null : [.. d.Analyzers.Values] })],
         [.. _appliedOrder],
         Etag)
     {
@@ -333,6 +336,8 @@ public sealed partial class ClusterState
                 Indexes = ClusterDatabaseRecord.NoIndexes.AddRange((d.Indexes ?? []).Select(i => KeyValuePair.Create(i.Name, i))),
                 // Snapshots written before backup tasks were part of the state have none.
                 Backups = ClusterDatabaseRecord.NoBackups.AddRange((d.Backups ?? []).Select(b => KeyValuePair.Create(b.TaskId, b))),
+                // Snapshots written before analyzers were part of the state have none.
+                Analyzers = ClusterDatabaseRecord.NoAnalyzers.AddRange((d.Analyzers ?? []).Select(a => KeyValuePair.Create(a.Name, a))),
             })));
         // Snapshots written before subscriptions were in the cluster's state have none.
         var subscriptions = ClusterSubscriptions.From((snapshot.Subscriptions ?? []).Select(s => (s.Database, s.Subscription)));
@@ -380,5 +385,8 @@ public sealed partial class ClusterState
 
         [System.Text.Json.Serialization.JsonIgnore(Condition = System.Text.Json.Serialization.JsonIgnoreCondition.WhenWritingNull)]
         public Dictionary<string, string>? Rehabs { get; init; }
+
+        [System.Text.Json.Serialization.JsonIgnore(Condition = System.Text.Json.Serialization.JsonIgnoreCondition.WhenWritingNull)]
+        public List<Jackdaw.Server.Indexing.Analysis.AnalyzerDefinition>? Analyzers { get; init; }
     }
 }

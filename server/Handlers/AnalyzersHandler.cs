@@ -1,4 +1,5 @@
 using System.Text.Json;
+using Jackdaw.Server.Cluster;
 using Jackdaw.Server.Errors;
 using Jackdaw.Server.Hosting;
 using Jackdaw.Server.Wire;
@@ -12,7 +13,9 @@ namespace Jackdaw.Server.Handlers;
 /// <summary>
 /// A database's analyzers, with RavenDB's routes and shapes (<c>PutAnalyzersOperation</c>,
 /// <c>DeleteAnalyzerOperation</c>, the studio's list). Their <c>Code</c> is Jackdaw's description of
-/// Lucene parts, not C# (server/Indexing/Analysis/README.md).
+/// Lucene parts, not C# (server/Indexing/Analysis/README.md). On a clustered database (the cluster's
+/// state has its record) a put or delete is checked here, committed in the record through the
+/// leader, and answered once this node put it in its copy; every node of the database applies it.
 /// </summary>
 public sealed class AnalyzersHandler(ServerContext server) : HandlerBase(server)
 {
@@ -27,11 +30,40 @@ public sealed class AnalyzersHandler(ServerContext server) : HandlerBase(server)
     [Access(RouteAccess.DatabaseAdmin)]
     public async ValueTask Put(RequestContext context)
     {
-        var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
-        var definitions = new List<AnalyzerDefinition>();
-        using (var json = await DocumentBodies.ReadJsonAsync(context.Request.BodyReader, context.RequestAborted).ConfigureAwait(false))
+        var name = context.GetCaptureMemory(0).ToString();
+        var record = Server.Cluster.RecordOf(name);
+        // A lone server's database must be here; a clustered one's record is enough (the leader may not hold it).
+        var database = record is null ? Server.Databases.GetDatabase(name) : null;
+        var body = await DocumentBodies.ReadAllAsync(context.Request.BodyReader, context.RequestAborted).ConfigureAwait(false);
+        var definitions = ReadDefinitions(body);
+        if (database is not null)
         {
-            if (json is null || json.RootElement.ValueKind != JsonValueKind.Object || !json.RootElement.TryGetProperty("Analyzers", out var analyzers) || analyzers.ValueKind != JsonValueKind.Array)
+            await IndexStore.Of(database).PutAnalyzersAsync(definitions).ConfigureAwait(false);
+        }
+        else
+        {
+            // Compiled here before anything is committed (and again on the leader): a bad one is a 400.
+            foreach (var definition in definitions)
+            {
+                AnalyzerRecipe.Parse(definition.Name, definition.Code);
+            }
+            if (await LeaderForwarding.ForwardedAsync(context, body: body).ConfigureAwait(false))
+            {
+                return;
+            }
+            var etag = await Server.Cluster.PutAnalyzersAsync(name, definitions, LeaderForwarding.CommandId(context), context.RequestAborted).ConfigureAwait(false);
+            await LeaderForwarding.AnswerAppliedAsync(context, etag).ConfigureAwait(false);
+        }
+        context.Response.StatusCode = StatusCodes.Status201Created;
+        context.Response.ContentLength = 0;
+    }
+
+    private static List<AnalyzerDefinition> ReadDefinitions(byte[] body)
+    {
+        var definitions = new List<AnalyzerDefinition>();
+        using (var json = JsonDocument.Parse(body))
+        {
+            if (json.RootElement.ValueKind != JsonValueKind.Object || !json.RootElement.TryGetProperty("Analyzers", out var analyzers) || analyzers.ValueKind != JsonValueKind.Array)
             {
                 throw new BadRequestException("The body must be " + BodyExample + ".");
             }
@@ -49,9 +81,7 @@ public sealed class AnalyzersHandler(ServerContext server) : HandlerBase(server)
         {
             throw new BadRequestException($"The analyzer '{duplicate.Key}' is defined more than once in this request.");
         }
-        await IndexStore.Of(database).PutAnalyzersAsync(definitions).ConfigureAwait(false);
-        context.Response.StatusCode = StatusCodes.Status201Created;
-        context.Response.ContentLength = 0;
+        return definitions;
     }
 
     /// <summary><c>DELETE /databases/*/admin/analyzers?name=</c>: 204, also when there was none; 409 while index definitions name it.</summary>
@@ -59,13 +89,32 @@ public sealed class AnalyzersHandler(ServerContext server) : HandlerBase(server)
     [Access(RouteAccess.DatabaseAdmin)]
     public async ValueTask Delete(RequestContext context)
     {
-        var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
+        var database = context.GetCaptureMemory(0).ToString();
+        var record = Server.Cluster.RecordOf(database);
+        var local = record is null ? Server.Databases.GetDatabase(database) : null;
         var name = new UrlQuery(context.Request.QueryString.Value).GetString("name");
         if (string.IsNullOrWhiteSpace(name))
         {
             throw new BadRequestException("Query parameter 'name' is required: the analyzer's name, e.g. ?name=MyAnalyzer.");
         }
-        await IndexStore.Of(database).DeleteAnalyzerAsync(name.Trim()).ConfigureAwait(false);
+        if (local is not null)
+        {
+            await IndexStore.Of(local).DeleteAnalyzerAsync(name.Trim()).ConfigureAwait(false);
+        }
+        else
+        {
+            // Refused here already (409) while an index of the record names it, and again on the leader.
+            if (ClusterState.IndexesNaming(record!, name.Trim()) is { Count: > 0 } users)
+            {
+                throw new AnalyzerInUseException(record!.Analyzers.TryGetValue(name.Trim(), out var held) ? held.Name : name.Trim(), users);
+            }
+            if (await LeaderForwarding.ForwardedAsync(context).ConfigureAwait(false))
+            {
+                return;
+            }
+            var etag = await Server.Cluster.DeleteAnalyzerAsync(database, name.Trim(), LeaderForwarding.CommandId(context), context.RequestAborted).ConfigureAwait(false);
+            await LeaderForwarding.AnswerAppliedAsync(context, etag).ConfigureAwait(false);
+        }
         context.Response.StatusCode = StatusCodes.Status204NoContent;
     }
 

@@ -1,5 +1,4 @@
 using System.Buffers;
-using System.Globalization;
 using System.Text.Json;
 using Jackdaw.Server.Cluster;
 using Jackdaw.Server.Errors;
@@ -23,15 +22,12 @@ public sealed partial class IndexesHandler
     {
         var body = await ReadBodyAsync(context).ConfigureAwait(false);
         var (definitions, settings) = ParsePut(body);
-        // Checked before anything is committed, here and on the leader: compiled, and against this
-        // node's analyzers when it holds the database.
-        if (Server.Databases.Names.Contains(name, StringComparer.OrdinalIgnoreCase))
+        // Checked before anything is committed, here and on the leader: compiled, and the analyzers
+        // the fields name are built in or in the record (every node puts the record's in its copy).
+        IndexStore.ValidateMaps(definitions);
+        if (Server.Cluster.RecordOf(name) is { } record)
         {
-            IndexStore.Of(Server.Databases.GetDatabase(name)).Validate(definitions);
-        }
-        else
-        {
-            IndexStore.ValidateMaps(definitions);
+            ClusterNode.CheckAnalyzers(record, definitions);
         }
         if (await LeaderForwarding.ForwardedAsync(context, body: body).ConfigureAwait(false))
         {
@@ -40,7 +36,7 @@ public sealed partial class IndexesHandler
         var cluster = Server.Cluster;
         var changes = definitions.Select((d, i) => (d, settings[i].LockMode, settings[i].Priority)).ToList();
         var etag = await cluster.PutIndexesAsync(name, changes, LeaderForwarding.CommandId(context), context.RequestAborted).ConfigureAwait(false);
-        await AnsweredAppliedAsync(context, etag).ConfigureAwait(false);
+        await LeaderForwarding.AnswerAppliedAsync(context, etag).ConfigureAwait(false);
         await WritePutAnswerAsync(context, definitions, etag).ConfigureAwait(false);
     }
 
@@ -67,7 +63,7 @@ public sealed partial class IndexesHandler
             return;
         }
         var etag = await Server.Cluster.PutIndexesAsync(name, [(definition, null, null)], LeaderForwarding.CommandId(context), context.RequestAborted).ConfigureAwait(false);
-        await AnsweredAppliedAsync(context, etag).ConfigureAwait(false);
+        await LeaderForwarding.AnswerAppliedAsync(context, etag).ConfigureAwait(false);
         await WritePutAnswerAsync(context, [definition], etag).ConfigureAwait(false);
     }
 
@@ -119,7 +115,7 @@ public sealed partial class IndexesHandler
             return true;
         }
         var etag = await Server.Cluster.DeleteIndexAsync(database, name, LeaderForwarding.CommandId(context), context.RequestAborted).ConfigureAwait(false);
-        await AnsweredAppliedAsync(context, etag).ConfigureAwait(false);
+        await LeaderForwarding.AnswerAppliedAsync(context, etag).ConfigureAwait(false);
         context.Response.StatusCode = StatusCodes.Status204NoContent;
         return true;
     }
@@ -157,7 +153,7 @@ public sealed partial class IndexesHandler
             return true;
         }
         var etag = await set(Server.Cluster, database, names, parsed, LeaderForwarding.CommandId(context)).ConfigureAwait(false);
-        await AnsweredAppliedAsync(context, etag).ConfigureAwait(false);
+        await LeaderForwarding.AnswerAppliedAsync(context, etag).ConfigureAwait(false);
         context.Response.StatusCode = StatusCodes.Status204NoContent;
         return true;
     }
@@ -180,13 +176,6 @@ public sealed partial class IndexesHandler
                 _ => record,
             }).ConfigureAwait(false);
         }
-    }
-
-    /// <summary>Waits until this node applied the change, and says its etag to a member that passed the request on (it waits for it too).</summary>
-    private async ValueTask AnsweredAppliedAsync(RequestContext context, long etag)
-    {
-        await Server.Cluster.WaitForLocalAsync(etag, context.RequestAborted).ConfigureAwait(false);
-        context.Response.Headers[LeaderForwarding.AppliedEtagHeader] = etag.ToString(CultureInfo.InvariantCulture);
     }
 
     /// <summary>The whole body, kept as bytes: a member that does not lead passes it on.</summary>

@@ -29,6 +29,17 @@ internal static class LeaderForwarding
     /// </summary>
     public const string AppliedEtagHeader = "Jackdaw-Cluster-Etag";
 
+    /// <summary>
+    /// Waits until this node applied the state up to <paramref name="etag"/> (a change each node
+    /// applies to its own databases), and says the etag to a member that passed the request on (it
+    /// waits for it too, <see cref="AppliedEtagHeader"/>).
+    /// </summary>
+    public static async ValueTask AnswerAppliedAsync(RequestContext context, long etag)
+    {
+        await context.Server.Cluster.WaitForLocalAsync(etag, context.RequestAborted).ConfigureAwait(false);
+        context.Response.Headers[AppliedEtagHeader] = etag.ToString(System.Globalization.CultureInfo.InvariantCulture);
+    }
+
     /// <summary>True when another node passed this request on to this one (it must not be passed on again).</summary>
     public static bool WasPassedOn(RequestContext context) => context.Request.Headers.ContainsKey(ForwardedHeader);
 

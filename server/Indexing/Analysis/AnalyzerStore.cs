@@ -110,10 +110,7 @@ public sealed class AnalyzerStore
             Compiled? custom = null;
             if (builtIn is null && !analyzers.TryGetValue(name, out custom))
             {
-                var known = analyzers.Count == 0 ? "none yet" : string.Join(", ", analyzers.Keys.Order(StringComparer.OrdinalIgnoreCase).Take(20));
-                throw new IndexCompilationException(definition.Name,
-                    $"Cannot find analyzer type '{name}' for field: {field}. It is neither a built-in analyzer ({BuiltInAnalyzers.Names}) "
-                    + $"nor one of the analyzers of database '{_database.Name}' ({known}; PUT /databases/{{db}}/admin/analyzers adds one).");
+                throw Missing(definition, field, name, $"database '{_database.Name}'", analyzers.Keys);
             }
             if (options.Indexing != FieldIndexing.Search)
             {
@@ -131,5 +128,14 @@ public sealed class AnalyzerStore
         }
         var text = signature.Count == 0 ? null : JsonSerializer.Serialize(signature);
         return new IndexAnalyzers(byField, text, signature.Keys.ToHashSet(StringComparer.Ordinal));
+    }
+
+    /// <summary>The error of a field that names an analyzer neither built in nor among <paramref name="known"/> (those of <paramref name="owner"/>).</summary>
+    public static IndexCompilationException Missing(IndexDefinition definition, string field, string name, string owner, IEnumerable<string> known)
+    {
+        var names = string.Join(", ", known.Order(StringComparer.OrdinalIgnoreCase).Take(20));
+        return new IndexCompilationException(definition.Name,
+            $"Cannot find analyzer type '{name}' for field: {field}. It is neither a built-in analyzer ({BuiltInAnalyzers.Names}) "
+            + $"nor one of the analyzers of {owner} ({(names.Length == 0 ? "none yet" : names)}; PUT /databases/{{db}}/admin/analyzers adds one).");
     }
 }

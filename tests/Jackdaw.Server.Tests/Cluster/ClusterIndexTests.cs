@@ -144,6 +144,11 @@ public sealed class ClusterIndexTests
             Assert.True(created.IsSuccessStatusCode, await created.Content.ReadAsStringAsync());
         using (var put = await cluster.Http.PutAsync($"{a.Url}/databases/{Database}/admin/indexes", Body(ByCompany("Orders/ByCompany"))))
             Assert.Equal(HttpStatusCode.Created, put.StatusCode);
+        // An analyzer of the lone server, and an index naming it: both go into the record.
+        using (var put = await cluster.Http.PutAsync($"{a.Url}/databases/{Database}/admin/analyzers", Body("""{"Analyzers":[{"Name":"Words","Code":"WhitespaceAnalyzer"}]}""")))
+            Assert.Equal(HttpStatusCode.Created, put.StatusCode);
+        using (var put = await cluster.Http.PutAsync($"{a.Url}/databases/{Database}/admin/indexes", Body(WordsIndex)))
+            Assert.Equal(HttpStatusCode.Created, put.StatusCode);
         using (var locked = await cluster.Http.PostAsync($"{a.Url}/databases/{Database}/indexes/set-lock", Body("""{"IndexNames":["Orders/ByCompany"],"Mode":"LockedIgnore"}""")))
             Assert.Equal(HttpStatusCode.NoContent, locked.StatusCode);
 
@@ -153,8 +158,10 @@ public sealed class ClusterIndexTests
         using (var node = await cluster.Http.PutAsync($"{a.Url}/admin/databases/node?name={Database}&node=B", null))
             Assert.True(node.IsSuccessStatusCode, await node.Content.ReadAsStringAsync());
 
-        // B builds the founder's index from the record, with its lock mode.
-        await Poll.UntilAsync(async () => (await cluster.DatabasesOnAsync(b)).Contains(Database) && (await IndexNamesAsync(cluster, b)).Count == 1, Converge, "the index on B");
+        // B builds the founder's indexes from the record, with its lock mode, and has its analyzer.
+        await Poll.UntilAsync(async () => (await cluster.DatabasesOnAsync(b)).Contains(Database) && (await IndexNamesAsync(cluster, b)).Count == 2, Converge, "the indexes on B");
+        var analyzers = await cluster.Http.GetFromJsonAsync<JsonElement>($"{b.Url}/databases/{Database}/analyzers");
+        Assert.Equal(["Words"], analyzers.GetProperty("Analyzers").EnumerateArray().Select(x => x.GetProperty("Name").GetString()));
         var definitions = await cluster.Http.GetFromJsonAsync<JsonElement>($"{b.Url}/databases/{Database}/indexes?name=Orders/ByCompany");
         Assert.Equal("LockedIgnore", definitions.GetProperty("Results")[0].GetProperty("LockMode").GetString());
     }
@@ -163,32 +170,87 @@ public sealed class ClusterIndexTests
     public async Task AnIndexThatFailsOnANodeIsTriedAgainAndBuiltOnceItCanBe()
     {
         await using var cluster = await TestCluster.StartAsync(2);
-        var (a, b) = (cluster.Nodes[0], cluster.Nodes[1]);
-        using (var created = await cluster.Http.PutAsync($"{a.Url}/admin/databases?name={Database}&replicationFactor=2", null))
+        using (var created = await cluster.Http.PutAsync($"{cluster.Nodes[0].Url}/admin/databases?name={Database}&replicationFactor=2", null))
         {
             Assert.True(created.IsSuccessStatusCode, await created.Content.ReadAsStringAsync());
         }
-        // Analyzers are each copy's own: A has this one, B not yet, so B cannot open the index.
-        const string analyzer = """{"Analyzers":[{"Name":"Words","Code":"WhitespaceAnalyzer"}]}""";
-        using (var put = await cluster.Http.PutAsync($"{a.Url}/databases/{Database}/admin/analyzers", Body(analyzer)))
+        foreach (var node in cluster.Nodes)
         {
-            Assert.Equal(HttpStatusCode.Created, put.StatusCode);
+            await Poll.UntilAsync(async () => (await cluster.DatabasesOnAsync(node)).Contains(Database), Converge, $"{Database} on {node.Url}");
         }
-        const string index = """{"Indexes":[{"Name":"Orders/Words","Maps":["map('Orders', o => ({ Company: o.Company }))"],"Fields":{"Company":{"Analyzer":"Words","Indexing":"Search"}}}]}""";
-        using (var put = await cluster.Http.PutAsync($"{a.Url}/databases/{Database}/admin/indexes", Body(index)))
+        var a = await cluster.WaitForLeaderAsync();
+        var b = cluster.Nodes.First(n => n != a);
+
+        // Analyzers are in the database's record: one put through the follower is on both nodes; a bad
+        // one is refused by the node that got it, before anything is committed.
+        const string analyzer = """{"Analyzers":[{"Name":"Words","Code":"WhitespaceAnalyzer"}]}""";
+        using (var put = await cluster.Http.PutAsync($"{b.Url}/databases/{Database}/admin/analyzers", Body(analyzer)))
+        {
+            Assert.True(put.StatusCode == HttpStatusCode.Created, await put.Content.ReadAsStringAsync());
+        }
+        using (var bad = await cluster.Http.PutAsync($"{b.Url}/databases/{Database}/admin/analyzers", Body("""{"Analyzers":[{"Name":"Bad","Code":"{\"Tokenizer\":\"Nope\"}"}]}""")))
+        {
+            Assert.Equal(HttpStatusCode.BadRequest, bad.StatusCode);
+        }
+        foreach (var node in cluster.Nodes)
+        {
+            var analyzers = await cluster.Http.GetFromJsonAsync<JsonElement>($"{node.Url}/databases/{Database}/analyzers?namesOnly=true");
+            Assert.Equal(["Words"], analyzers.GetProperty("Analyzers").EnumerateArray().Select(x => x.GetProperty("Name").GetString()));
+        }
+        // An index naming an analyzer the record lacks is refused rather than failing on every node.
+        using (var missing = await cluster.Http.PutAsync($"{b.Url}/databases/{Database}/admin/indexes", Body(WordsIndex.Replace("\"Words\"", "\"Missing\"", StringComparison.Ordinal))))
+        {
+            Assert.Equal(HttpStatusCode.BadRequest, missing.StatusCode);
+        }
+
+        // B cannot make the index's files (its Indexes folder is a file): the index fails there alone.
+        var indexes = Path.Combine(b.DataDir, "Databases", Database, "Indexes");
+        Directory.Delete(indexes, recursive: true);
+        await File.WriteAllTextAsync(indexes, "in the way");
+        using (var put = await cluster.Http.PutAsync($"{a.Url}/databases/{Database}/admin/indexes", Body(WordsIndex)))
         {
             Assert.True(put.StatusCode == HttpStatusCode.Created, await put.Content.ReadAsStringAsync());
         }
         Assert.Equal(["Orders/Words"], await IndexNamesAsync(cluster, a));
+        // The failure shows in B's log, and is tried again on its own (failed twice: a retry ran).
+        try
+        {
+            await Poll.UntilAsync(() => Task.FromResult(b.Output.Contains("index Orders/Words could not be brought in line with the cluster's record (failed 2 time(s))", StringComparison.Ordinal)),
+                Converge, "B to fail the index twice");
+        }
+        catch (TimeoutException e)
+        {
+            throw new TimeoutException($"{e.Message} B:\n{b.Output}", e);
+        }
         Assert.Empty(await IndexNamesAsync(cluster, b));
 
-        // Once B has the analyzer, a retry builds the index there, with no change to its definition.
-        using (var put = await cluster.Http.PutAsync($"{b.Url}/databases/{Database}/admin/analyzers", Body(analyzer)))
+        // The record's indexes name the analyzer: deleting it is refused, from the record, on either node.
+        using (var delete = await cluster.Http.DeleteAsync($"{b.Url}/databases/{Database}/admin/analyzers?name=words"))
         {
-            Assert.Equal(HttpStatusCode.Created, put.StatusCode);
+            Assert.Equal(HttpStatusCode.Conflict, delete.StatusCode);
         }
-        await Poll.UntilAsync(async () => (await IndexNamesAsync(cluster, b)).Count == 1, Converge, "the index on B");
+
+        // Nothing remembers a failure across a restart: B killed, its folder mended while it is down,
+        // finds at start that its store lacks the record's index (its acted state holds it) and
+        // builds it, with no change to its definition.
+        b.Kill();
+        File.Delete(indexes);
+        Directory.CreateDirectory(indexes);
+        await b.RestartAsync();
+        await Poll.UntilAsync(async () =>
+        {
+            try
+            {
+                return (await IndexNamesAsync(cluster, b)).Count == 1;
+            }
+            catch (HttpRequestException)
+            {
+                return false; // B is still opening its database
+            }
+        }, Converge, "the index on B after its restart");
     }
+
+    private const string WordsIndex = """{"Indexes":[{"Name":"Orders/Words","Maps":["map('Orders', o => ({ Company: o.Company }))"],"Fields":{"Company":{"Analyzer":"Words","Indexing":"Search"}}}]}""";
 
     private static string ByCompany(string name) =>
         $$$"""{"Indexes":[{"Name":"{{{name}}}","Maps":["map('Orders', o => ({ Company: o.Company }))"]}]}""";
