@@ -163,6 +163,7 @@ public sealed partial class ClusterNode
                 if (!IsClustered || !IsLeader)
                 {
                     downSince.Clear();
+                    _autoIndexReports.Clear();
                     continue;
                 }
                 var state = State;
@@ -206,6 +207,7 @@ public sealed partial class ClusterNode
                 }
                 await WatchBackupsAsync(state, downSince, now, token).ConfigureAwait(false);
                 await WatchDatabaseNodesAsync(state, downSince, now, token).ConfigureAwait(false);
+                await RetireIdleAutoIndexesAsync(state, now, token).ConfigureAwait(false);
             }
             catch (Exception e) when (!token.IsCancellationRequested)
             {

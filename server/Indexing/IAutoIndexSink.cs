@@ -22,4 +22,11 @@ public interface IAutoIndexSink
     /// covered one here before the record does (<see cref="Deleted"/> asks for that).
     /// </summary>
     bool IsRecorded(string database, string name);
+
+    /// <summary>
+    /// The use of <paramref name="database"/>'s recorded auto-indexes on this node (those
+    /// <see cref="IsRecorded"/> says yes to), at each housekeeping pass: a cluster deletes one from
+    /// the record once every node of the database reports it expired.
+    /// </summary>
+    void Used(string database, IReadOnlyList<AutoIndexUsage> recorded);
 }

@@ -7,6 +7,9 @@ namespace Jackdaw.Server.Indexing;
 // up, idled and deleted when no query uses them (housekeeping).
 public sealed partial class IndexStore
 {
+    /// <summary>When this node opened the database's indexes: it knows of no query before (see <see cref="AutoIndexUsage"/>).</summary>
+    private readonly DateTime _openedAt = DateTime.UtcNow;
+
     /// <summary>
     /// The auto-index of <paramref name="collection"/> that covers <paramref name="fields"/>: an
     /// existing one, or a new one covering these fields and those of the collection's other
@@ -146,11 +149,18 @@ public sealed partial class IndexStore
     public async Task RunHousekeepingAsync()
     {
         var now = DateTime.UtcNow;
+        var usage = new List<AutoIndexUsage>();
         foreach (var index in _indexes.Values.Where(i => i.Definition.IsAutoIndex).ToList())
         {
             var lastUsed = index.LastQueryingTime ?? index.Definition.CreatedAt;
             // A cluster's record keeps it for every node: not queried here says nothing of the others.
             var recorded = _autoIndexes.IsRecorded(_database.Name, index.Name);
+            if (recorded && index.ReplacementOf is null)
+            {
+                // The leader deletes it once every node says so; a restart forgets queries, so not before it.
+                var vouched = index.LastQueryingTime ?? (index.Definition.CreatedAt > _openedAt ? index.Definition.CreatedAt : _openedAt);
+                usage.Add(new AutoIndexUsage(index.Name, index.Definition.CreatedAt, vouched, now - vouched > _options.AutoIndexDeleteAfter));
+            }
             if (now - lastUsed > _options.AutoIndexDeleteAfter && !recorded)
             {
                 _logger.LogWarning("Auto-index {Index} of database {Database} was not queried since {LastUsed:o}; deleted", index.Name, _database.Name, lastUsed);
@@ -169,6 +179,10 @@ public sealed partial class IndexStore
                 }
                 index.SetIdle();
             }
+        }
+        if (usage.Count > 0)
+        {
+            _autoIndexes.Used(_database.Name, usage);
         }
         await RemoveCoveredAutoIndexesAsync().ConfigureAwait(false);
     }

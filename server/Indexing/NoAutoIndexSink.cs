@@ -20,4 +20,8 @@ public sealed class NoAutoIndexSink : IAutoIndexSink
     }
 
     public bool IsRecorded(string database, string name) => false;
+
+    public void Used(string database, IReadOnlyList<AutoIndexUsage> recorded)
+    {
+    }
 }

@@ -32,6 +32,10 @@ public sealed class ClusteredAutoIndexHousekeepingTests
         }
 
         public bool IsRecorded(string database, string name) => Recorded.Contains(name);
+
+        public List<IReadOnlyList<AutoIndexUsage>> Reports { get; } = [];
+
+        public void Used(string database, IReadOnlyList<AutoIndexUsage> recorded) => Reports.Add(recorded);
     }
 
     private static readonly IndexingOptions Quick = new()
@@ -65,6 +69,32 @@ public sealed class ClusteredAutoIndexHousekeepingTests
         await store.RunHousekeepingAsync();
         Assert.Null(store.TryGet(index.Name));
         Assert.Equal(new[] { index.Name }, sink.Retracted);
+    }
+
+    [Fact]
+    public async Task HousekeepingReportsTheUseOfTheRecordedAutoIndexesOnly()
+    {
+        using var folder = new TempFolder();
+        var sink = new RecordingSink();
+        var options = new IndexingOptions { IdleCheckInterval = TimeSpan.FromHours(1), AutoIndexDeleteAfter = TimeSpan.FromSeconds(3) };
+        await using var database = Open(folder.Path, NoTimer() with { Components = [IndexStore.Component(options, NullLoggerFactory.Instance, sink)] });
+        await PutAsync(database, "users/1", "Users", 1);
+        var store = IndexStore.Of(database);
+        await store.GetOrCreateAutoIndexAsync("Orders", [new AutoIndexField("Company", FieldIndexing.Default)]);
+        var recorded = await store.GetOrCreateAutoIndexAsync("Users", [new AutoIndexField("Name", FieldIndexing.Default)]);
+        sink.Recorded.Add(recorded.Name);
+
+        // Not yet idle past AutoIndexDeleteAfter (it was just made): reported in use.
+        await store.RunHousekeepingAsync();
+        var first = Assert.Single(Assert.Single(sink.Reports));
+        Assert.Equal((recorded.Name, recorded.Definition.CreatedAt, false), (first.Name, first.CreatedAt, first.Expired));
+
+        await Poll.UntilAsync(() => Task.FromResult(DateTime.UtcNow - first.LastUsed > options.AutoIndexDeleteAfter), TimeSpan.FromSeconds(10), "the delay to run out");
+        await store.RunHousekeepingAsync();
+        var second = Assert.Single(sink.Reports[1]);
+        Assert.True(second.Expired);
+        // Reported, not deleted: the leader decides, from every node's reports.
+        Assert.Same(recorded, store.TryGet(recorded.Name));
     }
 
     [Fact]
