@@ -38,5 +38,8 @@ public sealed record ClusterCommand(string Id, ClusterCommandKind Kind)
     /// <summary>RavenDB's ClientConfiguration JSON a <see cref="ClusterCommandKind.PutClientConfiguration"/> puts (server-wide, or for <c>Database</c>).</summary>
     public string? ClientConfiguration { get; init; }
 
+    /// <summary>The JSON a <see cref="ClusterCommandKind.SetRevisionsConfiguration"/> or <see cref="ClusterCommandKind.SetRevisionsConflictsConfiguration"/> puts in the record of <c>Database</c>.</summary>
+    public string? Revisions { get; init; }
+
     public static string NewId() => Guid.NewGuid().ToString("N");
 }

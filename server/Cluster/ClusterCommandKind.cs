@@ -95,4 +95,10 @@ public enum ClusterCommandKind
 
     /// <summary>Puts RavenDB's client configuration (<c>ClientConfiguration</c>): in the record of <c>Database</c>, or server-wide when <c>Database</c> is null.</summary>
     PutClientConfiguration,
+
+    /// <summary>Sets the revisions configuration (RavenDB's RevisionsConfiguration JSON, <c>Revisions</c>) in the record of <c>Database</c>; every node of it applies it.</summary>
+    SetRevisionsConfiguration,
+
+    /// <summary>Sets the conflict revisions configuration (a RevisionsCollectionConfiguration JSON, <c>Revisions</c>) in the record of <c>Database</c>; every node of it applies it.</summary>
+    SetRevisionsConflictsConfiguration,
 }

@@ -248,6 +248,9 @@ public sealed partial class ClusterState
             case ClusterCommandKind.SetConflictSolver:
                 (databases, refused) = ApplyConflictSolver(command, databases);
                 break;
+            case ClusterCommandKind.SetRevisionsConfiguration or ClusterCommandKind.SetRevisionsConflictsConfiguration:
+                (databases, refused) = ApplyRevisionsConfiguration(command, databases);
+                break;
             case ClusterCommandKind.PutClientConfiguration:
                 (databases, serverClientConfiguration, refused) = ApplyClientConfiguration(command, index, databases, serverClientConfiguration);
                 break;
@@ -295,7 +298,7 @@ public sealed partial class ClusterState
     /// <summary>The state as a snapshot's JSON (members, records, remembered ids oldest first, etag).</summary>
     public byte[] ToJson() => JsonSerializer.SerializeToUtf8Bytes(new Snapshot(
         Members.ToDictionary(),
-        [.. Databases.Values.Select(d => new SnapshotDatabase(d.Name, [.. d.Nodes], d.TopologyEtag, d.Settings.ToDictionary()) { Indexes = [.. d.Indexes.Values], CreatedIndex = d.CreatedIndex, Backups = d.Backups.IsEmpty ? null : [.. d.Backups.Values], ConflictSolver = d.ConflictSolver, ClientConfiguration = d.ClientConfiguration })],
+        [.. Databases.Values.Select(d => new SnapshotDatabase(d.Name, [.. d.Nodes], d.TopologyEtag, d.Settings.ToDictionary()) { Indexes = [.. d.Indexes.Values], CreatedIndex = d.CreatedIndex, Backups = d.Backups.IsEmpty ? null : [.. d.Backups.Values], ConflictSolver = d.ConflictSolver, ClientConfiguration = d.ClientConfiguration, RevisionsConfiguration = d.RevisionsConfiguration, RevisionsConflictsConfiguration = d.RevisionsConflictsConfiguration })],
         [.. _appliedOrder],
         Etag)
     {
@@ -319,6 +322,9 @@ public sealed partial class ClusterState
                 CreatedIndex = d.CreatedIndex,
                 ConflictSolver = d.ConflictSolver,
                 ClientConfiguration = d.ClientConfiguration,
+                // Snapshots written before revisions configurations were in the record have none.
+                RevisionsConfiguration = d.RevisionsConfiguration,
+                RevisionsConflictsConfiguration = d.RevisionsConflictsConfiguration,
                 // Snapshots written before indexes were part of the state have none.
                 Indexes = ClusterDatabaseRecord.NoIndexes.AddRange((d.Indexes ?? []).Select(i => KeyValuePair.Create(i.Name, i))),
                 // Snapshots written before backup tasks were part of the state have none.
@@ -364,5 +370,11 @@ public sealed partial class ClusterState
         public string? ConflictSolver { get; init; }
 
         public ClusterClientConfiguration? ClientConfiguration { get; init; }
+
+        [System.Text.Json.Serialization.JsonIgnore(Condition = System.Text.Json.Serialization.JsonIgnoreCondition.WhenWritingNull)]
+        public string? RevisionsConfiguration { get; init; }
+
+        [System.Text.Json.Serialization.JsonIgnore(Condition = System.Text.Json.Serialization.JsonIgnoreCondition.WhenWritingNull)]
+        public string? RevisionsConflictsConfiguration { get; init; }
     }
 }
