@@ -61,6 +61,6 @@ public sealed partial class ClusterNode
         }
     }
 
-    [LoggerMessage(EventId = 797, Level = LogLevel.Error, Message = "The revisions configuration of database {Database} could not be put in its record; it stays on this node only")]
+    [LoggerMessage(EventId = 785, Level = LogLevel.Error, Message = "The revisions configuration of database {Database} could not be put in its record; it stays on this node only")]
     private static partial void LogRevisionsNotRecorded(ILogger logger, Exception exception, string database);
 }
