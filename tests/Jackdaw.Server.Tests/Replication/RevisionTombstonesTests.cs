@@ -169,7 +169,8 @@ public sealed class RevisionTombstonesTests : IDisposable
         {
             Assert.Equal(0, reader.RevisionTombstoneCount);
         }
-        Assert.Equal(["users/1"], ChangeVectorsOf(database, "users/1").Select(_ => "users/1"));
+        // The revision the policy kept is not touched by the clean-up.
+        Assert.Single(ChangeVectorsOf(database, "users/1"));
     }
 
     private sealed class Holder : Jackdaw.Server.Databases.ITombstoneConsumer, Jackdaw.Server.Databases.IRevisionTombstoneConsumer
