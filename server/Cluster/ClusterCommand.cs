@@ -50,5 +50,8 @@ public sealed record ClusterCommand(string Id, ClusterCommandKind Kind)
     /// <summary>The name of the analyzer a <see cref="ClusterCommandKind.DeleteAnalyzer"/> deletes.</summary>
     public string? Analyzer { get; init; }
 
+    /// <summary>The JSON a <see cref="ClusterCommandKind.SetRevisionsConfiguration"/> or <see cref="ClusterCommandKind.SetRevisionsConflictsConfiguration"/> puts in the record of <c>Database</c>.</summary>
+    public string? Revisions { get; init; }
+
     public static string NewId() => Guid.NewGuid().ToString("N");
 }

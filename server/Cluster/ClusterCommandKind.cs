@@ -124,4 +124,10 @@ public enum ClusterCommandKind
 
     /// <summary>Deletes analyzer <c>Analyzer</c> (a name) of <c>Database</c>; refused while an index of the record names it.</summary>
     DeleteAnalyzer,
+
+    /// <summary>Sets the revisions configuration (RavenDB's RevisionsConfiguration JSON, <c>Revisions</c>) in the record of <c>Database</c>; every node of it applies it.</summary>
+    SetRevisionsConfiguration,
+
+    /// <summary>Sets the conflict revisions configuration (a RevisionsCollectionConfiguration JSON, <c>Revisions</c>) in the record of <c>Database</c>; every node of it applies it.</summary>
+    SetRevisionsConflictsConfiguration,
 }

@@ -30,6 +30,16 @@ public sealed record ClusterDatabaseRecord(string Name, IReadOnlyList<string> No
     /// </summary>
     public string? ConflictSolver { get; init; }
 
+    /// <summary>
+    /// The revisions configuration (RavenDB's <c>{"Default":{...},"Collections":{...}}</c>, as
+    /// normalized by <c>RevisionsConfiguration</c>) every node of the database applies; null: none
+    /// set through the cluster.
+    /// </summary>
+    public string? RevisionsConfiguration { get; init; }
+
+    /// <summary>The conflict revisions configuration (one collection configuration's JSON) every node applies; null: none.</summary>
+    public string? RevisionsConflictsConfiguration { get; init; }
+
     /// <summary>RavenDB's client configuration of the database (with the log index that set it); null: none.</summary>
     public ClusterClientConfiguration? ClientConfiguration { get; init; }
 

@@ -219,6 +219,8 @@ internal sealed partial class ClusterDatabases : IAsyncDisposable
                 {
                     await ApplyConflictSolverAsync(landlord, record).ConfigureAwait(false);
                 }
+                var revisionsBefore = !created && !announceAll && before.Databases.TryGetValue(record.Name, out var revised) && revised.Nodes.Contains(me) ? revised : null;
+                await ApplyRevisionsAsync(landlord, revisionsBefore, record).ConfigureAwait(false);
                 if (!ReferenceEquals(before.Subscriptions.Of(record.Name), after.Subscriptions.Of(record.Name))
                     || !ReferenceEquals(before.Members, after.Members) || !before.Databases.ContainsKey(record.Name) || announceAll || created)
                 {

@@ -237,6 +237,7 @@ public sealed partial class ClusterNode
                 await RecordLocalSubscriptionsAsync(name, stopping).ConfigureAwait(false);
                 await RecordLocalBackupsAsync(name, stopping).ConfigureAwait(false);
                 await RecordLocalConflictSolverAsync(name, stopping).ConfigureAwait(false);
+                await RecordLocalRevisionsAsync(name, stopping).ConfigureAwait(false);
             }
             await RecordLocalClientConfigurationsAsync(_databases().Names, stopping).ConfigureAwait(false);
             await RecordLocalCertificatesAsync(token).ConfigureAwait(false);

@@ -249,6 +249,9 @@ public sealed partial class ClusterState
             case ClusterCommandKind.SetConflictSolver:
                 (databases, refused) = ApplyConflictSolver(command, databases);
                 break;
+            case ClusterCommandKind.SetRevisionsConfiguration or ClusterCommandKind.SetRevisionsConflictsConfiguration:
+                (databases, refused) = ApplyRevisionsConfiguration(command, databases);
+                break;
             case ClusterCommandKind.PutClientConfiguration:
                 (databases, serverClientConfiguration, refused) = ApplyClientConfiguration(command, index, databases, serverClientConfiguration);
                 break;
@@ -305,7 +308,7 @@ public sealed partial class ClusterState
     /// <summary>The state as a snapshot's JSON (members, records, remembered ids oldest first, etag).</summary>
     public byte[] ToJson() => JsonSerializer.SerializeToUtf8Bytes(new Snapshot(
         Members.ToDictionary(),
-        [.. Databases.Values.Select(d => new SnapshotDatabase(d.Name, [.. d.Nodes], d.TopologyEtag, d.Settings.ToDictionary()) { Indexes = [.. d.Indexes.Values], CreatedIndex = d.CreatedIndex, Backups = d.Backups.IsEmpty ? null : [.. d.Backups.Values], ConflictSolver = d.ConflictSolver, ClientConfiguration = d.ClientConfiguration, Promotables = d.Promotables.IsEmpty ? null : d.Promotables.ToDictionary(), Rehabs = d.Rehabs.IsEmpty ? null : d.Rehabs.ToDictionary(), Analyzers = d.Analyzers.IsEmpty ? null : [.. d.Analyzers.Values] })],
+        [.. Databases.Values.Select(d => new SnapshotDatabase(d.Name, [.. d.Nodes], d.TopologyEtag, d.Settings.ToDictionary()) { Indexes = [.. d.Indexes.Values], CreatedIndex = d.CreatedIndex, Backups = d.Backups.IsEmpty ? null : [.. d.Backups.Values], ConflictSolver = d.ConflictSolver, ClientConfiguration = d.ClientConfiguration, Promotables = d.Promotables.IsEmpty ? null : d.Promotables.ToDictionary(), Rehabs = d.Rehabs.IsEmpty ? null : d.Rehabs.ToDictionary(), Analyzers = d.Analyzers.IsEmpty ? null : [.. d.Analyzers.Values], RevisionsConfiguration = d.RevisionsConfiguration, RevisionsConflictsConfiguration = d.RevisionsConflictsConfiguration })],
         [.. _appliedOrder],
         Etag)
     {
@@ -332,6 +335,9 @@ public sealed partial class ClusterState
                 // Snapshots written before promotables were kept have none (every node a member).
                 Promotables = ClusterDatabaseRecord.NoPromotables.AddRange(d.Promotables ?? []),
                 Rehabs = ClusterDatabaseRecord.NoPromotables.AddRange(d.Rehabs ?? []),
+                // Snapshots written before revisions configurations were in the record have none.
+                RevisionsConfiguration = d.RevisionsConfiguration,
+                RevisionsConflictsConfiguration = d.RevisionsConflictsConfiguration,
                 // Snapshots written before indexes were part of the state have none.
                 Indexes = ClusterDatabaseRecord.NoIndexes.AddRange((d.Indexes ?? []).Select(i => KeyValuePair.Create(i.Name, i))),
                 // Snapshots written before backup tasks were part of the state have none.
@@ -388,5 +394,11 @@ public sealed partial class ClusterState
 
         [System.Text.Json.Serialization.JsonIgnore(Condition = System.Text.Json.Serialization.JsonIgnoreCondition.WhenWritingNull)]
         public List<Jackdaw.Server.Indexing.Analysis.AnalyzerDefinition>? Analyzers { get; init; }
+
+        [System.Text.Json.Serialization.JsonIgnore(Condition = System.Text.Json.Serialization.JsonIgnoreCondition.WhenWritingNull)]
+        public string? RevisionsConfiguration { get; init; }
+
+        [System.Text.Json.Serialization.JsonIgnore(Condition = System.Text.Json.Serialization.JsonIgnoreCondition.WhenWritingNull)]
+        public string? RevisionsConflictsConfiguration { get; init; }
     }
 }

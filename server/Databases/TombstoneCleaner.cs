@@ -15,7 +15,9 @@ public readonly record struct TombstoneCollectionState(string Collection, long O
 /// Removes tombstones once every registered consumer of their collection has passed them; with no
 /// consumer of a collection, all of its durable tombstones go. A consumer that stopped (disabled,
 /// errored) keeps holding its tombstones, and <see cref="GetState"/> says which and why, so a
-/// growing pile is never silent. Runs on a timer and on demand; removals go through the merger.
+/// growing pile is never silent. Revision tombstones (removed revisions' change vectors) go the same
+/// way, up to the lowest position of the consumers that read them (<see cref="IRevisionTombstoneConsumer"/>:
+/// replication). Runs on a timer and on demand; removals go through the merger.
 /// </summary>
 public sealed class TombstoneCleaner : IAsyncDisposable
 {
@@ -91,7 +93,7 @@ public sealed class TombstoneCleaner : IAsyncDisposable
 
         try
         {
-            long total = 0;
+            var total = await CleanRevisionTombstonesAsync().ConfigureAwait(false);
             while (true)
             {
                 var work = GetState().Where(s => s.CleanableUpToEtag >= s.OldestEtag).ToList();
@@ -112,6 +114,50 @@ public sealed class TombstoneCleaner : IAsyncDisposable
         finally
         {
             _running.Release();
+        }
+    }
+
+    /// <summary>
+    /// The revision etag up to which revision tombstones may go: the lowest position of the consumers
+    /// that read them (<see cref="IRevisionTombstoneConsumer"/>), or all with none.
+    /// </summary>
+    public long RevisionTombstonesCleanableUpTo()
+    {
+        var upTo = long.MaxValue;
+        foreach (var consumer in _consumers)
+        {
+            if (consumer is IRevisionTombstoneConsumer reader)
+            {
+                upTo = Math.Min(upTo, reader.GetLastProcessedRevisionTombstoneEtag());
+            }
+        }
+        return upTo;
+    }
+
+    /// <summary>Removes the revision tombstones every consumer has passed, in batches; returns how many.</summary>
+    private async Task<long> CleanRevisionTombstonesAsync()
+    {
+        long total = 0;
+        while (true)
+        {
+            long? oldest;
+            using (var reader = _database.BeginRead())
+            {
+                oldest = reader.OldestRevisionTombstoneEtag;
+            }
+            var upTo = RevisionTombstonesCleanableUpTo();
+            if (oldest is null || upTo < oldest)
+            {
+                return total;
+            }
+            var command = new RemoveRevisionTombstonesCommand(upTo, _options.TombstoneCleanupBatch);
+            await _database.EnqueueAsync(command).ConfigureAwait(false);
+            total += command.Removed;
+            Interlocked.Add(ref _removed, command.Removed);
+            if (command.Removed < _options.TombstoneCleanupBatch)
+            {
+                return total;
+            }
         }
     }
 
@@ -174,6 +220,13 @@ public sealed class TombstoneCleaner : IAsyncDisposable
                 Removed += transaction.RemoveTombstones(System.Text.Encoding.UTF8.GetBytes(state.Collection), state.CleanableUpToEtag, max - Removed);
             }
         }
+    }
+
+    private sealed class RemoveRevisionTombstonesCommand(long upToEtag, int max) : IMergedCommand<DocumentsTransaction>
+    {
+        public int Removed { get; private set; }
+
+        public void Execute(DocumentsTransaction transaction) => Removed = transaction.RemoveRevisionTombstones(upToEtag, max);
     }
 
     private sealed class Registration(TombstoneCleaner owner, ITombstoneConsumer consumer) : IDisposable

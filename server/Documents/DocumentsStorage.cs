@@ -31,6 +31,8 @@ namespace Jackdaw.Server.Documents;
 /// RevisionsByChangeVector  change vector, ASCII                           the Revisions key
 /// RevisionCounts           lowercased id, UTF-8                           count (int64 LE)
 /// RevisionsBin             etag of a delete revision (8, big endian)      lowercased id (a deleted document that has revisions)
+/// RevisionTombstones       revision etag of the removal (8, big endian)   [removed-at ticks: 8 LE][change vector, ASCII]: a removed revision
+/// RevisionTombstonesByChangeVector  change vector, ASCII                  the tombstone's revision etag (8, big endian)
 /// Meta                     "database-id"                                  22 ASCII characters
 ///                          "last-etag"                                    int64 LE: the etag of the last change
 ///                          "last-stream-id"                               int64 LE: the last attachment stream id handed out
@@ -56,8 +58,12 @@ namespace Jackdaw.Server.Documents;
 /// id's newest tombstone (a put of a deleted id, or a replicated write of it, compares its change
 /// vector with the deletion's); <c>Conflicts</c> keeps concurrent versions under the keep policy; a version-4 database is
 /// migrated by indexing its tombstones by id
-/// (their records, without a change vector, keep the single-node one of their etag). At every
-/// open, staging entries still being written (state 0) are left-overs of an upload a crash or a closed
+/// (their records, without a change vector, keep the single-node one of their etag). Version 6
+/// (revisions in a cluster): <c>RevisionTombstones</c> and <c>RevisionTombstonesByChangeVector</c>
+/// record each removed revision's change vector under a revision etag, so removals travel in the
+/// revisions feed; a version-5 database is migrated by writing the new version (the trees are
+/// created empty), and a build that reads up to version 5 refuses a version-6 folder, whose
+/// removals it would neither send nor clean up. At every open, staging entries still being written (state 0) are left-overs of an upload a crash or a closed
 /// database cut off: nothing references them, so the open marks them orphans and the database's
 /// clean-up deletes them. The revisions' <c>[id prefix]</c> is the lowercased id, or for an id
 /// of more than <see cref="RevisionKeys.MaxIdPrefix"/> bytes its first bytes, 0x1F and the SHA-256
@@ -66,7 +72,7 @@ namespace Jackdaw.Server.Documents;
 /// </remarks>
 public static class DocumentsStorage
 {
-    public const int SchemaVersion = 5;
+    public const int SchemaVersion = 6;
 
     internal const string DocsTree = "Docs";
     internal const string DocsByEtagTree = "DocsByEtag";
@@ -87,6 +93,8 @@ public static class DocumentsStorage
     internal const string RevisionsByChangeVectorTree = "RevisionsByChangeVector";
     internal const string RevisionCountsTree = "RevisionCounts";
     internal const string RevisionsBinTree = "RevisionsBin";
+    internal const string RevisionTombstonesTree = "RevisionTombstones";
+    internal const string RevisionTombstonesByChangeVectorTree = "RevisionTombstonesByChangeVector";
 
     /// <summary>Schema version 1's id → tombstone etag index, dropped by the migration to 2.</summary>
     private const string LegacyTombstonesByIdTree = "TombstonesById";
@@ -107,6 +115,7 @@ public static class DocumentsStorage
         TombstonesByCollectionTree, TombstoneIdsTree, ConflictsTree, IdentitiesTree, MetaTree, LegacyTombstonesByIdTree,
         AttachmentsTree, AttachmentContentsTree, AttachmentChunksTree, AttachmentStagingTree,
         RevisionsTree, RevisionsByEtagTree, RevisionsByChangeVectorTree, RevisionCountsTree, RevisionsBinTree,
+        RevisionTombstonesTree, RevisionTombstonesByChangeVectorTree,
     ];
 
     /// <summary>What a database's documents hold when it opens.</summary>
@@ -160,7 +169,8 @@ public static class DocumentsStorage
             meta.Put(SchemaVersionKey, versionValue);
         }
 
-        // 2 → 3 creates the attachment and revision trees (above); 3 → 4 only writes the version.
+        // 2 → 3 creates the attachment and revision trees (above); 3 → 4 only writes the version;
+        // 5 → 6 too (the revision tombstones' trees are created above).
         if (version < 5 && !isNew)
         {
             IndexTombstonesById(transaction);

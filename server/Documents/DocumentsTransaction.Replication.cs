@@ -67,7 +67,8 @@ public partial class DocumentsTransaction
 
     /// <summary>
     /// Stores a revision made elsewhere (replication) as it came, unless one of its change vector is
-    /// here already. Contents it lists that <paramref name="contents"/> carries (by base64 hash) and
+    /// here already or was removed here (its tombstone is kept), then applies this node's policy to
+    /// the document's revisions (which may remove it again, leaving a tombstone). Contents it lists that <paramref name="contents"/> carries (by base64 hash) and
     /// that are not stored are stored first, so the revision holds its references; they get one
     /// extra reference each, listed in <paramref name="extraReferences"/>, which the caller releases
     /// once every item of its batch is applied (<see cref="ReleaseContents"/>), so a content two
@@ -76,6 +77,11 @@ public partial class DocumentsTransaction
     public bool PutReplicatedRevision(string id, string? collection, string changeVector, long lastModifiedTicks, DocumentFlags flags, ReadOnlySpan<byte> document,
         IReadOnlyDictionary<string, AttachmentSource> contents, List<byte[]> extraReferences)
     {
+        if (HasRevisionTombstone(Encoding.ASCII.GetBytes(changeVector)))
+        {
+            // Removed here (or on a node whose removal came first): never stored again.
+            return false;
+        }
         foreach (var listed in AttachmentsMetadata.Read(document))
         {
             var hash = Convert.FromBase64String(listed.Hash);
@@ -85,7 +91,14 @@ public partial class DocumentsTransaction
                 extraReferences.Add(hash);
             }
         }
-        return PutRevision(id, collection, changeVector, new DateTime(lastModifiedTicks, DateTimeKind.Utc), flags, document);
+        if (!PutRevision(id, collection, changeVector, new DateTime(lastModifiedTicks, DateTimeKind.Utc), flags, document))
+        {
+            return false;
+        }
+        // This node's policy for the document, as a local put applies it: with the same configuration
+        // everywhere (the cluster's record), every node keeps the same revisions.
+        EnforcePolicy(DocumentIds.GetKey(id), _revisionsConfiguration.For(collection));
+        return true;
     }
 
     /// <summary>Releases one reference per hash (the extra ones <see cref="PutReplicatedRevision"/> took).</summary>

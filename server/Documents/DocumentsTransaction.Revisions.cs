@@ -367,7 +367,11 @@ public partial class DocumentsTransaction
     /// </summary>
     private static long OlderThanTicks(long nowTicks, TimeSpan age) => age.Ticks >= nowTicks ? 0 : nowTicks - age.Ticks;
 
-    /// <summary>Removes a document's oldest revisions, up to <paramref name="max"/>, stopping at the first one not older than <paramref name="olderThanTicks"/>, and releases the attachment contents they held.</summary>
+    /// <summary>
+    /// Removes a document's oldest revisions, up to <paramref name="max"/>, stopping at the first one
+    /// not older than <paramref name="olderThanTicks"/>, and releases the attachment contents they
+    /// held; each leaves a revision tombstone (replication carries the removal to the other nodes).
+    /// </summary>
     private void RemoveRevisions(ReadOnlySpan<byte> documentKey, long max, long olderThanTicks)
     {
         var trees = Revisions;
@@ -403,17 +407,9 @@ public partial class DocumentsTransaction
         {
             return;
         }
-        Span<byte> etagKey = stackalloc byte[StorageKeys.EtagSize];
         foreach (var (key, changeVector, delete) in victims)
         {
-            trees.Revisions.Delete(key);
-            key.AsSpan(key.Length - StorageKeys.EtagSize).CopyTo(etagKey);
-            trees.ByEtag.Delete(etagKey);
-            trees.ByChangeVector.Delete(changeVector);
-            if (delete)
-            {
-                trees.Bin.Delete(etagKey);
-            }
+            DeleteRevisionEntries(key, changeVector, delete);
         }
         AdjustRevisionCount(documentKey, -victims.Count);
         ReleaseContents(heldContents);
@@ -511,6 +507,9 @@ public partial class DocumentsTransaction
     /// <summary>The revisions' trees, opened on the first revision work of a transaction.</summary>
     private sealed class RevisionTrees(WriteTransaction transaction)
     {
+        private Tree? _tombstones;
+        private Tree? _tombstonesByChangeVector;
+
         public Tree Revisions { get; } = transaction.CreateTree(DocumentsStorage.RevisionsTree);
 
         public Tree ByEtag { get; } = transaction.CreateTree(DocumentsStorage.RevisionsByEtagTree);
@@ -520,5 +519,9 @@ public partial class DocumentsTransaction
         public Tree Counts { get; } = transaction.CreateTree(DocumentsStorage.RevisionCountsTree);
 
         public Tree Bin { get; } = transaction.CreateTree(DocumentsStorage.RevisionsBinTree);
+
+        public Tree Tombstones => _tombstones ??= transaction.CreateTree(DocumentsStorage.RevisionTombstonesTree);
+
+        public Tree TombstonesByChangeVector => _tombstonesByChangeVector ??= transaction.CreateTree(DocumentsStorage.RevisionTombstonesByChangeVectorTree);
     }
 }

@@ -18,7 +18,7 @@ namespace Jackdaw.Server.Handlers;
 /// revision, or everything to a point in time as an operation). Storage is in
 /// <see cref="DocumentsTransaction"/>'s and <see cref="DocumentsReader"/>'s revisions parts.
 /// </summary>
-public sealed class RevisionsHandler(ServerContext server) : HandlerBase(server)
+public sealed partial class RevisionsHandler(ServerContext server) : HandlerBase(server)
 {
     /// <summary>RavenDB's default page of revisions.</summary>
     private const int DefaultPageSize = 25;
@@ -234,11 +234,16 @@ public sealed class RevisionsHandler(ServerContext server) : HandlerBase(server)
     /// <summary>
     /// <c>POST /databases/*/admin/revisions/config</c> with <c>{"Default":{...},"Collections":{...}}</c>
     /// (ConfigureRevisionsOperation; it replaces the configuration) → <c>{"RaftCommandIndex":n}</c>.
+    /// On a clustered database it goes into the record (through the leader) and every node of it applies it.
     /// </summary>
     [Route("/databases/*/admin/revisions/config", "POST")]
     [Access(RouteAccess.DatabaseAdmin)]
     public async ValueTask SetConfig(RequestContext context)
     {
+        if (await SetClusteredConfigAsync(context, conflicts: false).ConfigureAwait(false))
+        {
+            return;
+        }
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
         var body = await ReadBodyAsync(context).ConfigureAwait(false);
         var command = new ConfigureRevisionsCommand(RevisionsConfiguration.Parse(body));
@@ -268,25 +273,19 @@ public sealed class RevisionsHandler(ServerContext server) : HandlerBase(server)
     /// <summary>
     /// <c>POST /databases/*/admin/revisions/conflicts/config</c> with a collection configuration
     /// (ConfigureRevisionsForConflictsOperation) → <c>{"RaftCommandIndex":n}</c>. Stored and
-    /// answered; Jackdaw has no replication, so no conflicts to keep revisions of.
+    /// answered (in the record on a clustered database); nothing applies it yet.
     /// </summary>
     [Route("/databases/*/admin/revisions/conflicts/config", "POST")]
     [Access(RouteAccess.DatabaseAdmin)]
     public async ValueTask SetConflictsConfig(RequestContext context)
     {
+        if (await SetClusteredConfigAsync(context, conflicts: true).ConfigureAwait(false))
+        {
+            return;
+        }
         var database = Server.Databases.GetDatabase(context.GetCaptureMemory(0));
         var body = await ReadBodyAsync(context).ConfigureAwait(false);
-        byte[] normalized;
-        using (var document = ParseObject(body, "The conflict revisions configuration", "{\"Disabled\":false,\"MinimumRevisionsToKeep\":5}"))
-        {
-            var configuration = RevisionsCollectionConfiguration.Parse(document.RootElement, "The conflict revisions configuration");
-            using var buffer = new MemoryStream();
-            using (var json = new Utf8JsonWriter(buffer))
-            {
-                configuration.WriteTo(json);
-            }
-            normalized = buffer.ToArray();
-        }
+        var normalized = RevisionsCollectionConfiguration.NormalizeConflictsConfiguration(body);
         var command = new ConfigureRevisionsForConflictsCommand(normalized);
         await database.EnqueueAsync(command).ConfigureAwait(false);
         await WriteIndexAsync(context, command.Index).ConfigureAwait(false);

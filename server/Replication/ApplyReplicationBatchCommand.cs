@@ -26,8 +26,10 @@ namespace Jackdaw.Server.Replication;
 /// the batch carried (<paramref name="contents"/>, staged before) or stored here already; one
 /// neither carried nor stored refuses the batch (<see cref="MissingAttachmentsException"/>), unless
 /// the batch carries every content its source has. Revisions follow the documents, each stored as
-/// it came unless one of its change vector is here; a version stored as it came makes no revision
-/// here (its source's comes in the feed), a conflict's resolution does.
+/// it came unless one of its change vector is here or was removed here (then this node's policy for
+/// the document applies), and revision tombstones among them in revision-etag order, each removing
+/// the revision of its change vector; a version stored as it came makes no revision here (its
+/// source's comes in the feed), a conflict's resolution does.
 /// </remarks>
 public sealed class ApplyReplicationBatchCommand(string sourceDatabaseId, ReplicationBatch batch, ConflictPolicy policy, JsonOperationContext context,
     IReadOnlyDictionary<string, AttachmentSource>? contents = null)
@@ -88,8 +90,15 @@ public sealed class ApplyReplicationBatchCommand(string sourceDatabaseId, Replic
         }
         var position = ReplicationPositions.ReadRevisions(transaction, sourceDatabaseId);
         var extraReferences = new List<byte[]>();
+        // Revisions and revision tombstones share the source's revision etags: applied in that order.
+        var tombstones = batch.RevisionTombstones;
+        var nextTombstone = 0;
         foreach (var revision in batch.Revisions)
         {
+            for (; nextTombstone < tombstones.Count && tombstones[nextTombstone].Etag < revision.Etag; nextTombstone++)
+            {
+                ApplyRevisionTombstone(transaction, tombstones[nextTombstone], position);
+            }
             if (revision.Etag <= position)
             {
                 Repeated++;
@@ -105,11 +114,33 @@ public sealed class ApplyReplicationBatchCommand(string sourceDatabaseId, Replic
                 AlreadyMerged++;
             }
         }
+        for (; nextTombstone < tombstones.Count; nextTombstone++)
+        {
+            ApplyRevisionTombstone(transaction, tombstones[nextTombstone], position);
+        }
         transaction.ReleaseReplicatedContents(extraReferences);
         RevisionPosition = Math.Max(position, batch.LastRevisionEtag);
         if (RevisionPosition != position)
         {
             ReplicationPositions.WriteRevisions(transaction, sourceDatabaseId, RevisionPosition);
+        }
+    }
+
+    /// <summary>A revision the source removed: removed here too, its tombstone kept (so a copy that comes later from another node is not stored).</summary>
+    private void ApplyRevisionTombstone(DatabaseTransaction transaction, RevisionTombstone tombstone, long position)
+    {
+        if (tombstone.Etag <= position)
+        {
+            Repeated++;
+            return;
+        }
+        if (transaction.ApplyReplicatedRevisionTombstone(tombstone.ChangeVector, tombstone.RemovedAtTicks))
+        {
+            Applied++;
+        }
+        else
+        {
+            AlreadyMerged++;
         }
     }
 

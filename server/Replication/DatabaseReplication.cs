@@ -15,9 +15,10 @@ namespace Jackdaw.Server.Replication;
 /// still learns every deletion. That hold is also stored (<c>tombstone-hold</c>, int64 LE, in
 /// <c>ReplicationSettings</c>; absent when the database replicates to no one) and moved only
 /// once the new value is durable, so after a restart, until the cluster gives the topology
-/// again, tombstones stay held where they were.
+/// again, tombstones stay held where they were. It holds revision tombstones likewise, at the
+/// lowest revision etag the senders acknowledged (<see cref="IRevisionTombstoneConsumer"/>).
 /// </summary>
-public sealed class DatabaseReplication : IAsyncDisposable, ITombstoneConsumer
+public sealed class DatabaseReplication : IAsyncDisposable, ITombstoneConsumer, IRevisionTombstoneConsumer
 {
     public const string SettingsTree = "ReplicationSettings";
     private static readonly byte[] ConflictSolverKey = "conflict-solver"u8.ToArray();
@@ -185,6 +186,21 @@ public sealed class DatabaseReplication : IAsyncDisposable, ITombstoneConsumer
                 _holdWriting = false;
             }
         }
+    }
+
+    /// <summary>
+    /// Revision tombstones are held at the lowest revision etag the senders had acknowledged (all of
+    /// them while one has not answered yet); after a restart, until the topology is set, all of them
+    /// when the database replicated when it was last open (its tombstone hold is stored).
+    /// </summary>
+    long IRevisionTombstoneConsumer.GetLastProcessedRevisionTombstoneEtag()
+    {
+        if (!_hub.IsTopologySet(_database.Name))
+        {
+            return DurableTombstoneHold is null ? long.MaxValue : 0;
+        }
+        var senders = _hub.Outgoing(_database.Name);
+        return senders.Count == 0 ? long.MaxValue : Math.Max(0, senders.Min(s => s.AcknowledgedRevisionEtag));
     }
 
     string? ITombstoneConsumer.HoldReason =>

@@ -81,9 +81,13 @@ public static class IncomingReplication
                 {
                     throw new InvalidDataException($"A replication batch whose last etag {batch.LastEtag} is below its own items' (up to {batch.Items.Max(i => i.Etag)}).");
                 }
+                if (batch.Revisions.Any(r => r.Etag > batch.LastRevisionEtag) || batch.RevisionTombstones.Any(t => t.Etag > batch.LastRevisionEtag))
+                {
+                    throw new InvalidDataException($"A replication batch whose last revision etag {batch.LastRevisionEtag} is below its own revisions' or revision tombstones'.");
+                }
                 // The contents follow the batch: read (staged) before it is applied, in its transaction's stead.
                 var contents = await ReplicationContents.ReceiveAsync(socket, database, batch.Contents, ReceiveTimeout, cancellationToken).ConfigureAwait(false);
-                if (batch.Items.Count > 0 || batch.LastEtag > position || batch.Revisions.Count > 0 || batch.LastRevisionEtag > revisionPosition)
+                if (batch.Items.Count > 0 || batch.LastEtag > position || batch.Revisions.Count > 0 || batch.RevisionTombstones.Count > 0 || batch.LastRevisionEtag > revisionPosition)
                 {
                     using var context = new JsonOperationContext();
                     var command = new ApplyReplicationBatchCommand(sourceDatabaseId, batch, replication.Policy, context, contents);

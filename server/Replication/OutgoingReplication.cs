@@ -44,6 +44,7 @@ public sealed class OutgoingReplication : IAsyncDisposable
     private readonly CancellationTokenSource _stop = new();
     private readonly Task _run;
     private long _acknowledged = -1;
+    private long _acknowledgedRevision = -1;
     private long _leftOut;
 
     /// <summary>Set when the destination refused a batch for a content it lacked: the next batch carries every content (see <see cref="MissingAttachmentsException"/>).</summary>
@@ -69,6 +70,9 @@ public sealed class OutgoingReplication : IAsyncDisposable
 
     /// <summary>The etag of this node's feed the destination holds everything up to; -1 until it first answered.</summary>
     public long AcknowledgedEtag => Interlocked.Read(ref _acknowledged);
+
+    /// <summary>The revision etag of this node's revisions feed (revisions and revision tombstones) the destination holds everything up to; -1 until it first answered.</summary>
+    public long AcknowledgedRevisionEtag => Interlocked.Read(ref _acknowledgedRevision);
 
     /// <summary>The destination copy's database id, from its first Hello; null until then.</summary>
     public string? DestinationDatabaseId { get; private set; }
@@ -135,6 +139,7 @@ public sealed class OutgoingReplication : IAsyncDisposable
         using var messages = new WebSocketMessageReader(socket, 64 * 1024);
         var (position, vouched, hello) = await ReadHelloAsync(messages, token).ConfigureAwait(false);
         var revisionPosition = hello.LastRevisionEtag;
+        Interlocked.Exchange(ref _acknowledgedRevision, revisionPosition);
         // The contents this connection sent: the destination holds them (until it releases them:
         // a batch that then needs one is refused, and the next carries every content).
         var sentContents = new HashSet<string>(StringComparer.Ordinal);
@@ -168,7 +173,7 @@ public sealed class OutgoingReplication : IAsyncDisposable
                 {
                     batch = ReplicationFeed.Read(reader, from, revisionPosition, sentContents, _sendAllContents, MaxItemsPerBatch, MaxBytesPerBatch, holds.IsEmpty ? null : leaveOut, out var left);
                     leftOut += left;
-                    if (batch.Items.Count > 0 || batch.Revisions.Count > 0 || left == 0 || batch.LastEtag == from || leftOut >= MaxLeftOutPerBatch)
+                    if (batch.Items.Count > 0 || batch.Revisions.Count > 0 || batch.RevisionTombstones.Count > 0 || left == 0 || batch.LastEtag == from || leftOut >= MaxLeftOutPerBatch)
                     {
                         break;
                     }
@@ -197,6 +202,7 @@ public sealed class OutgoingReplication : IAsyncDisposable
             (position, vouched) = await ReadPositionAsync(messages, "Ack", ack.Token).ConfigureAwait(false);
             holds = DestinationKnowledge.Of(hello.DatabaseId, vouched);
             revisionPosition = Math.Max(revisionPosition, batch.LastRevisionEtag);
+            Interlocked.Exchange(ref _acknowledgedRevision, revisionPosition);
             _sendAllContents = false;
             BatchesSent++;
             Interlocked.Add(ref _leftOut, leftOut);

@@ -7,7 +7,7 @@ namespace Jackdaw.Server.Replication;
 /// A batch of a source's etag feed, as one binary WebSocket message (little endian; strings are
 /// .NET's <see cref="BinaryWriter"/> strings: a 7-bit encoded byte length, then UTF-8):
 /// <code>
-/// [version: 1 = 2][flags: 1 (bit 0: carries every content its items list)][last etag: 8][count: 4]
+/// [version: 1 = 2 or 3][flags: 1 (bit 0: carries every content its items list)][last etag: 8][count: 4]
 /// count × [kind: 1 (1 document, 2 tombstone)][etag: 8][last-modified ticks: 8]
 ///         [id: string][collection: string, "" for none][change vector: string]
 ///         [document length: 4][Disk-mode blittable]   (length 0 for a tombstone)
@@ -15,6 +15,7 @@ namespace Jackdaw.Server.Replication;
 /// [last revision etag: 8][revisions: 4]
 /// revisions × [revision etag: 8][last-modified ticks: 8][flags: 4][id: string][collection: string]
 ///             [change vector: string][document length: 4][Disk-mode blittable]   (0 for a delete revision)
+/// version 3 only: [revision tombstones: 4] × [revision etag: 8][removed-at ticks: 8][change vector: string]
 /// [contents: 4] × [sha-256: 32][size: 8]
 /// </code>
 /// then, after the message, each content's bytes as one binary message of its own, in that order
@@ -22,12 +23,17 @@ namespace Jackdaw.Server.Replication;
 /// whole). <c>last etag</c> is the source's etag the receiver is at once the batch is applied: the
 /// last item's, or further when the source's feed has nothing more up to it (etags of versions
 /// replaced since, or of nothing replicated), so an empty batch also moves the position;
-/// <c>last revision etag</c> is the same for the source's revisions (their own counter).
+/// <c>last revision etag</c> is the same for the source's revisions (their own counter), which
+/// revision tombstones (removed revisions' change vectors) share. A batch is written as version 2
+/// when it carries no revision tombstone, so a node that reads only version 2 still takes it
+/// (until the first removal travels); this node reads both.
 /// </summary>
 public sealed class ReplicationBatch(long lastEtag, IReadOnlyList<ReplicationItem> items, long lastRevisionEtag = 0,
-    IReadOnlyList<ReplicatedRevision>? revisions = null, IReadOnlyList<ReplicatedContent>? contents = null, bool carriesAllContents = false)
+    IReadOnlyList<ReplicatedRevision>? revisions = null, IReadOnlyList<ReplicatedContent>? contents = null, bool carriesAllContents = false,
+    IReadOnlyList<RevisionTombstone>? revisionTombstones = null)
 {
-    private const byte Version = 2;
+    private const byte Version = 3;
+    private const byte VersionWithoutRevisionTombstones = 2;
     private const byte DocumentKind = 1;
     private const byte TombstoneKind = 2;
     private const byte AllContentsFlag = 1;
@@ -41,6 +47,9 @@ public sealed class ReplicationBatch(long lastEtag, IReadOnlyList<ReplicationIte
 
     public IReadOnlyList<ReplicatedRevision> Revisions { get; } = revisions ?? [];
 
+    /// <summary>The source's revision tombstones in the batch's revision-etag range (removed revisions' change vectors).</summary>
+    public IReadOnlyList<RevisionTombstone> RevisionTombstones { get; } = revisionTombstones ?? [];
+
     /// <summary>The attachment contents whose bytes follow the batch, each once.</summary>
     public IReadOnlyList<ReplicatedContent> Contents { get; } = contents ?? [];
 
@@ -52,7 +61,7 @@ public sealed class ReplicationBatch(long lastEtag, IReadOnlyList<ReplicationIte
         using var stream = new MemoryStream();
         using (var writer = new BinaryWriter(stream, Encoding.UTF8, leaveOpen: true))
         {
-            writer.Write(Version);
+            writer.Write(RevisionTombstones.Count > 0 ? Version : VersionWithoutRevisionTombstones);
             writer.Write(CarriesAllContents ? AllContentsFlag : (byte)0);
             writer.Write(LastEtag);
             writer.Write(Items.Count);
@@ -89,6 +98,16 @@ public sealed class ReplicationBatch(long lastEtag, IReadOnlyList<ReplicationIte
                 writer.Write(revision.Document.Length);
                 writer.Write(revision.Document);
             }
+            if (RevisionTombstones.Count > 0)
+            {
+                writer.Write(RevisionTombstones.Count);
+                foreach (var tombstone in RevisionTombstones)
+                {
+                    writer.Write(tombstone.Etag);
+                    writer.Write(tombstone.RemovedAtTicks);
+                    writer.Write(tombstone.ChangeVector);
+                }
+            }
             writer.Write(Contents.Count);
             foreach (var content in Contents)
             {
@@ -107,9 +126,9 @@ public sealed class ReplicationBatch(long lastEtag, IReadOnlyList<ReplicationIte
             using var stream = new MemoryStream(message.ToArray(), writable: false);
             using var reader = new BinaryReader(stream, Encoding.UTF8);
             var version = reader.ReadByte();
-            if (version != Version)
+            if (version is not (Version or VersionWithoutRevisionTombstones))
             {
-                throw new InvalidDataException($"A replication batch of version {version}; this node reads version {Version}.");
+                throw new InvalidDataException($"A replication batch of version {version}; this node reads versions {VersionWithoutRevisionTombstones} and {Version}.");
             }
             var flags = reader.ReadByte();
             var lastEtag = reader.ReadInt64();
@@ -158,6 +177,17 @@ public sealed class ReplicationBatch(long lastEtag, IReadOnlyList<ReplicationIte
                 var document = ReadBytes(reader, stream, $"Revision {i}");
                 revisions.Add(new ReplicatedRevision(etag, id, collection.Length == 0 ? null : collection, changeVector, ticks, revisionFlags, document));
             }
+            var tombstones = new List<RevisionTombstone>();
+            if (version == Version)
+            {
+                count = ReadCount(reader, message.Length, "revision tombstones");
+                for (var i = 0; i < count; i++)
+                {
+                    var etag = reader.ReadInt64();
+                    var ticks = reader.ReadInt64();
+                    tombstones.Add(new RevisionTombstone(etag, ticks, reader.ReadString()));
+                }
+            }
             count = ReadCount(reader, message.Length, "contents");
             var contents = new List<ReplicatedContent>(count);
             for (var i = 0; i < count; i++)
@@ -178,7 +208,7 @@ public sealed class ReplicationBatch(long lastEtag, IReadOnlyList<ReplicationIte
             {
                 throw new InvalidDataException($"A replication batch has {stream.Length - stream.Position} bytes after its end.");
             }
-            return new ReplicationBatch(lastEtag, items, lastRevisionEtag, revisions, contents, (flags & AllContentsFlag) != 0);
+            return new ReplicationBatch(lastEtag, items, lastRevisionEtag, revisions, contents, (flags & AllContentsFlag) != 0, tombstones);
         }
         catch (EndOfStreamException e)
         {

@@ -8,7 +8,7 @@ public static partial class ReplicationFeed
     /// <summary>
     /// The next batch for a destination: the documents and tombstones after <paramref name="afterEtag"/>
     /// (<see cref="Read(DocumentsReader, long, int, long, Func{string, bool}, out int)"/>, leaving out what <paramref name="leaveOut"/> accepts), each document with its attachments,
-    /// the revisions after <paramref name="afterRevisionEtag"/>, and the attachment contents the
+    /// the revisions and revision tombstones after <paramref name="afterRevisionEtag"/>, and the attachment contents the
     /// destination may lack, each once: a document's whose entry changed after
     /// <paramref name="afterEtag"/> (one the destination had before came to it with an earlier
     /// version) and a revision's, unless this connection sent it already
@@ -61,6 +61,10 @@ public static partial class ReplicationFeed
         }
 
         var revisions = new List<ReplicatedRevision>();
+        // Revision tombstones share the revisions' etags: the two lists are one feed, neither read
+        // past where the other was cut.
+        var tombstones = reader.GetRevisionTombstonesAfter(afterRevisionEtag, maxItems);
+        var tombstoneLimit = tombstones.Count == maxItems ? tombstones[^1].Etag : long.MaxValue;
         var lastRevisionEtag = Math.Max(afterRevisionEtag, reader.LastRevisionEtag);
         var keys = reader.GetRevisionKeysAfter(afterRevisionEtag, maxItems);
         var cut = false;
@@ -69,6 +73,12 @@ public static partial class ReplicationFeed
             if (!reader.TryGetRevisionByKey(key, out var revision))
             {
                 continue;
+            }
+            if (revision.Etag > tombstoneLimit)
+            {
+                lastRevisionEtag = tombstoneLimit;
+                cut = true;
+                break;
             }
             if ((items.Count > 0 || revisions.Count > 0) && bytes >= maxBytes)
             {
@@ -90,6 +100,11 @@ public static partial class ReplicationFeed
         {
             lastRevisionEtag = revisions[^1].Etag;
         }
-        return new ReplicationBatch(lastEtag, items, lastRevisionEtag, revisions, contents, allContents);
+        if (!cut)
+        {
+            lastRevisionEtag = Math.Min(lastRevisionEtag, tombstoneLimit);
+        }
+        tombstones.RemoveAll(t => t.Etag > lastRevisionEtag);
+        return new ReplicationBatch(lastEtag, items, lastRevisionEtag, revisions, contents, allContents, tombstones);
     }
 }

@@ -64,6 +64,35 @@ public sealed record RevisionsCollectionConfiguration(
         return new RevisionsCollectionConfiguration(disabled, minimumToKeep, minimumAge, purgeOnDelete, maximumToDelete);
     }
 
+    /// <summary>
+    /// The conflict revisions configuration (one collection configuration, RavenDB's
+    /// <c>ConfigureRevisionsForConflictsOperation</c> body) checked and written as stored.
+    /// </summary>
+    /// <exception cref="BadRequestException">The JSON is not such a configuration.</exception>
+    public static byte[] NormalizeConflictsConfiguration(ReadOnlySpan<byte> utf8Json)
+    {
+        const string What = "The conflict revisions configuration";
+        JsonDocument document;
+        try
+        {
+            document = JsonDocument.Parse(utf8Json.ToArray());
+        }
+        catch (JsonException e)
+        {
+            throw new BadRequestException($"{What} is not valid JSON ({e.Message}); send e.g. {{\"Disabled\":false,\"MinimumRevisionsToKeep\":5}}.", e);
+        }
+        using (document)
+        {
+            var configuration = Parse(document.RootElement, What);
+            using var buffer = new MemoryStream();
+            using (var json = new Utf8JsonWriter(buffer))
+            {
+                configuration.WriteTo(json);
+            }
+            return buffer.ToArray();
+        }
+    }
+
     /// <summary>Writes it as RavenDB does (every property, nulls included).</summary>
     public void WriteTo(Utf8JsonWriter json)
     {

@@ -10,7 +10,7 @@ namespace Jackdaw.Server.Tests.Cluster;
 /// <summary>
 /// The subscriptions a lone server had go into the cluster's state when it founds a cluster (the
 /// founder their mentor, from the positions it had), and a drop through another node reaches the
-/// mentor's workers.
+/// mentor's workers. Its revisions configuration goes there too.
 /// </summary>
 [Collection(RunsAlone.Name)]
 public sealed class ClusterSubscriptionFoundingTests
@@ -44,6 +44,12 @@ public sealed class ClusterSubscriptionFoundingTests
             Assert.Equal(HttpStatusCode.NoContent, disabled.StatusCode);
         }
 
+        // A revisions configuration set alone goes into the record too, and B applies it.
+        using (var revisions = await cluster.Http.PostAsync($"{a.Url}/databases/{Database}/admin/revisions/config", Body("""{"Default":{"MinimumRevisionsToKeep":3}}""")))
+        {
+            Assert.Equal(HttpStatusCode.OK, revisions.StatusCode);
+        }
+
         using (var added = await cluster.Http.PutAsync($"{a.Url}/admin/cluster/node?url={Uri.EscapeDataString(b.Url)}&tag=B", null))
         {
             Assert.True(added.IsSuccessStatusCode, await added.Content.ReadAsStringAsync());
@@ -64,6 +70,13 @@ public sealed class ClusterSubscriptionFoundingTests
         var paidOnA = await SubscriptionAsync(cluster, a, "Paid");
         Assert.Equal(3, paidOnA.GetProperty("AckedEtag").GetInt64());
         Assert.Equal("A", paidOnA.GetProperty("MentorNode").GetString());
+
+        await Poll.UntilAsync(async () =>
+        {
+            using var configuration = await cluster.Http.GetAsync($"{b.Url}/databases/{Database}/revisions/config");
+            return configuration.StatusCode == HttpStatusCode.OK
+                && JsonDocument.Parse(await configuration.Content.ReadAsStringAsync()).RootElement.GetProperty("Default").GetProperty("MinimumRevisionsToKeep").GetInt64() == 3;
+        }, TestCluster.Timeout, "the founder's revisions configuration on B");
 
         // A worker on A is dropped by a drop sent to B.
         using var worker = new ClientWebSocket();

@@ -103,6 +103,37 @@ public class ReplicationRevisionsTests
         Assert.Equal(bytes, await got.Content.ReadAsByteArrayAsync());
     }
 
+    [Fact]
+    public async Task ARevisionLimitLeavesTheSameRevisionsOnEveryNodeAndAPurgeLeavesNone()
+    {
+        await using var nodes = await ReplicationNodes.StartAsync(wired: true, "A", "B", "C");
+        for (var node = 0; node < nodes.Count; node++)
+        {
+            using var configured = await nodes.Client(node).PostAsync($"/databases/{ReplicationNodes.Database}/admin/revisions/config",
+                new StringContent("""{"Default":{"Disabled":false,"MinimumRevisionsToKeep":2,"PurgeOnDelete":true}}""", Encoding.UTF8, "application/json"));
+            configured.EnsureSuccessStatusCode();
+        }
+
+        // Each version reaches the others before the next: they receive every revision, then the removals.
+        for (var v = 1; v <= 5; v++)
+        {
+            await nodes.PutAsync(0, "users/1", new { Name = "Ann", V = v });
+            await nodes.WaitConvergedAsync(Converge);
+        }
+        await WaitSameRevisionsAsync(nodes);
+        var kept = Revisions(nodes, 0);
+        Assert.Equal(2, kept.Count);
+        var newest = nodes.Documents(0)["users/1"].ChangeVector;
+        Assert.Contains(kept, r => r.Split('|')[1] == newest);
+
+        await nodes.DeleteAsync(0, "users/1");
+        await WaitSameRevisionsAsync(nodes);
+        for (var node = 0; node < nodes.Count; node++)
+        {
+            Assert.Empty(Revisions(nodes, node));
+        }
+    }
+
     /// <summary>A node's revisions as "id|change vector|delete", sorted.</summary>
     private static List<string> Revisions(ReplicationNodes nodes, int node)
     {
