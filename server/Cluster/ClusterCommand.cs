@@ -1,3 +1,4 @@
+using Jackdaw.Server.Indexing.Analysis;
 namespace Jackdaw.Server.Cluster;
 
 /// <summary>
@@ -45,7 +46,7 @@ public sealed record ClusterCommand(string Id, ClusterCommandKind Kind)
     public PromotableProgress? Progress { get; init; }
 
     /// <summary>The analyzers a <see cref="ClusterCommandKind.PutAnalyzers"/> puts in the record of <c>Database</c>.</summary>
-    public IReadOnlyList<Jackdaw.Server.Indexing.Analysis.AnalyzerDefinition>? Analyzers { get; init; }
+    public IReadOnlyList<AnalyzerDefinition>? Analyzers { get; init; }
 
     /// <summary>The name of the analyzer a <see cref="ClusterCommandKind.DeleteAnalyzer"/> deletes.</summary>
     public string? Analyzer { get; init; }

@@ -1,4 +1,5 @@
 using System.Collections.Immutable;
+using Jackdaw.Server.Indexing.Analysis;
 
 namespace Jackdaw.Server.Cluster;
 
@@ -46,11 +47,11 @@ public sealed record ClusterDatabaseRecord(string Name, IReadOnlyList<string> No
     /// <summary>The database's index definitions by name (ignoring case, as index names do); each node builds them.</summary>
     public ImmutableSortedDictionary<string, ClusterIndex> Indexes { get; init; } = NoIndexes;
 
-    public static ImmutableSortedDictionary<string, Jackdaw.Server.Indexing.Analysis.AnalyzerDefinition> NoAnalyzers { get; } =
-        ImmutableSortedDictionary.Create<string, Jackdaw.Server.Indexing.Analysis.AnalyzerDefinition>(StringComparer.OrdinalIgnoreCase);
+    public static ImmutableSortedDictionary<string, AnalyzerDefinition> NoAnalyzers { get; } =
+        ImmutableSortedDictionary.Create<string, AnalyzerDefinition>(StringComparer.OrdinalIgnoreCase);
 
     /// <summary>The database's analyzers by name (ignoring case); each node puts them in its copy before it builds the indexes.</summary>
-    public ImmutableSortedDictionary<string, Jackdaw.Server.Indexing.Analysis.AnalyzerDefinition> Analyzers { get; init; } = NoAnalyzers;
+    public ImmutableSortedDictionary<string, AnalyzerDefinition> Analyzers { get; init; } = NoAnalyzers;
 
     public static ImmutableSortedDictionary<long, ClusterBackupTask> NoBackups { get; } = ImmutableSortedDictionary<long, ClusterBackupTask>.Empty;
 

@@ -56,8 +56,7 @@ internal sealed partial class ClusterDatabases
     /// <summary>
     /// At start: every index of a record this node holds that the local store lacks, or has with
     /// another definition, lock mode or priority, is tried again now (it failed in a run before, or
-    /// its step was cut short). Auto-indexes are left out: each node's housekeeping retires them
-    /// before the record learns it.
+    /// its step was cut short). A recorded auto-index counts as in line when this node has a copy.
     /// </summary>
     private void RecomputeFailedIndexes(ClusterState state)
     {
@@ -104,13 +103,15 @@ internal sealed partial class ClusterDatabases
     private static bool InLine(IndexStore store, string name, ClusterIndex index)
     {
         var definition = Read(index.Definition);
-        if (definition.IsAutoIndex)
-        {
-            return true;
-        }
         if (store.TryGet(name) is not { } local)
         {
             return false;
+        }
+        if (definition.IsAutoIndex)
+        {
+            // Present is enough: a recorded auto-index goes only through the record, and a copy a
+            // node lacks would also never be reported idle, so the leader would keep it for ever.
+            return true;
         }
         var same = local.Definition.SameAs(definition)
             || store.TryGet(IndexStore.ReplacementName(name)) is { } replacement && replacement.Definition.WithName(name).SameAs(definition);

@@ -97,31 +97,40 @@ public sealed partial class ClusterNode
                         }
                         var key = (record.Name, tag);
                         mentored.Add(key);
-                        if (Replication.ProgressTo(record.Name, tag) is not { } seen)
+                        try
                         {
-                            earlier.Remove(key);
-                            continue;
+                            if (Replication.ProgressTo(record.Name, tag) is not { } seen)
+                            {
+                                earlier.Remove(key);
+                                continue;
+                            }
+                            var progress = new PromotableProgress(seen.Connected, seen.Acknowledged, seen.LastEtag, earlier.TryGetValue(key, out var before) ? before : null);
+                            earlier[key] = seen.LastEtag;
+                            if (PromotionCriterion.NotReady(progress) is not null)
+                            {
+                                continue;
+                            }
+                            var command = new ClusterCommand(ClusterCommand.NewId(), ClusterCommandKind.PromoteDatabaseNode)
+                            {
+                                Database = record.Name,
+                                Tag = tag,
+                                Mentor = me,
+                                Progress = progress,
+                            };
+                            if (IsLeader)
+                            {
+                                await PromoteAsync(command, token).ConfigureAwait(false);
+                            }
+                            else
+                            {
+                                await SendToLeaderAsync(command, token, PromotionPath).ConfigureAwait(false);
+                            }
                         }
-                        var progress = new PromotableProgress(seen.Connected, seen.Acknowledged, seen.LastEtag, earlier.TryGetValue(key, out var before) ? before : null);
-                        earlier[key] = seen.LastEtag;
-                        if (PromotionCriterion.NotReady(progress) is not null)
+                        catch (Exception e) when (!token.IsCancellationRequested)
                         {
-                            continue;
-                        }
-                        var command = new ClusterCommand(ClusterCommand.NewId(), ClusterCommandKind.PromoteDatabaseNode)
-                        {
-                            Database = record.Name,
-                            Tag = tag,
-                            Mentor = me,
-                            Progress = progress,
-                        };
-                        if (IsLeader)
-                        {
-                            await PromoteAsync(command, token).ConfigureAwait(false);
-                        }
-                        else
-                        {
-                            await SendToLeaderAsync(command, token, PromotionPath).ConfigureAwait(false);
+                            // This one is observed again on the next tick; the others go on (a leader
+                            // changing, a copy not open yet, the state moved on).
+                            LogPromotionFailed(_logger, e.Message);
                         }
                     }
                 }

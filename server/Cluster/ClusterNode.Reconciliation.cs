@@ -110,7 +110,8 @@ public sealed partial class ClusterNode
     }
 
     /// <summary>Makes the node at <paramref name="url"/> a Raft voter (caught up first), within 60 s; nothing when it is one.</summary>
-    /// <exception cref="NotLeaderException">The leader changed, or the node was not caught up in time.</exception>
+    /// <exception cref="NotLeaderException">The leader changed.</exception>
+    /// <exception cref="ClusterException">The node was not caught up within the 60 s.</exception>
     private async Task AddVoterAsync(string url, CancellationToken token)
     {
         var raft = _raft!;
@@ -141,10 +142,15 @@ public sealed partial class ClusterNode
             {
                 throw NotLeader();
             }
+            catch (OperationCanceledException) when (!token.IsCancellationRequested && IsLeader && !_stopping.IsCancellationRequested)
+            {
+                // Still the leader: the 60 s passed without the node catching up.
+                throw new ClusterException($"The node at {url} could not be caught up with the cluster's log within 60 s; check that it runs and that this node reaches it, then retry.");
+            }
             catch (OperationCanceledException) when (!token.IsCancellationRequested)
             {
-                // DotNext cancels it when the cluster elects a new leader, or the 60 s passed.
-                throw new NotLeaderException($"The node at {url} was not made a voter: the leader changed, or the node was not caught up within 60 s. Check that it runs and that this node reaches it, and /cluster/topology, then retry (the leader also completes the add itself).");
+                // DotNext cancels it when the cluster elects a new leader.
+                throw new NotLeaderException($"The node at {url} was not made a voter: the leader changed. Check /cluster/topology, then retry (the leader also completes the add itself).");
             }
             return;
         }

@@ -110,7 +110,8 @@ public sealed partial class ClusterState
 
     /// <summary>
     /// The records after their nodes changed: a task whose responsible node no longer holds its
-    /// database gets another (the same choice on every node). Unchanged records stay the same objects.
+    /// database gets another (the same choice on every node), a member when there is one: a node
+    /// still catching up would back up an incomplete copy. Unchanged records stay the same objects.
     /// </summary>
     private static ImmutableSortedDictionary<string, ClusterDatabaseRecord> FitBackups(ImmutableSortedDictionary<string, ClusterDatabaseRecord> databases)
     {
@@ -123,7 +124,7 @@ public sealed partial class ClusterState
             var backups = record.Backups;
             foreach (var task in record.Backups.Values.Where(t => !record.Nodes.Contains(t.ResponsibleNode)))
             {
-                backups = backups.SetItem(task.TaskId, task with { ResponsibleNode = ChooseBackupNode(task.TaskId, task.MentorNode, task.PinToMentorNode, record.Nodes, _ => true) });
+                backups = backups.SetItem(task.TaskId, task with { ResponsibleNode = ChooseBackupNode(task.TaskId, task.MentorNode, task.PinToMentorNode, record.Nodes, t => !record.IsCatchingUp(t)) });
             }
             databases = databases.SetItem(record.Name, record with { Backups = backups });
         }

@@ -125,7 +125,8 @@ public sealed class ClusterSubscriptions
 
     /// <summary>
     /// The subscriptions after the database records changed: those of a deleted database go; one
-    /// whose mentor no longer holds its database gets another (the same choice on every node).
+    /// whose mentor no longer holds its database gets another (the same choice on every node), a
+    /// member when there is one, not a node still catching up.
     /// </summary>
     public ClusterSubscriptions Fit(ImmutableSortedDictionary<string, ClusterDatabaseRecord> databases)
     {
@@ -142,7 +143,7 @@ public sealed class ClusterSubscriptions
             {
                 if (!record.Nodes.Contains(subscription.Mentor))
                 {
-                    fitted = fitted.SetItem(subscription.Name, subscription with { Mentor = ChooseMentor(subscription.Name, record.Nodes, _ => true) });
+                    fitted = fitted.SetItem(subscription.Name, subscription with { Mentor = ChooseMentor(subscription.Name, record.Nodes, t => !record.IsCatchingUp(t)) });
                 }
             }
             if (!ReferenceEquals(fitted, subscriptions))

@@ -1,3 +1,4 @@
+using System.Text.Json;
 using Jackdaw.Server.Hosting;
 using Jackdaw.Server.Wire;
 
@@ -66,7 +67,7 @@ public sealed partial class DatabasesHandler
     /// (added, catching up), <c>Rehabs</c> (demoted, catching up again), <c>PredefinedMentors</c>
     /// (the mentor of each), <c>DemotionReasons</c> and <c>PromotablesStatus</c>, <c>ReplicationFactor</c>.
     /// </summary>
-    private static void WriteTopology(System.Text.Json.Utf8JsonWriter json, IReadOnlyList<string> nodes, IReadOnlyDictionary<string, string>? promotables, IReadOnlyDictionary<string, string>? rehabs = null)
+    private static void WriteTopology(Utf8JsonWriter json, IReadOnlyList<string> nodes, IReadOnlyDictionary<string, string>? promotables, IReadOnlyDictionary<string, string>? rehabs = null)
     {
         promotables ??= new Dictionary<string, string>();
         rehabs ??= new Dictionary<string, string>();
@@ -105,7 +106,7 @@ public sealed partial class DatabasesHandler
         json.WriteEndObject();
     }
 
-    private static void WriteTags(System.Text.Json.Utf8JsonWriter json, string name, IEnumerable<string> tags)
+    private static void WriteTags(Utf8JsonWriter json, string name, IEnumerable<string> tags)
     {
         json.WriteStartArray(name);
         foreach (var tag in tags)

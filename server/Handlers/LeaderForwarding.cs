@@ -1,3 +1,4 @@
+using System.Globalization;
 using Jackdaw.Server.Errors;
 using Jackdaw.Server.Hosting;
 using Jackdaw.Server.Wire;
@@ -37,7 +38,7 @@ internal static class LeaderForwarding
     public static async ValueTask AnswerAppliedAsync(RequestContext context, long etag)
     {
         await context.Server.Cluster.WaitForLocalAsync(etag, context.RequestAborted).ConfigureAwait(false);
-        context.Response.Headers[AppliedEtagHeader] = etag.ToString(System.Globalization.CultureInfo.InvariantCulture);
+        context.Response.Headers[AppliedEtagHeader] = etag.ToString(CultureInfo.InvariantCulture);
     }
 
     /// <summary>True when another node passed this request on to this one (it must not be passed on again).</summary>
@@ -127,7 +128,7 @@ internal static class LeaderForwarding
                 throw LeaderDidNotAnswer(cluster, leaderUrl, e);
             }
             if (response.Headers.TryGetValues(AppliedEtagHeader, out var etags)
-                && long.TryParse(etags.FirstOrDefault(), System.Globalization.NumberStyles.None, System.Globalization.CultureInfo.InvariantCulture, out var etag))
+                && long.TryParse(etags.FirstOrDefault(), NumberStyles.None, CultureInfo.InvariantCulture, out var etag))
             {
                 await cluster.WaitForLocalAsync(etag, context.RequestAborted).ConfigureAwait(false);
             }

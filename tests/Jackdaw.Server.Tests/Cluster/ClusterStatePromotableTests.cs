@@ -29,6 +29,42 @@ public sealed class ClusterStatePromotableTests
         new(id, ClusterCommandKind.PromoteDatabaseNode) { Database = "Orders", Tag = tag, Mentor = mentor, Progress = progress };
 
     [Fact]
+    public void ABackupTaskOrSubscriptionWhoseNodeLeavesGoesToAMemberNeverToAPromotable()
+    {
+        // Orders on A and B, C added as A's promotable, then B leaves the database: whatever B ran
+        // goes to A, never to C, whose copy is still incomplete (a backup of it would be recorded
+        // as a success; a subscription served from it would skip documents it lacks).
+        var state = ClusterState.Empty;
+        var index = 1L;
+        foreach (var tag in (string[])["A", "B", "C"])
+        {
+            state = Apply(state, index++, new ClusterCommand("m" + tag, ClusterCommandKind.PutMember) { Tag = tag, Url = $"http://127.0.0.1:{index}" });
+        }
+        state = Apply(state, index++, new ClusterCommand("db", ClusterCommandKind.PutDatabase) { Database = "Orders", Nodes = ["A", "B"] });
+        state = Apply(state, index++, new ClusterCommand("add", ClusterCommandKind.AddDatabaseNode) { Database = "Orders", Tag = "C", Mentor = "A" });
+        for (var i = 0; i < 12; i++)
+        {
+            state = Apply(state, index++, new ClusterCommand($"b{i}", ClusterCommandKind.PutBackupTask)
+            {
+                Database = "Orders",
+                Backup = new ClusterBackupChange(0) { Name = $"nightly{i}", Configuration = """{"BackupType":"Backup","FullBackupFrequency":"0 2 * * *","LocalSettings":{"FolderPath":"/backups"}}""", ResponsibleNode = "B" },
+            });
+            state = Apply(state, index++, new ClusterCommand($"s{i}", ClusterCommandKind.PutSubscription)
+            {
+                Database = "Orders",
+                Subscription = new ClusterSubscriptionChange($"sub{i}") { Query = "from Orders", Mentor = "B", Position = new Dictionary<string, long>(), Time = new DateTime(2026, 1, 2, 3, 4, 5, DateTimeKind.Utc) },
+            });
+        }
+        Assert.All(state.Databases["Orders"].Backups.Values, t => Assert.Equal("B", t.ResponsibleNode));
+
+        state = Apply(state, index, new ClusterCommand("x", ClusterCommandKind.DeleteDatabase) { Database = "Orders", Nodes = ["B"] });
+
+        Assert.Equal(["A", "C"], state.Databases["Orders"].Nodes);
+        Assert.All(state.Databases["Orders"].Backups.Values, t => Assert.Equal("A", t.ResponsibleNode));
+        Assert.All(state.Subscriptions.Of("Orders").Values, s => Assert.Equal("A", s.Mentor));
+    }
+
+    [Fact]
     public void ADatabaseCreatedWithSeveralNodesHasThemAllAsMembersAtOnce()
     {
         var state = Apply(ClusterState.Empty, 1, new ClusterCommand("m1", ClusterCommandKind.PutMember) { Tag = "A", Url = "http://127.0.0.1:1" });
