@@ -302,10 +302,13 @@ public sealed class RavenWireTests
         {
             Assert.Equal(HttpStatusCode.OK, single.StatusCode);
         }
-        // A database record is not the list of databases.
+        // A database record, in RavenDB's shape (its topology), not the list of databases.
         using (var record = await client.GetAsync("/admin/databases?name=ns"))
         {
-            await Api.AssertErrorAsync(record, (HttpStatusCode)501, "FeatureNotSupportedException");
+            Assert.Equal(HttpStatusCode.OK, record.StatusCode);
+            var json = JsonDocument.Parse(await record.Content.ReadAsStringAsync()).RootElement;
+            Assert.Equal("ns", json.GetProperty("DatabaseName").GetString());
+            Assert.Equal(["A"], json.GetProperty("Topology").GetProperty("Members").EnumerateArray().Select(m => m.GetString()));
         }
         // Attachments come as multipart batches, whose first part is the commands.
         using (var multipart = new MultipartFormDataContent { { new StringContent("{}"), "main" } })
