@@ -48,6 +48,13 @@ public sealed partial class ClusterNode
             await CheckPassiveAsync(normalized, token).ConfigureAwait(false);
             await FoundAsync(token).ConfigureAwait(false);
         }
+        else
+        {
+            // A founding another add started may still be recording this node as a member: an add
+            // that went on meanwhile would see no member yet and be offered this node's own tag.
+            await _lifecycle.WaitAsync(token).ConfigureAwait(false);
+            _lifecycle.Release();
+        }
         if (!IsLeader)
         {
             throw NotLeader();
@@ -86,7 +93,11 @@ public sealed partial class ClusterNode
         {
             throw new ClusterException($"Tag {tag} is already taken by the node at {taken}; choose another or leave tag out.");
         }
-        tag = reserved ?? tag ?? NextFreeTag(state);
+        if (tag is not null && tag == NodeTag && reserved is null)
+        {
+            throw new ClusterException($"Tag {tag} is this node's own; choose another or leave tag out.");
+        }
+        tag = reserved ?? tag ?? NextFreeTag(state, NodeTag);
         var thumbprint = await CheckPassiveAsync(normalized, token).ConfigureAwait(false);
         // The tag first, then Raft's membership, then the member entry: a failure between two steps
         // leaves a reservation, which the leader completes or drops (ClusterNode.Reconciliation.cs),
@@ -311,12 +322,12 @@ public sealed partial class ClusterNode
 
     private static bool IsValidTag(string tag) => tag.Length is >= 1 and <= 4 && tag.All(char.IsAsciiLetterUpper);
 
-    private static string NextFreeTag(ClusterState state)
+    private static string NextFreeTag(ClusterState state, string own)
     {
         for (var letter = 'A'; letter <= 'Z'; letter++)
         {
             var tag = letter.ToString();
-            if (!state.Members.ContainsKey(tag) && !state.Joining.ContainsKey(tag))
+            if (tag != own && !state.Members.ContainsKey(tag) && !state.Joining.ContainsKey(tag))
             {
                 return tag;
             }
