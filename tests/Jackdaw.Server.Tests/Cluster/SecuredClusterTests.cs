@@ -15,17 +15,23 @@ namespace Jackdaw.Server.Tests.Cluster;
 /// </summary>
 public sealed class SecuredClusterTests
 {
+    /// <summary>Adds passive <paramref name="node"/> to <paramref name="leader"/>'s cluster as <paramref name="tag"/>, and waits for it to learn its tag.</summary>
+    private static async Task AddAsync(SecuredServer leader, SecuredServer node, string tag)
+    {
+        using (var added = await leader.Admin.PutAsync($"/admin/cluster/node?url={Uri.EscapeDataString(node.Url)}&tag={tag}", null))
+        {
+            Assert.True(added.StatusCode == HttpStatusCode.OK, await added.Content.ReadAsStringAsync());
+        }
+        await Poll.UntilAsync(() => Task.FromResult(node.Server.Host.Server.Cluster.NodeTag == tag), TestCluster.Timeout, $"{tag} to learn its tag");
+    }
+
     [Fact]
     public async Task SecuredNodesFormAClusterAndRaftsPathRefusesOtherCertificates()
     {
         var certificate = TestCertificates.Server();
         await using var a = await SecuredServer.StartAsync(certificate, pem: false);
         await using var b = await SecuredServer.StartAsync(certificate, pem: false, "--Cluster:Passive=true");
-        using (var added = await a.Admin.PutAsync($"/admin/cluster/node?url={Uri.EscapeDataString(b.Url)}&tag=B", null))
-        {
-            Assert.True(added.StatusCode == HttpStatusCode.OK, await added.Content.ReadAsStringAsync());
-        }
-        await Poll.UntilAsync(() => Task.FromResult(b.Server.Host.Server.Cluster.NodeTag == "B"), TestCluster.Timeout, "B to learn its tag");
+        await AddAsync(a, b, "B");
 
         // Sent to B, which does not lead: passed on to A with B's certificate.
         using (var created = await b.Admin.PutAsync("/admin/databases?name=Orders&replicationFactor=2", null))
@@ -94,11 +100,7 @@ public sealed class SecuredClusterTests
         var certificate = TestCertificates.Server();
         await using var a = await SecuredServer.StartAsync(certificate, pem: false);
         await using var b = await SecuredServer.StartAsync(certificate, pem: false, "--Cluster:Passive=true");
-        using (var added = await a.Admin.PutAsync($"/admin/cluster/node?url={Uri.EscapeDataString(b.Url)}&tag=B", null))
-        {
-            Assert.True(added.StatusCode == HttpStatusCode.OK, await added.Content.ReadAsStringAsync());
-        }
-        await Poll.UntilAsync(() => Task.FromResult(b.Server.Host.Server.Cluster.NodeTag == "B"), TestCluster.Timeout, "B to learn its tag");
+        await AddAsync(a, b, "B");
         var recorded = a.Server.Host.Server.Cluster.State.NodeCertificates;
         Assert.Equal(certificate.GetCertHashString(), recorded["A"]);
         Assert.Equal(certificate.GetCertHashString(), recorded["B"]);
@@ -141,11 +143,8 @@ public sealed class SecuredClusterTests
         // Registered on the lone server: it goes into the state when A founds the cluster.
         var early = TestCertificates.Client("early");
         a.Register(early, SecurityClearance.ValidUser);
-        foreach (var (node, tag) in new[] { (b, "B"), (c, "C") })
-        {
-            using var added = await a.Admin.PutAsync($"/admin/cluster/node?url={Uri.EscapeDataString(node.Url)}&tag={tag}", null);
-            Assert.True(added.StatusCode == HttpStatusCode.OK, await added.Content.ReadAsStringAsync());
-        }
+        await AddAsync(a, b, "B");
+        await AddAsync(a, c, "C");
         SecuredServer[] nodes = [a, b, c];
         async Task<bool> AcceptedEverywhere(X509Certificate2 client, bool accepted)
         {
