@@ -47,6 +47,8 @@ public class ReplicationLeaveOutTests
         await nodes.PutAsync(1, "items/1", new { Number = -1 });
         await Poll.UntilAsync(() => Task.FromResult(nodes.Documents(0)["items/1"].Json.Contains("-1")), Converge, "B's change to reach A");
         await nodes.WaitConvergedAsync(Converge);
+        // The statistics are counted after the batch's transaction is visible: wait for them too.
+        await Poll.UntilAsync(() => Task.FromResult(a.Applied >= 1), Converge, "A to count B's change");
         Assert.Equal(1, a.Applied);
     }
 
