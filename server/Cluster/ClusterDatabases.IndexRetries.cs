@@ -6,13 +6,18 @@ namespace Jackdaw.Server.Cluster;
 // advances past them (so that what follows is not applied again at every retry), and each is tried
 // again on its own, 5 s after it failed, the wait doubling up to a minute while it keeps failing.
 // A later definition of the name, or its delete, replaces the retry (the comparison of states
-// applies it, and it succeeds or fails afresh). Nothing is written: at start, every index of the
-// records this node holds that its index store does not have as recorded is tried again
-// (RecomputeFailedIndexes), which covers the failures of a run before. All of it runs on the loop.
+// applies it, and it succeeds or fails afresh). Across a restart: every index of the records this
+// node holds that its index store does not have as recorded is tried again at start
+// (RecomputeFailedIndexes); a delete that failed is kept in the acted state as it is saved
+// (WithFailedDeletes), so the next start's comparison deletes it again. All of it runs on the loop.
 internal sealed partial class ClusterDatabases
 {
-    /// <summary>An index that failed here: what was wanted when it failed (null: a delete), how often, and when it is tried next.</summary>
-    private sealed record FailedIndex(ClusterIndex? Wanted, int Attempts, TimeSpan Delay, DateTime NextAt);
+    /// <summary>
+    /// An index that failed here: what was wanted when it failed (null: a delete), how often, and
+    /// when it is tried next. <see cref="Had"/>: for a failed delete, the record's index this node
+    /// still holds (what the saved acted state keeps), when known.
+    /// </summary>
+    private sealed record FailedIndex(ClusterIndex? Wanted, int Attempts, TimeSpan Delay, DateTime NextAt, ClusterIndex? Had = null);
 
     // Database → index name → failure (both ignoring case, as their names do). Only the loop touches it.
     private readonly Dictionary<string, Dictionary<string, FailedIndex>> _failedIndexes = new(StringComparer.OrdinalIgnoreCase);
@@ -22,7 +27,8 @@ internal sealed partial class ClusterDatabases
     // The newest state applied (whole or not): the failed indexes are brought in line with its records.
     private ClusterState _lastApplied = ClusterState.Empty;
 
-    private void IndexFailed(string database, string name, ClusterIndex? wanted, Exception exception)
+    /// <param name="had">For a delete: the index the record had (null when a retry fails again: the one remembered stays).</param>
+    private void IndexFailed(string database, string name, ClusterIndex? wanted, Exception exception, ClusterIndex? had = null)
     {
         if (!_failedIndexes.TryGetValue(database, out var failures))
         {
@@ -32,7 +38,7 @@ internal sealed partial class ClusterDatabases
         var failure = failures.TryGetValue(name, out var was) && was.Wanted == wanted
             ? new FailedIndex(wanted, was.Attempts + 1, was.Delay * 2 < RetryAtMost ? was.Delay * 2 : RetryAtMost, default)
             : new FailedIndex(wanted, 1, RetryAfter, default);
-        failure = failure with { NextAt = DateTime.UtcNow + failure.Delay };
+        failure = failure with { NextAt = DateTime.UtcNow + failure.Delay, Had = wanted is null ? had ?? was?.Had : null };
         failures[name] = failure;
         LogIndexFailing(_logger, exception, database, name, failure.Attempts, (int)failure.Delay.TotalSeconds);
     }
@@ -51,6 +57,39 @@ internal sealed partial class ClusterDatabases
         {
             LogIndexRecovered(_logger, database, name, was.Attempts);
         }
+    }
+
+    /// <summary>
+    /// <paramref name="acted"/> as it is saved: each index whose delete failed here (and is still
+    /// pending) stays in its record, so that a restart before the retry succeeds compares the
+    /// record without it against this and deletes it again. A database the acted state no longer
+    /// holds is left out (its deletion removed its indexes with it).
+    /// </summary>
+    private int FailedDeletes => _failedIndexes.Values.Sum(failures => failures.Values.Count(f => f is { Wanted: null, Had: not null }));
+
+    private ClusterState WithFailedDeletes(ClusterState acted)
+    {
+        var databases = acted.Databases;
+        foreach (var (database, failures) in _failedIndexes)
+        {
+            if (!databases.TryGetValue(database, out var record))
+            {
+                continue;
+            }
+            var indexes = record.Indexes;
+            foreach (var (name, failure) in failures)
+            {
+                if (failure is { Wanted: null, Had: { } had } && !indexes.ContainsKey(name))
+                {
+                    indexes = indexes.Add(name, had);
+                }
+            }
+            if (indexes != record.Indexes)
+            {
+                databases = databases.SetItem(database, record with { Indexes = indexes });
+            }
+        }
+        return databases == acted.Databases ? acted : acted.WithDatabases(databases);
     }
 
     /// <summary>
@@ -123,7 +162,13 @@ internal sealed partial class ClusterDatabases
     {
         try
         {
+            var deletes = FailedDeletes;
             await RetryDueIndexesAsync().ConfigureAwait(false);
+            if (FailedDeletes != deletes)
+            {
+                // The saved acted state no longer keeps an index whose delete went through now.
+                SaveActed(WithFailedDeletes(_acted));
+            }
         }
         catch (Exception e) when (e is not OperationCanceledException)
         {

@@ -117,7 +117,7 @@ internal sealed partial class ClusterDatabases
             }
             catch (Exception e) when (e is not OperationCanceledException)
             {
-                IndexFailed(database, name, null, e);
+                IndexFailed(database, name, null, e, had: before[name]);
             }
         }
         return true;

@@ -113,7 +113,7 @@ internal sealed partial class ClusterDatabases : IAsyncDisposable
                     _acted = target.WithoutAppliedIds();
                     if (changed)
                     {
-                        SaveActed(_acted);
+                        SaveActed(WithFailedDeletes(_acted));
                     }
                 }
                 else

@@ -71,6 +71,10 @@ public sealed partial class ClusterState
     /// <summary>The same state without the remembered command ids: what a node keeps to compare later states with.</summary>
     public ClusterState WithoutAppliedIds() => _appliedIds.IsEmpty ? this : new(Members, Databases, Empty._appliedIds, Empty._appliedOrder, Etag, Subscriptions, Certificates) { Joining = Joining, ClientConfiguration = ClientConfiguration, NodeCertificates = NodeCertificates };
 
+    /// <summary>The same state with other database records (what a node saves as acted on may differ from the log's).</summary>
+    internal ClusterState WithDatabases(ImmutableSortedDictionary<string, ClusterDatabaseRecord> databases) =>
+        new(Members, databases, _appliedIds, _appliedOrder, Etag, Subscriptions, Certificates) { Joining = Joining, ClientConfiguration = ClientConfiguration, NodeCertificates = NodeCertificates };
+
     /// <summary>The tag of the member at <paramref name="url"/> (compared as URLs), or null.</summary>
     public string? TagOf(string url)
     {
