@@ -27,15 +27,15 @@ public sealed partial class ClusterNode
     /// <exception cref="NotLeaderException">This node does not lead.</exception>
     public async Task<long> PromoteAsync(ClusterCommand command, CancellationToken token)
     {
-        if (command is not { Kind: ClusterCommandKind.PromoteDatabaseNode, Database: { } database, Tag: { } tag, Mentor: { } mentor, Progress: { } progress })
+        if (command is not { Kind: ClusterCommandKind.PromoteDatabaseNode, Database: { } database, Tag: { } tag, Mentor: { } mentor, Progress: { IndexesCaughtUp: not null } progress })
         {
-            throw new BadRequestException("The body must be a PromoteDatabaseNode command of the cluster, with its Database, Tag, Mentor and Progress.");
+            throw new BadRequestException("The body must be a PromoteDatabaseNode command of the cluster, with its Database, Tag, Mentor and Progress (its IndexesCaughtUp included).");
         }
         if (!IsLeader)
         {
             throw NotLeader();
         }
-        if (PromotionCriterion.NotReady(progress) is var (status, reason))
+        if (PromotionCriterion.NotReady(progress, RecordOf(database)?.Indexes.Keys ?? []) is var (status, reason))
         {
             throw new ClusterException($"Promotable '{tag}' of database '{database}' has not caught up with its mentor {mentor} ({status}): {reason}");
         }
@@ -75,6 +75,9 @@ public sealed partial class ClusterNode
     {
         // The mentor's last etag at the previous observation of each promotable it mentors.
         var earlier = new Dictionary<(string Database, string Tag), long>();
+        // The promotable's own last etag at the previous observation (what its indexes are judged against).
+        var earlierOfPromotable = new Dictionary<(string Database, string Tag), long>();
+        using var http = _http.CreateClient(PromotionCheckEvery * 5);
         using var timer = new PeriodicTimer(PromotionCheckEvery);
         while (await timer.WaitForNextTickAsync(token).ConfigureAwait(false))
         {
@@ -83,6 +86,7 @@ public sealed partial class ClusterNode
                 if (!IsClustered)
                 {
                     earlier.Clear();
+                    earlierOfPromotable.Clear();
                     continue;
                 }
                 var me = NodeTag;
@@ -102,11 +106,17 @@ public sealed partial class ClusterNode
                             if (Replication.ProgressTo(record.Name, tag) is not { } seen)
                             {
                                 earlier.Remove(key);
+                                earlierOfPromotable.Remove(key);
                                 continue;
                             }
                             var progress = new PromotableProgress(seen.Connected, seen.Acknowledged, seen.LastEtag, earlier.TryGetValue(key, out var before) ? before : null);
                             earlier[key] = seen.LastEtag;
                             if (PromotionCriterion.NotReady(progress) is not null)
+                            {
+                                continue;
+                            }
+                            progress = progress with { IndexesCaughtUp = await IndexesCaughtUpAsync(http, record.Name, tag, earlierOfPromotable, token).ConfigureAwait(false) };
+                            if (PromotionCriterion.NotReady(progress, record.Indexes.Keys) is not null)
                             {
                                 continue;
                             }
@@ -134,9 +144,10 @@ public sealed partial class ClusterNode
                         }
                     }
                 }
-                foreach (var key in earlier.Keys.Where(k => !mentored.Contains(k)).ToList())
+                foreach (var key in earlier.Keys.Concat(earlierOfPromotable.Keys).Where(k => !mentored.Contains(k)).ToList())
                 {
                     earlier.Remove(key);
+                    earlierOfPromotable.Remove(key);
                 }
             }
             catch (Exception e) when (!token.IsCancellationRequested)
@@ -145,6 +156,45 @@ public sealed partial class ClusterNode
                 LogPromotionFailed(_logger, e.Message);
             }
         }
+    }
+
+    /// <summary>
+    /// Asks promotable <paramref name="tag"/> which of its indexes of <paramref name="database"/>
+    /// processed everything its copy held at the previous observation (<c>/indexes/caught-up</c>),
+    /// and remembers its last etag now for the next. None on the first observation, or when the
+    /// promotable does not answer (it is observed again on the next tick).
+    /// </summary>
+    private async Task<IReadOnlyList<string>> IndexesCaughtUpAsync(HttpClient http, string database, string tag, Dictionary<(string, string), long> earlier, CancellationToken token)
+    {
+        var key = (database, tag);
+        if (!State.Members.TryGetValue(tag, out var url))
+        {
+            return [];
+        }
+        var upTo = earlier.TryGetValue(key, out var before) ? before : (long?)null;
+        var address = $"{url.TrimEnd('/')}/databases/{Uri.EscapeDataString(database)}/indexes/caught-up" + (upTo is { } etag ? $"?upTo={etag}" : "");
+        using var response = await http.GetAsync(address, token).ConfigureAwait(false);
+        if (!response.IsSuccessStatusCode)
+        {
+            earlier.Remove(key);
+            return [];
+        }
+        using var json = await System.Text.Json.JsonDocument.ParseAsync(await response.Content.ReadAsStreamAsync(token).ConfigureAwait(false), cancellationToken: token).ConfigureAwait(false);
+        earlier[key] = json.RootElement.GetProperty("LastEtag").GetInt64();
+        if (upTo is null)
+        {
+            return [];
+        }
+        var caughtUp = new List<string>();
+        foreach (var index in json.RootElement.GetProperty("Indexes").EnumerateArray())
+        {
+            // One in error or disabled cannot catch up: it does not hold the promotion back (RavenDB skips faulty ones).
+            if (index.GetProperty("CaughtUp").GetBoolean() || index.GetProperty("State").GetString() is "Error" or "Disabled")
+            {
+                caughtUp.Add(index.GetProperty("Name").GetString()!);
+            }
+        }
+        return caughtUp;
     }
 
     [LoggerMessage(EventId = 798, Level = LogLevel.Information, Message = "Node {Tag} of database {Database} is mentored by node {Mentor} now: its mentor did not answer")]

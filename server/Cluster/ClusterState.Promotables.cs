@@ -69,7 +69,7 @@ public sealed partial class ClusterState
         {
             return (databases, $"Node '{mentor}' is not the mentor of promotable '{tag}' of database '{name}' (node '{recorded}' is).");
         }
-        if (PromotionCriterion.NotReady(progress) is var (status, reason))
+        if (PromotionCriterion.NotReady(progress, record.Indexes.Keys) is var (status, reason))
         {
             return (databases, $"Promotable '{tag}' of database '{name}' has not caught up ({status}): {reason}");
         }

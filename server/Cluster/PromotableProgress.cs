@@ -7,4 +7,13 @@ namespace Jackdaw.Server.Cluster;
 /// before the acknowledgement), and the mentor's last etag one observation earlier (null on the first).
 /// <see cref="PromotionCriterion"/> judges it; a <see cref="ClusterCommandKind.PromoteDatabaseNode"/> carries it.
 /// </summary>
-public sealed record PromotableProgress(bool Connected, long Acknowledged, long MentorEtag, long? EarlierMentorEtag);
+public sealed record PromotableProgress(bool Connected, long Acknowledged, long MentorEtag, long? EarlierMentorEtag)
+{
+    /// <summary>
+    /// The promotable's indexes that hold every change of its copy up to its last etag of the
+    /// observation before, or that cannot catch up (in error, disabled); as its
+    /// <c>/indexes/caught-up</c> answered. Null in a promotion committed before indexes were
+    /// judged: such a log entry is applied as it was then.
+    /// </summary>
+    public IReadOnlyList<string>? IndexesCaughtUp { get; init; }
+}

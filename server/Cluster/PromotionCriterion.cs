@@ -7,12 +7,20 @@ namespace Jackdaw.Server.Cluster;
 /// last etag of the observation before (about a second earlier). It then holds everything the
 /// mentor held a moment before it is promoted; under a steady stream of writes it still qualifies
 /// (RavenDB compares the mentor's last sent etag with its previous report alike). At least two
-/// observations are needed, so a node is never promoted on the instant it connects.
+/// observations are needed, so a node is never promoted on the instant it connects. Its indexes
+/// too: each index of the database's record is on the promotable and has processed every change
+/// of the promotable's copy up to its last etag of the observation before (one in error or disabled,
+/// which cannot catch up, does not hold it back), so clients sent to the new member query indexes
+/// that know its documents (RavenDB's <c>IndexNotUpToDate</c>).
 /// </summary>
 public static class PromotionCriterion
 {
-    /// <summary>Why <paramref name="progress"/> does not show the promotable caught up, as RavenDB's status and a sentence; null when it does.</summary>
-    public static (string Status, string Reason)? NotReady(PromotableProgress progress)
+    /// <summary>Why <paramref name="progress"/> does not show the promotable's copy caught up with its mentor's documents (its indexes not judged).</summary>
+    public static (string Status, string Reason)? NotReady(PromotableProgress progress) => NotReady(progress with { IndexesCaughtUp = null }, []);
+
+    /// <summary>Why <paramref name="progress"/> does not show the promotable caught up, documents and indexes, as RavenDB's status and a sentence; null when it does.</summary>
+    /// <param name="indexes">The names of the indexes of the database's record.</param>
+    public static (string Status, string Reason)? NotReady(PromotableProgress progress, IEnumerable<string> indexes)
     {
         if (!progress.Connected)
         {
@@ -29,6 +37,16 @@ public static class PromotionCriterion
         if (progress.Acknowledged < required)
         {
             return ("ChangeVectorNotMerged", $"It holds its mentor's feed up to etag {progress.Acknowledged} of {required}.");
+        }
+        if (progress.IndexesCaughtUp is { } caughtUp)
+        {
+            foreach (var index in indexes)
+            {
+                if (!caughtUp.Contains(index, StringComparer.OrdinalIgnoreCase))
+                {
+                    return ("IndexNotUpToDate", $"Its index '{index}' has not processed every change of its copy up to its etag of the observation before.");
+                }
+            }
         }
         return null;
     }

@@ -91,34 +91,44 @@ public sealed partial class Index
     public bool QueriedWithin(TimeSpan window) => DateTime.UtcNow.Ticks - Interlocked.Read(ref _lastQueryingTicks) < window.Ticks;
 
     /// <summary>Whether the index has not yet indexed everything in <paramref name="reader"/>'s snapshot for its collections.</summary>
-    public bool IsStale(DocumentsReader reader)
+    public bool IsStale(DocumentsReader reader) => IsStale(reader, long.MaxValue);
+
+    /// <summary>
+    /// Whether the index has yet to process a change of its collections (or, when its map loads
+    /// documents, of any document) at or below etag <paramref name="upToEtag"/> in
+    /// <paramref name="reader"/>'s snapshot: staleness with a cut-off, for a writer that keeps writing.
+    /// </summary>
+    public bool IsStale(DocumentsReader reader, long upToEtag)
     {
         var progress = _progress;
-        if (progress.CaughtUpTo >= reader.LastEtag)
+        if (progress.CaughtUpTo >= Math.Min(reader.LastEtag, upToEtag))
         {
             return false;
         }
         foreach (var collection in _lowerCollections)
         {
             var position = progress.Positions.GetValueOrDefault(collection);
-            foreach (var _ in reader.GetDocumentsFrom(collection, position.Documents, 1))
-            {
-                return true;
-            }
-            foreach (var _ in reader.GetTombstonesFrom(collection, position.Tombstones, 1))
+            if (HasChangeUpTo(reader, collection, position, upToEtag))
             {
                 return true;
             }
         }
-        if (_mapper.UsesLoad)
+        // A change of any document may change what the map loaded.
+        return _mapper.UsesLoad && HasChangeUpTo(reader, null, progress.Positions.GetValueOrDefault(HandleReferences.Position), upToEtag);
+    }
+
+    private static bool HasChangeUpTo(DocumentsReader reader, string? collection, CollectionPosition position, long upToEtag)
+    {
+        foreach (var document in reader.GetDocumentsFrom(collection, position.Documents, 1))
         {
-            // A change of any document may change what the map loaded.
-            var references = progress.Positions.GetValueOrDefault(HandleReferences.Position);
-            foreach (var _ in reader.GetDocumentsFrom(null, references.Documents, 1))
+            if (document.Etag <= upToEtag)
             {
                 return true;
             }
-            foreach (var _ in reader.GetTombstonesFrom(null, references.Tombstones, 1))
+        }
+        foreach (var tombstone in reader.GetTombstonesFrom(collection, position.Tombstones, 1))
+        {
+            if (tombstone.Etag <= upToEtag)
             {
                 return true;
             }

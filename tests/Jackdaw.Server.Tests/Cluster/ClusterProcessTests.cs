@@ -2,12 +2,13 @@ using System.Net;
 using System.Net.Http.Json;
 using System.Text.Json;
 using Jackdaw.Server.Tests.Infrastructure;
+using Xunit.Abstractions;
 
 namespace Jackdaw.Server.Tests.Cluster;
 
 /// <summary>Three server processes formed into a cluster: membership, database records, a leader's death, restarts.</summary>
 [Collection(RunsAlone.Name)]
-public sealed class ClusterProcessTests
+public sealed class ClusterProcessTests(ITestOutputHelper output)
 {
     private static async Task<JsonElement> JsonAsync(HttpResponseMessage response)
     {
@@ -198,6 +199,10 @@ public sealed class ClusterProcessTests
         const int Items = 300;
         var commands = Enumerable.Range(0, Items).Select(i => new { Id = $"items/{i}", Type = "PUT", Document = new Dictionary<string, object> { ["N"] = i, ["@metadata"] = new Dictionary<string, string> { ["@collection"] = "Items" } } });
         await JsonAsync(await cluster.Http.PostAsync($"{a.Url}/databases/Shop/bulk_docs", Json(JsonSerializer.Serialize(new { Commands = commands }))));
+        // A slow index (a few seconds for the 300 items): B is promoted only once its copy of it
+        // has indexed what B held an observation before, never on its documents alone.
+        const string slow = """{"Indexes":[{"Name":"Items/Slow","Maps":["map('Items', o => { var s = 0; for (var i = 0; i < 20000; i++) { s += i % 7; } return { N: o.N, S: s }; })"]}]}""";
+        await JsonAsync(await cluster.Http.PutAsync($"{a.Url}/databases/Shop/admin/indexes", Json(slow)));
         var etagBefore = (await cluster.Http.GetFromJsonAsync<JsonElement>($"{a.Url}/topology?name=Shop")).GetProperty("Etag").GetInt64();
         var added = await JsonAsync(await cluster.Http.PutAsync($"{cluster.Nodes[2].Url}/admin/databases/node?name=Shop&node=B", null));
         Assert.Equal(["A"], added.GetProperty("Topology").GetProperty("Members").EnumerateArray().Select(m => m.GetString()));
@@ -217,8 +222,13 @@ public sealed class ClusterProcessTests
         {
             await Poll.UntilAsync(() => BListedAsync(node), TestCluster.Timeout, $"B promoted to a member of Shop, as {node.Url} sees it");
         }
+        var promotedAt = DateTime.UtcNow;
         var stats = await cluster.Http.GetFromJsonAsync<JsonElement>($"{cluster.Nodes[1].Url}/databases/Shop/stats");
         Assert.Equal(Items, stats.GetProperty("CountOfDocuments").GetInt64());
+        var indexOfB = (await cluster.Http.GetFromJsonAsync<JsonElement>($"{cluster.Nodes[1].Url}/databases/Shop/indexes/caught-up")).GetProperty("Indexes").EnumerateArray().Single();
+        Assert.True(indexOfB.GetProperty("CaughtUp").GetBoolean(), $"B became a member with index {indexOfB} behind its documents");
+        var builtOnA = (await cluster.Http.GetFromJsonAsync<JsonElement>($"{a.Url}/databases/Shop/indexes/stats?name=Items/Slow")).GetProperty("Results")[0];
+        output.WriteLine($"Items/Slow on A: {builtOnA.GetProperty("LastIndexingTime")}, created {builtOnA.GetProperty("CreatedTimestamp")}; B promoted at {promotedAt:O}");
         var etag = (await cluster.Http.GetFromJsonAsync<JsonElement>($"{a.Url}/topology?name=Shop")).GetProperty("Etag").GetInt64();
         Assert.NotEqual(etagBefore, etag);
 

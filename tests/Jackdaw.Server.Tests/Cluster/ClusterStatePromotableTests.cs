@@ -131,6 +131,37 @@ public sealed class ClusterStatePromotableTests
     }
 
     [Fact]
+    public void APromotionIsRefusedWhileAnIndexOfTheRecordHasNotCaughtUpOnThePromotable()
+    {
+        var state = Apply(OrdersOnAWithCPromotable(), 6, new ClusterCommand("i1", ClusterCommandKind.PutIndexes)
+        {
+            Database = "Orders",
+            Indexes = [new ClusterIndexChange("Orders/Totals") { Definition = """{"Name":"Orders/Totals","Maps":["map('Orders', o => ({ Total: o.Total }))"]}""" }],
+        });
+        var (same, refused) = state.Apply(Promote("p1", "C", "A", CaughtUp with { IndexesCaughtUp = [] }), 9);
+        Assert.Equal("Promotable 'C' of database 'Orders' has not caught up (IndexNotUpToDate): Its index 'Orders/Totals' has not processed every change of its copy up to its etag of the observation before.", refused);
+        Assert.Equal("A", same.Databases["Orders"].Promotables["C"]);
+        // Names compare ignoring case, as index names do.
+        var promoted = Apply(state, 9, Promote("p2", "C", "A", CaughtUp with { IndexesCaughtUp = ["orders/totals"] }));
+        Assert.Contains("C", promoted.Databases["Orders"].Members);
+        // A promotion committed before indexes were judged (no list) is applied as it was then.
+        Assert.Contains("C", Apply(state, 9, Promote("p3", "C", "A", CaughtUp)).Databases["Orders"].Members);
+    }
+
+    [Fact]
+    public void TheIndexCriterionWantsEveryIndexOfTheRecordAndIgnoresOthers()
+    {
+        var progress = CaughtUp with { IndexesCaughtUp = ["Orders/Totals", "Local/Only"] };
+        Assert.Null(PromotionCriterion.NotReady(progress, ["Orders/Totals"]));
+        Assert.Null(PromotionCriterion.NotReady(progress, []));
+        Assert.Equal("IndexNotUpToDate", PromotionCriterion.NotReady(progress, ["Orders/Totals", "Orders/ByCompany"])?.Status);
+        // Documents first: a node behind on both is reported behind on its documents.
+        Assert.Equal("ChangeVectorNotMerged", PromotionCriterion.NotReady(progress with { Acknowledged = 1, IndexesCaughtUp = [] }, ["Orders/Totals"])?.Status);
+        // The one-argument form judges the documents alone.
+        Assert.Null(PromotionCriterion.NotReady(progress with { IndexesCaughtUp = [] }));
+    }
+
+    [Fact]
     public void ThePromotionCriterionWantsAConnectedNodeThatAcknowledgedWhatItsMentorHadAnObservationBefore()
     {
         Assert.Null(PromotionCriterion.NotReady(CaughtUp));
