@@ -130,4 +130,12 @@ public enum ClusterCommandKind
 
     /// <summary>Sets the conflict revisions configuration (a RevisionsCollectionConfiguration JSON, <c>Revisions</c>) in the record of <c>Database</c>; every node of it applies it.</summary>
     SetRevisionsConflictsConfiguration,
+
+    /// <summary>
+    /// Makes rehab <c>Tag</c> of <c>Database</c> a member at once: the leader's move when none of the
+    /// database's members has answered for long and this rehab does (it holds everything up to its
+    /// demotion, and clients would otherwise find no node of the database). Refused for a node that
+    /// is no rehab.
+    /// </summary>
+    PromoteAnsweringRehab,
 }

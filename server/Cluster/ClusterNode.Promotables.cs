@@ -64,6 +64,10 @@ public sealed partial class ClusterNode
             {
                 LogDemoted(_logger, command.Tag!, command.Database!, command.Mentor!);
             }
+            else if (command.Kind == ClusterCommandKind.PromoteAnsweringRehab)
+            {
+                LogRehabRescued(_logger, command.Tag!, command.Database!);
+            }
             else
             {
                 LogMentorReplaced(_logger, command.Tag!, command.Database!, command.Mentor!);
@@ -196,6 +200,9 @@ public sealed partial class ClusterNode
         }
         return caughtUp;
     }
+
+    [LoggerMessage(EventId = 753, Level = LogLevel.Warning, Message = "No member of database {Database} has answered for long: rehab {Tag}, which answers, is made a member (it holds everything up to its demotion)")]
+    private static partial void LogRehabRescued(ILogger logger, string tag, string database);
 
     [LoggerMessage(EventId = 798, Level = LogLevel.Information, Message = "Node {Tag} of database {Database} is mentored by node {Mentor} now: its mentor did not answer")]
     private static partial void LogMentorReplaced(ILogger logger, string tag, string database, string mentor);

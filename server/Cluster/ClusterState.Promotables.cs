@@ -76,6 +76,29 @@ public sealed partial class ClusterState
         return (databases.SetItem(record.Name, record with { Promotables = record.Promotables.Remove(tag), Rehabs = record.Rehabs.Remove(tag), TopologyEtag = index }), null);
     }
 
+    /// <summary>
+    /// <see cref="ClusterCommandKind.PromoteAnsweringRehab"/>: the rehab becomes a member (the leader
+    /// saw no member answer; that is not in the state, so only the node's being a rehab is checked).
+    /// The members that did not answer stay members until the leader demotes them, now that one answers.
+    /// </summary>
+    private static (ImmutableSortedDictionary<string, ClusterDatabaseRecord> Databases, string? Refused) ApplyRehabRescue(
+        ClusterCommand command, ImmutableSortedDictionary<string, ClusterDatabaseRecord> databases, long index)
+    {
+        if (command.Database is not { } name || command.Tag is not { } tag)
+        {
+            return (databases, $"A {command.Kind} names its database and node.");
+        }
+        if (!databases.TryGetValue(name, out var record))
+        {
+            return (databases, $"Database '{name}' does not exist.");
+        }
+        if (!record.Rehabs.ContainsKey(tag))
+        {
+            return (databases, $"Node '{tag}' is not a rehab of database '{name}'.");
+        }
+        return (databases.SetItem(record.Name, record with { Rehabs = record.Rehabs.Remove(tag), TopologyEtag = index }), null);
+    }
+
     /// <summary><see cref="ClusterCommandKind.SetDatabaseNodeMentor"/> and <see cref="ClusterCommandKind.DemoteDatabaseNode"/>.</summary>
     private static (ImmutableSortedDictionary<string, ClusterDatabaseRecord> Databases, string? Refused) ApplyMentorOrDemotion(
         ClusterCommand command, ImmutableSortedDictionary<string, ClusterDatabaseRecord> databases, long index)

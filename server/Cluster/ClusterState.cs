@@ -263,6 +263,9 @@ public sealed partial class ClusterState
             case ClusterCommandKind.PromoteDatabaseNode:
                 (databases, refused) = ApplyPromotion(command, databases, index);
                 break;
+            case ClusterCommandKind.PromoteAnsweringRehab:
+                (databases, refused) = ApplyRehabRescue(command, databases, index);
+                break;
             case ClusterCommandKind.SetDatabaseNodeMentor or ClusterCommandKind.DemoteDatabaseNode:
                 (databases, refused) = ApplyMentorOrDemotion(command, databases, index);
                 break;

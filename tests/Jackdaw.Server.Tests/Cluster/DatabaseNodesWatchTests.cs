@@ -46,4 +46,33 @@ public sealed class DatabaseNodesWatchTests
         Assert.Equal(["SetDatabaseNodeMentor Orders C B", "DemoteDatabaseNode Orders A B"], Planned(Down(("A", 61))));
         Assert.Empty(Planned(Down(("A", 61), ("B", 61))));
     }
+
+    [Fact]
+    public void WhenNoMemberHasAnsweredForLongTheFirstRehabThatAnswersIsMadeAMemberAndThenTheDownOnesAreDemoted()
+    {
+        // B demoted (down), then back while A, the last member, goes down: B is a rehab that answers.
+        var state = State().Apply(new ClusterCommand("d", ClusterCommandKind.DemoteDatabaseNode) { Database = "Orders", Tag = "B", Mentor = "A" }, 6).State;
+        Assert.Equal(["A"], state.Databases["Orders"].Members);
+        IEnumerable<string> Plan(ClusterState s, Func<string, TimeSpan?> downFor) =>
+            DatabaseNodesWatch.Plan(s, downFor, MentorDownAfter, RehabAfter).Select(c => $"{c.Kind} {c.Database} {c.Tag} {c.Mentor}");
+
+        // A down briefly: its rehabs wait (and their mentor is replaced by no one: none answers).
+        Assert.Empty(Plan(state, Down(("A", 59))));
+        // Down for long, with B down as well: nothing to do.
+        Assert.Empty(Plan(state, Down(("A", 61), ("B", 5))));
+        // Never the promotable C, whose copy was never whole.
+        Assert.Empty(Plan(state, Down(("A", 61), ("B", 61))));
+        Assert.Equal(["PromoteAnsweringRehab Orders B "], Plan(state, Down(("A", 61))));
+
+        var rescued = state.Apply(new ClusterCommand("r", ClusterCommandKind.PromoteAnsweringRehab) { Database = "Orders", Tag = "B" }, 7).State;
+        var record = rescued.Databases["Orders"];
+        Assert.Equal(["A", "B"], record.Members);
+        Assert.Equal(7, record.TopologyEtag);
+        // The next round: B answers, so C's mentor is B and A is demoted, mentored by B.
+        Assert.Equal(["SetDatabaseNodeMentor Orders C B", "DemoteDatabaseNode Orders A B"], Plan(rescued, Down(("A", 62))));
+
+        // Only a rehab may be rescued.
+        Assert.Equal("Node 'C' is not a rehab of database 'Orders'.", state.Apply(new ClusterCommand("x", ClusterCommandKind.PromoteAnsweringRehab) { Database = "Orders", Tag = "C" }, 8).Refused);
+        Assert.Equal("Node 'A' is not a rehab of database 'Orders'.", state.Apply(new ClusterCommand("y", ClusterCommandKind.PromoteAnsweringRehab) { Database = "Orders", Tag = "A" }, 8).Refused);
+    }
 }
