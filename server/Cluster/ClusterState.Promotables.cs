@@ -76,6 +76,13 @@ public sealed partial class ClusterState
         return (databases.SetItem(record.Name, record with { Promotables = record.Promotables.Remove(tag), Rehabs = record.Rehabs.Remove(tag), TopologyEtag = index }), null);
     }
 
+    /// <summary>The record and node tag a database-node command names; null when it names none or no such database.</summary>
+    private static (ClusterDatabaseRecord Record, string Tag)? NodeOfRecord(ClusterCommand command, ImmutableSortedDictionary<string, ClusterDatabaseRecord> databases) =>
+        command.Database is { } name && command.Tag is { } tag && databases.TryGetValue(name, out var record) ? (record, tag) : null;
+
+    private static string NodeOfRecordRefusal(ClusterCommand command, ImmutableSortedDictionary<string, ClusterDatabaseRecord> databases) =>
+        command.Database is not { } name || command.Tag is null ? $"A {command.Kind} names its database and node." : $"Database '{name}' does not exist.";
+
     /// <summary>
     /// <see cref="ClusterCommandKind.PromoteAnsweringRehab"/>: the rehab becomes a member (the leader
     /// saw no member answer; that is not in the state, so only the node's being a rehab is checked).
@@ -84,14 +91,11 @@ public sealed partial class ClusterState
     private static (ImmutableSortedDictionary<string, ClusterDatabaseRecord> Databases, string? Refused) ApplyRehabRescue(
         ClusterCommand command, ImmutableSortedDictionary<string, ClusterDatabaseRecord> databases, long index)
     {
-        if (command.Database is not { } name || command.Tag is not { } tag)
+        if (NodeOfRecord(command, databases) is not ({ } record, { } tag))
         {
-            return (databases, $"A {command.Kind} names its database and node.");
+            return (databases, NodeOfRecordRefusal(command, databases));
         }
-        if (!databases.TryGetValue(name, out var record))
-        {
-            return (databases, $"Database '{name}' does not exist.");
-        }
+        var name = record.Name;
         if (!record.Rehabs.ContainsKey(tag))
         {
             return (databases, $"Node '{tag}' is not a rehab of database '{name}'.");
@@ -103,14 +107,11 @@ public sealed partial class ClusterState
     private static (ImmutableSortedDictionary<string, ClusterDatabaseRecord> Databases, string? Refused) ApplyMentorOrDemotion(
         ClusterCommand command, ImmutableSortedDictionary<string, ClusterDatabaseRecord> databases, long index)
     {
-        if (command.Database is not { } name || command.Tag is not { } tag)
+        if (NodeOfRecord(command, databases) is not ({ } record, { } tag))
         {
-            return (databases, $"A {command.Kind} names its database and node.");
+            return (databases, NodeOfRecordRefusal(command, databases));
         }
-        if (!databases.TryGetValue(name, out var record))
-        {
-            return (databases, $"Database '{name}' does not exist.");
-        }
+        var name = record.Name;
         var members = record.Members;
         if (command.Kind == ClusterCommandKind.SetDatabaseNodeMentor)
         {
