@@ -77,8 +77,8 @@ public sealed partial class ClusterNode
 
     private async Task WatchPromotablesAsync(CancellationToken token)
     {
-        // The mentor's last etag at the previous observation of each promotable it mentors.
-        var earlier = new Dictionary<(string Database, string Tag), long>();
+        // The mentor's last etag and last revision etag at the previous observation of each promotable it mentors.
+        var earlier = new Dictionary<(string Database, string Tag), (long Etag, long RevisionEtag)>();
         // The promotable's own last etag at the previous observation (what its indexes are judged against).
         var earlierOfPromotable = new Dictionary<(string Database, string Tag), long>();
         using var http = _http.CreateClient(PromotionCheckEvery * 5);
@@ -113,8 +113,13 @@ public sealed partial class ClusterNode
                                 earlierOfPromotable.Remove(key);
                                 continue;
                             }
-                            var progress = new PromotableProgress(seen.Connected, seen.Acknowledged, seen.LastEtag, earlier.TryGetValue(key, out var before) ? before : null);
-                            earlier[key] = seen.LastEtag;
+                            var was = earlier.TryGetValue(key, out var before) ? before : ((long Etag, long RevisionEtag)?)null;
+                            var progress = new PromotableProgress(seen.Connected, seen.Acknowledged, seen.LastEtag, was?.Etag)
+                            {
+                                AcknowledgedRevision = seen.AcknowledgedRevision,
+                                EarlierMentorRevisionEtag = was?.RevisionEtag,
+                            };
+                            earlier[key] = (seen.LastEtag, seen.LastRevisionEtag);
                             if (PromotionCriterion.NotReady(progress) is not null)
                             {
                                 continue;

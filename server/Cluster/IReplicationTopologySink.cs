@@ -14,7 +14,9 @@ public interface IReplicationTopologySink
     /// <summary>
     /// How far this node's replication of <paramref name="database"/> reached node <paramref name="tag"/>
     /// (a promotable this node mentors): this node's last etag, read first, the etag the node
-    /// acknowledged, whether the connection is open; null when it does not replicate there.
+    /// acknowledged, whether the connection is open, and the same two of the revisions' own feed
+    /// (this node's last revision etag, the revision etag the node holds everything up to; -1
+    /// before it answered); null when it does not replicate there.
     /// </summary>
-    (long LastEtag, long Acknowledged, bool Connected)? ProgressTo(string database, string tag) => null;
+    (long LastEtag, long Acknowledged, bool Connected, long LastRevisionEtag, long AcknowledgedRevision)? ProgressTo(string database, string tag) => null;
 }

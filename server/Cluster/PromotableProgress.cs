@@ -16,4 +16,10 @@ public sealed record PromotableProgress(bool Connected, long Acknowledged, long 
     /// judged: such a log entry is applied as it was then.
     /// </summary>
     public IReadOnlyList<string>? IndexesCaughtUp { get; init; }
+
+    /// <summary>The revision etag of the mentor's revisions feed the promotable holds everything up to (-1 before it answered); null in a promotion committed before revisions were judged.</summary>
+    public long? AcknowledgedRevision { get; init; }
+
+    /// <summary>The mentor's last revision etag one observation earlier; null on the first (or before revisions were judged).</summary>
+    public long? EarlierMentorRevisionEtag { get; init; }
 }

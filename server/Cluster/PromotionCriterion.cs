@@ -5,7 +5,8 @@ namespace Jackdaw.Server.Cluster;
 /// asks the leader, again by the leader, and by <see cref="ClusterState.Apply"/>): the mentor's
 /// sender to it is connected and the promotable acknowledged the mentor's feed up to the mentor's
 /// last etag of the observation before (about a second earlier). It then holds everything the
-/// mentor held a moment before it is promoted; under a steady stream of writes it still qualifies
+/// mentor held a moment before it is promoted (its revisions too, by the revisions' own feed
+/// and counter, alike); under a steady stream of writes it still qualifies
 /// (RavenDB compares the mentor's last sent etag with its previous report alike). At least two
 /// observations are needed, so a node is never promoted on the instant it connects. Its indexes
 /// too: each index of the database's record is on the promotable and has processed every change
@@ -37,6 +38,10 @@ public static class PromotionCriterion
         if (progress.Acknowledged < required)
         {
             return ("ChangeVectorNotMerged", $"It holds its mentor's feed up to etag {progress.Acknowledged} of {required}.");
+        }
+        if (progress.AcknowledgedRevision is { } revisions && progress.EarlierMentorRevisionEtag is { } requiredRevisions && revisions < requiredRevisions)
+        {
+            return ("ChangeVectorNotMerged", $"It holds its mentor's revisions up to revision etag {revisions} of {requiredRevisions}.");
         }
         if (progress.IndexesCaughtUp is { } caughtUp)
         {

@@ -18,5 +18,5 @@ public sealed class ReplicationHubTopologySink(Func<ReplicationHub> hub) : IRepl
         hub().SetTopology(database, myTag, nodes);
     }
 
-    public (long LastEtag, long Acknowledged, bool Connected)? ProgressTo(string database, string tag) => hub().ProgressTo(database, tag);
+    public (long LastEtag, long Acknowledged, bool Connected, long LastRevisionEtag, long AcknowledgedRevision)? ProgressTo(string database, string tag) => hub().ProgressTo(database, tag);
 }

@@ -158,10 +158,11 @@ public sealed class ReplicationHub : IAsyncDisposable
     /// <summary>
     /// How far this node's feed of <paramref name="database"/> reached node <paramref name="tag"/>:
     /// this node's last etag (read first), the etag the destination acknowledged holding everything
-    /// up to (-1 before it answered), and whether the sender is connected; null when this node
-    /// does not replicate the database to that node.
+    /// up to (-1 before it answered), and whether the sender is connected; then the same of the
+    /// revisions' feed (its last revision etag, read with the last etag, and the revision etag
+    /// acknowledged); null when this node does not replicate the database to that node.
     /// </summary>
-    public (long LastEtag, long Acknowledged, bool Connected)? ProgressTo(string database, string tag)
+    public (long LastEtag, long Acknowledged, bool Connected, long LastRevisionEtag, long AcknowledgedRevision)? ProgressTo(string database, string tag)
     {
         OutgoingReplication? sender;
         lock (_lock)
@@ -172,8 +173,13 @@ public sealed class ReplicationHub : IAsyncDisposable
         {
             return null;
         }
-        var lastEtag = _databases().GetDatabase(database).LastEtag;
-        return (lastEtag, sender.AcknowledgedEtag, sender.Connected);
+        long lastEtag, lastRevisionEtag;
+        using (var reader = _databases().GetDatabase(database).BeginRead())
+        {
+            lastEtag = reader.LastEtag;
+            lastRevisionEtag = reader.LastRevisionEtag;
+        }
+        return (lastEtag, sender.AcknowledgedEtag, sender.Connected, lastRevisionEtag, sender.AcknowledgedRevisionEtag);
     }
 
     /// <summary>

@@ -149,6 +149,19 @@ public sealed class ClusterStatePromotableTests
     }
 
     [Fact]
+    public void TheRevisionsFeedMustHaveReachedWhatTheMentorHadAnObservationBefore()
+    {
+        var progress = CaughtUp with { AcknowledgedRevision = 40, EarlierMentorRevisionEtag = 40 };
+        Assert.Null(PromotionCriterion.NotReady(progress));
+        Assert.Equal(("ChangeVectorNotMerged", "It holds its mentor's revisions up to revision etag 39 of 40."), PromotionCriterion.NotReady(progress with { AcknowledgedRevision = 39 }));
+        // A first observation of the revisions, or a promotion logged before they were judged, asks nothing of them.
+        Assert.Null(PromotionCriterion.NotReady(progress with { AcknowledgedRevision = -1, EarlierMentorRevisionEtag = null }));
+        Assert.Null(PromotionCriterion.NotReady(CaughtUp));
+        var state = OrdersOnAWithCPromotable();
+        Assert.Contains("revision etag 39 of 40", state.Apply(Promote("p1", "C", "A", progress with { AcknowledgedRevision = 39 }), 9).Refused, StringComparison.Ordinal);
+    }
+
+    [Fact]
     public void TheIndexCriterionWantsEveryIndexOfTheRecordAndIgnoresOthers()
     {
         var progress = CaughtUp with { IndexesCaughtUp = ["Orders/Totals", "Local/Only"] };
