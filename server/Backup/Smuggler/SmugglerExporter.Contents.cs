@@ -139,7 +139,7 @@ internal sealed partial class SmugglerExporter
         var counts = _result.RevisionDocuments;
         counts.Start();
         _json.WriteStartArray("RevisionDocuments");
-        long after = 0;
+        var after = AfterRevisionEtag;
         using var context = new JsonOperationContext();
         var writer = new RevisionResultsWriter(context);
         while (true)

@@ -72,16 +72,18 @@ internal sealed partial class SmugglerExporter
             _json.WriteNumber("BuildVersion", DumpBuildVersion);
             if (_options.DeletionsFirst)
             {
-                long covered;
+                long covered, coveredRevisions;
                 using (var reader = _database.BeginRead())
                 {
                     covered = reader.LastEtag;
+                    coveredRevisions = reader.LastRevisionEtag;
                 }
-                _options.WriteHeader?.Invoke(_json, covered);
+                _options.WriteHeader?.Invoke(_json, covered, coveredRevisions);
                 _result.SetLastEtag(covered);
+                _result.SetLastRevisionEtag(coveredRevisions);
                 if (_options.Includes(DatabaseItemType.Tombstones))
                 {
-                    await WriteTombstonesAsync(gzip, covered, long.MaxValue).ConfigureAwait(false);
+                    await WriteTombstonesAsync(gzip, covered, coveredRevisions).ConfigureAwait(false);
                 }
                 if (_options.Includes(DatabaseItemType.Documents))
                 {
@@ -132,6 +134,8 @@ internal sealed partial class SmugglerExporter
     }
 
     private long AfterEtag => Math.Max((_options.StartDocumentsEtag ?? 0) - 1, 0);
+
+    private long AfterRevisionEtag => Math.Max((_options.StartRevisionsEtag ?? 0) - 1, 0);
 
     /// <summary>Writes the documents; returns the etag every change up to which is covered.</summary>
     private async Task<long> WriteDocumentsAsync(Stream output)
@@ -217,7 +221,7 @@ internal sealed partial class SmugglerExporter
         await WriteInSnapshotsAsync(output, WriteSomeTombstones, upTo, AfterEtag).ConfigureAwait(false);
         if (WritesRevisionTombstones)
         {
-            await WriteInSnapshotsAsync(output, WriteSomeRevisionTombstones, revisionsUpTo, 0).ConfigureAwait(false);
+            await WriteInSnapshotsAsync(output, WriteSomeRevisionTombstones, revisionsUpTo, AfterRevisionEtag).ConfigureAwait(false);
         }
         _json.WriteEndArray();
         _result.Tombstones.Finish(skipped: false);
