@@ -128,13 +128,18 @@ internal sealed partial class SmugglerImporter
     }
 
     /// <summary>
-    /// A revision tombstone's change vector (RavenDB's <c>Key</c>: the removed revision's; its
+    /// A revision tombstone's change vector (RavenDB's <c>Key</c>: the removed revision's, alone or,
+    /// since RavenDB 6, after the document's lowercased id and the record separator 0x1E; its
     /// <c>ChangeVector</c> is the removal's) and removal time; null when refused or skipped: without
     /// revisions in the import, or outside a collection filter (a tombstone that names no collection
     /// is outside any).
     /// </summary>
     private (string, long)? ReadRevisionTombstone(JsonElement root, string? key, long position, SmugglerCounts counts)
     {
+        if (key?.IndexOf('\u001e', StringComparison.Ordinal) is { } separator and >= 0)
+        {
+            key = key[(separator + 1)..];
+        }
         if (string.IsNullOrEmpty(key) || key.Any(ch => ch > 127))
         {
             RefuseItem(counts, "Tombstones", position, key, "it has no 'Key' (ASCII): a revision tombstone is the removed revision's change vector.");

@@ -94,7 +94,8 @@ public sealed class SmugglerRevisionTombstoneTests(SmugglerClient.Fixture fixtur
              {"Key":"users/1/photo.png","Type":"Attachment","Collection":null},
              {"Key":"A:1-x","Type":"Revision","Collection":"Users","ChangeVector":"A:9-x","LastModified":"2026-01-01T00:00:00.0000000Z"},
              {"Type":"Revision","Collection":"Users"},
-             {"Key":"users/3","Type":"Document","Collection":"Users"}
+             {"Key":"users/3","Type":"Document","Collection":"Users"},
+             {"Key":"users/8\u001eA:2-x","Type":"Revision","Collection":"Users","ChangeVector":"A:10-x"}
             ]}
             """);
         var (response, body, state) = await SmugglerClient.ImportAsync(Client, db, dump, """{"OperateOnTypes":"Documents,RevisionDocuments,Tombstones"}""");
@@ -109,17 +110,22 @@ public sealed class SmugglerRevisionTombstoneTests(SmugglerClient.Fixture fixtur
         Assert.Contains("'Type' is not a string", refused[2].GetProperty("Reason").GetString());
         Assert.Contains("change vector", refused[5].GetProperty("Reason").GetString());
         var counts = body.GetProperty("Tombstones");
-        Assert.Equal(6, counts.GetProperty("ReadCount").GetInt64());
+        Assert.Equal(7, counts.GetProperty("ReadCount").GetInt64());
         Assert.Equal(3, counts.GetProperty("ErroredCount").GetInt64());
         Assert.Contains(body.GetProperty("Messages").EnumerateArray(), m => m.GetString()!.Contains("Banana", StringComparison.Ordinal));
 
-        // The document tombstone was applied; the revision tombstone recorded: that revision is never stored here.
+        // The document tombstone was applied; the revision tombstones recorded (RavenDB 6's key, the
+        // document's id, 0x1E, the change vector, too): those revisions are never stored here.
         Assert.Null(await SmugglerClient.GetAsync(Client, db, "users/3"));
         var revision = SmugglerClient.Gzip("""
-            {"BuildVersion":60000,"RevisionDocuments":[{"Name":"old","@metadata":{"@id":"users/9","@collection":"Users","@change-vector":"A:1-x","@last-modified":"2025-07-27T12:10:00.0000000Z","@flags":"HasRevisions, Revision"}}]}
+            {"BuildVersion":60000,"RevisionDocuments":[
+             {"Name":"old","@metadata":{"@id":"users/9","@collection":"Users","@change-vector":"A:1-x","@last-modified":"2025-07-27T12:10:00.0000000Z","@flags":"HasRevisions, Revision"}},
+             {"Name":"older","@metadata":{"@id":"users/8","@collection":"Users","@change-vector":"A:2-x","@last-modified":"2025-07-27T12:10:00.0000000Z","@flags":"HasRevisions, Revision"}},
+             {"Name":"kept","@metadata":{"@id":"users/8","@collection":"Users","@change-vector":"A:3-x","@last-modified":"2025-07-27T12:11:00.0000000Z","@flags":"HasRevisions, Revision"}}]}
             """);
         (response, body, _) = await SmugglerClient.ImportAsync(Client, db, revision, """{"OperateOnTypes":"Documents,RevisionDocuments"}""");
         Assert.True(response.StatusCode == HttpStatusCode.OK, body.ToString());
         Assert.Empty(await RevisionsAsync(db, "users/9"));
+        Assert.Equal(["A:3-x"], await RevisionsAsync(db, "users/8"));
     }
 }
