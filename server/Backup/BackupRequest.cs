@@ -35,6 +35,13 @@ public sealed class BackupRequest
     /// </summary>
     public long? TombstonesKeptAfter { get; init; }
 
+    /// <summary>
+    /// Logical incrementals, beside <see cref="TombstonesKeptAfter"/>: every revision tombstone after
+    /// this revision etag is still in the database. Null: not known (a chain begun before revision
+    /// positions were recorded), and the file is a full backup.
+    /// </summary>
+    public long? RevisionTombstonesKeptAfter { get; init; }
+
     /// <summary>Tests only: makes the stream the file is written to (a disk that fills up), instead of a new file at the path.</summary>
     internal Func<string, Stream>? CreateFile { get; init; }
 }

@@ -19,6 +19,9 @@ public sealed class BackupResult
 
     public string ChangeVector { get; init; } = "";
 
+    /// <summary>A logical file: the last revision etag it covers (its revisions and revision tombstones); the next incremental starts after it.</summary>
+    public long RevisionEtag { get; init; }
+
     /// <summary>The storage transaction the file ends at: the next incremental continues from it.</summary>
     public long TransactionId { get; init; }
 

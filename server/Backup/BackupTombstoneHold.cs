@@ -7,9 +7,10 @@ namespace Jackdaw.Server.Backup;
 /// copies the storage, and a restored index goes on from that commit's positions: the tombstones
 /// after them must still be in the copy, however far the live index gets meanwhile. (A clean-up
 /// decided before the hold removes only tombstones below the commits then, which the held ones
-/// are at or past.)
+/// are at or past.) Revision tombstones are held too, so that nothing is cleaned while a backup
+/// runs (the copy holds them as they were when it was taken).
 /// </summary>
-internal sealed class BackupTombstoneHold : ITombstoneConsumer
+internal sealed class BackupTombstoneHold : ITombstoneConsumer, IRevisionTombstoneConsumer
 {
     public string Name => "Backup";
 
@@ -18,4 +19,6 @@ internal sealed class BackupTombstoneHold : ITombstoneConsumer
     public long GetLastProcessedTombstoneEtag(string lowerCollection) => 0;
 
     public string? HoldReason => "a backup is running";
+
+    public long GetLastProcessedRevisionTombstoneEtag() => 0;
 }

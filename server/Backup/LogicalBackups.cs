@@ -9,10 +9,11 @@ namespace Jackdaw.Server.Backup;
 
 /// <summary>
 /// Logical backups (RavenDB's <c>BackupType</c> <c>Backup</c>): files of a <see cref="LogicalChain"/>
-/// written by the smuggler. A full backup holds the documents, index definitions, identities and
-/// subscriptions; an incremental one the documents and tombstones changed since the previous file
-/// (from its last etag plus one), and again the index definitions, identities and subscriptions
-/// (a restore takes those from the last file, as RavenDB's does).
+/// written by the smuggler. A full backup holds the documents, revisions, index definitions,
+/// identities and subscriptions; an incremental one the documents and tombstones changed since the
+/// previous file (from its last etag plus one), the revisions and revision tombstones written since
+/// (from its last revision etag plus one), and again the index definitions, identities and
+/// subscriptions (a restore takes those from the last file, as RavenDB's does).
 /// </summary>
 /// <remarks>
 /// The export reads the database in many short snapshots (<see cref="SmugglerExporter"/>), so a file
@@ -23,12 +24,17 @@ namespace Jackdaw.Server.Backup;
 /// it started is not in it, and what was deleted after is in the next incremental. An incremental
 /// needs every tombstone after the previous file's last etag, which the tombstone cleaner would
 /// remove: only a periodic task holds them between its runs
-/// (<see cref="BackupRequest.TombstonesKeptAfter"/>), so a one-time backup is always full.
+/// (<see cref="BackupRequest.TombstonesKeptAfter"/>), so a one-time backup is always full. Revisions
+/// go the same way by revision etag: the revision tombstones up to the revision etag read with the
+/// last etag are written with the tombstones, the revisions after the previous file's to the end of
+/// their feed (a removed revision is never read again, so none a file's tombstones remove comes
+/// back from it), and the task holds the revision tombstones too
+/// (<see cref="BackupRequest.RevisionTombstonesKeptAfter"/>).
 /// </remarks>
 public static class LogicalBackups
 {
-    // Attachments travel with their documents; every revision is in every file (an incremental
-    // one too: revisions have their own etags, and an import stores each change vector once).
+    // Attachments travel with their documents; revisions from the previous file's last revision
+    // etag (they have their own etags), their removals as revision tombstones.
     private const DatabaseItemType FullTypes = DatabaseItemType.Documents | DatabaseItemType.Attachments | DatabaseItemType.RevisionDocuments
         | DatabaseItemType.Indexes | DatabaseItemType.Identities | DatabaseItemType.Subscriptions;
 
@@ -43,18 +49,21 @@ public static class LogicalBackups
         var (previous, note) = Decide(database, files, request);
         var full = previous is null;
         var startEtag = full ? 1 : previous!.LastEtag + 1;
+        var startRevisionEtag = full ? 1 : previous!.LastRevisionEtag!.Value + 1;
         var name = BackupChain.NextName(files.Count == 0 ? null : Path.GetFileName(files[^1]), full ? LogicalChain.FullExtension : LogicalChain.IncrementalExtension, DateTime.UtcNow);
         var path = Path.Combine(folder, name);
         var temporary = path + BackupChain.InProgressExtension;
         // The tombstones this file exports stay until it is written (a task's own hold keeps them after).
-        using var hold = full ? null : database.Tombstones.Register(new RunHold(startEtag - 1));
+        using var hold = full ? null : database.Tombstones.Register(new RunHold(startEtag - 1, startRevisionEtag - 1));
         var options = new SmugglerExportOptions
         {
             OperateOnTypes = full ? FullTypes : FullTypes | DatabaseItemType.Tombstones,
             StartDocumentsEtag = startEtag,
+            StartRevisionsEtag = startRevisionEtag,
             DeletionsFirst = true,
         };
-        options.WriteHeader = (json, lastEtag) => LogicalChain.WriteHeader(json, new LogicalBackupHeader(full, database.Name, database.DatabaseId, startEtag, lastEtag));
+        options.WriteHeader = (json, lastEtag, lastRevisionEtag) =>
+            LogicalChain.WriteHeader(json, new LogicalBackupHeader(full, database.Name, database.DatabaseId, startEtag, lastEtag, startRevisionEtag, lastRevisionEtag));
         progress.Stage = full ? "exporting a full backup" : $"exporting the changes since etag {startEtag - 1}";
         SmugglerResult exported;
         try
@@ -99,6 +108,7 @@ public static class LogicalBackups
             Logical = true,
             SizeInBytes = new FileInfo(path).Length,
             Etag = exported.LastEtag,
+            RevisionEtag = exported.LastRevisionEtag,
             ChangeVector = exported.LastEtag == 0 ? "" : ChangeVectors.Format(database.NodeTag, exported.LastEtag, database.DatabaseId),
             Duration = clock.Elapsed,
             Entries = progress.Entries,
@@ -136,6 +146,14 @@ public static class LogicalBackups
         {
             return (null, $"a full backup: '{last}' ends at etag {header.LastEtag}, and the tombstones were kept only after etag {kept}");
         }
+        if (header.LastRevisionEtag is not { } lastRevision || request.RevisionTombstonesKeptAfter is not { } keptRevisions)
+        {
+            return (null, $"a full backup: '{last}' was written before the chain's revision etag was recorded, so the revisions removed since are not known");
+        }
+        if (lastRevision < keptRevisions)
+        {
+            return (null, $"a full backup: '{last}' ends at revision etag {lastRevision}, and the revision tombstones were kept only after revision etag {keptRevisions}");
+        }
         return (header, null);
     }
 
@@ -151,8 +169,8 @@ public static class LogicalBackups
         }
     }
 
-    /// <summary>Keeps the tombstones after <paramref name="after"/> while a file is written.</summary>
-    private sealed class RunHold(long after) : ITombstoneConsumer
+    /// <summary>Keeps the tombstones after <paramref name="after"/>, and the revision tombstones after <paramref name="afterRevision"/>, while a file is written.</summary>
+    private sealed class RunHold(long after, long afterRevision) : ITombstoneConsumer, IRevisionTombstoneConsumer
     {
         public string Name => "Logical backup";
 
@@ -161,6 +179,8 @@ public static class LogicalBackups
         public long GetLastProcessedTombstoneEtag(string lowerCollection) => after;
 
         public string? HoldReason => "a logical backup is running";
+
+        public long GetLastProcessedRevisionTombstoneEtag() => afterRevision;
     }
 
     /// <summary>Counts the bytes written (the operation's progress).</summary>

@@ -9,7 +9,9 @@ namespace Jackdaw.Server.Backup;
 /// <param name="Full">A full backup (documents, indexes, identities, subscriptions) rather than an incremental one (the changes since the previous file, deletions included).</param>
 /// <param name="StartEtag">The first etag the file's documents and tombstones were read from (1 for a full backup).</param>
 /// <param name="LastEtag">Every change up to this etag is in the file (or an earlier one of its chain); the next incremental starts after it.</param>
-public sealed record LogicalBackupHeader(bool Full, string Database, string DatabaseId, long StartEtag, long LastEtag);
+/// <param name="StartRevisionEtag">The first revision etag the file's revisions and revision tombstones were read from (1 for a full backup); null in a file written before revision positions were recorded.</param>
+/// <param name="LastRevisionEtag">Every revision and revision tombstone up to this revision etag is in the file (or an earlier one of its chain); null as <paramref name="StartRevisionEtag"/>.</param>
+public sealed record LogicalBackupHeader(bool Full, string Database, string DatabaseId, long StartEtag, long LastEtag, long? StartRevisionEtag = null, long? LastRevisionEtag = null);
 
 /// <summary>
 /// The files of a logical backup chain (RavenDB's <c>BackupType</c> <c>Backup</c>): a full backup
@@ -17,7 +19,7 @@ public sealed record LogicalBackupHeader(bool Full, string Database, string Data
 /// <c>….ravendb-incremental-backup</c>, each a <c>.ravendbdump</c> (gzipped JSON, RavenDB's
 /// extensions and layout), written and renamed as <see cref="BackupChain"/> says. Names sort in
 /// chain order. A file Jackdaw writes starts with a header, the property
-/// <c>"JackdawBackup":{"Kind","Database","DatabaseId","StartEtag","LastEtag"}</c> right after
+/// <c>"JackdawBackup":{"Kind","Database","DatabaseId","StartEtag","LastEtag","StartRevisionEtag","LastRevisionEtag"}</c> right after
 /// <c>BuildVersion</c> (RavenDB skips a property it does not know): the next incremental and a
 /// restore read it from the first bytes of the file, without reading the rest. A file RavenDB wrote
 /// has no header: it restores all the same, without the chain's continuity check.
@@ -73,6 +75,11 @@ public static class LogicalChain
         json.WriteString("DatabaseId", header.DatabaseId);
         json.WriteNumber("StartEtag", header.StartEtag);
         json.WriteNumber("LastEtag", header.LastEtag);
+        if (header.StartRevisionEtag is { } startRevision && header.LastRevisionEtag is { } lastRevision)
+        {
+            json.WriteNumber("StartRevisionEtag", startRevision);
+            json.WriteNumber("LastRevisionEtag", lastRevision);
+        }
         json.WriteEndObject();
     }
 
@@ -144,7 +151,9 @@ public static class LogicalChain
                 header.GetProperty("Database").GetString() ?? "",
                 header.GetProperty("DatabaseId").GetString() ?? "",
                 header.GetProperty("StartEtag").GetInt64(),
-                header.GetProperty("LastEtag").GetInt64());
+                header.GetProperty("LastEtag").GetInt64(),
+                header.TryGetProperty("StartRevisionEtag", out var startRevision) ? startRevision.GetInt64() : null,
+                header.TryGetProperty("LastRevisionEtag", out var lastRevision) ? lastRevision.GetInt64() : null);
         }
         return null;
     }

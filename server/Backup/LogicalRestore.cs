@@ -132,6 +132,10 @@ public static class LogicalRestore
                 {
                     throw new BackupException($"The backup chain in '{folder}' is broken: '{name}' starts at etag {header.StartEtag}, but '{previousName}' ends at etag {previous.LastEtag}: the changes between are in no file.");
                 }
+                if (header.StartRevisionEtag > previous.LastRevisionEtag + 1)
+                {
+                    throw new BackupException($"The backup chain in '{folder}' is broken: '{name}' starts at revision etag {header.StartRevisionEtag}, but '{previousName}' ends at revision etag {previous.LastRevisionEtag}: the revisions between are in no file.");
+                }
             }
             headers.Add(header);
         }

@@ -47,6 +47,13 @@ public sealed record PeriodicBackupStatus
 
     public long LastEtag { get; init; }
 
+    /// <summary>
+    /// A logical chain: the last revision etag its last file covers (Jackdaw's; revisions have their
+    /// own etags). The task holds the revision tombstones after it; null: a binary chain, or a
+    /// status written before it was recorded (the next run is then a full file).
+    /// </summary>
+    public long? LastRevisionEtag { get; init; }
+
     public string? LastDatabaseChangeVector { get; init; }
 
     public long? LastOperationId { get; init; }

@@ -38,14 +38,19 @@ public sealed partial class PeriodicBackups
 
         /// <summary>While a logical run is in progress: the database's last etag when it started (its file starts at or after it).</summary>
         public long RunHoldAfter { get; set; } = long.MaxValue;
+
+        /// <summary>As <see cref="RunHoldAfter"/>, the database's last revision etag when the run started.</summary>
+        public long RunRevisionHoldAfter { get; set; } = long.MaxValue;
     }
 
     /// <summary>
     /// A logical task as a tombstone consumer: it has processed every tombstone up to its chain's last
     /// etag (the status's <c>LastEtag</c>, persisted with it), and, while a run is in progress, up to
-    /// where that run started; with no chain and no run it needs none.
+    /// where that run started; with no chain and no run it needs none. The same for the revision
+    /// tombstones, by revision etag (the status's <c>LastRevisionEtag</c>; a status without one, of a
+    /// chain begun before it was recorded, holds them all until the next file, a full one).
     /// </summary>
-    private sealed class ChainTombstones(PeriodicBackups owner, BackupTask task) : ITombstoneConsumer
+    private sealed class ChainTombstones(PeriodicBackups owner, BackupTask task) : ITombstoneConsumer, IRevisionTombstoneConsumer
     {
         public string Name
         {
@@ -64,6 +69,15 @@ public sealed partial class PeriodicBackups
             {
                 var chain = PeriodicBackupSchedule.CurrentChain(task.Configuration, task.Status, owner.ChainLabel) is not null ? task.Status.LastEtag : long.MaxValue;
                 return Math.Min(chain, task.RunHoldAfter);
+            }
+        }
+
+        public long GetLastProcessedRevisionTombstoneEtag()
+        {
+            lock (task.Lock)
+            {
+                var chain = PeriodicBackupSchedule.CurrentChain(task.Configuration, task.Status, owner.ChainLabel) is not null ? task.Status.LastRevisionEtag ?? 0 : long.MaxValue;
+                return Math.Min(chain, task.RunRevisionHoldAfter);
             }
         }
 

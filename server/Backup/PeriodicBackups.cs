@@ -351,8 +351,16 @@ public sealed partial class PeriodicBackups : IAsyncDisposable
             if (configuration.Logical)
             {
                 // A full backup's next incremental needs the tombstones after the etag it starts at.
+                long lastRevisionEtag;
+                using (var reader = _database.BeginRead())
+                {
+                    lastRevisionEtag = reader.LastRevisionEtag;
+                }
                 lock (task.Lock)
+                {
                     task.RunHoldAfter = _database.LastEtag;
+                    task.RunRevisionHoldAfter = lastRevisionEtag;
+                }
             }
             var request = new BackupRequest
             {
@@ -364,6 +372,7 @@ public sealed partial class PeriodicBackups : IAsyncDisposable
                 Logical = configuration.Logical,
                 // The task's hold has kept every tombstone after its chain's last file.
                 TombstonesKeptAfter = configuration.Logical && !full && task.TombstoneHold is not null ? status.LastEtag : null,
+                RevisionTombstonesKeptAfter = configuration.Logical && !full && task.TombstoneHold is not null ? status.LastRevisionEtag : null,
             };
             var result = await _options.Run(_database, request, run.Progress, run.Cancel.Token).ConfigureAwait(false);
             var wroteFull = result.Kind == BackupKind.Full;
@@ -383,6 +392,7 @@ public sealed partial class PeriodicBackups : IAsyncDisposable
                 SizeInBytes = result.SizeInBytes,
                 TransactionId = result.TransactionId,
                 LastEtag = result.Etag,
+                LastRevisionEtag = result.Logical ? result.RevisionEtag : null,
                 LastDatabaseChangeVector = result.ChangeVector,
                 LastOperationId = run.Operation.Id,
                 Error = null,
@@ -446,6 +456,7 @@ public sealed partial class PeriodicBackups : IAsyncDisposable
             {
                 task.Running = null;
                 task.RunHoldAfter = long.MaxValue;
+                task.RunRevisionHoldAfter = long.MaxValue;
             }
             run.Cancel.Dispose();
             // A run that ends after its task was disabled or deleted set the retention again.

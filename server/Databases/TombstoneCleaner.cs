@@ -141,11 +141,15 @@ public sealed class TombstoneCleaner : IAsyncDisposable
         while (true)
         {
             long? oldest;
+            long last;
             using (var reader = _database.BeginRead())
             {
                 oldest = reader.OldestRevisionTombstoneEtag;
+                last = reader.LastRevisionEtag;
             }
-            var upTo = RevisionTombstonesCleanableUpTo();
+            // Never past what existed before the consumers were asked: one registered (a backup run
+            // starting) after this decision holds from a revision etag at or past it.
+            var upTo = Math.Min(RevisionTombstonesCleanableUpTo(), last);
             if (oldest is null || upTo < oldest)
             {
                 return total;

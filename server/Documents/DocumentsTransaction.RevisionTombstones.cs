@@ -52,8 +52,9 @@ public partial class DocumentsTransaction
     private bool HasRevisionTombstone(ReadOnlySpan<byte> changeVector) => Revisions.TombstonesByChangeVector.TryGet(changeVector, out _);
 
     /// <summary>
-    /// A revision removed on another node (replication): the revision of that change vector goes
-    /// here too (releasing the contents it held), and its tombstone is recorded here under a new
+    /// A revision removed on another node (replication) or in the database a dump or backup was
+    /// taken of (an import's <c>"Type":"Revision"</c> tombstone): the revision of that change vector
+    /// goes here too (releasing the contents it held), and its tombstone is recorded here under a new
     /// revision etag (so it goes on in this node's feed, and a copy of the revision that arrives later
     /// is not stored). Returns false when this node knew the removal already.
     /// </summary>

@@ -261,7 +261,8 @@ public partial class DocumentsTransaction
 
     /// <summary>
     /// Stores a revision that was kept elsewhere (an import, a restore) as it was: its change vector,
-    /// time and flags. Nothing is stored when a revision of that change vector exists. A delete
+    /// time and flags. Nothing is stored when a revision of that change vector exists, or was
+    /// removed here (its tombstone is kept: an import never brings back a removed revision). A delete
     /// revision of a document that does not exist puts it in the bin. The revision holds references
     /// on the attachments its document lists only when every listed content is stored: an import
     /// stores the attachments' contents first. Returns whether it was stored.
@@ -272,7 +273,7 @@ public partial class DocumentsTransaction
         key = key[..DocumentIds.GetKeyOrThrow(id, key)];
         Span<byte> changeVectorBytes = stackalloc byte[Encoding.ASCII.GetMaxByteCount(changeVector.Length)];
         changeVectorBytes = changeVectorBytes[..Encoding.ASCII.GetBytes(changeVector, changeVectorBytes)];
-        if (Revisions.ByChangeVector.TryGet(changeVectorBytes, out _))
+        if (Revisions.ByChangeVector.TryGet(changeVectorBytes, out _) || HasRevisionTombstone(changeVectorBytes))
         {
             return false;
         }

@@ -11,6 +11,14 @@ public sealed class SmugglerExportOptions : SmugglerOptions
     public long? StartDocumentsEtag { get; set; }
 
     /// <summary>
+    /// Only the revisions and revision tombstones whose revision etag is at least this; null or 0:
+    /// all of them. Revisions have their own etags (not the documents'), so <see cref="StartDocumentsEtag"/>
+    /// does not apply to them; a logical incremental backup passes the
+    /// <see cref="SmugglerResult.LastRevisionEtag"/> of the one before, plus one.
+    /// </summary>
+    internal long? StartRevisionsEtag { get; set; }
+
+    /// <summary>
     /// Logical backups: the etag the database is at is read before anything else, and is the
     /// <see cref="SmugglerResult.LastEtag"/>; the tombstones up to it are written first, then the
     /// documents (to the end of the feed: those past the last etag come again in the next file).
@@ -21,6 +29,10 @@ public sealed class SmugglerExportOptions : SmugglerOptions
     /// </summary>
     internal bool DeletionsFirst { get; set; }
 
-    /// <summary>Writes a property of the dump's top-level object right after <c>BuildVersion</c> (with <see cref="DeletionsFirst"/>), given the last etag the dump covers (a logical backup's header).</summary>
-    internal Action<System.Text.Json.Utf8JsonWriter, long>? WriteHeader { get; set; }
+    /// <summary>
+    /// Writes a property of the dump's top-level object right after <c>BuildVersion</c> (with
+    /// <see cref="DeletionsFirst"/>), given the last etag and the last revision etag the dump covers
+    /// (a logical backup's header).
+    /// </summary>
+    internal Action<System.Text.Json.Utf8JsonWriter, long, long>? WriteHeader { get; set; }
 }

@@ -12,7 +12,9 @@ namespace Jackdaw.Server.Backup.Smuggler;
 /// <c>Size</c> raw bytes; then the document, its <c>@metadata.@attachments</c> as stored. Without
 /// <c>Attachments</c> in <c>OperateOnTypes</c> no content is written and documents lose
 /// <c>@attachments</c> (RavenDB's filter). Revisions follow the documents in <c>RevisionDocuments</c>,
-/// each as RavenDB shows a revision, in revision etag order.
+/// each as RavenDB shows a revision, in revision etag order; the revision tombstones (removed
+/// revisions' change vectors) go in <c>Tombstones</c> after the document tombstones, as RavenDB's
+/// <c>"Type":"Revision"</c> items.
 /// </summary>
 /// <remarks>
 /// A content is copied in steps of <see cref="ContentStep"/> bytes, each from a fresh snapshot (the
@@ -137,7 +139,7 @@ internal sealed partial class SmugglerExporter
         var counts = _result.RevisionDocuments;
         counts.Start();
         _json.WriteStartArray("RevisionDocuments");
-        long after = 0;
+        var after = AfterRevisionEtag;
         using var context = new JsonOperationContext();
         var writer = new RevisionResultsWriter(context);
         while (true)
@@ -202,6 +204,47 @@ internal sealed partial class SmugglerExporter
                 if (_buffer.WrittenCount + _json.BytesPending >= FlushThreshold)
                 {
                     return Step.Flush;
+                }
+            }
+        }
+    }
+
+    /// <summary>
+    /// Revision tombstones go with revisions: a dump without revisions has no use for them. With a
+    /// collection filter none are written: a tombstone keeps only the change vector, not the
+    /// collection (RavenDB too writes only the collections' document tombstones then).
+    /// </summary>
+    private bool WritesRevisionTombstones => _options.Includes(DatabaseItemType.RevisionDocuments) && _options.Collections.Count == 0;
+
+    /// <summary>
+    /// Writes revision tombstones after <paramref name="after"/> up to <paramref name="upTo"/> (revision
+    /// etags); returns true when the buffer should be flushed before the rest.
+    /// </summary>
+    private bool WriteSomeRevisionTombstones(DocumentsReader reader, long upTo, ref long after)
+    {
+        while (true)
+        {
+            var tombstones = reader.GetRevisionTombstonesAfter(after, 256);
+            if (tombstones.Count == 0)
+            {
+                return false;
+            }
+            foreach (var tombstone in tombstones)
+            {
+                _cancel.ThrowIfCancellationRequested();
+                if (tombstone.Etag > upTo)
+                {
+                    return false;
+                }
+                after = tombstone.Etag;
+                // RavenDB keys a revision tombstone by the removed revision's change vector; its importer
+                // finds the revision by it, whatever collection is named. The collection is not kept here:
+                // "@empty" is RavenDB's name for none (an empty name would make it a collection of that name).
+                // Its etag is a revision etag, so it does not move the documents' Tombstones.LastEtag.
+                WriteTombstone(tombstone.ChangeVector, "Revision", "@empty", tombstone.ChangeVector, tombstone.Etag, tombstone.RemovedAtTicks);
+                if (_buffer.WrittenCount + _json.BytesPending >= FlushThreshold)
+                {
+                    return true;
                 }
             }
         }

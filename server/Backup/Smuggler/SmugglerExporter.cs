@@ -16,12 +16,15 @@ namespace Jackdaw.Server.Backup.Smuggler;
 /// {"BuildVersion":60000,
 ///  "Docs":[{"@metadata":{"@export-type":"Attachment"},"Hash","Size","Tag"}[raw bytes],{...document, its @metadata as stored...},...],
 ///  "RevisionDocuments":[{...a revision as RavenDB shows one...},...],
-///  "Tombstones":[{"Key":lower id,"Type":"Document","Collection","Flags":"None","ChangeVector","DeletedEtag","Etag","LastModified"}],
+///  "Tombstones":[{"Key":lower id,"Type":"Document","Collection","Flags":"None","ChangeVector","DeletedEtag","Etag","LastModified"},...,
+///               {"Key":change vector,"Type":"Revision","Collection":"@empty","Flags":"None","ChangeVector":change vector,"DeletedEtag","Etag":revision etag,"LastModified":removed at},...],
 ///  "Indexes":[{"Type":"JavaScriptMap","IndexDefinition":{...}}],
 ///  "Identities":[{"Key":"users|","Value":7}],
 ///  "Subscriptions":[{"SubscriptionName","Query","SubscriptionId","ChangeVectorForNextBatchStartingPoint",...}]}
 /// </code>
-/// each array only when its type is asked for (attachments and revisions: SmugglerExporter.Contents.cs). Documents are read in etag order and written from
+/// each array only when its type is asked for (attachments, revisions and revision tombstones:
+/// SmugglerExporter.Contents.cs; revision tombstones only with <c>RevisionDocuments</c> too and no
+/// collection filter). Documents are read in etag order and written from
 /// their stored blittable bytes (turned into JSON text, never into objects). Nothing is held whole:
 /// once <see cref="FlushThreshold"/> bytes of JSON are buffered, the snapshot is closed, the bytes
 /// go through gzip to the destination (waiting for a slow reader without pinning old pages), and
@@ -69,16 +72,18 @@ internal sealed partial class SmugglerExporter
             _json.WriteNumber("BuildVersion", DumpBuildVersion);
             if (_options.DeletionsFirst)
             {
-                long covered;
+                long covered, coveredRevisions;
                 using (var reader = _database.BeginRead())
                 {
                     covered = reader.LastEtag;
+                    coveredRevisions = reader.LastRevisionEtag;
                 }
-                _options.WriteHeader?.Invoke(_json, covered);
+                _options.WriteHeader?.Invoke(_json, covered, coveredRevisions);
                 _result.SetLastEtag(covered);
+                _result.SetLastRevisionEtag(coveredRevisions);
                 if (_options.Includes(DatabaseItemType.Tombstones))
                 {
-                    await WriteTombstonesAsync(gzip, covered).ConfigureAwait(false);
+                    await WriteTombstonesAsync(gzip, covered, coveredRevisions).ConfigureAwait(false);
                 }
                 if (_options.Includes(DatabaseItemType.Documents))
                 {
@@ -103,7 +108,9 @@ internal sealed partial class SmugglerExporter
                 }
                 if (_options.Includes(DatabaseItemType.Tombstones))
                 {
-                    await WriteTombstonesAsync(gzip, covered).ConfigureAwait(false);
+                    // The revision tombstones to the end of their feed: a revision written above and
+                    // removed since has its tombstone here.
+                    await WriteTombstonesAsync(gzip, covered, long.MaxValue).ConfigureAwait(false);
                 }
             }
             if (_options.Includes(DatabaseItemType.Indexes))
@@ -127,6 +134,8 @@ internal sealed partial class SmugglerExporter
     }
 
     private long AfterEtag => Math.Max((_options.StartDocumentsEtag ?? 0) - 1, 0);
+
+    private long AfterRevisionEtag => Math.Max((_options.StartRevisionsEtag ?? 0) - 1, 0);
 
     /// <summary>Writes the documents; returns the etag every change up to which is covered.</summary>
     private async Task<long> WriteDocumentsAsync(Stream output)
@@ -201,26 +210,42 @@ internal sealed partial class SmugglerExporter
         return Step.Ended;
     }
 
-    private async Task WriteTombstonesAsync(Stream output, long upTo)
+    /// <summary>
+    /// The document tombstones up to <paramref name="upTo"/>, then the revision tombstones up to
+    /// <paramref name="revisionsUpTo"/> (a revision etag) when revisions are exported too.
+    /// </summary>
+    private async Task WriteTombstonesAsync(Stream output, long upTo, long revisionsUpTo)
     {
         _result.Tombstones.Start();
         _json.WriteStartArray("Tombstones");
-        var after = AfterEtag;
+        await WriteInSnapshotsAsync(output, WriteSomeTombstones, upTo, AfterEtag).ConfigureAwait(false);
+        if (WritesRevisionTombstones)
+        {
+            await WriteInSnapshotsAsync(output, WriteSomeRevisionTombstones, revisionsUpTo, AfterRevisionEtag).ConfigureAwait(false);
+        }
+        _json.WriteEndArray();
+        _result.Tombstones.Finish(skipped: false);
+    }
+
+    /// <summary>Writes some items after <paramref name="after"/> up to <paramref name="upTo"/> from one snapshot; true when the buffer should be flushed before the rest.</summary>
+    private delegate bool WriteSome(DocumentsReader reader, long upTo, ref long after);
+
+    /// <summary>Writes a feed to <paramref name="upTo"/>, each part from a fresh snapshot, flushing between them.</summary>
+    private async Task WriteInSnapshotsAsync(Stream output, WriteSome write, long upTo, long after)
+    {
         while (true)
         {
             bool more;
             using (var reader = _database.BeginRead())
             {
-                more = WriteSomeTombstones(reader, upTo, ref after);
+                more = write(reader, upTo, ref after);
             }
             if (!more)
             {
-                break;
+                return;
             }
             await FlushAsync(output).ConfigureAwait(false);
         }
-        _json.WriteEndArray();
-        _result.Tombstones.Finish(skipped: false);
     }
 
     private bool WriteSomeTombstones(DocumentsReader reader, long upTo, ref long after)
@@ -238,19 +263,8 @@ internal sealed partial class SmugglerExporter
             {
                 continue;
             }
-            var start = _buffer.WrittenCount + _json.BytesPending;
-            _json.WriteStartObject();
             // RavenDB's key is the lowercased id; the casing is not kept.
-            _json.WriteString("Key", tombstone.Id.ToLowerInvariant());
-            _json.WriteString("Type", "Document");
-            _json.WriteString("Collection", collection);
-            _json.WriteString("Flags", "None");
-            _json.WriteString("ChangeVector", tombstone.ChangeVectorOr(reader.DatabaseId));
-            _json.WriteNumber("DeletedEtag", tombstone.Etag);
-            _json.WriteNumber("Etag", tombstone.Etag);
-            JsonDefaults.WriteTime(_json, "LastModified", new DateTime(tombstone.DeletedAtTicks, DateTimeKind.Utc));
-            _json.WriteEndObject();
-            _result.Tombstones.Read(_buffer.WrittenCount + _json.BytesPending - start);
+            WriteTombstone(tombstone.Id.ToLowerInvariant(), "Document", collection, tombstone.ChangeVectorOr(reader.DatabaseId), tombstone.Etag, tombstone.DeletedAtTicks);
             _result.Tombstones.Etag(tombstone.Etag);
             if (_buffer.WrittenCount + _json.BytesPending >= FlushThreshold)
             {
@@ -258,6 +272,23 @@ internal sealed partial class SmugglerExporter
             }
         }
         return false;
+    }
+
+    /// <summary>One item of <c>Tombstones</c> in RavenDB's layout (its etag as both <c>DeletedEtag</c> and <c>Etag</c>), counted.</summary>
+    private void WriteTombstone(string key, string type, string? collection, string changeVector, long etag, long deletedAtTicks)
+    {
+        var start = _buffer.WrittenCount + _json.BytesPending;
+        _json.WriteStartObject();
+        _json.WriteString("Key", key);
+        _json.WriteString("Type", type);
+        _json.WriteString("Collection", collection);
+        _json.WriteString("Flags", "None");
+        _json.WriteString("ChangeVector", changeVector);
+        _json.WriteNumber("DeletedEtag", etag);
+        _json.WriteNumber("Etag", etag);
+        JsonDefaults.WriteTime(_json, "LastModified", new DateTime(deletedAtTicks, DateTimeKind.Utc));
+        _json.WriteEndObject();
+        _result.Tombstones.Read(_buffer.WrittenCount + _json.BytesPending - start);
     }
 
     private void WriteIndexes()

@@ -10,11 +10,9 @@ using Jackdaw.Storage.Blittable;
 
 namespace Jackdaw.Server.Backup.Smuggler;
 
-/// <summary>The importer's batches, and the dump's sections after its documents.</summary>
+/// <summary>The importer's batches, and the dump's sections after its documents (tombstones: SmugglerImporter.Tombstones.cs).</summary>
 internal sealed partial class SmugglerImporter
 {
-    private const int MaxDeletionsPerBatch = 1024;
-
     /// <summary>Sends the batch parsed so far; waits first for the one committing (one at a time).</summary>
     private async ValueTask SendBatchAsync()
     {
@@ -93,92 +91,6 @@ internal sealed partial class SmugglerImporter
         }
         _parsing.Dispose();
         _spare?.Dispose();
-    }
-
-    private async Task ReadTombstonesAsync(DumpReader dump)
-    {
-        var counts = _result.Tombstones;
-        var import = _options.Includes(DatabaseItemType.Tombstones);
-        counts.Start();
-        if (!await StartArrayAsync(dump, "Tombstones").ConfigureAwait(false))
-        {
-            return;
-        }
-        var deletions = new List<(string, string?)>();
-        long position = 0;
-        while (await dump.NextElementAsync(1024 * 1024).ConfigureAwait(false) is { IsDone: false } element)
-        {
-            _cancel.ThrowIfCancellationRequested();
-            position++;
-            if (!import)
-            {
-                counts.SkippedOne();
-                continue;
-            }
-            counts.Read(element.Size);
-            if (ReadTombstone(element, position, counts) is { } deletion)
-            {
-                deletions.Add(deletion);
-            }
-            if (deletions.Count >= MaxDeletionsPerBatch)
-            {
-                await ApplyAsync(deletions).ConfigureAwait(false);
-            }
-        }
-        await ApplyAsync(deletions).ConfigureAwait(false);
-        counts.Finish(skipped: !import);
-    }
-
-    /// <summary>A document tombstone (<c>{"Key":lower id,"Type":"Document","Collection":...}</c>); null for another kind (skipped) or a bad one (refused).</summary>
-    private (string, string?)? ReadTombstone(DumpElement element, long position, SmugglerCounts counts)
-    {
-        if (element.TooLarge || !element.IsObject)
-        {
-            return RefuseItem(counts, "Tombstones", position, null, "it is not a tombstone object {\"Key\":...,\"Type\":\"Document\",\"Collection\":...}.");
-        }
-        using var json = JsonDocument.Parse(element.Json);
-        var root = json.RootElement;
-        var key = root.TryGetProperty("Key", out var k) && k.ValueKind == JsonValueKind.String ? k.GetString() : null;
-        var type = root.TryGetProperty("Type", out var t) && t.ValueKind == JsonValueKind.String ? t.GetString() : "Document";
-        if (type != "Document")
-        {
-            // Attachment, revision, counter tombstones: of data Jackdaw does not have.
-            counts.SkippedOne();
-            return null;
-        }
-        if (key is null)
-        {
-            return RefuseItem(counts, "Tombstones", position, null, "it has no 'Key' (the deleted document's id).");
-        }
-        if (DocumentIds.Validate(key) is { } problem)
-        {
-            return RefuseItem(counts, "Tombstones", position, key, problem);
-        }
-        var collection = root.TryGetProperty("Collection", out var c) && c.ValueKind == JsonValueKind.String ? c.GetString() : null;
-        if (collection is "" or "@empty")
-        {
-            collection = null;
-        }
-        if (collection is not null && System.Text.Encoding.UTF8.GetByteCount(collection.ToLowerInvariant()) > 255)
-        {
-            return RefuseItem(counts, "Tombstones", position, key, $"its collection '{collection}' is longer than 255 bytes.");
-        }
-        if (_options.Collections.Count > 0 && (collection is null || !_options.IncludesCollection(collection)))
-        {
-            counts.SkippedOne();
-            return null;
-        }
-        return (key, collection);
-    }
-
-    private async ValueTask ApplyAsync(List<(string, string?)> deletions)
-    {
-        if (deletions.Count == 0)
-        {
-            return;
-        }
-        await _database.EnqueueAsync(new ApplyDeletionsCommand(deletions.ToList(), _startEtag)).ConfigureAwait(false);
-        deletions.Clear();
     }
 
     private async Task ReadIndexesAsync(DumpReader dump)
@@ -360,9 +272,6 @@ internal sealed partial class SmugglerImporter
         counts.Finish(skipped: !import);
     }
 
-    private (string, string?)? RefuseItem(SmugglerCounts counts, string section, long position, string? id, string reason)
-    {
+    private void RefuseItem(SmugglerCounts counts, string section, long position, string? id, string reason) =>
         _result.Refuse(counts, new SmugglerRefusal(section, position, id, reason));
-        return null;
-    }
 }

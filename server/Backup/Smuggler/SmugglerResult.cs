@@ -41,6 +41,7 @@ public sealed class SmugglerResult : IOperationDetails
     private long _refusedCount;
     private long _version;
     private long _lastEtag;
+    private long _lastRevisionEtag;
     private string? _message;
 
     public SmugglerResult()
@@ -83,6 +84,13 @@ public sealed class SmugglerResult : IOperationDetails
     /// </summary>
     public long LastEtag => Volatile.Read(ref _lastEtag);
 
+    /// <summary>
+    /// Export with <see cref="SmugglerExportOptions.DeletionsFirst"/> (a logical backup): every
+    /// revision and revision tombstone up to this revision etag is in the dump (from
+    /// <see cref="SmugglerExportOptions.StartRevisionsEtag"/>); the next incremental starts after it. Otherwise 0.
+    /// </summary>
+    public long LastRevisionEtag => Volatile.Read(ref _lastRevisionEtag);
+
     public TimeSpan Elapsed => _elapsed.Elapsed;
 
     /// <summary>How many items the import refused (more than <see cref="Refused"/> lists when over <see cref="MaxRefusalsKept"/>).</summary>
@@ -115,6 +123,8 @@ public sealed class SmugglerResult : IOperationDetails
     internal void Changed() => Interlocked.Increment(ref _version);
 
     internal void SetLastEtag(long etag) => Volatile.Write(ref _lastEtag, etag);
+
+    internal void SetLastRevisionEtag(long etag) => Volatile.Write(ref _lastRevisionEtag, etag);
 
     internal void AddInfo(string message) => AddMessage("INFO", message);
 

@@ -19,7 +19,7 @@ namespace Jackdaw.Server.Tests.Backup;
 /// source's documents (and none it deleted); the task holds the tombstones its next incremental
 /// needs and lets them go once written; a damaged byte is found and its file named.
 /// </summary>
-public sealed class LogicalBackupTests
+public sealed partial class LogicalBackupTests
 {
     private const string IndexName = "Items/ByGroup";
 
