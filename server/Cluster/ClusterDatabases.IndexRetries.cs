@@ -59,14 +59,15 @@ internal sealed partial class ClusterDatabases
         }
     }
 
+    /// <summary>How many deletes failed here and are still pending (each keeps its index in the saved acted state).</summary>
+    private int FailedDeletes => _failedIndexes.Values.Sum(failures => failures.Values.Count(f => f is { Wanted: null, Had: not null }));
+
     /// <summary>
     /// <paramref name="acted"/> as it is saved: each index whose delete failed here (and is still
     /// pending) stays in its record, so that a restart before the retry succeeds compares the
     /// record without it against this and deletes it again. A database the acted state no longer
     /// holds is left out (its deletion removed its indexes with it).
     /// </summary>
-    private int FailedDeletes => _failedIndexes.Values.Sum(failures => failures.Values.Count(f => f is { Wanted: null, Had: not null }));
-
     private ClusterState WithFailedDeletes(ClusterState acted)
     {
         var databases = acted.Databases;

@@ -1,4 +1,6 @@
+using System.Text.Json;
 using Jackdaw.Server.Errors;
+using Jackdaw.Server.Indexing;
 
 namespace Jackdaw.Server.Cluster;
 
@@ -81,7 +83,7 @@ public sealed partial class ClusterNode
         var earlier = new Dictionary<(string Database, string Tag), (long Etag, long RevisionEtag)>();
         // The promotable's own last etag at the previous observation (what its indexes are judged against).
         var earlierOfPromotable = new Dictionary<(string Database, string Tag), long>();
-        using var http = _http.CreateClient(PromotionCheckEvery * 5);
+        using var http = _http.CreateClient(PromotionCheckEvery * 2);
         using var timer = new PeriodicTimer(PromotionCheckEvery);
         while (await timer.WaitForNextTickAsync(token).ConfigureAwait(false))
         {
@@ -122,9 +124,11 @@ public sealed partial class ClusterNode
                             earlier[key] = (seen.LastEtag, seen.LastRevisionEtag);
                             if (PromotionCriterion.NotReady(progress) is not null)
                             {
+                                // Its indexes are judged against its etag of the observation just before, never an older one.
+                                earlierOfPromotable.Remove(key);
                                 continue;
                             }
-                            progress = progress with { IndexesCaughtUp = await IndexesCaughtUpAsync(http, record.Name, tag, earlierOfPromotable, token).ConfigureAwait(false) };
+                            progress = progress with { IndexesCaughtUp = await IndexesCaughtUpAsync(http, record, tag, earlierOfPromotable, token).ConfigureAwait(false) };
                             if (PromotionCriterion.NotReady(progress, record.Indexes.Keys) is not null)
                             {
                                 continue;
@@ -168,27 +172,37 @@ public sealed partial class ClusterNode
     }
 
     /// <summary>
-    /// Asks promotable <paramref name="tag"/> which of its indexes of <paramref name="database"/>
-    /// processed everything its copy held at the previous observation (<c>/indexes/caught-up</c>),
-    /// and remembers its last etag now for the next. None on the first observation, or when the
-    /// promotable does not answer (it is observed again on the next tick).
+    /// Asks promotable <paramref name="tag"/> which of its indexes of <paramref name="record"/>'s
+    /// database processed everything its copy held at the previous observation
+    /// (<c>/indexes/caught-up</c>), and remembers its last etag now for the next: the indexes that
+    /// do not hold the promotion back. Those too that cannot catch up by themselves there (in error,
+    /// disabled, idle: an auto-index nobody queries on a node that is not served yet), and the
+    /// record's indexes this mentor lacks as well (failing everywhere, they would block every
+    /// promotion); one stopped by an operator holds it back until it is started. None on the first
+    /// observation, or when the promotable does not answer (observed again on the next tick); no
+    /// call at all for a record without indexes.
     /// </summary>
-    private async Task<IReadOnlyList<string>> IndexesCaughtUpAsync(HttpClient http, string database, string tag, Dictionary<(string, string), long> earlier, CancellationToken token)
+    private async Task<IReadOnlyList<string>> IndexesCaughtUpAsync(HttpClient http, ClusterDatabaseRecord record, string tag, Dictionary<(string, string), long> earlier, CancellationToken token)
     {
-        var key = (database, tag);
+        var key = (record.Name, tag);
+        if (record.Indexes.IsEmpty)
+        {
+            earlier.Remove(key);
+            return [];
+        }
         if (!State.Members.TryGetValue(tag, out var url))
         {
             return [];
         }
         var upTo = earlier.TryGetValue(key, out var before) ? before : (long?)null;
-        var address = $"{url.TrimEnd('/')}/databases/{Uri.EscapeDataString(database)}/indexes/caught-up" + (upTo is { } etag ? $"?upTo={etag}" : "");
+        var address = $"{url.TrimEnd('/')}/databases/{Uri.EscapeDataString(record.Name)}/indexes/caught-up" + (upTo is { } etag ? $"?upTo={etag}" : "");
         using var response = await http.GetAsync(address, token).ConfigureAwait(false);
         if (!response.IsSuccessStatusCode)
         {
             earlier.Remove(key);
             return [];
         }
-        using var json = await System.Text.Json.JsonDocument.ParseAsync(await response.Content.ReadAsStreamAsync(token).ConfigureAwait(false), cancellationToken: token).ConfigureAwait(false);
+        using var json = await JsonDocument.ParseAsync(await response.Content.ReadAsStreamAsync(token).ConfigureAwait(false), cancellationToken: token).ConfigureAwait(false);
         earlier[key] = json.RootElement.GetProperty("LastEtag").GetInt64();
         if (upTo is null)
         {
@@ -197,11 +211,15 @@ public sealed partial class ClusterNode
         var caughtUp = new List<string>();
         foreach (var index in json.RootElement.GetProperty("Indexes").EnumerateArray())
         {
-            // One in error or disabled cannot catch up: it does not hold the promotion back (RavenDB skips faulty ones).
-            if (index.GetProperty("CaughtUp").GetBoolean() || index.GetProperty("State").GetString() is "Error" or "Disabled")
+            if (!PromotionCriterion.HoldsBack(index.GetProperty("CaughtUp").GetBoolean(), index.GetProperty("State").GetString()))
             {
                 caughtUp.Add(index.GetProperty("Name").GetString()!);
             }
+        }
+        if (_databases().Names.Contains(record.Name, StringComparer.OrdinalIgnoreCase))
+        {
+            var mine = IndexStore.Of(_databases().GetDatabase(record.Name));
+            caughtUp.AddRange(record.Indexes.Keys.Where(name => mine.TryGet(name) is null));
         }
         return caughtUp;
     }

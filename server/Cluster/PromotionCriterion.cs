@@ -16,6 +16,14 @@ namespace Jackdaw.Server.Cluster;
 /// </summary>
 public static class PromotionCriterion
 {
+    /// <summary>
+    /// Whether one index of a promotable, as its <c>/indexes/caught-up</c> answered, holds the
+    /// promotion back: it has not caught up and can by itself. One in error, disabled or idle (an
+    /// auto-index nobody queries on a node that is not served yet) cannot, and does not; one an
+    /// operator stopped (its state stays Normal) does, until it is started.
+    /// </summary>
+    public static bool HoldsBack(bool caughtUp, string? state) => !caughtUp && state is not ("Error" or "Disabled" or "Idle");
+
     /// <summary>Why <paramref name="progress"/> does not show the promotable's copy caught up with its mentor's documents (its indexes not judged).</summary>
     public static (string Status, string Reason)? NotReady(PromotableProgress progress) => NotReady(progress with { IndexesCaughtUp = null }, []);
 

@@ -162,6 +162,18 @@ public sealed class ClusterStatePromotableTests
     }
 
     [Fact]
+    public void AnIndexThatCannotCatchUpByItselfDoesNotHoldAPromotionBackButAStoppedOneDoes()
+    {
+        Assert.False(PromotionCriterion.HoldsBack(caughtUp: true, "Normal"));
+        Assert.True(PromotionCriterion.HoldsBack(caughtUp: false, "Normal"));
+        // An auto-index idle on a node nobody queries yet, one in error, one disabled: they would block for ever.
+        Assert.False(PromotionCriterion.HoldsBack(caughtUp: false, "Idle"));
+        Assert.False(PromotionCriterion.HoldsBack(caughtUp: false, "Error"));
+        Assert.False(PromotionCriterion.HoldsBack(caughtUp: false, "Disabled"));
+        Assert.True(PromotionCriterion.HoldsBack(caughtUp: false, null));
+    }
+
+    [Fact]
     public void TheIndexCriterionWantsEveryIndexOfTheRecordAndIgnoresOthers()
     {
         var progress = CaughtUp with { IndexesCaughtUp = ["Orders/Totals", "Local/Only"] };

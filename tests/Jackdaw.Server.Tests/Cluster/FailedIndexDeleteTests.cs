@@ -40,15 +40,17 @@ public sealed class FailedIndexDeleteTests
             await Poll.UntilAsync(() => Task.FromResult(storeB.TryGet("Orders/ByCompany") is not null), TestCluster.Timeout, "B to build the index");
 
             // B's database cannot write: the delete fails there, and is remembered in what B saved.
+            var acted = Path.Combine(folderOfB.Path, "System", "Cluster", "acted.json");
+            var savedBefore = File.GetLastWriteTimeUtc(acted);
             io.DiskFull = true;
             using (var delete = await a.Client.DeleteAsync("/databases/Shop/indexes?name=Orders/ByCompany"))
             {
                 Assert.True(delete.IsSuccessStatusCode, await delete.Content.ReadAsStringAsync());
             }
-            var acted = Path.Combine(folderOfB.Path, "System", "Cluster", "acted.json");
             await Poll.UntilAsync(
-                () => Task.FromResult(b.Logs.Records.Any(r => r.Message.Contains("index Orders/ByCompany could not be brought in line", StringComparison.Ordinal))),
-                TestCluster.Timeout, "B's delete to fail");
+                () => Task.FromResult(b.Logs.Records.Any(r => r.Message.Contains("index Orders/ByCompany could not be brought in line", StringComparison.Ordinal))
+                    && File.GetLastWriteTimeUtc(acted) != savedBefore),
+                TestCluster.Timeout, "B's delete to fail, and B to save the state it acted on after it");
             Assert.NotNull(storeB.TryGet("Orders/ByCompany"));
             Assert.Contains("Orders/ByCompany", await File.ReadAllTextAsync(acted), StringComparison.Ordinal);
         }

@@ -2,7 +2,7 @@ using System.Runtime.CompilerServices;
 
 namespace Jackdaw.Server.Tests.Infrastructure;
 
-/// <summary>The environment every server of this test run inherits, in process or as a child process.</summary>
+/// <summary>The environment every server a test assembly starts inherits, in process or as a child process (linked into each test assembly).</summary>
 internal static class TestEnvironment
 {
     /// <summary>
