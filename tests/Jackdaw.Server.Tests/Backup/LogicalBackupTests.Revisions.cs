@@ -1,8 +1,12 @@
+using System.Globalization;
 using System.IO.Compression;
 using System.Net.Http;
+using System.Text;
 using System.Text.Json;
+using System.Text.Json.Nodes;
 using Jackdaw.Server.Backup;
 using Jackdaw.Server.Databases;
+using Jackdaw.Server.Errors;
 using Jackdaw.Server.Tests.Infrastructure;
 
 namespace Jackdaw.Server.Tests.Backup;
@@ -10,7 +14,9 @@ namespace Jackdaw.Server.Tests.Backup;
 /// <summary>
 /// Revisions in a logical chain: an incremental file holds the revisions written since the previous
 /// file and the revisions removed since (revision tombstones), so a restore of the chain has exactly
-/// the source's revisions; the task keeps the revision tombstones its next file needs.
+/// the source's revisions; the task keeps the revision tombstones its next file needs. A restore
+/// refuses a chain whose revision etags have a gap; a chain written before they were recorded
+/// restores, and its task's next file is a full one that says why.
 /// </summary>
 public sealed partial class LogicalBackupTests
 {
@@ -49,6 +55,27 @@ public sealed partial class LogicalBackupTests
 
     private static int RevisionTombstonesIn(JsonElement dump) =>
         dump.GetProperty("Tombstones").EnumerateArray().Count(t => t.GetProperty("Type").GetString() == "Revision");
+
+    /// <summary>Decompresses the file, edits its <c>JackdawBackup</c> header, and compresses it again (the rest as it was).</summary>
+    private static void RewriteHeader(string path, Action<JsonObject> edit)
+    {
+        JsonNode dump;
+        using (var input = new GZipStream(File.OpenRead(path), CompressionMode.Decompress))
+        {
+            dump = JsonNode.Parse(input)!;
+        }
+        edit(dump["JackdawBackup"]!.AsObject());
+        using var output = new GZipStream(File.Create(path), CompressionLevel.Fastest);
+        using var writer = new Utf8JsonWriter(output);
+        dump.WriteTo(writer);
+    }
+
+    /// <summary>The header as a file written before revision positions were recorded.</summary>
+    private static void WithoutRevisionEtags(JsonObject header)
+    {
+        header.Remove("StartRevisionEtag");
+        header.Remove("LastRevisionEtag");
+    }
 
     [Fact]
     public async Task AChainRestoresExactlyTheSourcesRevisionsAndAnIncrementalHoldsOnlyThoseWrittenSince()
@@ -128,5 +155,98 @@ public sealed partial class LogicalBackupTests
         Assert.Equal(5, RevisionTombstonesIn(Dump(incremental)));
         Assert.Equal(5, await source.Tombstones.CleanAsync());
         Assert.Equal(0, RevisionTombstoneCount(source));
+    }
+
+    [Fact]
+    public async Task ARestoreRefusesAChainWhoseRevisionEtagsHaveAGapAndLeavesNoDatabase()
+    {
+        await using var server = await StartAsync();
+        using var folder = new TempFolder("jackdaw-logical");
+        var source = Database(server, "Source");
+        await KeepRevisionsAsync(server.Client, 5);
+        await WriteAsync(server.Client, Put(0, 10, 1));
+        var backups = PeriodicBackups.Of(source);
+        var taskId = (await backups.UpdateAsync(TaskJson(folder.Path))).TaskId;
+        var full = await RunTaskAsync(backups, taskId, full: true);
+        await WriteAsync(server.Client, Put(0, 10, 2));
+        var incremental = await RunTaskAsync(backups, taskId, full: false);
+        Assert.False(incremental.IsFull);
+        // The chain as written restores.
+        await RestoreAsync(server, full.FolderName!, "Whole");
+
+        // The incremental's revisions start past the full file's last revision etag: those between
+        // are in no file. Its document etags still follow on, so only the revision check can see it.
+        var path = Path.Combine(incremental.FolderName!, incremental.FileName!);
+        RewriteHeader(path, header => header["StartRevisionEtag"] = full.LastRevisionEtag!.Value + 3);
+        Assert.Equal(full.LastEtag + 1, LogicalChain.ReadHeader(path)!.StartEtag);
+
+        var error = await Assert.ThrowsAsync<BackupException>(() => RestoreAsync(server, full.FolderName!, "WithGap"));
+        Assert.Contains("broken", error.Message);
+        Assert.Contains("revision etag", error.Message);
+        Assert.Contains(incremental.FileName!, error.Message);
+        Assert.Contains(full.FileName!, error.Message);
+        Assert.DoesNotContain("WithGap", server.Host.Server.Databases.Names);
+        Assert.Empty(Directory.EnumerateDirectories(server.Host.Server.Databases.Root, "~restore-*"));
+        var verify = await Assert.ThrowsAsync<BackupException>(() => DatabaseRestore.VerifyAsync(full.FolderName!, null, new BackupRun(), CancellationToken.None));
+        Assert.Contains("revision etag", verify.Message);
+
+        // Up to the full file alone, there is no gap.
+        await RestoreAsync(server, full.FolderName!, "FullOnly", last: full.FileName);
+    }
+
+    [Fact]
+    public async Task AChainWrittenBeforeRevisionEtagsWereRecordedRestoresAndItsNextFileIsFullAndSaysWhy()
+    {
+        await using var server = await StartAsync();
+        using var folder = new TempFolder("jackdaw-logical");
+        var source = Database(server, "Source");
+        await KeepRevisionsAsync(server.Client, 5);
+        await WriteAsync(server.Client, Put(0, 10, 1));
+        var backups = PeriodicBackups.Of(source);
+        var taskId = (await backups.UpdateAsync(TaskJson(folder.Path))).TaskId;
+        var full = await RunTaskAsync(backups, taskId, full: true);
+        await WriteAsync(server.Client, Put(0, 10, 2));
+        await WriteAsync(server.Client, Put(10, 5, 1));
+        var incremental = await RunTaskAsync(backups, taskId, full: false);
+        Assert.False(incremental.IsFull);
+
+        // Made old: the files' headers and the task's stored status without revision positions.
+        foreach (var file in new[] { full.FileName!, incremental.FileName! })
+        {
+            RewriteHeader(Path.Combine(full.FolderName!, file), WithoutRevisionEtags);
+            Assert.Null(LogicalChain.ReadHeader(Path.Combine(full.FolderName!, file))!.LastRevisionEtag);
+        }
+        var stored = JsonNode.Parse(incremental.ToJson())!.AsObject();
+        Assert.True(stored.Remove("LastRevisionEtag"));
+        await source.EnqueueAsync(new JsonRecords.StoreCommand(PeriodicBackups.StatusTree, taskId.ToString(CultureInfo.InvariantCulture), Encoding.UTF8.GetBytes(stored.ToJsonString())));
+
+        // The old chain restores: no revision positions, so no revision check refuses it.
+        var old = await RestoreAsync(server, full.FolderName!, "Old");
+        Assert.Equal([full.FileName!, incremental.FileName!], old.Files);
+        Assert.Equal(Revisions(source), Revisions(Database(server, "Old")));
+        Assert.Equal(Documents(source), Documents(Database(server, "Old")));
+
+        // Reopened, the task reads the old status; its next run, asked to be incremental, is full.
+        Assert.True(await server.Host.Server.Databases.UnloadAsync("Source"));
+        source = Database(server, "Source");
+        backups = PeriodicBackups.Of(source);
+        Assert.True(backups.TryGet(taskId, out _, out var reopened));
+        Assert.Null(reopened.LastRevisionEtag);
+        Assert.Equal(incremental.FileName, reopened.FileName);
+        await WriteAsync(server.Client, Put(15, 5, 1));
+        var next = await RunTaskAsync(backups, taskId, full: false);
+        Assert.True(next.IsFull);
+        Assert.EndsWith(LogicalChain.FullExtension, next.FileName);
+        Assert.Contains("written before the chain's revision etag was recorded", next.Note);
+        using (var operation = await server.Client.GetAsync($"/databases/Source/operations/state?id={next.LastOperationId}"))
+        {
+            var result = (await Api.JsonAsync(operation)).GetProperty("Result");
+            Assert.Equal("Full", result.GetProperty("Kind").GetString());
+            Assert.Equal(next.Note, result.GetProperty("Note").GetString());
+        }
+        Assert.NotNull(next.LastRevisionEtag);
+        var header = Dump(next).GetProperty("JackdawBackup");
+        Assert.Equal(1, header.GetProperty("StartRevisionEtag").GetInt64());
+        Assert.Equal(next.LastRevisionEtag, header.GetProperty("LastRevisionEtag").GetInt64());
     }
 }
