@@ -80,11 +80,18 @@ internal static class LeaderForwarding
             await context.Request.Body.CopyToAsync(buffer, context.RequestAborted).ConfigureAwait(false);
             content = buffer.ToArray();
         }
+        // One command id for every attempt (RavenDB's raft-request-id): a request sent again to a
+        // second leader is applied once even if the first one did commit it before it stepped down.
+        var query = context.Request.QueryString.Value ?? "";
+        if (new UrlQuery(query).GetString("raft-request-id") is not { Length: > 0 })
+        {
+            query += (query.Length == 0 ? "?" : "&") + "raft-request-id=" + Uri.EscapeDataString(Cluster.ClusterCommand.NewId());
+        }
         HttpResponseMessage response;
         var deadline = DateTime.UtcNow + ElectionWait;
         while (true)
         {
-            using var request = new HttpRequestMessage(new HttpMethod(context.Request.Method), leaderUrl + context.Request.Path + context.Request.QueryString);
+            using var request = new HttpRequestMessage(new HttpMethod(context.Request.Method), leaderUrl + context.Request.Path + query);
             request.Headers.Add(ForwardedHeader, cluster.NodeTag);
             if (content is not null)
             {
@@ -97,7 +104,19 @@ internal static class LeaderForwarding
             try
             {
                 response = await cluster.LeaderClient.SendAsync(request, HttpCompletionOption.ResponseHeadersRead, context.RequestAborted).ConfigureAwait(false);
-                break;
+                if (!await SteppedDownAsync(response, context.RequestAborted).ConfigureAwait(false) || DateTime.UtcNow >= deadline)
+                {
+                    break;
+                }
+                // It stepped down between this node's look and the request (an election under
+                // load): as when it does not answer, wait for the next leader and send it there.
+                response.Dispose();
+                if (await cluster.WaitForAnotherLeaderAsync(leaderUrl, deadline - DateTime.UtcNow, context.RequestAborted).ConfigureAwait(false) is not var (_, elected))
+                {
+                    throw new NotLeaderException($"Node {cluster.NodeTag} does not lead the cluster, the node at {leaderUrl} stepped down, and no other was elected in {ElectionWait.TotalSeconds:0} s; retry shortly.");
+                }
+                leaderUrl = elected;
+                continue;
             }
             catch (HttpRequestException e) when (e.HttpRequestError == HttpRequestError.ConnectionError && DateTime.UtcNow < deadline)
             {
@@ -153,6 +172,18 @@ internal static class LeaderForwarding
             await context.Response.Body.WriteAsync(answer, context.RequestAborted).ConfigureAwait(false);
         }
         return true;
+    }
+
+    /// <summary>Whether the node a request was passed on to answered that it does not lead (503 <c>NotLeaderException</c>); its body stays readable.</summary>
+    private static async Task<bool> SteppedDownAsync(HttpResponseMessage response, CancellationToken token)
+    {
+        if (response.StatusCode != System.Net.HttpStatusCode.ServiceUnavailable)
+        {
+            return false;
+        }
+        await response.Content.LoadIntoBufferAsync(token).ConfigureAwait(false);
+        var body = await response.Content.ReadAsStringAsync(token).ConfigureAwait(false);
+        return body.Contains("\"Type\":\"NotLeaderException\"", StringComparison.Ordinal);
     }
 
     private static readonly HashSet<string> HopHeaders = new(StringComparer.OrdinalIgnoreCase)
